@@ -1,0 +1,362 @@
+/*
+ * ctorch.h - a C ABI over LibTorch.
+ *
+ * THE CONTRACT (read this once; every function below follows it)
+ *
+ * Status.  Every function returns a ctorch_status; CTORCH_OK (0) is success.
+ *   Results come back through out-parameters, which come first in the
+ *   argument list. On failure an out-handle is set to NULL (when the out
+ *   pointer itself is valid) and the calling thread's last error is set.
+ *   Exceptions to "returns a status", all documented where declared:
+ *   ctorch_last_error*, ctorch_status_name, the *_free functions (void,
+ *   NULL-safe) and the static inline ctorch_scalar_* constructors.
+ *
+ * Errors.  ctorch_last_error() returns the calling thread's last failure
+ *   message, starting with the name of the ctorch function that failed and
+ *   the argument at fault where there is one. It is thread-local, borrowed,
+ *   valid until the same thread's next failing call, and "" (never NULL) if
+ *   the thread never failed. A successful call does not clear it (as errno).
+ *   No C++ exception ever crosses this boundary.
+ *
+ * Ownership.  A ctorch_tensor returned through an out-parameter is NEW: the
+ *   caller owns it and frees it with ctorch_tensor_free. A ctorch_tensor
+ *   passed as an input is BORROWED: ctorch never frees it and keeps no
+ *   reference past the call unless documented (e.g. autograd graphs and
+ *   optimizers keep their own references). Handles are reference counted
+ *   views of one tensor: two new handles may be the same pointer value (for
+ *   example an op that returns its input); free each one once. NULL is the
+ *   undefined tensor: accepted where the schema says "Tensor?", rejected
+ *   with CTORCH_INVALID_ARGUMENT elsewhere. The same rule holds for every
+ *   other handle type (lists, generators, ...): new through out-params,
+ *   borrowed as inputs. Strings returned as `char **` are new (free with
+ *   ctorch_string_free); `const char **` outputs are borrowed static text.
+ *
+ * Enums and values.  ctorch owns its enums (dtype, device type, layout,
+ *   memory format, scalar kind); their numeric values are stable ABI and do
+ *   not follow c10's internal numbering. Out-of-range values are rejected
+ *   with CTORCH_INVALID_ARGUMENT. Booleans are `int` (0 false, nonzero true).
+ *   Optional by-value arguments are pointers (NULL = none). Lists are a
+ *   pointer plus a length (pointer may be NULL only when length is 0).
+ *
+ * Threads.  Functions may be called from any thread. Distinct tensors may
+ *   be used concurrently; concurrent mutation of one tensor (in-place ops,
+ *   .grad, requires_grad) must be serialised by the caller, as in libtorch.
+ *
+ * Generated operators.  Every ATen operator is declared in ctorch_ops.h
+ *   (included at the end of this header), named ctorch_<name>_<overload>,
+ *   with its schema as its doc comment; the naming and type mapping are
+ *   described there and in the README.
+ */
+#ifndef CTORCH_H
+#define CTORCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTORCH_VERSION_MAJOR 0
+#define CTORCH_VERSION_MINOR 1
+#define CTORCH_VERSION_PATCH 0
+
+#if defined(__GNUC__)
+#define CTORCH_API __attribute__((visibility("default")))
+#else
+#define CTORCH_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                        */
+/* ------------------------------------------------------------------ */
+
+/** Result of every call. Values are stable. */
+typedef enum ctorch_status {
+  CTORCH_OK = 0,               /**< success */
+  CTORCH_INVALID_ARGUMENT = 1, /**< NULL/undefined handle, bad enum value, bad length */
+  CTORCH_INDEX = 2,            /**< index out of range (c10::IndexError) */
+  CTORCH_VALUE = 3,            /**< bad value (c10::ValueError), corrupt data */
+  CTORCH_TYPE = 4,             /**< wrong dtype or type (c10::TypeError) */
+  CTORCH_NOT_IMPLEMENTED = 5,  /**< no kernel for these inputs (c10::NotImplementedError) */
+  CTORCH_OUT_OF_MEMORY = 6,    /**< allocation failed (CPU or device) */
+  CTORCH_LINALG = 7,           /**< linear algebra failure (c10::LinAlgError) */
+  CTORCH_IO = 8,               /**< file or stream error */
+  CTORCH_RUNTIME = 9,          /**< any other libtorch error (shape mismatch, ...) */
+  CTORCH_UNKNOWN = 10          /**< an exception of unknown type */
+} ctorch_status;
+
+/** Borrowed static name of a status ("CTORCH_OK", ...); "CTORCH_?" if out of range. Returns the text, not a status. */
+CTORCH_API const char *ctorch_status_name(ctorch_status status);
+
+/** Borrowed: this thread's last error message without backtrace; "" if none. Valid until this thread's next failing call. */
+CTORCH_API const char *ctorch_last_error(void);
+
+/** Borrowed: this thread's last error message including libtorch's C++ backtrace when it had one; "" if none. */
+CTORCH_API const char *ctorch_last_error_backtrace(void);
+
+/* ------------------------------------------------------------------ */
+/* Enums and small value types                                         */
+/* ------------------------------------------------------------------ */
+
+/** Element type. 0 is deliberately invalid so zeroed memory is caught. */
+typedef enum ctorch_dtype {
+  CTORCH_BOOL = 1,
+  CTORCH_UINT8 = 2,
+  CTORCH_INT8 = 3,
+  CTORCH_INT16 = 4,
+  CTORCH_INT32 = 5,
+  CTORCH_INT64 = 6,
+  CTORCH_FLOAT16 = 7,
+  CTORCH_BFLOAT16 = 8,
+  CTORCH_FLOAT32 = 9,
+  CTORCH_FLOAT64 = 10,
+  CTORCH_COMPLEX32 = 11,  /**< complex of two float16 */
+  CTORCH_COMPLEX64 = 12,  /**< complex of two float32 */
+  CTORCH_COMPLEX128 = 13, /**< complex of two float64 */
+  CTORCH_QINT8 = 14,
+  CTORCH_QUINT8 = 15,
+  CTORCH_QINT32 = 16,
+  CTORCH_QUINT4X2 = 17,
+  CTORCH_QUINT2X4 = 18
+} ctorch_dtype;
+
+/** Kind of device. */
+typedef enum ctorch_device_type {
+  CTORCH_DEVICE_CPU = 0,
+  CTORCH_DEVICE_CUDA = 1,
+  CTORCH_DEVICE_META = 2, /**< shapes and dtypes only, no data */
+  CTORCH_DEVICE_MPS = 3,
+  CTORCH_DEVICE_XPU = 4,
+  CTORCH_DEVICE_HIP = 5
+} ctorch_device_type;
+
+/** A device: its type (ctorch_device_type) and index (-1 = the current/default one). */
+typedef struct ctorch_device {
+  int32_t type;  /**< a ctorch_device_type value */
+  int32_t index; /**< device ordinal, or -1 */
+} ctorch_device;
+
+/** Memory layout of a tensor. */
+typedef enum ctorch_layout {
+  CTORCH_LAYOUT_STRIDED = 0,
+  CTORCH_LAYOUT_SPARSE_COO = 1,
+  CTORCH_LAYOUT_SPARSE_CSR = 2,
+  CTORCH_LAYOUT_SPARSE_CSC = 3,
+  CTORCH_LAYOUT_SPARSE_BSR = 4,
+  CTORCH_LAYOUT_SPARSE_BSC = 5,
+  CTORCH_LAYOUT_MKLDNN = 6
+} ctorch_layout;
+
+/** Requested memory format of a strided tensor. */
+typedef enum ctorch_memory_format {
+  CTORCH_MEMORY_CONTIGUOUS = 0,
+  CTORCH_MEMORY_PRESERVE = 1,
+  CTORCH_MEMORY_CHANNELS_LAST = 2,
+  CTORCH_MEMORY_CHANNELS_LAST_3D = 3
+} ctorch_memory_format;
+
+/** What a ctorch_scalar holds. */
+typedef enum ctorch_scalar_kind {
+  CTORCH_SCALAR_FLOAT = 0,   /**< value in f */
+  CTORCH_SCALAR_INT = 1,     /**< value in i */
+  CTORCH_SCALAR_BOOL = 2,    /**< value in i (0 or 1) */
+  CTORCH_SCALAR_COMPLEX = 3  /**< value in f (real) and imag */
+} ctorch_scalar_kind;
+
+/** A number passed by value (no allocation). No union, so every FFI can build one. */
+typedef struct ctorch_scalar {
+  int32_t kind;     /**< a ctorch_scalar_kind value */
+  int32_t reserved; /**< must be 0 */
+  int64_t i;        /**< INT and BOOL values */
+  double f;         /**< FLOAT value, real part of COMPLEX */
+  double imag;      /**< imaginary part of COMPLEX */
+} ctorch_scalar;
+
+/** Builds a float scalar (inline helper, not a library symbol). */
+static inline ctorch_scalar ctorch_scalar_float(double v) {
+  ctorch_scalar s = {CTORCH_SCALAR_FLOAT, 0, 0, 0.0, 0.0};
+  s.f = v;
+  return s;
+}
+/** Builds an integer scalar (inline helper). */
+static inline ctorch_scalar ctorch_scalar_int(int64_t v) {
+  ctorch_scalar s = {CTORCH_SCALAR_INT, 0, 0, 0.0, 0.0};
+  s.i = v;
+  return s;
+}
+/** Builds a boolean scalar (inline helper). */
+static inline ctorch_scalar ctorch_scalar_bool(int v) {
+  ctorch_scalar s = {CTORCH_SCALAR_BOOL, 0, 0, 0.0, 0.0};
+  s.i = v ? 1 : 0;
+  return s;
+}
+/** Builds a complex scalar (inline helper). */
+static inline ctorch_scalar ctorch_scalar_complex(double re, double im) {
+  ctorch_scalar s = {CTORCH_SCALAR_COMPLEX, 0, 0, 0.0, 0.0};
+  s.f = re;
+  s.imag = im;
+  return s;
+}
+/** The CPU device (inline helper). */
+static inline ctorch_device ctorch_device_cpu(void) {
+  ctorch_device d = {CTORCH_DEVICE_CPU, -1};
+  return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* Handles                                                             */
+/* ------------------------------------------------------------------ */
+
+/** A tensor (one counted reference). NULL = undefined tensor. */
+typedef struct ctorch_tensor_s *ctorch_tensor;
+/** An owned list of tensors, returned by ops whose schema returns Tensor[]. */
+typedef struct ctorch_tensor_list_s *ctorch_tensor_list;
+/** A random number generator; NULL wherever one is optional = the default generator. */
+typedef struct ctorch_generator_s *ctorch_generator;
+
+/* ------------------------------------------------------------------ */
+/* Library                                                             */
+/* ------------------------------------------------------------------ */
+
+/** Borrowed static ctorch version string, e.g. "0.1.0". */
+CTORCH_API ctorch_status ctorch_version(const char **out);
+/** Borrowed static version of the libtorch ctorch was built against, e.g. "1.13.0". */
+CTORCH_API ctorch_status ctorch_torch_version(const char **out);
+/** Frees a string returned through a `char **` out-parameter. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_string_free(char *s);
+/** Seeds every default generator (CPU and, where present, CUDA). */
+CTORCH_API ctorch_status ctorch_manual_seed(uint64_t seed);
+/** Number of intra-op threads libtorch uses. */
+CTORCH_API ctorch_status ctorch_get_num_threads(int *out);
+/** Sets the number of intra-op threads (n >= 1). */
+CTORCH_API ctorch_status ctorch_set_num_threads(int n);
+/** Number of inter-op threads. */
+CTORCH_API ctorch_status ctorch_get_num_interop_threads(int *out);
+/** Sets the number of inter-op threads (n >= 1; only before any inter-op work started). */
+CTORCH_API ctorch_status ctorch_set_num_interop_threads(int n);
+/** 1 if a CUDA device is usable, else 0. */
+CTORCH_API ctorch_status ctorch_cuda_is_available(int *out);
+/** Number of CUDA devices (0 without CUDA). */
+CTORCH_API ctorch_status ctorch_cuda_device_count(int *out);
+/** Size in bytes of one element of dtype. */
+CTORCH_API ctorch_status ctorch_dtype_size(size_t *out, ctorch_dtype dtype);
+
+/* ------------------------------------------------------------------ */
+/* Tensors: creation, data, metadata                                   */
+/* ------------------------------------------------------------------ */
+
+/** Drops one reference. NULL-safe; returns nothing. The handle is invalid afterwards. */
+CTORCH_API void ctorch_tensor_free(ctorch_tensor t);
+
+/** New handle to the same tensor (shares data and autograd identity). */
+CTORCH_API ctorch_status ctorch_tensor_ref(ctorch_tensor *out, ctorch_tensor t);
+
+/**
+ * New CPU tensor holding a COPY of `data`. `sizes` has `ndim` entries (may be
+ * NULL when ndim is 0: a 0-dim tensor); `nbytes` must equal
+ * numel * ctorch_dtype_size(dtype). The caller keeps `data`.
+ */
+CTORCH_API ctorch_status ctorch_tensor_from_data(ctorch_tensor *out, const void *data, size_t nbytes,
+                                                 const int64_t *sizes, size_t ndim, ctorch_dtype dtype);
+
+/**
+ * New tensor OVER the caller's memory (zero-copy). `strides` (in elements) may
+ * be NULL for contiguous. On success ctorch owns the memory's lifetime: it
+ * calls release(ctx) exactly once, from whichever thread drops the last
+ * reference (release may be NULL if the caller manages lifetime itself).
+ * On failure release is not called and the caller keeps the memory.
+ */
+CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data, const int64_t *sizes,
+                                                 const int64_t *strides, size_t ndim, ctorch_dtype dtype,
+                                                 ctorch_device device, void (*release)(void *ctx), void *ctx);
+
+/**
+ * Copies the tensor's elements, in row-major (contiguous) order, to `dst`,
+ * converting device and layout as needed but not dtype. `dst_bytes` must be
+ * at least numel * element size. The tensor is borrowed.
+ */
+CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctorch_tensor t);
+
+/** Number of dimensions. */
+CTORCH_API ctorch_status ctorch_tensor_dim(int64_t *out, ctorch_tensor t);
+/** Writes the dim() sizes into out[0..cap); fails with INVALID_ARGUMENT if cap < dim(). */
+CTORCH_API ctorch_status ctorch_tensor_sizes(int64_t *out, size_t cap, ctorch_tensor t);
+/** Writes the dim() strides (in elements) into out[0..cap); fails if cap < dim(). */
+CTORCH_API ctorch_status ctorch_tensor_strides(int64_t *out, size_t cap, ctorch_tensor t);
+/** Number of elements. */
+CTORCH_API ctorch_status ctorch_tensor_numel(int64_t *out, ctorch_tensor t);
+/** Element type. */
+CTORCH_API ctorch_status ctorch_tensor_dtype(ctorch_dtype *out, ctorch_tensor t);
+/** Device the tensor lives on. */
+CTORCH_API ctorch_status ctorch_tensor_device(ctorch_device *out, ctorch_tensor t);
+/** Layout (strided, sparse, ...). */
+CTORCH_API ctorch_status ctorch_tensor_layout(ctorch_layout *out, ctorch_tensor t);
+/** 1 if contiguous in row-major order, else 0. */
+CTORCH_API ctorch_status ctorch_tensor_is_contiguous(int *out, ctorch_tensor t);
+/** Borrowed pointer to the first element (storage offset applied); valid while the tensor lives. NULL for 0 elements. */
+CTORCH_API ctorch_status ctorch_tensor_data_ptr(void **out, ctorch_tensor t);
+/** 1 if autograd records operations on this tensor. */
+CTORCH_API ctorch_status ctorch_tensor_requires_grad(int *out, ctorch_tensor t);
+
+/** Value of a one-element tensor as double. */
+CTORCH_API ctorch_status ctorch_tensor_item_double(double *out, ctorch_tensor t);
+/** Value of a one-element tensor as int64 (truncated toward zero for floats). */
+CTORCH_API ctorch_status ctorch_tensor_item_int64(int64_t *out, ctorch_tensor t);
+/** Value of a one-element tensor as 0/1. */
+CTORCH_API ctorch_status ctorch_tensor_item_bool(int *out, ctorch_tensor t);
+
+/** New tensor converted to dtype (a new handle to t itself if already that dtype). */
+CTORCH_API ctorch_status ctorch_tensor_to_dtype(ctorch_tensor *out, ctorch_tensor t, ctorch_dtype dtype);
+/** New tensor moved to device (a new handle to t itself if already there). */
+CTORCH_API ctorch_status ctorch_tensor_to_device(ctorch_tensor *out, ctorch_tensor t, ctorch_device device);
+/** New tensor with its own copy of the data (differentiable, like torch.clone). */
+CTORCH_API ctorch_status ctorch_tensor_clone(ctorch_tensor *out, ctorch_tensor t);
+/** New contiguous tensor (a new handle to t itself if already contiguous). */
+CTORCH_API ctorch_status ctorch_tensor_contiguous(ctorch_tensor *out, ctorch_tensor t);
+
+/** New NUL-terminated rendering of the tensor as libtorch prints it; free with ctorch_string_free. */
+CTORCH_API ctorch_status ctorch_tensor_to_string(char **out, ctorch_tensor t);
+
+/* ------------------------------------------------------------------ */
+/* Tensor lists (returned by ops whose schema returns Tensor[])        */
+/* ------------------------------------------------------------------ */
+
+/** Number of tensors in the list. */
+CTORCH_API ctorch_status ctorch_tensor_list_size(size_t *out, ctorch_tensor_list list);
+/** New handle to element i (0 <= i < size; INDEX otherwise); NULL if that element is undefined. */
+CTORCH_API ctorch_status ctorch_tensor_list_get(ctorch_tensor *out, ctorch_tensor_list list, size_t i);
+/** Frees the list and its references. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_tensor_list_free(ctorch_tensor_list list);
+
+/* ------------------------------------------------------------------ */
+/* Generators                                                          */
+/* ------------------------------------------------------------------ */
+
+/** New generator for device (CPU, or CUDA where available) seeded with seed. */
+CTORCH_API ctorch_status ctorch_generator_new(ctorch_generator *out, ctorch_device device, uint64_t seed);
+/** Reseeds a generator. */
+CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t seed);
+/** Frees a generator. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_generator_free(ctorch_generator g);
+
+/* @@SECTION autograd@@ */
+/* @@END autograd@@ */
+
+/* @@SECTION optim@@ */
+/* @@END optim@@ */
+
+/* @@SECTION data@@ */
+/* @@END data@@ */
+
+/* @@SECTION interop@@ */
+/* @@END interop@@ */
+
+/* @@SECTION distributed@@ */
+/* @@END distributed@@ */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CTORCH_H */

@@ -1,0 +1,313 @@
+// Hand-written core: library queries, tensor creation from C memory, data
+// and metadata access, conversions, printing.
+#include "internal.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/Formatting.h>
+#include <ATen/ops/clone.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+#include <c10/core/CPUAllocator.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <cstdlib>
+#include <sstream>
+
+using ctorch::Borrowed;
+
+namespace {
+
+#define CTORCH_STR2(x) #x
+#define CTORCH_STR(x) CTORCH_STR2(x)
+const char kVersion[] =
+    CTORCH_STR(CTORCH_VERSION_MAJOR) "." CTORCH_STR(CTORCH_VERSION_MINOR) "." CTORCH_STR(CTORCH_VERSION_PATCH);
+
+// numel * itemsize with overflow checks; throws INVALID_ARGUMENT.
+size_t checked_nbytes(const int64_t *sizes, size_t ndim, size_t itemsize, const char *arg) {
+  uint64_t n = 1;
+  for (size_t i = 0; i < ndim; ++i) {
+    if (sizes[i] < 0) ctorch::fail_arg(arg, "size " + std::to_string(sizes[i]) + " at dimension " + std::to_string(i) + " is negative");
+    if (sizes[i] && n > UINT64_MAX / static_cast<uint64_t>(sizes[i])) ctorch::fail_arg(arg, "number of elements overflows");
+    n *= static_cast<uint64_t>(sizes[i]);
+  }
+  if (n > SIZE_MAX / itemsize) ctorch::fail_arg(arg, "byte size overflows");
+  return static_cast<size_t>(n * itemsize);
+}
+
+}  // namespace
+
+extern "C" {
+
+CTORCH_API ctorch_status ctorch_version(const char **out) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = kVersion;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_torch_version(const char **out) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = TORCH_VERSION;
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_string_free(char *s) { std::free(s); }
+
+CTORCH_API ctorch_status ctorch_manual_seed(uint64_t seed) {
+  CTORCH_TRY
+  at::manual_seed(seed);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_get_num_threads(int *out) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = at::get_num_threads();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_set_num_threads(int n) {
+  CTORCH_TRY
+  if (n < 1) ctorch::fail_arg("n", "must be >= 1, got " + std::to_string(n));
+  at::set_num_threads(n);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_get_num_interop_threads(int *out) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = at::get_num_interop_threads();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_set_num_interop_threads(int n) {
+  CTORCH_TRY
+  if (n < 1) ctorch::fail_arg("n", "must be >= 1, got " + std::to_string(n));
+  at::set_num_interop_threads(n);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_cuda_is_available(int *out) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = at::hasCUDA() ? 1 : 0;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_cuda_device_count(int *out) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = at::hasCUDA() ? static_cast<int>(at::getNumGPUs()) : 0;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_dtype_size(size_t *out, ctorch_dtype dtype) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = c10::elementSize(ctorch::to_scalar_type(dtype, "dtype"));
+  CTORCH_CATCH
+}
+
+// ---- tensors ---------------------------------------------------------------
+
+CTORCH_API void ctorch_tensor_free(ctorch_tensor t) {
+  if (t) ctorch::TensorImplPtr::reclaim(ctorch::impl_of(t));  // drops the reference
+}
+
+CTORCH_API ctorch_status ctorch_tensor_ref(ctorch_tensor *out, ctorch_tensor t) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_tensor(t, "t");
+  *out = ctorch::give(ctorch::own(t));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_from_data(ctorch_tensor *out, const void *data, size_t nbytes,
+                                                 const int64_t *sizes, size_t ndim, ctorch_dtype dtype) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_list(sizes, ndim, "sizes");
+  auto st = ctorch::to_scalar_type(dtype, "dtype");
+  size_t want = checked_nbytes(sizes, ndim, c10::elementSize(st), "sizes");
+  if (nbytes != want)
+    ctorch::fail_arg("nbytes", std::to_string(nbytes) + " does not match sizes and dtype (" + std::to_string(want) + " bytes)");
+  if (!data && want) ctorch::fail_arg("data", "is NULL");
+  at::Tensor t = at::empty(c10::IntArrayRef(sizes, ndim), at::TensorOptions().dtype(st));
+  if (want) std::memcpy(t.data_ptr(), data, want);
+  *out = ctorch::give(std::move(t));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data, const int64_t *sizes,
+                                                 const int64_t *strides, size_t ndim, ctorch_dtype dtype,
+                                                 ctorch_device device, void (*release)(void *ctx), void *ctx) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_list(sizes, ndim, "sizes");
+  auto st = ctorch::to_scalar_type(dtype, "dtype");
+  auto dev = ctorch::to_device(device, "device");
+  size_t bytes = checked_nbytes(sizes, ndim, c10::elementSize(st), "sizes");
+  if (!data && bytes) ctorch::fail_arg("data", "is NULL");
+  auto opts = at::TensorOptions().dtype(st).device(dev);
+  at::IntArrayRef sz(sizes, ndim);
+  // The deleter runs when the storage dies; before success it must not run,
+  // so it is armed only through from_blob's own success.
+  auto deleter = [release, ctx](void *) {
+    if (release) release(ctx);
+  };
+  at::Tensor t = strides ? at::from_blob(data, sz, at::IntArrayRef(strides, ndim), deleter, opts)
+                         : at::from_blob(data, sz, deleter, opts);
+  *out = ctorch::give(std::move(t));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctorch_tensor t) {
+  CTORCH_TRY
+  ctorch::require_tensor(t, "t");
+  Borrowed b(t);
+  const at::Tensor &x = b.get();
+  size_t need = static_cast<size_t>(x.numel()) * x.element_size();
+  if (dst_bytes < need)
+    ctorch::fail_arg("dst_bytes", std::to_string(dst_bytes) + " is smaller than the tensor's " + std::to_string(need) + " bytes");
+  if (!dst && need) ctorch::fail_arg("dst", "is NULL");
+  if (!need) return CTORCH_OK;
+  at::Tensor c = x.device().is_cpu() ? x : x.to(at::kCPU);
+  c = c.contiguous();
+  std::memcpy(dst, c.data_ptr(), need);
+  CTORCH_CATCH
+}
+
+#define CTORCH_GETTER(NAME, OUT_T, EXPR)                    \
+  CTORCH_API ctorch_status NAME(OUT_T *out, ctorch_tensor t) { \
+    CTORCH_TRY                                              \
+    ctorch::require_out(out, "out");                        \
+    ctorch::require_tensor(t, "t");                         \
+    Borrowed b(t);                                          \
+    const at::Tensor &x = b.get();                          \
+    *out = (EXPR);                                          \
+    CTORCH_CATCH                                            \
+  }
+
+CTORCH_GETTER(ctorch_tensor_dim, int64_t, x.dim())
+CTORCH_GETTER(ctorch_tensor_numel, int64_t, x.numel())
+CTORCH_GETTER(ctorch_tensor_dtype, ctorch_dtype, ctorch::from_scalar_type(x.scalar_type()))
+CTORCH_GETTER(ctorch_tensor_device, ctorch_device, ctorch::from_device(x.device()))
+CTORCH_GETTER(ctorch_tensor_layout, ctorch_layout, ctorch::from_layout(x.layout()))
+CTORCH_GETTER(ctorch_tensor_is_contiguous, int, x.is_contiguous() ? 1 : 0)
+CTORCH_GETTER(ctorch_tensor_data_ptr, void *, x.numel() ? x.data_ptr() : nullptr)
+CTORCH_GETTER(ctorch_tensor_requires_grad, int, x.requires_grad() ? 1 : 0)
+CTORCH_GETTER(ctorch_tensor_item_double, double, x.item<double>())
+CTORCH_GETTER(ctorch_tensor_item_int64, int64_t, x.item<int64_t>())
+CTORCH_GETTER(ctorch_tensor_item_bool, int, x.item<bool>() ? 1 : 0)
+
+static ctorch_status copy_dims(const char *fn, int64_t *out, size_t cap, ctorch_tensor t, bool strides) {
+  try {
+    ctorch::require_out(out, "out");
+    ctorch::require_tensor(t, "t");
+    Borrowed b(t);
+    const at::Tensor &x = b.get();
+    size_t d = static_cast<size_t>(x.dim());
+    if (cap < d) ctorch::fail_arg("cap", std::to_string(cap) + " is smaller than dim() = " + std::to_string(d));
+    auto v = strides ? x.strides() : x.sizes();
+    for (size_t i = 0; i < d; ++i) out[i] = v[i];
+  } catch (...) {
+    return ctorch::translate_exception(fn);
+  }
+  return CTORCH_OK;
+}
+
+CTORCH_API ctorch_status ctorch_tensor_sizes(int64_t *out, size_t cap, ctorch_tensor t) {
+  return copy_dims(__func__, out, cap, t, false);
+}
+CTORCH_API ctorch_status ctorch_tensor_strides(int64_t *out, size_t cap, ctorch_tensor t) {
+  return copy_dims(__func__, out, cap, t, true);
+}
+
+#define CTORCH_TRANSFORM(NAME, EXTRA_PARAMS, EXPR)                           \
+  CTORCH_API ctorch_status NAME(ctorch_tensor *out, ctorch_tensor t EXTRA_PARAMS) { \
+    CTORCH_TRY                                                               \
+    ctorch::require_out(out, "out");                                         \
+    *out = nullptr;                                                          \
+    ctorch::require_tensor(t, "t");                                          \
+    Borrowed b(t);                                                           \
+    const at::Tensor &x = b.get();                                           \
+    *out = ctorch::give(EXPR);                                               \
+    CTORCH_CATCH                                                             \
+  }
+#define CTORCH_COMMA ,
+
+CTORCH_TRANSFORM(ctorch_tensor_to_dtype, CTORCH_COMMA ctorch_dtype dtype,
+                 x.to(ctorch::to_scalar_type(dtype, "dtype")))
+CTORCH_TRANSFORM(ctorch_tensor_to_device, CTORCH_COMMA ctorch_device device,
+                 x.to(ctorch::to_device(device, "device")))
+CTORCH_TRANSFORM(ctorch_tensor_clone, , at::clone(x))
+CTORCH_TRANSFORM(ctorch_tensor_contiguous, , x.contiguous())
+
+CTORCH_API ctorch_status ctorch_tensor_to_string(char **out, ctorch_tensor t) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_tensor(t, "t");
+  Borrowed b(t);
+  std::ostringstream os;
+  os << b.get();
+  std::string s = os.str();
+  char *p = static_cast<char *>(std::malloc(s.size() + 1));
+  if (!p) throw std::bad_alloc();
+  std::memcpy(p, s.c_str(), s.size() + 1);
+  *out = p;
+  CTORCH_CATCH
+}
+
+// ---- lists -------------------------------------------------------------------
+
+CTORCH_API ctorch_status ctorch_tensor_list_size(size_t *out, ctorch_tensor_list list) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  if (!list) ctorch::fail_arg("list", "is NULL");
+  *out = list->items.size();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_list_get(ctorch_tensor *out, ctorch_tensor_list list, size_t i) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  if (!list) ctorch::fail_arg("list", "is NULL");
+  if (i >= list->items.size())
+    ctorch::fail(CTORCH_INDEX, "index " + std::to_string(i) + " out of range for list of size " + std::to_string(list->items.size()));
+  *out = ctorch::give(list->items[i]);
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_tensor_list_free(ctorch_tensor_list list) { delete list; }
+
+// ---- generators --------------------------------------------------------------
+
+CTORCH_API ctorch_status ctorch_generator_new(ctorch_generator *out, ctorch_device device, uint64_t seed) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  auto dev = ctorch::to_device(device, "device");
+  if (!dev.is_cpu()) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'device': only CPU generators can be created");
+  *out = new ctorch_generator_s{at::detail::createCPUGenerator(seed)};
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t seed) {
+  CTORCH_TRY
+  if (!g) ctorch::fail_arg("g", "is NULL");
+  std::lock_guard<std::mutex> lock(g->gen.mutex());
+  g->gen.set_current_seed(seed);
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_generator_free(ctorch_generator g) { delete g; }
+
+}  // extern "C"

@@ -1,0 +1,109 @@
+// Thread-local last error and the one place where C++ exceptions become
+// ctorch_status values.
+#include "internal.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+
+namespace {
+
+thread_local std::string last_error;
+thread_local std::string last_error_bt;
+
+void record(const char *fn, const std::string &msg, const std::string &with_bt) {
+  // Building the strings may itself throw bad_alloc; the callers are noexcept.
+  try {
+    last_error.assign(fn).append(": ").append(msg);
+    last_error_bt.assign(fn).append(": ").append(with_bt);
+  } catch (...) {
+    last_error.clear();
+    last_error_bt.clear();
+  }
+}
+
+// libtorch reports a CPU allocation failure as a plain c10::Error.
+bool is_cpu_oom(const char *msg) {
+  return std::strstr(msg, "can't allocate memory") || std::strstr(msg, "not enough memory") ||
+         std::strstr(msg, "out of memory");
+}
+
+}  // namespace
+
+namespace ctorch {
+
+void fail(ctorch_status status, const std::string &msg) { throw StatusError(status, msg); }
+
+void fail_arg(const char *arg, const std::string &msg) {
+  throw StatusError(CTORCH_INVALID_ARGUMENT, std::string("argument '") + arg + "': " + msg);
+}
+
+ctorch_status set_error(const char *fn, ctorch_status status, const std::string &msg) noexcept {
+  record(fn, msg, msg);
+  return status;
+}
+
+ctorch_status translate_exception(const char *fn) noexcept {
+  try {
+    throw;
+  } catch (const StatusError &e) {
+    record(fn, e.what(), e.what());
+    return e.status();
+  } catch (const c10::Error &e) {
+    ctorch_status st = CTORCH_RUNTIME;
+    // Most derived first.
+    if (dynamic_cast<const c10::IndexError *>(&e)) st = CTORCH_INDEX;
+    else if (dynamic_cast<const c10::ValueError *>(&e)) st = CTORCH_VALUE;
+    else if (dynamic_cast<const c10::TypeError *>(&e)) st = CTORCH_TYPE;
+    else if (dynamic_cast<const c10::NotImplementedError *>(&e)) st = CTORCH_NOT_IMPLEMENTED;
+    else if (dynamic_cast<const c10::OutOfMemoryError *>(&e)) st = CTORCH_OUT_OF_MEMORY;
+    else if (dynamic_cast<const c10::LinAlgError *>(&e)) st = CTORCH_LINALG;
+    else if (is_cpu_oom(e.what_without_backtrace())) st = CTORCH_OUT_OF_MEMORY;
+    record(fn, e.what_without_backtrace(), e.what());
+    return st;
+  } catch (const std::bad_alloc &e) {
+    record(fn, std::string("out of memory (") + e.what() + ")", e.what());
+    return CTORCH_OUT_OF_MEMORY;
+  } catch (const std::out_of_range &e) {
+    record(fn, e.what(), e.what());
+    return CTORCH_INDEX;
+  } catch (const std::invalid_argument &e) {
+    record(fn, e.what(), e.what());
+    return CTORCH_VALUE;
+  } catch (const std::exception &e) {
+    record(fn, e.what(), e.what());
+    return CTORCH_RUNTIME;
+  } catch (...) {
+    record(fn, "unknown C++ exception", "unknown C++ exception");
+    return CTORCH_UNKNOWN;
+  }
+}
+
+}  // namespace ctorch
+
+extern "C" {
+
+CTORCH_API const char *ctorch_last_error(void) { return last_error.c_str(); }
+CTORCH_API const char *ctorch_last_error_backtrace(void) { return last_error_bt.c_str(); }
+
+CTORCH_API const char *ctorch_status_name(ctorch_status status) {
+  switch (status) {
+    case CTORCH_OK: return "CTORCH_OK";
+    case CTORCH_INVALID_ARGUMENT: return "CTORCH_INVALID_ARGUMENT";
+    case CTORCH_INDEX: return "CTORCH_INDEX";
+    case CTORCH_VALUE: return "CTORCH_VALUE";
+    case CTORCH_TYPE: return "CTORCH_TYPE";
+    case CTORCH_NOT_IMPLEMENTED: return "CTORCH_NOT_IMPLEMENTED";
+    case CTORCH_OUT_OF_MEMORY: return "CTORCH_OUT_OF_MEMORY";
+    case CTORCH_LINALG: return "CTORCH_LINALG";
+    case CTORCH_IO: return "CTORCH_IO";
+    case CTORCH_RUNTIME: return "CTORCH_RUNTIME";
+    case CTORCH_UNKNOWN: return "CTORCH_UNKNOWN";
+  }
+  return "CTORCH_?";
+}
+
+}  // extern "C"

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Installs the built ctorch into a scratch prefix, then builds examples/hello.c
+# out of tree as a user would: through pkg-config and through CMake's
+# find_package(ctorch). Usage: run.sh BUILD_DIR SOURCE_DIR CC
+set -eu
+build=$1 src=$2 cc=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+pcdir=$(dirname "$(find "$tmp/prefix" -name ctorch.pc | head -n1)")
+libdir=$(dirname "$pcdir")
+
+echo "== pkg-config"
+flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs ctorch)
+echo "flags: $flags"
+"$cc" -std=c99 -Wall -Wextra -Werror "$src/examples/hello.c" $flags -o "$tmp/hello_pc"
+LD_LIBRARY_PATH="$libdir" "$tmp/hello_pc" > "$tmp/out_pc.txt"
+grep -q "CTORCH_RUNTIME" "$tmp/out_pc.txt"
+grep -q "must match the size" "$tmp/out_pc.txt"
+
+echo "== cmake find_package(ctorch)"
+mkdir -p "$tmp/consumer"
+cat > "$tmp/consumer/CMakeLists.txt" <<CMK
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(ctorch REQUIRED)
+add_executable(hello $src/examples/hello.c)
+target_link_libraries(hello PRIVATE ctorch::ctorch)
+CMK
+cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/consumer/build" >/dev/null
+LD_LIBRARY_PATH="$libdir" "$tmp/consumer/build/hello" > "$tmp/out_cmake.txt"
+grep -q "CTORCH_RUNTIME" "$tmp/out_cmake.txt"
+echo "installed ctorch works through pkg-config and CMake"
