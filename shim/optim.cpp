@@ -150,6 +150,32 @@ std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
   ctorch::fail_arg("kind", "unknown optimizer kind");
 }
 
+// libtorch's Optimizer::load restores per-parameter state but not the
+// groups' options (lr, betas, ...); PyTorch's load_state_dict restores both.
+template <class Options>
+void load_group_options(torch::serialize::InputArchive &archive, torch::optim::Optimizer &opt) {
+  torch::serialize::InputArchive groups;
+  archive.read("param_groups", groups);
+  for (size_t i = 0; i < opt.param_groups().size(); ++i) {
+    torch::serialize::InputArchive group, options;
+    groups.read("param_groups/" + std::to_string(i), group);
+    group.read("options", options);
+    Options o(0);
+    o.serialize(options);
+    opt.param_groups()[i].set_options(std::make_unique<Options>(o));
+  }
+}
+
+void load_options(ctorch_optimizer_kind kind, torch::serialize::InputArchive &archive, torch::optim::Optimizer &opt) {
+  switch (kind) {
+    case CTORCH_OPTIM_SGD: return load_group_options<torch::optim::SGDOptions>(archive, opt);
+    case CTORCH_OPTIM_ADAM: return load_group_options<torch::optim::AdamOptions>(archive, opt);
+    case CTORCH_OPTIM_ADAMW: return load_group_options<torch::optim::AdamWOptions>(archive, opt);
+    case CTORCH_OPTIM_RMSPROP: return load_group_options<torch::optim::RMSpropOptions>(archive, opt);
+    case CTORCH_OPTIM_ADAGRAD: return load_group_options<torch::optim::AdagradOptions>(archive, opt);
+  }
+}
+
 std::vector<at::Tensor> param_list(const ctorch_tensor *params, size_t n, const torch::optim::Optimizer *existing) {
   ctorch::require_list(params, n, "params");
   if (!n) ctorch::fail_arg("params", "is empty");
@@ -363,6 +389,7 @@ CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char 
   auto fresh = construct(o.kind, o.opt->param_groups(), o.opt->defaults());
   try {
     fresh->load(archive);
+    load_options(o.kind, archive, *fresh);
   } catch (const std::exception &e) {
     ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' does not hold state for this optimizer: " + e.what());
   }
