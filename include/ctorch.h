@@ -374,7 +374,8 @@ CTORCH_API ctorch_status ctorch_tensor_grad_fn_name(const char **out, ctorch_ten
  * be NULL only when t has one element) is the gradient of the final result
  * with respect to t. retain_graph keeps the graph for another backward;
  * create_graph records the backward pass itself so its gradients can be
- * differentiated again (higher order). All handles are borrowed.
+ * differentiated again (higher order); PyTorch defaults retain_graph to
+ * create_graph, so pass both set for its behaviour. All handles are borrowed.
  */
 CTORCH_API ctorch_status ctorch_tensor_backward(ctorch_tensor t, ctorch_tensor gradient, int retain_graph,
                                                 int create_graph, const ctorch_tensor *inputs, size_t n_inputs);

@@ -129,6 +129,11 @@ CTORCH_API ctorch_status ctorch_tensor_set_requires_grad(ctorch_tensor t, int re
   CTORCH_TRY
   ctorch::require_tensor(t, "t");
   Borrowed b(t);
+  // libtorch's C++ API lets a computed tensor drop requires_grad silently;
+  // PyTorch refuses it, and so do we (detach is the way).
+  if (!b->is_leaf() && (requires_grad != 0) != b->requires_grad())
+    ctorch::fail_arg("t", "requires_grad can only be changed on leaf tensors; use ctorch_tensor_detach for a "
+                          "computed tensor that should not require grad");
   b->set_requires_grad(requires_grad != 0);
   CTORCH_CATCH
 }
