@@ -359,4 +359,6 @@ CTORCH_API void ctorch_generator_free(ctorch_generator g);
 } /* extern "C" */
 #endif
 
+#include "ctorch_ops.h"
+
 #endif /* CTORCH_H */
