@@ -27,6 +27,9 @@ struct Checkpoint {
 // not a readable checkpoint, TYPE when it holds something else.
 Checkpoint read_checkpoint(const char *path);
 
+// Throws StatusError(IO) unless path names a regular file we can open.
+void require_readable_file(const char *path);
+
 // Writes bytes to path atomically (temp file in the same directory, fsync,
 // rename). Throws StatusError(IO) and leaves any previous file untouched.
 void atomic_write(const char *path, const char *data, size_t size);

@@ -449,22 +449,23 @@ class Unpickler {
   }
 };
 
-std::string errno_text(int e) { return std::strerror(e); }
-
 }  // namespace
 
-Checkpoint read_checkpoint(const char *path) {
-  // Open it ourselves first: a missing or unreadable file is an IO error,
-  // not a corrupt archive.
+void require_readable_file(const char *path) {
+  // Checked before libtorch's readers see the path: a missing or unreadable
+  // file is an IO error, not a corrupt archive.
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(CTORCH_IO, std::string("cannot open '") + path + "': " + errno_text(errno));
+  if (fd < 0) fail(CTORCH_IO, std::string("cannot open '") + path + "': " + std::strerror(errno));
   struct stat sb;
   int rc = ::fstat(fd, &sb);
   int e = errno;
   ::close(fd);
-  if (rc != 0) fail(CTORCH_IO, std::string("cannot stat '") + path + "': " + errno_text(e));
+  if (rc != 0) fail(CTORCH_IO, std::string("cannot stat '") + path + "': " + std::strerror(e));
   if (!S_ISREG(sb.st_mode)) fail(CTORCH_IO, std::string("'") + path + "' is not a regular file");
+}
 
+Checkpoint read_checkpoint(const char *path) {
+  require_readable_file(path);
   Checkpoint out;
   P root;
   try {
