@@ -5,9 +5,11 @@
 // tensor exists (a failure half-way would call it and leave the caller with
 // a dangling struct). Here the input is validated first and the deleter is
 // armed only once the tensor has been built.
-#include "internal.h"
-
+// First, so the installed header wins over any copy libtorch might pull in
+// (same include guard); DLPACK_MAJOR_VERSION below must be the installed one.
 #include <dlpack/dlpack.h>
+
+#include "internal.h"
 
 #include <ATen/Context.h>
 #include <ATen/ops/empty.h>
