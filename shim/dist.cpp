@@ -451,7 +451,10 @@ CTORCH_API ctorch_status ctorch_store_tcp_new(ctorch_store *out, const char *hos
   o.port = static_cast<uint16_t>(port);
   o.isServer = is_master != 0;
   if (world_size > 0) o.numWorkers = static_cast<size_t>(world_size);
-  o.waitWorkers = false;
+  // A client announces itself under the "init/" key (a Python master waits
+  // for world_size of those in its constructor); a ctorch master does not
+  // wait, so that it can publish a port picked by the OS first.
+  o.waitWorkers = !is_master;
   o.timeout = to_timeout(timeout_ms, kStoreDefaultTimeout);
   // A multi-tenant server is shared per port within a process; with port 0
   // every master must get its own.
@@ -602,7 +605,7 @@ CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, in
   o.port = static_cast<uint16_t>(port);
   o.isServer = rank == 0;
   o.numWorkers = static_cast<size_t>(world);
-  o.waitWorkers = false;
+  o.waitWorkers = rank != 0;  // see ctorch_store_tcp_new
   o.timeout = timeout;
   o.multiTenant = true;  // as Python's _create_c10d_store
   auto tcp = c10::make_intrusive<c10d::TCPStore>(std::string(addr), o);

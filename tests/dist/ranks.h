@@ -49,29 +49,29 @@
   } while (0)
 
 /* 1-d tensors from/to C arrays (NULL / nonzero on failure). */
-static ctorch_tensor ct_vec(const void *data, int64_t n, ctorch_dtype dt) {
+static inline ctorch_tensor ct_vec(const void *data, int64_t n, ctorch_dtype dt) {
   ctorch_tensor t = NULL;
   size_t es = 0;
   if (ctorch_dtype_size(&es, dt) != CTORCH_OK) return NULL;
   if (ctorch_tensor_from_data(&t, data, (size_t)n * es, &n, 1, dt) != CTORCH_OK) return NULL;
   return t;
 }
-static ctorch_tensor ct_fvec(const float *v, int64_t n) { return ct_vec(v, n, CTORCH_FLOAT32); }
+static inline ctorch_tensor ct_fvec(const float *v, int64_t n) { return ct_vec(v, n, CTORCH_FLOAT32); }
 /* Reads a float32 tensor of n elements into out; nonzero if not exactly that. */
-static int ct_read_f(float *out, int64_t n, ctorch_tensor t) {
+static inline int ct_read_f(float *out, int64_t n, ctorch_tensor t) {
   int64_t numel = -1;
   if (!t || ctorch_tensor_numel(&numel, t) != CTORCH_OK || numel != n) return 1;
   return ctorch_tensor_copy_to(out, (size_t)n * sizeof(float), t) != CTORCH_OK;
 }
 /* 1 if a[i] == b[i] exactly for all i (values in the tests are exact in float). */
-static int ct_feq(const float *a, const float *b, int64_t n) {
+static inline int ct_feq(const float *a, const float *b, int64_t n) {
   int64_t i;
   for (i = 0; i < n; ++i)
     if (a[i] != b[i]) return 0;
   return 1;
 }
 
-static const char *ct_fmt(char *buf, size_t cap, const float *v, int64_t n) {
+static inline const char *ct_fmt(char *buf, size_t cap, const float *v, int64_t n) {
   size_t used = 0;
   int64_t i;
   buf[0] = 0;
@@ -93,14 +93,14 @@ static const char *ct_fmt(char *buf, size_t cap, const float *v, int64_t n) {
 
 typedef int (*ct_rank_fn)(int rank, int size, const char *dir, void *ctx);
 
-static double ct_now(void) {
+static inline double ct_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* A TCP port that was free a moment ago on 127.0.0.1 (bind to port 0). */
-static int ct_free_port(void) {
+static inline int ct_free_port(void) {
   struct sockaddr_in a;
   socklen_t len = sizeof a;
   int port = -1, fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -118,7 +118,7 @@ static int ct_free_port(void) {
  * status[i] receives rank i's wait status; children still running after
  * timeout_s seconds are killed (SIGKILL). Returns the number of ranks that
  * did not exit with status 0. */
-static int ct_run_ranks(int size, ct_rank_fn fn, void *ctx, int timeout_s, int *status) {
+static inline int ct_run_ranks(int size, ct_rank_fn fn, void *ctx, int timeout_s, int *status) {
   char dir[] = "/tmp/ctorch_dist_XXXXXX";
   pid_t pids[64];
   int i, bad = 0, left = size;
@@ -165,7 +165,7 @@ static int ct_run_ranks(int size, ct_rank_fn fn, void *ctx, int timeout_s, int *
 }
 
 /* A Gloo group over a FileStore in dir, bound to the loopback interface. */
-static ctorch_status ct_file_group(ctorch_process_group *out, const char *dir, int rank, int size,
+static inline ctorch_status ct_file_group(ctorch_process_group *out, const char *dir, int rank, int size,
                                    int64_t timeout_ms) {
   char path[256];
   ctorch_store store = NULL;
