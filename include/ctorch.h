@@ -350,6 +350,213 @@ CTORCH_API void ctorch_generator_free(ctorch_generator g);
 /* @@END data@@ */
 
 /* @@SECTION interop@@ */
+/* ------------------------------------------------------------------ */
+/* Interop: DLPack, checkpoints (torch.save format), TorchScript       */
+/* ------------------------------------------------------------------ */
+
+/* ---- DLPack ------------------------------------------------------- */
+/* The structs come from <dlpack/dlpack.h> (Debian libdlpack-dev 0.6, the
+ * version libtorch 1.13 speaks); include it yourself to read them. Bool is
+ * exchanged as {code 6, bits 8, lanes 1}, the numbering of kDLBool in
+ * DLPack >= 0.8 (0.6 has no bool code). torch 1.13 rejects that code, so
+ * python/ctorch.py passes bool through a uint8 view. */
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
+
+/** Type code used for bool tensors (kDLBool of DLPack >= 0.8). */
+#define CTORCH_DLPACK_BOOL_CODE 6
+
+/**
+ * Exports t zero-copy: *out points at t's data (storage offset applied,
+ * byte_offset 0) and keeps t's memory alive. The caller owns *out and must
+ * call (*out)->deleter(*out) exactly once (any thread), or hand it to a
+ * consumer that does. Autograd history is not carried (the data is shared).
+ * CPU and CUDA tensors only; tensors with the conjugate/negative bit set
+ * are rejected (VALUE) rather than silently copied.
+ */
+CTORCH_API ctorch_status ctorch_to_dlpack(struct DLManagedTensor **out, ctorch_tensor t);
+
+/**
+ * Imports src zero-copy as a new tensor (same data pointer, plus
+ * byte_offset). On success ctorch owns src and calls src->deleter(src)
+ * exactly once, from whichever thread drops the last reference to the
+ * data. On failure nothing is called and the caller still owns src.
+ * src is validated first: NULL src, NULL deleter, negative ndim, NULL
+ * shape with ndim > 0, negative sizes or strides, NULL data with elements
+ * -> INVALID_ARGUMENT; unknown code/bits or lanes != 1 -> TYPE; a device
+ * other than CPU (or CUDA when available) -> NOT_IMPLEMENTED. NULL strides
+ * mean row-major contiguous.
+ */
+CTORCH_API ctorch_status ctorch_from_dlpack(ctorch_tensor *out, struct DLManagedTensor *src);
+
+/**
+ * The same two operations for DLManagedTensorVersioned (DLPack >= 1.0).
+ * Only implemented when ctorch was built against headers that define it;
+ * otherwise they return CTORCH_NOT_IMPLEMENTED (and own nothing). The
+ * symbols always exist so the ABI does not depend on the build machine.
+ */
+CTORCH_API ctorch_status ctorch_to_dlpack_versioned(struct DLManagedTensorVersioned **out, ctorch_tensor t);
+/** See ctorch_to_dlpack_versioned; ownership rules as ctorch_from_dlpack. Read-only flagged inputs are rejected (VALUE). */
+CTORCH_API ctorch_status ctorch_from_dlpack_versioned(ctorch_tensor *out, struct DLManagedTensorVersioned *src);
+
+/* ---- Checkpoints (torch.save / torch.load zip format) -------------- */
+/* Files written here are read by Python's torch.load; files written by
+ * Python's torch.save (zip format, the default since 1.6) of a tensor or of
+ * a dict/OrderedDict of tensors (model.state_dict()) are read here. Legacy
+ * non-zip files are rejected with VALUE. Tensors load onto the CPU, with
+ * the requires_grad flag they were saved with. Writes are atomic: the data
+ * goes to a temporary file in the same directory, is fsync'ed and renamed
+ * over `path`, so a failing save leaves any previous file intact. Errors:
+ * a file that cannot be opened/written -> CTORCH_IO; a truncated, corrupt
+ * or unsupported file -> CTORCH_VALUE; a file holding something else than
+ * asked (e.g. a dict for ctorch_load) -> CTORCH_TYPE. */
+
+/** A loaded name -> tensor dictionary, in file order. */
+typedef struct ctorch_tensor_dict_s *ctorch_tensor_dict;
+
+/** Saves one tensor (borrowed) to path, torch.save compatible. */
+CTORCH_API ctorch_status ctorch_save(const char *path, ctorch_tensor t);
+/** New tensor loaded from a file holding one tensor (torch.save(tensor)). */
+CTORCH_API ctorch_status ctorch_load(ctorch_tensor *out, const char *path);
+/**
+ * Saves n named tensors as a dict[str, Tensor] (torch.load gives a dict that
+ * model.load_state_dict accepts). names and tensors are borrowed, n entries
+ * each; names must be distinct and non-NULL, tensors non-NULL.
+ */
+CTORCH_API ctorch_status ctorch_save_dict(const char *path, const char *const *names, const ctorch_tensor *tensors,
+                                          size_t n);
+/** New dict loaded from a file holding a dict/OrderedDict of str -> Tensor (a state dict). Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_load_dict(ctorch_tensor_dict *out, const char *path);
+/** Number of entries. */
+CTORCH_API ctorch_status ctorch_tensor_dict_size(size_t *out, ctorch_tensor_dict d);
+/** Borrowed name of entry i (INDEX if i >= size); valid while d lives. */
+CTORCH_API ctorch_status ctorch_tensor_dict_key(const char **out, ctorch_tensor_dict d, size_t i);
+/** New handle to the tensor of entry i (INDEX if i >= size). */
+CTORCH_API ctorch_status ctorch_tensor_dict_get(ctorch_tensor *out, ctorch_tensor_dict d, size_t i);
+/** New handle to the tensor named name; CTORCH_INDEX (and *out = NULL) if there is none. */
+CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tensor_dict d, const char *name);
+/** Frees the dict and its references. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_tensor_dict_free(ctorch_tensor_dict d);
+
+/* ---- TorchScript ---------------------------------------------------- */
+
+/** A loaded TorchScript module (torch.jit.save of a scripted or traced model). */
+typedef struct ctorch_module_s *ctorch_module;
+/** A TorchScript value (IValue): argument or result of a module method. */
+typedef struct ctorch_value_s *ctorch_value;
+
+/** What a ctorch_value holds. Values are stable. */
+typedef enum ctorch_value_kind {
+  CTORCH_VALUE_NONE = 0,
+  CTORCH_VALUE_BOOL = 1,
+  CTORCH_VALUE_INT = 2,
+  CTORCH_VALUE_DOUBLE = 3,
+  CTORCH_VALUE_STRING = 4,
+  CTORCH_VALUE_TENSOR = 5,
+  CTORCH_VALUE_LIST = 6,
+  CTORCH_VALUE_TUPLE = 7,
+  CTORCH_VALUE_DICT = 8,
+  CTORCH_VALUE_OTHER = 9 /**< anything else (objects, devices, ...): pass-through only */
+} ctorch_value_kind;
+
+/** Frees a value. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_value_free(ctorch_value v);
+/** New None value. */
+CTORCH_API ctorch_status ctorch_value_none(ctorch_value *out);
+/** New bool value (nonzero = true). */
+CTORCH_API ctorch_status ctorch_value_bool(ctorch_value *out, int v);
+/** New int value. */
+CTORCH_API ctorch_status ctorch_value_int(ctorch_value *out, int64_t v);
+/** New float (double) value. */
+CTORCH_API ctorch_status ctorch_value_double(ctorch_value *out, double v);
+/** New string value (s is copied; NUL-terminated UTF-8). */
+CTORCH_API ctorch_status ctorch_value_string(ctorch_value *out, const char *s);
+/** New tensor value holding its own reference to t (borrowed, non-NULL). */
+CTORCH_API ctorch_status ctorch_value_tensor(ctorch_value *out, ctorch_tensor t);
+/**
+ * New list of n values (borrowed; their contents are shared, not deep
+ * copied). TorchScript lists are typed: the element type is unified from
+ * the items (all tensors -> List[Tensor], ints -> List[int], ...; items of
+ * incompatible types -> TYPE, use a tuple). An empty list is retyped to
+ * the parameter's type when passed to a method.
+ */
+CTORCH_API ctorch_status ctorch_value_list(ctorch_value *out, const ctorch_value *items, size_t n);
+/** New tuple of n values (borrowed). */
+CTORCH_API ctorch_status ctorch_value_tuple(ctorch_value *out, const ctorch_value *items, size_t n);
+/** New Dict[str, V] from n keys (copied) and values (borrowed; V unified as for lists). Duplicate keys: the last wins. */
+CTORCH_API ctorch_status ctorch_value_dict_str(ctorch_value *out, const char *const *keys, const ctorch_value *values,
+                                               size_t n);
+/** New Dict[int, V] from n keys and values (borrowed). Duplicate keys: the last wins. */
+CTORCH_API ctorch_status ctorch_value_dict_int(ctorch_value *out, const int64_t *keys, const ctorch_value *values,
+                                               size_t n);
+
+/** Kind of the value. */
+CTORCH_API ctorch_status ctorch_value_kind_of(ctorch_value_kind *out, ctorch_value v);
+/** New tensor handle from a TENSOR value (TYPE otherwise; NULL for an undefined tensor). */
+CTORCH_API ctorch_status ctorch_value_to_tensor(ctorch_tensor *out, ctorch_value v);
+/** An INT (or BOOL) value's integer (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_int(int64_t *out, ctorch_value v);
+/** A DOUBLE or INT value as double (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_double(double *out, ctorch_value v);
+/** A BOOL value as 0/1 (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_bool(int *out, ctorch_value v);
+/** Borrowed text of a STRING value (TYPE otherwise); valid while v lives. */
+CTORCH_API ctorch_status ctorch_value_to_string(const char **out, ctorch_value v);
+/** Number of elements of a LIST, TUPLE or DICT value (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_size(size_t *out, ctorch_value v);
+/** New value holding element i of a LIST or TUPLE (INDEX if out of range). Lists share their elements. */
+CTORCH_API ctorch_status ctorch_value_get(ctorch_value *out, ctorch_value v, size_t i);
+/** New value holding the key of entry i of a DICT, in insertion order (INDEX if out of range). */
+CTORCH_API ctorch_status ctorch_value_dict_key(ctorch_value *out, ctorch_value v, size_t i);
+/** New value holding the value of entry i of a DICT, in insertion order (INDEX if out of range). */
+CTORCH_API ctorch_status ctorch_value_dict_value(ctorch_value *out, ctorch_value v, size_t i);
+/** New NUL-terminated description of the value's TorchScript type, e.g. "Dict[str, Tensor]"; free with ctorch_string_free. */
+CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
+
+/**
+ * Loads a module saved by torch.jit.save. map_location: NULL = the devices
+ * it was saved on, else every tensor is loaded onto that device. Missing
+ * or unreadable file -> IO; not a TorchScript archive -> VALUE.
+ */
+CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
+/** Frees a module. NULL-safe; returns nothing. Tensors obtained from it stay valid. */
+CTORCH_API void ctorch_module_free(ctorch_module m);
+/** Sets training mode on (nonzero) or off, recursively, like Module.train(on). */
+CTORCH_API ctorch_status ctorch_module_train(ctorch_module m, int on);
+/** Same as ctorch_module_train(m, 0). */
+CTORCH_API ctorch_status ctorch_module_eval(ctorch_module m);
+/** 1 if the module is in training mode. */
+CTORCH_API ctorch_status ctorch_module_is_training(int *out, ctorch_module m);
+/** Moves every parameter and buffer to device, in place. */
+CTORCH_API ctorch_status ctorch_module_to_device(ctorch_module m, ctorch_device device);
+/** 1 if the module has a method called name (e.g. "forward"). */
+CTORCH_API ctorch_status ctorch_module_has_method(int *out, ctorch_module m, const char *name);
+/**
+ * Runs forward(*args). args: nargs borrowed values (may be NULL when nargs
+ * is 0). *out is a new value. Wrong number or types of arguments -> TYPE
+ * or RUNTIME with TorchScript's message; errors raised inside the model
+ * -> RUNTIME (or the status matching the libtorch error).
+ */
+CTORCH_API ctorch_status ctorch_module_forward(ctorch_value *out, ctorch_module m, const ctorch_value *args,
+                                               size_t nargs);
+/** Runs the method called method (INDEX if there is none); otherwise as ctorch_module_forward. */
+CTORCH_API ctorch_status ctorch_module_run_method(ctorch_value *out, ctorch_module m, const char *method,
+                                                  const ctorch_value *args, size_t nargs);
+/** Tensor-only forward: n borrowed input tensors, *out a new tensor (TYPE if forward returns something else). */
+CTORCH_API ctorch_status ctorch_module_forward_tensors(ctorch_tensor *out, ctorch_module m, const ctorch_tensor *inputs,
+                                                       size_t n);
+/**
+ * New dict of the module's parameters named as in Python ("fc.weight"),
+ * recursive. The tensors are the module's own (shared storage, autograd
+ * leaves): in-place writes change the module. Free with ctorch_tensor_dict_free.
+ */
+CTORCH_API ctorch_status ctorch_module_named_parameters(ctorch_tensor_dict *out, ctorch_module m);
+/** New dict of the module's buffers ("bn.running_mean"), recursive; shared as for parameters. */
+CTORCH_API ctorch_status ctorch_module_named_buffers(ctorch_tensor_dict *out, ctorch_module m);
+/** New handle to the parameter with this dotted name (INDEX if none). Shares storage with the module. */
+CTORCH_API ctorch_status ctorch_module_parameter(ctorch_tensor *out, ctorch_module m, const char *name);
+/** New handle to the buffer with this dotted name (INDEX if none). Shares storage with the module. */
+CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module m, const char *name);
 /* @@END interop@@ */
 
 /* @@SECTION distributed@@ */
@@ -555,5 +762,7 @@ CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group p
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+#include "ctorch_ops.h"
 
 #endif /* CTORCH_H */

@@ -1,0 +1,47 @@
+"""Per-call cost of the same ops through Python torch (run with /usr/bin/python3).
+Prints one JSON object: median/min/max ns per op, same ops and rounds as bench_ops."""
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+
+def time_loop(fn, iters):
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    return (time.perf_counter() - t0) * 1e9 / iters
+
+
+def main():
+    quick = "--quick" in sys.argv
+    iters = 20000 if quick else 400000
+    mm_iters = 3 if quick else 40
+    rounds = 3 if quick else 9
+    torch.set_num_threads(1)
+    a, b = torch.ones(1), torch.ones(1)
+    a2 = torch.ones(1, 1)
+    ma, mb = torch.ones(1024, 1024), torch.ones(1024, 1024)
+    cases = {
+        "add": (lambda: torch.add(a, b), iters),
+        "mul": (lambda: torch.mul(a, b), iters),
+        "relu": (lambda: torch.relu(a), iters),
+        "transpose": (lambda: torch.transpose(a2, 0, 1), iters),
+        "matmul1024": (lambda: torch.matmul(ma, mb), mm_iters),
+    }
+    for fn, n in cases.values():
+        time_loop(fn, n // 10 + 1)
+    samples = {k: [] for k in cases}
+    for _ in range(rounds):
+        for k, (fn, n) in cases.items():
+            samples[k].append(time_loop(fn, n))
+    out = {}
+    for k, v in samples.items():
+        out[f"op_{k}_python"] = {"median": statistics.median(v), "min": min(v), "max": max(v)}
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

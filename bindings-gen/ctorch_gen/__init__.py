@@ -1,0 +1,1 @@
+"""ctorch's operator binding generator: schema model, type mapping, emitters."""

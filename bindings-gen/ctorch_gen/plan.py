@@ -1,0 +1,166 @@
+"""Functions -> wrapper plans (or skip reasons): naming, collisions, order."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+from .model import Function, SchemaError, load_yaml, parse_schema
+from .typemap import (ArgBinding, RetBinding, Unsupported, bind_argument,
+                      bind_return, c_ident, returns_convention)
+
+
+@dataclass
+class Plan:
+    f: Function
+    c_name: str
+    args: List[ArgBinding]
+    rets: List[RetBinding]
+    convention: str
+    header: str  # <ATen/ops/HEADER_ops.h>
+
+    @property
+    def requires_tensor(self) -> bool:
+        return any(b.requires_tensor for b in self.args)
+
+    def c_params(self) -> List[Tuple[str, str]]:
+        ps = [(r.c_type, r.c_name) for r in self.rets]
+        for b in self.args:
+            ps.extend(b.c_params)
+        return ps
+
+
+@dataclass
+class Skip:
+    schema: str
+    reason: str
+
+
+def c_name_of(f: Function) -> str:
+    """ctorch_<name> or ctorch_<name>_<overload>: from the schema alone."""
+    return f"ctorch_{f.unambiguous_name}"
+
+
+_AUGMENTED = {"add", "sub", "mul", "div", "mod", "pow", "truediv", "floordiv",
+              "matmul", "lshift", "rshift", "and", "xor", "or"}
+
+
+def header_of(f: Function) -> str:
+    """Root name of the per-operator header ATen/ops/<root>_ops.h (torchgen's
+    rule: dunders lose their underscores, in-place forms their trailing '_')."""
+    n = f.name
+    if n.startswith("__") and n.endswith("__"):
+        n = n[2:-2]
+        if n.startswith("i") and n[1:] in _AUGMENTED:
+            n = n[1:]
+        return n
+    if n.endswith("_") and not n.endswith("__"):
+        n = n[:-1]
+    if n.endswith("_functional"):
+        n = n[: -len("_functional")]
+    return n
+
+
+def _unique(name: str, taken: Set[str]) -> str:
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def plan_function(f: Function) -> Plan:
+    """Raises Unsupported with the reason when f cannot be wrapped."""
+    arg_names = [c_ident(a.name) for a in f.args]
+    taken: Set[str] = set(arg_names)
+    conv = returns_convention(f)
+    rets: List[RetBinding] = []
+    if conv == "out_params":
+        names = ["ret"] if len(f.returns) == 1 else [f"ret{i}" for i in range(len(f.returns))]
+        for r, nm in zip(f.returns, names):
+            rets.append(bind_return(r, _unique(nm, taken)))
+    args = []
+    for a, n in zip(f.args, arg_names):
+        len_name = _unique(f"{n}_len", taken) if _is_list(a) else ""
+        args.append(bind_argument(a, n, len_name))
+    # Locals a_<name> must not shadow a parameter.
+    for b in args:
+        for p in b.c_params:
+            if p[1].startswith("a_") and p[1][2:] in taken:
+                raise Unsupported(f"parameter name '{p[1]}' clashes with a generated local")
+    return Plan(f, c_name_of(f), args, rets, conv, header_of(f))
+
+
+def _is_list(a) -> bool:
+    from .model import ListType, OptionalType
+    t = a.type
+    if isinstance(t, OptionalType):
+        t = t.elem
+    return isinstance(t, ListType)
+
+
+@dataclass
+class Result:
+    plans: List[Plan]
+    skipped: List[Skip]
+    schemas: int
+    deprecated: int = 0
+
+
+def existing_c_names(header_text: str) -> Set[str]:
+    """ctorch_* function names already declared in the hand-written header."""
+    return set(re.findall(r"\b(ctorch_\w+)\s*\(", header_text))
+
+
+def build(entries: List[dict], reserved: Set[str] = frozenset(),
+          available_structs: Optional[Dict[str, str]] = None) -> Result:
+    """entries: yaml dicts with 'func'. available_structs: at::_ops struct
+    name -> header root, as found in the installed headers (None = don't
+    check; header names then follow torchgen's rule)."""
+    plans, skipped = [], []
+    seen: Dict[str, str] = {}
+    for e in entries:
+        schema = str(e["func"])
+        try:
+            f = parse_schema(schema, tags=_tags(e), yaml_fields={k: v for k, v in e.items() if k != "func"})
+        except SchemaError as ex:
+            skipped.append(Skip(schema, f"unparsable schema: {ex}"))
+            continue
+        try:
+            p = plan_function(f)
+        except Unsupported as ex:
+            skipped.append(Skip(schema, str(ex)))
+            continue
+        if p.c_name in reserved:
+            skipped.append(Skip(schema, f"name collision with {p.c_name} declared in ctorch.h"))
+            continue
+        if p.c_name in seen:
+            skipped.append(Skip(schema, f"name collision with {p.c_name} generated for '{seen[p.c_name]}'"))
+            continue
+        if available_structs is not None and f.unambiguous_name not in available_structs:
+            skipped.append(Skip(schema, f"no at::_ops::{f.unambiguous_name} in the installed ATen headers"))
+            continue
+        if available_structs is not None:
+            p.header = available_structs[f.unambiguous_name]
+        seen[p.c_name] = f.qualified_name
+        plans.append(p)
+    return Result(plans, skipped, len(entries))
+
+
+def _tags(e) -> Tuple[str, ...]:
+    t = e.get("tags", ())
+    if isinstance(t, str):
+        return tuple(x.strip() for x in t.split(","))
+    return tuple(t or ())
+
+
+def scan_ops_structs(ops_dir: str) -> Dict[str, str]:
+    """at::_ops struct name -> root of the ATen/ops/<root>_ops.h declaring it."""
+    import os
+    names: Dict[str, str] = {}
+    rx = re.compile(r"^struct TORCH_API (\w+) \{", re.M)
+    for fn in sorted(os.listdir(ops_dir)):
+        if fn.endswith("_ops.h"):
+            with open(os.path.join(ops_dir, fn), encoding="utf-8") as fh:
+                for n in rx.findall(fh.read()):
+                    names.setdefault(n, fn[: -len("_ops.h")])
+    return names

@@ -1,0 +1,67 @@
+# Generates the operator surface at build time from the installed torch's
+# native_functions.yaml. Included by the top CMakeLists.txt before
+# add_library(ctorch); sets CTORCH_GENERATED_SOURCES / _INCLUDE_DIR /
+# _HEADERS / _DATA.
+
+set(CTORCH_OPS_SHARDS 8 CACHE STRING "Number of C++ files the generated wrappers are split into")
+
+if(NOT CTORCH_NATIVE_FUNCTIONS_YAML)
+  execute_process(
+    COMMAND ${CTORCH_TORCH_PYTHON} -c "import torchgen, os; print(os.path.dirname(torchgen.__file__))"
+    OUTPUT_VARIABLE _ctorch_torchgen_dir OUTPUT_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE _ctorch_rc)
+  if(NOT _ctorch_rc EQUAL 0 OR NOT EXISTS "${_ctorch_torchgen_dir}/packaged/ATen/native/native_functions.yaml")
+    message(FATAL_ERROR "ctorch: cannot locate native_functions.yaml through ${CTORCH_TORCH_PYTHON} "
+      "(is python3-torch installed?). Set CTORCH_NATIVE_FUNCTIONS_YAML.")
+  endif()
+  set(CTORCH_NATIVE_FUNCTIONS_YAML "${_ctorch_torchgen_dir}/packaged/ATen/native/native_functions.yaml"
+    CACHE FILEPATH "native_functions.yaml the operator bindings are generated from")
+endif()
+message(STATUS "ctorch: generating operators from ${CTORCH_NATIVE_FUNCTIONS_YAML}")
+
+# The per-operator headers of the libtorch we compile against: the generator
+# checks every at::_ops struct it calls exists there.
+set(_ctorch_ops_dir "")
+foreach(d ${TORCH_INCLUDE_DIRS})
+  if(EXISTS "${d}/ATen/ops/add_ops.h")
+    set(_ctorch_ops_dir "${d}/ATen/ops")
+    break()
+  endif()
+endforeach()
+set(_ctorch_ops_arg "")
+if(_ctorch_ops_dir)
+  set(_ctorch_ops_arg --aten-ops-dir ${_ctorch_ops_dir})
+endif()
+set(_ctorch_torch_version "${Torch_VERSION}")
+if(NOT _ctorch_torch_version)
+  set(_ctorch_torch_version unknown)
+endif()
+
+set(CTORCH_GENERATED_INCLUDE_DIR ${CMAKE_BINARY_DIR}/generated)
+set(_gen ${CTORCH_GENERATED_INCLUDE_DIR})
+set(_ctorch_gen_dir ${CMAKE_CURRENT_LIST_DIR})
+file(GLOB _ctorch_gen_py CONFIGURE_DEPENDS ${_ctorch_gen_dir}/generate.py ${_ctorch_gen_dir}/ctorch_gen/*.py)
+
+set(_shards "")
+math(EXPR _last "${CTORCH_OPS_SHARDS} - 1")
+foreach(k RANGE ${_last})
+  list(APPEND _shards ${_gen}/ctorch_ops_${k}.cpp)
+endforeach()
+set(CTORCH_GENERATED_NULL_TEST ${_gen}/test_ops_null.c)
+
+add_custom_command(
+  OUTPUT ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${_gen}/coverage.json ${CTORCH_GENERATED_NULL_TEST}
+  COMMAND ${CTORCH_TORCH_PYTHON} ${_ctorch_gen_dir}/generate.py
+    --yaml ${CTORCH_NATIVE_FUNCTIONS_YAML} --out ${_gen} --shards ${CTORCH_OPS_SHARDS}
+    --torch-version ${_ctorch_torch_version}
+    --ctorch-header ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h ${_ctorch_ops_arg}
+  COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/ops.json ${_gen}/coverage.json ${CMAKE_BINARY_DIR}
+  DEPENDS ${_ctorch_gen_py} ${CTORCH_NATIVE_FUNCTIONS_YAML} ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h
+  COMMENT "Generating ATen operator bindings (bindings-gen)"
+  VERBATIM)
+
+set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp)
+set(CTORCH_GENERATED_HEADERS ${_gen}/ctorch_ops.h)
+set(CTORCH_GENERATED_DATA ${_gen}/ops.json ${_gen}/coverage.json)
+# The shards find ctorch_gen_support.h beside its .cpp.
+set_source_files_properties(${_shards} PROPERTIES INCLUDE_DIRECTORIES ${_ctorch_gen_dir}/runtime)

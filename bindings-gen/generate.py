@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""ctorch bindings generator: native_functions.yaml -> C header, C++ wrapper
+shards, ops.json, coverage.json and a NULL-handle C test.
+
+Run by CMake at build time (see generate.cmake). Files are rewritten only
+when their content changes, so regenerating recompiles nothing needlessly.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from ctorch_gen import emit_cpp, emit_header, emit_json, emit_null_test  # noqa: E402
+from ctorch_gen.model import load_yaml  # noqa: E402
+from ctorch_gen.plan import build, existing_c_names, scan_ops_structs  # noqa: E402
+
+
+def write_if_changed(path: str, text: str) -> None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--yaml", required=True, help="native_functions.yaml")
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--shards", type=int, default=8)
+    ap.add_argument("--torch-version", default="unknown")
+    ap.add_argument("--ctorch-header", help="hand-written ctorch.h (its names are reserved)")
+    ap.add_argument("--aten-ops-dir", help="installed ATen/ops directory (checks every at::_ops struct exists)")
+    ap.add_argument("--quiet", action="store_true")
+    a = ap.parse_args(argv)
+
+    reserved = set()
+    if a.ctorch_header:
+        with open(a.ctorch_header, encoding="utf-8") as f:
+            reserved = existing_c_names(f.read())
+    structs = scan_ops_structs(a.aten_ops_dir) if a.aten_ops_dir else None
+    res = build(load_yaml(a.yaml), reserved, structs)
+
+    os.makedirs(a.out, exist_ok=True)
+    yname = os.path.basename(a.yaml)
+    write_if_changed(os.path.join(a.out, "ctorch_ops.h"), emit_header.emit(res.plans, yname, a.torch_version))
+    shards = emit_cpp.shard(res.plans, a.shards)
+    for k, ps in enumerate(shards):
+        write_if_changed(os.path.join(a.out, f"ctorch_ops_{k}.cpp"), emit_cpp.emit_shard(ps, k, len(shards)))
+    write_if_changed(os.path.join(a.out, "ops.json"), emit_json.emit_ops(res.plans, a.torch_version))
+    write_if_changed(os.path.join(a.out, "coverage.json"), emit_json.emit_coverage(res, a.torch_version, a.yaml))
+    write_if_changed(os.path.join(a.out, "test_ops_null.c"), emit_null_test.emit(res.plans))
+
+    if not a.quiet:
+        cov = emit_json.coverage(res, a.torch_version, a.yaml)
+        print(f"ctorch bindings-gen: {cov['wrapped']} of {cov['schemas']} schemas wrapped "
+              f"({cov['coverage_percent']}%, {cov['deprecated']} deprecated excluded), "
+              f"{len(res.skipped)} skipped, {len(shards)} shards")
+        for s in res.skipped:
+            print(f"  skipped {s.schema}\n    reason: {s.reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+// Out-of-line helpers for the generated wrappers (compiled once, not per shard).
+#include "ctorch_gen_support.h"
+
+#include <ATen/core/interned_strings.h>
+
+#include <limits>
+#include <string>
+
+namespace ctorch_gen {
+
+std::vector<at::Scalar> scalar_list(const ctorch_scalar *p, size_t n, const char *arg) {
+  ctorch::require_list(p, n, arg);
+  std::vector<at::Scalar> v;
+  v.reserve(n);
+  for (size_t i = 0; i < n; ++i) v.push_back(ctorch::to_scalar(p[i], arg));
+  return v;
+}
+
+at::Dimname dimname(const char *s, const char *arg) {
+  require_str(s, arg);
+  if (!at::Dimname::isValidName(s)) ctorch::fail_arg(arg, std::string("invalid dimension name '") + s + "'");
+  return at::Dimname::fromSymbol(at::Symbol::dimname(s));
+}
+
+std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char *arg) {
+  ctorch::require_list(p, n, arg);
+  std::vector<at::Dimname> v;
+  v.reserve(n);
+  for (size_t i = 0; i < n; ++i) v.push_back(dimname(p[i], arg));
+  return v;
+}
+
+c10::DeviceIndex device_index(int64_t v, const char *arg) {
+  if (v < -1 || v > std::numeric_limits<c10::DeviceIndex>::max())
+    ctorch::fail_arg(arg, "device index " + std::to_string(v) + " out of range");
+  return static_cast<c10::DeviceIndex>(v);
+}
+
+}  // namespace ctorch_gen

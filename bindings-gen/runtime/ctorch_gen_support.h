@@ -1,0 +1,75 @@
+// Helpers used only by the generated operator wrappers (copied next to the
+// generated shards at build time). Everything version-sensitive about the
+// C++ spelling of ATen parameter types lives here, so the generator's output
+// stays the same across libtorch versions.
+#pragma once
+
+#include "internal.h"
+
+#include <ATen/core/ATen_fwd.h>
+#include <ATen/core/Dimname.h>
+#include <c10/core/SymIntArrayRef.h>
+#include <c10/util/OptionalArrayRef.h>
+
+#include <array>
+#include <vector>
+
+namespace ctorch_gen {
+
+// Tensor? argument viewed without reference-count traffic (like
+// ctorch::Borrowed): the optional adopts the caller's reference for the
+// duration of the call and gives it back un-decremented.
+class BorrowedOpt {
+ public:
+  explicit BorrowedOpt(ctorch_tensor h) noexcept {
+    if (h) o_.emplace(ctorch::TensorImplPtr::reclaim(ctorch::impl_of(h)));
+  }
+  ~BorrowedOpt() {
+    if (o_.has_value()) o_->unsafeReleaseTensorImpl();
+  }
+  BorrowedOpt(const BorrowedOpt &) = delete;
+  BorrowedOpt &operator=(const BorrowedOpt &) = delete;
+  const c10::optional<at::Tensor> &get() const noexcept { return o_; }
+
+ private:
+  c10::optional<at::Tensor> o_;
+};
+
+inline at::IntArrayRef int_list(const int64_t *p, size_t n) { return at::IntArrayRef(p, n); }
+inline c10::SymIntArrayRef sym_int_list(const int64_t *p, size_t n) {
+  return c10::fromIntArrayRef(at::IntArrayRef(p, n));
+}
+// int[]? / SymInt[]?: a NULL pointer is None.
+inline at::OptionalIntArrayRef opt_int_list(const int64_t *p, size_t n) {
+  if (!p) return c10::nullopt;
+  return at::IntArrayRef(p, n);
+}
+inline at::OptionalSymIntArrayRef opt_sym_int_list(const int64_t *p, size_t n) {
+  if (!p) return c10::nullopt;
+  return c10::fromIntArrayRef(at::IntArrayRef(p, n));
+}
+
+template <size_t N>
+std::array<bool, N> bool_array(const int *p, size_t n, const char *arg) {
+  if (n != N) ctorch::fail_arg(arg, "expected " + std::to_string(N) + " values, got " + std::to_string(n));
+  ctorch::require_list(p, n, arg);
+  std::array<bool, N> a{};
+  for (size_t i = 0; i < N; ++i) a[i] = p[i] != 0;
+  return a;
+}
+
+std::vector<at::Scalar> scalar_list(const ctorch_scalar *p, size_t n, const char *arg);
+
+inline void require_str(const char *s, const char *arg) {
+  if (!s) ctorch::fail_arg(arg, "string is NULL");
+}
+
+// Dimension names (named tensors) are passed as C strings.
+at::Dimname dimname(const char *s, const char *arg);
+std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char *arg);
+
+c10::DeviceIndex device_index(int64_t v, const char *arg);
+
+inline int64_t sym_to_int(const c10::SymInt &s) { return s.expect_int(); }
+
+}  // namespace ctorch_gen

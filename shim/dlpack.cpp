@@ -1,0 +1,269 @@
+// DLPack import/export, zero-copy both ways.
+//
+// Not at::toDLPack/at::fromDLPack: libtorch 1.13 refuses bool, trusts its
+// input blindly, and its fromDLPack arms the producer's deleter before the
+// tensor exists (a failure half-way would call it and leave the caller with
+// a dangling struct). Here the input is validated first and the deleter is
+// armed only once the tensor has been built.
+// First, so the installed header wins over any copy libtorch might pull in
+// (same include guard); DLPACK_MAJOR_VERSION below must be the installed one.
+#include <dlpack/dlpack.h>
+
+#include "internal.h"
+
+#include <ATen/Context.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/Storage.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+// DLPack 0.6 has no bool code; 6 is kDLBool from 0.8 on (and what torch >= 2 sends).
+constexpr uint8_t kBoolCode = CTORCH_DLPACK_BOOL_CODE;
+
+struct DtypeRow {
+  uint8_t code;
+  uint8_t bits;
+  c10::ScalarType type;
+};
+const DtypeRow kDtypes[] = {
+    {kDLInt, 8, c10::kChar},           {kDLInt, 16, c10::kShort},          {kDLInt, 32, c10::kInt},
+    {kDLInt, 64, c10::kLong},          {kDLUInt, 8, c10::kByte},           {kDLFloat, 16, c10::kHalf},
+    {kDLFloat, 32, c10::kFloat},       {kDLFloat, 64, c10::kDouble},       {kDLBfloat, 16, c10::kBFloat16},
+    {kDLComplex, 32, c10::kComplexHalf}, {kDLComplex, 64, c10::kComplexFloat}, {kDLComplex, 128, c10::kComplexDouble},
+    {kBoolCode, 8, c10::kBool},
+};
+
+DLDataType dl_dtype(c10::ScalarType t) {
+  for (const auto &r : kDtypes)
+    if (r.type == t) return DLDataType{r.code, r.bits, 1};
+  ctorch::fail(CTORCH_TYPE, std::string("dtype ") + c10::toString(t) + " has no DLPack equivalent");
+}
+
+c10::ScalarType scalar_type(const DLDataType &d) {
+  if (d.lanes != 1)
+    ctorch::fail(CTORCH_TYPE, "argument 'src': dtype lanes " + std::to_string(d.lanes) + " (vector types are not supported)");
+  for (const auto &r : kDtypes)
+    if (r.code == d.code && r.bits == d.bits) return r.type;
+  ctorch::fail(CTORCH_TYPE, "argument 'src': unsupported DLPack dtype code " + std::to_string(d.code) + " bits " +
+                                std::to_string(d.bits));
+}
+
+DLDevice dl_device(const c10::Device &d) {
+  if (d.is_cpu()) return DLDevice{kDLCPU, 0};
+  if (d.is_cuda()) return DLDevice{kDLCUDA, d.index() < 0 ? 0 : d.index()};
+  ctorch::fail(CTORCH_NOT_IMPLEMENTED, "device " + d.str() + " cannot be exported through DLPack");
+}
+
+c10::Device device_of(const DLDevice &d) {
+  switch (d.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost:  // pinned host memory is ordinary CPU memory to libtorch
+      return c10::Device(c10::kCPU);
+    case kDLCUDA:
+    case kDLCUDAManaged:
+      if (!at::hasCUDA()) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'src': a CUDA tensor, but CUDA is not available");
+      if (d.device_id < 0 || d.device_id > 127) ctorch::fail_arg("src", "device_id " + std::to_string(d.device_id) + " out of range");
+      return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(d.device_id));
+    default:
+      ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'src': DLPack device type " + std::to_string(static_cast<int>(d.device_type)) +
+                                               " is not supported");
+  }
+}
+
+// Everything that can be wrong with a DLTensor, checked before any use.
+// Returns the byte extent of the viewed memory (0 for no elements).
+size_t validate(const DLTensor &t, c10::ScalarType st) {
+  if (t.ndim < 0) ctorch::fail_arg("src", "dl_tensor.ndim is " + std::to_string(t.ndim) + " (negative)");
+  if (t.ndim > 0 && !t.shape) ctorch::fail_arg("src", "dl_tensor.shape is NULL but ndim is " + std::to_string(t.ndim));
+  uint64_t numel = 1, span = 1;  // span: 1 + the largest element offset
+  bool empty = false;
+  for (int i = 0; i < t.ndim; ++i) {
+    int64_t n = t.shape[i];
+    if (n < 0) ctorch::fail_arg("src", "dl_tensor.shape[" + std::to_string(i) + "] is " + std::to_string(n) + " (negative)");
+    if (n == 0) empty = true;
+    if (n && numel > UINT64_MAX / static_cast<uint64_t>(n)) ctorch::fail_arg("src", "number of elements overflows");
+    numel *= static_cast<uint64_t>(n);
+  }
+  if (t.strides) {
+    for (int i = 0; i < t.ndim; ++i) {
+      int64_t s = t.strides[i];
+      if (s < 0)
+        ctorch::fail_arg("src", "dl_tensor.strides[" + std::to_string(i) + "] is " + std::to_string(s) +
+                                    " (negative strides are not supported by libtorch)");
+      if (!empty && t.shape[i] > 1) {
+        uint64_t step = static_cast<uint64_t>(t.shape[i] - 1);
+        if (s && step > (UINT64_MAX / 2) / static_cast<uint64_t>(s)) ctorch::fail_arg("src", "strides overflow");
+        span += step * static_cast<uint64_t>(s);
+      }
+    }
+  } else {
+    span = numel;
+  }
+  if (empty) return 0;
+  size_t item = c10::elementSize(st);
+  if (span > SIZE_MAX / item) ctorch::fail_arg("src", "byte size overflows");
+  if (!t.data) ctorch::fail_arg("src", "dl_tensor.data is NULL but the tensor has " + std::to_string(numel) + " elements");
+  return static_cast<size_t>(span * item);
+}
+
+// Holds the producer's struct until the storage dies. Armed only after the
+// tensor is complete, so an exception while building it leaves src to the
+// caller (the storage's destructor then just frees this holder).
+template <class M>
+struct Holder {
+  M *src;
+  std::atomic<bool> armed{false};
+  static void release(void *p) {
+    auto *h = static_cast<Holder *>(p);
+    if (h->armed.load(std::memory_order_acquire) && h->src->deleter) h->src->deleter(h->src);
+    delete h;
+  }
+};
+
+template <class M>
+at::Tensor import_tensor(M *src) {
+  const DLTensor &t = src->dl_tensor;
+  c10::ScalarType st = scalar_type(t.dtype);
+  size_t nbytes = validate(t, st);
+  c10::Device dev = device_of(t.device);
+  std::vector<int64_t> sizes(t.shape, t.shape + t.ndim);
+  std::vector<int64_t> strides;
+  if (t.strides) {
+    strides.assign(t.strides, t.strides + t.ndim);
+  } else {
+    strides.resize(t.ndim);
+    int64_t s = 1;
+    for (int i = t.ndim - 1; i >= 0; --i) {
+      strides[i] = s;
+      s *= std::max<int64_t>(sizes[i], 1);
+    }
+  }
+  char *data = static_cast<char *>(t.data);
+  if (data) data += t.byte_offset;
+
+  auto holder = std::make_unique<Holder<M>>();
+  holder->src = src;
+  c10::DataPtr ptr(data, holder.get(), &Holder<M>::release, dev);
+  Holder<M> *h = holder.release();  // now owned by ptr
+  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(ptr), /*allocator=*/nullptr,
+                       /*resizable=*/false);
+  at::Tensor out = at::empty({0}, at::TensorOptions().dtype(st).device(dev));
+  out.set_(storage, 0, sizes, strides);
+  h->armed.store(true, std::memory_order_release);
+  return out;
+}
+
+// The exported struct owns one reference to the tensor plus its shape.
+template <class M>
+struct Export {
+  at::Tensor tensor;
+  std::vector<int64_t> shape, strides;
+  M managed{};
+  static void deleter(M *self) {
+    if (self) delete static_cast<Export *>(self->manager_ctx);
+  }
+};
+
+template <class M>
+M *export_tensor(ctorch_tensor h) {
+  ctorch::require_tensor(h, "t");
+  at::Tensor t = ctorch::own(h);
+  if (t.layout() != c10::kStrided) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "only strided (dense) tensors can be exported through DLPack");
+  if (t.is_conj() || t.is_neg())
+    ctorch::fail(CTORCH_VALUE, "tensor has its conjugate/negative bit set; resolve it (resolve_conj/resolve_neg) before exporting");
+  DLDataType dt = dl_dtype(t.scalar_type());
+  DLDevice dev = dl_device(t.device());
+  auto e = std::make_unique<Export<M>>();
+  e->tensor = t.detach();
+  e->shape.assign(t.sizes().begin(), t.sizes().end());
+  e->strides.assign(t.strides().begin(), t.strides().end());
+  DLTensor &d = e->managed.dl_tensor;
+  d.data = t.numel() ? e->tensor.data_ptr() : nullptr;
+  d.device = dev;
+  d.ndim = static_cast<int>(t.dim());
+  d.dtype = dt;
+  d.shape = e->shape.data();
+  d.strides = e->strides.data();
+  d.byte_offset = 0;
+  e->managed.manager_ctx = e.get();
+  e->managed.deleter = &Export<M>::deleter;
+  return &e.release()->managed;
+}
+
+}  // namespace
+
+extern "C" {
+
+CTORCH_API ctorch_status ctorch_to_dlpack(struct DLManagedTensor **out, ctorch_tensor t) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  *out = export_tensor<DLManagedTensor>(t);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_from_dlpack(ctorch_tensor *out, struct DLManagedTensor *src) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  if (!src) ctorch::fail_arg("src", "is NULL");
+  if (!src->deleter) ctorch::fail_arg("src", "deleter is NULL (ctorch must be able to release the producer's memory)");
+  *out = ctorch::give(import_tensor(src));
+  CTORCH_CATCH
+}
+
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+// DLPack >= 1.0: the versioned struct. Built only against such headers.
+CTORCH_API ctorch_status ctorch_to_dlpack_versioned(struct DLManagedTensorVersioned **out, ctorch_tensor t) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  DLManagedTensorVersioned *m = export_tensor<DLManagedTensorVersioned>(t);
+  m->version.major = DLPACK_MAJOR_VERSION;
+  m->version.minor = DLPACK_MINOR_VERSION;
+  m->flags = 0;
+  *out = m;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_from_dlpack_versioned(ctorch_tensor *out, struct DLManagedTensorVersioned *src) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  if (!src) ctorch::fail_arg("src", "is NULL");
+  if (!src->deleter) ctorch::fail_arg("src", "deleter is NULL (ctorch must be able to release the producer's memory)");
+  if (src->version.major != DLPACK_MAJOR_VERSION)
+    ctorch::fail(CTORCH_VALUE, "argument 'src': DLPack major version " + std::to_string(src->version.major) +
+                                   ", this build speaks " + std::to_string(DLPACK_MAJOR_VERSION));
+  if (src->flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+    ctorch::fail(CTORCH_VALUE, "argument 'src': read-only DLPack tensors are not supported (libtorch tensors are writable)");
+  *out = ctorch::give(import_tensor(src));
+  CTORCH_CATCH
+}
+#else
+// Built against DLPack < 1.0 (Debian's 0.6): the symbols exist so the ABI
+// does not depend on the build machine, but they only report that.
+CTORCH_API ctorch_status ctorch_to_dlpack_versioned(struct DLManagedTensorVersioned **out, ctorch_tensor t) {
+  CTORCH_TRY
+  if (out) *out = nullptr;
+  ctorch::fail(CTORCH_NOT_IMPLEMENTED, "ctorch was built against DLPack " + std::to_string(DLPACK_VERSION) +
+                                           ", which has no DLManagedTensorVersioned (needs >= 1.0)");
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_from_dlpack_versioned(ctorch_tensor *out, struct DLManagedTensorVersioned *src) {
+  CTORCH_TRY
+  if (out) *out = nullptr;
+  ctorch::fail(CTORCH_NOT_IMPLEMENTED, "ctorch was built against DLPack " + std::to_string(DLPACK_VERSION) +
+                                           ", which has no DLManagedTensorVersioned (needs >= 1.0)");
+  CTORCH_CATCH
+}
+#endif
+
+}  // extern "C"

@@ -1,0 +1,211 @@
+// Checkpoints in torch.save's zip format: save/load one tensor or a named
+// dict of tensors, and the dict handle. Writing uses libtorch's pickler
+// (torch::pickle_save, whose output Python's torch.load reads); reading
+// uses our own reader (serialize_reader.cpp), see there for why.
+#include "serialize_internal.h"
+
+#include <c10/util/irange.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <unordered_set>
+
+namespace ctorch {
+namespace {
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// The permission bits a plain open(O_CREAT, 0666) would give: the existing
+// file's mode if there is one, else 0666 minus the umask (read without
+// changing it, so other threads are not disturbed).
+mode_t new_file_mode(const char *path) {
+  struct stat sb;
+  if (::stat(path, &sb) == 0) return sb.st_mode & 07777;
+  mode_t mask = 022;
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "Umask:") {
+      unsigned m = 0;
+      if (status >> std::oct >> m) mask = static_cast<mode_t>(m);
+      break;
+    }
+  }
+  return 0666 & ~mask;
+}
+
+}  // namespace
+
+void atomic_write(const char *path, const char *data, size_t size) {
+  std::string tmpl = std::string(path) + ".ctorch-tmp-XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) fail(CTORCH_IO, std::string("cannot create a temporary file next to '") + path + "': " + errno_text(errno));
+  auto abandon = [&](const char *what, int e) {
+    ::close(fd);
+    ::unlink(name.data());
+    fail(CTORCH_IO, std::string(what) + " '" + name.data() + "' (for '" + path + "'): " + errno_text(e));
+  };
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      abandon("cannot write", errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, new_file_mode(path)) != 0) abandon("cannot chmod", errno);
+  if (::fsync(fd) != 0) abandon("cannot fsync", errno);
+  if (::close(fd) != 0) {
+    int e = errno;
+    ::unlink(name.data());
+    fail(CTORCH_IO, std::string("cannot close '") + name.data() + "': " + errno_text(e));
+  }
+  if (::rename(name.data(), path) != 0) {
+    int e = errno;
+    ::unlink(name.data());
+    fail(CTORCH_IO, std::string("cannot rename the temporary file onto '") + path + "': " + errno_text(e));
+  }
+  // Make the rename itself durable; failure here cannot undo anything.
+  std::string dir(path);
+  size_t slash = dir.find_last_of('/');
+  dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+}  // namespace ctorch
+
+namespace {
+
+void require_path(const char *path) {
+  if (!path) ctorch::fail_arg("path", "is NULL");
+  if (!*path) ctorch::fail_arg("path", "is empty");
+}
+
+void save_ivalue(const char *path, const c10::IValue &v) {
+  std::vector<char> bytes = torch::jit::pickle_save(v);
+  ctorch::atomic_write(path, bytes.data(), bytes.size());
+}
+
+ctorch_tensor_dict_s &dict_ref(ctorch_tensor_dict d) {
+  if (!d) ctorch::fail_arg("d", "dict handle is NULL");
+  return *d;
+}
+
+size_t dict_index(const ctorch_tensor_dict_s &d, size_t i) {
+  if (i >= d.keys.size())
+    ctorch::fail(CTORCH_INDEX, "argument 'i': index " + std::to_string(i) + " out of range for a dict of " +
+                                   std::to_string(d.keys.size()) + " entries");
+  return i;
+}
+
+}  // namespace
+
+extern "C" {
+
+CTORCH_API ctorch_status ctorch_save(const char *path, ctorch_tensor t) {
+  CTORCH_TRY
+  require_path(path);
+  ctorch::require_tensor(t, "t");
+  save_ivalue(path, c10::IValue(ctorch::own(t)));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_load(ctorch_tensor *out, const char *path) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  require_path(path);
+  ctorch::Checkpoint c = ctorch::read_checkpoint(path);
+  if (!c.is_tensor)
+    ctorch::fail(CTORCH_TYPE, std::string("'") + path + "' holds a dict of " + std::to_string(c.dict.keys.size()) +
+                                  " tensors, not one tensor (use ctorch_load_dict)");
+  *out = ctorch::give(std::move(c.tensor));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_save_dict(const char *path, const char *const *names, const ctorch_tensor *tensors,
+                                          size_t n) {
+  CTORCH_TRY
+  require_path(path);
+  ctorch::require_list(names, n, "names");
+  ctorch::require_list(tensors, n, "tensors");
+  c10::Dict<std::string, at::Tensor> d;
+  std::unordered_set<std::string> seen;
+  for (size_t i = 0; i < n; ++i) {
+    if (!names[i]) ctorch::fail_arg("names", "entry " + std::to_string(i) + " is NULL");
+    if (!tensors[i]) ctorch::fail_arg("tensors", "entry " + std::to_string(i) + " ('" + names[i] + "') is NULL");
+    if (!seen.insert(names[i]).second) ctorch::fail_arg("names", std::string("'") + names[i] + "' appears twice");
+    d.insert(names[i], ctorch::own(tensors[i]));
+  }
+  save_ivalue(path, c10::IValue(d));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_load_dict(ctorch_tensor_dict *out, const char *path) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  require_path(path);
+  ctorch::Checkpoint c = ctorch::read_checkpoint(path);
+  if (c.is_tensor) ctorch::fail(CTORCH_TYPE, std::string("'") + path + "' holds one tensor, not a dict (use ctorch_load)");
+  *out = new ctorch_tensor_dict_s(std::move(c.dict));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_dict_size(size_t *out, ctorch_tensor_dict d) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = dict_ref(d).keys.size();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_dict_key(const char **out, ctorch_tensor_dict d, size_t i) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  auto &r = dict_ref(d);
+  *out = r.keys[dict_index(r, i)].c_str();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_dict_get(ctorch_tensor *out, ctorch_tensor_dict d, size_t i) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  auto &r = dict_ref(d);
+  *out = ctorch::give(r.values[dict_index(r, i)]);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tensor_dict d, const char *name) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  auto &r = dict_ref(d);
+  if (!name) ctorch::fail_arg("name", "is NULL");
+  for (size_t i = 0; i < r.keys.size(); ++i)
+    if (r.keys[i] == name) {
+      *out = ctorch::give(r.values[i]);
+      return CTORCH_OK;
+    }
+  ctorch::fail(CTORCH_INDEX, std::string("argument 'name': no entry named '") + name + "'");
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_tensor_dict_free(ctorch_tensor_dict d) { delete d; }
+
+}  // extern "C"

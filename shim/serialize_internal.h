@@ -1,0 +1,37 @@
+// Private to the interop area: the loaded-dict handle (shared with
+// jit.cpp's named_parameters/buffers), the torch.save reader and the atomic
+// writer.
+#pragma once
+
+#include "internal.h"
+
+#include <string>
+#include <vector>
+
+struct ctorch_tensor_dict_s {
+  std::vector<std::string> keys;
+  std::vector<at::Tensor> values;
+};
+
+namespace ctorch {
+
+// What a torch.save file held at top level.
+struct Checkpoint {
+  bool is_tensor = false;
+  at::Tensor tensor;      // when is_tensor
+  ctorch_tensor_dict_s dict;  // otherwise
+};
+
+// Reads a torch.save zip file (tensor, or dict/OrderedDict str -> Tensor).
+// Throws StatusError: IO when the file cannot be opened, VALUE when it is
+// not a readable checkpoint, TYPE when it holds something else.
+Checkpoint read_checkpoint(const char *path);
+
+// Throws StatusError(IO) unless path names a regular file we can open.
+void require_readable_file(const char *path);
+
+// Writes bytes to path atomically (temp file in the same directory, fsync,
+// rename). Throws StatusError(IO) and leaves any previous file untouched.
+void atomic_write(const char *path, const char *data, size_t size);
+
+}  // namespace ctorch
