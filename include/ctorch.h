@@ -593,8 +593,9 @@ typedef enum ctorch_reduce_op {
 /**
  * New TCPStore client, and server too when is_master is nonzero (torch.distributed.TCPStore).
  * port 0 is allowed for the master only: the OS picks a free port (read it with
- * ctorch_store_port). The master does not wait for workers here; the group's
- * rendezvous does. world_size <= 0 means unknown. Connecting retries until timeout_ms
+ * ctorch_store_port). The master does not wait for workers here (the group's
+ * rendezvous does); a client registers itself as Python's does, which a Python
+ * master waits for, so pass the real world_size (<= 0 means unknown). Connecting retries until timeout_ms
  * (<= 0: 300 s, which is also the timeout of every later call on this store).
  * A store on a loopback host (127.x, localhost, ::1) makes Gloo groups built on it
  * bind 127.0.0.1. Free with ctorch_store_free.
