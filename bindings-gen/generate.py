@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -55,6 +56,11 @@ def main(argv=None) -> int:
     shards = emit_cpp.shard(res.plans, a.shards)
     for k, ps in enumerate(shards):
         write_if_changed(os.path.join(a.out, f"ctorch_ops_{k}.cpp"), emit_cpp.emit_shard(ps, k, len(shards)))
+    # Shards left over from a build with more shards would only confuse.
+    for fn in os.listdir(a.out):
+        m = re.match(r"ctorch_ops_(\d+)\.cpp$", fn)
+        if m and int(m.group(1)) >= len(shards):
+            os.remove(os.path.join(a.out, fn))
     write_if_changed(os.path.join(a.out, "ops.json"), emit_json.emit_ops(res.plans, a.torch_version))
     write_if_changed(os.path.join(a.out, "coverage.json"), emit_json.emit_coverage(res, a.torch_version, a.yaml))
     write_if_changed(os.path.join(a.out, "test_ops_null.c"), emit_null_test.emit(res.plans))

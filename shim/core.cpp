@@ -13,6 +13,7 @@
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 
 using ctorch::Borrowed;
@@ -154,15 +155,42 @@ CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data,
   auto dev = ctorch::to_device(device, "device");
   size_t bytes = checked_nbytes(sizes, ndim, c10::elementSize(st), "sizes");
   if (!data && bytes) ctorch::fail_arg("data", "is NULL");
+  // libtorch 1.13 computes the storage size inside a noexcept function, so a
+  // bad stride there aborts the process: check them here first.
+  if (strides) {
+    uint64_t extent = 0;
+    for (size_t i = 0; i < ndim; ++i) {
+      if (strides[i] < 0)
+        ctorch::fail_arg("strides", "stride " + std::to_string(strides[i]) + " at dimension " + std::to_string(i) + " is negative");
+      if (sizes[i] == 0) { extent = 0; break; }
+      uint64_t span = static_cast<uint64_t>(sizes[i] - 1);
+      if (strides[i] && span > (UINT64_MAX / 2 - extent) / static_cast<uint64_t>(strides[i]))
+        ctorch::fail_arg("strides", "storage extent overflows");
+      extent += span * static_cast<uint64_t>(strides[i]);
+    }
+    if (extent > static_cast<uint64_t>(INT64_MAX) / c10::elementSize(st)) ctorch::fail_arg("strides", "storage extent overflows");
+  }
   auto opts = at::TensorOptions().dtype(st).device(dev);
   at::IntArrayRef sz(sizes, ndim);
-  // The deleter runs when the storage dies; before success it must not run,
-  // so it is armed only through from_blob's own success.
-  auto deleter = [release, ctx](void *) {
-    if (release) release(ctx);
+  // at::from_blob may build the storage (and so own the deleter) and still
+  // fail afterwards; the header promises release is not called on failure,
+  // so the deleter only fires once armed after success.
+  struct BlobOwner {
+    void (*release)(void *);
+    void *ctx;
+    bool armed;
+  };
+  auto guard = std::make_unique<BlobOwner>(BlobOwner{release, ctx, false});
+  BlobOwner *owner = guard.get();
+  auto deleter = [owner](void *) {
+    if (!owner->armed) return;  // failure path: the guard frees owner
+    if (owner->release) owner->release(owner->ctx);
+    delete owner;
   };
   at::Tensor t = strides ? at::from_blob(data, sz, at::IntArrayRef(strides, ndim), deleter, opts)
                          : at::from_blob(data, sz, deleter, opts);
+  owner->armed = true;
+  guard.release();
   *out = ctorch::give(std::move(t));
   CTORCH_CATCH
 }

@@ -141,6 +141,19 @@ START_TEST(from_blob_zero_copy) {
   ctorch_tensor_free(c);
   ck_assert_int_eq(released, 2);
 
+  /* bad strides (libtorch itself would abort the process on these): a
+   * status, the callback not run, the caller keeps the memory */
+  {
+    int64_t neg_strides[2] = {-1, 2};
+    int64_t huge_strides[2] = {INT64_MAX / 2, 1};
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_tensor_from_blob(&t, buf, k23, neg_strides, 2, CTORCH_FLOAT32,
+                                                              ctorch_device_cpu(), on_release, &one));
+    CT_ERROR_HAS("negative");
+    ck_assert_ptr_null(t);
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_tensor_from_blob(&t, buf, k23, huge_strides, 2, CTORCH_FLOAT32,
+                                                              ctorch_device_cpu(), on_release, &one));
+    ck_assert_int_eq(released, 2);
+  }
   /* failure: callback not run, caller keeps the memory */
   CT_FAILS(CTORCH_INVALID_ARGUMENT,
            ctorch_tensor_from_blob(&t, buf, k23, NULL, 2, (ctorch_dtype)77, ctorch_device_cpu(), on_release, &one));

@@ -65,7 +65,8 @@ def comment_safe(s: str) -> str:
 
 
 def declaration(p: Plan) -> str:
-    params = ", ".join(f"{t} {n}" if t.endswith("*") is False else f"{t}{n}" for t, n in p.c_params())
+    # "T *name" for pointers, "T name" otherwise.
+    params = ", ".join(f"{t}{n}" if t.endswith("*") else f"{t} {n}" for t, n in p.c_params())
     return f"CTORCH_API ctorch_status {p.c_name}({params or 'void'});"
 
 

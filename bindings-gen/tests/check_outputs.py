@@ -14,8 +14,10 @@ def main() -> int:
     ap.add_argument("--lib", required=True)
     ap.add_argument("--min-coverage", type=float, default=95.0)
     a = ap.parse_args()
-    ops = json.load(open(a.ops))
-    cov = json.load(open(a.coverage))
+    with open(a.ops, encoding="utf-8") as f:
+        ops = json.load(f)
+    with open(a.coverage, encoding="utf-8") as f:
+        cov = json.load(f)
     errors = []
     names = [o["c_name"] for o in ops["ops"]]
     if len(set(names)) != len(names):

@@ -185,9 +185,7 @@ class FixtureYaml(unittest.TestCase):
 
     def test_header_compiles_as_c99(self):
         cc = os.environ.get("CC", "cc")
-        src = os.environ.get("CTORCH_SOURCE_DIR")
-        if not src:
-            self.skipTest("CTORCH_SOURCE_DIR not set")
+        src = os.path.normpath(os.path.join(HERE, "..", ".."))
         plans = self.res.plans
         with tempfile.TemporaryDirectory() as d:
             _write(os.path.join(d, "ctorch_ops.h"), emit_header.emit(plans, "x.yaml", "1"))
@@ -198,3 +196,49 @@ class FixtureYaml(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Torch2xVocabulary(unittest.TestCase):
+    """The generator takes a 2.x-style yaml: everything parses, unsupported
+    types are skipped with reasons, the rest maps to the documented C types."""
+
+    def setUp(self):
+        self.res = build(load_yaml(os.path.join(HERE, "fixtures", "torch2x.yaml")))
+        self.by_name = {p.c_name: p for p in self.res.plans}
+
+    def test_only_storage_and_stream_skipped(self):
+        self.assertEqual(sorted(s.reason for s in self.res.skipped),
+                         ["unsupported argument type 'Storage' (argument 'source')",
+                          "unsupported argument type 'Stream' (argument 's')"])
+        self.assertEqual(len(self.res.plans) + 2, self.res.schemas)
+
+    def sig(self, name):
+        return emit_header.declaration(self.by_name[name])
+
+    def test_signatures(self):
+        self.assertEqual(self.sig("ctorch_sym_size_int"),
+                         "CTORCH_API ctorch_status ctorch_sym_size_int(int64_t *ret, ctorch_tensor self, int64_t dim);")
+        self.assertIn("ctorch_tensor_list *ret, const ctorch_tensor *self, size_t self_len, "
+                      "const ctorch_scalar *scalars, size_t scalars_len", self.sig("ctorch__foreach_add_ScalarList"))
+        self.assertIn("const char *const *names, size_t names_len", self.sig("ctorch_empty_names"))
+        self.assertIn("const int64_t *output_size, size_t output_size_len, int align_corners, "
+                      "const double *scale_factors, size_t scale_factors_len",
+                      self.sig("ctorch_upsample_bilinear2d_vec"))
+        self.assertIn("ctorch_tensor self, int64_t index)", self.sig("ctorch__dummy_device_index"))
+        self.assertIn("const ctorch_scalar *values, size_t values_len", self.sig("ctorch__optional_scalars"))
+        self.assertIn("const int *output_mask, size_t output_mask_len", self.sig("ctorch_convolution_backward"))
+        fa = self.by_name["ctorch__scaled_dot_product_flash_attention"]
+        self.assertEqual([r.c_type for r in fa.rets],
+                         ["ctorch_tensor *"] * 4 + ["int64_t *"] * 2 + ["ctorch_tensor *"] * 3)
+
+    def test_conventions(self):
+        self.assertEqual(self.by_name["ctorch__fused_adam_"].convention, "none")
+        self.assertEqual(self.by_name["ctorch_split_with_sizes_copy_out"].convention, "none")
+        self.assertEqual(self.by_name["ctorch__assert_async_msg"].convention, "none")
+        self.assertEqual(self.by_name["ctorch__nested_view_from_buffer"].convention, "out_params")
+        nullable = {b.arg.name for b in self.by_name["ctorch_as_strided_scatter"].args if b.nullable}
+        self.assertEqual(nullable, {"storage_offset"})
+
+    def test_yaml_tags_kept(self):
+        f = next(p.f for p in self.res.plans if p.f.name == "_to_copy")
+        self.assertEqual(f.tags, ("core", "pointwise"))

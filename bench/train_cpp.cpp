@@ -1,0 +1,92 @@
+// Training throughput through the libtorch C++ API: the reference ctorch is
+// measured against. Two regimes, same definitions as train_python.py and
+// train_ctorch.c:
+//   lenet: LeNet-5 step (forward, cross-entropy, backward, AdamW), batch 256,
+//          fixed random inputs, 2 intra-op threads -> images/s
+//   tiny:  MLP 4-64-2 tanh, MSE, SGD lr 0.01, batch 1, 1 thread -> steps/s
+// Usage: train_cpp lenet|tiny STEPS   (prints one number)
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+struct LeNetImpl : torch::nn::Module {
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+  LeNetImpl() {
+    conv1 = register_module("conv1", torch::nn::Conv2d(1, 6, 5));
+    conv2 = register_module("conv2", torch::nn::Conv2d(6, 16, 5));
+    fc1 = register_module("fc1", torch::nn::Linear(256, 120));
+    fc2 = register_module("fc2", torch::nn::Linear(120, 84));
+    fc3 = register_module("fc3", torch::nn::Linear(84, 10));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::max_pool2d(torch::relu(conv1->forward(x)), 2);
+    x = torch::max_pool2d(torch::relu(conv2->forward(x)), 2);
+    x = x.flatten(1);
+    x = torch::relu(fc1->forward(x));
+    x = torch::relu(fc2->forward(x));
+    return fc3->forward(x);
+  }
+};
+TORCH_MODULE(LeNet);
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double lenet(long steps) {
+  torch::set_num_threads(2);
+  torch::manual_seed(0);
+  LeNet net;
+  torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-3));
+  auto x = torch::randn({256, 1, 28, 28});
+  auto y = torch::randint(0, 10, {256});
+  auto step = [&] {
+    opt.zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+    loss.backward();
+    opt.step();
+  };
+  for (int i = 0; i < 5; ++i) step();
+  auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < steps; ++i) step();
+  return 256.0 * steps / seconds_since(t0);
+}
+
+double tiny(long steps) {
+  torch::set_num_threads(1);
+  torch::manual_seed(0);
+  torch::nn::Linear l1(4, 64), l2(64, 2);
+  std::vector<torch::Tensor> params = l1->parameters();
+  for (auto &p : l2->parameters()) params.push_back(p);
+  torch::optim::SGD opt(params, torch::optim::SGDOptions(0.01));
+  auto x = torch::randn({1, 4});
+  auto y = torch::randn({1, 2});
+  auto step = [&] {
+    opt.zero_grad();
+    auto loss = torch::mse_loss(l2->forward(torch::tanh(l1->forward(x))), y);
+    loss.backward();
+    opt.step();
+  };
+  for (int i = 0; i < 200; ++i) step();
+  auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < steps; ++i) step();
+  return steps / seconds_since(t0);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: train_cpp lenet|tiny STEPS\n");
+    return 2;
+  }
+  long steps = std::atol(argv[2]);
+  double r = std::strcmp(argv[1], "lenet") == 0 ? lenet(steps) : tiny(steps);
+  std::printf("%.3f\n", r);
+  return 0;
+}
