@@ -567,6 +567,32 @@ END_TEST
 START_TEST(peer_dies_4) { run_dies(4); }
 END_TEST
 
+/* A group whose other ranks never show up: creation fails within its timeout,
+ * for a FileStore rendezvous and for a TCPStore client with no master. */
+static int rank_alone(int rank, int size, const char *dir, void *ctx) {
+  int r_rank = rank, port = *(int *)ctx;
+  ctorch_process_group pg = NULL;
+  ctorch_store store = NULL;
+  double t0 = ct_now();
+  (void)size;
+  RK_FAILS(CTORCH_RUNTIME, ct_file_group(&pg, dir, 0, 2, 1500));
+  RK_CHECK(ct_now() - t0 < 15, "file rendezvous failed only after %.2f s (timeout 1.5 s)", ct_now() - t0);
+  RK_CHECK(pg == NULL, "out not cleared");
+  fprintf(stderr, "expected failure after %.2f s: %s\n", ct_now() - t0, ctorch_last_error());
+  t0 = ct_now();
+  RK_FAILS(CTORCH_RUNTIME, ctorch_store_tcp_new(&store, "127.0.0.1", port, 2, 0, 1500));
+  RK_CHECK(ct_now() - t0 < 15, "TCPStore connect failed only after %.2f s (timeout 1.5 s)", ct_now() - t0);
+  fprintf(stderr, "expected failure after %.2f s: %s\n", ct_now() - t0, ctorch_last_error());
+  return 0;
+}
+
+START_TEST(rendezvous_timeout) {
+  int port = ct_free_port();
+  ck_assert_int_gt(port, 0);
+  expect_all_ok(1, rank_alone, &port);
+}
+END_TEST
+
 /* ---- argument checking, one process ---------------------------------------- */
 
 static int rank_args(int rank, int size, const char *dir, void *ctx) {
@@ -675,6 +701,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, timeouts_2);
   tcase_add_test(tc, peer_dies_2);
   tcase_add_test(tc, peer_dies_4);
+  tcase_add_test(tc, rendezvous_timeout);
   suite_add_tcase(s, tc);
   return s;
 }
