@@ -906,6 +906,204 @@ CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module 
 /* @@END interop@@ */
 
 /* @@SECTION distributed@@ */
+/* ------------------------------------------------------------------ */
+/* Distributed: torch.distributed (c10d) stores, process groups,       */
+/* collectives and data-parallel helpers. See docs/distributed.md.     */
+/*                                                                     */
+/* Every rank must issue the same collectives in the same order (as   */
+/* in PyTorch). Every blocking call is bounded: store calls by the     */
+/* store's timeout, collectives by the group's timeout (or the one     */
+/* given to ctorch_work_wait). A dead or silent peer makes the others */
+/* return CTORCH_RUNTIME with a message, never hang. timeout_ms <= 0  */
+/* everywhere means "the default" stated at that function.            */
+/* Tensors passed to collectives are BORROWED; their memory is read   */
+/* or written in place, not recorded by autograd (as in PyTorch).     */
+/* ------------------------------------------------------------------ */
+
+/** A c10d key-value store used for rendezvous (TCPStore, FileStore or PrefixStore). */
+typedef struct ctorch_store_s *ctorch_store;
+/** A process group (c10d::ProcessGroup; Gloo on CPU). */
+typedef struct ctorch_process_group_s *ctorch_process_group;
+/** A pending asynchronous collective (c10d::Work). */
+typedef struct ctorch_work_s *ctorch_work;
+
+/** Reduction operator. AVG is computed as SUM followed by a division by the group size (Gloo has no AVG). */
+typedef enum ctorch_reduce_op {
+  CTORCH_REDUCE_SUM = 1,
+  CTORCH_REDUCE_AVG = 2, /**< floating-point and complex tensors only (CTORCH_TYPE otherwise) */
+  CTORCH_REDUCE_PRODUCT = 3,
+  CTORCH_REDUCE_MIN = 4,
+  CTORCH_REDUCE_MAX = 5
+} ctorch_reduce_op;
+
+/**
+ * New TCPStore client, and server too when is_master is nonzero (torch.distributed.TCPStore).
+ * port 0 is allowed for the master only: the OS picks a free port (read it with
+ * ctorch_store_port). The master does not wait for workers here (the group's
+ * rendezvous does); a client registers itself as Python's does, which a Python
+ * master waits for, so pass the real world_size (<= 0 means unknown). Connecting retries until timeout_ms
+ * (<= 0: 300 s, which is also the timeout of every later call on this store).
+ * A store on a loopback host (127.x, localhost, ::1) makes Gloo groups built on it
+ * bind 127.0.0.1. Free with ctorch_store_free.
+ */
+CTORCH_API ctorch_status ctorch_store_tcp_new(ctorch_store *out, const char *host, int port, int world_size,
+                                              int is_master, int64_t timeout_ms);
+/** New FileStore on `path` shared by world_size processes (torch.distributed.FileStore); timeout_ms <= 0: 300 s. */
+CTORCH_API ctorch_status ctorch_store_file_new(ctorch_store *out, const char *path, int world_size, int64_t timeout_ms);
+/** New store that prefixes every key of `base` with "prefix/" (torch.distributed.PrefixStore). base stays the caller's. */
+CTORCH_API ctorch_status ctorch_store_prefix_new(ctorch_store *out, ctorch_store base, const char *prefix);
+/** The TCP port of a TCPStore (the one picked by the OS when created with port 0); INVALID_ARGUMENT for other stores. */
+CTORCH_API ctorch_status ctorch_store_port(int *out, ctorch_store store);
+/** Sets key to the `len` bytes at value (value may be NULL when len is 0). */
+CTORCH_API ctorch_status ctorch_store_set(ctorch_store store, const char *key, const void *value, size_t len);
+/**
+ * Waits (up to the store's timeout) for key, then copies min(len, cap) bytes of its value
+ * into buf and writes the full value length to *out_len. buf may be NULL when cap is 0.
+ */
+CTORCH_API ctorch_status ctorch_store_get(size_t *out_len, void *buf, size_t cap, ctorch_store store, const char *key);
+/** Atomically adds delta to the integer stored at key (created as 0) and returns the new value in *out. */
+CTORCH_API ctorch_status ctorch_store_add(int64_t *out, ctorch_store store, const char *key, int64_t delta);
+/** Waits until all n keys exist; fails with CTORCH_RUNTIME after timeout_ms (<= 0: the store's timeout). */
+CTORCH_API ctorch_status ctorch_store_wait(ctorch_store store, const char *const *keys, size_t n, int64_t timeout_ms);
+/** Drops this handle's reference to the store (groups built on it keep theirs). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_store_free(ctorch_store store);
+
+/**
+ * New Gloo process group of `size` ranks; this process is `rank`. Blocks until all ranks
+ * joined or timeout_ms (<= 0: 30 min, torch's default) passed; the same timeout bounds every
+ * collective of the group. Wire-compatible with Python's
+ * torch.distributed.init_process_group("gloo", store=S, rank=r, world_size=size): it uses
+ * the key prefix "<n>/" (n = groups this process created before), the same store-based
+ * barrier and sequence number, so C and Python ranks can share a group. Gloo binds the
+ * interfaces in GLOO_SOCKET_IFNAME when set, else 127.0.0.1 for a loopback TCPStore, else
+ * the host's default address (as Python does). The store is borrowed (the group keeps its
+ * own reference). Free with ctorch_process_group_free.
+ */
+CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out, ctorch_store store, int rank,
+                                                       int size, int64_t timeout_ms);
+/**
+ * New process group from the variables torchrun sets: MASTER_ADDR, MASTER_PORT, RANK,
+ * WORLD_SIZE (required) and LOCAL_RANK (optional; *local_rank = -1 when unset; local_rank
+ * may be NULL). Rank 0 hosts the TCPStore. backend: "gloo" or NULL (= "gloo"), or "nccl"
+ * (CTORCH_NOT_IMPLEMENTED unless ctorch_dist_nccl_available says 1). Same wire protocol as
+ * Python's init_process_group(backend, init_method="env://") (store prefix "default_pg/"),
+ * so a group can mix C and Python ranks. timeout_ms as in ctorch_process_group_new_gloo.
+ */
+CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, int *local_rank, const char *backend,
+                                                   int64_t timeout_ms);
+/** 1 if the NCCL backend can be used by this ctorch build with the libtorch loaded, else 0. */
+CTORCH_API ctorch_status ctorch_dist_nccl_available(int *out);
+/** This process's rank in the group. */
+CTORCH_API ctorch_status ctorch_process_group_rank(int *out, ctorch_process_group pg);
+/** Number of ranks in the group. */
+CTORCH_API ctorch_status ctorch_process_group_size(int *out, ctorch_process_group pg);
+/** Borrowed static backend name ("gloo"). */
+CTORCH_API ctorch_status ctorch_process_group_backend(const char **out, ctorch_process_group pg);
+/** libtorch's sequence number of the group: agreed at creation, +1 per collective issued. */
+CTORCH_API ctorch_status ctorch_process_group_sequence_number(uint64_t *out, ctorch_process_group pg);
+/**
+ * Shuts the group down (waits for queued work, bounded by the group's timeout) and closes its
+ * connections. The handle stays valid for ctorch_process_group_free; other calls then fail.
+ */
+CTORCH_API ctorch_status ctorch_process_group_destroy(ctorch_process_group pg);
+/** Destroys (if not yet) and frees the handle. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_process_group_free(ctorch_process_group pg);
+
+/*
+ * Collectives. Each blocks until done (bounded by the group's timeout); the _async form
+ * returns a NEW ctorch_work at once: results are guaranteed only after ctorch_work_wait
+ * returns CTORCH_OK (it also runs the AVG division and copies back into non-contiguous
+ * tensors). The work keeps its tensors alive (the caller may free its handles); their
+ * contents are undefined until then.
+ */
+
+/** In place: tensor = op over all ranks' tensors. */
+CTORCH_API ctorch_status ctorch_dist_all_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op);
+CTORCH_API ctorch_status ctorch_dist_all_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                      ctorch_reduce_op op);
+/** In place: every rank's tensor = root's tensor. */
+CTORCH_API ctorch_status ctorch_dist_broadcast(ctorch_process_group pg, ctorch_tensor tensor, int root);
+CTORCH_API ctorch_status ctorch_dist_broadcast_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                     int root);
+/** outputs[i] = rank i's input; n_outputs must be the group size; outputs are borrowed, written in place. */
+CTORCH_API ctorch_status ctorch_dist_all_gather(ctorch_process_group pg, const ctorch_tensor *outputs,
+                                                size_t n_outputs, ctorch_tensor input);
+CTORCH_API ctorch_status ctorch_dist_all_gather_async(ctorch_work *out, ctorch_process_group pg,
+                                                      const ctorch_tensor *outputs, size_t n_outputs,
+                                                      ctorch_tensor input);
+/** NEW list of group-size tensors, element i = rank i's input (allocated like input). */
+CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ctorch_process_group pg,
+                                                     ctorch_tensor input);
+/** On root, outputs[i] = rank i's input (n_outputs = group size); other ranks pass n_outputs 0. */
+CTORCH_API ctorch_status ctorch_dist_gather(ctorch_process_group pg, const ctorch_tensor *outputs, size_t n_outputs,
+                                            ctorch_tensor input, int root);
+CTORCH_API ctorch_status ctorch_dist_gather_async(ctorch_work *out, ctorch_process_group pg,
+                                                  const ctorch_tensor *outputs, size_t n_outputs, ctorch_tensor input,
+                                                  int root);
+/** output = root's inputs[rank]; root passes n_inputs = group size, other ranks 0. */
+CTORCH_API ctorch_status ctorch_dist_scatter(ctorch_process_group pg, ctorch_tensor output,
+                                             const ctorch_tensor *inputs, size_t n_inputs, int root);
+CTORCH_API ctorch_status ctorch_dist_scatter_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor output,
+                                                   const ctorch_tensor *inputs, size_t n_inputs, int root);
+/** In place on root: tensor = op over all ranks' tensors. Other ranks' tensors are undefined afterwards (Gloo uses them as scratch). */
+CTORCH_API ctorch_status ctorch_dist_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op,
+                                            int root);
+CTORCH_API ctorch_status ctorch_dist_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                  ctorch_reduce_op op, int root);
+/**
+ * output = op over all ranks of inputs[rank]; n_inputs = group size, all shaped like output.
+ * Gloo 1.13 has no reduce_scatter: ctorch stacks the inputs, all-reduces them (one
+ * collective moving group-size times the data) and keeps its slice.
+ */
+CTORCH_API ctorch_status ctorch_dist_reduce_scatter(ctorch_process_group pg, ctorch_tensor output,
+                                                    const ctorch_tensor *inputs, size_t n_inputs,
+                                                    ctorch_reduce_op op);
+CTORCH_API ctorch_status ctorch_dist_reduce_scatter_async(ctorch_work *out, ctorch_process_group pg,
+                                                          ctorch_tensor output, const ctorch_tensor *inputs,
+                                                          size_t n_inputs, ctorch_reduce_op op);
+/** Returns when every rank reached the barrier. */
+CTORCH_API ctorch_status ctorch_dist_barrier(ctorch_process_group pg);
+CTORCH_API ctorch_status ctorch_dist_barrier_async(ctorch_work *out, ctorch_process_group pg);
+/** Sends tensor to rank dst (!= own rank) with tag >= 0; matched by a recv with the same tag. */
+CTORCH_API ctorch_status ctorch_dist_send(ctorch_process_group pg, ctorch_tensor tensor, int dst, int tag);
+CTORCH_API ctorch_status ctorch_dist_send_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                int dst, int tag);
+/** Receives into tensor (shape and dtype must match the sender's) from rank src with tag. */
+CTORCH_API ctorch_status ctorch_dist_recv(ctorch_process_group pg, ctorch_tensor tensor, int src, int tag);
+CTORCH_API ctorch_status ctorch_dist_recv_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                int src, int tag);
+
+/**
+ * Waits for the work, at most timeout_ms (<= 0: the group's timeout). CTORCH_RUNTIME with a
+ * message if it failed (e.g. a peer died) or timed out; after a timeout the work is still
+ * pending and may be waited for again. Waiting again after success returns CTORCH_OK.
+ */
+CTORCH_API ctorch_status ctorch_work_wait(ctorch_work work, int64_t timeout_ms);
+/** 1 if the communication finished (successfully or not), else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_work_is_completed(int *out, ctorch_work work);
+/** Frees the handle; a pending operation continues in the background (its tensors are kept alive). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_work_free(ctorch_work work);
+
+/*
+ * Data-parallel helpers. Buckets: tensors are taken in order and packed into one flat
+ * buffer while they share dtype and device and the buffer stays <= bucket_bytes (a tensor
+ * larger than bucket_bytes gets a bucket of its own); bucket_bytes 0 means 25 MiB (DDP's
+ * default). One collective is issued per bucket, all before waiting for any.
+ */
+
+/** In place: each tensor = its average over the group (SUM then divide); floating-point only. */
+CTORCH_API ctorch_status ctorch_dist_average_tensors(ctorch_process_group pg, const ctorch_tensor *tensors, size_t n,
+                                                     size_t bucket_bytes);
+/**
+ * Averages the .grad of each parameter over the group (call after backward, before the
+ * optimizer step). A parameter without a gradient gets a zero one first, so every rank
+ * issues the same collectives. params are borrowed.
+ */
+CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, const ctorch_tensor *params, size_t n,
+                                                       size_t bucket_bytes);
+/** Copies root's parameter values to every rank (bucketed broadcasts, no autograd recording). */
+CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
+                                                          size_t n, int root);
 /* @@END distributed@@ */
 
 #ifdef __cplusplus
