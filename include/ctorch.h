@@ -340,7 +340,6 @@ CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t 
 /** Frees a generator. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_generator_free(ctorch_generator g);
 
-/* @@SECTION autograd@@ */
 /* ------------------------------------------------------------------ */
 /* Autograd                                                            */
 /*                                                                     */
@@ -480,9 +479,7 @@ CTORCH_API ctorch_status ctorch_autograd_ctx_mark_non_differentiable(ctorch_auto
                                                                      const ctorch_tensor *outputs, size_t n);
 /** Sets the message reported when the current callback returns a failure status (copied). */
 CTORCH_API ctorch_status ctorch_autograd_ctx_set_error(ctorch_autograd_ctx ctx, const char *message);
-/* @@END autograd@@ */
 
-/* @@SECTION optim@@ */
 /* ------------------------------------------------------------------ */
 /* Optimizers, learning-rate schedules, parameter initialisation       */
 /*                                                                     */
@@ -628,9 +625,7 @@ CTORCH_API ctorch_status ctorch_init_kaiming_uniform_(ctorch_tensor t, double a,
 /** He normal: N(0, std^2), std = gain(nonlinearity, a) / sqrt(fan(mode)). */
 CTORCH_API ctorch_status ctorch_init_kaiming_normal_(ctorch_tensor t, double a, ctorch_fan_mode mode,
                                                      ctorch_nonlinearity nonlinearity);
-/* @@END optim@@ */
 
-/* @@SECTION data@@ */
 /* ------------------------------------------------------------------ */
 /* Data: IDX files (MNIST-style) and a batch iterator                  */
 /* ------------------------------------------------------------------ */
@@ -693,9 +688,7 @@ CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_dat
 CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loader loader);
 /** Frees the loader and its references. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader);
-/* @@END data@@ */
 
-/* @@SECTION interop@@ */
 /* ------------------------------------------------------------------ */
 /* Interop: DLPack, checkpoints (torch.save format), TorchScript       */
 /* ------------------------------------------------------------------ */
@@ -903,9 +896,7 @@ CTORCH_API ctorch_status ctorch_module_named_buffers(ctorch_tensor_dict *out, ct
 CTORCH_API ctorch_status ctorch_module_parameter(ctorch_tensor *out, ctorch_module m, const char *name);
 /** New handle to the buffer with this dotted name (INDEX if none). Shares storage with the module. */
 CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module m, const char *name);
-/* @@END interop@@ */
 
-/* @@SECTION distributed@@ */
 /* ------------------------------------------------------------------ */
 /* Distributed: torch.distributed (c10d) stores, process groups,       */
 /* collectives and data-parallel helpers. See docs/distributed.md.     */
@@ -1104,7 +1095,6 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 /** Copies root's parameter values to every rank (bucketed broadcasts, no autograd recording). */
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root);
-/* @@END distributed@@ */
 
 #ifdef __cplusplus
 } /* extern "C" */
