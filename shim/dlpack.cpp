@@ -77,19 +77,24 @@ c10::Device device_of(const DLDevice &d) {
 }
 
 // Everything that can be wrong with a DLTensor, checked before any use.
-// Returns the byte extent of the viewed memory (0 for no elements).
+// Returns the byte extent of the viewed memory (0 for no elements). Every
+// count libtorch will hold as int64 (sizes, numel, contiguous strides,
+// storage bytes) must fit in int64: libtorch multiplies them unchecked.
 size_t validate(const DLTensor &t, c10::ScalarType st) {
   if (t.ndim < 0) ctorch::fail_arg("src", "dl_tensor.ndim is " + std::to_string(t.ndim) + " (negative)");
   if (t.ndim > 0 && !t.shape) ctorch::fail_arg("src", "dl_tensor.shape is NULL but ndim is " + std::to_string(t.ndim));
-  uint64_t numel = 1, span = 1;  // span: 1 + the largest element offset
+  const uint64_t kMax = static_cast<uint64_t>(INT64_MAX);
+  uint64_t numel = 1, dense = 1, span = 1;  // dense: product of max(size, 1); span: 1 + the largest element offset
   bool empty = false;
   for (int i = 0; i < t.ndim; ++i) {
     int64_t n = t.shape[i];
     if (n < 0) ctorch::fail_arg("src", "dl_tensor.shape[" + std::to_string(i) + "] is " + std::to_string(n) + " (negative)");
     if (n == 0) empty = true;
-    if (n && numel > UINT64_MAX / static_cast<uint64_t>(n)) ctorch::fail_arg("src", "number of elements overflows");
-    numel *= static_cast<uint64_t>(n);
+    uint64_t m = n ? static_cast<uint64_t>(n) : 1;
+    if (dense > kMax / m) ctorch::fail_arg("src", "number of elements overflows int64");
+    dense *= m;
   }
+  numel = empty ? 0 : dense;
   if (t.strides) {
     for (int i = 0; i < t.ndim; ++i) {
       int64_t s = t.strides[i];
@@ -98,8 +103,10 @@ size_t validate(const DLTensor &t, c10::ScalarType st) {
                                     " (negative strides are not supported by libtorch)");
       if (!empty && t.shape[i] > 1) {
         uint64_t step = static_cast<uint64_t>(t.shape[i] - 1);
-        if (s && step > (UINT64_MAX / 2) / static_cast<uint64_t>(s)) ctorch::fail_arg("src", "strides overflow");
-        span += step * static_cast<uint64_t>(s);
+        if (s && step > kMax / static_cast<uint64_t>(s)) ctorch::fail_arg("src", "strides overflow");
+        uint64_t add = step * static_cast<uint64_t>(s);
+        if (add > kMax - span) ctorch::fail_arg("src", "strides overflow");
+        span += add;
       }
     }
   } else {
@@ -107,7 +114,7 @@ size_t validate(const DLTensor &t, c10::ScalarType st) {
   }
   if (empty) return 0;
   size_t item = c10::elementSize(st);
-  if (span > SIZE_MAX / item) ctorch::fail_arg("src", "byte size overflows");
+  if (span > kMax / item) ctorch::fail_arg("src", "byte size overflows");
   if (!t.data) ctorch::fail_arg("src", "dl_tensor.data is NULL but the tensor has " + std::to_string(numel) + " elements");
   return static_cast<size_t>(span * item);
 }
@@ -146,6 +153,12 @@ at::Tensor import_tensor(M *src) {
   }
   char *data = static_cast<char *>(t.data);
   if (data) data += t.byte_offset;
+  // libtorch's kernels load elements with aligned (vector) instructions: a
+  // complex128 view at an odd address crashed a copy. Elements must sit at
+  // multiples of their size (what every real producer gives).
+  if (data && nbytes && reinterpret_cast<uintptr_t>(data) % c10::elementSize(st))
+    ctorch::fail_arg("src", "data + byte_offset is not aligned to the element size (" +
+                                std::to_string(c10::elementSize(st)) + " bytes)");
 
   auto holder = std::make_unique<Holder<M>>();
   holder->src = src;

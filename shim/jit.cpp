@@ -379,6 +379,13 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
   ctorch::require_readable_file(path);
   torch::jit::Module m;
   try {
+    // Zip archives only (what torch.jit.save writes), checked before
+    // libtorch's reader sees them: see check_torch_archive.
+    ctorch::check_torch_archive(path);
+  } catch (const ctorch::StatusError &e) {
+    ctorch::fail(e.status(), std::string("'") + path + "' is not a loadable TorchScript module: " + e.what());
+  }
+  try {
     m = torch::jit::load(std::string(path), dev);
   } catch (const c10::Error &e) {
     ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' is not a loadable TorchScript module: " + e.what_without_backtrace());

@@ -30,6 +30,15 @@ Checkpoint read_checkpoint(const char *path);
 // Throws StatusError(IO) unless path names a regular file we can open.
 void require_readable_file(const char *path);
 
+// Throws StatusError(VALUE) unless path holds a zip archive that
+// libtorch's PyTorchStreamReader will open without throwing from its
+// constructor: that constructor leaks miniz's reader state (about 1 KiB per
+// attempt) when it throws after opening the zip (no files, first entry not
+// in a folder, missing/corrupt/unparsable/unsupported 'version' record), so
+// every such case is checked here first, reading only the zip directory and
+// the version record.
+void check_torch_archive(const char *path);
+
 // Writes bytes to path atomically (temp file in the same directory, fsync,
 // rename). Throws StatusError(IO) and leaves any previous file untouched.
 void atomic_write(const char *path, const char *data, size_t size);
