@@ -75,9 +75,21 @@ struct Interp {
   }
 
   int idx() { return in.u8() % kSlots; }
-  ctorch_tensor get() { return slot[idx()]; }
+  bool trace = std::getenv("CTORCH_FUZZ_TRACE") != nullptr;  // debugging reproducers
+  // The sub-operation an op family runs (traced when CTORCH_FUZZ_TRACE is set).
+  unsigned choice(const char *family, unsigned n) {
+    unsigned c = in.u8() % n;
+    if (trace) std::fprintf(stderr, "  %s case %u\n", family, c);
+    return c;
+  }
+  ctorch_tensor get() {
+    int i = idx();
+    if (trace) std::fprintf(stderr, "    get s%d\n", i);
+    return slot[i];
+  }
   void put(ctorch_tensor t) {
     int i = idx();
+    if (trace) std::fprintf(stderr, "    put s%d%s\n", i, t ? "" : " (free)");
     ctorch_tensor_free(slot[i]);
     slot[i] = t;
   }
@@ -118,7 +130,7 @@ struct Interp {
   void create() {
     IntList shape = ilist(true);
     int dt = dtype_any();
-    uint8_t how = in.u8() % 8;
+    unsigned how = choice(__func__, 8);
     ctorch_tensor r = nullptr;
     ctorch_status st;
     ctorch_dtype d = (ctorch_dtype)dt;
@@ -272,7 +284,7 @@ struct Interp {
     ctorch_tensor a = get(), b = get(), c = get(), r = nullptr;
     if (!small_enough(a) || !small_enough(b) || !small_enough(c)) return;
     ctorch_status st;
-    switch (in.u8() % 20) {
+    switch (choice(__func__, 20)) {
       case 0: st = FZ(ctorch_add_Tensor(&r, a, b, sarg())); break;
       case 1: st = FZ(ctorch_mul_Tensor(&r, a, b)); break;
       case 2: st = FZ(ctorch_div_Tensor(&r, a, b)); break;
@@ -306,7 +318,7 @@ struct Interp {
     if (!small_enough(a)) return;
     ctorch_status st;
     IntList l = ilist(true), l2 = ilist(false);
-    switch (in.u8() % 18) {
+    switch (choice(__func__, 18)) {
       case 0: st = FZ(ctorch_reshape(&r, a, l.ptr(), l.n)); break;
       case 1: st = FZ(ctorch_view(&r, a, l.ptr(), l.n)); break;
       case 2: st = FZ(ctorch_transpose_int(&r, a, iarg(), iarg())); break;
@@ -345,7 +357,7 @@ struct Interp {
     ctorch_dtype d = (ctorch_dtype)dtype_any();
     const ctorch_dtype *dp = in.u8() % 4 == 0 ? &d : nullptr;
     int64_t dim = iarg();
-    switch (in.u8() % 16) {
+    switch (choice(__func__, 16)) {
       case 0: st = FZ(ctorch_sum_dim_IntList(&r, a, l.ptr(), l.n, in.u8() & 1, dp)); break;
       case 1: st = FZ(ctorch_mean_dim(&r, a, l.ptr(), l.n, in.u8() & 1, dp)); break;
       case 2: st = FZ(ctorch_softmax_int(&r, a, dim, dp)); break;
@@ -382,7 +394,7 @@ struct Interp {
   void inplace() {
     ctorch_tensor a = get(), b = get();
     if (!small_enough(a) || !small_enough(b)) return;
-    switch (in.u8() % 12) {
+    switch (choice(__func__, 12)) {
       case 0: FZ(ctorch_add__Tensor(a, b, sarg())); break;
       case 1: FZ(ctorch_mul__Tensor(a, b)); break;
       case 2: FZ(ctorch_relu_(a)); break;
@@ -415,7 +427,7 @@ struct Interp {
     if (!small_enough(a) || !small_enough(w) || !small_enough(b)) return;
     ctorch_status st;
     IntList s = ilist(true), p = ilist(true), dl = ilist(true);
-    switch (in.u8() % 12) {
+    switch (choice(__func__, 12)) {
       case 0: st = FZ(ctorch_conv2d(&r, a, w, b, s.ptr(), s.n, p.ptr(), p.n, dl.ptr(), dl.n, iarg())); break;
       case 1: st = FZ(ctorch_linear(&r, a, w, b)); break;
       case 2: st = FZ(ctorch_mse_loss(&r, a, w, iarg())); break;
@@ -437,7 +449,7 @@ struct Interp {
     ctorch_tensor_list lst = nullptr;
     if (!small_enough(a)) return;
     ctorch_status st;
-    switch (in.u8() % 6) {
+    switch (choice(__func__, 6)) {
       case 0: st = FZ(ctorch_split_Tensor(&lst, a, iarg(), iarg())); break;
       case 1: st = FZ(ctorch_chunk(&lst, a, iarg(), iarg())); break;
       case 2: st = FZ(ctorch_unbind_int(&lst, a, iarg())); break;
@@ -580,7 +592,7 @@ struct Interp {
     ctorch_dtype d = CTORCH_FLOAT32;
     ctorch_tensor r = nullptr;
     ctorch_status st;
-    switch (in.u8() % 4) {
+    switch (choice(__func__, 4)) {
       case 0:
         st = FZ(ctorch_empty_memory_format(&r, sizes, 2, &d, nullptr, nullptr, nullptr, nullptr));
         if (st != CTORCH_OK && st != CTORCH_OUT_OF_MEMORY) fz::violation("2^50 floats: not OUT_OF_MEMORY", "empty", st);
@@ -614,7 +626,7 @@ struct Interp {
     if (FZ(ctorch_tensor_clone(&x, a)) != CTORCH_OK) return;
     ctorch_status st = FZ(ctorch_requires_grad_(x, 1));  // fails for integer dtypes
     if (st == CTORCH_OK) {
-      switch (in.u8() % 3) {
+      switch (choice(__func__, 3)) {
         case 0: st = FZ(ctorch_mul_Tensor(&y, x, x)); break;
         case 1: st = FZ(ctorch_tanh(&y, x)); break;
         default: st = FZ(ctorch_matmul(&y, x, get())); break;
@@ -638,7 +650,26 @@ struct Interp {
 
   void run() {
     for (int step = 0; step < kMaxSteps && !in.empty(); ++step) {
-      switch (in.u8() % 16) {
+      unsigned op = in.u8() % 16;
+      if (trace) {
+        std::fprintf(stderr, "step %d op %u (%zu bytes left)", step, op, in.n);
+        for (int i = 0; i < kSlots; ++i) {
+          int64_t d = -1;
+          ctorch_layout lay = CTORCH_LAYOUT_STRIDED;
+          ctorch_device dev = {-1, -1};
+          ctorch_dtype dt = (ctorch_dtype)0;
+          if (slot[i]) {
+            ctorch_tensor_dim(&d, slot[i]);
+            ctorch_tensor_layout(&lay, slot[i]);
+            ctorch_tensor_device(&dev, slot[i]);
+            ctorch_tensor_dtype(&dt, slot[i]);
+          }
+          std::fprintf(stderr, " s%d:%s%lld/%lld", i, slot[i] ? "" : "-", (long long)numel(slot[i]), (long long)d);
+          if (slot[i]) std::fprintf(stderr, "[L%d D%d T%d]", (int)lay, (int)dev.type, (int)dt);
+        }
+        std::fprintf(stderr, "\n");
+      }
+      switch (op) {
         case 0:
         case 1: create(); break;
         case 2: put(nullptr); break;  // free

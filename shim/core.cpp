@@ -208,6 +208,15 @@ CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data,
                          : at::from_blob(data, sz, deleter, opts);
   owner->armed = true;
   guard.release();
+  // libtorch 1.13's resize_ changes the sizes before it fails on a storage
+  // that is not resizable, leaving a tensor larger than its memory (the next
+  // write overruns the caller's buffer). A resizable CPU storage reallocates
+  // instead (the caller's memory is then released, as for any last reference).
+  if (dev.is_cpu()) {
+    c10::StorageImpl *si = t.storage().unsafeGetStorageImpl();
+    si->set_allocator(c10::GetCPUAllocator());
+    si->set_resizable(true);
+  }
   *out = ctorch::give(std::move(t));
   CTORCH_CATCH
 }
@@ -223,7 +232,8 @@ CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctor
   if (!dst && need) ctorch::fail_arg("dst", "is NULL");
   if (!need) return CTORCH_OK;
   at::Tensor c = x.device().is_cpu() ? x : x.to(at::kCPU);
-  c = c.contiguous();
+  // Conjugate/negative views hold unresolved data: copy the values they show.
+  c = c.resolve_conj().resolve_neg().contiguous();
   std::memcpy(dst, c.data_ptr(), need);
   CTORCH_CATCH
 }

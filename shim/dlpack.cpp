@@ -13,6 +13,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/ops/empty.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/Storage.h>
 
 #include <algorithm>
@@ -164,8 +165,11 @@ at::Tensor import_tensor(M *src) {
   holder->src = src;
   c10::DataPtr ptr(data, holder.get(), &Holder<M>::release, dev);
   Holder<M> *h = holder.release();  // now owned by ptr
-  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(ptr), /*allocator=*/nullptr,
-                       /*resizable=*/false);
+  // Resizable on the CPU: libtorch 1.13's resize_ changes the sizes before
+  // failing on a fixed storage, leaving a tensor larger than its memory. A
+  // resize reallocates instead (and the producer's memory is released then).
+  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(ptr),
+                       dev.is_cpu() ? c10::GetCPUAllocator() : nullptr, /*resizable=*/dev.is_cpu());
   at::Tensor out = at::empty({0}, at::TensorOptions().dtype(st).device(dev));
   out.set_(storage, 0, sizes, strides);
   h->armed.store(true, std::memory_order_release);

@@ -11,6 +11,7 @@
 #include "serialize_internal.h"
 
 #include <ATen/ops/empty.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/Storage.h>
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/versions.h>
@@ -395,7 +396,10 @@ class Unpickler {
       std::tie(data, got) = zip_.getRecord(rec);
       if (got < nbytes) corrupt("record '" + rec + "' holds " + std::to_string(got) + " bytes, expected " + std::to_string(nbytes));
     }
-    v->storage = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), nullptr, false);
+    // Resizable, as torch.load's are: libtorch 1.13's resize_ changes the
+    // sizes before failing on a fixed storage, leaving a tensor larger than
+    // its memory (an empty loaded tensor resized then filled wrote to NULL).
+    v->storage = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), c10::GetCPUAllocator(), true);
     storages_.emplace(key, v->storage);
     return v;
   }
@@ -563,16 +567,21 @@ class ZipProbe {
     const unsigned char *e = &buf[static_cast<size_t>(eocd)];
     uint64_t count = le(e + 10, 2), cd_size = le(e + 12, 4), cd_off = le(e + 16, 4);
     uint64_t eocd_pos = size_ - tail + static_cast<uint64_t>(eocd);
-    if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_off == 0xFFFFFFFF) {  // zip64
+    // Like miniz: a zip64 locator right before the record, pointing at a
+    // zip64 end record, wins over the 32-bit fields (whatever they say).
+    if (eocd_pos >= 20) {
       unsigned char loc[20], z[56];
-      if (eocd_pos < 20) bad("truncated zip64 locator");
       read_at(eocd_pos - 20, loc, 20);
-      if (le(loc, 4) != 0x07064b50) bad("missing zip64 locator");
-      read_at(le(loc + 8, 8), z, 56);
-      if (le(z, 4) != 0x06064b50) bad("bad zip64 end-of-directory record");
-      count = le(z + 32, 8);
-      cd_size = le(z + 40, 8);
-      cd_off = le(z + 48, 8);
+      uint64_t z_off = le(loc + 8, 8);
+      if (le(loc, 4) == 0x07064b50 && z_off <= size_ && size_ - z_off >= 56) {
+        read_at(z_off, z, 56);
+        if (le(z, 4) == 0x06064b50) {
+          if (le(z + 24, 8) != le(z + 32, 8)) bad("zip64 entry counts disagree");
+          count = le(z + 32, 8);
+          cd_size = le(z + 40, 8);
+          cd_off = le(z + 48, 8);
+        }
+      }
     }
     if (count == 0) bad("the archive holds no files");
     if (cd_size > size_ || cd_off > size_ - cd_size) bad("the zip directory lies beyond the end of the file");

@@ -4,6 +4,7 @@
  * replayed separately (harden_replay_*). */
 #include <dlpack/dlpack.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "check_main.h"
 
@@ -160,6 +161,128 @@ START_TEST(misaligned_zero_copy_data_is_rejected) {
 }
 END_TEST
 
+static void in_tmp(char *buf, size_t n, const char *name) {
+  snprintf(buf, n, "/tmp/ctorch-harden-%d-%s", (int)getpid(), name);
+}
+
+/* Defect (fuzz_interp): ctorch_save wrote a sparse tensor as a dense one over
+ * its empty storage, a file ctorch_load (and torch.load) cannot read; and it
+ * dropped the conjugate/negative view bits, saving unconjugated values.
+ * ctorch_tensor_copy_to copied the unresolved data of such views too. */
+START_TEST(save_and_copy_resolve_views_and_refuse_sparse) {
+  const float v[4] = {1, 2, 3, 4};
+  const int64_t two[1] = {2};
+  ctorch_tensor t = NULL, c = NULL, l = NULL, s = NULL;
+  float out[4];
+  char path[256];
+  const ctorch_layout coo = CTORCH_LAYOUT_SPARSE_COO;
+  in_tmp(path, sizeof path, "views.pt");
+  CT_OK(ctorch_tensor_from_data(&t, v, sizeof v, two, 1, CTORCH_COMPLEX64));
+  CT_OK(ctorch_conj(&c, t));
+  CT_OK(ctorch_tensor_copy_to(out, sizeof out, c));
+  ck_assert(out[0] == 1 && out[1] == -2 && out[2] == 3 && out[3] == -4);
+  CT_OK(ctorch_save(path, c));
+  CT_OK(ctorch_load(&l, path));
+  memset(out, 0, sizeof out);
+  CT_OK(ctorch_tensor_copy_to(out, sizeof out, l));
+  ck_assert(out[0] == 1 && out[1] == -2 && out[2] == 3 && out[3] == -4);
+  ctorch_tensor_free(l);
+  ctorch_tensor_free(c);
+  CT_OK(ctorch__neg_view(&c, t));
+  {
+    const char *names[1] = {"n"};
+    ctorch_tensor_dict d = NULL;
+    CT_OK(ctorch_save_dict(path, names, &c, 1));
+    CT_OK(ctorch_load_dict(&d, path));
+    CT_OK(ctorch_tensor_dict_get(&l, d, 0));
+    ctorch_tensor_dict_free(d);
+  }
+  CT_OK(ctorch_tensor_copy_to(out, sizeof out, l));
+  ck_assert(out[0] == -1 && out[1] == -2 && out[2] == -3 && out[3] == -4);
+  ctorch_tensor_free(l);
+  ctorch_tensor_free(c);
+  {
+    const int64_t sz[3] = {1, 5, 5};
+    const ctorch_dtype i32 = CTORCH_INT32;
+    CT_OK(ctorch_zeros(&s, sz, 3, &i32, &coo, NULL, NULL));
+    CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_save(path, s));
+    CT_ERROR_HAS("dense");
+  }
+  ctorch_tensor_free(s);
+  ctorch_tensor_free(t);
+  unlink(path);
+}
+END_TEST
+
+/* Defect (fuzz_interp): libtorch 1.13's resize_ sets the new sizes before it
+ * fails on a storage that is not resizable, leaving a tensor larger than its
+ * memory; the next write went past the caller's buffer (from_blob, DLPack)
+ * or to NULL (an empty tensor from ctorch_load). ctorch's zero-copy and
+ * loaded storages are now resizable on the CPU: resize_ reallocates. */
+START_TEST(resize_of_zero_copy_and_loaded_tensors_reallocates) {
+  static float buf[4] = {1, 2, 3, 4};
+  const int64_t four[1] = {4}, big[1] = {1 << 16}, empty[3] = {0, 2, 3}, sz[3] = {1, 5, 5};
+  const ctorch_dtype i32 = CTORCH_INT32;
+  ctorch_tensor t = NULL, e = NULL, l = NULL, s = NULL;
+  int64_t n = 0;
+  double v = 0;
+  char path[256];
+  g_released = 0;
+  CT_OK(ctorch_tensor_from_blob(&t, buf, four, NULL, 1, CTORCH_FLOAT32, ctorch_device_cpu(), count_release, NULL));
+  CT_OK(ctorch_resize_(t, big, 1, NULL));
+  CT_OK(ctorch_tensor_numel(&n, t));
+  ck_assert_int_eq(n, 1 << 16);
+  ck_assert_int_eq(g_released, 1); /* the caller's memory was let go when the storage moved */
+  CT_OK(ctorch_fill__Scalar(t, ctorch_scalar_float(0.5)));
+  CT_OK(ctorch_sum(&s, t, NULL));
+  CT_OK(ctorch_tensor_item_double(&v, s));
+  ck_assert(v == 0.5 * (1 << 16));
+  ck_assert(buf[0] == 1 && buf[3] == 4); /* not written through */
+  ctorch_tensor_free(s);
+  ctorch_tensor_free(t);
+  ck_assert_int_eq(g_released, 1);
+
+  in_tmp(path, sizeof path, "empty.pt");
+  CT_OK(ctorch_zeros(&e, empty, 3, &i32, NULL, NULL, NULL));
+  CT_OK(ctorch_save(path, e));
+  CT_OK(ctorch_load(&l, path));
+  CT_OK(ctorch_resize_(l, sz, 3, NULL));
+  CT_OK(ctorch_fill__Scalar(l, ctorch_scalar_int(7)));
+  CT_OK(ctorch_save(path, l));
+  ctorch_tensor_free(l);
+  CT_OK(ctorch_load(&l, path)); /* what it saved, it loads */
+  CT_OK(ctorch_sum(&s, l, NULL));
+  CT_OK(ctorch_tensor_item_double(&v, s));
+  ck_assert(v == 7 * 25);
+  ctorch_tensor_free(s);
+  ctorch_tensor_free(l);
+  ctorch_tensor_free(e);
+  unlink(path);
+
+  {
+    static double storage[8];
+    int64_t shape[1] = {8};
+    DLManagedTensor m;
+    memset(&m, 0, sizeof m);
+    m.dl_tensor.data = storage;
+    m.dl_tensor.ndim = 1;
+    m.dl_tensor.shape = shape;
+    m.dl_tensor.device.device_type = kDLCPU;
+    m.dl_tensor.dtype.code = kDLFloat;
+    m.dl_tensor.dtype.bits = 64;
+    m.dl_tensor.dtype.lanes = 1;
+    m.deleter = count_delete;
+    g_deleted = 0;
+    CT_OK(ctorch_from_dlpack(&t, &m));
+    CT_OK(ctorch_resize_(t, big, 1, NULL));
+    CT_OK(ctorch_fill__Scalar(t, ctorch_scalar_float(1.0)));
+    ck_assert_int_eq(g_deleted, 1);
+    ctorch_tensor_free(t);
+    ck_assert_int_eq(g_deleted, 1);
+  }
+}
+END_TEST
+
 /* The 2^50-element request of the issue: OUT_OF_MEMORY, and the process
  * goes on allocating normally afterwards. */
 START_TEST(absurd_allocation_is_out_of_memory) {
@@ -182,6 +305,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, element_counts_beyond_int64_are_rejected);
   tcase_add_test(tc, dlpack_shapes_that_overflow_are_rejected);
   tcase_add_test(tc, misaligned_zero_copy_data_is_rejected);
+  tcase_add_test(tc, save_and_copy_resolve_views_and_refuse_sparse);
+  tcase_add_test(tc, resize_of_zero_copy_and_loaded_tensors_reallocates);
   tcase_add_test(tc, absurd_allocation_is_out_of_memory);
   suite_add_tcase(s, tc);
   return s;
