@@ -28,6 +28,7 @@ double bench_c_mul(void *a, void *b, long iters);
 double bench_c_relu(void *a, void *b, long iters);
 double bench_c_transpose(void *a, void *b, long iters);
 double bench_c_matmul(void *a, void *b, long iters);
+double bench_c_dlpack(void *a, void *b, long iters);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 // the libtorch C++ API, in one binary, interleaved round by round so drift
 // (frequency, the other core's load) hits both sides alike.
 // Output: one JSON object on stdout with median/min/max ns per op.
+#include <ATen/DLConvertor.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/matmul.h>
@@ -38,6 +39,7 @@ CPP_LOOP(cpp_mul, at::mul(a, b))
 CPP_LOOP(cpp_relu, at::relu(a))
 CPP_LOOP(cpp_transpose, at::transpose(a, 0, 1))
 CPP_LOOP(cpp_matmul, at::matmul(a, b))
+CPP_LOOP(cpp_dlpack, at::fromDLPack(at::toDLPack(a)))
 
 struct Stats {
   double median, min, max;
@@ -69,7 +71,8 @@ int main(int argc, char **argv) {
   at::Tensor a = at::ones({1}), b = at::ones({1});
   at::Tensor a2 = at::ones({1, 1});
   at::Tensor ma = at::ones({1024, 1024}), mb = at::ones({1024, 1024});
-  ctorch_tensor ha = handle_of(a), hb = handle_of(b), ha2 = handle_of(a2), hma = handle_of(ma), hmb = handle_of(mb);
+  at::Tensor big = at::ones({64 * 1024 * 1024});  // 256 MiB of float32
+  ctorch_tensor ha = handle_of(a), hb = handle_of(b), ha2 = handle_of(a2), hma = handle_of(ma), hmb = handle_of(mb), hbig = handle_of(big);
 
   struct Case {
     const char *name;
@@ -85,6 +88,8 @@ int main(int argc, char **argv) {
       {"relu", bench_c_relu, ha, nullptr, iters, cpp_relu, &a, nullptr},
       {"transpose", bench_c_transpose, ha2, nullptr, iters, cpp_transpose, &a2, nullptr},
       {"matmul1024", bench_c_matmul, hma, hmb, mm_iters, cpp_matmul, &ma, &mb},
+      {"dlpack_small", bench_c_dlpack, ha, nullptr, iters, cpp_dlpack, &a, nullptr},
+      {"dlpack_large", bench_c_dlpack, hbig, nullptr, iters, cpp_dlpack, &big, nullptr},
   };
 
   std::vector<std::vector<double>> c_ns(cases.size()), cpp_ns(cases.size());
@@ -111,6 +116,6 @@ int main(int argc, char **argv) {
     emit(("op_" + n + "_cpp").c_str(), stats(cpp_ns[k]), k + 1 == cases.size());
   }
   std::printf("}\n");
-  for (ctorch_tensor h : {ha, hb, ha2, hma, hmb}) ctorch_tensor_free(h);
+  for (ctorch_tensor h : {ha, hb, ha2, hma, hmb, hbig}) ctorch_tensor_free(h);
   return 0;
 }

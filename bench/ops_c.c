@@ -65,3 +65,18 @@ double bench_c_matmul(void *a, void *b, long iters) {
   }
   return (bench_now() - t0) * 1e9 / (double)iters;
 }
+
+/* One DLPack exchange through ctorch: export, import, drop. */
+double bench_c_dlpack(void *a, void *b, long iters) {
+  struct DLManagedTensor *m;
+  ctorch_tensor r;
+  long i;
+  double t0 = bench_now();
+  (void)b;
+  for (i = 0; i < iters; ++i) {
+    CHECKED(ctorch_to_dlpack(&m, (ctorch_tensor)a));
+    CHECKED(ctorch_from_dlpack(&r, m));
+    ctorch_tensor_free(r);
+  }
+  return (bench_now() - t0) * 1e9 / (double)iters;
+}

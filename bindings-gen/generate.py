@@ -12,6 +12,8 @@ import os
 import re
 import sys
 
+# Keep the source tree clean (it may be read-only): no __pycache__ there.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ctorch_gen import emit_cpp, emit_header, emit_json, emit_null_test  # noqa: E402

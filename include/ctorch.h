@@ -341,12 +341,358 @@ CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t 
 CTORCH_API void ctorch_generator_free(ctorch_generator g);
 
 /* @@SECTION autograd@@ */
+/* ------------------------------------------------------------------ */
+/* Autograd                                                            */
+/*                                                                     */
+/* Gradients are recorded on tensors that require grad, as in PyTorch. */
+/* A graph keeps its own references to the tensors it needs, so inputs */
+/* may be freed by the caller while a graph still uses them.           */
+/* ------------------------------------------------------------------ */
+
+/** Sets whether autograd records operations on t (t must be a leaf to turn it on; floating/complex dtype). t is borrowed. */
+CTORCH_API ctorch_status ctorch_tensor_set_requires_grad(ctorch_tensor t, int requires_grad);
+/** 1 if t is a leaf of the graph (created by the user, not by a recorded op). */
+CTORCH_API ctorch_status ctorch_tensor_is_leaf(int *out, ctorch_tensor t);
+/** Makes a non-leaf t keep its .grad after backward (like Tensor.retain_grad()). */
+CTORCH_API ctorch_status ctorch_tensor_retain_grad(ctorch_tensor t);
+/** 1 if t keeps its .grad (a leaf that requires grad, or retain_grad was called). */
+CTORCH_API ctorch_status ctorch_tensor_retains_grad(int *out, ctorch_tensor t);
+/** NEW handle to t's accumulated gradient, or *out = NULL (and CTORCH_OK) when t has none. */
+CTORCH_API ctorch_status ctorch_tensor_grad(ctorch_tensor *out, ctorch_tensor t);
+/** Replaces t's .grad with grad (borrowed; t keeps its own reference). grad NULL clears it. Shape/dtype must match t. */
+CTORCH_API ctorch_status ctorch_tensor_set_grad(ctorch_tensor t, ctorch_tensor grad);
+/** Clears t's .grad: drops it if set_to_none, else zeroes it in place (no-op when there is none). */
+CTORCH_API ctorch_status ctorch_tensor_zero_grad(ctorch_tensor t, int set_to_none);
+/** NEW tensor sharing t's data, cut from the graph (requires_grad 0), like Tensor.detach(). */
+CTORCH_API ctorch_status ctorch_tensor_detach(ctorch_tensor *out, ctorch_tensor t);
+/** Borrowed static name of the node that produced t (e.g. "MulBackward0"), or "" for a leaf / no graph. */
+CTORCH_API ctorch_status ctorch_tensor_grad_fn_name(const char **out, ctorch_tensor t);
+
+/**
+ * Like Tensor.backward(): accumulates d(t)/d(leaf) into the .grad of the
+ * leaves (or only of `inputs`, when n_inputs > 0). `gradient` (borrowed, may
+ * be NULL only when t has one element) is the gradient of the final result
+ * with respect to t. retain_graph keeps the graph for another backward;
+ * create_graph records the backward pass itself so its gradients can be
+ * differentiated again (higher order); PyTorch defaults retain_graph to
+ * create_graph, so pass both set for its behaviour. All handles are borrowed.
+ */
+CTORCH_API ctorch_status ctorch_tensor_backward(ctorch_tensor t, ctorch_tensor gradient, int retain_graph,
+                                                int create_graph, const ctorch_tensor *inputs, size_t n_inputs);
+
+/**
+ * Like torch.autograd.grad(): *out is a NEW list of n_inputs gradients of
+ * sum(outputs[i] * grad_outputs[i]) with respect to inputs[j]; .grad fields
+ * are not touched. grad_outputs may be NULL (n_grad_outputs 0) when every
+ * output has one element; otherwise n_grad_outputs == n_outputs and a NULL
+ * entry means "ones" for a one-element output. With allow_unused, an input
+ * not reached by the graph gets a NULL entry in the list (else an error).
+ * create_graph makes the results differentiable (higher-order gradients).
+ */
+CTORCH_API ctorch_status ctorch_autograd_grad(ctorch_tensor_list *out, const ctorch_tensor *outputs, size_t n_outputs,
+                                              const ctorch_tensor *inputs, size_t n_inputs,
+                                              const ctorch_tensor *grad_outputs, size_t n_grad_outputs,
+                                              int retain_graph, int create_graph, int allow_unused);
+
+/* ---- grad-mode scopes -------------------------------------------- */
+
+/** Kind of scope opened by ctorch_autograd_scope_enter. */
+typedef enum ctorch_autograd_scope_kind {
+  CTORCH_SCOPE_NO_GRAD = 0,       /**< like `with torch.no_grad()` */
+  CTORCH_SCOPE_ENABLE_GRAD = 1,   /**< like `with torch.enable_grad()` */
+  CTORCH_SCOPE_INFERENCE_MODE = 2 /**< like `with torch.inference_mode()`: no grad, no version counters */
+} ctorch_autograd_scope_kind;
+
+/** An open grad-mode scope (see ctorch_autograd_scope_enter). */
+typedef struct ctorch_autograd_scope_s *ctorch_autograd_scope;
+
+/**
+ * Opens a scope on the CALLING THREAD (grad mode is thread-local, as in
+ * PyTorch) and returns a NEW scope handle. Scopes nest; each must be closed
+ * with ctorch_autograd_scope_leave on the same thread, innermost first.
+ */
+CTORCH_API ctorch_status ctorch_autograd_scope_enter(ctorch_autograd_scope *out, ctorch_autograd_scope_kind kind);
+/**
+ * Closes the scope, restoring exactly the modes in force when it was opened,
+ * and frees the handle. Leaving from another thread, or a scope that is not
+ * the innermost open one of this thread, fails with CTORCH_RUNTIME and
+ * changes nothing (the handle stays valid). NULL fails with INVALID_ARGUMENT.
+ * A thread that ends with scopes open leaks their handles.
+ */
+CTORCH_API ctorch_status ctorch_autograd_scope_leave(ctorch_autograd_scope scope);
+/** 1 if gradients are being recorded on this thread. */
+CTORCH_API ctorch_status ctorch_autograd_is_grad_enabled(int *out);
+/** 1 if this thread is in inference mode. */
+CTORCH_API ctorch_status ctorch_autograd_is_inference_mode(int *out);
+/** 1 if t was created in inference mode (an "inference tensor"). */
+CTORCH_API ctorch_status ctorch_tensor_is_inference(int *out, ctorch_tensor t);
+
+/* ---- custom functions written in C ------------------------------- */
+
+/** The context of one application of a custom function; BORROWED, valid only during the callback it is passed to. */
+typedef struct ctorch_autograd_ctx_s *ctorch_autograd_ctx;
+
+/**
+ * Forward callback: compute outputs[0..n_outputs) (write NEW handles; the
+ * shim takes them) from inputs (borrowed). Runs with grad recording off.
+ * May call ctorch_autograd_ctx_save_for_backward. Return CTORCH_OK, or a
+ * failure status (after ctorch_autograd_ctx_set_error, or straight after a
+ * failing ctorch call, whose message is then used).
+ */
+typedef ctorch_status (*ctorch_autograd_forward_fn)(ctorch_autograd_ctx ctx, void *user_data,
+                                                    const ctorch_tensor *inputs, size_t n_inputs,
+                                                    ctorch_tensor *outputs, size_t n_outputs);
+/**
+ * Backward callback: given grad_outputs (borrowed, one per output, zeros
+ * where the output got no gradient), write grad_inputs[0..n_inputs) as NEW
+ * handles (NULL = no gradient for that input; preset to NULL). Runs with
+ * grad recording on when the caller asked for create_graph, so the ops it
+ * uses are differentiable again. Same error convention as forward.
+ */
+typedef ctorch_status (*ctorch_autograd_backward_fn)(ctorch_autograd_ctx ctx, void *user_data,
+                                                     const ctorch_tensor *grad_outputs, size_t n_outputs,
+                                                     ctorch_tensor *grad_inputs, size_t n_inputs);
+
+/**
+ * Applies a custom differentiable function: calls forward now and records a
+ * graph node whose backward is `backward`. outputs[0..n_outputs) receive NEW
+ * handles (all NULL on failure). inputs are borrowed. user_data is passed to
+ * both callbacks and must stay valid while the node can run; `release` (may
+ * be NULL) is called with it exactly once when ctorch no longer needs it (the
+ * graph node was freed, or at once when no graph was recorded or on failure).
+ * An error inside a callback comes back as that callback's status and
+ * message, from this call (forward) or from the backward/grad call.
+ */
+CTORCH_API ctorch_status ctorch_autograd_function_apply(ctorch_tensor *outputs, size_t n_outputs,
+                                                        ctorch_autograd_forward_fn forward,
+                                                        ctorch_autograd_backward_fn backward, void *user_data,
+                                                        void (*release)(void *user_data),
+                                                        const ctorch_tensor *inputs, size_t n_inputs);
+/** In forward only: saves tensors (borrowed; the node keeps references) for backward. Call at most once. */
+CTORCH_API ctorch_status ctorch_autograd_ctx_save_for_backward(ctorch_autograd_ctx ctx, const ctorch_tensor *tensors,
+                                                               size_t n);
+/** In backward only: NEW list of the tensors saved in forward (fails if one was modified in place since). */
+CTORCH_API ctorch_status ctorch_autograd_ctx_saved_tensors(ctorch_tensor_list *out, ctorch_autograd_ctx ctx);
+/** In backward only: 1 if input i needs a gradient in this backward pass. */
+CTORCH_API ctorch_status ctorch_autograd_ctx_needs_input_grad(int *out, ctorch_autograd_ctx ctx, size_t i);
+/** In forward only: marks outputs (borrowed, each one of this call's outputs) as not differentiable. */
+CTORCH_API ctorch_status ctorch_autograd_ctx_mark_non_differentiable(ctorch_autograd_ctx ctx,
+                                                                     const ctorch_tensor *outputs, size_t n);
+/** Sets the message reported when the current callback returns a failure status (copied). */
+CTORCH_API ctorch_status ctorch_autograd_ctx_set_error(ctorch_autograd_ctx ctx, const char *message);
 /* @@END autograd@@ */
 
 /* @@SECTION optim@@ */
+/* ------------------------------------------------------------------ */
+/* Optimizers, learning-rate schedules, parameter initialisation       */
+/*                                                                     */
+/* Optimizers wrap libtorch's torch::optim. They keep their own        */
+/* references to the parameters, so the caller may free its handles.   */
+/* ------------------------------------------------------------------ */
+
+/** Which optimizer (the update rules are PyTorch's). */
+typedef enum ctorch_optimizer_kind {
+  CTORCH_OPTIM_SGD = 0,
+  CTORCH_OPTIM_ADAM = 1,
+  CTORCH_OPTIM_ADAMW = 2,
+  CTORCH_OPTIM_RMSPROP = 3,
+  CTORCH_OPTIM_ADAGRAD = 4
+} ctorch_optimizer_kind;
+
+/**
+ * Hyper-parameters of one parameter group. Fill it with
+ * ctorch_optim_options_default, then change what you need; fields that the
+ * kind does not use are ignored.
+ */
+typedef struct ctorch_optim_options {
+  double lr;            /**< all */
+  double weight_decay;  /**< all (AdamW: decoupled) */
+  double momentum;      /**< SGD, RMSprop */
+  double dampening;     /**< SGD */
+  int nesterov;         /**< SGD: needs momentum > 0 and dampening 0 */
+  int amsgrad;          /**< Adam, AdamW */
+  int centered;         /**< RMSprop */
+  double beta1, beta2;  /**< Adam, AdamW */
+  double eps;           /**< Adam, AdamW, RMSprop, Adagrad */
+  double alpha;         /**< RMSprop smoothing constant */
+  double lr_decay;      /**< Adagrad */
+  double initial_accumulator_value; /**< Adagrad */
+} ctorch_optim_options;
+
+/** An optimizer (owns its state and references to its parameters). */
+typedef struct ctorch_optimizer_s *ctorch_optimizer;
+
+/** Writes PyTorch's defaults for kind into *out (SGD lr, which PyTorch requires, defaults to 0.01). */
+CTORCH_API ctorch_status ctorch_optim_options_default(ctorch_optim_options *out, ctorch_optimizer_kind kind);
+/**
+ * NEW optimizer over params[0..n) (borrowed; must be leaves, floating
+ * point). options NULL = ctorch_optim_options_default(kind). Free with
+ * ctorch_optimizer_free.
+ */
+CTORCH_API ctorch_status ctorch_optimizer_new(ctorch_optimizer *out, ctorch_optimizer_kind kind,
+                                              const ctorch_tensor *params, size_t n,
+                                              const ctorch_optim_options *options);
+/** Frees the handle. NULL-safe; returns nothing. Schedulers made from it keep it alive until they are freed. */
+CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt);
+/** Adds a parameter group with its own options (NULL = the optimizer's defaults). params are borrowed; none may already be in the optimizer. */
+CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
+                                                          const ctorch_optim_options *options);
+/** Number of parameter groups. */
+CTORCH_API ctorch_status ctorch_optimizer_num_param_groups(size_t *out, ctorch_optimizer opt);
+/** NEW list of the parameters of group `group`. */
+CTORCH_API ctorch_status ctorch_optimizer_params(ctorch_tensor_list *out, ctorch_optimizer opt, size_t group);
+/** Options of group `group` (lr as currently set). */
+CTORCH_API ctorch_status ctorch_optimizer_get_options(ctorch_optim_options *out, ctorch_optimizer opt, size_t group);
+/** Learning rate of group `group`. */
+CTORCH_API ctorch_status ctorch_optimizer_get_lr(double *out, ctorch_optimizer opt, size_t group);
+/** Sets the learning rate of group `group` (lr >= 0). */
+CTORCH_API ctorch_status ctorch_optimizer_set_lr(ctorch_optimizer opt, size_t group, double lr);
+/** Clears every parameter's .grad: drops it if set_to_none (PyTorch 2's default), else zeroes it. */
+CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int set_to_none);
+/** One update of every parameter that has a .grad. */
+CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt);
+/** Writes the optimizer's state (per-parameter buffers, step counts, group options) to a file (libtorch archive). */
+CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path);
+/** Restores state written by ctorch_optimizer_save for an optimizer of the same kind and parameter shapes. */
+CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char *path);
+
+/* ---- learning-rate schedules ------------------------------------- */
+
+/**
+ * A schedule that sets every group's lr from its base lr (the group's lr
+ * when the scheduler was made) and an epoch counter, with the closed forms
+ * of PyTorch's StepLR and CosineAnnealingLR. Creating one sets epoch 0 (lr =
+ * base lr); each ctorch_lr_scheduler_step advances one epoch.
+ */
+typedef struct ctorch_lr_scheduler_s *ctorch_lr_scheduler;
+
+/** NEW StepLR: lr = base * gamma^floor(epoch / step_size) (step_size >= 1). Keeps opt alive. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_step_lr(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t step_size,
+                                                     double gamma);
+/** NEW CosineAnnealingLR: lr = eta_min + (base - eta_min) * (1 + cos(pi * epoch / t_max)) / 2 (t_max >= 1). Keeps opt alive. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_cosine(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t t_max,
+                                                    double eta_min);
+/** Advances one epoch and writes the new lr into every group. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s);
+/** The current epoch (0 after creation). */
+CTORCH_API ctorch_status ctorch_lr_scheduler_epoch(int64_t *out, ctorch_lr_scheduler s);
+/** The lr this scheduler last set for group `group`. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_scheduler s, size_t group);
+/** Frees the scheduler (and its reference to the optimizer). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s);
+
+/* ---- parameter initialisation (torch::nn::init; in place, no grad) -- */
+
+/** Non-linearity for gains (torch.nn.init.calculate_gain). */
+typedef enum ctorch_nonlinearity {
+  CTORCH_NONLINEARITY_LINEAR = 0,
+  CTORCH_NONLINEARITY_CONV1D = 1,
+  CTORCH_NONLINEARITY_CONV2D = 2,
+  CTORCH_NONLINEARITY_CONV3D = 3,
+  CTORCH_NONLINEARITY_CONV_TRANSPOSE1D = 4,
+  CTORCH_NONLINEARITY_CONV_TRANSPOSE2D = 5,
+  CTORCH_NONLINEARITY_CONV_TRANSPOSE3D = 6,
+  CTORCH_NONLINEARITY_SIGMOID = 7,
+  CTORCH_NONLINEARITY_TANH = 8,
+  CTORCH_NONLINEARITY_RELU = 9,
+  CTORCH_NONLINEARITY_LEAKY_RELU = 10 /**< param = negative slope */
+} ctorch_nonlinearity;
+
+/** Which fan kaiming init preserves. */
+typedef enum ctorch_fan_mode {
+  CTORCH_FAN_IN = 0,
+  CTORCH_FAN_OUT = 1
+} ctorch_fan_mode;
+
+/** Recommended gain for a non-linearity (param: leaky_relu slope; ignored otherwise). */
+CTORCH_API ctorch_status ctorch_init_calculate_gain(double *out, ctorch_nonlinearity nonlinearity, double param);
+/** fan_in and fan_out of a weight tensor (dim >= 2), as nn.init computes them. */
+CTORCH_API ctorch_status ctorch_init_calculate_fan_in_and_fan_out(int64_t *fan_in, int64_t *fan_out, ctorch_tensor t);
+/** t ~ U(a, b), in place. All init functions use the default generator (ctorch_manual_seed) and record no graph. */
+CTORCH_API ctorch_status ctorch_init_uniform_(ctorch_tensor t, double a, double b);
+/** t ~ N(mean, std^2), in place. */
+CTORCH_API ctorch_status ctorch_init_normal_(ctorch_tensor t, double mean, double std);
+/** Fills t with value, in place. */
+CTORCH_API ctorch_status ctorch_init_constant_(ctorch_tensor t, double value);
+/** Fills t with 0, in place. */
+CTORCH_API ctorch_status ctorch_init_zeros_(ctorch_tensor t);
+/** Fills t with 1, in place. */
+CTORCH_API ctorch_status ctorch_init_ones_(ctorch_tensor t);
+/** Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)). */
+CTORCH_API ctorch_status ctorch_init_xavier_uniform_(ctorch_tensor t, double gain);
+/** Glorot normal: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)). */
+CTORCH_API ctorch_status ctorch_init_xavier_normal_(ctorch_tensor t, double gain);
+/** He uniform: U(-b, b), b = gain(nonlinearity, a) * sqrt(3 / fan(mode)). PyTorch's layers use a = sqrt(5), FAN_IN, LEAKY_RELU. */
+CTORCH_API ctorch_status ctorch_init_kaiming_uniform_(ctorch_tensor t, double a, ctorch_fan_mode mode,
+                                                      ctorch_nonlinearity nonlinearity);
+/** He normal: N(0, std^2), std = gain(nonlinearity, a) / sqrt(fan(mode)). */
+CTORCH_API ctorch_status ctorch_init_kaiming_normal_(ctorch_tensor t, double a, ctorch_fan_mode mode,
+                                                     ctorch_nonlinearity nonlinearity);
 /* @@END optim@@ */
 
 /* @@SECTION data@@ */
+/* ------------------------------------------------------------------ */
+/* Data: IDX files (MNIST-style) and a batch iterator                  */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Reads an IDX file (plain, or gzip-compressed: told apart by its first
+ * bytes, not its name) into a NEW CPU tensor of the file's shape and element
+ * type (0x08 ubyte -> UINT8, 0x09 byte -> INT8, 0x0B short -> INT16,
+ * 0x0C int -> INT32, 0x0D float -> FLOAT32, 0x0E double -> FLOAT64).
+ * Missing/unreadable files give CTORCH_IO; corrupt, truncated or
+ * inconsistent contents give CTORCH_VALUE; both name the file.
+ */
+CTORCH_API ctorch_status ctorch_data_idx_read(ctorch_tensor *out, const char *path);
+
+/**
+ * Reads an MNIST-style pair of IDX files: *images is a NEW UINT8 tensor
+ * [N, rows, cols], *labels a NEW INT64 tensor [N]. The files must hold ubyte
+ * data of 3 and 1 dimensions with the same N (else CTORCH_VALUE).
+ */
+CTORCH_API ctorch_status ctorch_data_mnist_read(ctorch_tensor *images, ctorch_tensor *labels, const char *images_path,
+                                                const char *labels_path);
+
+/**
+ * As ctorch_data_mnist_read for the standard file names in dir:
+ * "train-images-idx3-ubyte" / "train-labels-idx1-ubyte" when train, else
+ * "t10k-...", each tried with ".gz" first and then without.
+ */
+CTORCH_API ctorch_status ctorch_data_mnist_read_dir(ctorch_tensor *images, ctorch_tensor *labels, const char *dir,
+                                                    int train);
+
+/**
+ * A batch iterator over examples along dimension 0 of `data` (and of
+ * `targets`, when given). It keeps its own references to both.
+ *
+ * Order: without shuffling, 0..N-1 (batches are views, no copy). With
+ * shuffling, epoch e visits randperm(N) drawn from a fresh CPU generator
+ * seeded with ctorch_data_epoch_seed(seed, e), so Python reproduces it with
+ *   torch.randperm(N, generator=torch.Generator().manual_seed(epoch_seed)).
+ * drop_last skips a final batch smaller than batch_size.
+ */
+typedef struct ctorch_data_loader_s *ctorch_data_loader;
+
+/** The generator seed used for epoch `epoch`: (seed * 1000003 + epoch) mod 2^64. Pure arithmetic (see the loader). */
+CTORCH_API ctorch_status ctorch_data_epoch_seed(uint64_t *out, uint64_t seed, uint64_t epoch);
+/** NEW loader. data (and targets, may be NULL) are borrowed; their dim 0 sizes must agree; batch_size >= 1. Starts at epoch 0. */
+CTORCH_API ctorch_status ctorch_data_loader_new(ctorch_data_loader *out, ctorch_tensor data, ctorch_tensor targets,
+                                                int64_t batch_size, int shuffle, uint64_t seed, int drop_last);
+/** Starts epoch `epoch`: reshuffles (when shuffling) and rewinds to the first batch. */
+CTORCH_API ctorch_status ctorch_data_loader_start_epoch(ctorch_data_loader loader, uint64_t epoch);
+/**
+ * Next batch of the current epoch. *has_batch = 1 and NEW handles in *data
+ * and *targets (NULL when the loader has no targets; `targets` itself may be
+ * NULL then), or *has_batch = 0 and NULL handles at the end of the epoch.
+ */
+CTORCH_API ctorch_status ctorch_data_loader_next(int *has_batch, ctorch_tensor *data, ctorch_tensor *targets,
+                                                 ctorch_data_loader loader);
+/** Number of batches in one epoch. */
+CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_data_loader loader);
+/** Number of examples N. */
+CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loader loader);
+/** Frees the loader and its references. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader);
 /* @@END data@@ */
 
 /* @@SECTION interop@@ */
@@ -560,6 +906,204 @@ CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module 
 /* @@END interop@@ */
 
 /* @@SECTION distributed@@ */
+/* ------------------------------------------------------------------ */
+/* Distributed: torch.distributed (c10d) stores, process groups,       */
+/* collectives and data-parallel helpers. See docs/distributed.md.     */
+/*                                                                     */
+/* Every rank must issue the same collectives in the same order (as   */
+/* in PyTorch). Every blocking call is bounded: store calls by the     */
+/* store's timeout, collectives by the group's timeout (or the one     */
+/* given to ctorch_work_wait). A dead or silent peer makes the others */
+/* return CTORCH_RUNTIME with a message, never hang. timeout_ms <= 0  */
+/* everywhere means "the default" stated at that function.            */
+/* Tensors passed to collectives are BORROWED; their memory is read   */
+/* or written in place, not recorded by autograd (as in PyTorch).     */
+/* ------------------------------------------------------------------ */
+
+/** A c10d key-value store used for rendezvous (TCPStore, FileStore or PrefixStore). */
+typedef struct ctorch_store_s *ctorch_store;
+/** A process group (c10d::ProcessGroup; Gloo on CPU). */
+typedef struct ctorch_process_group_s *ctorch_process_group;
+/** A pending asynchronous collective (c10d::Work). */
+typedef struct ctorch_work_s *ctorch_work;
+
+/** Reduction operator. AVG is computed as SUM followed by a division by the group size (Gloo has no AVG). */
+typedef enum ctorch_reduce_op {
+  CTORCH_REDUCE_SUM = 1,
+  CTORCH_REDUCE_AVG = 2, /**< floating-point and complex tensors only (CTORCH_TYPE otherwise) */
+  CTORCH_REDUCE_PRODUCT = 3,
+  CTORCH_REDUCE_MIN = 4,
+  CTORCH_REDUCE_MAX = 5
+} ctorch_reduce_op;
+
+/**
+ * New TCPStore client, and server too when is_master is nonzero (torch.distributed.TCPStore).
+ * port 0 is allowed for the master only: the OS picks a free port (read it with
+ * ctorch_store_port). The master does not wait for workers here (the group's
+ * rendezvous does); a client registers itself as Python's does, which a Python
+ * master waits for, so pass the real world_size (<= 0 means unknown). Connecting retries until timeout_ms
+ * (<= 0: 300 s, which is also the timeout of every later call on this store).
+ * A store on a loopback host (127.x, localhost, ::1) makes Gloo groups built on it
+ * bind 127.0.0.1. Free with ctorch_store_free.
+ */
+CTORCH_API ctorch_status ctorch_store_tcp_new(ctorch_store *out, const char *host, int port, int world_size,
+                                              int is_master, int64_t timeout_ms);
+/** New FileStore on `path` shared by world_size processes (torch.distributed.FileStore); timeout_ms <= 0: 300 s. */
+CTORCH_API ctorch_status ctorch_store_file_new(ctorch_store *out, const char *path, int world_size, int64_t timeout_ms);
+/** New store that prefixes every key of `base` with "prefix/" (torch.distributed.PrefixStore). base stays the caller's. */
+CTORCH_API ctorch_status ctorch_store_prefix_new(ctorch_store *out, ctorch_store base, const char *prefix);
+/** The TCP port of a TCPStore (the one picked by the OS when created with port 0); INVALID_ARGUMENT for other stores. */
+CTORCH_API ctorch_status ctorch_store_port(int *out, ctorch_store store);
+/** Sets key to the `len` bytes at value (value may be NULL when len is 0). */
+CTORCH_API ctorch_status ctorch_store_set(ctorch_store store, const char *key, const void *value, size_t len);
+/**
+ * Waits (up to the store's timeout) for key, then copies min(len, cap) bytes of its value
+ * into buf and writes the full value length to *out_len. buf may be NULL when cap is 0.
+ */
+CTORCH_API ctorch_status ctorch_store_get(size_t *out_len, void *buf, size_t cap, ctorch_store store, const char *key);
+/** Atomically adds delta to the integer stored at key (created as 0) and returns the new value in *out. */
+CTORCH_API ctorch_status ctorch_store_add(int64_t *out, ctorch_store store, const char *key, int64_t delta);
+/** Waits until all n keys exist; fails with CTORCH_RUNTIME after timeout_ms (<= 0: the store's timeout). */
+CTORCH_API ctorch_status ctorch_store_wait(ctorch_store store, const char *const *keys, size_t n, int64_t timeout_ms);
+/** Drops this handle's reference to the store (groups built on it keep theirs). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_store_free(ctorch_store store);
+
+/**
+ * New Gloo process group of `size` ranks; this process is `rank`. Blocks until all ranks
+ * joined or timeout_ms (<= 0: 30 min, torch's default) passed; the same timeout bounds every
+ * collective of the group. Wire-compatible with Python's
+ * torch.distributed.init_process_group("gloo", store=S, rank=r, world_size=size): it uses
+ * the key prefix "<n>/" (n = groups this process created before), the same store-based
+ * barrier and sequence number, so C and Python ranks can share a group. Gloo binds the
+ * interfaces in GLOO_SOCKET_IFNAME when set, else 127.0.0.1 for a loopback TCPStore, else
+ * the host's default address (as Python does). The store is borrowed (the group keeps its
+ * own reference). Free with ctorch_process_group_free.
+ */
+CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out, ctorch_store store, int rank,
+                                                       int size, int64_t timeout_ms);
+/**
+ * New process group from the variables torchrun sets: MASTER_ADDR, MASTER_PORT, RANK,
+ * WORLD_SIZE (required) and LOCAL_RANK (optional; *local_rank = -1 when unset; local_rank
+ * may be NULL). Rank 0 hosts the TCPStore. backend: "gloo" or NULL (= "gloo"), or "nccl"
+ * (CTORCH_NOT_IMPLEMENTED unless ctorch_dist_nccl_available says 1). Same wire protocol as
+ * Python's init_process_group(backend, init_method="env://") (store prefix "default_pg/"),
+ * so a group can mix C and Python ranks. timeout_ms as in ctorch_process_group_new_gloo.
+ */
+CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, int *local_rank, const char *backend,
+                                                   int64_t timeout_ms);
+/** 1 if the NCCL backend can be used by this ctorch build with the libtorch loaded, else 0. */
+CTORCH_API ctorch_status ctorch_dist_nccl_available(int *out);
+/** This process's rank in the group. */
+CTORCH_API ctorch_status ctorch_process_group_rank(int *out, ctorch_process_group pg);
+/** Number of ranks in the group. */
+CTORCH_API ctorch_status ctorch_process_group_size(int *out, ctorch_process_group pg);
+/** Borrowed static backend name ("gloo"). */
+CTORCH_API ctorch_status ctorch_process_group_backend(const char **out, ctorch_process_group pg);
+/** libtorch's sequence number of the group: agreed at creation, +1 per collective issued. */
+CTORCH_API ctorch_status ctorch_process_group_sequence_number(uint64_t *out, ctorch_process_group pg);
+/**
+ * Shuts the group down (waits for queued work, bounded by the group's timeout) and closes its
+ * connections. The handle stays valid for ctorch_process_group_free; other calls then fail.
+ */
+CTORCH_API ctorch_status ctorch_process_group_destroy(ctorch_process_group pg);
+/** Destroys (if not yet) and frees the handle. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_process_group_free(ctorch_process_group pg);
+
+/*
+ * Collectives. Each blocks until done (bounded by the group's timeout); the _async form
+ * returns a NEW ctorch_work at once: results are guaranteed only after ctorch_work_wait
+ * returns CTORCH_OK (it also runs the AVG division and copies back into non-contiguous
+ * tensors). The work keeps its tensors alive (the caller may free its handles); their
+ * contents are undefined until then.
+ */
+
+/** In place: tensor = op over all ranks' tensors. */
+CTORCH_API ctorch_status ctorch_dist_all_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op);
+CTORCH_API ctorch_status ctorch_dist_all_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                      ctorch_reduce_op op);
+/** In place: every rank's tensor = root's tensor. */
+CTORCH_API ctorch_status ctorch_dist_broadcast(ctorch_process_group pg, ctorch_tensor tensor, int root);
+CTORCH_API ctorch_status ctorch_dist_broadcast_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                     int root);
+/** outputs[i] = rank i's input; n_outputs must be the group size; outputs are borrowed, written in place. */
+CTORCH_API ctorch_status ctorch_dist_all_gather(ctorch_process_group pg, const ctorch_tensor *outputs,
+                                                size_t n_outputs, ctorch_tensor input);
+CTORCH_API ctorch_status ctorch_dist_all_gather_async(ctorch_work *out, ctorch_process_group pg,
+                                                      const ctorch_tensor *outputs, size_t n_outputs,
+                                                      ctorch_tensor input);
+/** NEW list of group-size tensors, element i = rank i's input (allocated like input). */
+CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ctorch_process_group pg,
+                                                     ctorch_tensor input);
+/** On root, outputs[i] = rank i's input (n_outputs = group size); other ranks pass n_outputs 0. */
+CTORCH_API ctorch_status ctorch_dist_gather(ctorch_process_group pg, const ctorch_tensor *outputs, size_t n_outputs,
+                                            ctorch_tensor input, int root);
+CTORCH_API ctorch_status ctorch_dist_gather_async(ctorch_work *out, ctorch_process_group pg,
+                                                  const ctorch_tensor *outputs, size_t n_outputs, ctorch_tensor input,
+                                                  int root);
+/** output = root's inputs[rank]; root passes n_inputs = group size, other ranks 0. */
+CTORCH_API ctorch_status ctorch_dist_scatter(ctorch_process_group pg, ctorch_tensor output,
+                                             const ctorch_tensor *inputs, size_t n_inputs, int root);
+CTORCH_API ctorch_status ctorch_dist_scatter_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor output,
+                                                   const ctorch_tensor *inputs, size_t n_inputs, int root);
+/** In place on root: tensor = op over all ranks' tensors. Other ranks' tensors are undefined afterwards (Gloo uses them as scratch). */
+CTORCH_API ctorch_status ctorch_dist_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op,
+                                            int root);
+CTORCH_API ctorch_status ctorch_dist_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                  ctorch_reduce_op op, int root);
+/**
+ * output = op over all ranks of inputs[rank]; n_inputs = group size, all shaped like output.
+ * Gloo 1.13 has no reduce_scatter: ctorch stacks the inputs, all-reduces them (one
+ * collective moving group-size times the data) and keeps its slice.
+ */
+CTORCH_API ctorch_status ctorch_dist_reduce_scatter(ctorch_process_group pg, ctorch_tensor output,
+                                                    const ctorch_tensor *inputs, size_t n_inputs,
+                                                    ctorch_reduce_op op);
+CTORCH_API ctorch_status ctorch_dist_reduce_scatter_async(ctorch_work *out, ctorch_process_group pg,
+                                                          ctorch_tensor output, const ctorch_tensor *inputs,
+                                                          size_t n_inputs, ctorch_reduce_op op);
+/** Returns when every rank reached the barrier. */
+CTORCH_API ctorch_status ctorch_dist_barrier(ctorch_process_group pg);
+CTORCH_API ctorch_status ctorch_dist_barrier_async(ctorch_work *out, ctorch_process_group pg);
+/** Sends tensor to rank dst (!= own rank) with tag >= 0; matched by a recv with the same tag. */
+CTORCH_API ctorch_status ctorch_dist_send(ctorch_process_group pg, ctorch_tensor tensor, int dst, int tag);
+CTORCH_API ctorch_status ctorch_dist_send_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                int dst, int tag);
+/** Receives into tensor (shape and dtype must match the sender's) from rank src with tag. */
+CTORCH_API ctorch_status ctorch_dist_recv(ctorch_process_group pg, ctorch_tensor tensor, int src, int tag);
+CTORCH_API ctorch_status ctorch_dist_recv_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                int src, int tag);
+
+/**
+ * Waits for the work, at most timeout_ms (<= 0: the group's timeout). CTORCH_RUNTIME with a
+ * message if it failed (e.g. a peer died) or timed out; after a timeout the work is still
+ * pending and may be waited for again. Waiting again after success returns CTORCH_OK.
+ */
+CTORCH_API ctorch_status ctorch_work_wait(ctorch_work work, int64_t timeout_ms);
+/** 1 if the communication finished (successfully or not), else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_work_is_completed(int *out, ctorch_work work);
+/** Frees the handle; a pending operation continues in the background (its tensors are kept alive). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_work_free(ctorch_work work);
+
+/*
+ * Data-parallel helpers. Buckets: tensors are taken in order and packed into one flat
+ * buffer while they share dtype and device and the buffer stays <= bucket_bytes (a tensor
+ * larger than bucket_bytes gets a bucket of its own); bucket_bytes 0 means 25 MiB (DDP's
+ * default). One collective is issued per bucket, all before waiting for any.
+ */
+
+/** In place: each tensor = its average over the group (SUM then divide); floating-point only. */
+CTORCH_API ctorch_status ctorch_dist_average_tensors(ctorch_process_group pg, const ctorch_tensor *tensors, size_t n,
+                                                     size_t bucket_bytes);
+/**
+ * Averages the .grad of each parameter over the group (call after backward, before the
+ * optimizer step). A parameter without a gradient gets a zero one first, so every rank
+ * issues the same collectives. params are borrowed.
+ */
+CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, const ctorch_tensor *params, size_t n,
+                                                       size_t bucket_bytes);
+/** Copies root's parameter values to every rank (bucketed broadcasts, no autograd recording). */
+CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
+                                                          size_t n, int root);
 /* @@END distributed@@ */
 
 #ifdef __cplusplus

@@ -12,7 +12,6 @@
 #include "internal.h"
 
 #include <ATen/Context.h>
-#include <ATen/ops/empty.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/Storage.h>
 
@@ -140,17 +139,19 @@ at::Tensor import_tensor(M *src) {
   c10::ScalarType st = scalar_type(t.dtype);
   size_t nbytes = validate(t, st);
   c10::Device dev = device_of(t.device);
-  std::vector<int64_t> sizes(t.shape, t.shape + t.ndim);
-  std::vector<int64_t> strides;
+  // Strides given: used in place. Absent: computed into a small inline buffer.
+  c10::SmallVector<int64_t, 8> contiguous;
+  at::IntArrayRef sizes(t.shape, t.ndim), strides;
   if (t.strides) {
-    strides.assign(t.strides, t.strides + t.ndim);
+    strides = at::IntArrayRef(t.strides, t.ndim);
   } else {
-    strides.resize(t.ndim);
+    contiguous.resize(t.ndim);
     int64_t s = 1;
     for (int i = t.ndim - 1; i >= 0; --i) {
-      strides[i] = s;
+      contiguous[i] = s;
       s *= std::max<int64_t>(sizes[i], 1);
     }
+    strides = contiguous;
   }
   char *data = static_cast<char *>(t.data);
   if (data) data += t.byte_offset;
@@ -170,17 +171,22 @@ at::Tensor import_tensor(M *src) {
   // resize reallocates instead (and the producer's memory is released then).
   c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(ptr),
                        dev.is_cpu() ? c10::GetCPUAllocator() : nullptr, /*resizable=*/dev.is_cpu());
-  at::Tensor out = at::empty({0}, at::TensorOptions().dtype(st).device(dev));
-  out.set_(storage, 0, sizes, strides);
+  // Built directly, as at::from_blob does, rather than through empty()+set_():
+  // two dispatcher round trips were half the cost of an exchange.
+  auto opts = at::TensorOptions().dtype(st).device(dev);
+  at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), opts.computeDispatchKey(), opts.dtype());
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides);
   h->armed.store(true, std::memory_order_release);
   return out;
 }
 
 // The exported struct owns one reference to the tensor plus its shape.
+// Shape and strides are copied (inline for up to 6 dims) so that a later
+// resize of the caller's tensor cannot change what the consumer sees.
 template <class M>
 struct Export {
   at::Tensor tensor;
-  std::vector<int64_t> shape, strides;
+  c10::SmallVector<int64_t, 6> shape, strides;
   M managed{};
   static void deleter(M *self) {
     if (self) delete static_cast<Export *>(self->manager_ctx);
@@ -197,13 +203,14 @@ M *export_tensor(ctorch_tensor h) {
   DLDataType dt = dl_dtype(t.scalar_type());
   DLDevice dev = dl_device(t.device());
   auto e = std::make_unique<Export<M>>();
-  e->tensor = t.detach();
-  e->shape.assign(t.sizes().begin(), t.sizes().end());
-  e->strides.assign(t.strides().begin(), t.strides().end());
+  e->tensor = std::move(t);
+  const at::Tensor &x = e->tensor;
+  e->shape.assign(x.sizes().begin(), x.sizes().end());
+  e->strides.assign(x.strides().begin(), x.strides().end());
   DLTensor &d = e->managed.dl_tensor;
-  d.data = t.numel() ? e->tensor.data_ptr() : nullptr;
+  d.data = x.numel() ? x.data_ptr() : nullptr;
   d.device = dev;
-  d.ndim = static_cast<int>(t.dim());
+  d.ndim = static_cast<int>(x.dim());
   d.dtype = dt;
   d.shape = e->shape.data();
   d.strides = e->strides.data();

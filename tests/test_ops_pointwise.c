@@ -223,6 +223,31 @@ START_TEST(non_tensor_returns) {
 }
 END_TEST
 
+/* Wrappers go through the dispatcher, so autograd records them. */
+START_TEST(autograd_through_generated_ops) {
+  ctorch_tensor x = TV(3, F(1, 2, 3)), y = NULL, s = NULL, d = NULL;
+  int flag = -1;
+  CT_OK(ctorch_requires_grad_(x, 1));
+  CT_OK(ctorch_mul_Tensor(&y, x, x));
+  CT_OK(ctorch_tensor_requires_grad(&flag, y));
+  ck_assert_int_eq(flag, 1);
+  CT_OK(ctorch_is_leaf(&flag, y));
+  ck_assert_int_eq(flag, 0);
+  CT_OK(ctorch_is_leaf(&flag, x));
+  ck_assert_int_eq(flag, 1);
+  CT_OK(ctorch_sum(&s, y, NULL));
+  CT_OK(ctorch__backward(s, &x, 1, NULL, NULL, 0));
+  /* In-place on a leaf that requires grad is refused by autograd. */
+  CT_FAILS(CTORCH_RUNTIME, ctorch_add__Tensor(x, x, ctorch_scalar_int(1)));
+  CT_ERROR_HAS("ctorch_add__Tensor: a leaf Variable that requires grad");
+  CT_OK(ctorch_detach(&d, y));
+  CT_OK(ctorch_tensor_requires_grad(&flag, d));
+  ck_assert_int_eq(flag, 0);
+  EXPECT(d, 0, 1, 4, 9);
+  FREE(x, y, s, d);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("ops_pointwise");
   TCase *tc = tcase_create("pointwise");
@@ -236,6 +261,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, inplace_variants_mutate_argument);
   tcase_add_test(tc, out_variants);
   tcase_add_test(tc, non_tensor_returns);
+  tcase_add_test(tc, autograd_through_generated_ops);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -187,6 +187,13 @@ START_TEST(bad_arguments_are_invalid_argument) {
   CT_ERROR_HAS("argument 'ret'");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_add_Tensor(&r, a, NULL, ctorch_scalar_int(1)));
   CT_ERROR_HAS("argument 'other'");
+  /* A NULL second out pointer: the first output is still cleared. */
+  {
+    ctorch_tensor v = (ctorch_tensor)&v;
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_max_dim(&v, NULL, a, 0, 0));
+    CT_ERROR_HAS("argument 'ret1'");
+    ck_assert_ptr_null(v);
+  }
   /* int[] with a NULL pointer but a nonzero length. */
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_reshape(&r, a, NULL, 2));
   CT_ERROR_HAS("argument 'shape'");
@@ -212,6 +219,16 @@ START_TEST(bad_arguments_are_invalid_argument) {
       EXPECT(gb, 0, 4);
       EXPECT(gi, 0, 1, 2, 1, 2, 4, 2, 1, 2, 1);
       FREE(gi, gw, gb);
+      /* An output the mask does not ask for is an undefined tensor: NULL. */
+      {
+        const int mask[3] = {1, 0, 1};
+        CT_OK(ctorch_convolution_backward(&gi, &gw, &gb, go, x, w, bias_sizes, 1, one, 2, zero, 2, one, 2, 0, zero,
+                                          2, 1, mask, 3));
+        ck_assert_ptr_nonnull(gi);
+        ck_assert_ptr_null(gw);
+        EXPECT(gb, 0, 4);
+        FREE(gi, gb);
+      }
     }
     FREE(x, go, w);
   }

@@ -40,10 +40,16 @@ def _value(r, v: str) -> str:
 def wrapper(p: Plan) -> str:
     lines = [f"// {comment_safe(p.f.schema)}",
              "extern \"C\" " + declaration(p)[:-1] + " {", "  CTORCH_TRY"]
-    for r in p.rets:
+    if len(p.rets) == 1:
+        r = p.rets[0]
         lines.append(f'  ctorch::require_out({r.c_name}, "{r.c_name}");')
-    for r in p.rets:
         lines.append(f"  {r.null_init}")
+    else:
+        # Every valid output is cleared even if a later out pointer is NULL.
+        for r in p.rets:
+            lines.append(f"  if ({r.c_name}) {r.null_init}")
+        for r in p.rets:
+            lines.append(f'  ctorch::require_out({r.c_name}, "{r.c_name}");')
     for b in sorted(p.args, key=lambda b: b.prio):
         lines.extend("  " + s for s in b.stmts)
     call = f"at::_ops::{p.f.unambiguous_name}::call({', '.join(b.expr for b in p.args)})"

@@ -33,7 +33,9 @@ PREAMBLE = """\
  *   ctorch_tensor_free), Tensor[] -> ctorch_tensor_list * (NEW list, free with
  *   ctorch_tensor_list_free), bool -> int *, int -> int64_t *, float ->
  *   double *, Scalar -> ctorch_scalar *, ScalarType -> ctorch_dtype *. On
- *   failure tensor/list outputs are set to NULL.
+ *   failure tensor/list outputs are set to NULL. A returned tensor is NULL
+ *   when the operator returns an undefined tensor (e.g. a gradient that
+ *   output_mask did not ask for).
  *   In-place and out= variants (every returned tensor is one of the mutable
  *   `Tensor(a!)` arguments) have NO out-parameters: the result is the
  *   argument the caller already holds, modified in place. Views share

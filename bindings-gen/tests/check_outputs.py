@@ -3,6 +3,7 @@
 the symbols libctorch.so actually exports (run by ctest)."""
 import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ def main() -> int:
     ap.add_argument("--coverage", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--min-coverage", type=float, default=95.0)
+    ap.add_argument("--header", required=True, help="hand-written ctorch.h")
     a = ap.parse_args()
     with open(a.ops, encoding="utf-8") as f:
         ops = json.load(f)
@@ -36,6 +38,13 @@ def main() -> int:
     missing = [n for n in names if n not in exported]
     if missing:
         errors.append(f"{len(missing)} ops.json functions not exported, e.g. {missing[:5]}")
+    # Conversely every exported function is hand-written (declared in
+    # ctorch.h) or described by ops.json.
+    with open(a.header, encoding="utf-8") as f:
+        hand = set(re.findall(r"\b(ctorch_\w+)\s*\(", f.read()))
+    undescribed = sorted(n for n in exported if n.startswith("ctorch_") and n not in hand and n not in set(names))
+    if undescribed:
+        errors.append(f"{len(undescribed)} exported functions missing from ops.json, e.g. {undescribed[:5]}")
     for o in ops["ops"]:
         for arg in o["args"]:
             if len(arg["c_types"]) != len(arg["c_names"]) or not arg["c_types"]:

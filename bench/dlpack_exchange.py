@@ -1,0 +1,64 @@
+"""DLPack exchange cost between ctorch and Python torch (numbers only, not a test).
+
+Prints JSON. An "exchange" here is one round trip ctorch -> torch -> ctorch
+through python/ctorch.py (ctypes + PyCapsule), checked zero-copy each time.
+For scale it also times torch's own round trip torch -> capsule -> torch,
+the floor any Python-side DLPack hand-over pays.
+
+Usage: CTORCH_LIB=build/libctorch.so PYTHONPATH=python /usr/bin/python3 bench/dlpack_exchange.py [--quick]
+"""
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torch.utils.dlpack as tdl
+
+import ctorch
+
+
+def timed(fn, reps, rounds):
+    per = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        per.append((time.perf_counter() - start) / reps * 1e6)
+    return {"median": statistics.median(per), "min": min(per), "max": max(per)}
+
+
+def case(numel, reps, rounds):
+    src = torch.zeros(numel, dtype=torch.float32)
+    t = ctorch.from_torch(src)
+    ptr = t.data_ptr()
+
+    # Zero-copy, checked once outside the timed loop: same memory throughout.
+    if ctorch.from_torch(ctorch.to_torch(t)).data_ptr() != ptr:
+        raise AssertionError("copy detected")
+
+    def ctorch_round_trip():
+        ctorch.from_torch(ctorch.to_torch(t))  # ctorch -> torch -> ctorch
+
+    def torch_round_trip():
+        tdl.from_dlpack(tdl.to_dlpack(src))
+
+    return timed(ctorch_round_trip, reps, rounds), timed(torch_round_trip, reps, rounds)
+
+
+def main():
+    quick = "--quick" in sys.argv
+    torch.set_num_threads(1)
+    reps, rounds = (200, 3) if quick else (20000, 7)
+    small, small_floor = case(1, reps, rounds)
+    large, large_floor = case(64 * 1024 * 1024, reps // 10, rounds)  # 256 MiB of float32
+    print(json.dumps({
+        "dlpack_small_us": small["median"],
+        "dlpack_large_us": large["median"],
+        "detail": {"dlpack_small": small, "dlpack_large": large,
+                   "torch_only_dlpack_small": small_floor, "torch_only_dlpack_large": large_floor},
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

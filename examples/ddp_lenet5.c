@@ -1,0 +1,473 @@
+/*
+ * LeNet-5 on Fashion-MNIST, data-parallel over several processes with
+ * ctorch's torch.distributed (c10d, Gloo) API.
+ *
+ * Same network, initialisation, optimiser and hyper-parameters as
+ * examples/lenet5.c (AdamW lr 1e-3, weight decay 0.01, cross-entropy), with
+ * the same GLOBAL batch of 256: each of W ranks takes 256/W images per step,
+ * so a step averages the gradients of 256 images exactly as the
+ * single-process demo's mean loss does, and an epoch has the same number of
+ * optimiser steps. (Keeping 256 per rank would double the global batch and
+ * halve the steps per epoch: a different training run, not a faster one.)
+ *
+ * Per epoch every rank draws the same permutation of the 60,000 training
+ * images (seeded by ctorch_data_epoch_seed(seed, epoch)) and takes its shard
+ * perm[rank::W], as PyTorch's DistributedSampler does. After backward the
+ * gradients are averaged with ctorch_dist_average_gradients (bucketed
+ * all-reduces); rank 0's initial parameters are broadcast first. The test
+ * set is sharded too and the counts all-reduced. At the end the ranks check
+ * that their parameters are bit-identical.
+ *
+ * Run 2 ranks on this machine:
+ *   scripts/ddp -n 2 -- build/examples/ddp_lenet5 --epochs 5
+ * Rank 0's last line is machine-readable:
+ *   test_accuracy=<fraction> top5=<fraction> images_per_s=<number> ranks=<W>
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctorch.h"
+
+#define GLOBAL_BATCH 256
+#define EVAL_BATCH 1000
+
+static int g_rank = -1;
+
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    ctorch_status st_ = (call);                                                                    \
+    if (st_ != CTORCH_OK) {                                                                        \
+      fprintf(stderr, "ddp_lenet5 rank %d: %s:%d: %s failed with %s: %s\n", g_rank, __FILE__,      \
+              __LINE__, #call, ctorch_status_name(st_), ctorch_last_error());                      \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+typedef struct {
+  ctorch_tensor t[32];
+  int n;
+} scratch;
+
+static ctorch_tensor keep(scratch *s, ctorch_tensor t) {
+  if (s->n == (int)(sizeof s->t / sizeof s->t[0])) {
+    fprintf(stderr, "ddp_lenet5: scratch overflow\n");
+    exit(1);
+  }
+  s->t[s->n++] = t;
+  return t;
+}
+
+static void release(scratch *s) {
+  while (s->n) ctorch_tensor_free(s->t[--s->n]);
+}
+
+enum { CONV1_W, CONV1_B, CONV2_W, CONV2_B, FC1_W, FC1_B, FC2_W, FC2_B, FC3_W, FC3_B, NPARAMS };
+
+static const char *const PARAM_NAMES[NPARAMS] = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                                                 "fc1.weight",   "fc1.bias",   "fc2.weight",   "fc2.bias",
+                                                 "fc3.weight",   "fc3.bias"};
+
+/* nn.Conv2d / nn.Linear defaults, as examples/lenet5.c. */
+static void make_layer(ctorch_tensor *w, ctorch_tensor *b, const int64_t *wsize, size_t wdim) {
+  const ctorch_dtype f32 = CTORCH_FLOAT32;
+  int64_t fan_in = 0, fan_out = 0;
+  double bound;
+  CHECK(ctorch_zeros(w, wsize, wdim, &f32, NULL, NULL, NULL));
+  CHECK(ctorch_zeros(b, wsize, 1, &f32, NULL, NULL, NULL));
+  CHECK(ctorch_init_kaiming_uniform_(*w, sqrt(5.0), CTORCH_FAN_IN, CTORCH_NONLINEARITY_LEAKY_RELU));
+  CHECK(ctorch_init_calculate_fan_in_and_fan_out(&fan_in, &fan_out, *w));
+  bound = fan_in > 0 ? 1.0 / sqrt((double)fan_in) : 0.0;
+  CHECK(ctorch_init_uniform_(*b, -bound, bound));
+  CHECK(ctorch_tensor_set_requires_grad(*w, 1));
+  CHECK(ctorch_tensor_set_requires_grad(*b, 1));
+}
+
+static void make_model(ctorch_tensor *p) {
+  static const int64_t c1[4] = {6, 1, 5, 5}, c2[4] = {16, 6, 5, 5};
+  static const int64_t f1[2] = {120, 256}, f2[2] = {84, 120}, f3[2] = {10, 84};
+  make_layer(&p[CONV1_W], &p[CONV1_B], c1, 4);
+  make_layer(&p[CONV2_W], &p[CONV2_B], c2, 4);
+  make_layer(&p[FC1_W], &p[FC1_B], f1, 2);
+  make_layer(&p[FC2_W], &p[FC2_B], f2, 2);
+  make_layer(&p[FC3_W], &p[FC3_B], f3, 2);
+}
+
+static ctorch_tensor forward(scratch *s, ctorch_tensor *p, ctorch_tensor x) {
+  static const int64_t one[2] = {1, 1}, zero[2] = {0, 0}, two[2] = {2, 2};
+  ctorch_tensor t = NULL;
+  CHECK(ctorch_conv2d(&t, x, p[CONV1_W], p[CONV1_B], one, 2, zero, 2, one, 2, 1));
+  CHECK(ctorch_relu(&t, keep(s, t)));
+  CHECK(ctorch_max_pool2d(&t, keep(s, t), two, 2, two, 2, zero, 2, one, 2, 0));
+  CHECK(ctorch_conv2d(&t, keep(s, t), p[CONV2_W], p[CONV2_B], one, 2, zero, 2, one, 2, 1));
+  CHECK(ctorch_relu(&t, keep(s, t)));
+  CHECK(ctorch_max_pool2d(&t, keep(s, t), two, 2, two, 2, zero, 2, one, 2, 0));
+  CHECK(ctorch_flatten_using_ints(&t, keep(s, t), 1, -1));
+  CHECK(ctorch_linear(&t, keep(s, t), p[FC1_W], p[FC1_B]));
+  CHECK(ctorch_relu(&t, keep(s, t)));
+  CHECK(ctorch_linear(&t, keep(s, t), p[FC2_W], p[FC2_B]));
+  CHECK(ctorch_relu(&t, keep(s, t)));
+  CHECK(ctorch_linear(&t, keep(s, t), p[FC3_W], p[FC3_B]));
+  return keep(s, t);
+}
+
+static int64_t count_correct(scratch *s, ctorch_tensor logits, ctorch_tensor y) {
+  ctorch_tensor t = NULL;
+  int64_t one_dim = 1, n = 0;
+  CHECK(ctorch_argmax(&t, logits, &one_dim, 0));
+  CHECK(ctorch_eq_Tensor(&t, keep(s, t), y));
+  CHECK(ctorch_sum(&t, keep(s, t), NULL));
+  CHECK(ctorch_tensor_item_int64(&n, keep(s, t)));
+  return n;
+}
+
+static int64_t count_top5(scratch *s, ctorch_tensor logits, ctorch_tensor y) {
+  ctorch_tensor vals = NULL, idx = NULL, yu = NULL, t = NULL;
+  int64_t n = 0;
+  CHECK(ctorch_topk(&vals, &idx, logits, 5, 1, 1, 1));
+  keep(s, vals);
+  keep(s, idx);
+  CHECK(ctorch_unsqueeze(&yu, y, 1));
+  CHECK(ctorch_eq_Tensor(&t, idx, keep(s, yu)));
+  CHECK(ctorch_sum(&t, keep(s, t), NULL));
+  CHECK(ctorch_tensor_item_int64(&n, keep(s, t)));
+  return n;
+}
+
+/* uint8 [N, 28, 28] -> standardised float [N, 1, 28, 28], as examples/lenet5.c. */
+static ctorch_tensor preprocess(ctorch_tensor images, ctorch_tensor mean, ctorch_tensor std) {
+  scratch s = {{0}, 0};
+  ctorch_tensor t = NULL;
+  int64_t sizes[3], shape[4];
+  CHECK(ctorch_tensor_sizes(sizes, 3, images));
+  shape[0] = sizes[0];
+  shape[1] = 1;
+  shape[2] = sizes[1];
+  shape[3] = sizes[2];
+  CHECK(ctorch_tensor_to_dtype(&t, images, CTORCH_FLOAT32));
+  CHECK(ctorch_div_Scalar(&t, keep(&s, t), ctorch_scalar_float(255.0)));
+  CHECK(ctorch_sub_Tensor(&t, keep(&s, t), mean, ctorch_scalar_int(1)));
+  CHECK(ctorch_div_Tensor(&t, keep(&s, t), std));
+  CHECK(ctorch_reshape(&t, keep(&s, t), shape, 4));
+  release(&s);
+  return t;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* rows[rank::world] of x and y, the first floor(n/world) of them, so every
+ * rank has the same number of rows and therefore of steps. */
+static void shard(ctorch_tensor *xs, ctorch_tensor *ys, ctorch_tensor x, ctorch_tensor y, ctorch_tensor order,
+                  int rank, int world) {
+  int64_t n = 0, start = rank;
+  ctorch_tensor idx = NULL, t = NULL;
+  CHECK(ctorch_tensor_numel(&n, order));
+  CHECK(ctorch_slice_Tensor(&t, order, 0, &start, NULL, world));
+  CHECK(ctorch_narrow(&idx, t, 0, 0, n / world));
+  ctorch_tensor_free(t);
+  CHECK(ctorch_index_select(xs, x, 0, idx));
+  CHECK(ctorch_index_select(ys, y, 0, idx));
+  ctorch_tensor_free(idx);
+}
+
+/* Sums int64 counters over the group, in place. */
+static void sum_over_ranks(ctorch_process_group pg, int64_t *v, int64_t n) {
+  ctorch_tensor t = NULL;
+  CHECK(ctorch_tensor_from_data(&t, v, (size_t)n * sizeof *v, &n, 1, CTORCH_INT64));
+  CHECK(ctorch_dist_all_reduce(pg, t, CTORCH_REDUCE_SUM));
+  CHECK(ctorch_tensor_copy_to(v, (size_t)n * sizeof *v, t));
+  ctorch_tensor_free(t);
+}
+
+/* Accuracy and top-5 on this rank's test shard, summed over the group. */
+static void evaluate(ctorch_process_group pg, ctorch_tensor *p, ctorch_data_loader test, double *acc, double *top5) {
+  ctorch_autograd_scope scope = NULL;
+  int64_t c[3] = {0, 0, 0}; /* correct, in top 5, seen */
+  int has = 1;
+  CHECK(ctorch_autograd_scope_enter(&scope, CTORCH_SCOPE_INFERENCE_MODE));
+  CHECK(ctorch_data_loader_start_epoch(test, 0));
+  for (;;) {
+    scratch s = {{0}, 0};
+    ctorch_tensor x = NULL, y = NULL, logits;
+    int64_t b = 0;
+    CHECK(ctorch_data_loader_next(&has, &x, &y, test));
+    if (!has) break;
+    keep(&s, x);
+    keep(&s, y);
+    logits = forward(&s, p, x);
+    c[0] += count_correct(&s, logits, y);
+    c[1] += count_top5(&s, logits, y);
+    CHECK(ctorch_tensor_numel(&b, y));
+    c[2] += b;
+    release(&s);
+  }
+  CHECK(ctorch_autograd_scope_leave(scope));
+  sum_over_ranks(pg, c, 3);
+  *acc = (double)c[0] / (double)c[2];
+  *top5 = (double)c[1] / (double)c[2];
+}
+
+/* 1 if every rank holds bit-identical parameters (rank 0's are compared with everyone's). */
+static int parameters_agree(ctorch_process_group pg, ctorch_tensor *p, int world) {
+  ctorch_tensor flat[NPARAMS], all = NULL, mine = NULL;
+  ctorch_tensor_list gathered = NULL;
+  int i, same = 1;
+  for (i = 0; i < NPARAMS; ++i) {
+    ctorch_tensor d = NULL;
+    CHECK(ctorch_tensor_detach(&d, p[i]));
+    CHECK(ctorch_reshape(&flat[i], d, (const int64_t[]){-1}, 1));
+    ctorch_tensor_free(d);
+  }
+  CHECK(ctorch_cat(&mine, flat, NPARAMS, 0));
+  for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(flat[i]);
+  CHECK(ctorch_dist_all_gather_list(&gathered, pg, mine));
+  for (i = 1; i < world; ++i) {
+    ctorch_tensor a = NULL, b = NULL;
+    int eq = 0;
+    CHECK(ctorch_tensor_list_get(&a, gathered, 0));
+    CHECK(ctorch_tensor_list_get(&b, gathered, (size_t)i));
+    CHECK(ctorch_equal(&eq, a, b));
+    same = same && eq;
+    ctorch_tensor_free(a);
+    ctorch_tensor_free(b);
+  }
+  ctorch_tensor_list_free(gathered);
+  ctorch_tensor_free(mine);
+  ctorch_tensor_free(all);
+  return same;
+}
+
+static void usage(const char *prog) {
+  fprintf(stderr,
+          "usage: scripts/ddp -n W -- %s [--epochs N] [--data DIR] [--seed S] [--threads T] [--steps K]\n"
+          "                                [--bucket-bytes B] [--save PATH]\n"
+          "  needs MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE (scripts/ddp or torchrun sets them)\n"
+          "  --epochs N        training epochs (default 1)\n"
+          "  --data DIR        Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
+          "  --seed S          seed of the initialisation and the data order (default 1)\n"
+          "  --threads T       intra-op threads per rank (default: online CPUs / W, at least 1)\n"
+          "  --steps K         stop each epoch after K steps (quick checks)\n"
+          "  --bucket-bytes B  gradient bucket size (default 0 = 25 MiB: one bucket for LeNet-5)\n"
+          "  --save PATH       rank 0 writes the trained weights there (default: not saved)\n",
+          prog);
+}
+
+int main(int argc, char **argv) {
+  const char *data_dir = "/usr/share/datasets/fashion-mnist", *save = "";
+  int epochs = 1, threads = 0, steps = 0, i, epoch, world = 1, rank = 0, local_rank = -1;
+  unsigned long long seed = 1, bucket_bytes = 0;
+  ctorch_process_group pg = NULL;
+  ctorch_tensor train_images = NULL, train_labels = NULL, test_images = NULL, test_labels = NULL;
+  ctorch_tensor xf = NULL, mean = NULL, std = NULL, train_x, test_x, test_xs = NULL, test_ys = NULL;
+  ctorch_tensor params[NPARAMS];
+  ctorch_data_loader test = NULL;
+  ctorch_optimizer opt = NULL;
+  int64_t n_train = 0, per_rank_batch;
+  double acc = 0, top5 = 0, train_time = 0;
+  int64_t images_seen = 0;
+
+  for (i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(argv[0]);
+      return 0;
+    }
+    if (!v) {
+      usage(argv[0]);
+      return 2;
+    }
+    if (!strcmp(a, "--epochs")) epochs = atoi(v);
+    else if (!strcmp(a, "--data")) data_dir = v;
+    else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--threads")) threads = atoi(v);
+    else if (!strcmp(a, "--steps")) steps = atoi(v);
+    else if (!strcmp(a, "--bucket-bytes")) bucket_bytes = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--save")) save = v;
+    else {
+      usage(argv[0]);
+      return 2;
+    }
+    ++i;
+  }
+  if (epochs < 1) {
+    fprintf(stderr, "ddp_lenet5: --epochs must be >= 1\n");
+    return 2;
+  }
+
+  CHECK(ctorch_dist_init_from_env(&pg, &local_rank, "gloo", 600000));
+  CHECK(ctorch_process_group_rank(&rank, pg));
+  CHECK(ctorch_process_group_size(&world, pg));
+  g_rank = rank;
+  if (GLOBAL_BATCH % world != 0) {
+    fprintf(stderr, "ddp_lenet5: the global batch %d must divide among %d ranks\n", GLOBAL_BATCH, world);
+    return 2;
+  }
+  per_rank_batch = GLOBAL_BATCH / world;
+  if (threads <= 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cpus > world ? (int)(cpus / world) : 1;
+  }
+  CHECK(ctorch_set_num_threads(threads));
+
+  /* data: every rank reads the files and standardises with the training set's statistics */
+  CHECK(ctorch_data_mnist_read_dir(&train_images, &train_labels, data_dir, 1));
+  CHECK(ctorch_data_mnist_read_dir(&test_images, &test_labels, data_dir, 0));
+  {
+    ctorch_tensor f = NULL;
+    CHECK(ctorch_tensor_to_dtype(&f, train_images, CTORCH_FLOAT32));
+    CHECK(ctorch_div_Scalar(&xf, f, ctorch_scalar_float(255.0)));
+    ctorch_tensor_free(f);
+  }
+  CHECK(ctorch_mean(&mean, xf, NULL));
+  CHECK(ctorch_std(&std, xf, 1));
+  ctorch_tensor_free(xf);
+  train_x = preprocess(train_images, mean, std);
+  test_x = preprocess(test_images, mean, std);
+  ctorch_tensor_free(train_images);
+  ctorch_tensor_free(test_images);
+  CHECK(ctorch_tensor_numel(&n_train, train_labels));
+  {
+    /* test shard: rows rank::world in file order */
+    ctorch_tensor order = NULL;
+    int64_t n_test = 0;
+    CHECK(ctorch_tensor_numel(&n_test, test_labels));
+    CHECK(ctorch_arange(&order, ctorch_scalar_int(n_test), NULL, NULL, NULL, NULL));
+    shard(&test_xs, &test_ys, test_x, test_labels, order, rank, world);
+    ctorch_tensor_free(order);
+    CHECK(ctorch_data_loader_new(&test, test_xs, test_ys, EVAL_BATCH, 0, 0, 0));
+    ctorch_tensor_free(test_xs);
+    ctorch_tensor_free(test_ys);
+    ctorch_tensor_free(test_x);
+    ctorch_tensor_free(test_labels);
+  }
+
+  /* the same model everywhere: same seed, then rank 0's values broadcast anyway (as DDP does) */
+  CHECK(ctorch_manual_seed(seed));
+  make_model(params);
+  CHECK(ctorch_dist_broadcast_parameters(pg, params, NPARAMS, 0));
+  {
+    ctorch_optim_options o;
+    CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW)); /* lr 1e-3, betas (0.9, 0.999), wd 0.01 */
+    CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAMW, params, NPARAMS, &o));
+  }
+
+  if (rank == 0) {
+    printf("LeNet-5 on Fashion-MNIST (%lld training images), data-parallel over %d ranks, %d epoch(s), "
+           "global batch %d = %d x %lld, %d thread(s) per rank, seed %llu\n",
+           (long long)n_train, world, epochs, GLOBAL_BATCH, world, (long long)per_rank_batch, threads, seed);
+    fflush(stdout);
+  }
+
+  for (epoch = 0; epoch < epochs; ++epoch) {
+    double t0, dt, loss_sum = 0;
+    int64_t stats[3] = {0, 0, 0}; /* correct, seen, loss x 1e6 (summed over ranks below) */
+    int64_t batch = 0, nbatches = 0;
+    ctorch_data_loader train = NULL;
+    uint64_t epoch_seed = 0;
+    int has = 1;
+    {
+      /* one global permutation per epoch, identical on every rank; this rank's shard of it */
+      ctorch_generator gen = NULL;
+      ctorch_tensor perm = NULL, xs = NULL, ys = NULL;
+      CHECK(ctorch_data_epoch_seed(&epoch_seed, seed, (uint64_t)epoch));
+      CHECK(ctorch_generator_new(&gen, ctorch_device_cpu(), epoch_seed));
+      CHECK(ctorch_randperm_generator(&perm, n_train, gen, NULL, NULL, NULL, NULL));
+      shard(&xs, &ys, train_x, train_labels, perm, rank, world);
+      CHECK(ctorch_data_loader_new(&train, xs, ys, per_rank_batch, 0, 0, 0));
+      ctorch_tensor_free(xs);
+      ctorch_tensor_free(ys);
+      ctorch_tensor_free(perm);
+      ctorch_generator_free(gen);
+    }
+    CHECK(ctorch_data_loader_num_batches(&nbatches, train));
+    if (steps > 0 && steps < nbatches) nbatches = steps;
+    CHECK(ctorch_data_loader_start_epoch(train, 0));
+    CHECK(ctorch_dist_barrier(pg));
+    t0 = now();
+    for (;;) {
+      scratch s = {{0}, 0};
+      ctorch_tensor x = NULL, y = NULL, logits, loss = NULL;
+      int64_t b = 0;
+      double l = 0;
+      if (batch == nbatches) break;
+      CHECK(ctorch_data_loader_next(&has, &x, &y, train));
+      if (!has) break;
+      keep(&s, x);
+      keep(&s, y);
+      logits = forward(&s, params, x);
+      CHECK(ctorch_cross_entropy_loss(&loss, logits, y, NULL, 1 /* mean */, -100, 0.0));
+      keep(&s, loss);
+      CHECK(ctorch_optimizer_zero_grad(opt, 1));
+      CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
+      /* mean over this rank's images -> mean over the global batch */
+      CHECK(ctorch_dist_average_gradients(pg, params, NPARAMS, (size_t)bucket_bytes));
+      CHECK(ctorch_optimizer_step(opt));
+      CHECK(ctorch_tensor_numel(&b, y));
+      CHECK(ctorch_tensor_item_double(&l, loss));
+      {
+        ctorch_autograd_scope ng = NULL;
+        CHECK(ctorch_autograd_scope_enter(&ng, CTORCH_SCOPE_NO_GRAD));
+        stats[0] += count_correct(&s, logits, y);
+        CHECK(ctorch_autograd_scope_leave(ng));
+      }
+      loss_sum += l * (double)b;
+      stats[1] += b;
+      ++batch;
+      release(&s);
+      if (rank == 0 && (batch % 50 == 0 || batch == nbatches)) {
+        printf("epoch %d/%d step %lld/%lld local loss %.4f %.0f img/s (all ranks)\n", epoch + 1, epochs,
+               (long long)batch, (long long)nbatches, loss_sum / (double)stats[1],
+               (double)(stats[1] * world) / (now() - t0));
+        fflush(stdout);
+      }
+    }
+    CHECK(ctorch_dist_barrier(pg));
+    dt = now() - t0;
+    ctorch_data_loader_free(train);
+    stats[2] = (int64_t)llround(loss_sum * 1e6);
+    sum_over_ranks(pg, stats, 3);
+    train_time += dt;
+    images_seen += stats[1];
+    evaluate(pg, params, test, &acc, &top5);
+    if (rank == 0) {
+      printf("epoch %d/%d loss=%.4f train_acc=%.4f test_acc=%.4f top5=%.4f images_per_s=%.1f time=%.1fs\n",
+             epoch + 1, epochs, (double)stats[2] * 1e-6 / (double)stats[1], (double)stats[0] / (double)stats[1],
+             acc, top5, (double)stats[1] / dt, dt);
+      fflush(stdout);
+    }
+  }
+
+  if (!parameters_agree(pg, params, world)) {
+    fprintf(stderr, "ddp_lenet5 rank %d: parameters differ between ranks after training\n", rank);
+    return 1;
+  }
+  if (rank == 0) {
+    printf("parameters identical on all %d ranks\n", world);
+    if (save && *save) {
+      CHECK(ctorch_save_dict(save, PARAM_NAMES, params, NPARAMS));
+      printf("saved weights to %s\n", save);
+    }
+  }
+
+  ctorch_optimizer_free(opt);
+  ctorch_data_loader_free(test);
+  for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(params[i]);
+  ctorch_tensor_free(train_x);
+  ctorch_tensor_free(train_labels);
+  ctorch_tensor_free(mean);
+  ctorch_tensor_free(std);
+  CHECK(ctorch_dist_barrier(pg));
+  ctorch_process_group_free(pg);
+  if (rank == 0)
+    printf("test_accuracy=%.4f top5=%.4f images_per_s=%.1f ranks=%d\n", acc, top5,
+           (double)images_seen / train_time, world);
+  return 0;
+}

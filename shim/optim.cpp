@@ -1,0 +1,461 @@
+// Optimizers (torch::optim) and learning-rate schedules from C.
+#include "internal.h"
+
+#include <ATen/core/grad_mode.h>
+#include <torch/optim/adagrad.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/rmsprop.h>
+#include <torch/optim/sgd.h>
+#include <torch/serialize/archive.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <unordered_set>
+
+namespace {
+
+struct Optim {
+  ctorch_optimizer_kind kind;
+  std::unique_ptr<torch::optim::Optimizer> opt;
+};
+
+void check_kind(int kind) {
+  if (kind < CTORCH_OPTIM_SGD || kind > CTORCH_OPTIM_ADAGRAD)
+    ctorch::fail_arg("kind", "unknown optimizer kind " + std::to_string(kind));
+}
+
+ctorch_optim_options defaults(ctorch_optimizer_kind kind) {
+  ctorch_optim_options o{};
+  o.beta1 = 0.9;
+  o.beta2 = 0.999;
+  o.eps = 1e-8;
+  o.alpha = 0.99;
+  switch (kind) {
+    case CTORCH_OPTIM_SGD: o.lr = 1e-2; break;
+    case CTORCH_OPTIM_ADAM: o.lr = 1e-3; break;
+    case CTORCH_OPTIM_ADAMW: o.lr = 1e-3; o.weight_decay = 1e-2; break;
+    case CTORCH_OPTIM_RMSPROP: o.lr = 1e-2; break;
+    case CTORCH_OPTIM_ADAGRAD: o.lr = 1e-2; o.eps = 1e-10; break;
+  }
+  return o;
+}
+
+void check_nonneg(double v, const char *field) {
+  if (!(v >= 0.0) || std::isinf(v))
+    ctorch::fail_arg("options", std::string(field) + " must be a finite number >= 0, got " + std::to_string(v));
+}
+
+// Validates like PyTorch's Python constructors (libtorch checks only some of
+// these, and none for added groups), then builds the libtorch options.
+std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options &o) {
+  check_nonneg(o.lr, "lr");
+  check_nonneg(o.weight_decay, "weight_decay");
+  check_nonneg(o.eps, "eps");
+  switch (kind) {
+    case CTORCH_OPTIM_SGD: {
+      check_nonneg(o.momentum, "momentum");
+      if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
+        ctorch::fail_arg("options", "nesterov momentum requires momentum > 0 and dampening 0");
+      auto r = std::make_unique<torch::optim::SGDOptions>(o.lr);
+      r->momentum(o.momentum).dampening(o.dampening).weight_decay(o.weight_decay).nesterov(o.nesterov != 0);
+      return r;
+    }
+    case CTORCH_OPTIM_ADAM:
+    case CTORCH_OPTIM_ADAMW: {
+      if (!(o.beta1 >= 0 && o.beta1 < 1)) ctorch::fail_arg("options", "beta1 must be in [0, 1), got " + std::to_string(o.beta1));
+      if (!(o.beta2 >= 0 && o.beta2 < 1)) ctorch::fail_arg("options", "beta2 must be in [0, 1), got " + std::to_string(o.beta2));
+      if (kind == CTORCH_OPTIM_ADAM) {
+        auto r = std::make_unique<torch::optim::AdamOptions>(o.lr);
+        r->betas(std::make_tuple(o.beta1, o.beta2)).eps(o.eps).weight_decay(o.weight_decay).amsgrad(o.amsgrad != 0);
+        return r;
+      }
+      auto r = std::make_unique<torch::optim::AdamWOptions>(o.lr);
+      r->betas(std::make_tuple(o.beta1, o.beta2)).eps(o.eps).weight_decay(o.weight_decay).amsgrad(o.amsgrad != 0);
+      return r;
+    }
+    case CTORCH_OPTIM_RMSPROP: {
+      check_nonneg(o.momentum, "momentum");
+      check_nonneg(o.alpha, "alpha");
+      auto r = std::make_unique<torch::optim::RMSpropOptions>(o.lr);
+      r->alpha(o.alpha).eps(o.eps).weight_decay(o.weight_decay).momentum(o.momentum).centered(o.centered != 0);
+      return r;
+    }
+    case CTORCH_OPTIM_ADAGRAD: {
+      check_nonneg(o.lr_decay, "lr_decay");
+      check_nonneg(o.initial_accumulator_value, "initial_accumulator_value");
+      auto r = std::make_unique<torch::optim::AdagradOptions>(o.lr);
+      r->lr_decay(o.lr_decay).weight_decay(o.weight_decay).initial_accumulator_value(o.initial_accumulator_value).eps(o.eps);
+      return r;
+    }
+  }
+  ctorch::fail_arg("kind", "unknown optimizer kind");
+}
+
+ctorch_optim_options read_options(ctorch_optimizer_kind kind, const torch::optim::OptimizerOptions &base) {
+  ctorch_optim_options o = defaults(kind);
+  switch (kind) {
+    case CTORCH_OPTIM_SGD: {
+      auto &r = static_cast<const torch::optim::SGDOptions &>(base);
+      o.lr = r.lr(); o.momentum = r.momentum(); o.dampening = r.dampening();
+      o.weight_decay = r.weight_decay(); o.nesterov = r.nesterov();
+      break;
+    }
+    case CTORCH_OPTIM_ADAM: {
+      auto &r = static_cast<const torch::optim::AdamOptions &>(base);
+      o.lr = r.lr(); o.beta1 = std::get<0>(r.betas()); o.beta2 = std::get<1>(r.betas());
+      o.eps = r.eps(); o.weight_decay = r.weight_decay(); o.amsgrad = r.amsgrad();
+      break;
+    }
+    case CTORCH_OPTIM_ADAMW: {
+      auto &r = static_cast<const torch::optim::AdamWOptions &>(base);
+      o.lr = r.lr(); o.beta1 = std::get<0>(r.betas()); o.beta2 = std::get<1>(r.betas());
+      o.eps = r.eps(); o.weight_decay = r.weight_decay(); o.amsgrad = r.amsgrad();
+      break;
+    }
+    case CTORCH_OPTIM_RMSPROP: {
+      auto &r = static_cast<const torch::optim::RMSpropOptions &>(base);
+      o.lr = r.lr(); o.alpha = r.alpha(); o.eps = r.eps(); o.weight_decay = r.weight_decay();
+      o.momentum = r.momentum(); o.centered = r.centered();
+      break;
+    }
+    case CTORCH_OPTIM_ADAGRAD: {
+      auto &r = static_cast<const torch::optim::AdagradOptions &>(base);
+      o.lr = r.lr(); o.lr_decay = r.lr_decay(); o.weight_decay = r.weight_decay();
+      o.initial_accumulator_value = r.initial_accumulator_value(); o.eps = r.eps();
+      break;
+    }
+  }
+  return o;
+}
+
+// Builds an optimizer of `kind` over param groups (groups without options
+// take the defaults' copy, as libtorch does).
+std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
+                                                   const std::vector<torch::optim::OptimizerParamGroup> &groups,
+                                                   const torch::optim::OptimizerOptions &d) {
+  switch (kind) {
+    case CTORCH_OPTIM_SGD:
+      return std::make_unique<torch::optim::SGD>(groups, static_cast<const torch::optim::SGDOptions &>(d));
+    case CTORCH_OPTIM_ADAM:
+      return std::make_unique<torch::optim::Adam>(groups, static_cast<const torch::optim::AdamOptions &>(d));
+    case CTORCH_OPTIM_ADAMW:
+      return std::make_unique<torch::optim::AdamW>(groups, static_cast<const torch::optim::AdamWOptions &>(d));
+    case CTORCH_OPTIM_RMSPROP:
+      return std::make_unique<torch::optim::RMSprop>(groups, static_cast<const torch::optim::RMSpropOptions &>(d));
+    case CTORCH_OPTIM_ADAGRAD:
+      return std::make_unique<torch::optim::Adagrad>(groups, static_cast<const torch::optim::AdagradOptions &>(d));
+  }
+  ctorch::fail_arg("kind", "unknown optimizer kind");
+}
+
+// libtorch's Optimizer::load restores per-parameter state but not the
+// groups' options (lr, betas, ...); PyTorch's load_state_dict restores both.
+template <class Options>
+void load_group_options(torch::serialize::InputArchive &archive, torch::optim::Optimizer &opt) {
+  torch::serialize::InputArchive groups;
+  archive.read("param_groups", groups);
+  for (size_t i = 0; i < opt.param_groups().size(); ++i) {
+    torch::serialize::InputArchive group, options;
+    groups.read("param_groups/" + std::to_string(i), group);
+    group.read("options", options);
+    Options o(0);
+    o.serialize(options);
+    opt.param_groups()[i].set_options(std::make_unique<Options>(o));
+  }
+}
+
+void load_options(ctorch_optimizer_kind kind, torch::serialize::InputArchive &archive, torch::optim::Optimizer &opt) {
+  switch (kind) {
+    case CTORCH_OPTIM_SGD: return load_group_options<torch::optim::SGDOptions>(archive, opt);
+    case CTORCH_OPTIM_ADAM: return load_group_options<torch::optim::AdamOptions>(archive, opt);
+    case CTORCH_OPTIM_ADAMW: return load_group_options<torch::optim::AdamWOptions>(archive, opt);
+    case CTORCH_OPTIM_RMSPROP: return load_group_options<torch::optim::RMSpropOptions>(archive, opt);
+    case CTORCH_OPTIM_ADAGRAD: return load_group_options<torch::optim::AdagradOptions>(archive, opt);
+  }
+}
+
+std::vector<at::Tensor> param_list(const ctorch_tensor *params, size_t n, const torch::optim::Optimizer *existing) {
+  ctorch::require_list(params, n, "params");
+  if (!n) ctorch::fail_arg("params", "is empty");
+  auto v = ctorch::tensor_list(params, n, "params");
+  std::unordered_set<c10::TensorImpl *> seen;
+  if (existing)
+    for (auto &g : existing->param_groups())
+      for (auto &p : g.params()) seen.insert(p.unsafeGetTensorImpl());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const auto &p = v[i];
+    if (!p.is_leaf()) ctorch::fail_arg("params", "entry " + std::to_string(i) + " is not a leaf tensor (cannot optimize a computed tensor)");
+    if (!at::isFloatingType(p.scalar_type()) && !at::isComplexType(p.scalar_type()))
+      ctorch::fail(CTORCH_TYPE, "argument 'params': entry " + std::to_string(i) + " has non-floating dtype " +
+                                    c10::toString(p.scalar_type()));
+    if (!seen.insert(p.unsafeGetTensorImpl()).second)
+      ctorch::fail_arg("params", "entry " + std::to_string(i) + " appears twice (or is already in another group)");
+  }
+  return v;
+}
+
+}  // namespace
+
+struct ctorch_optimizer_s {
+  std::shared_ptr<Optim> o;
+};
+
+struct ctorch_lr_scheduler_s {
+  std::shared_ptr<Optim> o;
+  bool cosine;
+  int64_t step_size;
+  double gamma;
+  int64_t t_max;
+  double eta_min;
+  int64_t epoch = 0;
+  std::vector<double> base_lrs;
+  std::vector<double> last_lrs;
+
+  double lr_at(double base) const {
+    if (cosine) return eta_min + (base - eta_min) * (1.0 + std::cos(M_PI * static_cast<double>(epoch) / t_max)) / 2.0;
+    return base * std::pow(gamma, static_cast<double>(epoch / step_size));
+  }
+  // Groups added after the scheduler was made are left alone, as PyTorch's
+  // zip(param_groups, base_lrs) does.
+  void apply() {
+    auto &groups = o->opt->param_groups();
+    for (size_t i = 0; i < base_lrs.size() && i < groups.size(); ++i) {
+      last_lrs[i] = lr_at(base_lrs[i]);
+      groups[i].options().set_lr(last_lrs[i]);
+    }
+  }
+};
+
+namespace {
+
+Optim &require_opt(ctorch_optimizer opt) {
+  if (!opt || !opt->o) ctorch::fail_arg("opt", "is NULL");
+  return *opt->o;
+}
+
+torch::optim::OptimizerParamGroup &group_of(Optim &o, size_t group) {
+  auto &g = o.opt->param_groups();
+  if (group >= g.size())
+    ctorch::fail(CTORCH_INDEX, "argument 'group': " + std::to_string(group) + " out of range for " +
+                                   std::to_string(g.size()) + " parameter groups");
+  return g[group];
+}
+
+ctorch_lr_scheduler make_scheduler(ctorch_optimizer opt, bool cosine) {
+  Optim &o = require_opt(opt);
+  auto s = std::make_unique<ctorch_lr_scheduler_s>();
+  s->o = opt->o;
+  s->cosine = cosine;
+  for (auto &g : o.opt->param_groups()) s->base_lrs.push_back(g.options().get_lr());
+  s->last_lrs = s->base_lrs;
+  return s.release();
+}
+
+}  // namespace
+
+extern "C" {
+
+CTORCH_API ctorch_status ctorch_optim_options_default(ctorch_optim_options *out, ctorch_optimizer_kind kind) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  check_kind(kind);
+  *out = defaults(kind);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_new(ctorch_optimizer *out, ctorch_optimizer_kind kind,
+                                              const ctorch_tensor *params, size_t n,
+                                              const ctorch_optim_options *options) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  check_kind(kind);
+  auto v = param_list(params, n, nullptr);
+  auto opts = make_options(kind, options ? *options : defaults(kind));
+  auto o = std::make_shared<Optim>();
+  o->kind = kind;
+  o->opt = construct(kind, {torch::optim::OptimizerParamGroup(v)}, *opts);
+  *out = new ctorch_optimizer_s{std::move(o)};
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt) { delete opt; }
+
+CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
+                                                          const ctorch_optim_options *options) {
+  CTORCH_TRY
+  Optim &o = require_opt(opt);
+  auto v = param_list(params, n, o.opt.get());
+  std::unique_ptr<torch::optim::OptimizerOptions> opts =
+      options ? make_options(o.kind, *options) : o.opt->defaults().clone();
+  o.opt->add_param_group(torch::optim::OptimizerParamGroup(v, std::move(opts)));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_num_param_groups(size_t *out, ctorch_optimizer opt) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = require_opt(opt).opt->param_groups().size();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_params(ctorch_tensor_list *out, ctorch_optimizer opt, size_t group) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  auto &g = group_of(require_opt(opt), group);
+  *out = ctorch::give_list(std::vector<at::Tensor>(g.params()));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_get_options(ctorch_optim_options *out, ctorch_optimizer opt, size_t group) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  Optim &o = require_opt(opt);
+  *out = read_options(o.kind, group_of(o, group).options());
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_get_lr(double *out, ctorch_optimizer opt, size_t group) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = group_of(require_opt(opt), group).options().get_lr();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_set_lr(ctorch_optimizer opt, size_t group, double lr) {
+  CTORCH_TRY
+  auto &g = group_of(require_opt(opt), group);
+  if (!(lr >= 0.0) || std::isinf(lr)) ctorch::fail_arg("lr", "must be a finite number >= 0, got " + std::to_string(lr));
+  g.options().set_lr(lr);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int set_to_none) {
+  CTORCH_TRY
+  Optim &o = require_opt(opt);
+  for (auto &g : o.opt->param_groups())
+    for (auto &p : g.params()) {
+      at::Tensor &grad = p.mutable_grad();
+      if (!grad.defined()) continue;
+      if (set_to_none) {
+        grad = at::Tensor();
+      } else {
+        if (grad.grad_fn()) grad = grad.detach();
+        else grad.requires_grad_(false);
+        grad.zero_();
+      }
+    }
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt) {
+  CTORCH_TRY
+  Optim &o = require_opt(opt);
+  o.opt->step();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path) {
+  CTORCH_TRY
+  Optim &o = require_opt(opt);
+  if (!path) ctorch::fail_arg("path", "is NULL");
+  torch::serialize::OutputArchive archive;
+  o.opt->save(archive);
+  try {
+    archive.save_to(path);
+  } catch (const std::exception &e) {
+    ctorch::fail(CTORCH_IO, std::string("cannot write '") + path + "': " + e.what());
+  }
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char *path) {
+  CTORCH_TRY
+  Optim &o = require_opt(opt);
+  if (!path) ctorch::fail_arg("path", "is NULL");
+  if (FILE *f = std::fopen(path, "rb")) std::fclose(f);
+  else ctorch::fail(CTORCH_IO, std::string("cannot open '") + path + "' for reading");
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const std::exception &e) {
+    ctorch::fail(CTORCH_IO, std::string("'") + path + "' is not an optimizer state archive: " + e.what());
+  }
+  // Loading into a fresh optimizer over the same groups keeps the live one
+  // intact when the archive is of another kind or size.
+  auto fresh = construct(o.kind, o.opt->param_groups(), o.opt->defaults());
+  try {
+    fresh->load(archive);
+    load_options(o.kind, archive, *fresh);
+  } catch (const std::exception &e) {
+    ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' does not hold state for this optimizer: " + e.what());
+  }
+  o.opt = std::move(fresh);
+  CTORCH_CATCH
+}
+
+// ---- schedules ------------------------------------------------------------------
+
+CTORCH_API ctorch_status ctorch_lr_scheduler_step_lr(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t step_size,
+                                                     double gamma) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  if (step_size < 1) ctorch::fail_arg("step_size", "must be >= 1, got " + std::to_string(step_size));
+  if (!std::isfinite(gamma)) ctorch::fail_arg("gamma", "must be finite");
+  std::unique_ptr<ctorch_lr_scheduler_s> s(make_scheduler(opt, false));
+  s->step_size = step_size;
+  s->gamma = gamma;
+  s->apply();
+  *out = s.release();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_lr_scheduler_cosine(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t t_max,
+                                                    double eta_min) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  if (t_max < 1) ctorch::fail_arg("t_max", "must be >= 1, got " + std::to_string(t_max));
+  if (!(eta_min >= 0) || std::isinf(eta_min)) ctorch::fail_arg("eta_min", "must be a finite number >= 0");
+  std::unique_ptr<ctorch_lr_scheduler_s> s(make_scheduler(opt, true));
+  s->t_max = t_max;
+  s->eta_min = eta_min;
+  s->apply();
+  *out = s.release();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s) {
+  CTORCH_TRY
+  if (!s) ctorch::fail_arg("s", "is NULL");
+  ++s->epoch;
+  s->apply();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_lr_scheduler_epoch(int64_t *out, ctorch_lr_scheduler s) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  if (!s) ctorch::fail_arg("s", "is NULL");
+  *out = s->epoch;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_scheduler s, size_t group) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  if (!s) ctorch::fail_arg("s", "is NULL");
+  if (group >= s->last_lrs.size())
+    ctorch::fail(CTORCH_INDEX, "argument 'group': " + std::to_string(group) + " out of range for " +
+                                   std::to_string(s->last_lrs.size()) + " scheduled groups");
+  *out = s->last_lrs[group];
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s) { delete s; }
+
+}  // extern "C"

@@ -1,0 +1,152 @@
+"""C (ctorch) and Python (torch.distributed, Gloo) ranks in one process group.
+
+Run with Debian's /usr/bin/python3 (it sees python3-torch):
+    interop.py PATH/TO/dist_peer           run every scenario, exit 0 if all pass
+    interop.py worker MODE RANK SIZE PORT  one Python rank (used by the above)
+
+Each scenario starts C ranks (dist_peer) and Python ranks on 127.0.0.1 with a
+fresh port; all issue the same collectives (see dist_peer.c) and check every
+result. Every process is bounded by a watchdog.
+"""
+import os
+import socket
+import subprocess
+import sys
+import time
+from datetime import timedelta
+
+WATCHDOG_S = 120
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sequence(dist, torch, rank, size):
+    S = size * (size + 1) / 2
+
+    t = torch.tensor([rank + 1.0, 10.0])
+    dist.all_reduce(t)
+    assert t.tolist() == [S, 10.0 * size], t
+
+    t = torch.tensor([rank], dtype=torch.int64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    assert t.item() == size - 1, t
+
+    # Gloo has no AVG: both sides send a SUM, then divide.
+    t = torch.tensor([rank + 1.0])
+    dist.all_reduce(t)
+    t /= size
+    assert t.item() == S / size, t
+
+    t = torch.tensor([42.0 if rank == 0 else -1.0, 7.0 * rank])
+    dist.broadcast(t, 0)
+    assert t.tolist() == [42.0, 0.0], t
+    t = torch.tensor([rank + 0.25], dtype=torch.float64)
+    dist.broadcast(t, size - 1)
+    assert t.item() == size - 1 + 0.25, t
+
+    outs = [torch.full((1,), -1.0) for _ in range(size)]
+    dist.all_gather(outs, torch.tensor([2.0 * rank]))
+    assert [o.item() for o in outs] == [2.0 * i for i in range(size)], outs
+
+    outs = [torch.full((1,), -1.0) for _ in range(size)] if rank == 0 else None
+    dist.gather(torch.tensor([rank + 5.0]), outs, dst=0)
+    if rank == 0:
+        assert [o.item() for o in outs] == [i + 5.0 for i in range(size)], outs
+    out = torch.full((1,), -1.0)
+    dist.scatter(out, [torch.tensor([100.0 + i]) for i in range(size)] if rank == 0 else None, src=0)
+    assert out.item() == 100.0 + rank, out
+
+    if rank == 0:
+        t = torch.tensor([123.0, 0.0])
+        dist.send(t, 1, tag=3)
+        dist.recv(t, 1, tag=4)
+        assert t.tolist() == [456.0, 1.0], t
+    elif rank == 1:
+        t = torch.full((2,), -1.0)
+        dist.recv(t, 0, tag=3)
+        assert t.tolist() == [123.0, 0.0], t
+        dist.send(torch.tensor([456.0, 1.0]), 0, tag=4)
+
+    dist.barrier()
+
+
+def worker(mode, rank, size, port):
+    # Python's default Gloo device resolves the host name; keep it on loopback.
+    os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    import torch
+    import torch.distributed as dist
+
+    timeout = timedelta(seconds=60)
+    if mode == "env":
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(size))
+        dist.init_process_group("gloo", init_method="env://", timeout=timeout)
+    elif mode == "store":
+        store = dist.TCPStore("127.0.0.1", port, size, rank == 0, timeout)
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=size, timeout=timeout)
+    else:
+        raise SystemExit("unknown mode " + mode)
+    assert dist.get_rank() == rank and dist.get_world_size() == size
+    sequence(dist, torch, rank, size)
+    dist.destroy_process_group()
+    print(f"Python rank {rank} of {size}: all collectives matched", flush=True)
+
+
+def scenario(peer, name, mode, size, c_ranks):
+    port = free_port()
+    procs = []
+    for rank in range(size):
+        env = dict(os.environ)
+        env.pop("GLOO_SOCKET_IFNAME", None)  # C ranks must stay on 127.0.0.1 by themselves
+        if rank in c_ranks:
+            if mode == "env":
+                env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(size),
+                           LOCAL_RANK=str(rank))
+                cmd = [peer, "env"]
+            else:
+                cmd = [peer, "store", "127.0.0.1", str(port), str(rank), str(size), "1" if rank == 0 else "0"]
+        else:
+            cmd = [sys.executable, os.path.abspath(__file__), "worker", mode, str(rank), str(size), str(port)]
+        procs.append((rank, subprocess.Popen(cmd, env=env)))
+    deadline = time.monotonic() + WATCHDOG_S
+    codes = {}
+    while len(codes) < len(procs):
+        for rank, p in procs:
+            if rank not in codes and p.poll() is not None:
+                codes[rank] = p.returncode
+        if time.monotonic() > deadline:
+            for rank, p in procs:
+                if rank not in codes:
+                    print(f"watchdog: {name}: rank {rank} still running after {WATCHDOG_S} s, killing it", flush=True)
+                    p.kill()
+                    codes[rank] = p.wait()
+        time.sleep(0.05)
+    ok = all(c == 0 for c in codes.values())
+    kinds = ", ".join(f"{r}:{'C' if r in c_ranks else 'Py'}" for r in range(size))
+    print(f"{'PASS' if ok else 'FAIL'}: {name} ({mode}; ranks {kinds}; exit codes {codes})", flush=True)
+    return ok
+
+
+def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "worker":
+        worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+        return 0
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    peer = sys.argv[1]
+    results = [
+        scenario(peer, "C master, Python worker, env://", "env", 2, {0}),
+        scenario(peer, "Python master, C worker, env://", "env", 2, {1}),
+        scenario(peer, "C TCPStore master, Python TCPStore + init_process_group(store=)", "store", 2, {0}),
+        scenario(peer, "Python TCPStore master, C TCPStore client", "store", 2, {1}),
+        scenario(peer, "4 ranks, C and Python interleaved, env://", "env", 4, {0, 2}),
+    ]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""lenet5.c and lenet5.py, run for a few steps with the same seed, must agree:
+same initial weights and data order, so (near-)identical metrics; and the
+weights the C program saves must load into the Python model and give the same
+test accuracy there."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+LAST = re.compile(r"^test_accuracy=([0-9.]+) top5=([0-9.]+) images_per_s=([0-9.]+)$")
+EPOCH = re.compile(r"loss=([0-9.]+) train_acc=([0-9.]+)")
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=500)
+    if p.returncode != 0:
+        sys.exit(f"{cmd} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    lines = p.stdout.strip().splitlines()
+    m = LAST.match(lines[-1])
+    if not m:
+        sys.exit(f"{cmd}: last line is not machine-readable: {lines[-1]!r}")
+    epochs = [EPOCH.search(l) for l in lines if l.startswith("epoch ") and "train_acc=" in l]
+    return [float(x) for x in m.groups()], [(float(e.group(1)), float(e.group(2))) for e in epochs]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lenet5", required=True)
+    ap.add_argument("--script", required=True)
+    a = ap.parse_args()
+    common = ["--epochs", "2", "--steps", "40", "--seed", "3", "--threads", "2"]
+    with tempfile.TemporaryDirectory() as d:
+        weights = os.path.join(d, "c.pt")
+        (c_acc, c_top5, c_ips), c_epochs = run([a.lenet5, *common, "--save", weights])
+        (p_acc, p_top5, p_ips), p_epochs = run([sys.executable, a.script, *common, "--save", ""])
+        print(f"C: acc {c_acc} top5 {c_top5} {c_ips} img/s; Python: acc {p_acc} top5 {p_top5} {p_ips} img/s")
+        assert len(c_epochs) == len(p_epochs) == 2, (c_epochs, p_epochs)
+        for (cl, ca), (pl, pa) in zip(c_epochs, p_epochs):
+            assert abs(cl - pl) < 0.01 and abs(ca - pa) < 0.01, (c_epochs, p_epochs)
+        assert abs(c_acc - p_acc) < 0.01 and abs(c_top5 - p_top5) < 0.01, (c_acc, p_acc, c_top5, p_top5)
+        # 80 steps of AdamW take Fashion-MNIST well past chance (10%)
+        assert c_acc > 0.5, c_acc
+        (l_acc, l_top5, _), _ = run([sys.executable, a.script, "--epochs", "0", "--load", weights])
+        assert l_acc == c_acc and l_top5 == c_top5, (l_acc, c_acc, l_top5, c_top5)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
