@@ -3,7 +3,8 @@
 // strides), ~70 generated ops with random arguments (NULL handles, bad enums,
 // negative/huge dims and sizes, lists whose pointer is NULL), metadata
 // queries, frees, save/load and DLPack round trips, absurd allocations and
-// autograd. Every status is checked against the contract (fuzz_util.h);
+// autograd (backward through the generated _backward and, with the training
+// API, ctorch_tensor_backward, grads, optimizers of every kind). Every status is checked against the contract (fuzz_util.h);
 // results that must hold are asserted (round trips keep shape and dtype,
 // 2^50-element allocations fail with CTORCH_OUT_OF_MEMORY).
 //
@@ -635,11 +636,32 @@ struct Interp {
       if (st == CTORCH_OK) {
         int retain = in.u8() & 1;
         ctorch_tensor grad = in.u8() % 4 == 0 ? get() : nullptr;
-        st = FZ(ctorch__backward(s, nullptr, 0, grad, &retain, 0));
-        if (st == CTORCH_OK && in.u8() % 2) FZ(ctorch__backward(s, nullptr, 0, nullptr, nullptr, 0));  // twice
+#ifdef CTORCH_HARDEN_HAVE_TRAINING
+        if (in.u8() & 1)
+          st = FZ(ctorch_tensor_backward(s, grad, retain, in.u8() & 1, nullptr, 0));
+        else
+#endif
+          st = FZ(ctorch__backward(s, nullptr, 0, grad, &retain, 0));
+        // A second backward: fails cleanly unless the graph was retained.
+        if (st == CTORCH_OK && in.u8() % 2) FZ(ctorch__backward(s, nullptr, 0, nullptr, nullptr, 0));
 #ifdef CTORCH_HARDEN_HAVE_TRAINING
         ctorch_tensor g = nullptr;
         if (FZ(ctorch_tensor_grad(&g, x)) == CTORCH_OK && g) put(g);
+        FZ(ctorch_tensor_zero_grad(in.u8() & 1 ? x : get(), in.u8() & 1));
+#endif
+#ifdef CTORCH_HARDEN_HAVE_OPTIM
+        if (in.u8() % 2) {
+          ctorch_optimizer opt = nullptr;
+          ctorch_tensor params[2] = {x, get()};
+          int kind = (int)(in.u8() % 7) - 1;  // includes invalid kinds
+          if (FZ(ctorch_optimizer_new(&opt, (ctorch_optimizer_kind)kind, params, 1 + (in.u8() & 1), nullptr)) ==
+              CTORCH_OK) {
+            FZ(ctorch_optimizer_step(opt));
+            FZ(ctorch_optimizer_zero_grad(opt, in.u8() & 1));
+            FZ(ctorch_optimizer_set_lr(opt, in.u8() % 2, farg()));
+          }
+          ctorch_optimizer_free(opt);
+        }
 #endif
       }
     }

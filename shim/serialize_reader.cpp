@@ -700,6 +700,11 @@ Checkpoint read_checkpoint(const char *path) {
   P root;
   try {
     check_torch_archive(path);
+  } catch (const StatusError &err) {
+    if (err.status() != CTORCH_VALUE) throw;
+    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable torch.save zip file (the format torch.save writes by default since PyTorch 1.6): " + err.what());
+  }
+  try {
     caffe2::serialize::PyTorchStreamReader zip{std::string(path)};
     if (zip.hasRecord("byteorder")) {
       at::DataPtr bo;
