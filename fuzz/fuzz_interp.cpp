@@ -624,7 +624,16 @@ struct Interp {
     ctorch_tensor a = get();
     if (!a || !small_enough(a)) return;
     ctorch_tensor x = nullptr, y = nullptr, s = nullptr;
-    if (FZ(ctorch_tensor_clone(&x, a)) != CTORCH_OK) return;
+    int create_graph = 0;
+    {
+      // A fresh leaf: with create_graph, gradients are only accumulated into
+      // it (inputs = {x}), so clearing its .grad below breaks every cycle.
+      ctorch_tensor c = nullptr;
+      if (FZ(ctorch_tensor_clone(&c, a)) != CTORCH_OK) return;
+      ctorch_status ds = FZ(ctorch_detach(&x, c));
+      ctorch_tensor_free(c);
+      if (ds != CTORCH_OK) return;
+    }
     ctorch_status st = FZ(ctorch_requires_grad_(x, 1));  // fails for integer dtypes
     if (st == CTORCH_OK) {
       switch (choice(__func__, 3)) {
@@ -637,9 +646,10 @@ struct Interp {
         int retain = in.u8() & 1;
         ctorch_tensor grad = in.u8() % 4 == 0 ? get() : nullptr;
 #ifdef CTORCH_HARDEN_HAVE_TRAINING
-        if (in.u8() & 1)
-          st = FZ(ctorch_tensor_backward(s, grad, retain, in.u8() & 1, nullptr, 0));
-        else
+        if (in.u8() & 1) {
+          create_graph = in.u8() & 1;
+          st = FZ(ctorch_tensor_backward(s, grad, retain, create_graph, create_graph ? &x : nullptr, create_graph ? 1 : 0));
+        } else
 #endif
           st = FZ(ctorch__backward(s, nullptr, 0, grad, &retain, 0));
         // A second backward: fails cleanly unless the graph was retained.
@@ -665,6 +675,9 @@ struct Interp {
 #endif
       }
     }
+    // create_graph makes x -> x.grad -> graph -> x a reference cycle (as in
+    // PyTorch, whose docs say to reset .grad to None afterwards): do that.
+    if (create_graph) FZ(ctorch_tensor_zero_grad(x, 1));
     ctorch_tensor_free(s);
     ctorch_tensor_free(y);
     put(x);
