@@ -154,11 +154,22 @@ static void *run(void *arg) {
   return NULL;
 }
 
+/* --race: a deliberate caller bug (two threads having ctorch write one
+ * buffer, ctorch_tensor_sizes, unsynchronised), so scripts/threads can check
+ * that ThreadSanitizer does see races in ctorch's code. */
+static int64_t g_race_buf[4];
+static void *race(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 200; ++i) ctorch_tensor_sizes(g_race_buf, 4, g_shared);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
-  int nthreads = 8, bad = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--threads")) nthreads = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--iters")) g_iters = atoi(argv[i + 1]);
+  int nthreads = 8, bad = 0, do_race = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--race")) do_race = 1;
+    else if (i + 1 < argc && !strcmp(argv[i], "--threads")) nthreads = atoi(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--iters")) g_iters = atoi(argv[++i]);
   }
   if (nthreads < 1 || nthreads > 256 || g_iters < 1) {
     fprintf(stderr, "usage: thread_stress [--threads N (1..256)] [--iters K]\n");
@@ -170,6 +181,21 @@ int main(int argc, char **argv) {
       fprintf(stderr, "setup: %s\n", ctorch_last_error());
       return 1;
     }
+  }
+  if (do_race) {
+    pthread_t a, b;
+    ctorch_tensor small = NULL;
+    int64_t shape[1] = {12};
+    ctorch_randn(&small, shape, 1, NULL, NULL, NULL, NULL);
+    ctorch_tensor_free(g_shared);
+    g_shared = small;
+    pthread_create(&a, NULL, race, NULL);
+    pthread_create(&b, NULL, race, NULL);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    ctorch_tensor_free(g_shared);
+    puts("thread_stress: deliberate race done");
+    return 0;
   }
   pthread_t *th = calloc((size_t)nthreads, sizeof *th);
   worker *ws = calloc((size_t)nthreads, sizeof *ws);
