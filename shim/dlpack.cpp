@@ -202,6 +202,10 @@ M *export_tensor(ctorch_tensor h) {
     ctorch::fail(CTORCH_VALUE, "tensor has its conjugate/negative bit set; resolve it (resolve_conj/resolve_neg) before exporting");
   DLDataType dt = dl_dtype(t.scalar_type());
   DLDevice dev = dl_device(t.device());
+  // A failed resize_ in libtorch 1.13 can leave a negative size behind; no
+  // consumer can use such a description.
+  for (int64_t s : t.sizes())
+    if (s < 0) ctorch::fail(CTORCH_VALUE, "tensor has a negative size " + std::to_string(s) + " (left by a failed resize_?)");
   auto e = std::make_unique<Export<M>>();
   e->tensor = std::move(t);
   const at::Tensor &x = e->tensor;

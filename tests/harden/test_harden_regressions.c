@@ -283,6 +283,33 @@ START_TEST(resize_of_zero_copy_and_loaded_tensors_reallocates) {
 }
 END_TEST
 
+/* Defect (fuzz_interp), libtorch 1.13: resize_ with a negative size fails
+ * but leaves that size on the tensor. The guard belongs in the generated
+ * ctorch_resize_ (reported); until it lands, ctorch_to_dlpack at least
+ * refuses to describe such a tensor to a consumer. Either way no one sees a
+ * negative size through DLPack. */
+START_TEST(failed_resize_never_exports_a_negative_size) {
+  const int64_t s[2] = {3, 3}, neg[1] = {-2};
+  int64_t sizes[2] = {0, 0}, d = 0;
+  ctorch_tensor t = NULL;
+  DLManagedTensor *m = NULL;
+  CT_OK(ctorch_zeros(&t, s, 2, NULL, NULL, NULL, NULL));
+  ck_assert_int_ne(ctorch_resize_(t, neg, 1, NULL), CTORCH_OK);
+  CT_OK(ctorch_tensor_dim(&d, t));
+  CT_OK(ctorch_tensor_sizes(sizes, 2, t));
+  if (d == 1 && sizes[0] < 0) {
+    CT_FAILS(CTORCH_VALUE, ctorch_to_dlpack(&m, t));
+    ck_assert_ptr_null(m);
+    CT_ERROR_HAS("negative size");
+  } else {
+    CT_OK(ctorch_to_dlpack(&m, t)); /* the wrapper restored the tensor */
+    ck_assert_int_ge(m->dl_tensor.shape[0], 0);
+    m->deleter(m);
+  }
+  ctorch_tensor_free(t);
+}
+END_TEST
+
 /* The 2^50-element request of the issue: OUT_OF_MEMORY, and the process
  * goes on allocating normally afterwards. */
 START_TEST(absurd_allocation_is_out_of_memory) {
@@ -307,6 +334,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, misaligned_zero_copy_data_is_rejected);
   tcase_add_test(tc, save_and_copy_resolve_views_and_refuse_sparse);
   tcase_add_test(tc, resize_of_zero_copy_and_loaded_tensors_reallocates);
+  tcase_add_test(tc, failed_resize_never_exports_a_negative_size);
   tcase_add_test(tc, absurd_allocation_is_out_of_memory);
   suite_add_tcase(s, tc);
   return s;
