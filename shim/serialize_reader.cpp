@@ -87,6 +87,50 @@ class ZipReader {
   }
 
  bool hasRecord(const std::string &name) { return find(prefix_ + name) >= 0; }
+
+  // The whole archive rewritten as a plain stored zip (every record's CRC
+  // checked on the way): what libtorch's reader then parses is well formed
+  // by construction, whatever odd but valid-looking layout the file had.
+  std::string canonical() {
+    // Past the plain zip format's limits: "" (the caller opens the file as
+    // is, after check()).
+    uint64_t total = 22;
+    for (const Entry &en : entries_) total += 76 + 2 * en.name.size() + en.csize;
+    if (entries_.size() > 0xFFFF || total > 0xFFFFFFF0u) return std::string();
+    std::string out, cd;
+    auto put = [](std::string &s, uint64_t v, int n) {
+      for (int k = 0; k < n; ++k) s.push_back(static_cast<char>((v >> (8 * k)) & 0xFF));
+    };
+    for (const Entry &en : entries_) {
+      // Stored records are CRC-checked here; deflated ones (torch.jit.save
+      // compresses code/) are copied as they are and checked by miniz when
+      // read, which happens after the reader is constructed (no leak then).
+      uint64_t at = raw_offset(en);
+      if (en.csize > size_) bad("'" + en.name + "' is larger than the file");
+      if (en.method == 0 && en.csize != en.usize) bad("'" + en.name + "' has inconsistent sizes");
+      std::string data(static_cast<size_t>(en.csize), '\0');
+      if (!data.empty()) read_at(at, &data[0], data.size());
+      if (en.method == 0 && crc32_of(reinterpret_cast<const unsigned char *>(data.data()), data.size()) != en.crc)
+        bad("CRC mismatch in '" + en.name + "'");
+      uint64_t off = out.size();
+      put(out, 0x04034b50, 4); put(out, 20, 2); put(out, 0, 2); put(out, en.method, 2); put(out, 0, 4);
+      put(out, en.crc, 4); put(out, data.size(), 4); put(out, en.usize, 4);
+      put(out, en.name.size(), 2); put(out, 0, 2);
+      out += en.name;
+      out += data;
+      put(cd, 0x02014b50, 4); put(cd, 20, 2); put(cd, 20, 2); put(cd, 0, 2); put(cd, en.method, 2); put(cd, 0, 4);
+      put(cd, en.crc, 4); put(cd, data.size(), 4); put(cd, en.usize, 4);
+      put(cd, en.name.size(), 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 4);
+      put(cd, off, 4);
+      cd += en.name;
+    }
+    uint64_t cd_off = out.size();
+    out += cd;
+    put(out, 0x06054b50, 4); put(out, 0, 2); put(out, 0, 2);
+    put(out, entries_.size(), 2); put(out, entries_.size(), 2);
+    put(out, cd.size(), 4); put(out, cd_off, 4); put(out, 0, 2);
+    return out;
+  }
   // The record's bytes in memory from libtorch's CPU allocator (so a storage
   // made over them frees and resizes them as any other).
   std::tuple<at::DataPtr, size_t> getRecord(const std::string &name) {
@@ -225,9 +269,14 @@ class ZipReader {
 
   // Where a stored record's bytes start (after its local header).
   uint64_t data_offset(const Entry &en) {
-    if (en.flags & 1) bad("'" + en.name + "' is encrypted");
-    if (en.method != 0) bad("'" + en.name + "' is compressed (torch archives store records uncompressed)");
+    if (en.method != 0) bad("'" + en.name + "' is compressed (torch.save stores records uncompressed)");
     if (en.csize != en.usize) bad("'" + en.name + "' has inconsistent sizes");
+    return raw_offset(en);
+  }
+  // Where a record's (possibly deflated) bytes start.
+  uint64_t raw_offset(const Entry &en) {
+    if (en.flags & 1) bad("'" + en.name + "' is encrypted");
+    if (en.method != 0 && en.method != 8) bad("'" + en.name + "' uses zip method " + std::to_string(en.method));
     unsigned char h[30];
     read_at(en.offset, h, 30);
     if (le(h, 4) != 0x04034b50) bad("corrupt local header of '" + en.name + "'");
@@ -709,9 +758,10 @@ class Unpickler {
 
 
 
-void check_torch_archive(const char *path) {
-  ZipReader probe(path);
-  probe.check();
+std::string canonical_torch_archive(const char *path) {
+  ZipReader zip(path);
+  zip.check();
+  return zip.canonical();
 }
 
 void require_readable_file(const char *path) {
