@@ -30,11 +30,22 @@ size_t checked_nbytes(const int64_t *sizes, size_t ndim, size_t itemsize, const 
   uint64_t n = 1;
   for (size_t i = 0; i < ndim; ++i) {
     if (sizes[i] < 0) ctorch::fail_arg(arg, "size " + std::to_string(sizes[i]) + " at dimension " + std::to_string(i) + " is negative");
-    if (sizes[i] && n > UINT64_MAX / static_cast<uint64_t>(sizes[i])) ctorch::fail_arg(arg, "number of elements overflows");
+    if (sizes[i] && n > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(sizes[i])) ctorch::fail_arg(arg, "number of elements overflows int64");
     n *= static_cast<uint64_t>(sizes[i]);
   }
-  if (n > SIZE_MAX / itemsize) ctorch::fail_arg(arg, "byte size overflows");
+  // libtorch holds numel and byte sizes as int64 and multiplies them unchecked.
+  if (n > static_cast<uint64_t>(INT64_MAX) / itemsize) ctorch::fail_arg(arg, "byte size overflows int64");
   return static_cast<size_t>(n * itemsize);
+}
+
+// Raw memory has no scale/zero point: a quantized dtype over it makes a
+// tensor without a quantizer, on which libtorch asserts or (printing a
+// from_blob one) dereferences NULL. Quantize a float tensor instead.
+void reject_quantized(c10::ScalarType st, const char *arg) {
+  if (c10::isQIntType(st))
+    ctorch::fail(CTORCH_TYPE, std::string("argument '") + arg + "': quantized dtype " + c10::toString(st) +
+                                  " cannot be built from raw memory (it needs a scale and zero point); create a float "
+                                  "tensor and quantize it (ctorch_quantize_per_tensor)");
 }
 
 }  // namespace
@@ -134,6 +145,7 @@ CTORCH_API ctorch_status ctorch_tensor_from_data(ctorch_tensor *out, const void 
   *out = nullptr;
   ctorch::require_list(sizes, ndim, "sizes");
   auto st = ctorch::to_scalar_type(dtype, "dtype");
+  reject_quantized(st, "dtype");
   size_t want = checked_nbytes(sizes, ndim, c10::elementSize(st), "sizes");
   if (nbytes != want)
     ctorch::fail_arg("nbytes", std::to_string(nbytes) + " does not match sizes and dtype (" + std::to_string(want) + " bytes)");
@@ -152,9 +164,14 @@ CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data,
   *out = nullptr;
   ctorch::require_list(sizes, ndim, "sizes");
   auto st = ctorch::to_scalar_type(dtype, "dtype");
+  reject_quantized(st, "dtype");
   auto dev = ctorch::to_device(device, "device");
   size_t bytes = checked_nbytes(sizes, ndim, c10::elementSize(st), "sizes");
   if (!data && bytes) ctorch::fail_arg("data", "is NULL");
+  // libtorch's kernels load elements with aligned (vector) instructions:
+  // a misaligned view crashes inside them (seen for complex128).
+  if (bytes && reinterpret_cast<uintptr_t>(data) % c10::elementSize(st))
+    ctorch::fail_arg("data", "is not aligned to the element size (" + std::to_string(c10::elementSize(st)) + " bytes)");
   // libtorch 1.13 computes the storage size inside a noexcept function, so a
   // bad stride there aborts the process: check them here first.
   if (strides) {
@@ -191,6 +208,15 @@ CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data,
                          : at::from_blob(data, sz, deleter, opts);
   owner->armed = true;
   guard.release();
+  // libtorch 1.13's resize_ changes the sizes before it fails on a storage
+  // that is not resizable, leaving a tensor larger than its memory (the next
+  // write overruns the caller's buffer). A resizable CPU storage reallocates
+  // instead (the caller's memory is then released, as for any last reference).
+  if (dev.is_cpu()) {
+    c10::StorageImpl *si = t.storage().unsafeGetStorageImpl();
+    si->set_allocator(c10::GetCPUAllocator());
+    si->set_resizable(true);
+  }
   *out = ctorch::give(std::move(t));
   CTORCH_CATCH
 }
@@ -206,7 +232,8 @@ CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctor
   if (!dst && need) ctorch::fail_arg("dst", "is NULL");
   if (!need) return CTORCH_OK;
   at::Tensor c = x.device().is_cpu() ? x : x.to(at::kCPU);
-  c = c.contiguous();
+  // Conjugate/negative views hold unresolved data: copy the values they show.
+  c = c.resolve_conj().resolve_neg().contiguous();
   std::memcpy(dst, c.data_ptr(), need);
   CTORCH_CATCH
 }

@@ -12,6 +12,7 @@
 #include "internal.h"
 
 #include <ATen/Context.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/Storage.h>
 
 #include <algorithm>
@@ -76,19 +77,24 @@ c10::Device device_of(const DLDevice &d) {
 }
 
 // Everything that can be wrong with a DLTensor, checked before any use.
-// Returns the byte extent of the viewed memory (0 for no elements).
+// Returns the byte extent of the viewed memory (0 for no elements). Every
+// count libtorch will hold as int64 (sizes, numel, contiguous strides,
+// storage bytes) must fit in int64: libtorch multiplies them unchecked.
 size_t validate(const DLTensor &t, c10::ScalarType st) {
   if (t.ndim < 0) ctorch::fail_arg("src", "dl_tensor.ndim is " + std::to_string(t.ndim) + " (negative)");
   if (t.ndim > 0 && !t.shape) ctorch::fail_arg("src", "dl_tensor.shape is NULL but ndim is " + std::to_string(t.ndim));
-  uint64_t numel = 1, span = 1;  // span: 1 + the largest element offset
+  const uint64_t kMax = static_cast<uint64_t>(INT64_MAX);
+  uint64_t numel = 1, dense = 1, span = 1;  // dense: product of max(size, 1); span: 1 + the largest element offset
   bool empty = false;
   for (int i = 0; i < t.ndim; ++i) {
     int64_t n = t.shape[i];
     if (n < 0) ctorch::fail_arg("src", "dl_tensor.shape[" + std::to_string(i) + "] is " + std::to_string(n) + " (negative)");
     if (n == 0) empty = true;
-    if (n && numel > UINT64_MAX / static_cast<uint64_t>(n)) ctorch::fail_arg("src", "number of elements overflows");
-    numel *= static_cast<uint64_t>(n);
+    uint64_t m = n ? static_cast<uint64_t>(n) : 1;
+    if (dense > kMax / m) ctorch::fail_arg("src", "number of elements overflows int64");
+    dense *= m;
   }
+  numel = empty ? 0 : dense;
   if (t.strides) {
     for (int i = 0; i < t.ndim; ++i) {
       int64_t s = t.strides[i];
@@ -97,8 +103,10 @@ size_t validate(const DLTensor &t, c10::ScalarType st) {
                                     " (negative strides are not supported by libtorch)");
       if (!empty && t.shape[i] > 1) {
         uint64_t step = static_cast<uint64_t>(t.shape[i] - 1);
-        if (s && step > (UINT64_MAX / 2) / static_cast<uint64_t>(s)) ctorch::fail_arg("src", "strides overflow");
-        span += step * static_cast<uint64_t>(s);
+        if (s && step > kMax / static_cast<uint64_t>(s)) ctorch::fail_arg("src", "strides overflow");
+        uint64_t add = step * static_cast<uint64_t>(s);
+        if (add > kMax - span) ctorch::fail_arg("src", "strides overflow");
+        span += add;
       }
     }
   } else {
@@ -106,7 +114,7 @@ size_t validate(const DLTensor &t, c10::ScalarType st) {
   }
   if (empty) return 0;
   size_t item = c10::elementSize(st);
-  if (span > SIZE_MAX / item) ctorch::fail_arg("src", "byte size overflows");
+  if (span > kMax / item) ctorch::fail_arg("src", "byte size overflows");
   if (!t.data) ctorch::fail_arg("src", "dl_tensor.data is NULL but the tensor has " + std::to_string(numel) + " elements");
   return static_cast<size_t>(span * item);
 }
@@ -147,13 +155,22 @@ at::Tensor import_tensor(M *src) {
   }
   char *data = static_cast<char *>(t.data);
   if (data) data += t.byte_offset;
+  // libtorch's kernels load elements with aligned (vector) instructions: a
+  // complex128 view at an odd address crashed a copy. Elements must sit at
+  // multiples of their size (what every real producer gives).
+  if (data && nbytes && reinterpret_cast<uintptr_t>(data) % c10::elementSize(st))
+    ctorch::fail_arg("src", "data + byte_offset is not aligned to the element size (" +
+                                std::to_string(c10::elementSize(st)) + " bytes)");
 
   auto holder = std::make_unique<Holder<M>>();
   holder->src = src;
   c10::DataPtr ptr(data, holder.get(), &Holder<M>::release, dev);
   Holder<M> *h = holder.release();  // now owned by ptr
-  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(ptr), /*allocator=*/nullptr,
-                       /*resizable=*/false);
+  // Resizable on the CPU: libtorch 1.13's resize_ changes the sizes before
+  // failing on a fixed storage, leaving a tensor larger than its memory. A
+  // resize reallocates instead (and the producer's memory is released then).
+  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(ptr),
+                       dev.is_cpu() ? c10::GetCPUAllocator() : nullptr, /*resizable=*/dev.is_cpu());
   // Built directly, as at::from_blob does, rather than through empty()+set_():
   // two dispatcher round trips were half the cost of an exchange.
   auto opts = at::TensorOptions().dtype(st).device(dev);
@@ -185,6 +202,10 @@ M *export_tensor(ctorch_tensor h) {
     ctorch::fail(CTORCH_VALUE, "tensor has its conjugate/negative bit set; resolve it (resolve_conj/resolve_neg) before exporting");
   DLDataType dt = dl_dtype(t.scalar_type());
   DLDevice dev = dl_device(t.device());
+  // A failed resize_ in libtorch 1.13 can leave a negative size behind; no
+  // consumer can use such a description.
+  for (int64_t s : t.sizes())
+    if (s < 0) ctorch::fail(CTORCH_VALUE, "tensor has a negative size " + std::to_string(s) + " (left by a failed resize_?)");
   auto e = std::make_unique<Export<M>>();
   e->tensor = std::move(t);
   const at::Tensor &x = e->tensor;

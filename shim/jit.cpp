@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 struct ctorch_module_s {
   torch::jit::Module m;
@@ -378,8 +379,21 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
   if (map_location) dev = ctorch::to_device(*map_location, "map_location");
   ctorch::require_readable_file(path);
   torch::jit::Module m;
+  std::string archive;
   try {
-    m = torch::jit::load(std::string(path), dev);
+    // Zip archives only (what torch.jit.save writes), checked and rewritten
+    // before libtorch's reader sees them: see canonical_torch_archive.
+    archive = ctorch::canonical_torch_archive(path);
+  } catch (const ctorch::StatusError &e) {
+    ctorch::fail(e.status(), std::string("'") + path + "' is not a loadable TorchScript module: " + e.what());
+  }
+  try {
+    if (archive.empty()) {
+      m = torch::jit::load(std::string(path), dev);
+    } else {
+      std::istringstream in(std::move(archive));
+      m = torch::jit::load(in, dev);
+    }
   } catch (const c10::Error &e) {
     ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' is not a loadable TorchScript module: " + e.what_without_backtrace());
   }

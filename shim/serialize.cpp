@@ -95,6 +95,16 @@ void require_path(const char *path) {
   if (!*path) ctorch::fail_arg("path", "is empty");
 }
 
+// What torch.save should see of t. libtorch's pickler writes a sparse
+// tensor as a dense one over its empty storage (a file nobody can load) and
+// drops the conjugate/negative view bits (the file holds unconjugated
+// values): refuse the first, resolve the second.
+at::Tensor savable(const at::Tensor &t, const std::string &arg) {
+  if (t.layout() != c10::kStrided)
+    ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument '" + arg + "': only dense (strided) tensors can be saved; convert it (to_dense) first");
+  return t.resolve_conj().resolve_neg();
+}
+
 void save_ivalue(const char *path, const c10::IValue &v) {
   std::vector<char> bytes = torch::jit::pickle_save(v);
   ctorch::atomic_write(path, bytes.data(), bytes.size());
@@ -120,7 +130,7 @@ CTORCH_API ctorch_status ctorch_save(const char *path, ctorch_tensor t) {
   CTORCH_TRY
   require_path(path);
   ctorch::require_tensor(t, "t");
-  save_ivalue(path, c10::IValue(ctorch::own(t)));
+  save_ivalue(path, c10::IValue(savable(ctorch::own(t), "t")));
   CTORCH_CATCH
 }
 
@@ -149,7 +159,7 @@ CTORCH_API ctorch_status ctorch_save_dict(const char *path, const char *const *n
     if (!names[i]) ctorch::fail_arg("names", "entry " + std::to_string(i) + " is NULL");
     if (!tensors[i]) ctorch::fail_arg("tensors", "entry " + std::to_string(i) + " ('" + names[i] + "') is NULL");
     if (!seen.insert(names[i]).second) ctorch::fail_arg("names", std::string("'") + names[i] + "' appears twice");
-    d.insert(names[i], ctorch::own(tensors[i]));
+    d.insert(names[i], savable(ctorch::own(tensors[i]), "tensors[" + std::to_string(i) + "]"));
   }
   save_ivalue(path, c10::IValue(d));
   CTORCH_CATCH

@@ -30,6 +30,17 @@ Checkpoint read_checkpoint(const char *path);
 // Throws StatusError(IO) unless path names a regular file we can open.
 void require_readable_file(const char *path);
 
+// The zip archive at path, checked and rewritten in memory as a plain
+// stored zip, for libtorch's PyTorchStreamReader. That reader's constructor
+// leaks miniz's state (about 1 KiB per attempt) whenever it throws after
+// opening a zip (no files, first entry not in a folder, a missing, corrupt,
+// unparsable or unsupported 'version' record, layouts miniz reads
+// differently); a canonical archive that passed these checks does not make
+// it throw. Throws StatusError(VALUE) for anything else than such an
+// archive (IO if the file cannot be read). Returns "" for a valid archive
+// too large for a plain zip (4 GiB): the caller then opens the file itself.
+std::string canonical_torch_archive(const char *path);
+
 // Writes bytes to path atomically (temp file in the same directory, fsync,
 // rename). Throws StatusError(IO) and leaves any previous file untouched.
 void atomic_write(const char *path, const char *data, size_t size);

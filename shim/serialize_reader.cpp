@@ -6,18 +6,22 @@
 // unpickler of its own for the subset torch.save writes (protocol 2; the
 // protocol 4/5 opcodes are cheap and accepted too): every read is bounds
 // checked, every type checked, and anything unexpected becomes a
-// StatusError(VALUE) rather than a crash. The zip container itself is read
-// by libtorch's PyTorchStreamReader (miniz, CRC-checked).
+// StatusError(VALUE) rather than a crash. The zip container is read here
+// too (ZipReader: stored records, CRC-checked), not by libtorch's
+// PyTorchStreamReader, whose constructor leaks when it throws.
 #include "serialize_internal.h"
 
 #include <ATen/ops/empty.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/Storage.h>
-#include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/versions.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -28,6 +32,285 @@ namespace ctorch {
 namespace {
 
 [[noreturn]] void corrupt(const std::string &msg) { fail(CTORCH_VALUE, msg); }
+
+
+// ---- zip directory pre-check (see check_torch_archive) -----------------------
+
+uint32_t crc32_of(const unsigned char *p, size_t n) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+  return ~c;
+}
+
+// The zip layer of torch.save / torch.jit.save archives, read by ctorch
+// itself (stored records, CRC-checked) rather than by libtorch's
+// PyTorchStreamReader, whose constructor leaks miniz's state whenever it
+// throws on a corrupt archive.
+class ZipReader {
+ public:
+  explicit ZipReader(const char *path) : path_(path) {
+    fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(CTORCH_IO, std::string("cannot open '") + path + "': " + std::strerror(errno));
+    struct stat sb;
+    if (::fstat(fd_, &sb) != 0) fail(CTORCH_IO, std::string("cannot stat '") + path + "'");
+    size_ = static_cast<uint64_t>(sb.st_size);
+  }
+  ~ZipReader() { ::close(fd_); }
+  ZipReader(const ZipReader &) = delete;
+  ZipReader &operator=(const ZipReader &) = delete;
+
+  // The checks PyTorchStreamReader's constructor makes (so that, passed,
+  // libtorch can open the file without throwing from it).
+  void check() {
+    find_directory();
+    std::string first = entry_name(0);
+    size_t slash = first.find('/');
+    if (slash == std::string::npos) bad("its first entry '" + first + "' is not inside a folder");
+    prefix_ = first.substr(0, slash + 1);
+    long v = find(prefix_ + ".data/version");
+    if (v < 0) v = find(prefix_ + "version");
+    if (v < 0) bad("it has no 'version' record");
+    std::string text = record(static_cast<uint64_t>(v), 4096);
+    uint64_t version = parse_version(text);
+    if (version < caffe2::serialize::kMinSupportedFileFormatVersion ||
+        version > caffe2::serialize::kMaxSupportedFileFormatVersion)
+      bad("archive format version " + std::to_string(version) + " is not supported by this libtorch");
+  }
+
+ bool hasRecord(const std::string &name) { return find(prefix_ + name) >= 0; }
+
+  // The whole archive rewritten as a plain stored zip (every record's CRC
+  // checked on the way): what libtorch's reader then parses is well formed
+  // by construction, whatever odd but valid-looking layout the file had.
+  std::string canonical() {
+    // Past the plain zip format's limits: "" (the caller opens the file as
+    // is, after check()).
+    uint64_t total = 22;
+    for (const Entry &en : entries_) total += 76 + 2 * en.name.size() + en.csize;
+    if (entries_.size() > 0xFFFF || total > 0xFFFFFFF0u) return std::string();
+    std::string out, cd;
+    auto put = [](std::string &s, uint64_t v, int n) {
+      for (int k = 0; k < n; ++k) s.push_back(static_cast<char>((v >> (8 * k)) & 0xFF));
+    };
+    for (const Entry &en : entries_) {
+      // Stored records are CRC-checked here; deflated ones (torch.jit.save
+      // compresses code/) are copied as they are and checked by miniz when
+      // read, which happens after the reader is constructed (no leak then).
+      uint64_t at = raw_offset(en);
+      if (en.csize > size_) bad("'" + en.name + "' is larger than the file");
+      if (en.method == 0 && en.csize != en.usize) bad("'" + en.name + "' has inconsistent sizes");
+      std::string data(static_cast<size_t>(en.csize), '\0');
+      if (!data.empty()) read_at(at, &data[0], data.size());
+      if (en.method == 0 && crc32_of(reinterpret_cast<const unsigned char *>(data.data()), data.size()) != en.crc)
+        bad("CRC mismatch in '" + en.name + "'");
+      uint64_t off = out.size();
+      put(out, 0x04034b50, 4); put(out, 20, 2); put(out, 0, 2); put(out, en.method, 2); put(out, 0, 4);
+      put(out, en.crc, 4); put(out, data.size(), 4); put(out, en.usize, 4);
+      put(out, en.name.size(), 2); put(out, 0, 2);
+      out += en.name;
+      out += data;
+      put(cd, 0x02014b50, 4); put(cd, 20, 2); put(cd, 20, 2); put(cd, 0, 2); put(cd, en.method, 2); put(cd, 0, 4);
+      put(cd, en.crc, 4); put(cd, data.size(), 4); put(cd, en.usize, 4);
+      put(cd, en.name.size(), 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 4);
+      put(cd, off, 4);
+      cd += en.name;
+    }
+    uint64_t cd_off = out.size();
+    out += cd;
+    put(out, 0x06054b50, 4); put(out, 0, 2); put(out, 0, 2);
+    put(out, entries_.size(), 2); put(out, entries_.size(), 2);
+    put(out, cd.size(), 4); put(out, cd_off, 4); put(out, 0, 2);
+    return out;
+  }
+  // The record's bytes in memory from libtorch's CPU allocator (so a storage
+  // made over them frees and resizes them as any other).
+  std::tuple<at::DataPtr, size_t> getRecord(const std::string &name) {
+    long i = find(prefix_ + name);
+    if (i < 0) bad("no record '" + name + "'");
+    const Entry &en = entries_[static_cast<size_t>(i)];
+    uint64_t at = data_offset(en);
+    if (en.usize > size_) bad("'" + en.name + "' is larger than the file");
+    size_t n = static_cast<size_t>(en.usize);
+    at::DataPtr d = c10::GetCPUAllocator()->allocate(n);
+    if (n) read_at(at, d.get(), n);
+    if (crc32_of(static_cast<const unsigned char *>(d.get()), n) != en.crc) bad("CRC mismatch in '" + en.name + "'");
+    return std::make_tuple(std::move(d), n);
+  }
+
+ private:
+  struct Entry {
+    std::string name;
+    uint16_t flags, method;
+    uint32_t crc;
+    uint64_t csize, usize, offset;
+  };
+  const char *path_;
+  std::string prefix_;
+  int fd_;
+  uint64_t size_ = 0;
+  std::vector<Entry> entries_;
+
+  [[noreturn]] void bad(const std::string &why) {
+    fail(CTORCH_VALUE, std::string("not a readable torch zip archive: ") + why);
+  }
+  void read_at(uint64_t off, void *buf, size_t n) {
+    if (off > size_ || n > size_ - off) bad("a structure lies beyond the end of the file");
+    char *p = static_cast<char *>(buf);
+    while (n) {
+      ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(off));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) fail(CTORCH_IO, std::string("cannot read '") + path_ + "'");
+      p += r;
+      off += static_cast<uint64_t>(r);
+      n -= static_cast<size_t>(r);
+    }
+  }
+  static uint64_t le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int k = 0; k < n; ++k) v |= static_cast<uint64_t>(p[k]) << (8 * k);
+    return v;
+  }
+
+  void find_directory() {
+    if (size_ < 22) bad("too short for a zip file");
+    uint64_t tail = std::min<uint64_t>(size_, 22 + 65535);
+    std::vector<unsigned char> buf(static_cast<size_t>(tail));
+    read_at(size_ - tail, buf.data(), buf.size());
+    long eocd = -1;
+    for (long i = static_cast<long>(buf.size()) - 22; i >= 0; --i)
+      if (le(&buf[i], 4) == 0x06054b50) {
+        eocd = i;
+        break;
+      }
+    if (eocd < 0) bad("no zip end-of-directory record");
+    const unsigned char *e = &buf[static_cast<size_t>(eocd)];
+    uint64_t count = le(e + 10, 2), cd_size = le(e + 12, 4), cd_off = le(e + 16, 4);
+    uint64_t eocd_pos = size_ - tail + static_cast<uint64_t>(eocd);
+    // Like miniz: a zip64 locator right before the record, pointing at a
+    // zip64 end record, wins over the 32-bit fields (whatever they say).
+    if (eocd_pos >= 20) {
+      unsigned char loc[20], z[56];
+      read_at(eocd_pos - 20, loc, 20);
+      uint64_t z_off = le(loc + 8, 8);
+      if (le(loc, 4) == 0x07064b50 && z_off <= size_ && size_ - z_off >= 56) {
+        read_at(z_off, z, 56);
+        if (le(z, 4) == 0x06064b50) {
+          if (le(z + 24, 8) != le(z + 32, 8)) bad("zip64 entry counts disagree");
+          count = le(z + 32, 8);
+          cd_size = le(z + 40, 8);
+          cd_off = le(z + 48, 8);
+        }
+      }
+    }
+    if (count == 0) bad("the archive holds no files");
+    if (cd_size > size_ || cd_off > size_ - cd_size) bad("the zip directory lies beyond the end of the file");
+    if (count > cd_size / 46) bad("the zip directory is too small for its entry count");
+    std::vector<unsigned char> cd(static_cast<size_t>(cd_size));
+    read_at(cd_off, cd.data(), cd.size());
+    size_t p = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      if (cd.size() - p < 46 || le(&cd[p], 4) != 0x02014b50) bad("corrupt zip directory entry " + std::to_string(i));
+      const unsigned char *h = &cd[p];
+      Entry en;
+      en.flags = static_cast<uint16_t>(le(h + 8, 2));
+      en.method = static_cast<uint16_t>(le(h + 10, 2));
+      en.crc = static_cast<uint32_t>(le(h + 16, 4));
+      en.csize = le(h + 20, 4);
+      en.usize = le(h + 24, 4);
+      size_t nlen = le(h + 28, 2), xlen = le(h + 30, 2), clen = le(h + 32, 2);
+      en.offset = le(h + 42, 4);
+      if (cd.size() - p - 46 < nlen + xlen + clen) bad("corrupt zip directory entry " + std::to_string(i));
+      en.name.assign(reinterpret_cast<const char *>(h + 46), nlen);
+      // zip64 extra field: the 0xFFFFFFFF fields, in order usize, csize, offset.
+      const unsigned char *x = h + 46 + nlen, *xe = x + xlen;
+      while (xe - x >= 4) {
+        size_t id = le(x, 2), len = le(x + 2, 2);
+        if (static_cast<size_t>(xe - x - 4) < len) break;
+        if (id == 1) {
+          const unsigned char *f = x + 4, *fe = f + len;
+          if (en.usize == 0xFFFFFFFF && fe - f >= 8) en.usize = le(f, 8), f += 8;
+          if (en.csize == 0xFFFFFFFF && fe - f >= 8) en.csize = le(f, 8), f += 8;
+          if (en.offset == 0xFFFFFFFF && fe - f >= 8) en.offset = le(f, 8), f += 8;
+        }
+        x += 4 + len;
+      }
+      entries_.push_back(std::move(en));
+      p += 46 + nlen + xlen + clen;
+    }
+  }
+
+  std::string entry_name(size_t i) const { return entries_[i].name; }
+
+  // Index of the one entry named `name` (zip names compared without regard
+  // to case, as miniz does), -1 if none; two candidates make it ambiguous.
+  long find(const std::string &name) {
+    long hit = -1;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      const std::string &n = entries_[i].name;
+      if (n.size() != name.size()) continue;
+      bool same = true;
+      for (size_t k = 0; k < n.size() && same; ++k)
+        same = std::tolower(static_cast<unsigned char>(n[k])) == std::tolower(static_cast<unsigned char>(name[k]));
+      if (!same) continue;
+      if (hit >= 0) bad("two entries are named '" + name + "'");
+      hit = static_cast<long>(i);
+    }
+    return hit;
+  }
+
+  // Where a stored record's bytes start (after its local header).
+  uint64_t data_offset(const Entry &en) {
+    if (en.method != 0) bad("'" + en.name + "' is compressed (torch.save stores records uncompressed)");
+    if (en.csize != en.usize) bad("'" + en.name + "' has inconsistent sizes");
+    return raw_offset(en);
+  }
+  // Where a record's (possibly deflated) bytes start.
+  uint64_t raw_offset(const Entry &en) {
+    if (en.flags & 1) bad("'" + en.name + "' is encrypted");
+    if (en.method != 0 && en.method != 8) bad("'" + en.name + "' uses zip method " + std::to_string(en.method));
+    unsigned char h[30];
+    read_at(en.offset, h, 30);
+    if (le(h, 4) != 0x04034b50) bad("corrupt local header of '" + en.name + "'");
+    return en.offset + 30 + le(h + 26, 2) + le(h + 28, 2);
+  }
+
+  std::string record(uint64_t i, uint64_t max) {
+    const Entry &en = entries_[static_cast<size_t>(i)];
+    uint64_t data = data_offset(en);
+    if (en.usize > max) bad("'" + en.name + "' is too long for a version number");
+    std::string out(static_cast<size_t>(en.usize), '\0');
+    read_at(data, &out[0], out.size());
+    if (crc32_of(reinterpret_cast<const unsigned char *>(out.data()), out.size()) != en.crc)
+      bad("CRC mismatch in '" + en.name + "'");
+    return out;
+  }
+
+  // std::stoull's grammar (which libtorch applies): spaces, a sign, digits.
+  uint64_t parse_version(const std::string &s) {
+    size_t i = 0;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    bool neg = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) bad("its version record is not a number");
+    uint64_t v = 0;
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+      unsigned d = static_cast<unsigned>(s[i] - '0');
+      if (v > (UINT64_MAX - d) / 10) bad("its version number overflows");
+      v = v * 10 + d;
+    }
+    return neg ? 0 - v : v;
+  }
+};
+
 
 struct PV;
 using P = std::shared_ptr<PV>;
@@ -86,10 +369,23 @@ const std::map<std::string, c10::ScalarType> &storage_types() {
   return m;
 }
 
+// Every container made while unpickling. A hostile pickle can put a list
+// or dict inside itself (through the memo); shared_ptr cannot free such a
+// cycle, so the owner of the arena empties every container once done.
+struct Arena {
+  std::vector<P> containers;
+  Arena() = default;
+  Arena(const Arena &) = delete;
+  Arena &operator=(const Arena &) = delete;
+  ~Arena() {
+    for (auto &c : containers) c->items.clear();
+  }
+};
+
 class Unpickler {
  public:
-  Unpickler(const char *data, size_t size, caffe2::serialize::PyTorchStreamReader &zip)
-      : p_(data), end_(data + size), begin_(data), zip_(zip) {}
+  Unpickler(const char *data, size_t size, ZipReader &zip, Arena &arena)
+      : p_(data), end_(data + size), begin_(data), zip_(zip), arena_(arena) {}
 
   P run() {
     for (;;) {
@@ -103,13 +399,19 @@ class Unpickler {
 
  private:
   const char *p_, *end_, *begin_;
-  caffe2::serialize::PyTorchStreamReader &zip_;
+  ZipReader &zip_;
+  Arena &arena_;
   std::vector<P> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, P> memo_;
   std::unordered_map<std::string, c10::Storage> storages_;
 
   size_t offset() const { return static_cast<size_t>(p_ - begin_); }
+  P make(PV::Kind k) {
+    P v = PV::make(k);
+    if (k == PV::Tuple || k == PV::List || k == PV::Dict) arena_.containers.push_back(v);
+    return v;
+  }
   const char *take(uint64_t n) {
     if (n > static_cast<uint64_t>(end_ - p_)) corrupt("pickle data is truncated at byte " + std::to_string(offset()));
     const char *r = p_;
@@ -164,7 +466,7 @@ class Unpickler {
   }
   void push(P v) { stack_.push_back(std::move(v)); }
   void push_str(uint64_t n) {
-    auto v = PV::make(PV::Str);
+    auto v = make(PV::Str);
     const char *b = take(n);
     v->s.assign(b, static_cast<size_t>(n));
     push(std::move(v));
@@ -199,20 +501,20 @@ class Unpickler {
       }
       case 0x95: take(8); break;  // FRAME: framing only
       case '(': marks_.push_back(stack_.size()); break;
-      case '}': push(PV::make(PV::Dict)); break;
-      case ']': push(PV::make(PV::List)); break;
-      case ')': push(PV::make(PV::Tuple)); break;
-      case 'N': push(PV::make(PV::None)); break;
+      case '}': push(make(PV::Dict)); break;
+      case ']': push(make(PV::List)); break;
+      case ')': push(make(PV::Tuple)); break;
+      case 'N': push(make(PV::None)); break;
       case 0x88:
       case 0x89: {
-        auto v = PV::make(PV::Bool);
+        auto v = make(PV::Bool);
         v->i = op == 0x88;
         push(std::move(v));
         break;
       }
       case 't':
       case 'l': {
-        auto v = PV::make(op == 't' ? PV::Tuple : PV::List);
+        auto v = make(op == 't' ? PV::Tuple : PV::List);
         v->items = pop_mark();
         push(std::move(v));
         break;
@@ -221,14 +523,14 @@ class Unpickler {
       case 0x86:
       case 0x87: {
         size_t n = op - 0x84u;
-        auto v = PV::make(PV::Tuple);
+        auto v = make(PV::Tuple);
         v->items.resize(n);
         for (size_t k = n; k-- > 0;) v->items[k] = pop();
         push(std::move(v));
         break;
       }
       case 'd': {
-        auto v = PV::make(PV::Dict);
+        auto v = make(PV::Dict);
         set_items(v, pop_mark());
         push(std::move(v));
         break;
@@ -257,7 +559,7 @@ class Unpickler {
       case 'K':
       case 'M':
       case 'J': {
-        auto v = PV::make(PV::Int);
+        auto v = make(PV::Int);
         v->i = op == 'K' ? le<uint8_t>() : op == 'M' ? le<uint16_t>() : static_cast<int64_t>(le<int32_t>());
         push(std::move(v));
         break;
@@ -269,7 +571,7 @@ class Unpickler {
         uint64_t u = 0;
         for (uint8_t k = 0; k < n; ++k) u |= static_cast<uint64_t>(b[k]) << (8 * k);
         if (n && n < 8 && (b[n - 1] & 0x80)) u |= ~uint64_t(0) << (8 * n);
-        auto v = PV::make(PV::Int);
+        auto v = make(PV::Int);
         v->i = static_cast<int64_t>(u);
         push(std::move(v));
         break;
@@ -278,7 +580,7 @@ class Unpickler {
         const unsigned char *b = reinterpret_cast<const unsigned char *>(take(8));
         uint64_t u = 0;
         for (int k = 0; k < 8; ++k) u = (u << 8) | b[k];
-        auto v = PV::make(PV::Float);
+        auto v = make(PV::Float);
         std::memcpy(&v->f, &u, 8);
         push(std::move(v));
         break;
@@ -305,7 +607,7 @@ class Unpickler {
       case '1': pop_mark(); break;
       case '2': push(top()); break;
       case 'c': {
-        auto g = PV::make(PV::Global);
+        auto g = make(PV::Global);
         g->s = line();
         g->s2 = line();
         push(std::move(g));
@@ -313,7 +615,7 @@ class Unpickler {
       }
       case 0x93: {  // STACK_GLOBAL
         P name = pop(), mod = pop();
-        auto g = PV::make(PV::Global);
+        auto g = make(PV::Global);
         g->s = expect(mod, PV::Str, "STACK_GLOBAL module")->s;
         g->s2 = expect(name, PV::Str, "STACK_GLOBAL name")->s;
         push(std::move(g));
@@ -358,7 +660,7 @@ class Unpickler {
     size_t item = c10::elementSize(st);
     if (static_cast<uint64_t>(numel) > SIZE_MAX / item) corrupt("storage size overflows");
     size_t nbytes = static_cast<size_t>(numel) * item;
-    auto v = PV::make(PV::Storage);
+    auto v = make(PV::Storage);
     v->st = st;
     auto cached = storages_.find(key);
     if (cached != storages_.end()) {
@@ -374,7 +676,10 @@ class Unpickler {
       std::tie(data, got) = zip_.getRecord(rec);
       if (got < nbytes) corrupt("record '" + rec + "' holds " + std::to_string(got) + " bytes, expected " + std::to_string(nbytes));
     }
-    v->storage = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), nullptr, false);
+    // Resizable, as torch.load's are: libtorch 1.13's resize_ changes the
+    // sizes before failing on a fixed storage, leaving a tensor larger than
+    // its memory (an empty loaded tensor resized then filled wrote to NULL).
+    v->storage = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), c10::GetCPUAllocator(), true);
     storages_.emplace(key, v->storage);
     return v;
   }
@@ -406,7 +711,7 @@ class Unpickler {
     }
     at::Tensor t = at::empty({0}, at::TensorOptions().dtype(s->st));
     t.set_(s->storage, off, sizes, strides);
-    auto v = PV::make(PV::Tensor);
+    auto v = make(PV::Tensor);
     v->t = std::move(t);
     return v;
   }
@@ -420,7 +725,7 @@ class Unpickler {
     const std::string &m = fn.s, &n = fn.s2;
     if (m == "collections" && n == "OrderedDict") {
       if (!a.empty()) corrupt("OrderedDict called with arguments");
-      return PV::make(PV::Dict);
+      return make(PV::Dict);
     }
     if (m == "torch._utils" && (n == "_rebuild_tensor_v2" || n == "_rebuild_tensor")) {
       P t = tensor_from(a, n == "_rebuild_tensor" ? 4 : 5);
@@ -430,7 +735,7 @@ class Unpickler {
     if (m == "torch._utils" && (n == "_rebuild_parameter" || n == "_rebuild_parameter_with_state")) {
       if (a.size() < 2) corrupt("parameter record is too short");
       P t = expect(a[0], PV::Tensor, "parameter data");
-      auto v = PV::make(PV::Tensor);
+      auto v = make(PV::Tensor);
       v->t = t->t.detach();
       set_requires_grad(v, a[1]);
       return v;
@@ -451,6 +756,14 @@ class Unpickler {
 
 }  // namespace
 
+
+
+std::string canonical_torch_archive(const char *path) {
+  ZipReader zip(path);
+  zip.check();
+  return zip.canonical();
+}
+
 void require_readable_file(const char *path) {
   // Checked before libtorch's readers see the path: a missing or unreadable
   // file is an IO error, not a corrupt archive.
@@ -467,9 +780,18 @@ void require_readable_file(const char *path) {
 Checkpoint read_checkpoint(const char *path) {
   require_readable_file(path);
   Checkpoint out;
+  Arena arena;  // outlives root: empties every container once the result is extracted
   P root;
+  std::unique_ptr<ZipReader> reader;
   try {
-    caffe2::serialize::PyTorchStreamReader zip{std::string(path)};
+    reader.reset(new ZipReader(path));
+    reader->check();
+  } catch (const StatusError &err) {
+    if (err.status() != CTORCH_VALUE) throw;
+    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable torch.save zip file (the format torch.save writes by default since PyTorch 1.6): " + err.what());
+  }
+  try {
+    ZipReader &zip = *reader;
     if (zip.hasRecord("byteorder")) {
       at::DataPtr bo;
       size_t n = 0;
@@ -481,12 +803,16 @@ Checkpoint read_checkpoint(const char *path) {
     at::DataPtr pkl;
     size_t n = 0;
     std::tie(pkl, n) = zip.getRecord("data.pkl");
-    root = Unpickler(static_cast<const char *>(pkl.get()), n, zip).run();
+    root = Unpickler(static_cast<const char *>(pkl.get()), n, zip, arena).run();
   } catch (const StatusError &err) {
     fail(err.status(), std::string("'") + path + "' is not a readable checkpoint: " + err.what());
   } catch (const c10::Error &err) {
     // The zip layer: a truncated, garbage or legacy (pre-1.6, non-zip) file.
     fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable torch.save zip file (the format torch.save writes by default since PyTorch 1.6): " + err.what_without_backtrace());
+  } catch (const std::bad_alloc &) {
+    throw;
+  } catch (const std::exception &err) {
+    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable torch.save zip file: " + err.what());
   }
   if (root->kind == PV::Tensor) {
     out.is_tensor = true;

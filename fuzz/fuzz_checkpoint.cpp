@@ -1,0 +1,85 @@
+// Harness (b1): bytes into the checkpoint loader (ctorch_load and
+// ctorch_load_dict). First byte chooses how the rest is used:
+//   even: the raw file (zip container, CRCs, legacy formats, garbage);
+//   odd:  [u16 length L][L bytes of pickle][storage bytes], wrapped in a
+//         well-formed torch.save archive (archive/data.pkl, archive/version,
+//         archive/data/0 and /1 holding the storage bytes), which reaches
+//         ctorch's own unpickler past the zip layer.
+// A successful load is then read completely (copy_to: ASan checks the
+// bytes it copies lie inside the loaded storage).
+#include "fuzz_util.h"
+#include "mem_file.h"
+#include "zip_writer.h"
+
+#include <vector>
+
+namespace {
+
+void inspect(ctorch_tensor t) {
+  int64_t n = 0;
+  FZ(ctorch_tensor_numel(&n, t));
+  size_t isz = 0;
+  ctorch_dtype d;
+  FZ(ctorch_tensor_dtype(&d, t));
+  FZ(ctorch_dtype_size(&isz, d));
+  if (n > (1 << 20)) return;
+  std::vector<unsigned char> buf((size_t)n * isz + 1);
+  FZ(ctorch_tensor_copy_to(buf.data(), buf.size(), t));
+  ctorch_tensor s = nullptr;
+  if (FZ(ctorch_sum(&s, t, nullptr)) == CTORCH_OK) ctorch_tensor_free(s);
+}
+
+void load_both(const char *path) {
+  ctorch_tensor t = nullptr;
+  if (FZ(ctorch_load(&t, path)) == CTORCH_OK) {
+    if (!t) fz::violation("OK without a tensor", "ctorch_load", CTORCH_OK);
+    inspect(t);
+    ctorch_tensor_free(t);
+  } else if (t) {
+    fz::violation("failure left a handle", "ctorch_load", CTORCH_VALUE);
+  }
+  ctorch_tensor_dict d = nullptr;
+  if (FZ(ctorch_load_dict(&d, path)) == CTORCH_OK) {
+    size_t n = 0;
+    FZ(ctorch_tensor_dict_size(&n, d));
+    for (size_t i = 0; i < n; ++i) {
+      const char *k = nullptr;
+      FZ(ctorch_tensor_dict_key(&k, d, i));
+      ctorch_tensor v = nullptr;
+      if (FZ(ctorch_tensor_dict_get(&v, d, i)) == CTORCH_OK) {
+        inspect(v);
+        ctorch_tensor_free(v);
+      }
+      if (FZ(ctorch_tensor_dict_find(&v, d, k)) == CTORCH_OK) ctorch_tensor_free(v);
+    }
+    ctorch_tensor_dict_free(d);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fz::init_once();
+  if (size == 0) return 0;
+  if ((data[0] & 1) == 0) {
+    fz::MemFile f(data + 1, size - 1);
+    load_both(f.path());
+    return 0;
+  }
+  fz::Bytes in{data + 1, size - 1};
+  size_t L = in.u16();
+  const uint8_t *pkl = nullptr;
+  size_t got = in.take(&pkl, L);
+  const uint8_t *rest = nullptr;
+  size_t nrest = in.take(&rest, in.n);
+  fz::ZipWriter z;
+  z.add("archive/data.pkl", pkl, got);
+  z.add("archive/byteorder", std::string("little"));
+  z.add("archive/data/0", rest, nrest);
+  z.add("archive/data/1", rest, nrest);
+  z.add("archive/version", std::string("3\n"));
+  std::vector<uint8_t> file = z.finish();
+  fz::MemFile f(file.data(), file.size());
+  load_both(f.path());
+  return 0;
+}

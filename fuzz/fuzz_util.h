@@ -1,0 +1,68 @@
+// Shared by the fuzz harnesses (fuzz/*.cpp). They use only the public C API.
+// Properties every harness enforces after each ctorch call (a violation
+// aborts, which libFuzzer and the replay driver report as a crash):
+//   - the status is one of the ctorch_status values;
+//   - a non-OK status leaves a non-empty last error naming a ctorch function.
+#pragma once
+
+#include <ctorch.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace fz {
+
+[[noreturn]] inline void violation(const char *what, const char *call, ctorch_status st) {
+  std::fprintf(stderr, "CONTRACT VIOLATION in %s: %s (status %d, last error '%s')\n", call, what, (int)st,
+               ctorch_last_error());
+  std::abort();
+}
+
+// Checks the status contract and returns the status.
+inline ctorch_status check(ctorch_status st, const char *call) {
+  if ((int)st < (int)CTORCH_OK || (int)st > (int)CTORCH_UNKNOWN) violation("status out of range", call, st);
+  if (st != CTORCH_OK) {
+    const char *e = ctorch_last_error();
+    if (!e || !*e) violation("failure without a last error", call, st);
+    if (std::strncmp(e, "ctorch_", 7) != 0) violation("last error does not name a ctorch function", call, st);
+  }
+  return st;
+}
+#define FZ(call) ::fz::check((call), #call)
+
+// Reads the fuzzer's bytes; past the end it yields zeros.
+struct Bytes {
+  const uint8_t *p;
+  size_t n;
+  bool empty() const { return n == 0; }
+  uint8_t u8() {
+    if (!n) return 0;
+    --n;
+    return *p++;
+  }
+  uint16_t u16() { return (uint16_t)(u8() | (u8() << 8)); }
+  uint32_t u32() { return (uint32_t)u16() | ((uint32_t)u16() << 16); }
+  uint64_t u64() { return (uint64_t)u32() | ((uint64_t)u32() << 32); }
+  // Up to len bytes (fewer at the end).
+  size_t take(const uint8_t **out, size_t len) {
+    if (len > n) len = n;
+    *out = p;
+    p += len;
+    n -= len;
+    return len;
+  }
+};
+
+// One-time process setup: one intra-op thread (the machine is shared and
+// runs are reproducible), fixed seed.
+inline void init_once() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  ctorch_set_num_threads(1);
+  ctorch_manual_seed(0);
+}
+
+}  // namespace fz
