@@ -661,8 +661,15 @@ struct Interp {
         // A second backward: fails cleanly unless the graph was retained.
         if (st == CTORCH_OK && in.u8() % 2) FZ(ctorch__backward(s, nullptr, 0, nullptr, nullptr, 0));
 #ifdef CTORCH_HARDEN_HAVE_TRAINING
-        ctorch_tensor g = nullptr;
-        if (FZ(ctorch_tensor_grad(&g, x)) == CTORCH_OK && g) put(g);
+        // The gradient is read, not kept in a slot: an in-place op on x.grad
+        // with an operand that depends on x makes x -> grad -> graph -> x, a
+        // reference cycle libtorch (and PyTorch) cannot free; that is the
+        // caller's to avoid, not a ctorch defect.
+        ctorch_tensor g = nullptr, gs = nullptr;
+        if (FZ(ctorch_tensor_grad(&g, x)) == CTORCH_OK && g) {
+          if (FZ(ctorch_sum(&gs, g, nullptr)) == CTORCH_OK) ctorch_tensor_free(gs);
+          ctorch_tensor_free(g);
+        }
         FZ(ctorch_tensor_zero_grad(in.u8() & 1 ? x : get(), in.u8() & 1));
 #endif
 #ifdef CTORCH_HARDEN_HAVE_OPTIM
