@@ -13,60 +13,14 @@
     if ((call) != CTORCH_OK) bench_die(#call, ctorch_last_error());     \
   } while (0)
 
-/* Temporaries of one step, freed together. */
-typedef struct {
-  ctorch_tensor t[32];
-  int n;
-} scratch;
-static ctorch_tensor keep(scratch *s, ctorch_tensor t) {
-  s->t[s->n++] = t;
-  return t;
-}
-static void release(scratch *s) {
-  while (s->n) ctorch_tensor_free(s->t[--s->n]);
-}
-
-/* A layer initialised as torch.nn's defaults (kaiming_uniform a=sqrt(5)). */
-static void layer(ctorch_tensor *w, ctorch_tensor *b, const int64_t *wsize, size_t wdim) {
-  const ctorch_dtype f32 = CTORCH_FLOAT32;
-  int64_t fan_in = 0, fan_out = 0;
-  double bound;
-  CHECK(ctorch_zeros(w, wsize, wdim, &f32, NULL, NULL, NULL));
-  CHECK(ctorch_zeros(b, wsize, 1, &f32, NULL, NULL, NULL));
-  CHECK(ctorch_init_kaiming_uniform_(*w, sqrt(5.0), CTORCH_FAN_IN, CTORCH_NONLINEARITY_LEAKY_RELU));
-  CHECK(ctorch_init_calculate_fan_in_and_fan_out(&fan_in, &fan_out, *w));
-  bound = 1.0 / sqrt((double)fan_in);
-  CHECK(ctorch_init_uniform_(*b, -bound, bound));
-  CHECK(ctorch_tensor_set_requires_grad(*w, 1));
-  CHECK(ctorch_tensor_set_requires_grad(*b, 1));
-}
-
-static ctorch_tensor lenet_forward(scratch *s, ctorch_tensor *p, ctorch_tensor x) {
-  static const int64_t one[2] = {1, 1}, zero[2] = {0, 0}, two[2] = {2, 2};
-  ctorch_tensor t = NULL;
-  CHECK(ctorch_conv2d(&t, x, p[0], p[1], one, 2, zero, 2, one, 2, 1));
-  CHECK(ctorch_relu(&t, keep(s, t)));
-  CHECK(ctorch_max_pool2d(&t, keep(s, t), two, 2, two, 2, zero, 2, one, 2, 0));
-  CHECK(ctorch_conv2d(&t, keep(s, t), p[2], p[3], one, 2, zero, 2, one, 2, 1));
-  CHECK(ctorch_relu(&t, keep(s, t)));
-  CHECK(ctorch_max_pool2d(&t, keep(s, t), two, 2, two, 2, zero, 2, one, 2, 0));
-  CHECK(ctorch_flatten_using_ints(&t, keep(s, t), 1, -1));
-  CHECK(ctorch_linear(&t, keep(s, t), p[4], p[5]));
-  CHECK(ctorch_relu(&t, keep(s, t)));
-  CHECK(ctorch_linear(&t, keep(s, t), p[6], p[7]));
-  CHECK(ctorch_relu(&t, keep(s, t)));
-  CHECK(ctorch_linear(&t, keep(s, t), p[8], p[9]));
-  return keep(s, t);
-}
+#include "lenet5_model.h" /* the network of examples/lenet5.c */
 
 static double run(int lenet, long steps) {
-  static const int64_t c1[4] = {6, 1, 5, 5}, c2[4] = {16, 6, 5, 5};
-  static const int64_t f1[2] = {120, 256}, f2[2] = {84, 120}, f3[2] = {10, 84};
   static const int64_t t1[2] = {64, 4}, t2[2] = {2, 64};
   const int64_t xs_lenet[4] = {256, 1, 28, 28}, ys_lenet[1] = {256}, xs_tiny[2] = {1, 4}, ys_tiny[2] = {1, 2};
   const ctorch_dtype f32 = CTORCH_FLOAT32, i64 = CTORCH_INT64;
-  ctorch_tensor p[10], x = NULL, y = NULL;
-  size_t np = lenet ? 10 : 4;
+  ctorch_tensor p[NPARAMS], x = NULL, y = NULL;
+  size_t np = lenet ? NPARAMS : 4;
   ctorch_optimizer opt = NULL;
   ctorch_optim_options o;
   scratch s = {{0}, 0};
@@ -77,19 +31,15 @@ static double run(int lenet, long steps) {
   CHECK(ctorch_set_num_threads(lenet ? 2 : 1));
   CHECK(ctorch_manual_seed(0));
   if (lenet) {
-    layer(&p[0], &p[1], c1, 4);
-    layer(&p[2], &p[3], c2, 4);
-    layer(&p[4], &p[5], f1, 2);
-    layer(&p[6], &p[7], f2, 2);
-    layer(&p[8], &p[9], f3, 2);
+    make_model(p);
     CHECK(ctorch_randn(&x, xs_lenet, 4, &f32, NULL, NULL, NULL));
     CHECK(ctorch_randint(&y, 10, ys_lenet, 1, &i64, NULL, NULL, NULL));
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW));
     o.lr = 1e-3;
     CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAMW, p, np, &o));
   } else {
-    layer(&p[0], &p[1], t1, 2);
-    layer(&p[2], &p[3], t2, 2);
+    make_layer(&p[0], &p[1], t1, 2);
+    make_layer(&p[2], &p[3], t2, 2);
     CHECK(ctorch_randn(&x, xs_tiny, 2, &f32, NULL, NULL, NULL));
     CHECK(ctorch_randn(&y, ys_tiny, 2, &f32, NULL, NULL, NULL));
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_SGD));
@@ -101,7 +51,7 @@ static double run(int lenet, long steps) {
     if (i == warm) t0 = bench_now();
     CHECK(ctorch_optimizer_zero_grad(opt, 1));
     if (lenet) {
-      out = lenet_forward(&s, p, x);
+      out = forward(&s, p, x);
       CHECK(ctorch_cross_entropy_loss(&loss, out, y, NULL, 1, -100, 0.0));
     } else {
       CHECK(ctorch_linear(&out, x, p[0], p[1]));

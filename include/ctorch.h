@@ -63,6 +63,15 @@
 #define CTORCH_API
 #endif
 
+/* Enums are int32_t-sized in C (every supported ABI) and declared so in C++:
+ * with a fixed underlying type, any int32 value a C caller passes is a valid
+ * C++ value that ctorch can check and reject, not undefined behaviour. */
+#ifdef __cplusplus
+#define CTORCH_ENUM_BASE : int32_t
+#else
+#define CTORCH_ENUM_BASE
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -72,7 +81,7 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 
 /** Result of every call. Values are stable. */
-typedef enum ctorch_status {
+typedef enum ctorch_status CTORCH_ENUM_BASE {
   CTORCH_OK = 0,               /**< success */
   CTORCH_INVALID_ARGUMENT = 1, /**< NULL/undefined handle, bad enum value, bad length */
   CTORCH_INDEX = 2,            /**< index out of range (c10::IndexError) */
@@ -100,7 +109,7 @@ CTORCH_API const char *ctorch_last_error_backtrace(void);
 /* ------------------------------------------------------------------ */
 
 /** Element type. 0 is deliberately invalid so zeroed memory is caught. */
-typedef enum ctorch_dtype {
+typedef enum ctorch_dtype CTORCH_ENUM_BASE {
   CTORCH_BOOL = 1,
   CTORCH_UINT8 = 2,
   CTORCH_INT8 = 3,
@@ -122,7 +131,7 @@ typedef enum ctorch_dtype {
 } ctorch_dtype;
 
 /** Kind of device. */
-typedef enum ctorch_device_type {
+typedef enum ctorch_device_type CTORCH_ENUM_BASE {
   CTORCH_DEVICE_CPU = 0,
   CTORCH_DEVICE_CUDA = 1,
   CTORCH_DEVICE_META = 2, /**< shapes and dtypes only, no data */
@@ -138,7 +147,7 @@ typedef struct ctorch_device {
 } ctorch_device;
 
 /** Memory layout of a tensor. */
-typedef enum ctorch_layout {
+typedef enum ctorch_layout CTORCH_ENUM_BASE {
   CTORCH_LAYOUT_STRIDED = 0,
   CTORCH_LAYOUT_SPARSE_COO = 1,
   CTORCH_LAYOUT_SPARSE_CSR = 2,
@@ -149,7 +158,7 @@ typedef enum ctorch_layout {
 } ctorch_layout;
 
 /** Requested memory format of a strided tensor. */
-typedef enum ctorch_memory_format {
+typedef enum ctorch_memory_format CTORCH_ENUM_BASE {
   CTORCH_MEMORY_CONTIGUOUS = 0,
   CTORCH_MEMORY_PRESERVE = 1,
   CTORCH_MEMORY_CHANNELS_LAST = 2,
@@ -157,7 +166,7 @@ typedef enum ctorch_memory_format {
 } ctorch_memory_format;
 
 /** What a ctorch_scalar holds. */
-typedef enum ctorch_scalar_kind {
+typedef enum ctorch_scalar_kind CTORCH_ENUM_BASE {
   CTORCH_SCALAR_FLOAT = 0,   /**< value in f */
   CTORCH_SCALAR_INT = 1,     /**< value in i */
   CTORCH_SCALAR_BOOL = 2,    /**< value in i (0 or 1) */
@@ -340,7 +349,6 @@ CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t 
 /** Frees a generator. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_generator_free(ctorch_generator g);
 
-/* @@SECTION autograd@@ */
 /* ------------------------------------------------------------------ */
 /* Autograd                                                            */
 /*                                                                     */
@@ -397,7 +405,7 @@ CTORCH_API ctorch_status ctorch_autograd_grad(ctorch_tensor_list *out, const cto
 /* ---- grad-mode scopes -------------------------------------------- */
 
 /** Kind of scope opened by ctorch_autograd_scope_enter. */
-typedef enum ctorch_autograd_scope_kind {
+typedef enum ctorch_autograd_scope_kind CTORCH_ENUM_BASE {
   CTORCH_SCOPE_NO_GRAD = 0,       /**< like `with torch.no_grad()` */
   CTORCH_SCOPE_ENABLE_GRAD = 1,   /**< like `with torch.enable_grad()` */
   CTORCH_SCOPE_INFERENCE_MODE = 2 /**< like `with torch.inference_mode()`: no grad, no version counters */
@@ -480,9 +488,7 @@ CTORCH_API ctorch_status ctorch_autograd_ctx_mark_non_differentiable(ctorch_auto
                                                                      const ctorch_tensor *outputs, size_t n);
 /** Sets the message reported when the current callback returns a failure status (copied). */
 CTORCH_API ctorch_status ctorch_autograd_ctx_set_error(ctorch_autograd_ctx ctx, const char *message);
-/* @@END autograd@@ */
 
-/* @@SECTION optim@@ */
 /* ------------------------------------------------------------------ */
 /* Optimizers, learning-rate schedules, parameter initialisation       */
 /*                                                                     */
@@ -491,7 +497,7 @@ CTORCH_API ctorch_status ctorch_autograd_ctx_set_error(ctorch_autograd_ctx ctx, 
 /* ------------------------------------------------------------------ */
 
 /** Which optimizer (the update rules are PyTorch's). */
-typedef enum ctorch_optimizer_kind {
+typedef enum ctorch_optimizer_kind CTORCH_ENUM_BASE {
   CTORCH_OPTIM_SGD = 0,
   CTORCH_OPTIM_ADAM = 1,
   CTORCH_OPTIM_ADAMW = 2,
@@ -584,7 +590,7 @@ CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s);
 /* ---- parameter initialisation (torch::nn::init; in place, no grad) -- */
 
 /** Non-linearity for gains (torch.nn.init.calculate_gain). */
-typedef enum ctorch_nonlinearity {
+typedef enum ctorch_nonlinearity CTORCH_ENUM_BASE {
   CTORCH_NONLINEARITY_LINEAR = 0,
   CTORCH_NONLINEARITY_CONV1D = 1,
   CTORCH_NONLINEARITY_CONV2D = 2,
@@ -599,7 +605,7 @@ typedef enum ctorch_nonlinearity {
 } ctorch_nonlinearity;
 
 /** Which fan kaiming init preserves. */
-typedef enum ctorch_fan_mode {
+typedef enum ctorch_fan_mode CTORCH_ENUM_BASE {
   CTORCH_FAN_IN = 0,
   CTORCH_FAN_OUT = 1
 } ctorch_fan_mode;
@@ -628,9 +634,7 @@ CTORCH_API ctorch_status ctorch_init_kaiming_uniform_(ctorch_tensor t, double a,
 /** He normal: N(0, std^2), std = gain(nonlinearity, a) / sqrt(fan(mode)). */
 CTORCH_API ctorch_status ctorch_init_kaiming_normal_(ctorch_tensor t, double a, ctorch_fan_mode mode,
                                                      ctorch_nonlinearity nonlinearity);
-/* @@END optim@@ */
 
-/* @@SECTION data@@ */
 /* ------------------------------------------------------------------ */
 /* Data: IDX files (MNIST-style) and a batch iterator                  */
 /* ------------------------------------------------------------------ */
@@ -693,9 +697,7 @@ CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_dat
 CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loader loader);
 /** Frees the loader and its references. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader);
-/* @@END data@@ */
 
-/* @@SECTION interop@@ */
 /* ------------------------------------------------------------------ */
 /* Interop: DLPack, checkpoints (torch.save format), TorchScript       */
 /* ------------------------------------------------------------------ */
@@ -792,7 +794,7 @@ typedef struct ctorch_module_s *ctorch_module;
 typedef struct ctorch_value_s *ctorch_value;
 
 /** What a ctorch_value holds. Values are stable. */
-typedef enum ctorch_value_kind {
+typedef enum ctorch_value_kind CTORCH_ENUM_BASE {
   CTORCH_VALUE_NONE = 0,
   CTORCH_VALUE_BOOL = 1,
   CTORCH_VALUE_INT = 2,
@@ -903,9 +905,7 @@ CTORCH_API ctorch_status ctorch_module_named_buffers(ctorch_tensor_dict *out, ct
 CTORCH_API ctorch_status ctorch_module_parameter(ctorch_tensor *out, ctorch_module m, const char *name);
 /** New handle to the buffer with this dotted name (INDEX if none). Shares storage with the module. */
 CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module m, const char *name);
-/* @@END interop@@ */
 
-/* @@SECTION distributed@@ */
 /* ------------------------------------------------------------------ */
 /* Distributed: torch.distributed (c10d) stores, process groups,       */
 /* collectives and data-parallel helpers. See docs/distributed.md.     */
@@ -928,7 +928,7 @@ typedef struct ctorch_process_group_s *ctorch_process_group;
 typedef struct ctorch_work_s *ctorch_work;
 
 /** Reduction operator. AVG is computed as SUM followed by a division by the group size (Gloo has no AVG). */
-typedef enum ctorch_reduce_op {
+typedef enum ctorch_reduce_op CTORCH_ENUM_BASE {
   CTORCH_REDUCE_SUM = 1,
   CTORCH_REDUCE_AVG = 2, /**< floating-point and complex tensors only (CTORCH_TYPE otherwise) */
   CTORCH_REDUCE_PRODUCT = 3,
@@ -1104,7 +1104,6 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 /** Copies root's parameter values to every rank (bucketed broadcasts, no autograd recording). */
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root);
-/* @@END distributed@@ */
 
 #ifdef __cplusplus
 } /* extern "C" */

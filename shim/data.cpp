@@ -7,7 +7,6 @@
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/randperm.h>
 
-#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -21,39 +20,6 @@
 using ctorch::Borrowed;
 
 namespace {
-
-// zlib is loaded at run time rather than linked: libctorch's link line
-// stays libtorch-only, and only gzip reading needs it. libz.so.1 is part of
-// every Debian system (libtorch itself depends on it).
-struct Zlib {
-  decltype(&::gzdopen) gzdopen_ = nullptr;
-  decltype(&::gzread) gzread_ = nullptr;
-  decltype(&::gzclose) gzclose_ = nullptr;
-  decltype(&::gzerror) gzerror_ = nullptr;
-  decltype(&::gzbuffer) gzbuffer_ = nullptr;
-  std::string error;
-};
-
-const Zlib &zlib() {
-  static const Zlib z = [] {
-    Zlib r;
-    void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char *e = dlerror();
-      r.error = std::string("cannot load zlib (libz.so.1) to read gzip data: ") + (e ? e : "unknown error");
-      return r;
-    }
-    r.gzdopen_ = reinterpret_cast<decltype(&::gzdopen)>(dlsym(h, "gzdopen"));
-    r.gzread_ = reinterpret_cast<decltype(&::gzread)>(dlsym(h, "gzread"));
-    r.gzclose_ = reinterpret_cast<decltype(&::gzclose)>(dlsym(h, "gzclose"));
-    r.gzerror_ = reinterpret_cast<decltype(&::gzerror)>(dlsym(h, "gzerror"));
-    r.gzbuffer_ = reinterpret_cast<decltype(&::gzbuffer)>(dlsym(h, "gzbuffer"));
-    if (!r.gzdopen_ || !r.gzread_ || !r.gzclose_ || !r.gzerror_ || !r.gzbuffer_)
-      r.error = "zlib (libz.so.1) lacks the gz* functions";
-    return r;
-  }();
-  return z;
-}
 
 [[noreturn]] void corrupt(const std::string &path, const std::string &why) {
   ctorch::fail(CTORCH_VALUE, "'" + path + "' is not a valid IDX file: " + why);
@@ -76,25 +42,20 @@ class Source {
     size_t got = std::fread(magic, 1, 2, f_);
     std::rewind(f_);
     if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-      const Zlib &z = zlib();
-      if (!z.error.empty()) {
-        std::fclose(f_);
-        ctorch::fail(CTORCH_RUNTIME, z.error);
-      }
       int fd = dup(fileno(f_));
       std::fclose(f_);
       f_ = nullptr;
-      gz_ = fd >= 0 ? z.gzdopen_(fd, "rb") : nullptr;
+      gz_ = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
       if (!gz_) {
         if (fd >= 0) close(fd);
         ctorch::fail(CTORCH_IO, "cannot open '" + path + "' as gzip");
       }
-      z.gzbuffer_(gz_, 1 << 20);
+      gzbuffer(gz_, 1 << 20);
     }
   }
   ~Source() {
     if (f_) std::fclose(f_);
-    if (gz_) zlib().gzclose_(gz_);
+    if (gz_) gzclose(gz_);
   }
   Source(const Source &) = delete;
   Source &operator=(const Source &) = delete;
@@ -115,17 +76,17 @@ class Source {
         total += got;
       } else {
         unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, 1u << 30));
-        int got = zlib().gzread_(gz_, p + total, chunk);
+        int got = gzread(gz_, p + total, chunk);
         if (got < 0) {
           int code = 0;
-          const char *msg = zlib().gzerror_(gz_, &code);
+          const char *msg = gzerror(gz_, &code);
           if (code == Z_ERRNO) ctorch::fail(CTORCH_IO, "read error on '" + path_ + "': " + std::strerror(errno));
           corrupt(path_, std::string("gzip data is corrupt: ") + (msg ? msg : "unknown zlib error"));
         }
         if (got == 0) {
           // zlib reports a truncated stream as an error, not as end of data.
           int code = 0;
-          const char *msg = zlib().gzerror_(gz_, &code);
+          const char *msg = gzerror(gz_, &code);
           if (code != Z_OK) corrupt(path_, std::string("gzip data is corrupt or truncated: ") + (msg ? msg : ""));
           break;
         }

@@ -1,0 +1,143 @@
+/*
+ * The LeNet-5 of examples/lenet5.c, shared with examples/ddp_lenet5.c and
+ * bench/train_ctorch.c so the demo, its data-parallel twin and the benchmark
+ * train exactly the same network. Header-only; the includer defines
+ * CHECK(call) (how a failed call is reported) before including it.
+ */
+#ifndef CTORCH_LENET5_MODEL_H
+#define CTORCH_LENET5_MODEL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ctorch.h"
+
+#ifndef CHECK
+#error "define CHECK(call) before including lenet5_model.h"
+#endif
+
+/* Handles made during one step, freed together at its end. */
+typedef struct {
+  ctorch_tensor t[32];
+  int n;
+} scratch;
+
+static inline ctorch_tensor keep(scratch *s, ctorch_tensor t) {
+  if (s->n == (int)(sizeof s->t / sizeof s->t[0])) {
+    fprintf(stderr, "scratch overflow\n");
+    exit(1);
+  }
+  s->t[s->n++] = t;
+  return t;
+}
+
+static inline void release(scratch *s) {
+  while (s->n) ctorch_tensor_free(s->t[--s->n]);
+}
+
+enum { CONV1_W, CONV1_B, CONV2_W, CONV2_B, FC1_W, FC1_B, FC2_W, FC2_B, FC3_W, FC3_B, NPARAMS };
+
+/* The names of lenet5.py's state_dict, so Python can load what we save. */
+static const char *const PARAM_NAMES[NPARAMS] = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                                                 "fc1.weight",   "fc1.bias",   "fc2.weight",   "fc2.bias",
+                                                 "fc3.weight",   "fc3.bias"};
+
+/* A weight and its bias initialised as nn.Conv2d / nn.Linear do:
+ * kaiming_uniform_(a=sqrt(5)), then bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)). */
+static inline void make_layer(ctorch_tensor *w, ctorch_tensor *b, const int64_t *wsize, size_t wdim) {
+  const ctorch_dtype f32 = CTORCH_FLOAT32;
+  int64_t fan_in = 0, fan_out = 0;
+  double bound;
+  CHECK(ctorch_zeros(w, wsize, wdim, &f32, NULL, NULL, NULL));
+  CHECK(ctorch_zeros(b, wsize, 1, &f32, NULL, NULL, NULL));
+  CHECK(ctorch_init_kaiming_uniform_(*w, sqrt(5.0), CTORCH_FAN_IN, CTORCH_NONLINEARITY_LEAKY_RELU));
+  CHECK(ctorch_init_calculate_fan_in_and_fan_out(&fan_in, &fan_out, *w));
+  bound = fan_in > 0 ? 1.0 / sqrt((double)fan_in) : 0.0;
+  CHECK(ctorch_init_uniform_(*b, -bound, bound));
+  CHECK(ctorch_tensor_set_requires_grad(*w, 1));
+  CHECK(ctorch_tensor_set_requires_grad(*b, 1));
+}
+
+static inline void make_model(ctorch_tensor *p) {
+  static const int64_t c1[4] = {6, 1, 5, 5}, c2[4] = {16, 6, 5, 5};
+  static const int64_t f1[2] = {120, 256}, f2[2] = {84, 120}, f3[2] = {10, 84};
+  make_layer(&p[CONV1_W], &p[CONV1_B], c1, 4);
+  make_layer(&p[CONV2_W], &p[CONV2_B], c2, 4);
+  make_layer(&p[FC1_W], &p[FC1_B], f1, 2);
+  make_layer(&p[FC2_W], &p[FC2_B], f2, 2);
+  make_layer(&p[FC3_W], &p[FC3_B], f3, 2);
+}
+
+/* logits [B, 10] for x [B, 1, 28, 28]; intermediates go to s. */
+static inline ctorch_tensor forward(scratch *s, ctorch_tensor *p, ctorch_tensor x) {
+  static const int64_t one[2] = {1, 1}, zero[2] = {0, 0}, two[2] = {2, 2};
+  ctorch_tensor t = NULL;
+  CHECK(ctorch_conv2d(&t, x, p[CONV1_W], p[CONV1_B], one, 2, zero, 2, one, 2, 1));
+  CHECK(ctorch_relu(&t, keep(s, t)));
+  CHECK(ctorch_max_pool2d(&t, keep(s, t), two, 2, two, 2, zero, 2, one, 2, 0));
+  CHECK(ctorch_conv2d(&t, keep(s, t), p[CONV2_W], p[CONV2_B], one, 2, zero, 2, one, 2, 1));
+  CHECK(ctorch_relu(&t, keep(s, t)));
+  CHECK(ctorch_max_pool2d(&t, keep(s, t), two, 2, two, 2, zero, 2, one, 2, 0));
+  CHECK(ctorch_flatten_using_ints(&t, keep(s, t), 1, -1));
+  CHECK(ctorch_linear(&t, keep(s, t), p[FC1_W], p[FC1_B]));
+  CHECK(ctorch_relu(&t, keep(s, t)));
+  CHECK(ctorch_linear(&t, keep(s, t), p[FC2_W], p[FC2_B]));
+  CHECK(ctorch_relu(&t, keep(s, t)));
+  CHECK(ctorch_linear(&t, keep(s, t), p[FC3_W], p[FC3_B]));
+  return keep(s, t);
+}
+
+/* Number of rows whose argmax equals the label. */
+static inline int64_t count_correct(scratch *s, ctorch_tensor logits, ctorch_tensor y) {
+  ctorch_tensor t = NULL;
+  int64_t one_dim = 1, n = 0;
+  CHECK(ctorch_argmax(&t, logits, &one_dim, 0));
+  CHECK(ctorch_eq_Tensor(&t, keep(s, t), y));
+  CHECK(ctorch_sum(&t, keep(s, t), NULL));
+  CHECK(ctorch_tensor_item_int64(&n, keep(s, t)));
+  return n;
+}
+
+/* Number of rows whose label is among the 5 largest logits. */
+static inline int64_t count_top5(scratch *s, ctorch_tensor logits, ctorch_tensor y) {
+  ctorch_tensor vals = NULL, idx = NULL, yu = NULL, t = NULL;
+  int64_t n = 0;
+  CHECK(ctorch_topk(&vals, &idx, logits, 5, 1, 1, 1));
+  keep(s, vals);
+  keep(s, idx);
+  CHECK(ctorch_unsqueeze(&yu, y, 1));
+  CHECK(ctorch_eq_Tensor(&t, idx, keep(s, yu)));
+  CHECK(ctorch_sum(&t, keep(s, t), NULL));
+  CHECK(ctorch_tensor_item_int64(&n, keep(s, t)));
+  return n;
+}
+
+/* uint8 [N, 28, 28] -> float [N, 1, 28, 28], /255, then (x - mean) / std
+ * with the training set's mean and (unbiased) std, exactly as lenet5.py. */
+static inline ctorch_tensor preprocess(ctorch_tensor images, ctorch_tensor mean, ctorch_tensor std) {
+  scratch s = {{0}, 0};
+  ctorch_tensor t = NULL;
+  int64_t sizes[3], shape[4];
+  CHECK(ctorch_tensor_sizes(sizes, 3, images));
+  shape[0] = sizes[0];
+  shape[1] = 1;
+  shape[2] = sizes[1];
+  shape[3] = sizes[2];
+  CHECK(ctorch_tensor_to_dtype(&t, images, CTORCH_FLOAT32));
+  CHECK(ctorch_div_Scalar(&t, keep(&s, t), ctorch_scalar_float(255.0)));
+  CHECK(ctorch_sub_Tensor(&t, keep(&s, t), mean, ctorch_scalar_int(1)));
+  CHECK(ctorch_div_Tensor(&t, keep(&s, t), std));
+  CHECK(ctorch_reshape(&t, keep(&s, t), shape, 4));
+  release(&s);
+  return t;
+}
+
+static inline double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#endif
