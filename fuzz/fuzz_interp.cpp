@@ -568,6 +568,15 @@ struct Interp {
       return;
     }
     st = FZ(ctorch_save(tmp_path.c_str(), a));
+    if (trace) {
+      int64_t d = 0, sz[8] = {0}, sd[8] = {0};
+      ctorch_tensor_dim(&d, a);
+      ctorch_tensor_sizes(sz, 8, a);
+      ctorch_tensor_strides(sd, 8, a);
+      std::fprintf(stderr, "  save: status %d dim %lld sizes", (int)st, (long long)d);
+      for (int64_t i = 0; i < d && i < 8; ++i) std::fprintf(stderr, " %lld/%lld", (long long)sz[i], (long long)sd[i]);
+      std::fprintf(stderr, "\n");
+    }
     if (st != CTORCH_OK) return;
     ctorch_tensor r = nullptr;
     st = FZ(ctorch_load(&r, tmp_path.c_str()));

@@ -695,9 +695,13 @@ class Unpickler {
     uint64_t span = 0;  // elements reachable from the offset
     bool empty = false;
     for (size_t k = 0; k < sizes.size(); ++k) {
-      if (sizes[k] < 0 || strides[k] < 0) corrupt("negative tensor size or stride");
+      if (sizes[k] < 0) corrupt("negative tensor size");
       if (sizes[k] == 0) empty = true;
     }
+    // Strides of an empty tensor address nothing; libtorch lets them be
+    // anything (as_strided), and ctorch_save writes what the tensor has.
+    for (size_t k = 0; k < strides.size() && !empty; ++k)
+      if (strides[k] < 0) corrupt("negative tensor stride");
     if (!empty) {
       span = 1;
       for (size_t k = 0; k < sizes.size(); ++k) {
