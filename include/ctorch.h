@@ -275,6 +275,9 @@ CTORCH_API ctorch_status ctorch_tensor_from_data(ctorch_tensor *out, const void 
  * calls release(ctx) exactly once, from whichever thread drops the last
  * reference (release may be NULL if the caller manages lifetime itself).
  * On failure release is not called and the caller keeps the memory.
+ * `data` must be aligned to the element size; quantized dtypes are refused
+ * (TYPE). A later resize_ past the buffer moves the tensor to new memory and
+ * releases the caller's buffer then.
  */
 CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data, const int64_t *sizes,
                                                  const int64_t *strides, size_t ndim, ctorch_dtype dtype,
@@ -762,7 +765,7 @@ CTORCH_API ctorch_status ctorch_from_dlpack_versioned(ctorch_tensor *out, struct
 /** A loaded name -> tensor dictionary, in file order. */
 typedef struct ctorch_tensor_dict_s *ctorch_tensor_dict;
 
-/** Saves one tensor (borrowed) to path, torch.save compatible. */
+/** Saves one tensor (borrowed) to path, torch.save compatible. Conjugate/negative views are saved resolved; sparse tensors are refused (NOT_IMPLEMENTED). */
 CTORCH_API ctorch_status ctorch_save(const char *path, ctorch_tensor t);
 /** New tensor loaded from a file holding one tensor (torch.save(tensor)). */
 CTORCH_API ctorch_status ctorch_load(ctorch_tensor *out, const char *path);
@@ -864,7 +867,10 @@ CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
 /**
  * Loads a module saved by torch.jit.save. map_location: NULL = the devices
  * it was saved on, else every tensor is loaded onto that device. Missing
- * or unreadable file -> IO; not a TorchScript archive -> VALUE.
+ * or unreadable file -> IO; not a TorchScript archive -> VALUE. The archive
+ * is checked before libtorch reads it, but libtorch's TorchScript compiler
+ * itself can crash on crafted code: load trusted files only (checkpoints,
+ * read by ctorch's own code, are the format for untrusted data).
  */
 CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
 /** Frees a module. NULL-safe; returns nothing. Tensors obtained from it stay valid. */

@@ -37,6 +37,13 @@ def _value(r, v: str) -> str:
     return v
 
 
+def _needs_shape_guard(p: Plan) -> bool:
+    """In-place resize-family ops: libtorch leaves their new sizes behind when
+    they fail, so the wrapper restores them (ctorch_gen::ShapeGuard)."""
+    return ("resize" in p.f.name and p.f.name.endswith("_") and not p.rets
+            and any("a_self.get()" in b.expr for b in p.args))
+
+
 def wrapper(p: Plan) -> str:
     lines = [f"// {comment_safe(p.f.schema)}",
              "extern \"C\" " + declaration(p)[:-1] + " {", "  CTORCH_TRY"]
@@ -53,8 +60,13 @@ def wrapper(p: Plan) -> str:
     for b in sorted(p.args, key=lambda b: b.prio):
         lines.extend("  " + s for s in b.stmts)
     call = f"at::_ops::{p.f.unambiguous_name}::call({', '.join(b.expr for b in p.args)})"
+    guarded = _needs_shape_guard(p)
+    if guarded:
+        lines.append("  ctorch_gen::ShapeGuard shape_guard_(a_self.get());")
     if not p.rets:
         lines.append(f"  {call};")
+        if guarded:
+            lines.append("  shape_guard_.commit();")
     elif len(p.rets) == 1:
         r = p.rets[0]
         lines.append("  " + r.assign.replace("{v}", _value(r, call)))

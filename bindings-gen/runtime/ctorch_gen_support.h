@@ -11,6 +11,8 @@
 #include <c10/core/SymIntArrayRef.h>
 #include <c10/util/OptionalArrayRef.h>
 
+#include <c10/util/SmallVector.h>
+
 #include <array>
 #include <vector>
 
@@ -33,6 +35,39 @@ class BorrowedOpt {
 
  private:
   c10::optional<at::Tensor> o_;
+};
+
+// The resize family (resize_, resize_as_, ...) in libtorch 1.13 writes the
+// new sizes before it can fail (negative size, allocation failure) and leaves
+// them in place when it does: the next op then reads past the storage. This
+// restores a strided tensor's sizes, strides and offset unless committed.
+class ShapeGuard {
+ public:
+  explicit ShapeGuard(const at::Tensor &t)
+      : impl_(t.defined() && t.layout() == c10::kStrided ? t.unsafeGetTensorImpl() : nullptr) {
+    if (!impl_) return;
+    sizes_.assign(impl_->sizes().begin(), impl_->sizes().end());
+    strides_.assign(impl_->strides().begin(), impl_->strides().end());
+    offset_ = impl_->storage_offset();
+  }
+  ~ShapeGuard() {
+    if (!impl_ || committed_) return;
+    try {
+      impl_->set_sizes_and_strides(sizes_, strides_);
+      impl_->set_storage_offset(offset_);
+    } catch (...) {
+      // Nothing better to do: the original error is being reported.
+    }
+  }
+  ShapeGuard(const ShapeGuard &) = delete;
+  ShapeGuard &operator=(const ShapeGuard &) = delete;
+  void commit() noexcept { committed_ = true; }
+
+ private:
+  c10::TensorImpl *impl_;
+  c10::SmallVector<int64_t, 6> sizes_, strides_;
+  int64_t offset_ = 0;
+  bool committed_ = false;
 };
 
 inline at::IntArrayRef int_list(const int64_t *p, size_t n) { return at::IntArrayRef(p, n); }

@@ -312,6 +312,34 @@ END_TEST
 
 /* The 2^50-element request of the issue: OUT_OF_MEMORY, and the process
  * goes on allocating normally afterwards. */
+/* libtorch 1.13's resize_ writes the new sizes before failing and leaves them
+ * behind; the generated wrapper restores them, so the tensor stays usable. */
+START_TEST(failed_resize_restores_the_shape) {
+  const int64_t shape[2] = {3, 3}, neg[1] = {-2}, huge[1] = {(int64_t)1 << 50};
+  const ctorch_dtype f32 = CTORCH_FLOAT32;
+  int64_t sizes[2] = {0, 0}, dim = 0;
+  double v = 0;
+  ctorch_tensor t = NULL, s = NULL;
+  CT_OK(ctorch_zeros(&t, shape, 2, &f32, NULL, NULL, NULL));
+  ck_assert_int_ne(ctorch_resize_(t, neg, 1, NULL), CTORCH_OK);
+  CT_ERROR_HAS("ctorch_resize_");
+  CT_OK(ctorch_tensor_dim(&dim, t));
+  ck_assert_int_eq(dim, 2);
+  CT_OK(ctorch_tensor_sizes(sizes, 2, t));
+  ck_assert_int_eq(sizes[0], 3);
+  ck_assert_int_eq(sizes[1], 3);
+  CT_FAILS(CTORCH_OUT_OF_MEMORY, ctorch_resize_(t, huge, 1, NULL));
+  CT_OK(ctorch_tensor_sizes(sizes, 2, t));
+  ck_assert_int_eq(sizes[0] * sizes[1], 9);
+  CT_OK(ctorch_fill__Scalar(t, ctorch_scalar_float(2.0))); /* writes within its storage */
+  CT_OK(ctorch_sum(&s, t, NULL));
+  CT_OK(ctorch_tensor_item_double(&v, s));
+  ck_assert_double_eq(v, 18.0);
+  ctorch_tensor_free(s);
+  ctorch_tensor_free(t);
+}
+END_TEST
+
 START_TEST(absurd_allocation_is_out_of_memory) {
   const int64_t sizes[2] = {(int64_t)1 << 25, (int64_t)1 << 25};
   const int64_t small[1] = {4};
@@ -335,6 +363,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, save_and_copy_resolve_views_and_refuse_sparse);
   tcase_add_test(tc, resize_of_zero_copy_and_loaded_tensors_reallocates);
   tcase_add_test(tc, failed_resize_never_exports_a_negative_size);
+  tcase_add_test(tc, failed_resize_restores_the_shape);
   tcase_add_test(tc, absurd_allocation_is_out_of_memory);
   suite_add_tcase(s, tc);
   return s;
