@@ -177,6 +177,8 @@ START_TEST(conversions) {
   ck_assert_int_eq(dt, CTORCH_INT64);
   CT_OK(ctorch_tensor_copy_to(back, sizeof back, d));
   ck_assert_int_eq(back[5], 6);
+  ctorch_tensor_free(d);
+  d = NULL;
   CT_OK(ctorch_tensor_to_device(&same, t, ctorch_device_cpu()));
   ck_assert_ptr_eq(same, t); /* no-op conversion returns a new reference to t */
   CT_OK(ctorch_tensor_clone(&cl, t));

@@ -126,6 +126,8 @@ START_TEST(traced_forward_matches_python) {
   CT_OK(ctorch_module_load(&m, model_path("traced.pt"), &cpu));
   CT_OK(ctorch_module_forward_tensors(&got, m, &x, 1));
   ck_assert_msg(max_diff(got, want) < 1e-5, "traced forward differs by %g", max_diff(got, want));
+  ctorch_tensor_free(got);
+  got = NULL;
   /* Wrong arity: a status, not a crash. */
   CT_FAILS(CTORCH_TYPE, ctorch_module_forward_tensors(&got, m, NULL, 0));
   ck_assert_ptr_null(got);

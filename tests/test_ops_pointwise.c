@@ -113,6 +113,7 @@ START_TEST(clamp_optional_scalars) {
   CT_OK(ctorch_clamp(&r, x, NULL, &hi)); /* Scalar? NULL = no lower bound */
   EXPECT(r, 0, -1, 1, 2);
   ctorch_tensor_free(r);
+  r = NULL;
   CT_OK(ctorch_clamp_(x, &lo, NULL)); /* in place, no out-params */
   EXPECT(x, 0, 0, 1, 3);
   FREE(r, x);

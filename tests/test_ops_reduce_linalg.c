@@ -179,6 +179,7 @@ START_TEST(matmul_family) {
     ctorch_tensor_free(r);
     CT_OK(ctorch_outer(&r, v, x));
     EXPECT(r, 0, 1, 2, 3, 1, 2, 3);
+    ctorch_tensor_free(r);
     FREE(x, y);
   }
   CT_OK(ctorch_trace(&r, a));

@@ -417,7 +417,10 @@ START_TEST(step_lr_schedule) {
     double x = 0;
     CT_FAILS(CTORCH_INDEX, ctorch_lr_scheduler_get_last_lr(&x, s, 2));
   }
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step_lr(&s, NULL, 3, 0.1));
+  {
+    ctorch_lr_scheduler s2 = NULL; /* a failing call NULLs its out-param: not s */
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step_lr(&s2, NULL, 3, 0.1));
+  }
   ctorch_lr_scheduler_free(s);
   ctorch_tensor_free(p);
   ctorch_tensor_free(q);
@@ -450,7 +453,10 @@ START_TEST(cosine_schedule_matches_recursive_form) {
     ck_assert_msg(fabs(lr - rec) < 1e-12, "epoch %lld: %.17g vs recursive %.17g", (long long)e, lr, rec);
     CT_OK(ctorch_lr_scheduler_step(s));
   }
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_cosine(&s, opt, 0, 0));
+  {
+    ctorch_lr_scheduler s2 = NULL; /* a failing call NULLs its out-param: not s */
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_cosine(&s2, opt, 0, 0));
+  }
   ctorch_lr_scheduler_free(s);
   ctorch_lr_scheduler_free(NULL);
   ctorch_optimizer_free(opt);
