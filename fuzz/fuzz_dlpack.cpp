@@ -65,7 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   m.dl_tensor.dtype.bits = (uint8_t)(8u << (in.u8() % 5));
   if (flags & 4) m.dl_tensor.dtype.bits = in.u8();
   m.dl_tensor.dtype.lanes = (flags & 8) ? in.u16() : 1;
-  m.dl_tensor.device.device_type = (flags & 0x10) ? (DLDeviceType)in.u8() : kDLCPU;
+  {
+    int32_t type = (flags & 0x10) ? (int32_t)in.u8() : (int32_t)kDLCPU;  // any value a C producer might send
+    std::memcpy(&m.dl_tensor.device.device_type, &type, sizeof type);
+  }
   m.dl_tensor.device.device_id = (flags & 0x10) ? (int32_t)in.u32() : 0;
   m.dl_tensor.byte_offset = in.u8() % 64;
   m.dl_tensor.data = (flags & 0x20) && in.u8() % 4 == 0 ? nullptr : buf;

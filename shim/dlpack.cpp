@@ -16,6 +16,7 @@
 #include <c10/core/Storage.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -61,7 +62,12 @@ DLDevice dl_device(const c10::Device &d) {
 }
 
 c10::Device device_of(const DLDevice &d) {
-  switch (d.device_type) {
+  // DLDeviceType has no fixed underlying type: reading a value the producer
+  // made up (found by fuzz_dlpack) as the enum is UB in C++. Read the int.
+  static_assert(sizeof(d.device_type) == sizeof(int32_t), "DLDeviceType is int-sized");
+  int32_t type;
+  std::memcpy(&type, &d.device_type, sizeof type);
+  switch (type) {
     case kDLCPU:
     case kDLCUDAHost:  // pinned host memory is ordinary CPU memory to libtorch
       return c10::Device(c10::kCPU);
@@ -71,7 +77,7 @@ c10::Device device_of(const DLDevice &d) {
       if (d.device_id < 0 || d.device_id > 127) ctorch::fail_arg("src", "device_id " + std::to_string(d.device_id) + " out of range");
       return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(d.device_id));
     default:
-      ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'src': DLPack device type " + std::to_string(static_cast<int>(d.device_type)) +
+      ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'src': DLPack device type " + std::to_string(type) +
                                                " is not supported");
   }
 }
