@@ -138,14 +138,7 @@ CTORCH_API ctorch_status ctorch_tensor_set_requires_grad(ctorch_tensor t, int re
   CTORCH_CATCH
 }
 
-CTORCH_API ctorch_status ctorch_tensor_is_leaf(int *out, ctorch_tensor t) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  ctorch::require_tensor(t, "t");
-  Borrowed b(t);
-  *out = b->is_leaf() ? 1 : 0;
-  CTORCH_CATCH
-}
+CTORCH_GETTER(ctorch_tensor_is_leaf, int, x.is_leaf() ? 1 : 0)
 
 CTORCH_API ctorch_status ctorch_tensor_retain_grad(ctorch_tensor t) {
   CTORCH_TRY
@@ -155,24 +148,9 @@ CTORCH_API ctorch_status ctorch_tensor_retain_grad(ctorch_tensor t) {
   CTORCH_CATCH
 }
 
-CTORCH_API ctorch_status ctorch_tensor_retains_grad(int *out, ctorch_tensor t) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  ctorch::require_tensor(t, "t");
-  Borrowed b(t);
-  *out = (b->retains_grad() || (b->is_leaf() && b->requires_grad())) ? 1 : 0;
-  CTORCH_CATCH
-}
+CTORCH_GETTER(ctorch_tensor_retains_grad, int, (x.retains_grad() || (x.is_leaf() && x.requires_grad())) ? 1 : 0)
 
-CTORCH_API ctorch_status ctorch_tensor_grad(ctorch_tensor *out, ctorch_tensor t) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  ctorch::require_tensor(t, "t");
-  Borrowed b(t);
-  *out = ctorch::give(b->grad());
-  CTORCH_CATCH
-}
+CTORCH_TRANSFORM(ctorch_tensor_grad, , x.grad())
 
 CTORCH_API ctorch_status ctorch_tensor_set_grad(ctorch_tensor t, ctorch_tensor grad) {
   CTORCH_TRY
@@ -208,15 +186,7 @@ CTORCH_API ctorch_status ctorch_tensor_zero_grad(ctorch_tensor t, int set_to_non
   CTORCH_CATCH
 }
 
-CTORCH_API ctorch_status ctorch_tensor_detach(ctorch_tensor *out, ctorch_tensor t) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  ctorch::require_tensor(t, "t");
-  Borrowed b(t);
-  *out = ctorch::give(b->detach());
-  CTORCH_CATCH
-}
+CTORCH_TRANSFORM(ctorch_tensor_detach, , x.detach())
 
 CTORCH_API ctorch_status ctorch_tensor_grad_fn_name(const char **out, ctorch_tensor t) {
   CTORCH_TRY
@@ -343,14 +313,7 @@ CTORCH_API ctorch_status ctorch_autograd_is_inference_mode(int *out) {
   CTORCH_CATCH
 }
 
-CTORCH_API ctorch_status ctorch_tensor_is_inference(int *out, ctorch_tensor t) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  ctorch::require_tensor(t, "t");
-  Borrowed b(t);
-  *out = b->is_inference() ? 1 : 0;
-  CTORCH_CATCH
-}
+CTORCH_GETTER(ctorch_tensor_is_inference, int, x.is_inference() ? 1 : 0)
 
 // ---- custom functions --------------------------------------------------------
 

@@ -238,17 +238,6 @@ CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctor
   CTORCH_CATCH
 }
 
-#define CTORCH_GETTER(NAME, OUT_T, EXPR)                    \
-  CTORCH_API ctorch_status NAME(OUT_T *out, ctorch_tensor t) { \
-    CTORCH_TRY                                              \
-    ctorch::require_out(out, "out");                        \
-    ctorch::require_tensor(t, "t");                         \
-    Borrowed b(t);                                          \
-    const at::Tensor &x = b.get();                          \
-    *out = (EXPR);                                          \
-    CTORCH_CATCH                                            \
-  }
-
 CTORCH_GETTER(ctorch_tensor_dim, int64_t, x.dim())
 CTORCH_GETTER(ctorch_tensor_numel, int64_t, x.numel())
 CTORCH_GETTER(ctorch_tensor_dtype, ctorch_dtype, ctorch::from_scalar_type(x.scalar_type()))
@@ -283,19 +272,6 @@ CTORCH_API ctorch_status ctorch_tensor_sizes(int64_t *out, size_t cap, ctorch_te
 CTORCH_API ctorch_status ctorch_tensor_strides(int64_t *out, size_t cap, ctorch_tensor t) {
   return copy_dims(__func__, out, cap, t, true);
 }
-
-#define CTORCH_TRANSFORM(NAME, EXTRA_PARAMS, EXPR)                           \
-  CTORCH_API ctorch_status NAME(ctorch_tensor *out, ctorch_tensor t EXTRA_PARAMS) { \
-    CTORCH_TRY                                                               \
-    ctorch::require_out(out, "out");                                         \
-    *out = nullptr;                                                          \
-    ctorch::require_tensor(t, "t");                                          \
-    Borrowed b(t);                                                           \
-    const at::Tensor &x = b.get();                                           \
-    *out = ctorch::give(EXPR);                                               \
-    CTORCH_CATCH                                                             \
-  }
-#define CTORCH_COMMA ,
 
 CTORCH_TRANSFORM(ctorch_tensor_to_dtype, CTORCH_COMMA ctorch_dtype dtype,
                  x.to(ctorch::to_scalar_type(dtype, "dtype")))

@@ -147,3 +147,30 @@ ctorch_scalar from_scalar(const c10::Scalar &s);
     return ::ctorch::translate_exception(__func__);    \
   }                                                    \
   return CTORCH_OK;
+
+// The two commonest entry-point shapes, shared by the core and autograd:
+// a getter `NAME(OUT_T *out, ctorch_tensor t)` writing EXPR, and a transform
+// `NAME(ctorch_tensor *out, ctorch_tensor t EXTRA_PARAMS)` returning a new
+// handle to EXPR. Both see the borrowed input as `const at::Tensor &x`.
+#define CTORCH_GETTER(NAME, OUT_T, EXPR)                         \
+  CTORCH_API ctorch_status NAME(OUT_T *out, ctorch_tensor t) {   \
+    CTORCH_TRY                                                   \
+    ::ctorch::require_out(out, "out");                           \
+    ::ctorch::require_tensor(t, "t");                            \
+    ::ctorch::Borrowed b(t);                                     \
+    const at::Tensor &x = b.get();                               \
+    *out = (EXPR);                                               \
+    CTORCH_CATCH                                                 \
+  }
+#define CTORCH_TRANSFORM(NAME, EXTRA_PARAMS, EXPR)                                  \
+  CTORCH_API ctorch_status NAME(ctorch_tensor *out, ctorch_tensor t EXTRA_PARAMS) { \
+    CTORCH_TRY                                                                      \
+    ::ctorch::require_out(out, "out");                                              \
+    *out = nullptr;                                                                 \
+    ::ctorch::require_tensor(t, "t");                                               \
+    ::ctorch::Borrowed b(t);                                                        \
+    const at::Tensor &x = b.get();                                                  \
+    *out = ::ctorch::give(EXPR);                                                    \
+    CTORCH_CATCH                                                                    \
+  }
+#define CTORCH_COMMA ,
