@@ -21,6 +21,17 @@ static inline void bench_die(const char *what, const char *msg) {
   exit(1);
 }
 
+static inline int bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of xs[0..n) (sorts xs). */
+static inline double bench_median(double *xs, size_t n) {
+  qsort(xs, n, sizeof *xs, bench_cmp_double);
+  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
+}
+
 /* Each returns ns per call over `iters` calls. Tensors are ctorch handles. */
 typedef double (*bench_fn)(void *a, void *b, long iters);
 double bench_c_add(void *a, void *b, long iters);

@@ -35,8 +35,8 @@ def make_loop(op, x, y=None, d0=None, d1=None):
 def main():
     quick = "--quick" in sys.argv
     iters = 20000 if quick else 400000
-    mm_iters = 3 if quick else 40
-    rounds = 3 if quick else 9
+    mm_iters = 3 if quick else 10
+    rounds = 3 if quick else 15
     torch.set_num_threads(1)
     a, b = torch.ones(1), torch.ones(1)
     a2 = torch.ones(1, 1)

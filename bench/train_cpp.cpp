@@ -4,14 +4,27 @@
 //   lenet: LeNet-5 step (forward, cross-entropy, backward, AdamW), batch 256,
 //          fixed random inputs, 2 intra-op threads -> images/s
 //   tiny:  MLP 4-64-2 tanh, MSE, SGD lr 0.01, batch 1, 1 thread -> steps/s
-// Usage: train_cpp lenet|tiny STEPS   (prints one number)
+// Usage: train_cpp lenet|tiny STEPS
+// Prints two rates: over the whole timed run, and at the median step.
 #include <torch/torch.h>
+#include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 
 namespace {
+
+// Gradients are zeroed, not set to None, in all three programs: the default of
+// libtorch 1.13 (its zero_grad() has no argument), spelled out for 2.x.
+void zero_grad(torch::optim::Optimizer &opt) {
+#if TORCH_VERSION_MAJOR >= 2
+  opt.zero_grad(false);
+#else
+  opt.zero_grad();
+#endif
+}
 
 struct LeNetImpl : torch::nn::Module {
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
@@ -38,7 +51,26 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-double lenet(long steps) {
+// Times `steps` calls of step after `warm` untimed ones; prints per * rate
+// over the whole run and at the median step (robust to a noisy neighbour).
+template <class F>
+void timed(F step, int warm, long steps, double per) {
+  for (int i = 0; i < warm; ++i) step();
+  std::vector<double> dt(steps);
+  auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < steps; ++i) {
+    auto ts = std::chrono::steady_clock::now();
+    step();
+    dt[i] = seconds_since(ts);
+  }
+  double total = seconds_since(t0);
+  std::nth_element(dt.begin(), dt.begin() + steps / 2, dt.end());
+  double med = dt[steps / 2];
+  if (steps % 2 == 0) med = 0.5 * (med + *std::max_element(dt.begin(), dt.begin() + steps / 2));
+  std::printf("%.3f %.3f\n", per * steps / total, per / med);
+}
+
+void lenet(long steps) {
   torch::set_num_threads(2);
   torch::manual_seed(0);
   LeNet net;
@@ -46,18 +78,15 @@ double lenet(long steps) {
   auto x = torch::randn({256, 1, 28, 28});
   auto y = torch::randint(0, 10, {256});
   auto step = [&] {
-    opt.zero_grad();
+    zero_grad(opt);
     auto loss = torch::nn::functional::cross_entropy(net->forward(x), y);
     loss.backward();
     opt.step();
   };
-  for (int i = 0; i < 5; ++i) step();
-  auto t0 = std::chrono::steady_clock::now();
-  for (long i = 0; i < steps; ++i) step();
-  return 256.0 * steps / seconds_since(t0);
+  timed(step, 5, steps, 256.0);
 }
 
-double tiny(long steps) {
+void tiny(long steps) {
   torch::set_num_threads(1);
   torch::manual_seed(0);
   torch::nn::Linear l1(4, 64), l2(64, 2);
@@ -67,15 +96,12 @@ double tiny(long steps) {
   auto x = torch::randn({1, 4});
   auto y = torch::randn({1, 2});
   auto step = [&] {
-    opt.zero_grad();
+    zero_grad(opt);
     auto loss = torch::mse_loss(l2->forward(torch::tanh(l1->forward(x))), y);
     loss.backward();
     opt.step();
   };
-  for (int i = 0; i < 200; ++i) step();
-  auto t0 = std::chrono::steady_clock::now();
-  for (long i = 0; i < steps; ++i) step();
-  return steps / seconds_since(t0);
+  timed(step, 200, steps, 1.0);
 }
 
 }  // namespace
@@ -86,7 +112,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   long steps = std::atol(argv[2]);
-  double r = std::strcmp(argv[1], "lenet") == 0 ? lenet(steps) : tiny(steps);
-  std::printf("%.3f\n", r);
+  if (steps < 1) {
+    std::fprintf(stderr, "train_cpp: STEPS must be at least 1\n");
+    return 2;
+  }
+  if (std::strcmp(argv[1], "lenet") == 0) lenet(steps);
+  else tiny(steps);
   return 0;
 }

@@ -1,6 +1,7 @@
 /* Training throughput through ctorch from C; same definitions as
  * train_cpp.cpp and train_python.py (see there).
- * Usage: train_ctorch lenet|tiny STEPS   (prints one number) */
+ * Usage: train_ctorch lenet|tiny STEPS
+ * Prints two rates: over the whole timed run, and at the median step. */
 #include <math.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@
 
 #include "lenet5_model.h" /* the network of examples/lenet5.c */
 
-static double run(int lenet, long steps) {
+static void run(int lenet, long steps) {
   static const int64_t t1[2] = {64, 4}, t2[2] = {2, 64};
   const int64_t xs_lenet[4] = {256, 1, 28, 28}, ys_lenet[1] = {256}, xs_tiny[2] = {1, 4}, ys_tiny[2] = {1, 2};
   const ctorch_dtype f32 = CTORCH_FLOAT32, i64 = CTORCH_INT64;
@@ -25,7 +26,7 @@ static double run(int lenet, long steps) {
   ctorch_optim_options o;
   scratch s = {{0}, 0};
   long i, warm = lenet ? 5 : 200;
-  double t0 = 0;
+  double t0 = 0, ts, *dt = malloc(sizeof *dt * (size_t)steps), per = lenet ? 256.0 : 1.0;
   size_t k;
 
   CHECK(ctorch_set_num_threads(lenet ? 2 : 1));
@@ -48,8 +49,10 @@ static double run(int lenet, long steps) {
   }
   for (i = 0; i < warm + steps; ++i) {
     ctorch_tensor out, loss;
-    if (i == warm) t0 = bench_now();
-    CHECK(ctorch_optimizer_zero_grad(opt, 1));
+    ts = bench_now();
+    if (i == warm) t0 = ts;
+    /* zeroed, not set to None, as in train_cpp.cpp and train_python.py */
+    CHECK(ctorch_optimizer_zero_grad(opt, 0));
     if (lenet) {
       out = forward(&s, p, x);
       CHECK(ctorch_cross_entropy_loss(&loss, out, y, NULL, 1, -100, 0.0));
@@ -62,13 +65,15 @@ static double run(int lenet, long steps) {
     CHECK(ctorch_tensor_backward(keep(&s, loss), NULL, 0, 0, NULL, 0));
     CHECK(ctorch_optimizer_step(opt));
     release(&s);
+    if (i >= warm) dt[i - warm] = bench_now() - ts;
   }
   t0 = bench_now() - t0;
   ctorch_optimizer_free(opt);
   for (k = 0; k < np; ++k) ctorch_tensor_free(p[k]);
   ctorch_tensor_free(x);
   ctorch_tensor_free(y);
-  return (lenet ? 256.0 * steps : (double)steps) / t0;
+  printf("%.3f %.3f\n", per * (double)steps / t0, per / bench_median(dt, (size_t)steps));
+  free(dt);
 }
 
 int main(int argc, char **argv) {
@@ -76,6 +81,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: train_ctorch lenet|tiny STEPS\n");
     return 2;
   }
-  printf("%.3f\n", run(strcmp(argv[1], "lenet") == 0, atol(argv[2])));
+  if (atol(argv[2]) < 1) bench_die("STEPS", "must be at least 1");
+  run(strcmp(argv[1], "lenet") == 0, atol(argv[2]));
   return 0;
 }

@@ -1,11 +1,27 @@
 """Training throughput through Python torch; same definitions as train_cpp.cpp.
-Usage: /usr/bin/python3 train_python.py lenet|tiny STEPS  (prints one number)"""
+Usage: /usr/bin/python3 train_python.py lenet|tiny STEPS
+Prints two rates: over the whole timed run, and at the median step."""
+import statistics
 import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+
+def timed(step, warm, steps, per):
+    for _ in range(warm):
+        step()
+    dt = []
+    now = time.perf_counter
+    t0 = now()
+    for _ in range(steps):
+        ts = now()
+        step()
+        dt.append(now() - ts)
+    total = now() - t0
+    return per * steps / total, per / statistics.median(dt)
 
 
 class LeNet(nn.Module):
@@ -35,16 +51,11 @@ def lenet(steps):
     y = torch.randint(0, 10, (256,))
 
     def step():
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=False)
         F.cross_entropy(net(x), y).backward()
         opt.step()
 
-    for _ in range(5):
-        step()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return 256.0 * steps / (time.perf_counter() - t0)
+    return timed(step, 5, steps, 256.0)
 
 
 def tiny(steps):
@@ -55,18 +66,13 @@ def tiny(steps):
     x, y = torch.randn(1, 4), torch.randn(1, 2)
 
     def step():
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=False)
         F.mse_loss(l2(torch.tanh(l1(x))), y).backward()
         opt.step()
 
-    for _ in range(200):
-        step()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return steps / (time.perf_counter() - t0)
+    return timed(step, 200, steps, 1.0)
 
 
 if __name__ == "__main__":
     which, steps = sys.argv[1], int(sys.argv[2])
-    print("%.3f" % (lenet(steps) if which == "lenet" else tiny(steps)))
+    print("%.3f %.3f" % (lenet(steps) if which == "lenet" else tiny(steps)))

@@ -70,22 +70,43 @@ static inline void make_model(ctorch_tensor *p) {
   make_layer(&p[FC3_W], &p[FC3_B], f3, 2);
 }
 
-/* logits [B, 10] for x [B, 1, 28, 28]; intermediates go to s. */
+/* Our handle on an intermediate goes as soon as the next one exists: the graph
+ * keeps whatever backward needs, and dropping the rest at once lets the
+ * allocator reuse that memory within the step, as C++ temporaries do. Holding
+ * every activation to the end of the step instead made each step grow and trim
+ * the heap (about 10 brk calls and 15% of the time in page faults). */
+static inline ctorch_tensor then(ctorch_tensor prev, ctorch_tensor next) {
+  ctorch_tensor_free(prev);
+  return next;
+}
+
+/* logits [B, 10] for x [B, 1, 28, 28], kept in s. */
 static inline ctorch_tensor forward(scratch *s, ctorch_tensor *p, ctorch_tensor x) {
   static const int64_t one[2] = {1, 1}, zero[2] = {0, 0}, two[2] = {2, 2};
-  ctorch_tensor t = NULL;
+  ctorch_tensor t = NULL, u = NULL;
   CHECK(ctorch_conv2d(&t, x, p[CONV1_W], p[CONV1_B], one, 2, zero, 2, one, 2, 1));
-  CHECK(ctorch_relu(&t, keep(s, t)));
-  CHECK(ctorch_max_pool2d(&t, keep(s, t), two, 2, two, 2, zero, 2, one, 2, 0));
-  CHECK(ctorch_conv2d(&t, keep(s, t), p[CONV2_W], p[CONV2_B], one, 2, zero, 2, one, 2, 1));
-  CHECK(ctorch_relu(&t, keep(s, t)));
-  CHECK(ctorch_max_pool2d(&t, keep(s, t), two, 2, two, 2, zero, 2, one, 2, 0));
-  CHECK(ctorch_flatten_using_ints(&t, keep(s, t), 1, -1));
-  CHECK(ctorch_linear(&t, keep(s, t), p[FC1_W], p[FC1_B]));
-  CHECK(ctorch_relu(&t, keep(s, t)));
-  CHECK(ctorch_linear(&t, keep(s, t), p[FC2_W], p[FC2_B]));
-  CHECK(ctorch_relu(&t, keep(s, t)));
-  CHECK(ctorch_linear(&t, keep(s, t), p[FC3_W], p[FC3_B]));
+  CHECK(ctorch_relu(&u, t));
+  t = then(t, u);
+  CHECK(ctorch_max_pool2d(&u, t, two, 2, two, 2, zero, 2, one, 2, 0));
+  t = then(t, u);
+  CHECK(ctorch_conv2d(&u, t, p[CONV2_W], p[CONV2_B], one, 2, zero, 2, one, 2, 1));
+  t = then(t, u);
+  CHECK(ctorch_relu(&u, t));
+  t = then(t, u);
+  CHECK(ctorch_max_pool2d(&u, t, two, 2, two, 2, zero, 2, one, 2, 0));
+  t = then(t, u);
+  CHECK(ctorch_flatten_using_ints(&u, t, 1, -1));
+  t = then(t, u);
+  CHECK(ctorch_linear(&u, t, p[FC1_W], p[FC1_B]));
+  t = then(t, u);
+  CHECK(ctorch_relu(&u, t));
+  t = then(t, u);
+  CHECK(ctorch_linear(&u, t, p[FC2_W], p[FC2_B]));
+  t = then(t, u);
+  CHECK(ctorch_relu(&u, t));
+  t = then(t, u);
+  CHECK(ctorch_linear(&u, t, p[FC3_W], p[FC3_B]));
+  t = then(t, u);
   return keep(s, t);
 }
 

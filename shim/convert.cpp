@@ -99,15 +99,7 @@ c10::MemoryFormat to_memory_format(int mf, const char *arg) {
   bad_enum(arg, "ctorch_memory_format", mf);
 }
 
-c10::Scalar to_scalar(const ctorch_scalar &s, const char *arg) {
-  switch (s.kind) {
-    case CTORCH_SCALAR_FLOAT: return c10::Scalar(s.f);
-    case CTORCH_SCALAR_INT: return c10::Scalar(static_cast<int64_t>(s.i));
-    case CTORCH_SCALAR_BOOL: return c10::Scalar(s.i != 0);
-    case CTORCH_SCALAR_COMPLEX: return c10::Scalar(c10::complex<double>(s.f, s.imag));
-  }
-  bad_enum(arg, "ctorch_scalar_kind", s.kind);
-}
+void fail_scalar_kind(const char *arg, int kind) { bad_enum(arg, "ctorch_scalar_kind", kind); }
 
 ctorch_scalar from_scalar(const c10::Scalar &s) {
   ctorch_scalar r{CTORCH_SCALAR_FLOAT, 0, 0, 0.0, 0.0};

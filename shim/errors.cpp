@@ -41,6 +41,14 @@ void fail_arg(const char *arg, const std::string &msg) {
   throw StatusError(CTORCH_INVALID_ARGUMENT, std::string("argument '") + arg + "': " + msg);
 }
 
+void fail_null_handle(const char *arg) {
+  fail_arg(arg, "tensor handle is NULL (undefined tensor not allowed here)");
+}
+void fail_null_out(const char *arg) { fail_arg(arg, "output pointer is NULL"); }
+void fail_null_list(const char *arg, size_t len) {
+  fail_arg(arg, "pointer is NULL but length is " + std::to_string(len));
+}
+
 ctorch_status set_error(const char *fn, ctorch_status status, const std::string &msg) noexcept {
   record(fn, msg, msg);
   return status;

@@ -46,6 +46,14 @@ class StatusError : public std::exception {
 // "argument 'NAME': MSG" with INVALID_ARGUMENT.
 [[noreturn]] void fail_arg(const char *arg, const std::string &msg);
 
+// The failure paths of the inline checks below, kept cold and out of line: a
+// throw with its std::string inside an inline check made GCC keep the check
+// itself out of line, costing every generated wrapper several calls per call.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_null_handle(const char *arg);
+[[noreturn, gnu::cold, gnu::noinline]] void fail_null_out(const char *arg);
+[[noreturn, gnu::cold, gnu::noinline]] void fail_null_list(const char *arg, size_t len);
+[[noreturn, gnu::cold, gnu::noinline]] void fail_scalar_kind(const char *arg, int kind);
+
 // Records the exception in flight as this thread's last error, prefixed by
 // `fn`, and returns its status. Call only from a catch block.
 ctorch_status translate_exception(const char *fn) noexcept;
@@ -60,8 +68,13 @@ inline c10::TensorImpl *impl_of(ctorch_tensor h) { return reinterpret_cast<c10::
 // count (no atomics on the hot path). NULL becomes the undefined tensor.
 class Borrowed {
  public:
-  explicit Borrowed(ctorch_tensor h) noexcept {
-    new (&t_) at::Tensor(TensorImplPtr::reclaim(h ? impl_of(h) : c10::UndefinedTensorImpl::singleton()));
+  // at::Tensor is exactly one TensorImpl pointer; writing it directly skips
+  // Tensor's converting constructor (out of line, with a null check that
+  // throws) and the intrusive_ptr temporary it would leave to destroy.
+  C10_ALWAYS_INLINE explicit Borrowed(ctorch_tensor h) noexcept {
+    c10::TensorImpl *p = h ? impl_of(h) : c10::UndefinedTensorImpl::singleton();
+    static_assert(sizeof(at::Tensor) == sizeof(p), "at::Tensor is one TensorImpl pointer");
+    std::memcpy(static_cast<void *>(&t_), &p, sizeof p);
   }
   ~Borrowed() { t_.unsafeReleaseTensorImpl(); }
   Borrowed(const Borrowed &) = delete;
@@ -86,21 +99,37 @@ inline ctorch_tensor give(at::Tensor &&t) noexcept {
 }
 inline ctorch_tensor give(const at::Tensor &t) noexcept { return give(at::Tensor(t)); }
 
+// give(make()) without the moved-from temporary: make's at::Tensor is built in
+// place (C++17 guaranteed elision) and never destroyed, its one reference
+// becoming the handle. Generated wrappers return through this; it saves an
+// out-of-line intrusive_ptr::reset_ per call.
+template <class F>
+C10_ALWAYS_INLINE ctorch_tensor give_result(F &&make) {
+  union Slot {
+    at::Tensor t;
+    Slot() {}
+    ~Slot() {}
+  } slot;
+  new (&slot.t) at::Tensor(make());
+  c10::TensorImpl *p = slot.t.unsafeGetTensorImpl();
+  return p == c10::UndefinedTensorImpl::singleton() ? nullptr : reinterpret_cast<ctorch_tensor>(p);
+}
+
 // Borrowed handle -> owned at::Tensor (one new reference), e.g. to store it.
 inline at::Tensor own(ctorch_tensor h) { return Borrowed(h).get(); }
 
 // Throws INVALID_ARGUMENT if a required tensor handle is NULL.
-inline void require_tensor(ctorch_tensor h, const char *arg) {
-  if (!h) fail_arg(arg, "tensor handle is NULL (undefined tensor not allowed here)");
+C10_ALWAYS_INLINE void require_tensor(ctorch_tensor h, const char *arg) {
+  if (C10_UNLIKELY(!h)) fail_null_handle(arg);
 }
 template <class T>
-inline void require_out(T *p, const char *arg) {
-  if (!p) fail_arg(arg, "output pointer is NULL");
+C10_ALWAYS_INLINE void require_out(T *p, const char *arg) {
+  if (C10_UNLIKELY(!p)) fail_null_out(arg);
 }
 // A list argument: ptr may be NULL only when len is 0.
 template <class T>
-inline void require_list(const T *p, size_t len, const char *arg) {
-  if (!p && len) fail_arg(arg, "pointer is NULL but length is " + std::to_string(len));
+C10_ALWAYS_INLINE void require_list(const T *p, size_t len, const char *arg) {
+  if (C10_UNLIKELY(!p && len)) fail_null_list(arg, len);
 }
 
 // Borrowed handles -> owned tensors for Tensor[] arguments (NULL rejected).
@@ -132,7 +161,15 @@ ctorch_device from_device(const c10::Device &d);
 c10::Layout to_layout(int layout, const char *arg);
 ctorch_layout from_layout(c10::Layout l);
 c10::MemoryFormat to_memory_format(int mf, const char *arg);
-c10::Scalar to_scalar(const ctorch_scalar &s, const char *arg);
+C10_ALWAYS_INLINE c10::Scalar to_scalar(const ctorch_scalar &s, const char *arg) {
+  switch (s.kind) {
+    case CTORCH_SCALAR_FLOAT: return c10::Scalar(s.f);
+    case CTORCH_SCALAR_INT: return c10::Scalar(static_cast<int64_t>(s.i));
+    case CTORCH_SCALAR_BOOL: return c10::Scalar(s.i != 0);
+    case CTORCH_SCALAR_COMPLEX: return c10::Scalar(c10::complex<double>(s.f, s.imag));
+  }
+  fail_scalar_kind(arg, s.kind);
+}
 ctorch_scalar from_scalar(const c10::Scalar &s);
 
 }  // namespace ctorch

@@ -69,7 +69,11 @@ def wrapper(p: Plan) -> str:
             lines.append("  shape_guard_.commit();")
     elif len(p.rets) == 1:
         r = p.rets[0]
-        lines.append("  " + r.assign.replace("{v}", _value(r, call)))
+        if r.c_type == "ctorch_tensor *" and not r.ret.is_write:
+            # The common case, built in place: see ctorch::give_result.
+            lines.append(f"  *{r.c_name} = ctorch::give_result([&] {{ return {call}; }});")
+        else:
+            lines.append("  " + r.assign.replace("{v}", _value(r, call)))
     else:
         lines.append(f"  auto r_ = {call};")
         order = sorted(range(len(p.rets)), key=lambda i: _ret_order(p.rets[i]))
