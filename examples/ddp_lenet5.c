@@ -75,27 +75,8 @@ static void sum_over_ranks(ctorch_process_group pg, int64_t *v, int64_t n) {
 
 /* Accuracy and top-5 on this rank's test shard, summed over the group. */
 static void evaluate(ctorch_process_group pg, ctorch_tensor *p, ctorch_data_loader test, double *acc, double *top5) {
-  ctorch_autograd_scope scope = NULL;
   int64_t c[3] = {0, 0, 0}; /* correct, in top 5, seen */
-  int has = 1;
-  CHECK(ctorch_autograd_scope_enter(&scope, CTORCH_SCOPE_INFERENCE_MODE));
-  CHECK(ctorch_data_loader_start_epoch(test, 0));
-  for (;;) {
-    scratch s = {{0}, 0};
-    ctorch_tensor x = NULL, y = NULL, logits;
-    int64_t b = 0;
-    CHECK(ctorch_data_loader_next(&has, &x, &y, test));
-    if (!has) break;
-    keep(&s, x);
-    keep(&s, y);
-    logits = forward(&s, p, x);
-    c[0] += count_correct(&s, logits, y);
-    c[1] += count_top5(&s, logits, y);
-    CHECK(ctorch_tensor_numel(&b, y));
-    c[2] += b;
-    release(&s);
-  }
-  CHECK(ctorch_autograd_scope_leave(scope));
+  count_on(p, test, c);
   sum_over_ranks(pg, c, 3);
   *acc = (double)c[0] / (double)c[2];
   *top5 = (double)c[1] / (double)c[2];
@@ -103,7 +84,7 @@ static void evaluate(ctorch_process_group pg, ctorch_tensor *p, ctorch_data_load
 
 /* 1 if every rank holds bit-identical parameters (rank 0's are compared with everyone's). */
 static int parameters_agree(ctorch_process_group pg, ctorch_tensor *p, int world) {
-  ctorch_tensor flat[NPARAMS], all = NULL, mine = NULL;
+  ctorch_tensor flat[NPARAMS], mine = NULL;
   ctorch_tensor_list gathered = NULL;
   int i, same = 1;
   for (i = 0; i < NPARAMS; ++i) {
@@ -127,7 +108,6 @@ static int parameters_agree(ctorch_process_group pg, ctorch_tensor *p, int world
   }
   ctorch_tensor_list_free(gathered);
   ctorch_tensor_free(mine);
-  ctorch_tensor_free(all);
   return same;
 }
 
@@ -151,8 +131,7 @@ int main(int argc, char **argv) {
   int epochs = 1, threads = 0, steps = 0, i, epoch, world = 1, rank = 0, local_rank = -1;
   unsigned long long seed = 1, bucket_bytes = 0;
   ctorch_process_group pg = NULL;
-  ctorch_tensor train_images = NULL, train_labels = NULL, test_images = NULL, test_labels = NULL;
-  ctorch_tensor xf = NULL, mean = NULL, std = NULL, train_x, test_x, test_xs = NULL, test_ys = NULL;
+  ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL, test_xs = NULL, test_ys = NULL;
   ctorch_tensor params[NPARAMS];
   ctorch_data_loader test = NULL;
   ctorch_optimizer opt = NULL;
@@ -205,21 +184,7 @@ int main(int argc, char **argv) {
   CHECK(ctorch_set_num_threads(threads));
 
   /* data: every rank reads the files and standardises with the training set's statistics */
-  CHECK(ctorch_data_mnist_read_dir(&train_images, &train_labels, data_dir, 1));
-  CHECK(ctorch_data_mnist_read_dir(&test_images, &test_labels, data_dir, 0));
-  {
-    ctorch_tensor f = NULL;
-    CHECK(ctorch_tensor_to_dtype(&f, train_images, CTORCH_FLOAT32));
-    CHECK(ctorch_div_Scalar(&xf, f, ctorch_scalar_float(255.0)));
-    ctorch_tensor_free(f);
-  }
-  CHECK(ctorch_mean(&mean, xf, NULL));
-  CHECK(ctorch_std(&std, xf, 1));
-  ctorch_tensor_free(xf);
-  train_x = preprocess(train_images, mean, std);
-  test_x = preprocess(test_images, mean, std);
-  ctorch_tensor_free(train_images);
-  ctorch_tensor_free(test_images);
+  load_data(data_dir, &train_x, &train_labels, &test_x, &test_labels);
   CHECK(ctorch_tensor_numel(&n_train, train_labels));
   {
     /* test shard: rows rank::world in file order */
@@ -281,7 +246,7 @@ int main(int argc, char **argv) {
     t0 = now();
     for (;;) {
       scratch s = {{0}, 0};
-      ctorch_tensor x = NULL, y = NULL, logits, loss = NULL;
+      ctorch_tensor x = NULL, y = NULL, logits, loss;
       int64_t b = 0;
       double l = 0;
       if (batch == nbatches) break;
@@ -289,9 +254,7 @@ int main(int argc, char **argv) {
       if (!has) break;
       keep(&s, x);
       keep(&s, y);
-      logits = forward(&s, params, x);
-      CHECK(ctorch_cross_entropy_loss(&loss, logits, y, NULL, 1 /* mean */, -100, 0.0));
-      keep(&s, loss);
+      loss = batch_loss(&s, params, x, y, &logits);
       CHECK(ctorch_optimizer_zero_grad(opt, 1));
       CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
       /* mean over this rank's images -> mean over the global batch */
@@ -299,12 +262,7 @@ int main(int argc, char **argv) {
       CHECK(ctorch_optimizer_step(opt));
       CHECK(ctorch_tensor_numel(&b, y));
       CHECK(ctorch_tensor_item_double(&l, loss));
-      {
-        ctorch_autograd_scope ng = NULL;
-        CHECK(ctorch_autograd_scope_enter(&ng, CTORCH_SCOPE_NO_GRAD));
-        stats[0] += count_correct(&s, logits, y);
-        CHECK(ctorch_autograd_scope_leave(ng));
-      }
+      stats[0] += count_correct_no_grad(&s, logits, y);
       loss_sum += l * (double)b;
       stats[1] += b;
       ++batch;
@@ -349,8 +307,6 @@ int main(int argc, char **argv) {
   for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(params[i]);
   ctorch_tensor_free(train_x);
   ctorch_tensor_free(train_labels);
-  ctorch_tensor_free(mean);
-  ctorch_tensor_free(std);
   CHECK(ctorch_dist_barrier(pg));
   ctorch_process_group_free(pg);
   if (rank == 0)

@@ -54,33 +54,6 @@ static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbat
   }
 }
 
-/* Accuracy and top-5 on a whole set, under inference mode. */
-static void evaluate(ctorch_tensor *p, ctorch_data_loader test, double *acc, double *top5) {
-  ctorch_autograd_scope scope = NULL;
-  int64_t correct = 0, in5 = 0, n = 0;
-  int has = 1;
-  CHECK(ctorch_autograd_scope_enter(&scope, CTORCH_SCOPE_INFERENCE_MODE));
-  CHECK(ctorch_data_loader_start_epoch(test, 0));
-  for (;;) {
-    scratch s = {{0}, 0};
-    ctorch_tensor x = NULL, y = NULL, logits;
-    int64_t b = 0;
-    CHECK(ctorch_data_loader_next(&has, &x, &y, test));
-    if (!has) break;
-    keep(&s, x);
-    keep(&s, y);
-    logits = forward(&s, p, x);
-    correct += count_correct(&s, logits, y);
-    in5 += count_top5(&s, logits, y);
-    CHECK(ctorch_tensor_numel(&b, y));
-    n += b;
-    release(&s);
-  }
-  CHECK(ctorch_autograd_scope_leave(scope));
-  *acc = (double)correct / (double)n;
-  *top5 = (double)in5 / (double)n;
-}
-
 static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--steps K]\n"
@@ -97,8 +70,7 @@ int main(int argc, char **argv) {
   const char *data_dir = "/usr/share/datasets/fashion-mnist", *save = "lenet5.pt";
   int epochs = 1, threads = 0, steps = 0, tty = isatty(STDOUT_FILENO), i, epoch;
   unsigned long long seed = 1;
-  ctorch_tensor train_images = NULL, train_labels = NULL, test_images = NULL, test_labels = NULL;
-  ctorch_tensor xf = NULL, mean = NULL, std = NULL, train_x, test_x;
+  ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL;
   ctorch_tensor params[NPARAMS];
   ctorch_data_loader train = NULL, test = NULL;
   ctorch_optimizer opt = NULL;
@@ -136,22 +108,7 @@ int main(int argc, char **argv) {
   if (threads > 0) CHECK(ctorch_set_num_threads(threads));
   CHECK(ctorch_get_num_threads(&threads));
 
-  /* data: standardised with the training set's statistics */
-  CHECK(ctorch_data_mnist_read_dir(&train_images, &train_labels, data_dir, 1));
-  CHECK(ctorch_data_mnist_read_dir(&test_images, &test_labels, data_dir, 0));
-  {
-    ctorch_tensor f = NULL;
-    CHECK(ctorch_tensor_to_dtype(&f, train_images, CTORCH_FLOAT32));
-    CHECK(ctorch_div_Scalar(&xf, f, ctorch_scalar_float(255.0)));
-    ctorch_tensor_free(f);
-  }
-  CHECK(ctorch_mean(&mean, xf, NULL));
-  CHECK(ctorch_std(&std, xf, 1));
-  ctorch_tensor_free(xf);
-  train_x = preprocess(train_images, mean, std);
-  test_x = preprocess(test_images, mean, std);
-  ctorch_tensor_free(train_images);
-  ctorch_tensor_free(test_images);
+  load_data(data_dir, &train_x, &train_labels, &test_x, &test_labels);
   CHECK(ctorch_tensor_numel(&n_train, train_labels));
 
   CHECK(ctorch_data_loader_new(&train, train_x, train_labels, BATCH, 1, seed, 0));
@@ -182,7 +139,7 @@ int main(int argc, char **argv) {
     CHECK(ctorch_data_loader_start_epoch(train, (uint64_t)epoch));
     for (;;) {
       scratch s = {{0}, 0};
-      ctorch_tensor x = NULL, y = NULL, logits, loss = NULL;
+      ctorch_tensor x = NULL, y = NULL, logits, loss;
       int64_t b = 0;
       double l = 0;
       if (batch == nbatches) break;
@@ -190,21 +147,13 @@ int main(int argc, char **argv) {
       if (!has) break;
       keep(&s, x);
       keep(&s, y);
-      logits = forward(&s, params, x);
-      CHECK(ctorch_cross_entropy_loss(&loss, logits, y, NULL, 1 /* mean */, -100, 0.0));
-      keep(&s, loss);
+      loss = batch_loss(&s, params, x, y, &logits);
       CHECK(ctorch_optimizer_zero_grad(opt, 1));
       CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
       CHECK(ctorch_optimizer_step(opt));
       CHECK(ctorch_tensor_numel(&b, y));
       CHECK(ctorch_tensor_item_double(&l, loss));
-      {
-        /* metrics need no graph */
-        ctorch_autograd_scope ng = NULL;
-        CHECK(ctorch_autograd_scope_enter(&ng, CTORCH_SCOPE_NO_GRAD));
-        correct += count_correct(&s, logits, y);
-        CHECK(ctorch_autograd_scope_leave(ng));
-      }
+      correct += count_correct_no_grad(&s, logits, y);
       loss_sum += l * (double)b;
       seen += b;
       ++batch;
@@ -215,7 +164,12 @@ int main(int argc, char **argv) {
     train_time += dt;
     images_seen += seen;
     if (tty) printf("\n");
-    evaluate(params, test, &acc, &top5);
+    {
+      int64_t c[3] = {0, 0, 0};
+      count_on(params, test, c);
+      acc = (double)c[0] / (double)c[2];
+      top5 = (double)c[1] / (double)c[2];
+    }
     printf("epoch %d/%d loss=%.4f train_acc=%.4f test_acc=%.4f top5=%.4f images_per_s=%.1f time=%.1fs\n", epoch + 1,
            epochs, loss_sum / (double)seen, (double)correct / (double)seen, acc, top5, (double)seen / dt, dt);
     fflush(stdout);
@@ -230,8 +184,6 @@ int main(int argc, char **argv) {
   ctorch_data_loader_free(train);
   ctorch_data_loader_free(test);
   for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(params[i]);
-  ctorch_tensor_free(mean);
-  ctorch_tensor_free(std);
   printf("test_accuracy=%.4f top5=%.4f images_per_s=%.1f\n", acc, top5, (double)images_seen / train_time);
   return 0;
 }

@@ -155,6 +155,72 @@ static inline ctorch_tensor preprocess(ctorch_tensor images, ctorch_tensor mean,
   return t;
 }
 
+/* Fashion-MNIST from dir (new handles): images as float [N, 1, 28, 28],
+ * standardised with the training set's statistics as lenet5.py does, and
+ * int64 labels. */
+static inline void load_data(const char *dir, ctorch_tensor *train_x, ctorch_tensor *train_y, ctorch_tensor *test_x,
+                             ctorch_tensor *test_y) {
+  ctorch_tensor train_images = NULL, test_images = NULL, f = NULL, xf = NULL, mean = NULL, std = NULL;
+  CHECK(ctorch_data_mnist_read_dir(&train_images, train_y, dir, 1));
+  CHECK(ctorch_data_mnist_read_dir(&test_images, test_y, dir, 0));
+  CHECK(ctorch_tensor_to_dtype(&f, train_images, CTORCH_FLOAT32));
+  CHECK(ctorch_div_Scalar(&xf, f, ctorch_scalar_float(255.0)));
+  ctorch_tensor_free(f);
+  CHECK(ctorch_mean(&mean, xf, NULL));
+  CHECK(ctorch_std(&std, xf, 1));
+  ctorch_tensor_free(xf);
+  *train_x = preprocess(train_images, mean, std);
+  *test_x = preprocess(test_images, mean, std);
+  ctorch_tensor_free(train_images);
+  ctorch_tensor_free(test_images);
+  ctorch_tensor_free(mean);
+  ctorch_tensor_free(std);
+}
+
+/* Logits and mean cross-entropy of one batch, both kept in s. */
+static inline ctorch_tensor batch_loss(scratch *s, ctorch_tensor *p, ctorch_tensor x, ctorch_tensor y,
+                                       ctorch_tensor *logits) {
+  ctorch_tensor loss = NULL;
+  *logits = forward(s, p, x);
+  CHECK(ctorch_cross_entropy_loss(&loss, *logits, y, NULL, 1 /* mean */, -100, 0.0));
+  return keep(s, loss);
+}
+
+/* count_correct for training metrics, without recording a graph. */
+static inline int64_t count_correct_no_grad(scratch *s, ctorch_tensor logits, ctorch_tensor y) {
+  ctorch_autograd_scope ng = NULL;
+  int64_t n;
+  CHECK(ctorch_autograd_scope_enter(&ng, CTORCH_SCOPE_NO_GRAD));
+  n = count_correct(s, logits, y);
+  CHECK(ctorch_autograd_scope_leave(ng));
+  return n;
+}
+
+/* Over every batch of loader, under inference mode: c[0] += rows predicted
+ * right, c[1] += rows whose label is in the top 5, c[2] += rows. */
+static inline void count_on(ctorch_tensor *p, ctorch_data_loader loader, int64_t c[3]) {
+  ctorch_autograd_scope scope = NULL;
+  int has = 1;
+  CHECK(ctorch_autograd_scope_enter(&scope, CTORCH_SCOPE_INFERENCE_MODE));
+  CHECK(ctorch_data_loader_start_epoch(loader, 0));
+  for (;;) {
+    scratch s = {{0}, 0};
+    ctorch_tensor x = NULL, y = NULL, logits;
+    int64_t b = 0;
+    CHECK(ctorch_data_loader_next(&has, &x, &y, loader));
+    if (!has) break;
+    keep(&s, x);
+    keep(&s, y);
+    logits = forward(&s, p, x);
+    c[0] += count_correct(&s, logits, y);
+    c[1] += count_top5(&s, logits, y);
+    CHECK(ctorch_tensor_numel(&b, y));
+    c[2] += b;
+    release(&s);
+  }
+  CHECK(ctorch_autograd_scope_leave(scope));
+}
+
 static inline double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
