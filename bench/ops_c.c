@@ -8,63 +8,28 @@
     if ((call) != CTORCH_OK) bench_die(#call, ctorch_last_error());                 \
   } while (0)
 
-double bench_c_add(void *a, void *b, long iters) {
-  ctorch_scalar one = ctorch_scalar_int(1);
-  ctorch_tensor r;
-  long i;
-  double t0 = bench_now();
-  for (i = 0; i < iters; ++i) {
-    CHECKED(ctorch_add_Tensor(&r, (ctorch_tensor)a, (ctorch_tensor)b, one));
-    ctorch_tensor_free(r);
+/* The loop of each per-call benchmark: CALL makes r from the ctorch handles
+ * a and b, and r is freed at once, as a binding's temporary would be. */
+#define C_LOOP(NAME, CALL)                                                          \
+  double NAME(void *pa, void *pb, long iters) {                                     \
+    ctorch_tensor a = (ctorch_tensor)pa, b = (ctorch_tensor)pb, r;                  \
+    const ctorch_scalar one = ctorch_scalar_int(1);                                 \
+    long i;                                                                         \
+    double t0 = bench_now();                                                        \
+    (void)b;                                                                        \
+    (void)one;                                                                      \
+    for (i = 0; i < iters; ++i) {                                                   \
+      CHECKED(CALL);                                                                \
+      ctorch_tensor_free(r);                                                        \
+    }                                                                               \
+    return (bench_now() - t0) * 1e9 / (double)iters;                                \
   }
-  return (bench_now() - t0) * 1e9 / (double)iters;
-}
 
-double bench_c_mul(void *a, void *b, long iters) {
-  ctorch_tensor r;
-  long i;
-  double t0 = bench_now();
-  for (i = 0; i < iters; ++i) {
-    CHECKED(ctorch_mul_Tensor(&r, (ctorch_tensor)a, (ctorch_tensor)b));
-    ctorch_tensor_free(r);
-  }
-  return (bench_now() - t0) * 1e9 / (double)iters;
-}
-
-double bench_c_relu(void *a, void *b, long iters) {
-  ctorch_tensor r;
-  long i;
-  double t0 = bench_now();
-  (void)b;
-  for (i = 0; i < iters; ++i) {
-    CHECKED(ctorch_relu(&r, (ctorch_tensor)a));
-    ctorch_tensor_free(r);
-  }
-  return (bench_now() - t0) * 1e9 / (double)iters;
-}
-
-double bench_c_transpose(void *a, void *b, long iters) {
-  ctorch_tensor r;
-  long i;
-  double t0 = bench_now();
-  (void)b;
-  for (i = 0; i < iters; ++i) {
-    CHECKED(ctorch_transpose_int(&r, (ctorch_tensor)a, 0, 1));
-    ctorch_tensor_free(r);
-  }
-  return (bench_now() - t0) * 1e9 / (double)iters;
-}
-
-double bench_c_matmul(void *a, void *b, long iters) {
-  ctorch_tensor r;
-  long i;
-  double t0 = bench_now();
-  for (i = 0; i < iters; ++i) {
-    CHECKED(ctorch_matmul(&r, (ctorch_tensor)a, (ctorch_tensor)b));
-    ctorch_tensor_free(r);
-  }
-  return (bench_now() - t0) * 1e9 / (double)iters;
-}
+C_LOOP(bench_c_add, ctorch_add_Tensor(&r, a, b, one))
+C_LOOP(bench_c_mul, ctorch_mul_Tensor(&r, a, b))
+C_LOOP(bench_c_relu, ctorch_relu(&r, a))
+C_LOOP(bench_c_transpose, ctorch_transpose_int(&r, a, 0, 1))
+C_LOOP(bench_c_matmul, ctorch_matmul(&r, a, b))
 
 /* One DLPack exchange through ctorch: export, import, drop. */
 double bench_c_dlpack(void *a, void *b, long iters) {

@@ -1,6 +1,7 @@
 """Training throughput through Python torch; same definitions as train_cpp.cpp.
 Usage: /usr/bin/python3 train_python.py lenet|tiny STEPS
 Prints two rates: over the whole timed run, and at the median step."""
+import os
 import statistics
 import sys
 import time
@@ -8,6 +9,10 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# The network of examples/lenet5.py, as train_ctorch.c uses lenet5_model.h.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from lenet5 import LeNet5  # noqa: E402
 
 
 def timed(step, warm, steps, per):
@@ -24,28 +29,10 @@ def timed(step, warm, steps, per):
     return per * steps / total, per / statistics.median(dt)
 
 
-class LeNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(256, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        x = x.flatten(1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
-
-
 def lenet(steps):
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    net = LeNet()
+    net = LeNet5()
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
     x = torch.randn(256, 1, 28, 28)
     y = torch.randint(0, 10, (256,))
