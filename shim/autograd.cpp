@@ -111,10 +111,6 @@ struct CFunction : torch::autograd::Function<CFunction> {
   }
 };
 
-torch::autograd::variable_list handles(const ctorch_tensor *p, size_t n, const char *arg) {
-  return ctorch::tensor_list(p, n, arg);
-}
-
 void require_ctx(ctorch_autograd_ctx ctx) {
   if (!ctx || !ctx->ctx) ctorch::fail_arg("ctx", "is NULL");
 }
@@ -227,7 +223,7 @@ CTORCH_API ctorch_status ctorch_tensor_backward(ctorch_tensor t, ctorch_tensor g
     ctorch::fail_arg("gradient", "is NULL but t has " + std::to_string(b->numel()) +
                                      " elements (a gradient can be implied only for one element)");
   }
-  auto in = handles(inputs, n_inputs, "inputs");
+  auto in = ctorch::tensor_list(inputs, n_inputs, "inputs");
   torch::autograd::backward({b.get()}, grads, retain_graph != 0, create_graph != 0, in);
   CTORCH_CATCH
 }
@@ -246,8 +242,8 @@ CTORCH_API ctorch_status ctorch_autograd_grad(ctorch_tensor_list *out, const cto
   if (!n_inputs) ctorch::fail_arg("inputs", "is empty");
   if (n_grad_outputs && n_grad_outputs != n_outputs)
     ctorch::fail_arg("n_grad_outputs", std::to_string(n_grad_outputs) + " differs from n_outputs " + std::to_string(n_outputs));
-  auto outs = handles(outputs, n_outputs, "outputs");
-  auto ins = handles(inputs, n_inputs, "inputs");
+  auto outs = ctorch::tensor_list(outputs, n_outputs, "outputs");
+  auto ins = ctorch::tensor_list(inputs, n_inputs, "inputs");
   torch::autograd::variable_list gouts;
   if (n_grad_outputs) {
     gouts.reserve(n_grad_outputs);
@@ -343,7 +339,7 @@ CTORCH_API ctorch_status ctorch_autograd_function_apply(ctorch_tensor *outputs, 
   holder->backward = backward;
   holder->n_outputs = n_outputs;
   holder->n_inputs = n_inputs;
-  auto ins = handles(inputs, n_inputs, "inputs");
+  auto ins = ctorch::tensor_list(inputs, n_inputs, "inputs");
   auto res = CFunction::apply(at::TensorList(ins), holder);
   holder.reset();  // the node (if any) holds the only reference now
   for (size_t i = 0; i < n_outputs; ++i) outputs[i] = ctorch::give(std::move(res[i]));
@@ -357,7 +353,7 @@ CTORCH_API ctorch_status ctorch_autograd_ctx_save_for_backward(ctorch_autograd_c
   if (!ctx->in_forward) ctorch::fail(CTORCH_RUNTIME, "argument 'ctx': tensors can be saved only during forward");
   if (ctx->saved) ctorch::fail(CTORCH_RUNTIME, "argument 'ctx': save_for_backward was already called");
   ctorch::require_list(tensors, n, "tensors");
-  ctx->ctx->save_for_backward(handles(tensors, n, "tensors"));
+  ctx->ctx->save_for_backward(ctorch::tensor_list(tensors, n, "tensors"));
   ctx->saved = true;
   CTORCH_CATCH
 }
@@ -390,7 +386,7 @@ CTORCH_API ctorch_status ctorch_autograd_ctx_mark_non_differentiable(ctorch_auto
   require_ctx(ctx);
   if (!ctx->in_forward) ctorch::fail(CTORCH_RUNTIME, "argument 'ctx': outputs can be marked only during forward");
   ctorch::require_list(outputs, n, "outputs");
-  ctx->ctx->mark_non_differentiable(handles(outputs, n, "outputs"));
+  ctx->ctx->mark_non_differentiable(ctorch::tensor_list(outputs, n, "outputs"));
   CTORCH_CATCH
 }
 

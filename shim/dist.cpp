@@ -184,17 +184,6 @@ ctorch_work make_work(const ctorch_process_group_s &g, Pending &&p) {
   return w;
 }
 
-std::vector<at::Tensor> borrowed_list(const ctorch_tensor *p, size_t n, const char *arg) {
-  ctorch::require_list(p, n, arg);
-  std::vector<at::Tensor> v;
-  v.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!p[i]) ctorch::fail_arg(arg, "element " + std::to_string(i) + " is NULL");
-    v.push_back(ctorch::own(p[i]));
-  }
-  return v;
-}
-
 // ---- the collectives (start only; run_sync/make_work finish them) --------
 
 Pending start_all_reduce(ctorch_process_group_s &g, ctorch_tensor tensor, int op) {
@@ -229,7 +218,7 @@ void check_count(size_t n, const ctorch_process_group_s &g, const char *arg) {
 
 Pending start_all_gather(ctorch_process_group_s &g, const ctorch_tensor *outputs, size_t n, ctorch_tensor input) {
   ctorch::require_tensor(input, "input");
-  auto outs = borrowed_list(outputs, n, "outputs");
+  auto outs = ctorch::tensor_list(outputs, n, "outputs");
   check_count(n, g, "n_outputs");
   Pending p{{}, {}, "all_gather"};
   std::vector<std::vector<at::Tensor>> o(1);
@@ -243,7 +232,7 @@ Pending start_gather(ctorch_process_group_s &g, const ctorch_tensor *outputs, si
                      int root) {
   ctorch::require_tensor(input, "input");
   check_rank(root, g, "root");
-  auto outs = borrowed_list(outputs, n, "outputs");
+  auto outs = ctorch::tensor_list(outputs, n, "outputs");
   if (g.rank == root)
     check_count(n, g, "n_outputs");
   else if (n != 0)
@@ -265,7 +254,7 @@ Pending start_scatter(ctorch_process_group_s &g, ctorch_tensor output, const cto
                       int root) {
   ctorch::require_tensor(output, "output");
   check_rank(root, g, "root");
-  auto ins = borrowed_list(inputs, n, "inputs");
+  auto ins = ctorch::tensor_list(inputs, n, "inputs");
   if (g.rank == root)
     check_count(n, g, "n_inputs");
   else if (n != 0)
@@ -305,7 +294,7 @@ Pending start_reduce_scatter(ctorch_process_group_s &g, ctorch_tensor output, co
                              int op) {
   ctorch::require_tensor(output, "output");
   Reduce r = to_reduce(op, "op");
-  auto ins = borrowed_list(inputs, n, "inputs");
+  auto ins = ctorch::tensor_list(inputs, n, "inputs");
   check_count(n, g, "n_inputs");
   at::Tensor out = ctorch::own(output);
   for (size_t i = 0; i < ins.size(); ++i)

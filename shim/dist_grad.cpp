@@ -99,17 +99,6 @@ void average(ctorch_process_group pg, std::vector<at::Tensor> &ts, size_t bucket
   }
 }
 
-std::vector<at::Tensor> tensors_of(const ctorch_tensor *p, size_t n, const char *arg) {
-  ctorch::require_list(p, n, arg);
-  std::vector<at::Tensor> v;
-  v.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!p[i]) ctorch::fail_arg(arg, "element " + std::to_string(i) + " is NULL");
-    v.push_back(ctorch::own(p[i]));
-  }
-  return v;
-}
-
 }  // namespace
 
 extern "C" {
@@ -118,7 +107,7 @@ CTORCH_API ctorch_status ctorch_dist_average_tensors(ctorch_process_group pg, co
                                                      size_t bucket_bytes) {
   CTORCH_TRY
   if (!pg) ctorch::fail_arg("pg", "process group handle is NULL");
-  auto ts = tensors_of(tensors, n, "tensors");
+  auto ts = ctorch::tensor_list(tensors, n, "tensors");
   average(pg, ts, bucket_bytes);
   CTORCH_CATCH
 }
@@ -127,7 +116,7 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
                                                        size_t bucket_bytes) {
   CTORCH_TRY
   if (!pg) ctorch::fail_arg("pg", "process group handle is NULL");
-  auto ps = tensors_of(params, n, "params");
+  auto ps = ctorch::tensor_list(params, n, "params");
   std::vector<at::Tensor> grads;
   grads.reserve(n);
   for (auto &p : ps) {
@@ -145,7 +134,7 @@ CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group p
                                                           size_t n, int root) {
   CTORCH_TRY
   if (!pg) ctorch::fail_arg("pg", "process group handle is NULL");
-  auto ps = tensors_of(params, n, "params");
+  auto ps = ctorch::tensor_list(params, n, "params");
   int rank = 0;
   check(ctorch_process_group_rank(&rank, pg));
   std::vector<at::Tensor> data;

@@ -465,13 +465,9 @@ CTORCH_API ctorch_status ctorch_module_forward_tensors(ctorch_tensor *out, ctorc
   ctorch::require_out(out, "out");
   *out = nullptr;
   auto &mm = mod(m);
-  ctorch::require_list(inputs, n, "inputs");
   std::vector<c10::IValue> args;
   args.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!inputs[i]) ctorch::fail_arg("inputs", "entry " + std::to_string(i) + " is NULL");
-    args.emplace_back(ctorch::own(inputs[i]));
-  }
+  for (auto &t : ctorch::tensor_list(inputs, n, "inputs")) args.emplace_back(std::move(t));
   c10::IValue r = run(mm, "forward", std::move(args));
   if (!r.isTensor())
     ctorch::fail(CTORCH_TYPE, std::string("forward returned a ") + kind_name(kind_of(r)) +
