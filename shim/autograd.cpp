@@ -281,7 +281,7 @@ CTORCH_API ctorch_status ctorch_autograd_scope_enter(ctorch_autograd_scope *out,
 
 CTORCH_API ctorch_status ctorch_autograd_scope_leave(ctorch_autograd_scope scope) {
   CTORCH_TRY
-  if (!scope) ctorch::fail_arg("scope", "is NULL");
+  ctorch::require_ptr(scope, "scope");
   if (scope->owner != std::this_thread::get_id())
     ctorch::fail(CTORCH_RUNTIME, "argument 'scope': was opened on another thread; leave it on that thread");
   if (tls_scopes.empty() || tls_scopes.back() != scope) {
@@ -332,8 +332,8 @@ CTORCH_API ctorch_status ctorch_autograd_function_apply(ctorch_tensor *outputs, 
   ctorch::require_list(outputs, n_outputs, "outputs");
   for (size_t i = 0; i < n_outputs; ++i) outputs[i] = nullptr;
   if (!n_outputs) ctorch::fail_arg("n_outputs", "must be at least 1");
-  if (!forward) ctorch::fail_arg("forward", "is NULL");
-  if (!backward) ctorch::fail_arg("backward", "is NULL");
+  ctorch::require_ptr(forward, "forward");
+  ctorch::require_ptr(backward, "backward");
   ctorch::require_list(inputs, n_inputs, "inputs");
   holder->forward = forward;
   holder->backward = backward;
@@ -393,7 +393,7 @@ CTORCH_API ctorch_status ctorch_autograd_ctx_mark_non_differentiable(ctorch_auto
 CTORCH_API ctorch_status ctorch_autograd_ctx_set_error(ctorch_autograd_ctx ctx, const char *message) {
   CTORCH_TRY
   require_ctx(ctx);
-  if (!message) ctorch::fail_arg("message", "is NULL");
+  ctorch::require_ptr(message, "message");
   ctx->error = message;
   CTORCH_CATCH
 }

@@ -301,7 +301,7 @@ CTORCH_API ctorch_status ctorch_tensor_to_string(char **out, ctorch_tensor t) {
 CTORCH_API ctorch_status ctorch_tensor_list_size(size_t *out, ctorch_tensor_list list) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  if (!list) ctorch::fail_arg("list", "is NULL");
+  ctorch::require_ptr(list, "list");
   *out = list->items.size();
   CTORCH_CATCH
 }
@@ -310,7 +310,7 @@ CTORCH_API ctorch_status ctorch_tensor_list_get(ctorch_tensor *out, ctorch_tenso
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  if (!list) ctorch::fail_arg("list", "is NULL");
+  ctorch::require_ptr(list, "list");
   if (i >= list->items.size())
     ctorch::fail(CTORCH_INDEX, "index " + std::to_string(i) + " out of range for list of size " + std::to_string(list->items.size()));
   *out = ctorch::give(list->items[i]);
@@ -333,7 +333,7 @@ CTORCH_API ctorch_status ctorch_generator_new(ctorch_generator *out, ctorch_devi
 
 CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t seed) {
   CTORCH_TRY
-  if (!g) ctorch::fail_arg("g", "is NULL");
+  ctorch::require_ptr(g, "g");
   std::lock_guard<std::mutex> lock(g->gen.mutex());
   g->gen.set_current_seed(seed);
   CTORCH_CATCH

@@ -215,7 +215,7 @@ CTORCH_API ctorch_status ctorch_data_idx_read(ctorch_tensor *out, const char *pa
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  if (!path) ctorch::fail_arg("path", "is NULL");
+  ctorch::require_ptr(path, "path");
   *out = ctorch::give(read_idx(path));
   CTORCH_CATCH
 }
@@ -227,8 +227,8 @@ CTORCH_API ctorch_status ctorch_data_mnist_read(ctorch_tensor *images, ctorch_te
   ctorch::require_out(labels, "labels");
   *images = nullptr;
   *labels = nullptr;
-  if (!images_path) ctorch::fail_arg("images_path", "is NULL");
-  if (!labels_path) ctorch::fail_arg("labels_path", "is NULL");
+  ctorch::require_ptr(images_path, "images_path");
+  ctorch::require_ptr(labels_path, "labels_path");
   mnist_pair(images, labels, images_path, labels_path);
   CTORCH_CATCH
 }
@@ -240,7 +240,7 @@ CTORCH_API ctorch_status ctorch_data_mnist_read_dir(ctorch_tensor *images, ctorc
   ctorch::require_out(labels, "labels");
   *images = nullptr;
   *labels = nullptr;
-  if (!dir) ctorch::fail_arg("dir", "is NULL");
+  ctorch::require_ptr(dir, "dir");
   std::string d(dir);
   if (!d.empty() && d.back() != '/') d += '/';
   std::string prefix = d + (train ? "train" : "t10k");
@@ -282,7 +282,7 @@ CTORCH_API ctorch_status ctorch_data_loader_new(ctorch_data_loader *out, ctorch_
 
 CTORCH_API ctorch_status ctorch_data_loader_start_epoch(ctorch_data_loader loader, uint64_t epoch) {
   CTORCH_TRY
-  if (!loader) ctorch::fail_arg("loader", "is NULL");
+  ctorch::require_ptr(loader, "loader");
   loader->start(epoch);
   CTORCH_CATCH
 }
@@ -295,7 +295,7 @@ CTORCH_API ctorch_status ctorch_data_loader_next(int *has_batch, ctorch_tensor *
   *has_batch = 0;
   *data = nullptr;
   if (targets) *targets = nullptr;
-  if (!loader) ctorch::fail_arg("loader", "is NULL");
+  ctorch::require_ptr(loader, "loader");
   if (loader->targets.defined() && !targets) ctorch::fail_arg("targets", "is NULL but the loader has targets");
   int64_t len = std::min(loader->batch, loader->n - loader->pos);
   if (len <= 0 || (loader->drop_last && len < loader->batch)) return CTORCH_OK;
@@ -318,7 +318,7 @@ CTORCH_API ctorch_status ctorch_data_loader_next(int *has_batch, ctorch_tensor *
 CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_data_loader loader) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  if (!loader) ctorch::fail_arg("loader", "is NULL");
+  ctorch::require_ptr(loader, "loader");
   *out = loader->batches();
   CTORCH_CATCH
 }
@@ -326,7 +326,7 @@ CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_dat
 CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loader loader) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  if (!loader) ctorch::fail_arg("loader", "is NULL");
+  ctorch::require_ptr(loader, "loader");
   *out = loader->n;
   CTORCH_CATCH
 }

@@ -246,7 +246,7 @@ CTORCH_API ctorch_status ctorch_from_dlpack(ctorch_tensor *out, struct DLManaged
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  if (!src) ctorch::fail_arg("src", "is NULL");
+  ctorch::require_ptr(src, "src");
   if (!src->deleter) ctorch::fail_arg("src", "deleter is NULL (ctorch must be able to release the producer's memory)");
   *out = ctorch::give(import_tensor(src));
   CTORCH_CATCH
@@ -270,7 +270,7 @@ CTORCH_API ctorch_status ctorch_from_dlpack_versioned(ctorch_tensor *out, struct
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  if (!src) ctorch::fail_arg("src", "is NULL");
+  ctorch::require_ptr(src, "src");
   if (!src->deleter) ctorch::fail_arg("src", "deleter is NULL (ctorch must be able to release the producer's memory)");
   if (src->version.major != DLPACK_MAJOR_VERSION)
     ctorch::fail(CTORCH_VALUE, "argument 'src': DLPack major version " + std::to_string(src->version.major) +

@@ -41,6 +41,7 @@ void fail_arg(const char *arg, const std::string &msg) {
   throw StatusError(CTORCH_INVALID_ARGUMENT, std::string("argument '") + arg + "': " + msg);
 }
 
+void fail_null(const char *arg) { fail_arg(arg, "is NULL"); }
 void fail_null_handle(const char *arg) {
   fail_arg(arg, "tensor handle is NULL (undefined tensor not allowed here)");
 }

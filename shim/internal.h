@@ -49,6 +49,7 @@ class StatusError : public std::exception {
 // The failure paths of the inline checks below, kept cold and out of line: a
 // throw with its std::string inside an inline check made GCC keep the check
 // itself out of line, costing every generated wrapper several calls per call.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_null(const char *arg);
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null_handle(const char *arg);
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null_out(const char *arg);
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null_list(const char *arg, size_t len);
@@ -121,6 +122,11 @@ inline at::Tensor own(ctorch_tensor h) { return Borrowed(h).get(); }
 // Throws INVALID_ARGUMENT if a required tensor handle is NULL.
 C10_ALWAYS_INLINE void require_tensor(ctorch_tensor h, const char *arg) {
   if (C10_UNLIKELY(!h)) fail_null_handle(arg);
+}
+// Any other required pointer: a non-tensor handle, a string, a callback.
+template <class P>
+C10_ALWAYS_INLINE void require_ptr(P p, const char *arg) {
+  if (C10_UNLIKELY(!p)) fail_null(arg);
 }
 template <class T>
 C10_ALWAYS_INLINE void require_out(T *p, const char *arg) {

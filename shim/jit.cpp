@@ -138,7 +138,7 @@ ctorch_tensor_dict named_dict(const List &l) {
 
 template <class List>
 ctorch_tensor find_named(const List &l, const char *name, const char *what) {
-  if (!name) ctorch::fail_arg("name", "is NULL");
+  ctorch::require_ptr(name, "name");
   for (const auto &nv : l)
     if (nv.name == name) return ctorch::give(nv.value);
   ctorch::fail(CTORCH_INDEX, std::string("argument 'name': the module has no ") + what + " named '" + name + "'");
@@ -184,7 +184,7 @@ CTORCH_API ctorch_status ctorch_value_string(ctorch_value *out, const char *s) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  if (!s) ctorch::fail_arg("s", "is NULL");
+  ctorch::require_ptr(s, "s");
   *out = give_value(c10::IValue(std::string(s)));
   CTORCH_CATCH
 }
@@ -374,7 +374,7 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  if (!path) ctorch::fail_arg("path", "is NULL");
+  ctorch::require_ptr(path, "path");
   c10::optional<c10::Device> dev;
   if (map_location) dev = ctorch::to_device(*map_location, "map_location");
   ctorch::require_readable_file(path);
@@ -433,7 +433,7 @@ CTORCH_API ctorch_status ctorch_module_has_method(int *out, ctorch_module m, con
   CTORCH_TRY
   ctorch::require_out(out, "out");
   auto &mm = mod(m);
-  if (!name) ctorch::fail_arg("name", "is NULL");
+  ctorch::require_ptr(name, "name");
   *out = mm.find_method(name) ? 1 : 0;
   CTORCH_CATCH
 }
@@ -454,7 +454,7 @@ CTORCH_API ctorch_status ctorch_module_run_method(ctorch_value *out, ctorch_modu
   ctorch::require_out(out, "out");
   *out = nullptr;
   auto &mm = mod(m);
-  if (!method) ctorch::fail_arg("method", "is NULL");
+  ctorch::require_ptr(method, "method");
   *out = give_value(run(mm, method, arg_values(args, nargs)));
   CTORCH_CATCH
 }

@@ -361,7 +361,7 @@ CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt) {
 CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path) {
   CTORCH_TRY
   Optim &o = require_opt(opt);
-  if (!path) ctorch::fail_arg("path", "is NULL");
+  ctorch::require_ptr(path, "path");
   torch::serialize::OutputArchive archive;
   o.opt->save(archive);
   try {
@@ -375,7 +375,7 @@ CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char 
 CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char *path) {
   CTORCH_TRY
   Optim &o = require_opt(opt);
-  if (!path) ctorch::fail_arg("path", "is NULL");
+  ctorch::require_ptr(path, "path");
   if (FILE *f = std::fopen(path, "rb")) std::fclose(f);
   else ctorch::fail(CTORCH_IO, std::string("cannot open '") + path + "' for reading");
   torch::serialize::InputArchive archive;
@@ -431,7 +431,7 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_cosine(ctorch_lr_scheduler *out, ct
 
 CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s) {
   CTORCH_TRY
-  if (!s) ctorch::fail_arg("s", "is NULL");
+  ctorch::require_ptr(s, "s");
   ++s->epoch;
   s->apply();
   CTORCH_CATCH
@@ -440,7 +440,7 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s) {
 CTORCH_API ctorch_status ctorch_lr_scheduler_epoch(int64_t *out, ctorch_lr_scheduler s) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  if (!s) ctorch::fail_arg("s", "is NULL");
+  ctorch::require_ptr(s, "s");
   *out = s->epoch;
   CTORCH_CATCH
 }
@@ -448,7 +448,7 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_epoch(int64_t *out, ctorch_lr_sched
 CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_scheduler s, size_t group) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  if (!s) ctorch::fail_arg("s", "is NULL");
+  ctorch::require_ptr(s, "s");
   if (group >= s->last_lrs.size())
     ctorch::fail(CTORCH_INDEX, "argument 'group': " + std::to_string(group) + " out of range for " +
                                    std::to_string(s->last_lrs.size()) + " scheduled groups");

@@ -91,7 +91,7 @@ void atomic_write(const char *path, const char *data, size_t size) {
 namespace {
 
 void require_path(const char *path) {
-  if (!path) ctorch::fail_arg("path", "is NULL");
+  ctorch::require_ptr(path, "path");
   if (!*path) ctorch::fail_arg("path", "is empty");
 }
 
@@ -206,7 +206,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tens
   ctorch::require_out(out, "out");
   *out = nullptr;
   auto &r = dict_ref(d);
-  if (!name) ctorch::fail_arg("name", "is NULL");
+  ctorch::require_ptr(name, "name");
   for (size_t i = 0; i < r.keys.size(); ++i)
     if (r.keys[i] == name) {
       *out = ctorch::give(r.values[i]);
