@@ -867,10 +867,13 @@ CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
 /**
  * Loads a module saved by torch.jit.save. map_location: NULL = the devices
  * it was saved on, else every tensor is loaded onto that device. Missing
- * or unreadable file -> IO; not a TorchScript archive -> VALUE. The archive
- * is checked before libtorch reads it, but libtorch's TorchScript compiler
- * itself can crash on crafted code: load trusted files only (checkpoints,
- * read by ctorch's own code, are the format for untrusted data).
+ * or unreadable file -> IO; not a TorchScript archive, or code that does
+ * not compile -> VALUE. Before libtorch reads it, the archive is checked,
+ * its code scanned for the class bodies libtorch's importer crashes on and
+ * its pickles replayed for what libtorch's unpickler does not check (VALUE,
+ * naming the record); libtorch's compiler may still crash on other crafted
+ * code: load trusted files only (checkpoints, read by ctorch's own code,
+ * are the format for untrusted data).
  */
 CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
 /** Frees a module. NULL-safe; returns nothing. Tensors obtained from it stay valid. */

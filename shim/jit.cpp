@@ -1,14 +1,18 @@
 // TorchScript: loading modules saved by torch.jit.save, running their
 // methods with IValue arguments (ctorch_value), parameters and buffers.
+#include "jit_archive_check.h"
 #include "serialize_internal.h"
 
 #include <ATen/core/jit_type.h>
 #include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/frontend/error_report.h>
 #include <torch/csrc/jit/serialization/import.h>
+#include <caffe2/serialize/file_adapter.h>
+#include <caffe2/serialize/in_memory_adapter.h>
+#include <caffe2/serialize/inline_container.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 struct ctorch_module_s {
   torch::jit::Module m;
@@ -380,22 +384,32 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
   ctorch::require_readable_file(path);
   torch::jit::Module m;
   std::string archive;
+  std::unordered_map<std::string, uint64_t> sizes;
+  const std::string bad = std::string("'") + path + "' is not a loadable TorchScript module: ";
   try {
     // Zip archives only (what torch.jit.save writes), checked and rewritten
     // before libtorch's reader sees them: see canonical_torch_archive.
-    archive = ctorch::canonical_torch_archive(path);
+    archive = ctorch::canonical_torch_archive(path, &sizes);
   } catch (const ctorch::StatusError &e) {
-    ctorch::fail(e.status(), std::string("'") + path + "' is not a loadable TorchScript module: " + e.what());
+    ctorch::fail(e.status(), bad + e.what());
   }
+  std::shared_ptr<caffe2::serialize::ReadAdapterInterface> in;
+  if (archive.empty())
+    in = std::make_shared<caffe2::serialize::FileAdapter>(path);
+  else
+    in = std::make_shared<caffe2::serialize::MemoryReadAdapter>(archive.data(), archive.size());
   try {
-    if (archive.empty()) {
-      m = torch::jit::load(std::string(path), dev);
-    } else {
-      std::istringstream in(std::move(archive));
-      m = torch::jit::load(in, dev);
+    {
+      caffe2::serialize::PyTorchStreamReader reader(in);
+      ctorch::check_torchscript_archive(reader, sizes);
     }
+    m = torch::jit::load(in, dev);
+  } catch (const ctorch::StatusError &e) {
+    ctorch::fail(e.status(), bad + e.what());
   } catch (const c10::Error &e) {
-    ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' is not a loadable TorchScript module: " + e.what_without_backtrace());
+    ctorch::fail(CTORCH_VALUE, bad + e.what_without_backtrace());
+  } catch (const torch::jit::ErrorReport &e) {
+    ctorch::fail(CTORCH_VALUE, bad + e.what());  // the code does not compile
   }
   *out = new ctorch_module_s{std::move(m)};
   CTORCH_CATCH

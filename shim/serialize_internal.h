@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 struct ctorch_tensor_dict_s {
@@ -39,7 +40,9 @@ void require_readable_file(const char *path);
 // it throw. Throws StatusError(VALUE) for anything else than such an
 // archive (IO if the file cannot be read). Returns "" for a valid archive
 // too large for a plain zip (4 GiB): the caller then opens the file itself.
-std::string canonical_torch_archive(const char *path);
+// sizes (optional): each record's uncompressed size, by the name
+// PyTorchStreamReader uses (without the archive's folder).
+std::string canonical_torch_archive(const char *path, std::unordered_map<std::string, uint64_t> *sizes = nullptr);
 
 // Writes bytes to path atomically (temp file in the same directory, fsync,
 // rename). Throws StatusError(IO) and leaves any previous file untouched.

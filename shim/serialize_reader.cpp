@@ -94,8 +94,13 @@ class ZipReader {
   std::string canonical() {
     // Past the plain zip format's limits: "" (the caller opens the file as
     // is, after check()).
+    // Sizes are checked against the file first: a directory claiming a
+    // 4 GiB record in a small file must not send it down the large path.
     uint64_t total = 22;
-    for (const Entry &en : entries_) total += 76 + 2 * en.name.size() + en.csize;
+    for (const Entry &en : entries_) {
+      if (en.csize > size_) bad("'" + en.name + "' is larger than the file");
+      total += 76 + 2 * en.name.size() + en.csize;
+    }
     if (entries_.size() > 0xFFFF || total > 0xFFFFFFF0u) return std::string();
     std::string out, cd;
     auto put = [](std::string &s, uint64_t v, int n) {
@@ -106,7 +111,6 @@ class ZipReader {
       // compresses code/) are copied as they are and checked by miniz when
       // read, which happens after the reader is constructed (no leak then).
       uint64_t at = raw_offset(en);
-      if (en.csize > size_) bad("'" + en.name + "' is larger than the file");
       if (en.method == 0 && en.csize != en.usize) bad("'" + en.name + "' has inconsistent sizes");
       std::string data(static_cast<size_t>(en.csize), '\0');
       if (!data.empty()) read_at(at, &data[0], data.size());
@@ -129,6 +133,18 @@ class ZipReader {
     put(out, 0x06054b50, 4); put(out, 0, 2); put(out, 0, 2);
     put(out, entries_.size(), 2); put(out, entries_.size(), 2);
     put(out, cd.size(), 4); put(out, cd_off, 4); put(out, 0, 2);
+    return out;
+  }
+  // Uncompressed size of every record, by the name libtorch's reader uses
+  // (without the archive's folder). A name stored twice keeps the smaller
+  // size: which copy miniz returns is unspecified.
+  std::unordered_map<std::string, uint64_t> record_sizes() const {
+    std::unordered_map<std::string, uint64_t> out;
+    for (const Entry &en : entries_) {
+      if (en.name.compare(0, prefix_.size(), prefix_) != 0) continue;
+      auto ins = out.emplace(en.name.substr(prefix_.size()), en.usize);
+      if (!ins.second && en.usize < ins.first->second) ins.first->second = en.usize;
+    }
     return out;
   }
   // The record's bytes in memory from libtorch's CPU allocator (so a storage
@@ -762,9 +778,10 @@ class Unpickler {
 
 
 
-std::string canonical_torch_archive(const char *path) {
+std::string canonical_torch_archive(const char *path, std::unordered_map<std::string, uint64_t> *sizes) {
   ZipReader zip(path);
   zip.check();
+  if (sizes) *sizes = zip.record_sizes();
   return zip.canonical();
 }
 

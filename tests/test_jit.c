@@ -493,6 +493,60 @@ START_TEST(bad_model_files) {
 }
 END_TEST
 
+/* A class constant, a NamedTuple, an Enum and a parameter load and run;
+ * copies crafted the ways libtorch 1.13 trusts unchecked are refused with
+ * the record and what is wrong, and the handle stays NULL. Unguarded, plain
+ * libtorch segfaults on untyped_field, valueless_member and stack_underflow,
+ * and reads past its buffers on the others. */
+START_TEST(crafted_archives_refused_before_libtorch_reads_them) {
+  static const struct {
+    const char *file, *where, *says;
+  } crafted[] = {
+      {"untyped_constant.pt", "code/__torch__.py", "class constant 'k' of 'Typed' has no type annotation"},
+      {"untyped_field.pt", "code/__torch__.py", "NamedTuple 'Pair' has a field with no type annotation"},
+      {"valueless_member.pt", "code/__torch__.py", "Enum 'Color' has a member with no value"},
+      {"stack_underflow.pt", "pickle 'constants.pkl'", "takes 3 values from a stack of 1"},
+      {"storage_overclaim.pt", "pickle 'data.pkl'", "storage '0' claims 64 elements; its record holds 12 bytes"},
+      {"unknown_member.pt", "pickle 'data.pkl'", "a value that is no member of Enum '__torch__.Color'"},
+  };
+  ctorch_module m = NULL;
+  ctorch_tensor x = ref("x"), want = NULL, got = NULL;
+  ctorch_value arg = NULL, out = NULL, e = NULL;
+  size_t n = 0, i;
+  int64_t code = 0;
+
+  CT_OK(ctorch_module_load(&m, model_path("typed.pt"), NULL));
+  CT_OK(ctorch_value_tensor(&arg, x));
+  CT_OK(ctorch_module_run_method(&out, m, "forward", &arg, 1));
+  CT_OK(ctorch_value_size(&n, out));
+  ck_assert_uint_eq(n, 2);
+  CT_OK(ctorch_value_get(&e, out, 0));
+  CT_OK(ctorch_value_to_tensor(&got, e));
+  ctorch_value_free(e);
+  CT_OK(ctorch_mul_Scalar(&want, x, ctorch_scalar_int(3)));
+  ck_assert(max_diff(got, want) == 0.0);
+  CT_OK(ctorch_value_get(&e, out, 1));
+  CT_OK(ctorch_value_to_int(&code, e));
+  ck_assert_int_eq(code, 2);
+  ctorch_value_free(e);
+  ctorch_value_free(out);
+  ctorch_value_free(arg);
+  ctorch_tensor_free(got);
+  ctorch_tensor_free(want);
+  ctorch_tensor_free(x);
+  ctorch_module_free(m);
+
+  for (i = 0; i < sizeof crafted / sizeof crafted[0]; ++i) {
+    m = (ctorch_module)0x1;
+    CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, model_path(crafted[i].file), NULL));
+    ck_assert_ptr_null(m);
+    CT_ERROR_HAS(crafted[i].file);
+    CT_ERROR_HAS(crafted[i].where);
+    CT_ERROR_HAS(crafted[i].says);
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("jit");
   TCase *tc = tcase_create("jit");
@@ -504,6 +558,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, values_build_and_reject);
   tcase_add_test(tc, train_eval_parameters_buffers);
   tcase_add_test(tc, bad_model_files);
+  tcase_add_test(tc, crafted_archives_refused_before_libtorch_reads_them);
   suite_add_tcase(s, tc);
   return s;
 }

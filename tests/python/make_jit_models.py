@@ -1,12 +1,20 @@
 """Scripts and traces small TorchScript models for tests/test_jit.c.
 
 Usage: make_jit_models.py OUTDIR. Writes scripted.pt, traced.pt, refs.pt
-(reference inputs and outputs computed here, for C to compare against) and
-state_dict.pt (the scripted model's state dict, as torch.save writes it).
+(reference inputs and outputs computed here, for C to compare against),
+state_dict.pt (the scripted model's state dict, as torch.save writes it),
+typed.pt (a class constant, a NamedTuple, an Enum, a parameter) and copies
+of it crafted as libtorch 1.13 reads unchecked: source lacking what the
+importer dereferences (untyped_constant.pt, untyped_field.pt,
+valueless_member.pt) and pickles it follows past its stack or buffers
+(stack_underflow.pt, storage_overclaim.pt, unknown_member.pt).
 """
+import enum
 import os
+import re
 import sys
-from typing import Dict, List, Optional, Tuple
+import zipfile
+from typing import Dict, Final, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -72,6 +80,66 @@ class Convnet(nn.Module):
         return self.fc(torch.relu(self.conv(x)).flatten(1))
 
 
+class Pair(NamedTuple):
+    scaled: Tensor
+    code: int
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+
+@torch.jit.script
+def color_code(c: Color) -> int:
+    return c.value
+
+
+class Typed(nn.Module):
+    k: Final[int] = 3
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.full((3,), 2.0))
+        self.c = Color.GREEN
+
+    def forward(self, x: Tensor) -> Pair:
+        return Pair(x * self.k, color_code(self.c))
+
+
+def edit_record(src, dst, suffix, old, new):
+    """Copies the archive src to dst, replacing the regular expression old by
+    new once in the record ending with suffix."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith(suffix):
+                data, n = re.subn(old, new, data, count=1, flags=re.DOTALL)
+                assert n == 1, (old, data)
+            zout.writestr(info, data)
+
+
+def write_typed(out):
+    """typed.pt, and copies crafted the ways libtorch 1.13 trusts unchecked."""
+    path = os.path.join(out, "typed.pt")
+    torch.jit.script(Typed()).save(path)
+
+    def crafted(name, suffix, old, new):
+        edit_record(path, os.path.join(out, name), suffix, old, new)
+
+    # Class bodies missing what the importer dereferences.
+    crafted("untyped_constant.pt", "code/__torch__.py", rb"  k : Final\[int\] = 3\n", b"  k = 3\n")
+    crafted("untyped_field.pt", "code/__torch__.py", rb"  code : int\n", b"  code = 2\n")
+    crafted("valueless_member.pt", "code/__torch__.py", rb"  GREEN = 2\n", b"  GREEN : int\n")
+    # Pickles: three values taken from a stack of one (PROTO 2, a string, TUPLE3).
+    with zipfile.ZipFile(path) as z:
+        constants = z.read("typed/constants.pkl")
+    crafted("stack_underflow.pt", "/constants.pkl", re.escape(constants), b"\x80\x02X\x01\x00\x00\x00a\x87.")
+    # The parameter's storage claims 64 floats; its record holds 3.
+    crafted("storage_overclaim.pt", "/data.pkl", rb"(cpuq.)K\x03t", b"\\1K\x40t")
+    # The Enum attribute holds 7, which is no member of Color.
+    crafted("unknown_member.pt", "/data.pkl", rb"(Color\nq.)K\x02R", b"\\1K\x07R")
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
@@ -106,6 +174,7 @@ def main(out):
         }
     assert ints == [3, 14] and name == "abc!"
     torch.save(refs, os.path.join(out, "refs.pt"))
+    write_typed(out)
 
 
 if __name__ == "__main__":
