@@ -7,16 +7,12 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "dlpack_producer.h"
 
 static int g_released;
 static void count_release(void *ctx) {
   (void)ctx;
   ++g_released;
-}
-static int g_deleted;
-static void count_delete(DLManagedTensor *m) {
-  (void)m;
-  ++g_deleted;
 }
 
 /* Defect: a quantized dtype over raw memory built a tensor without a
@@ -82,42 +78,33 @@ START_TEST(dlpack_shapes_that_overflow_are_rejected) {
   int64_t shape3[3] = {3, 3, 3};
   int64_t strides3[3] = {(int64_t)1 << 61, (int64_t)1 << 61, (int64_t)1 << 61};
   int64_t shape_empty[3] = {0, (int64_t)1 << 40, (int64_t)1 << 40};
-  DLManagedTensor m;
+  Producer p;
+  DLManagedTensor *m = &p.m;
   ctorch_tensor t = NULL;
-  memset(&m, 0, sizeof m);
-  m.dl_tensor.data = buf;
-  m.dl_tensor.device.device_type = kDLCPU;
-  m.dl_tensor.dtype.code = kDLInt;
-  m.dl_tensor.dtype.bits = 8;
-  m.dl_tensor.dtype.lanes = 1;
-  m.deleter = count_delete;
-  g_deleted = 0;
-
-  m.dl_tensor.ndim = 2;
-  m.dl_tensor.shape = shape2; /* 2^63 elements */
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_from_dlpack(&t, &m));
+  producer_init(&p, buf, kDLInt, 8, 2, shape2, NULL, 0); /* 2^63 elements */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_from_dlpack(&t, m));
   CT_ERROR_HAS("overflows");
   ck_assert_ptr_null(t);
 
-  m.dl_tensor.ndim = 3;
-  m.dl_tensor.shape = shape3;
-  m.dl_tensor.strides = strides3; /* each span fits, their sum does not */
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_from_dlpack(&t, &m));
+  m->dl_tensor.ndim = 3;
+  m->dl_tensor.shape = shape3;
+  m->dl_tensor.strides = strides3; /* each span fits, their sum does not */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_from_dlpack(&t, m));
   CT_ERROR_HAS("overflow");
 
-  m.dl_tensor.strides = NULL;
-  m.dl_tensor.shape = shape_empty; /* no elements, but contiguous strides overflow */
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_from_dlpack(&t, &m));
-  ck_assert_int_eq(g_deleted, 0); /* failures never call the producer's deleter */
+  m->dl_tensor.strides = NULL;
+  m->dl_tensor.shape = shape_empty; /* no elements, but contiguous strides overflow */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_from_dlpack(&t, m));
+  ck_assert_int_eq(p.deleted, 0); /* failures never call the producer's deleter */
 
   /* a sane import of the same struct still works and releases once */
   shape3[0] = 2;
   shape3[1] = 4;
   shape3[2] = 8;
-  m.dl_tensor.shape = shape3;
-  CT_OK(ctorch_from_dlpack(&t, &m));
+  m->dl_tensor.shape = shape3;
+  CT_OK(ctorch_from_dlpack(&t, m));
   ctorch_tensor_free(t);
-  ck_assert_int_eq(g_deleted, 1);
+  ck_assert_int_eq(p.deleted, 1);
 }
 END_TEST
 
@@ -128,28 +115,18 @@ START_TEST(misaligned_zero_copy_data_is_rejected) {
   static double storage[16];
   unsigned char *base = (unsigned char *)storage;
   int64_t shape[1] = {2};
-  DLManagedTensor m;
+  Producer p;
   ctorch_tensor t = NULL, c = NULL;
-  memset(&m, 0, sizeof m);
-  m.dl_tensor.data = base;
-  m.dl_tensor.byte_offset = 35;
-  m.dl_tensor.ndim = 1;
-  m.dl_tensor.shape = shape;
-  m.dl_tensor.device.device_type = kDLCPU;
-  m.dl_tensor.dtype.code = kDLComplex;
-  m.dl_tensor.dtype.bits = 128;
-  m.dl_tensor.dtype.lanes = 1;
-  m.deleter = count_delete;
-  g_deleted = 0;
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_from_dlpack(&t, &m));
+  producer_init(&p, base, kDLComplex, 128, 1, shape, NULL, 35);
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_from_dlpack(&t, &p.m));
   CT_ERROR_HAS("aligned");
-  ck_assert_int_eq(g_deleted, 0);
-  m.dl_tensor.byte_offset = 32; /* aligned: imported, cloned, released once */
-  CT_OK(ctorch_from_dlpack(&t, &m));
+  ck_assert_int_eq(p.deleted, 0);
+  p.m.dl_tensor.byte_offset = 32; /* aligned: imported, cloned, released once */
+  CT_OK(ctorch_from_dlpack(&t, &p.m));
   CT_OK(ctorch_tensor_clone(&c, t));
   ctorch_tensor_free(c);
   ctorch_tensor_free(t);
-  ck_assert_int_eq(g_deleted, 1);
+  ck_assert_int_eq(p.deleted, 1);
   g_released = 0;
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_tensor_from_blob(&t, base + 3, shape, NULL, 1, CTORCH_FLOAT32,
                                                           ctorch_device_cpu(), count_release, NULL));
@@ -262,23 +239,14 @@ START_TEST(resize_of_zero_copy_and_loaded_tensors_reallocates) {
   {
     static double storage[8];
     int64_t shape[1] = {8};
-    DLManagedTensor m;
-    memset(&m, 0, sizeof m);
-    m.dl_tensor.data = storage;
-    m.dl_tensor.ndim = 1;
-    m.dl_tensor.shape = shape;
-    m.dl_tensor.device.device_type = kDLCPU;
-    m.dl_tensor.dtype.code = kDLFloat;
-    m.dl_tensor.dtype.bits = 64;
-    m.dl_tensor.dtype.lanes = 1;
-    m.deleter = count_delete;
-    g_deleted = 0;
-    CT_OK(ctorch_from_dlpack(&t, &m));
+    Producer p;
+    producer_init(&p, storage, kDLFloat, 64, 1, shape, NULL, 0);
+    CT_OK(ctorch_from_dlpack(&t, &p.m));
     CT_OK(ctorch_resize_(t, big, 1, NULL));
     CT_OK(ctorch_fill__Scalar(t, ctorch_scalar_float(1.0)));
-    ck_assert_int_eq(g_deleted, 1);
+    ck_assert_int_eq(p.deleted, 1);
     ctorch_tensor_free(t);
-    ck_assert_int_eq(g_deleted, 1);
+    ck_assert_int_eq(p.deleted, 1);
   }
 }
 END_TEST
