@@ -132,6 +132,7 @@ class PickleCheck {
     return m;
   }
   static bool is_int(const V &v) { return v->kind == Val::Lit && v->lit.kind == JitLiteral::Int; }
+  static bool is_str(const V &v) { return v->kind == Val::Lit && v->lit.kind == JitLiteral::Str; }
   static const V *at(const V &tuple, size_t i) {
     return tuple->kind == Val::Tuple && i < tuple->items.size() ? &tuple->items[i] : nullptr;
   }
@@ -313,12 +314,12 @@ class PickleCheck {
   void persistent() {
     V arg = pop();
     const V *kind = at(arg, 0), *dtype = at(arg, 1), *key = at(arg, 2), *numel = at(arg, 4);
-    if (!kind || (*kind)->kind != Val::Lit || (*kind)->lit.kind != JitLiteral::Str || (*kind)->lit.s != "storage")
+    if (!kind || !is_str(*kind) || (*kind)->lit.s != "storage")
       bad("a persistent id that is not a storage");
     if (!dtype || !is_int(*dtype) || (*dtype)->lit.i < 0 ||
         (*dtype)->lit.i >= static_cast<int64_t>(c10::ScalarType::NumOptions))
       bad("a storage of an unknown dtype");
-    if (!key || (*key)->kind != Val::Lit || (*key)->lit.kind != JitLiteral::Str || !numel || !is_int(*numel))
+    if (!key || !is_str(*key) || !numel || !is_int(*numel))
       bad("a storage with a malformed key or element count");
     auto type = static_cast<c10::ScalarType>((*dtype)->lit.i);
     if (type == c10::ScalarType::Undefined) bad("a storage of an unknown dtype");
