@@ -21,6 +21,9 @@
 #include <cstring>
 #include <unordered_map>
 
+// Storage bytes are written as they lie in memory, under byteorder "little".
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ctorch writes checkpoints little-endian only");
+
 namespace ctorch {
 namespace {
 
