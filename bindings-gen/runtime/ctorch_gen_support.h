@@ -1,13 +1,16 @@
 // Helpers used only by the generated operator wrappers (copied next to the
-// generated shards at build time). Everything version-sensitive about the
-// C++ spelling of ATen parameter types lives here, so the generator's output
-// stays the same across libtorch versions.
+// generated shards at build time). The C++ spelling of ATen parameter types
+// lives here, so the generator's output stays the same across libtorch
+// versions; where a spelling differs between versions, the helper calls the
+// named shim in shim/compat.h.
 #pragma once
 
 #include "internal.h"
 
 #include <ATen/core/ATen_fwd.h>
+#ifdef CTORCH_GEN_DIMNAME  // see dimname() below
 #include <ATen/core/Dimname.h>
+#endif
 #include <c10/core/SymIntArrayRef.h>
 #include <c10/util/OptionalArrayRef.h>
 
@@ -72,7 +75,7 @@ class ShapeGuard {
 
 inline at::IntArrayRef int_list(const int64_t *p, size_t n) { return at::IntArrayRef(p, n); }
 inline c10::SymIntArrayRef sym_int_list(const int64_t *p, size_t n) {
-  return c10::fromIntArrayRef(at::IntArrayRef(p, n));
+  return ctorch::compat::sym_int_array(at::IntArrayRef(p, n));
 }
 // int[]? / SymInt[]?: a NULL pointer is None.
 inline at::OptionalIntArrayRef opt_int_list(const int64_t *p, size_t n) {
@@ -81,7 +84,7 @@ inline at::OptionalIntArrayRef opt_int_list(const int64_t *p, size_t n) {
 }
 inline at::OptionalSymIntArrayRef opt_sym_int_list(const int64_t *p, size_t n) {
   if (!p) return c10::nullopt;
-  return c10::fromIntArrayRef(at::IntArrayRef(p, n));
+  return ctorch::compat::sym_int_array(at::IntArrayRef(p, n));
 }
 
 template <size_t N>
@@ -100,8 +103,13 @@ inline void require_str(const char *s, const char *arg) {
 }
 
 // Dimension names (named tensors) are passed as C strings.
+#ifdef CTORCH_GEN_DIMNAME
+// Named tensors: only while the yaml has Dimname arguments (1.13 does;
+// PyTorch dropped them from its schemas and headers by 2.15). generate.cmake
+// defines CTORCH_GEN_DIMNAME from the yaml itself.
 at::Dimname dimname(const char *s, const char *arg);
 std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char *arg);
+#endif
 
 c10::DeviceIndex device_index(int64_t v, const char *arg);
 
