@@ -564,6 +564,29 @@ CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt);
 CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path);
 /** Restores state written by ctorch_optimizer_save for an optimizer of the same kind and parameter shapes. */
 CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char *path);
+/**
+ * Writes the state in the format of Python's optimizer.state_dict(), as
+ * torch.save does ({'state': {index: {...}}, 'param_groups': [{options...,
+ * 'params': [index...]}]}), so that torch.optim.<Kind>(params)
+ * .load_state_dict(torch.load(path)) continues the run (PyTorch >= 1.13;
+ * loadable with weights_only=True). SGD, Adam and AdamW only (others:
+ * NOT_IMPLEMENTED). Parameters are numbered across the groups in order, as
+ * Python does. Atomic like ctorch_save. Errors: IO, NOT_IMPLEMENTED.
+ */
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, const char *path);
+/**
+ * Loads a state dict written by Python's torch.save(optimizer.state_dict())
+ * (PyTorch 1.13 or 2.x; 'step' a tensor or a number) or by
+ * ctorch_optimizer_save_state_dict into opt: group options (lr, betas, ...)
+ * and per-parameter state. The file's groups must match opt's in number and
+ * sizes, its parameter numbers map onto opt's parameters in order (Python's
+ * rule), state tensors must have their parameter's shape (cast to its dtype
+ * and device). On any error opt is left unchanged. Errors: IO; TYPE (not a
+ * state dict); VALUE (groups or shapes differ, another optimizer's state,
+ * corrupt file); NOT_IMPLEMENTED (maximize=True, Adam with
+ * decoupled_weight_decay=True, a kind other than SGD/Adam/AdamW).
+ */
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, const char *path);
 
 /* ---- learning-rate schedules ------------------------------------- */
 
