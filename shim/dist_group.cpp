@@ -70,7 +70,7 @@ void store_barrier_last_worker(c10d::Store &store, const std::string &key, int s
   store.add(key, 1);
   int64_t n = store.add(key, 0);
   const std::string last = key + ":last_worker";
-  if (n == size) store.set(last, {'1'});
+  if (n == size) store.set(last, std::vector<uint8_t>{'1'});
   try {
     store.wait({last}, timeout);
   } catch (const std::exception &e) {
