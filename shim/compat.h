@@ -14,6 +14,9 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/SymIntArrayRef.h>
 
+#include <cstdlib>
+#include <string>
+
 // The libtorch version we compile against. 1.13's <torch/version.h> defines
 // the macros itself; 2.x moved them to <torch/headeronly/version.h> and left a
 // forwarding header (2026-11-22).
@@ -45,7 +48,8 @@ inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 // c10d: in 1.13 ProcessGroupGloo *is* a c10d::ProcessGroup. From 2.0 it is a
 // c10d::Backend, and a ProcessGroup(store, rank, size) holds backends per
 // device type (the (store, rank, size, options) constructor went in 2.6).
-// Only dist.cpp includes the c10d headers, so it asks for this block.
+// Only the dist*.cpp files include the c10d headers (ProcessGroup, Store,
+// PrefixStore: see dist_internal.h), so they ask for this block.
 // (2026-11-22)
 #ifdef CTORCH_COMPAT_C10D
 constexpr bool kGlooIsBackend = CTORCH_TORCH_AT_LEAST(2, 0);
@@ -64,10 +68,45 @@ c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(const c10::intrusive_p
 #endif
 }
 
-// Python's init_process_group numbers a new group's collectives from 0 on
-// every rank: 1.13 does it with ProcessGroup::setSequenceNumberForGroup(); in
-// 2.x the call moved to the Backend and became a deprecated no-op (2.15), the
-// backend numbering its collectives itself. (2026-11-22)
+// How torch.distributed's init_process_group of this version lays a Gloo
+// group out in the store it is given: 1.13 gives the backend
+// PrefixStore("<n>") (keys "<n>/..."); 2.x gives it PrefixStore("cpu/") over
+// PrefixStore("<n>/") (keys "<n>//cpu//...", one PrefixStore per device
+// type). n = the groups the process made before. ctorch ranks must do the
+// same to meet Python ranks' Gloo keys. (1.13.1 and 2.15.0 checked on a
+// FileStore; 2.0 to 2.10 not checked; 2026-11-22)
+constexpr bool kGlooKeysPerDevice = CTORCH_TORCH_AT_LEAST(2, 0);
+inline c10::intrusive_ptr<c10d::Store> gloo_group_store(const c10::intrusive_ptr<c10d::Store> &store, int n) {
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  auto group = c10::make_intrusive<c10d::PrefixStore>(std::to_string(n) + "/", store);
+  return c10::make_intrusive<c10d::PrefixStore>("cpu/", group);
+#else
+  return c10::make_intrusive<c10d::PrefixStore>(std::to_string(n), store);
+#endif
+}
+
+// The store-based barrier init_process_group runs after making a group.
+// 1.13: always; every rank adds 1 to "store_based_barrier_key:<n+1>" and
+// polls the count. 2.x: only when TORCH_DIST_INIT_BARRIER=1 (off by
+// default since PyTorch 2.1); the key is "store_based_barrier_key:<n>" and
+// the rank that completes the count sets "<key>:last_worker", which the
+// others wait for. A C rank that waits where Python does not hangs the
+// group. (1.13.1 and 2.15.0 sources; 2.0 to 2.10 not checked; 2026-11-22)
+enum class InitBarrier { None, Count, LastWorker };
+inline InitBarrier init_barrier() {
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  const char *v = std::getenv("TORCH_DIST_INIT_BARRIER");  // Python reads int(os.getenv(..., "0"))
+  return v && std::strtol(v, nullptr, 10) == 1 ? InitBarrier::LastWorker : InitBarrier::None;
+#else
+  return InitBarrier::Count;
+#endif
+}
+
+// The group's sequence numbers. 1.13: init_process_group has rank 0 draw
+// the first number and share it through the store (SEQ_NUM_STORE_KEY),
+// which the others wait for. 2.15: numbers start at 0 on every rank and
+// setSequenceNumberForGroup is a deprecated no-op that warns; Python no
+// longer calls it. (2026-11-22)
 inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
 #if CTORCH_TORCH_AT_LEAST(2, 0)
   (void)pg;
@@ -75,6 +114,14 @@ inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
   pg.setSequenceNumberForGroup();
 #endif
 }
+
+// TCPStore's wire protocol: from 2.1 (PyTorch #107607, August 2023) a
+// client opens every connection with a VALIDATE query and a PING, which a
+// 1.x server does not know (it drops the connection) and without which a
+// 2.x server ignores the client (a 1.13 client then blocks for ever).
+// dist_wire.cpp tells the two servers apart. (1.13.1 and 2.15.0 measured;
+// 2026-11-22)
+constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
 #endif  // CTORCH_COMPAT_C10D
 
 }  // namespace compat
