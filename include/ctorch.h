@@ -1114,6 +1114,116 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root);
 
+/* ------------------------------------------------------------------ */
+/* Models in and out: tracing C code into TorchScript modules, and    */
+/* AOTInductor packages (.pt2). See docs/interop.md.                   */
+/* ------------------------------------------------------------------ */
+
+/**
+ * A trace: records the ops that C code runs on one thread into the forward
+ * method of a new TorchScript module, as torch.jit.trace does in Python.
+ *
+ *   ctorch_tracer_new(&tr, "LeNet5");
+ *   ctorch_tracer_add_parameter(tr, "conv1.weight", w);    (and every other one)
+ *   ctorch_tracer_begin(tr, &x, 1);                         (x: an example input)
+ *   ... any ctorch ops on x and the parameters, on this thread ...
+ *   ctorch_tracer_finish(&module, tr, &logits, 1);
+ *   ctorch_tracer_free(tr);
+ *
+ * The module's forward(x0, x1, ...) replays the recorded graph in one call;
+ * ctorch_module_save writes it for Python's torch.jit.load. Only the ops
+ * are recorded, with every other value fixed as it was during the trace:
+ * sizes, numbers and flags passed from C, branches and loops taken in C on
+ * tensor contents, and tensors that are neither inputs, parameters or
+ * buffers nor computed from them (they become constants). See "What a trace
+ * cannot capture" in docs/interop.md.
+ *
+ * Threads: between begin and finish the beginning thread is in tracing
+ * mode (libtorch's tracer state is thread-local): every op it runs is
+ * recorded, ops on other threads are not. Finish or abandon a trace on the
+ * thread that began it. Statuses common to the trace functions: a NULL
+ * handle or a call in the wrong phase (adding a parameter after begin,
+ * finishing before begin, beginning twice, ...) -> INVALID_ARGUMENT naming
+ * the phase; the calling thread is not the trace's, or is already tracing
+ * -> RUNTIME.
+ */
+typedef struct ctorch_tracer_s *ctorch_tracer;
+
+/**
+ * New, empty trace. name: the module's class name (an identifier; NULL =
+ * "Traced"), which Python shows as original_name. Free with ctorch_tracer_free.
+ */
+CTORCH_API ctorch_status ctorch_tracer_new(ctorch_tracer *out, const char *name);
+/**
+ * Adds a parameter before ctorch_tracer_begin. name is its state_dict name:
+ * identifiers joined by dots ("fc1.weight" makes a submodule fc1), not a
+ * Python keyword, self, training, forward or a __dunder__ name
+ * (INVALID_ARGUMENT). The same name twice, a name that is a prefix of
+ * another, or the same tensor twice -> INVALID_ARGUMENT. tensor is borrowed;
+ * the trace and then the module keep their own reference to it: the
+ * module's parameter IS this tensor (an optimizer over it trains the module).
+ */
+CTORCH_API ctorch_status ctorch_tracer_add_parameter(ctorch_tracer trace, const char *name, ctorch_tensor tensor);
+/** Adds a buffer (e.g. "bn.running_mean"); as ctorch_tracer_add_parameter. */
+CTORCH_API ctorch_status ctorch_tracer_add_buffer(ctorch_tracer trace, const char *name, ctorch_tensor tensor);
+/**
+ * Starts recording on the calling thread. inputs: n_inputs borrowed example
+ * tensors (may be NULL when n_inputs is 0), the forward's arguments x0, x1,
+ * ... in order; the trace keeps a reference to each until it ends. Ops must
+ * then be run on these very handles (or tensors computed from them).
+ * Errors: a NULL element, the same tensor twice, or an input that is also a
+ * parameter or buffer -> INVALID_ARGUMENT (the tracer tells tensors apart by
+ * identity: pass a clone); the thread is already tracing (this or another
+ * trace, or Python's torch.jit.trace) -> RUNTIME. On failure nothing is
+ * recording and the trace may be begun again.
+ */
+CTORCH_API ctorch_status ctorch_tracer_begin(ctorch_tracer trace, const ctorch_tensor *inputs, size_t n_inputs);
+/**
+ * Stops recording and returns the NEW module (free with ctorch_module_free)
+ * whose forward returns outputs[0] when n_outputs is 1, else the tuple of
+ * the n_outputs tensors (borrowed). Checked before anything changes, leaving
+ * the trace recording: n_outputs 0 or a NULL element -> INVALID_ARGUMENT; an
+ * output that no op of the trace computed and that is not an input,
+ * parameter or buffer -> INVALID_ARGUMENT. An op that failed during the
+ * trace (any status) stopped libtorch's tracer on this thread: finishing
+ * then gives RUNTIME and the trace is abandoned (trace again). A failure
+ * while building the method also abandons it. The trace is not freed.
+ */
+CTORCH_API ctorch_status ctorch_tracer_finish(ctorch_module *out, ctorch_tracer trace, const ctorch_tensor *outputs,
+                                             size_t n_outputs);
+/**
+ * As ctorch_tracer_finish with a structured output (borrowed): a TENSOR value
+ * or a (nested) TUPLE of them. Any other kind anywhere in it (int, list,
+ * dict, ...) -> TYPE, leaving the trace recording.
+ */
+CTORCH_API ctorch_status ctorch_tracer_finish_value(ctorch_module *out, ctorch_tracer trace, ctorch_value output);
+/**
+ * Stops recording without making a module (OK in any phase; a finished trace
+ * stays finished). A trace recording on another thread -> RUNTIME.
+ */
+CTORCH_API ctorch_status ctorch_tracer_abandon(ctorch_tracer trace);
+/**
+ * Frees a trace in any phase. NULL-safe; returns nothing. A trace still
+ * recording is abandoned first when freed on its thread; freed on another
+ * thread, its thread goes on recording (into a graph nobody reads) until it
+ * next calls ctorch_tracer_begin or ctorch_tracer_active, which clear it.
+ */
+CTORCH_API void ctorch_tracer_free(ctorch_tracer trace);
+/** 1 if the calling thread is recording a trace (a ctorch trace or Python's torch.jit.trace), else 0. */
+CTORCH_API ctorch_status ctorch_tracer_active(int *out);
+/**
+ * Writes the module as torch.jit.save does (a zip archive that Python's
+ * torch.jit.load and ctorch_module_load read), replacing path. Cannot open
+ * or write the file -> IO.
+ */
+CTORCH_API ctorch_status ctorch_module_save(ctorch_module m, const char *path);
+/**
+ * New NUL-terminated text of a method's TorchScript graph (as graph.str() in
+ * Python; free with ctorch_string_free): the ops a trace recorded, for one.
+ * No such method -> INDEX.
+ */
+CTORCH_API ctorch_status ctorch_module_graph_str(char **out, ctorch_module m, const char *method);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
