@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """LeNet-5 on Fashion-MNIST in Python PyTorch: the twin of examples/lenet5.c.
 
 Same network, initialisation (PyTorch's layer defaults drawn in the same
