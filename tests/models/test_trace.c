@@ -154,10 +154,10 @@ static ctorch_tensor lenet_ops(ctorch_tensor *p, ctorch_tensor x) {
 START_TEST(lenet_saved_runs_in_python) {
   ctorch_tensor p[NPARAMS], x4 = randn4(4, 1, 28, 28), x3 = randn4(3, 1, 28, 28), y4, y3, got = NULL;
   ctorch_module m, back = NULL;
-  const char *py = getenv("CTORCH_PYTHON"), *src = getenv("CTORCH_SOURCE_DIR");
+  const char *py = getenv("CTORCH_TORCH_PYTHON"), *src = getenv("CTORCH_SOURCE_DIR");
   char dir[] = "/tmp/ctorch-trace-XXXXXX", cmd[8192], keys[512] = "";
   int i, rc;
-  ck_assert_msg(py && src, "CTORCH_PYTHON and CTORCH_SOURCE_DIR must be set (run under ctest)");
+  ck_assert_msg(py && src, "CTORCH_TORCH_PYTHON and CTORCH_SOURCE_DIR must be set (run under ctest)");
   ck_assert_ptr_nonnull(mkdtemp(dir));
   make_model(p);
   m = trace_lenet(p, x4);
@@ -603,10 +603,14 @@ END_TEST
 
 static Suite *make_suite(void) {
   Suite *s = suite_create("trace");
-  TCase *tc = tcase_create("trace");
+  TCase *tc = tcase_create("trace"), *py = tcase_create("python");
   tcase_set_timeout(tc, 300);
+  tcase_set_timeout(py, 300);
+  /* its own ctest test (test_trace_python), skipped where no matching Python is configured */
+  tcase_set_tags(py, "python");
+  tcase_add_test(py, lenet_saved_runs_in_python);
+  suite_add_tcase(s, py);
   tcase_add_test(tc, replay_equals_ops);
-  tcase_add_test(tc, lenet_saved_runs_in_python);
   tcase_add_test(tc, training_through_module);
   tcase_add_test(tc, several_outputs_and_buffers);
   tcase_add_test(tc, argument_and_phase_errors);
