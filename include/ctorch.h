@@ -1224,6 +1224,76 @@ CTORCH_API ctorch_status ctorch_module_save(ctorch_module m, const char *path);
  */
 CTORCH_API ctorch_status ctorch_module_graph_str(char **out, ctorch_module m, const char *method);
 
+/**
+ * An AOTInductor package: a .pt2 file written by
+ * torch._inductor.aoti_compile_and_package(torch.export.export(model, args)),
+ * loaded with libtorch's AOTIModelPackageLoader and run from C. Needs
+ * libtorch 2.6 or newer: against an older libtorch (Debian's 1.13) every
+ * ctorch_aoti_* function but ctorch_aoti_available returns
+ * CTORCH_NOT_IMPLEMENTED, saying so. Use a package made by the same PyTorch
+ * version as the libtorch, for this machine's CPU (or a device it has).
+ *
+ * A package holds compiled code (a shared library the loader dlopens):
+ * load trusted files only. ctorch checks each file before libtorch reads it
+ * and refuses (CTORCH_VALUE) what the loader mishandles: not a zip, entries
+ * whose names escape the extraction directory, corrupt contents (CRC), no or
+ * several libraries for the model, a library for another machine, missing
+ * metadata. Packages with C++ sources and no library (package_cpp_only)
+ * would make libtorch run a compiler command read from the package:
+ * refused with CTORCH_NOT_IMPLEMENTED.
+ *
+ * Loading sets AOTI_RUNTIME_CHECK_INPUTS=1 in the process environment unless
+ * it is already set: AOTInductor then checks every run's inputs (dtype,
+ * sizes, strides, device) against the export and fails the run instead of
+ * reading out of bounds. Set it to 0 before the first load to skip the
+ * checks at your own risk.
+ */
+typedef struct ctorch_aoti_package_s *ctorch_aoti_package;
+
+/** 1 if this ctorch can load AOTInductor packages (libtorch >= 2.6), else 0. Never NOT_IMPLEMENTED. */
+CTORCH_API ctorch_status ctorch_aoti_available(int *out);
+/**
+ * Loads model model_name (NULL = "model", the default of
+ * aoti_compile_and_package) from the package at path. *out is NEW: free it
+ * with ctorch_aoti_package_free. Missing or unreadable file -> IO; not a
+ * loadable package (see above), a model name not in the package, or a
+ * library libtorch cannot load (the reason is in the message) -> VALUE;
+ * a package without a compiled library -> NOT_IMPLEMENTED. A failed load
+ * leaves no temporary files behind. Loads are serialised process-wide;
+ * runs are not.
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_load(ctorch_aoti_package *out, const char *path, const char *model_name);
+/** Frees a loaded package (and its extracted files). NULL-safe; returns nothing. Its outputs stay valid. */
+CTORCH_API void ctorch_aoti_package_free(ctorch_aoti_package package);
+/**
+ * Runs the model: inputs are the n_inputs borrowed tensors of the exported
+ * call's flattened arguments, in order (may be NULL when n_inputs is 0);
+ * *out is a NEW list of its flattened outputs (free with
+ * ctorch_tensor_list_free). No autograd graph is recorded. Wrong number,
+ * dtype, shape, stride or device of inputs, or a failure inside the model
+ * -> RUNTIME (AOTInductor prints the detail on stderr). A NULL element ->
+ * INVALID_ARGUMENT. May be called from several threads at once (runs are
+ * queued on the model).
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_run(ctorch_tensor_list *out, ctorch_aoti_package package,
+                                                 const ctorch_tensor *inputs, size_t n_inputs);
+/** Number of entries in the package's metadata (AOTI_DEVICE_KEY, AOTI_PLATFORM, ..., and the user's aot_inductor.metadata). */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_size(size_t *out, ctorch_aoti_package package);
+/** Entry i of the metadata in key order: *key and *value are borrowed, valid while package lives. i out of range -> INDEX. */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_entry(const char **key, const char **value,
+                                                            ctorch_aoti_package package, size_t i);
+/** Borrowed value of metadata key (valid while package lives); no such key -> INDEX. */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_find(const char **value, ctorch_aoti_package package,
+                                                           const char *key);
+/**
+ * Borrowed pytree specs (JSON text, torch.utils._pytree format) of the
+ * exported call's inputs and outputs, valid while package lives: how the
+ * flat tensor arrays of ctorch_aoti_package_run map onto the model's
+ * arguments and results.
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, const char **out_spec,
+                                                       ctorch_aoti_package package);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
