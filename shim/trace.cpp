@@ -167,6 +167,9 @@ void require_recording_here(ctorch_tracer_s &t) {
 torch::jit::Module build_module(const ctorch_tracer_s &t) {
   auto cu = std::make_shared<torch::jit::CompilationUnit>();
   torch::jit::Module root(c10::QualifiedName("__torch__", t.name), cu);
+  // Every nn.Module has `training` (Module::train() and Python's .eval() set
+  // it); torch.jit.trace's modules have it first.
+  root.register_attribute("training", c10::BoolType::get(), true);
   for (const auto &a : t.attrs) {
     std::vector<std::string> parts = split_name(a.name, "name");
     torch::jit::Module m = root;
@@ -177,6 +180,7 @@ torch::jit::Module build_module(const ctorch_tracer_s &t) {
         m = torch::jit::Module(sub.toObject());
       } else {
         torch::jit::Module child(c10::QualifiedName("__torch__", path), cu, /*shouldMangle=*/true);
+        child.register_attribute("training", c10::BoolType::get(), true);
         m.register_module(parts[i], child);
         m = child;
       }

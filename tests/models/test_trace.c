@@ -89,6 +89,12 @@ START_TEST(replay_equals_ops) {
   ck_assert_int_eq(active, 0);
   ck_assert(graph_has(m, "aten::linear"));
   ck_assert(graph_has(m, "aten::relu"));
+  /* an nn.Module's training flag, on the module and its submodule */
+  CT_OK(ctorch_module_is_training(&active, m));
+  ck_assert_int_eq(active, 1);
+  CT_OK(ctorch_module_eval(m));
+  CT_OK(ctorch_module_is_training(&active, m));
+  ck_assert_int_eq(active, 0);
   /* another batch size than the example's: the graph is not specialised to it */
   want = mlp(x2, w, b);
   CT_OK(ctorch_module_forward_tensors(&got, m, &x2, 1));

@@ -26,6 +26,9 @@ def main():
     got_keys = list(m.state_dict().keys())
     if got_keys != keys.split(","):
         sys.exit(f"state_dict keys {got_keys}, wanted {keys}")
+    m.eval()  # the traced module has nn.Module's training flag, submodules included
+    if m.training or any(sub.training for sub in m.modules()):
+        sys.exit("eval() left a module training")
     worst = 0.0
     for case in sys.argv[4:]:
         x_spec, y_spec = case.split("=")
