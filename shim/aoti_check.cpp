@@ -129,7 +129,13 @@ void verify_contents(const unsigned char *d, size_t size, const Entry &en, unsig
   if (en.method != 0 && en.method != 8) bad("entry '" + en.name + "' uses zip method " + std::to_string(en.method));
   if (en.offset > size || size - en.offset < 30 || le(d + en.offset, 4) != 0x04034b50)
     bad("entry '" + en.name + "' has no valid local header");
-  uint64_t start = en.offset + 30 + le(d + en.offset + 26, 2) + le(d + en.offset + 28, 2);
+  uint64_t lname = le(d + en.offset + 26, 2);
+  uint64_t start = en.offset + 30 + lname + le(d + en.offset + 28, 2);
+  // The local header repeats the name: a different one means a damaged
+  // header (miniz reads the directory's and does not compare).
+  if (lname != en.name.size() || size - en.offset - 30 < lname ||
+      en.name.compare(0, std::string::npos, reinterpret_cast<const char *>(d + en.offset + 30), lname) != 0)
+    bad("entry '" + en.name + "' has another name in its local header (the file is damaged)");
   if (start > size || en.csize > size - start) bad("entry '" + en.name + "' lies beyond the end of the file");
   const unsigned char *src = d + start;
   uLong crc = crc32(0L, Z_NULL, 0);
