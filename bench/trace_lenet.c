@@ -4,7 +4,8 @@
  *
  * Usage: trace_lenet BATCH ITERS [THREADS]
  * Prints, in microseconds per iteration (median over 7 rounds, the two ways
- * interleaved round by round so that machine noise hits both alike):
+ * interleaved round by round so that machine noise hits both alike; wall
+ * clock, and the calling thread's CPU time, steadier on a shared machine):
  *   forward_ops forward_traced     inference-mode forward
  *   train_ops   train_traced       zero_grad, forward, cross-entropy,
  *                                  backward, AdamW step
@@ -60,10 +61,19 @@ static void train(int traced, ctorch_module m, ctorch_tensor *p, ctorch_optimize
   }
 }
 
+/* CPU time of the calling thread: with one intra-op thread every op runs on
+ * it, and on a machine shared with other jobs this is far steadier than the
+ * wall clock (which is printed too). */
+static double thread_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* Median microseconds per iteration of each way over ROUNDS interleaved rounds. */
 static void measure(const char *name, int is_train, ctorch_module m, ctorch_tensor *p, ctorch_optimizer opt,
                     ctorch_tensor x, ctorch_tensor y, long iters) {
-  double t[2][ROUNDS], t0;
+  double t[2][ROUNDS], c[2][ROUNDS], t0, c0;
   long per = iters / ROUNDS > 0 ? iters / ROUNDS : 1;
   int r, way;
   for (way = 0; way < 2; ++way) { /* warm-up: the executor profiles, then optimises */
@@ -73,12 +83,15 @@ static void measure(const char *name, int is_train, ctorch_module m, ctorch_tens
   for (r = 0; r < ROUNDS; ++r) {
     for (way = 0; way < 2; ++way) {
       t0 = bench_now();
+      c0 = thread_cpu_now();
       if (is_train) train(way, m, p, opt, x, y, per);
       else infer(way, m, p, x, per);
+      c[way][r] = (thread_cpu_now() - c0) * 1e6 / (double)per;
       t[way][r] = (bench_now() - t0) * 1e6 / (double)per;
     }
   }
-  printf("%s_ops %.1f\n%s_traced %.1f\n", name, bench_median(t[0], ROUNDS), name, bench_median(t[1], ROUNDS));
+  printf("%s_ops wall %.1f cpu %.1f\n", name, bench_median(t[0], ROUNDS), bench_median(c[0], ROUNDS));
+  printf("%s_traced wall %.1f cpu %.1f\n", name, bench_median(t[1], ROUNDS), bench_median(c[1], ROUNDS));
 }
 
 int main(int argc, char **argv) {

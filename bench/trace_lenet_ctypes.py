@@ -7,7 +7,7 @@ call. Needs no torch, only libctorch.
     trace_lenet_ctypes.py LIBCTORCH [BATCH] [ITERS]
 
 Prints microseconds per forward each way (median of 7 interleaved rounds,
-inference mode, 1 intra-op thread)."""
+inference mode, 1 intra-op thread; wall clock and the thread's CPU time)."""
 import ctypes as C
 import statistics
 import sys
@@ -90,19 +90,22 @@ def main():
     scope = T()
     call("ctorch_autograd_scope_enter", C.byref(scope), C.c_int32(2))  # inference mode
     rounds = {"ops": [], "traced": []}
+    cpu = {"ops": [], "traced": []}
     per = max(1, iters // 7)
     for f in (forward, traced):  # warm-up (the executor profiles first)
         for _ in range(10):
             lib.ctorch_tensor_free(f(x))
     for _ in range(7):
         for name, f in (("ops", forward), ("traced", traced)):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             for _ in range(per):
                 lib.ctorch_tensor_free(f(x))
+            cpu[name].append((time.thread_time() - c0) * 1e6 / per)
             rounds[name].append((time.perf_counter() - t0) * 1e6 / per)
     call("ctorch_autograd_scope_leave", scope)
-    print(f"python_ctypes batch {batch}: forward_ops {statistics.median(rounds['ops']):.1f} "
-          f"forward_traced {statistics.median(rounds['traced']):.1f}")
+    med = statistics.median
+    print(f"python_ctypes batch {batch}: forward_ops wall {med(rounds['ops']):.1f} cpu {med(cpu['ops']):.1f}, "
+          f"forward_traced wall {med(rounds['traced']):.1f} cpu {med(cpu['traced']):.1f}")
 
 
 main()

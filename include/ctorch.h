@@ -1124,8 +1124,8 @@ CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group p
  * method of a new TorchScript module, as torch.jit.trace does in Python.
  *
  *   ctorch_tracer_new(&tr, "LeNet5");
- *   ctorch_tracer_add_parameter(tr, "conv1.weight", w);    (and every other one)
- *   ctorch_tracer_begin(tr, &x, 1);                         (x: an example input)
+ *   ctorch_tracer_add_parameter(tr, "conv1.weight", w);   (and every other one)
+ *   ctorch_tracer_begin(tr, &x, 1);                        (x: an example input)
  *   ... any ctorch ops on x and the parameters, on this thread ...
  *   ctorch_tracer_finish(&module, tr, &logits, 1);
  *   ctorch_tracer_free(tr);
