@@ -1137,6 +1137,186 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root);
 
+/* ------------------------------------------------------------------ */
+/* Models in and out: tracing C code into TorchScript modules, and    */
+/* AOTInductor packages (.pt2). See docs/interop.md.                   */
+/* ------------------------------------------------------------------ */
+
+/**
+ * A trace: records the ops that C code runs on one thread into the forward
+ * method of a new TorchScript module, as torch.jit.trace does in Python.
+ *
+ *   ctorch_tracer_new(&tr, "LeNet5");
+ *   ctorch_tracer_add_parameter(tr, "conv1.weight", w);   (and every other one)
+ *   ctorch_tracer_begin(tr, &x, 1);                        (x: an example input)
+ *   ... any ctorch ops on x and the parameters, on this thread ...
+ *   ctorch_tracer_finish(&module, tr, &logits, 1);
+ *   ctorch_tracer_free(tr);
+ *
+ * The module's forward(x0, x1, ...) replays the recorded graph in one call;
+ * ctorch_module_save writes it for Python's torch.jit.load. Only the ops
+ * are recorded, with every other value fixed as it was during the trace:
+ * sizes, numbers and flags passed from C, branches and loops taken in C on
+ * tensor contents, and tensors that are neither inputs, parameters or
+ * buffers nor computed from them (they become constants). See "What a trace
+ * cannot capture" in docs/interop.md.
+ *
+ * Threads: between begin and finish the beginning thread is in tracing
+ * mode (libtorch's tracer state is thread-local): every op it runs is
+ * recorded, ops on other threads are not. Finish or abandon a trace on the
+ * thread that began it. Statuses common to the trace functions: a NULL
+ * handle or a call in the wrong phase (adding a parameter after begin,
+ * finishing before begin, beginning twice, ...) -> INVALID_ARGUMENT naming
+ * the phase; the calling thread is not the trace's, or is already tracing
+ * -> RUNTIME.
+ */
+typedef struct ctorch_tracer_s *ctorch_tracer;
+
+/**
+ * New, empty trace. name: the module's class name (an identifier; NULL =
+ * "Traced"), which Python shows as original_name. Free with ctorch_tracer_free.
+ */
+CTORCH_API ctorch_status ctorch_tracer_new(ctorch_tracer *out, const char *name);
+/**
+ * Adds a parameter before ctorch_tracer_begin. name is its state_dict name:
+ * identifiers joined by dots ("fc1.weight" makes a submodule fc1), not a
+ * Python keyword, self, training, forward or a __dunder__ name
+ * (INVALID_ARGUMENT). The same name twice, a name that is a prefix of
+ * another, or the same tensor twice -> INVALID_ARGUMENT. tensor is borrowed;
+ * the trace and then the module keep their own reference to it: the
+ * module's parameter IS this tensor (an optimizer over it trains the module).
+ */
+CTORCH_API ctorch_status ctorch_tracer_add_parameter(ctorch_tracer trace, const char *name, ctorch_tensor tensor);
+/** Adds a buffer (e.g. "bn.running_mean"); as ctorch_tracer_add_parameter. */
+CTORCH_API ctorch_status ctorch_tracer_add_buffer(ctorch_tracer trace, const char *name, ctorch_tensor tensor);
+/**
+ * Starts recording on the calling thread. inputs: n_inputs borrowed example
+ * tensors (may be NULL when n_inputs is 0), the forward's arguments x0, x1,
+ * ... in order; the trace keeps a reference to each until it ends. Ops must
+ * then be run on these very handles (or tensors computed from them).
+ * Errors: a NULL element, the same tensor twice, or an input that is also a
+ * parameter or buffer -> INVALID_ARGUMENT (the tracer tells tensors apart by
+ * identity: pass a clone); the thread is already tracing (this or another
+ * trace, or Python's torch.jit.trace) -> RUNTIME. On failure nothing is
+ * recording and the trace may be begun again.
+ */
+CTORCH_API ctorch_status ctorch_tracer_begin(ctorch_tracer trace, const ctorch_tensor *inputs, size_t n_inputs);
+/**
+ * Stops recording and returns the NEW module (free with ctorch_module_free)
+ * whose forward returns outputs[0] when n_outputs is 1, else the tuple of
+ * the n_outputs tensors (borrowed). Checked before anything changes, leaving
+ * the trace recording: n_outputs 0 or a NULL element -> INVALID_ARGUMENT; an
+ * output that no op of the trace computed and that is not an input,
+ * parameter or buffer -> INVALID_ARGUMENT. An op that failed during the
+ * trace (any status) stopped libtorch's tracer on this thread: finishing
+ * then gives RUNTIME and the trace is abandoned (trace again). A failure
+ * while building the method also abandons it. The trace is not freed.
+ */
+CTORCH_API ctorch_status ctorch_tracer_finish(ctorch_module *out, ctorch_tracer trace, const ctorch_tensor *outputs,
+                                             size_t n_outputs);
+/**
+ * As ctorch_tracer_finish with a structured output (borrowed): a TENSOR value
+ * or a (nested) TUPLE of them. Any other kind anywhere in it (int, list,
+ * dict, ...) -> TYPE, leaving the trace recording.
+ */
+CTORCH_API ctorch_status ctorch_tracer_finish_value(ctorch_module *out, ctorch_tracer trace, ctorch_value output);
+/**
+ * Stops recording without making a module (OK in any phase; a finished trace
+ * stays finished). A trace recording on another thread -> RUNTIME.
+ */
+CTORCH_API ctorch_status ctorch_tracer_abandon(ctorch_tracer trace);
+/**
+ * Frees a trace in any phase. NULL-safe; returns nothing. A trace still
+ * recording is abandoned first when freed on its thread; freed on another
+ * thread, its thread goes on recording (into a graph nobody reads) until it
+ * next calls ctorch_tracer_begin or ctorch_tracer_active, which clear it.
+ */
+CTORCH_API void ctorch_tracer_free(ctorch_tracer trace);
+/** 1 if the calling thread is recording a trace (a ctorch trace or Python's torch.jit.trace), else 0. */
+CTORCH_API ctorch_status ctorch_tracer_active(int *out);
+/**
+ * Writes the module as torch.jit.save does (a zip archive that Python's
+ * torch.jit.load and ctorch_module_load read), replacing path. Cannot open
+ * or write the file -> IO.
+ */
+CTORCH_API ctorch_status ctorch_module_save(ctorch_module m, const char *path);
+/**
+ * New NUL-terminated text of a method's TorchScript graph (as graph.str() in
+ * Python; free with ctorch_string_free): the ops a trace recorded, for one.
+ * No such method -> INDEX.
+ */
+CTORCH_API ctorch_status ctorch_module_graph_str(char **out, ctorch_module m, const char *method);
+
+/**
+ * An AOTInductor package: a .pt2 file written by
+ * torch._inductor.aoti_compile_and_package(torch.export.export(model, args)),
+ * loaded with libtorch's AOTIModelPackageLoader and run from C. Needs
+ * libtorch 2.6 or newer: against an older libtorch (Debian's 1.13) every
+ * ctorch_aoti_* function but ctorch_aoti_available returns
+ * CTORCH_NOT_IMPLEMENTED, saying so. Use a package made by the same PyTorch
+ * version as the libtorch, for this machine's CPU (or a device it has).
+ *
+ * A package holds compiled code (a shared library the loader dlopens):
+ * load trusted files only. ctorch checks each file before libtorch reads it
+ * and refuses (CTORCH_VALUE) what the loader mishandles: not a zip, entries
+ * whose names escape the extraction directory, corrupt contents (CRC), no or
+ * several libraries for the model, a library for another machine, missing
+ * metadata. Packages with C++ sources and no library (package_cpp_only)
+ * would make libtorch run a compiler command read from the package:
+ * refused with CTORCH_NOT_IMPLEMENTED.
+ *
+ * Loading sets AOTI_RUNTIME_CHECK_INPUTS=1 in the process environment unless
+ * it is already set: AOTInductor then checks every run's inputs (dtype,
+ * sizes, strides, device) against the export and fails the run instead of
+ * reading out of bounds. Set it to 0 before the first load to skip the
+ * checks at your own risk.
+ */
+typedef struct ctorch_aoti_package_s *ctorch_aoti_package;
+
+/** 1 if this ctorch can load AOTInductor packages (libtorch >= 2.6), else 0. Never NOT_IMPLEMENTED. */
+CTORCH_API ctorch_status ctorch_aoti_available(int *out);
+/**
+ * Loads model model_name (NULL = "model", the default of
+ * aoti_compile_and_package) from the package at path. *out is NEW: free it
+ * with ctorch_aoti_package_free. Missing or unreadable file -> IO; not a
+ * loadable package (see above), a model name not in the package, or a
+ * library libtorch cannot load (the reason is in the message) -> VALUE;
+ * a package without a compiled library -> NOT_IMPLEMENTED. A failed load
+ * leaves no temporary files behind. Loads are serialised process-wide;
+ * runs are not.
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_load(ctorch_aoti_package *out, const char *path, const char *model_name);
+/** Frees a loaded package (and its extracted files). NULL-safe; returns nothing. Its outputs stay valid. */
+CTORCH_API void ctorch_aoti_package_free(ctorch_aoti_package package);
+/**
+ * Runs the model: inputs are the n_inputs borrowed tensors of the exported
+ * call's flattened arguments, in order (may be NULL when n_inputs is 0);
+ * *out is a NEW list of its flattened outputs (free with
+ * ctorch_tensor_list_free). No autograd graph is recorded. Wrong number,
+ * dtype, shape, stride or device of inputs, or a failure inside the model
+ * -> RUNTIME (AOTInductor prints the detail on stderr). A NULL element ->
+ * INVALID_ARGUMENT. May be called from several threads at once (runs are
+ * queued on the model).
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_run(ctorch_tensor_list *out, ctorch_aoti_package package,
+                                                 const ctorch_tensor *inputs, size_t n_inputs);
+/** Number of entries in the package's metadata (AOTI_DEVICE_KEY, AOTI_PLATFORM, ..., and the user's aot_inductor.metadata). */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_size(size_t *out, ctorch_aoti_package package);
+/** Entry i of the metadata in key order: *key and *value are borrowed, valid while package lives. i out of range -> INDEX. */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_entry(const char **key, const char **value,
+                                                            ctorch_aoti_package package, size_t i);
+/** Borrowed value of metadata key (valid while package lives); no such key -> INDEX. */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_find(const char **value, ctorch_aoti_package package,
+                                                           const char *key);
+/**
+ * Borrowed pytree specs (JSON text, torch.utils._pytree format) of the
+ * exported call's inputs and outputs, valid while package lives: how the
+ * flat tensor arrays of ctorch_aoti_package_run map onto the model's
+ * arguments and results.
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, const char **out_spec,
+                                                       ctorch_aoti_package package);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -124,5 +124,13 @@ inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
 constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
 #endif  // CTORCH_COMPAT_C10D
 
+// AOTInductor model packages (.pt2, torch._inductor.aoti_compile_and_package):
+// libtorch's loader torch::inductor::AOTIModelPackageLoader and its header
+// <torch/csrc/inductor/aoti_package/model_package_loader.h> exist from 2.6;
+// 1.13 has no AOTInductor. aoti.cpp compiles its loader half only where this
+// is 1; elsewhere every ctorch_aoti_* call returns CTORCH_NOT_IMPLEMENTED, so
+// the exported symbols are the same on every libtorch. (2026-11-22)
+#define CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER CTORCH_TORCH_AT_LEAST(2, 6)
+
 }  // namespace compat
 }  // namespace ctorch
