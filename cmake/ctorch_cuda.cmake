@@ -13,7 +13,18 @@
 
 set(CTORCH_WITH_CUDA OFF)
 set(CTORCH_WITH_NCCL OFF)
-if(TARGET torch_cuda)
+# A pip wheel used without a CUDA toolkit (cmake/ctorch_torch.cmake sets
+# CTORCH_CUDA_INCLUDE_DIR then) ships cuda_runtime_api.h but not the
+# crt/host_defines.h it includes: that comes in the package nvidia-cuda-crt.
+# Without it the backend cannot compile; build without it rather than fail.
+set(_ctorch_cuda_headers_ok ON)
+if(TARGET torch_cuda AND CTORCH_CUDA_INCLUDE_DIR AND NOT EXISTS "${CTORCH_CUDA_INCLUDE_DIR}/crt/host_defines.h")
+  set(_ctorch_cuda_headers_ok OFF)
+  message(WARNING "ctorch: ${CTORCH_CUDA_INCLUDE_DIR} lacks crt/host_defines.h: the CUDA backend (memory stats, "
+    "device properties, CUDA graphs, NCCL) is left out and returns CTORCH_NOT_IMPLEMENTED. Install the headers "
+    "into the torch environment: pip install nvidia-cuda-crt==<the version of nvidia-cuda-runtime>")
+endif()
+if(TARGET torch_cuda AND _ctorch_cuda_headers_ok)
   set(CTORCH_WITH_CUDA ON)
   set(_ctorch_cuda_src ${CMAKE_CURRENT_SOURCE_DIR}/shim/cuda_backend/with_cuda.cpp)
   # c10/cuda/CUDAEvent.h uses std::hardware_destructive_interference_size,

@@ -78,10 +78,11 @@ at::Generator new_generator(const c10::Device &dev, uint64_t seed) {
 }
 
 std::string nccl_unavailable_reason() {
-  if (!cuda_backend::compiled()) return "this ctorch was built against a libtorch without CUDA";
+  if (cuda_device_count() == 0) return cuda_absence_reason();
+  if (!cuda_backend::compiled())
+    return "this ctorch was built without its CUDA backend (incomplete CUDA headers: see cmake/ctorch_cuda.cmake)";
   if (!cuda_backend::nccl_compiled())
     return "this ctorch was built without nccl.h (configure with CTORCH_NCCL_INCLUDE_DIR)";
-  if (cuda_device_count() == 0) return cuda_absence_reason();
   return "";
 }
 

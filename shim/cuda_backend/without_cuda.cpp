@@ -1,5 +1,6 @@
 // The CUDA backend of a ctorch built against a libtorch without CUDA
-// (Debian's 1.13.1, CPU-only wheels): every function fails with
+// (Debian's 1.13.1, CPU-only wheels), or without the CUDA headers it needs
+// (cmake/ctorch_cuda.cmake): every function fails with
 // CTORCH_NOT_IMPLEMENTED. The public entry points usually refuse earlier
 // (no CUDA device), naming the device; this is the backstop. See
 // cuda_backend.h.
@@ -10,7 +11,8 @@ namespace cuda_backend {
 
 namespace {
 [[noreturn]] void absent(const char *what) {
-  fail(CTORCH_NOT_IMPLEMENTED, std::string(what) + " needs cuda: this ctorch was built against a libtorch without CUDA");
+  fail(CTORCH_NOT_IMPLEMENTED, std::string(what) + " needs ctorch's CUDA backend, which this build lacks (a libtorch "
+       "without CUDA, or incomplete CUDA headers: see cmake/ctorch_cuda.cmake)");
 }
 }  // namespace
 
