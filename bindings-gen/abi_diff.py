@@ -97,9 +97,13 @@ def main(argv=None) -> int:
     ap.add_argument("new")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--counts", action="store_true", help="print 'added removed changed schema_only' only")
+    ap.add_argument("--labels", nargs=2, metavar=("OLD", "NEW"),
+                    help="names for the two versions (default: each file's torch_version)")
     a = ap.parse_args(argv)
     old_v, old = load(a.old)
     new_v, new = load(a.new)
+    if a.labels:
+        old_v, new_v = a.labels
     if a.counts:
         print(*map(len, diff(old, new)))
     else:

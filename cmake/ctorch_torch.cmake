@@ -24,7 +24,7 @@ set(CTORCH_TORCH "" CACHE STRING
 # Runs `python -c code`; sets out_var to stdout, empty on failure.
 function(_ctorch_py out_var python code)
   execute_process(COMMAND ${python} -c "${code}" OUTPUT_VARIABLE _out ERROR_QUIET
-    RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE TIMEOUT 120)
+    RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE TIMEOUT 600)
   if(NOT _rc EQUAL 0)
     set(_out "")
   endif()

@@ -63,6 +63,18 @@ c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(const c10::intrusive_p
   return gloo;
 #endif
 }
+
+// Python's init_process_group numbers a new group's collectives from 0 on
+// every rank: 1.13 does it with ProcessGroup::setSequenceNumberForGroup(); in
+// 2.x the call moved to the Backend and became a deprecated no-op (2.15), the
+// backend numbering its collectives itself. (2026-11-22)
+inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  (void)pg;
+#else
+  pg.setSequenceNumberForGroup();
+#endif
+}
 #endif  // CTORCH_COMPAT_C10D
 
 }  // namespace compat

@@ -402,7 +402,7 @@ ctorch_process_group new_group(const c10::intrusive_ptr<c10d::Store> &store, boo
   auto pg = nccl ? ctorch::cuda_backend::nccl_process_group(prefixed, rank, size, timeout)
                  : make_gloo(prefixed, loopback, rank, size, timeout);
   store_barrier(*store, "store_based_barrier_key:" + std::to_string(n + 1), size, timeout);
-  pg->setSequenceNumberForGroup();
+  ctorch::compat::start_sequence_numbers(*pg);
   auto *h = new ctorch_process_group_s;
   h->pg = std::move(pg);
   h->timeout = timeout;
