@@ -80,3 +80,11 @@ set(CTORCH_GENERATED_HEADERS ${_gen}/ctorch_ops.h)
 set(CTORCH_GENERATED_DATA ${_gen}/ops.json ${_gen}/coverage.json)
 # The shards find ctorch_gen_support.h beside its .cpp.
 set_source_files_properties(${_shards} PROPERTIES INCLUDE_DIRECTORIES ${_ctorch_gen_dir}/runtime)
+# Named-tensor (Dimname) helpers only where the schemas still have Dimname:
+# 1.13 does, 2.15 has neither the schemas nor at::Dimname. (Without this a
+# 2.x build on Debian would even find 1.13's Dimname.h in /usr/include.)
+file(STRINGS ${CTORCH_NATIVE_FUNCTIONS_YAML} _ctorch_dimname REGEX "Dimname" LIMIT_COUNT 1)
+if(_ctorch_dimname)
+  set_property(SOURCE ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
+    APPEND PROPERTY COMPILE_DEFINITIONS CTORCH_GEN_DIMNAME=1)
+endif()

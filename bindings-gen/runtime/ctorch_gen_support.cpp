@@ -16,6 +16,7 @@ std::vector<at::Scalar> scalar_list(const ctorch_scalar *p, size_t n, const char
   return v;
 }
 
+#ifdef CTORCH_GEN_DIMNAME
 at::Dimname dimname(const char *s, const char *arg) {
   require_str(s, arg);
   if (!at::Dimname::isValidName(s)) ctorch::fail_arg(arg, std::string("invalid dimension name '") + s + "'");
@@ -31,6 +32,7 @@ std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char
   for (size_t i = 0; i < n; ++i) v.push_back(dimname(p[i], arg));
   return v;
 }
+#endif
 
 c10::DeviceIndex device_index(int64_t v, const char *arg) {
   if (v < -1 || v > std::numeric_limits<c10::DeviceIndex>::max())

@@ -8,7 +8,9 @@
 #include "internal.h"
 
 #include <ATen/core/ATen_fwd.h>
+#ifdef CTORCH_GEN_DIMNAME  // see dimname() below
 #include <ATen/core/Dimname.h>
+#endif
 #include <c10/core/SymIntArrayRef.h>
 #include <c10/util/OptionalArrayRef.h>
 
@@ -101,8 +103,13 @@ inline void require_str(const char *s, const char *arg) {
 }
 
 // Dimension names (named tensors) are passed as C strings.
+#ifdef CTORCH_GEN_DIMNAME
+// Named tensors: only while the yaml has Dimname arguments (1.13 does;
+// PyTorch dropped them from its schemas and headers by 2.15). generate.cmake
+// defines CTORCH_GEN_DIMNAME from the yaml itself.
 at::Dimname dimname(const char *s, const char *arg);
 std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char *arg);
+#endif
 
 c10::DeviceIndex device_index(int64_t v, const char *arg);
 
