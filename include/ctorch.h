@@ -1000,7 +1000,7 @@ CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out
  */
 CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, int *local_rank, const char *backend,
                                                    int64_t timeout_ms);
-/** 1 if the NCCL backend can be used by this ctorch build with the libtorch loaded, else 0. */
+/** 1 if an NCCL group can be made here (ctorch built against a libtorch with NCCL, and a CUDA device visible), else 0. */
 CTORCH_API ctorch_status ctorch_dist_nccl_available(int *out);
 /** This process's rank in the group. */
 CTORCH_API ctorch_status ctorch_process_group_rank(int *out, ctorch_process_group pg);
