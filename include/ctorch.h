@@ -1023,13 +1023,13 @@ CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out
  */
 CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, int *local_rank, const char *backend,
                                                    int64_t timeout_ms);
-/** 1 if the NCCL backend can be used by this ctorch build with the libtorch loaded, else 0. */
+/** 1 if an NCCL group can be made here (ctorch built against a libtorch with NCCL, and a CUDA device visible), else 0. */
 CTORCH_API ctorch_status ctorch_dist_nccl_available(int *out);
 /** This process's rank in the group. */
 CTORCH_API ctorch_status ctorch_process_group_rank(int *out, ctorch_process_group pg);
 /** Number of ranks in the group. */
 CTORCH_API ctorch_status ctorch_process_group_size(int *out, ctorch_process_group pg);
-/** Borrowed static backend name ("gloo"). */
+/** Borrowed static backend name ("gloo" or "nccl"). */
 CTORCH_API ctorch_status ctorch_process_group_backend(const char **out, ctorch_process_group pg);
 /** libtorch's sequence number of the group: agreed at creation, +1 per collective issued. */
 CTORCH_API ctorch_status ctorch_process_group_sequence_number(uint64_t *out, ctorch_process_group pg);
@@ -1316,6 +1316,292 @@ CTORCH_API ctorch_status ctorch_aoti_package_metadata_find(const char **value, c
  */
 CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, const char **out_spec,
                                                        ctorch_aoti_package package);
+/* GPUs: CUDA devices, memory, streams, events, CUDA graphs, mixed    */
+/* precision (autocast, loss scaling). See docs/gpu.md.               */
+/*                                                                     */
+/* Device arguments: an `int device` is a CUDA ordinal, -1 = the      */
+/* calling thread's current CUDA device. Every CUDA call made where   */
+/* no CUDA device is usable (a libtorch built without CUDA, or no     */
+/* device visible) fails with CTORCH_NOT_IMPLEMENTED and a message    */
+/* naming the device and saying which of the two it is; an ordinal    */
+/* that does not exist, or a non-CUDA device where CUDA is required,  */
+/* fails with CTORCH_INVALID_ARGUMENT. Nothing here crashes or        */
+/* initialises CUDA where there is none. Generators: ctorch_generator_new */
+/* also accepts CUDA devices; ctorch_manual_seed seeds every CUDA     */
+/* device's default generator, as torch.manual_seed does.            */
+/* ------------------------------------------------------------------ */
+
+/** The calling thread's current CUDA device (torch.cuda.current_device()). */
+CTORCH_API ctorch_status ctorch_cuda_current_device(int *out);
+/** Sets the calling thread's current CUDA device (torch.cuda.set_device); device >= 0. */
+CTORCH_API ctorch_status ctorch_cuda_set_device(int device);
+/** Waits until all work queued on every stream of device (-1 = current) has finished (torch.cuda.synchronize). */
+CTORCH_API ctorch_status ctorch_cuda_synchronize(int device);
+/** ctorch_cuda_synchronize on every CUDA device. */
+CTORCH_API ctorch_status ctorch_cuda_synchronize_all(void);
+
+/** Properties of a CUDA device (subset of cudaDeviceProp). */
+typedef struct ctorch_cuda_device_properties {
+  char name[256];                /**< NUL-terminated, e.g. "NVIDIA H100 80GB HBM3" */
+  uint64_t total_memory;         /**< bytes of device memory */
+  int32_t major;                 /**< compute capability major (9 on an H100) */
+  int32_t minor;                 /**< compute capability minor */
+  int32_t multi_processor_count; /**< streaming multiprocessors */
+  int32_t reserved;              /**< 0 */
+} ctorch_cuda_device_properties;
+
+/** Fills *out with the properties of device (-1 = current). */
+CTORCH_API ctorch_status ctorch_cuda_get_device_properties(ctorch_cuda_device_properties *out, int device);
+
+/** Counters of libtorch's CUDA caching allocator for one device (torch.cuda.memory_stats, "all" pools). */
+typedef struct ctorch_cuda_memory_stats {
+  uint64_t allocated_bytes;      /**< held by live tensors now (torch.cuda.memory_allocated) */
+  uint64_t reserved_bytes;       /**< obtained from the driver and cached (torch.cuda.memory_reserved) */
+  uint64_t peak_allocated_bytes; /**< max of allocated_bytes since start or the last reset */
+  uint64_t peak_reserved_bytes;  /**< max of reserved_bytes since start or the last reset */
+  uint64_t num_alloc_retries;    /**< cudaMalloc failures that freed the cache and retried */
+  uint64_t num_ooms;             /**< out-of-memory errors raised */
+} ctorch_cuda_memory_stats;
+
+/** Reads the allocator's counters for device (-1 = current). */
+CTORCH_API ctorch_status ctorch_cuda_memory_stats_get(ctorch_cuda_memory_stats *out, int device);
+/** Resets the peaks of device (-1 = current) to the current values (torch.cuda.reset_peak_memory_stats). */
+CTORCH_API ctorch_status ctorch_cuda_reset_peak_memory_stats(int device);
+/** Returns the cached, unused blocks of every device to the driver (torch.cuda.empty_cache). Tensors stay valid. */
+CTORCH_API ctorch_status ctorch_cuda_empty_cache(void);
+
+/* ---- generators, pinned memory, asynchronous copies ---------------- */
+
+/** NEW handle sharing device's default generator (CPU or CUDA): reseeding it changes what NULL-generator ops draw. */
+CTORCH_API ctorch_status ctorch_generator_default(ctorch_generator *out, ctorch_device device);
+/** The seed the generator was last seeded with (Generator.initial_seed()). */
+CTORCH_API ctorch_status ctorch_generator_initial_seed(uint64_t *out, ctorch_generator g);
+/** The generator's device (a CUDA generator has its ordinal). */
+CTORCH_API ctorch_status ctorch_generator_device(ctorch_device *out, ctorch_generator g);
+
+/**
+ * NEW CPU tensor with t's contents in page-locked (pinned) host memory, which
+ * CUDA copies read and write asynchronously (Tensor.pin_memory()). t must be
+ * a CPU tensor (INVALID_ARGUMENT otherwise); needs a CUDA device.
+ */
+CTORCH_API ctorch_status ctorch_tensor_pin_memory(ctorch_tensor *out, ctorch_tensor t);
+/** 1 if t's memory is pinned host memory (always 0 where there is no CUDA device). */
+CTORCH_API ctorch_status ctorch_tensor_is_pinned(int *out, ctorch_tensor t);
+/**
+ * As ctorch_tensor_to_device with non_blocking=True: a copy between pinned
+ * host memory and a CUDA device is queued on the current stream and the call
+ * returns at once; read the result only after synchronising (or on the same
+ * stream). From pageable memory the copy is synchronous, as in PyTorch.
+ */
+CTORCH_API ctorch_status ctorch_tensor_to_device_async(ctorch_tensor *out, ctorch_tensor t, ctorch_device device);
+
+/* ---- streams and events ------------------------------------------- */
+
+/** A CUDA stream (c10::Stream). Handles are values: freeing one never destroys the stream (libtorch pools them). */
+typedef struct ctorch_stream_s *ctorch_stream;
+/** A CUDA event (c10::Event). */
+typedef struct ctorch_event_s *ctorch_event;
+/** An open stream scope (see ctorch_stream_scope_enter). */
+typedef struct ctorch_stream_scope_s *ctorch_stream_scope;
+
+/** NEW handle to a stream from libtorch's pool on device (CUDA; index -1 = current); high_priority nonzero for a high-priority one. */
+CTORCH_API ctorch_status ctorch_stream_new(ctorch_stream *out, ctorch_device device, int high_priority);
+/** NEW handle to the calling thread's current stream on device (torch.cuda.current_stream). */
+CTORCH_API ctorch_status ctorch_stream_current(ctorch_stream *out, ctorch_device device);
+/** NEW handle to device's default (legacy NULL) stream (torch.cuda.default_stream). */
+CTORCH_API ctorch_status ctorch_stream_default(ctorch_stream *out, ctorch_device device);
+/** The stream's device. */
+CTORCH_API ctorch_status ctorch_stream_device(ctorch_device *out, ctorch_stream s);
+/** libtorch's id of the stream: two handles with equal device and id are the same stream. */
+CTORCH_API ctorch_status ctorch_stream_id(int64_t *out, ctorch_stream s);
+/** 1 if all work queued on s has finished, else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_stream_query(int *out, ctorch_stream s);
+/** Waits until all work queued on s has finished. */
+CTORCH_API ctorch_status ctorch_stream_synchronize(ctorch_stream s);
+/** Makes work queued on s from now on wait until e completes (returns at once; no-op if e was never recorded). */
+CTORCH_API ctorch_status ctorch_stream_wait_event(ctorch_stream s, ctorch_event e);
+/** Makes work queued on s from now on wait for all work queued on other so far (Stream.wait_stream). */
+CTORCH_API ctorch_status ctorch_stream_wait_stream(ctorch_stream s, ctorch_stream other);
+/** Frees the handle (not the stream). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_stream_free(ctorch_stream s);
+
+/**
+ * Opens a scope on the CALLING THREAD in which s is the current stream of its
+ * device and its device the current device (`with torch.cuda.stream(s)`),
+ * and returns a NEW scope handle. s is borrowed (the scope keeps a copy).
+ * Scopes nest and follow the rules of ctorch_autograd_scope_enter/leave:
+ * leave on the same thread, innermost first (CTORCH_RUNTIME otherwise,
+ * changing nothing); leaving restores the previous device and stream.
+ */
+CTORCH_API ctorch_status ctorch_stream_scope_enter(ctorch_stream_scope *out, ctorch_stream s);
+/** Closes the scope and frees the handle (see ctorch_stream_scope_enter). */
+CTORCH_API ctorch_status ctorch_stream_scope_leave(ctorch_stream_scope scope);
+
+/**
+ * NEW event for device_type (CTORCH_DEVICE_CUDA). enable_timing nonzero lets
+ * ctorch_event_elapsed_ms measure it (slightly costlier to record). The event
+ * binds to a device when first recorded.
+ */
+CTORCH_API ctorch_status ctorch_event_new(ctorch_event *out, ctorch_device_type device_type, int enable_timing);
+/** Records e on stream s (borrowed; NULL = the current stream of the current device). Re-recording replaces the previous record. */
+CTORCH_API ctorch_status ctorch_event_record(ctorch_event e, ctorch_stream s);
+/** 1 if the work recorded before e has finished (or e was never recorded), else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_event_query(int *out, ctorch_event e);
+/** Waits until the work recorded before e has finished. */
+CTORCH_API ctorch_status ctorch_event_synchronize(ctorch_event e);
+/**
+ * Milliseconds between the completion of start and of end (both created with
+ * enable_timing, recorded, and end finished: synchronise it first).
+ * CTORCH_NOT_IMPLEMENTED with libtorch 1.x, whose device-generic events
+ * cannot be timed.
+ */
+CTORCH_API ctorch_status ctorch_event_elapsed_ms(double *out, ctorch_event start, ctorch_event end);
+/** Frees the event. NULL-safe; returns nothing. Streams already waiting on it are unaffected. */
+CTORCH_API void ctorch_event_free(ctorch_event e);
+
+/* ---- CUDA graphs --------------------------------------------------- */
+
+/**
+ * A captured CUDA graph (at::cuda::CUDAGraph, torch.cuda.CUDAGraph). Capture
+ * records every kernel queued between capture_begin and capture_end, on the
+ * calling thread, without running them; replay launches them all at once.
+ * Caveats (as in PyTorch; docs/gpu.md): shapes, devices and every tensor the
+ * captured work reads or writes are fixed at capture: feed new inputs by
+ * copying into the captured input tensors, read outputs from the tensors
+ * made during capture; memory allocated during capture comes from a private
+ * pool that stays reserved until the graph is reset or freed; no CPU work,
+ * synchronisation or host-device copy may happen during capture (they fail,
+ * and the capture is abandoned); run a few warm-up iterations first, so
+ * lazily created state (optimizer buffers, cuBLAS handles) exists. Random
+ * ops of the default CUDA generators replay with fresh numbers.
+ */
+typedef struct ctorch_cuda_graph_s *ctorch_cuda_graph;
+
+/** NEW empty graph. Free with ctorch_cuda_graph_free. */
+CTORCH_API ctorch_status ctorch_cuda_graph_new(ctorch_cuda_graph *out);
+/**
+ * Synchronises the current device and starts capturing the calling thread's
+ * work into g on a side stream (made current until capture_end). share_pool
+ * (borrowed, may be NULL) is an already captured graph whose memory pool g
+ * shares (to be replayed in capture order). Fails if g is capturing or
+ * captured (reset it first).
+ */
+CTORCH_API ctorch_status ctorch_cuda_graph_capture_begin(ctorch_cuda_graph g, ctorch_cuda_graph share_pool);
+/** Ends the capture begun on this thread and instantiates the graph; restores the previous stream. */
+CTORCH_API ctorch_status ctorch_cuda_graph_capture_end(ctorch_cuda_graph g);
+/** Launches the captured work on the current stream (returns at once). */
+CTORCH_API ctorch_status ctorch_cuda_graph_replay(ctorch_cuda_graph g);
+/** Drops the captured graph and its memory pool; g can capture again. */
+CTORCH_API ctorch_status ctorch_cuda_graph_reset(ctorch_cuda_graph g);
+/** Frees the graph (ending a capture still open). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_cuda_graph_free(ctorch_cuda_graph g);
+
+/* ---- autocast (automatic mixed precision) ------------------------- */
+
+/** An open autocast scope (see ctorch_autocast_scope_enter). */
+typedef struct ctorch_autocast_scope_s *ctorch_autocast_scope;
+
+/**
+ * Opens an autocast region on the CALLING THREAD (`with torch.autocast(
+ * device_type, dtype, enabled, cache_enabled)`) and returns a NEW scope
+ * handle. Inside it, ops that autocast lists (matmul, linear, conv, ...)
+ * on device_type's tensors run in dtype, and precision-sensitive ones in
+ * float32; every generated ctorch op goes through it. device_type: CPU
+ * (dtype BFLOAT16; FLOAT16 where the libtorch supports it, 2.x) or CUDA
+ * (FLOAT16 or BFLOAT16; needs a CUDA device). enabled 0 opens a region with
+ * autocast off (e.g. a float32 island inside an autocast region).
+ * cache_enabled caches the low-precision copies of leaf weights until the
+ * outermost scope closes (PyTorch's default: 1). Scopes nest, are
+ * thread-local, and follow the rules of ctorch_autograd_scope_enter/leave.
+ * Run backward outside the scope, as PyTorch recommends.
+ */
+CTORCH_API ctorch_status ctorch_autocast_scope_enter(ctorch_autocast_scope *out, ctorch_device_type device_type,
+                                                     ctorch_dtype dtype, int enabled, int cache_enabled);
+/** Closes the scope, restoring the state in force when it opened, and frees the handle. */
+CTORCH_API ctorch_status ctorch_autocast_scope_leave(ctorch_autocast_scope scope);
+/** 1 if autocast is on for device_type (CPU or CUDA) on this thread. */
+CTORCH_API ctorch_status ctorch_autocast_is_enabled(int *out, ctorch_device_type device_type);
+/** The dtype autocast casts to on device_type on this thread (defaults: CPU BFLOAT16, CUDA FLOAT16). */
+CTORCH_API ctorch_status ctorch_autocast_get_dtype(ctorch_dtype *out, ctorch_device_type device_type);
+
+/* ---- loss scaling (torch.amp.GradScaler) -------------------------- */
+
+/** A dynamic loss scaler with the semantics of torch.amp.GradScaler. */
+typedef struct ctorch_grad_scaler_s *ctorch_grad_scaler;
+
+/** Options of a loss scaler; fill with ctorch_grad_scaler_options_default. */
+typedef struct ctorch_grad_scaler_options {
+  double init_scale;       /**< first scale (65536.0) */
+  double growth_factor;    /**< scale *= this after growth_interval steps without inf/NaN (2.0; > 1) */
+  double backoff_factor;   /**< scale *= this after a step with inf/NaN (0.5; in (0, 1)) */
+  int64_t growth_interval; /**< steps without inf/NaN before growing (2000; >= 1) */
+  int enabled;             /**< 0: every call passes through (scale returns the loss, step just steps) (1) */
+} ctorch_grad_scaler_options;
+
+/** Writes GradScaler's defaults into *out. */
+CTORCH_API ctorch_status ctorch_grad_scaler_options_default(ctorch_grad_scaler_options *out);
+/**
+ * NEW scaler whose scale and growth tracker live on device (CUDA, or CPU).
+ * options NULL = the defaults. Not thread-safe: one scaler per training
+ * loop. It keeps no reference to the optimizers it is given.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_new(ctorch_grad_scaler *out, ctorch_device device,
+                                                const ctorch_grad_scaler_options *options);
+/** Frees the scaler. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_grad_scaler_free(ctorch_grad_scaler s);
+/** NEW tensor loss * scale (differentiable: call backward on it). loss is borrowed. */
+CTORCH_API ctorch_status ctorch_grad_scaler_scale(ctorch_tensor *out, ctorch_grad_scaler s, ctorch_tensor loss);
+/**
+ * Divides the .grad of opt's parameters by the scale in place and records
+ * whether any is inf/NaN (GradScaler.unscale_). Optional before step (e.g. to
+ * clip gradients); at most once per optimizer between updates
+ * (CTORCH_RUNTIME otherwise). FLOAT16 gradients are refused (VALUE), as in
+ * PyTorch: keep parameters in float32 and let autocast cast.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_unscale(ctorch_grad_scaler s, ctorch_optimizer opt);
+/**
+ * As ctorch_grad_scaler_unscale for gradient tensors of your own (borrowed,
+ * unscaled in place), for training loops that do not use ctorch_optimizer:
+ * then read ctorch_grad_scaler_found_inf and skip your update when it is 1.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_unscale_tensors(ctorch_grad_scaler s, const ctorch_tensor *grads, size_t n);
+/**
+ * Unscales opt's gradients (unless done since the last update), then runs
+ * ctorch_optimizer_step unless a gradient was inf/NaN (GradScaler.step).
+ * *stepped (may be NULL) = 1 if the step ran, 0 if skipped. Once per
+ * optimizer between updates. Reads found_inf from the device (a sync).
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_step(int *stepped, ctorch_grad_scaler s, ctorch_optimizer opt);
+/**
+ * Ends the iteration (GradScaler.update): with new_scale NULL, the scale is
+ * multiplied by backoff_factor if any unscale since the last update found
+ * inf/NaN (and the growth tracker reset), else the tracker counts one more
+ * good step and the scale grows by growth_factor every growth_interval of
+ * them (unless that overflows float32). With new_scale, the scale is set to
+ * *new_scale. Needs an unscale or step since the last update (RUNTIME).
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_update(ctorch_grad_scaler s, const double *new_scale);
+/** The current scale (reads the device: a sync). 1.0 when disabled. */
+CTORCH_API ctorch_status ctorch_grad_scaler_get_scale(double *out, ctorch_grad_scaler s);
+/** Good steps counted towards the next growth (0 after growth or backoff). */
+CTORCH_API ctorch_status ctorch_grad_scaler_get_growth_tracker(int64_t *out, ctorch_grad_scaler s);
+/** 1 if an unscale since the last update found an inf/NaN gradient, else 0 (reads the device). */
+CTORCH_API ctorch_status ctorch_grad_scaler_found_inf(int *out, ctorch_grad_scaler s);
+/** Number of optimizer steps ctorch_grad_scaler_step skipped since the scaler was made. */
+CTORCH_API ctorch_status ctorch_grad_scaler_skipped_steps(int64_t *out, ctorch_grad_scaler s);
+
+/* ---- NCCL ---------------------------------------------------------- */
+
+/**
+ * New NCCL process group (CUDA tensors only), otherwise as
+ * ctorch_process_group_new_gloo: same store protocol as Python's
+ * init_process_group("nccl", store=S, rank=r, world_size=size), so C and
+ * Python ranks can share a group. Each rank must have made its CUDA device
+ * current (ctorch_cuda_set_device) before. CTORCH_NOT_IMPLEMENTED unless
+ * ctorch_dist_nccl_available says 1. Free with ctorch_process_group_free.
+ */
+CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out, ctorch_store store, int rank,
+                                                       int size, int64_t timeout_ms);
 
 #ifdef __cplusplus
 } /* extern "C" */

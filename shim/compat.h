@@ -134,3 +134,116 @@ constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
 
 }  // namespace compat
 }  // namespace ctorch
+
+// ---- GPU and mixed precision -------------------------------------------------
+// Each block is compiled only by the file that defines its macro before
+// including internal.h: their headers are heavy, and this header is part of
+// every generated shard.
+
+#ifdef CTORCH_COMPAT_EVENTS  // stream.cpp
+#include <c10/core/Event.h>
+#include <thread>
+namespace ctorch {
+namespace compat {
+
+// c10::Event::synchronize and ::elapsedTime (device-generic, through the
+// registered guard) are in 2.11 and 2.15 (checked) but not in 1.13 (checked);
+// they came with torch.Event, 2.4 assumed. 1.13 has only query(), so
+// synchronising polls it (yielding), and timing is refused: 1.13's generic
+// events cannot be timed. (2026-11-22)
+inline void event_synchronize(const c10::Event &e) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  e.synchronize();
+#else
+  while (!e.query()) std::this_thread::yield();
+#endif
+}
+
+inline double event_elapsed_ms(const c10::Event &start, const c10::Event &end) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  return start.elapsedTime(end);
+#else
+  (void)start, (void)end;
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "elapsed time needs libtorch >= 2.4: libtorch ", TORCH_VERSION_MAJOR, ".",
+                              TORCH_VERSION_MINOR, "'s device-generic events cannot be timed");
+#endif
+}
+
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_EVENTS
+
+#ifdef CTORCH_COMPAT_AUTOCAST  // amp.cpp
+#include <ATen/autocast_mode.h>
+namespace ctorch {
+namespace compat {
+
+// Autocast state per device type. 2.4 made it device-generic
+// (is_autocast_enabled(DeviceType), get/set_autocast_dtype(DeviceType));
+// 1.13 has one function per backend: set_enabled/is_enabled and
+// *_autocast_gpu_dtype for CUDA, *_cpu_enabled and *_autocast_cpu_dtype for
+// CPU (2.15 keeps those, deprecated, warning on every call). (2026-11-22)
+inline bool autocast_enabled(c10::DeviceType d) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(d);
+#else
+  return d == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+inline void set_autocast_enabled(c10::DeviceType d, bool on) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_enabled(d, on);
+#else
+  if (d == c10::DeviceType::CUDA) at::autocast::set_enabled(on);
+  else at::autocast::set_cpu_enabled(on);
+#endif
+}
+inline at::ScalarType autocast_dtype(c10::DeviceType d) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(d);
+#else
+  return d == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+// 1.13's CPU setter refuses anything but BFloat16 (c10::Error); 2.x accepts
+// Half too.
+inline void set_autocast_dtype(c10::DeviceType d, at::ScalarType t) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_dtype(d, t);
+#else
+  if (d == c10::DeviceType::CUDA) at::autocast::set_autocast_gpu_dtype(t);
+  else at::autocast::set_autocast_cpu_dtype(t);
+#endif
+}
+
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_AUTOCAST
+
+#ifdef CTORCH_COMPAT_NCCL  // cuda_backend/with_cuda.cpp, after ProcessGroupNCCL.hpp
+namespace ctorch {
+namespace compat {
+
+// As gloo_process_group, for NCCL: in 1.13 ProcessGroupNCCL is a
+// c10d::ProcessGroup; from 2.0 it is a c10d::Backend that a ProcessGroup
+// holds for CUDA tensors, on the group's store prefixed "cuda/" as Python's
+// _new_process_group_helper does (2.15, checked). (2026-11-22)
+inline c10::intrusive_ptr<c10d::ProcessGroup> nccl_process_group(
+    const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
+    const c10::intrusive_ptr<c10d::ProcessGroupNCCL::Options> &options) {
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  // The same argument as Python's PrefixStore(f"{device}/", ...), so the same keys.
+  auto backend_store = c10::make_intrusive<c10d::PrefixStore>("cuda/", store);
+  auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(backend_store, rank, size, options);
+  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
+  pg->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, nccl);
+  pg->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
+  return pg;
+#else
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
+#endif
+}
+
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_NCCL

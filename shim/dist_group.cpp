@@ -5,6 +5,7 @@
 // group; ranks of another libtorch version are refused (dist_wire.cpp).
 #include "dist_internal.h"
 #include "dist_wire.h"
+#include "cuda_backend.h"  // NCCL groups (ctorch::cuda_backend::nccl_process_group)
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -86,11 +87,12 @@ namespace ctorch {
 namespace dist {
 
 ctorch_process_group new_group(const c10::intrusive_ptr<c10d::Store> &store, bool loopback, int rank, int size,
-                               milliseconds timeout) {
+                               milliseconds timeout, bool nccl) {
   int n = g_group_count.fetch_add(1);
   // Every rank shows its libtorch version before Gloo waits for them all.
   check_group_versions(*store, n, rank, size, timeout);
-  auto pg = make_gloo(compat::gloo_group_store(store, n), loopback, rank, size, timeout);
+  auto pg = nccl ? ctorch::cuda_backend::nccl_process_group(compat::gloo_group_store(store, n), rank, size, timeout)
+                 : make_gloo(compat::gloo_group_store(store, n), loopback, rank, size, timeout);
   switch (compat::init_barrier()) {
     case compat::InitBarrier::None: break;
     case compat::InitBarrier::Count:
@@ -106,6 +108,7 @@ ctorch_process_group new_group(const c10::intrusive_ptr<c10d::Store> &store, boo
   h->timeout = timeout;
   h->rank = rank;
   h->size = size;
+  h->backend = nccl ? "nccl" : "gloo";
   return h;
 }
 
@@ -150,13 +153,25 @@ CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out
   CTORCH_CATCH
 }
 
+CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out, ctorch_store store, int rank,
+                                                       int size, int64_t timeout_ms) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  if (!store || !store->store) ctorch::fail_arg("store", "store handle is NULL");
+  if (size < 1) ctorch::fail_arg("size", "must be >= 1");
+  if (rank < 0 || rank >= size)
+    ctorch::fail_arg("rank", std::to_string(rank) + " is outside [0, " + std::to_string(size) + ")");
+  std::string why = ctorch::nccl_unavailable_reason();
+  if (!why.empty()) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "backend 'nccl' is not available: " + why);
+  *out = new_group(store->store, store->loopback, rank, size, to_timeout(timeout_ms, kGroupDefaultTimeout), true);
+  CTORCH_CATCH
+}
+
 CTORCH_API ctorch_status ctorch_dist_nccl_available(int *out) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  // NCCL needs ProcessGroupNCCL from a CUDA libtorch. ctorch has no NCCL
-  // code path yet (Debian's libtorch is CPU-only, so none could be built or
-  // tested here): the answer is always 0 until one is added.
-  *out = 0;
+  *out = ctorch::nccl_unavailable_reason().empty() ? 1 : 0;
   CTORCH_CATCH
 }
 
@@ -167,10 +182,9 @@ CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, in
   *out = nullptr;
   if (local_rank) *local_rank = -1;
   std::string b = backend ? backend : "gloo";
-  if (b == "nccl")
-    ctorch::fail(CTORCH_NOT_IMPLEMENTED, "backend 'nccl' is not available: this ctorch is built against a "
-                 "libtorch without CUDA/NCCL (see ctorch_dist_nccl_available)");
-  if (b != "gloo") ctorch::fail_arg("backend", "'" + b + "' is not a known backend (use \"gloo\")");
+  if (b != "gloo" && b != "nccl") ctorch::fail_arg("backend", "'" + b + "' is not a known backend (use \"gloo\" or \"nccl\")");
+  std::string why = b == "nccl" ? ctorch::nccl_unavailable_reason() : std::string();
+  if (!why.empty()) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "backend 'nccl' is not available: " + why);
   const char *addr = std::getenv("MASTER_ADDR");
   if (!addr || !*addr)
     ctorch::fail(CTORCH_INVALID_ARGUMENT, "environment variable MASTER_ADDR is not set (set MASTER_ADDR, "
@@ -189,7 +203,7 @@ CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, in
   o.multiTenant = true;  // as Python's _create_c10d_store
   auto tcp = tcp_store(addr, o, nullptr);
   auto store = c10::make_intrusive<c10d::PrefixStore>("default_pg", tcp);
-  *out = new_group(store, is_loopback(addr), rank, world, timeout);
+  *out = new_group(store, is_loopback(addr), rank, world, timeout, b == "nccl");
   if (local_rank) *local_rank = lrank;
   CTORCH_CATCH
 }
@@ -211,8 +225,7 @@ CTORCH_API ctorch_status ctorch_process_group_size(int *out, ctorch_process_grou
 CTORCH_API ctorch_status ctorch_process_group_backend(const char **out, ctorch_process_group pg) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  live_pg(pg);
-  *out = c10d::GLOO_BACKEND_NAME;
+  *out = live_pg(pg).backend;
   CTORCH_CATCH
 }
 

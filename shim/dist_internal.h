@@ -41,6 +41,7 @@ struct ctorch_process_group_s {
   std::chrono::milliseconds timeout{0};
   int rank = 0;
   int size = 0;
+  const char *backend = "gloo";  // static text
 };
 
 namespace ctorch {
@@ -77,7 +78,7 @@ c10::intrusive_ptr<c10d::Store> tcp_store(const std::string &host, const c10d::T
 // The sequence of Python's init_process_group(store=...) for Gloo, on the
 // store as given (dist_group.cpp).
 ctorch_process_group new_group(const c10::intrusive_ptr<c10d::Store> &store, bool loopback, int rank, int size,
-                               milliseconds timeout);
+                               milliseconds timeout, bool nccl = false);
 
 }  // namespace dist
 }  // namespace ctorch

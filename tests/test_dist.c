@@ -668,7 +668,11 @@ static int rank_args(int rank, int size, const char *dir, void *ctx) {
   (void)ctx;
   setenv("GLOO_SOCKET_IFNAME", "lo", 1);
   RK_OK(ctorch_dist_nccl_available(&avail));
-  RK_CHECK(avail == 0, "nccl available %d on a CPU-only libtorch", avail);
+  {
+    int gpus = 0; /* NCCL needs a CUDA device (and a libtorch with NCCL) */
+    RK_OK(ctorch_cuda_device_count(&gpus));
+    RK_CHECK(avail == 0 || gpus > 0, "nccl available %d without a CUDA device", avail);
+  }
   RK_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_dist_nccl_available(NULL));
 
   /* stores */
@@ -732,7 +736,8 @@ static int rank_args(int rank, int size, const char *dir, void *ctx) {
   setenv("MASTER_PORT", "notaport", 1);
   RK_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_dist_init_from_env(&pg, NULL, NULL, 1000));
   RK_CHECK(strstr(ctorch_last_error(), "MASTER_PORT") != NULL, "%s", ctorch_last_error());
-  RK_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_dist_init_from_env(&pg, NULL, "nccl", 1000));
+  /* nccl: refused where unavailable; else it fails on the bad port like gloo */
+  RK_FAILS(avail ? CTORCH_INVALID_ARGUMENT : CTORCH_NOT_IMPLEMENTED, ctorch_dist_init_from_env(&pg, NULL, "nccl", 1000));
   RK_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_dist_init_from_env(&pg, NULL, "mpi", 1000));
 
   ctorch_process_group_free(NULL);
