@@ -71,3 +71,4 @@ set(CTORCH_GENERATED_HEADERS ${_gen}/ctorch_ops.h)
 set(CTORCH_GENERATED_DATA ${_gen}/ops.json ${_gen}/coverage.json)
 # The shards find ctorch_gen_support.h beside its .cpp.
 set_source_files_properties(${_shards} PROPERTIES INCLUDE_DIRECTORIES ${_ctorch_gen_dir}/runtime)
+include(${CMAKE_CURRENT_LIST_DIR}/api.cmake)
