@@ -1182,6 +1182,23 @@ CTORCH_API ctorch_status ctorch_set_error_tickets(int *previous, int on);
  * (0 without CUDA). Other types: NOT_IMPLEMENTED.
  */
 CTORCH_API ctorch_status ctorch_memory_bytes(int64_t *out, ctorch_device_type type);
+/**
+ * Borrowed address of the CPU byte count ctorch_memory_bytes reads, valid
+ * for the life of the process: a binding may look at it from its garbage
+ * collector's hooks without a foreign call (an aligned 64-bit load; it is
+ * updated with relaxed atomic additions).
+ */
+CTORCH_API ctorch_status ctorch_memory_cpu_counter(const int64_t **out);
+
+/**
+ * Drops one reference of each of handles[0..n) (NULL entries are skipped),
+ * as n calls of ctorch_tensor_free would: for bindings that defer the frees
+ * their garbage collector asks for and release them in batches, one
+ * foreign call per batch. handles may be NULL when n is 0. Returns nothing.
+ * @nullable handles
+ * @frees handles
+ */
+CTORCH_API void ctorch_tensor_free_many(const ctorch_tensor *handles, size_t n);
 
 /**
  * Borrowed static hex digest identifying this build's C API: every

@@ -72,6 +72,21 @@ Installer g_installer;
 
 extern "C" {
 
+CTORCH_API ctorch_status ctorch_memory_cpu_counter(const int64_t **out) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  // std::atomic<int64_t> is lock-free with int64_t's layout on every platform ctorch builds on.
+  static_assert(sizeof(g_cpu_bytes) == sizeof(int64_t) && std::atomic<int64_t>::is_always_lock_free,
+                "the counter is read as a plain int64_t");
+  *out = reinterpret_cast<const int64_t *>(&g_cpu_bytes);
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_tensor_free_many(const ctorch_tensor *handles, size_t n) {
+  if (!handles) return;
+  for (size_t i = 0; i < n; ++i) ctorch_tensor_free(handles[i]);
+}
+
 CTORCH_API ctorch_status ctorch_memory_bytes(int64_t *out, ctorch_device_type type) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
