@@ -2,6 +2,7 @@
 // (ctorch_memory_bytes): libtorch's default CPU allocator is wrapped by one
 // that counts the bytes of every live allocation in an atomic, and CUDA's
 // caching allocator is asked for its own statistics.
+#define CTORCH_COMPAT_MEMORY
 #include "internal.h"
 
 #include <ATen/Context.h>
@@ -9,8 +10,6 @@
 #include <malloc.h>
 
 #include <atomic>
-
-#include "compat.h"
 
 namespace {
 

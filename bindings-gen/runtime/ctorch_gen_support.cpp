@@ -19,7 +19,9 @@ std::vector<at::Scalar> scalar_list(const ctorch_scalar *p, size_t n, const char
 at::Dimname dimname(const char *s, const char *arg) {
   require_str(s, arg);
   if (!at::Dimname::isValidName(s)) ctorch::fail_arg(arg, std::string("invalid dimension name '") + s + "'");
-  return at::Dimname::fromSymbol(at::Symbol::dimname(s));
+  // Symbol::dimname(s) was this in 1.13 and is gone in 2.x; the qualified
+  // spelling works in both.
+  return at::Dimname::fromSymbol(at::Symbol::fromQualString(std::string("dimname::") + s));
 }
 
 std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char *arg) {

@@ -1,7 +1,8 @@
 // Helpers used only by the generated operator wrappers (copied next to the
-// generated shards at build time). Everything version-sensitive about the
-// C++ spelling of ATen parameter types lives here, so the generator's output
-// stays the same across libtorch versions.
+// generated shards at build time). The C++ spelling of ATen parameter types
+// lives here, so the generator's output stays the same across libtorch
+// versions; where a spelling differs between versions, the helper calls the
+// named shim in shim/compat.h.
 #pragma once
 
 #include "internal.h"
@@ -77,7 +78,7 @@ class ShapeGuard {
 // not reach them when the length is 0.
 inline at::IntArrayRef int_list(const int64_t *p, size_t n) { return at::IntArrayRef(n ? p : nullptr, n); }
 inline c10::SymIntArrayRef sym_int_list(const int64_t *p, size_t n) {
-  return c10::fromIntArrayRef(int_list(p, n));
+  return ctorch::compat::sym_int_array(int_list(p, n));
 }
 inline at::ArrayRef<double> double_list(const double *p, size_t n) { return at::ArrayRef<double>(n ? p : nullptr, n); }
 // int[]? / SymInt[]? / float[]?: a NULL pointer is None, a non-NULL one with
