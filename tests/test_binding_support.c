@@ -285,6 +285,20 @@ START_TEST(schema_int_enums) {
 }
 END_TEST
 
+START_TEST(zerotensor_is_not_exported) {
+  /* Found by the bindings' differential test: a ZeroTensor has elements but
+   * a NULL data pointer; exporting it made consumers crash. */
+  const int64_t sz[2] = {2, 3};
+  ctorch_tensor z = NULL;
+  struct DLManagedTensor *m = NULL;
+  CT_OK(ctorch__efficientzerotensor(&z, sz, 2, NULL, NULL, NULL, NULL));
+  CT_FAILS(CTORCH_VALUE, ctorch_to_dlpack(&m, z));
+  CT_ERROR_HAS("ZeroTensor");
+  ck_assert_ptr_null(m);
+  ctorch_tensor_free(z);
+}
+END_TEST
+
 START_TEST(abi_hash) {
   const char *h = NULL;
   size_t i;
@@ -308,6 +322,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, scalar_reserved_is_checked);
   tcase_add_test(tc, empty_list_is_pytorchs_empty_list);
   tcase_add_test(tc, schema_int_enums);
+  tcase_add_test(tc, zerotensor_is_not_exported);
   tcase_add_test(tc, abi_hash);
   suite_add_tcase(s, tc);
   return s;

@@ -301,10 +301,10 @@ def parse_ctype(text: str) -> CType:
     base = " ".join(base_toks)
     norm = ("const " if const_base else "") + base
     for k in range(pointers):
-        norm += " *" + ("const " if const_ptrs[k] else "")
-    norm = norm.replace("* *", "**").replace("*const *", "*const *")
-    return CType(norm.rstrip() if not norm.endswith("const ") else norm.rstrip(), base, pointers, const_base,
-                 tuple(const_ptrs))
+        norm += " *" + ("const" if const_ptrs[k] else "")
+    while "* *" in norm:
+        norm = norm.replace("* *", "**")
+    return CType(norm, base, pointers, const_base, tuple(const_ptrs))
 
 
 def _split_commas(s: str) -> List[str]:

@@ -76,45 +76,45 @@ def _conv(a: dict, v: str) -> Tuple[List[str], List[str], List[str]]:
     size = a.get("size") or 0
     if lst:
         if b == "Tensor":
-            return [f"p_{v}, n_{v} := tensorArray({v}, {str(opt).lower()})"], [f"p_{v}", f"n_{v}"], \
+            return [f"p__{v}, n__{v} := tensorArray({v}, {str(opt).lower()})"], [f"p__{v}", f"n__{v}"], \
                 [f"runtime.KeepAlive({v})"]
         fn = {"int": "int64Array", "SymInt": "int64Array", "float": "float64Array", "bool": "boolArray",
               "Scalar": "scalarArray", "Dimname": "stringArray"}[b]
         extra = ""
         if b == "Dimname":
-            return [f"p_{v}, n_{v}, free_{v} := {fn}({v})", f"defer free_{v}()"], [f"p_{v}", f"n_{v}"], []
-        return [f"p_{v}, n_{v} := {fn}({v}{extra})"], [f"p_{v}", f"n_{v}"], [f"runtime.KeepAlive(p_{v})"]
+            return [f"p__{v}, n__{v}, free__{v} := {fn}({v})", f"defer free__{v}()"], [f"p__{v}", f"n__{v}"], []
+        return [f"p__{v}, n__{v} := {fn}({v}{extra})"], [f"p__{v}", f"n__{v}"], [f"runtime.KeepAlive(p__{v})"]
     if b == "Tensor":
         return [], [f"{v}.handle()"], [f"runtime.KeepAlive({v})"]
     if b in ("int", "SymInt"):
         if opt:
-            return [f"p_{v} := optInt64({v})"], [f"p_{v}"], [f"runtime.KeepAlive(p_{v})"]
+            return [f"p__{v} := optInt64({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
         return [], [f"C.int64_t({v})"], []
     if b == "float":
         if opt:
-            return [f"p_{v} := optFloat64({v})"], [f"p_{v}"], [f"runtime.KeepAlive(p_{v})"]
+            return [f"p__{v} := optFloat64({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
         return [], [f"C.double({v})"], []
     if b == "bool":
         if opt:
-            return [f"p_{v} := optBool({v})"], [f"p_{v}"], [f"runtime.KeepAlive(p_{v})"]
+            return [f"p__{v} := optBool({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
         return [], [f"cbool({v})"], []
     if b == "Scalar":
         if opt:
-            return [f"p_{v} := optScalar({v})"], [f"p_{v}"], [f"runtime.KeepAlive(p_{v})"]
+            return [f"p__{v} := optScalar({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
         return [], [f"{v}.c()"], []
     if b in ("ScalarType", "Layout", "MemoryFormat"):
         ct = {"ScalarType": "ctorch_dtype", "Layout": "ctorch_layout", "MemoryFormat": "ctorch_memory_format"}[b]
         if opt:
-            return [f"p_{v} := optEnum[C.{ct}]({v})"], [f"p_{v}"], [f"runtime.KeepAlive(p_{v})"]
+            return [f"p__{v} := optEnum[C.{ct}]({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
         return [], [f"C.{ct}({v})"], []
     if b == "Device":
         if opt:
-            return [f"p_{v} := optDevice({v})"], [f"p_{v}"], [f"runtime.KeepAlive(p_{v})"]
+            return [f"p__{v} := optDevice({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
         return [], [f"{v}.c()"], []
     if b in ("str", "Dimname"):
         if opt:
-            return [f"s_{v} := optCString({v})", f"defer freeCString(s_{v})"], [f"s_{v}"], []
-        return [f"s_{v} := C.CString({v})", f"defer freeCString(s_{v})"], [f"s_{v}"], []
+            return [f"s__{v} := optCString({v})", f"defer freeCString(s__{v})"], [f"s__{v}"], []
+        return [f"s__{v} := C.CString({v})", f"defer freeCString(s__{v})"], [f"s__{v}"], []
     if b == "Generator":
         return [], [f"{v}.handle()"], [f"runtime.KeepAlive({v})"]
     raise ValueError(a["schema_type"])

@@ -20,14 +20,16 @@ _PRIM = {"int": "int", "int32_t": "int32_t", "int64_t": "int64_t", "uint64_t": "
          "uint8_t": "uint8_t", "size_t": "size_t", "double": "double", "float": "float"}
 
 
-def koffi_type(p: dict) -> str:
+def koffi_type(p: dict, owner: str = "") -> str:
     """A JS expression for the koffi type of a parameter / return."""
     t = p["type"]
     k = t["kind"]
     ptr = p.get("pointer", 0)
     if k == "callback":
         if "signature" in t:
-            return f"koffi.pointer(koffi.proto({json.dumps(_proto(t['signature']))}))"
+            # koffi names every prototype: one per function and parameter.
+            name = f"{owner}_{p['name']}_fn"
+            return f"koffi.pointer(koffi.proto({json.dumps(_proto(t['signature']).replace(' cb(', f' {name}('))}))"
         return f"koffi.pointer(T.{t['name']})"
     if k == "string":
         if ptr == 0:
@@ -108,7 +110,7 @@ def emit_capi(doc: dict) -> str:
             rt = "'const char *'"
         else:
             rt = repr(_PRIM[ret["type"]["name"]])
-        params = ", ".join(koffi_type(p) for p in f["params"])
+        params = ", ".join(koffi_type(p, f["name"]) for p in f["params"])
         out.append(f"  F.{f['name']} = lib.func({json.dumps(f['name'])}, {rt}, [{params}]);")
     out.append("  return { T, F };")
     out.append("};")
@@ -140,7 +142,7 @@ def _js_literal(d: dict) -> str:
             return {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}[d["special"]]
         v = d["value"]
         if k == "scalar":
-            return f"R.scalarOf({json.dumps(v)}, {json.dumps(d['scalar_kind'])})"
+            return f"$R.scalarOf({json.dumps(v)}, {json.dumps(d['scalar_kind'])})"
         return json.dumps(v)
     if k == "list":
         return json.dumps(d["value"])
@@ -155,46 +157,46 @@ def _conv(a: dict, v: str) -> List[str]:
     size = a.get("size") or 0
     if lst:
         if b == "Tensor":
-            return [f"R.handles({v}, {str(bool(a.get('elements_optional'))).lower()}, {str(opt).lower()})",
-                    f"R.len({v})"]
-        fn = {"int": "R.i64s", "SymInt": "R.i64s", "float": "R.f64s", "Scalar": "R.scalars", "bool": "R.bools",
-              "Dimname": "R.strs"}[b]
-        return [f"{fn}({v}, {size}, {str(opt).lower()})", f"R.lenOf({v}, {size})"]
+            return [f"$R.handles({v}, {str(bool(a.get('elements_optional'))).lower()}, {str(opt).lower()})",
+                    f"$R.len({v})"]
+        fn = {"int": "$R.i64s", "SymInt": "$R.i64s", "float": "$R.f64s", "Scalar": "$R.scalars", "bool": "$R.bools",
+              "Dimname": "$R.strs"}[b]
+        return [f"{fn}({v}, {size}, {str(opt).lower()})", f"$R.lenOf({v}, {size})"]
     if b == "Tensor":
-        return [f"R.ho({v})" if opt else f"R.h({v})"]
+        return [f"$R.ho({v})" if opt else f"$R.h({v})"]
     if b in ("int", "SymInt"):
         if opt:
-            return [f"R.i64o({v})"]
+            return [f"$R.i64o({v})"]
         if "enum" in a:
-            return [f"R.enumv({v}, {json.dumps(a['enum'])})"]
+            return [f"$R.enumv({v}, {json.dumps(a['enum'])})"]
         return [v]
     if b == "float":
-        return [f"R.f64o({v})" if opt else v]
+        return [f"$R.f64o({v})" if opt else v]
     if b == "bool":
-        return [f"R.boolo({v})" if opt else f"({v} ? 1 : 0)"]
+        return [f"$R.boolo({v})" if opt else f"({v} ? 1 : 0)"]
     if b == "Scalar":
-        return [f"R.scalaro({v})" if opt else f"R.scalar({v})"]
+        return [f"$R.scalaro({v})" if opt else f"$R.scalar({v})"]
     if b in ("ScalarType", "Layout", "MemoryFormat"):
-        return [f"R.i32o({v})" if opt else f"R.enumv({v})"]
+        return [f"$R.i32o({v})" if opt else f"$R.enumv({v})"]
     if b == "Device":
-        return [f"R.deviceo({v})" if opt else f"R.device({v})"]
+        return [f"$R.deviceo({v})" if opt else f"$R.device({v})"]
     if b in ("str", "Dimname"):
         return [v]
     if b == "Generator":
-        return [f"R.ho({v})"]
+        return [f"$R.ho({v})"]
     raise ValueError(a["schema_type"])
 
 
 def _ret(p: dict, slot: str) -> str:
     t = p["type"]
     if t["kind"] == "handle" and t["name"] == "ctorch_tensor":
-        return f"R.tensorOf({slot}[0])"
+        return f"$R.tensorOf({slot}[0])"
     if t["kind"] == "handle":
-        return f"R.listOf({slot}[0])"
+        return f"$R.listOf({slot}[0])"
     if t["kind"] == "struct":
-        return f"R.scalarValue({slot})"
+        return f"$R.scalarValue({slot})"
     if t["kind"] == "enum":
-        return f"R.dtypeOf({slot}[0])"
+        return f"$R.dtypeOf({slot}[0])"
     if p.get("boolean"):
         return f"({slot}[0] !== 0)"
     if t["name"] == "int64_t":
@@ -211,22 +213,31 @@ _SLOT_DECL = ("const SH = Array.from({length: 16}, () => new BigUint64Array(1));
               "const SI32 = Array.from({length: 16}, () => new Int32Array(1));\n")
 
 
+_CONSTS: Dict[str, str] = {}
+
+
+def _const(expr: str) -> str:
+    if expr not in _CONSTS:
+        _CONSTS[expr] = f"D_{len(_CONSTS)}"
+    return _CONSTS[expr]
+
+
 def op_function(f: dict) -> str:
     op = f["op"]
     fname = "o_" + f["name"][len("ctorch_"):]
     pos = [a for a in op["args"] if not a["kwarg_only"]]
     params = [js_name(a["name"]) for a in pos]
     lines = [f"// {op['schema']}", f"function {fname}({', '.join(params)}) {{",
-             "  let o = R.EMPTY, n = arguments.length;",
-             "  if (n > 0 && R.isOpts(arguments[n - 1])) { o = arguments[n - 1]; n--; }"]
+             "  let $o = $R.EMPTY, $n = arguments.length;",
+             "  if ($n > 0 && $R.isOpts(arguments[$n - 1])) { $o = arguments[$n - 1]; $n--; }"]
     cargs: List[str] = []
     outs = [p for p in f["params"] if p["direction"] == "out"]
     slots = []
     for k, p in enumerate(outs):
         tn = p["type"]["name"]
         if tn == "ctorch_scalar":
-            lines.append(f"  const sres{k} = {{}};")
-            slot = f"sres{k}"
+            lines.append(f"  const $s{k} = {{}};")
+            slot = f"$s{k}"
         else:
             slot = f"{_SLOT[tn]}[{k}]"
         slots.append((p, slot))
@@ -236,17 +247,20 @@ def op_function(f: dict) -> str:
         key = json.dumps(a["name"])
         dflt = _js_literal(a["default"]) if "default" in a else None
         if a["kwarg_only"]:
-            src = f"o[{key}]"
+            src = f"$o[{key}]"
         else:
-            src = f"({i} < n ? {n} : o[{key}])"
+            src = f"({i} < $n ? {n} : $o[{key}])"
+        if dflt is not None and (dflt.startswith("[") or dflt.startswith("$R.")):
+            # Objects are built once (module constants), not on every call.
+            dflt = _const(dflt)
         if dflt is not None:
-            expr = f"R.dflt({src}, {dflt})" if dflt != "null" else f"R.dflt({src}, null)"
+            expr = f"$R.dflt({src}, {dflt})"
         else:
-            expr = f"R.req({src}, {json.dumps(op['qualified_name'])}, {key})"
+            expr = f"$R.req({src}, {json.dumps(op['qualified_name'])}, {key})"
         lines.append(f"  const v_{i} = {expr};")
         cargs.extend(_conv(a, f"v_{i}"))
-    lines.append(f"  const st = F.{f['name']}({', '.join(cargs)});")
-    lines.append("  if (st !== 0) R.fail(st);")
+    lines.append(f"  const $st = $F.{f['name']}({', '.join(cargs)});")
+    lines.append("  if ($st !== 0) $R.fail($st);")
     conv = op["returns_convention"]
     if conv == "out_params":
         rs = [_ret(p, s) for p, s in slots]
@@ -259,7 +273,7 @@ def op_function(f: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-_QUICK = {"Tensor": "R.isT({x})", "Scalar": "R.isNum({x})", "int": "Number.isInteger({x})",
+_QUICK = {"Tensor": "$R.isT({x})", "Scalar": "$R.isNum({x})", "int": "Number.isInteger({x})",
           "SymInt": "Number.isInteger({x})", "float": "(typeof {x} === 'number')", "bool": "(typeof {x} === 'boolean')"}
 
 
@@ -269,7 +283,7 @@ def _sig(f: dict) -> str:
 
 
 def group_function(name: str, ms: List[dict]) -> str:
-    lines = [f"function {js_name(name)}() {{", "  const n = arguments.length;"]
+    lines = [f"function {js_name(name)}() {{", "  const $n = arguments.length;"]
     quick = 0
     for f in ms:
         op = f["op"]
@@ -281,9 +295,9 @@ def group_function(name: str, ms: List[dict]) -> str:
             continue
         tests = " && ".join(_QUICK[k].format(x=f"arguments[{i}]") for i, k in enumerate(kinds))
         call = ", ".join(f"arguments[{i}]" for i in range(len(req)))
-        lines.append(f"  if (n === {len(req)} && {tests}) return o_{f['name'][len('ctorch_'):]}({call});")
+        lines.append(f"  if ($n === {len(req)} && {tests}) return o_{f['name'][len('ctorch_'):]}({call});")
         quick += 1
-    lines.append(f"  return R.dispatch({json.dumps(name)}, G_{name}, arguments);")
+    lines.append(f"  return $R.dispatch({json.dumps(name)}, G_{name}, arguments);")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -293,9 +307,11 @@ def emit_ops(doc: dict) -> str:
     by_c = {f["name"]: f for f in gen}
     out = ["'use strict';", "// GENERATED by bindings-gen (emit_node.py) from api.json; do not edit.",
            "// Every ATen operator: ops.<name> (all overloads), ops.<name>.<overload>.",
-           "module.exports = function defineOps(R, F) {", _SLOT_DECL]
-    for f in gen:
-        out.append(op_function(f))
+           "module.exports = function defineOps($R, $F) {", _SLOT_DECL]
+    _CONSTS.clear()
+    bodies = [op_function(f) for f in gen]
+    out.extend(f"const {name} = Object.freeze({expr});" for expr, name in _CONSTS.items())
+    out.extend(bodies)
     groups = doc["overload_groups"]
     out.append("const ops = {};")
     public: Dict[str, Dict[str, str]] = {}

@@ -73,12 +73,13 @@ function memoryBytes(deviceType) {
   check(F.ctorch_memory_bytes(memOut, deviceType === undefined ? 0 : deviceType));
   return Number(memOut[0]);
 }
+// The CPU byte counter itself, read in place (no foreign call).
+const counterAddr = (() => { const a = new BigUint64Array(1); check(F.ctorch_memory_cpu_counter(a)); return a[0]; })();
 let baseline = 0;
 let sinceCheck = 0;
 function pressure() {
   sinceCheck = 0;
-  check(F.ctorch_memory_bytes(memOut, 0));
-  const now = Number(memOut[0]);
+  const now = Number(koffi.decode.int64(counterAddr));
   if (gc && now - baseline > config.gcThresholdBytes) {
     gc();
     baseline = now;
@@ -458,7 +459,7 @@ Tensor.prototype.requiresGrad_ = function (v = true) { this.requiresGrad = v; re
 Tensor.prototype.toString = function () {
   const out = new BigUint64Array(1);
   check(F.ctorch_tensor_to_string(out, h(this)));
-  const s = koffi.decode(out[0], 'const char *');
+  const s = koffi.decode.string(out[0]);
   F.ctorch_string_free(out[0]);
   return s;
 };
@@ -582,7 +583,7 @@ ct.errorOf = errorOf;
 {
   const out = new BigUint64Array(1);
   check(F.ctorch_abi_hash(out));
-  const got = koffi.decode(out[0], 'const char *');
+  const got = koffi.decode.string(out[0]);
   if (got !== capi.ABI_HASH && !process.env.CTORCH_IGNORE_ABI) {
     throw new Error(`ctorch: ${LIB_PATH} has ABI ${got}, this package was generated for ${capi.ABI_HASH}`);
   }

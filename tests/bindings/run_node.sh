@@ -4,6 +4,7 @@
 # reports itself skipped (77) when node or koffi cannot be had.
 set -uo pipefail
 pkg=$1; shift
+if [ -n "${CTORCH_BINDING_SKIP:-}" ]; then echo "skipped: $CTORCH_BINDING_SKIP"; exit 77; fi
 if ! command -v node >/dev/null; then echo "skipped: node is not installed"; exit 77; fi
 if [ ! -f "$pkg/node_modules/koffi/package.json" ]; then
   if ! command -v npm >/dev/null; then echo "skipped: npm is not installed (needed for koffi)"; exit 77; fi
