@@ -55,13 +55,17 @@ foreach(k RANGE ${_last})
   list(APPEND _shards ${_gen}/ctorch_ops_${k}.cpp)
 endforeach()
 set(CTORCH_GENERATED_NULL_TEST ${_gen}/test_ops_null.c)
+# api.json and ctorch_abi.h are made by the same command (see api.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/api.cmake)
 
 add_custom_command(
   OUTPUT ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${_gen}/coverage.json ${CTORCH_GENERATED_NULL_TEST}
+    ${CTORCH_API_OUTPUTS}
   COMMAND ${CTORCH_GEN_PYTHON} ${_ctorch_gen_dir}/generate.py
     --yaml ${CTORCH_NATIVE_FUNCTIONS_YAML} --out ${_gen} --shards ${CTORCH_OPS_SHARDS}
     --torch-version ${_ctorch_torch_version}
     --ctorch-header ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h ${_ctorch_ops_arg}
+  ${CTORCH_API_COMMAND}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/ops.json ${_gen}/coverage.json ${CMAKE_BINARY_DIR}
   DEPENDS ${_ctorch_gen_py} ${CTORCH_NATIVE_FUNCTIONS_YAML} ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h
   COMMENT "Generating ATen operator bindings (bindings-gen)"
@@ -88,3 +92,6 @@ if(_ctorch_dimname)
   set_property(SOURCE ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
     APPEND PROPERTY COMPILE_DEFINITIONS CTORCH_GEN_DIMNAME=1)
 endif()
+list(APPEND CTORCH_GENERATED_SOURCES ${_gen}/ctorch_abi.h)
+list(APPEND CTORCH_GENERATED_DATA ${_gen}/api.json)
+include(${CMAKE_CURRENT_LIST_DIR}/bindings.cmake)

@@ -16,7 +16,9 @@
  *   the argument at fault where there is one. It is thread-local, borrowed,
  *   valid until the same thread's next failing call, and "" (never NULL) if
  *   the thread never failed. A successful call does not clear it (as errno).
- *   No C++ exception ever crosses this boundary.
+ *   No C++ exception ever crosses this boundary. A binding whose FFI runs
+ *   calls on worker threads reads a failure's message from any thread by
+ *   its id or ticket (ctorch_error_message, near the end of this header).
  *
  * Ownership.  A ctorch_tensor returned through an out-parameter is NEW: the
  *   caller owns it and frees it with ctorch_tensor_free. A ctorch_tensor
@@ -37,6 +39,9 @@
  *   with CTORCH_INVALID_ARGUMENT. Booleans are `int` (0 false, nonzero true).
  *   Optional by-value arguments are pointers (NULL = none). Lists are a
  *   pointer plus a length (pointer may be NULL only when length is 0).
+ *   Length 0 is the empty list, exactly PyTorch's [] whatever the pointer;
+ *   for an optional list (schema T[]?) NULL is None and any non-NULL
+ *   pointer with length 0 is [].
  *
  * Threads.  Functions may be called from any thread. Distinct tensors may
  *   be used concurrently; concurrent mutation of one tensor (in-place ops,
@@ -1602,6 +1607,129 @@ CTORCH_API ctorch_status ctorch_grad_scaler_skipped_steps(int64_t *out, ctorch_g
  */
 CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out, ctorch_store store, int rank,
                                                        int size, int64_t timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* For language bindings: errors across threads, native memory, the    */
+/* API's identity, and enums for schema ints. See docs/bindings.md;    */
+/* api.json (installed beside ops.json) describes this whole header.   */
+/*                                                                     */
+/* Doc-comment tags read by the api.json generator where the rules of */
+/* the contract (outs new, inputs borrowed) do not say it all:         */
+/* "@nullable p" (p may be NULL), "@borrowed p" (output p is not to be */
+/* freed), "@consumes p" (ctorch owns p after success), "@frees p".    */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Failure ids. Every failing call gets a process-unique id (increasing from
+ * 1) and its message is also kept, with its status, in a process-wide log of
+ * the last 1024 failures, readable from any thread. This is what a binding
+ * whose FFI runs calls on worker threads (koffi's async calls, a Go
+ * goroutine that may change OS threads) uses: the thread-local
+ * ctorch_last_error() of a pool thread is out of its reach.
+ * Returns this thread's last failure id (0 if none), not a status.
+ */
+CTORCH_API uint64_t ctorch_last_error_id(void);
+/**
+ * Copies this thread's last message into buf (NUL-terminated, truncated to
+ * cap - 1 bytes; buf may be NULL when cap is 0) and its full length (without
+ * the NUL) into *out_len (may be NULL). The caller owns the copy.
+ * @nullable out_len, buf
+ */
+CTORCH_API ctorch_status ctorch_last_error_copy(size_t *out_len, char *buf, size_t cap);
+/**
+ * Message and status of failure `id`, from any thread: a failure id
+ * (ctorch_last_error_id) or a ticket (CTORCH_STATUS_TICKET of a status).
+ * Copies as ctorch_last_error_copy; *status (may be NULL) gets its status.
+ * CTORCH_INDEX when the failure is no longer in the log (or never was).
+ * @nullable status, out_len, buf
+ */
+CTORCH_API ctorch_status ctorch_error_message(ctorch_status *status, size_t *out_len, char *buf, size_t cap,
+                                              uint64_t id);
+/**
+ * Error tickets (off by default; process-wide). When on, a failing call
+ * returns its status in the low 8 bits and a ticket (1..0x7FFFFF) above
+ * them, so a binding that only gets the return value of a call made on
+ * another thread can fetch that call's message: ctorch_error_message(...,
+ * CTORCH_STATUS_TICKET(st)). Compare CTORCH_STATUS_CODE(st) to the status
+ * names then. Only a binding that owns the process's use of ctorch should
+ * turn them on. *previous (may be NULL) gets the previous setting.
+ * @nullable previous
+ */
+CTORCH_API ctorch_status ctorch_set_error_tickets(int *previous, int on);
+/** The ctorch_status of a returned status, with or without a ticket. */
+#define CTORCH_STATUS_CODE(st) ((ctorch_status)((uint32_t)(st) & 0xFFu))
+/** The ticket of a returned status (0: none). */
+#define CTORCH_STATUS_TICKET(st) (((uint32_t)(st) >> 8) & 0x7FFFFFu)
+
+/**
+ * Bytes of native memory held by live tensor storages on devices of `type`,
+ * for garbage-collected languages to weigh their handles (trigger a
+ * collection when it grows). CPU: every storage allocated through libtorch's
+ * default CPU allocator after ctorch was loaded (from any library in the
+ * process), counted as the C allocator sized it; one atomic read. CUDA: the
+ * bytes the caching allocator has handed out to tensors over all devices
+ * (0 without CUDA). Other types: NOT_IMPLEMENTED.
+ */
+CTORCH_API ctorch_status ctorch_memory_bytes(int64_t *out, ctorch_device_type type);
+/**
+ * Borrowed address of the CPU byte count ctorch_memory_bytes reads, valid
+ * for the life of the process: a binding may look at it from its garbage
+ * collector's hooks without a foreign call (an aligned 64-bit load; it is
+ * updated with relaxed atomic additions).
+ */
+CTORCH_API ctorch_status ctorch_memory_cpu_counter(const int64_t **out);
+
+/**
+ * Drops one reference of each of handles[0..n) (NULL entries are skipped),
+ * as n calls of ctorch_tensor_free would: for bindings that defer the frees
+ * their garbage collector asks for and release them in batches, one
+ * foreign call per batch. handles may be NULL when n is 0. Returns nothing.
+ * @nullable handles
+ * @frees handles
+ */
+CTORCH_API void ctorch_tensor_free_many(const ctorch_tensor *handles, size_t n);
+
+/**
+ * Borrowed static hex digest identifying this build's C API: every
+ * function's name and C signature, every enum value, every struct layout.
+ * api.json carries the same string as "abi_hash": a binding generated from
+ * one description checks it against the library it loads.
+ */
+CTORCH_API ctorch_status ctorch_abi_hash(const char **out);
+
+/*
+ * Schema `int` arguments that are enums in PyTorch, with PyTorch's values
+ * (the generated functions take them as int64_t; api.json names the enum of
+ * each such argument and of its default).
+ */
+
+/** `int reduction` of the loss functions (at::Reduction). */
+typedef enum ctorch_reduction CTORCH_ENUM_BASE {
+  CTORCH_REDUCTION_NONE = 0,
+  CTORCH_REDUCTION_MEAN = 1,
+  CTORCH_REDUCTION_SUM = 2
+} ctorch_reduction;
+
+/** `int interpolation_mode` of grid_sampler* (at::native::GridSamplerInterpolation). */
+typedef enum ctorch_grid_sampler_interpolation CTORCH_ENUM_BASE {
+  CTORCH_GRID_SAMPLER_BILINEAR = 0,
+  CTORCH_GRID_SAMPLER_NEAREST = 1,
+  CTORCH_GRID_SAMPLER_BICUBIC = 2
+} ctorch_grid_sampler_interpolation;
+
+/** `int padding_mode` of grid_sampler* (at::native::GridSamplerPadding). */
+typedef enum ctorch_grid_sampler_padding CTORCH_ENUM_BASE {
+  CTORCH_GRID_SAMPLER_PADDING_ZEROS = 0,
+  CTORCH_GRID_SAMPLER_PADDING_BORDER = 1,
+  CTORCH_GRID_SAMPLER_PADDING_REFLECTION = 2
+} ctorch_grid_sampler_padding;
+
+/** `int mode` of embedding_bag and its helpers. */
+typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
+  CTORCH_EMBEDDING_BAG_SUM = 0,
+  CTORCH_EMBEDDING_BAG_MEAN = 1,
+  CTORCH_EMBEDDING_BAG_MAX = 2
+} ctorch_embedding_bag_mode;
 
 #ifdef __cplusplus
 } /* extern "C" */

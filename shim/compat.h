@@ -29,6 +29,10 @@
 #define CTORCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
+#if defined(CTORCH_COMPAT_MEMORY) && CTORCH_TORCH_AT_LEAST(2, 8)
+#include <c10/core/CachingDeviceAllocator.h>
+#endif
+
 namespace ctorch {
 namespace compat {
 
@@ -131,6 +135,33 @@ constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
 // is 1; elsewhere every ctorch_aoti_* call returns CTORCH_NOT_IMPLEMENTED, so
 // the exported symbols are the same on every libtorch. (2026-11-22)
 #define CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER CTORCH_TORCH_AT_LEAST(2, 6)
+// Native memory accounting (memory.cpp asks for this block). A wrapping
+// CPU allocator: c10::Allocator::allocate is const up to 2.2 and non-const
+// from 2.3, which also made copy_data a pure virtual the wrapper forwards.
+// CUDA's live bytes: c10's device-generic DeviceAllocator statistics exist
+// from 2.8 (2.11 and 2.15 checked); before that, and in Debian's CPU-only
+// 1.13, 0. (2026-11-22)
+#ifdef CTORCH_COMPAT_MEMORY
+#if CTORCH_TORCH_AT_LEAST(2, 3)
+#define CTORCH_COMPAT_ALLOCATE_CONST
+#define CTORCH_COMPAT_ALLOCATOR_COPY_DATA(base) \
+  void copy_data(void *dest, const void *src, std::size_t count) const override { base->copy_data(dest, src, count); }
+#else
+#define CTORCH_COMPAT_ALLOCATE_CONST const
+#define CTORCH_COMPAT_ALLOCATOR_COPY_DATA(base)
+#endif
+inline int64_t cuda_allocated_bytes(int n_devices) {
+#if CTORCH_TORCH_AT_LEAST(2, 8)
+  int64_t total = 0;
+  auto *a = c10::getDeviceAllocator(c10::DeviceType::CUDA);
+  for (int i = 0; i < n_devices; ++i) total += a->getDeviceStats(static_cast<c10::DeviceIndex>(i)).allocated_bytes[0].current;
+  return total;
+#else
+  (void)n_devices;
+  return 0;
+#endif
+}
+#endif  // CTORCH_COMPAT_MEMORY
 
 }  // namespace compat
 }  // namespace ctorch
