@@ -50,23 +50,27 @@ foreach(k RANGE ${_last})
   list(APPEND _shards ${_gen}/ctorch_ops_${k}.cpp)
 endforeach()
 set(CTORCH_GENERATED_NULL_TEST ${_gen}/test_ops_null.c)
+set(CTORCH_GENERATED_SWEEP ${_gen}/sweep_ops.c)
 
 add_custom_command(
   OUTPUT ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${_gen}/coverage.json ${CTORCH_GENERATED_NULL_TEST}
+    ${CTORCH_GENERATED_SWEEP}
   COMMAND ${CTORCH_TORCH_PYTHON} ${_ctorch_gen_dir}/generate.py
     --yaml ${CTORCH_NATIVE_FUNCTIONS_YAML} --out ${_gen} --shards ${CTORCH_OPS_SHARDS}
     --torch-version ${_ctorch_torch_version}
     --ctorch-header ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h ${_ctorch_ops_arg}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/ops.json ${_gen}/coverage.json ${CMAKE_BINARY_DIR}
   DEPENDS ${_ctorch_gen_py} ${CTORCH_NATIVE_FUNCTIONS_YAML} ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h
+    ${_ctorch_gen_dir}/runtime/guards.h ${_ctorch_gen_dir}/unsafe_ops.txt
   COMMENT "Generating ATen operator bindings (bindings-gen)"
   VERBATIM)
 
 # For consumers in other directories (tests/gen builds the NULL test): a
 # target to depend on, since GENERATED is directory-scoped before CMake 3.20.
-add_custom_target(ctorch_generate DEPENDS ${_gen}/ctorch_ops.h ${CTORCH_GENERATED_NULL_TEST})
+add_custom_target(ctorch_generate DEPENDS ${_gen}/ctorch_ops.h ${CTORCH_GENERATED_NULL_TEST} ${CTORCH_GENERATED_SWEEP})
 
-set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp)
+set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
+  ${_ctorch_gen_dir}/runtime/guards.cpp)
 set(CTORCH_GENERATED_HEADERS ${_gen}/ctorch_ops.h)
 set(CTORCH_GENERATED_DATA ${_gen}/ops.json ${_gen}/coverage.json)
 # The shards find ctorch_gen_support.h beside its .cpp.

@@ -2,6 +2,7 @@
 // dict of tensors, and the dict handle. Writing uses libtorch's pickler
 // (torch::pickle_save, whose output Python's torch.load reads); reading
 // uses our own reader (serialize_reader.cpp), see there for why.
+#include "materialize.h"
 #include "serialize_internal.h"
 
 #include <c10/util/irange.h>
@@ -102,7 +103,7 @@ void require_path(const char *path) {
 at::Tensor savable(const at::Tensor &t, const std::string &arg) {
   if (t.layout() != c10::kStrided)
     ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument '" + arg + "': only dense (strided) tensors can be saved; convert it (to_dense) first");
-  return t.resolve_conj().resolve_neg();
+  return ctorch::materialize_zero(t).resolve_conj().resolve_neg();
 }
 
 void save_ivalue(const char *path, const c10::IValue &v) {
