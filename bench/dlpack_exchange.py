@@ -5,7 +5,7 @@ through python/ctorch.py (ctypes + PyCapsule), checked zero-copy each time.
 For scale it also times torch's own round trip torch -> capsule -> torch,
 the floor any Python-side DLPack hand-over pays.
 
-Usage: CTORCH_LIB=build/libctorch.so PYTHONPATH=python /usr/bin/python3 bench/dlpack_exchange.py [--quick]
+Usage: CTORCH_LIB=build/libctorch.so PYTHONPATH=python $CTORCH_TORCH_PYTHON bench/dlpack_exchange.py [--quick]
 """
 import json
 import statistics

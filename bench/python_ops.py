@@ -1,4 +1,4 @@
-"""Per-call cost of the same ops through Python torch (run with /usr/bin/python3).
+"""Per-call cost of the same ops through Python torch (run with the build's CTORCH_TORCH_PYTHON).
 Prints one JSON object: median/min/max ns per op, same ops and rounds as bench_ops."""
 import json
 import statistics

@@ -1,5 +1,5 @@
 """Training throughput through Python torch; same definitions as train_cpp.cpp.
-Usage: /usr/bin/python3 train_python.py lenet|tiny STEPS
+Usage: $CTORCH_TORCH_PYTHON train_python.py lenet|tiny STEPS
 Prints two rates: over the whole timed run, and at the median step."""
 import os
 import statistics

@@ -7,14 +7,22 @@
 # fewer times; two keep both cores busy). See docs/ops.md.
 set(CTORCH_OPS_SHARDS 2 CACHE STRING "Number of C++ files the generated wrappers are split into")
 
+# The yaml comes from the torch Python package of the same version as the
+# libtorch (cmake/ctorch_torch.cmake found it); a bare libtorch zip has none,
+# so then it must be given.
 if(NOT CTORCH_NATIVE_FUNCTIONS_YAML)
-  execute_process(
-    COMMAND ${CTORCH_TORCH_PYTHON} -c "import torchgen, os; print(os.path.dirname(torchgen.__file__))"
-    OUTPUT_VARIABLE _ctorch_torchgen_dir OUTPUT_STRIP_TRAILING_WHITESPACE
-    RESULT_VARIABLE _ctorch_rc)
+  set(_ctorch_torchgen_dir "")
+  set(_ctorch_rc 1)
+  if(CTORCH_TORCH_PYTHON)
+    execute_process(
+      COMMAND ${CTORCH_TORCH_PYTHON} -c "import torchgen, os; print(os.path.dirname(torchgen.__file__))"
+      OUTPUT_VARIABLE _ctorch_torchgen_dir OUTPUT_STRIP_TRAILING_WHITESPACE
+      RESULT_VARIABLE _ctorch_rc)
+  endif()
   if(NOT _ctorch_rc EQUAL 0 OR NOT EXISTS "${_ctorch_torchgen_dir}/packaged/ATen/native/native_functions.yaml")
-    message(FATAL_ERROR "ctorch: cannot locate native_functions.yaml through ${CTORCH_TORCH_PYTHON} "
-      "(is python3-torch installed?). Set CTORCH_NATIVE_FUNCTIONS_YAML.")
+    message(FATAL_ERROR "ctorch: cannot locate native_functions.yaml of torch ${CTORCH_TORCH_VERSION} "
+      "(no Python with that torch, or it lacks torchgen). Set CTORCH_NATIVE_FUNCTIONS_YAML to the yaml "
+      "of the same version (e.g. from its pip wheel: torchgen/packaged/ATen/native/native_functions.yaml).")
   endif()
   set(CTORCH_NATIVE_FUNCTIONS_YAML "${_ctorch_torchgen_dir}/packaged/ATen/native/native_functions.yaml"
     CACHE FILEPATH "native_functions.yaml the operator bindings are generated from")
@@ -34,10 +42,7 @@ set(_ctorch_ops_arg "")
 if(_ctorch_ops_dir)
   set(_ctorch_ops_arg --aten-ops-dir ${_ctorch_ops_dir})
 endif()
-set(_ctorch_torch_version "${Torch_VERSION}")
-if(NOT _ctorch_torch_version)
-  set(_ctorch_torch_version unknown)
-endif()
+set(_ctorch_torch_version "${CTORCH_TORCH_VERSION}")
 
 set(CTORCH_GENERATED_INCLUDE_DIR ${CMAKE_BINARY_DIR}/generated)
 set(_gen ${CTORCH_GENERATED_INCLUDE_DIR})
@@ -55,7 +60,7 @@ set(CTORCH_GENERATED_SWEEP ${_gen}/sweep_ops.c)
 add_custom_command(
   OUTPUT ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${_gen}/coverage.json ${CTORCH_GENERATED_NULL_TEST}
     ${CTORCH_GENERATED_SWEEP}
-  COMMAND ${CTORCH_TORCH_PYTHON} ${_ctorch_gen_dir}/generate.py
+  COMMAND ${CTORCH_GEN_PYTHON} ${_ctorch_gen_dir}/generate.py
     --yaml ${CTORCH_NATIVE_FUNCTIONS_YAML} --out ${_gen} --shards ${CTORCH_OPS_SHARDS}
     --torch-version ${_ctorch_torch_version}
     --ctorch-header ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h ${_ctorch_ops_arg}
@@ -65,9 +70,14 @@ add_custom_command(
   COMMENT "Generating ATen operator bindings (bindings-gen)"
   VERBATIM)
 
-# For consumers in other directories (tests/gen builds the NULL test): a
-# target to depend on, since GENERATED is directory-scoped before CMake 3.20.
-add_custom_target(ctorch_generate DEPENDS ${_gen}/ctorch_ops.h ${CTORCH_GENERATED_NULL_TEST} ${CTORCH_GENERATED_SWEEP})
+# The one target that runs the generator. Every consumer (the library, and
+# tests/gen's NULL test) depends on it instead of listing the outputs as its
+# own sources: with Makefiles each target that lists a custom command's
+# outputs runs that command itself, so two targets raced on the same
+# temporary files, and shim sources (which include ctorch_ops.h through
+# ctorch.h) could compile before the header existed. Ninja hid both.
+add_custom_target(ctorch_generate DEPENDS ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${CTORCH_GENERATED_NULL_TEST}
+  ${CTORCH_GENERATED_SWEEP})
 
 set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
   ${_ctorch_gen_dir}/runtime/guards.cpp)

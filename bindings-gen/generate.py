@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     ap.add_argument("--yaml", required=True, help="native_functions.yaml")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--shards", type=int, default=8)
-    ap.add_argument("--torch-version", default="unknown")
+    ap.add_argument("--torch-version", default="0.0.0", help="MAJOR.MINOR.PATCH of the libtorch headers")
     ap.add_argument("--ctorch-header", help="hand-written ctorch.h (its names are reserved)")
     ap.add_argument("--aten-ops-dir", help="installed ATen/ops directory (checks every at::_ops struct exists)")
     here = os.path.dirname(os.path.abspath(__file__))

@@ -1,14 +1,15 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """LeNet-5 on Fashion-MNIST in Python PyTorch: the twin of examples/lenet5.c.
 
 Same network, initialisation (PyTorch's layer defaults drawn in the same
 order from the same seed), data order (randperm from a generator seeded with
 (seed * 1000003 + epoch) mod 2^64, as ctorch_data_epoch_seed), hyper-parameters
 (AdamW lr 1e-3, weight decay 0.01, batch 256) and output format, so accuracy
-and throughput can be compared side by side. Run it with Debian's
-/usr/bin/python3 (python3-torch).
+and throughput can be compared side by side. Run it with the Python whose
+torch is the libtorch ctorch was built against (the build's
+CTORCH_TORCH_PYTHON: Debian's python3 with python3-torch by default).
 
-  /usr/bin/python3 examples/lenet5.py [--epochs N] [--data DIR] [--seed S]
+  python3 examples/lenet5.py [--epochs N] [--data DIR] [--seed S]
                                       [--threads T] [--save PATH] [--load PATH]
                                       [--steps K]
 

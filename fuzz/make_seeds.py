@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes the seed corpus of the fuzz harnesses (run once; the output is kept
 in the repository under fuzz/corpus/, then grown and minimised by scripts/fuzz).
-Needs Debian's /usr/bin/python3 with python3-torch."""
+Needs a Python with torch (the build's CTORCH_TORCH_PYTHON)."""
 import collections
 import io
 import os

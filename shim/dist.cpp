@@ -21,6 +21,7 @@
 #include <functional>
 #include <thread>
 
+#define CTORCH_COMPAT_C10D 1  // the Gloo/ProcessGroup shim in compat.h
 #include "internal.h"
 
 using std::chrono::milliseconds;
@@ -373,7 +374,8 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_gloo(const c10::intrusive_ptr<c10d::
       opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
   }
   opts->threads = static_cast<int>(opts->devices.size()) * 2;  // as torch's Python binding
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, opts);
+  return ctorch::compat::gloo_process_group(store, rank, size,
+                                            c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, opts));
 }
 
 // distributed_c10d._store_based_barrier: Python ranks wait for this count.
@@ -397,7 +399,7 @@ ctorch_process_group new_group(const c10::intrusive_ptr<c10d::Store> &store, boo
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>(std::to_string(n), store);
   auto pg = make_gloo(prefixed, loopback, rank, size, timeout);
   store_barrier(*store, "store_based_barrier_key:" + std::to_string(n + 1), size, timeout);
-  pg->setSequenceNumberForGroup();
+  ctorch::compat::start_sequence_numbers(*pg);
   auto *h = new ctorch_process_group_s;
   h->pg = std::move(pg);
   h->timeout = timeout;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "compat.h"
 #include "ctorch.h"
 
 // A list handle: owned tensors. Defined here so the generator and the core

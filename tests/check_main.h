@@ -39,10 +39,71 @@ static inline ctorch_tensor ct_floats(const float *v, const int64_t *sizes, size
   return t;
 }
 
+/* The Fashion-MNIST directory the build was configured with. */
+static inline const char *ct_fashion_mnist_dir(void) {
+  const char *d = getenv("CTORCH_FASHION_MNIST_DIR");
+  return d && *d ? d : "/usr/share/datasets/fashion-mnist";
+}
+
+/* What a suite, or the tcases tagged with a requirement's name, needs to run.
+ * tests/CMakeLists.txt runs each tag as its own ctest test with
+ * CTORCH_TEST_REQUIRES set; when a requirement is missing the binary prints
+ * "skipped: <why>" and exits 77, which ctest counts as skipped (never passed).
+ *   python         CTORCH_TORCH_PYTHON: a Python whose torch matches the build
+ *   fashion_mnist  the Fashion-MNIST IDX files (package dataset-fashion-mnist)
+ *   cuda           a CUDA device usable by this libtorch */
+static inline int ct_requirement_missing(const char *need, char *why, size_t cap) {
+  if (strcmp(need, "python") == 0) {
+    const char *py = getenv("CTORCH_TORCH_PYTHON");
+    if (py && *py) return 0;
+    snprintf(why, cap, "no Python whose torch matches this libtorch (CTORCH_TORCH_PYTHON is empty)");
+    return 1;
+  }
+  if (strcmp(need, "fashion_mnist") == 0) {
+    char f[4096];
+    FILE *fp;
+    snprintf(f, sizeof f, "%s/train-images-idx3-ubyte.gz", ct_fashion_mnist_dir());
+    fp = fopen(f, "rb");
+    if (fp) { fclose(fp); return 0; }
+    snprintf(why, cap, "no Fashion-MNIST data at %s (package dataset-fashion-mnist)", ct_fashion_mnist_dir());
+    return 1;
+  }
+  if (strcmp(need, "cuda") == 0) {
+    int n = 0;
+    if (ctorch_cuda_device_count(&n) == CTORCH_OK && n > 0) return 0;
+    snprintf(why, cap, "no CUDA device");
+    return 1;
+  }
+  snprintf(why, cap, "unknown requirement '%s'", need);
+  return 1;
+}
+
+/* 77 (skipped) when a requirement in CTORCH_TEST_REQUIRES (space-separated) is missing. */
+static inline int ct_check_requirements(void) {
+  const char *req = getenv("CTORCH_TEST_REQUIRES");
+  char word[64], why[4300];
+  while (req && *req) {
+    size_t n = strcspn(req, " ");
+    if (n > 0 && n < sizeof word) {
+      memcpy(word, req, n);
+      word[n] = 0;
+      if (ct_requirement_missing(word, why, sizeof why)) {
+        printf("skipped: %s\n", why);
+        return 77;
+      }
+    }
+    req += n;
+    while (*req == ' ') ++req;
+  }
+  return 0;
+}
+
 #define CTORCH_CHECK_MAIN()                                         \
   int main(void) {                                                  \
-    SRunner *sr = srunner_create(make_suite());                     \
+    SRunner *sr;                                                    \
     int failed;                                                     \
+    if (ct_check_requirements()) return 77;                         \
+    sr = srunner_create(make_suite());                              \
     srunner_run_all(sr, CK_NORMAL);                                 \
     failed = srunner_ntests_failed(sr);                             \
     srunner_free(sr);                                               \

@@ -5,7 +5,6 @@
 
 #include "check_main.h"
 
-#define FMNIST "/usr/share/datasets/fashion-mnist"
 
 static char tmpdir[] = "/tmp/ctorch_data_XXXXXX";
 
@@ -263,7 +262,7 @@ START_TEST(real_fashion_mnist) {
   int64_t *lab = NULL;
   unsigned char *px = NULL;
   double mean = 0;
-  CT_OK(ctorch_data_mnist_read_dir(&x, &y, FMNIST, 1));
+  CT_OK(ctorch_data_mnist_read_dir(&x, &y, ct_fashion_mnist_dir(), 1));
   CT_OK(ctorch_tensor_sizes(sizes, 3, x));
   ck_assert(sizes[0] == 60000 && sizes[1] == 28 && sizes[2] == 28);
   CT_OK(ctorch_tensor_numel(&n, y));
@@ -282,7 +281,11 @@ START_TEST(real_fashion_mnist) {
   ck_assert_msg(mean > 0.285 && mean < 0.287, "mean %f", mean);
   ctorch_tensor_free(x);
   ctorch_tensor_free(y);
-  CT_OK(ctorch_data_mnist_read_dir(&x, &y, FMNIST "/", 0));
+  {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/", ct_fashion_mnist_dir()); /* a trailing slash is accepted */
+    CT_OK(ctorch_data_mnist_read_dir(&x, &y, dir, 0));
+  }
   CT_OK(ctorch_tensor_sizes(sizes, 3, x));
   ck_assert_int_eq(sizes[0], 10000);
   ctorch_tensor_free(x);
@@ -431,9 +434,13 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, big_endian_types);
   tcase_add_test(tc, corrupt_and_truncated_files);
   tcase_add_test(tc, mnist_pair_checks);
-  tcase_add_test(tc, real_fashion_mnist);
   tcase_add_test(tc, loader_orders);
   tcase_add_test(tc, loader_without_targets_and_errors);
+  suite_add_tcase(s, tc);
+  /* The real data set: its own ctest test (test_data_fashion_mnist), skipped without the data. */
+  tc = tcase_create("fashion_mnist");
+  tcase_set_tags(tc, "fashion_mnist");
+  tcase_add_test(tc, real_fashion_mnist);
   suite_add_tcase(s, tc);
   return s;
 }

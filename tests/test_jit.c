@@ -1,6 +1,7 @@
 /* TorchScript: modules scripted and traced by Python at test time
  * (tests/python/make_jit_models.py, run once before the tests fork), run
- * from C and compared with the outputs Python saved alongside. */
+ * from C and compared with the outputs Python saved alongside.
+ * ctest-requires: python */
 #include <math.h>
 #include <unistd.h>
 
@@ -16,7 +17,10 @@ static void make_models(void) {
   const char *py = getenv("CTORCH_TORCH_PYTHON");
   char cmd[8192];
   int rc;
-  if (!py) py = "/usr/bin/python3";
+  if (!py || !*py) {
+    snprintf(g_models_err, sizeof g_models_err, "CTORCH_TORCH_PYTHON is not set (run under ctest)");
+    return;
+  }
   if (!src) {
     snprintf(g_models_err, sizeof g_models_err, "CTORCH_SOURCE_DIR is not set (run under ctest)");
     return;

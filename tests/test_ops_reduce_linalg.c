@@ -102,7 +102,16 @@ END_TEST
 
 START_TEST(statistics) {
   ctorch_tensor a = TV(4, F(1, 2, 3, 4)), r = NULL, m = NULL;
+  /* var/std.correction: `int? correction` in 1.13, `Scalar? correction` from
+   * 2.1, so the C parameter is `const int64_t *` on one and `const
+   * ctorch_scalar *` on the other (docs/abi.md). The build's version macros
+   * say which; a wrong pointer type is a compile error in the tests
+   * (-Werror=incompatible-pointer-types), not a wrong variance. */
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+  ctorch_scalar corr = ctorch_scalar_int(1), corr0 = ctorch_scalar_int(0);
+#else
   int64_t corr = 1, corr0 = 0;
+#endif
   CT_OK(ctorch_var_correction(&r, a, NULL, 0, &corr, 0));
   EXPECT(r, 1e-6, 5.0 / 3);
   ctorch_tensor_free(r);

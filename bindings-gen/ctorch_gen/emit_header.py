@@ -46,6 +46,17 @@ PREAMBLE = """\
 
 #include "ctorch.h"
 
+/* The libtorch this header was generated from (the version its headers
+ * declare; Debian's 1.13.1 package declares 1.13.0). Signatures of generated
+ * functions can differ between libtorch versions (docs/abi.md): C code that
+ * must build against several can test these, e.g.
+ * #if CTORCH_TORCH_VERSION_MAJOR >= 2. ctorch_torch_version() gives the same
+ * text at run time. */
+#define CTORCH_TORCH_VERSION_MAJOR {major}
+#define CTORCH_TORCH_VERSION_MINOR {minor}
+#define CTORCH_TORCH_VERSION_PATCH {patch}
+#define CTORCH_TORCH_VERSION_STRING "{torch_version}"
+
 #ifdef __cplusplus
 extern "C" {{
 #endif
@@ -87,7 +98,11 @@ def result_note(p: Plan) -> str:
 
 
 def emit(plans: List[Plan], yaml_name: str, torch_version: str) -> str:
-    out = [PREAMBLE.format(yaml_name=yaml_name, torch_version=torch_version)]
+    parts = (torch_version.split(".") + ["0", "0", "0"])[:3]
+    if not all(p.isdigit() for p in parts):
+        raise ValueError(f"--torch-version must be MAJOR.MINOR.PATCH, got {torch_version!r}")
+    out = [PREAMBLE.format(yaml_name=yaml_name, torch_version=torch_version,
+                           major=parts[0], minor=parts[1], patch=parts[2])]
     for p in plans:
         unsafe = f"\n *  UNSAFE: {comment_safe(p.unsafe)}" if p.unsafe else ""
         out.append(f"/** {comment_safe(p.f.schema)}\n *  {result_note(p)}{unsafe} */\n{declaration(p)}\n")

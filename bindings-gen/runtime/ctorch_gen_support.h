@@ -1,7 +1,8 @@
 // Helpers used only by the generated operator wrappers (copied next to the
-// generated shards at build time). Everything version-sensitive about the
-// C++ spelling of ATen parameter types lives here, so the generator's output
-// stays the same across libtorch versions.
+// generated shards at build time). The C++ spelling of ATen parameter types
+// lives here, so the generator's output stays the same across libtorch
+// versions; where a spelling differs between versions, the helper calls the
+// named shim in shim/compat.h.
 #pragma once
 
 #include "internal.h"
@@ -72,7 +73,7 @@ class ShapeGuard {
 
 inline at::IntArrayRef int_list(const int64_t *p, size_t n) { return at::IntArrayRef(p, n); }
 inline c10::SymIntArrayRef sym_int_list(const int64_t *p, size_t n) {
-  return c10::fromIntArrayRef(at::IntArrayRef(p, n));
+  return ctorch::compat::sym_int_array(at::IntArrayRef(p, n));
 }
 // int[]? / SymInt[]?: a NULL pointer is None.
 inline at::OptionalIntArrayRef opt_int_list(const int64_t *p, size_t n) {
@@ -81,7 +82,7 @@ inline at::OptionalIntArrayRef opt_int_list(const int64_t *p, size_t n) {
 }
 inline at::OptionalSymIntArrayRef opt_sym_int_list(const int64_t *p, size_t n) {
   if (!p) return c10::nullopt;
-  return c10::fromIntArrayRef(at::IntArrayRef(p, n));
+  return ctorch::compat::sym_int_array(at::IntArrayRef(p, n));
 }
 
 template <size_t N>

@@ -13,6 +13,9 @@ libdir=$(dirname "$pcdir")
 echo "== pkg-config"
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs ctorch)
 echo "flags: $flags"
+tv=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=torch_version ctorch)
+echo "torch_version: $tv"
+echo "$tv" | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+$'
 "$cc" -std=c99 -Wall -Wextra -Werror "$src/examples/hello.c" $flags -o "$tmp/hello_pc"
 LD_LIBRARY_PATH="$libdir" "$tmp/hello_pc" > "$tmp/out_pc.txt"
 grep -q "CTORCH_RUNTIME" "$tmp/out_pc.txt"

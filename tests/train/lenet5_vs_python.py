@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """lenet5.c and lenet5.py, run for a few steps with the same seed, must agree:
 same initial weights and data order, so (near-)identical metrics; and the
 weights the C program saves must load into the Python model and give the same
@@ -30,8 +30,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lenet5", required=True)
     ap.add_argument("--script", required=True)
+    ap.add_argument("--data", required=True)
     a = ap.parse_args()
-    common = ["--epochs", "2", "--steps", "40", "--seed", "3", "--threads", "2"]
+    common = ["--epochs", "2", "--steps", "40", "--seed", "3", "--threads", "2", "--data", a.data]
     with tempfile.TemporaryDirectory() as d:
         weights = os.path.join(d, "c.pt")
         (c_acc, c_top5, c_ips), c_epochs = run([a.lenet5, *common, "--save", weights])
@@ -43,7 +44,7 @@ def main():
         assert abs(c_acc - p_acc) < 0.01 and abs(c_top5 - p_top5) < 0.01, (c_acc, p_acc, c_top5, p_top5)
         # 80 steps of AdamW take Fashion-MNIST well past chance (10%)
         assert c_acc > 0.5, c_acc
-        (l_acc, l_top5, _), _ = run([sys.executable, a.script, "--epochs", "0", "--load", weights])
+        (l_acc, l_top5, _), _ = run([sys.executable, a.script, "--epochs", "0", "--data", a.data, "--load", weights])
         assert l_acc == c_acc and l_top5 == c_top5, (l_acc, c_acc, l_top5, c_top5)
     print("ok")
 
