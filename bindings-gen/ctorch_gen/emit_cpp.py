@@ -67,8 +67,12 @@ def wrapper(p: Plan) -> str:
     guarded = _needs_shape_guard(p)
     if guarded:
         lines.append("  ctorch_gen::ShapeGuard shape_guard_(a_self.get());")
+    post = [st for b in p.args for st in b.post]
+    if post and p.rets:
+        raise ValueError(f"{p.c_name}: post-call checks need a convention without out-parameters")
     if not p.rets:
         lines.append(f"  {call};")
+        lines.extend("  " + st for st in post)
         if guarded:
             lines.append("  shape_guard_.commit();")
     elif len(p.rets) == 1:

@@ -154,7 +154,11 @@ def build(entries: List[dict], reserved: Set[str] = frozenset(),
 def guarded_names(guards_header: str) -> Set[str]:
     """Operators with a hand-written guard: the functions declared in
     namespace ctorch::guard of guards.h (named by unambiguous name)."""
-    return set(re.findall(r"^void\s+(\w+)\s*\(", guards_header, re.M))
+    names = set(re.findall(r"^void\s+(\w+)\s*\(", guards_header, re.M))
+    # A family macro declares the guards of a polynomial's six schemas.
+    for fam in re.findall(r"^CTORCH_GUARD_POLYNOMIAL\((\w+)\)", guards_header, re.M):
+        names.update(fam + s for s in ("", "_out", "_x_scalar", "_x_scalar_out", "_n_scalar", "_n_scalar_out"))
+    return names
 
 
 def unsafe_reasons(text: str) -> Dict[str, str]:

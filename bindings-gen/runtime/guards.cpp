@@ -1,8 +1,10 @@
 // The checks behind guards.h (why each exists is written there). Out of
 // line and compiled once: only the guarded wrappers call them.
-#include "guards.h"
+#include "guards_util.h"
 
 #include "internal.h"
+
+#include "ctorch_gen_support.h"
 
 #include <string>
 
@@ -10,26 +12,13 @@ namespace ctorch {
 namespace guard {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
+using namespace util;
 
-void require_dims(const at::Tensor &t, const char *arg, int64_t lo, int64_t hi) {
-  if (t.dim() < lo || t.dim() > hi)
-    fail_arg(arg, "expected " + (lo == hi ? str(lo) : str(lo) + " to " + str(hi)) + " dimensions, got " +
-                      str(t.dim()));
-}
-
-// A per-channel tensor: if given, exactly `channels` elements.
-void per_channel(const OptTensor &t, const char *arg, int64_t channels) {
-  if (t.has_value() && t->defined() && t->numel() != channels)
-    fail_arg(arg, "expected " + str(channels) + " elements (one per channel of input), got " + str(t->numel()));
-}
-
-void require_given(const OptTensor &t, const char *arg, const char *when) {
-  if (!t.has_value() || !t->defined()) fail_arg(arg, std::string("must be given when ") + when);
-}
-
+// Also C > 0: the kernels divide by the channel count (SIGFPE in 1.13 for an
+// input of sizes [2, 0]).
 int64_t batch_norm_channels(const at::Tensor &input, const char *arg) {
   if (input.dim() < 2) fail_arg(arg, "expected at least 2 dimensions (N, C, ...), got " + str(input.dim()));
+  if (input.size(1) == 0) fail_arg(arg, "has no channels (size 0 in dimension 1)");
   return input.size(1);
 }
 
@@ -123,6 +112,14 @@ void _batch_norm_impl_index_backward(int64_t, const at::Tensor &input, const at:
                       "save_mean", save_var_transform, "save_var_transform", train);
 }
 
+void batch_norm_update_stats(const at::Tensor &input, const OptTensor &running_mean, const OptTensor &running_var,
+                             double) {
+  int64_t c = batch_norm_channels(input, "input");
+  if (input.numel() == 0) fail_arg("input", "is empty");
+  per_channel(running_mean, "running_mean", c);
+  per_channel(running_var, "running_var", c);
+}
+
 void gru_cell(const at::Tensor &input, const at::Tensor &hx, const at::Tensor &w_ih, const at::Tensor &w_hh,
               const OptTensor &b_ih, const OptTensor &b_hh) {
   rnn_cell(3, input, hx, "hx", w_ih, w_hh, b_ih, b_hh);
@@ -155,5 +152,51 @@ void _symeig_helper(const at::Tensor &self, bool, bool) {
     fail_arg("self", "expected square matrices, got " + str(self.size(-2)) + " by " + str(self.size(-1)));
 }
 
+namespace util {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+void require_dims(const at::Tensor &t, const char *arg, int64_t lo, int64_t hi) {
+  if (t.dim() < lo || t.dim() > hi)
+    fail_arg(arg, "expected " + (lo == hi ? str(lo) : str(lo) + " to " + str(hi)) + " dimensions, got " +
+                      str(t.dim()));
+}
+
+void per_channel(const OptTensor &t, const char *arg, int64_t channels) {
+  if (t.has_value() && t->defined() && t->numel() != channels)
+    fail_arg(arg, "expected " + str(channels) + " elements (one per channel of input), got " + str(t->numel()));
+}
+
+void require_given(const OptTensor &t, const char *arg, const char *when) {
+  if (!t.has_value() || !t->defined()) fail_arg(arg, std::string("must be given when ") + when);
+}
+
+void no_overlap(const at::Tensor &t, const char *arg) { ctorch_gen::require_no_overlap(t, arg); }
+
+void non_empty(at::TensorList l, const char *arg) {
+  if (l.empty()) fail_arg(arg, "expected at least one tensor, got none");
+}
+
+int64_t dim_index(int64_t d, int64_t ndim, const char *arg) {
+  int64_t n = ndim > 0 ? ndim : 1;
+  if (d < -n || d >= n)
+    fail_arg(arg, "dimension " + str(d) + " out of range for a tensor of " + str(ndim) + " dimensions");
+  return d < 0 ? d + n : d;
+}
+
+void in_range(int64_t v, int64_t lo, int64_t hi, const char *arg) {
+  if (v < lo || v > hi) fail_arg(arg, str(v) + " is out of range [" + str(lo) + ", " + str(hi) + "]");
+}
+
+void all_in_range(at::IntArrayRef v, int64_t lo, int64_t hi, const char *arg) {
+  for (int64_t x : v) in_range(x, lo, hi, arg);
+}
+
+bool readable(const at::Tensor &t) {
+  return t.defined() && t.numel() > 0 && t.layout() == c10::kStrided && t.device().is_cpu() &&
+         !t._is_zerotensor() && !c10::isQIntType(t.scalar_type());
+}
+
+}  // namespace util
 }  // namespace guard
 }  // namespace ctorch

@@ -61,6 +61,31 @@ class Guards(unittest.TestCase):
         self.assertNotIn("unsafe", ops[1])
 
 
+class SchemaDerivedChecks(unittest.TestCase):
+    def test_fixed_size_int_lists(self):
+        w = emit_cpp.wrapper(plan("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+                                  "int[2] dilation=1, bool ceil_mode=False) -> Tensor"))
+        self.assertIn('ctorch_gen::FixedInts<2> a_kernel_size(kernel_size, kernel_size_len, "kernel_size", false);', w)
+        self.assertIn('ctorch_gen::FixedInts<2> a_stride(stride, stride_len, "stride", true);', w)
+        self.assertIn("a_kernel_size.ref(), a_stride.ref(), a_padding.ref(), a_dilation.ref()", w)
+        w = emit_cpp.wrapper(plan("upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, "
+                                  "float? scales_w=None) -> Tensor"))
+        self.assertIn("a_output_size.sym_ref()", w)
+        # int[1] accepts any length: unchanged.
+        w = emit_cpp.wrapper(plan("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
+                                  "ScalarType? dtype=None) -> Tensor"))
+        self.assertNotIn("FixedInts", w)
+
+    def test_out_arguments_are_held_and_rechecked(self):
+        w = emit_cpp.wrapper(plan("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"))
+        self.assertIn('ctorch_gen::OutArg a_out(out, "out");', w)
+        self.assertLess(w.index("add_out::call("), w.index("  a_out.check();"))
+        self.assertIn("ctorch::Borrowed a_self(self);", w)
+        # In-place self is borrowed as before.
+        w = emit_cpp.wrapper(plan("relu_(Tensor(a!) self) -> Tensor(a!)"))
+        self.assertNotIn("OutArg", w)
+
+
 class SweepTable(unittest.TestCase):
     SCHEMAS = [
         "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",

@@ -68,8 +68,13 @@ static void send_msg(int event, int value, const char *text) {
 }
 
 /* Called by sw_before_call (sweep_check.c) once the arguments exist. */
+static int print_arguments;
 void sw_report_arguments(void) {
   if (child_fd >= 0) send_msg(EV_DESC, 0, sw_recipe_text());
+  if (print_arguments) {
+    printf("  arguments: %s\n", sw_recipe_text());
+    fflush(stdout);
+  }
 }
 
 static void child_run(int op_index, const long *recipes, int n, int start, int fd, int err_fd) {
@@ -392,12 +397,13 @@ static void run_jobs(int jobs, next_job_fn next, double deadline) {
 
 /* ---- what to run -------------------------------------------------------------- */
 static int only_op = -1, include_unsafe_in_count = 0;
+static char *op_mask; /* --op NAME[,NAME...]: the functions to run, or NULL for all */
 static long only_recipe = -1;
 static int sample = 1;        /* mutation recipes kept: 1 in `sample` */
 static long random_batch = 0; /* long mode: random recipes per function per round */
 static int next_op, round_no, long_mode;
 
-static int selected(int i) { return only_op < 0 || i == only_op; }
+static int selected(int i) { return !op_mask || op_mask[i]; }
 
 static int keep(const sw_op *op, long r) {
   if (sample <= 1 || r < sw_n_themes()) return 1; /* every theme */
@@ -461,8 +467,9 @@ static int run_one(void) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     ctorch_set_num_threads(1);
     sw_recipe_begin(op, only_op, only_recipe, 1);
+    print_arguments = 1;
     ctorch_status st = op->call();
-    printf("  arguments: %s\n  status: %s%s%s\n", sw_recipe_text(), ctorch_status_name(st),
+    printf("  status: %s%s%s\n", ctorch_status_name(st),
            st ? "\n  message: " : "", st ? ctorch_last_error() : "");
     if (sw_contract_violation()) printf("  CONTRACT VIOLATION: %s\n", sw_contract_violation());
     fflush(stdout);
@@ -481,7 +488,7 @@ static int run_one(void) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: ctorch_sweep [--budget | --long SECONDS] [--sample N] [--op NAME [--recipe K]]\n"
+          "usage: ctorch_sweep [--budget | --long SECONDS] [--sample N] [--op NAME[,NAME...] | --op NAME --recipe K]\n"
           "                    [--jobs N] [--timeout S] [--failures FILE] [--list]\n");
   exit(2);
 }
@@ -538,12 +545,24 @@ int main(int argc, char **argv) {
   ensure_env(argv);
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (op_name) {
-    for (int i = 0; i < sw_n_ops; ++i)
-      if (!strcmp(sw_ops[i].c_name, op_name)) only_op = i;
-    if (only_op < 0) {
-      fprintf(stderr, "sweep: no generated function %s\n", op_name);
-      return 2;
+    op_mask = calloc((size_t)sw_n_ops, 1);
+    char *names = strdup(op_name), *save = NULL;
+    int n = 0;
+    for (char *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      int found = -1;
+      for (int i = 0; i < sw_n_ops; ++i)
+        if (!strcmp(sw_ops[i].c_name, tok)) found = i;
+      if (found < 0) {
+        fprintf(stderr, "sweep: no generated function %s\n", tok);
+        return 2;
+      }
+      op_mask[found] = 1;
+      only_op = found;
+      ++n;
     }
+    free(names);
+    if (n != 1) only_op = -1;
+    if (only_recipe >= 0 && n != 1) usage();
   }
   if (list) {
     long total = 0;
