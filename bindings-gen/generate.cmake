@@ -57,10 +57,11 @@ endforeach()
 set(CTORCH_GENERATED_NULL_TEST ${_gen}/test_ops_null.c)
 # api.json and ctorch_abi.h are made by the same command (see api.cmake).
 include(${CMAKE_CURRENT_LIST_DIR}/api.cmake)
+set(CTORCH_GENERATED_SWEEP ${_gen}/sweep_ops.c)
 
 add_custom_command(
   OUTPUT ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${_gen}/coverage.json ${CTORCH_GENERATED_NULL_TEST}
-    ${CTORCH_API_OUTPUTS}
+    ${CTORCH_API_OUTPUTS} ${CTORCH_GENERATED_SWEEP}
   COMMAND ${CTORCH_GEN_PYTHON} ${_ctorch_gen_dir}/generate.py
     --yaml ${CTORCH_NATIVE_FUNCTIONS_YAML} --out ${_gen} --shards ${CTORCH_OPS_SHARDS}
     --torch-version ${_ctorch_torch_version}
@@ -68,6 +69,7 @@ add_custom_command(
   ${CTORCH_API_COMMAND}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/ops.json ${_gen}/coverage.json ${CMAKE_BINARY_DIR}
   DEPENDS ${_ctorch_gen_py} ${CTORCH_NATIVE_FUNCTIONS_YAML} ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h
+    ${_ctorch_gen_dir}/runtime/guards.h ${_ctorch_gen_dir}/unsafe_ops.txt
   COMMENT "Generating ATen operator bindings (bindings-gen)"
   VERBATIM)
 
@@ -77,9 +79,12 @@ add_custom_command(
 # outputs runs that command itself, so two targets raced on the same
 # temporary files, and shim sources (which include ctorch_ops.h through
 # ctorch.h) could compile before the header existed. Ninja hid both.
-add_custom_target(ctorch_generate DEPENDS ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${CTORCH_GENERATED_NULL_TEST})
+add_custom_target(ctorch_generate DEPENDS ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${CTORCH_GENERATED_NULL_TEST}
+  ${CTORCH_GENERATED_SWEEP})
 
-set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp)
+set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
+  ${_ctorch_gen_dir}/runtime/guards.cpp ${_ctorch_gen_dir}/runtime/guards_tensor.cpp
+  ${_ctorch_gen_dir}/runtime/guards_nn.cpp)
 set(CTORCH_GENERATED_HEADERS ${_gen}/ctorch_ops.h)
 set(CTORCH_GENERATED_DATA ${_gen}/ops.json ${_gen}/coverage.json)
 # The shards find ctorch_gen_support.h beside its .cpp.

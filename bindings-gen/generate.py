@@ -16,9 +16,10 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ctorch_gen import emit_cpp, emit_header, emit_json, emit_null_test  # noqa: E402
+from ctorch_gen import emit_cpp, emit_header, emit_json, emit_null_test, emit_sweep  # noqa: E402
 from ctorch_gen.model import load_yaml  # noqa: E402
-from ctorch_gen.plan import build, existing_c_names, scan_ops_structs  # noqa: E402
+from ctorch_gen.plan import (apply_safety, build, existing_c_names, guarded_names,  # noqa: E402
+                            scan_ops_structs, unsafe_reasons)
 
 
 def write_if_changed(path: str, text: str) -> None:
@@ -42,6 +43,11 @@ def main(argv=None) -> int:
     ap.add_argument("--torch-version", default="0.0.0", help="MAJOR.MINOR.PATCH of the libtorch headers")
     ap.add_argument("--ctorch-header", help="hand-written ctorch.h (its names are reserved)")
     ap.add_argument("--aten-ops-dir", help="installed ATen/ops directory (checks every at::_ops struct exists)")
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--guards", default=os.path.join(here, "runtime", "guards.h"),
+                    help="hand-written guards (ctorch::guard::<op> declarations)")
+    ap.add_argument("--unsafe", default=os.path.join(here, "unsafe_ops.txt"),
+                    help="functions flagged unsafe, with reasons")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
 
@@ -51,6 +57,11 @@ def main(argv=None) -> int:
             reserved = existing_c_names(f.read())
     structs = scan_ops_structs(a.aten_ops_dir) if a.aten_ops_dir else None
     res = build(load_yaml(a.yaml), reserved, structs)
+    with open(a.guards, encoding="utf-8") as f:
+        guards = guarded_names(f.read())
+    with open(a.unsafe, encoding="utf-8") as f:
+        unsafe = unsafe_reasons(f.read())
+    apply_safety(res.plans, guards, unsafe)
 
     os.makedirs(a.out, exist_ok=True)
     yname = os.path.basename(a.yaml)
@@ -66,6 +77,7 @@ def main(argv=None) -> int:
     write_if_changed(os.path.join(a.out, "ops.json"), emit_json.emit_ops(res.plans, a.torch_version))
     write_if_changed(os.path.join(a.out, "coverage.json"), emit_json.emit_coverage(res, a.torch_version, a.yaml))
     write_if_changed(os.path.join(a.out, "test_ops_null.c"), emit_null_test.emit(res.plans))
+    write_if_changed(os.path.join(a.out, "sweep_ops.c"), emit_sweep.emit(res.plans))
 
     if not a.quiet:
         cov = emit_json.coverage(res, a.torch_version, a.yaml)

@@ -2,6 +2,7 @@
 // and metadata access, conversions, printing.
 #include "internal.h"
 #include "cuda_backend.h"  // ctorch::new_generator, ctorch::cuda_device
+#include "materialize.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -10,6 +11,7 @@
 #include <ATen/ops/clone.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/CPUAllocator.h>
 #include <torch/csrc/api/include/torch/version.h>
 
@@ -50,6 +52,14 @@ void reject_quantized(c10::ScalarType st, const char *arg) {
 }
 
 }  // namespace
+
+// A zero tensor (_efficientzerotensor: the ZeroTensor dispatch key) has sizes
+// but no memory; its data pointer is NULL. Exported (DLPack), copied out or
+// saved, it would hand a consumer NULL for N elements: materialise it.
+at::Tensor ctorch::materialize_zero(const at::Tensor &t) {
+  if (!t.defined() || !t._is_zerotensor()) return t;
+  return at::zeros(t.sizes(), t.options());
+}
 
 extern "C" {
 
@@ -234,7 +244,7 @@ CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctor
   if (!need) return CTORCH_OK;
   at::Tensor c = x.device().is_cpu() ? x : x.to(at::kCPU);
   // Conjugate/negative views hold unresolved data: copy the values they show.
-  c = c.resolve_conj().resolve_neg().contiguous();
+  c = ctorch::materialize_zero(c).resolve_conj().resolve_neg().contiguous();
   std::memcpy(dst, c.data_ptr(), need);
   CTORCH_CATCH
 }
@@ -245,7 +255,23 @@ CTORCH_GETTER(ctorch_tensor_dtype, ctorch_dtype, ctorch::from_scalar_type(x.scal
 CTORCH_GETTER(ctorch_tensor_device, ctorch_device, ctorch::from_device(x.device()))
 CTORCH_GETTER(ctorch_tensor_layout, ctorch_layout, ctorch::from_layout(x.layout()))
 CTORCH_GETTER(ctorch_tensor_is_contiguous, int, x.is_contiguous() ? 1 : 0)
-CTORCH_GETTER(ctorch_tensor_data_ptr, void *, x.numel() ? x.data_ptr() : nullptr)
+CTORCH_API ctorch_status ctorch_tensor_data_ptr(void **out, ctorch_tensor t) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_tensor(t, "t");
+  Borrowed b(t);
+  const at::Tensor &x = b.get();
+  if (!x.numel()) return CTORCH_OK;
+  // Zero tensors and meta tensors have elements but no memory: a caller
+  // reading through NULL would crash.
+  if (x._is_zerotensor())
+    ctorch::fail(CTORCH_VALUE, "argument 't': a zero tensor (_efficientzerotensor) has no memory; clone or copy it out");
+  void *p = x.data_ptr();
+  if (!p) ctorch::fail(CTORCH_VALUE, "argument 't': the tensor has no memory (device " + x.device().str() + ")");
+  *out = p;
+  CTORCH_CATCH
+}
 CTORCH_GETTER(ctorch_tensor_requires_grad, int, x.requires_grad() ? 1 : 0)
 CTORCH_GETTER(ctorch_tensor_item_double, double, x.item<double>())
 CTORCH_GETTER(ctorch_tensor_item_int64, int64_t, x.item<int64_t>())

@@ -10,6 +10,7 @@
 #include <dlpack/dlpack.h>
 
 #include "internal.h"
+#include "materialize.h"
 
 #include <ATen/Context.h>
 #include <c10/core/CPUAllocator.h>
@@ -202,7 +203,8 @@ struct Export {
 template <class M>
 M *export_tensor(ctorch_tensor h) {
   ctorch::require_tensor(h, "t");
-  at::Tensor t = ctorch::own(h);
+  // A zero tensor has no memory to share: export zeros (a copy) instead.
+  at::Tensor t = ctorch::materialize_zero(ctorch::own(h));
   if (t.layout() != c10::kStrided) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "only strided (dense) tensors can be exported through DLPack");
   if (t.is_conj() || t.is_neg())
     ctorch::fail(CTORCH_VALUE, "tensor has its conjugate/negative bit set; resolve it (resolve_conj/resolve_neg) before exporting");

@@ -2,6 +2,7 @@
 // dict of tensors, and the dict handle. Writing and reading are ctorch's own
 // (serialize_writer.cpp, serialize_reader.cpp; see there for why).
 #include "serialize_value.h"
+#include "materialize.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -114,7 +115,7 @@ void require_path(const char *path) {
 at::Tensor savable(const at::Tensor &t, const std::string &arg) {
   if (t.layout() != c10::kStrided)
     ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument '" + arg + "': only dense (strided) tensors can be saved; convert it (to_dense) first");
-  return t.resolve_conj().resolve_neg();
+  return ctorch::materialize_zero(t).resolve_conj().resolve_neg();
 }
 
 ctorch_tensor_dict_s &dict_ref(ctorch_tensor_dict d) {

@@ -104,6 +104,7 @@ def emit(plans: List[Plan], yaml_name: str, torch_version: str) -> str:
     out = [PREAMBLE.format(yaml_name=yaml_name, torch_version=torch_version,
                            major=parts[0], minor=parts[1], patch=parts[2])]
     for p in plans:
-        out.append(f"/** {comment_safe(p.f.schema)}\n *  {result_note(p)} */\n{declaration(p)}\n")
+        unsafe = f"\n *  UNSAFE: {comment_safe(p.unsafe)}" if p.unsafe else ""
+        out.append(f"/** {comment_safe(p.f.schema)}\n *  {result_note(p)}{unsafe} */\n{declaration(p)}\n")
     out.append(POSTAMBLE)
     return "".join(out)

@@ -33,7 +33,7 @@ def op_entry(p: Plan) -> dict:
                           if a.is_write and a.annotation.alias_set == r.annotation.alias_set), None)
             rets.append({"schema_type": r.type_str(), "name": r.name, "c_type": None,
                          "c_name": None, "alias_of": alias})
-    return {
+    entry = {
         "c_name": p.c_name,
         "schema": p.f.schema,
         "name": p.f.name,
@@ -42,6 +42,11 @@ def op_entry(p: Plan) -> dict:
         "returns": rets,
         "returns_convention": p.convention,
     }
+    if p.unsafe:
+        # Bindings should refuse or hide it: bad input may still crash it.
+        entry["unsafe"] = True
+        entry["unsafe_reason"] = p.unsafe
+    return entry
 
 
 def emit_ops(plans: List[Plan], torch_version: str) -> str:

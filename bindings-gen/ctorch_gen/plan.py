@@ -18,6 +18,11 @@ class Plan:
     rets: List[RetBinding]
     convention: str
     header: str  # <ATen/ops/HEADER_ops.h>
+    # Hand-written pre-check ctorch::guard::<unambiguous name> runs before the
+    # call (bindings-gen/runtime/guards.h); unsafe: why the function may still
+    # crash on bad input (bindings-gen/unsafe_ops.txt), else None.
+    guard: bool = False
+    unsafe: Optional[str] = None
 
     @property
     def requires_tensor(self) -> bool:
@@ -144,6 +149,34 @@ def build(entries: List[dict], reserved: Set[str] = frozenset(),
         seen[p.c_name] = f.qualified_name
         plans.append(p)
     return Result(plans, skipped, len(entries))
+
+
+def guarded_names(guards_header: str) -> Set[str]:
+    """Operators with a hand-written guard: the functions declared in
+    namespace ctorch::guard of guards.h (named by unambiguous name)."""
+    names = set(re.findall(r"^void\s+(\w+)\s*\(", guards_header, re.M))
+    # A family macro declares the guards of a polynomial's six schemas.
+    for fam in re.findall(r"^CTORCH_GUARD_POLYNOMIAL\((\w+)\)", guards_header, re.M):
+        names.update(fam + s for s in ("", "_out", "_x_scalar", "_x_scalar_out", "_n_scalar", "_n_scalar_out"))
+    return names
+
+
+def unsafe_reasons(text: str) -> Dict[str, str]:
+    """unsafe_ops.txt: `c_name: reason` per line; '#' starts a comment."""
+    out: Dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, _, reason = line.partition(":")
+        out[name.strip()] = reason.strip() or "may crash on bad input"
+    return out
+
+
+def apply_safety(plans: List[Plan], guards: Set[str], unsafe: Dict[str, str]) -> None:
+    for p in plans:
+        p.guard = p.f.unambiguous_name in guards
+        p.unsafe = unsafe.get(p.c_name)
 
 
 def _tags(e) -> Tuple[str, ...]:

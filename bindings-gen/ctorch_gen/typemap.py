@@ -50,6 +50,7 @@ class ArgBinding:
     nullable: bool = False
     requires_tensor: bool = False        # a NULL handle must be rejected
     dummy: List[str] = field(default_factory=list)  # C values for the NULL test
+    post: List[str] = field(default_factory=list)   # C++ statements after the call
 
     @property
     def mutable(self) -> bool:
@@ -88,6 +89,12 @@ def bind_argument(a: Argument, n: str, len_name: str) -> ArgBinding:
     b = _base(t)
     # ---- Tensor --------------------------------------------------------
     if b == "Tensor":
+        if a.kwarg_only and a.is_write:
+            # An out= tensor: held, checked and re-checked (ctorch_gen::OutArg).
+            return B([("ctorch_tensor", n)],
+                     [f'ctorch::require_tensor({n}, "{n}");', f'ctorch_gen::OutArg {local}({n}, "{n}");'],
+                     f"{local}.get()", prio=PRIO_TENSOR, requires_tensor=True, dummy=["NULL"],
+                     post=[f"{local}.check();"])
         return B([("ctorch_tensor", n)],
                  [f'ctorch::require_tensor({n}, "{n}");', f"ctorch::Borrowed {local}({n});"],
                  f"{local}.get()", prio=PRIO_TENSOR, requires_tensor=True, dummy=["NULL"])
@@ -115,6 +122,13 @@ def bind_argument(a: Argument, n: str, len_name: str) -> ArgBinding:
         return B([("const int64_t *", n)], [],
                  f"({n} ? c10::optional<{cpp}>({cpp}(*{n})) : c10::optional<{cpp}>())",
                  nullable=True, dummy=["NULL"])
+    if isinstance(t, ListType) and _base(t.elem) in ("int", "SymInt") and (t.size or 0) >= 2:
+        # int[N]: kernels index it up to N-1 unchecked; see ctorch_gen::FixedInts.
+        sym = _base(t.elem) == "SymInt"
+        empty_ok = "true" if a.default == "[]" else "false"
+        return B([("const int64_t *", n), ("size_t", len_name)],
+                 [f'ctorch_gen::FixedInts<{t.size}> {local}({n}, {len_name}, "{n}", {empty_ok});'],
+                 f"{local}.{'sym_ref' if sym else 'ref'}()", dummy=["ct_zeros_i64", str(t.size)])
     if isinstance(t, ListType) and _base(t.elem) in ("int", "SymInt"):
         sym = _base(t.elem) == "SymInt"
         return B([("const int64_t *", n), ("size_t", len_name)],

@@ -1,6 +1,7 @@
 // Out-of-line helpers for the generated wrappers (compiled once, not per shard).
 #include "ctorch_gen_support.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/interned_strings.h>
 
 #include <limits>
@@ -33,6 +34,29 @@ std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char
   return v;
 }
 #endif
+
+void require_no_overlap(const at::Tensor &t, const char *arg) {
+  if (t.defined() && t.layout() == c10::kStrided && at::has_internal_overlap(t) == at::MemOverlap::Yes)
+    ctorch::fail_arg(arg, "more than one element refers to the same memory (an expanded view?); "
+                          "pass a tensor with memory of its own (clone or contiguous)");
+}
+
+void require_writable(const at::Tensor &t, const char *arg) {
+  if (t.defined() && t._is_zerotensor())
+    ctorch::fail_arg(arg, "is a zero tensor (_efficientzerotensor): it has no memory to write");
+  require_no_overlap(t, arg);
+}
+
+void fail_out_replaced(const char *arg) {
+  ctorch::fail(CTORCH_NOT_IMPLEMENTED, std::string("argument '") + arg +
+                                           "': the kernel made a new tensor instead of writing into this one "
+                                           "(libtorch does not support out= here); call the function without out");
+}
+
+void fail_fixed_list(const char *arg, size_t want, size_t got) {
+  ctorch::fail_arg(arg, "expected " + std::to_string(want) + " values (or 1, used for all " + std::to_string(want) +
+                            "), got " + std::to_string(got));
+}
 
 c10::DeviceIndex device_index(int64_t v, const char *arg) {
   if (v < -1 || v > std::numeric_limits<c10::DeviceIndex>::max())

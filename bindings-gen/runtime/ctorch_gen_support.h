@@ -98,6 +98,71 @@ inline c10::optional<at::ArrayRef<double>> opt_double_list(const double *p, size
   return double_list(p, n);
 }
 
+// A tensor to be written whose elements share memory (an expanded view):
+// libtorch's TensorIterator kernels refuse one ("more than one element of the
+// written-to tensor refers to a single memory location"); the others write
+// numel elements through its data pointer, past its storage (1.13:
+// _softmax.out, narrow_copy.out, log_sigmoid_forward.output,
+// reflection_pad1d.out, ...). A zero tensor (_efficientzerotensor) has no
+// storage to write (1.13: kron.out resized it through NULL).
+void require_writable(const at::Tensor &t, const char *arg);
+// Kept for the guards: the overlap half of require_writable.
+void require_no_overlap(const at::Tensor &t, const char *arg);
+
+// An out= argument (every keyword-only Tensor(a!) of a schema). Unlike the
+// other arguments it holds a reference rather than borrowing the caller's:
+// some kernels assign a new tensor to their out parameter instead of writing
+// into it (1.13: quantized mean.out, `result = quantize_per_tensor(...)`),
+// which on a borrowed tensor drops the caller's reference (use after free)
+// and leaks the new one. check() afterwards reports that as an error: the
+// caller's tensor does not hold the result.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_out_replaced(const char *arg);
+class OutArg {
+ public:
+  OutArg(ctorch_tensor h, const char *arg) : t_(ctorch::own(h)), impl_(t_.unsafeGetTensorImpl()), arg_(arg) {
+    require_writable(t_, arg);
+  }
+  at::Tensor &get() noexcept { return t_; }
+  void check() const {
+    if (C10_UNLIKELY(t_.unsafeGetTensorImpl() != impl_)) fail_out_replaced(arg_);
+  }
+
+ private:
+  at::Tensor t_;
+  c10::TensorImpl *impl_;
+  const char *arg_;
+};
+
+// int[N] / SymInt[N] with N >= 2, checked as the schema says: libtorch's
+// kernels index such a list up to N-1 without looking at its length (1.13:
+// reflection_pad1d with padding=[], max_unpool2d with output_size=[],
+// to_sparse_bsr with blocksize=[] read past the caller's array). As Python's
+// argument parser does, one value stands for all N; an empty list is kept
+// only where the schema's default is [] (pooling's stride: "as kernel_size").
+[[noreturn, gnu::cold, gnu::noinline]] void fail_fixed_list(const char *arg, size_t want, size_t got);
+template <size_t N>
+class FixedInts {
+ public:
+  FixedInts(const int64_t *p, size_t n, const char *arg, bool empty_ok) {
+    ctorch::require_list(p, n, arg);
+    if (n == N) {
+      for (size_t i = 0; i < N; ++i) v_[i] = p[i];
+      n_ = N;
+    } else if (n == 1) {
+      v_.fill(p[0]);
+      n_ = N;
+    } else if (!(n == 0 && empty_ok)) {
+      fail_fixed_list(arg, N, n);
+    }
+  }
+  at::IntArrayRef ref() const { return at::IntArrayRef(v_.data(), n_); }
+  c10::SymIntArrayRef sym_ref() const { return ctorch::compat::sym_int_array(ref()); }
+
+ private:
+  std::array<int64_t, N> v_{};
+  size_t n_ = 0;
+};
+
 template <size_t N>
 std::array<bool, N> bool_array(const int *p, size_t n, const char *arg) {
   if (n != N) ctorch::fail_arg(arg, "expected " + std::to_string(N) + " values, got " + std::to_string(n));

@@ -1,0 +1,172 @@
+/* Regressions of issue 15: generated operators whose libtorch kernels
+ * crashed on inputs a binding author's placeholders produced ([2,3] float
+ * tensors, small ints, NULL optionals). Each must now answer
+ * INVALID_ARGUMENT naming the argument (bindings-gen/runtime/guards.h),
+ * and still work on valid input. Also: a zero tensor (_efficientzerotensor)
+ * exported through DLPack or copied out must carry real memory. */
+#include <dlpack/dlpack.h>
+
+#include "../check_main.h"
+
+static ctorch_tensor floats(int64_t rows, int64_t cols) {
+  float v[64];
+  int64_t sizes[2] = {rows, cols};
+  int i;
+  for (i = 0; i < 64; ++i) v[i] = (float)((i % 7) - 3) * 0.25f;
+  return ct_floats(v, sizes, 2);
+}
+
+static ctorch_tensor vec(int64_t n, float value) {
+  float v[64];
+  int i;
+  for (i = 0; i < 64; ++i) v[i] = value;
+  return ct_floats(v, &n, 1);
+}
+
+static const int kMask[3] = {1, 1, 1};
+
+START_TEST(native_batch_norm_in_eval_mode_needs_running_stats) {
+  ctorch_tensor x = floats(2, 3), rm = vec(3, 0.0f), rv = vec(3, 1.0f), r0 = NULL, r1 = NULL, r2 = NULL, shortv = vec(2, 1.0f);
+  /* libtorch 1.13: SIGSEGV (running stats read through NULL). */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_native_batch_norm(&r0, &r1, &r2, x, NULL, NULL, NULL, NULL, 0, 0.0, 0.0));
+  CT_ERROR_HAS("ctorch_native_batch_norm: argument 'running_mean'");
+  ck_assert_ptr_null(r0);
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_native_batch_norm(&r0, &r1, &r2, x, NULL, NULL, rm, NULL, 0, 0.0, 0.0));
+  CT_ERROR_HAS("argument 'running_var'");
+  /* per-channel tensors shorter than the channel count were read past their end */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_native_batch_norm(&r0, &r1, &r2, x, shortv, NULL, rm, rv, 0, 0.0, 0.0));
+  CT_ERROR_HAS("argument 'weight'");
+  /* valid: eval mode with mean 0, var 1, eps 0 is the identity */
+  CT_OK(ctorch_native_batch_norm(&r0, &r1, &r2, x, NULL, NULL, rm, rv, 0, 0.1, 0.0));
+  {
+    ctorch_tensor a = NULL, b = NULL;
+    float fa[6], fb[6];
+    int i;
+    CT_OK(ctorch_tensor_contiguous(&a, r0));
+    CT_OK(ctorch_tensor_contiguous(&b, x));
+    CT_OK(ctorch_tensor_copy_to(fa, sizeof fa, a));
+    CT_OK(ctorch_tensor_copy_to(fb, sizeof fb, b));
+    for (i = 0; i < 6; ++i) ck_assert_double_eq_tol(fa[i], fb[i], 1e-6);
+    ctorch_tensor_free(a);
+    ctorch_tensor_free(b);
+  }
+  ctorch_tensor_free(r0);
+  ctorch_tensor_free(r1);
+  ctorch_tensor_free(r2);
+  ctorch_tensor_free(shortv);
+  ctorch_tensor_free(rm);
+  ctorch_tensor_free(rv);
+  ctorch_tensor_free(x);
+}
+END_TEST
+
+START_TEST(batch_norm_backward_needs_its_statistics) {
+  ctorch_tensor x = floats(2, 3), g = floats(2, 3), res = floats(2, 3), rm = vec(3, 0.0f), rv = vec(3, 1.0f);
+  ctorch_tensor r0 = NULL, r1 = NULL, r2 = NULL;
+  /* libtorch 1.13: SIGSEGV in batch_norm_backward_cpu, both entry points. */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_native_batch_norm_backward(&r0, &r1, &r2, g, x, NULL, NULL, NULL, NULL, NULL, 0, 0.0, kMask, 3));
+  CT_ERROR_HAS("ctorch_native_batch_norm_backward: argument 'running_mean'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_native_batch_norm_backward(&r0, &r1, &r2, g, x, NULL, NULL, NULL, NULL, NULL, 1, 0.0, kMask, 3));
+  CT_ERROR_HAS("argument 'save_mean'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__batch_norm_impl_index_backward(&r0, &r1, &r2, 0, x, g, NULL, NULL, NULL,
+                                                                           NULL, NULL, 0, 0.0, kMask, 3, res));
+  CT_ERROR_HAS("ctorch__batch_norm_impl_index_backward: argument 'running_mean'");
+  ck_assert_ptr_null(r0);
+  ck_assert_ptr_null(r1);
+  ck_assert_ptr_null(r2);
+  /* valid: eval mode, no weight asked for */
+  {
+    const int mask[3] = {1, 0, 1};
+    CT_OK(ctorch_native_batch_norm_backward(&r0, &r1, &r2, g, x, NULL, rm, rv, NULL, NULL, 0, 1e-5, mask, 3));
+    ck_assert_ptr_nonnull(r0);
+    ck_assert_ptr_null(r1);
+    ck_assert_ptr_nonnull(r2);
+    ctorch_tensor_free(r0);
+    ctorch_tensor_free(r2);
+  }
+  ctorch_tensor_free(rm);
+  ctorch_tensor_free(rv);
+  ctorch_tensor_free(res);
+  ctorch_tensor_free(g);
+  ctorch_tensor_free(x);
+}
+END_TEST
+
+START_TEST(rnn_cells_check_weight_shapes_and_hidden_state) {
+  ctorch_tensor a = floats(2, 3), b = floats(2, 3), c = floats(2, 3), d = floats(2, 3), r0 = NULL, r1 = NULL;
+  ctorch_tensor hx[2] = {b, c};
+  const ctorch_scalar z = ctorch_scalar_int(0);
+  /* libtorch 1.13: gru_cell with [2,3] weights read past its gate list (SIGSEGV). */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_gru_cell(&r0, a, b, c, d, NULL, NULL));
+  CT_ERROR_HAS("ctorch_gru_cell: argument 'w_hh'");
+  ck_assert_ptr_null(r0);
+  /* libtorch 1.13: quantized_lstm_cell and lstm_cell read hx[1] of a 1-tensor list (SIGSEGV). */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_quantized_lstm_cell(&r0, &r1, a, hx, 1, a, b, c, d, a, b, c, d, z, z, z, z));
+  CT_ERROR_HAS("ctorch_quantized_lstm_cell: argument 'hx'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_quantized_lstm_cell(&r0, &r1, a, hx, 0, a, b, c, d, a, b, c, d, z, z, z, z));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lstm_cell(&r0, &r1, a, hx, 1, c, d, NULL, NULL));
+  CT_ERROR_HAS("ctorch_lstm_cell: argument 'hx'");
+  ck_assert_ptr_null(r0);
+  ck_assert_ptr_null(r1);
+  /* valid GRU cell: input [2,3], hidden [2,4], w_ih [12,3], w_hh [12,4] */
+  {
+    ctorch_tensor h = floats(2, 4), wih = floats(12, 3), whh = floats(12, 4), bias = vec(12, 0.5f), out = NULL;
+    int64_t sizes[2];
+    CT_OK(ctorch_gru_cell(&out, a, h, wih, whh, bias, bias));
+    CT_OK(ctorch_tensor_sizes(sizes, 2, out));
+    ck_assert_int_eq(sizes[0], 2);
+    ck_assert_int_eq(sizes[1], 4);
+    ctorch_tensor_free(out);
+    ctorch_tensor_free(bias);
+    ctorch_tensor_free(whh);
+    ctorch_tensor_free(wih);
+    ctorch_tensor_free(h);
+  }
+  ctorch_tensor_free(a);
+  ctorch_tensor_free(b);
+  ctorch_tensor_free(c);
+  ctorch_tensor_free(d);
+}
+END_TEST
+
+START_TEST(zero_tensor_has_memory_when_exported) {
+  const int64_t sizes[2] = {2, 3};
+  const ctorch_dtype f32 = CTORCH_FLOAT32;
+  ctorch_tensor z = NULL;
+  DLManagedTensor *m = NULL;
+  float out[6] = {1, 1, 1, 1, 1, 1};
+  void *p = NULL;
+  int i;
+  CT_OK(ctorch__efficientzerotensor(&z, sizes, 2, &f32, NULL, NULL, NULL));
+  /* was: CTORCH_OK with data NULL and shape [2,3]: a consumer reading it crashed */
+  CT_OK(ctorch_to_dlpack(&m, z));
+  ck_assert_ptr_nonnull(m->dl_tensor.data);
+  ck_assert_int_eq(m->dl_tensor.ndim, 2);
+  ck_assert_int_eq(m->dl_tensor.strides[0], 3); /* materialised: contiguous */
+  ck_assert_int_eq(m->dl_tensor.strides[1], 1);
+  for (i = 0; i < 6; ++i) ck_assert(((const float *)m->dl_tensor.data)[i] == 0.0f);
+  m->deleter(m);
+  CT_OK(ctorch_tensor_copy_to(out, sizeof out, z));
+  for (i = 0; i < 6; ++i) ck_assert(out[i] == 0.0f);
+  /* a zero tensor has no memory to point at */
+  CT_FAILS(CTORCH_VALUE, ctorch_tensor_data_ptr(&p, z));
+  CT_ERROR_HAS("zero tensor");
+  ctorch_tensor_free(z);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("guards");
+  TCase *tc = tcase_create("issue15");
+  tcase_add_test(tc, native_batch_norm_in_eval_mode_needs_running_stats);
+  tcase_add_test(tc, batch_norm_backward_needs_its_statistics);
+  tcase_add_test(tc, rnn_cells_check_weight_shapes_and_hidden_state);
+  tcase_add_test(tc, zero_tensor_has_memory_when_exported);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+CTORCH_CHECK_MAIN()
