@@ -81,6 +81,7 @@ class Field:
     name: str
     type: CType
     doc: str = ""
+    array: int = 0  # `T name[N]`: N elements of type T (0: not an array)
 
 
 @dataclass
@@ -390,6 +391,11 @@ def _struct_fields(body: str, trailing: List[Tuple[int, str]], body_off: int) ->
         pos += len(decl) + 1
         d = decl.strip()
         if not d:
+            continue
+        arr = re.match(r"^(.*?)(" + _IDENT + r")\s*\[\s*(\d+)\s*\]$", d)
+        if arr:  # `char name[256];`: one fixed-size array field
+            names.append((start + decl.index(d), len(fields)))
+            fields.append(Field(arr.group(2), parse_ctype(arr.group(1)), array=int(arr.group(3))))
             continue
         m = re.match(r"^(.*?)(" + _IDENT + r"(?:\s*,\s*\**\s*" + _IDENT + r")*)$", d)
         if not m:
