@@ -25,6 +25,8 @@ def koffi_type(p: dict, owner: str = "") -> str:
     t = p["type"]
     k = t["kind"]
     ptr = p.get("pointer", 0)
+    if p.get("array_length"):  # a struct field `T name[N]`
+        return f"koffi.array({json.dumps(t.get('name', 'char'))}, {p['array_length']})"
     if k == "callback":
         if "signature" in t:
             # koffi names every prototype: one per function and parameter.

@@ -25,6 +25,9 @@ def ctypes_of(p: dict, doc: dict) -> str:
     t = p["type"]
     k = t["kind"]
     ptr = p.get("pointer", 0)
+    if p.get("array_length"):  # a struct field `T name[N]`
+        elem = "_c.c_char" if t.get("name") == "char" else _PRIM[t["name"]]
+        return f"({elem} * {p['array_length']})"
     if k == "callback":
         if "signature" in t:
             return _cfunctype(t["signature"], doc)
