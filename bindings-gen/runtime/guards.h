@@ -26,6 +26,8 @@
 #include <c10/core/MemoryFormat.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/SymIntArrayRef.h>
+#include <type_traits>
+#include <vector>
 #include <c10/util/Optional.h>
 #include <c10/util/string_view.h>
 
@@ -40,9 +42,23 @@ namespace guard {
 // generated call passes an IntArrayRef or a SymIntArrayRef; both convert.
 // The values always come from C int64s that ctorch already checked, so
 // viewing SymInts as plain ints is exact.
-struct Ints : at::IntArrayRef {
-  Ints(at::IntArrayRef a) : at::IntArrayRef(a) {}  // NOLINT: implicit on purpose
-  Ints(c10::SymIntArrayRef a) : at::IntArrayRef(c10::asIntArrayRefUnchecked(a)) {}  // NOLINT
+class Ints {
+ public:
+  template <class T, class = typename std::enable_if<std::is_convertible<const T &, at::IntArrayRef>::value>::type>
+  Ints(const T &a) : r_(a) {}  // NOLINT: implicit on purpose (IntArrayRef, SmallVector, vector)
+  Ints(c10::SymIntArrayRef a) : r_(c10::asIntArrayRefUnchecked(a)) {}  // NOLINT
+  operator at::IntArrayRef() const { return r_; }  // NOLINT
+  size_t size() const { return r_.size(); }
+  bool empty() const { return r_.empty(); }
+  const int64_t *begin() const { return r_.begin(); }
+  const int64_t *end() const { return r_.end(); }
+  const int64_t *data() const { return r_.data(); }
+  const int64_t &operator[](size_t i) const { return r_[i]; }
+  std::vector<int64_t> vec() const { return r_.vec(); }
+  at::IntArrayRef ref() const { return r_; }
+
+ private:
+  at::IntArrayRef r_;
 };
 
 using OptTensor = c10::optional<at::Tensor>;

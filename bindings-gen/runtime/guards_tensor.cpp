@@ -54,7 +54,7 @@ void set__source_Tensor(const at::Tensor &self, const at::Tensor &source) {
 
 namespace {
 // See guards.h (resize_): the restride libtorch does for an unchanged size.
-void resize_same_size(const at::Tensor &self, Ints size, c10::optional<at::MemoryFormat> mf) {
+void resize_same_size(const at::Tensor &self, at::IntArrayRef size, c10::optional<at::MemoryFormat> mf) {
   if (!mf.has_value() || !self.defined() || self.layout() != c10::kStrided || !self.has_storage()) return;
   if (self.sizes() != size) return;  // a real resize grows the storage as needed
   int64_t need = (self.storage_offset() + self.numel()) * static_cast<int64_t>(self.element_size());
