@@ -188,7 +188,7 @@ void in_range(int64_t v, int64_t lo, int64_t hi, const char *arg) {
   if (v < lo || v > hi) fail_arg(arg, str(v) + " is out of range [" + str(lo) + ", " + str(hi) + "]");
 }
 
-void all_in_range(Ints v, int64_t lo, int64_t hi, const char *arg) {
+void all_in_range(at::IntArrayRef v, int64_t lo, int64_t hi, const char *arg) {
   for (int64_t x : v) in_range(x, lo, hi, arg);
 }
 
