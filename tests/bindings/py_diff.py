@@ -47,7 +47,8 @@ SKIP = {
 UNINITIALISED = ("empty", "new_empty", "_empty", "empty_like", "empty_strided", "new_empty_strided",
                  "_empty_affine_quantized", "_empty_per_channel_affine_quantized", "resize", "resize_",
                  "_weight_norm_interface", "_weight_norm_interface_backward",
-                 "resize_as", "resize_as_", "_resize_output", "_resize_output_", "set_", "set")
+                 "resize_as", "resize_as_", "_resize_output", "_resize_output_", "set_", "set",
+                 "_make_dep_token")  # 2.x: _make_dep_token_cpu returns at::empty({})
 # c10::ScalarType numbering, as torch.ops returns ScalarType results.
 C10_DTYPES = dict(enumerate([torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
                              torch.float32, torch.float64, torch.complex32, torch.complex64, torch.complex128,
