@@ -33,7 +33,8 @@ const int64_t kInts[] = {0, 1, 2, 3, 4, -1, -2, 5, 1, 2, -3, 7, INT64_MAX, INT64
 const int kDtypes[] = {CTORCH_FLOAT32, CTORCH_FLOAT64, CTORCH_INT64, CTORCH_INT32, CTORCH_BOOL, CTORCH_UINT8,
                        CTORCH_INT8,    CTORCH_INT16,   CTORCH_FLOAT16, CTORCH_BFLOAT16, CTORCH_COMPLEX64,
                        CTORCH_COMPLEX128, CTORCH_COMPLEX32, CTORCH_QINT8, CTORCH_QUINT8, CTORCH_QINT32,
-                       CTORCH_QUINT4X2, CTORCH_QUINT2X4, 0, 19, -1, 1000};
+                       CTORCH_QUINT4X2, CTORCH_QUINT2X4, CTORCH_UINT16, CTORCH_UINT64,
+                       CTORCH_FLOAT8_E4M3FN, CTORCH_FLOAT8_E8M0FNU, 0, 27, -1, 1000};
 const double kFloats[] = {0.0, 1.0, -1.0, 2.5, 0.5, 1e-7, 1e300, -1e300,
                           std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
                           -std::numeric_limits<double>::infinity(), 3.0};

@@ -132,7 +132,17 @@ typedef enum ctorch_dtype CTORCH_ENUM_BASE {
   CTORCH_QUINT8 = 15,
   CTORCH_QINT32 = 16,
   CTORCH_QUINT4X2 = 17,
-  CTORCH_QUINT2X4 = 18
+  CTORCH_QUINT2X4 = 18,
+  /* Types newer than libtorch 1.13: with an older libtorch every call given
+   * one returns CTORCH_NOT_IMPLEMENTED naming the version that has it. */
+  CTORCH_UINT16 = 19,          /**< libtorch >= 2.3 (limited kernel support) */
+  CTORCH_UINT32 = 20,          /**< libtorch >= 2.3 (limited kernel support) */
+  CTORCH_UINT64 = 21,          /**< libtorch >= 2.3 (limited kernel support) */
+  CTORCH_FLOAT8_E5M2 = 22,     /**< libtorch >= 2.1 */
+  CTORCH_FLOAT8_E4M3FN = 23,   /**< libtorch >= 2.1 */
+  CTORCH_FLOAT8_E5M2FNUZ = 24, /**< libtorch >= 2.2 */
+  CTORCH_FLOAT8_E4M3FNUZ = 25, /**< libtorch >= 2.2 */
+  CTORCH_FLOAT8_E8M0FNU = 26   /**< libtorch >= 2.7 (exponent only) */
 } ctorch_dtype;
 
 /** Kind of device. */

@@ -33,8 +33,51 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #endif
 
+// Element types newer than 1.13: X(ctorch enumerator, c10::ScalarType
+// member, "libtorch version that added it"). Only those the libtorch being
+// built has expand into the conversion tables; the rest are named by
+// kNewerDtypes so a call gets NOT_IMPLEMENTED with the version, not
+// "invalid value". Float8 e5m2/e4m3fn: PyTorch 2.1; the fnuz pair: 2.2;
+// UInt16/32/64: 2.3; Float8_e8m0fnu: 2.7 (2026-11-22).
+#if CTORCH_TORCH_AT_LEAST(2, 1)
+#define CTORCH_COMPAT_DTYPES_2_1(X) X(CTORCH_FLOAT8_E5M2, Float8_e5m2) X(CTORCH_FLOAT8_E4M3FN, Float8_e4m3fn)
+#else
+#define CTORCH_COMPAT_DTYPES_2_1(X)
+#endif
+#if CTORCH_TORCH_AT_LEAST(2, 2)
+#define CTORCH_COMPAT_DTYPES_2_2(X) X(CTORCH_FLOAT8_E5M2FNUZ, Float8_e5m2fnuz) X(CTORCH_FLOAT8_E4M3FNUZ, Float8_e4m3fnuz)
+#else
+#define CTORCH_COMPAT_DTYPES_2_2(X)
+#endif
+#if CTORCH_TORCH_AT_LEAST(2, 3)
+#define CTORCH_COMPAT_DTYPES_2_3(X) X(CTORCH_UINT16, UInt16) X(CTORCH_UINT32, UInt32) X(CTORCH_UINT64, UInt64)
+#else
+#define CTORCH_COMPAT_DTYPES_2_3(X)
+#endif
+#if CTORCH_TORCH_AT_LEAST(2, 7)
+#define CTORCH_COMPAT_DTYPES_2_7(X) X(CTORCH_FLOAT8_E8M0FNU, Float8_e8m0fnu)
+#else
+#define CTORCH_COMPAT_DTYPES_2_7(X)
+#endif
+#define CTORCH_COMPAT_NEWER_DTYPES(X) \
+  CTORCH_COMPAT_DTYPES_2_1(X) CTORCH_COMPAT_DTYPES_2_2(X) CTORCH_COMPAT_DTYPES_2_3(X) CTORCH_COMPAT_DTYPES_2_7(X)
+
 namespace ctorch {
 namespace compat {
+
+// Every element type newer than 1.13 with the version that added it (see
+// CTORCH_COMPAT_NEWER_DTYPES); ints so this header needs no ctorch.h.
+struct NewerDtype {
+  int ctorch_value;
+  const char *name;
+  const char *since;
+};
+constexpr NewerDtype kNewerDtypes[] = {
+    {19, "CTORCH_UINT16", "2.3"},          {20, "CTORCH_UINT32", "2.3"},
+    {21, "CTORCH_UINT64", "2.3"},          {22, "CTORCH_FLOAT8_E5M2", "2.1"},
+    {23, "CTORCH_FLOAT8_E4M3FN", "2.1"},   {24, "CTORCH_FLOAT8_E5M2FNUZ", "2.2"},
+    {25, "CTORCH_FLOAT8_E4M3FNUZ", "2.2"}, {26, "CTORCH_FLOAT8_E8M0FNU", "2.7"},
+};
 
 // IntArrayRef -> SymIntArrayRef, checking that no value falls in SymInt's
 // reserved (heap-pointer) range: a C caller's huge negative int must be an

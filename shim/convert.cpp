@@ -21,6 +21,9 @@ const DtypeRow kDtypes[] = {
     {CTORCH_COMPLEX128, c10::ScalarType::ComplexDouble}, {CTORCH_QINT8, c10::ScalarType::QInt8},
     {CTORCH_QUINT8, c10::ScalarType::QUInt8},       {CTORCH_QINT32, c10::ScalarType::QInt32},
     {CTORCH_QUINT4X2, c10::ScalarType::QUInt4x2},   {CTORCH_QUINT2X4, c10::ScalarType::QUInt2x4},
+#define CTORCH_DTYPE_ROW(ours, theirs) {ours, c10::ScalarType::theirs},
+    CTORCH_COMPAT_NEWER_DTYPES(CTORCH_DTYPE_ROW)
+#undef CTORCH_DTYPE_ROW
 };
 
 struct DeviceRow {
@@ -53,6 +56,10 @@ const LayoutRow kLayouts[] = {
 c10::ScalarType to_scalar_type(int dtype, const char *arg) {
   for (const auto &r : kDtypes)
     if (r.ours == dtype) return r.theirs;
+  for (const auto &n : compat::kNewerDtypes)
+    if (n.ctorch_value == dtype)
+      fail(CTORCH_NOT_IMPLEMENTED, std::string("argument '") + arg + "': dtype " + n.name + " needs libtorch >= " +
+                                       n.since + " (this ctorch was built against " + TORCH_VERSION + ")");
   bad_enum(arg, "ctorch_dtype", dtype);
 }
 

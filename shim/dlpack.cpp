@@ -39,6 +39,11 @@ const DtypeRow kDtypes[] = {
     {kDLFloat, 32, c10::kFloat},       {kDLFloat, 64, c10::kDouble},       {kDLBfloat, 16, c10::kBFloat16},
     {kDLComplex, 32, c10::kComplexHalf}, {kDLComplex, 64, c10::kComplexFloat}, {kDLComplex, 128, c10::kComplexDouble},
     {kBoolCode, 8, c10::kBool},
+    // Wider unsigned types where libtorch has them (compat.h); float8 has
+    // DLPack codes only from DLPack 1.1, newer than the 0.6 we build with.
+#define CTORCH_DL_UINT_ROW(ours, theirs) {kDLUInt, c10::elementSize(c10::ScalarType::theirs) * 8, c10::ScalarType::theirs},
+    CTORCH_COMPAT_DTYPES_2_3(CTORCH_DL_UINT_ROW)
+#undef CTORCH_DL_UINT_ROW
 };
 
 DLDataType dl_dtype(c10::ScalarType t) {

@@ -74,6 +74,61 @@ START_TEST(every_dtype_round_trips_zero_copy) {
 }
 END_TEST
 
+/* Element types newer than 1.13 exist exactly where the libtorch has them:
+ * elsewhere a clear NOT_IMPLEMENTED naming the version, never "invalid". */
+#define CT_AT_LEAST(maj, min) \
+  (CTORCH_TORCH_VERSION_MAJOR > (maj) || (CTORCH_TORCH_VERSION_MAJOR == (maj) && CTORCH_TORCH_VERSION_MINOR >= (min)))
+START_TEST(newer_dtypes_follow_the_libtorch_version) {
+  static const struct {
+    ctorch_dtype dtype;
+    int have, dl_bits; /* dl_bits 0: no DLPack 0.6 code */
+    size_t item;
+  } cases[] = {
+      {CTORCH_UINT16, CT_AT_LEAST(2, 3), 16, 2},         {CTORCH_UINT32, CT_AT_LEAST(2, 3), 32, 4},
+      {CTORCH_UINT64, CT_AT_LEAST(2, 3), 64, 8},         {CTORCH_FLOAT8_E5M2, CT_AT_LEAST(2, 1), 0, 1},
+      {CTORCH_FLOAT8_E4M3FN, CT_AT_LEAST(2, 1), 0, 1},   {CTORCH_FLOAT8_E5M2FNUZ, CT_AT_LEAST(2, 2), 0, 1},
+      {CTORCH_FLOAT8_E4M3FNUZ, CT_AT_LEAST(2, 2), 0, 1}, {CTORCH_FLOAT8_E8M0FNU, CT_AT_LEAST(2, 7), 0, 1},
+  };
+  size_t k;
+  for (k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    unsigned char bytes[6 * 8], back[6 * 8];
+    int64_t sizes[2] = {2, 3};
+    size_t item = 0, i;
+    ctorch_tensor t = NULL, u = NULL;
+    DLManagedTensor *m = NULL;
+    ctorch_dtype dt;
+    for (i = 0; i < sizeof bytes; ++i) bytes[i] = (unsigned char)(i * 5 + 3);
+    if (!cases[k].have) {
+      CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_dtype_size(&item, cases[k].dtype));
+      CT_ERROR_HAS("needs libtorch >= ");
+      CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_tensor_from_data(&t, bytes, sizeof bytes, sizes, 2, cases[k].dtype));
+      ck_assert_ptr_null(t);
+      continue;
+    }
+    CT_OK(ctorch_dtype_size(&item, cases[k].dtype));
+    ck_assert_uint_eq(item, cases[k].item);
+    CT_OK(ctorch_tensor_from_data(&t, bytes, 6 * item, sizes, 2, cases[k].dtype));
+    CT_OK(ctorch_tensor_dtype(&dt, t));
+    ck_assert_int_eq(dt, cases[k].dtype);
+    CT_OK(ctorch_tensor_copy_to(back, 6 * item, t));
+    ck_assert_mem_eq(back, bytes, 6 * item);
+    if (cases[k].dl_bits) {
+      CT_OK(ctorch_to_dlpack(&m, t));
+      ck_assert_int_eq(m->dl_tensor.dtype.code, kDLUInt);
+      ck_assert_int_eq(m->dl_tensor.dtype.bits, cases[k].dl_bits);
+      CT_OK(ctorch_from_dlpack(&u, m));
+      CT_OK(ctorch_tensor_dtype(&dt, u));
+      ck_assert_int_eq(dt, cases[k].dtype);
+      ctorch_tensor_free(u);
+    } else {
+      CT_FAILS(CTORCH_TYPE, ctorch_to_dlpack(&m, t));
+      CT_ERROR_HAS("no DLPack equivalent");
+    }
+    ctorch_tensor_free(t);
+  }
+}
+END_TEST
+
 START_TEST(export_keeps_tensor_alive_and_shares_writes) {
   float v[6] = {1, 2, 3, 4, 5, 6}, back[6];
   int64_t sizes[2] = {2, 3};
@@ -312,6 +367,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("dlpack");
   TCase *tc = tcase_create("dlpack");
   tcase_add_test(tc, every_dtype_round_trips_zero_copy);
+  tcase_add_test(tc, newer_dtypes_follow_the_libtorch_version);
   tcase_add_test(tc, export_keeps_tensor_alive_and_shares_writes);
   tcase_add_test(tc, export_non_contiguous_zero_dim_and_empty);
   tcase_add_test(tc, import_zero_copy_byte_offset_and_single_delete);

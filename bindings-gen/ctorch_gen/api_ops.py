@@ -24,7 +24,8 @@ DTYPE_DEFAULTS = {
     "int64": "CTORCH_INT64", "half": "CTORCH_FLOAT16", "float16": "CTORCH_FLOAT16", "bfloat16": "CTORCH_BFLOAT16",
     "float": "CTORCH_FLOAT32", "float32": "CTORCH_FLOAT32", "double": "CTORCH_FLOAT64", "float64": "CTORCH_FLOAT64",
     "complex64": "CTORCH_COMPLEX64", "cfloat": "CTORCH_COMPLEX64", "complex128": "CTORCH_COMPLEX128",
-    "cdouble": "CTORCH_COMPLEX128",
+    "cdouble": "CTORCH_COMPLEX128", "uint16": "CTORCH_UINT16", "uint32": "CTORCH_UINT32", "uint64": "CTORCH_UINT64",
+    "float8_e5m2": "CTORCH_FLOAT8_E5M2", "float8_e4m3fn": "CTORCH_FLOAT8_E4M3FN",
 }
 MEMORY_FORMAT_DEFAULTS = {
     "contiguous_format": "CTORCH_MEMORY_CONTIGUOUS", "preserve_format": "CTORCH_MEMORY_PRESERVE",

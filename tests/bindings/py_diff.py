@@ -238,10 +238,9 @@ def same(x, y, meta_only):
     return (x == y or (isinstance(x, float) and abs(x - y) <= 1e-6 * (1 + abs(x)))), f"{x!r} vs {y!r}"
 
 
-def run_one(f, variant):
-    """Calls op f on both sides with the inputs of `variant`; returns
-    ("ok"|"both_error"|"mismatch", detail)."""
-    op = f["op"]
+def build_args(op, variant):
+    """The call's arguments from the schema: (names, args, kwargs), the same
+    values every time for the same variant (Inputs' generator is seeded)."""
     dtype, shape, scalar, cl = variant
     inp = Inputs(dtype, shape, scalar, cl)
     names, args, kwargs = [], [], {}
@@ -256,6 +255,44 @@ def run_one(f, variant):
         else:
             args.append(v)
             names.append(a["name"])
+    return names, args, kwargs
+
+
+def foreign(v):
+    """v with every tensor replaced by a DLPack import of a copy: memory
+    libtorch did not allocate, as every tensor ctorch gets from Python is."""
+    if isinstance(v, torch.Tensor):
+        return torch.from_dlpack(v.clone(memory_format=torch.preserve_format))
+    if isinstance(v, list):
+        return [foreign(x) for x in v]
+    return v
+
+
+def torch_call(torch_fn, op, variant, wrap):
+    """PyTorch's result for the variant's inputs passed through wrap, or the exception."""
+    _, args, kwargs = build_args(op, variant)
+    torch.manual_seed(1234)
+    try:
+        return torch_fn(*[wrap(tmap(v)) for v in args], **{k: wrap(tmap(v)) for k, v in kwargs.items()}), None
+    except Exception as e:  # noqa: BLE001
+        return None, e
+
+
+def run_one(f, variant):
+    """Calls op f on both sides with the inputs of `variant`; returns
+    ("ok"|"both_error"|"mismatch"|"foreign_memory"|"torch_unreproducible", detail).
+    Before a disagreement is reported, two checks on the PyTorch side alone
+    tell libtorch's own behaviour from ctorch's:
+    - only ctorch failed: PyTorch is called again with its tensors imported
+      through DLPack (the way the binding's tensors reach ctorch); failing
+      then too, the failure belongs to libtorch on foreign memory (e.g.
+      _lazy_clone's copy-on-write needs storage libtorch allocated);
+    - values differ: PyTorch is called again on the same inputs; if it does
+      not reproduce its own result, the kernel is nondeterministic on these
+      inputs (e.g. 2.15's _scaled_dot_product_flash_attention_for_cpu on
+      channels_last tensors returns uninitialised memory)."""
+    op = f["op"]
+    names, args, kwargs = build_args(op, variant)
     t_args = [tmap(v) for v in args]
     t_kwargs = {k: tmap(v) for k, v in kwargs.items()}
     c_args = [to_ctorch(v) for v in args]
@@ -281,15 +318,24 @@ def run_one(f, variant):
         cerr = None
     except (ctorch.CtorchError, TypeError, ValueError, IndexError, NotImplementedError, MemoryError, RuntimeError) as e:
         cr, cerr = None, e
+    if _SIDE_REPORT:
+        _SIDE_REPORT("torch")
     if terr is not None and cerr is not None:
         return "both_error", ""
     if terr is not None:
         return "mismatch", f"only torch failed: {str(terr).splitlines()[0][:160]}"
     if cerr is not None:
+        _, ferr = torch_call(torch_fn, op, variant, foreign)
+        if ferr is not None:
+            return "foreign_memory", f"{str(cerr).splitlines()[0][:200]}"
         return "mismatch", f"only ctorch failed: {str(cerr).splitlines()[0][:200]}"
     meta = op["name"] in UNINITIALISED or "nondeterministic_bitwise" in op["tags"]
     ok, why = same(tr, to_torch_value(cr), meta)
     if not ok:
+        if why.startswith("values differ"):
+            tr2, _ = torch_call(torch_fn, op, variant, lambda v: v)
+            if not same(tr, tr2, False)[0]:
+                return "torch_unreproducible", why
         return "mismatch", why
     # Arguments the op writes (in-place, out=) must agree too.
     for a in op["args"]:
@@ -318,7 +364,7 @@ def test_op(f, report):
         if res == "ok":
             base = shape
             break
-        if res == "mismatch":
+        if res != "both_error":
             return
     if base is None:
         return
@@ -370,7 +416,8 @@ def main():
                                               "sparse", "_to_sparse", "to_sparse", "_test", "_fused"))
            and not any(a["base"] in ("Dimname",) for a in f["op"]["args"])]
     t0 = time.time()
-    counts = {"ok": 0, "both_error": 0, "mismatch": 0}
+    counts = {"ok": 0, "both_error": 0, "mismatch": 0, "foreign_memory": 0, "torch_unreproducible": 0}
+    libtorch_own = {"foreign_memory": [], "torch_unreproducible": []}
     compared_ops, mismatches, crashed = set(), [], []
     sweeps = {"dtype": 0, "scalar_kind": 0, "memory_format": 0}
     def run_children(start, stop=None):
@@ -430,6 +477,8 @@ def main():
             guarded_refusals.append(name)
             return
         counts[kind] += 1
+        if kind in libtorch_own:
+            libtorch_own[kind].append(f"{name} ({payload[0]}, {payload[1]})")
         if kind == "mismatch":
             mismatches.append((name, *payload))
         elif kind == "ok" and len(payload) == 4:
@@ -457,6 +506,12 @@ def main():
           f"{', '.join(n[len('ctorch_'):] for n, _ in crashed)}; {dt:.1f} s")
     if guarded_refusals:
         print(f"  refused by ctorch's guards where libtorch runs unchecked: {', '.join(sorted(set(guarded_refusals)))}")
+    if libtorch_own["foreign_memory"]:
+        print("  failed in ctorch and in PyTorch alike once PyTorch's inputs come through DLPack (libtorch on "
+              f"memory it did not allocate): {'; '.join(libtorch_own['foreign_memory'])}")
+    if libtorch_own["torch_unreproducible"]:
+        print("  PyTorch does not reproduce its own result on the same inputs (nondeterministic kernel; "
+              f"values not comparable): {'; '.join(libtorch_own['torch_unreproducible'])}")
     for m in mismatches[:80]:
         print("  DISAGREE", *m)
     if mismatches:

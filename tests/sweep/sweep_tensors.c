@@ -270,8 +270,9 @@ static ctorch_tensor derived(ctorch_status st, ctorch_tensor t, char *note, size
 
 static const char *dtype_name(int dt) {
   static const char *names[] = {"?", "bool", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32",
-                                "f64", "c32", "c64", "c128", "qi8", "qu8", "qi32", "qu4x2", "qu2x4"};
-  return dt >= 0 && dt <= 18 ? names[dt] : "?";
+                                "f64", "c32", "c64", "c128", "qi8", "qu8", "qi32", "qu4x2", "qu2x4",
+                                "u16", "u32", "u64", "f8e5m2", "f8e4m3fn", "f8e5m2fnuz", "f8e4m3fnuz", "f8e8m0"};
+  return dt >= 0 && dt < (int)(sizeof names / sizeof *names) ? names[dt] : "?";
 }
 
 static const char *layout_name[] = {"", "noncontig", "expanded", "meta", "sparse", "quant", "zero",
