@@ -60,7 +60,8 @@ def go_type(a: dict) -> str:
     if lst:
         return {"Tensor": "[]*Tensor", "int": "[]int64", "SymInt": "[]int64", "float": "[]float64",
                 "bool": "[]bool", "Scalar": "[]Scalar", "Dimname": "[]string"}[b]
-    t = {"Tensor": "*Tensor", "int": "int64", "SymInt": "int64", "float": "float64", "bool": "bool",
+    t = {"Tensor": "*Tensor", "int": "int64", "SymInt": "int64", "DeviceIndex": "int64", "float": "float64",
+         "bool": "bool",
          "Scalar": "Scalar", "ScalarType": "DType", "Layout": "Layout", "MemoryFormat": "MemoryFormat",
          "Device": "Device", "str": "string", "Dimname": "string", "Generator": "*Generator"}[b]
     if "enum" in a:
@@ -86,7 +87,7 @@ def _conv(a: dict, v: str) -> Tuple[List[str], List[str], List[str]]:
         return [f"p__{v}, n__{v} := {fn}({v}{extra})"], [f"p__{v}", f"n__{v}"], [f"runtime.KeepAlive(p__{v})"]
     if b == "Tensor":
         return [], [f"{v}.handle()"], [f"runtime.KeepAlive({v})"]
-    if b in ("int", "SymInt"):
+    if b in ("int", "SymInt", "DeviceIndex"):
         if opt:
             return [f"p__{v} := optInt64({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
         return [], [f"C.int64_t({v})"], []

@@ -164,7 +164,7 @@ def _conv(a: dict, v: str) -> List[str]:
         return [f"{fn}({v}, {size}, {str(opt).lower()})", f"$R.lenOf({v}, {size})"]
     if b == "Tensor":
         return [f"$R.ho({v})" if opt else f"$R.h({v})"]
-    if b in ("int", "SymInt"):
+    if b in ("int", "SymInt", "DeviceIndex"):
         if opt:
             return [f"$R.i64o({v})"]
         if "enum" in a:

@@ -135,7 +135,7 @@ def _py_literal(d: dict, a: dict, doc_enums: Dict[str, dict]) -> str:
 # What a schema argument accepts when overloads are told apart (see _rt / _dispatch).
 def kind_of(a: dict) -> str:
     b = a["base"]
-    if b == "SymInt":
+    if b in ("SymInt", "DeviceIndex"):
         b = "int"
     if a.get("list"):
         k = b + "[]"
