@@ -28,6 +28,7 @@ class CType:
     pointers: int        # number of '*'
     const_base: bool     # `const` applies to the base type
     const_ptrs: Tuple[bool, ...] = ()  # const after each '*', outermost last
+    array: Optional[int] = None  # a struct member `char name[256]`: 256 (text "char[256]")
 
     @property
     def const_pointee(self) -> bool:
@@ -208,7 +209,7 @@ def _statements(src: str) -> Tuple[List[_Stmt], List[Macro], List[str]]:
                 if body and set(body) <= set("-"):
                     box = 1 if box == 0 else 0
                 elif box == 1:
-                    section, box = body.split("\n")[0].strip(), 2
+                    section, box = body.split("\n")[0].strip().strip("-").strip(), 2
                 elif box == 0 and "\n" not in com and body.startswith("----"):
                     section = body.strip("- ").strip()
                 pending_doc = ""  # a plain comment separates a doc from what follows
@@ -390,6 +391,15 @@ def _struct_fields(body: str, trailing: List[Tuple[int, str]], body_off: int) ->
         pos += len(decl) + 1
         d = decl.strip()
         if not d:
+            continue
+        am = re.match(r"^(.*?)(" + _IDENT + r")\s*\[\s*(\d+)\s*\]$", d)
+        if am:
+            # A fixed-size array member: `char name[256]`.
+            t = parse_ctype(am.group(1))
+            t.array = int(am.group(3))
+            t.text = f"{t.text}[{t.array}]"
+            names.append((start + decl.index(d), len(fields)))
+            fields.append(Field(am.group(2), t))
             continue
         m = re.match(r"^(.*?)(" + _IDENT + r"(?:\s*,\s*\**\s*" + _IDENT + r")*)$", d)
         if not m:

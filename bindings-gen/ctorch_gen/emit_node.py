@@ -88,7 +88,8 @@ def emit_capi(doc: dict) -> str:
     out.append("exports.declare = function declare(lib) {")
     out.append("  const T = {};")
     for s in doc["structs"]:
-        fields = ", ".join(f"{f['name']}: {koffi_type(f)}" for f in s["fields"])
+        fields = ", ".join(f"{f['name']}: " + (f"koffi.array({koffi_type(f)}, {f['array_size']})" if "array_size" in f
+                                                else koffi_type(f)) for f in s["fields"])
         out.append(f"  T.{s['name']} = koffi.struct({json.dumps(s['name'])}, {{{fields}}});")
         out.append(f"  if (koffi.sizeof(T.{s['name']}) !== {s['size']}) throw new Error('ctorch: layout of {s['name']}');")
         for f in s["fields"]:

@@ -77,7 +77,8 @@ def emit_capi(doc: dict, build_lib: Optional[str]) -> str:
     for s in doc["structs"]:
         out.append(f"class {s['name']}(_c.Structure):")
         out.append(f"    \"\"\"{s['doc']}\"\"\"")
-        fields = ", ".join(f"({f['name']!r}, {ctypes_of(f, doc)})" for f in s["fields"])
+        fields = ", ".join(f"({f['name']!r}, {ctypes_of(f, doc)}{' * ' + str(f['array_size']) if 'array_size' in f else ''})"
+                           for f in s["fields"])
         out.append(f"    _fields_ = [{fields}]")
         out.append("")
         out.append("")
@@ -292,9 +293,12 @@ def op_function(f: dict) -> Tuple[str, str]:
     lines += ["    if _st:", "        _raise(_st)"]
     conv = op["returns_convention"]
     if conv == "out_params" and len(outs) == 1 and outs[0]["type"].get("name") == "ctorch_tensor":
-        # The common case, inlined: a new handle becomes a Tensor (NULL: None).
-        lines += [f"    _v = _r_{outs[0]['name']}.value", "    if _v:", "        _t = _new(_Tensor)",
-                  "        _t._h = _v", "        return _t", "    return None"]
+        # The common case, inlined: the new handle becomes a Tensor (NULL:
+        # None). The c_void_p itself is kept as the handle: ctypes passes it
+        # on to the next call without converting it again.
+        r = f"_r_{outs[0]['name']}"
+        lines += [f"    if {r}:", "        _t = _new(_Tensor)", f"        _t._h = {r}", "        return _t",
+                  "    return None"]
     elif conv == "out_params":
         rs = [_ret_expr(o, f"_r_{o['name']}") for o in outs]
         lines.append(f"    return {rs[0] if len(rs) == 1 else '(' + ', '.join(rs) + ')'}")
