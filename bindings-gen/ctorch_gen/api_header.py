@@ -40,6 +40,11 @@ _LENGTH_NAME = re.compile(r"^(n|n_\w+|\w+_len|len|cap|ndim|nargs|nbytes|dst_byte
 # lifetime (what a borrowed output's validity is tied to), array (length
 # parameter), direction, null_result (a handle output that may be NULL on
 # success).
+# Scope handles end with their *_leave function, which frees them.
+SCOPE_LEAVE = {"ctorch_autograd_scope": "ctorch_autograd_scope_leave",
+               "ctorch_stream_scope": "ctorch_stream_scope_leave",
+               "ctorch_autocast_scope": "ctorch_autocast_scope_leave"}
+
 OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_tensor_from_blob": {
         "data": {"ownership": "consumed", "lifetime": "released through release(ctx) once ctorch is done"},
@@ -54,6 +59,9 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_from_dlpack_versioned": {"src": {"ownership": "consumed"}},
     "ctorch_to_dlpack": {"out": {"ownership": "new", "free": "(*out)->deleter(*out)"}},
     "ctorch_to_dlpack_versioned": {"out": {"ownership": "new", "free": "(*out)->deleter(*out)"}},
+    "ctorch_autograd_scope_leave": {"scope": {"ownership": "freed"}},
+    "ctorch_stream_scope_leave": {"scope": {"ownership": "freed"}},
+    "ctorch_autocast_scope_leave": {"scope": {"ownership": "freed"}},
     "ctorch_autograd_function_apply": {
         "user_data": {"nullable": True, "lifetime": "until release(user_data) is called"},
         "release": {"nullable": True}, "backward": {"nullable": False},
@@ -308,7 +316,7 @@ class Describer:
                 h = d["type"]["name"]
                 if h == "ctorch_autograd_ctx":
                     return {"ownership": "borrowed"}
-                return {"ownership": "new", "free": self.free_of.get(h)}
+                return {"ownership": "new", "free": self.free_of.get(h, SCOPE_LEAVE.get(h))}
             if k == "string":
                 if p.type.const_base:
                     return {"ownership": "borrowed", "lifetime": "static"
@@ -338,6 +346,8 @@ def describe_header(h: Header) -> dict:
     handles = []
     for x in h.handles:
         free = ds.free_of.get(x.name)
+        if x.name in SCOPE_LEAVE:
+            free = SCOPE_LEAVE[x.name]
         if x.name == "ctorch_autograd_ctx":
             free = None  # borrowed, only valid inside a callback
         handles.append({"name": x.name, "tag": x.tag, "free": free, "doc": x.doc, "section": x.section,

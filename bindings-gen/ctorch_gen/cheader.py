@@ -28,7 +28,6 @@ class CType:
     pointers: int        # number of '*'
     const_base: bool     # `const` applies to the base type
     const_ptrs: Tuple[bool, ...] = ()  # const after each '*', outermost last
-    array: Optional[int] = None  # a struct member `char name[256]`: 256 (text "char[256]")
 
     @property
     def const_pointee(self) -> bool:
@@ -82,6 +81,7 @@ class Field:
     name: str
     type: CType
     doc: str = ""
+    array: int = 0  # `T name[N]`: N elements of type T (0: not an array)
 
 
 @dataclass
@@ -392,14 +392,10 @@ def _struct_fields(body: str, trailing: List[Tuple[int, str]], body_off: int) ->
         d = decl.strip()
         if not d:
             continue
-        am = re.match(r"^(.*?)(" + _IDENT + r")\s*\[\s*(\d+)\s*\]$", d)
-        if am:
-            # A fixed-size array member: `char name[256]`.
-            t = parse_ctype(am.group(1))
-            t.array = int(am.group(3))
-            t.text = f"{t.text}[{t.array}]"
+        arr = re.match(r"^(.*?)(" + _IDENT + r")\s*\[\s*(\d+)\s*\]$", d)
+        if arr:  # `char name[256];`: one fixed-size array field
             names.append((start + decl.index(d), len(fields)))
-            fields.append(Field(am.group(2), t))
+            fields.append(Field(arr.group(2), parse_ctype(arr.group(1)), array=int(arr.group(3))))
             continue
         m = re.match(r"^(.*?)(" + _IDENT + r"(?:\s*,\s*\**\s*" + _IDENT + r")*)$", d)
         if not m:

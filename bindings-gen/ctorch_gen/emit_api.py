@@ -93,9 +93,8 @@ def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, tor
         for f in s.fields:
             off, size = lay["fields"][f.name]
             fd = {"name": f.name, "c_type": f.type.text, "type": ds.type_info(f.type), "offset": off, "size": size,
+                  "array_length": f.array,
                   "doc": f.doc}
-            if f.type.array is not None:
-                fd["array_size"] = f.type.array  # an inline array (char name[256]: NUL-terminated text)
             # int32_t fields documented as holding an enum's values.
             for en in enums_values:
                 if f"a {en} value" in f.doc:

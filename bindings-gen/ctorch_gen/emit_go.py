@@ -60,8 +60,7 @@ def go_type(a: dict) -> str:
     if lst:
         return {"Tensor": "[]*Tensor", "int": "[]int64", "SymInt": "[]int64", "float": "[]float64",
                 "bool": "[]bool", "Scalar": "[]Scalar", "Dimname": "[]string"}[b]
-    t = {"Tensor": "*Tensor", "int": "int64", "SymInt": "int64", "DeviceIndex": "int64", "float": "float64",
-         "bool": "bool",
+    t = {"Tensor": "*Tensor", "int": "int64", "SymInt": "int64", "DeviceIndex": "int64", "float": "float64", "bool": "bool",
          "Scalar": "Scalar", "ScalarType": "DType", "Layout": "Layout", "MemoryFormat": "MemoryFormat",
          "Device": "Device", "str": "string", "Dimname": "string", "Generator": "*Generator"}[b]
     if "enum" in a:

@@ -25,6 +25,8 @@ def koffi_type(p: dict, owner: str = "") -> str:
     t = p["type"]
     k = t["kind"]
     ptr = p.get("pointer", 0)
+    if p.get("array_length"):  # a struct field `T name[N]`
+        return f"koffi.array({json.dumps(t.get('name', 'char'))}, {p['array_length']})"
     if k == "callback":
         if "signature" in t:
             # koffi names every prototype: one per function and parameter.
@@ -88,8 +90,7 @@ def emit_capi(doc: dict) -> str:
     out.append("exports.declare = function declare(lib) {")
     out.append("  const T = {};")
     for s in doc["structs"]:
-        fields = ", ".join(f"{f['name']}: " + (f"koffi.array({koffi_type(f)}, {f['array_size']})" if "array_size" in f
-                                                else koffi_type(f)) for f in s["fields"])
+        fields = ", ".join(f"{f['name']}: {koffi_type(f)}" for f in s["fields"])
         out.append(f"  T.{s['name']} = koffi.struct({json.dumps(s['name'])}, {{{fields}}});")
         out.append(f"  if (koffi.sizeof(T.{s['name']}) !== {s['size']}) throw new Error('ctorch: layout of {s['name']}');")
         for f in s["fields"]:
@@ -165,7 +166,7 @@ def _conv(a: dict, v: str) -> List[str]:
         return [f"{fn}({v}, {size}, {str(opt).lower()})", f"$R.lenOf({v}, {size})"]
     if b == "Tensor":
         return [f"$R.ho({v})" if opt else f"$R.h({v})"]
-    if b in ("int", "SymInt", "DeviceIndex"):
+    if b in ("int", "SymInt", "DeviceIndex"):  # DeviceIndex: an int64_t in C (2.x schemas)
         if opt:
             return [f"$R.i64o({v})"]
         if "enum" in a:

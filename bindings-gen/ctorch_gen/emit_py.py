@@ -25,6 +25,9 @@ def ctypes_of(p: dict, doc: dict) -> str:
     t = p["type"]
     k = t["kind"]
     ptr = p.get("pointer", 0)
+    if p.get("array_length"):  # a struct field `T name[N]`
+        elem = "_c.c_char" if t.get("name") == "char" else _PRIM[t["name"]]
+        return f"({elem} * {p['array_length']})"
     if k == "callback":
         if "signature" in t:
             return _cfunctype(t["signature"], doc)
@@ -77,8 +80,7 @@ def emit_capi(doc: dict, build_lib: Optional[str]) -> str:
     for s in doc["structs"]:
         out.append(f"class {s['name']}(_c.Structure):")
         out.append(f"    \"\"\"{s['doc']}\"\"\"")
-        fields = ", ".join(f"({f['name']!r}, {ctypes_of(f, doc)}{' * ' + str(f['array_size']) if 'array_size' in f else ''})"
-                           for f in s["fields"])
+        fields = ", ".join(f"({f['name']!r}, {ctypes_of(f, doc)})" for f in s["fields"])
         out.append(f"    _fields_ = [{fields}]")
         out.append("")
         out.append("")

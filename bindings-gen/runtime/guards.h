@@ -26,6 +26,8 @@
 #include <c10/core/MemoryFormat.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/SymIntArrayRef.h>
+#include <type_traits>
+#include <vector>
 #include <c10/util/Optional.h>
 #include <c10/util/string_view.h>
 
@@ -33,6 +35,31 @@
 
 namespace ctorch {
 namespace guard {
+
+// A guard's int-list parameter. Several schemas say int[] in one libtorch
+// and SymInt[] in another (_fft_c2c's dim, reflection_pad*'s padding,
+// slow_conv3d's sizes, sum_to_size: int[] in 1.13, SymInt[] in 2.15), so the
+// generated call passes an IntArrayRef or a SymIntArrayRef; both convert.
+// The values always come from C int64s that ctorch already checked, so
+// viewing SymInts as plain ints is exact.
+class Ints {
+ public:
+  template <class T, class = typename std::enable_if<std::is_convertible<const T &, at::IntArrayRef>::value>::type>
+  Ints(const T &a) : r_(a) {}  // NOLINT: implicit on purpose (IntArrayRef, SmallVector, vector)
+  Ints(c10::SymIntArrayRef a) : r_(c10::asIntArrayRefUnchecked(a)) {}  // NOLINT
+  operator at::IntArrayRef() const { return r_; }  // NOLINT
+  size_t size() const { return r_.size(); }
+  bool empty() const { return r_.empty(); }
+  const int64_t *begin() const { return r_.begin(); }
+  const int64_t *end() const { return r_.end(); }
+  const int64_t *data() const { return r_.data(); }
+  const int64_t &operator[](size_t i) const { return r_[i]; }
+  std::vector<int64_t> vec() const { return r_.vec(); }
+  at::IntArrayRef ref() const { return r_; }
+
+ private:
+  at::IntArrayRef r_;
+};
 
 using OptTensor = c10::optional<at::Tensor>;
 
@@ -116,7 +143,7 @@ void align_to_ellipsis_idx(const at::Tensor &self, at::DimnameList order, int64_
 void flatten_named_out_dim(const at::Tensor &self, int64_t start_dim, int64_t end_dim, at::Dimname out_dim);
 // libtorch 1.13: sizes in SymInt's reserved range (< -2^62) are read as
 // pointers (SIGSEGV in SymInt::operator==).
-void sum_to_size(const at::Tensor &self, at::IntArrayRef size);
+void sum_to_size(const at::Tensor &self, Ints size);
 // libtorch 1.13: set_ shares source's storage under self's dtype: a wider
 // dtype reads past the storage.
 void set__source_Tensor(const at::Tensor &self, const at::Tensor &source);
@@ -162,13 +189,13 @@ void searchsorted_Scalar(const at::Tensor &sorted_sequence, const at::Scalar &se
                          c10::optional<c10::string_view> side, const OptTensor &sorter);
 // libtorch 1.13: histogramdd reads one bin count per input column without
 // checking that bins has that many (SIGSEGV with bins=[]).
-void histogramdd(const at::Tensor &self, at::IntArrayRef bins, c10::optional<at::ArrayRef<double>> range,
+void histogramdd(const at::Tensor &self, Ints bins, c10::optional<at::ArrayRef<double>> range,
                  const OptTensor &weight, bool density);
 void histogramdd_TensorList_bins(const at::Tensor &self, at::TensorList bins,
                                  c10::optional<at::ArrayRef<double>> range, const OptTensor &weight, bool density);
-void _histogramdd_bin_edges(const at::Tensor &self, at::IntArrayRef bins, c10::optional<at::ArrayRef<double>> range,
+void _histogramdd_bin_edges(const at::Tensor &self, Ints bins, c10::optional<at::ArrayRef<double>> range,
                             const OptTensor &weight, bool density);
-void _histogramdd_from_bin_cts(const at::Tensor &self, at::IntArrayRef bins,
+void _histogramdd_from_bin_cts(const at::Tensor &self, Ints bins,
                                c10::optional<at::ArrayRef<double>> range, const OptTensor &weight, bool density);
 void _histogramdd_from_bin_tensors(const at::Tensor &self, at::TensorList bins, const OptTensor &weight,
                                    bool density);
@@ -184,14 +211,14 @@ void _local_scalar_dense(const at::Tensor &self);
 void _new_zeros_with_same_feature_meta(const at::Tensor &self, const at::Tensor &other, int64_t self_num_batch_dims);
 // libtorch 1.13: _fft_r2c/_c2r/_c2c index the tensor's sizes with unchecked
 // dims (SIGSEGV for dim 2^31).
-void _fft_r2c(const at::Tensor &self, at::IntArrayRef dim, int64_t normalization, bool onesided);
-void _fft_r2c_out(const at::Tensor &self, at::IntArrayRef dim, int64_t normalization, bool onesided,
+void _fft_r2c(const at::Tensor &self, Ints dim, int64_t normalization, bool onesided);
+void _fft_r2c_out(const at::Tensor &self, Ints dim, int64_t normalization, bool onesided,
                   const at::Tensor &out);
-void _fft_c2r(const at::Tensor &self, at::IntArrayRef dim, int64_t normalization, int64_t last_dim_size);
-void _fft_c2r_out(const at::Tensor &self, at::IntArrayRef dim, int64_t normalization, int64_t last_dim_size,
+void _fft_c2r(const at::Tensor &self, Ints dim, int64_t normalization, int64_t last_dim_size);
+void _fft_c2r_out(const at::Tensor &self, Ints dim, int64_t normalization, int64_t last_dim_size,
                   const at::Tensor &out);
-void _fft_c2c(const at::Tensor &self, at::IntArrayRef dim, int64_t normalization, bool forward);
-void _fft_c2c_out(const at::Tensor &self, at::IntArrayRef dim, int64_t normalization, bool forward,
+void _fft_c2c(const at::Tensor &self, Ints dim, int64_t normalization, bool forward);
+void _fft_c2c_out(const at::Tensor &self, Ints dim, int64_t normalization, bool forward,
                   const at::Tensor &out);
 // libtorch 1.13: nanmean.out of a zero tensor (_efficientzerotensor) runs
 // nansum's kernel over its NULL data (SIGSEGV).
@@ -283,47 +310,47 @@ void _upsample_bicubic2d_aa_out(const at::Tensor &self, c10::SymIntArrayRef outp
                                 const at::Tensor &out);
 // libtorch 1.13: slow_conv3d divides by weight sizes that may be 0
 // (SIGFPE for a zero-size weight).
-void slow_conv3d(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size, const OptTensor &bias,
-                 at::IntArrayRef stride, at::IntArrayRef padding);
-void slow_conv3d_out(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size,
-                     const OptTensor &bias, at::IntArrayRef stride, at::IntArrayRef padding, const at::Tensor &out);
-void slow_conv3d_forward(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size,
-                         const OptTensor &bias, at::IntArrayRef stride, at::IntArrayRef padding);
-void slow_conv3d_forward_output(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size,
-                                const OptTensor &bias, at::IntArrayRef stride, at::IntArrayRef padding,
+void slow_conv3d(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size, const OptTensor &bias,
+                 Ints stride, Ints padding);
+void slow_conv3d_out(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size,
+                     const OptTensor &bias, Ints stride, Ints padding, const at::Tensor &out);
+void slow_conv3d_forward(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size,
+                         const OptTensor &bias, Ints stride, Ints padding);
+void slow_conv3d_forward_output(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size,
+                                const OptTensor &bias, Ints stride, Ints padding,
                                 const at::Tensor &output);
 // libtorch 1.13: mkldnn_convolution indexes padding/stride/dilation by the
 // input's spatial dims without checking their lengths (SIGSEGV).
 void mkldnn_convolution(const at::Tensor &self, const at::Tensor &weight, const OptTensor &bias,
-                        at::IntArrayRef padding, at::IntArrayRef stride, at::IntArrayRef dilation, int64_t groups);
+                        Ints padding, Ints stride, Ints dilation, int64_t groups);
 // libtorch 1.13: col2im/im2col compute block counts with overflowing
 // products of huge window sizes and divide by them (SIGFPE).
-void col2im(const at::Tensor &self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size,
-            at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride);
-void col2im_out(const at::Tensor &self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size,
-                at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, const at::Tensor &out);
-void im2col(const at::Tensor &self, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding,
-            at::IntArrayRef stride);
+void col2im(const at::Tensor &self, c10::SymIntArrayRef output_size, Ints kernel_size,
+            Ints dilation, Ints padding, Ints stride);
+void col2im_out(const at::Tensor &self, c10::SymIntArrayRef output_size, Ints kernel_size,
+                Ints dilation, Ints padding, Ints stride, const at::Tensor &out);
+void im2col(const at::Tensor &self, Ints kernel_size, Ints dilation, Ints padding,
+            Ints stride);
 // libtorch 1.13: max_pool1d with a window wider than the padded input still
 // makes one output and scans the whole window (~forever for 2^31).
-void max_pool1d(const at::Tensor &self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
-                at::IntArrayRef dilation, bool ceil_mode);
-void max_pool1d_with_indices(const at::Tensor &self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                             at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode);
+void max_pool1d(const at::Tensor &self, Ints kernel_size, Ints stride, Ints padding,
+                Ints dilation, bool ceil_mode);
+void max_pool1d_with_indices(const at::Tensor &self, Ints kernel_size, Ints stride,
+                             Ints padding, Ints dilation, bool ceil_mode);
 // libtorch 1.13: reflection/replication padding adds the pads to the size
 // unchecked: INT64_MIN overflows into a small output written out of bounds.
-void reflection_pad1d(const at::Tensor &self, at::IntArrayRef padding);
-void reflection_pad1d_out(const at::Tensor &self, at::IntArrayRef padding, const at::Tensor &out);
-void reflection_pad2d(const at::Tensor &self, at::IntArrayRef padding);
-void reflection_pad2d_out(const at::Tensor &self, at::IntArrayRef padding, const at::Tensor &out);
-void reflection_pad3d(const at::Tensor &self, at::IntArrayRef padding);
-void reflection_pad3d_out(const at::Tensor &self, at::IntArrayRef padding, const at::Tensor &out);
-void replication_pad1d(const at::Tensor &self, at::IntArrayRef padding);
-void replication_pad1d_out(const at::Tensor &self, at::IntArrayRef padding, const at::Tensor &out);
-void replication_pad2d(const at::Tensor &self, at::IntArrayRef padding);
-void replication_pad2d_out(const at::Tensor &self, at::IntArrayRef padding, const at::Tensor &out);
-void replication_pad3d(const at::Tensor &self, at::IntArrayRef padding);
-void replication_pad3d_out(const at::Tensor &self, at::IntArrayRef padding, const at::Tensor &out);
+void reflection_pad1d(const at::Tensor &self, Ints padding);
+void reflection_pad1d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
+void reflection_pad2d(const at::Tensor &self, Ints padding);
+void reflection_pad2d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
+void reflection_pad3d(const at::Tensor &self, Ints padding);
+void reflection_pad3d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
+void replication_pad1d(const at::Tensor &self, Ints padding);
+void replication_pad1d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
+void replication_pad2d(const at::Tensor &self, Ints padding);
+void replication_pad2d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
+void replication_pad3d(const at::Tensor &self, Ints padding);
+void replication_pad3d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
 // libtorch 1.13: channel shuffles divide by the channel count per group
 // and by the batch (SIGFPE with 0 channels, 0 groups or an empty input).
 void native_channel_shuffle(const at::Tensor &self, int64_t groups);

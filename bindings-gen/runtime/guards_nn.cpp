@@ -83,8 +83,8 @@ void upsample_check(const at::Tensor &self, c10::SymIntArrayRef output_size, boo
 
 // ---- convolutions, windows -----------------------------------------------------
 
-void conv3d_check(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size,
-                  at::IntArrayRef stride, at::IntArrayRef padding) {
+void conv3d_check(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size,
+                  Ints stride, Ints padding) {
   require_dims(self, "self", 4, 5);
   require_dims(weight, "weight", 5, 5);
   for (int64_t s : weight.sizes())
@@ -97,16 +97,16 @@ void conv3d_check(const at::Tensor &self, const at::Tensor &weight, at::IntArray
       fail_arg("kernel_size", "must match weight's last three sizes");
 }
 
-void window_check(at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding,
-                  at::IntArrayRef stride) {
+void window_check(Ints kernel_size, Ints dilation, Ints padding,
+                  Ints stride) {
   all_in_range(kernel_size, 1, kBig, "kernel_size");
   all_in_range(dilation, 1, kBig, "dilation");
   all_in_range(padding, 0, kBig, "padding");
   all_in_range(stride, 1, kBig, "stride");
 }
 
-void pool1d_check(const at::Tensor &self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                  at::IntArrayRef padding, at::IntArrayRef dilation) {
+void pool1d_check(const at::Tensor &self, Ints kernel_size, Ints stride,
+                  Ints padding, Ints dilation) {
   require_dims(self, "self", 2, 3);
   window_check(kernel_size, dilation, padding, stride);
   if (kernel_size.size() == 1 && padding.size() <= 1 && dilation.size() <= 1) {
@@ -116,7 +116,7 @@ void pool1d_check(const at::Tensor &self, at::IntArrayRef kernel_size, at::IntAr
   }
 }
 
-void pad_check(at::IntArrayRef padding) { all_in_range(padding, -kBig, kBig, "padding"); }
+void pad_check(Ints padding) { all_in_range(padding, -kBig, kBig, "padding"); }
 
 void shuffle_check(const at::Tensor &self, int64_t groups) {
   if (self.dim() < 3) fail_arg("self", "expected more than 2 dimensions, got " + str(self.dim()));
@@ -197,26 +197,26 @@ void _upsample_bicubic2d_aa_out(const at::Tensor &self, c10::SymIntArrayRef outp
   upsample_check(self, output_size, align_corners, {scales_h, scales_w}, {"scales_h", "scales_w"});
 }
 
-void slow_conv3d(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size, const OptTensor &,
-                 at::IntArrayRef stride, at::IntArrayRef padding) {
+void slow_conv3d(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size, const OptTensor &,
+                 Ints stride, Ints padding) {
   conv3d_check(self, weight, kernel_size, stride, padding);
 }
-void slow_conv3d_out(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size, const OptTensor &,
-                     at::IntArrayRef stride, at::IntArrayRef padding, const at::Tensor &) {
+void slow_conv3d_out(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size, const OptTensor &,
+                     Ints stride, Ints padding, const at::Tensor &) {
   conv3d_check(self, weight, kernel_size, stride, padding);
 }
-void slow_conv3d_forward(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size,
-                         const OptTensor &, at::IntArrayRef stride, at::IntArrayRef padding) {
+void slow_conv3d_forward(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size,
+                         const OptTensor &, Ints stride, Ints padding) {
   conv3d_check(self, weight, kernel_size, stride, padding);
 }
-void slow_conv3d_forward_output(const at::Tensor &self, const at::Tensor &weight, at::IntArrayRef kernel_size,
-                                const OptTensor &, at::IntArrayRef stride, at::IntArrayRef padding,
+void slow_conv3d_forward_output(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size,
+                                const OptTensor &, Ints stride, Ints padding,
                                 const at::Tensor &) {
   conv3d_check(self, weight, kernel_size, stride, padding);
 }
 
-void mkldnn_convolution(const at::Tensor &self, const at::Tensor &weight, const OptTensor &, at::IntArrayRef padding,
-                        at::IntArrayRef stride, at::IntArrayRef dilation, int64_t groups) {
+void mkldnn_convolution(const at::Tensor &self, const at::Tensor &weight, const OptTensor &, Ints padding,
+                        Ints stride, Ints dilation, int64_t groups) {
   require_dims(self, "self", 3, 5);
   if (weight.dim() != self.dim()) fail_arg("weight", "must have as many dimensions as self");
   size_t sp = static_cast<size_t>(self.dim() - 2);
@@ -226,41 +226,41 @@ void mkldnn_convolution(const at::Tensor &self, const at::Tensor &weight, const 
   in_range(groups, 1, kBig, "groups");
 }
 
-void col2im(const at::Tensor &, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size,
-            at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+void col2im(const at::Tensor &, c10::SymIntArrayRef output_size, Ints kernel_size,
+            Ints dilation, Ints padding, Ints stride) {
   for (const auto &s : output_size) in_range(s.expect_int(), 1, kBig, "output_size");
   window_check(kernel_size, dilation, padding, stride);
 }
-void col2im_out(const at::Tensor &self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size,
-                at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, const at::Tensor &) {
+void col2im_out(const at::Tensor &self, c10::SymIntArrayRef output_size, Ints kernel_size,
+                Ints dilation, Ints padding, Ints stride, const at::Tensor &) {
   col2im(self, output_size, kernel_size, dilation, padding, stride);
 }
-void im2col(const at::Tensor &, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding,
-            at::IntArrayRef stride) {
+void im2col(const at::Tensor &, Ints kernel_size, Ints dilation, Ints padding,
+            Ints stride) {
   window_check(kernel_size, dilation, padding, stride);
 }
 
-void max_pool1d(const at::Tensor &self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
-                at::IntArrayRef dilation, bool) {
+void max_pool1d(const at::Tensor &self, Ints kernel_size, Ints stride, Ints padding,
+                Ints dilation, bool) {
   pool1d_check(self, kernel_size, stride, padding, dilation);
 }
-void max_pool1d_with_indices(const at::Tensor &self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                             at::IntArrayRef padding, at::IntArrayRef dilation, bool) {
+void max_pool1d_with_indices(const at::Tensor &self, Ints kernel_size, Ints stride,
+                             Ints padding, Ints dilation, bool) {
   pool1d_check(self, kernel_size, stride, padding, dilation);
 }
 
-void reflection_pad1d(const at::Tensor &, at::IntArrayRef padding) { pad_check(padding); }
-void reflection_pad1d_out(const at::Tensor &, at::IntArrayRef padding, const at::Tensor &) { pad_check(padding); }
-void reflection_pad2d(const at::Tensor &, at::IntArrayRef padding) { pad_check(padding); }
-void reflection_pad2d_out(const at::Tensor &, at::IntArrayRef padding, const at::Tensor &) { pad_check(padding); }
-void reflection_pad3d(const at::Tensor &, at::IntArrayRef padding) { pad_check(padding); }
-void reflection_pad3d_out(const at::Tensor &, at::IntArrayRef padding, const at::Tensor &) { pad_check(padding); }
-void replication_pad1d(const at::Tensor &, at::IntArrayRef padding) { pad_check(padding); }
-void replication_pad1d_out(const at::Tensor &, at::IntArrayRef padding, const at::Tensor &) { pad_check(padding); }
-void replication_pad2d(const at::Tensor &, at::IntArrayRef padding) { pad_check(padding); }
-void replication_pad2d_out(const at::Tensor &, at::IntArrayRef padding, const at::Tensor &) { pad_check(padding); }
-void replication_pad3d(const at::Tensor &, at::IntArrayRef padding) { pad_check(padding); }
-void replication_pad3d_out(const at::Tensor &, at::IntArrayRef padding, const at::Tensor &) { pad_check(padding); }
+void reflection_pad1d(const at::Tensor &, Ints padding) { pad_check(padding); }
+void reflection_pad1d_out(const at::Tensor &, Ints padding, const at::Tensor &) { pad_check(padding); }
+void reflection_pad2d(const at::Tensor &, Ints padding) { pad_check(padding); }
+void reflection_pad2d_out(const at::Tensor &, Ints padding, const at::Tensor &) { pad_check(padding); }
+void reflection_pad3d(const at::Tensor &, Ints padding) { pad_check(padding); }
+void reflection_pad3d_out(const at::Tensor &, Ints padding, const at::Tensor &) { pad_check(padding); }
+void replication_pad1d(const at::Tensor &, Ints padding) { pad_check(padding); }
+void replication_pad1d_out(const at::Tensor &, Ints padding, const at::Tensor &) { pad_check(padding); }
+void replication_pad2d(const at::Tensor &, Ints padding) { pad_check(padding); }
+void replication_pad2d_out(const at::Tensor &, Ints padding, const at::Tensor &) { pad_check(padding); }
+void replication_pad3d(const at::Tensor &, Ints padding) { pad_check(padding); }
+void replication_pad3d_out(const at::Tensor &, Ints padding, const at::Tensor &) { pad_check(padding); }
 
 void native_channel_shuffle(const at::Tensor &self, int64_t groups) {
   shuffle_check(self, groups);

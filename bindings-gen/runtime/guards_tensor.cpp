@@ -41,7 +41,7 @@ void flatten_named_out_dim(const at::Tensor &self, int64_t start_dim, int64_t en
   in_range(end_dim, start_dim, self.dim() - 1, "end_dim");
 }
 
-void sum_to_size(const at::Tensor &, at::IntArrayRef size) {
+void sum_to_size(const at::Tensor &, Ints size) {
   all_in_range(size, 0, std::numeric_limits<int64_t>::max(), "size");
 }
 
@@ -157,7 +157,7 @@ void histogram_bins(const at::Tensor &self, size_t nbins) {
 }
 }  // namespace
 
-void histogramdd(const at::Tensor &self, at::IntArrayRef bins, c10::optional<at::ArrayRef<double>>, const OptTensor &,
+void histogramdd(const at::Tensor &self, Ints bins, c10::optional<at::ArrayRef<double>>, const OptTensor &,
                  bool) {
   histogram_bins(self, bins.size());
 }
@@ -165,11 +165,11 @@ void histogramdd_TensorList_bins(const at::Tensor &self, at::TensorList bins, c1
                                  const OptTensor &, bool) {
   histogram_bins(self, bins.size());
 }
-void _histogramdd_bin_edges(const at::Tensor &self, at::IntArrayRef bins, c10::optional<at::ArrayRef<double>>,
+void _histogramdd_bin_edges(const at::Tensor &self, Ints bins, c10::optional<at::ArrayRef<double>>,
                             const OptTensor &, bool) {
   histogram_bins(self, bins.size());
 }
-void _histogramdd_from_bin_cts(const at::Tensor &self, at::IntArrayRef bins, c10::optional<at::ArrayRef<double>>,
+void _histogramdd_from_bin_cts(const at::Tensor &self, Ints bins, c10::optional<at::ArrayRef<double>>,
                                const OptTensor &, bool) {
   histogram_bins(self, bins.size());
 }
@@ -197,21 +197,21 @@ void _new_zeros_with_same_feature_meta(const at::Tensor &self, const at::Tensor 
 }
 
 namespace {
-void fft_dims(const at::Tensor &self, at::IntArrayRef dim) {
+void fft_dims(const at::Tensor &self, Ints dim) {
   for (int64_t d : dim) dim_index(d, self.dim(), "dim");
 }
 }  // namespace
 
-void _fft_r2c(const at::Tensor &self, at::IntArrayRef dim, int64_t, bool) { fft_dims(self, dim); }
-void _fft_r2c_out(const at::Tensor &self, at::IntArrayRef dim, int64_t, bool, const at::Tensor &) {
+void _fft_r2c(const at::Tensor &self, Ints dim, int64_t, bool) { fft_dims(self, dim); }
+void _fft_r2c_out(const at::Tensor &self, Ints dim, int64_t, bool, const at::Tensor &) {
   fft_dims(self, dim);
 }
-void _fft_c2r(const at::Tensor &self, at::IntArrayRef dim, int64_t, int64_t) { fft_dims(self, dim); }
-void _fft_c2r_out(const at::Tensor &self, at::IntArrayRef dim, int64_t, int64_t, const at::Tensor &) {
+void _fft_c2r(const at::Tensor &self, Ints dim, int64_t, int64_t) { fft_dims(self, dim); }
+void _fft_c2r_out(const at::Tensor &self, Ints dim, int64_t, int64_t, const at::Tensor &) {
   fft_dims(self, dim);
 }
-void _fft_c2c(const at::Tensor &self, at::IntArrayRef dim, int64_t, bool) { fft_dims(self, dim); }
-void _fft_c2c_out(const at::Tensor &self, at::IntArrayRef dim, int64_t, bool, const at::Tensor &) {
+void _fft_c2c(const at::Tensor &self, Ints dim, int64_t, bool) { fft_dims(self, dim); }
+void _fft_c2c_out(const at::Tensor &self, Ints dim, int64_t, bool, const at::Tensor &) {
   fft_dims(self, dim);
 }
 

@@ -77,7 +77,8 @@ def main():
         off = 0
         align = 1
         for fld in s["fields"]:
-            al = doc["types"].get(fld["c_type"], {"align": fld["size"]})["align"]
+            elem = fld["size"] // fld["array_length"] if fld.get("array_length") else fld["size"]
+            al = doc["types"].get(fld["c_type"], {"align": elem})["align"]
             off = (off + al - 1) // al * al
             if fld["offset"] != off:
                 problems.append(f"struct {s['name']}.{fld['name']}: offset {fld['offset']}, ABI rule says {off}")
