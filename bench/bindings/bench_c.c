@@ -1,6 +1,7 @@
 /* The C baseline of bench/bindings: per-call add on 1 element, and one
  * training step of a 784-128-10 MLP (batch 64, Adam), through ctorch's C API
  * exactly as the bindings call it. Prints JSON. Usage: bench_c ITERS STEPS */
+#define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

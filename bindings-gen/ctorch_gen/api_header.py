@@ -111,10 +111,13 @@ BOOL_NAMES = {"on", "train", "shuffle", "drop_last", "is_master", "requires_grad
               "create_graph", "allow_unused", "has_batch", "previous", "nesterov", "amsgrad", "centered"}
 
 
+_BOOL_NAME = re.compile(r"^(enable_|is_|has_|use_)|_enabled$|^(enabled|high_priority|stepped)$")
+
+
 def _is_bool(f, p, d) -> bool:
     if d["type"].get("name") != "int":
         return False
-    if p.name in BOOL_NAMES:
+    if p.name in BOOL_NAMES or _BOOL_NAME.search(p.name):
         return True
     return d["direction"] == "out" and p.name == "out" and re.match(r"^1 (if|when)\b", f.doc) is not None
 
@@ -127,8 +130,15 @@ class Describer:
         self.handles = {h.name: h for h in header.handles}
         self.callbacks = {c.name for c in header.callbacks}
         names = {f.name for f in header.functions}
-        # A handle's free function is `<handle>_free` (ctorch_tensor -> ctorch_tensor_free).
-        self.free_of = {h: f"{h}_free" for h in self.handles if f"{h}_free" in names}
+        # A handle's free function is `<handle>_free` (ctorch_tensor ->
+        # ctorch_tensor_free); a scope's is `<handle>_leave`
+        # (ctorch_autograd_scope -> ctorch_autograd_scope_leave).
+        self.free_of = {}
+        for h in self.handles:
+            for fn in (f"{h}_free", f"{h}_leave"):
+                if fn in names:
+                    self.free_of[h] = fn
+                    break
 
     # ---- types ---------------------------------------------------------
     def type_info(self, t: CType) -> dict:
@@ -296,6 +306,9 @@ class Describer:
             return {"ownership": "consumed"}
         if p.name in tags.get("frees", []):
             return {"ownership": "freed"}
+        if (f.name.endswith("_leave") and d["direction"] == "in" and k == "handle"
+                and self.free_of.get(d["type"]["name"]) == f.name):
+            return {"ownership": "freed", "when": "on success"}
         if d["direction"] == "out":
             if p.name in tags.get("borrowed", []):
                 return {"ownership": "borrowed"}
@@ -313,6 +326,9 @@ class Describer:
                 return {"ownership": "new", "free": "ctorch_string_free"}
             if d.get("array") or k == "void":
                 return {"ownership": "caller_buffer"}
+            if d["pointer"] >= 2:
+                # const int64_t **out: the address of memory ctorch keeps.
+                return {"ownership": "borrowed", "lifetime": "see doc"}
             return {"ownership": "value"}
         # Inputs.
         if is_free and k in ("handle", "string"):

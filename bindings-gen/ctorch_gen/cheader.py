@@ -209,7 +209,7 @@ def _statements(src: str) -> Tuple[List[_Stmt], List[Macro], List[str]]:
                 if body and set(body) <= set("-"):
                     box = 1 if box == 0 else 0
                 elif box == 1:
-                    section, box = body.split("\n")[0].strip(), 2
+                    section, box = body.split("\n")[0].strip().strip("-").strip(), 2
                 elif box == 0 and "\n" not in com and body.startswith("----"):
                     section = body.strip("- ").strip()
                 pending_doc = ""  # a plain comment separates a doc from what follows

@@ -138,7 +138,7 @@ def _py_literal(d: dict, a: dict, doc_enums: Dict[str, dict]) -> str:
 # What a schema argument accepts when overloads are told apart (see _rt / _dispatch).
 def kind_of(a: dict) -> str:
     b = a["base"]
-    if b == "SymInt":
+    if b in ("SymInt", "DeviceIndex"):
         b = "int"
     if a.get("list"):
         k = b + "[]"
@@ -295,9 +295,12 @@ def op_function(f: dict) -> Tuple[str, str]:
     lines += ["    if _st:", "        _raise(_st)"]
     conv = op["returns_convention"]
     if conv == "out_params" and len(outs) == 1 and outs[0]["type"].get("name") == "ctorch_tensor":
-        # The common case, inlined: a new handle becomes a Tensor (NULL: None).
-        lines += [f"    _v = _r_{outs[0]['name']}.value", "    if _v:", "        _t = _new(_Tensor)",
-                  "        _t._h = _v", "        return _t", "    return None"]
+        # The common case, inlined: the new handle becomes a Tensor (NULL:
+        # None). The c_void_p itself is kept as the handle: ctypes passes it
+        # on to the next call without converting it again.
+        r = f"_r_{outs[0]['name']}"
+        lines += [f"    if {r}:", "        _t = _new(_Tensor)", f"        _t._h = {r}", "        return _t",
+                  "    return None"]
     elif conv == "out_params":
         rs = [_ret_expr(o, f"_r_{o['name']}") for o in outs]
         lines.append(f"    return {rs[0] if len(rs) == 1 else '(' + ', '.join(rs) + ')'}")

@@ -27,7 +27,7 @@ if os.environ.get("CTORCH_BINDING_SKIP"):
     sys.exit(77)
 
 MIN_COMPARED = int(os.environ.get("CTORCH_DIFF_MIN", "1500"))
-BUDGET_S = float(os.environ.get("CTORCH_DIFF_BUDGET_S", "120"))
+BUDGET_S = float(os.environ.get("CTORCH_DIFF_BUDGET_S", "400"))
 TRACE = bool(os.environ.get("CTORCH_DIFF_TRACE"))
 
 # Operators not called at all, with why.

@@ -97,6 +97,8 @@ def check(st):
 
 class Tensor:
     """A ctorch tensor: owns one handle (one reference to a libtorch tensor).
+    _h is the handle, an int or the c_void_p a call wrote it to (ctypes passes
+    either to a c_void_p parameter; the c_void_p without converting it).
 
     Operators, methods, properties and every generated op are installed on
     this class by _ops.py and __init__.py."""
@@ -130,7 +132,8 @@ class Tensor:
     @property
     def handle(self):
         """The borrowed ctorch_tensor handle (an int), valid while this object lives."""
-        return self._h
+        h = self._h
+        return h.value if isinstance(h, c_void_p) else h
 
 
 _new = object.__new__
