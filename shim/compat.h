@@ -132,6 +132,19 @@ inline c10::intrusive_ptr<c10d::Store> gloo_group_store(const c10::intrusive_ptr
 #endif
 }
 
+// The NCCL twin of gloo_group_store, one level up: the store of the group
+// itself, to which nccl_process_group (CTORCH_COMPAT_NCCL block) adds 2.x's
+// device level "cuda/", giving Python's keys "<n>//cuda//..." (1.13:
+// "<n>/..."). Passing gloo_group_store's there would give "<n>//cpu//cuda//".
+// (Read from 2.15's distributed_c10d.py; untested: no GPU; 2026-11-22)
+inline c10::intrusive_ptr<c10d::Store> nccl_group_store(const c10::intrusive_ptr<c10d::Store> &store, int n) {
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  return c10::make_intrusive<c10d::PrefixStore>(std::to_string(n) + "/", store);
+#else
+  return c10::make_intrusive<c10d::PrefixStore>(std::to_string(n), store);
+#endif
+}
+
 // The store-based barrier init_process_group runs after making a group.
 // 1.13: always; every rank adds 1 to "store_based_barrier_key:<n+1>" and
 // polls the count. 2.x: only when TORCH_DIST_INIT_BARRIER=1 (off by

@@ -91,7 +91,7 @@ ctorch_process_group new_group(const c10::intrusive_ptr<c10d::Store> &store, boo
   int n = g_group_count.fetch_add(1);
   // Every rank shows its libtorch version before Gloo waits for them all.
   check_group_versions(*store, n, rank, size, timeout);
-  auto pg = nccl ? ctorch::cuda_backend::nccl_process_group(compat::gloo_group_store(store, n), rank, size, timeout)
+  auto pg = nccl ? ctorch::cuda_backend::nccl_process_group(compat::nccl_group_store(store, n), rank, size, timeout)
                  : make_gloo(compat::gloo_group_store(store, n), loopback, rank, size, timeout);
   switch (compat::init_barrier()) {
     case compat::InitBarrier::None: break;
