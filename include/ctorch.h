@@ -1284,7 +1284,8 @@ CTORCH_API ctorch_status ctorch_module_graph_str(char **out, ctorch_module m, co
  * it is already set: AOTInductor then checks every run's inputs (dtype,
  * sizes, strides, device) against the export and fails the run instead of
  * reading out of bounds. Set it to 0 before the first load to skip the
- * checks at your own risk.
+ * checks at your own risk. (Like any setenv, the first load should not race
+ * with other threads reading or changing the environment.)
  */
 typedef struct ctorch_aoti_package_s *ctorch_aoti_package;
 
