@@ -13,6 +13,10 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/SymIntArrayRef.h>
+#ifdef CTORCH_COMPAT_OPTIM_STATE
+#include <sstream>
+#include <string>
+#endif
 
 #include <cstdlib>
 #include <string>
@@ -98,6 +102,24 @@ inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 // Only the dist*.cpp files include the c10d headers (ProcessGroup, Store,
 // PrefixStore: see dist_internal.h), so they ask for this block.
 // (2026-11-22)
+// torch::optim::Optimizer::state() is keyed by the parameter's TensorImpl:
+// in 1.13 by its address printed to a string (c10::guts::to_string, i.e.
+// ostream << pointer), from 2.0 by the pointer itself (ska::flat_hash_map
+// <void*, ...>). Picked by the map's key type, so it needs no version test.
+// Only optim_state.cpp asks for this block. (2026-11-22)
+#ifdef CTORCH_COMPAT_OPTIM_STATE
+inline std::string optim_state_key_as(const at::Tensor &p, std::string *) {
+  std::ostringstream os;
+  os << static_cast<const void *>(p.unsafeGetTensorImpl());
+  return os.str();
+}
+inline void *optim_state_key_as(const at::Tensor &p, void **) { return p.unsafeGetTensorImpl(); }
+template <class StateMap>
+typename StateMap::key_type optim_state_key(const StateMap &, const at::Tensor &p) {
+  return optim_state_key_as(p, static_cast<typename StateMap::key_type *>(nullptr));
+}
+#endif  // CTORCH_COMPAT_OPTIM_STATE
+
 #ifdef CTORCH_COMPAT_C10D
 constexpr bool kGlooIsBackend = CTORCH_TORCH_AT_LEAST(2, 0);
 

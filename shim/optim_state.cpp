@@ -12,6 +12,7 @@
 // Parameters are numbered 0.. across the groups in order, as Python does;
 // on load the file's numbers map onto this optimizer's parameters in the
 // same order (Python's load_state_dict rule), whatever they are.
+#define CTORCH_COMPAT_OPTIM_STATE  // compat::optim_state_key
 #include "optim_internal.h"
 #include "serialize_value.h"
 
@@ -21,7 +22,6 @@
 #include <torch/optim/sgd.h>
 
 #include <cmath>
-#include <sstream>
 #include <unordered_map>
 
 namespace {
@@ -30,19 +30,7 @@ using ctorch::P;
 using ctorch::PV;
 using ctorch::optim::Optim;
 
-// libtorch keys Optimizer::state() by the parameter's TensorImpl: 1.13 by
-// its address printed to a string (c10::guts::to_string), 2.x by the
-// pointer itself. Picked by the map's key type, so one source serves both.
-inline std::string state_key_as(const at::Tensor &p, std::string *) {
-  std::ostringstream os;
-  os << static_cast<const void *>(p.unsafeGetTensorImpl());
-  return os.str();
-}
-inline void *state_key_as(const at::Tensor &p, void **) { return p.unsafeGetTensorImpl(); }
-template <class Map>
-typename Map::key_type state_key(const Map &, const at::Tensor &p) {
-  return state_key_as(p, static_cast<typename Map::key_type *>(nullptr));
-}
+using ctorch::compat::optim_state_key;
 
 void check_supported(ctorch_optimizer_kind kind) {
   if (kind != CTORCH_OPTIM_SGD && kind != CTORCH_OPTIM_ADAM && kind != CTORCH_OPTIM_ADAMW)
@@ -225,7 +213,7 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, 
   for (auto &g : o.opt->param_groups()) {
     std::vector<P> ids;
     for (auto &p : g.params()) {
-      auto it = states.find(state_key(states, p));
+      auto it = states.find(optim_state_key(states, p));
       if (it != states.end())
         if (P s = param_state(o.kind, *it->second)) state->put(PV::integer(index), std::move(s));
       ids.push_back(PV::integer(index++));
@@ -295,7 +283,7 @@ CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, 
     const std::string where = in + "'s state of parameter " + std::to_string(k->i);
     const PV &d = need_kind(saved_state.items[j + 1], PV::Dict, where);
     const at::Tensor &p = hit->second.first;
-    if (auto s = state_from(o.kind, d, p, options[hit->second.second], where)) states[state_key(states, p)] = std::move(s);
+    if (auto s = state_from(o.kind, d, p, options[hit->second.second], where)) states[optim_state_key(states, p)] = std::move(s);
   }
   o.opt = std::move(fresh);
   CTORCH_CATCH
