@@ -55,15 +55,18 @@ foreach(k RANGE ${_last})
   list(APPEND _shards ${_gen}/ctorch_ops_${k}.cpp)
 endforeach()
 set(CTORCH_GENERATED_NULL_TEST ${_gen}/test_ops_null.c)
+# api.json and ctorch_abi.h are made by the same command (see api.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/api.cmake)
 set(CTORCH_GENERATED_SWEEP ${_gen}/sweep_ops.c)
 
 add_custom_command(
   OUTPUT ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${_gen}/coverage.json ${CTORCH_GENERATED_NULL_TEST}
-    ${CTORCH_GENERATED_SWEEP}
+    ${CTORCH_API_OUTPUTS} ${CTORCH_GENERATED_SWEEP}
   COMMAND ${CTORCH_GEN_PYTHON} ${_ctorch_gen_dir}/generate.py
     --yaml ${CTORCH_NATIVE_FUNCTIONS_YAML} --out ${_gen} --shards ${CTORCH_OPS_SHARDS}
     --torch-version ${_ctorch_torch_version}
     --ctorch-header ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h ${_ctorch_ops_arg}
+  ${CTORCH_API_COMMAND}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/ops.json ${_gen}/coverage.json ${CMAKE_BINARY_DIR}
   DEPENDS ${_ctorch_gen_py} ${CTORCH_NATIVE_FUNCTIONS_YAML} ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h
     ${_ctorch_gen_dir}/runtime/guards.h ${_ctorch_gen_dir}/unsafe_ops.txt
@@ -86,3 +89,14 @@ set(CTORCH_GENERATED_HEADERS ${_gen}/ctorch_ops.h)
 set(CTORCH_GENERATED_DATA ${_gen}/ops.json ${_gen}/coverage.json)
 # The shards find ctorch_gen_support.h beside its .cpp.
 set_source_files_properties(${_shards} PROPERTIES INCLUDE_DIRECTORIES ${_ctorch_gen_dir}/runtime)
+# Named-tensor (Dimname) helpers only where the schemas still have Dimname:
+# 1.13 does, 2.15 has neither the schemas nor at::Dimname. (Without this a
+# 2.x build on Debian would even find 1.13's Dimname.h in /usr/include.)
+file(STRINGS ${CTORCH_NATIVE_FUNCTIONS_YAML} _ctorch_dimname REGEX "Dimname" LIMIT_COUNT 1)
+if(_ctorch_dimname)
+  set_property(SOURCE ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
+    APPEND PROPERTY COMPILE_DEFINITIONS CTORCH_GEN_DIMNAME=1)
+endif()
+list(APPEND CTORCH_GENERATED_SOURCES ${_gen}/ctorch_abi.h)
+list(APPEND CTORCH_GENERATED_DATA ${_gen}/api.json)
+include(${CMAKE_CURRENT_LIST_DIR}/bindings.cmake)

@@ -20,6 +20,8 @@
  *
  * Run 2 ranks on this machine:
  *   scripts/ddp -n 2 -- build/examples/ddp_lenet5 --epochs 5
+ * On GPUs (one per rank: cuda:LOCAL_RANK; NCCL where available, else Gloo):
+ *   scripts/ddp -n 2 -- build/examples/ddp_lenet5 --device cuda --amp bf16
  * Rank 0's last line is machine-readable:
  *   test_accuracy=<fraction> top5=<fraction> images_per_s=<number> ranks=<W>
  */
@@ -48,6 +50,9 @@ static int g_rank = -1;
   } while (0)
 
 #include "lenet5_model.h"
+#include "train_device.h"
+
+static train_target g_tgt = {{CTORCH_DEVICE_CPU, -1}, 0, NULL};
 
 /* rows[rank::world] of x and y, the first floor(n/world) of them, so every
  * rank has the same number of rows and therefore of steps. */
@@ -68,6 +73,7 @@ static void shard(ctorch_tensor *xs, ctorch_tensor *ys, ctorch_tensor x, ctorch_
 static void sum_over_ranks(ctorch_process_group pg, int64_t *v, int64_t n) {
   ctorch_tensor t = NULL;
   CHECK(ctorch_tensor_from_data(&t, v, (size_t)n * sizeof *v, &n, 1, CTORCH_INT64));
+  to_target(&g_tgt, &t); /* NCCL reduces device tensors only */
   CHECK(ctorch_dist_all_reduce(pg, t, CTORCH_REDUCE_SUM));
   CHECK(ctorch_tensor_copy_to(v, (size_t)n * sizeof *v, t));
   ctorch_tensor_free(t);
@@ -76,7 +82,9 @@ static void sum_over_ranks(ctorch_process_group pg, int64_t *v, int64_t n) {
 /* Accuracy and top-5 on this rank's test shard, summed over the group. */
 static void evaluate(ctorch_process_group pg, ctorch_tensor *p, ctorch_data_loader test, double *acc, double *top5) {
   int64_t c[3] = {0, 0, 0}; /* correct, in top 5, seen */
+  ctorch_autocast_scope amp = amp_enter(&g_tgt);
   count_on(p, test, c);
+  amp_leave(amp);
   sum_over_ranks(pg, c, 3);
   *acc = (double)c[0] / (double)c[2];
   *top5 = (double)c[1] / (double)c[2];
@@ -115,6 +123,7 @@ static void usage(const char *prog) {
   fprintf(stderr,
           "usage: scripts/ddp -n W -- %s [--epochs N] [--data DIR] [--seed S] [--threads T] [--steps K]\n"
           "                                [--bucket-bytes B] [--save PATH]\n"
+          "                                [--device cpu|cuda[:N]] [--amp none|bf16|fp16] [--backend gloo|nccl]\n"
           "  needs MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE (scripts/ddp or torchrun sets them)\n"
           "  --epochs N        training epochs (default 1)\n"
           "  --data DIR        Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
@@ -122,7 +131,10 @@ static void usage(const char *prog) {
           "  --threads T       intra-op threads per rank (default: online CPUs / W, at least 1)\n"
           "  --steps K         stop each epoch after K steps (quick checks)\n"
           "  --bucket-bytes B  gradient bucket size (default 0 = 25 MiB: one bucket for LeNet-5)\n"
-          "  --save PATH       rank 0 writes the trained weights there (default: not saved)\n",
+          "  --save PATH       rank 0 writes the trained weights there (default: not saved)\n"
+          "  --device D        cpu (default), cuda (= cuda:LOCAL_RANK) or cuda:N\n"
+          "  --amp P           none (default), bf16 or fp16 (autocast; fp16 scales the loss)\n"
+          "  --backend B       gloo, or nccl (default on CUDA where ctorch_dist_nccl_available)\n",
           prog);
 }
 
@@ -138,6 +150,8 @@ int main(int argc, char **argv) {
   int64_t n_train = 0, per_rank_batch;
   double acc = 0, top5 = 0, train_time = 0;
   int64_t images_seen = 0;
+  const char *backend = NULL, *device_arg = "cpu";
+  ctorch_device device;
 
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
@@ -157,6 +171,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--steps")) steps = atoi(v);
     else if (!strcmp(a, "--bucket-bytes")) bucket_bytes = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--save")) save = v;
+    else if (!strcmp(a, "--device") && parse_device(v, &device) == 0) device_arg = v;
+    else if (!strcmp(a, "--amp") && (g_tgt.amp = parse_amp(v)) >= 0) {
+    } else if (!strcmp(a, "--backend") && (!strcmp(v, "gloo") || !strcmp(v, "nccl"))) backend = v;
     else {
       usage(argv[0]);
       return 2;
@@ -168,10 +185,28 @@ int main(int argc, char **argv) {
     return 2;
   }
 
-  CHECK(ctorch_dist_init_from_env(&pg, &local_rank, "gloo", 600000));
+  parse_device(device_arg, &device);
+  if (device.type == CTORCH_DEVICE_CUDA) {
+    int n = 0, nccl = 0;
+    CHECK(ctorch_cuda_device_count(&n));
+    if (n == 0) {
+      g_tgt.device = device;
+      target_init(&g_tgt, "ddp_lenet5"); /* exits, saying why */
+    }
+    CHECK(ctorch_dist_nccl_available(&nccl));
+    if (!backend) backend = nccl ? "nccl" : "gloo";
+  }
+  CHECK(ctorch_dist_init_from_env(&pg, &local_rank, backend ? backend : "gloo", 600000));
   CHECK(ctorch_process_group_rank(&rank, pg));
   CHECK(ctorch_process_group_size(&world, pg));
   g_rank = rank;
+  if (device.type == CTORCH_DEVICE_CUDA && !strcmp(device_arg, "cuda")) {
+    int n = 1;
+    CHECK(ctorch_cuda_device_count(&n));
+    device.index = (local_rank >= 0 ? local_rank : rank) % n; /* one GPU per rank */
+  }
+  g_tgt.device = device;
+  target_init(&g_tgt, "ddp_lenet5");
   if (GLOBAL_BATCH % world != 0) {
     fprintf(stderr, "ddp_lenet5: the global batch %d must divide among %d ranks\n", GLOBAL_BATCH, world);
     return 2;
@@ -194,6 +229,8 @@ int main(int argc, char **argv) {
     CHECK(ctorch_arange(&order, ctorch_scalar_int(n_test), NULL, NULL, NULL, NULL));
     shard(&test_xs, &test_ys, test_x, test_labels, order, rank, world);
     ctorch_tensor_free(order);
+    to_target(&g_tgt, &test_xs);
+    to_target(&g_tgt, &test_ys);
     CHECK(ctorch_data_loader_new(&test, test_xs, test_ys, EVAL_BATCH, 0, 0, 0));
     ctorch_tensor_free(test_xs);
     ctorch_tensor_free(test_ys);
@@ -204,6 +241,7 @@ int main(int argc, char **argv) {
   /* the same model everywhere: same seed, then rank 0's values broadcast anyway (as DDP does) */
   CHECK(ctorch_manual_seed(seed));
   make_model(params);
+  params_to_target(&g_tgt, params, NPARAMS);
   CHECK(ctorch_dist_broadcast_parameters(pg, params, NPARAMS, 0));
   {
     ctorch_optim_options o;
@@ -233,6 +271,8 @@ int main(int argc, char **argv) {
       CHECK(ctorch_generator_new(&gen, ctorch_device_cpu(), epoch_seed));
       CHECK(ctorch_randperm_generator(&perm, n_train, gen, NULL, NULL, NULL, NULL));
       shard(&xs, &ys, train_x, train_labels, perm, rank, world);
+      to_target(&g_tgt, &xs); /* the epoch's shard goes to the GPU in one copy */
+      to_target(&g_tgt, &ys);
       CHECK(ctorch_data_loader_new(&train, xs, ys, per_rank_batch, 0, 0, 0));
       ctorch_tensor_free(xs);
       ctorch_tensor_free(ys);
@@ -254,12 +294,29 @@ int main(int argc, char **argv) {
       if (!has) break;
       keep(&s, x);
       keep(&s, y);
-      loss = batch_loss(&s, params, x, y, &logits);
+      {
+        ctorch_autocast_scope amp = amp_enter(&g_tgt);
+        loss = batch_loss(&s, params, x, y, &logits);
+        amp_leave(amp);
+      }
       CHECK(ctorch_optimizer_zero_grad(opt, 1));
-      CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
-      /* mean over this rank's images -> mean over the global batch */
+      if (g_tgt.scaler) {
+        ctorch_tensor scaled = NULL;
+        CHECK(ctorch_grad_scaler_scale(&scaled, g_tgt.scaler, loss));
+        CHECK(ctorch_tensor_backward(keep(&s, scaled), NULL, 0, 0, NULL, 0));
+      } else {
+        CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
+      }
+      /* mean over this rank's images -> mean over the global batch (scaled
+       * gradients average as well: every rank has the same scale) */
       CHECK(ctorch_dist_average_gradients(pg, params, NPARAMS, (size_t)bucket_bytes));
-      CHECK(ctorch_optimizer_step(opt));
+      if (g_tgt.scaler) {
+        /* identical gradients on every rank: all skip or all step */
+        CHECK(ctorch_grad_scaler_step(NULL, g_tgt.scaler, opt));
+        CHECK(ctorch_grad_scaler_update(g_tgt.scaler, NULL));
+      } else {
+        CHECK(ctorch_optimizer_step(opt));
+      }
       CHECK(ctorch_tensor_numel(&b, y));
       CHECK(ctorch_tensor_item_double(&l, loss));
       stats[0] += count_correct_no_grad(&s, logits, y);
@@ -297,7 +354,10 @@ int main(int argc, char **argv) {
   if (rank == 0) {
     printf("parameters identical on all %d ranks\n", world);
     if (save && *save) {
-      CHECK(ctorch_save_dict(save, PARAM_NAMES, params, NPARAMS));
+      ctorch_tensor cpu[NPARAMS];
+      params_to_cpu(cpu, params, NPARAMS);
+      CHECK(ctorch_save_dict(save, PARAM_NAMES, cpu, NPARAMS));
+      for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(cpu[i]);
       printf("saved weights to %s\n", save);
     }
   }
@@ -309,6 +369,7 @@ int main(int argc, char **argv) {
   ctorch_tensor_free(train_labels);
   CHECK(ctorch_dist_barrier(pg));
   ctorch_process_group_free(pg);
+  target_free(&g_tgt);
   if (rank == 0)
     printf("test_accuracy=%.4f top5=%.4f images_per_s=%.1f ranks=%d\n", acc, top5,
            (double)images_seen / train_time, world);

@@ -11,6 +11,7 @@
  * hyper-parameters and the same output format.
  *
  * Usage: lenet5 [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--steps K]
+ *               [--device cpu|cuda[:N]] [--amp none|bf16|fp16]
  * The last line of output is machine-readable:
  *   test_accuracy=<fraction> top5=<fraction> images_per_s=<number>
  */
@@ -38,6 +39,7 @@
   } while (0)
 
 #include "lenet5_model.h"
+#include "train_device.h"
 
 static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbatches, double loss, double ips) {
   if (tty) {
@@ -57,12 +59,15 @@ static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbat
 static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--steps K]\n"
+          "          [--device cpu|cuda[:N]] [--amp none|bf16|fp16]\n"
           "  --epochs N    training epochs (default 1)\n"
           "  --data DIR    Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
           "  --seed S      seed of the initialisation and the data order (default 1)\n"
           "  --threads T   intra-op threads (default: libtorch's choice)\n"
           "  --save PATH   where to write the trained weights (default lenet5.pt; '' = do not save)\n"
-          "  --steps K     stop each epoch after K batches (quick checks, soak tests; default all)\n",
+          "  --steps K     stop each epoch after K batches (quick checks, soak tests; default all)\n"
+          "  --device D    cpu (default), cuda or cuda:N: where the model and the data live\n"
+          "  --amp P       none (default), bf16 or fp16: autocast the forward pass (fp16 scales the loss)\n",
           prog);
 }
 
@@ -77,6 +82,7 @@ int main(int argc, char **argv) {
   int64_t n_train = 0, nbatches = 0;
   double acc = 0, top5 = 0, train_time = 0;
   int64_t images_seen = 0;
+  train_target tgt = {{CTORCH_DEVICE_CPU, -1}, 0, NULL};
 
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
@@ -95,7 +101,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--threads")) threads = atoi(v);
     else if (!strcmp(a, "--save")) save = v;
     else if (!strcmp(a, "--steps")) steps = atoi(v);
-    else {
+    else if (!strcmp(a, "--device") && parse_device(v, &tgt.device) == 0) {
+    } else if (!strcmp(a, "--amp") && (tgt.amp = parse_amp(v)) >= 0) {
+    } else {
       usage(argv[0]);
       return 2;
     }
@@ -107,9 +115,16 @@ int main(int argc, char **argv) {
   }
   if (threads > 0) CHECK(ctorch_set_num_threads(threads));
   CHECK(ctorch_get_num_threads(&threads));
+  target_init(&tgt, "lenet5");
 
   load_data(data_dir, &train_x, &train_labels, &test_x, &test_labels);
   CHECK(ctorch_tensor_numel(&n_train, train_labels));
+  /* On a GPU the whole data set lives there (about 220 MB); batches are
+   * gathered on the device. */
+  to_target(&tgt, &train_x);
+  to_target(&tgt, &train_labels);
+  to_target(&tgt, &test_x);
+  to_target(&tgt, &test_labels);
 
   CHECK(ctorch_data_loader_new(&train, train_x, train_labels, BATCH, 1, seed, 0));
   CHECK(ctorch_data_loader_new(&test, test_x, test_labels, EVAL_BATCH, 0, 0, 0));
@@ -122,14 +137,19 @@ int main(int argc, char **argv) {
 
   CHECK(ctorch_manual_seed(seed));
   make_model(params);
+  params_to_target(&tgt, params, NPARAMS);
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW)); /* lr 1e-3, betas (0.9, 0.999), wd 0.01 */
     CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAMW, params, NPARAMS, &o));
   }
 
-  printf("LeNet-5 on Fashion-MNIST (%lld training images), %d epoch(s), batch %d, %d thread(s), seed %llu\n",
+  printf("LeNet-5 on Fashion-MNIST (%lld training images), %d epoch(s), batch %d, %d thread(s), seed %llu",
          (long long)n_train, epochs, BATCH, threads, seed);
+  /* The CPU float32 header line stays exactly lenet5.py's. */
+  if (tgt.device.type == CTORCH_DEVICE_CUDA) printf(" [cuda:%d, %s]", tgt.device.index, amp_name(tgt.amp));
+  else if (tgt.amp) printf(" [cpu, %s]", amp_name(tgt.amp));
+  printf("\n");
   fflush(stdout);
 
   for (epoch = 0; epoch < epochs; ++epoch) {
@@ -147,10 +167,12 @@ int main(int argc, char **argv) {
       if (!has) break;
       keep(&s, x);
       keep(&s, y);
-      loss = batch_loss(&s, params, x, y, &logits);
-      CHECK(ctorch_optimizer_zero_grad(opt, 1));
-      CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
-      CHECK(ctorch_optimizer_step(opt));
+      {
+        ctorch_autocast_scope amp = amp_enter(&tgt);
+        loss = batch_loss(&s, params, x, y, &logits);
+        amp_leave(amp);
+      }
+      backward_step(&tgt, opt, loss);
       CHECK(ctorch_tensor_numel(&b, y));
       CHECK(ctorch_tensor_item_double(&l, loss));
       correct += count_correct_no_grad(&s, logits, y);
@@ -166,7 +188,9 @@ int main(int argc, char **argv) {
     if (tty) printf("\n");
     {
       int64_t c[3] = {0, 0, 0};
+      ctorch_autocast_scope amp = amp_enter(&tgt);
       count_on(params, test, c);
+      amp_leave(amp);
       acc = (double)c[0] / (double)c[2];
       top5 = (double)c[1] / (double)c[2];
     }
@@ -176,9 +200,13 @@ int main(int argc, char **argv) {
   }
 
   if (save && *save) {
-    CHECK(ctorch_save_dict(save, PARAM_NAMES, params, NPARAMS));
+    ctorch_tensor cpu[NPARAMS];
+    params_to_cpu(cpu, params, NPARAMS); /* a file any machine can read */
+    CHECK(ctorch_save_dict(save, PARAM_NAMES, cpu, NPARAMS));
+    for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(cpu[i]);
     printf("saved weights to %s\n", save);
   }
+  target_free(&tgt);
 
   ctorch_optimizer_free(opt);
   ctorch_data_loader_free(train);

@@ -11,13 +11,15 @@ CTORCH_TORCH_PYTHON: Debian's python3 with python3-torch by default).
 
   python3 examples/lenet5.py [--epochs N] [--data DIR] [--seed S]
                                       [--threads T] [--save PATH] [--load PATH]
-                                      [--steps K]
+                                      [--steps K] [--device cpu|cuda[:N]]
+                                      [--amp none|bf16|fp16]
 
 --load PATH loads a state_dict first (e.g. the weights lenet5.c saved);
 with --epochs 0 it only evaluates them. The last line of output is
   test_accuracy=<fraction> top5=<fraction> images_per_s=<number>
 """
 import argparse
+import contextlib
 import gzip
 import os
 import struct
@@ -86,9 +88,16 @@ def epoch_seed(seed, epoch):
     return (seed * 1000003 + epoch) % (1 << 64)
 
 
-def evaluate(model, x, y):
+def autocast(device, amp):
+    """torch.autocast for --amp (a no-op region for none), as lenet5.c's amp_enter."""
+    if amp not in ("bf16", "fp16"):
+        return contextlib.nullcontext()  # (1.13's CPU autocast refuses float32 even when disabled)
+    return torch.autocast(device.type, dtype=torch.bfloat16 if amp == "bf16" else torch.float16)
+
+
+def evaluate(model, x, y, device=torch.device("cpu"), amp="none"):
     correct = in5 = 0
-    with torch.inference_mode():
+    with torch.inference_mode(), autocast(device, amp):
         for i in range(0, x.shape[0], EVAL_BATCH):
             logits = model(x[i:i + EVAL_BATCH])
             yb = y[i:i + EVAL_BATCH]
@@ -117,7 +126,12 @@ def main():
     ap.add_argument("--save", default="lenet5_py.pt", help="'' = do not save")
     ap.add_argument("--load", default="", help="state_dict to start from (e.g. lenet5.c's lenet5.pt)")
     ap.add_argument("--steps", type=int, default=0, help="stop each epoch after K batches (default all)")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    ap.add_argument("--amp", default="none", choices=["none", "bf16", "fp16"])
     args = ap.parse_args()
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit(f"lenet5.py: --device {args.device}: CUDA is not available")
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     tty = sys.stdout.isatty()
@@ -129,6 +143,8 @@ def main():
     del xf
     train_x = ((train_images.float() / 255.0 - mean) / std).reshape(-1, 1, 28, 28)
     test_x = ((test_images.float() / 255.0 - mean) / std).reshape(-1, 1, 28, 28)
+    train_x, train_labels = train_x.to(device), train_labels.to(device)
+    test_x, test_labels = test_x.to(device), test_labels.to(device)
     n = train_x.shape[0]
     nbatches = (n + BATCH - 1) // BATCH
     if 0 < args.steps < nbatches:
@@ -138,16 +154,23 @@ def main():
     model = LeNet5()
     if args.load:
         model.load_state_dict(torch.load(args.load))
+    model.to(device)  # initialised on the CPU, as lenet5.c does
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)  # betas (0.9, 0.999), weight decay 0.01
+    scaler = None
+    if args.amp == "fp16":
+        scaler = (torch.amp.GradScaler(device.type) if hasattr(torch.amp, "GradScaler")
+                  else torch.cuda.amp.GradScaler())
+    where = "cpu" if device.type == "cpu" else f"cuda:{device.index or 0}"
+    tag = f" [{where}, {'fp32' if args.amp == 'none' else args.amp}]" if where != "cpu" or args.amp != "none" else ""
 
     print(f"LeNet-5 on Fashion-MNIST ({n} training images), {args.epochs} epoch(s), batch {BATCH}, "
-          f"{torch.get_num_threads()} thread(s), seed {args.seed} [python]", flush=True)
-    acc, top5 = evaluate(model, test_x, test_labels)
+          f"{torch.get_num_threads()} thread(s), seed {args.seed}{tag} [python]", flush=True)
+    acc, top5 = evaluate(model, test_x, test_labels, device, args.amp)
     train_time = 0.0
     images_seen = 0
     for epoch in range(args.epochs):
         gen = torch.Generator().manual_seed(epoch_seed(args.seed, epoch))
-        perm = torch.randperm(n, generator=gen)
+        perm = torch.randperm(n, generator=gen).to(device)
         t0 = time.perf_counter()
         loss_sum = 0.0
         correct = seen = 0
@@ -155,11 +178,17 @@ def main():
             idx = perm[b * BATCH:(b + 1) * BATCH]
             x = train_x.index_select(0, idx)
             y = train_labels.index_select(0, idx)
-            logits = model(x)
-            loss = F.cross_entropy(logits, y)
+            with autocast(device, args.amp):
+                logits = model(x)
+                loss = F.cross_entropy(logits, y)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
             with torch.no_grad():
                 correct += int((logits.argmax(1) == y).sum())
             loss_sum += loss.item() * y.shape[0]
@@ -171,7 +200,7 @@ def main():
         images_seen += seen
         if tty:
             print()
-        acc, top5 = evaluate(model, test_x, test_labels)
+        acc, top5 = evaluate(model, test_x, test_labels, device, args.amp)
         print(f"epoch {epoch + 1}/{args.epochs} loss={loss_sum / seen:.4f} train_acc={correct / seen:.4f} "
               f"test_acc={acc:.4f} top5={top5:.4f} images_per_s={seen / dt:.1f} time={dt:.1f}s", flush=True)
 

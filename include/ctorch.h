@@ -16,7 +16,9 @@
  *   the argument at fault where there is one. It is thread-local, borrowed,
  *   valid until the same thread's next failing call, and "" (never NULL) if
  *   the thread never failed. A successful call does not clear it (as errno).
- *   No C++ exception ever crosses this boundary.
+ *   No C++ exception ever crosses this boundary. A binding whose FFI runs
+ *   calls on worker threads reads a failure's message from any thread by
+ *   its id or ticket (ctorch_error_message, near the end of this header).
  *
  * Ownership.  A ctorch_tensor returned through an out-parameter is NEW: the
  *   caller owns it and frees it with ctorch_tensor_free. A ctorch_tensor
@@ -37,6 +39,9 @@
  *   with CTORCH_INVALID_ARGUMENT. Booleans are `int` (0 false, nonzero true).
  *   Optional by-value arguments are pointers (NULL = none). Lists are a
  *   pointer plus a length (pointer may be NULL only when length is 0).
+ *   Length 0 is the empty list, exactly PyTorch's [] whatever the pointer;
+ *   for an optional list (schema T[]?) NULL is None and any non-NULL
+ *   pointer with length 0 is [].
  *
  * Threads.  Functions may be called from any thread. Distinct tensors may
  *   be used concurrently; concurrent mutation of one tensor (in-place ops,
@@ -564,6 +569,29 @@ CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt);
 CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path);
 /** Restores state written by ctorch_optimizer_save for an optimizer of the same kind and parameter shapes. */
 CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char *path);
+/**
+ * Writes the state in the format of Python's optimizer.state_dict(), as
+ * torch.save does ({'state': {index: {...}}, 'param_groups': [{options...,
+ * 'params': [index...]}]}), so that torch.optim.<Kind>(params)
+ * .load_state_dict(torch.load(path)) continues the run (PyTorch >= 1.13;
+ * loadable with weights_only=True). SGD, Adam and AdamW only (others:
+ * NOT_IMPLEMENTED). Parameters are numbered across the groups in order, as
+ * Python does. Atomic like ctorch_save. Errors: IO, NOT_IMPLEMENTED.
+ */
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, const char *path);
+/**
+ * Loads a state dict written by Python's torch.save(optimizer.state_dict())
+ * (PyTorch 1.13 or 2.x; 'step' a tensor or a number) or by
+ * ctorch_optimizer_save_state_dict into opt: group options (lr, betas, ...)
+ * and per-parameter state. The file's groups must match opt's in number and
+ * sizes, its parameter numbers map onto opt's parameters in order (Python's
+ * rule), state tensors must have their parameter's shape (cast to its dtype
+ * and device). On any error opt is left unchanged. Errors: IO; TYPE (not a
+ * state dict); VALUE (groups or shapes differ, another optimizer's state,
+ * corrupt file); NOT_IMPLEMENTED (maximize=True, Adam with
+ * decoupled_weight_decay=True, a kind other than SGD/Adam/AdamW).
+ */
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, const char *path);
 
 /* ---- learning-rate schedules ------------------------------------- */
 
@@ -1000,13 +1028,13 @@ CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out
  */
 CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, int *local_rank, const char *backend,
                                                    int64_t timeout_ms);
-/** 1 if the NCCL backend can be used by this ctorch build with the libtorch loaded, else 0. */
+/** 1 if an NCCL group can be made here (ctorch built against a libtorch with NCCL, and a CUDA device visible), else 0. */
 CTORCH_API ctorch_status ctorch_dist_nccl_available(int *out);
 /** This process's rank in the group. */
 CTORCH_API ctorch_status ctorch_process_group_rank(int *out, ctorch_process_group pg);
 /** Number of ranks in the group. */
 CTORCH_API ctorch_status ctorch_process_group_size(int *out, ctorch_process_group pg);
-/** Borrowed static backend name ("gloo"). */
+/** Borrowed static backend name ("gloo" or "nccl"). */
 CTORCH_API ctorch_status ctorch_process_group_backend(const char **out, ctorch_process_group pg);
 /** libtorch's sequence number of the group: agreed at creation, +1 per collective issued. */
 CTORCH_API ctorch_status ctorch_process_group_sequence_number(uint64_t *out, ctorch_process_group pg);
@@ -1113,6 +1141,595 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 /** Copies root's parameter values to every rank (bucketed broadcasts, no autograd recording). */
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root);
+
+/* ------------------------------------------------------------------ */
+/* Models in and out: tracing C code into TorchScript modules, and    */
+/* AOTInductor packages (.pt2). See docs/interop.md.                   */
+/* ------------------------------------------------------------------ */
+
+/**
+ * A trace: records the ops that C code runs on one thread into the forward
+ * method of a new TorchScript module, as torch.jit.trace does in Python.
+ *
+ *   ctorch_tracer_new(&tr, "LeNet5");
+ *   ctorch_tracer_add_parameter(tr, "conv1.weight", w);   (and every other one)
+ *   ctorch_tracer_begin(tr, &x, 1);                        (x: an example input)
+ *   ... any ctorch ops on x and the parameters, on this thread ...
+ *   ctorch_tracer_finish(&module, tr, &logits, 1);
+ *   ctorch_tracer_free(tr);
+ *
+ * The module's forward(x0, x1, ...) replays the recorded graph in one call;
+ * ctorch_module_save writes it for Python's torch.jit.load. Only the ops
+ * are recorded, with every other value fixed as it was during the trace:
+ * sizes, numbers and flags passed from C, branches and loops taken in C on
+ * tensor contents, and tensors that are neither inputs, parameters or
+ * buffers nor computed from them (they become constants). See "What a trace
+ * cannot capture" in docs/interop.md.
+ *
+ * Threads: between begin and finish the beginning thread is in tracing
+ * mode (libtorch's tracer state is thread-local): every op it runs is
+ * recorded, ops on other threads are not. Finish or abandon a trace on the
+ * thread that began it. Statuses common to the trace functions: a NULL
+ * handle or a call in the wrong phase (adding a parameter after begin,
+ * finishing before begin, beginning twice, ...) -> INVALID_ARGUMENT naming
+ * the phase; the calling thread is not the trace's, or is already tracing
+ * -> RUNTIME.
+ */
+typedef struct ctorch_tracer_s *ctorch_tracer;
+
+/**
+ * New, empty trace. name: the module's class name (an identifier; NULL =
+ * "Traced"), which Python shows as original_name. Free with ctorch_tracer_free.
+ */
+CTORCH_API ctorch_status ctorch_tracer_new(ctorch_tracer *out, const char *name);
+/**
+ * Adds a parameter before ctorch_tracer_begin. name is its state_dict name:
+ * identifiers joined by dots ("fc1.weight" makes a submodule fc1), not a
+ * Python keyword, self, training, forward or a __dunder__ name
+ * (INVALID_ARGUMENT). The same name twice, a name that is a prefix of
+ * another, or the same tensor twice -> INVALID_ARGUMENT. tensor is borrowed;
+ * the trace and then the module keep their own reference to it: the
+ * module's parameter IS this tensor (an optimizer over it trains the module).
+ */
+CTORCH_API ctorch_status ctorch_tracer_add_parameter(ctorch_tracer trace, const char *name, ctorch_tensor tensor);
+/** Adds a buffer (e.g. "bn.running_mean"); as ctorch_tracer_add_parameter. */
+CTORCH_API ctorch_status ctorch_tracer_add_buffer(ctorch_tracer trace, const char *name, ctorch_tensor tensor);
+/**
+ * Starts recording on the calling thread. inputs: n_inputs borrowed example
+ * tensors (may be NULL when n_inputs is 0), the forward's arguments x0, x1,
+ * ... in order; the trace keeps a reference to each until it ends. Ops must
+ * then be run on these very handles (or tensors computed from them).
+ * Errors: a NULL element, the same tensor twice, or an input that is also a
+ * parameter or buffer -> INVALID_ARGUMENT (the tracer tells tensors apart by
+ * identity: pass a clone); the thread is already tracing (this or another
+ * trace, or Python's torch.jit.trace) -> RUNTIME. On failure nothing is
+ * recording and the trace may be begun again.
+ */
+CTORCH_API ctorch_status ctorch_tracer_begin(ctorch_tracer trace, const ctorch_tensor *inputs, size_t n_inputs);
+/**
+ * Stops recording and returns the NEW module (free with ctorch_module_free)
+ * whose forward returns outputs[0] when n_outputs is 1, else the tuple of
+ * the n_outputs tensors (borrowed). Checked before anything changes, leaving
+ * the trace recording: n_outputs 0 or a NULL element -> INVALID_ARGUMENT; an
+ * output that no op of the trace computed and that is not an input,
+ * parameter or buffer -> INVALID_ARGUMENT. An op that failed during the
+ * trace (any status) stopped libtorch's tracer on this thread: finishing
+ * then gives RUNTIME and the trace is abandoned (trace again). A failure
+ * while building the method also abandons it. The trace is not freed.
+ */
+CTORCH_API ctorch_status ctorch_tracer_finish(ctorch_module *out, ctorch_tracer trace, const ctorch_tensor *outputs,
+                                             size_t n_outputs);
+/**
+ * As ctorch_tracer_finish with a structured output (borrowed): a TENSOR value
+ * or a (nested) TUPLE of them. Any other kind anywhere in it (int, list,
+ * dict, ...) -> TYPE, leaving the trace recording.
+ */
+CTORCH_API ctorch_status ctorch_tracer_finish_value(ctorch_module *out, ctorch_tracer trace, ctorch_value output);
+/**
+ * Stops recording without making a module (OK in any phase; a finished trace
+ * stays finished). A trace recording on another thread -> RUNTIME.
+ */
+CTORCH_API ctorch_status ctorch_tracer_abandon(ctorch_tracer trace);
+/**
+ * Frees a trace in any phase. NULL-safe; returns nothing. A trace still
+ * recording is abandoned first when freed on its thread; freed on another
+ * thread, its thread goes on recording (into a graph nobody reads) until it
+ * next calls ctorch_tracer_begin or ctorch_tracer_active, which clear it.
+ */
+CTORCH_API void ctorch_tracer_free(ctorch_tracer trace);
+/** 1 if the calling thread is recording a trace (a ctorch trace or Python's torch.jit.trace), else 0. */
+CTORCH_API ctorch_status ctorch_tracer_active(int *out);
+/**
+ * Writes the module as torch.jit.save does (a zip archive that Python's
+ * torch.jit.load and ctorch_module_load read), replacing path. Cannot open
+ * or write the file -> IO.
+ */
+CTORCH_API ctorch_status ctorch_module_save(ctorch_module m, const char *path);
+/**
+ * New NUL-terminated text of a method's TorchScript graph (as graph.str() in
+ * Python; free with ctorch_string_free): the ops a trace recorded, for one.
+ * No such method -> INDEX.
+ */
+CTORCH_API ctorch_status ctorch_module_graph_str(char **out, ctorch_module m, const char *method);
+
+/**
+ * An AOTInductor package: a .pt2 file written by
+ * torch._inductor.aoti_compile_and_package(torch.export.export(model, args)),
+ * loaded with libtorch's AOTIModelPackageLoader and run from C. Needs
+ * libtorch 2.6 or newer: against an older libtorch (Debian's 1.13) every
+ * ctorch_aoti_* function but ctorch_aoti_available returns
+ * CTORCH_NOT_IMPLEMENTED, saying so. Use a package made by the same PyTorch
+ * version as the libtorch, for this machine's CPU (or a device it has).
+ *
+ * A package holds compiled code (a shared library the loader dlopens):
+ * load trusted files only. ctorch checks each file before libtorch reads it
+ * and refuses (CTORCH_VALUE) what the loader mishandles: not a zip, entries
+ * whose names escape the extraction directory, corrupt contents (CRC), no or
+ * several libraries for the model, a library for another machine, missing
+ * metadata. Packages with C++ sources and no library (package_cpp_only)
+ * would make libtorch run a compiler command read from the package:
+ * refused with CTORCH_NOT_IMPLEMENTED.
+ *
+ * Loading sets AOTI_RUNTIME_CHECK_INPUTS=1 in the process environment unless
+ * it is already set: AOTInductor then checks every run's inputs (dtype,
+ * sizes, strides, device) against the export and fails the run instead of
+ * reading out of bounds. Set it to 0 before the first load to skip the
+ * checks at your own risk.
+ */
+typedef struct ctorch_aoti_package_s *ctorch_aoti_package;
+
+/** 1 if this ctorch can load AOTInductor packages (libtorch >= 2.6), else 0. Never NOT_IMPLEMENTED. */
+CTORCH_API ctorch_status ctorch_aoti_available(int *out);
+/**
+ * Loads model model_name (NULL = "model", the default of
+ * aoti_compile_and_package) from the package at path. *out is NEW: free it
+ * with ctorch_aoti_package_free. Missing or unreadable file -> IO; not a
+ * loadable package (see above), a model name not in the package, or a
+ * library libtorch cannot load (the reason is in the message) -> VALUE;
+ * a package without a compiled library -> NOT_IMPLEMENTED. A failed load
+ * leaves no temporary files behind. Loads are serialised process-wide;
+ * runs are not.
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_load(ctorch_aoti_package *out, const char *path, const char *model_name);
+/** Frees a loaded package (and its extracted files). NULL-safe; returns nothing. Its outputs stay valid. */
+CTORCH_API void ctorch_aoti_package_free(ctorch_aoti_package package);
+/**
+ * Runs the model: inputs are the n_inputs borrowed tensors of the exported
+ * call's flattened arguments, in order (may be NULL when n_inputs is 0);
+ * *out is a NEW list of its flattened outputs (free with
+ * ctorch_tensor_list_free). No autograd graph is recorded. Wrong number,
+ * dtype, shape, stride or device of inputs, or a failure inside the model
+ * -> RUNTIME (AOTInductor prints the detail on stderr). A NULL element ->
+ * INVALID_ARGUMENT. May be called from several threads at once (runs are
+ * queued on the model).
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_run(ctorch_tensor_list *out, ctorch_aoti_package package,
+                                                 const ctorch_tensor *inputs, size_t n_inputs);
+/** Number of entries in the package's metadata (AOTI_DEVICE_KEY, AOTI_PLATFORM, ..., and the user's aot_inductor.metadata). */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_size(size_t *out, ctorch_aoti_package package);
+/** Entry i of the metadata in key order: *key and *value are borrowed, valid while package lives. i out of range -> INDEX. */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_entry(const char **key, const char **value,
+                                                            ctorch_aoti_package package, size_t i);
+/** Borrowed value of metadata key (valid while package lives); no such key -> INDEX. */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_find(const char **value, ctorch_aoti_package package,
+                                                           const char *key);
+/**
+ * Borrowed pytree specs (JSON text, torch.utils._pytree format) of the
+ * exported call's inputs and outputs, valid while package lives: how the
+ * flat tensor arrays of ctorch_aoti_package_run map onto the model's
+ * arguments and results.
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, const char **out_spec,
+                                                       ctorch_aoti_package package);
+/* GPUs: CUDA devices, memory, streams, events, CUDA graphs, mixed    */
+/* precision (autocast, loss scaling). See docs/gpu.md.               */
+/*                                                                     */
+/* Device arguments: an `int device` is a CUDA ordinal, -1 = the      */
+/* calling thread's current CUDA device. Every CUDA call made where   */
+/* no CUDA device is usable (a libtorch built without CUDA, or no     */
+/* device visible) fails with CTORCH_NOT_IMPLEMENTED and a message    */
+/* naming the device and saying which of the two it is; an ordinal    */
+/* that does not exist, or a non-CUDA device where CUDA is required,  */
+/* fails with CTORCH_INVALID_ARGUMENT. Nothing here crashes or        */
+/* initialises CUDA where there is none. Generators: ctorch_generator_new */
+/* also accepts CUDA devices; ctorch_manual_seed seeds every CUDA     */
+/* device's default generator, as torch.manual_seed does.            */
+/* ------------------------------------------------------------------ */
+
+/** The calling thread's current CUDA device (torch.cuda.current_device()). */
+CTORCH_API ctorch_status ctorch_cuda_current_device(int *out);
+/** Sets the calling thread's current CUDA device (torch.cuda.set_device); device >= 0. */
+CTORCH_API ctorch_status ctorch_cuda_set_device(int device);
+/** Waits until all work queued on every stream of device (-1 = current) has finished (torch.cuda.synchronize). */
+CTORCH_API ctorch_status ctorch_cuda_synchronize(int device);
+/** ctorch_cuda_synchronize on every CUDA device. */
+CTORCH_API ctorch_status ctorch_cuda_synchronize_all(void);
+
+/** Properties of a CUDA device (subset of cudaDeviceProp). */
+typedef struct ctorch_cuda_device_properties {
+  char name[256];                /**< NUL-terminated, e.g. "NVIDIA H100 80GB HBM3" */
+  uint64_t total_memory;         /**< bytes of device memory */
+  int32_t major;                 /**< compute capability major (9 on an H100) */
+  int32_t minor;                 /**< compute capability minor */
+  int32_t multi_processor_count; /**< streaming multiprocessors */
+  int32_t reserved;              /**< 0 */
+} ctorch_cuda_device_properties;
+
+/** Fills *out with the properties of device (-1 = current). */
+CTORCH_API ctorch_status ctorch_cuda_get_device_properties(ctorch_cuda_device_properties *out, int device);
+
+/** Counters of libtorch's CUDA caching allocator for one device (torch.cuda.memory_stats, "all" pools). */
+typedef struct ctorch_cuda_memory_stats {
+  uint64_t allocated_bytes;      /**< held by live tensors now (torch.cuda.memory_allocated) */
+  uint64_t reserved_bytes;       /**< obtained from the driver and cached (torch.cuda.memory_reserved) */
+  uint64_t peak_allocated_bytes; /**< max of allocated_bytes since start or the last reset */
+  uint64_t peak_reserved_bytes;  /**< max of reserved_bytes since start or the last reset */
+  uint64_t num_alloc_retries;    /**< cudaMalloc failures that freed the cache and retried */
+  uint64_t num_ooms;             /**< out-of-memory errors raised */
+} ctorch_cuda_memory_stats;
+
+/** Reads the allocator's counters for device (-1 = current). */
+CTORCH_API ctorch_status ctorch_cuda_memory_stats_get(ctorch_cuda_memory_stats *out, int device);
+/** Resets the peaks of device (-1 = current) to the current values (torch.cuda.reset_peak_memory_stats). */
+CTORCH_API ctorch_status ctorch_cuda_reset_peak_memory_stats(int device);
+/** Returns the cached, unused blocks of every device to the driver (torch.cuda.empty_cache). Tensors stay valid. */
+CTORCH_API ctorch_status ctorch_cuda_empty_cache(void);
+
+/* ---- generators, pinned memory, asynchronous copies ---------------- */
+
+/** NEW handle sharing device's default generator (CPU or CUDA): reseeding it changes what NULL-generator ops draw. */
+CTORCH_API ctorch_status ctorch_generator_default(ctorch_generator *out, ctorch_device device);
+/** The seed the generator was last seeded with (Generator.initial_seed()). */
+CTORCH_API ctorch_status ctorch_generator_initial_seed(uint64_t *out, ctorch_generator g);
+/** The generator's device (a CUDA generator has its ordinal). */
+CTORCH_API ctorch_status ctorch_generator_device(ctorch_device *out, ctorch_generator g);
+
+/**
+ * NEW CPU tensor with t's contents in page-locked (pinned) host memory, which
+ * CUDA copies read and write asynchronously (Tensor.pin_memory()). t must be
+ * a CPU tensor (INVALID_ARGUMENT otherwise); needs a CUDA device.
+ */
+CTORCH_API ctorch_status ctorch_tensor_pin_memory(ctorch_tensor *out, ctorch_tensor t);
+/** 1 if t's memory is pinned host memory (always 0 where there is no CUDA device). */
+CTORCH_API ctorch_status ctorch_tensor_is_pinned(int *out, ctorch_tensor t);
+/**
+ * As ctorch_tensor_to_device with non_blocking=True: a copy between pinned
+ * host memory and a CUDA device is queued on the current stream and the call
+ * returns at once; read the result only after synchronising (or on the same
+ * stream). From pageable memory the copy is synchronous, as in PyTorch.
+ */
+CTORCH_API ctorch_status ctorch_tensor_to_device_async(ctorch_tensor *out, ctorch_tensor t, ctorch_device device);
+
+/* ---- streams and events ------------------------------------------- */
+
+/** A CUDA stream (c10::Stream). Handles are values: freeing one never destroys the stream (libtorch pools them). */
+typedef struct ctorch_stream_s *ctorch_stream;
+/** A CUDA event (c10::Event). */
+typedef struct ctorch_event_s *ctorch_event;
+/** An open stream scope (see ctorch_stream_scope_enter). */
+typedef struct ctorch_stream_scope_s *ctorch_stream_scope;
+
+/** NEW handle to a stream from libtorch's pool on device (CUDA; index -1 = current); high_priority nonzero for a high-priority one. */
+CTORCH_API ctorch_status ctorch_stream_new(ctorch_stream *out, ctorch_device device, int high_priority);
+/** NEW handle to the calling thread's current stream on device (torch.cuda.current_stream). */
+CTORCH_API ctorch_status ctorch_stream_current(ctorch_stream *out, ctorch_device device);
+/** NEW handle to device's default (legacy NULL) stream (torch.cuda.default_stream). */
+CTORCH_API ctorch_status ctorch_stream_default(ctorch_stream *out, ctorch_device device);
+/** The stream's device. */
+CTORCH_API ctorch_status ctorch_stream_device(ctorch_device *out, ctorch_stream s);
+/** libtorch's id of the stream: two handles with equal device and id are the same stream. */
+CTORCH_API ctorch_status ctorch_stream_id(int64_t *out, ctorch_stream s);
+/** 1 if all work queued on s has finished, else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_stream_query(int *out, ctorch_stream s);
+/** Waits until all work queued on s has finished. */
+CTORCH_API ctorch_status ctorch_stream_synchronize(ctorch_stream s);
+/** Makes work queued on s from now on wait until e completes (returns at once; no-op if e was never recorded). */
+CTORCH_API ctorch_status ctorch_stream_wait_event(ctorch_stream s, ctorch_event e);
+/** Makes work queued on s from now on wait for all work queued on other so far (Stream.wait_stream). */
+CTORCH_API ctorch_status ctorch_stream_wait_stream(ctorch_stream s, ctorch_stream other);
+/** Frees the handle (not the stream). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_stream_free(ctorch_stream s);
+
+/**
+ * Opens a scope on the CALLING THREAD in which s is the current stream of its
+ * device and its device the current device (`with torch.cuda.stream(s)`),
+ * and returns a NEW scope handle. s is borrowed (the scope keeps a copy).
+ * Scopes nest and follow the rules of ctorch_autograd_scope_enter/leave:
+ * leave on the same thread, innermost first (CTORCH_RUNTIME otherwise,
+ * changing nothing); leaving restores the previous device and stream.
+ */
+CTORCH_API ctorch_status ctorch_stream_scope_enter(ctorch_stream_scope *out, ctorch_stream s);
+/** Closes the scope and frees the handle (see ctorch_stream_scope_enter). */
+CTORCH_API ctorch_status ctorch_stream_scope_leave(ctorch_stream_scope scope);
+
+/**
+ * NEW event for device_type (CTORCH_DEVICE_CUDA). enable_timing nonzero lets
+ * ctorch_event_elapsed_ms measure it (slightly costlier to record). The event
+ * binds to a device when first recorded.
+ */
+CTORCH_API ctorch_status ctorch_event_new(ctorch_event *out, ctorch_device_type device_type, int enable_timing);
+/** Records e on stream s (borrowed; NULL = the current stream of the current device). Re-recording replaces the previous record. */
+CTORCH_API ctorch_status ctorch_event_record(ctorch_event e, ctorch_stream s);
+/** 1 if the work recorded before e has finished (or e was never recorded), else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_event_query(int *out, ctorch_event e);
+/** Waits until the work recorded before e has finished. */
+CTORCH_API ctorch_status ctorch_event_synchronize(ctorch_event e);
+/**
+ * Milliseconds between the completion of start and of end (both created with
+ * enable_timing, recorded, and end finished: synchronise it first).
+ * CTORCH_NOT_IMPLEMENTED with libtorch 1.x, whose device-generic events
+ * cannot be timed.
+ */
+CTORCH_API ctorch_status ctorch_event_elapsed_ms(double *out, ctorch_event start, ctorch_event end);
+/** Frees the event. NULL-safe; returns nothing. Streams already waiting on it are unaffected. */
+CTORCH_API void ctorch_event_free(ctorch_event e);
+
+/* ---- CUDA graphs --------------------------------------------------- */
+
+/**
+ * A captured CUDA graph (at::cuda::CUDAGraph, torch.cuda.CUDAGraph). Capture
+ * records every kernel queued between capture_begin and capture_end, on the
+ * calling thread, without running them; replay launches them all at once.
+ * Caveats (as in PyTorch; docs/gpu.md): shapes, devices and every tensor the
+ * captured work reads or writes are fixed at capture: feed new inputs by
+ * copying into the captured input tensors, read outputs from the tensors
+ * made during capture; memory allocated during capture comes from a private
+ * pool that stays reserved until the graph is reset or freed; no CPU work,
+ * synchronisation or host-device copy may happen during capture (they fail,
+ * and the capture is abandoned); run a few warm-up iterations first, so
+ * lazily created state (optimizer buffers, cuBLAS handles) exists. Random
+ * ops of the default CUDA generators replay with fresh numbers.
+ */
+typedef struct ctorch_cuda_graph_s *ctorch_cuda_graph;
+
+/** NEW empty graph. Free with ctorch_cuda_graph_free. */
+CTORCH_API ctorch_status ctorch_cuda_graph_new(ctorch_cuda_graph *out);
+/**
+ * Synchronises the current device and starts capturing the calling thread's
+ * work into g on a side stream (made current until capture_end). share_pool
+ * (borrowed, may be NULL) is an already captured graph whose memory pool g
+ * shares (to be replayed in capture order). Fails if g is capturing or
+ * captured (reset it first).
+ */
+CTORCH_API ctorch_status ctorch_cuda_graph_capture_begin(ctorch_cuda_graph g, ctorch_cuda_graph share_pool);
+/** Ends the capture begun on this thread and instantiates the graph; restores the previous stream. */
+CTORCH_API ctorch_status ctorch_cuda_graph_capture_end(ctorch_cuda_graph g);
+/** Launches the captured work on the current stream (returns at once). */
+CTORCH_API ctorch_status ctorch_cuda_graph_replay(ctorch_cuda_graph g);
+/** Drops the captured graph and its memory pool; g can capture again. */
+CTORCH_API ctorch_status ctorch_cuda_graph_reset(ctorch_cuda_graph g);
+/** Frees the graph (ending a capture still open). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_cuda_graph_free(ctorch_cuda_graph g);
+
+/* ---- autocast (automatic mixed precision) ------------------------- */
+
+/** An open autocast scope (see ctorch_autocast_scope_enter). */
+typedef struct ctorch_autocast_scope_s *ctorch_autocast_scope;
+
+/**
+ * Opens an autocast region on the CALLING THREAD (`with torch.autocast(
+ * device_type, dtype, enabled, cache_enabled)`) and returns a NEW scope
+ * handle. Inside it, ops that autocast lists (matmul, linear, conv, ...)
+ * on device_type's tensors run in dtype, and precision-sensitive ones in
+ * float32; every generated ctorch op goes through it. device_type: CPU
+ * (dtype BFLOAT16; FLOAT16 where the libtorch supports it, 2.x) or CUDA
+ * (FLOAT16 or BFLOAT16; needs a CUDA device). enabled 0 opens a region with
+ * autocast off (e.g. a float32 island inside an autocast region).
+ * cache_enabled caches the low-precision copies of leaf weights until the
+ * outermost scope closes (PyTorch's default: 1). Scopes nest, are
+ * thread-local, and follow the rules of ctorch_autograd_scope_enter/leave.
+ * Run backward outside the scope, as PyTorch recommends.
+ */
+CTORCH_API ctorch_status ctorch_autocast_scope_enter(ctorch_autocast_scope *out, ctorch_device_type device_type,
+                                                     ctorch_dtype dtype, int enabled, int cache_enabled);
+/** Closes the scope, restoring the state in force when it opened, and frees the handle. */
+CTORCH_API ctorch_status ctorch_autocast_scope_leave(ctorch_autocast_scope scope);
+/** 1 if autocast is on for device_type (CPU or CUDA) on this thread. */
+CTORCH_API ctorch_status ctorch_autocast_is_enabled(int *out, ctorch_device_type device_type);
+/** The dtype autocast casts to on device_type on this thread (defaults: CPU BFLOAT16, CUDA FLOAT16). */
+CTORCH_API ctorch_status ctorch_autocast_get_dtype(ctorch_dtype *out, ctorch_device_type device_type);
+
+/* ---- loss scaling (torch.amp.GradScaler) -------------------------- */
+
+/** A dynamic loss scaler with the semantics of torch.amp.GradScaler. */
+typedef struct ctorch_grad_scaler_s *ctorch_grad_scaler;
+
+/** Options of a loss scaler; fill with ctorch_grad_scaler_options_default. */
+typedef struct ctorch_grad_scaler_options {
+  double init_scale;       /**< first scale (65536.0) */
+  double growth_factor;    /**< scale *= this after growth_interval steps without inf/NaN (2.0; > 1) */
+  double backoff_factor;   /**< scale *= this after a step with inf/NaN (0.5; in (0, 1)) */
+  int64_t growth_interval; /**< steps without inf/NaN before growing (2000; >= 1) */
+  int enabled;             /**< 0: every call passes through (scale returns the loss, step just steps) (1) */
+} ctorch_grad_scaler_options;
+
+/** Writes GradScaler's defaults into *out. */
+CTORCH_API ctorch_status ctorch_grad_scaler_options_default(ctorch_grad_scaler_options *out);
+/**
+ * NEW scaler whose scale and growth tracker live on device (CUDA, or CPU).
+ * options NULL = the defaults. Not thread-safe: one scaler per training
+ * loop. It keeps no reference to the optimizers it is given.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_new(ctorch_grad_scaler *out, ctorch_device device,
+                                                const ctorch_grad_scaler_options *options);
+/** Frees the scaler. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_grad_scaler_free(ctorch_grad_scaler s);
+/** NEW tensor loss * scale (differentiable: call backward on it). loss is borrowed. */
+CTORCH_API ctorch_status ctorch_grad_scaler_scale(ctorch_tensor *out, ctorch_grad_scaler s, ctorch_tensor loss);
+/**
+ * Divides the .grad of opt's parameters by the scale in place and records
+ * whether any is inf/NaN (GradScaler.unscale_). Optional before step (e.g. to
+ * clip gradients); at most once per optimizer between updates
+ * (CTORCH_RUNTIME otherwise). FLOAT16 gradients are refused (VALUE), as in
+ * PyTorch: keep parameters in float32 and let autocast cast.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_unscale(ctorch_grad_scaler s, ctorch_optimizer opt);
+/**
+ * As ctorch_grad_scaler_unscale for gradient tensors of your own (borrowed,
+ * unscaled in place), for training loops that do not use ctorch_optimizer:
+ * then read ctorch_grad_scaler_found_inf and skip your update when it is 1.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_unscale_tensors(ctorch_grad_scaler s, const ctorch_tensor *grads, size_t n);
+/**
+ * Unscales opt's gradients (unless done since the last update), then runs
+ * ctorch_optimizer_step unless a gradient was inf/NaN (GradScaler.step).
+ * *stepped (may be NULL) = 1 if the step ran, 0 if skipped. Once per
+ * optimizer between updates. Reads found_inf from the device (a sync).
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_step(int *stepped, ctorch_grad_scaler s, ctorch_optimizer opt);
+/**
+ * Ends the iteration (GradScaler.update): with new_scale NULL, the scale is
+ * multiplied by backoff_factor if any unscale since the last update found
+ * inf/NaN (and the growth tracker reset), else the tracker counts one more
+ * good step and the scale grows by growth_factor every growth_interval of
+ * them (unless that overflows float32). With new_scale, the scale is set to
+ * *new_scale. Needs an unscale or step since the last update (RUNTIME).
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_update(ctorch_grad_scaler s, const double *new_scale);
+/** The current scale (reads the device: a sync). 1.0 when disabled. */
+CTORCH_API ctorch_status ctorch_grad_scaler_get_scale(double *out, ctorch_grad_scaler s);
+/** Good steps counted towards the next growth (0 after growth or backoff). */
+CTORCH_API ctorch_status ctorch_grad_scaler_get_growth_tracker(int64_t *out, ctorch_grad_scaler s);
+/** 1 if an unscale since the last update found an inf/NaN gradient, else 0 (reads the device). */
+CTORCH_API ctorch_status ctorch_grad_scaler_found_inf(int *out, ctorch_grad_scaler s);
+/** Number of optimizer steps ctorch_grad_scaler_step skipped since the scaler was made. */
+CTORCH_API ctorch_status ctorch_grad_scaler_skipped_steps(int64_t *out, ctorch_grad_scaler s);
+
+/* ---- NCCL ---------------------------------------------------------- */
+
+/**
+ * New NCCL process group (CUDA tensors only), otherwise as
+ * ctorch_process_group_new_gloo: same store protocol as Python's
+ * init_process_group("nccl", store=S, rank=r, world_size=size), so C and
+ * Python ranks can share a group. Each rank must have made its CUDA device
+ * current (ctorch_cuda_set_device) before. CTORCH_NOT_IMPLEMENTED unless
+ * ctorch_dist_nccl_available says 1. Free with ctorch_process_group_free.
+ */
+CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out, ctorch_store store, int rank,
+                                                       int size, int64_t timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* For language bindings: errors across threads, native memory, the    */
+/* API's identity, and enums for schema ints. See docs/bindings.md;    */
+/* api.json (installed beside ops.json) describes this whole header.   */
+/*                                                                     */
+/* Doc-comment tags read by the api.json generator where the rules of */
+/* the contract (outs new, inputs borrowed) do not say it all:         */
+/* "@nullable p" (p may be NULL), "@borrowed p" (output p is not to be */
+/* freed), "@consumes p" (ctorch owns p after success), "@frees p".    */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Failure ids. Every failing call gets a process-unique id (increasing from
+ * 1) and its message is also kept, with its status, in a process-wide log of
+ * the last 1024 failures, readable from any thread. This is what a binding
+ * whose FFI runs calls on worker threads (koffi's async calls, a Go
+ * goroutine that may change OS threads) uses: the thread-local
+ * ctorch_last_error() of a pool thread is out of its reach.
+ * Returns this thread's last failure id (0 if none), not a status.
+ */
+CTORCH_API uint64_t ctorch_last_error_id(void);
+/**
+ * Copies this thread's last message into buf (NUL-terminated, truncated to
+ * cap - 1 bytes; buf may be NULL when cap is 0) and its full length (without
+ * the NUL) into *out_len (may be NULL). The caller owns the copy.
+ * @nullable out_len, buf
+ */
+CTORCH_API ctorch_status ctorch_last_error_copy(size_t *out_len, char *buf, size_t cap);
+/**
+ * Message and status of failure `id`, from any thread: a failure id
+ * (ctorch_last_error_id) or a ticket (CTORCH_STATUS_TICKET of a status).
+ * Copies as ctorch_last_error_copy; *status (may be NULL) gets its status.
+ * CTORCH_INDEX when the failure is no longer in the log (or never was).
+ * @nullable status, out_len, buf
+ */
+CTORCH_API ctorch_status ctorch_error_message(ctorch_status *status, size_t *out_len, char *buf, size_t cap,
+                                              uint64_t id);
+/**
+ * Error tickets (off by default; process-wide). When on, a failing call
+ * returns its status in the low 8 bits and a ticket (1..0x7FFFFF) above
+ * them, so a binding that only gets the return value of a call made on
+ * another thread can fetch that call's message: ctorch_error_message(...,
+ * CTORCH_STATUS_TICKET(st)). Compare CTORCH_STATUS_CODE(st) to the status
+ * names then. Only a binding that owns the process's use of ctorch should
+ * turn them on. *previous (may be NULL) gets the previous setting.
+ * @nullable previous
+ */
+CTORCH_API ctorch_status ctorch_set_error_tickets(int *previous, int on);
+/** The ctorch_status of a returned status, with or without a ticket. */
+#define CTORCH_STATUS_CODE(st) ((ctorch_status)((uint32_t)(st) & 0xFFu))
+/** The ticket of a returned status (0: none). */
+#define CTORCH_STATUS_TICKET(st) (((uint32_t)(st) >> 8) & 0x7FFFFFu)
+
+/**
+ * Bytes of native memory held by live tensor storages on devices of `type`,
+ * for garbage-collected languages to weigh their handles (trigger a
+ * collection when it grows). CPU: every storage allocated through libtorch's
+ * default CPU allocator after ctorch was loaded (from any library in the
+ * process), counted as the C allocator sized it; one atomic read. CUDA: the
+ * bytes the caching allocator has handed out to tensors over all devices
+ * (0 without CUDA). Other types: NOT_IMPLEMENTED.
+ */
+CTORCH_API ctorch_status ctorch_memory_bytes(int64_t *out, ctorch_device_type type);
+/**
+ * Borrowed address of the CPU byte count ctorch_memory_bytes reads, valid
+ * for the life of the process: a binding may look at it from its garbage
+ * collector's hooks without a foreign call (an aligned 64-bit load; it is
+ * updated with relaxed atomic additions).
+ */
+CTORCH_API ctorch_status ctorch_memory_cpu_counter(const int64_t **out);
+
+/**
+ * Drops one reference of each of handles[0..n) (NULL entries are skipped),
+ * as n calls of ctorch_tensor_free would: for bindings that defer the frees
+ * their garbage collector asks for and release them in batches, one
+ * foreign call per batch. handles may be NULL when n is 0. Returns nothing.
+ * @nullable handles
+ * @frees handles
+ */
+CTORCH_API void ctorch_tensor_free_many(const ctorch_tensor *handles, size_t n);
+
+/**
+ * Borrowed static hex digest identifying this build's C API: every
+ * function's name and C signature, every enum value, every struct layout.
+ * api.json carries the same string as "abi_hash": a binding generated from
+ * one description checks it against the library it loads.
+ */
+CTORCH_API ctorch_status ctorch_abi_hash(const char **out);
+
+/*
+ * Schema `int` arguments that are enums in PyTorch, with PyTorch's values
+ * (the generated functions take them as int64_t; api.json names the enum of
+ * each such argument and of its default).
+ */
+
+/** `int reduction` of the loss functions (at::Reduction). */
+typedef enum ctorch_reduction CTORCH_ENUM_BASE {
+  CTORCH_REDUCTION_NONE = 0,
+  CTORCH_REDUCTION_MEAN = 1,
+  CTORCH_REDUCTION_SUM = 2
+} ctorch_reduction;
+
+/** `int interpolation_mode` of grid_sampler* (at::native::GridSamplerInterpolation). */
+typedef enum ctorch_grid_sampler_interpolation CTORCH_ENUM_BASE {
+  CTORCH_GRID_SAMPLER_BILINEAR = 0,
+  CTORCH_GRID_SAMPLER_NEAREST = 1,
+  CTORCH_GRID_SAMPLER_BICUBIC = 2
+} ctorch_grid_sampler_interpolation;
+
+/** `int padding_mode` of grid_sampler* (at::native::GridSamplerPadding). */
+typedef enum ctorch_grid_sampler_padding CTORCH_ENUM_BASE {
+  CTORCH_GRID_SAMPLER_PADDING_ZEROS = 0,
+  CTORCH_GRID_SAMPLER_PADDING_BORDER = 1,
+  CTORCH_GRID_SAMPLER_PADDING_REFLECTION = 2
+} ctorch_grid_sampler_padding;
+
+/** `int mode` of embedding_bag and its helpers. */
+typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
+  CTORCH_EMBEDDING_BAG_SUM = 0,
+  CTORCH_EMBEDDING_BAG_MEAN = 1,
+  CTORCH_EMBEDDING_BAG_MAX = 2
+} ctorch_embedding_bag_mode;
 
 #ifdef __cplusplus
 } /* extern "C" */

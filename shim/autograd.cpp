@@ -67,7 +67,9 @@ namespace {
 [[noreturn]] void callback_failed(ctorch_status st, const ctorch_autograd_ctx_s &c, const char *which) {
   std::string msg = c.error.empty() ? std::string(ctorch_last_error()) : c.error;
   if (msg.empty()) msg = "(no message)";
-  ctorch_status code = (st > CTORCH_OK && st <= CTORCH_UNKNOWN) ? st : CTORCH_UNKNOWN;
+  // CTORCH_STATUS_CODE: a status from a ctorch call carries a ticket when tickets are on.
+  ctorch_status code = CTORCH_STATUS_CODE(st);
+  if (code <= CTORCH_OK || code > CTORCH_UNKNOWN) code = CTORCH_UNKNOWN;
   ctorch::fail(code, std::string(which) + " callback failed with " + ctorch_status_name(code) + ": " + msg);
 }
 

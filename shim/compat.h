@@ -14,6 +14,9 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/SymIntArrayRef.h>
 
+#include <cstdlib>
+#include <string>
+
 // The libtorch version we compile against. 1.13's <torch/version.h> defines
 // the macros itself; 2.x moved them to <torch/headeronly/version.h> and left a
 // forwarding header (2026-11-22).
@@ -25,6 +28,10 @@
 
 #define CTORCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+#if defined(CTORCH_COMPAT_MEMORY) && CTORCH_TORCH_AT_LEAST(2, 8)
+#include <c10/core/CachingDeviceAllocator.h>
+#endif
 
 namespace ctorch {
 namespace compat {
@@ -45,7 +52,8 @@ inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 // c10d: in 1.13 ProcessGroupGloo *is* a c10d::ProcessGroup. From 2.0 it is a
 // c10d::Backend, and a ProcessGroup(store, rank, size) holds backends per
 // device type (the (store, rank, size, options) constructor went in 2.6).
-// Only dist.cpp includes the c10d headers, so it asks for this block.
+// Only the dist*.cpp files include the c10d headers (ProcessGroup, Store,
+// PrefixStore: see dist_internal.h), so they ask for this block.
 // (2026-11-22)
 #ifdef CTORCH_COMPAT_C10D
 constexpr bool kGlooIsBackend = CTORCH_TORCH_AT_LEAST(2, 0);
@@ -64,10 +72,45 @@ c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(const c10::intrusive_p
 #endif
 }
 
-// Python's init_process_group numbers a new group's collectives from 0 on
-// every rank: 1.13 does it with ProcessGroup::setSequenceNumberForGroup(); in
-// 2.x the call moved to the Backend and became a deprecated no-op (2.15), the
-// backend numbering its collectives itself. (2026-11-22)
+// How torch.distributed's init_process_group of this version lays a Gloo
+// group out in the store it is given: 1.13 gives the backend
+// PrefixStore("<n>") (keys "<n>/..."); 2.x gives it PrefixStore("cpu/") over
+// PrefixStore("<n>/") (keys "<n>//cpu//...", one PrefixStore per device
+// type). n = the groups the process made before. ctorch ranks must do the
+// same to meet Python ranks' Gloo keys. (1.13.1 and 2.15.0 checked on a
+// FileStore; 2.0 to 2.10 not checked; 2026-11-22)
+constexpr bool kGlooKeysPerDevice = CTORCH_TORCH_AT_LEAST(2, 0);
+inline c10::intrusive_ptr<c10d::Store> gloo_group_store(const c10::intrusive_ptr<c10d::Store> &store, int n) {
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  auto group = c10::make_intrusive<c10d::PrefixStore>(std::to_string(n) + "/", store);
+  return c10::make_intrusive<c10d::PrefixStore>("cpu/", group);
+#else
+  return c10::make_intrusive<c10d::PrefixStore>(std::to_string(n), store);
+#endif
+}
+
+// The store-based barrier init_process_group runs after making a group.
+// 1.13: always; every rank adds 1 to "store_based_barrier_key:<n+1>" and
+// polls the count. 2.x: only when TORCH_DIST_INIT_BARRIER=1 (off by
+// default since PyTorch 2.1); the key is "store_based_barrier_key:<n>" and
+// the rank that completes the count sets "<key>:last_worker", which the
+// others wait for. A C rank that waits where Python does not hangs the
+// group. (1.13.1 and 2.15.0 sources; 2.0 to 2.10 not checked; 2026-11-22)
+enum class InitBarrier { None, Count, LastWorker };
+inline InitBarrier init_barrier() {
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  const char *v = std::getenv("TORCH_DIST_INIT_BARRIER");  // Python reads int(os.getenv(..., "0"))
+  return v && std::strtol(v, nullptr, 10) == 1 ? InitBarrier::LastWorker : InitBarrier::None;
+#else
+  return InitBarrier::Count;
+#endif
+}
+
+// The group's sequence numbers. 1.13: init_process_group has rank 0 draw
+// the first number and share it through the store (SEQ_NUM_STORE_KEY),
+// which the others wait for. 2.15: numbers start at 0 on every rank and
+// setSequenceNumberForGroup is a deprecated no-op that warns; Python no
+// longer calls it. (2026-11-22)
 inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
 #if CTORCH_TORCH_AT_LEAST(2, 0)
   (void)pg;
@@ -75,7 +118,163 @@ inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
   pg.setSequenceNumberForGroup();
 #endif
 }
+
+// TCPStore's wire protocol: from 2.1 (PyTorch #107607, August 2023) a
+// client opens every connection with a VALIDATE query and a PING, which a
+// 1.x server does not know (it drops the connection) and without which a
+// 2.x server ignores the client (a 1.13 client then blocks for ever).
+// dist_wire.cpp tells the two servers apart. (1.13.1 and 2.15.0 measured;
+// 2026-11-22)
+constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
 #endif  // CTORCH_COMPAT_C10D
+
+// AOTInductor model packages (.pt2, torch._inductor.aoti_compile_and_package):
+// libtorch's loader torch::inductor::AOTIModelPackageLoader and its header
+// <torch/csrc/inductor/aoti_package/model_package_loader.h> exist from 2.6;
+// 1.13 has no AOTInductor. aoti.cpp compiles its loader half only where this
+// is 1; elsewhere every ctorch_aoti_* call returns CTORCH_NOT_IMPLEMENTED, so
+// the exported symbols are the same on every libtorch. (2026-11-22)
+#define CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER CTORCH_TORCH_AT_LEAST(2, 6)
+// Native memory accounting (memory.cpp asks for this block). A wrapping
+// CPU allocator: c10::Allocator::allocate is const up to 2.2 and non-const
+// from 2.3, which also made copy_data a pure virtual the wrapper forwards.
+// CUDA's live bytes: c10's device-generic DeviceAllocator statistics exist
+// from 2.8 (2.11 and 2.15 checked); before that, and in Debian's CPU-only
+// 1.13, 0. (2026-11-22)
+#ifdef CTORCH_COMPAT_MEMORY
+#if CTORCH_TORCH_AT_LEAST(2, 3)
+#define CTORCH_COMPAT_ALLOCATE_CONST
+#define CTORCH_COMPAT_ALLOCATOR_COPY_DATA(base) \
+  void copy_data(void *dest, const void *src, std::size_t count) const override { base->copy_data(dest, src, count); }
+#else
+#define CTORCH_COMPAT_ALLOCATE_CONST const
+#define CTORCH_COMPAT_ALLOCATOR_COPY_DATA(base)
+#endif
+inline int64_t cuda_allocated_bytes(int n_devices) {
+#if CTORCH_TORCH_AT_LEAST(2, 8)
+  int64_t total = 0;
+  auto *a = c10::getDeviceAllocator(c10::DeviceType::CUDA);
+  for (int i = 0; i < n_devices; ++i) total += a->getDeviceStats(static_cast<c10::DeviceIndex>(i)).allocated_bytes[0].current;
+  return total;
+#else
+  (void)n_devices;
+  return 0;
+#endif
+}
+#endif  // CTORCH_COMPAT_MEMORY
 
 }  // namespace compat
 }  // namespace ctorch
+
+// ---- GPU and mixed precision -------------------------------------------------
+// Each block is compiled only by the file that defines its macro before
+// including internal.h: their headers are heavy, and this header is part of
+// every generated shard.
+
+#ifdef CTORCH_COMPAT_EVENTS  // stream.cpp
+#include <c10/core/Event.h>
+#include <thread>
+namespace ctorch {
+namespace compat {
+
+// c10::Event::synchronize and ::elapsedTime (device-generic, through the
+// registered guard) are in 2.11 and 2.15 (checked) but not in 1.13 (checked);
+// they came with torch.Event, 2.4 assumed. 1.13 has only query(), so
+// synchronising polls it (yielding), and timing is refused: 1.13's generic
+// events cannot be timed. (2026-11-22)
+inline void event_synchronize(const c10::Event &e) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  e.synchronize();
+#else
+  while (!e.query()) std::this_thread::yield();
+#endif
+}
+
+inline double event_elapsed_ms(const c10::Event &start, const c10::Event &end) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  return start.elapsedTime(end);
+#else
+  (void)start, (void)end;
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "elapsed time needs libtorch >= 2.4: libtorch ", TORCH_VERSION_MAJOR, ".",
+                              TORCH_VERSION_MINOR, "'s device-generic events cannot be timed");
+#endif
+}
+
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_EVENTS
+
+#ifdef CTORCH_COMPAT_AUTOCAST  // amp.cpp
+#include <ATen/autocast_mode.h>
+namespace ctorch {
+namespace compat {
+
+// Autocast state per device type. 2.4 made it device-generic
+// (is_autocast_enabled(DeviceType), get/set_autocast_dtype(DeviceType));
+// 1.13 has one function per backend: set_enabled/is_enabled and
+// *_autocast_gpu_dtype for CUDA, *_cpu_enabled and *_autocast_cpu_dtype for
+// CPU (2.15 keeps those, deprecated, warning on every call). (2026-11-22)
+inline bool autocast_enabled(c10::DeviceType d) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(d);
+#else
+  return d == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+inline void set_autocast_enabled(c10::DeviceType d, bool on) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_enabled(d, on);
+#else
+  if (d == c10::DeviceType::CUDA) at::autocast::set_enabled(on);
+  else at::autocast::set_cpu_enabled(on);
+#endif
+}
+inline at::ScalarType autocast_dtype(c10::DeviceType d) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(d);
+#else
+  return d == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+// 1.13's CPU setter refuses anything but BFloat16 (c10::Error); 2.x accepts
+// Half too.
+inline void set_autocast_dtype(c10::DeviceType d, at::ScalarType t) {
+#if CTORCH_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_dtype(d, t);
+#else
+  if (d == c10::DeviceType::CUDA) at::autocast::set_autocast_gpu_dtype(t);
+  else at::autocast::set_autocast_cpu_dtype(t);
+#endif
+}
+
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_AUTOCAST
+
+#ifdef CTORCH_COMPAT_NCCL  // cuda_backend/with_cuda.cpp, after ProcessGroupNCCL.hpp
+namespace ctorch {
+namespace compat {
+
+// As gloo_process_group, for NCCL: in 1.13 ProcessGroupNCCL is a
+// c10d::ProcessGroup; from 2.0 it is a c10d::Backend that a ProcessGroup
+// holds for CUDA tensors, on the group's store prefixed "cuda/" as Python's
+// _new_process_group_helper does (2.15, checked). (2026-11-22)
+inline c10::intrusive_ptr<c10d::ProcessGroup> nccl_process_group(
+    const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
+    const c10::intrusive_ptr<c10d::ProcessGroupNCCL::Options> &options) {
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  // The same argument as Python's PrefixStore(f"{device}/", ...), so the same keys.
+  auto backend_store = c10::make_intrusive<c10d::PrefixStore>("cuda/", store);
+  auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(backend_store, rank, size, options);
+  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
+  pg->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, nccl);
+  pg->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
+  return pg;
+#else
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
+#endif
+}
+
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_NCCL

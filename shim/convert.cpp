@@ -99,7 +99,10 @@ c10::MemoryFormat to_memory_format(int mf, const char *arg) {
   bad_enum(arg, "ctorch_memory_format", mf);
 }
 
-void fail_scalar_kind(const char *arg, int kind) { bad_enum(arg, "ctorch_scalar_kind", kind); }
+void fail_scalar(const char *arg, const ctorch_scalar &s) {
+  if (s.reserved != 0) fail_arg(arg, "ctorch_scalar.reserved must be 0, got " + std::to_string(s.reserved));
+  bad_enum(arg, "ctorch_scalar_kind", s.kind);
+}
 
 ctorch_scalar from_scalar(const c10::Scalar &s) {
   ctorch_scalar r{CTORCH_SCALAR_FLOAT, 0, 0, 0.0, 0.0};

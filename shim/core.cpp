@@ -1,6 +1,7 @@
 // Hand-written core: library queries, tensor creation from C memory, data
 // and metadata access, conversions, printing.
 #include "internal.h"
+#include "cuda_backend.h"  // ctorch::new_generator, ctorch::cuda_device
 #include "materialize.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -352,8 +353,8 @@ CTORCH_API ctorch_status ctorch_generator_new(ctorch_generator *out, ctorch_devi
   ctorch::require_out(out, "out");
   *out = nullptr;
   auto dev = ctorch::to_device(device, "device");
-  if (!dev.is_cpu()) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'device': only CPU generators can be created");
-  *out = new ctorch_generator_s{at::detail::createCPUGenerator(seed)};
+  if (dev.is_cuda()) dev = ctorch::cuda_device(device, "device", "a CUDA generator");  // NOT_IMPLEMENTED without CUDA
+  *out = new ctorch_generator_s{ctorch::new_generator(dev, seed)};
   CTORCH_CATCH
 }
 

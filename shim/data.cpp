@@ -205,6 +205,9 @@ struct ctorch_data_loader_s {
     if (!shuffle) return;
     auto gen = at::detail::createCPUGenerator(epoch_seed(seed, epoch));
     perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
+    // Drawn on the CPU (the order Python reproduces), used where the data
+    // is: index_select wants its index on the data's device (CUDA).
+    if (perm.device() != data.device()) perm = perm.to(data.device());
   }
   int64_t batches() const { return drop_last ? n / batch : (n + batch - 1) / batch; }
 };

@@ -208,6 +208,11 @@ M *export_tensor(ctorch_tensor h) {
   if (t.layout() != c10::kStrided) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "only strided (dense) tensors can be exported through DLPack");
   if (t.is_conj() || t.is_neg())
     ctorch::fail(CTORCH_VALUE, "tensor has its conjugate/negative bit set; resolve it (resolve_conj/resolve_neg) before exporting");
+  // A ZeroTensor (_efficientzerotensor) has elements but no memory: its data
+  // pointer is NULL and a consumer reading it crashes (found by the bindings'
+  // differential test).
+  if (t._is_zerotensor())
+    ctorch::fail(CTORCH_VALUE, "tensor is a ZeroTensor (no memory behind its elements); materialise it (clone) before exporting");
   DLDataType dt = dl_dtype(t.scalar_type());
   DLDevice dev = dl_device(t.device());
   // A failed resize_ in libtorch 1.13 can leave a negative size behind; no

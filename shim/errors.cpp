@@ -4,6 +4,8 @@
 
 #include <c10/util/Exception.h>
 
+#include "error_log.h"
+
 #include <cstring>
 #include <exception>
 #include <new>
@@ -14,7 +16,9 @@ namespace {
 thread_local std::string last_error;
 thread_local std::string last_error_bt;
 
-void record(const char *fn, const std::string &msg, const std::string &with_bt) {
+// Sets this thread's last error, logs it (error_log.h) and returns the
+// status the entry point returns (with its ticket when tickets are on).
+ctorch_status record(ctorch_status status, const char *fn, const std::string &msg, const std::string &with_bt) {
   // Building the strings may itself throw bad_alloc; the callers are noexcept.
   try {
     last_error.assign(fn).append(": ").append(msg);
@@ -23,6 +27,7 @@ void record(const char *fn, const std::string &msg, const std::string &with_bt) 
     last_error.clear();
     last_error_bt.clear();
   }
+  return ctorch::error_log::returned_status(status, ctorch::error_log::record(status, last_error));
 }
 
 // libtorch reports a CPU allocation failure as a plain c10::Error.
@@ -51,16 +56,14 @@ void fail_null_list(const char *arg, size_t len) {
 }
 
 ctorch_status set_error(const char *fn, ctorch_status status, const std::string &msg) noexcept {
-  record(fn, msg, msg);
-  return status;
+  return record(status, fn, msg, msg);
 }
 
 ctorch_status translate_exception(const char *fn) noexcept {
   try {
     throw;
   } catch (const StatusError &e) {
-    record(fn, e.what(), e.what());
-    return e.status();
+    return record(e.status(), fn, e.what(), e.what());
   } catch (const c10::Error &e) {
     ctorch_status st = CTORCH_RUNTIME;
     // Most derived first.
@@ -71,23 +74,17 @@ ctorch_status translate_exception(const char *fn) noexcept {
     else if (dynamic_cast<const c10::OutOfMemoryError *>(&e)) st = CTORCH_OUT_OF_MEMORY;
     else if (dynamic_cast<const c10::LinAlgError *>(&e)) st = CTORCH_LINALG;
     else if (is_cpu_oom(e.what_without_backtrace())) st = CTORCH_OUT_OF_MEMORY;
-    record(fn, e.what_without_backtrace(), e.what());
-    return st;
+    return record(st, fn, e.what_without_backtrace(), e.what());
   } catch (const std::bad_alloc &e) {
-    record(fn, std::string("out of memory (") + e.what() + ")", e.what());
-    return CTORCH_OUT_OF_MEMORY;
+    return record(CTORCH_OUT_OF_MEMORY, fn, std::string("out of memory (") + e.what() + ")", e.what());
   } catch (const std::out_of_range &e) {
-    record(fn, e.what(), e.what());
-    return CTORCH_INDEX;
+    return record(CTORCH_INDEX, fn, e.what(), e.what());
   } catch (const std::invalid_argument &e) {
-    record(fn, e.what(), e.what());
-    return CTORCH_VALUE;
+    return record(CTORCH_VALUE, fn, e.what(), e.what());
   } catch (const std::exception &e) {
-    record(fn, e.what(), e.what());
-    return CTORCH_RUNTIME;
+    return record(CTORCH_RUNTIME, fn, e.what(), e.what());
   } catch (...) {
-    record(fn, "unknown C++ exception", "unknown C++ exception");
-    return CTORCH_UNKNOWN;
+    return record(CTORCH_UNKNOWN, fn, "unknown C++ exception", "unknown C++ exception");
   }
 }
 

@@ -54,7 +54,8 @@ class StatusError : public std::exception {
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null_handle(const char *arg);
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null_out(const char *arg);
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null_list(const char *arg, size_t len);
-[[noreturn, gnu::cold, gnu::noinline]] void fail_scalar_kind(const char *arg, int kind);
+// A ctorch_scalar with a bad kind, or a nonzero `reserved` field.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_scalar(const char *arg, const ctorch_scalar &s);
 
 // Records the exception in flight as this thread's last error, prefixed by
 // `fn`, and returns its status. Call only from a catch block.
@@ -169,13 +170,17 @@ c10::Layout to_layout(int layout, const char *arg);
 ctorch_layout from_layout(c10::Layout l);
 c10::MemoryFormat to_memory_format(int mf, const char *arg);
 C10_ALWAYS_INLINE c10::Scalar to_scalar(const ctorch_scalar &s, const char *arg) {
-  switch (s.kind) {
-    case CTORCH_SCALAR_FLOAT: return c10::Scalar(s.f);
-    case CTORCH_SCALAR_INT: return c10::Scalar(static_cast<int64_t>(s.i));
-    case CTORCH_SCALAR_BOOL: return c10::Scalar(s.i != 0);
-    case CTORCH_SCALAR_COMPLEX: return c10::Scalar(c10::complex<double>(s.f, s.imag));
+  // `reserved` must be 0 (the header says so): checked, so that it can be
+  // given a meaning later without old callers' garbage being read as one.
+  if (C10_LIKELY(s.reserved == 0)) {
+    switch (s.kind) {
+      case CTORCH_SCALAR_FLOAT: return c10::Scalar(s.f);
+      case CTORCH_SCALAR_INT: return c10::Scalar(static_cast<int64_t>(s.i));
+      case CTORCH_SCALAR_BOOL: return c10::Scalar(s.i != 0);
+      case CTORCH_SCALAR_COMPLEX: return c10::Scalar(c10::complex<double>(s.f, s.imag));
+    }
   }
-  fail_scalar_kind(arg, s.kind);
+  fail_scalar(arg, s);
 }
 ctorch_scalar from_scalar(const c10::Scalar &s);
 

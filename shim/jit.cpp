@@ -1,6 +1,7 @@
 // TorchScript: loading modules saved by torch.jit.save, running their
 // methods with IValue arguments (ctorch_value), parameters and buffers.
 #include "jit_archive_check.h"
+#include "jit_handles.h"
 #include "serialize_internal.h"
 
 #include <ATen/core/jit_type.h>
@@ -14,12 +15,6 @@
 #include <cstdlib>
 #include <cstring>
 
-struct ctorch_module_s {
-  torch::jit::Module m;
-};
-struct ctorch_value_s {
-  c10::IValue v;
-};
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Optimizers (torch::optim) and learning-rate schedules from C.
-#include "internal.h"
+#include "optim_internal.h"
 
 #include <ATen/core/grad_mode.h>
 #include <torch/optim/adagrad.h>
@@ -14,17 +14,19 @@
 #include <memory>
 #include <unordered_set>
 
-namespace {
+using ctorch::optim::Optim;
 
-struct Optim {
-  ctorch_optimizer_kind kind;
-  std::unique_ptr<torch::optim::Optimizer> opt;
-};
+namespace {
 
 void check_kind(int kind) {
   if (kind < CTORCH_OPTIM_SGD || kind > CTORCH_OPTIM_ADAGRAD)
     ctorch::fail_arg("kind", "unknown optimizer kind " + std::to_string(kind));
 }
+
+}  // namespace
+
+namespace ctorch {
+namespace optim {
 
 ctorch_optim_options defaults(ctorch_optimizer_kind kind) {
   ctorch_optim_options o{};
@@ -42,10 +44,20 @@ ctorch_optim_options defaults(ctorch_optimizer_kind kind) {
   return o;
 }
 
+}  // namespace optim
+}  // namespace ctorch
+
+namespace {
+
 void check_nonneg(double v, const char *field) {
   if (!(v >= 0.0) || std::isinf(v))
     ctorch::fail_arg("options", std::string(field) + " must be a finite number >= 0, got " + std::to_string(v));
 }
+
+}  // namespace
+
+namespace ctorch {
+namespace optim {
 
 // Validates like PyTorch's Python constructors (libtorch checks only some of
 // these, and none for added groups), then builds the libtorch options.
@@ -150,6 +162,22 @@ std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
   ctorch::fail_arg("kind", "unknown optimizer kind");
 }
 
+Optim &require_opt(ctorch_optimizer opt) {
+  if (!opt || !opt->o) ctorch::fail_arg("opt", "is NULL");
+  return *opt->o;
+}
+
+}  // namespace optim
+}  // namespace ctorch
+
+using ctorch::optim::construct;
+using ctorch::optim::defaults;
+using ctorch::optim::make_options;
+using ctorch::optim::read_options;
+using ctorch::optim::require_opt;
+
+namespace {
+
 // libtorch's Optimizer::load restores per-parameter state but not the
 // groups' options (lr, betas, ...); PyTorch's load_state_dict restores both.
 template <class Options>
@@ -198,10 +226,6 @@ std::vector<at::Tensor> param_list(const ctorch_tensor *params, size_t n, const 
 
 }  // namespace
 
-struct ctorch_optimizer_s {
-  std::shared_ptr<Optim> o;
-};
-
 struct ctorch_lr_scheduler_s {
   std::shared_ptr<Optim> o;
   bool cosine;
@@ -229,11 +253,6 @@ struct ctorch_lr_scheduler_s {
 };
 
 namespace {
-
-Optim &require_opt(ctorch_optimizer opt) {
-  if (!opt || !opt->o) ctorch::fail_arg("opt", "is NULL");
-  return *opt->o;
-}
 
 torch::optim::OptimizerParamGroup &group_of(Optim &o, size_t group) {
   auto &g = o.opt->param_groups();

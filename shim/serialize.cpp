@@ -1,12 +1,8 @@
 // Checkpoints in torch.save's zip format: save/load one tensor or a named
-// dict of tensors, and the dict handle. Writing uses libtorch's pickler
-// (torch::pickle_save, whose output Python's torch.load reads); reading
-// uses our own reader (serialize_reader.cpp), see there for why.
+// dict of tensors, and the dict handle. Writing and reading are ctorch's own
+// (serialize_writer.cpp, serialize_reader.cpp; see there for why).
+#include "serialize_value.h"
 #include "materialize.h"
-#include "serialize_internal.h"
-
-#include <c10/util/irange.h>
-#include <torch/csrc/jit/serialization/pickle.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <unordered_set>
 
 namespace ctorch {
@@ -44,7 +41,7 @@ mode_t new_file_mode(const char *path) {
 
 }  // namespace
 
-void atomic_write(const char *path, const char *data, size_t size) {
+void atomic_write_with(const char *path, const std::function<void(const Sink &)> &produce) {
   std::string tmpl = std::string(path) + ".ctorch-tmp-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
@@ -55,15 +52,32 @@ void atomic_write(const char *path, const char *data, size_t size) {
     ::unlink(name.data());
     fail(CTORCH_IO, std::string(what) + " '" + name.data() + "' (for '" + path + "'): " + errno_text(e));
   };
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = ::write(fd, data + done, size - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      abandon("cannot write", errno);
+  // The sink reports every byte as written: libtorch's zip writer throws
+  // on a short write and throws again from its destructor (terminate). The
+  // first error is kept and reported once the producer is done.
+  int write_errno = 0;
+  Sink sink = [&](const void *p, size_t size) -> size_t {
+    const char *data = static_cast<const char *>(p);
+    size_t done = 0;
+    while (!write_errno && done < size) {
+      ssize_t n = ::write(fd, data + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        write_errno = n < 0 ? errno : EIO;
+        break;
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
+    return size;
+  };
+  try {
+    produce(sink);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(name.data());
+    throw;
   }
+  if (write_errno) abandon("cannot write", write_errno);
   if (::fchmod(fd, new_file_mode(path)) != 0) abandon("cannot chmod", errno);
   if (::fsync(fd) != 0) abandon("cannot fsync", errno);
   if (::close(fd) != 0) {
@@ -96,19 +110,12 @@ void require_path(const char *path) {
   if (!*path) ctorch::fail_arg("path", "is empty");
 }
 
-// What torch.save should see of t. libtorch's pickler writes a sparse
-// tensor as a dense one over its empty storage (a file nobody can load) and
-// drops the conjugate/negative view bits (the file holds unconjugated
-// values): refuse the first, resolve the second.
+// What torch.save should see of t. Conjugate/negative view bits are not
+// part of the format (Python's torch.save resolves them too).
 at::Tensor savable(const at::Tensor &t, const std::string &arg) {
   if (t.layout() != c10::kStrided)
     ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument '" + arg + "': only dense (strided) tensors can be saved; convert it (to_dense) first");
   return ctorch::materialize_zero(t).resolve_conj().resolve_neg();
-}
-
-void save_ivalue(const char *path, const c10::IValue &v) {
-  std::vector<char> bytes = torch::jit::pickle_save(v);
-  ctorch::atomic_write(path, bytes.data(), bytes.size());
 }
 
 ctorch_tensor_dict_s &dict_ref(ctorch_tensor_dict d) {
@@ -131,7 +138,7 @@ CTORCH_API ctorch_status ctorch_save(const char *path, ctorch_tensor t) {
   CTORCH_TRY
   require_path(path);
   ctorch::require_tensor(t, "t");
-  save_ivalue(path, c10::IValue(savable(ctorch::own(t), "t")));
+  ctorch::write_pickled(path, *ctorch::PV::tensor(savable(ctorch::own(t), "t")));
   CTORCH_CATCH
 }
 
@@ -154,15 +161,16 @@ CTORCH_API ctorch_status ctorch_save_dict(const char *path, const char *const *n
   require_path(path);
   ctorch::require_list(names, n, "names");
   ctorch::require_list(tensors, n, "tensors");
-  c10::Dict<std::string, at::Tensor> d;
+  // An OrderedDict, as model.state_dict() is.
+  ctorch::P d = ctorch::PV::dict(true);
   std::unordered_set<std::string> seen;
   for (size_t i = 0; i < n; ++i) {
     if (!names[i]) ctorch::fail_arg("names", "entry " + std::to_string(i) + " is NULL");
     if (!tensors[i]) ctorch::fail_arg("tensors", "entry " + std::to_string(i) + " ('" + names[i] + "') is NULL");
     if (!seen.insert(names[i]).second) ctorch::fail_arg("names", std::string("'") + names[i] + "' appears twice");
-    d.insert(names[i], savable(ctorch::own(tensors[i]), "tensors[" + std::to_string(i) + "]"));
+    d->put(ctorch::PV::str(names[i]), ctorch::PV::tensor(savable(ctorch::own(tensors[i]), "tensors[" + std::to_string(i) + "]")));
   }
-  save_ivalue(path, c10::IValue(d));
+  ctorch::write_pickled(path, *d);
   CTORCH_CATCH
 }
 

@@ -5,6 +5,7 @@
 
 #include "internal.h"
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,8 +45,11 @@ void require_readable_file(const char *path);
 // PyTorchStreamReader uses (without the archive's folder).
 std::string canonical_torch_archive(const char *path, std::unordered_map<std::string, uint64_t> *sizes = nullptr);
 
-// Writes bytes to path atomically (temp file in the same directory, fsync,
-// rename). Throws StatusError(IO) and leaves any previous file untouched.
-void atomic_write(const char *path, const char *data, size_t size);
+// Writes path atomically: produce() writes the contents through the sink
+// into a temporary file in the same directory, which is then fsync'ed and
+// renamed over path. Throws StatusError(IO) (or what produce throws) and
+// leaves any previous file untouched.
+using Sink = std::function<size_t(const void *, size_t)>;
+void atomic_write_with(const char *path, const std::function<void(const Sink &)> &produce);
 
 }  // namespace ctorch

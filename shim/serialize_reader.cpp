@@ -9,7 +9,7 @@
 // StatusError(VALUE) rather than a crash. The zip container is read here
 // too (ZipReader: stored records, CRC-checked), not by libtorch's
 // PyTorchStreamReader, whose constructor leaks when it throws.
-#include "serialize_internal.h"
+#include "serialize_value.h"
 
 #include <ATen/ops/empty.h>
 #include <c10/core/CPUAllocator.h>
@@ -24,7 +24,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -328,75 +327,14 @@ class ZipReader {
 };
 
 
-struct PV;
-using P = std::shared_ptr<PV>;
-
-// One unpickled Python value, limited to what checkpoints contain.
-struct PV {
-  enum Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Tensor, Storage } kind = None;
-  int64_t i = 0;
-  double f = 0;
-  std::string s, s2;     // Str; Global module (s) and name (s2)
-  std::vector<P> items;  // Tuple, List; Dict as key, value, key, value...
-  at::Tensor t;          // Tensor
-  c10::Storage storage;  // Storage
-  c10::ScalarType st = c10::kFloat;
-
-  PV() = default;
-  PV(const PV &) = delete;
-  PV &operator=(const PV &) = delete;
-  // Iterative teardown: a hostile file can nest lists a million deep (via
-  // the memo), and recursive shared_ptr destruction would overflow the stack.
-  ~PV() {
-    std::vector<P> work = std::move(items);
-    while (!work.empty()) {
-      P q = std::move(work.back());
-      work.pop_back();
-      if (q && q.use_count() == 1) {
-        for (auto &c : q->items) work.push_back(std::move(c));
-        q->items.clear();
-      }
-    }
-  }
-
-  static P make(Kind k) {
-    auto p = std::make_shared<PV>();
-    p->kind = k;
-    return p;
-  }
-};
+}  // namespace
 
 const char *kind_name(PV::Kind k) {
-  static const char *names[] = {"None", "bool", "int", "float", "str", "tuple", "list", "dict", "global", "Tensor", "storage"};
+  static const char *const names[] = {"None", "bool", "int", "float", "str", "tuple", "list", "dict", "global", "Tensor", "storage"};
   return names[k];
 }
 
-// torch.<Name>Storage -> dtype.
-const std::map<std::string, c10::ScalarType> &storage_types() {
-  static const std::map<std::string, c10::ScalarType> m = {
-      {"FloatStorage", c10::kFloat},     {"DoubleStorage", c10::kDouble},
-      {"HalfStorage", c10::kHalf},       {"BFloat16Storage", c10::kBFloat16},
-      {"LongStorage", c10::kLong},       {"IntStorage", c10::kInt},
-      {"ShortStorage", c10::kShort},     {"CharStorage", c10::kChar},
-      {"ByteStorage", c10::kByte},       {"BoolStorage", c10::kBool},
-      {"ComplexFloatStorage", c10::kComplexFloat}, {"ComplexDoubleStorage", c10::kComplexDouble},
-      {"ComplexHalfStorage", c10::kComplexHalf},
-  };
-  return m;
-}
-
-// Every container made while unpickling. A hostile pickle can put a list
-// or dict inside itself (through the memo); shared_ptr cannot free such a
-// cycle, so the owner of the arena empties every container once done.
-struct Arena {
-  std::vector<P> containers;
-  Arena() = default;
-  Arena(const Arena &) = delete;
-  Arena &operator=(const Arena &) = delete;
-  ~Arena() {
-    for (auto &c : containers) c->items.clear();
-  }
-};
+namespace {
 
 class Unpickler {
  public:
@@ -666,13 +604,17 @@ class Unpickler {
     expect(pid, PV::Tuple, "persistent id");
     const auto &a = pid->items;
     if (a.size() != 5 || a[0]->kind != PV::Str || a[0]->s != "storage") corrupt("unknown persistent id in checkpoint");
+    // torch.<X>Storage (typed: numel in elements), or PyTorch 2.x's
+    // torch.storage.UntypedStorage (numel in bytes; the dtype comes with
+    // _rebuild_tensor_v3).
     const P &cls = expect(a[1], PV::Global, "storage type");
-    auto it = storage_types().find(cls->s2);
-    if (cls->s != "torch" || it == storage_types().end()) corrupt("unsupported storage type " + cls->s + "." + cls->s2);
+    c10::ScalarType st = c10::kByte;
+    bool untyped = (cls->s == "torch.storage" || cls->s == "torch") && cls->s2 == "UntypedStorage";
+    if (!untyped && (cls->s != "torch" || !dtype_from_storage_class(cls->s2, &st)))
+      corrupt("unsupported storage type " + cls->s + "." + cls->s2);
     const std::string &key = expect(a[2], PV::Str, "storage key")->s;
     int64_t numel = as_int(a[4], "storage size");
     if (numel < 0) corrupt("negative storage size");
-    c10::ScalarType st = it->second;
     size_t item = c10::elementSize(st);
     if (static_cast<uint64_t>(numel) > SIZE_MAX / item) corrupt("storage size overflows");
     size_t nbytes = static_cast<size_t>(numel) * item;
@@ -700,9 +642,11 @@ class Unpickler {
     return v;
   }
 
-  P tensor_from(const std::vector<P> &a, size_t nmin) {
+  // dtype: the tensor's (v3 records) when it is not the storage's.
+  P tensor_from(const std::vector<P> &a, size_t nmin, const c10::ScalarType *dtype = nullptr) {
     if (a.size() < nmin) corrupt("tensor record has " + std::to_string(a.size()) + " fields");
     const P &s = expect(a[0], PV::Storage, "tensor storage");
+    const c10::ScalarType st = dtype ? *dtype : s->st;
     int64_t off = as_int(a[1], "storage offset");
     auto sizes = int_tuple(a[2], "tensor sizes");
     auto strides = int_tuple(a[3], "tensor strides");
@@ -725,11 +669,11 @@ class Unpickler {
         if (st && step > (UINT64_MAX / 4) / st) corrupt("tensor strides overflow");
         span += step * st;
       }
-      size_t item = c10::elementSize(s->st);
+      size_t item = c10::elementSize(st);
       uint64_t need = static_cast<uint64_t>(off) + span;
       if (need > s->storage.nbytes() / item) corrupt("tensor reaches beyond its storage");
     }
-    at::Tensor t = at::empty({0}, at::TensorOptions().dtype(s->st));
+    at::Tensor t = at::empty({0}, at::TensorOptions().dtype(st));
     t.set_(s->storage, off, sizes, strides);
     auto v = make(PV::Tensor);
     v->t = std::move(t);
@@ -745,7 +689,20 @@ class Unpickler {
     const std::string &m = fn.s, &n = fn.s2;
     if (m == "collections" && n == "OrderedDict") {
       if (!a.empty()) corrupt("OrderedDict called with arguments");
-      return make(PV::Dict);
+      P d = make(PV::Dict);
+      d->ordered = true;
+      return d;
+    }
+    // (storage, offset, size, stride, requires_grad, hooks, dtype[, metadata]):
+    // PyTorch 2.x, for dtypes without a legacy storage class (uint16, ...).
+    if (m == "torch._utils" && n == "_rebuild_tensor_v3") {
+      if (a.size() < 7) corrupt("tensor record has " + std::to_string(a.size()) + " fields");
+      const P &g = expect(a[6], PV::Global, "tensor dtype");
+      c10::ScalarType st;
+      if (g->s != "torch" || !dtype_from_python_name(g->s2, &st)) corrupt("unsupported dtype " + g->s + "." + g->s2);
+      P t = tensor_from(a, 7, &st);
+      set_requires_grad(t, a[4]);
+      return t;
     }
     if (m == "torch._utils" && (n == "_rebuild_tensor_v2" || n == "_rebuild_tensor")) {
       P t = tensor_from(a, n == "_rebuild_tensor" ? 4 : 5);
@@ -798,11 +755,9 @@ void require_readable_file(const char *path) {
   if (!S_ISREG(sb.st_mode)) fail(CTORCH_IO, std::string("'") + path + "' is not a regular file");
 }
 
-Checkpoint read_checkpoint(const char *path) {
+std::unique_ptr<Pickled> read_pickled(const char *path) {
   require_readable_file(path);
-  Checkpoint out;
-  Arena arena;  // outlives root: empties every container once the result is extracted
-  P root;
+  auto out = std::make_unique<Pickled>();
   std::unique_ptr<ZipReader> reader;
   try {
     reader.reset(new ZipReader(path));
@@ -824,7 +779,7 @@ Checkpoint read_checkpoint(const char *path) {
     at::DataPtr pkl;
     size_t n = 0;
     std::tie(pkl, n) = zip.getRecord("data.pkl");
-    root = Unpickler(static_cast<const char *>(pkl.get()), n, zip, arena).run();
+    out->root = Unpickler(static_cast<const char *>(pkl.get()), n, zip, out->arena).run();
   } catch (const StatusError &err) {
     fail(err.status(), std::string("'") + path + "' is not a readable checkpoint: " + err.what());
   } catch (const c10::Error &err) {
@@ -835,6 +790,13 @@ Checkpoint read_checkpoint(const char *path) {
   } catch (const std::exception &err) {
     fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable torch.save zip file: " + err.what());
   }
+  return out;
+}
+
+Checkpoint read_checkpoint(const char *path) {
+  std::unique_ptr<Pickled> file = read_pickled(path);  // its arena outlives root's use here
+  const P &root = file->root;
+  Checkpoint out;
   if (root->kind == PV::Tensor) {
     out.is_tensor = true;
     out.tensor = root->t;

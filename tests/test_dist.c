@@ -593,6 +593,65 @@ START_TEST(rendezvous_timeout) {
 }
 END_TEST
 
+/* ---- ranks of another libtorch version -------------------------------------- */
+
+/* Rank 1 plays a rank of another version: it writes, on the group's
+ * FileStore, what such a rank writes first (ctx: the key and its value).
+ * Rank 0's group creation must fail at once with CTORCH_RUNTIME naming both
+ * versions, not wait in Gloo's rendezvous. (tests/dist/mismatch.py does the
+ * same with real ranks of the other generation where it finds them.) */
+struct foreign {
+  const char *key, *value, *want; /* want: the other version, as rank 0 must name it */
+};
+
+static int rank_foreign(int rank, int size, const char *dir, void *ctx) {
+  const struct foreign *f = (const struct foreign *)ctx;
+  int r_rank = rank;
+  char path[256];
+  ctorch_store store = NULL;
+  ctorch_process_group pg = NULL;
+  const char *done = "test_done";
+  setenv("GLOO_SOCKET_IFNAME", "lo", 1);
+  snprintf(path, sizeof path, "%s/store", dir);
+  RK_OK(ctorch_store_file_new(&store, path, size, T_MS));
+  if (rank == 1) {
+    RK_OK(ctorch_store_set(store, f->key, f->value, strlen(f->value)));
+    RK_OK(ctorch_store_wait(store, &done, 1, T_MS));
+  } else {
+    RK_FAILS(CTORCH_RUNTIME, ctorch_process_group_new_gloo(&pg, store, 0, size, T_MS));
+    RK_CHECK(pg == NULL, "out not cleared");
+    RK_CHECK(strstr(ctorch_last_error(), f->want) != NULL, "message does not name %s: %s", f->want,
+             ctorch_last_error());
+    RK_CHECK(strstr(ctorch_last_error(), CTORCH_TORCH_VERSION_STRING) != NULL, "message does not name %s: %s",
+             CTORCH_TORCH_VERSION_STRING, ctorch_last_error());
+    RK_CHECK(strstr(ctorch_last_error(), "timed out") == NULL, "refused by the timeout, not the check: %s",
+             ctorch_last_error());
+    fprintf(stderr, "rank 0 (expected failure): %s\n", ctorch_last_error());
+    RK_OK(ctorch_store_set(store, done, "1", 1));
+  }
+  ctorch_store_free(store);
+  return 0;
+}
+
+/* Another ctorch, built against another libtorch: its version key. */
+START_TEST(version_key_mismatch_2) {
+  struct foreign f = {"ctorch_libtorch_version/0/1", "0.9.9", "0.9.9"};
+  expect_all_ok(2, rank_foreign, &f);
+}
+END_TEST
+
+/* A torch.distributed rank of the other generation: its Gloo host-name key,
+ * where that generation's init_process_group puts it (group 0, rank 1). */
+START_TEST(gloo_layout_mismatch_2) {
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+  struct foreign f = {"0/0/rank_1", "localhost", "PyTorch 1.x"};
+#else
+  struct foreign f = {"0//cpu//0/1", "address", "PyTorch 2.x"};
+#endif
+  expect_all_ok(2, rank_foreign, &f);
+}
+END_TEST
+
 /* ---- argument checking, one process ---------------------------------------- */
 
 static int rank_args(int rank, int size, const char *dir, void *ctx) {
@@ -609,7 +668,11 @@ static int rank_args(int rank, int size, const char *dir, void *ctx) {
   (void)ctx;
   setenv("GLOO_SOCKET_IFNAME", "lo", 1);
   RK_OK(ctorch_dist_nccl_available(&avail));
-  RK_CHECK(avail == 0, "nccl available %d on a CPU-only libtorch", avail);
+  {
+    int gpus = 0; /* NCCL needs a CUDA device (and a libtorch with NCCL) */
+    RK_OK(ctorch_cuda_device_count(&gpus));
+    RK_CHECK(avail == 0 || gpus > 0, "nccl available %d without a CUDA device", avail);
+  }
   RK_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_dist_nccl_available(NULL));
 
   /* stores */
@@ -673,7 +736,8 @@ static int rank_args(int rank, int size, const char *dir, void *ctx) {
   setenv("MASTER_PORT", "notaport", 1);
   RK_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_dist_init_from_env(&pg, NULL, NULL, 1000));
   RK_CHECK(strstr(ctorch_last_error(), "MASTER_PORT") != NULL, "%s", ctorch_last_error());
-  RK_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_dist_init_from_env(&pg, NULL, "nccl", 1000));
+  /* nccl: refused where unavailable; else it fails on the bad port like gloo */
+  RK_FAILS(avail ? CTORCH_INVALID_ARGUMENT : CTORCH_NOT_IMPLEMENTED, ctorch_dist_init_from_env(&pg, NULL, "nccl", 1000));
   RK_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_dist_init_from_env(&pg, NULL, "mpi", 1000));
 
   ctorch_process_group_free(NULL);
@@ -702,6 +766,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, peer_dies_2);
   tcase_add_test(tc, peer_dies_4);
   tcase_add_test(tc, rendezvous_timeout);
+  tcase_add_test(tc, version_key_mismatch_2);
+  tcase_add_test(tc, gloo_layout_mismatch_2);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,5 +1,7 @@
-/* Checkpoints: round trips, atomic writes, missing/truncated/corrupt files.
- * (Crossing to and from Python is tested in tests/python/test_checkpoint.py.) */
+/* Checkpoints: round trips, atomic writes, missing/truncated/corrupt files,
+ * the format written (what torch.load(weights_only=True) accepts), files of
+ * earlier ctorch versions. (Crossing to and from Python: tests/python/
+ * test_py_checkpoint.py and test_py_interop_files.py.) */
 #include <dirent.h>
 #include <signal.h>
 #include <stdint.h>
@@ -295,6 +297,193 @@ START_TEST(unwritable_destinations_are_io) {
 }
 END_TEST
 
+/* The pickle names only what torch.load(weights_only=True) allows (PyTorch
+ * 2.6+'s default): no torch.jit._pickle helpers as libtorch's pickler
+ * writes. Records are stored uncompressed, so the names are in the bytes. */
+static int has_bytes(const char *hay, size_t n, const char *needle) {
+  size_t k = strlen(needle);
+  for (size_t i = 0; i + k <= n; ++i)
+    if (!memcmp(hay + i, needle, k)) return 1;
+  return 0;
+}
+
+START_TEST(written_files_use_only_weights_only_globals) {
+  float w[6] = {1, 2, 3, 4, 5, 6};
+  int64_t ws[2] = {2, 3};
+  const char *names[2] = {"w", "b"};
+  ctorch_tensor ts[2];
+  char *bytes;
+  size_t n;
+  ts[0] = ct_floats(w, ws, 2);
+  CT_OK(ctorch_to_dtype(&ts[1], ts[0], CTORCH_INT64, 0, 0, NULL));
+  CT_OK(ctorch_save_dict(in_dir("sd.pt"), names, ts, 2));
+  bytes = read_all(in_dir("sd.pt"), &n);
+  ck_assert(has_bytes(bytes, n, "archive/data.pkl"));
+  ck_assert(has_bytes(bytes, n, "archive/byteorder"));
+  ck_assert(has_bytes(bytes, n, "ccollections\nOrderedDict\n"));
+  ck_assert(has_bytes(bytes, n, "ctorch._utils\n_rebuild_tensor_v2\n"));
+  ck_assert(has_bytes(bytes, n, "ctorch\nFloatStorage\n"));
+  ck_assert(has_bytes(bytes, n, "ctorch\nLongStorage\n"));
+  ck_assert(!has_bytes(bytes, n, "torch.jit"));
+  ck_assert(!has_bytes(bytes, n, "restore_type_tag"));
+  ck_assert(!has_bytes(bytes, n, "build_intlist"));
+  free(bytes);
+  ctorch_tensor_free(ts[0]);
+  ctorch_tensor_free(ts[1]);
+}
+END_TEST
+
+/* Views of one storage are written once (one data record, as torch.save
+ * does) and share one storage again when loaded. */
+START_TEST(shared_storage_is_written_once_and_shared_again) {
+  float v[20];
+  int64_t s[2] = {4, 5};
+  const char *names[3] = {"base", "row2", "cols"};
+  ctorch_tensor ts[3], got[3];
+  ctorch_tensor_dict d = NULL;
+  char *bytes;
+  size_t n;
+  void *p0 = NULL, *p1 = NULL, *p2 = NULL;
+  int64_t st[2];
+  for (int i = 0; i < 20; ++i) v[i] = (float)i;
+  ts[0] = ct_floats(v, s, 2);
+  CT_OK(ctorch_select_int(&ts[1], ts[0], 0, 2));
+  {
+    ctorch_tensor t = NULL;
+    CT_OK(ctorch_transpose_int(&t, ts[0], 0, 1));
+    CT_OK(ctorch_narrow(&ts[2], t, 0, 1, 3));
+    ctorch_tensor_free(t);
+  }
+  CT_OK(ctorch_save_dict(in_dir("views.pt"), names, ts, 3));
+  bytes = read_all(in_dir("views.pt"), &n);
+  ck_assert(has_bytes(bytes, n, "archive/data/0"));
+  ck_assert(!has_bytes(bytes, n, "archive/data/1"));
+  free(bytes);
+  CT_OK(ctorch_load_dict(&d, in_dir("views.pt")));
+  for (int i = 0; i < 3; ++i) {
+    CT_OK(ctorch_tensor_dict_get(&got[i], d, (size_t)i));
+    assert_same(got[i], ts[i]);
+  }
+  CT_OK(ctorch_tensor_data_ptr(&p0, got[0]));
+  CT_OK(ctorch_tensor_data_ptr(&p1, got[1]));
+  CT_OK(ctorch_tensor_data_ptr(&p2, got[2]));
+  ck_assert_ptr_eq(p1, (char *)p0 + 10 * sizeof(float));
+  ck_assert_ptr_eq(p2, (char *)p0 + 1 * sizeof(float));
+  CT_OK(ctorch_tensor_strides(st, 2, got[2]));
+  ck_assert_int_eq(st[0], 1);
+  ck_assert_int_eq(st[1], 5);
+  for (int i = 0; i < 3; ++i) {
+    ctorch_tensor_free(ts[i]);
+    ctorch_tensor_free(got[i]);
+  }
+  ctorch_tensor_dict_free(d);
+}
+END_TEST
+
+START_TEST(refusals_keep_the_old_file) {
+  float v[4] = {1, 2, 3, 4};
+  int64_t s[1] = {4};
+  const char *names[2] = {"f", "i"}, *bad_name[1] = {"caf\xe9"};
+  ctorch_tensor ts[2];
+  char *before, *after;
+  size_t nb, na;
+  ts[0] = ct_floats(v, s, 1);
+  CT_OK(ctorch_save(in_dir("keep.pt"), ts[0]));
+  before = read_all(in_dir("keep.pt"), &nb);
+  /* One memory seen as two dtypes: torch.save cannot store it either. */
+  CT_OK(ctorch_view_dtype(&ts[1], ts[0], CTORCH_INT32));
+  CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_save_dict(in_dir("keep.pt"), names, ts, 2));
+  CT_ERROR_HAS("same memory");
+  /* Python's keys are str: bytes that are not UTF-8 cannot be one. */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(in_dir("keep.pt"), bad_name, ts, 1));
+  CT_ERROR_HAS("UTF-8");
+  after = read_all(in_dir("keep.pt"), &na);
+  ck_assert_uint_eq(na, nb);
+  ck_assert_mem_eq(after, before, nb);
+  ck_assert_int_eq(count_entries(), 1);
+  free(before);
+  free(after);
+  ctorch_tensor_free(ts[0]);
+  ctorch_tensor_free(ts[1]);
+}
+END_TEST
+
+START_TEST(requires_grad_and_complex32_round_trip) {
+  float v[6] = {1, -2, 3, -4, 5, -6};
+  int64_t s[1] = {6};
+  ctorch_tensor t = ct_floats(v, s, 1), c = NULL, c32 = NULL, u = NULL;
+  int rg = 0;
+  CT_OK(ctorch_tensor_set_requires_grad(t, 1));
+  CT_OK(ctorch_save(in_dir("g.pt"), t));
+  CT_OK(ctorch_load(&u, in_dir("g.pt")));
+  CT_OK(ctorch_tensor_requires_grad(&rg, u));
+  ck_assert_int_eq(rg, 1);
+  assert_same(t, u);
+  ctorch_tensor_free(u);
+  /* complex32 has no storage class: written as PyTorch 2.x does
+   * (_rebuild_tensor_v3 over an UntypedStorage, dtype torch.complex32). */
+  {
+    ctorch_tensor plain = NULL;
+    char *bytes;
+    size_t n;
+    CT_OK(ctorch_detach(&plain, t));
+    CT_OK(ctorch_complex(&c, plain, plain));
+    CT_OK(ctorch_to_dtype(&c32, c, CTORCH_COMPLEX32, 0, 0, NULL));
+    CT_OK(ctorch_save(in_dir("c32.pt"), c32));
+    bytes = read_all(in_dir("c32.pt"), &n);
+    ck_assert(has_bytes(bytes, n, "_rebuild_tensor_v3"));
+    ck_assert(has_bytes(bytes, n, "ctorch\ncomplex32\n"));
+    free(bytes);
+    CT_OK(ctorch_load(&u, in_dir("c32.pt")));
+    assert_same(c32, u);
+    ctorch_tensor_free(plain);
+  }
+  ctorch_tensor_free(u);
+  ctorch_tensor_free(c);
+  ctorch_tensor_free(c32);
+  ctorch_tensor_free(t);
+}
+END_TEST
+
+/* Files written by ctorch 0.1 (libtorch's torch::pickle_save: dicts tagged
+ * with torch.jit._pickle.restore_type_tag) still load. */
+START_TEST(files_of_ctorch_0_1_still_load) {
+  const char *src = getenv("CTORCH_SOURCE_DIR");
+  char path[1024];
+  ctorch_tensor_dict d = NULL;
+  ctorch_tensor w = NULL, wt = NULL, b = NULL, t = NULL;
+  float wv[6];
+  int64_t bv[3];
+  double tv[4];
+  void *pw = NULL, *pwt = NULL;
+  size_t n = 0;
+  ck_assert_msg(src != NULL, "CTORCH_SOURCE_DIR is not set (ctest sets it)");
+  snprintf(path, sizeof path, "%s/tests/data/checkpoints/ctorch-0.1-dict.pt", src);
+  CT_OK(ctorch_load_dict(&d, path));
+  CT_OK(ctorch_tensor_dict_size(&n, d));
+  ck_assert_uint_eq(n, 3);
+  CT_OK(ctorch_tensor_dict_find(&w, d, "w"));
+  CT_OK(ctorch_tensor_dict_find(&b, d, "b"));
+  CT_OK(ctorch_tensor_dict_find(&wt, d, "w_t"));
+  CT_OK(ctorch_tensor_copy_to(wv, sizeof wv, w));
+  CT_OK(ctorch_tensor_copy_to(bv, sizeof bv, b));
+  for (int i = 0; i < 6; ++i) ck_assert_float_eq(wv[i], (float)i);
+  for (int i = 0; i < 3; ++i) ck_assert_int_eq(bv[i], i - 1);
+  CT_OK(ctorch_tensor_data_ptr(&pw, w));
+  CT_OK(ctorch_tensor_data_ptr(&pwt, wt));
+  ck_assert_ptr_eq(pw, pwt);
+  snprintf(path, sizeof path, "%s/tests/data/checkpoints/ctorch-0.1-tensor.pt", src);
+  CT_OK(ctorch_load(&t, path));
+  CT_OK(ctorch_tensor_copy_to(tv, sizeof tv, t));
+  for (int i = 0; i < 4; ++i) ck_assert_double_eq(tv[i], i * 0.5);
+  ctorch_tensor_free(w);
+  ctorch_tensor_free(wt);
+  ctorch_tensor_free(b);
+  ctorch_tensor_free(t);
+  ctorch_tensor_dict_free(d);
+}
+END_TEST
+
 START_TEST(missing_garbage_truncated_and_flipped_files) {
   float w[64];
   int64_t s[2] = {8, 8};
@@ -365,6 +554,11 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, failed_write_leaves_old_file_and_no_temp);
   tcase_add_test(tc, unwritable_destinations_are_io);
   tcase_add_test(tc, missing_garbage_truncated_and_flipped_files);
+  tcase_add_test(tc, written_files_use_only_weights_only_globals);
+  tcase_add_test(tc, shared_storage_is_written_once_and_shared_again);
+  tcase_add_test(tc, refusals_keep_the_old_file);
+  tcase_add_test(tc, requires_grad_and_complex32_round_trip);
+  tcase_add_test(tc, files_of_ctorch_0_1_still_load);
   suite_add_tcase(s, tc);
   return s;
 }

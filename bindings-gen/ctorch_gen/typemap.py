@@ -150,12 +150,10 @@ def bind_argument(a: Argument, n: str, len_name: str) -> ArgBinding:
     if isinstance(t, ListType) and _base(t.elem) == "float":
         return B([("const double *", n), ("size_t", len_name)],
                  [f'ctorch::require_list({n}, {len_name}, "{n}");'],
-                 f"at::ArrayRef<double>({n}, {len_name})", dummy=["ct_zeros_f64", str(t.size or 1)])
+                 f"ctorch_gen::double_list({n}, {len_name})", dummy=["ct_zeros_f64", str(t.size or 1)])
     if isinstance(t, OptionalType) and isinstance(t.elem, ListType) and _base(t.elem.elem) == "float":
         return B([("const double *", n), ("size_t", len_name)], [],
-                 f"({n} ? c10::optional<at::ArrayRef<double>>(at::ArrayRef<double>({n}, {len_name})) "
-                 f": c10::optional<at::ArrayRef<double>>())",
-                 nullable=True, dummy=["NULL", "0"])
+                 f"ctorch_gen::opt_double_list({n}, {len_name})", nullable=True, dummy=["NULL", "0"])
     # ---- bools ---------------------------------------------------------
     if b == "bool":
         return B([("int", n)], [], f"({n} != 0)", dummy=["0"])

@@ -17,10 +17,13 @@ std::vector<at::Scalar> scalar_list(const ctorch_scalar *p, size_t n, const char
   return v;
 }
 
+#ifdef CTORCH_GEN_DIMNAME
 at::Dimname dimname(const char *s, const char *arg) {
   require_str(s, arg);
   if (!at::Dimname::isValidName(s)) ctorch::fail_arg(arg, std::string("invalid dimension name '") + s + "'");
-  return at::Dimname::fromSymbol(at::Symbol::dimname(s));
+  // Symbol::dimname(s) was this in 1.13 and is gone in 2.x; the qualified
+  // spelling works in both.
+  return at::Dimname::fromSymbol(at::Symbol::fromQualString(std::string("dimname::") + s));
 }
 
 std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char *arg) {
@@ -30,6 +33,7 @@ std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char
   for (size_t i = 0; i < n; ++i) v.push_back(dimname(p[i], arg));
   return v;
 }
+#endif
 
 void require_no_overlap(const at::Tensor &t, const char *arg) {
   if (t.defined() && t.layout() == c10::kStrided && at::has_internal_overlap(t) == at::MemOverlap::Yes)

@@ -8,7 +8,9 @@
 #include "internal.h"
 
 #include <ATen/core/ATen_fwd.h>
+#ifdef CTORCH_GEN_DIMNAME  // see dimname() below
 #include <ATen/core/Dimname.h>
+#endif
 #include <c10/core/SymIntArrayRef.h>
 #include <c10/util/OptionalArrayRef.h>
 
@@ -71,18 +73,29 @@ class ShapeGuard {
   bool committed_ = false;
 };
 
-inline at::IntArrayRef int_list(const int64_t *p, size_t n) { return at::IntArrayRef(p, n); }
+// Length 0 is PyTorch's []: an ArrayRef with a NULL data(), which is what
+// Python's argument parser builds from an empty list. Kernels may read a
+// NULL data() as "not given" (set_.source_Tensor_storage_offset with
+// stride=[] means contiguous), so the caller's pointer, NULL or not, must
+// not reach them when the length is 0.
+inline at::IntArrayRef int_list(const int64_t *p, size_t n) { return at::IntArrayRef(n ? p : nullptr, n); }
 inline c10::SymIntArrayRef sym_int_list(const int64_t *p, size_t n) {
-  return ctorch::compat::sym_int_array(at::IntArrayRef(p, n));
+  return ctorch::compat::sym_int_array(int_list(p, n));
 }
-// int[]? / SymInt[]?: a NULL pointer is None.
+inline at::ArrayRef<double> double_list(const double *p, size_t n) { return at::ArrayRef<double>(n ? p : nullptr, n); }
+// int[]? / SymInt[]? / float[]?: a NULL pointer is None, a non-NULL one with
+// length 0 is [].
 inline at::OptionalIntArrayRef opt_int_list(const int64_t *p, size_t n) {
   if (!p) return c10::nullopt;
-  return at::IntArrayRef(p, n);
+  return int_list(p, n);
 }
 inline at::OptionalSymIntArrayRef opt_sym_int_list(const int64_t *p, size_t n) {
   if (!p) return c10::nullopt;
-  return ctorch::compat::sym_int_array(at::IntArrayRef(p, n));
+  return sym_int_list(p, n);
+}
+inline c10::optional<at::ArrayRef<double>> opt_double_list(const double *p, size_t n) {
+  if (!p) return c10::nullopt;
+  return double_list(p, n);
 }
 
 // A tensor to be written whose elements share memory (an expanded view):
@@ -166,8 +179,13 @@ inline void require_str(const char *s, const char *arg) {
 }
 
 // Dimension names (named tensors) are passed as C strings.
+#ifdef CTORCH_GEN_DIMNAME
+// Named tensors: only while the yaml has Dimname arguments (1.13 does;
+// PyTorch dropped them from its schemas and headers by 2.15). generate.cmake
+// defines CTORCH_GEN_DIMNAME from the yaml itself.
 at::Dimname dimname(const char *s, const char *arg);
 std::vector<at::Dimname> dimname_list(const char *const *p, size_t n, const char *arg);
+#endif
 
 c10::DeviceIndex device_index(int64_t v, const char *arg);
 

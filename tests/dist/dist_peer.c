@@ -4,6 +4,10 @@
  *
  *   dist_peer env                              rendezvous from MASTER_ADDR/PORT, RANK, WORLD_SIZE
  *   dist_peer store HOST PORT RANK SIZE MASTER  explicit TCPStore + ctorch_process_group_new_gloo
+ *   dist_peer file PATH RANK SIZE [PREFIX]      FileStore (under PREFIX) + ctorch_process_group_new_gloo
+ *   dist_peer version                          prints the libtorch version ctorch was built against
+ * The group timeout is CTORCH_DIST_TIMEOUT_MS (default 60000). A failing
+ * call prints "rank R: file:line: call -> STATUS: message" on stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,18 +103,39 @@ static int sequence(ctorch_process_group pg, int rank, int size) {
   return 0;
 }
 
+/* The group timeout: CTORCH_DIST_TIMEOUT_MS, else 60 s. */
+static int64_t timeout_ms(void) {
+  const char *v = getenv("CTORCH_DIST_TIMEOUT_MS");
+  return v && *v ? atoll(v) : 60000;
+}
+
 int main(int argc, char **argv) {
   int r_rank = -1, rank = -1, size = -1, rc;
   ctorch_process_group pg = NULL;
-  if (argc >= 2 && strcmp(argv[1], "env") == 0) {
-    RK_OK(ctorch_dist_init_from_env(&pg, NULL, "gloo", 60000));
+  if (argc == 2 && strcmp(argv[1], "version") == 0) {
+    const char *v = NULL;
+    RK_OK(ctorch_torch_version(&v));
+    printf("%s\n", v);
+    return 0;
+  } else if (argc >= 2 && strcmp(argv[1], "env") == 0) {
+    RK_OK(ctorch_dist_init_from_env(&pg, NULL, "gloo", timeout_ms()));
   } else if (argc == 7 && strcmp(argv[1], "store") == 0) {
     ctorch_store store = NULL;
-    RK_OK(ctorch_store_tcp_new(&store, argv[2], atoi(argv[3]), atoi(argv[5]), atoi(argv[6]), 60000));
-    RK_OK(ctorch_process_group_new_gloo(&pg, store, atoi(argv[4]), atoi(argv[5]), 60000));
+    r_rank = atoi(argv[4]);
+    RK_OK(ctorch_store_tcp_new(&store, argv[2], atoi(argv[3]), atoi(argv[5]), atoi(argv[6]), timeout_ms()));
+    RK_OK(ctorch_process_group_new_gloo(&pg, store, atoi(argv[4]), atoi(argv[5]), timeout_ms()));
     ctorch_store_free(store);
+  } else if ((argc == 5 || argc == 6) && strcmp(argv[1], "file") == 0) {
+    ctorch_store file = NULL, store = NULL;
+    r_rank = atoi(argv[3]);
+    RK_OK(ctorch_store_file_new(&file, argv[2], atoi(argv[4]), timeout_ms()));
+    if (argc == 6) /* Python's init_method="file://" prefixes "default_pg" */
+      RK_OK(ctorch_store_prefix_new(&store, file, argv[5]));
+    RK_OK(ctorch_process_group_new_gloo(&pg, store ? store : file, atoi(argv[3]), atoi(argv[4]), timeout_ms()));
+    ctorch_store_free(store);
+    ctorch_store_free(file);
   } else {
-    fprintf(stderr, "usage: %s env | store HOST PORT RANK SIZE IS_MASTER\n", argv[0]);
+    fprintf(stderr, "usage: %s env | store HOST PORT RANK SIZE IS_MASTER | file PATH RANK SIZE [PREFIX] | version\n", argv[0]);
     return 2;
   }
   RK_OK(ctorch_process_group_rank(&rank, pg));

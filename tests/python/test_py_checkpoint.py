@@ -1,6 +1,7 @@
 """Checkpoints crossing between ctorch (C) and Python's torch.save/torch.load.
 
-Run by ctest with /usr/bin/python3, CTORCH_LIB and PYTHONPATH set.
+Run by ctest with the Python whose torch matches the build's libtorch
+(CTORCH_TORCH_PYTHON), CTORCH_LIB and PYTHONPATH set.
 """
 import collections
 import os
@@ -67,6 +68,17 @@ class CToPython(Base):
             y = torch.load(self.path("v.pt"))
             self.assertEqual(y.shape, x.shape)
             self.assertTrue(torch.equal(x, y))
+
+    def test_weights_only_load(self):
+        # PyTorch >= 2.6 loads with weights_only=True by default; ask for it
+        # on older ones (1.13 has the option).
+        x = torch.randn(3, 4)
+        ctorch.save_dict(self.path("w.pt"), {"x": ctorch.from_torch(x), "xt": ctorch.from_torch(x.t())})
+        ctorch.save(self.path("one.pt"), ctorch.from_torch(x))
+        d = torch.load(self.path("w.pt"), weights_only=True)
+        self.assertTrue(torch.equal(d["x"], x))
+        self.assertTrue(torch.equal(d["xt"], x.t()))
+        self.assertTrue(torch.equal(torch.load(self.path("one.pt"), weights_only=True), x))
 
     def test_state_dict_loads_into_a_model(self):
         a = model()

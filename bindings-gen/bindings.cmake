@@ -1,0 +1,21 @@
+# Language bindings generated from api.json at build time (see
+# docs/bindings.md): build/bindings/{python,node,go}. Generation needs only
+# Python; the Node and Go tests install or compile what they need themselves.
+# A target without outputs, run on every build after ctorch_generate (files
+# are rewritten only when they change, ~1 s each): listing api.json as a
+# file dependency would make Makefile generators run the operator generator
+# a second time from this target.
+set(CTORCH_BINDINGS_DIR ${CMAKE_BINARY_DIR}/bindings)
+# The packages fall back to this build's library when CTORCH_LIB is unset.
+set(_ctorch_lib_path ${CMAKE_BINARY_DIR}/libctorch.so)
+set(_ctorch_bind ${CTORCH_GEN_PYTHON} ${_ctorch_gen_dir}/generate_bindings.py --api ${_gen}/api.json
+  --build-lib ${_ctorch_lib_path})
+add_custom_target(ctorch_bindings ALL
+  COMMAND ${_ctorch_bind} --lang python --out ${CTORCH_BINDINGS_DIR}/python
+  # Byte-compiled now: importing it then takes ~0.1 s, not ~2 s (tests run without writing bytecode).
+  COMMAND ${CTORCH_GEN_PYTHON} -m compileall -q ${CTORCH_BINDINGS_DIR}/python/ctorch
+  COMMAND ${_ctorch_bind} --lang node --out ${CTORCH_BINDINGS_DIR}/node
+  COMMAND ${_ctorch_bind} --lang go --out ${CTORCH_BINDINGS_DIR}/go --include ${CMAKE_CURRENT_SOURCE_DIR}/include
+  COMMENT "Generating the Python, Node.js and Go bindings from api.json"
+  VERBATIM)
+add_dependencies(ctorch_bindings ctorch_generate)

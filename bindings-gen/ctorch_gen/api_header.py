@@ -1,0 +1,376 @@
+"""The hand-written half of api.json: ctorch.h's declarations (parsed by
+cheader) with the meaning of each parameter made explicit.
+
+The header states most of it through its contract, which these rules
+apply (docs/bindings.md lists them for binding authors):
+- out-parameters come first: the leading run of non-const pointers;
+- a pointer directly followed by a size_t is an array of that length (a
+  run of pointers followed by one size_t all share it), a void pointer
+  followed by a size_t a byte buffer;
+- a handle returned through an out-parameter is NEW (freed by its type's
+  `<type>_free`), `char **` outputs are new strings (ctorch_string_free),
+  `const char **` outputs borrowed text; handles passed in are BORROWED,
+  except the argument of a `*_free` function, which it frees;
+- a parameter may be NULL when the doc comment says so ("p may be NULL",
+  "NULL = ...", "NULL-safe", "(may be NULL)").
+Doc-comment tags (`@nullable`, `@borrowed`, `@consumes`, `@frees`) and the
+OVERRIDES table below say what the rules cannot. check() refuses a
+declaration the rules cannot classify, so a new function in the header
+fails the build until it is described.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional
+
+from .cheader import CType, Callback, Function, Header, Param
+
+# C scalar types: (kind, size, signed).
+PRIMITIVES = {
+    "int": ("int", 4, True), "int32_t": ("int", 4, True), "int64_t": ("int", 8, True),
+    "uint64_t": ("int", 8, False), "uint32_t": ("int", 4, False), "uint8_t": ("int", 1, False),
+    "size_t": ("int", 8, False), "double": ("float", 8, True), "float": ("float", 4, True),
+    "char": ("char", 1, True), "void": ("void", 0, False),
+}
+
+_LENGTH_NAME = re.compile(r"^(n|n_\w+|\w+_len|len|cap|ndim|nargs|nbytes|dst_bytes)$")
+
+# What the rules above cannot see, per function and parameter. Keys:
+# nullable, ownership ("consumed": ctorch owns it after success; "freed"),
+# lifetime (what a borrowed output's validity is tied to), array (length
+# parameter), direction, null_result (a handle output that may be NULL on
+# success).
+# Scope handles end with their *_leave function, which frees them.
+SCOPE_LEAVE = {"ctorch_autograd_scope": "ctorch_autograd_scope_leave",
+               "ctorch_stream_scope": "ctorch_stream_scope_leave",
+               "ctorch_autocast_scope": "ctorch_autocast_scope_leave"}
+
+OVERRIDES: Dict[str, Dict[str, dict]] = {
+    "ctorch_tensor_from_blob": {
+        "data": {"ownership": "consumed", "lifetime": "released through release(ctx) once ctorch is done"},
+        "strides": {"array": "ndim", "nullable": True}, "sizes": {"nullable": True},
+        "release": {"nullable": True},
+        "ctx": {"nullable": True},
+    },
+    "ctorch_tensor_data_ptr": {"out": {"ownership": "borrowed", "lifetime": "t"}},
+    "ctorch_tensor_dict_key": {"out": {"ownership": "borrowed", "lifetime": "d"}},
+    "ctorch_value_to_string": {"out": {"ownership": "borrowed", "lifetime": "v"}},
+    "ctorch_from_dlpack": {"src": {"ownership": "consumed"}},
+    "ctorch_from_dlpack_versioned": {"src": {"ownership": "consumed"}},
+    "ctorch_to_dlpack": {"out": {"ownership": "new", "free": "(*out)->deleter(*out)"}},
+    "ctorch_to_dlpack_versioned": {"out": {"ownership": "new", "free": "(*out)->deleter(*out)"}},
+    "ctorch_autograd_scope_leave": {"scope": {"ownership": "freed"}},
+    "ctorch_stream_scope_leave": {"scope": {"ownership": "freed"}},
+    "ctorch_autocast_scope_leave": {"scope": {"ownership": "freed"}},
+    "ctorch_autograd_function_apply": {
+        "user_data": {"nullable": True, "lifetime": "until release(user_data) is called"},
+        "release": {"nullable": True}, "backward": {"nullable": False},
+    },
+    "ctorch_data_loader_next": {"targets": {"nullable": True, "null_result": True}, "data": {"null_result": True}},
+    "ctorch_tensor_grad": {"out": {"null_result": True}},
+    "ctorch_tensor_list_get": {"out": {"null_result": True}},
+    "ctorch_value_to_tensor": {"out": {"null_result": True}},
+    "ctorch_data_loader_new": {"targets": {"nullable": True}, "data": {"nullable": False}},
+    "ctorch_dist_init_from_env": {"local_rank": {"nullable": True}, "backend": {"nullable": True}},
+    "ctorch_store_set": {"value": {"nullable": True}},
+    "ctorch_store_get": {"buf": {"nullable": True}},
+    "ctorch_tensor_from_data": {"sizes": {"nullable": True}},
+    "ctorch_tensor_backward": {"gradient": {"nullable": True}, "inputs": {"nullable": True}},
+    "ctorch_autograd_grad": {"grad_outputs": {"nullable": True}},
+    "ctorch_module_load": {"map_location": {"nullable": True}},
+    "ctorch_module_forward": {"args": {"nullable": True}},
+    "ctorch_module_run_method": {"args": {"nullable": True}},
+    "ctorch_optimizer_new": {"options": {"nullable": True}},
+    "ctorch_optimizer_add_param_group": {"options": {"nullable": True}},
+    "ctorch_tensor_set_grad": {"grad": {"nullable": True}},
+    "ctorch_tensor_copy_to": {"dst": {"direction": "out"}},
+    "ctorch_init_calculate_fan_in_and_fan_out": {},
+}
+
+
+class DescribeError(ValueError):
+    pass
+
+
+def _doc_tags(doc: str) -> Dict[str, List[str]]:
+    tags: Dict[str, List[str]] = {}
+    for m in re.finditer(r"@(nullable|borrowed|consumes|frees)\s+([\w, ]+)", doc):
+        tags.setdefault(m.group(1), []).extend(x.strip() for x in m.group(2).split(",") if x.strip())
+    return tags
+
+
+def _doc_says_nullable(doc: str, name: str) -> bool:
+    n = r"`?" + re.escape(name) + r"`?"
+    pats = [rf"\b{n}\s+(?:itself\s+)?may be NULL", rf"\b{n}\s*\((?:[^()]*?,\s*)?may be NULL",
+            rf"\b{n}:?\s+NULL\b", rf"\band {n}, may be NULL", rf"\b{n}:?\s+\"[^\"]*\" or NULL"]
+    return any(re.search(p, doc) for p in pats)
+
+
+# int parameters and results that are booleans (0 false, nonzero true).
+BOOL_NAMES = {"on", "train", "shuffle", "drop_last", "is_master", "requires_grad", "set_to_none", "retain_graph",
+              "create_graph", "allow_unused", "has_batch", "previous", "nesterov", "amsgrad", "centered"}
+
+
+def _is_bool(f, p, d) -> bool:
+    if d["type"].get("name") != "int":
+        return False
+    if p.name in BOOL_NAMES:
+        return True
+    return d["direction"] == "out" and p.name == "out" and re.match(r"^1 (if|when)\b", f.doc) is not None
+
+
+class Describer:
+    def __init__(self, header: Header):
+        self.h = header
+        self.enums = {e.name for e in header.enums}
+        self.structs = {s.name for s in header.structs}
+        self.handles = {h.name: h for h in header.handles}
+        self.callbacks = {c.name for c in header.callbacks}
+        names = {f.name for f in header.functions}
+        # A handle's free function is `<handle>_free` (ctorch_tensor -> ctorch_tensor_free).
+        self.free_of = {h: f"{h}_free" for h in self.handles if f"{h}_free" in names}
+
+    # ---- types ---------------------------------------------------------
+    def type_info(self, t: CType) -> dict:
+        b = t.base
+        if b in self.handles:
+            d = {"kind": "handle", "name": b}
+        elif b in self.enums or b == "ctorch_status":
+            d = {"kind": "enum", "name": b}
+        elif b in self.structs:
+            d = {"kind": "struct", "name": b}
+        elif b in self.callbacks:
+            d = {"kind": "callback", "name": b}
+        elif b.startswith("struct "):
+            d = {"kind": "opaque", "name": b}
+        elif b in PRIMITIVES:
+            k, size, signed = PRIMITIVES[b]
+            d = {"kind": k, "name": b, "size": size}
+            if k == "int":
+                d["signed"] = signed
+        else:
+            raise DescribeError(f"unknown type {t.text!r}")
+        # char * is text, not an array of chars.
+        if b == "char" and t.pointers >= 1:
+            d = {"kind": "string", "name": "char"}
+        return d
+
+    def callback_info(self, cb: Callback) -> dict:
+        return {"returns": {"c_type": cb.returns.text, "type": self.type_info(cb.returns)},
+                "params": [{"name": p.name, "c_type": p.type.text, "type": self.type_info(p.type),
+                            "pointer": p.type.pointers - (1 if p.type.base == "char" else 0)}
+                           for p in cb.params]}
+
+    # ---- functions -----------------------------------------------------
+    def _arrayable(self, p: Param) -> bool:
+        """Can be the data pointer of a (pointer, size_t) pair."""
+        if p.callback or p.type.pointers == 0:
+            return False
+        t = p.type
+        if t.base == "char" and t.pointers == 1 and t.const_base:
+            return False  # a string
+        if t.pointers == 1 and (t.base in self.structs and t.const_base or t.base.startswith("struct ")):
+            return False  # one struct passed by pointer
+        return True
+
+    def _output_candidate(self, p: Param) -> bool:
+        if p.callback or p.type.pointers == 0 or p.type.const_pointee:
+            return False
+        if p.type.base == "void" and p.type.pointers == 1 and p.name not in ("dst", "buf"):
+            return False  # memory handed in (from_blob's data, user_data)
+        if p.type.base.startswith("struct ") and p.type.pointers == 1:
+            return False  # struct DLManagedTensor *src: an input
+        return True
+
+    def describe(self, f: Function) -> dict:
+        ov = OVERRIDES.get(f.name, {})
+        tags = _doc_tags(f.doc)
+        params = f.params
+        n = len(params)
+        is_free = f.name.endswith("_free") and f.returns.text == "void"
+        # Arrays: the pointer directly before a size_t length, and the const
+        # (input) pointers right before it, which share the length
+        # (names + tensors + n).
+        length_of: Dict[str, List[str]] = {}
+        array_len: Dict[str, str] = {}
+        for j, q in enumerate(params):
+            if not (q.type and q.type.text == "size_t" and _LENGTH_NAME.match(q.name)) or j == 0:
+                continue
+            prev = params[j - 1]
+            if not self._arrayable(prev):
+                continue
+            run = [prev]
+            if prev.type.const_pointee and prev.type.base != "void":
+                k = j - 2
+                while k >= 0 and self._arrayable(params[k]) and params[k].type.const_pointee \
+                        and params[k].type.base != "void":
+                    run.insert(0, params[k])
+                    k -= 1
+            for x in run:
+                array_len[x.name] = q.name
+                length_of.setdefault(q.name, []).append(x.name)
+        for pn, o in ov.items():
+            if "array" in o and array_len.get(pn) != o["array"]:
+                array_len[pn] = o["array"]
+                length_of.setdefault(o["array"], []).append(pn)
+        # Outputs: the leading run of non-const pointers (and the capacities
+        # of output arrays inside it).
+        outs = set()
+        if not is_free:
+            for p in params:
+                if p.name in length_of and any(x in outs for x in length_of[p.name]):
+                    continue
+                if self._output_candidate(p):
+                    outs.add(p.name)
+                    continue
+                break
+        for o_name, o in ov.items():
+            if o.get("direction") == "out":
+                outs.add(o_name)
+
+        result = []
+        for p in params:
+            o = ov.get(p.name, {})
+            d: dict = {"name": p.name, "c_type": p.c_text[: -len(p.name)].strip() if not p.callback else p.c_text}
+            if p.callback:
+                d["type"] = {"kind": "callback", "signature": self.callback_info(p.callback)}
+                d["direction"] = "in"
+                d["pointer"] = 0
+                d["nullable"] = o.get("nullable", _doc_says_nullable(f.doc, p.name) or p.name in tags.get("nullable", []))
+                d["ownership"] = "borrowed"
+                result.append(d)
+                continue
+            t = p.type
+            d["type"] = self.type_info(t)
+            ptr = t.pointers - (1 if d["type"]["kind"] == "string" else 0)
+            d["pointer"] = ptr
+            if p.name in length_of:
+                d["direction"] = "in"
+                d["length_of"] = length_of[p.name]
+                d["role"] = "capacity" if any(x in outs for x in length_of[p.name]) else "length"
+            elif p.name in outs:
+                d["direction"] = "out"
+            else:
+                d["direction"] = "in"
+            if p.name in array_len:
+                d["array"] = {"length": array_len[p.name]}
+                if d["type"]["name"] == "void":
+                    d["array"]["unit"] = "bytes"
+            nullable = o.get("nullable")
+            if nullable is None:
+                nullable = p.name in tags.get("nullable", []) or is_free or \
+                    (d["direction"] == "in" and _doc_says_nullable(f.doc, p.name))
+            if ptr == 0 and d["type"]["kind"] not in ("handle", "string", "callback"):
+                nullable = False
+            d["nullable"] = bool(nullable)
+            if _is_bool(f, p, d):
+                d["boolean"] = True
+            # A handle output that can come back NULL (no gradient, an
+            # undefined element, no targets).
+            if d["direction"] == "out" and d["type"]["kind"] == "handle" and o.get("null_result"):
+                d["null_result"] = True
+            d.update(self._ownership(f, p, d, o, tags, is_free))
+            result.append(d)
+        ret = {"c_type": f.returns.text, "type": self.type_info(f.returns)}
+        if f.returns.text == "ctorch_status":
+            ret["kind"] = "status"
+        elif f.returns.text == "void":
+            ret["kind"] = "none"
+        else:
+            ret["kind"] = "value"
+            if ret["type"]["kind"] == "string":
+                ret["ownership"] = "borrowed"
+        return {"name": f.name, "origin": "header", "section": f.section, "doc": f.doc,
+                "returns": ret, "params": result, "inline": f.inline, "line": f.line}
+
+    def _ownership(self, f: Function, p: Param, d: dict, o: dict, tags, is_free: bool) -> dict:
+        k = d["type"]["kind"]
+        if "ownership" in o:
+            r = {"ownership": o["ownership"]}
+            if "free" in o:
+                r["free"] = o["free"]
+            if "lifetime" in o:
+                r["lifetime"] = o["lifetime"]
+            return r
+        if p.name in tags.get("consumes", []):
+            return {"ownership": "consumed"}
+        if p.name in tags.get("frees", []):
+            return {"ownership": "freed"}
+        if d["direction"] == "out":
+            if p.name in tags.get("borrowed", []):
+                return {"ownership": "borrowed"}
+            if k == "handle":
+                h = d["type"]["name"]
+                if h == "ctorch_autograd_ctx":
+                    return {"ownership": "borrowed"}
+                return {"ownership": "new", "free": self.free_of.get(h, SCOPE_LEAVE.get(h))}
+            if k == "string":
+                if p.type.const_base:
+                    return {"ownership": "borrowed", "lifetime": "static"
+                            if "static" in f.doc.lower() else "see doc"}
+                if d["pointer"] == 0:  # char *buf
+                    return {"ownership": "caller_buffer"}
+                return {"ownership": "new", "free": "ctorch_string_free"}
+            if d.get("array") or k == "void":
+                return {"ownership": "caller_buffer"}
+            return {"ownership": "value"}
+        # Inputs.
+        if is_free and k in ("handle", "string"):
+            return {"ownership": "freed"}
+        if k in ("handle", "string", "opaque") or d["pointer"] > 0 or k == "callback":
+            return {"ownership": "borrowed"}
+        return {"ownership": "value"}
+
+
+def describe_header(h: Header) -> dict:
+    """enums, structs, handles, callbacks, constants and functions of ctorch.h."""
+    ds = Describer(h)
+    funcs = [ds.describe(f) for f in h.functions]
+    check(funcs, ds)
+    handles = []
+    for x in h.handles:
+        free = ds.free_of.get(x.name)
+        if x.name in SCOPE_LEAVE:
+            free = SCOPE_LEAVE[x.name]
+        if x.name == "ctorch_autograd_ctx":
+            free = None  # borrowed, only valid inside a callback
+        handles.append({"name": x.name, "tag": x.tag, "free": free, "doc": x.doc, "section": x.section,
+                        "null": _null_meaning(x.name)})
+    enums = [{"name": e.name, "c_type": "int32_t", "doc": e.doc, "section": e.section,
+              "values": [{"name": v.name, "value": v.value, "doc": v.doc} for v in e.values]}
+             for e in h.enums]
+    callbacks = [{"name": c.name, "doc": c.doc, "section": c.section, "signature": ds.callback_info(c.callback)}
+                 for c in h.callbacks]
+    macros = []
+    for m in h.macros:
+        if m.name in ("CTORCH_H", "CTORCH_API", "CTORCH_ENUM_BASE"):
+            continue
+        e = {"name": m.name, "doc": m.doc}
+        if m.params is None:
+            e["value"] = m.value
+        else:
+            e["params"] = m.params
+            e["body"] = m.body
+        macros.append(e)
+    return {"functions": funcs, "handles": handles, "enums": enums, "callbacks": callbacks,
+            "macros": macros, "opaque_types": list(h.opaque),
+            "structs_raw": h.structs}
+
+
+def _null_meaning(h: str) -> Optional[str]:
+    return {"ctorch_tensor": "the undefined tensor (None), accepted where the schema says Tensor?",
+            "ctorch_generator": "the default generator"}.get(h)
+
+
+def check(funcs: List[dict], ds: Describer) -> None:
+    """Every handle output has a free function; every parameter a direction."""
+    problems = []
+    for f in funcs:
+        for p in f["params"]:
+            if p.get("ownership") == "new" and not p.get("free"):
+                problems.append(f"{f['name']}: output '{p['name']}' is new but its type has no free function")
+            if p["direction"] == "out" and p["pointer"] == 0 and p["type"]["kind"] not in ("string", "void"):
+                problems.append(f"{f['name']}: output '{p['name']}' is not a pointer")
+    if problems:
+        raise ValueError("api.json: header declarations the rules cannot describe (add a doc tag or an "
+                         "OVERRIDES entry in bindings-gen/ctorch_gen/api_header.py):\n  " + "\n  ".join(problems))

@@ -1,0 +1,233 @@
+"""Go binding emitter (cgo): api.json -> a Go module whose package ctorch has
+one typed function per generated operator (ops_gen.go), Go constants for
+every enum (enums_gen.go) and the cgo preamble (cgo_gen.go). The
+hand-written runtime (Tensor, Scalar, errors, the hand-written C API's
+Go face) is copied from bindings-gen/go/.
+
+Go conventions (docs/bindings.md): every function returns an error (a
+*ctorch.Error carrying the status and the library's message); tensors are
+freed with t.Free() (defer it), a finalizer frees forgotten ones; a nil
+slice is None for an optional list and a non-nil empty slice is [];
+optional scalars are pointers (nil = None).
+"""
+from __future__ import annotations
+
+import os
+from typing import List, Tuple
+
+GO_KEYWORDS = set("""break case chan const continue default defer else fallthrough for func go goto if import
+interface map package range return select struct switch type var""".split())
+# Identifiers the generated bodies use; arguments with these names are renamed.
+GO_LOCALS = {"st", "err", "r0", "r1", "r2", "r3", "r4", "r5", "unsafe", "runtime", "C"}
+
+
+def camel(s: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in s.split("_") if p)
+
+
+def go_func_name(op: dict) -> str:
+    """ctorch_add_Tensor -> Add_Tensor, ctorch_add__Tensor -> Add__Tensor,
+    ctorch__softmax -> X_softmax-style: leading underscores become an X."""
+    n = op["name"]
+    base = camel(n)
+    if n.startswith("_"):
+        base = "X" + base
+    if n.endswith("_") and not n.endswith("__"):
+        base += "_"
+    if n.startswith("__") and n.endswith("__"):
+        base = "Dunder" + camel(n.strip("_"))
+    name = base + ("_" + op["overload"] if op["overload"] else "")
+    return name + "Op" if name in RUNTIME_NAMES else name
+
+
+# Exported names of the hand-written runtime (bindings-gen/go/*.go): a
+# generated function with one of these names gets an "Op" suffix.
+RUNTIME_NAMES = {"Int", "Float", "Bool", "ComplexScalar", "Ptr", "FromFloat32", "FromInt64", "ManualSeed",
+                 "SetNumThreads", "MemoryBytes", "NoGrad", "DefaultOptimOptions", "NewOptimizer", "ReadMNIST",
+                 "NewDataLoader", "InitUniform_", "NewGenerator", "CPU", "ABIHash", "Version"}
+
+
+def go_arg(n: str) -> str:
+    return n + "_" if n in GO_KEYWORDS or n in GO_LOCALS else n
+
+
+ENUM_GO = {"ctorch_reduction": "Reduction", "ctorch_grid_sampler_interpolation": "GridSamplerInterpolation",
+           "ctorch_grid_sampler_padding": "GridSamplerPadding", "ctorch_embedding_bag_mode": "EmbeddingBagMode"}
+
+
+def go_type(a: dict) -> str:
+    b, opt, lst = a["base"], a["optional"], a.get("list")
+    if lst:
+        return {"Tensor": "[]*Tensor", "int": "[]int64", "SymInt": "[]int64", "float": "[]float64",
+                "bool": "[]bool", "Scalar": "[]Scalar", "Dimname": "[]string"}[b]
+    t = {"Tensor": "*Tensor", "int": "int64", "SymInt": "int64", "float": "float64", "bool": "bool",
+         "Scalar": "Scalar", "ScalarType": "DType", "Layout": "Layout", "MemoryFormat": "MemoryFormat",
+         "Device": "Device", "str": "string", "Dimname": "string", "Generator": "*Generator"}[b]
+    if "enum" in a:
+        t = ENUM_GO[a["enum"]]
+    if opt and not t.startswith("*"):
+        t = "*" + t
+    return t
+
+
+def _conv(a: dict, v: str) -> Tuple[List[str], List[str], List[str]]:
+    """(statements before the call, C arguments, statements after it)."""
+    b, opt, lst = a["base"], a["optional"], a.get("list")
+    size = a.get("size") or 0
+    if lst:
+        if b == "Tensor":
+            return [f"p__{v}, n__{v} := tensorArray({v}, {str(opt).lower()})"], [f"p__{v}", f"n__{v}"], \
+                [f"runtime.KeepAlive({v})"]
+        fn = {"int": "int64Array", "SymInt": "int64Array", "float": "float64Array", "bool": "boolArray",
+              "Scalar": "scalarArray", "Dimname": "stringArray"}[b]
+        extra = ""
+        if b == "Dimname":
+            return [f"p__{v}, n__{v}, free__{v} := {fn}({v})", f"defer free__{v}()"], [f"p__{v}", f"n__{v}"], []
+        return [f"p__{v}, n__{v} := {fn}({v}{extra})"], [f"p__{v}", f"n__{v}"], [f"runtime.KeepAlive(p__{v})"]
+    if b == "Tensor":
+        return [], [f"{v}.handle()"], [f"runtime.KeepAlive({v})"]
+    if b in ("int", "SymInt"):
+        if opt:
+            return [f"p__{v} := optInt64({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
+        return [], [f"C.int64_t({v})"], []
+    if b == "float":
+        if opt:
+            return [f"p__{v} := optFloat64({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
+        return [], [f"C.double({v})"], []
+    if b == "bool":
+        if opt:
+            return [f"p__{v} := optBool({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
+        return [], [f"cbool({v})"], []
+    if b == "Scalar":
+        if opt:
+            return [f"p__{v} := optScalar({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
+        return [], [f"{v}.c()"], []
+    if b in ("ScalarType", "Layout", "MemoryFormat"):
+        ct = {"ScalarType": "ctorch_dtype", "Layout": "ctorch_layout", "MemoryFormat": "ctorch_memory_format"}[b]
+        if opt:
+            return [f"p__{v} := optEnum[C.{ct}]({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
+        return [], [f"C.{ct}({v})"], []
+    if b == "Device":
+        if opt:
+            return [f"p__{v} := optDevice({v})"], [f"p__{v}"], [f"runtime.KeepAlive(p__{v})"]
+        return [], [f"{v}.c()"], []
+    if b in ("str", "Dimname"):
+        if opt:
+            return [f"s__{v} := optCString({v})", f"defer freeCString(s__{v})"], [f"s__{v}"], []
+        return [f"s__{v} := C.CString({v})", f"defer freeCString(s__{v})"], [f"s__{v}"], []
+    if b == "Generator":
+        return [], [f"{v}.handle()"], [f"runtime.KeepAlive({v})"]
+    raise ValueError(a["schema_type"])
+
+
+_RET_GO = {"ctorch_tensor": ("*Tensor", "C.ctorch_tensor", "wrap({r})"),
+           "ctorch_tensor_list": ("[]*Tensor", "C.ctorch_tensor_list", "wrapList({r})"),
+           "int64_t": ("int64", "C.int64_t", "int64({r})"), "double": ("float64", "C.double", "float64({r})"),
+           "ctorch_scalar": ("Scalar", "C.ctorch_scalar", "scalarFromC({r})"),
+           "ctorch_dtype": ("DType", "C.ctorch_dtype", "DType({r})")}
+
+
+def op_function(f: dict) -> str:
+    op = f["op"]
+    name = go_func_name(op)
+    params, pre, cargs, post = [], [], [], []
+    outs = [p for p in f["params"] if p["direction"] == "out"]
+    rets, ret_exprs = [], []
+    for k, p in enumerate(outs):
+        tn = p["type"]["name"]
+        if tn == "int":
+            gt, ct, conv = ("bool", "C.int", "{r} != 0") if p.get("boolean") else ("int64", "C.int", "int64({r})")
+        else:
+            gt, ct, conv = _RET_GO[tn]
+        pre.append(f"var r{k} {ct}")
+        cargs.append(f"&r{k}")
+        rets.append(gt)
+        ret_exprs.append(conv.format(r=f"r{k}"))
+    for a in op["args"]:
+        v = go_arg(a["name"])
+        params.append(f"{v} {go_type(a)}")
+        p1, c, p2 = _conv(a, v)
+        pre.extend(p1)
+        cargs.extend(c)
+        post.extend(p2)
+    conv = op["returns_convention"]
+    if conv == "mutated_args":
+        by = {a["name"]: go_arg(a["name"]) for a in op["args"]}
+        for r in op["returns"]:
+            rets.append("*Tensor")
+            ret_exprs.append(by[r["alias_of"]])
+    zero = ", ".join({"*Tensor": "nil", "[]*Tensor": "nil", "int64": "0", "float64": "0", "bool": "false",
+                      "Scalar": "Scalar{}", "DType": "0"}[r] for r in rets)
+    sig = f"({', '.join(rets + ['error'])})" if rets else "error"
+    lines = [f"// {name} calls {f['name']}: {op['schema']}", f"func {name}({', '.join(params)}) {sig} {{"]
+    lines += ["\t" + s for s in pre]
+    lines.append(f"\tst := C.{f['name']}({', '.join(cargs)})")
+    lines += ["\t" + s for s in post]
+    lines.append("\tif st != 0 {")
+    lines.append(f"\t\treturn {zero + ', ' if zero else ''}statusError(st)")
+    lines.append("\t}")
+    lines.append(f"\treturn {', '.join(ret_exprs + ['nil'])}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def emit_ops(doc: dict) -> str:
+    out = ["// GENERATED by bindings-gen (emit_go.py) from api.json; do not edit.", "", "package ctorch", "",
+           "// #include <stdlib.h>", '// #include "ctorch.h"', 'import "C"', "", "import (", '\t"runtime"', ")", "",
+           "var _ = runtime.KeepAlive", ""]
+    for f in doc["functions"]:
+        if f["origin"] == "generated":
+            out.append(op_function(f))
+    return "\n".join(out)
+
+
+def emit_enums(doc: dict) -> str:
+    out = ["// GENERATED by bindings-gen (emit_go.py) from api.json; do not edit.", "", "package ctorch", "",
+           f"// ABIHash is the C API this package was generated for (api.json's abi_hash).",
+           f"const ABIHash = \"{doc['abi_hash']}\"", "",
+           f"// Version of ctorch this package was generated from.", f"const Version = \"{doc['ctorch_version']}\"",
+           ""]
+    go_types = {"ctorch_dtype": "DType", "ctorch_layout": "Layout", "ctorch_memory_format": "MemoryFormat",
+                "ctorch_device_type": "DeviceType", "ctorch_status": "Status", "ctorch_optimizer_kind": "OptimizerKind",
+                **ENUM_GO}
+    for e in doc["enums"]:
+        gt = go_types.get(e["name"], camel(e["name"][len("ctorch_"):]))
+        out.append(f"// {gt} is {e['name']}: {e['doc']}")
+        out.append(f"type {gt} int32" if e["name"] not in ENUM_GO else f"type {gt} = int64")
+        out.append("")
+        out.append("const (")
+        names = [v["name"] for v in e["values"]]
+        pre = names[0]
+        for nm in names:
+            while not nm.startswith(pre):
+                pre = pre[:-1]
+        pre = pre[: pre.rfind("_") + 1] if len(names) > 1 else "CTORCH_"
+        for v in e["values"]:
+            # The Go type name, then the value's own name: DTypeFloat32, ReductionMean.
+            cn = gt + camel(v["name"][len(pre):].lower())
+            out.append(f"\t{cn} {gt} = {v['value']}")
+        out.append(")")
+        out.append("")
+    return "\n".join(out)
+
+
+def emit_cgo(build_lib, include_dirs: List[str]) -> str:
+    lines = ["// GENERATED by bindings-gen (emit_go.py); do not edit.", "", "package ctorch", ""]
+    if build_lib:
+        libdir = os.path.dirname(build_lib)
+        inc = " ".join(f"-I{d}" for d in include_dirs)
+        lines += [f"// #cgo CFLAGS: {inc}", f"// #cgo LDFLAGS: -L{libdir} -lctorch -Wl,-rpath,{libdir}"]
+    else:
+        lines += ["// #cgo pkg-config: ctorch"]
+    lines += ['import "C"', ""]
+    return "\n".join(lines)
+
+
+def generate(doc: dict, out: str, build_lib, include: str, copy_tree, write_if_changed, here: str) -> None:
+    copy_tree(os.path.join(here, "go"), out)
+    includes = [include] if include else []
+    if build_lib:
+        includes.append(os.path.join(os.path.dirname(build_lib), "generated"))
+    write_if_changed(os.path.join(out, "cgo_gen.go"), emit_cgo(build_lib, includes))
+    write_if_changed(os.path.join(out, "enums_gen.go"), emit_enums(doc))
+    write_if_changed(os.path.join(out, "ops_gen.go"), emit_ops(doc))

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""ctorch API description: ctorch.h + ops.json + native_functions.yaml ->
+api.json (every function, enum, struct, handle and callback of the C API)
+and ctorch_abi.h (the ABI hash libctorch reports through ctorch_abi_hash).
+
+Run by CMake at build time after the operator generator (see api.cmake).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from ctorch_gen import emit_api  # noqa: E402
+from ctorch_gen.cheader import parse_header  # noqa: E402
+from ctorch_gen.model import load_yaml  # noqa: E402
+
+
+def write_if_changed(path: str, text: str) -> None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--header", required=True, help="include/ctorch.h")
+    ap.add_argument("--ops", required=True, help="ops.json from generate.py")
+    ap.add_argument("--yaml", required=True, help="native_functions.yaml")
+    ap.add_argument("--out", required=True, help="output directory (api.json, ctorch_abi.h)")
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler for the layout program")
+    ap.add_argument("--include", action="append", default=[], help="include directories for the layout program")
+    ap.add_argument("--torch-version", default="unknown")
+    ap.add_argument("--quiet", action="store_true")
+    a = ap.parse_args(argv)
+
+    with open(a.header, encoding="utf-8") as f:
+        header = parse_header(f.read())
+    with open(a.ops, encoding="utf-8") as f:
+        ops = json.load(f)
+    layouts = emit_api.measure_layouts(header, a.cc, a.include)
+    doc = emit_api.build_doc(header, ops, load_yaml(a.yaml), layouts, a.torch_version)
+    os.makedirs(a.out, exist_ok=True)
+    write_if_changed(os.path.join(a.out, "api.json"), emit_api.emit_json(doc))
+    write_if_changed(os.path.join(a.out, "ctorch_abi.h"), emit_api.emit_abi_header(doc))
+    if not a.quiet:
+        c = doc["counts"]
+        print(f"ctorch api.json: {c['functions']} functions ({c['header_symbols']} hand-written symbols, "
+              f"{c['generated_functions']} generated), {c['enums']} enums, {c['structs']} structs, "
+              f"{c['handles']} handles, abi {doc['abi_hash'][:12]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+module ctorch
+
+go 1.21

@@ -1,0 +1,360 @@
+// Package ctorch is the Go binding of libctorch, generated from api.json.
+// This file is the hand-written runtime: errors, tensors and their
+// lifetime, argument conversions for the generated ops_gen.go, and the Go
+// face of the hand-written C API.
+package ctorch
+
+// #include <stdlib.h>
+// #include "ctorch.h"
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Error is a failed ctorch call: its status and the library's message.
+type Error struct {
+	Status  Status
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", C.GoString(C.ctorch_status_name(C.ctorch_status(e.Status))), e.Message) }
+
+func init() {
+	// Tickets: a goroutine may change OS threads between two cgo calls, so
+	// the thread-local last error is not reliable from Go; the status of a
+	// failed call carries a ticket naming its message in ctorch's log.
+	C.ctorch_set_error_tickets(nil, 1)
+	var h *C.char
+	if st := C.ctorch_abi_hash(&h); st != 0 || C.GoString(h) != ABIHash {
+		panic(fmt.Sprintf("ctorch: the loaded libctorch has ABI %s; this package was generated for %s", C.GoString(h), ABIHash))
+	}
+}
+
+func statusError(st C.ctorch_status) error {
+	s := uint32(st)
+	code := Status(s & 0xff)
+	ticket := (s >> 8) & 0x7fffff
+	msg := "(no message)"
+	if ticket != 0 {
+		var buf [4096]byte
+		var n C.size_t
+		if C.ctorch_error_message(nil, &n, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.uint64_t(ticket)) == 0 {
+			if int(n) > len(buf)-1 {
+				n = C.size_t(len(buf) - 1)
+			}
+			msg = string(buf[:n])
+		}
+	}
+	return &Error{Status: code, Message: msg}
+}
+
+func check(st C.ctorch_status) error {
+	if st != 0 {
+		return statusError(st)
+	}
+	return nil
+}
+
+// Tensor owns one ctorch_tensor handle. Free it when done (defer t.Free());
+// a finalizer frees tensors that were forgotten.
+type Tensor struct {
+	h C.ctorch_tensor
+}
+
+func wrap(h C.ctorch_tensor) *Tensor {
+	if h == nil {
+		return nil
+	}
+	t := &Tensor{h: h}
+	runtime.SetFinalizer(t, (*Tensor).Free)
+	return t
+}
+
+// Free releases the handle now; the Tensor is unusable afterwards. Safe on nil and twice.
+func (t *Tensor) Free() {
+	if t == nil || t.h == nil {
+		return
+	}
+	C.ctorch_tensor_free(t.h)
+	t.h = nil
+	runtime.SetFinalizer(t, nil)
+}
+
+func (t *Tensor) handle() C.ctorch_tensor {
+	if t == nil {
+		return nil
+	}
+	return t.h
+}
+
+func wrapList(l C.ctorch_tensor_list) []*Tensor {
+	defer C.ctorch_tensor_list_free(l)
+	var n C.size_t
+	C.ctorch_tensor_list_size(&n, l)
+	out := make([]*Tensor, int(n))
+	for i := range out {
+		var h C.ctorch_tensor
+		C.ctorch_tensor_list_get(&h, l, C.size_t(i))
+		out[i] = wrap(h)
+	}
+	return out
+}
+
+// Scalar is a number of a definite kind (ctorch_scalar).
+type Scalar struct {
+	kind int32
+	i    int64
+	f    float64
+	imag float64
+}
+
+func Int(v int64) Scalar         { return Scalar{kind: int32(ScalarKindInt), i: v} }
+func Float(v float64) Scalar     { return Scalar{kind: int32(ScalarKindFloat), f: v} }
+func ComplexScalar(v complex128) Scalar{ return Scalar{kind: int32(ScalarKindComplex), f: real(v), imag: imag(v)} }
+func Bool(v bool) Scalar {
+	if v {
+		return Scalar{kind: int32(ScalarKindBool), i: 1}
+	}
+	return Scalar{kind: int32(ScalarKindBool)}
+}
+
+func (s Scalar) c() C.ctorch_scalar {
+	var r C.ctorch_scalar
+	r.kind = C.int32_t(s.kind)
+	r.i = C.int64_t(s.i)
+	r.f = C.double(s.f)
+	r.imag = C.double(s.imag)
+	return r
+}
+
+func scalarFromC(r C.ctorch_scalar) Scalar {
+	return Scalar{kind: int32(r.kind), i: int64(r.i), f: float64(r.f), imag: float64(r.imag)}
+}
+
+// Value of the scalar as a Go number (int64, float64, bool or complex128).
+func (s Scalar) Value() interface{} {
+	switch ScalarKind(s.kind) {
+	case ScalarKindInt:
+		return s.i
+	case ScalarKindBool:
+		return s.i != 0
+	case ScalarKindComplex:
+		return complex(s.f, s.imag)
+	}
+	return s.f
+}
+
+// Device is a device type and index (-1: the current one).
+type Device struct {
+	Type  DeviceType
+	Index int32
+}
+
+// CPU is the CPU device.
+var CPU = Device{Type: DeviceTypeCpu, Index: -1}
+
+func (d Device) c() C.ctorch_device {
+	var r C.ctorch_device
+	r._type = C.int32_t(d.Type)
+	r.index = C.int32_t(d.Index)
+	return r
+}
+
+// Generator is a random number generator (nil where one is optional: the default).
+type Generator struct{ h C.ctorch_generator }
+
+func (g *Generator) handle() C.ctorch_generator {
+	if g == nil {
+		return nil
+	}
+	return g.h
+}
+
+// NewGenerator makes a generator for device seeded with seed; Free it when done.
+func NewGenerator(d Device, seed uint64) (*Generator, error) {
+	var h C.ctorch_generator
+	if err := check(C.ctorch_generator_new(&h, d.c(), C.uint64_t(seed))); err != nil {
+		return nil, err
+	}
+	return &Generator{h: h}, nil
+}
+
+// Free releases the generator.
+func (g *Generator) Free() {
+	if g != nil && g.h != nil {
+		C.ctorch_generator_free(g.h)
+		g.h = nil
+	}
+}
+
+// ---- conversions used by ops_gen.go -----------------------------------------
+
+// Non-NULL pointers for empty lists: a length-0 list is PyTorch's [], not None.
+var (
+	emptyTensors [1]C.ctorch_tensor
+	emptyI64     [1]C.int64_t
+	emptyF64     [1]C.double
+	emptyInt     [1]C.int
+	emptyScalar  [1]C.ctorch_scalar
+)
+
+func tensorArray(ts []*Tensor, optional bool) (*C.ctorch_tensor, C.size_t) {
+	if ts == nil && optional {
+		return nil, 0
+	}
+	if len(ts) == 0 {
+		return &emptyTensors[0], 0
+	}
+	a := make([]C.ctorch_tensor, len(ts))
+	for i, t := range ts {
+		a[i] = t.handle()
+	}
+	return &a[0], C.size_t(len(a))
+}
+
+func int64Array(v []int64) (*C.int64_t, C.size_t) {
+	if v == nil {
+		return nil, 0
+	}
+	if len(v) == 0 {
+		return &emptyI64[0], 0
+	}
+	return (*C.int64_t)(unsafe.Pointer(&v[0])), C.size_t(len(v))
+}
+
+func float64Array(v []float64) (*C.double, C.size_t) {
+	if v == nil {
+		return nil, 0
+	}
+	if len(v) == 0 {
+		return &emptyF64[0], 0
+	}
+	return (*C.double)(unsafe.Pointer(&v[0])), C.size_t(len(v))
+}
+
+func boolArray(v []bool) (*C.int, C.size_t) {
+	if v == nil {
+		return nil, 0
+	}
+	if len(v) == 0 {
+		return &emptyInt[0], 0
+	}
+	a := make([]C.int, len(v))
+	for i, b := range v {
+		a[i] = cbool(b)
+	}
+	return &a[0], C.size_t(len(a))
+}
+
+func scalarArray(v []Scalar) (*C.ctorch_scalar, C.size_t) {
+	if v == nil {
+		return nil, 0
+	}
+	if len(v) == 0 {
+		return &emptyScalar[0], 0
+	}
+	a := make([]C.ctorch_scalar, len(v))
+	for i, s := range v {
+		a[i] = s.c()
+	}
+	return &a[0], C.size_t(len(a))
+}
+
+func stringArray(v []string) (**C.char, C.size_t, func()) {
+	if v == nil {
+		return nil, 0, func() {}
+	}
+	n := len(v)
+	if n == 0 {
+		n = 1
+	}
+	a := (*[1 << 28]*C.char)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:len(v):len(v)]
+	for i, s := range v {
+		a[i] = C.CString(s)
+	}
+	p := (**C.char)(unsafe.Pointer(&a[:1][0]))
+	return p, C.size_t(len(v)), func() {
+		for _, c := range a {
+			C.free(unsafe.Pointer(c))
+		}
+		C.free(unsafe.Pointer(p))
+	}
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func optInt64(p *int64) *C.int64_t {
+	if p == nil {
+		return nil
+	}
+	v := C.int64_t(*p)
+	return &v
+}
+
+func optFloat64(p *float64) *C.double {
+	if p == nil {
+		return nil
+	}
+	v := C.double(*p)
+	return &v
+}
+
+func optBool(p *bool) *C.int {
+	if p == nil {
+		return nil
+	}
+	v := cbool(*p)
+	return &v
+}
+
+func optScalar(p *Scalar) *C.ctorch_scalar {
+	if p == nil {
+		return nil
+	}
+	v := p.c()
+	return &v
+}
+
+func optDevice(p *Device) *C.ctorch_device {
+	if p == nil {
+		return nil
+	}
+	v := p.c()
+	return &v
+}
+
+type cEnum interface {
+	C.ctorch_dtype | C.ctorch_layout | C.ctorch_memory_format
+}
+
+func optEnum[E cEnum, G ~int32](p *G) *E {
+	if p == nil {
+		return nil
+	}
+	v := E(*p)
+	return &v
+}
+
+func optCString(p *string) *C.char {
+	if p == nil {
+		return nil
+	}
+	return C.CString(*p)
+}
+
+func freeCString(s *C.char) {
+	if s != nil {
+		C.free(unsafe.Pointer(s))
+	}
+}
+
+// Ptr returns a pointer to v, for optional arguments: ctorch.Ptr(int64(1)).
+func Ptr[T any](v T) *T { return &v }

@@ -1,0 +1,439 @@
+"""Runtime of the generated Python binding: the library, errors, the Tensor
+handle class and the argument conversions the generated code (_ops.py)
+calls. Everything C-level comes from _capi.py, generated from api.json.
+
+Conventions followed (docs/bindings.md): a tensor handle is owned by
+exactly one Tensor object and freed when it is collected (CPython frees
+deterministically on the last reference; `del t` or `t.dispose()` frees
+at once); an empty Python list becomes a non-NULL pointer of length 0
+(PyTorch's []), None a NULL pointer; errors become CtorchError subclasses
+carrying the C status and the library's message.
+"""
+import ctypes
+import ctypes.util
+import os
+
+from . import _capi
+
+c_void_p, c_int64, c_double, c_int, c_int32, c_char_p = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_double,
+                                                           ctypes.c_int, ctypes.c_int32, ctypes.c_char_p)
+byref = ctypes.byref
+Scalar = _capi.ctorch_scalar
+Device_ = _capi.ctorch_device
+
+
+def _load():
+    path = os.environ.get("CTORCH_LIB") or getattr(_capi, "BUILD_LIB", None)
+    if not path or not os.path.exists(path):
+        path = ctypes.util.find_library("ctorch") or _capi.SONAME
+    lib = ctypes.CDLL(path)
+    _capi.bind(lib)
+    got = c_char_p()
+    lib.ctorch_abi_hash(byref(got))
+    if got.value.decode() != _capi.ABI_HASH and not os.environ.get("CTORCH_IGNORE_ABI"):
+        raise ImportError(f"ctorch: the library at {path} has ABI {got.value.decode()}, this binding was generated "
+                          f"for {_capi.ABI_HASH} (regenerate it from that library's api.json, or set "
+                          f"CTORCH_IGNORE_ABI=1 to load it anyway)")
+    return lib, path
+
+
+lib, LIB_PATH = _load()
+_tensor_free = lib.ctorch_tensor_free
+_free_many = lib.ctorch_tensor_free_many
+_list_size = lib.ctorch_tensor_list_size
+_list_get = lib.ctorch_tensor_list_get
+_list_free = lib.ctorch_tensor_list_free
+
+
+# ---- errors -----------------------------------------------------------------------
+
+class CtorchError(RuntimeError):
+    """A ctorch call failed; .status is the ctorch_status value, .status_name its name."""
+
+    def __init__(self, status, message):
+        self.status = status
+        self.status_name = _capi.STATUS_NAMES.get(status, "CTORCH_?")
+        super().__init__(f"{self.status_name}: {message}")
+
+
+class InvalidArgument(CtorchError, ValueError):
+    pass
+
+
+class IndexError_(CtorchError, IndexError):
+    pass
+
+
+class TypeError_(CtorchError, TypeError):
+    pass
+
+
+class NotImplemented_(CtorchError, NotImplementedError):
+    pass
+
+
+class OutOfMemory(CtorchError, MemoryError):
+    pass
+
+
+_ERROR_CLASSES = {1: InvalidArgument, 2: IndexError_, 4: TypeError_, 5: NotImplemented_, 6: OutOfMemory}
+_msgbuf_size = 4096
+
+
+def raise_status(st):
+    """Raises the error of a failed call made on this thread."""
+    buf = ctypes.create_string_buffer(_msgbuf_size)
+    n = ctypes.c_size_t()
+    lib.ctorch_last_error_copy(byref(n), buf, _msgbuf_size)
+    raise _ERROR_CLASSES.get(st, CtorchError)(st, buf.value.decode(errors="replace"))
+
+
+def check(st):
+    if st:
+        raise_status(st)
+
+
+# ---- tensors ----------------------------------------------------------------------
+
+class Tensor:
+    """A ctorch tensor: owns one handle (one reference to a libtorch tensor).
+
+    Operators, methods, properties and every generated op are installed on
+    this class by _ops.py and __init__.py."""
+    __slots__ = ("_h", "__weakref__")
+
+    def __init__(self, *a, **k):
+        raise TypeError("build tensors with ctorch.tensor(...), ctorch.zeros(...), ctorch.from_buffer(...)")
+
+    def __del__(self):
+        # Collected tensors are released in batches of up to FREE_BATCH
+        # handles, one foreign call per batch (ctorch_tensor_free_many): a
+        # ctypes call costs about as much as a small operator. The batch goes
+        # at once when native memory (ctorch's counter, read in place) grew by
+        # FLUSH_BYTES since the last release, so dead large tensors are not
+        # kept for long. flush_frees() releases them now.
+        h = self._h
+        if h:
+            self._h = None
+            p = _pending
+            p.append(h)
+            if len(p) >= FREE_BATCH or _counter.value - _mem_at_flush > FLUSH_BYTES:
+                flush_frees()
+
+    def dispose(self):
+        """Frees the handle now (the object becomes unusable)."""
+        h = self._h
+        self._h = None
+        if h:
+            _tensor_free(h)
+
+    @property
+    def handle(self):
+        """The borrowed ctorch_tensor handle (an int), valid while this object lives."""
+        return self._h
+
+
+_new = object.__new__
+FREE_BATCH = 64
+FLUSH_BYTES = 32 << 20
+_pending = []
+_counter_p = ctypes.POINTER(c_int64)()
+lib.ctorch_memory_cpu_counter(byref(_counter_p))
+_counter = _counter_p.contents  # live: ctorch's CPU byte counter, read without a call
+_mem_at_flush = 0
+
+
+def flush_frees():
+    """Releases the handles of collected tensors not yet released."""
+    global _pending, _mem_at_flush
+    batch = _pending
+    _pending = []  # handles appended meanwhile by another thread land in batch or the new list
+    n = len(batch)
+    if n:
+        _free_many((c_void_p * n)(*batch), n)
+    _mem_at_flush = _counter.value
+
+
+import atexit as _atexit  # noqa: E402
+_atexit.register(flush_frees)
+
+
+def wrap(h):
+    """A new Tensor owning handle h (None for NULL, the undefined tensor)."""
+    if not h:
+        return None
+    t = _new(Tensor)
+    t._h = h
+    return t
+
+
+def wrap_list(lh):
+    """Python list of Tensors from a new ctorch_tensor_list handle (freed here)."""
+    try:
+        n = ctypes.c_size_t()
+        check(_list_size(byref(n), lh))
+        out = []
+        for i in range(n.value):
+            h = c_void_p()
+            check(_list_get(byref(h), lh, i))
+            out.append(wrap(h.value))
+        return out
+    finally:
+        _list_free(lh)
+
+
+def th(x):
+    """Handle of a required Tensor argument."""
+    try:
+        return x._h
+    except AttributeError:
+        raise TypeError(f"expected a ctorch.Tensor, got {type(x).__name__}") from None
+
+
+def tho(x):
+    """Handle of a Tensor? argument (None -> NULL)."""
+    return None if x is None else th(x)
+
+
+_HandleArray = {}
+
+
+def tensor_array(xs, optional=False):
+    """(array, length) for Tensor[] / Tensor?[]."""
+    if isinstance(xs, Tensor):
+        xs = [xs]
+    hs = [(None if x is None else th(x)) if optional else th(x) for x in xs]
+    n = len(hs)
+    return (c_void_p * max(n, 1))(*hs), n
+
+
+# ---- numbers, lists, enums -------------------------------------------------------------
+
+_SC_FLOAT, _SC_INT, _SC_BOOL, _SC_COMPLEX = 0, 1, 2, 3
+_scalar_caches = {int: {}, float: {}, bool: {}}
+
+
+def scalar(x):
+    """A ctorch_scalar by value, of the kind Python's type says (bool before int)."""
+    t = type(x)
+    cache = _scalar_caches.get(t)
+    if cache is not None:
+        s = cache.get(x)
+        if s is not None:
+            return s
+    if t is bool:
+        s = Scalar(_SC_BOOL, 0, int(x), 0.0, 0.0)
+    elif t is int:
+        s = Scalar(_SC_INT, 0, x, 0.0, 0.0)
+    elif t is float:
+        s = Scalar(_SC_FLOAT, 0, 0, x, 0.0)
+    elif t is complex:
+        s = Scalar(_SC_COMPLEX, 0, 0, x.real, x.imag)
+    elif isinstance(x, Tensor):
+        return scalar(x.item())
+    elif isinstance(x, bool):
+        s = Scalar(_SC_BOOL, 0, int(x), 0.0, 0.0)
+    elif isinstance(x, int):
+        s = Scalar(_SC_INT, 0, int(x), 0.0, 0.0)
+    elif isinstance(x, float):
+        s = Scalar(_SC_FLOAT, 0, 0, float(x), 0.0)
+    else:
+        raise TypeError(f"expected a number for a Scalar argument, got {type(x).__name__}")
+    if cache is not None and len(cache) < 1024:
+        cache[x] = s
+    return s
+
+
+def scalar_o(x):
+    return None if x is None else byref(scalar(x))
+
+
+def scalar_array(xs, optional=False):
+    if xs is None:
+        return None, 0
+    xs = list(xs)
+    n = len(xs)
+    return (Scalar * max(n, 1))(*[scalar(x) for x in xs]), n
+
+
+_EMPTY_I64 = (c_int64 * 1)()
+
+
+def int_array(x, size=None):
+    """(array, length) for int[] / int[N]: a lone int is repeated N times (PyTorch's rule)."""
+    if isinstance(x, int):
+        x = [x] * (size or 1)
+    elif isinstance(x, Tensor):
+        x = x.tolist()
+    n = len(x)
+    if n == 0:
+        return _EMPTY_I64, 0  # [] is a non-NULL pointer with length 0
+    return (c_int64 * n)(*x), n
+
+
+def int_array_o(x, size=None):
+    if x is None:
+        return None, 0
+    return int_array(x, size)
+
+
+_EMPTY_F64 = (c_double * 1)()
+
+
+def float_array(x, size=None):
+    if isinstance(x, (int, float)):
+        x = [x] * (size or 1)
+    n = len(x)
+    if n == 0:
+        return _EMPTY_F64, 0
+    return (c_double * n)(*x), n
+
+
+def float_array_o(x, size=None):
+    if x is None:
+        return None, 0
+    return float_array(x, size)
+
+
+def bool_array(x, size):
+    if isinstance(x, bool):
+        x = [x] * size
+    return (c_int * max(len(x), 1))(*[1 if v else 0 for v in x]), len(x)
+
+
+def int_o(x):
+    return None if x is None else byref(c_int64(x))
+
+
+def float_o(x):
+    return None if x is None else byref(c_double(x))
+
+
+def bool_o(x):
+    return None if x is None else byref(c_int(1 if x else 0))
+
+
+def str_arg(x):
+    if isinstance(x, str):
+        return x.encode()
+    if isinstance(x, bytes):
+        return x
+    raise TypeError(f"expected a str, got {type(x).__name__}")
+
+
+def str_o(x):
+    return None if x is None else str_arg(x)
+
+
+def str_array(xs, optional=False):
+    if xs is None:
+        return None, 0
+    if isinstance(xs, str):
+        xs = [xs]
+    n = len(xs)
+    return (c_char_p * max(n, 1))(*[str_arg(x) for x in xs]), n
+
+
+class Enum(int):
+    """An enum value of the C API (ctorch.float32, ctorch.channels_last, ...)."""
+    _names = {}
+
+    def __new__(cls, value, name):
+        o = int.__new__(cls, value)
+        o._name = name
+        return o
+
+    def __repr__(self):
+        return f"ctorch.{self._name}"
+
+    __str__ = __repr__
+
+
+class dtype(Enum):
+    pass
+
+
+class layout(Enum):
+    pass
+
+
+class memory_format(Enum):
+    pass
+
+
+def enum_value(x, table, what):
+    """An int-valued enum argument from an Enum, an int or a name ("mean")."""
+    if isinstance(x, str):
+        try:
+            return table[x]
+        except KeyError:
+            raise ValueError(f"invalid {what} {x!r}; expected one of {sorted(table)}") from None
+    return int(x)
+
+
+def enum_o(x, table, what):
+    return None if x is None else byref(c_int32(enum_value(x, table, what)))
+
+
+# Devices: "cpu", "cuda", "cuda:1", ("cuda", 1) or a Device.
+class Device:
+    __slots__ = ("type", "index")
+
+    def __init__(self, spec, index=None):
+        if isinstance(spec, Device):
+            self.type, self.index = spec.type, spec.index
+            return
+        if isinstance(spec, str):
+            name, _, idx = spec.partition(":")
+            if name not in _capi.DEVICE_TYPES:
+                raise ValueError(f"unknown device type {name!r}")
+            self.type = name
+            self.index = int(idx) if idx else (-1 if index is None else index)
+        else:
+            raise TypeError(f"expected a device, got {type(spec).__name__}")
+
+    def c(self):
+        return Device_(_capi.DEVICE_TYPES[self.type], self.index)
+
+    def __repr__(self):
+        return f"device({self.type!r}{'' if self.index < 0 else ', ' + str(self.index)})"
+
+    def __eq__(self, o):
+        try:
+            o = Device(o)
+        except (TypeError, ValueError):
+            return NotImplemented
+        return (self.type, self.index) == (o.type, o.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+def device_arg(x):
+    return Device(x).c()
+
+
+def device_o(x):
+    return None if x is None else byref(device_arg(x))
+
+
+def device_from_c(d):
+    name = _capi.DEVICE_TYPE_NAMES.get(d.type, str(d.type))
+    return Device(name, d.index) if d.index >= 0 else Device(name)
+
+
+def gen_o(g):
+    return None if g is None else g._h
+
+
+# ---- results ----------------------------------------------------------------------
+
+def scalar_result(s):
+    k = s.kind
+    if k == _SC_INT:
+        return s.i
+    if k == _SC_BOOL:
+        return bool(s.i)
+    if k == _SC_COMPLEX:
+        return complex(s.f, s.imag)
+    return s.f

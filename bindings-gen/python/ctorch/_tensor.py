@@ -1,0 +1,356 @@
+"""Hand-written Tensor properties and conversions, tensor creation and
+library-wide settings (installed on ctorch.Tensor / exported by __init__)."""
+import ctypes as _c
+import struct as _struct
+
+from . import _capi, _ops, _rt
+from ._rt import Device, Tensor, lib, check as _check, wrap as _wrap, byref as _byref, c_void_p as _vp
+from ._dispatch import E as _E, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS
+import builtins as _b
+
+bool_, uint8, int8, int16, int32, int64 = (_E[k] for k in ("CTORCH_BOOL", "CTORCH_UINT8", "CTORCH_INT8",
+                                                           "CTORCH_INT16", "CTORCH_INT32", "CTORCH_INT64"))
+float16, float32, float64, complex64, complex128 = (_E[k] for k in ("CTORCH_FLOAT16", "CTORCH_FLOAT32",
+                                                                    "CTORCH_FLOAT64", "CTORCH_COMPLEX64",
+                                                                    "CTORCH_COMPLEX128"))
+
+_sz = _c.c_size_t
+_FMT = {"CTORCH_BOOL": "?", "CTORCH_UINT8": "B", "CTORCH_INT8": "b", "CTORCH_INT16": "h", "CTORCH_INT32": "i",
+        "CTORCH_INT64": "q", "CTORCH_FLOAT32": "f", "CTORCH_FLOAT64": "d", "CTORCH_FLOAT16": "e"}
+_FMT_OF = {_E[k]: v for k, v in _FMT.items()}
+
+
+def _out(ct, fn, *args):
+    v = ct()
+    _check(fn(_byref(v), *args))
+    return v.value
+
+
+def _dim(self):
+    return _out(_c.c_int64, lib.ctorch_tensor_dim, self._h)
+
+
+def _shape(self):
+    n = _dim(self)
+    buf = (_c.c_int64 * _b.max(n, 1))()
+    _check(lib.ctorch_tensor_sizes(buf, n, self._h))
+    return tuple(buf[:n])
+
+
+def _size(self, d=None):
+    s = _shape(self)
+    return s if d is None else s[d]
+
+
+def _strides(self):
+    n = _dim(self)
+    buf = (_c.c_int64 * _b.max(n, 1))()
+    _check(lib.ctorch_tensor_strides(buf, n, self._h))
+    return tuple(buf[:n])
+
+
+def _dtype(self):
+    return _DTYPES[_out(_c.c_int32, lib.ctorch_tensor_dtype, self._h)]
+
+
+def _device(self):
+    d = _capi.ctorch_device()
+    _check(lib.ctorch_tensor_device(_byref(d), self._h))
+    return _rt.device_from_c(d)
+
+
+def _bytes(self):
+    n = _out(_c.c_int64, lib.ctorch_tensor_numel, self._h)
+    es = _out(_sz, lib.ctorch_dtype_size, _dtype(self))
+    buf = _c.create_string_buffer(_b.max(n * es, 1))
+    _check(lib.ctorch_tensor_copy_to(buf, n * es, self._h))
+    return buf.raw[: n * es]
+
+
+def _tolist(self):
+    fmt = _FMT_OF.get(_dtype(self))
+    if fmt is None:
+        return _tolist(self.to(float64 if _dtype(self) != complex64 else complex128)) \
+            if _dtype(self) not in (complex64, complex128) else _complex_list(self)
+    shape = _shape(self)
+    raw = _bytes(self)
+    flat = list(_struct.unpack(f"<{len(raw) // _struct.calcsize(fmt)}{fmt}", raw)) if raw else []
+
+    def nest(off, dims):
+        if not dims:
+            return flat[off]
+        step = 1
+        for d in dims[1:]:
+            step *= d
+        return [nest(off + i * step, dims[1:]) for i in range(dims[0])]
+    return nest(0, list(shape)) if shape else flat[0]
+
+
+def _complex_list(self):
+    raw = _bytes(self.to(complex128))
+    vals = _struct.unpack(f"<{len(raw) // 8}d", raw)
+    flat = [complex(vals[i], vals[i + 1]) for i in range(0, len(vals), 2)]
+    return flat if len(_shape(self)) == 1 else flat
+
+
+def _item(self):
+    dt = _dtype(self)
+    if dt == bool_:
+        return _b.bool(_out(_c.c_int, lib.ctorch_tensor_item_bool, self._h))
+    if dt in (int8, uint8, int16, int32, int64):
+        return _out(_c.c_int64, lib.ctorch_tensor_item_int64, self._h)
+    if dt in (complex64, complex128):
+        return _complex_list(self.reshape([1]))[0]
+    return _out(_c.c_double, lib.ctorch_tensor_item_double, self._h)
+
+
+def _repr(self):
+    if not self._h:
+        return "ctorch.Tensor(<disposed>)"
+    s = _c.c_char_p()
+    _check(lib.ctorch_tensor_to_string(_c.cast(_c.pointer(s), _c.POINTER(_c.c_char_p)), self._h))
+    text = s.value.decode()
+    lib.ctorch_string_free(s)
+    return text
+
+
+def _to(self, *args, dtype=None, device=None):
+    """t.to(dtype) / t.to(device) / t.to(device, dtype)."""
+    for a in args:
+        if isinstance(a, _rt.dtype):
+            dtype = a
+        else:
+            device = a
+    t = self
+    if device is not None:
+        t = _wrap(_out(_vp, lib.ctorch_tensor_to_device, t._h, _rt.device_arg(device)))
+    if dtype is not None:
+        t = _wrap(_out(_vp, lib.ctorch_tensor_to_dtype, t._h, dtype))
+    return t
+
+
+def _requires_grad_get(self):
+    return _b.bool(_out(_c.c_int, lib.ctorch_tensor_requires_grad, self._h))
+
+
+def _requires_grad_set(self, v):
+    _check(lib.ctorch_tensor_set_requires_grad(self._h, 1 if v else 0))
+
+
+def _requires_grad_(self, v=True):
+    _requires_grad_set(self, v)
+    return self
+
+
+def _grad_get(self):
+    return _wrap(_out(_vp, lib.ctorch_tensor_grad, self._h))
+
+
+def _grad_set(self, g):
+    _check(lib.ctorch_tensor_set_grad(self._h, None if g is None else g._h))
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    if retain_graph is None:
+        retain_graph = create_graph
+    arr, n = _rt.tensor_array(inputs) if inputs else (None, 0)
+    _check(lib.ctorch_tensor_backward(self._h, None if gradient is None else gradient._h,
+                                      1 if retain_graph else 0, 1 if create_graph else 0, arr, n))
+
+
+def _detach(self):
+    return _wrap(_out(_vp, lib.ctorch_tensor_detach, self._h))
+
+
+def _is_leaf(self):
+    return _b.bool(_out(_c.c_int, lib.ctorch_tensor_is_leaf, self._h))
+
+
+def _grad_fn(self):
+    return _out(_c.c_char_p, lib.ctorch_tensor_grad_fn_name, self._h).decode() or None
+
+
+def _numpy(self):
+    import numpy as np
+    dt = {bool_: np.bool_, uint8: np.uint8, int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
+          float16: np.float16, float32: np.float32, float64: np.float64, complex64: np.complex64,
+          complex128: np.complex128}[_dtype(self)]
+    return np.frombuffer(_bytes(self), dtype=dt).reshape(_shape(self)).copy()
+
+
+def _getitem(self, idx):
+    """Basic indexing: ints, slices, None, Ellipsis, and a Tensor index."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    t = self
+    dim = 0
+    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    for i in idx:
+        if i is Ellipsis:
+            dim += _dim(t) - dim - (n_real - dim if n_real > dim else 0)
+            n_real = 0
+        elif i is None:
+            t = _ops.unsqueeze(t, dim)
+            dim += 1
+        elif isinstance(i, _b.int):
+            t = _ops.select(t, dim, i)
+        elif isinstance(i, slice):
+            start, stop, step = i.start, i.stop, i.step if i.step is not None else 1
+            t = _ops.slice(t, dim, start, stop, step)
+            dim += 1
+        elif isinstance(i, Tensor):
+            t = _ops.index(t, [None] * dim + [i])
+            dim += 1
+        else:
+            raise TypeError(f"unsupported index {i!r}")
+    return t
+
+
+def _setitem(self, idx, value):
+    target = _getitem(self, idx)
+    if isinstance(value, Tensor):
+        target.copy_(value)
+    else:
+        target.fill_(value)
+
+
+for _name, _fn in {
+        "dim": _dim, "size": _size, "stride": lambda self, d=None: _strides(self) if d is None else _strides(self)[d],
+        "tolist": _tolist, "item": _item, "__repr__": _repr, "__str__": _repr, "to": _to, "numpy": _numpy,
+        "backward": _backward, "detach": _detach, "requires_grad_": _requires_grad_,
+        "numel": lambda self: _out(_c.c_int64, lib.ctorch_tensor_numel, self._h),
+        "is_contiguous": lambda self: _b.bool(_out(_c.c_int, lib.ctorch_tensor_is_contiguous, self._h)),
+        "data_ptr": lambda self: _out(_vp, lib.ctorch_tensor_data_ptr, self._h) or 0,
+        "retain_grad": lambda self: _check(lib.ctorch_tensor_retain_grad(self._h)),
+        "__len__": lambda self: _shape(self)[0],
+        "__iter__": lambda self: (self[i] for i in range(_shape(self)[0])),
+        "__getitem__": _getitem, "__setitem__": _setitem,
+        "__bool__": lambda self: _b.bool(_item(self)), "__float__": lambda self: _b.float(_item(self)),
+        "__int__": lambda self: _b.int(_item(self)), "__index__": lambda self: _b.int(_item(self)),
+        "cpu": lambda self: _to(self, device="cpu"), "float": lambda self: _to(self, float32),
+        "double": lambda self: _to(self, float64), "long": lambda self: _to(self, int64),
+        "bool": lambda self: _to(self, bool_), "int": lambda self: _to(self, int32),
+}.items():
+    setattr(Tensor, _name, _fn)
+for _name, _prop in {
+        "shape": property(_shape), "dtype": property(_dtype), "device": property(_device),
+        "ndim": property(_dim), "requires_grad": property(_requires_grad_get, _requires_grad_set),
+        "grad": property(_grad_get, _grad_set), "is_leaf": property(_is_leaf), "grad_fn": property(_grad_fn),
+        "T": property(lambda self: _ops.permute(self, list(range(_dim(self)))[::-1])),
+        "layout": property(lambda self: _LAYOUTS[_out(_c.c_int32, lib.ctorch_tensor_layout, self._h)]),
+        "data": property(_detach),
+}.items():
+    setattr(Tensor, _name, _prop)
+
+# ---- tensor creation -------------------------------------------------------------------
+
+
+def _flatten(data):
+    if isinstance(data, (list, tuple)):
+        if not data:
+            return [], [0]
+        parts = [_flatten(x) for x in data]
+        shape = parts[0][1]
+        flat = []
+        for p, s in parts:
+            if s != shape:
+                raise ValueError("ragged nested sequence")
+            flat.extend(p)
+        return flat, [len(data)] + shape
+    if isinstance(data, Tensor):
+        return _flatten(data.tolist())
+    return [data], []
+
+
+def from_buffer(buf, shape, dtype):
+    """A new CPU tensor holding a copy of the bytes of buf (any buffer-protocol object)."""
+    mv = memoryview(buf).cast("B")
+    shape = list(shape)
+    sizes = (_c.c_int64 * _b.max(len(shape), 1))(*shape)
+    h = _vp()
+    data = (_c.c_char * _b.max(len(mv), 1)).from_buffer_copy(mv.tobytes() or b"\0")
+    _check(lib.ctorch_tensor_from_data(_byref(h), data, len(mv), sizes, len(shape), dtype))
+    return _wrap(h.value)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor from a number, a nested list, a Tensor or a numpy array (copied)."""
+    if hasattr(data, "__array_interface__") and hasattr(data, "dtype"):
+        import numpy as np
+        arr = np.ascontiguousarray(data)
+        dt = {np.dtype(k): v for k, v in [("bool", bool_), ("uint8", uint8), ("int8", int8), ("int16", int16),
+                                           ("int32", int32), ("int64", int64), ("float16", float16),
+                                           ("float32", float32), ("float64", float64),
+                                           ("complex64", complex64), ("complex128", complex128)]}[arr.dtype]
+        t = from_buffer(arr.tobytes(), arr.shape, dt)
+    else:
+        flat, shape = _flatten(data)
+        if dtype is None:
+            if flat and all(isinstance(x, _b.bool) for x in flat):
+                dt = bool_
+            elif all(isinstance(x, _b.int) for x in flat) and flat:
+                dt = int64
+            elif any(isinstance(x, complex) for x in flat):
+                dt = complex64
+            else:
+                dt = float32
+        else:
+            dt = dtype
+        if dt in (complex64, complex128):
+            vals = [v for x in flat for v in (complex(x).real, complex(x).imag)]
+            t = from_buffer(_struct.pack(f"<{len(vals)}d", *vals), shape, complex128)
+        else:
+            fmt = _FMT_OF.get(dt, "d")
+            conv = _b.bool if fmt == "?" else (_b.int if fmt in "BbhiqQ" else _b.float)
+            t = from_buffer(_struct.pack(f"<{len(flat)}{fmt}", *[conv(x) for x in flat]), shape,
+                            dt if dt in _FMT_OF else float64)
+        dtype = dtype or dt
+    if dtype is not None and t.dtype != dtype:
+        t = t.to(dtype)
+    if device is not None:
+        t = t.to(device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def manual_seed(seed):
+    _check(lib.ctorch_manual_seed(seed))
+
+
+def set_num_threads(n):
+    _check(lib.ctorch_set_num_threads(n))
+
+
+def get_num_threads():
+    return _out(_c.c_int, lib.ctorch_get_num_threads)
+
+
+def memory_bytes(device_type="cpu"):
+    """Bytes held by live tensor storages on that kind of device (ctorch_memory_bytes),
+    after releasing the handles of collected tensors (see _rt.flush_frees)."""
+    _rt.flush_frees()
+    return _out(_c.c_int64, lib.ctorch_memory_bytes, _capi.DEVICE_TYPES[device_type])
+
+
+def device(spec, index=None):
+    return Device(spec, index)
+
+
+class Generator:
+    """A random number generator (ctorch_generator)."""
+    _is_generator = True
+
+    def __init__(self, device="cpu", seed=0):
+        self._h = _out(_vp, lib.ctorch_generator_new, _rt.device_arg(device), seed)
+
+    def manual_seed(self, seed):
+        _check(lib.ctorch_generator_set_seed(self._h, seed))
+        return self
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            lib.ctorch_generator_free(self._h)
+            self._h = None
+
+

@@ -1,0 +1,177 @@
+"""Unit tests of the API description: the header parser, the ownership and
+array rules, typed schema defaults, the measured struct layouts and the
+binding emitters' type mappings."""
+import os
+import shutil
+import unittest
+
+from ctorch_gen import emit_api, emit_py
+from ctorch_gen.api_header import describe_header
+from ctorch_gen.api_ops import typed_default
+from ctorch_gen.cheader import HeaderError, parse_header
+from ctorch_gen.model import parse_type
+
+HEADER = r"""
+#ifndef X_H
+#define X_H
+#include <stdint.h>
+#define CTORCH_VERSION_MAJOR 0
+#ifdef __cplusplus
+#define CTORCH_ENUM_BASE : int32_t
+extern "C" {
+#else
+#define CTORCH_ENUM_BASE
+#endif
+/* ------------------------------------------------------------------ */
+/* Things                                                              */
+/* ------------------------------------------------------------------ */
+/** Kinds. */
+typedef enum ctorch_kind CTORCH_ENUM_BASE {
+  CTORCH_KIND_A = 0, /**< first */
+  CTORCH_KIND_B = 5  /**< second */
+} ctorch_kind;
+/** A pair. */
+typedef struct ctorch_pair {
+  int32_t kind; /**< a ctorch_kind value */
+  double x, y;  /**< coordinates */
+} ctorch_pair;
+/** A thing. */
+typedef struct ctorch_thing_s *ctorch_thing;
+typedef int (*ctorch_cb)(void *ctx, const ctorch_thing *things, size_t n);
+/** New thing. */
+CTORCH_API ctorch_status ctorch_thing_new(ctorch_thing *out, const int64_t *sizes, size_t ndim, ctorch_kind kind);
+/** Frees. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_thing_free(ctorch_thing t);
+/** Copies into buf; out_len may be NULL.
+ * @nullable out_len */
+CTORCH_API ctorch_status ctorch_thing_name(size_t *out_len, char *buf, size_t cap, ctorch_thing t);
+/** Borrowed name. */
+CTORCH_API ctorch_status ctorch_thing_label(const char **out, ctorch_thing t);
+/** Takes names and things (n each); options NULL = defaults. */
+CTORCH_API ctorch_status ctorch_thing_many(const char *const *names, const ctorch_thing *things, size_t n,
+                                           const ctorch_pair *options);
+/** Helper. */
+static inline ctorch_pair ctorch_pair_zero(void) {
+  ctorch_pair p = {0, 0.0, 0.0};
+  return p;
+}
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+
+
+class Header(unittest.TestCase):
+    def setUp(self):
+        self.h = parse_header(HEADER.replace("ctorch_status", "int"))
+
+    def test_declarations(self):
+        e = self.h.enums[0]
+        self.assertEqual(e.name, "ctorch_kind")
+        self.assertEqual([(v.name, v.value, v.doc) for v in e.values],
+                         [("CTORCH_KIND_A", 0, "first"), ("CTORCH_KIND_B", 5, "second")])
+        self.assertEqual(e.section, "Things")
+        s = self.h.structs[0]
+        self.assertEqual([(f.name, f.type.text, f.doc) for f in s.fields],
+                         [("kind", "int32_t", "a ctorch_kind value"), ("x", "double", "coordinates"),
+                          ("y", "double", "coordinates")])
+        self.assertEqual([x.name for x in self.h.handles], ["ctorch_thing"])
+        self.assertEqual([c.name for c in self.h.callbacks], ["ctorch_cb"])
+        names = [f.name for f in self.h.functions]
+        self.assertEqual(names, ["ctorch_thing_new", "ctorch_thing_free", "ctorch_thing_name", "ctorch_thing_label",
+                                 "ctorch_thing_many", "ctorch_pair_zero"])
+        self.assertTrue(self.h.functions[-1].inline)
+        self.assertEqual(self.h.functions[4].params[0].type.text, "const char *const *")
+
+    def test_rules(self):
+        d = {f["name"]: {p["name"]: p for p in f["params"]} for f in describe_header(self.h)["functions"]}
+        new = d["ctorch_thing_new"]
+        self.assertEqual((new["out"]["direction"], new["out"]["ownership"], new["out"]["free"]),
+                         ("out", "new", "ctorch_thing_free"))
+        self.assertEqual(new["sizes"]["array"], {"length": "ndim"})
+        self.assertEqual(new["ndim"]["length_of"], ["sizes"])
+        self.assertEqual(d["ctorch_thing_free"]["t"]["ownership"], "freed")
+        self.assertTrue(d["ctorch_thing_free"]["t"]["nullable"])
+        name = d["ctorch_thing_name"]
+        self.assertTrue(name["out_len"]["nullable"])
+        self.assertEqual((name["buf"]["direction"], name["buf"]["ownership"]), ("out", "caller_buffer"))
+        self.assertEqual(name["cap"]["role"], "capacity")
+        self.assertEqual(d["ctorch_thing_label"]["out"]["ownership"], "borrowed")
+        many = d["ctorch_thing_many"]
+        self.assertEqual(many["n"]["length_of"], ["names", "things"])
+        self.assertTrue(many["options"]["nullable"])
+        self.assertEqual(many["names"]["direction"], "in")
+
+    def test_unknown_declaration_fails(self):
+        with self.assertRaises(HeaderError):
+            parse_header("CTORCH_API int ctorch_x(int a)\n")  # no ';'
+        with self.assertRaises(HeaderError):
+            parse_header("union u { int a; };\n")
+
+    @unittest.skipUnless(shutil.which(os.environ.get("CC", "cc")), "no C compiler")
+    def test_layouts_are_measured(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "ctorch.h")
+            with open(p, "w") as f:
+                f.write(HEADER.replace("ctorch_status", "int").replace("CTORCH_API ", "")
+                        .replace('#define CTORCH_VERSION_MAJOR 0', '#include <stddef.h>'))
+            lay = emit_api.measure_layouts(self.h, os.environ.get("CC", "cc"), [d])
+        self.assertEqual(lay["structs"]["ctorch_pair"]["size"], 24)
+        self.assertEqual(lay["structs"]["ctorch_pair"]["fields"]["x"], [8, 8])
+        self.assertEqual(lay["types"]["ctorch_kind"], [4, 4])
+
+
+ENUMS = {"ctorch_dtype": {"CTORCH_INT64": 6, "CTORCH_FLOAT32": 9},
+         "ctorch_memory_format": {"CTORCH_MEMORY_CONTIGUOUS": 0},
+         "ctorch_layout": {"CTORCH_LAYOUT_STRIDED": 0},
+         "ctorch_reduction": {"CTORCH_REDUCTION_NONE": 0, "CTORCH_REDUCTION_MEAN": 1, "CTORCH_REDUCTION_SUM": 2}}
+
+
+def td(type_text, text, enum=None):
+    return typed_default(parse_type(type_text)[0], text, enum, ENUMS)
+
+
+class Defaults(unittest.TestCase):
+    def test_kinds(self):
+        self.assertEqual(td("Tensor?", "None")["kind"], "none")
+        self.assertEqual(td("bool", "False")["value"], False)
+        self.assertEqual(td("int", "-100")["value"], -100)
+        self.assertEqual(td("float", "1e-05")["value"], 1e-05)
+        self.assertEqual(td("str", '"\\"\'\\\\"')["value"], "\"'\\")
+        self.assertEqual(td("Scalar", "1"), {"kind": "scalar", "scalar_kind": "INT", "value": 1, "text": "1"})
+        self.assertEqual(td("Scalar", "1.0")["scalar_kind"], "FLOAT")
+        self.assertEqual(td("ScalarType?", "long")["name"], "CTORCH_INT64")
+        self.assertEqual(td("MemoryFormat?", "contiguous_format")["value"], 0)
+        self.assertEqual(td("int", "Mean", "ctorch_reduction")["name"], "CTORCH_REDUCTION_MEAN")
+        self.assertEqual(td("int", "at::Reduction::Sum", "ctorch_reduction")["value"], 2)
+
+    def test_lists(self):
+        self.assertEqual(td("int[2]", "1")["value"], [1, 1])
+        self.assertEqual(td("int[2]", "1")["expanded_from"], 1)
+        self.assertTrue(td("int[2]", "[]")["size_mismatch"])
+        self.assertEqual(td("int[]", "[0,1]")["value"], [0, 1])
+        self.assertEqual(td("bool[3]", "[True, False, True]")["value"], [True, False, True])
+
+    def test_specials(self):
+        d = td("float", "inf")
+        self.assertEqual((d["value"], d["special"]), (None, "inf"))
+        self.assertTrue(td("int", "9223372036854775807")["exceeds_double"])
+
+
+class PythonTypes(unittest.TestCase):
+    def test_ctypes_of(self):
+        doc = {}
+        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "handle", "name": "ctorch_tensor"}, "pointer": 1}, doc),
+                         "_P(_c.c_void_p)")
+        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "opaque", "name": "struct DLManagedTensor"},
+                                            "pointer": 1}, doc), "_c.c_void_p")
+        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "string", "name": "char"}, "pointer": 1}, doc),
+                         "_P(_c.c_char_p)")
+        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "struct", "name": "ctorch_scalar"}, "pointer": 0}, doc),
+                         "ctorch_scalar")
+
+
+if __name__ == "__main__":
+    unittest.main()

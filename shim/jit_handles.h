@@ -1,0 +1,15 @@
+// The TorchScript handle types, shared by jit.cpp (loading and running
+// modules) and trace.cpp (modules recorded from C).
+#pragma once
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/jit/api/module.h>
+
+#include "ctorch.h"
+
+struct ctorch_module_s {
+  torch::jit::Module m;
+};
+struct ctorch_value_s {
+  c10::IValue v;
+};

@@ -1,0 +1,142 @@
+'use strict';
+// The generated Node.js binding: options objects for keyword arguments and
+// defaults, overloads, out= and in-place forms, Tensor methods, autograd,
+// [] versus null, errors (also from koffi's worker threads, through error
+// tickets), dispose/scope and the native memory counter.
+const assert = require('assert');
+const ct = require(process.env.CTORCH_NODE_PKG);
+
+const tests = [];
+const test = (name, fn) => tests.push([name, fn]);
+const close = (a, b, tol = 1e-5) => {
+  if (Array.isArray(a)) { assert.strictEqual(a.length, b.length); a.forEach((x, i) => close(x, b[i], tol)); return; }
+  assert.ok(Math.abs(a - b) <= tol * (1 + Math.abs(b)), `${a} != ${b}`);
+};
+
+test('keywords and defaults', () => {
+  const a = ct.tensor([[1, 2], [3, 4]], { dtype: ct.float32 });
+  const b = ct.tensor([[0.5, -1], [2, 0]], { dtype: ct.float32 });
+  close(ct.add(a, b, { alpha: 2 }).toArray(), [[2, 0], [7, 4]]);
+  close(ct.add(a, b).toArray(), [[1.5, 1], [5, 4]]);
+  close(ct.sum(a, { dim: [1], keepdim: true }).toArray(), [[3], [7]]);
+  const x = ct.tensor([[2, 1, 0], [0, 1, 3]], { dtype: ct.float32 });
+  const y = ct.tensor([0, 2]);
+  const mean = ct.nn.cross_entropy_loss(x, y).item();
+  close(ct.nn.cross_entropy_loss(x, y, { reduction: 'sum' }).item(), 2 * mean);
+  close(ct.nn.cross_entropy_loss(x, y, { reduction: 2 }).item(), 2 * mean);
+  assert.throws(() => ct.nn.cross_entropy_loss(x, y, { reduction: 'average' }), /invalid value/);
+  const img = ct.reshape(ct.arange(16, { dtype: ct.float32 }), [1, 1, 4, 4]);
+  assert.deepStrictEqual(ct.max_pool2d(img, [2, 2]).shape, [1, 1, 2, 2]); // stride=[] default
+  close(ct.reshape(ct.nn.avg_pool2d(img, 2), [-1]).toArray(), [2.5, 4.5, 10.5, 12.5]); // lone int for int[2]
+});
+
+test('overloads, scalars, out= and in-place', () => {
+  const a = ct.tensor([1, 2, 3], { dtype: ct.float32 });
+  close(ct.add(a, 1).toArray(), [2, 3, 4]);
+  assert.strictEqual(ct.add(ct.tensor([1, 2]), 1).dtype, ct.int64); // integral JS number: INT Scalar
+  assert.strictEqual(ct.add(ct.tensor([1, 2]), ct.float(1)).dtype, ct.float32); // ct.float: FLOAT Scalar
+  close(ct.ops.add.Scalar(a, 0.5).toArray(), [1.5, 2.5, 3.5]);
+  assert.throws(() => ct.add(a, 'x'), /add.Tensor/);
+  const out = ct.empty([3]);
+  assert.strictEqual(ct.add(a, a, { out }), out);
+  close(out.toArray(), [2, 4, 6]);
+  const c = ct.clone(a);
+  assert.strictEqual(c.mul_(2), c);
+  close(c.toArray(), [2, 4, 6]);
+  const [v, i] = ct.max(ct.tensor([[1, 5], [7, 2]], { dtype: ct.float32 }), 1);
+  close(v.toArray(), [5, 7]);
+  assert.deepStrictEqual(i.toArray(), [1, 0]);
+  assert.deepStrictEqual(ct.split(ct.arange(5), 2).map((t) => t.toArray()), [[0, 1], [2, 3], [4]]);
+  const m = ct.tensor([[1, 2], [3, 4]], { dtype: ct.float32 });
+  close(m.matmul(m).toArray(), [[7, 10], [15, 22]]);
+  close(m.t().toArray(), [[1, 3], [2, 4]]);
+});
+
+test('empty list is [] and null is None', () => {
+  const src = ct.arange(6, { dtype: ct.float32 });
+  const t = ct.empty([0]);
+  t.set_(src, 1, [2, 2], []);
+  assert.deepStrictEqual(t.stride(), [2, 1]);
+  const x = ct.ones([1, 1, 2]);
+  assert.deepStrictEqual(ct.nn.upsample_nearest1d(x, [4], null).shape, [1, 1, 4]);
+  assert.throws(() => ct.nn.upsample_nearest1d(x, [4], []), /exactly one of output_size and scale_factors/);
+});
+
+test('autograd and optimizers', () => {
+  const w = ct.tensor([5, -3], { dtype: ct.float32, requiresGrad: true });
+  const loss0 = ct.sum(ct.mul(w, w));
+  loss0.backward();
+  close(w.grad.toArray(), [10, -6]);
+  const opt = ct.optim.SGD([w], { lr: 0.1 });
+  let loss;
+  for (let i = 0; i < 50; i++) {
+    loss = ct.scope(() => {
+      const l = ct.sum(ct.mul(w, w));
+      opt.zeroGrad();
+      l.backward();
+      opt.step();
+      return l.item();
+    });
+  }
+  assert.ok(loss < 1e-3 * 34, `loss ${loss}`);
+});
+
+test('errors carry status and message', () => {
+  try {
+    ct.add(ct.ones([2]), ct.ones([3]));
+    assert.fail('no error');
+  } catch (e) {
+    assert.ok(e instanceof ct.CtorchError);
+    assert.strictEqual(e.statusName, 'CTORCH_RUNTIME');
+    assert.match(e.message, /ctorch_add_Tensor/);
+  }
+  assert.throws(() => ct.select(ct.ones([2, 2]), 5, 0), /CTORCH_INDEX/);
+});
+
+test('dispose, scope and the memory counter', () => {
+  const before = ct.memoryBytes();
+  const t = ct.empty([1 << 20]);
+  assert.ok(ct.memoryBytes() - before >= 4 << 20);
+  t.dispose();
+  assert.strictEqual(ct.memoryBytes(), before);
+  assert.throws(() => ct.relu(t), /after dispose/);
+  const kept = ct.scope(() => {
+    const a = ct.ones([1 << 18]);
+    ct.mul(a, 2); // dropped: disposed at scope exit
+    return ct.add(a, 1);
+  });
+  assert.ok(!kept.disposed);
+  assert.ok(ct.memoryBytes() - before < 2 << 20);
+  kept.dispose();
+  assert.strictEqual(ct.memoryBytes(), before);
+});
+
+async function asyncTests() {
+  // A failing call on a koffi worker thread: its message comes back through
+  // its ticket even though this thread fails differently meanwhile.
+  const F = ct.lib.F;
+  const out = new BigUint64Array(1);
+  const bad = ct.ones([2, 2]);
+  const p = ct.callAsync('ctorch_select_int', out, bad.handle, 5, 0);
+  assert.throws(() => ct.relu(null), /expected a Tensor/);
+  try { ct.add(ct.ones([2]), ct.ones([3])); } catch (e) { /* this thread's own failure */ }
+  await assert.rejects(p, (e) => e.statusName === 'CTORCH_INDEX' && /ctorch_select_int/.test(e.message));
+  // A successful async call.
+  const ok = ct.ones([3]);
+  await ct.callAsync('ctorch_neg', out, ok.handle);
+  close(ct.lib.koffi ? new ct.Tensor(out[0]).toArray() : [], [-1, -1, -1]);
+  void F;
+}
+
+(async () => {
+  let failed = 0;
+  for (const [name, fn] of tests) {
+    try { fn(); console.log(`ok   ${name}`); } catch (e) { failed++; console.log(`FAIL ${name}: ${e.stack}`); }
+  }
+  try { await asyncTests(); console.log('ok   async calls and error tickets'); } catch (e) {
+    failed++; console.log(`FAIL async calls and error tickets: ${e.stack}`);
+  }
+  assert.strictEqual(ct.abiHash.length, 32);
+  console.log(failed ? `${failed} failed` : `all ${tests.length + 1} passed`);
+  process.exit(failed ? 1 : 0);
+})();

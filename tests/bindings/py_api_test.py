@@ -1,0 +1,243 @@
+"""The generated Python binding: operators with keyword arguments and
+defaults, overloads, out= and in-place forms, Tensor methods and operators,
+autograd, optimizers, data, DLPack with PyTorch, checkpoints, errors, the
+native memory counter and the ABI check; and that the package pip-installs."""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import ctorch
+
+try:
+    import torch
+except ImportError:  # the interop cases then report themselves skipped
+    torch = None
+
+
+def close(a, b, tol=1e-5):
+    a, b = (a.tolist() if isinstance(a, ctorch.Tensor) else a), (b.tolist() if isinstance(b, ctorch.Tensor) else b)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
+    return abs(a - b) <= tol * (1 + abs(b))
+
+
+class Ops(unittest.TestCase):
+    def setUp(self):
+        self.a = ctorch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        self.b = ctorch.tensor([[0.5, -1.0], [2.0, 0.0]])
+
+    def test_keywords_and_defaults(self):
+        self.assertTrue(close(ctorch.add(self.a, self.b, alpha=2), [[2.0, 0.0], [7.0, 4.0]]))
+        self.assertTrue(close(ctorch.add(self.a, self.b), [[1.5, 1.0], [5.0, 4.0]]))
+        self.assertTrue(close(ctorch.sum(self.a, dim=[1], keepdim=True), [[3.0], [7.0]]))
+        x = ctorch.tensor([[2.0, 1.0, 0.0], [0.0, 1.0, 3.0]])
+        y = ctorch.tensor([0, 2])
+        mean = ctorch.nn.cross_entropy_loss(x, y).item()
+        # reduction as PyTorch's name, as the ctorch enum value, as an int
+        total = ctorch.nn.cross_entropy_loss(x, y, reduction="sum").item()
+        self.assertAlmostEqual(total, ctorch.nn.cross_entropy_loss(x, y, reduction=2).item(), places=5)
+        self.assertAlmostEqual(total, 2 * mean, places=5)
+        with self.assertRaises(ValueError):
+            ctorch.nn.cross_entropy_loss(x, y, reduction="average")
+
+    def test_int_list_defaults_and_expansion(self):
+        x = ctorch.arange(16.0).reshape([1, 1, 4, 4])
+        # stride=[] (default): the kernel size, as PyTorch does.
+        self.assertEqual(ctorch.max_pool2d(x, [2, 2]).shape, (1, 1, 2, 2))
+        # A lone int for int[2] is repeated.
+        self.assertEqual(ctorch.nn.avg_pool2d(x, 2).shape, (1, 1, 2, 2))
+        self.assertTrue(close(ctorch.nn.avg_pool2d(x, 2).reshape([-1]), [2.5, 4.5, 10.5, 12.5]))
+
+    def test_overloads(self):
+        self.assertTrue(close(ctorch.add(self.a, 1), [[2.0, 3.0], [4.0, 5.0]]))
+        self.assertTrue(close(ctorch.ops.add.Scalar(self.a, 0.5), [[1.5, 2.5], [3.5, 4.5]]))
+        self.assertTrue(close(ctorch.ops.add.Tensor(self.a, self.b, alpha=-1), [[0.5, 3.0], [1.0, 4.0]]))
+        with self.assertRaises(TypeError) as cm:
+            ctorch.add(self.a, "x")
+        self.assertIn("add.Tensor", str(cm.exception))
+        v, i = ctorch.max(self.a, 1)
+        self.assertEqual(v.tolist(), [2.0, 4.0])
+        self.assertEqual(i.tolist(), [1, 1])
+        self.assertEqual(ctorch.max(self.a).item(), 4.0)
+
+    def test_out_and_inplace(self):
+        c = ctorch.empty([2, 2])
+        r = ctorch.add(self.a, self.b, out=c)
+        self.assertIs(r, c)
+        self.assertTrue(close(c, [[1.5, 1.0], [5.0, 4.0]]))
+        a = self.a.clone()
+        self.assertIs(a.mul_(2), a)
+        self.assertTrue(close(a, [[2.0, 4.0], [6.0, 8.0]]))
+        a += 1
+        self.assertTrue(close(a, [[3.0, 5.0], [7.0, 9.0]]))
+
+    def test_operators_and_methods(self):
+        a, b = self.a, self.b
+        self.assertTrue(close(a + 1, [[2, 3], [4, 5]]))
+        self.assertTrue(close(1 + a, [[2, 3], [4, 5]]))
+        self.assertTrue(close(10 - a, [[9, 8], [7, 6]]))
+        self.assertTrue(close(a * b, [[0.5, -2.0], [6.0, 0.0]]))
+        self.assertTrue(close(1 / a, [[1.0, 0.5], [1 / 3, 0.25]]))
+        self.assertTrue(close(a ** 2, [[1, 4], [9, 16]]))
+        self.assertTrue(close(2 ** a, [[2, 4], [8, 16]]))
+        self.assertTrue(close(-a, [[-1, -2], [-3, -4]]))
+        self.assertTrue(close(a @ a, [[7, 10], [15, 22]]))
+        self.assertEqual((a > 2).tolist(), [[False, False], [True, True]])
+        self.assertEqual((a > 2).dtype, ctorch.bool)
+        self.assertEqual(a.t().tolist(), [[1.0, 3.0], [2.0, 4.0]])
+        self.assertEqual(a[1].tolist(), [3.0, 4.0])
+        self.assertEqual(a[:, 0].tolist(), [1.0, 3.0])
+        self.assertEqual(a[None].shape, (1, 2, 2))
+        self.assertEqual(a.shape, (2, 2))
+        self.assertEqual(a.dtype, ctorch.float32)
+        self.assertEqual(str(a.device), "device('cpu')")
+        c = a.clone()
+        c[0, 1] = 7.0
+        self.assertEqual(c.tolist(), [[1.0, 7.0], [3.0, 4.0]])
+        self.assertEqual(ctorch.where(a > 2, a, b).tolist(), [[0.5, -1.0], [3.0, 4.0]])
+
+    def test_views_share_data(self):
+        a = self.a.clone()
+        t = a.transpose(0, 1)
+        t.zero_()
+        self.assertEqual(a.tolist(), [[0.0, 0.0], [0.0, 0.0]])
+        parts = ctorch.split(ctorch.arange(5), 2)
+        self.assertEqual([p.tolist() for p in parts], [[0, 1], [2, 3], [4]])
+
+    def test_empty_list_is_pytorchs(self):
+        src = ctorch.arange(6.0)
+        t = ctorch.empty([0])
+        t.set_(src, 1, [2, 2], [])
+        self.assertEqual(t.stride(), (2, 1))
+        self.assertEqual(t.tolist(), [[1.0, 2.0], [3.0, 4.0]])
+        x = ctorch.ones([1, 1, 2])
+        self.assertEqual(ctorch.nn.upsample_nearest1d(x, [4], None).shape, (1, 1, 4))
+        with self.assertRaises(ctorch.CtorchError):
+            ctorch.nn.upsample_nearest1d(x, [4], [])  # [] is not None
+
+    def test_dtypes_and_creation(self):
+        self.assertEqual(ctorch.tensor([1, 2]).dtype, ctorch.int64)
+        self.assertEqual(ctorch.tensor([True]).dtype, ctorch.bool)
+        self.assertEqual(ctorch.zeros([2], dtype=ctorch.float64).dtype, ctorch.float64)
+        self.assertEqual(ctorch.arange(3, dtype=ctorch.int32).tolist(), [0, 1, 2])
+        x = ctorch.ones([2, 3, 4, 5]).contiguous(memory_format=ctorch.channels_last)
+        self.assertEqual(x.stride(), (60, 1, 15, 3))
+
+
+class Autograd(unittest.TestCase):
+    def test_backward_and_grad(self):
+        x = ctorch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = (x * x).sum()
+        y.backward()
+        self.assertEqual(x.grad.tolist(), [2.0, 4.0, 6.0])
+        self.assertTrue(x.is_leaf)
+        self.assertEqual(y.grad_fn, "SumBackward0")
+        z = (x ** 3).sum()
+        (g,) = ctorch.autograd.grad([z], [x])
+        self.assertEqual(g.tolist(), [3.0, 12.0, 27.0])
+        with ctorch.no_grad():
+            w = x * 2
+        self.assertFalse(w.requires_grad)
+        self.assertTrue((x * 2).requires_grad)
+
+    def test_optimizer(self):
+        w = ctorch.tensor([5.0, -3.0], requires_grad=True)
+        opt = ctorch.optim.SGD([w], lr=0.1)
+        first = None
+        for _ in range(50):
+            loss = (w * w).sum()
+            first = first if first is not None else loss.item()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        self.assertLess(loss.item(), first * 1e-3)
+        self.assertAlmostEqual(opt.lr, 0.1)
+        opt.lr = 0.01
+        self.assertAlmostEqual(opt.lr, 0.01)
+        adam = ctorch.optim.Adam([w], lr=1e-2, betas=(0.8, 0.9))
+        adam.step()
+
+    def test_data_loader(self):
+        data = ctorch.arange(10.0).reshape([5, 2])
+        targets = ctorch.arange(5)
+        loader = ctorch.data.DataLoader(data, targets, batch_size=2, shuffle=True, seed=3)
+        self.assertEqual(len(loader), 3)
+        seen = sorted(v for _, y in loader for v in y.tolist())
+        self.assertEqual(seen, [0, 1, 2, 3, 4])
+
+
+class Interop(unittest.TestCase):
+    @unittest.skipIf(torch is None, "torch not importable")
+    def test_dlpack_shares_memory(self):
+        x = torch.arange(4.0)
+        t = ctorch.from_torch(x)
+        t.add_(1)
+        self.assertEqual(x.tolist(), [1.0, 2.0, 3.0, 4.0])
+        y = ctorch.to_torch(t)
+        y.mul_(2)
+        self.assertEqual(t.tolist(), [2.0, 4.0, 6.0, 8.0])
+        self.assertEqual(ctorch.to_torch(ctorch.tensor([True, False])).tolist(), [True, False])
+
+    def test_checkpoints(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "sd.pt")
+            ctorch.save_dict({"w": ctorch.ones([2]), "b": ctorch.zeros([3])}, p)
+            back = ctorch.load_dict(p)
+            self.assertEqual(list(back), ["w", "b"])
+            self.assertEqual(back["w"].tolist(), [1.0, 1.0])
+            if torch is not None:
+                sd = torch.load(p)
+                self.assertEqual(sd["b"].tolist(), [0.0, 0.0, 0.0])
+            q = os.path.join(d, "t.pt")
+            ctorch.save(ctorch.arange(3), q)
+            self.assertEqual(ctorch.load(q).tolist(), [0, 1, 2])
+
+
+class Errors(unittest.TestCase):
+    def test_errors_carry_status_and_message(self):
+        a, b = ctorch.ones([2]), ctorch.ones([3])
+        with self.assertRaises(ctorch.CtorchError) as cm:
+            a + b
+        self.assertEqual(cm.exception.status_name, "CTORCH_RUNTIME")
+        self.assertIn("ctorch_add_Tensor", str(cm.exception))
+        with self.assertRaises(IndexError):
+            ctorch.select(ctorch.ones([2, 2]), 5, 0)
+        with self.assertRaises(TypeError):
+            ctorch.ops.add.Tensor(a, 3)
+
+    def test_memory_counter(self):
+        ctorch._rt.flush_frees()
+        before = ctorch.memory_bytes()
+        t = ctorch.empty([1 << 20])
+        during = ctorch.memory_bytes()
+        self.assertGreaterEqual(during - before, 4 << 20)
+        del t
+        self.assertEqual(ctorch.memory_bytes(), before)  # memory_bytes releases deferred frees first
+
+    def test_abi(self):
+        self.assertEqual(len(ctorch.abi_hash), 32)
+        self.assertEqual(ctorch.__version__, ctorch._capi.CTORCH_VERSION)
+
+
+class Package(unittest.TestCase):
+    def test_pip_install(self):
+        pkg = os.path.dirname(os.path.dirname(os.path.abspath(ctorch.__file__)))
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                                "--no-index", "--target", d, pkg], capture_output=True, text=True)
+            if r.returncode != 0 and "No module named pip" in r.stderr:
+                self.skipTest("pip is not installed for this Python")
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            code = "import ctorch; print(ctorch.__file__, ctorch.add(ctorch.ones([1]), 1).item())"
+            env = dict(os.environ, PYTHONPATH=d, CTORCH_LIB=ctorch._rt.LIB_PATH)
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=d)
+            self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+            self.assertTrue(out.stdout.startswith(d), out.stdout)
+            self.assertTrue(out.stdout.strip().endswith("2.0"), out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
