@@ -20,6 +20,16 @@ namespace fz {
   std::abort();
 }
 
+// CTORCH_FUZZ_VERBOSE=1 prints every failed call's status and message
+// (for triage when replaying one input; off under the fuzzers).
+inline bool verbose() {
+  static const bool on = [] {
+    const char *v = std::getenv("CTORCH_FUZZ_VERBOSE");
+    return v && *v && *v != '0';
+  }();
+  return on;
+}
+
 // Checks the status contract and returns the status.
 inline ctorch_status check(ctorch_status st, const char *call) {
   if ((int)st < (int)CTORCH_OK || (int)st > (int)CTORCH_UNKNOWN) violation("status out of range", call, st);
@@ -27,6 +37,7 @@ inline ctorch_status check(ctorch_status st, const char *call) {
     const char *e = ctorch_last_error();
     if (!e || !*e) violation("failure without a last error", call, st);
     if (std::strncmp(e, "ctorch_", 7) != 0) violation("last error does not name a ctorch function", call, st);
+    if (verbose()) std::fprintf(stderr, "  %s -> %s: %.400s\n", call, ctorch_status_name(st), e);
   }
   return st;
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ static bool run_file(const std::string &path) {
   size_t n;
   while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) buf.insert(buf.end(), chunk, chunk + n);
   std::fclose(f);
+  if (std::getenv("CTORCH_FUZZ_VERBOSE")) std::fprintf(stderr, "%s\n", path.c_str());  // fuzz_util.h
   LLVMFuzzerTestOneInput(buf.data(), buf.size());
   return true;
 }

@@ -989,7 +989,9 @@ typedef enum ctorch_reduce_op CTORCH_ENUM_BASE {
  * ctorch_store_port). The master does not wait for workers here (the group's
  * rendezvous does); a client registers itself as Python's does, which a Python
  * master waits for, so pass the real world_size (<= 0 means unknown). Connecting retries until timeout_ms
- * (<= 0: 300 s, which is also the timeout of every later call on this store).
+ * (<= 0: 300 s, which is also the timeout of every later call on this store). A client first
+ * checks that the server speaks the TCPStore protocol of this ctorch's libtorch generation:
+ * a server of libtorch 1.x vs 2.x gives CTORCH_RUNTIME naming both versions.
  * A store on a loopback host (127.x, localhost, ::1) makes Gloo groups built on it
  * bind 127.0.0.1. Free with ctorch_store_free.
  */
@@ -1019,9 +1021,12 @@ CTORCH_API void ctorch_store_free(ctorch_store store);
  * New Gloo process group of `size` ranks; this process is `rank`. Blocks until all ranks
  * joined or timeout_ms (<= 0: 30 min, torch's default) passed; the same timeout bounds every
  * collective of the group. Wire-compatible with Python's
- * torch.distributed.init_process_group("gloo", store=S, rank=r, world_size=size): it uses
- * the key prefix "<n>/" (n = groups this process created before), the same store-based
- * barrier and sequence number, so C and Python ranks can share a group. Gloo binds the
+ * torch.distributed.init_process_group("gloo", store=S, rank=r, world_size=size) of the
+ * same PyTorch version: group n (n = groups this process created before) uses that
+ * version's store prefixes, store-based barrier and sequence numbers, so C and Python
+ * ranks can share a group. Every rank first shows its libtorch version: a rank of another
+ * version (a ctorch built against another libtorch, or a Python rank of the other 1.x/2.x
+ * generation) gives CTORCH_RUNTIME naming both versions, not a hang. Gloo binds the
  * interfaces in GLOO_SOCKET_IFNAME when set, else 127.0.0.1 for a loopback TCPStore, else
  * the host's default address (as Python does). The store is borrowed (the group keeps its
  * own reference). Free with ctorch_process_group_free.
@@ -1033,8 +1038,10 @@ CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out
  * WORLD_SIZE (required) and LOCAL_RANK (optional; *local_rank = -1 when unset; local_rank
  * may be NULL). Rank 0 hosts the TCPStore. backend: "gloo" or NULL (= "gloo"), or "nccl"
  * (CTORCH_NOT_IMPLEMENTED unless ctorch_dist_nccl_available says 1). Same wire protocol as
- * Python's init_process_group(backend, init_method="env://") (store prefix "default_pg/"),
- * so a group can mix C and Python ranks. timeout_ms as in ctorch_process_group_new_gloo.
+ * Python's init_process_group(backend, init_method="env://") of the same PyTorch version
+ * (store prefix "default_pg/"), so a group can mix C and Python ranks; versions checked as
+ * in ctorch_process_group_new_gloo and ctorch_store_tcp_new. timeout_ms as in
+ * ctorch_process_group_new_gloo.
  */
 CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, int *local_rank, const char *backend,
                                                    int64_t timeout_ms);

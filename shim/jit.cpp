@@ -394,6 +394,7 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
   else
     in = std::make_shared<caffe2::serialize::MemoryReadAdapter>(archive.data(), archive.size());
   try {
+    ctorch::check_deflated_records(*in);
     {
       caffe2::serialize::PyTorchStreamReader reader(in);
       ctorch::check_torchscript_archive(reader, sizes);

@@ -15,6 +15,7 @@
 namespace caffe2 {
 namespace serialize {
 class PyTorchStreamReader;
+class ReadAdapterInterface;
 }
 }  // namespace caffe2
 
@@ -35,6 +36,11 @@ struct JitLiteral {
 // Enum classes in the archive's code, by qualified name ("__torch__.Color"),
 // with their members' values.
 using JitEnums = std::unordered_map<std::string, std::vector<JitLiteral>>;
+
+// Before libtorch's reader opens the archive: every deflated record inflates
+// (zlib) to exactly the size and CRC-32 its directory declares, which
+// libtorch's reader does not make sure of (jit_zip_check.cpp).
+void check_deflated_records(const caffe2::serialize::ReadAdapterInterface &in);
 
 // Every check, in the order libtorch reads: code/*.py (collecting enums),
 // then every pickle (*.pkl, code/*.debug_pkl). sizes: record sizes by name.

@@ -1,6 +1,7 @@
 """C (ctorch) and Python (torch.distributed, Gloo) ranks in one process group.
 
-Run with Debian's /usr/bin/python3 (it sees python3-torch):
+Run with the Python whose torch is the libtorch ctorch was built against
+(CMake's CTORCH_TORCH_PYTHON):
     interop.py PATH/TO/dist_peer           run every scenario, exit 0 if all pass
     interop.py worker MODE RANK SIZE PORT  one Python rank (used by the above)
 
@@ -95,12 +96,13 @@ def worker(mode, rank, size, port):
     print(f"Python rank {rank} of {size}: all collectives matched", flush=True)
 
 
-def scenario(peer, name, mode, size, c_ranks):
+def scenario(peer, name, mode, size, c_ranks, extra_env=None):
     port = free_port()
     procs = []
     for rank in range(size):
         env = dict(os.environ)
         env.pop("GLOO_SOCKET_IFNAME", None)  # C ranks must stay on 127.0.0.1 by themselves
+        env.update(extra_env or {})
         if rank in c_ranks:
             if mode == "env":
                 env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(size),
@@ -144,6 +146,10 @@ def main():
         scenario(peer, "C TCPStore master, Python TCPStore + init_process_group(store=)", "store", 2, {0}),
         scenario(peer, "Python TCPStore master, C TCPStore client", "store", 2, {1}),
         scenario(peer, "4 ranks, C and Python interleaved, env://", "env", 4, {0, 2}),
+        # 2.x runs the store-based barrier after init only when asked (1.13
+        # always does): C ranks must then wait in it exactly as Python's do.
+        scenario(peer, "C master, Python worker, env://, TORCH_DIST_INIT_BARRIER=1", "env", 2, {0},
+                 {"TORCH_DIST_INIT_BARRIER": "1"}),
     ]
     return 0 if all(results) else 1
 

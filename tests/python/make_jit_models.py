@@ -7,12 +7,16 @@ typed.pt (a class constant, a NamedTuple, an Enum, a parameter) and copies
 of it crafted as libtorch 1.13 reads unchecked: source lacking what the
 importer dereferences (untyped_constant.pt, untyped_field.pt,
 valueless_member.pt) and pickles it follows past its stack or buffers
-(stack_underflow.pt, storage_overclaim.pt, unknown_member.pt).
+(stack_underflow.pt, storage_overclaim.pt, unknown_member.pt), and a
+deflated code record libtorch's zip reader returns as stale heap bytes
+(corrupt_deflate.pt).
 """
 import enum
 import os
 import re
+import struct
 import sys
+import warnings
 import zipfile
 from typing import Dict, Final, List, NamedTuple, Optional, Tuple
 
@@ -139,8 +143,26 @@ def write_typed(out):
     crafted("storage_overclaim.pt", "/data.pkl", rb"(cpuq.)K\x03t", b"\\1K\x40t")
     # The Enum attribute holds 7, which is no member of Color.
     crafted("unknown_member.pt", "/data.pkl", rb"(Color\nq.)K\x02R", b"\\1K\x07R")
+    # The deflated code record's first block has the reserved type 3: libtorch's
+    # reader returns the record's declared size of stale heap bytes, no error.
+    corrupt_deflate(path, os.path.join(out, "corrupt_deflate.pt"), "code/__torch__.py")
+
+
+def corrupt_deflate(src, dst, suffix):
+    """Copies the archive src to dst with the first byte of the deflate stream
+    of the record ending with suffix set to 0x07 (BFINAL=1, BTYPE=11)."""
+    data = bytearray(open(src, "rb").read())
+    with zipfile.ZipFile(src) as z:
+        info = [i for i in z.infolist() if i.filename.endswith(suffix)][0]
+    assert info.compress_type == zipfile.ZIP_DEFLATED, info.compress_type
+    n, m = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+    data[info.header_offset + 30 + n + m] = 0x07
+    open(dst, "wb").write(data)
 
 def main(out):
+    # PyTorch 2.10+ marks torch.jit deprecated (FutureWarning on every call);
+    # TorchScript is what this script makes, so keep the test's log to errors.
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\.jit")
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     m = Scripted()
