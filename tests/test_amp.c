@@ -414,7 +414,9 @@ START_TEST(test_scaler_scale_and_errors) {
   o.init_scale = NAN;
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_grad_scaler_new(&bad, ctorch_device_cpu(), &o));
   ck_assert_ptr_null(bad);
+  ctorch_tensor_free(scaled); /* the failing call below sets its out-handle to NULL */
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_grad_scaler_scale(&scaled, NULL, loss));
+  ck_assert_ptr_null(scaled);
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_grad_scaler_step(NULL, f.s, NULL));
   ctorch_grad_scaler_free(NULL);
   ctorch_tensor_free(loss);

@@ -185,11 +185,20 @@ def main():
         c = start([peer, "store", "127.0.0.1", str(port), "1", "2", "0"])
         results.append(judge(f"Python {py_v} TCPStore master, C client", *finish(c, [master]), [mine, gen]))
         # Our server, their client: it cannot join; the C master says why it may be.
-        port = free_port()
-        c = start([peer, "store", "127.0.0.1", str(port), "0", "2", "1"], timeout)
-        py = python_store_client_rank(other_py, port, 2, 1, SHORT_MS // 1000)
-        results.append(judge(f"C TCPStore master, Python {py_v} client", *finish(c, [py]),
-                             [mine, "another PyTorch version"]))
+        # Not under ASan with a 1.x server: libtorch 1.13's TCPStore server
+        # thread reads a 2.x client's validation handshake as a length and
+        # allocates it (~1.9 PB) with operator new, relying on std::bad_alloc,
+        # which it catches; ASan's operator new cannot throw and ends the
+        # process instead. The plain suites run this scenario.
+        if os.environ.get("CTORCH_ASAN_PRELOAD") and major(mine) == "1":
+            print(f"skipped under ASan: C TCPStore master {mine}, Python {py_v} client "
+                  "(libtorch 1.13's server relies on operator new throwing)", flush=True)
+        else:
+            port = free_port()
+            c = start([peer, "store", "127.0.0.1", str(port), "0", "2", "1"], timeout)
+            py = python_store_client_rank(other_py, port, 2, 1, SHORT_MS // 1000)
+            results.append(judge(f"C TCPStore master, Python {py_v} client", *finish(c, [py]),
+                                 [mine, "another PyTorch version"]))
         # One FileStore (init_method="file://" prefixes it "default_pg"): their
         # Gloo keys, where libtorch of their generation puts them.
         with tempfile.TemporaryDirectory() as d:
