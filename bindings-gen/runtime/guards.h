@@ -147,6 +147,13 @@ void sum_to_size(const at::Tensor &self, Ints size);
 // libtorch 1.13: set_ shares source's storage under self's dtype: a wider
 // dtype reads past the storage.
 void set__source_Tensor(const at::Tensor &self, const at::Tensor &source);
+// libtorch 1.13: set_(source, storage_offset, size, stride) sizes the result
+// without counting the storage offset: storage_offset=1, size=[2,3] over a
+// 6-element source gives a tensor reaching one element past the storage
+// (found by the sweep: SEGV reading it). 2.x refuses it ("setStorage: ... out
+// of bounds for storage of size"); ctorch refuses it on every version.
+void set__source_Tensor_storage_offset(const at::Tensor &self, const at::Tensor &source, int64_t storage_offset,
+                                       Ints size, Ints stride);
 // libtorch 1.13: resize_ to the tensor's own sizes with a memory_format
 // restrides it without growing the storage: an expanded view then claims
 // more memory than it has (every later read overruns it).

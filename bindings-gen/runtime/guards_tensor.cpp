@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -50,6 +51,38 @@ void set__source_Tensor(const at::Tensor &self, const at::Tensor &source) {
     fail_arg("source", std::string("has dtype ") + c10::toString(source.scalar_type()) + ", self has " +
                            c10::toString(self.scalar_type()) + " (set_ shares memory, it does not convert)");
   if (self.device() != source.device()) fail_arg("source", "is on another device than self");
+}
+
+void set__source_Tensor_storage_offset(const at::Tensor &self, const at::Tensor &source, int64_t storage_offset,
+                                       Ints size, Ints stride) {
+  set__source_Tensor(self, source);
+  if (!source.defined() || !source.has_storage()) return;  // libtorch reports these
+  in_range(storage_offset, 0, std::numeric_limits<int64_t>::max(), "storage_offset");
+  all_in_range(size, 0, std::numeric_limits<int64_t>::max(), "size");
+  if (!stride.empty() && stride.size() != size.size())
+    fail_arg("stride", "has " + std::to_string(stride.size()) + " values for " + std::to_string(size.size()) +
+                           " sizes");
+  all_in_range(stride, 0, std::numeric_limits<int64_t>::max(), "stride");
+  for (int64_t v : size)
+    if (v == 0) return;  // no element: nothing can be read
+  // The last element's index (contiguous strides when stride is []), in 128
+  // bits, saturated at 2^100 (far past any storage) so nothing overflows.
+  const __int128 cap = static_cast<__int128>(1) << 100;
+  __int128 last = static_cast<__int128>(storage_offset) + source.storage_offset(), contiguous = 1;
+  for (size_t k = size.size(); k-- > 0;) {
+    last += static_cast<__int128>(size[k] - 1) * (stride.empty() ? contiguous : stride[k]);
+    contiguous = std::min(contiguous * size[k], static_cast<__int128>(1) << 64);
+    last = std::min(last, cap);
+  }
+  __int128 need = (last + 1) * static_cast<__int128>(self.element_size());
+  __int128 have = static_cast<__int128>(source.storage().nbytes());
+  if (need > have)
+    fail_arg("size", "with storage_offset " + std::to_string(storage_offset) + " (plus source's own " +
+                         std::to_string(source.storage_offset()) + ") and these strides needs " +
+                         (need > (static_cast<__int128>(1) << 62) ? std::string("more than 2^62")
+                                                                   : std::to_string(static_cast<int64_t>(need))) +
+                         " bytes; source's storage has " + std::to_string(static_cast<int64_t>(have)) +
+                         " (libtorch 1.13 would make a tensor reaching past it)");
 }
 
 namespace {

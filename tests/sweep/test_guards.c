@@ -158,6 +158,34 @@ START_TEST(zero_tensor_has_memory_when_exported) {
 }
 END_TEST
 
+/* set_(source, storage_offset, size, stride): libtorch 1.13 did not count
+ * the offset when sizing the result (found by the sweep: a tensor reaching
+ * one element past its storage). Refused on every version, as 2.x does. */
+START_TEST(set_with_storage_offset_stays_inside_the_storage) {
+  ctorch_tensor self = floats(2, 3), source = floats(2, 3);
+  const int64_t size[2] = {2, 3}, size_small[2] = {1, 5}, stride[2] = {3, 1};
+  const int64_t none[1] = {0};
+  float got[5], want[6];
+  int i;
+  /* [] (a non-NULL pointer of length 0) means contiguous strides, as in PyTorch */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_set__source_Tensor_storage_offset(self, source, 1, size, 2, none, 0));
+  CT_ERROR_HAS("argument 'size'");
+  CT_ERROR_HAS("storage has 24");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_set__source_Tensor_storage_offset(self, source, 1, size, 2, stride, 2));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_set__source_Tensor_storage_offset(self, source, -1, size, 2, stride, 2));
+  CT_ERROR_HAS("argument 'storage_offset'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_set__source_Tensor_storage_offset(self, source, 0, size, 2, stride, 1));
+  CT_ERROR_HAS("argument 'stride'");
+  /* valid: the last five elements of source */
+  CT_OK(ctorch_set__source_Tensor_storage_offset(self, source, 1, size_small, 2, none, 0));
+  CT_OK(ctorch_tensor_copy_to(got, sizeof got, self));
+  CT_OK(ctorch_tensor_copy_to(want, sizeof want, source));
+  for (i = 0; i < 5; ++i) ck_assert(got[i] == want[i + 1]);
+  ctorch_tensor_free(self);
+  ctorch_tensor_free(source);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("guards");
   TCase *tc = tcase_create("issue15");
@@ -165,6 +193,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, batch_norm_backward_needs_its_statistics);
   tcase_add_test(tc, rnn_cells_check_weight_shapes_and_hidden_state);
   tcase_add_test(tc, zero_tensor_has_memory_when_exported);
+  tcase_add_test(tc, set_with_storage_offset_stays_inside_the_storage);
   suite_add_tcase(s, tc);
   return s;
 }
