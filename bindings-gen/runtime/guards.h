@@ -101,6 +101,16 @@ void gru_cell(const at::Tensor &input, const at::Tensor &hx, const at::Tensor &w
               const OptTensor &b_ih, const OptTensor &b_hh);
 void lstm_cell(const at::Tensor &input, at::TensorList hx, const at::Tensor &w_ih, const at::Tensor &w_hh,
                const OptTensor &b_ih, const OptTensor &b_hh);
+// libtorch 2.x: lstm.input on CPU takes oneDNN's path (lstm_mkldnn), which
+// reorders each layer's weights by the shapes it derives from hx and input
+// without checking the weights have them: params of the wrong count or
+// shapes read past their memory (SIGSEGV in jit_blk_reorder_t, found by the
+// sweep on 2.15.0). The count, shapes and dtypes nn.LSTM would give are
+// required on every version: per layer and direction w_ih [4H, in], w_hh
+// [4H, P], then b_ih, b_hh [4H] when has_biases, then w_hr [P, H] when hx[0]
+// (P) and hx[1] (H) differ in size (proj_size).
+void lstm_input(const at::Tensor &input, at::TensorList hx, at::TensorList params, bool has_biases,
+                int64_t num_layers, double dropout, bool train, bool bidirectional, bool batch_first);
 void quantized_lstm_cell(const at::Tensor &input, at::TensorList hx, const at::Tensor &w_ih,
                          const at::Tensor &w_hh, const at::Tensor &b_ih, const at::Tensor &b_hh,
                          const at::Tensor &packed_ih, const at::Tensor &packed_hh, const at::Tensor &col_offsets_ih,

@@ -271,5 +271,42 @@ void channel_shuffle(const at::Tensor &self, int64_t groups) { shuffle_check(sel
 void _weight_norm(const at::Tensor &v, const at::Tensor &g, int64_t dim) { weight_norm_check(v, g, dim); }
 void _weight_norm_interface(const at::Tensor &v, const at::Tensor &g, int64_t dim) { weight_norm_check(v, g, dim); }
 
+void lstm_input(const at::Tensor &input, at::TensorList hx, at::TensorList params, bool has_biases,
+                int64_t num_layers, double, bool, bool bidirectional, bool batch_first) {
+  if (hx.size() != 2) fail_arg("hx", "must hold 2 tensors (h0, c0), not " + str(hx.size()));
+  require_dims(input, "input", 3, 3);
+  require_dims(hx[0], "hx", 3, 3);
+  require_dims(hx[1], "hx", 3, 3);
+  in_range(num_layers, 1, kBig, "num_layers");
+  const int64_t dirs = bidirectional ? 2 : 1, batch = input.size(batch_first ? 0 : 1);
+  const int64_t hidden = hx[1].size(2), real = hx[0].size(2);
+  const bool proj = real != hidden;
+  if (hx[0].size(0) != num_layers * dirs || hx[1].size(0) != num_layers * dirs || hx[0].size(1) != batch ||
+      hx[1].size(1) != batch)
+    fail_arg("hx", "h0 and c0 must be [num_layers * directions, batch, size] = [" + str(num_layers * dirs) + ", " +
+                       str(batch) + ", *]");
+  const int64_t per = (has_biases ? 4 : 2) + (proj ? 1 : 0);
+  if (static_cast<int64_t>(params.size()) != num_layers * dirs * per)
+    fail_arg("params", "must hold " + str(num_layers * dirs * per) + " tensors (" + str(per) +
+                           " per layer and direction), not " + str(params.size()));
+  size_t k = 0;
+  for (int64_t layer = 0; layer < num_layers; ++layer) {
+    const int64_t in = layer == 0 ? input.size(2) : real * dirs;
+    for (int64_t d = 0; d < dirs; ++d) {
+      std::vector<std::vector<int64_t>> want = {{4 * hidden, in}, {4 * hidden, real}};
+      if (has_biases) want.push_back({4 * hidden}), want.push_back({4 * hidden});
+      if (proj) want.push_back({real, hidden});
+      for (const auto &shape : want) {
+        const at::Tensor &p = params[k];
+        if (!p.defined() || p.sizes() != at::IntArrayRef(shape) || p.scalar_type() != input.scalar_type() ||
+            p.device() != input.device())
+          fail_arg("params", "tensor " + str(k) + " (layer " + str(layer) + ", direction " + str(d) + ") must be " +
+                                 c10::str(at::IntArrayRef(shape)) + " of input's dtype and device");
+        ++k;
+      }
+    }
+  }
+}
+
 }  // namespace guard
 }  // namespace ctorch

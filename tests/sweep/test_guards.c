@@ -186,6 +186,40 @@ START_TEST(set_with_storage_offset_stays_inside_the_storage) {
 }
 END_TEST
 
+/* lstm.input: libtorch 2.x's oneDNN path read past weights of the wrong
+ * count or shape (SIGSEGV, found by the sweep on 2.15.0). */
+static ctorch_tensor zeros3(int64_t a, int64_t b, int64_t c) {
+  ctorch_tensor t = NULL;
+  int64_t sz[3] = {a, b, c};
+  size_t n = c ? 3 : (b ? 2 : 1);
+  if (n == 1) sz[0] = a;
+  CT_OK(ctorch_zeros(&t, sz, n, NULL, NULL, NULL, NULL));
+  return t;
+}
+
+START_TEST(lstm_params_must_have_nn_lstm_shapes) {
+  /* seq 5, batch 2, input 3, hidden 4, one layer, biases */
+  ctorch_tensor x = zeros3(5, 2, 3), hx[2] = {zeros3(1, 2, 4), zeros3(1, 2, 4)};
+  ctorch_tensor p[4] = {zeros3(16, 3, 0), zeros3(16, 4, 0), zeros3(16, 0, 0), zeros3(16, 0, 0)};
+  ctorch_tensor bad[2] = {floats(2, 3), floats(2, 3)};
+  ctorch_tensor o = NULL, h = NULL, c = NULL;
+  int64_t sz[3];
+  int i;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lstm_input(&o, &h, &c, x, hx, 2, bad, 2, 0, 1, 0.0, 0, 0, 0));
+  CT_ERROR_HAS("argument 'params'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lstm_input(&o, &h, &c, x, hx, 2, p, 4, 0, 1, 0.0, 0, 0, 0));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lstm_input(&o, &h, &c, x, hx, 1, p, 4, 1, 1, 0.0, 0, 0, 0));
+  CT_ERROR_HAS("argument 'hx'");
+  ck_assert_ptr_null(o);
+  CT_OK(ctorch_lstm_input(&o, &h, &c, x, hx, 2, p, 4, 1, 1, 0.0, 0, 0, 0));
+  CT_OK(ctorch_tensor_sizes(sz, 3, o));
+  ck_assert(sz[0] == 5 && sz[1] == 2 && sz[2] == 4);
+  ctorch_tensor_free(o), ctorch_tensor_free(h), ctorch_tensor_free(c), ctorch_tensor_free(x);
+  for (i = 0; i < 2; ++i) ctorch_tensor_free(hx[i]), ctorch_tensor_free(bad[i]);
+  for (i = 0; i < 4; ++i) ctorch_tensor_free(p[i]);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("guards");
   TCase *tc = tcase_create("issue15");
@@ -194,6 +228,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, rnn_cells_check_weight_shapes_and_hidden_state);
   tcase_add_test(tc, zero_tensor_has_memory_when_exported);
   tcase_add_test(tc, set_with_storage_offset_stays_inside_the_storage);
+  tcase_add_test(tc, lstm_params_must_have_nn_lstm_shapes);
   suite_add_tcase(s, tc);
   return s;
 }
