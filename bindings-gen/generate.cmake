@@ -84,7 +84,8 @@ add_custom_target(ctorch_generate DEPENDS ${_gen}/ctorch_ops.h ${_shards} ${_gen
 
 set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
   ${_ctorch_gen_dir}/runtime/guards.cpp ${_ctorch_gen_dir}/runtime/guards_tensor.cpp
-  ${_ctorch_gen_dir}/runtime/guards_nn.cpp)
+  ${_ctorch_gen_dir}/runtime/guards_nn.cpp ${_ctorch_gen_dir}/runtime/guards_pool.cpp
+  ${_ctorch_gen_dir}/runtime/guards_math.cpp)
 set(CTORCH_GENERATED_HEADERS ${_gen}/ctorch_ops.h)
 set(CTORCH_GENERATED_DATA ${_gen}/ops.json ${_gen}/coverage.json)
 # The shards find ctorch_gen_support.h beside its .cpp.

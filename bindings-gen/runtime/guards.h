@@ -166,7 +166,9 @@ void set__source_Tensor_storage_offset(const at::Tensor &self, const at::Tensor 
                                        Ints size, Ints stride);
 // libtorch 1.13: resize_ to the tensor's own sizes with a memory_format
 // restrides it without growing the storage: an expanded view then claims
-// more memory than it has (every later read overruns it).
+// more memory than it has (every later read overruns it). A zero tensor
+// (_efficientzerotensor) has no memory at all: resize_ with a memory_format
+// restrides it over a NULL pointer (SIGSEGV, found by the sweep).
 void resize_(const at::Tensor &self, c10::SymIntArrayRef size, c10::optional<at::MemoryFormat> memory_format);
 void resize_as_(const at::Tensor &self, const at::Tensor &the_template, c10::optional<at::MemoryFormat> memory_format);
 // libtorch 1.13: index.Tensor_out writes self's dtype into out unconverted
@@ -376,6 +378,265 @@ void channel_shuffle(const at::Tensor &self, int64_t groups);
 // v's dim, divides by zero sizes / reads past g (SIGFPE, SIGSEGV).
 void _weight_norm(const at::Tensor &v, const at::Tensor &g, int64_t dim);
 void _weight_norm_interface(const at::Tensor &v, const at::Tensor &g, int64_t dim);
+
+
+// ---- neural-network kernels, continued (guards_pool.cpp) -------------------
+
+// libtorch 1.13: the convolution front ends multiply and divide by groups
+// unchecked: groups = 2^62 overflows to a zero divisor (SIGFPE in
+// _convolution, found by the sweep through conv1d.padding). groups must
+// be in [1, 2^31] on every entry point that takes it.
+void convolution(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride, Ints padding,
+                 Ints dilation, bool transposed, Ints output_padding, int64_t groups);
+void convolution_overrideable(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                              Ints padding, Ints dilation, bool transposed, Ints output_padding, int64_t groups);
+void _convolution(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                  Ints padding, Ints dilation, bool transposed, Ints output_padding, int64_t groups, bool benchmark,
+                  bool deterministic, bool cudnn_enabled, bool allow_tf32);
+void _convolution_deprecated(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                             Ints padding, Ints dilation, bool transposed, Ints output_padding, int64_t groups,
+                             bool benchmark, bool deterministic, bool cudnn_enabled);
+void _convolution_mode(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                       c10::string_view padding, Ints dilation, int64_t groups);
+void conv1d(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride, Ints padding,
+            Ints dilation, int64_t groups);
+void conv2d(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride, Ints padding,
+            Ints dilation, int64_t groups);
+void conv3d(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride, Ints padding,
+            Ints dilation, int64_t groups);
+void conv1d_padding(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                    c10::string_view padding, Ints dilation, int64_t groups);
+void conv2d_padding(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                    c10::string_view padding, Ints dilation, int64_t groups);
+void conv3d_padding(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                    c10::string_view padding, Ints dilation, int64_t groups);
+void conv_transpose1d(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                      Ints padding, Ints output_padding, int64_t groups, Ints dilation);
+void conv_transpose2d_input(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                            Ints padding, Ints output_padding, int64_t groups, Ints dilation);
+void conv_transpose3d_input(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                            Ints padding, Ints output_padding, int64_t groups, Ints dilation);
+// libtorch 1.13: pixel_shuffle/unshuffle divide the channels by factor^2,
+// which overflows to 0 for factor 2^62 (SIGFPE). factor in [1, 2^31].
+void pixel_shuffle(const at::Tensor &self, int64_t upscale_factor);
+void pixel_unshuffle(const at::Tensor &self, int64_t downscale_factor);
+// libtorch 1.13: fractional max pooling reads random_samples as a flat
+// [N, C, 2|3] array without checking it (random_samples [2, 0]: SIGSEGV)
+// and scans empty windows for kernel 0 (SIGSEGV). Python's
+// F.fractional_max_pool*d always passes torch.rand(N, C, 2|3).
+void fractional_max_pool2d(const at::Tensor &self, Ints kernel_size, Ints output_size,
+                           const at::Tensor &random_samples);
+void fractional_max_pool2d_output(const at::Tensor &self, Ints kernel_size, Ints output_size,
+                                  const at::Tensor &random_samples, const at::Tensor &output,
+                                  const at::Tensor &indices);
+void fractional_max_pool3d(const at::Tensor &self, Ints kernel_size, Ints output_size,
+                           const at::Tensor &random_samples);
+void fractional_max_pool3d_output(const at::Tensor &self, Ints kernel_size, Ints output_size,
+                                  const at::Tensor &random_samples, const at::Tensor &output,
+                                  const at::Tensor &indices);
+// libtorch 1.13: the adaptive pools take negative output sizes: the .out
+// forms resize out/indices to size -2^63 (a corrupt tensor, found by the
+// sweep), _adaptive_avg_pool2d returns one of size -1. Every output size
+// must be in [0, 2^31].
+void adaptive_avg_pool1d(const at::Tensor &self, Ints output_size);
+void adaptive_avg_pool2d(const at::Tensor &self, Ints output_size);
+void adaptive_avg_pool2d_out(const at::Tensor &self, Ints output_size, const at::Tensor &out);
+void adaptive_avg_pool3d(const at::Tensor &self, Ints output_size);
+void adaptive_avg_pool3d_out(const at::Tensor &self, Ints output_size, const at::Tensor &out);
+void _adaptive_avg_pool2d(const at::Tensor &self, Ints output_size);
+void _adaptive_avg_pool3d(const at::Tensor &self, Ints output_size);
+void mkldnn_adaptive_avg_pool2d(const at::Tensor &self, Ints output_size);
+void mkldnn_adaptive_avg_pool2d_out(const at::Tensor &self, Ints output_size, const at::Tensor &out);
+void adaptive_max_pool1d(const at::Tensor &self, Ints output_size);
+void adaptive_max_pool2d(const at::Tensor &self, Ints output_size);
+void adaptive_max_pool2d_out(const at::Tensor &self, Ints output_size, const at::Tensor &out, const at::Tensor &indices);
+void adaptive_max_pool3d(const at::Tensor &self, Ints output_size);
+void adaptive_max_pool3d_out(const at::Tensor &self, Ints output_size, const at::Tensor &out, const at::Tensor &indices);
+// libtorch 1.13: in training, rrelu_with_noise writes self.numel() random
+// factors through noise's data pointer: a noise of another shape, or an
+// expanded one, is written past its end (SIGSEGV, found by the sweep).
+// Python's F.rrelu passes torch.empty_like(input).
+void rrelu_with_noise(const at::Tensor &self, const at::Tensor &noise, const at::Scalar &lower,
+                      const at::Scalar &upper, bool training, c10::optional<at::Generator> generator);
+void rrelu_with_noise_(const at::Tensor &self, const at::Tensor &noise, const at::Scalar &lower,
+                       const at::Scalar &upper, bool training, c10::optional<at::Generator> generator);
+void rrelu_with_noise_out(const at::Tensor &self, const at::Tensor &noise, const at::Scalar &lower,
+                          const at::Scalar &upper, bool training, c10::optional<at::Generator> generator,
+                          const at::Tensor &out);
+void rrelu_with_noise_functional(const at::Tensor &self, const at::Tensor &noise, const at::Scalar &lower,
+                                 const at::Scalar &upper, bool training, c10::optional<at::Generator> generator);
+// libtorch 1.13: quantized_max_pool1d/2d take any padding: 2^62 makes the
+// output size computation overflow and the kernel read at NULL (SIGSEGV).
+// The rules of max_pool*d apply: kernel, dilation >= 1, stride >= 1 when
+// given, padding in [0, kernel / 2].
+void quantized_max_pool1d(const at::Tensor &self, Ints kernel_size, Ints stride, Ints padding, Ints dilation,
+                          bool ceil_mode);
+void quantized_max_pool2d(const at::Tensor &self, Ints kernel_size, Ints stride, Ints padding, Ints dilation,
+                          bool ceil_mode);
+void quantized_max_pool3d(const at::Tensor &self, Ints kernel_size, Ints stride, Ints padding, Ints dilation,
+                          bool ceil_mode);
+
+// libtorch 1.13: the backward kernels of the max pools that return indices
+// scatter grad_output into grad_input at `indices` without checking them:
+// indices outside the input's plane, or grad_output/indices of other
+// shapes, write past grad_input (SIGSEGV, found by the sweep). indices must
+// have grad_output's sizes, the batch and channel sizes must be self's, and
+// every index must be inside self's plane (one min/max pass over indices).
+void adaptive_max_pool2d_backward(const at::Tensor &grad_output, const at::Tensor &self, const at::Tensor &indices);
+void adaptive_max_pool2d_backward_grad_input(const at::Tensor &grad_output, const at::Tensor &self,
+                                             const at::Tensor &indices, const at::Tensor &grad_input);
+void adaptive_max_pool3d_backward(const at::Tensor &grad_output, const at::Tensor &self, const at::Tensor &indices);
+void adaptive_max_pool3d_backward_grad_input(const at::Tensor &grad_output, const at::Tensor &self,
+                                             const at::Tensor &indices, const at::Tensor &grad_input);
+void fractional_max_pool2d_backward(const at::Tensor &grad_output, const at::Tensor &self, Ints kernel_size,
+                                    Ints output_size, const at::Tensor &indices);
+void fractional_max_pool2d_backward_grad_input(const at::Tensor &grad_output, const at::Tensor &self,
+                                               Ints kernel_size, Ints output_size, const at::Tensor &indices,
+                                               const at::Tensor &grad_input);
+void fractional_max_pool3d_backward(const at::Tensor &grad_output, const at::Tensor &self, Ints kernel_size,
+                                    Ints output_size, const at::Tensor &indices);
+void fractional_max_pool3d_backward_grad_input(const at::Tensor &grad_output, const at::Tensor &self,
+                                               Ints kernel_size, Ints output_size, const at::Tensor &indices,
+                                               const at::Tensor &grad_input);
+void max_pool2d_with_indices_backward(const at::Tensor &grad_output, const at::Tensor &self, Ints kernel_size,
+                                      Ints stride, Ints padding, Ints dilation, bool ceil_mode,
+                                      const at::Tensor &indices);
+void max_pool2d_with_indices_backward_grad_input(const at::Tensor &grad_output, const at::Tensor &self,
+                                                 Ints kernel_size, Ints stride, Ints padding, Ints dilation,
+                                                 bool ceil_mode, const at::Tensor &indices,
+                                                 const at::Tensor &grad_input);
+void max_pool3d_with_indices_backward(const at::Tensor &grad_output, const at::Tensor &self, Ints kernel_size,
+                                      Ints stride, Ints padding, Ints dilation, bool ceil_mode,
+                                      const at::Tensor &indices);
+void max_pool3d_with_indices_backward_grad_input(const at::Tensor &grad_output, const at::Tensor &self,
+                                                 Ints kernel_size, Ints stride, Ints padding, Ints dilation,
+                                                 bool ceil_mode, const at::Tensor &indices,
+                                                 const at::Tensor &grad_input);
+
+// ---- views, lists, shapes (guards_tensor.cpp) ------------------------------
+
+// libtorch 1.13: as_strided checks the view against its storage with size_t
+// arithmetic that wraps: storage_offset 2^63-1 passes and the view's data
+// pointer is computed past the address space (UBSan: pointer overflow; any
+// read is wild; found by the 30-minute sweep). The view must lie inside
+// the storage (inside the clone's storage for the _copy/_scatter forms):
+// offset, sizes and strides non-negative, the last element's byte in it.
+void as_strided(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset);
+void as_strided_(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset);
+void as_strided_copy(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset);
+void as_strided_copy_out(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset,
+                         const at::Tensor &out);
+void as_strided_scatter(const at::Tensor &self, const at::Tensor &src, Ints size, Ints stride,
+                        c10::optional<c10::SymInt> storage_offset);
+// libtorch 1.13: _reshape_alias makes a view with the given strides and no
+// bounds check at all (size [2,3] stride [1,1] over one element: SIGSEGV
+// reading it). Same rule as as_strided.
+void _reshape_alias(const at::Tensor &self, Ints size, Ints stride);
+void _reshape_alias_copy(const at::Tensor &self, Ints size, Ints stride);
+void _reshape_alias_copy_out(const at::Tensor &self, Ints size, Ints stride, const at::Tensor &out);
+// libtorch 1.13 and 2.x: tensor_split(sections) returns `sections` tensors,
+// however few elements there are: 2^31 sections reserve 16 GiB of handles
+// before anything is checked (ASan: allocator out of memory; without it the
+// process is OOM-killed). ctorch returns at most 2^24 tensors from one call.
+void tensor_split_sections(const at::Tensor &self, int64_t sections, int64_t dim);
+void hsplit_int(const at::Tensor &self, int64_t sections);
+void vsplit_int(const at::Tensor &self, int64_t sections);
+void dsplit_int(const at::Tensor &self, int64_t sections);
+// libtorch 1.13: cat.out with a quantized out reads tensors[0] of an empty
+// list (cat_out_quantized_cpu: SIGSEGV at NULL).
+void cat_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
+void concat_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
+void concatenate_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
+
+// ---- arithmetic and linear algebra (guards_math.cpp) -----------------------
+
+// Integer division of the type's minimum by -1 overflows, and x86's idiv
+// traps on it: SIGFPE in floor_divide/fmod/remainder/div(rounding_mode) on
+// int32 or int64 tensors (libtorch 1.13 and 2.x; Python crashes the same
+// way). Refused when the computation is int32/int64 on the CPU and both a
+// -1 divisor and a minimum dividend are present (two extra reductions, on
+// integer division only; floating point is not affected).
+void div_Tensor_mode(const at::Tensor &self, const at::Tensor &other, c10::optional<c10::string_view> rounding_mode);
+void div_Scalar_mode(const at::Tensor &self, const at::Scalar &other, c10::optional<c10::string_view> rounding_mode);
+void div__Tensor_mode(const at::Tensor &self, const at::Tensor &other, c10::optional<c10::string_view> rounding_mode);
+void div__Scalar_mode(const at::Tensor &self, const at::Scalar &other, c10::optional<c10::string_view> rounding_mode);
+void div_out_mode(const at::Tensor &self, const at::Tensor &other, c10::optional<c10::string_view> rounding_mode,
+                  const at::Tensor &out);
+void divide_Tensor_mode(const at::Tensor &self, const at::Tensor &other,
+                        c10::optional<c10::string_view> rounding_mode);
+void divide_Scalar_mode(const at::Tensor &self, const at::Scalar &other,
+                        c10::optional<c10::string_view> rounding_mode);
+void divide__Tensor_mode(const at::Tensor &self, const at::Tensor &other,
+                         c10::optional<c10::string_view> rounding_mode);
+void divide__Scalar_mode(const at::Tensor &self, const at::Scalar &other,
+                         c10::optional<c10::string_view> rounding_mode);
+void divide_out_mode(const at::Tensor &self, const at::Tensor &other, c10::optional<c10::string_view> rounding_mode,
+                     const at::Tensor &out);
+void floor_divide(const at::Tensor &self, const at::Tensor &other);
+void floor_divide_Scalar(const at::Tensor &self, const at::Scalar &other);
+void floor_divide__Tensor(const at::Tensor &self, const at::Tensor &other);
+void floor_divide__Scalar(const at::Tensor &self, const at::Scalar &other);
+void floor_divide_out(const at::Tensor &self, const at::Tensor &other, const at::Tensor &out);
+void fmod_Scalar(const at::Tensor &self, const at::Scalar &other);
+void fmod_Scalar_out(const at::Tensor &self, const at::Scalar &other, const at::Tensor &out);
+void fmod_Tensor(const at::Tensor &self, const at::Tensor &other);
+void fmod_Tensor_out(const at::Tensor &self, const at::Tensor &other, const at::Tensor &out);
+void fmod__Scalar(const at::Tensor &self, const at::Scalar &other);
+void fmod__Tensor(const at::Tensor &self, const at::Tensor &other);
+void remainder_Scalar(const at::Tensor &self, const at::Scalar &other);
+void remainder_Scalar_out(const at::Tensor &self, const at::Scalar &other, const at::Tensor &out);
+void remainder_Tensor(const at::Tensor &self, const at::Tensor &other);
+void remainder_Tensor_out(const at::Tensor &self, const at::Tensor &other, const at::Tensor &out);
+void remainder__Scalar(const at::Tensor &self, const at::Scalar &other);
+void remainder__Tensor(const at::Tensor &self, const at::Tensor &other);
+void remainder_Scalar_Tensor(const at::Scalar &self, const at::Tensor &other);
+// libtorch 1.13 and 2.x: matrix_power with n = INT64_MIN negates n (signed
+// overflow: still negative) and then squares without end (timeout).
+void linalg_matrix_power(const at::Tensor &self, int64_t n);
+void linalg_matrix_power_out(const at::Tensor &self, int64_t n, const at::Tensor &out);
+void matrix_power(const at::Tensor &self, int64_t n);
+void matrix_power_out(const at::Tensor &self, int64_t n, const at::Tensor &out);
+// libtorch 1.13 with Debian's LAPACK: ?gesdd computing singular vectors of
+// a matrix holding an infinity never returns (torch.linalg.svd hangs in
+// Python too), and ?gelss (lstsq driver "gelss") likewise; ?gelsd calls
+// xerbla, which exits the process. ?geev on NaN input corrupts the heap
+// (linalg_eigvals, found by the sweep under ASan). libtorch 2.x reports
+// such input as an error after LAPACK ("failed to converge ... non-finite
+// values"); ctorch refuses it before, on every version, on CPU tensors
+// (one isfinite pass, next to an O(n^3) factorisation).
+void svd(const at::Tensor &self, bool some, bool compute_uv);
+void svd_U(const at::Tensor &self, bool some, bool compute_uv, const at::Tensor &U, const at::Tensor &S,
+           const at::Tensor &V);
+void linalg_svd(const at::Tensor &A, bool full_matrices, c10::optional<c10::string_view> driver);
+void linalg_svd_U(const at::Tensor &A, bool full_matrices, c10::optional<c10::string_view> driver,
+                  const at::Tensor &U, const at::Tensor &S, const at::Tensor &Vh);
+void _linalg_svd(const at::Tensor &A, bool full_matrices, bool compute_uv, c10::optional<c10::string_view> driver);
+void _linalg_svd_U(const at::Tensor &A, bool full_matrices, bool compute_uv, c10::optional<c10::string_view> driver,
+                   const at::Tensor &U, const at::Tensor &S, const at::Tensor &Vh);
+void linalg_pinv(const at::Tensor &self, double rcond, bool hermitian);
+void linalg_pinv_out(const at::Tensor &self, double rcond, bool hermitian, const at::Tensor &out);
+void linalg_pinv_rcond_tensor(const at::Tensor &self, const at::Tensor &rcond, bool hermitian);
+void linalg_pinv_out_rcond_tensor(const at::Tensor &self, const at::Tensor &rcond, bool hermitian,
+                                  const at::Tensor &out);
+void linalg_pinv_atol_rtol_float(const at::Tensor &self, c10::optional<double> atol, c10::optional<double> rtol,
+                                 bool hermitian);
+void linalg_pinv_atol_rtol_float_out(const at::Tensor &self, c10::optional<double> atol,
+                                     c10::optional<double> rtol, bool hermitian, const at::Tensor &out);
+void linalg_pinv_atol_rtol_tensor(const at::Tensor &self, const OptTensor &atol, const OptTensor &rtol,
+                                  bool hermitian);
+void linalg_pinv_atol_rtol_tensor_out(const at::Tensor &self, const OptTensor &atol, const OptTensor &rtol,
+                                      bool hermitian, const at::Tensor &out);
+void pinverse(const at::Tensor &self, double rcond);
+void linalg_lstsq(const at::Tensor &self, const at::Tensor &b, c10::optional<double> rcond,
+                  c10::optional<c10::string_view> driver);
+void linalg_lstsq_out(const at::Tensor &self, const at::Tensor &b, c10::optional<double> rcond,
+                      c10::optional<c10::string_view> driver, const at::Tensor &solution, const at::Tensor &residuals,
+                      const at::Tensor &rank, const at::Tensor &singular_values);
+void linalg_eig(const at::Tensor &self);
+void linalg_eig_out(const at::Tensor &self, const at::Tensor &eigenvalues, const at::Tensor &eigenvectors);
+void linalg_eigvals(const at::Tensor &self);
+void linalg_eigvals_out(const at::Tensor &self, const at::Tensor &out);
+void _linalg_eigvals(const at::Tensor &self);
 
 }  // namespace guard
 }  // namespace ctorch

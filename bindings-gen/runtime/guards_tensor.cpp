@@ -88,6 +88,8 @@ void set__source_Tensor_storage_offset(const at::Tensor &self, const at::Tensor 
 namespace {
 // See guards.h (resize_): the restride libtorch does for an unchanged size.
 void resize_same_size(const at::Tensor &self, at::IntArrayRef size, c10::optional<at::MemoryFormat> mf) {
+  if (self.defined() && self._is_zerotensor())
+    fail_arg("self", "is a zero tensor (_efficientzerotensor), which has no memory to resize: resize a clone");
   if (!mf.has_value() || !self.defined() || self.layout() != c10::kStrided || !self.has_storage()) return;
   if (self.sizes() != size) return;  // a real resize grows the storage as needed
   int64_t need = (self.storage_offset() + self.numel()) * static_cast<int64_t>(self.element_size());
@@ -313,6 +315,83 @@ CTORCH_GUARD_POLYNOMIAL_DEF(special_hermite_polynomial_h)
 CTORCH_GUARD_POLYNOMIAL_DEF(special_hermite_polynomial_he)
 CTORCH_GUARD_POLYNOMIAL_DEF(special_laguerre_polynomial_l)
 CTORCH_GUARD_POLYNOMIAL_DEF(special_legendre_polynomial_p)
+
+namespace {
+// The view (offset, size, stride) lies inside `capacity` bytes of storage
+// (see guards.h, as_strided). Computed in 128 bits, saturated far past any
+// storage, so nothing wraps the way libtorch 1.13's size_t arithmetic does.
+void view_in_storage(const at::Tensor &self, Ints size, Ints stride, int64_t offset, __int128 capacity) {
+  if (size.size() != stride.size()) return;  // libtorch reports the mismatch
+  in_range(offset, 0, std::numeric_limits<int64_t>::max(), "storage_offset");
+  all_in_range(size, 0, std::numeric_limits<int64_t>::max(), "size");
+  all_in_range(stride, 0, std::numeric_limits<int64_t>::max(), "stride");
+  const __int128 item = static_cast<__int128>(self.element_size());
+  const __int128 cap = static_cast<__int128>(1) << 100;
+  bool empty = false;
+  for (int64_t v : size) empty = empty || v == 0;
+  __int128 last = offset;
+  if (!empty)
+    for (size_t k = 0; k < size.size(); ++k) last = std::min(cap, last + static_cast<__int128>(size[k] - 1) * stride[k]);
+  // An empty view still points at its offset: keep that inside (or at the
+  // end of) the storage, so its data pointer is a real address.
+  __int128 need = (empty ? last : last + 1) * item;
+  if (need > capacity)
+    fail_arg(empty ? "storage_offset" : "size",
+             "the view (storage_offset " + std::to_string(offset) + ", size " + c10::str(size.ref()) + ", stride " +
+                 c10::str(stride.ref()) + ") reaches past its storage of " +
+                 std::to_string(static_cast<int64_t>(capacity)) + " bytes");
+}
+
+void strided_view(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset) {
+  if (!self.defined() || !self.has_storage() || self.layout() != c10::kStrided) return;
+  int64_t offset = storage_offset.has_value() ? storage_offset->expect_int() : self.storage_offset();
+  view_in_storage(self, size, stride, offset, static_cast<__int128>(self.storage().nbytes()));
+}
+
+// A list result of `n` tensors (guards.h, tensor_split_sections).
+constexpr int64_t kMaxListResult = int64_t(1) << 24;
+void list_result(int64_t n, const char *arg) {
+  if (n > kMaxListResult)
+    fail_arg(arg, str(n) + " would return that many tensors; ctorch returns at most " + str(kMaxListResult) +
+                      " from one call");
+}
+}  // namespace
+
+void as_strided(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset) {
+  strided_view(self, size, stride, storage_offset);
+}
+void as_strided_(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset) {
+  strided_view(self, size, stride, storage_offset);
+}
+void as_strided_copy(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset) {
+  strided_view(self, size, stride, storage_offset);
+}
+void as_strided_copy_out(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset,
+                         const at::Tensor &) {
+  strided_view(self, size, stride, storage_offset);
+}
+void as_strided_scatter(const at::Tensor &self, const at::Tensor &, Ints size, Ints stride,
+                        c10::optional<c10::SymInt> storage_offset) {
+  // The view is taken of self's clone, whose storage holds exactly numel
+  // elements (dense), starting at offset 0.
+  if (!self.defined() || self.layout() != c10::kStrided) return;
+  int64_t offset = storage_offset.has_value() ? storage_offset->expect_int() : self.storage_offset();
+  view_in_storage(self, size, stride, offset, static_cast<__int128>(self.numel()) * self.element_size());
+}
+void _reshape_alias(const at::Tensor &self, Ints size, Ints stride) { strided_view(self, size, stride, {}); }
+void _reshape_alias_copy(const at::Tensor &self, Ints size, Ints stride) { strided_view(self, size, stride, {}); }
+void _reshape_alias_copy_out(const at::Tensor &self, Ints size, Ints stride, const at::Tensor &) {
+  strided_view(self, size, stride, {});
+}
+
+void tensor_split_sections(const at::Tensor &, int64_t sections, int64_t) { list_result(sections, "sections"); }
+void hsplit_int(const at::Tensor &, int64_t sections) { list_result(sections, "sections"); }
+void vsplit_int(const at::Tensor &, int64_t sections) { list_result(sections, "sections"); }
+void dsplit_int(const at::Tensor &, int64_t sections) { list_result(sections, "sections"); }
+
+void cat_out(at::TensorList tensors, int64_t, const at::Tensor &) { non_empty(tensors, "tensors"); }
+void concat_out(at::TensorList tensors, int64_t, const at::Tensor &) { non_empty(tensors, "tensors"); }
+void concatenate_out(at::TensorList tensors, int64_t, const at::Tensor &) { non_empty(tensors, "tensors"); }
 
 }  // namespace guard
 }  // namespace ctorch
