@@ -282,6 +282,34 @@ inline double event_elapsed_ms(const c10::Event &start, const c10::Event &end) {
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_EVENTS
 
+#ifdef CTORCH_COMPAT_CUDA_INIT  // device.cpp
+#include <ATen/Context.h>
+#include <type_traits>
+namespace ctorch {
+namespace compat {
+
+// libtorch's lazy CUDA initialisation (what torch.cuda's _lazy_init does:
+// the caching allocator's per-device tables, the peer-access cache). The
+// allocator's statistics, peak reset and emptyCache read those tables and
+// fail with "Invalid device argument" before it ran. 1.13 up to 2.5 spell it
+// Context::lazyInitCUDA(); 2.6 added lazyInitDevice(kCUDA) and made
+// lazyInitCUDA a deprecated (warning) alias (2.15 checked). Picked by
+// whether Context has lazyInitDevice, so it needs no version test.
+// (2026-11-23)
+template <class C>
+auto lazy_init_cuda_impl(C &ctx, int) -> decltype(ctx.lazyInitDevice(c10::DeviceType::CUDA), void()) {
+  ctx.lazyInitDevice(c10::DeviceType::CUDA);
+}
+template <class C>
+void lazy_init_cuda_impl(C &ctx, long) {
+  ctx.lazyInitCUDA();
+}
+inline void lazy_init_cuda() { lazy_init_cuda_impl(at::globalContext(), 0); }
+
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_CUDA_INIT
+
 #ifdef CTORCH_COMPAT_AUTOCAST  // amp.cpp
 #include <ATen/autocast_mode.h>
 namespace ctorch {

@@ -34,6 +34,10 @@ namespace ctorch {
 // Number of usable CUDA devices (0 without CUDA); never initialises CUDA
 // where libtorch has none.
 int cuda_device_count();
+// Runs libtorch's lazy CUDA initialisation once (the caching allocator's
+// per-device state: its statistics fail with "Invalid device argument"
+// before it). Callers have checked cuda_device_count() > 0.
+void cuda_lazy_init();
 // Why CUDA is unusable, for messages: "this libtorch was built without CUDA"
 // or "no CUDA device is visible to this process".
 std::string cuda_absence_reason();

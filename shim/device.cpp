@@ -9,6 +9,7 @@
 // libtorch 1.13 and 2.x alike, link against libtorch_cpu/libc10 only, and
 // behave the same whether or not the libtorch has CUDA, so this file compiles
 // and runs everywhere. What needs CUDA headers is behind cuda_backend.h.
+#define CTORCH_COMPAT_CUDA_INIT  // compat::lazy_init_cuda
 #include "cuda_backend.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -33,6 +34,8 @@ int cuda_device_count() {
   // no device (or no driver) is found; it does not initialise CUDA.
   return at::hasCUDA() ? static_cast<int>(at::getNumGPUs()) : 0;
 }
+
+void cuda_lazy_init() { compat::lazy_init_cuda(); }
 
 std::string cuda_absence_reason() {
   // A CUDA build of libtorch registers its CUDA device guard when

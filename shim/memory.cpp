@@ -3,7 +3,7 @@
 // that counts the bytes of every live allocation in an atomic, and CUDA's
 // caching allocator is asked for its own statistics.
 #define CTORCH_COMPAT_MEMORY
-#include "internal.h"
+#include "cuda_backend.h"  // ctorch::cuda_lazy_init
 
 #include <ATen/Context.h>
 #include <c10/core/CPUAllocator.h>
@@ -95,7 +95,13 @@ CTORCH_API ctorch_status ctorch_memory_bytes(int64_t *out, ctorch_device_type ty
       *out = g_cpu_bytes.load(std::memory_order_relaxed);
       break;
     case CTORCH_DEVICE_CUDA:
-      *out = at::hasCUDA() ? ctorch::compat::cuda_allocated_bytes(static_cast<int>(at::getNumGPUs())) : 0;
+      // The allocator's statistics need libtorch's lazy CUDA initialisation
+      // (before it they fail with "Invalid device argument"): nothing is
+      // allocated then, but asking must still work.
+      if (at::hasCUDA()) {
+        ctorch::cuda_lazy_init();
+        *out = ctorch::compat::cuda_allocated_bytes(static_cast<int>(at::getNumGPUs()));
+      }
       break;
     case CTORCH_DEVICE_META:
     case CTORCH_DEVICE_MPS:

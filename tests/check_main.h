@@ -4,9 +4,13 @@
 #define CTORCH_CHECK_MAIN_H
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ctorch.h"
 
@@ -45,6 +49,29 @@ static inline const char *ct_fashion_mnist_dir(void) {
   return d && *d ? d : "/usr/share/datasets/fashion-mnist";
 }
 
+/* The number of CUDA devices, asked in a forked child (-1 if the child
+ * failed). The parent must never touch CUDA itself: check forks a child per
+ * test (CK_FORK), and a child forked after its parent initialised the CUDA
+ * driver (ctorch_cuda_device_count does, through cudaGetDeviceCount) gets
+ * cudaErrorInitializationError ("CUDA error: initialization error") from
+ * every CUDA call. */
+static inline int ct_cuda_device_count_in_child(void) {
+  int status = 0;
+  pid_t pid;
+  fflush(stdout);
+  fflush(stderr);
+  pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int n = 0;
+    if (ctorch_cuda_device_count(&n) != CTORCH_OK || n < 0) n = 0;
+    _exit(n > 100 ? 100 : n); /* _exit: no atexit handlers, no leak report */
+  }
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 /* What a suite, or the tcases tagged with a requirement's name, needs to run.
  * tests/CMakeLists.txt runs each tag as its own ctest test with
  * CTORCH_TEST_REQUIRES set; when a requirement is missing the binary prints
@@ -69,8 +96,7 @@ static inline int ct_requirement_missing(const char *need, char *why, size_t cap
     return 1;
   }
   if (strcmp(need, "cuda") == 0) {
-    int n = 0;
-    if (ctorch_cuda_device_count(&n) == CTORCH_OK && n > 0) return 0;
+    if (ct_cuda_device_count_in_child() > 0) return 0;
     snprintf(why, cap, "no CUDA device");
     return 1;
   }

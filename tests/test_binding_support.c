@@ -157,8 +157,25 @@ START_TEST(memory_counter) {
   CT_OK(ctorch_memory_bytes(&after, CTORCH_DEVICE_CPU));
   ck_assert_int_eq(after, before);
   CT_OK(ctorch_cuda_is_available(&has_cuda));
+  /* Asked before any CUDA tensor exists: 0, not an error (the allocator's
+   * counters need libtorch's lazy CUDA initialisation, which ctorch runs). */
   CT_OK(ctorch_memory_bytes(&cuda, CTORCH_DEVICE_CUDA));
-  if (!has_cuda) ck_assert_int_eq(cuda, 0);
+  ck_assert_int_eq(cuda, 0);
+#if CTORCH_TORCH_VERSION_MAJOR > 2 || (CTORCH_TORCH_VERSION_MAJOR == 2 && CTORCH_TORCH_VERSION_MINOR >= 8)
+  if (has_cuda) { /* counted from 2.8 (c10's device-generic allocator statistics) */
+    ctorch_device d0;
+    int64_t with_t = -1;
+    d0.type = CTORCH_DEVICE_CUDA;
+    d0.index = 0;
+    CT_OK(ctorch_empty_memory_format(&t, &n, 1, &f32, NULL, &d0, NULL, NULL));
+    CT_OK(ctorch_memory_bytes(&with_t, CTORCH_DEVICE_CUDA));
+    ck_assert_int_ge(with_t, n * 4);
+    ctorch_tensor_free(t);
+    t = NULL;
+    CT_OK(ctorch_memory_bytes(&cuda, CTORCH_DEVICE_CUDA));
+    ck_assert_int_eq(cuda, with_t - n * 4);
+  }
+#endif
   CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_memory_bytes(&cuda, CTORCH_DEVICE_META));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_memory_bytes(&cuda, (ctorch_device_type)77));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_memory_bytes(NULL, CTORCH_DEVICE_CPU));

@@ -59,12 +59,28 @@ START_TEST(test_no_cuda_statuses) {
   const int64_t sz[1] = {2};
   if (cuda_count() > 0) {
     /* A GPU is here: the same calls succeed (the cuda-tagged tcases check
-     * them in depth). */
+     * them in depth), before any CUDA tensor exists: the allocator's
+     * counters need libtorch's lazy CUDA initialisation, which ctorch runs
+     * (it once answered "Invalid device argument"). -1 is the current
+     * device; an ordinal past the last is named. */
+    int n = cuda_count();
     CT_OK(ctorch_cuda_current_device(&i));
     ck_assert_int_ge(i, 0);
     CT_OK(ctorch_cuda_synchronize_all());
+    CT_OK(ctorch_cuda_synchronize(-1));
     CT_OK(ctorch_cuda_get_device_properties(&props, 0));
     CT_OK(ctorch_cuda_memory_stats_get(&stats, -1));
+    ck_assert_uint_eq(stats.allocated_bytes, 0);
+    CT_OK(ctorch_cuda_memory_stats_get(&stats, 0));
+    CT_OK(ctorch_cuda_reset_peak_memory_stats(-1));
+    CT_OK(ctorch_cuda_empty_cache());
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_cuda_memory_stats_get(&stats, n));
+    CT_ERROR_HAS("does not exist");
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_cuda_reset_peak_memory_stats(n));
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_cuda_get_device_properties(&props, n));
+    CT_OK(ctorch_generator_default(&g, dev(CTORCH_DEVICE_CUDA, -1)));
+    ctorch_generator_free(g);
+    CT_OK(ctorch_cuda_set_device(0));
     return;
   }
   CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_cuda_current_device(&i));

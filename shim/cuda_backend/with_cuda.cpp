@@ -45,7 +45,11 @@ Properties properties(int device) {
   return r;
 }
 
+// The caching allocator's tables exist once libtorch's lazy CUDA
+// initialisation ran (a first CUDA tensor runs it): the calls below run it
+// first, as torch.cuda's do, instead of failing with "Invalid device argument".
 MemoryStats memory_stats(int device) {
+  cuda_lazy_init();
   auto s = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
   // Index 0 is StatType::AGGREGATE (all pools) in 1.13 and 2.x; the enum
   // moved namespace in between, its value did not.
@@ -61,10 +65,14 @@ MemoryStats memory_stats(int device) {
 }
 
 void reset_peak_memory_stats(int device) {
+  cuda_lazy_init();
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
 }
 
-void empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+void empty_cache() {
+  cuda_lazy_init();
+  c10::cuda::CUDACachingAllocator::emptyCache();
+}
 
 // ---- CUDA graphs ------------------------------------------------------------------
 
@@ -97,6 +105,7 @@ void graph_free(Graph *g) noexcept {
 }
 
 void graph_capture_begin(Graph *g, Graph *share_pool) {
+  cuda_lazy_init();
   c10::DeviceIndex dev = c10::cuda::current_device();
   // torch.cuda.graph.__enter__: synchronise, return cached blocks so the
   // graph's private pool starts from a clean allocator.

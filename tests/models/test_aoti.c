@@ -343,6 +343,14 @@ START_TEST(every_call_not_implemented) {
 }
 END_TEST
 
+/* Each test's time (CK_VERBOSE then names it): where a slow run spends it. */
+static double g_test_t0;
+static void test_started(void) { g_test_t0 = now_s(); }
+static void test_ended(void) {
+  printf("aoti: test took %.1f s\n", now_s() - g_test_t0);
+  fflush(stdout);
+}
+
 static void make_package(void) {
   const char *src = getenv("CTORCH_SOURCE_DIR"), *py = getenv("CTORCH_TORCH_PYTHON");
   char cmd[12288];
@@ -394,6 +402,7 @@ int main(void) {
   s = suite_create("aoti");
   tc = tcase_create("aoti");
   tcase_set_timeout(tc, 600);
+  tcase_add_checked_fixture(tc, test_started, test_ended);
   if (unavailable_mode) {
     tcase_add_test(tc, every_call_not_implemented);
   } else {
@@ -415,7 +424,7 @@ int main(void) {
   }
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
+  srunner_run_all(sr, CK_VERBOSE); /* a line per test as it ends */
   failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -6,7 +6,8 @@
  * then used the way a binding would: its metadata is read, it is exported
  * through DLPack and every element is read through the exported strides
  * (in this instrumented program, so a tensor that claims more memory than
- * it owns is an ASan report here), and small ones are printed. */
+ * it owns is an ASan report here; a CUDA one is first copied to the CPU),
+ * and small ones are printed. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,16 @@ void sw_inspect(ctorch_tensor t, const char *what) {
       ctorch_tensor_device(&dev, t) != CTORCH_OK)
     return;
   if (layout == CTORCH_LAYOUT_STRIDED && dev.type == CTORCH_DEVICE_CPU) read_through_dlpack(t, what);
+  if (layout == CTORCH_LAYOUT_STRIDED && dev.type == CTORCH_DEVICE_CUDA) {
+    /* --device cuda: a copy on the CPU is read the same way. A copy that
+     * fails leaves no violation here: a CUDA error it hit is sticky, and the
+     * driver (sweep_main.c) sees it when it synchronises after the call. */
+    ctorch_tensor c = NULL;
+    if (ctorch_tensor_to_device(&c, t, ctorch_device_cpu()) == CTORCH_OK) {
+      read_through_dlpack(c, what);
+      ctorch_tensor_free(c);
+    }
+  }
   if (numel <= 64) {
     char *s = NULL;
     if (ctorch_tensor_to_string(&s, t) == CTORCH_OK) ctorch_string_free(s);

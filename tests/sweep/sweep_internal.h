@@ -24,6 +24,13 @@ typedef struct sw_tspec {
   int values;  /* enum sw_values */
 } sw_tspec;
 
+/* --device cuda (sweep_main.c sets it in the children only): every strided
+ * tensor input is made on the CPU as without it and then put on cuda:0
+ * (views re-created there over a moved base buffer); meta, sparse,
+ * quantized and zero tensors stay as they are. The default of a device
+ * argument becomes cuda:0 and a generator is cuda:0's. */
+extern int sw_cuda;
+
 extern const sw_shape sw_shapes[];
 extern const int sw_n_shapes;
 

@@ -8,8 +8,23 @@
  * gets that class and a new child goes on with the next recipe. Usage:
  *   ctorch_sweep [--budget | --long SECONDS] [--op NAME] [--recipe K]
  *                [--jobs N] [--timeout S] [--failures FILE] [--list]
+ *                [--device cpu|cuda]
  * Last line: "N passed, M failed" over the functions run, not counting
- * those ops.json flags unsafe (listed separately). */
+ * those ops.json flags unsafe (listed separately).
+ *
+ * --device cuda: the same recipes with their strided tensor inputs on
+ * cuda:0 (sweep_tensors.c). The parent never initialises CUDA (a child
+ * forked after its parent did gets "initialization error" from every CUDA
+ * call): a first child checks that cuda:0 works, and without it the sweep
+ * prints "skipped: no CUDA device" and exits 77. A CUDA error is sticky
+ * (after a device-side assert every later call in the process fails), so a
+ * recipe whose status message says "CUDA error" or "device-side assert", or
+ * after which synchronising does, is classed "CUDA error (context lost)" and
+ * its child ends there, the next recipe starting in a fresh process. That
+ * class is listed but not counted as a failure: the call returned a status,
+ * as the contract asks (a kernel's device-side assert on bad indices is how
+ * CUDA reports what the CPU reports as INDEX). Crashes, timeouts and
+ * contract violations count as on the CPU. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -31,9 +46,12 @@ extern void __asan_init(void) __attribute__((weak));
 #define SANITIZED (&__asan_init != NULL)
 
 /* ---- classes ----------------------------------------------------------------- */
-enum { C_CRASH = CTORCH_UNKNOWN + 1, C_SANITIZER, C_TIMEOUT, C_CONTRACT, C_EXIT, N_CLASSES };
+/* C_CUDA_LOST is a status (see the top): after the statuses, before the
+ * failures. */
+enum { C_CUDA_LOST = CTORCH_UNKNOWN + 1, C_CRASH, C_SANITIZER, C_TIMEOUT, C_CONTRACT, C_EXIT, N_CLASSES };
 static const char *class_name(int c) {
   switch (c) {
+    case C_CUDA_LOST: return "CUDA error (context lost)";
     case C_CRASH: return "crash (signal)";
     case C_SANITIZER: return "sanitizer report";
     case C_TIMEOUT: return "timeout";
@@ -55,6 +73,26 @@ typedef struct msg {
 
 static int child_fd = -1;
 static int child_k;
+static int device_cuda; /* --device cuda */
+
+/* A status message that says the CUDA context is gone (sticky errors). */
+static int cuda_lost_message(const char *m) {
+  return m && (strstr(m, "CUDA error") || strstr(m, "device-side assert"));
+}
+
+/* What each child sets up before its first recipe. */
+static void child_setup(void) {
+  if (!SANITIZED) {
+    /* Huge sizes must fail as allocations, not fill the machine. CUDA's
+     * runtime maps more (its host-side heaps and pinned staging), hence a
+     * higher limit with --device cuda. */
+    rlim_t lim = (rlim_t)(device_cuda ? 8 : 3) << 30;
+    struct rlimit rl = {lim, lim};
+    setrlimit(RLIMIT_DATA, &rl);
+  }
+  sw_cuda = device_cuda;
+  ctorch_set_num_threads(1);
+}
 
 static void send_msg(int event, int value, const char *text) {
   msg m;
@@ -84,12 +122,7 @@ static void child_run(int op_index, const long *recipes, int n, int start, int f
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   dup2(err_fd, 2);
   dup2(err_fd, 1);
-  if (!SANITIZED) {
-    /* Huge sizes must fail as allocations, not fill the machine. */
-    struct rlimit rl = {(rlim_t)3 << 30, (rlim_t)3 << 30};
-    setrlimit(RLIMIT_DATA, &rl);
-  }
-  ctorch_set_num_threads(1);
+  child_setup();
   child_fd = fd;
   const sw_op *op = &sw_ops[op_index];
   for (int k = start; k < n; ++k) {
@@ -102,6 +135,21 @@ static void child_run(int op_index, const long *recipes, int n, int start, int f
     snprintf(last, sizeof last, "%s", st != CTORCH_OK ? ctorch_last_error() : "");
     char viol[600];
     if (v) snprintf(viol, sizeof viol, "%s", v);
+    if (device_cuda && !v) {
+      /* A kernel's error surfaces at the next synchronisation: here, so that
+       * it is this recipe's. */
+      int lost = st != CTORCH_OK && cuda_lost_message(last);
+      if (!lost && ctorch_cuda_synchronize_all() != CTORCH_OK && cuda_lost_message(ctorch_last_error())) {
+        snprintf(last, sizeof last, "after %s: %s", ctorch_status_name(st), ctorch_last_error());
+        lost = 1;
+      }
+      if (lost) {
+        /* Nothing more in this process: the next recipe gets a fresh one
+         * (the parent restarts the child where it stopped). */
+        send_msg(EV_END, C_CUDA_LOST, last);
+        _exit(0);
+      }
+    }
     sw_recipe_end(); /* frees: heap corruption shows here, still inside the recipe */
     send_msg(EV_END, v ? C_CONTRACT : (int)st, v ? viol : last);
   }
@@ -121,6 +169,8 @@ typedef struct failure {
 static long class_calls[N_CLASSES];
 static int *op_fail_count, *op_ran;
 static failure *failures, **fail_tail = &failures;
+static failure *cuda_lost, **cuda_lost_tail = &cuda_lost; /* C_CUDA_LOST, listed, not counted */
+static long cuda_lost_count;
 static long total_calls;
 static int jobs_started, failing_ops;
 
@@ -128,14 +178,20 @@ static void record(int op, long recipe, int cls, const char *detail, const char 
   ++total_calls;
   ++class_calls[cls];
   op_ran[op] = 1;
-  if (!is_failure(cls)) return;
-  if (!op_fail_count[op]++) ++failing_ops;
+  if (!is_failure(cls) && cls != C_CUDA_LOST) return;
   failure *f = calloc(1, sizeof *f);
   f->op = op;
   f->recipe = recipe;
   f->cls = cls;
   f->detail = strdup(detail ? detail : "");
   f->args = strdup(args ? args : "");
+  if (cls == C_CUDA_LOST) {
+    ++cuda_lost_count;
+    *cuda_lost_tail = f;
+    cuda_lost_tail = &f->next;
+    return;
+  }
+  if (!op_fail_count[op]++) ++failing_ops;
   *fail_tail = f;
   fail_tail = &f->next;
 }
@@ -267,7 +323,10 @@ static void reap(worker *w, int timed_out) {
       explain(w->err_path, &cls, why, sizeof why);
       record(w->j.op, -1, cls, why, "(between recipes)");
     }
-    w->pos = w->j.n; /* done (or nothing left to attribute) */
+    /* A normal exit: done, or ended after a CUDA error (pos is then the
+     * next recipe, which a fresh child starts from). Otherwise nothing left
+     * to attribute: done. */
+    if (!normal) w->pos = w->j.n;
     return;
   }
   long r = w->j.recipes[w->in_flight];
@@ -302,7 +361,8 @@ static void handle(worker *w, const msg *m) {
   } else if (m->event == EV_DESC) {
     snprintf(w->args, sizeof w->args, "%s", m->text);
   } else if (m->event == EV_END) {
-    record(w->j.op, w->j.recipes[m->k], m->value, m->value == C_CONTRACT ? m->text : NULL, w->args);
+    record(w->j.op, w->j.recipes[m->k], m->value, m->value == C_CONTRACT || m->value == C_CUDA_LOST ? m->text : NULL,
+           w->args);
     w->in_flight = -1;
     w->pos = m->k + 1;
   }
@@ -471,13 +531,15 @@ static int run_one(void) {
   pid_t pid = fork();
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    ctorch_set_num_threads(1);
+    child_setup();
     sw_recipe_begin(op, only_op, only_recipe, 1);
     print_arguments = 1;
     ctorch_status st = op->call();
     printf("  status: %s%s%s\n", ctorch_status_name(st),
            st ? "\n  message: " : "", st ? ctorch_last_error() : "");
     if (sw_contract_violation()) printf("  CONTRACT VIOLATION: %s\n", sw_contract_violation());
+    if (device_cuda && ctorch_cuda_synchronize_all() != CTORCH_OK)
+      printf("  after the call, synchronising cuda failed: %s\n", ctorch_last_error());
     fflush(stdout);
     sw_recipe_end();
     _exit(sw_contract_violation() ? 4 : 0);
@@ -495,7 +557,7 @@ static int run_one(void) {
 static void usage(void) {
   fprintf(stderr,
           "usage: ctorch_sweep [--budget | --long SECONDS] [--sample N] [--op NAME[,NAME...] | --op NAME --recipe K]\n"
-          "                    [--jobs N] [--timeout S] [--failures FILE] [--list]\n");
+          "                    [--jobs N] [--timeout S] [--failures FILE] [--list] [--device cpu|cuda]\n");
   exit(2);
 }
 
@@ -529,6 +591,71 @@ static void ensure_env(char **argv) {
   perror("sweep: re-exec");
 }
 
+/* --device cuda: whether cuda:0 works, asked in a child (the parent must
+ * not initialise CUDA before it forks the workers). 1 if it does; else 0,
+ * and why in `why`. */
+static int cuda_usable(char *why, size_t cap) {
+  int p[2];
+  snprintf(why, cap, "the check did not answer");
+  if (pipe2(p, O_CLOEXEC) != 0) return 0;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return 0;
+  if (pid == 0) {
+    char msg_[512] = "";
+    int n = 0, ok = 0;
+    close(p[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    child_setup();
+    if (ctorch_cuda_device_count(&n) != CTORCH_OK) {
+      snprintf(msg_, sizeof msg_, "%s", ctorch_last_error());
+    } else if (n == 0) {
+      snprintf(msg_, sizeof msg_, "no CUDA device visible to libtorch");
+    } else {
+      ctorch_tensor t = NULL;
+      const int64_t one = 1;
+      const ctorch_dtype f32 = CTORCH_FLOAT32;
+      const ctorch_device d = {CTORCH_DEVICE_CUDA, 0};
+      if (ctorch_zeros(&t, &one, 1, &f32, NULL, &d, NULL) != CTORCH_OK || ctorch_cuda_synchronize_all() != CTORCH_OK)
+        snprintf(msg_, sizeof msg_, "cuda:0 does not work: %s", ctorch_last_error());
+      else
+        ok = 1;
+      ctorch_tensor_free(t);
+    }
+    if (write(p[1], msg_, strlen(msg_) + 1) < 0) _exit(3);
+    _exit(ok ? 0 : 1);
+  }
+  close(p[1]);
+  char buf[512] = "";
+  size_t have = 0;
+  struct pollfd pf = {p[0], POLLIN, 0};
+  double until = now() + 120;
+  while (have < sizeof buf - 1) {
+    double left = until - now();
+    if (left <= 0) break;
+    int rc = poll(&pf, 1, (int)(left * 1000) + 1);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) break;
+    ssize_t r = read(p[0], buf + have, sizeof buf - 1 - have);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    have += (size_t)r;
+  }
+  buf[have] = 0;
+  close(p[0]);
+  kill(pid, SIGKILL); /* gone already, unless it hung */
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok) {
+    if (buf[0]) snprintf(why, cap, "%s", buf);
+    else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) snprintf(why, cap, "the check died: %s", strsignal(WTERMSIG(status)));
+  }
+  return ok;
+}
+
 int main(int argc, char **argv) {
   int jobs = 2, list = 0;
   double long_s = 0;
@@ -545,6 +672,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--timeout") && v) timeout_s = atof(v), ++i;
     else if (!strcmp(a, "--failures") && v) failures_path = v, ++i;
     else if (!strcmp(a, "--list")) list = 1;
+    else if (!strcmp(a, "--device") && v && (!strcmp(v, "cpu") || !strcmp(v, "cuda"))) device_cuda = !strcmp(v, "cuda"), ++i;
     else usage();
   }
   if (jobs < 1 || jobs > 64) usage();
@@ -582,6 +710,14 @@ int main(int argc, char **argv) {
     printf("%ld fixed recipes\n", total);
     return 0;
   }
+  if (device_cuda) {
+    char why[600];
+    if (!cuda_usable(why, sizeof why)) {
+      printf("skipped: no CUDA device\n");
+      fprintf(stderr, "sweep: --device cuda: %s\n", why);
+      return 77;
+    }
+  }
   if (only_op >= 0 && only_recipe >= 0) return run_one();
 
   snprintf(tmpdir, sizeof tmpdir, "/tmp/ctorch-sweep.%d", (int)getpid());
@@ -611,13 +747,13 @@ int main(int argc, char **argv) {
       if (g->op == f->op && g->cls == f->cls) seen = 1;
     if (!seen) ++class_fns[f->cls];
   }
-  printf("sweep: libtorch %s, %s%s, %d functions (%d public, %d internal), %ld calls in %.0f s (%.0f calls/s)\n",
+  printf("sweep: libtorch %s, %s%s%s, %d functions (%d public, %d internal), %ld calls in %.0f s (%.0f calls/s)\n",
          torch, SANITIZED ? "ASan+UBSan build" : "plain build (glibc malloc checks)",
-         long_mode ? ", long mode" : sample > 1 ? ", budget mode" : "", pub + internal, pub, internal, total_calls,
-         elapsed, elapsed > 0 ? total_calls / elapsed : 0.0);
+         long_mode ? ", long mode" : sample > 1 ? ", budget mode" : "", device_cuda ? ", CUDA tensors (cuda:0)" : "",
+         pub + internal, pub, internal, total_calls, elapsed, elapsed > 0 ? total_calls / elapsed : 0.0);
   printf("  %-24s %10s %10s\n", "class", "calls", "functions");
   for (int c = 0; c < N_CLASSES; ++c) {
-    if (!class_calls[c] && c > CTORCH_OK && !is_failure(c)) continue;
+    if (!class_calls[c] && c > CTORCH_OK && !is_failure(c) && !(c == C_CUDA_LOST && device_cuda)) continue;
     if (is_failure(c))
       printf("  %-24s %10ld %10ld\n", class_name(c), class_calls[c], class_fns[c]);
     else
@@ -634,7 +770,9 @@ int main(int argc, char **argv) {
     }
     op_fail_count[i] ? ++failed : ++passed;
   }
-  const char *repro = getenv("CTORCH_SWEEP_REPRO") ? getenv("CTORCH_SWEEP_REPRO") : "ctorch_sweep";
+  const char *repro_base = getenv("CTORCH_SWEEP_REPRO") ? getenv("CTORCH_SWEEP_REPRO") : "ctorch_sweep";
+  char repro[600];
+  snprintf(repro, sizeof repro, "%s%s", repro_base, device_cuda ? " --device cuda" : "");
   int shown_ops = 0;
   for (int i = 0; i < sw_n_ops; ++i) {
     if (!op_fail_count[i]) continue;
@@ -662,6 +800,20 @@ int main(int argc, char **argv) {
       }
     if (shown > 3 && shown_ops <= 200) printf("     (%d more failing recipes)\n", shown - 3);
   }
+  /* CUDA errors (context lost): statuses, listed, not counted. */
+  int shown_lost = 0;
+  for (failure *f = cuda_lost; f; f = f->next) {
+    const sw_op *op = &sw_ops[f->op];
+    if (ff)
+      fprintf(ff, "%s\t%ld\t%s\t%s\t%s\tcuda-lost\n", op->c_name, f->recipe, class_name(f->cls), f->detail, f->args);
+    if (shown_lost++ < 100)
+      printf("CUDA error (context lost, not counted) %s recipe %ld (%s): %.300s\n     args: %.300s\n     repro: %s --op %s "
+             "--recipe %ld\n",
+             op->c_name, f->recipe, f->recipe >= 0 ? sw_recipe_theme(op, f->recipe) : "-", f->detail, f->args, repro,
+             op->c_name, f->recipe);
+  }
+  if (shown_lost > 100) printf("     (%d more CUDA errors (context lost), all in the failures file)\n", shown_lost - 100);
+  if (device_cuda) printf("CUDA errors (context lost, not counted): %ld calls\n", cuda_lost_count);
   if (ff) fclose(ff);
   if (unsafe_failed + unsafe_passed)
     printf("flagged unsafe (not counted): %d still fail, %d no longer fail\n", unsafe_failed, unsafe_passed);

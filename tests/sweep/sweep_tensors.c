@@ -212,9 +212,39 @@ static ctorch_tensor failed(char *note, size_t cap, const char *what) {
   return NULL;
 }
 
-/* A plain strided CPU tensor over guarded memory. */
+int sw_cuda;
+
+static ctorch_tensor derived(ctorch_status st, ctorch_tensor t, char *note, size_t cap, const char *what);
+
+/* The CPU tensor t (contiguous, or a view over the guarded buffer of
+ * `extent` elements with these strides) on cuda:0, the same layout: a
+ * contiguous one is copied; for a view the whole buffer is, and the view is
+ * re-made over the copy with ctorch_as_strided, so non-contiguous and
+ * expanded (stride 0) inputs stay what they are. */
+static ctorch_tensor to_cuda(ctorch_tensor t, const sw_shape *sh, const int64_t *strides, int64_t extent,
+                             int contiguous, char *note, size_t cap) {
+  ctorch_device cuda = {CTORCH_DEVICE_CUDA, 0};
+  ctorch_tensor flat = NULL, moved = NULL, view = NULL;
+  ctorch_status st;
+  /* Each status is taken before its handle is read: as arguments of one
+   * call, their order of evaluation would be unspecified. */
+  if (contiguous) {
+    st = ctorch_tensor_to_device(&moved, t, cuda);
+    return derived(st, moved, note, cap, "to cuda");
+  }
+  const int64_t one = 1, zero = 0;
+  st = ctorch_as_strided(&flat, t, &extent, 1, &one, 1, &zero);
+  if (!derived(st, flat, note, cap, "flat base")) return NULL;
+  st = ctorch_tensor_to_device(&moved, flat, cuda);
+  if (!derived(st, moved, note, cap, "base to cuda")) return NULL;
+  st = ctorch_as_strided(&view, moved, sh->sizes, (size_t)sh->ndim, strides, (size_t)sh->ndim, &zero);
+  return derived(st, view, note, cap, "cuda view");
+}
+
+/* A plain strided CPU tensor over guarded memory; on cuda:0 with
+ * --device cuda when on_device is set. */
 static ctorch_tensor blob(const sw_shape *sh, int dt, int layout, int values, uint64_t seed, char *note,
-                          size_t cap) {
+                          size_t cap, int on_device) {
   int64_t strides[SW_MAXDIM];
   int64_t numel = 1, extent = 1;
   int nd = sh->ndim;
@@ -259,6 +289,7 @@ static ctorch_tensor blob(const sw_shape *sh, int dt, int layout, int values, ui
     return failed(note, cap, "from_blob");
   }
   sw_own_tensor(t);
+  if (sw_cuda && on_device) return to_cuda(t, sh, strides, extent, layout == SWL_CONTIG, note, cap);
   return t;
 }
 
@@ -287,31 +318,33 @@ ctorch_tensor sw_make_tensor(const sw_tspec *s, uint64_t seed, char *note, size_
   int n = snprintf(note, cap, "%s[", dtype_name(dt));
   for (int d = 0; d < sh->ndim && n < (int)cap; ++d)
     n += snprintf(note + n, cap - (size_t)n, d ? ",%lld" : "%lld", (long long)sh->sizes[d]);
+  int on_cuda = sw_cuda && s->layout != SWL_META && s->layout != SWL_SPARSE && s->layout != SWL_QUANT &&
+                s->layout != SWL_ZERO;
   if (n < (int)cap)
-    snprintf(note + n, cap - (size_t)n, "]%s%s%s%s", layout_name[s->layout][0] ? " " : "", layout_name[s->layout],
-             values_name[s->values][0] ? " " : "", values_name[s->values]);
+    snprintf(note + n, cap - (size_t)n, "]%s%s%s%s%s", layout_name[s->layout][0] ? " " : "", layout_name[s->layout],
+             values_name[s->values][0] ? " " : "", values_name[s->values], on_cuda ? " cuda" : "");
   ctorch_tensor base, t = NULL;
   switch (s->layout) {
     case SWL_CONTIG:
     case SWL_NONCONTIG:
     case SWL_EXPANDED:
-      return blob(sh, dt, s->layout, s->values, seed, note, cap);
+      return blob(sh, dt, s->layout, s->values, seed, note, cap, 1);
     case SWL_GRAD:
-      t = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap);
+      t = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 1);
       if (t && ctorch_tensor_set_requires_grad(t, 1) != CTORCH_OK) strncat(note, " (no grad)", cap - strlen(note) - 1);
       return t;
     case SWL_META: {
-      base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap);
+      base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 0);
       if (!base) return NULL;
       ctorch_device meta = {CTORCH_DEVICE_META, -1};
       return derived(ctorch_tensor_to_device(&t, base, meta), t, note, cap, "to meta");
     }
     case SWL_SPARSE:
-      base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap);
+      base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 0);
       if (!base) return NULL;
       return derived(ctorch_to_sparse_sparse_dim(&t, base, sh->ndim), t, note, cap, "to_sparse");
     case SWL_QUANT:
-      base = blob(sh, CTORCH_FLOAT32, SWL_CONTIG, s->values, seed, note, cap);
+      base = blob(sh, CTORCH_FLOAT32, SWL_CONTIG, s->values, seed, note, cap, 0);
       if (!base) return NULL;
       return derived(ctorch_quantize_per_tensor(&t, base, 0.1, 0, (ctorch_dtype)dt),
                      t, note, cap, "quantize");
@@ -321,11 +354,11 @@ ctorch_tensor sw_make_tensor(const sw_tspec *s, uint64_t seed, char *note, size_
                      cap, "zerotensor");
     }
     case SWL_CONJ:
-      base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap);
+      base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 1);
       if (!base) return NULL;
       return derived(ctorch_conj(&t, base), t, note, cap, "conj");
     case SWL_NEG:
-      base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap);
+      base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 1);
       if (!base) return NULL;
       return derived(ctorch__neg_view(&t, base), t, note, cap, "neg_view");
   }

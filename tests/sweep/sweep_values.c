@@ -329,7 +329,12 @@ static ctorch_device device_of(int i, int optional, int *absent) {
     }
     if (v > 0) v -= 1;
   }
-  return v >= 0 ? device_vars[v] : ctorch_device_cpu();
+  if (v >= 0) return device_vars[v];
+  if (sw_cuda) { /* --device cuda: the base value is cuda:0 */
+    ctorch_device cuda = {CTORCH_DEVICE_CUDA, 0};
+    return cuda;
+  }
+  return ctorch_device_cpu();
 }
 
 ctorch_device sw_device(int i) {
@@ -445,12 +450,14 @@ ctorch_generator sw_generator(int i) {
     return NULL;
   }
   ctorch_generator g = NULL;
-  if (ctorch_generator_new(&g, ctorch_device_cpu(), 42) != CTORCH_OK) {
+  ctorch_device d = ctorch_device_cpu();
+  if (sw_cuda) d.type = CTORCH_DEVICE_CUDA, d.index = 0; /* --device cuda: cuda:0's */
+  if (ctorch_generator_new(&g, d, 42) != CTORCH_OK) {
     sw_note(i, "<generator_new failed>");
     return NULL;
   }
   sw_own_generator(g);
-  sw_note(i, "cpu generator");
+  sw_note(i, sw_cuda ? "cuda generator" : "cpu generator");
   return g;
 }
 
