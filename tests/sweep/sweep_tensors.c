@@ -324,6 +324,7 @@ ctorch_tensor sw_make_tensor(const sw_tspec *s, uint64_t seed, char *note, size_
     snprintf(note + n, cap - (size_t)n, "]%s%s%s%s%s", layout_name[s->layout][0] ? " " : "", layout_name[s->layout],
              values_name[s->values][0] ? " " : "", values_name[s->values], on_cuda ? " cuda" : "");
   ctorch_tensor base, t = NULL;
+  ctorch_status st; /* taken before t is read: as arguments of one call their order is unspecified */
   switch (s->layout) {
     case SWL_CONTIG:
     case SWL_NONCONTIG:
@@ -337,30 +338,34 @@ ctorch_tensor sw_make_tensor(const sw_tspec *s, uint64_t seed, char *note, size_
       base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 0);
       if (!base) return NULL;
       ctorch_device meta = {CTORCH_DEVICE_META, -1};
-      return derived(ctorch_tensor_to_device(&t, base, meta), t, note, cap, "to meta");
+      st = ctorch_tensor_to_device(&t, base, meta);
+      return derived(st, t, note, cap, "to meta");
     }
     case SWL_SPARSE:
       base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 0);
       if (!base) return NULL;
-      return derived(ctorch_to_sparse_sparse_dim(&t, base, sh->ndim), t, note, cap, "to_sparse");
+      st = ctorch_to_sparse_sparse_dim(&t, base, sh->ndim);
+      return derived(st, t, note, cap, "to_sparse");
     case SWL_QUANT:
       base = blob(sh, CTORCH_FLOAT32, SWL_CONTIG, s->values, seed, note, cap, 0);
       if (!base) return NULL;
-      return derived(ctorch_quantize_per_tensor(&t, base, 0.1, 0, (ctorch_dtype)dt),
-                     t, note, cap, "quantize");
+      st = ctorch_quantize_per_tensor(&t, base, 0.1, 0, (ctorch_dtype)dt);
+      return derived(st, t, note, cap, "quantize");
     case SWL_ZERO: {
       ctorch_dtype d = (ctorch_dtype)dt;
-      return derived(ctorch__efficientzerotensor(&t, sh->sizes, (size_t)sh->ndim, &d, NULL, NULL, NULL), t, note,
-                     cap, "zerotensor");
+      st = ctorch__efficientzerotensor(&t, sh->sizes, (size_t)sh->ndim, &d, NULL, NULL, NULL);
+      return derived(st, t, note, cap, "zerotensor");
     }
     case SWL_CONJ:
       base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 1);
       if (!base) return NULL;
-      return derived(ctorch_conj(&t, base), t, note, cap, "conj");
+      st = ctorch_conj(&t, base);
+      return derived(st, t, note, cap, "conj");
     case SWL_NEG:
       base = blob(sh, dt, SWL_CONTIG, s->values, seed, note, cap, 1);
       if (!base) return NULL;
-      return derived(ctorch__neg_view(&t, base), t, note, cap, "neg_view");
+      st = ctorch__neg_view(&t, base);
+      return derived(st, t, note, cap, "neg_view");
   }
   return NULL;
 }
