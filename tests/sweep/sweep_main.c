@@ -469,7 +469,8 @@ static int sample = 1;        /* mutation recipes kept: 1 in `sample` */
 static long random_batch = 0; /* long mode: random recipes per function per round */
 static int next_op, round_no, long_mode;
 
-static int selected(int i) { return !op_mask || op_mask[i]; }
+static int public_only; /* --public-only: leave out internal functions (a GPU run's time budget) */
+static int selected(int i) { return (!op_mask || op_mask[i]) && !(public_only && (sw_ops[i].flags & SW_INTERNAL)); }
 
 static int keep(const sw_op *op, long r) {
   if (sample <= 1 || r < sw_n_themes()) return 1; /* every theme */
@@ -557,7 +558,8 @@ static int run_one(void) {
 static void usage(void) {
   fprintf(stderr,
           "usage: ctorch_sweep [--budget | --long SECONDS] [--sample N] [--op NAME[,NAME...] | --op NAME --recipe K]\n"
-          "                    [--jobs N] [--timeout S] [--failures FILE] [--list] [--device cpu|cuda]\n");
+          "                    [--jobs N] [--timeout S] [--failures FILE] [--list] [--device cpu|cuda]\n"
+          "                    [--public-only] [--max-seconds S]\n");
   exit(2);
 }
 
@@ -658,7 +660,7 @@ static int cuda_usable(char *why, size_t cap) {
 
 int main(int argc, char **argv) {
   int jobs = 2, list = 0;
-  double long_s = 0;
+  double long_s = 0, max_s = 0; /* --max-seconds: start no function after that (fixed recipes) */
   const char *failures_path = NULL, *op_name = NULL;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
@@ -666,6 +668,8 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--budget")) sample = 3;
     else if (!strcmp(a, "--long") && v) long_s = atof(v), ++i;
     else if (!strcmp(a, "--sample") && v) sample = atoi(v), ++i;
+    else if (!strcmp(a, "--max-seconds") && v) max_s = atof(v), ++i;
+    else if (!strcmp(a, "--public-only")) public_only = 1;
     else if (!strcmp(a, "--op") && v) op_name = v, ++i;
     else if (!strcmp(a, "--recipe") && v) only_recipe = atol(v), ++i;
     else if (!strcmp(a, "--jobs") && v) jobs = atoi(v), ++i;
@@ -731,7 +735,7 @@ int main(int argc, char **argv) {
     random_batch = 20;
     run_jobs(jobs, next_long, t0 + long_s);
   } else {
-    run_jobs(jobs, next_fixed, 0);
+    run_jobs(jobs, next_fixed, max_s > 0 ? t0 + max_s : 0);
   }
   double elapsed = now() - t0;
   (void)ctorch_torch_version(&torch);
@@ -751,6 +755,13 @@ int main(int argc, char **argv) {
          torch, SANITIZED ? "ASan+UBSan build" : "plain build (glibc malloc checks)",
          long_mode ? ", long mode" : sample > 1 ? ", budget mode" : "", device_cuda ? ", CUDA tensors (cuda:0)" : "",
          pub + internal, pub, internal, total_calls, elapsed, elapsed > 0 ? total_calls / elapsed : 0.0);
+  if (max_s > 0) {
+    int chosen = 0;
+    for (int i = 0; i < sw_n_ops; ++i) chosen += selected(i);
+    if (pub + internal < chosen)
+      printf("sweep: stopped at --max-seconds %.0f: %d of the %d chosen functions ran (the rest in order: from %s)\n",
+             max_s, pub + internal, chosen, next_op < sw_n_ops ? sw_ops[next_op].c_name : "-");
+  }
   printf("  %-24s %10s %10s\n", "class", "calls", "functions");
   for (int c = 0; c < N_CLASSES; ++c) {
     if (!class_calls[c] && c > CTORCH_OK && !is_failure(c) && !(c == C_CUDA_LOST && device_cuda)) continue;
