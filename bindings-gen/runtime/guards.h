@@ -220,7 +220,8 @@ void _histogramdd_from_bin_tensors(const at::Tensor &self, at::TensorList bins, 
                                    bool density);
 // libtorch 1.13: choose_qparams_optimized reads `numel` floats from the
 // input's data pointer unchecked (SIGSEGV for -1 or more than it has) and
-// loops without end for n_bins <= 0 or huge, or a non-finite ratio.
+// loops without end for n_bins <= 0 or huge, or a non-finite ratio. It
+// reads on the host: a CUDA input crashes (SIGSEGV, 2.11, CUDA sweep).
 void choose_qparams_optimized(const at::Tensor &input, int64_t numel, int64_t n_bins, double ratio,
                               int64_t bit_width);
 // libtorch 1.13: _local_scalar_dense reads one element of an empty tensor.
@@ -512,6 +513,36 @@ void max_pool3d_with_indices_backward_grad_input(const at::Tensor &grad_output, 
                                                  Ints kernel_size, Ints stride, Ints padding, Ints dilation,
                                                  bool ceil_mode, const at::Tensor &indices,
                                                  const at::Tensor &grad_input);
+
+// Found by the sweep with CUDA tensors (libtorch 2.11 on an H100; these
+// checks are device-independent, so they hold on every version):
+// the cudnn_convolution entry points index padding/stride/dilation by the
+// input's spatial dimensions and build cuDNN descriptors from the ranks
+// unchecked: a 0-d, 1-d or mismatched-rank input/weight, or lists shorter
+// than the spatial dims, crash (SIGSEGV, "free(): invalid pointer"). self
+// and weight must be 3-d to 5-d of one rank, each list one value per
+// spatial dimension, groups in [1, 2^31].
+void cudnn_convolution(const at::Tensor &self, const at::Tensor &weight, Ints padding, Ints stride, Ints dilation,
+                       int64_t groups, bool benchmark, bool deterministic, bool allow_tf32);
+void cudnn_convolution_transpose(const at::Tensor &self, const at::Tensor &weight, Ints padding, Ints output_padding,
+                                 Ints stride, Ints dilation, int64_t groups, bool benchmark, bool deterministic,
+                                 bool allow_tf32);
+void cudnn_convolution_relu(const at::Tensor &self, const at::Tensor &weight, const OptTensor &bias, Ints stride,
+                            Ints padding, Ints dilation, int64_t groups);
+void cudnn_convolution_add_relu(const at::Tensor &self, const at::Tensor &weight, const at::Tensor &z,
+                                const c10::optional<at::Scalar> &alpha, const OptTensor &bias, Ints stride,
+                                Ints padding, Ints dilation, int64_t groups);
+// The CUDA batch-norm statistics kernels divide by the elements per
+// channel: a zero-size input is SIGFPE.
+void batch_norm_stats(const at::Tensor &input, double eps);
+void batch_norm_elemt(const at::Tensor &input, const OptTensor &weight, const OptTensor &bias, const at::Tensor &mean,
+                      const at::Tensor &invstd, double eps);
+void batch_norm_elemt_out(const at::Tensor &input, const OptTensor &weight, const OptTensor &bias,
+                          const at::Tensor &mean, const at::Tensor &invstd, double eps, const at::Tensor &out);
+// range.out_ (no step) calls the CPU range kernel directly, whatever out's
+// device: a CUDA out is written from the host (SIGSEGV on every recipe).
+// out must be a CPU tensor; range.out (with step) works on CUDA.
+void range_out_(const at::Scalar &start, const at::Scalar &end, const at::Tensor &out);
 
 // ---- views, lists, shapes (guards_tensor.cpp) ------------------------------
 

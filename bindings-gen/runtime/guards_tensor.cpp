@@ -215,6 +215,8 @@ void _histogramdd_from_bin_tensors(const at::Tensor &self, at::TensorList bins, 
 void choose_qparams_optimized(const at::Tensor &input, int64_t numel, int64_t n_bins, double ratio,
                               int64_t bit_width) {
   if (!input.is_contiguous()) fail_arg("input", "must be contiguous (its first numel elements are read)");
+  if (!input.device().is_cpu())
+    fail_arg("input", "must be a CPU tensor (the kernel reads it on the host; a CUDA one: SIGSEGV, libtorch 2.11)");
   in_range(numel, 1, input.numel(), "numel");
   in_range(n_bins, 1, int64_t(1) << 20, "n_bins");
   if (!(ratio >= 0.0 && ratio <= 1.0)) fail_arg("ratio", "must be in [0, 1]");

@@ -211,6 +211,33 @@ START_TEST(lapack_gets_finite_input) {
 }
 END_TEST
 
+/* Found by the sweep with CUDA tensors (libtorch 2.11, H100); the checks
+ * do not depend on the device, so they are asserted here on the CPU. */
+START_TEST(cuda_sweep_finds_are_checked_on_every_device) {
+  int64_t s3[1] = {3}, s20[2] = {2, 0}, s23[2] = {2, 3}, one = 1, zero2[2] = {0, 0};
+  ctorch_tensor v = floats(s3, 1), e = floats(s20, 2), r0 = NULL, r1 = NULL, out = floats(s23, 2);
+  /* cudnn_convolution with a 1-d input and short lists: SIGSEGV / free(): invalid pointer on CUDA */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_cudnn_convolution(&r0, v, v, zero2, 2, &one, 1, &one, 1, 1, 0, 0, 0));
+  CT_ERROR_HAS("ctorch_cudnn_convolution: argument 'self'");
+  /* zero-size batch-norm statistics: SIGFPE on CUDA */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_batch_norm_stats(&r0, &r1, e, 1e-5));
+  CT_ERROR_HAS("argument 'input'");
+  /* range.out_ keeps working into a CPU out */
+  CT_OK(ctorch_range_out_(ctorch_scalar_int(0), ctorch_scalar_int(5), out));
+  {
+    float got[6];
+    int64_t n = 0;
+    CT_OK(ctorch_tensor_numel(&n, out));
+    ck_assert_int_eq(n, 6);
+    CT_OK(ctorch_tensor_copy_to(got, sizeof got, out));
+    ck_assert(got[0] == 0.0f && got[5] == 5.0f);
+  }
+  ctorch_tensor_free(out);
+  ctorch_tensor_free(e);
+  ctorch_tensor_free(v);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("guards_random");
   TCase *tc = tcase_create("guards_random");
@@ -220,6 +247,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, pools_check_sizes_samples_and_indices);
   tcase_add_test(tc, lists_noise_and_zero_tensors);
   tcase_add_test(tc, lapack_gets_finite_input);
+  tcase_add_test(tc, cuda_sweep_finds_are_checked_on_every_device);
   suite_add_tcase(s, tc);
   return s;
 }
