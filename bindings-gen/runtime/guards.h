@@ -579,6 +579,31 @@ void cat_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
 void concat_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
 void concatenate_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
 
+// Found by the second 30-minute sweep (libtorch 1.13): sizes taken from
+// ints that are never checked against negative values where the tensor
+// is empty, so the result or a resized out gets a negative size (a tensor
+// that is corrupt to read): unfold's size (step >= 1 as libtorch wants),
+// max_unpool's output_size, embedding backward's num_weights.
+void unfold(const at::Tensor &self, int64_t dimension, int64_t size, int64_t step);
+void unfold_copy(const at::Tensor &self, int64_t dimension, int64_t size, int64_t step);
+void unfold_copy_out(const at::Tensor &self, int64_t dimension, int64_t size, int64_t step, const at::Tensor &out);
+void max_unpool2d(const at::Tensor &self, const at::Tensor &indices, Ints output_size);
+void max_unpool2d_out(const at::Tensor &self, const at::Tensor &indices, Ints output_size, const at::Tensor &out);
+void max_unpool3d(const at::Tensor &self, const at::Tensor &indices, Ints output_size, Ints stride, Ints padding);
+void max_unpool3d_out(const at::Tensor &self, const at::Tensor &indices, Ints output_size, Ints stride, Ints padding,
+                      const at::Tensor &out);
+void embedding_backward(const at::Tensor &grad, const at::Tensor &indices, int64_t num_weights, int64_t padding_idx,
+                        bool scale_grad_by_freq, bool sparse);
+void embedding_dense_backward(const at::Tensor &grad_output, const at::Tensor &indices, int64_t num_weights,
+                              int64_t padding_idx, bool scale_grad_by_freq);
+void embedding_sparse_backward(const at::Tensor &grad, const at::Tensor &indices, int64_t num_weights,
+                               int64_t padding_idx, bool scale_grad_by_freq);
+// libtorch 1.13: linalg_tensorinv copies self's sizes up to `ind` without
+// checking ind <= self.dim() (ind = INT64_MAX: heap-buffer-overflow in
+// memcpy, ASan). ind must be in [1, self.dim()].
+void linalg_tensorinv(const at::Tensor &self, int64_t ind);
+void linalg_tensorinv_out(const at::Tensor &self, int64_t ind, const at::Tensor &out);
+
 // ---- arithmetic and linear algebra (guards_math.cpp) -----------------------
 
 // Integer division of the type's minimum by -1 overflows, and x86's idiv

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -205,6 +206,44 @@ void linalg_eig_out(const at::Tensor &self, const at::Tensor &, const at::Tensor
 void linalg_eigvals(const at::Tensor &self) { finite(self, "self", "?geev"); }
 void linalg_eigvals_out(const at::Tensor &self, const at::Tensor &) { finite(self, "self", "?geev"); }
 void _linalg_eigvals(const at::Tensor &self) { finite(self, "self", "?geev"); }
+
+void unfold(const at::Tensor &, int64_t, int64_t size, int64_t step) {
+  in_range(size, 0, std::numeric_limits<int64_t>::max(), "size");
+  in_range(step, 1, std::numeric_limits<int64_t>::max(), "step");
+}
+void unfold_copy(const at::Tensor &self, int64_t dimension, int64_t size, int64_t step) {
+  unfold(self, dimension, size, step);
+}
+void unfold_copy_out(const at::Tensor &self, int64_t dimension, int64_t size, int64_t step, const at::Tensor &) {
+  unfold(self, dimension, size, step);
+}
+void max_unpool2d(const at::Tensor &, const at::Tensor &, Ints output_size) {
+  all_in_range(output_size, 0, kBig, "output_size");
+}
+void max_unpool2d_out(const at::Tensor &, const at::Tensor &, Ints output_size, const at::Tensor &) {
+  all_in_range(output_size, 0, kBig, "output_size");
+}
+void max_unpool3d(const at::Tensor &, const at::Tensor &, Ints output_size, Ints, Ints) {
+  all_in_range(output_size, 0, kBig, "output_size");
+}
+void max_unpool3d_out(const at::Tensor &, const at::Tensor &, Ints output_size, Ints, Ints, const at::Tensor &) {
+  all_in_range(output_size, 0, kBig, "output_size");
+}
+void embedding_backward(const at::Tensor &, const at::Tensor &, int64_t num_weights, int64_t, bool, bool) {
+  in_range(num_weights, 0, kBig, "num_weights");
+}
+void embedding_dense_backward(const at::Tensor &, const at::Tensor &, int64_t num_weights, int64_t, bool) {
+  in_range(num_weights, 0, kBig, "num_weights");
+}
+void embedding_sparse_backward(const at::Tensor &, const at::Tensor &, int64_t num_weights, int64_t, bool) {
+  in_range(num_weights, 0, kBig, "num_weights");
+}
+void linalg_tensorinv(const at::Tensor &self, int64_t ind) {
+  if (self.defined()) in_range(ind, 1, std::max<int64_t>(self.dim(), 1), "ind");
+}
+void linalg_tensorinv_out(const at::Tensor &self, int64_t ind, const at::Tensor &) {
+  if (self.defined()) in_range(ind, 1, std::max<int64_t>(self.dim(), 1), "ind");
+}
 
 }  // namespace guard
 }  // namespace ctorch

@@ -211,6 +211,33 @@ START_TEST(lapack_gets_finite_input) {
 }
 END_TEST
 
+/* The second 30-minute run's finds: negative sizes where the tensor is
+ * empty (a corrupt result), and tensorinv's unchecked ind. */
+START_TEST(negative_sizes_and_tensorinv_index) {
+  int64_t s20[2] = {2, 0}, s034[3] = {0, 3, 4}, neg[2] = {-1, -1}, s7[7] = {1, 1, 1, 1, 1, 1, 1}, s22[2] = {2, 2};
+  ctorch_tensor e = floats(s20, 2), u = floats(s034, 3), x7 = floats(s7, 7), r = NULL, idx = NULL, m = NULL;
+  ctorch_dtype i64 = CTORCH_INT64;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_unfold(&r, e, 0, -((int64_t)1 << 31) - 1, 1));
+  CT_ERROR_HAS("ctorch_unfold: argument 'size'");
+  CT_OK(ctorch_zeros(&idx, s034, 3, &i64, NULL, NULL, NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_max_unpool2d_out(u, idx, neg, 2, u));
+  CT_ERROR_HAS("argument 'output_size'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_linalg_tensorinv(&r, x7, INT64_MAX));
+  CT_ERROR_HAS("argument 'ind'");
+  {
+    float id[4] = {2, 0, 0, 4};
+    m = ct_floats(id, s22, 2);
+    CT_OK(ctorch_linalg_tensorinv(&r, m, 1));
+    ctorch_tensor_free(r);
+  }
+  ctorch_tensor_free(m);
+  ctorch_tensor_free(idx);
+  ctorch_tensor_free(x7);
+  ctorch_tensor_free(u);
+  ctorch_tensor_free(e);
+}
+END_TEST
+
 /* Found by the sweep with CUDA tensors (libtorch 2.11, H100); the checks
  * do not depend on the device, so they are asserted here on the CPU. */
 START_TEST(cuda_sweep_finds_are_checked_on_every_device) {
@@ -248,6 +275,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, lists_noise_and_zero_tensors);
   tcase_add_test(tc, lapack_gets_finite_input);
   tcase_add_test(tc, cuda_sweep_finds_are_checked_on_every_device);
+  tcase_add_test(tc, negative_sizes_and_tensorinv_index);
   suite_add_tcase(s, tc);
   return s;
 }
