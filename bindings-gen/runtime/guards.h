@@ -604,6 +604,11 @@ void embedding_sparse_backward(const at::Tensor &grad, const at::Tensor &indices
 void linalg_tensorinv(const at::Tensor &self, int64_t ind);
 void linalg_tensorinv_out(const at::Tensor &self, int64_t ind, const at::Tensor &out);
 
+// libtorch 2.x: _lazy_clone (copy-on-write) of a quantized tensor makes a
+// tensor without a quantizer (SIGSEGV reading it; found by the 2.15 sweep
+// once its quantized inputs were real). A quantized self is refused.
+void _lazy_clone(const at::Tensor &self);
+
 // ---- arithmetic and linear algebra (guards_math.cpp) -----------------------
 
 // Integer division of the type's minimum by -1 overflows, and x86's idiv

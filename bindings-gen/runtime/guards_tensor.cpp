@@ -395,5 +395,10 @@ void cat_out(at::TensorList tensors, int64_t, const at::Tensor &) { non_empty(te
 void concat_out(at::TensorList tensors, int64_t, const at::Tensor &) { non_empty(tensors, "tensors"); }
 void concatenate_out(at::TensorList tensors, int64_t, const at::Tensor &) { non_empty(tensors, "tensors"); }
 
+void _lazy_clone(const at::Tensor &self) {
+  if (self.defined() && self.is_quantized())
+    fail_arg("self", "is quantized: a copy-on-write clone of it has no quantizer (use clone)");
+}
+
 }  // namespace guard
 }  // namespace ctorch

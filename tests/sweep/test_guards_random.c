@@ -230,6 +230,19 @@ START_TEST(negative_sizes_and_tensorinv_index) {
     CT_OK(ctorch_linalg_tensorinv(&r, m, 1));
     ctorch_tensor_free(r);
   }
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+  {
+    /* libtorch 2.15: _lazy_clone of a quantized tensor (SIGSEGV reading the result) */
+    ctorch_tensor q = NULL, f = floats(s22, 2);
+    CT_OK(ctorch_quantize_per_tensor(&q, f, 0.1, 0, CTORCH_QINT8));
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__lazy_clone(&r, q));
+    CT_ERROR_HAS("argument 'self'");
+    CT_OK(ctorch__lazy_clone(&r, f));
+    ctorch_tensor_free(r);
+    ctorch_tensor_free(q);
+    ctorch_tensor_free(f);
+  }
+#endif
   ctorch_tensor_free(m);
   ctorch_tensor_free(idx);
   ctorch_tensor_free(x7);
