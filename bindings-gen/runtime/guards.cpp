@@ -6,6 +6,7 @@
 
 #include "ctorch_gen_support.h"
 
+#include <algorithm>
 #include <string>
 
 namespace ctorch {
@@ -190,6 +191,30 @@ void in_range(int64_t v, int64_t lo, int64_t hi, const char *arg) {
 
 void all_in_range(at::IntArrayRef v, int64_t lo, int64_t hi, const char *arg) {
   for (int64_t x : v) in_range(x, lo, hi, arg);
+}
+
+void conv_shapes(const at::Tensor &self, const at::Tensor &weight,
+                 std::initializer_list<std::pair<Ints, const char *>> lists, int64_t groups) {
+  if (!self.defined() || !weight.defined()) return;  // libtorch reports these
+  require_dims(self, "self", 3, 5);
+  if (weight.dim() != self.dim())
+    fail_arg("weight", "must have as many dimensions as self (" + str(self.dim()) + "), got " + str(weight.dim()));
+  size_t sp = static_cast<size_t>(self.dim() - 2);
+  for (const auto &l : lists)
+    if (l.first.size() != sp)
+      fail_arg(l.second, "expected " + std::to_string(sp) + " values (one per spatial dimension of self), got " +
+                             std::to_string(l.first.size()));
+  in_range(groups, 1, kBig, "groups");
+}
+
+__int128 last_index(__int128 offset, Ints size, Ints stride) {
+  const __int128 cap = static_cast<__int128>(1) << 100;
+  __int128 last = std::min(offset, cap), contiguous = 1;
+  for (size_t k = size.size(); k-- > 0;) {
+    last = std::min(cap, last + static_cast<__int128>(size[k] - 1) * (stride.empty() ? contiguous : stride[k]));
+    contiguous = std::min(contiguous * size[k], static_cast<__int128>(1) << 64);
+  }
+  return last;
 }
 
 bool readable(const at::Tensor &t) {

@@ -217,13 +217,7 @@ void slow_conv3d_forward_output(const at::Tensor &self, const at::Tensor &weight
 
 void mkldnn_convolution(const at::Tensor &self, const at::Tensor &weight, const OptTensor &, Ints padding,
                         Ints stride, Ints dilation, int64_t groups) {
-  require_dims(self, "self", 3, 5);
-  if (weight.dim() != self.dim()) fail_arg("weight", "must have as many dimensions as self");
-  size_t sp = static_cast<size_t>(self.dim() - 2);
-  if (padding.size() != sp) fail_arg("padding", "expected one value per spatial dimension of self");
-  if (stride.size() != sp) fail_arg("stride", "expected one value per spatial dimension of self");
-  if (dilation.size() != sp) fail_arg("dilation", "expected one value per spatial dimension of self");
-  in_range(groups, 1, kBig, "groups");
+  conv_shapes(self, weight, {{padding, "padding"}, {stride, "stride"}, {dilation, "dilation"}}, groups);
 }
 
 void col2im(const at::Tensor &, c10::SymIntArrayRef output_size, Ints kernel_size,

@@ -7,9 +7,7 @@
 
 #include <ATen/ATen.h>
 
-#include <initializer_list>
 #include <string>
-#include <utility>
 
 namespace ctorch {
 namespace guard {
@@ -85,20 +83,6 @@ void pool_backward(const at::Tensor &grad_output, const at::Tensor &self, const 
     fail_arg("indices", "holds values outside [0, " + str(plane) + ") (one plane of self, from the forward pass)");
 }
 
-void cudnn_shapes(const at::Tensor &self, const at::Tensor &weight, std::initializer_list<std::pair<Ints, const char *>> lists,
-                  int64_t groups) {
-  if (!self.defined() || !weight.defined()) return;  // libtorch reports these
-  require_dims(self, "self", 3, 5);
-  if (weight.dim() != self.dim())
-    fail_arg("weight", "must have as many dimensions as self (" + str(self.dim()) + "), got " + str(weight.dim()));
-  size_t sp = static_cast<size_t>(self.dim() - 2);
-  for (const auto &l : lists)
-    if (l.first.size() != sp)
-      fail_arg(l.second, "expected " + std::to_string(sp) + " values (one per spatial dimension of self), got " +
-                             std::to_string(l.first.size()));
-  conv_groups(groups);
-}
-
 void batch_norm_input(const at::Tensor &input) {
   if (input.defined() && input.numel() == 0)
     fail_arg("input", "has no elements (the CUDA kernels divide by the elements per channel: SIGFPE)");
@@ -108,22 +92,22 @@ void batch_norm_input(const at::Tensor &input) {
 
 void cudnn_convolution(const at::Tensor &self, const at::Tensor &weight, Ints padding, Ints stride, Ints dilation,
                        int64_t groups, bool, bool, bool) {
-  cudnn_shapes(self, weight, {{padding, "padding"}, {stride, "stride"}, {dilation, "dilation"}}, groups);
+  conv_shapes(self, weight, {{padding, "padding"}, {stride, "stride"}, {dilation, "dilation"}}, groups);
 }
 void cudnn_convolution_transpose(const at::Tensor &self, const at::Tensor &weight, Ints padding, Ints output_padding,
                                  Ints stride, Ints dilation, int64_t groups, bool, bool, bool) {
-  cudnn_shapes(self, weight,
+  conv_shapes(self, weight,
                {{padding, "padding"}, {output_padding, "output_padding"}, {stride, "stride"}, {dilation, "dilation"}},
                groups);
 }
 void cudnn_convolution_relu(const at::Tensor &self, const at::Tensor &weight, const OptTensor &, Ints stride,
                             Ints padding, Ints dilation, int64_t groups) {
-  cudnn_shapes(self, weight, {{stride, "stride"}, {padding, "padding"}, {dilation, "dilation"}}, groups);
+  conv_shapes(self, weight, {{stride, "stride"}, {padding, "padding"}, {dilation, "dilation"}}, groups);
 }
 void cudnn_convolution_add_relu(const at::Tensor &self, const at::Tensor &weight, const at::Tensor &z,
                                 const c10::optional<at::Scalar> &, const OptTensor &, Ints stride, Ints padding,
                                 Ints dilation, int64_t groups) {
-  cudnn_shapes(self, weight, {{stride, "stride"}, {padding, "padding"}, {dilation, "dilation"}}, groups);
+  conv_shapes(self, weight, {{stride, "stride"}, {padding, "padding"}, {dilation, "dilation"}}, groups);
   if (z.defined() && z.dim() != self.dim())
     fail_arg("z", "must have as many dimensions as self (" + str(self.dim()) + "), got " + str(z.dim()));
 }

@@ -65,15 +65,7 @@ void set__source_Tensor_storage_offset(const at::Tensor &self, const at::Tensor 
   all_in_range(stride, 0, std::numeric_limits<int64_t>::max(), "stride");
   for (int64_t v : size)
     if (v == 0) return;  // no element: nothing can be read
-  // The last element's index (contiguous strides when stride is []), in 128
-  // bits, saturated at 2^100 (far past any storage) so nothing overflows.
-  const __int128 cap = static_cast<__int128>(1) << 100;
-  __int128 last = static_cast<__int128>(storage_offset) + source.storage_offset(), contiguous = 1;
-  for (size_t k = size.size(); k-- > 0;) {
-    last += static_cast<__int128>(size[k] - 1) * (stride.empty() ? contiguous : stride[k]);
-    contiguous = std::min(contiguous * size[k], static_cast<__int128>(1) << 64);
-    last = std::min(last, cap);
-  }
+  __int128 last = last_index(static_cast<__int128>(storage_offset) + source.storage_offset(), size, stride);
   __int128 need = (last + 1) * static_cast<__int128>(self.element_size());
   __int128 have = static_cast<__int128>(source.storage().nbytes());
   if (need > have)
@@ -328,12 +320,9 @@ void view_in_storage(const at::Tensor &self, Ints size, Ints stride, int64_t off
   all_in_range(size, 0, std::numeric_limits<int64_t>::max(), "size");
   all_in_range(stride, 0, std::numeric_limits<int64_t>::max(), "stride");
   const __int128 item = static_cast<__int128>(self.element_size());
-  const __int128 cap = static_cast<__int128>(1) << 100;
   bool empty = false;
   for (int64_t v : size) empty = empty || v == 0;
-  __int128 last = offset;
-  if (!empty)
-    for (size_t k = 0; k < size.size(); ++k) last = std::min(cap, last + static_cast<__int128>(size[k] - 1) * stride[k]);
+  __int128 last = empty ? offset : last_index(offset, size, stride);
   // An empty view still points at its offset: keep that inside (or at the
   // end of) the storage, so its data pointer is a real address.
   __int128 need = (empty ? last : last + 1) * item;

@@ -4,7 +4,9 @@
 #include "guards.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 namespace ctorch {
 namespace guard {
@@ -29,6 +31,16 @@ void all_in_range(at::IntArrayRef v, int64_t lo, int64_t hi, const char *arg);
 bool readable(const at::Tensor &t);
 // min and max of a readable tensor, as doubles (NaN if any is NaN).
 void min_max(const at::Tensor &t, double *lo, double *hi);
+// A convolution's self/weight and per-spatial-dimension lists: self 3-d to
+// 5-d, weight of self's rank, each list one value per spatial dimension,
+// groups in [1, kBig] (mkldnn_convolution, cudnn_convolution*).
+void conv_shapes(const at::Tensor &self, const at::Tensor &weight,
+                 std::initializer_list<std::pair<Ints, const char *>> lists, int64_t groups);
+// The index of the last element of the view (offset, size, stride) over a
+// storage, in 128 bits saturated at 2^100 (far past any storage) so nothing
+// wraps; contiguous strides when stride is empty. Sizes and strides must be
+// non-negative and none zero (an empty view has no last element).
+__int128 last_index(__int128 offset, Ints size, Ints stride);
 // Bound on sizes, counts and window extents: 2^31 keeps every product of
 // two of them, and the sums libtorch forms from them, inside int64.
 constexpr int64_t kBig = int64_t(1) << 31;
