@@ -11,7 +11,7 @@
 #include <string>
 
 #define CTORCH_COMPAT_AUTOCAST 1
-#include "compat.h"  // ctorch::compat::set_autocast_* (1.13 and 2.x spell them differently)
+#include "core/compat.h"  // ctorch::compat::set_autocast_* (1.13 and 2.x spell them differently)
 
 namespace {
 

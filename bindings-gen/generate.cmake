@@ -69,7 +69,7 @@ add_custom_command(
   ${CTORCH_API_COMMAND}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/ops.json ${_gen}/coverage.json ${CMAKE_BINARY_DIR}
   DEPENDS ${_ctorch_gen_py} ${CTORCH_NATIVE_FUNCTIONS_YAML} ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h
-    ${_ctorch_gen_dir}/runtime/guards.h ${_ctorch_gen_dir}/unsafe_ops.txt
+    ${PROJECT_SOURCE_DIR}/shim/ops/guards.h ${_ctorch_gen_dir}/unsafe_ops.txt
   COMMENT "Generating ATen operator bindings (bindings-gen)"
   VERBATIM)
 
@@ -82,20 +82,19 @@ add_custom_command(
 add_custom_target(ctorch_generate DEPENDS ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${CTORCH_GENERATED_NULL_TEST}
   ${CTORCH_GENERATED_SWEEP})
 
-set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
-  ${_ctorch_gen_dir}/runtime/guards.cpp ${_ctorch_gen_dir}/runtime/guards_tensor.cpp
-  ${_ctorch_gen_dir}/runtime/guards_nn.cpp ${_ctorch_gen_dir}/runtime/guards_pool.cpp
-  ${_ctorch_gen_dir}/runtime/guards_math.cpp)
+# The code the shards call (support helpers, guards) is hand-written and lives
+# with the library, in shim/ops/; the top-level CMakeLists compiles it.
+set(CTORCH_GENERATED_SOURCES ${_gen}/ctorch_ops.h ${_shards})
 set(CTORCH_GENERATED_HEADERS ${_gen}/ctorch_ops.h)
 set(CTORCH_GENERATED_DATA ${_gen}/ops.json ${_gen}/coverage.json)
-# The shards find ctorch_gen_support.h beside its .cpp.
-set_source_files_properties(${_shards} PROPERTIES INCLUDE_DIRECTORIES ${_ctorch_gen_dir}/runtime)
+# The shards include ctorch_gen_support.h and guards.h from shim/ops/.
+set_source_files_properties(${_shards} PROPERTIES INCLUDE_DIRECTORIES ${PROJECT_SOURCE_DIR}/shim/ops)
 # Named-tensor (Dimname) helpers only where the schemas still have Dimname:
 # 1.13 does, 2.15 has neither the schemas nor at::Dimname. (Without this a
 # 2.x build on Debian would even find 1.13's Dimname.h in /usr/include.)
 file(STRINGS ${CTORCH_NATIVE_FUNCTIONS_YAML} _ctorch_dimname REGEX "Dimname" LIMIT_COUNT 1)
 if(_ctorch_dimname)
-  set_property(SOURCE ${_shards} ${_ctorch_gen_dir}/runtime/ctorch_gen_support.cpp
+  set_property(SOURCE ${_shards} ${PROJECT_SOURCE_DIR}/shim/ops/ctorch_gen_support.cpp
     APPEND PROPERTY COMPILE_DEFINITIONS CTORCH_GEN_DIMNAME=1)
 endif()
 list(APPEND CTORCH_GENERATED_SOURCES ${_gen}/ctorch_abi.h)

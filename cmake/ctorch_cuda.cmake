@@ -1,4 +1,4 @@
-# The CUDA-specific part of ctorch (shim/cuda_backend/, see shim/cuda_backend.h):
+# The CUDA-specific part of ctorch (shim/device/cuda_backend/, see shim/core/cuda_backend.h):
 # with_cuda.cpp where the libtorch has CUDA (its CMake config defines the
 # target torch_cuda: every Linux pip wheel, a CUDA libtorch zip), else
 # without_cuda.cpp, whose functions return CTORCH_NOT_IMPLEMENTED. Either way
@@ -26,7 +26,7 @@ if(TARGET torch_cuda AND CTORCH_CUDA_INCLUDE_DIR AND NOT EXISTS "${CTORCH_CUDA_I
 endif()
 if(TARGET torch_cuda AND _ctorch_cuda_headers_ok)
   set(CTORCH_WITH_CUDA ON)
-  set(_ctorch_cuda_src ${CMAKE_CURRENT_SOURCE_DIR}/shim/cuda_backend/with_cuda.cpp)
+  set(_ctorch_cuda_src ${CMAKE_CURRENT_SOURCE_DIR}/shim/device/cuda_backend/with_cuda.cpp)
   # c10/cuda/CUDAEvent.h uses std::hardware_destructive_interference_size,
   # which GCC 12+ warns about in every includer.
   set_source_files_properties(${_ctorch_cuda_src} PROPERTIES COMPILE_OPTIONS "-Wno-interference-size")
@@ -48,7 +48,7 @@ if(TARGET torch_cuda AND _ctorch_cuda_headers_ok)
   endif()
   message(STATUS "ctorch: libtorch has CUDA: GPU backend compiled (NCCL: ${CTORCH_WITH_NCCL})")
 else()
-  set(_ctorch_cuda_src ${CMAKE_CURRENT_SOURCE_DIR}/shim/cuda_backend/without_cuda.cpp)
+  set(_ctorch_cuda_src ${CMAKE_CURRENT_SOURCE_DIR}/shim/device/cuda_backend/without_cuda.cpp)
   message(STATUS "ctorch: libtorch without CUDA: GPU calls will return CTORCH_NOT_IMPLEMENTED")
 endif()
 target_sources(ctorch PRIVATE ${_ctorch_cuda_src})

@@ -1,11 +1,11 @@
-// Harness: bytes into ctorch's AOTInductor package check (shim/aoti_check.h),
+// Harness: bytes into ctorch's AOTInductor package check (shim/models/aoti_check.h),
 // the code that reads untrusted .pt2 files before libtorch's loader does.
 // It is compiled on its own (the standard library and zlib), so it runs on
 // every build, including the ASan/UBSan one whose libtorch (1.13) has no
 // loader. Properties: no crash, no out-of-bounds read, and a verdict that
 // is consistent (OK names the model's library; a refusal says why). The
 // first byte picks the model name asked for, so other names are reached too.
-#include "aoti_check.h"
+#include "models/aoti_check.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,0 +1,339 @@
+// Data from C: IDX (MNIST-style) files, plain or gzip, and a batch iterator
+// whose shuffled order Python can reproduce with torch.randperm.
+#include "core/internal.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index_select.h>
+#include <ATen/ops/randperm.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cstdio>
+#include <memory>
+
+using ctorch::Borrowed;
+
+namespace {
+
+[[noreturn]] void corrupt(const std::string &path, const std::string &why) {
+  ctorch::fail(CTORCH_VALUE, "'" + path + "' is not a valid IDX file: " + why);
+}
+
+// Sequential reader over a plain or gzip file (decided by the magic bytes
+// 1f 8b). read() returns how many bytes it got (short only at end of data).
+class Source {
+ public:
+  explicit Source(const std::string &path) : path_(path) {
+    f_ = std::fopen(path.c_str(), "rb");
+    if (!f_) ctorch::fail(CTORCH_IO, "cannot open '" + path + "': " + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fileno(f_), &st) != 0 || !S_ISREG(st.st_mode)) {
+      std::fclose(f_);
+      ctorch::fail(CTORCH_IO, "'" + path + "' is not a regular file");
+    }
+    file_size_ = static_cast<uint64_t>(st.st_size);
+    unsigned char magic[2] = {0, 0};
+    size_t got = std::fread(magic, 1, 2, f_);
+    std::rewind(f_);
+    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+      int fd = dup(fileno(f_));
+      std::fclose(f_);
+      f_ = nullptr;
+      gz_ = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
+      if (!gz_) {
+        if (fd >= 0) close(fd);
+        ctorch::fail(CTORCH_IO, "cannot open '" + path + "' as gzip");
+      }
+      gzbuffer(gz_, 1 << 20);
+    }
+  }
+  ~Source() {
+    if (f_) std::fclose(f_);
+    if (gz_) gzclose(gz_);
+  }
+  Source(const Source &) = delete;
+  Source &operator=(const Source &) = delete;
+
+  bool compressed() const { return gz_ != nullptr; }
+  uint64_t file_size() const { return file_size_; }
+
+  size_t read(void *dst, size_t n) {
+    char *p = static_cast<char *>(dst);
+    size_t total = 0;
+    while (total < n) {
+      if (f_) {
+        size_t got = std::fread(p + total, 1, n - total, f_);
+        if (got == 0) {
+          if (std::ferror(f_)) ctorch::fail(CTORCH_IO, "read error on '" + path_ + "'");
+          break;
+        }
+        total += got;
+      } else {
+        unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, 1u << 30));
+        int got = gzread(gz_, p + total, chunk);
+        if (got < 0) {
+          int code = 0;
+          const char *msg = gzerror(gz_, &code);
+          if (code == Z_ERRNO) ctorch::fail(CTORCH_IO, "read error on '" + path_ + "': " + std::strerror(errno));
+          corrupt(path_, std::string("gzip data is corrupt: ") + (msg ? msg : "unknown zlib error"));
+        }
+        if (got == 0) {
+          // zlib reports a truncated stream as an error, not as end of data.
+          int code = 0;
+          const char *msg = gzerror(gz_, &code);
+          if (code != Z_OK) corrupt(path_, std::string("gzip data is corrupt or truncated: ") + (msg ? msg : ""));
+          break;
+        }
+        total += static_cast<size_t>(got);
+      }
+    }
+    return total;
+  }
+
+ private:
+  std::string path_;
+  FILE *f_ = nullptr;
+  gzFile gz_ = nullptr;
+  uint64_t file_size_ = 0;
+};
+
+at::ScalarType idx_type(unsigned code, size_t *size) {
+  switch (code) {
+    case 0x08: *size = 1; return at::kByte;
+    case 0x09: *size = 1; return at::kChar;
+    case 0x0B: *size = 2; return at::kShort;
+    case 0x0C: *size = 4; return at::kInt;
+    case 0x0D: *size = 4; return at::kFloat;
+    case 0x0E: *size = 8; return at::kDouble;
+  }
+  *size = 0;
+  return at::kByte;
+}
+
+// IDX stores multi-byte elements big-endian.
+void to_host_order(unsigned char *p, size_t n, size_t width) {
+  if (width == 1) return;
+  for (size_t i = 0; i < n; ++i, p += width)
+    for (size_t a = 0, b = width - 1; a < b; ++a, --b) std::swap(p[a], p[b]);
+}
+
+at::Tensor read_idx(const std::string &path) {
+  Source src(path);
+  unsigned char head[4];
+  if (src.read(head, 4) != 4) corrupt(path, "file is shorter than the 4-byte IDX header");
+  if (head[0] != 0 || head[1] != 0) corrupt(path, "bad magic number (first two bytes must be 0)");
+  size_t width = 0;
+  at::ScalarType st = idx_type(head[2], &width);
+  if (!width) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "0x%02X", head[2]);
+    corrupt(path, std::string("unknown element type code ") + buf);
+  }
+  unsigned ndim = head[3];
+  if (ndim == 0) corrupt(path, "zero dimensions");
+  std::vector<int64_t> sizes(ndim);
+  uint64_t numel = 1;
+  for (unsigned i = 0; i < ndim; ++i) {
+    unsigned char b[4];
+    if (src.read(b, 4) != 4) corrupt(path, "truncated in the dimension sizes");
+    uint64_t d = (uint64_t(b[0]) << 24) | (uint64_t(b[1]) << 16) | (uint64_t(b[2]) << 8) | uint64_t(b[3]);
+    sizes[i] = static_cast<int64_t>(d);
+    if (d && numel > (uint64_t(1) << 48) / d) corrupt(path, "dimension sizes multiply to an absurd element count");
+    numel *= d;
+  }
+  uint64_t header = 4 + 4ull * ndim;
+  uint64_t nbytes = numel * width;
+  // Refuse sizes the file cannot hold before allocating: exact for plain
+  // files, and gzip cannot expand data more than ~1032:1.
+  if (!src.compressed() && src.file_size() - header != nbytes)
+    corrupt(path, "header announces " + std::to_string(nbytes) + " data bytes but the file holds " +
+                      std::to_string(src.file_size() - header) + (src.file_size() - header < nbytes ? " (truncated)" : ""));
+  if (src.compressed() && nbytes > src.file_size() * 1100 + (1 << 20))
+    corrupt(path, "header announces " + std::to_string(nbytes) + " data bytes, more than the compressed file can hold");
+  at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(st));
+  auto *p = static_cast<unsigned char *>(t.data_ptr());
+  size_t got = src.read(p, nbytes);
+  if (got != nbytes)
+    corrupt(path, "truncated: " + std::to_string(got) + " of " + std::to_string(nbytes) + " data bytes present");
+  unsigned char extra;
+  if (src.read(&extra, 1) != 0) corrupt(path, "trailing bytes after the announced data");
+  to_host_order(p, numel, width);
+  return t;
+}
+
+void mnist_pair(ctorch_tensor *images, ctorch_tensor *labels, const std::string &ip, const std::string &lp) {
+  at::Tensor im = read_idx(ip);
+  if (im.scalar_type() != at::kByte || im.dim() != 3)
+    corrupt(ip, "MNIST images must be ubyte data of 3 dimensions, got " + std::string(c10::toString(im.scalar_type())) +
+                    " of " + std::to_string(im.dim()));
+  at::Tensor lb = read_idx(lp);
+  if (lb.scalar_type() != at::kByte || lb.dim() != 1)
+    corrupt(lp, "MNIST labels must be ubyte data of 1 dimension, got " + std::string(c10::toString(lb.scalar_type())) +
+                    " of " + std::to_string(lb.dim()));
+  if (lb.size(0) != im.size(0))
+    ctorch::fail(CTORCH_VALUE, "'" + lp + "' holds " + std::to_string(lb.size(0)) + " labels but '" + ip + "' holds " +
+                                   std::to_string(im.size(0)) + " images");
+  *images = ctorch::give(std::move(im));
+  *labels = ctorch::give(lb.to(at::kLong));
+}
+
+std::string pick(const std::string &base) {
+  struct stat st {};
+  if (stat((base + ".gz").c_str(), &st) == 0) return base + ".gz";
+  return base;  // if this one is missing too, opening it reports CTORCH_IO
+}
+
+uint64_t epoch_seed(uint64_t seed, uint64_t epoch) { return seed * 1000003ull + epoch; }
+
+}  // namespace
+
+struct ctorch_data_loader_s {
+  at::Tensor data, targets;
+  int64_t n = 0, batch = 1, pos = 0;
+  bool shuffle = false, drop_last = false;
+  uint64_t seed = 0;
+  at::Tensor perm;
+
+  void start(uint64_t epoch) {
+    pos = 0;
+    if (!shuffle) return;
+    auto gen = at::detail::createCPUGenerator(epoch_seed(seed, epoch));
+    perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
+    // Drawn on the CPU (the order Python reproduces), used where the data
+    // is: index_select wants its index on the data's device (CUDA).
+    if (perm.device() != data.device()) perm = perm.to(data.device());
+  }
+  int64_t batches() const { return drop_last ? n / batch : (n + batch - 1) / batch; }
+};
+
+extern "C" {
+
+CTORCH_API ctorch_status ctorch_data_idx_read(ctorch_tensor *out, const char *path) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_ptr(path, "path");
+  *out = ctorch::give(read_idx(path));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_mnist_read(ctorch_tensor *images, ctorch_tensor *labels, const char *images_path,
+                                                const char *labels_path) {
+  CTORCH_TRY
+  ctorch::require_out(images, "images");
+  ctorch::require_out(labels, "labels");
+  *images = nullptr;
+  *labels = nullptr;
+  ctorch::require_ptr(images_path, "images_path");
+  ctorch::require_ptr(labels_path, "labels_path");
+  mnist_pair(images, labels, images_path, labels_path);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_mnist_read_dir(ctorch_tensor *images, ctorch_tensor *labels, const char *dir,
+                                                    int train) {
+  CTORCH_TRY
+  ctorch::require_out(images, "images");
+  ctorch::require_out(labels, "labels");
+  *images = nullptr;
+  *labels = nullptr;
+  ctorch::require_ptr(dir, "dir");
+  std::string d(dir);
+  if (!d.empty() && d.back() != '/') d += '/';
+  std::string prefix = d + (train ? "train" : "t10k");
+  mnist_pair(images, labels, pick(prefix + "-images-idx3-ubyte"), pick(prefix + "-labels-idx1-ubyte"));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_epoch_seed(uint64_t *out, uint64_t seed, uint64_t epoch) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = epoch_seed(seed, epoch);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_loader_new(ctorch_data_loader *out, ctorch_tensor data, ctorch_tensor targets,
+                                                int64_t batch_size, int shuffle, uint64_t seed, int drop_last) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_tensor(data, "data");
+  if (batch_size < 1) ctorch::fail_arg("batch_size", "must be >= 1, got " + std::to_string(batch_size));
+  auto l = std::make_unique<ctorch_data_loader_s>();
+  l->data = ctorch::own(data);
+  if (l->data.dim() < 1) ctorch::fail_arg("data", "must have at least one dimension (examples along dim 0)");
+  l->n = l->data.size(0);
+  if (targets) {
+    l->targets = ctorch::own(targets);
+    if (l->targets.dim() < 1 || l->targets.size(0) != l->n)
+      ctorch::fail_arg("targets", "must have " + std::to_string(l->n) + " entries along dim 0 like data");
+  }
+  l->batch = batch_size;
+  l->shuffle = shuffle != 0;
+  l->drop_last = drop_last != 0;
+  l->seed = seed;
+  l->start(0);
+  *out = l.release();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_loader_start_epoch(ctorch_data_loader loader, uint64_t epoch) {
+  CTORCH_TRY
+  ctorch::require_ptr(loader, "loader");
+  loader->start(epoch);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_loader_next(int *has_batch, ctorch_tensor *data, ctorch_tensor *targets,
+                                                 ctorch_data_loader loader) {
+  CTORCH_TRY
+  ctorch::require_out(has_batch, "has_batch");
+  ctorch::require_out(data, "data");
+  *has_batch = 0;
+  *data = nullptr;
+  if (targets) *targets = nullptr;
+  ctorch::require_ptr(loader, "loader");
+  if (loader->targets.defined() && !targets) ctorch::fail_arg("targets", "is NULL but the loader has targets");
+  int64_t len = std::min(loader->batch, loader->n - loader->pos);
+  if (len <= 0 || (loader->drop_last && len < loader->batch)) return CTORCH_OK;
+  at::Tensor x, y;
+  if (loader->shuffle) {
+    at::Tensor idx = loader->perm.narrow(0, loader->pos, len);
+    x = at::index_select(loader->data, 0, idx);
+    if (loader->targets.defined()) y = at::index_select(loader->targets, 0, idx);
+  } else {
+    x = loader->data.narrow(0, loader->pos, len);
+    if (loader->targets.defined()) y = loader->targets.narrow(0, loader->pos, len);
+  }
+  loader->pos += len;
+  *data = ctorch::give(std::move(x));
+  if (targets) *targets = ctorch::give(std::move(y));
+  *has_batch = 1;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_data_loader loader) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  ctorch::require_ptr(loader, "loader");
+  *out = loader->batches();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loader loader) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  ctorch::require_ptr(loader, "loader");
+  *out = loader->n;
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader) { delete loader; }
+
+}  // extern "C"

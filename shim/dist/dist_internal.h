@@ -1,0 +1,84 @@
+// Private to the dist*.cpp files: the store and group handles and the
+// helpers they share. dist_store.cpp makes stores, dist_group.cpp makes
+// groups, dist.cpp runs collectives, dist_wire.cpp checks versions.
+#pragma once
+
+// libtorch_cpu (Debian 1.13.1 and PyPI 2.x alike) is compiled with
+// USE_C10D_GLOO: it exports c10d::ProcessGroupGloo. The installed headers
+// hide the class unless the consumer defines the same macro; it is the only
+// macro they test (checked: no other #if changes a class layout in the c10d
+// headers we include).
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO 1
+#endif
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <string>
+
+// The c10d shims of compat.h (internal.h includes it): this header must
+// come first in every dist*.cpp.
+#define CTORCH_COMPAT_C10D 1
+#include "core/internal.h"
+
+namespace c10d {
+struct TCPStoreOptions;
+}
+
+struct ctorch_store_s {
+  c10::intrusive_ptr<c10d::Store> store;
+  // Every rank runs on this host (TCPStore on a loopback address): Gloo can
+  // bind 127.0.0.1 and never touch another interface.
+  bool loopback = false;
+  int port = -1;  // TCPStore only
+};
+
+struct ctorch_process_group_s {
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;  // null once destroyed
+  std::chrono::milliseconds timeout{0};
+  int rank = 0;
+  int size = 0;
+  const char *backend = "gloo";  // static text
+};
+
+namespace ctorch {
+namespace dist {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kStoreDefaultTimeout{300 * 1000};
+constexpr milliseconds kGroupDefaultTimeout{30 * 60 * 1000};  // torch's default
+
+inline milliseconds to_timeout(int64_t ms, milliseconds dflt) { return ms > 0 ? milliseconds(ms) : dflt; }
+
+inline bool is_loopback(const std::string &host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" || host == "[::1]";
+}
+
+// The c10d error text without libtorch's backtrace.
+inline std::string message_of(const std::exception &e) {
+  if (auto *c = dynamic_cast<const c10::Error *>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+inline ctorch_process_group_s &live_pg(ctorch_process_group pg) {
+  if (!pg) fail_arg("pg", "process group handle is NULL");
+  if (!pg->pg) fail_arg("pg", "process group was destroyed");
+  return *pg;
+}
+
+// A TCPStore (server when o.isServer); a client first checks that the
+// server speaks this libtorch's wire protocol (dist_store.cpp). *port: the
+// port it listens on or connected to.
+c10::intrusive_ptr<c10d::Store> tcp_store(const std::string &host, const c10d::TCPStoreOptions &o, int *port);
+
+// The sequence of Python's init_process_group(store=...) for Gloo, on the
+// store as given (dist_group.cpp).
+ctorch_process_group new_group(const c10::intrusive_ptr<c10d::Store> &store, bool loopback, int rank, int size,
+                               milliseconds timeout, bool nccl = false);
+
+}  // namespace dist
+}  // namespace ctorch

@@ -1,0 +1,55 @@
+// Private to jit.cpp: checks a TorchScript archive before torch::jit::load
+// reads it, for inputs libtorch's importer and unpickler act on unchecked
+// (crashes, reads past buffers) instead of throwing. Each check refuses
+// with StatusError(VALUE) naming the record; what it cannot read or parse
+// is left for libtorch, which then throws as it would anyway.
+#pragma once
+
+#include "core/internal.h"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace caffe2 {
+namespace serialize {
+class PyTorchStreamReader;
+class ReadAdapterInterface;
+}
+}  // namespace caffe2
+
+namespace ctorch {
+
+// A literal as TorchScript source and pickles hold it: an Enum member's
+// value, or a pickle value the unpickler check tracks.
+struct JitLiteral {
+  enum Kind { Int, Float, Str } kind = Int;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  bool operator==(const JitLiteral &o) const {
+    return kind == o.kind && (kind == Int ? i == o.i : kind == Float ? f == o.f : s == o.s);
+  }
+};
+
+// Enum classes in the archive's code, by qualified name ("__torch__.Color"),
+// with their members' values.
+using JitEnums = std::unordered_map<std::string, std::vector<JitLiteral>>;
+
+// Before libtorch's reader opens the archive: every deflated record inflates
+// (zlib) to exactly the size and CRC-32 its directory declares, which
+// libtorch's reader does not make sure of (jit_zip_check.cpp).
+void check_deflated_records(const caffe2::serialize::ReadAdapterInterface &in);
+
+// Every check, in the order libtorch reads: code/*.py (collecting enums),
+// then every pickle (*.pkl, code/*.debug_pkl). sizes: record sizes by name.
+void check_torchscript_archive(caffe2::serialize::PyTorchStreamReader &reader,
+                               const std::unordered_map<std::string, uint64_t> &sizes);
+
+// One pickle record: replays it as libtorch's Unpickler moves its stack.
+// storage_dir: where its persistent storages live ("data/", "constants/").
+void check_torchscript_pickle(const std::string &record, const char *data, size_t size, const JitEnums &enums,
+                              const std::string &storage_dir, const std::unordered_map<std::string, uint64_t> &sizes);
+
+}  // namespace ctorch

@@ -1,0 +1,44 @@
+// Private to the optimizer area: the optimizer handle, shared by optim.cpp
+// (the optimizers) and optim_state.cpp (PyTorch-format state dicts).
+#pragma once
+
+#include "core/internal.h"
+
+#include <torch/optim/optimizer.h>
+
+#include <memory>
+#include <vector>
+
+namespace ctorch {
+namespace optim {
+
+struct Optim {
+  ctorch_optimizer_kind kind;
+  std::unique_ptr<torch::optim::Optimizer> opt;
+};
+
+// Builds an optimizer of `kind` over param groups (groups without options
+// take the defaults' copy, as libtorch does).
+std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
+                                                   const std::vector<torch::optim::OptimizerParamGroup> &groups,
+                                                   const torch::optim::OptimizerOptions &d);
+// Validates the options like PyTorch's Python constructors and builds libtorch's.
+std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options &o);
+// The defaults of a kind (ctorch_optim_options_default).
+ctorch_optim_options defaults(ctorch_optimizer_kind kind);
+// A group's options as the C struct.
+ctorch_optim_options read_options(ctorch_optimizer_kind kind, const torch::optim::OptimizerOptions &base);
+
+}  // namespace optim
+}  // namespace ctorch
+
+struct ctorch_optimizer_s {
+  std::shared_ptr<ctorch::optim::Optim> o;
+};
+
+namespace ctorch {
+namespace optim {
+// The optimizer behind a handle; INVALID_ARGUMENT naming 'opt' if NULL.
+Optim &require_opt(ctorch_optimizer opt);
+}  // namespace optim
+}  // namespace ctorch
