@@ -24,8 +24,9 @@ imported only by the functions that need it.
 """
 import ctypes
 import os
+import sys
 
-from ._rt import Tensor, check, lib, wrap, byref, c_void_p, tensor_array
+from ._rt import Tensor, check, lib, wrap, byref, c_void_p, tensor_array, raw_function
 
 __all__ = ["from_torch", "to_torch", "to_dlpack_capsule", "from_handle", "save", "load", "save_dict", "load_dict"]
 
@@ -85,33 +86,78 @@ def _capsule_destructor(capsule):
 
 
 _capsule_destructor_ptr = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+_PyCapsule_GetDestructor = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyCapsule_GetDestructor", _api))
+
+
+def _torch_capsule_destructor(to_dlpack, empty):
+    """torch's own destructor of "dltensor" capsules (C: frees the tensor of
+    a capsule still named "dltensor", nothing once a consumer renamed it),
+    the same rule as _capsule_destructor. The capsules _export makes use it
+    once torch is loaded: that saves a Python callback (a ctypes callback:
+    GIL, frame, argument conversion) each time a consumed capsule dies.
+    None if torch gives none."""
+    return _PyCapsule_GetDestructor(to_dlpack(empty(0))) or None
+
+
+
+
+def _capsule_fields():
+    """Offsets of a PyCapsule's pointer and name fields inside the object
+    (CPython's PyCapsule: PyObject_HEAD, pointer, name, ...), found on a
+    capsule made for the purpose; None where they are not found (another
+    interpreter or layout: from_torch then calls the C API instead)."""
+    try:
+        name = b"ctorch.probe"
+        name_at = ctypes.cast(ctypes.c_char_p(name), ctypes.c_void_p).value
+        ptr = 0x5EED0C7042C0
+        cap = _PyCapsule_New(ptr, name, None)
+        words = (ctypes.c_void_p * (sys.getsizeof(cap) // ctypes.sizeof(ctypes.c_void_p))).from_address(id(cap))
+        i = [w for w in words].index(ptr)
+        if words[i + 1] == name_at and _PyCapsule_GetPointer(cap, name) == ptr:
+            return i * ctypes.sizeof(ctypes.c_void_p), (i + 1) * ctypes.sizeof(ctypes.c_void_p)
+    except (ValueError, IndexError, TypeError, AttributeError):
+        pass
+    return None
+
+
+_CAPSULE_FIELDS = _capsule_fields()
+_USED_NAME = b"used_dltensor"  # lives as long as the module: capsules renamed in place point to it
+_USED_NAME_AT = ctypes.cast(ctypes.c_char_p(_USED_NAME), ctypes.c_void_p).value
 
 # The hot path: raw addresses in, one byte read (and poked for bool), no
-# ctypes structure access (each costs about a microsecond).
-_to_dlpack = lib.ctorch_to_dlpack
-_from_dlpack = lib.ctorch_from_dlpack
+# ctypes structure access and no argtypes conversions (each costs a good
+# fraction of a microsecond): the C functions without argtypes, handles as
+# c_void_p, the capsule's fields read and renamed in place.
+_to_dlpack = raw_function("ctorch_to_dlpack")
+_from_dlpack = raw_function("ctorch_from_dlpack")
 _u8_at = ctypes.c_uint8.from_address
+_vp_at = ctypes.c_void_p.from_address
 _new = object.__new__
 _torch = None
 
 
 def _torch_modules():
-    global _torch
+    global _torch, _destructor
     if _torch is None:
         import torch
         import torch.utils.dlpack
 
-        _torch = (torch.bool, torch.uint8, torch.utils.dlpack.from_dlpack, torch.utils.dlpack.to_dlpack)
+        to_dlpack = torch.utils.dlpack.to_dlpack
+        _destructor = _torch_capsule_destructor(to_dlpack, torch.empty) or _capsule_destructor_ptr
+        _torch = (torch.bool, torch.uint8, torch.utils.dlpack.from_dlpack, to_dlpack)
     return _torch
 
 
+_destructor = _capsule_destructor_ptr  # torch's once torch is loaded (_torch_modules)
+
+
 def _handle(t):
-    """The handle of a Tensor, or a raw handle (an int) as python/ctorch.py accepted."""
+    """The handle (a c_void_p) of a Tensor, or of a raw handle (an int) as python/ctorch.py accepted."""
     try:
         return t._h
     except AttributeError:
         if isinstance(t, int) and t:
-            return t
+            return c_void_p(t)
         raise TypeError(f"expected a ctorch.Tensor, got {type(t).__name__}") from None
 
 
@@ -124,8 +170,8 @@ def _export(t):
     code = _u8_at(p + _CODE_OFFSET)
     if code.value == BOOL_CODE:
         code.value = _KDL_UINT  # torch 1.13 knows no bool code: a uint8 view of the same bytes
-        return _PyCapsule_New(p, b"dltensor", _capsule_destructor_ptr), True
-    return _PyCapsule_New(p, b"dltensor", _capsule_destructor_ptr), False
+        return _PyCapsule_New(p, b"dltensor", _destructor), True
+    return _PyCapsule_New(p, b"dltensor", _destructor), False
 
 
 def to_dlpack_capsule(t):
@@ -155,17 +201,31 @@ def from_torch(x):
     if is_bool:
         src = src.view(t_uint8)
     cap = to_dlpack(src)
-    m = _PyCapsule_GetPointer(cap, b"dltensor")
-    if is_bool:
-        _u8_at(m + _CODE_OFFSET).value = BOOL_CODE
-    # Mark it consumed before the handover so no path frees it twice; undo on
-    # failure, when torch's capsule destructor must still free it.
-    _PyCapsule_SetName(cap, b"used_dltensor")
     out = c_void_p()
-    st = _from_dlpack(byref(out), m)
-    if st:
-        _PyCapsule_SetName(cap, b"dltensor")
-        check(st)
+    if _CAPSULE_FIELDS:
+        # torch just made cap, named "dltensor": its pointer field, as a
+        # c_void_p view passed as it is, and its name field, set in place.
+        m = _vp_at(id(cap) + _CAPSULE_FIELDS[0])
+        if is_bool:
+            _u8_at(m.value + _CODE_OFFSET).value = BOOL_CODE
+        name = _vp_at(id(cap) + _CAPSULE_FIELDS[1])
+        was = name.value
+        # Marked consumed before the handover so no path frees it twice;
+        # undone on failure, when torch's capsule destructor must free it.
+        name.value = _USED_NAME_AT
+        st = _from_dlpack(byref(out), m)
+        if st:
+            name.value = was
+            check(st)
+    else:
+        m = _PyCapsule_GetPointer(cap, b"dltensor")
+        if is_bool:
+            _u8_at(m + _CODE_OFFSET).value = BOOL_CODE
+        _PyCapsule_SetName(cap, _USED_NAME)
+        st = _from_dlpack(byref(out), c_void_p(m))
+        if st:
+            _PyCapsule_SetName(cap, b"dltensor")
+            check(st)
     t = _new(Tensor)
     t._h = out  # the c_void_p itself is the handle (see _rt.Tensor)
     return t
