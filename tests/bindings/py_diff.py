@@ -457,12 +457,12 @@ def main():
             start = current + 1
         return crashes
 
-    # Operators with a hand-written guard (issue 15: bindings-gen/runtime/guards.h)
+    # Operators with a hand-written guard (issue 15: shim/ops/guards.h)
     # refuse, on purpose, inputs libtorch's kernel accepts unchecked (reading
     # past a buffer, or answering from garbage): such a refusal is not a
     # disagreement, and is counted apart.
     import re as _re
-    _guards_h = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings-gen", "runtime", "guards.h")
+    _guards_h = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shim", "ops", "guards.h")
     with open(_guards_h) as f:
         guarded = set(_re.findall(r"^void\s+(\w+)\s*\(", f.read(), _re.M))
     guarded_refusals = []
