@@ -13,30 +13,8 @@ static char g_models_err[8400];
 
 /* Runs the generator; every test asserts it worked (no silent skipping). */
 static void make_models(void) {
-  const char *src = getenv("CTORCH_SOURCE_DIR");
-  const char *py = getenv("CTORCH_TORCH_PYTHON");
-  char cmd[8192];
-  int rc;
-  if (!py || !*py) {
-    snprintf(g_models_err, sizeof g_models_err, "CTORCH_TORCH_PYTHON is not set (run under ctest)");
-    return;
-  }
-  if (!src) {
-    snprintf(g_models_err, sizeof g_models_err, "CTORCH_SOURCE_DIR is not set (run under ctest)");
-    return;
-  }
-  if (!getcwd(g_dir, sizeof g_dir - 32)) {
-    snprintf(g_models_err, sizeof g_models_err, "getcwd failed");
-    return;
-  }
-  strcat(g_dir, "/jit_models");
-  snprintf(cmd, sizeof cmd, "'%s' '%s/tests/python/make_jit_models.py' '%s'", py, src, g_dir);
-  rc = system(cmd);
-  if (rc != 0) {
-    snprintf(g_models_err, sizeof g_models_err, "'%s' exited with %d", cmd, rc);
-    return;
-  }
-  g_models_ok = 1;
+  g_models_ok = ct_make_with_python("tests/python/make_jit_models.py", "jit_models", g_dir, sizeof g_dir, g_models_err,
+                                    sizeof g_models_err);
 }
 
 static const char *model_path(const char *name) {

@@ -47,17 +47,6 @@ static ctorch_tensor raw_floats(const char *name, const int64_t *shape, size_t n
   return ct_floats(v, shape, ndim);
 }
 
-static double max_diff(ctorch_tensor a, ctorch_tensor b) {
-  ctorch_tensor d = NULL, e = NULL, m = NULL;
-  double v = -1;
-  CT_OK(ctorch_sub_Tensor(&d, a, b, ctorch_scalar_int(1)));
-  CT_OK(ctorch_abs(&e, d));
-  CT_OK(ctorch_max(&m, e));
-  CT_OK(ctorch_tensor_item_double(&v, m));
-  ctorch_tensor_free(d), ctorch_tensor_free(e), ctorch_tensor_free(m);
-  return v;
-}
-
 static const int64_t XS[2] = {2, 4}, BS[1] = {3}, Y0S[2] = {2, 3}, Y1S[2] = {2, 8};
 
 static ctorch_aoti_package load(void) {
@@ -79,8 +68,8 @@ static double run_vs_eager(ctorch_aoti_package p) {
   ck_assert_uint_eq(n, 2);
   CT_OK(ctorch_tensor_list_get(&o0, out, 0));
   CT_OK(ctorch_tensor_list_get(&o1, out, 1));
-  d0 = max_diff(o0, y0);
-  d1 = max_diff(o1, y1);
+  d0 = ct_max_abs_diff(o0, y0);
+  d1 = ct_max_abs_diff(o1, y1);
   ctorch_tensor_list_free(out);
   ctorch_tensor_free(o0), ctorch_tensor_free(o1), ctorch_tensor_free(y0), ctorch_tensor_free(y1);
   ctorch_tensor_free(in[0]), ctorch_tensor_free(in[1]);
@@ -352,28 +341,12 @@ static void test_ended(void) {
 }
 
 static void make_package(void) {
-  const char *src = getenv("CTORCH_SOURCE_DIR"), *py = getenv("CTORCH_TORCH_PYTHON");
-  char cmd[12288];
   double t0 = now_s();
-  int rc;
-  if (!src || !py) {
-    snprintf(g_err, sizeof g_err, "CTORCH_SOURCE_DIR and CTORCH_TORCH_PYTHON must be set (run under ctest)");
-    return;
-  }
-  if (!getcwd(g_dir, sizeof g_dir - 32)) {
-    snprintf(g_err, sizeof g_err, "getcwd failed");
-    return;
-  }
-  strcat(g_dir, "/aoti_package");
-  snprintf(cmd, sizeof cmd, "'%s' '%s/tests/models/make_aoti_package.py' '%s'", py, src, g_dir);
-  rc = system(cmd);
-  if (rc != 0) {
-    snprintf(g_err, sizeof g_err, "'%s' exited with %d", cmd, rc);
-    return;
-  }
+  g_ok = ct_make_with_python("tests/models/make_aoti_package.py", "aoti_package", g_dir, sizeof g_dir, g_err,
+                             sizeof g_err);
+  if (!g_ok) return;
   printf("aoti: package made in %.1f s\n", now_s() - t0);
   fflush(stdout);
-  g_ok = 1;
 }
 
 int main(void) {
