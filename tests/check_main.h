@@ -72,6 +72,31 @@ static inline int ct_cuda_device_count_in_child(void) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* The whole file, malloc'ed (the caller frees it), NUL-terminated; *n = its size. */
+static inline char *ct_read_file(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  char *b;
+  long sz;
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  b = malloc((size_t)sz + 1);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_uint_eq(fread(b, 1, (size_t)sz, f), (size_t)sz);
+  b[sz] = 0;
+  fclose(f);
+  *n = (size_t)sz;
+  return b;
+}
+
+static inline void ct_write_file(const char *path, const void *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  ck_assert_msg(f != NULL, "cannot create %s", path);
+  ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+  fclose(f);
+}
+
 /* max |a - b| over every element (a and b broadcast), computed with ctorch's
  * own operators, so any dtype and device works. */
 static inline double ct_max_abs_diff(ctorch_tensor a, ctorch_tensor b) {

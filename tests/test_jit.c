@@ -430,19 +430,11 @@ START_TEST(train_eval_parameters_buffers) {
 }
 END_TEST
 
-static void write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_ptr_nonnull(f);
-  ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-  fclose(f);
-}
-
 START_TEST(bad_model_files) {
   ctorch_module m = (ctorch_module)0x1;
   char path[4200], trunc[4200];
   char *buf;
-  long sz;
-  FILE *f;
+  size_t sz = 0;
   ctorch_device bad = {99, 0};
 
   CT_FAILS(CTORCH_IO, ctorch_module_load(&m, "/nonexistent/model.pt", NULL));
@@ -453,22 +445,15 @@ START_TEST(bad_model_files) {
   CT_ERROR_HAS("map_location");
 
   snprintf(path, sizeof path, "%s/garbage.pt", g_dir);
-  write_file(path, "this is not a model at all", 26);
+  ct_write_file(path, "this is not a model at all", 26);
   CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, path, NULL));
 
   /* A torch.save checkpoint is a zip too, but not a module. */
   CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, model_path("refs.pt"), NULL));
 
-  f = fopen(model_path("scripted.pt"), "rb");
-  ck_assert_ptr_nonnull(f);
-  fseek(f, 0, SEEK_END);
-  sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  buf = malloc((size_t)sz);
-  ck_assert_uint_eq(fread(buf, 1, (size_t)sz, f), (size_t)sz);
-  fclose(f);
+  buf = ct_read_file(model_path("scripted.pt"), &sz);
   snprintf(trunc, sizeof trunc, "%s/truncated.pt", g_dir);
-  write_file(trunc, buf, (size_t)sz / 2);
+  ct_write_file(trunc, buf, sz / 2);
   CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, trunc, NULL));
   ck_assert_ptr_null(m);
   free(buf);

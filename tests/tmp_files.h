@@ -1,6 +1,7 @@
-/* A fresh temporary directory per test, and whole-file reads and writes, for
- * the check suites that write files (test_serialize.c, test_optim_state.c,
- * test_data.c). Include after check_main.h. Use as a checked fixture:
+/* A fresh temporary directory per test, for the check suites that write
+ * files (test_serialize.c, test_optim_state.c,
+ * test_data.c); whole-file reads and writes are check_main.h's ct_read_file and
+ * ct_write_file. Use as a checked fixture:
  *
  *   static void make_dir(void) { ct_tmp_dir_make("serialize"); }
  *   ...
@@ -70,31 +71,6 @@ static inline int ct_tmp_dir_count(void) {
     if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
   closedir(d);
   return n;
-}
-
-/* The whole file, malloc'ed (the caller frees it), NUL-terminated; *n = its size. */
-static inline char *ct_read_file(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  char *b;
-  long sz;
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b = malloc((size_t)sz + 1);
-  ck_assert_ptr_nonnull(b);
-  ck_assert_uint_eq(fread(b, 1, (size_t)sz, f), (size_t)sz);
-  b[sz] = 0;
-  fclose(f);
-  *n = (size_t)sz;
-  return b;
-}
-
-static inline void ct_write_file(const char *path, const void *b, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_msg(f != NULL, "cannot create %s", path);
-  ck_assert_uint_eq(fwrite(b, 1, n, f), n);
-  fclose(f);
 }
 
 #endif

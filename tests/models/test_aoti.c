@@ -200,13 +200,6 @@ static void refused(const char *path, const char *model, const char *what) {
   ck_assert_ptr_null(p);
 }
 
-static void write_file(const char *path, const unsigned char *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_ptr_nonnull(f);
-  ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-  fclose(f);
-}
-
 START_TEST(corpus_is_refused) {
   const char *src = getenv("CTORCH_SOURCE_DIR");
   char dirpath[4096], path[8192];
@@ -235,20 +228,13 @@ END_TEST
 
 /* Truncated and bit-flipped copies of the real package. */
 START_TEST(damaged_package_is_refused) {
-  FILE *f = fopen(in_dir("mlp.pt2"), "rb");
-  unsigned char *data;
-  long size;
+  size_t nread = 0;
+  unsigned char *data = (unsigned char *)ct_read_file(in_dir("mlp.pt2"), &nread);
+  long size = (long)nread;
   size_t i;
   char path[4200];
   int before = count_loader_dirs();
   ctorch_aoti_package p = NULL;
-  ck_assert_ptr_nonnull(f);
-  fseek(f, 0, SEEK_END);
-  size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  data = malloc((size_t)size);
-  ck_assert_uint_eq(fread(data, 1, (size_t)size, f), (size_t)size);
-  fclose(f);
   snprintf(path, sizeof path, "%s", in_dir("damaged.pt2"));
   {
     const long cuts[] = {0, 1, 4, 21, 22, 30, 1000, size / 3, size / 2, size - 4096, size - 200, size - 23, size - 22,
@@ -256,7 +242,7 @@ START_TEST(damaged_package_is_refused) {
     for (i = 0; i < sizeof cuts / sizeof cuts[0]; ++i) {
       char what[64];
       snprintf(what, sizeof what, "cut at %ld of %ld bytes", cuts[i], size);
-      write_file(path, data, (size_t)cuts[i]);
+      ct_write_file(path, data, (size_t)cuts[i]);
       refused(path, NULL, what);
     }
   }
@@ -267,12 +253,12 @@ START_TEST(damaged_package_is_refused) {
     char what[64];
     snprintf(what, sizeof what, "byte %zu of %ld flipped", at, size);
     data[at] ^= 0x5a;
-    write_file(path, data, (size_t)size);
+    ct_write_file(path, data, (size_t)size);
     refused(path, NULL, what);
     data[at] ^= 0x5a;
   }
   /* the undamaged bytes load */
-  write_file(path, data, (size_t)size);
+  ct_write_file(path, data, (size_t)size);
   CT_OK(ctorch_aoti_package_load(&p, path, NULL));
   ctorch_aoti_package_free(p);
   unlink(path);
