@@ -134,7 +134,7 @@ static inline int ct_make_with_python(const char *script, const char *subdir, ch
   snprintf(cmd, sizeof cmd, "'%s' '%s/%s' '%s'", py, src, script, dir);
   rc = system(cmd);
   if (rc != 0) {
-    snprintf(err, err_cap, "'%s' exited with %d", cmd, rc);
+    snprintf(err, err_cap, "'%.4000s' exited with %d", cmd, rc);
     return 0;
   }
   return 1;

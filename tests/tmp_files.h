@@ -32,12 +32,11 @@ static inline int ct_remove_tree(const char *path) {
   if (S_ISDIR(st.st_mode)) {
     DIR *d = opendir(path);
     struct dirent *e;
-    char p[1024];
+    char p[4096];
     if (!d) return -1;
     while ((e = readdir(d)))
       if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-        ct_remove_tree(p);
+        if (snprintf(p, sizeof p, "%s/%s", path, e->d_name) < (int)sizeof p) ct_remove_tree(p);
       }
     closedir(d);
     return rmdir(path);
