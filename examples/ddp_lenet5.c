@@ -55,19 +55,28 @@ static int g_rank = -1;
 
 static train_target g_tgt = {{CTORCH_DEVICE_CPU, -1}, 0, NULL};
 
-/* rows[rank::world] of x and y, the first floor(n/world) of them, so every
- * rank has the same number of rows and therefore of steps. */
-static void shard(ctorch_tensor *xs, ctorch_tensor *ys, ctorch_tensor x, ctorch_tensor y, ctorch_tensor order,
-                  int rank, int world) {
+/* A loader (in order, batches of `batch`) over this rank's shard of x and y:
+ * rows order[rank::world], the first floor(n/world) of them, so every rank
+ * has the same number of rows and therefore of steps. The shard goes to the
+ * target device in one copy. */
+static ctorch_data_loader shard_loader(ctorch_tensor x, ctorch_tensor y, ctorch_tensor order, int rank, int world,
+                                       int64_t batch) {
   int64_t n = 0, start = rank;
-  ctorch_tensor idx = NULL, t = NULL;
+  ctorch_tensor idx = NULL, t = NULL, xs = NULL, ys = NULL;
+  ctorch_data_loader loader = NULL;
   CHECK(ctorch_tensor_numel(&n, order));
   CHECK(ctorch_slice_Tensor(&t, order, 0, &start, NULL, world));
   CHECK(ctorch_narrow(&idx, t, 0, 0, n / world));
   ctorch_tensor_free(t);
-  CHECK(ctorch_index_select(xs, x, 0, idx));
-  CHECK(ctorch_index_select(ys, y, 0, idx));
+  CHECK(ctorch_index_select(&xs, x, 0, idx));
+  CHECK(ctorch_index_select(&ys, y, 0, idx));
   ctorch_tensor_free(idx);
+  to_target(&g_tgt, &xs);
+  to_target(&g_tgt, &ys);
+  CHECK(ctorch_data_loader_new(&loader, xs, ys, batch, 0, 0, 0));
+  ctorch_tensor_free(xs); /* the loader holds its own references */
+  ctorch_tensor_free(ys);
+  return loader;
 }
 
 /* Sums int64 counters over the group, in place. */
@@ -144,7 +153,7 @@ int main(int argc, char **argv) {
   int epochs = 1, threads = 0, steps = 0, i, epoch, world = 1, rank = 0, local_rank = -1;
   unsigned long long seed = 1, bucket_bytes = 0;
   ctorch_process_group pg = NULL;
-  ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL, test_xs = NULL, test_ys = NULL;
+  ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL;
   ctorch_tensor params[NPARAMS];
   ctorch_data_loader test = NULL;
   ctorch_optimizer opt = NULL;
@@ -218,13 +227,8 @@ int main(int argc, char **argv) {
     int64_t n_test = 0;
     CHECK(ctorch_tensor_numel(&n_test, test_labels));
     CHECK(ctorch_arange(&order, ctorch_scalar_int(n_test), NULL, NULL, NULL, NULL));
-    shard(&test_xs, &test_ys, test_x, test_labels, order, rank, world);
+    test = shard_loader(test_x, test_labels, order, rank, world, EVAL_BATCH);
     ctorch_tensor_free(order);
-    to_target(&g_tgt, &test_xs);
-    to_target(&g_tgt, &test_ys);
-    CHECK(ctorch_data_loader_new(&test, test_xs, test_ys, EVAL_BATCH, 0, 0, 0));
-    ctorch_tensor_free(test_xs);
-    ctorch_tensor_free(test_ys);
     ctorch_tensor_free(test_x);
     ctorch_tensor_free(test_labels);
   }
@@ -256,16 +260,11 @@ int main(int argc, char **argv) {
     {
       /* one global permutation per epoch, identical on every rank; this rank's shard of it */
       ctorch_generator gen = NULL;
-      ctorch_tensor perm = NULL, xs = NULL, ys = NULL;
+      ctorch_tensor perm = NULL;
       CHECK(ctorch_data_epoch_seed(&epoch_seed, seed, (uint64_t)epoch));
       CHECK(ctorch_generator_new(&gen, ctorch_device_cpu(), epoch_seed));
       CHECK(ctorch_randperm_generator(&perm, n_train, gen, NULL, NULL, NULL, NULL));
-      shard(&xs, &ys, train_x, train_labels, perm, rank, world);
-      to_target(&g_tgt, &xs); /* the epoch's shard goes to the GPU in one copy */
-      to_target(&g_tgt, &ys);
-      CHECK(ctorch_data_loader_new(&train, xs, ys, per_rank_batch, 0, 0, 0));
-      ctorch_tensor_free(xs);
-      ctorch_tensor_free(ys);
+      train = shard_loader(train_x, train_labels, perm, rank, world, per_rank_batch);
       ctorch_tensor_free(perm);
       ctorch_generator_free(gen);
     }
