@@ -68,11 +68,12 @@ void check_deflated(const zip::Directory &dir, const zip::Entry &r) {
 
 void check_deflated_records(const caffe2::serialize::ReadAdapterInterface &in) {
   AdapterSource src(in);
-  // The format's own zip64 rule, and no count checks: the archive was
-  // checked by canonical_torch_archive already (the canonical copy, or the
-  // file itself when too large for one).
+  // miniz's zip64 rule (a zip64 record wins whenever present), so this
+  // check reads the directory libtorch's reader will read; no count checks:
+  // the archive was checked by canonical_torch_archive already (the
+  // canonical copy, or the file itself when too large for one).
   zip::Options opt;
-  opt.zip64 = zip::Options::ZIP64_WHEN_SATURATED;
+  opt.zip64 = zip::Options::ZIP64_WINS;
   opt.strict_counts = false;
   try {
     const zip::Directory dir(src, opt);
