@@ -6,7 +6,6 @@ Run by ctest with the Python whose torch matches the build's libtorch
 import collections
 import os
 import struct
-import tempfile
 import unittest
 import zipfile
 
@@ -14,20 +13,11 @@ import torch
 from torch import nn
 
 import ctorch
+import interop_util
+from interop_util import DTYPES
 
-DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
-          torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
-
-
-def sample(dtype, shape=(3, 5)):
-    g = torch.Generator().manual_seed(3)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if dtype.is_complex:
-        return torch.randn(shape, dtype=dtype, generator=g)
-    if dtype.is_floating_point:
-        return (torch.randn(shape, generator=g) * 10).to(dtype)
-    return torch.randint(-50 if dtype != torch.uint8 else 0, 100, shape, generator=g).to(dtype)
+def sample(dtype):
+    return interop_util.sample(dtype, (3, 5), seed=3)
 
 
 def model():
@@ -39,16 +29,8 @@ def model():
     return m
 
 
-class Base(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory()
-        self.dir = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
+class Base(interop_util.TempDirTest):
+    pass
 
 
 class CToPython(Base):

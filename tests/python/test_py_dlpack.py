@@ -12,6 +12,8 @@ import unittest
 import torch
 
 import ctorch
+import interop_util
+from interop_util import DTYPES
 
 lib = ctorch.lib
 
@@ -174,22 +176,13 @@ class Lifetimes(unittest.TestCase):
         self.assertEqual(c.released, 1)
 
 
-DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
-          torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
 NAMES = {torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
          torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
          torch.float64: "float64", torch.complex64: "complex64", torch.complex128: "complex128"}
 
 
-def sample(dtype, shape=(3, 4)):
-    g = torch.Generator().manual_seed(1)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if dtype.is_complex:
-        return torch.randn(shape, dtype=dtype, generator=g)
-    if dtype.is_floating_point:
-        return (torch.randn(shape, generator=g) * 10).to(dtype)
-    return torch.randint(0, 100, shape, generator=g).to(dtype)
+def sample(dtype):
+    return interop_util.sample(dtype, (3, 4), seed=1, negative_ints=False)
 
 
 def raw_bytes(x):
