@@ -107,23 +107,28 @@ static uint32_t lf_crc32(const unsigned char *p, size_t n) {
   return ~c;
 }
 
-/* A stored (uncompressed) zip of n records. Returns 0 on success. */
-static int lf_write_zip(const char *path, const char *const *names, const unsigned char *const *data,
-                        const size_t *sizes, size_t n) {
+/* A zip of n records, data[i] stored as is: method[i] 0 (stored) or 8
+ * (deflated, with crc[i] and usize[i] of the inflated data); method NULL:
+ * all stored, CRCs computed. Returns 0 on success. */
+static int lf_write_zip_raw(const char *path, const char *const *names, const unsigned char *const *data,
+                            const size_t *sizes, const int *method, const uint32_t *crcs, const size_t *usizes,
+                            size_t n) {
   lf_buf out = {0}, cd = {0};
   size_t i;
   FILE *f;
   int rc;
   for (i = 0; i < n; ++i) {
-    uint32_t crc = lf_crc32(data[i], sizes[i]);
+    int m = method ? method[i] : 0;
+    uint32_t crc = m ? crcs[i] : lf_crc32(data[i], sizes[i]);
+    size_t us = m ? usizes[i] : sizes[i];
     uint64_t off = out.n;
     size_t nl = strlen(names[i]);
-    lf_le(&out, 0x04034b50, 4); lf_le(&out, 20, 2); lf_le(&out, 0, 2); lf_le(&out, 0, 2); lf_le(&out, 0, 4);
-    lf_le(&out, crc, 4); lf_le(&out, sizes[i], 4); lf_le(&out, sizes[i], 4); lf_le(&out, nl, 2); lf_le(&out, 0, 2);
+    lf_le(&out, 0x04034b50, 4); lf_le(&out, 20, 2); lf_le(&out, 0, 2); lf_le(&out, (uint64_t)m, 2); lf_le(&out, 0, 4);
+    lf_le(&out, crc, 4); lf_le(&out, sizes[i], 4); lf_le(&out, us, 4); lf_le(&out, nl, 2); lf_le(&out, 0, 2);
     lf_put(&out, names[i], nl);
     lf_put(&out, data[i], sizes[i]);
-    lf_le(&cd, 0x02014b50, 4); lf_le(&cd, 20, 2); lf_le(&cd, 20, 2); lf_le(&cd, 0, 2); lf_le(&cd, 0, 2);
-    lf_le(&cd, 0, 4); lf_le(&cd, crc, 4); lf_le(&cd, sizes[i], 4); lf_le(&cd, sizes[i], 4); lf_le(&cd, nl, 2);
+    lf_le(&cd, 0x02014b50, 4); lf_le(&cd, 20, 2); lf_le(&cd, 20, 2); lf_le(&cd, 0, 2); lf_le(&cd, (uint64_t)m, 2);
+    lf_le(&cd, 0, 4); lf_le(&cd, crc, 4); lf_le(&cd, sizes[i], 4); lf_le(&cd, us, 4); lf_le(&cd, nl, 2);
     lf_le(&cd, 0, 2); lf_le(&cd, 0, 2); lf_le(&cd, 0, 2); lf_le(&cd, 0, 2); lf_le(&cd, 0, 4); lf_le(&cd, off, 4);
     lf_put(&cd, names[i], nl);
   }
@@ -139,6 +144,11 @@ static int lf_write_zip(const char *path, const char *const *names, const unsign
   lf_free(&out);
   lf_free(&cd);
   return rc;
+}
+
+static int lf_write_zip(const char *path, const char *const *names, const unsigned char *const *data,
+                        const size_t *sizes, size_t n) {
+  return lf_write_zip_raw(path, names, data, sizes, NULL, NULL, NULL, n);
 }
 
 /* A torch.save checkpoint: data.pkl = pkl, plus one storage record "0" of
