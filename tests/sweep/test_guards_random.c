@@ -282,7 +282,7 @@ END_TEST
  * and n = dimension = num_generated = 7. libtorch's Sobol loops read and
  * write past the 48-byte buffers (heap corruption, returned CTORCH_OK). */
 START_TEST(sobol_engine_stays_inside_its_tensors) {
-  int64_t v6[6] = {1, 2, 3, 4, 5, 6}, s23[2] = {2, 3}, state[6] = {1, 2, 4, 1, 3, 5}, two = 2, s2303[3] = {2, 30, 3};
+  int64_t v6[6] = {1, 2, 3, 4, 5, 6}, s23[2] = {2, 3}, two = 2, s2303[3] = {2, 30, 3};
   ctorch_tensor q = NULL, st = NULL, r0 = NULL, r1 = NULL, q2 = NULL, st23 = NULL, ltm = NULL, s230 = NULL;
   int64_t sizes[2], nd = 0;
   CT_OK(ctorch_tensor_from_data(&q, v6, sizeof v6, s23, 2, CTORCH_INT64));
@@ -291,10 +291,10 @@ START_TEST(sobol_engine_stays_inside_its_tensors) {
   CT_ERROR_HAS("argument 'quasi'");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_ff_(q, 7, st, 7, 7));
   CT_ERROR_HAS("argument 'self'");
-  /* the same tensors, used as Python's SobolEngine would: [dimension] quasi,
-   * [dimension, bits] state; draws 0..3 reach bit 2, so 3 columns hold them */
+  /* used as Python's SobolEngine does: [dimension] quasi, [dimension, 30]
+   * state (libtorch 2.x checks that shape itself; 1.13 does not) */
   q2 = int64s(v6, 2);
-  CT_OK(ctorch_tensor_from_data(&st23, state, sizeof state, s23, 2, CTORCH_INT64));
+  CT_OK(ctorch_zeros(&st23, s2303, 2, &(ctorch_dtype){CTORCH_INT64}, NULL, NULL, NULL));
   CT_OK(ctorch__sobol_engine_draw(&r0, &r1, q2, 4, st23, 2, 0, NULL));
   CT_OK(ctorch_tensor_dim(&nd, r0));
   ck_assert_int_eq(nd, 2);
@@ -304,16 +304,18 @@ START_TEST(sobol_engine_stays_inside_its_tensors) {
   ctorch_tensor_free(r0);
   ctorch_tensor_free(r1);
   CT_OK(ctorch__sobol_engine_ff_(q2, 4, st23, 2, 0));
-  /* draw 7 has three trailing one bits: a fourth column is needed */
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_draw(&r0, &r1, q2, 8, st23, 2, 0, NULL));
+  /* draw 2^30 - 1 has 30 trailing one bits: it reads column 30 of a
+   * 30-column state (past it on every version: 2.x checks >= 30 only) */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_draw(&r0, &r1, q2, 1, st23, 2, ((int64_t)1 << 30) - 1, NULL));
   CT_ERROR_HAS("argument 'sobolstate'");
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_ff_(q2, 1, st23, 2, 7));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_ff_(q2, 2, st23, 2, ((int64_t)1 << 30) - 2));
   CT_ERROR_HAS("argument 'sobolstate'");
+  CT_OK(ctorch__sobol_engine_ff_(q2, 1, st23, 2, ((int64_t)1 << 30) - 2));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_ff_(q2, 2, st23, 2, INT64_MAX));
   CT_ERROR_HAS("overflows");
   /* scramble_ reads [dimension, 30] of self and ltm's row sums */
   CT_OK(ctorch_zeros(&ltm, s2303, 3, &(ctorch_dtype){CTORCH_INT64}, NULL, NULL, NULL));
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_scramble_(st23, ltm, 2));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_scramble_(st, ltm, 2));
   CT_ERROR_HAS("argument 'self'");
   CT_OK(ctorch_zeros(&s230, s2303, 2, &(ctorch_dtype){CTORCH_INT64}, NULL, NULL, NULL));
   CT_OK(ctorch__sobol_engine_scramble_(s230, ltm, 2));
