@@ -487,7 +487,13 @@ typedef ctorch_status (*ctorch_autograd_backward_fn)(ctorch_autograd_ctx ctx, vo
  * be NULL) is called with it exactly once when ctorch no longer needs it (the
  * graph node was freed, or at once when no graph was recorded or on failure).
  * An error inside a callback comes back as that callback's status and
- * message, from this call (forward) or from the backward/grad call.
+ * message, from this call (forward) or from the backward/grad call: the
+ * message set with ctorch_autograd_ctx_set_error, else that of a ctorch call
+ * that failed inside the callback, else a fixed text naming the callback
+ * (cut to 1 KiB). outputs[] is written (NULLs) only once every argument
+ * has been checked; an invalid argument leaves it untouched. A tensor given
+ * to ctorch_autograd_ctx_mark_non_differentiable that is not among forward's
+ * outputs fails the call (INVALID_ARGUMENT).
  */
 CTORCH_API ctorch_status ctorch_autograd_function_apply(ctorch_tensor *outputs, size_t n_outputs,
                                                         ctorch_autograd_forward_fn forward,
@@ -577,7 +583,14 @@ CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int se
 CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt);
 /** Writes the optimizer's state (per-parameter buffers, step counts, group options) to a file (libtorch archive). */
 CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path);
-/** Restores state written by ctorch_optimizer_save for an optimizer of the same kind and parameter shapes. */
+/**
+ * Restores state written by ctorch_optimizer_save for an optimizer of the same
+ * kind and parameter shapes. The file (a TorchScript archive) passes every
+ * check ctorch_module_load makes before libtorch reads it; what is not a
+ * regular file (a FIFO, a device) is refused without blocking. Errors: IO
+ * (missing, not a regular file, or not such an archive: corrupt or crafted),
+ * VALUE (state of another optimizer kind or size; the optimizer is unchanged).
+ */
 CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char *path);
 /**
  * Writes the state in the format of Python's optimizer.state_dict(), as
@@ -816,6 +829,22 @@ CTORCH_API ctorch_status ctorch_save_dict(const char *path, const char *const *n
                                           size_t n);
 /** New dict loaded from a file holding a dict/OrderedDict of str -> Tensor (a state dict). Free with ctorch_tensor_dict_free. */
 CTORCH_API ctorch_status ctorch_load_dict(ctorch_tensor_dict *out, const char *path);
+/**
+ * Memory a load may take (process-wide; 0, the default, for no limit). Every
+ * loader refuses what is not a regular file (a FIFO, a device, a directory)
+ * with CTORCH_IO before reading it, so none blocks on one. The torch.save
+ * reader (ctorch_load, ctorch_load_dict, ctorch_optimizer_load_state_dict)
+ * counts what it allocates: the tensors the file declares (at most the
+ * file's size) plus at most 64 bytes per byte of its pickle and 4 MiB; a
+ * file that needs more than that, or more than max_bytes in all, is refused
+ * with CTORCH_OUT_OF_MEMORY before the memory is allocated. With a limit
+ * set, ctorch_data_idx_read and ctorch_data_mnist_read* refuse data larger
+ * than it, and ctorch_module_load and ctorch_optimizer_load archives whose
+ * records add up to more than it. *previous (may be NULL) gets the previous
+ * limit. Loads already running keep the limit they started with.
+ * @nullable previous
+ */
+CTORCH_API ctorch_status ctorch_set_load_limit(uint64_t *previous, uint64_t max_bytes);
 /** Number of entries. */
 CTORCH_API ctorch_status ctorch_tensor_dict_size(size_t *out, ctorch_tensor_dict d);
 /** Borrowed name of entry i (INDEX if i >= size); valid while d lives. */
@@ -1659,6 +1688,8 @@ CTORCH_API ctorch_status ctorch_last_error_copy(size_t *out_len, char *buf, size
  * (ctorch_last_error_id) or a ticket (CTORCH_STATUS_TICKET of a status).
  * Copies as ctorch_last_error_copy; *status (may be NULL) gets its status.
  * CTORCH_INDEX when the failure is no longer in the log (or never was).
+ * The log keeps the last 1,024 failures, each message cut to its first
+ * 4,096 bytes (so at most 4 MiB of text whatever the messages).
  * @nullable status, out_len, buf
  */
 CTORCH_API ctorch_status ctorch_error_message(ctorch_status *status, size_t *out_len, char *buf, size_t cap,

@@ -58,15 +58,30 @@ struct ctorch_autograd_ctx_s {
   bool in_forward;
   bool saved = false;
   std::string error;
+  // This thread's last failure id when the callback started: a failure the
+  // callback's own ctorch calls recorded has a larger one.
+  uint64_t failures_before = ctorch_last_error_id();
+  // Tensors given to mark_non_differentiable: each must be an output.
+  std::vector<const c10::TensorImpl *> marked;
 };
 
 namespace {
 
+// The longest callback message carried into the failure's own message.
+constexpr size_t kMaxCallbackMessage = 1024;
+
 // Turns a failing callback status into an exception with the best message
-// available: the one the callback set on ctx, else this thread's last error.
+// available: the one the callback set on ctx, else the message of a ctorch
+// call that failed during the callback, else a fixed text. Never the
+// thread's last error from before the callback: a callback failing without
+// a message would carry (and prefix again) the previous call's failure,
+// growing the message with every call.
 [[noreturn]] void callback_failed(ctorch_status st, const ctorch_autograd_ctx_s &c, const char *which) {
-  std::string msg = c.error.empty() ? std::string(ctorch_last_error()) : c.error;
-  if (msg.empty()) msg = "(no message)";
+  std::string msg = c.error;
+  if (msg.empty() && ctorch_last_error_id() != c.failures_before) msg = ctorch_last_error();
+  if (msg.empty())
+    msg = std::string("the ") + which + " callback set no message (ctorch_autograd_ctx_set_error sets one)";
+  if (msg.size() > kMaxCallbackMessage) msg = msg.substr(0, kMaxCallbackMessage) + "... (truncated)";
   // CTORCH_STATUS_CODE: a status from a ctorch call carries a ticket when tickets are on.
   ctorch_status code = CTORCH_STATUS_CODE(st);
   if (code <= CTORCH_OK || code > CTORCH_UNKNOWN) code = CTORCH_UNKNOWN;
@@ -90,6 +105,14 @@ struct CFunction : torch::autograd::Function<CFunction> {
     for (size_t i = 0; i < result.size(); ++i)
       if (!result[i].defined())
         ctorch::fail(CTORCH_VALUE, "forward callback returned CTORCH_OK but left outputs[" + std::to_string(i) + "] NULL");
+    for (const c10::TensorImpl *m : c.marked) {
+      bool output = false;
+      for (const auto &r : result) output = output || r.unsafeGetTensorImpl() == m;
+      if (!output)
+        ctorch::fail(CTORCH_INVALID_ARGUMENT,
+                     "forward callback passed ctorch_autograd_ctx_mark_non_differentiable a tensor that is not one of "
+                     "its outputs");
+    }
     return result;
   }
 
@@ -331,17 +354,19 @@ CTORCH_API ctorch_status ctorch_autograd_function_apply(ctorch_tensor *outputs, 
   }
   holder->user_data = user_data;
   holder->release = release;
+  // Every argument is checked before outputs[] is written: a caller's
+  // wrong n_outputs must not make a failing call write n_outputs entries.
   ctorch::require_list(outputs, n_outputs, "outputs");
-  for (size_t i = 0; i < n_outputs; ++i) outputs[i] = nullptr;
   if (!n_outputs) ctorch::fail_arg("n_outputs", "must be at least 1");
   ctorch::require_ptr(forward, "forward");
   ctorch::require_ptr(backward, "backward");
   ctorch::require_list(inputs, n_inputs, "inputs");
+  auto ins = ctorch::tensor_list(inputs, n_inputs, "inputs");
+  for (size_t i = 0; i < n_outputs; ++i) outputs[i] = nullptr;
   holder->forward = forward;
   holder->backward = backward;
   holder->n_outputs = n_outputs;
   holder->n_inputs = n_inputs;
-  auto ins = ctorch::tensor_list(inputs, n_inputs, "inputs");
   auto res = CFunction::apply(at::TensorList(ins), holder);
   holder.reset();  // the node (if any) holds the only reference now
   for (size_t i = 0; i < n_outputs; ++i) outputs[i] = ctorch::give(std::move(res[i]));
@@ -388,7 +413,10 @@ CTORCH_API ctorch_status ctorch_autograd_ctx_mark_non_differentiable(ctorch_auto
   require_ctx(ctx);
   if (!ctx->in_forward) ctorch::fail(CTORCH_RUNTIME, "argument 'ctx': outputs can be marked only during forward");
   ctorch::require_list(outputs, n, "outputs");
-  ctx->ctx->mark_non_differentiable(ctorch::tensor_list(outputs, n, "outputs"));
+  auto marked = ctorch::tensor_list(outputs, n, "outputs");
+  // Checked against the outputs once forward returns (they may be set after).
+  for (const auto &t : marked) ctx->marked.push_back(t.unsafeGetTensorImpl());
+  ctx->ctx->mark_non_differentiable(marked);
   CTORCH_CATCH
 }
 

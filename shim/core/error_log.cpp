@@ -14,6 +14,10 @@
 namespace {
 
 constexpr size_t kLogSize = 1024;       // failures kept (tickets span far more)
+// Bytes kept of one failure's message: the log holds at most kLogSize *
+// kMaxLogged bytes of text (4 MiB), whatever callers' messages grow to.
+constexpr size_t kMaxLogged = 4096;
+const char kTruncated[] = "... (truncated)";
 constexpr uint64_t kMaxTicket = 0x7FFFFF;  // 23 bits above the 8 of the status
 
 struct Entry {
@@ -44,9 +48,13 @@ uint64_t record(ctorch_status status, const std::string &msg) noexcept {
   e.id = id;
   e.status = status;
   try {
-    e.msg = msg;
+    // A fresh string each time (assigning would keep an earlier, longer
+    // message's capacity); cut to kMaxLogged bytes.
+    std::string copy = msg.size() <= kMaxLogged ? msg
+                                                : msg.substr(0, kMaxLogged - (sizeof kTruncated - 1)) + kTruncated;
+    e.msg.swap(copy);
   } catch (...) {
-    e.msg.clear();
+    std::string().swap(e.msg);
   }
   return id;
 }

@@ -1,5 +1,6 @@
 // Data from C: IDX (MNIST-style) files, plain or gzip, and a batch iterator
 // whose shuffled order Python can reproduce with torch.randperm.
+#include "core/files.h"
 #include "core/internal.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -27,71 +28,50 @@ namespace {
 
 // Sequential reader over a plain or gzip file (decided by the magic bytes
 // 1f 8b). read() returns how many bytes it got (short only at end of data).
+// gzip is inflated here (zlib's inflate, not gzread, which silently ignores
+// bytes after the last gzip member): several members are read one after
+// the other, as gunzip does, and anything else after the data is refused,
+// as the plain reader refuses bytes past the announced size.
 class Source {
  public:
   explicit Source(const std::string &path) : path_(path) {
-    f_ = std::fopen(path.c_str(), "rb");
-    if (!f_) ctorch::fail(CTORCH_IO, "cannot open '" + path + "': " + std::strerror(errno));
-    struct stat st {};
-    if (fstat(fileno(f_), &st) != 0 || !S_ISREG(st.st_mode)) {
-      std::fclose(f_);
-      ctorch::fail(CTORCH_IO, "'" + path + "' is not a regular file");
+    {
+      ctorch::ReadFile file(path.c_str());  // a regular file only, opened without blocking
+      file_size_ = file.size();
+      f_ = fdopen(file.fd(), "rb");
+      if (!f_) ctorch::fail(CTORCH_IO, "cannot read '" + path + "': " + std::strerror(errno));
+      file.release();  // f_ owns it now
     }
-    file_size_ = static_cast<uint64_t>(st.st_size);
     unsigned char magic[2] = {0, 0};
     size_t got = std::fread(magic, 1, 2, f_);
     std::rewind(f_);
     if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-      int fd = dup(fileno(f_));
-      std::fclose(f_);
-      f_ = nullptr;
-      gz_ = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
-      if (!gz_) {
-        if (fd >= 0) close(fd);
-        ctorch::fail(CTORCH_IO, "cannot open '" + path + "' as gzip");
-      }
-      gzbuffer(gz_, 1 << 20);
+      gz_ = true;
+      in_.resize(1 << 16);
+      if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) ctorch::fail(CTORCH_OUT_OF_MEMORY, "cannot start zlib");
+      z_live_ = true;
     }
   }
   ~Source() {
+    if (z_live_) inflateEnd(&z_);
     if (f_) std::fclose(f_);
-    if (gz_) gzclose(gz_);
   }
   Source(const Source &) = delete;
   Source &operator=(const Source &) = delete;
 
-  bool compressed() const { return gz_ != nullptr; }
+  bool compressed() const { return gz_; }
   uint64_t file_size() const { return file_size_; }
 
   size_t read(void *dst, size_t n) {
     char *p = static_cast<char *>(dst);
     size_t total = 0;
     while (total < n) {
-      if (f_) {
-        size_t got = std::fread(p + total, 1, n - total, f_);
-        if (got == 0) {
-          if (std::ferror(f_)) ctorch::fail(CTORCH_IO, "read error on '" + path_ + "'");
-          break;
-        }
-        total += got;
-      } else {
-        unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, 1u << 30));
-        int got = gzread(gz_, p + total, chunk);
-        if (got < 0) {
-          int code = 0;
-          const char *msg = gzerror(gz_, &code);
-          if (code == Z_ERRNO) ctorch::fail(CTORCH_IO, "read error on '" + path_ + "': " + std::strerror(errno));
-          corrupt(path_, std::string("gzip data is corrupt: ") + (msg ? msg : "unknown zlib error"));
-        }
-        if (got == 0) {
-          // zlib reports a truncated stream as an error, not as end of data.
-          int code = 0;
-          const char *msg = gzerror(gz_, &code);
-          if (code != Z_OK) corrupt(path_, std::string("gzip data is corrupt or truncated: ") + (msg ? msg : ""));
-          break;
-        }
-        total += static_cast<size_t>(got);
+      size_t got = gz_ ? inflate_some(p + total, n - total) : std::fread(p + total, 1, n - total, f_);
+      if (got == 0) {
+        if (!gz_ && std::ferror(f_)) ctorch::fail(CTORCH_IO, "read error on '" + path_ + "'");
+        break;
       }
+      total += got;
     }
     return total;
   }
@@ -99,8 +79,49 @@ class Source {
  private:
   std::string path_;
   FILE *f_ = nullptr;
-  gzFile gz_ = nullptr;
+  bool gz_ = false, z_live_ = false, z_done_ = false;
+  z_stream z_{};
+  std::vector<unsigned char> in_;
   uint64_t file_size_ = 0;
+
+  // More compressed input; false at the end of the file.
+  bool refill() {
+    size_t got = std::fread(in_.data(), 1, in_.size(), f_);
+    if (got == 0 && std::ferror(f_)) ctorch::fail(CTORCH_IO, "read error on '" + path_ + "': " + std::strerror(errno));
+    z_.next_in = in_.data();
+    z_.avail_in = static_cast<uInt>(got);
+    return got > 0;
+  }
+
+  // Up to n inflated bytes; 0 at the end of the data (after checking that
+  // nothing but further gzip members follows it).
+  size_t inflate_some(char *out, size_t n) {
+    if (z_done_) return 0;
+    z_.next_out = reinterpret_cast<Bytef *>(out);
+    z_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    const uInt want = z_.avail_out;
+    while (z_.avail_out == want) {
+      if (z_.avail_in == 0 && !refill()) corrupt(path_, "gzip data is truncated");
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        size_t made = want - z_.avail_out;
+        // What follows a member: nothing, another member, or garbage.
+        if (z_.avail_in == 0 && !refill()) {
+          z_done_ = true;
+          return made;
+        }
+        if (z_.next_in[0] != 0x1f || (z_.avail_in >= 2 && z_.next_in[1] != 0x8b))
+          corrupt(path_, "trailing bytes after the gzip data");
+        if (inflateReset(&z_) != Z_OK) corrupt(path_, "gzip data is corrupt");
+        if (made) return made;
+        continue;
+      }
+      if (rc == Z_MEM_ERROR) ctorch::fail(CTORCH_OUT_OF_MEMORY, "zlib ran out of memory reading '" + path_ + "'");
+      if (rc != Z_OK && rc != Z_BUF_ERROR)
+        corrupt(path_, std::string("gzip data is corrupt: ") + (z_.msg ? z_.msg : "unknown zlib error"));
+    }
+    return want - z_.avail_out;
+  }
 };
 
 at::ScalarType idx_type(unsigned code, size_t *size) {
@@ -156,6 +177,7 @@ at::Tensor read_idx(const std::string &path) {
                       std::to_string(src.file_size() - header) + (src.file_size() - header < nbytes ? " (truncated)" : ""));
   if (src.compressed() && nbytes > src.file_size() * 1100 + (1 << 20))
     corrupt(path, "header announces " + std::to_string(nbytes) + " data bytes, more than the compressed file can hold");
+  ctorch::LoadBudget("'" + path + "'", 0).charge_data(nbytes);  // the caller's ctorch_set_load_limit
   at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(st));
   auto *p = static_cast<unsigned char *>(t.data_ptr());
   size_t got = src.read(p, nbytes);
@@ -209,7 +231,9 @@ struct ctorch_data_loader_s {
     // is: index_select wants its index on the data's device (CUDA).
     if (perm.device() != data.device()) perm = perm.to(data.device());
   }
-  int64_t batches() const { return drop_last ? n / batch : (n + batch - 1) / batch; }
+  // n / batch rounded up without n + batch - 1 (which overflows for a batch
+  // near INT64_MAX).
+  int64_t batches() const { return drop_last ? n / batch : n / batch + (n % batch != 0); }
 };
 
 extern "C" {

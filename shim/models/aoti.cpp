@@ -11,6 +11,7 @@
 // does not CRC-check, source-only packages it would compile with a command
 // from the package); a package that passes is still trusted code.
 #include "aoti_check.h"
+#include "core/files.h"
 #include "core/internal.h"
 #include "serialize/serialize.h"
 
@@ -92,14 +93,9 @@ ctorch_aoti_package_s &pkg(ctorch_aoti_package p) {
 class Mapped {
  public:
   explicit Mapped(const char *path) {
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) ctorch::fail(CTORCH_IO, std::string("cannot open '") + path + "': " + std::strerror(errno));
-    struct stat sb;
-    if (::fstat(fd, &sb) != 0) {
-      ::close(fd);
-      ctorch::fail(CTORCH_IO, std::string("cannot stat '") + path + "'");
-    }
-    size_ = static_cast<size_t>(sb.st_size);
+    ctorch::ReadFile f(path);  // a regular file only, opened without blocking
+    size_ = static_cast<size_t>(f.size());
+    int fd = f.release();
     if (size_ > 0) {
       void *p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
       if (p == MAP_FAILED) {

@@ -2,6 +2,7 @@
 // methods with IValue arguments (ctorch_value), parameters and buffers.
 #include "jit_archive_check.h"
 #include "jit_handles.h"
+#include "models.h"
 #include "serialize/serialize.h"
 
 #include <ATen/core/jit_type.h>
@@ -376,31 +377,13 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
   ctorch::require_ptr(path, "path");
   c10::optional<c10::Device> dev;
   if (map_location) dev = ctorch::to_device(*map_location, "map_location");
-  ctorch::require_readable_file(path);
   torch::jit::Module m;
-  std::string archive;
-  std::unordered_map<std::string, uint64_t> sizes;
   const std::string bad = std::string("'") + path + "' is not a loadable TorchScript module: ";
   try {
-    // Zip archives only (what torch.jit.save writes), checked and rewritten
-    // before libtorch's reader sees them: see canonical_torch_archive.
-    archive = ctorch::canonical_torch_archive(path, &sizes);
+    ctorch::CheckedTorchScript checked = ctorch::check_torchscript_file(path);
+    m = torch::jit::load(checked.in, dev);
   } catch (const ctorch::StatusError &e) {
-    ctorch::fail(e.status(), bad + e.what());
-  }
-  std::shared_ptr<caffe2::serialize::ReadAdapterInterface> in;
-  if (archive.empty())
-    in = std::make_shared<caffe2::serialize::FileAdapter>(path);
-  else
-    in = std::make_shared<caffe2::serialize::MemoryReadAdapter>(archive.data(), archive.size());
-  try {
-    ctorch::check_deflated_records(*in);
-    {
-      caffe2::serialize::PyTorchStreamReader reader(in);
-      ctorch::check_torchscript_archive(reader, sizes);
-    }
-    m = torch::jit::load(in, dev);
-  } catch (const ctorch::StatusError &e) {
+    if (e.status() == CTORCH_IO) throw;  // its message names the path
     ctorch::fail(e.status(), bad + e.what());
   } catch (const c10::Error &e) {
     ctorch::fail(CTORCH_VALUE, bad + e.what_without_backtrace());

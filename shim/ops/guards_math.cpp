@@ -245,5 +245,66 @@ void linalg_tensorinv_out(const at::Tensor &self, int64_t ind, const at::Tensor 
   if (self.defined()) in_range(ind, 1, std::max<int64_t>(self.dim(), 1), "ind");
 }
 
+// ---- Sobol engine ----------------------------------------------------------
+
+namespace {
+
+// The largest count of trailing one bits (libtorch's rightmost_zero) among
+// first .. first + n - 1 (n > 0, no overflow; negative values have none:
+// -3 % 2 == -1 stops libtorch's loop at once). A value with k trailing ones
+// exists in the range when the smallest one at or above the range's start,
+// start | (2^k - 1), lies in it.
+int64_t highest_rightmost_zero(int64_t first, int64_t n) {
+  int64_t last = first + (n - 1);
+  if (last < 0) return 0;
+  uint64_t a = static_cast<uint64_t>(std::max<int64_t>(first, 0)), b = static_cast<uint64_t>(last);
+  for (int k = 63; k > 0; --k) {
+    uint64_t mask = (uint64_t(1) << k) - 1;
+    if ((a | mask) <= b) return k;
+  }
+  return 0;
+}
+
+void sobol(const at::Tensor &quasi, const char *quasi_name, int64_t n, const at::Tensor &state, int64_t dimension,
+           int64_t num_generated) {
+  if (n <= 0 || dimension <= 0 || !quasi.defined() || !state.defined()) return;  // no element is touched
+  if (num_generated > 0 && n > std::numeric_limits<int64_t>::max() - num_generated)
+    fail_arg("n", "num_generated + n overflows int64 (" + std::to_string(num_generated) + " + " + std::to_string(n) +
+                      ")");
+  if (quasi.dim() < 1 || quasi.numel() == 0 || quasi.size(0) < dimension)
+    fail_arg(quasi_name, "must have at least dimension = " + std::to_string(dimension) + " rows, got sizes " +
+                             c10::str(quasi.sizes()));
+  if (state.dim() < 2) return;  // libtorch refuses it (stride(1))
+  int64_t bits = highest_rightmost_zero(num_generated, n) + 1;
+  if (state.numel() == 0 || state.size(0) < dimension || state.size(1) < bits)
+    fail_arg("sobolstate", "must be at least [dimension, " + std::to_string(bits) + "] = [" + std::to_string(dimension) +
+                               ", " + std::to_string(bits) + "] for draws " + std::to_string(num_generated) + " .. " +
+                               std::to_string(num_generated) + " + " + std::to_string(n) + ", got sizes " +
+                               c10::str(state.sizes()));
+}
+
+}  // namespace
+
+void _sobol_engine_draw(const at::Tensor &quasi, int64_t n, const at::Tensor &sobolstate, int64_t dimension,
+                        int64_t num_generated, c10::optional<at::ScalarType>) {
+  sobol(quasi, "quasi", n, sobolstate, dimension, num_generated);
+}
+
+void _sobol_engine_ff_(const at::Tensor &self, int64_t n, const at::Tensor &sobolstate, int64_t dimension,
+                       int64_t num_generated) {
+  sobol(self, "self", n, sobolstate, dimension, num_generated);
+}
+
+void _sobol_engine_scramble_(const at::Tensor &self, const at::Tensor &ltm, int64_t dimension) {
+  constexpr int64_t kMaxBit = 30;  // SobolEngineOpsUtils.h's MAXBIT
+  if (dimension <= 0 || !self.defined() || !ltm.defined()) return;
+  if (self.dim() == 2 && (self.size(0) < dimension || self.size(1) < kMaxBit))
+    fail_arg("self", "must be at least [dimension, 30] = [" + std::to_string(dimension) + ", 30], got sizes " +
+                         c10::str(self.sizes()));
+  if (ltm.dim() == 3 && (ltm.size(0) < dimension || ltm.size(1) < kMaxBit))
+    fail_arg("ltm", "must be at least [dimension, 30, n] = [" + std::to_string(dimension) + ", 30, n], got sizes " +
+                        c10::str(ltm.sizes()));
+}
+
 }  // namespace guard
 }  // namespace ctorch

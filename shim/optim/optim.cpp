@@ -1,5 +1,8 @@
 // Optimizers (torch::optim) and learning-rate schedules from C.
 #include "optim_internal.h"
+#include "models/models.h"
+
+#include <caffe2/serialize/read_adapter_interface.h>
 
 #include <ATen/core/grad_mode.h>
 #include <torch/optim/adagrad.h>
@@ -395,13 +398,27 @@ CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char 
   CTORCH_TRY
   Optim &o = require_opt(opt);
   ctorch::require_ptr(path, "path");
-  if (FILE *f = std::fopen(path, "rb")) std::fclose(f);
-  else ctorch::fail(CTORCH_IO, std::string("cannot open '") + path + "' for reading");
+  // The file is a TorchScript archive (what OutputArchive writes): it gets
+  // every check ctorch_module_load makes before libtorch's reader sees it
+  // (a regular file only; records that crash libtorch's importer refused;
+  // no leak from PyTorchStreamReader on a corrupt zip).
+  const std::string bad = std::string("'") + path + "' is not an optimizer state archive: ";
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path);
+    ctorch::CheckedTorchScript checked = ctorch::check_torchscript_file(path);
+    std::shared_ptr<caffe2::serialize::ReadAdapterInterface> in = checked.in;
+    archive.load_from([in](uint64_t pos, void *buf, size_t n) { return in->read(pos, buf, n); },
+                      [in]() { return in->size(); });
+  } catch (const ctorch::StatusError &e) {
+    if (e.status() == CTORCH_IO) throw;  // its message names the path
+    // A file that is not such an archive has always been CTORCH_IO here.
+    ctorch::fail(e.status() == CTORCH_VALUE ? CTORCH_IO : e.status(), bad + e.what());
+  } catch (const c10::Error &e) {
+    ctorch::fail(CTORCH_IO, bad + e.what_without_backtrace());
+  } catch (const std::bad_alloc &) {
+    throw;
   } catch (const std::exception &e) {
-    ctorch::fail(CTORCH_IO, std::string("'") + path + "' is not an optimizer state archive: " + e.what());
+    ctorch::fail(CTORCH_IO, bad + e.what());
   }
   // Loading into a fresh optimizer over the same groups keeps the live one
   // intact when the archive is of another kind or size.

@@ -13,6 +13,8 @@
 #include "serialize_value.h"
 #include "zip/zip_directory.h"
 
+#include "core/files.h"
+
 #include <ATen/ops/empty.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/Storage.h>
@@ -41,14 +43,9 @@ namespace {
 class FileSource : public zip::Source {
  public:
   explicit FileSource(const char *path) : path_(path) {
-    fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fail(CTORCH_IO, std::string("cannot open '") + path + "': " + std::strerror(errno));
-    struct stat sb;
-    if (::fstat(fd_, &sb) != 0) {
-      ::close(fd_);
-      fail(CTORCH_IO, std::string("cannot stat '") + path + "'");
-    }
-    size_ = static_cast<uint64_t>(sb.st_size);
+    ReadFile f(path);  // a regular file only, opened without blocking (core/files.h)
+    size_ = f.size();
+    fd_ = f.release();
   }
   ~FileSource() override { ::close(fd_); }
   FileSource(const FileSource &) = delete;
@@ -246,10 +243,46 @@ const char *kind_name(PV::Kind k) {
 
 namespace {
 
+// Memory, as the unpickler counts it (an upper bound of what it allocates):
+// what each value, stack slot, container item, memo entry and dict index
+// entry costs, with allocator overhead and a vector's growth slack.
+constexpr uint64_t kBookPerByte = 64;
+constexpr uint64_t kBookSlack = 4u << 20;
+constexpr uint64_t kValueCost = sizeof(PV) + 32;  // make_shared's block + malloc's header
+constexpr uint64_t kSlotCost = 2 * sizeof(P);     // a vector slot, doubled for growth slack
+constexpr uint64_t kMemoCost = 64;                // an unordered_map node and its bucket
+constexpr uint64_t kIndexCost = 64;               // a dict index node and its bucket
+constexpr uint64_t kTensorCost = 1024;            // a TensorImpl, its StorageImpl, sizes and strides
+
+// A dict's keys (str or int), for a hash lookup of the key being set.
+struct KeyRef {
+  PV::Kind kind;
+  int64_t i;
+  const std::string *s;
+  bool operator==(const KeyRef &o) const { return kind == o.kind && (kind == PV::Str ? *s == *o.s : i == o.i); }
+};
+struct KeyHash {
+  size_t operator()(const KeyRef &k) const {
+    return k.kind == PV::Str ? std::hash<std::string>()(*k.s) : std::hash<int64_t>()(k.i) * 31u + 7u;
+  }
+};
+
 class Unpickler {
  public:
-  Unpickler(const char *data, size_t size, ZipReader &zip, Arena &arena)
-      : p_(data), end_(data + size), begin_(data), zip_(zip), arena_(arena) {}
+  // budget: the bytes of memory the values made may take, at most
+  // (LoadBudget: the file's share and the caller's limit).
+  Unpickler(const char *data, size_t size, ZipReader &zip, Arena &arena, LoadBudget &budget)
+      : p_(data), end_(data + size), begin_(data), zip_(zip), arena_(arena), budget_(budget) {
+    for (const auto &kv : zip.record_sizes()) {
+      uint64_t &n = record_sizes_[lower(kv.first)];
+      n = std::max(n, kv.second);
+    }
+    none_ = make(PV::None);
+    false_ = make(PV::Bool);
+    true_ = make(PV::Bool);
+    true_->i = 1;
+    empty_tuple_ = make(PV::Tuple);
+  }
 
   P run() {
     for (;;) {
@@ -269,11 +302,39 @@ class Unpickler {
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, P> memo_;
   std::unordered_map<std::string, c10::Storage> storages_;
+  LoadBudget &budget_;
+  // Record sizes by lower-cased name: zip names match without regard to
+  // case (ZipReader::find, as miniz), so storage keys are cached that way
+  // too, or "a", "A", "aA", ... would each read one record again.
+  std::unordered_map<std::string, uint64_t> record_sizes_;
+  static std::string lower(std::string s) {
+    for (char &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+  size_t stack_high_ = 0;  // the stack's largest size so far (charged)
+  // Immutable values made once: None, False, True, (), the ints 0..255.
+  P none_, false_, true_, empty_tuple_;
+  std::array<P, 256> small_ints_;
+  // Dicts larger than kIndexFrom keys: key -> index of the key in items.
+  static constexpr size_t kIndexFrom = 8;
+  std::unordered_map<const PV *, std::unordered_map<KeyRef, size_t, KeyHash>> index_;
+
+  void charge(uint64_t bytes) { budget_.charge(bytes); }
 
   size_t offset() const { return static_cast<size_t>(p_ - begin_); }
   P make(PV::Kind k) {
+    bool container = k == PV::Tuple || k == PV::List || k == PV::Dict;
+    charge(kValueCost + (container ? kSlotCost : 0));
     P v = PV::make(k);
-    if (k == PV::Tuple || k == PV::List || k == PV::Dict) arena_.containers.push_back(v);
+    if (container) arena_.containers.push_back(v);
+    return v;
+  }
+  P small_int(uint8_t n) {
+    P &v = small_ints_[n];
+    if (!v) {
+      v = make(PV::Int);
+      v->i = n;
+    }
     return v;
   }
   const char *take(uint64_t n) {
@@ -293,6 +354,7 @@ class Unpickler {
   std::string line() {
     const char *nl = static_cast<const char *>(std::memchr(p_, '\n', static_cast<size_t>(end_ - p_)));
     if (!nl) corrupt("pickle data is truncated in a GLOBAL name");
+    charge(static_cast<size_t>(nl - p_));
     std::string s(p_, nl);
     p_ = nl + 1;
     return s;
@@ -313,6 +375,7 @@ class Unpickler {
     size_t m = marks_.back();
     marks_.pop_back();
     if (m > stack_.size()) corrupt("pickle MARK beyond the stack");
+    charge((stack_.size() - m) * kSlotCost);
     std::vector<P> v(std::make_move_iterator(stack_.begin() + m), std::make_move_iterator(stack_.end()));
     stack_.resize(m);
     return v;
@@ -328,32 +391,74 @@ class Unpickler {
     for (const auto &e : v->items) out.push_back(as_int(e, what));
     return out;
   }
-  void push(P v) { stack_.push_back(std::move(v)); }
+  void push(P v) {
+    if (stack_.size() >= stack_high_) {
+      charge(kSlotCost);
+      stack_high_ = stack_.size() + 1;
+    }
+    stack_.push_back(std::move(v));
+  }
   void push_str(uint64_t n) {
+    const char *b = take(n);  // the bytes are there before anything is charged for them
+    charge(n);
     auto v = make(PV::Str);
-    const char *b = take(n);
     v->s.assign(b, static_cast<size_t>(n));
     push(std::move(v));
   }
-  static void dict_set(PV &d, P k, P v) {
-    // Keys here are str or int; replace an existing equal key (Python dict semantics).
-    for (size_t j = 0; j + 1 < d.items.size(); j += 2) {
-      const P &e = d.items[j];
-      if (e->kind == k->kind && ((k->kind == PV::Str && e->s == k->s) || (k->kind == PV::Int && e->i == k->i))) {
-        d.items[j + 1] = std::move(v);
+  static KeyRef key_of(const PV &k) { return KeyRef{k.kind, k.i, &k.s}; }
+  // d[k] = v with Python's dict semantics (an equal key keeps its place and
+  // takes the new value). Keys here are str or int. Small dicts are
+  // scanned; larger ones get a hash index, so a dict of n keys costs O(n),
+  // not O(n^2) (100k keys took 30 s with the scan alone).
+  void dict_set(PV &d, P k, P v) {
+    size_t keys = d.items.size() / 2;
+    if (keys < kIndexFrom) {
+      for (size_t j = 0; j + 1 < d.items.size(); j += 2) {
+        const P &e = d.items[j];
+        if (key_of(*e) == key_of(*k)) {
+          d.items[j + 1] = std::move(v);
+          return;
+        }
+      }
+    } else {
+      auto &ix = index_[&d];
+      if (ix.empty()) {  // built once the dict reaches kIndexFrom keys
+        charge(keys * kIndexCost);
+        for (size_t j = 0; j + 1 < d.items.size(); j += 2) ix.emplace(key_of(*d.items[j]), j);
+      }
+      auto hit = ix.find(key_of(*k));
+      if (hit != ix.end()) {
+        d.items[hit->second + 1] = std::move(v);
         return;
       }
+      charge(kIndexCost);
+      ix.emplace(key_of(*k), d.items.size());
     }
+    charge(2 * kSlotCost);
     d.items.push_back(std::move(k));
     d.items.push_back(std::move(v));
   }
-  void set_items(const P &d, std::vector<P> &&kv) {
+  // kv: pop_mark's temporary (its charge is given back once copied), or
+  // SETITEM's pair (from_mark false: nothing was charged for it).
+  void set_items(const P &d, std::vector<P> &&kv, bool from_mark = true) {
     expect(d, PV::Dict, "SETITEMS target");
     if (kv.size() % 2) corrupt("SETITEMS with an odd number of values");
     for (size_t j = 0; j < kv.size(); j += 2) {
       if (kv[j]->kind != PV::Str && kv[j]->kind != PV::Int) corrupt(std::string("dict key of type ") + kind_name(kv[j]->kind));
       dict_set(*d, kv[j], kv[j + 1]);
     }
+    if (from_mark) budget_.release(kv.size() * kSlotCost);
+  }
+
+  void memoize(uint64_t k) {
+    const P &v = top();
+    auto it = memo_.find(k);
+    if (it != memo_.end()) {
+      it->second = v;
+      return;
+    }
+    charge(kMemoCost);
+    memo_.emplace(k, v);
   }
 
   void step(uint8_t op) {
@@ -367,15 +472,10 @@ class Unpickler {
       case '(': marks_.push_back(stack_.size()); break;
       case '}': push(make(PV::Dict)); break;
       case ']': push(make(PV::List)); break;
-      case ')': push(make(PV::Tuple)); break;
-      case 'N': push(make(PV::None)); break;
-      case 0x88:
-      case 0x89: {
-        auto v = make(PV::Bool);
-        v->i = op == 0x88;
-        push(std::move(v));
-        break;
-      }
+      case ')': push(empty_tuple_); break;  // immutable: one for all
+      case 'N': push(none_); break;
+      case 0x88: push(true_); break;
+      case 0x89: push(false_); break;
       case 't':
       case 'l': {
         auto v = make(op == 't' ? PV::Tuple : PV::List);
@@ -388,6 +488,7 @@ class Unpickler {
       case 0x87: {
         size_t n = op - 0x84u;
         auto v = make(PV::Tuple);
+        charge(n * kSlotCost);
         v->items.resize(n);
         for (size_t k = n; k-- > 0;) v->items[k] = pop();
         push(std::move(v));
@@ -401,7 +502,7 @@ class Unpickler {
       }
       case 's': {
         P val = pop(), key = pop();
-        set_items(top(), {key, val});
+        set_items(top(), {key, val}, false);
         break;
       }
       case 'u': {
@@ -411,20 +512,24 @@ class Unpickler {
       }
       case 'a': {
         P v = pop();
-        expect(top(), PV::List, "APPEND target")->items.push_back(std::move(v));
+        auto &l = expect(top(), PV::List, "APPEND target")->items;
+        charge(kSlotCost);
+        l.push_back(std::move(v));
         break;
       }
       case 'e': {
         auto vs = pop_mark();
         auto &l = expect(top(), PV::List, "APPENDS target")->items;
+        charge(vs.size() * kSlotCost);
         for (auto &v : vs) l.push_back(std::move(v));
+        budget_.release(vs.size() * kSlotCost);  // pop_mark's temporary
         break;
       }
-      case 'K':
+      case 'K': push(small_int(u8())); break;  // immutable: one per value
       case 'M':
       case 'J': {
         auto v = make(PV::Int);
-        v->i = op == 'K' ? le<uint8_t>() : op == 'M' ? le<uint16_t>() : static_cast<int64_t>(le<int32_t>());
+        v->i = op == 'M' ? le<uint16_t>() : static_cast<int64_t>(le<int32_t>());
         push(std::move(v));
         break;
       }
@@ -456,9 +561,9 @@ class Unpickler {
       case 'U': push_str(u8()); break;               // SHORT_BINSTRING
       case 'B': push_str(le<uint32_t>()); break;     // BINBYTES
       case 'C': push_str(u8()); break;               // SHORT_BINBYTES
-      case 'q': memo_[u8()] = top(); break;          // BINPUT
-      case 'r': memo_[le<uint32_t>()] = top(); break;  // LONG_BINPUT
-      case 0x94: memo_[memo_.size()] = top(); break;   // MEMOIZE
+      case 'q': memoize(u8()); break;                 // BINPUT
+      case 'r': memoize(le<uint32_t>()); break;       // LONG_BINPUT
+      case 0x94: memoize(memo_.size()); break;        // MEMOIZE
       case 'h':
       case 'j': {
         uint64_t k = op == 'h' ? u8() : le<uint32_t>();
@@ -468,7 +573,7 @@ class Unpickler {
         break;
       }
       case '0': pop(); break;
-      case '1': pop_mark(); break;
+      case '1': budget_.release(pop_mark().size() * kSlotCost); break;
       case '2': push(top()); break;
       case 'c': {
         auto g = make(PV::Global);
@@ -530,7 +635,7 @@ class Unpickler {
     size_t nbytes = static_cast<size_t>(numel) * item;
     auto v = make(PV::Storage);
     v->st = st;
-    auto cached = storages_.find(key);
+    auto cached = storages_.find(lower(key));
     if (cached != storages_.end()) {
       v->storage = cached->second;
       if (v->storage.nbytes() < nbytes) corrupt("storage '" + key + "' is used with two sizes");
@@ -540,6 +645,7 @@ class Unpickler {
     if (nbytes) {
       std::string rec = "data/" + key;
       if (!zip_.hasRecord(rec)) corrupt("record '" + rec + "' is missing");
+      budget_.charge_data(record_sizes_[lower(rec)]);  // the tensors the file declares, before reading them
       size_t got = 0;
       std::tie(data, got) = zip_.getRecord(rec);
       if (got < nbytes) corrupt("record '" + rec + "' holds " + std::to_string(got) + " bytes, expected " + std::to_string(nbytes));
@@ -548,7 +654,7 @@ class Unpickler {
     // sizes before failing on a fixed storage, leaving a tensor larger than
     // its memory (an empty loaded tensor resized then filled wrote to NULL).
     v->storage = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), c10::GetCPUAllocator(), true);
-    storages_.emplace(key, v->storage);
+    storages_.emplace(lower(key), v->storage);
     return v;
   }
 
@@ -568,6 +674,16 @@ class Unpickler {
       if (sizes[k] < 0) corrupt("negative tensor size");
       if (sizes[k] == 0) empty = true;
     }
+    // The element count must fit libtorch's int64 (zero strides let huge
+    // sizes stay inside a small storage).
+    if (!empty) {
+      uint64_t numel = 1;
+      for (int64_t d : sizes)
+        if (static_cast<uint64_t>(d) > static_cast<uint64_t>(INT64_MAX) / numel)
+          corrupt("tensor sizes overflow: their product exceeds 2^63 elements");
+        else
+          numel *= static_cast<uint64_t>(d);
+    }
     // Strides of an empty tensor address nothing; libtorch lets them be
     // anything (as_strided), and ctorch_save writes what the tensor has.
     for (size_t k = 0; k < strides.size() && !empty; ++k)
@@ -583,6 +699,7 @@ class Unpickler {
       uint64_t need = static_cast<uint64_t>(off) + span;
       if (need > s->storage.nbytes() / item) corrupt("tensor reaches beyond its storage");
     }
+    charge(kTensorCost + 16 * sizes.size());
     at::Tensor t = at::empty({0}, at::TensorOptions().dtype(st));
     t.set_(s->storage, off, sizes, strides);
     auto v = make(PV::Tensor);
@@ -652,18 +769,7 @@ std::string canonical_torch_archive(const char *path, std::unordered_map<std::st
   return zip.canonical();
 }
 
-void require_readable_file(const char *path) {
-  // Checked before libtorch's readers see the path: a missing or unreadable
-  // file is an IO error, not a corrupt archive.
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(CTORCH_IO, std::string("cannot open '") + path + "': " + std::strerror(errno));
-  struct stat sb;
-  int rc = ::fstat(fd, &sb);
-  int e = errno;
-  ::close(fd);
-  if (rc != 0) fail(CTORCH_IO, std::string("cannot stat '") + path + "': " + std::strerror(e));
-  if (!S_ISREG(sb.st_mode)) fail(CTORCH_IO, std::string("'") + path + "' is not a regular file");
-}
+void require_readable_file(const char *path) { require_regular_file(path); }
 
 std::unique_ptr<Pickled> read_pickled(const char *path) {
   require_readable_file(path);
@@ -688,17 +794,30 @@ std::unique_ptr<Pickled> read_pickled(const char *path) {
     if (!zip.hasRecord("data.pkl")) corrupt("no data.pkl record (not a torch.save file)");
     at::DataPtr pkl;
     size_t n = 0;
+    // What the reader may allocate: the records it reads whole (data.pkl,
+    // the tensors' storages: at most the file's size) and, for the values
+    // it makes, at most kBookPerByte bytes per byte of data.pkl plus
+    // kBookSlack (refused with OUT_OF_MEMORY beyond that, or beyond the
+    // caller's ctorch_set_load_limit, before allocating).
+    auto sizes = zip.record_sizes();
+    uint64_t pkl_size = sizes.count("data.pkl") ? sizes["data.pkl"] : 0;
+    LoadBudget budget(std::string("'") + path + "'", pkl_size * kBookPerByte + kBookSlack);
+    budget.charge_data(pkl_size);
     std::tie(pkl, n) = zip.getRecord("data.pkl");
-    out->root = Unpickler(static_cast<const char *>(pkl.get()), n, zip, out->arena).run();
+    out->root = Unpickler(static_cast<const char *>(pkl.get()), n, zip, out->arena, budget).run();
   } catch (const StatusError &err) {
+    if (err.status() == CTORCH_OUT_OF_MEMORY || err.status() == CTORCH_IO) throw;  // they name the path
     fail(err.status(), std::string("'") + path + "' is not a readable checkpoint: " + err.what());
   } catch (const c10::Error &err) {
-    // The zip layer: a truncated, garbage or legacy (pre-1.6, non-zip) file.
-    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable torch.save zip file (the format torch.save writes by default since PyTorch 1.6): " + err.what_without_backtrace());
+    // The zip layer is ctorch's own (ZipReader, checked above): what libtorch
+    // refuses here is a value (a tensor's sizes, strides or dtype).
+    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable checkpoint: " + err.what_without_backtrace());
   } catch (const std::bad_alloc &) {
     throw;
+  } catch (const std::length_error &) {
+    fail(CTORCH_OUT_OF_MEMORY, std::string("'") + path + "' declares a size too large to allocate");
   } catch (const std::exception &err) {
-    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable torch.save zip file: " + err.what());
+    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable checkpoint: " + err.what());
   }
   return out;
 }

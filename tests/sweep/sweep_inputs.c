@@ -36,51 +36,60 @@ uint64_t sw_hash_str(const char *s) {
 
 typedef struct theme {
   const char *name;
-  sw_tspec t; /* dtype 0: by the argument's hint */
-  int opts;   /* optionals present */
+  sw_tspec t;    /* dtype 0: by the argument's hint */
+  int opts;      /* optionals present */
+  int64_t claim; /* nonzero: every integer (and each element of an int list) takes this value */
 } theme;
 
 static const theme themes[] = {
-    {"base", {0, 0, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"optionals", {0, 0, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"scalar", {1, 0, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"1d", {2, 0, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"3d", {3, 0, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"4d", {4, 0, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"4d-opt", {14, 0, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"5d", {5, 0, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"empty", {6, 0, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"zero-size", {7, 0, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"zero-size-3d", {8, 0, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"noncontig", {0, 0, SWL_NONCONTIG, SWV_NORMAL}, 0},
-    {"expanded", {0, 0, SWL_EXPANDED, SWV_NORMAL}, 1},
-    {"square", {9, 0, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"batch-square", {10, 0, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"7d", {11, 0, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"large", {12, 0, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"f64", {0, CTORCH_FLOAT64, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"f16", {0, CTORCH_FLOAT16, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"bf16", {0, CTORCH_BFLOAT16, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"c32", {0, CTORCH_COMPLEX32, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"c64", {0, CTORCH_COMPLEX64, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"c128", {0, CTORCH_COMPLEX128, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"i64", {0, CTORCH_INT64, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"i32", {0, CTORCH_INT32, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"i16", {0, CTORCH_INT16, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"i8", {0, CTORCH_INT8, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"u8", {0, CTORCH_UINT8, SWL_CONTIG, SWV_NORMAL}, 0},
-    {"bool", {0, CTORCH_BOOL, SWL_CONTIG, SWV_NORMAL}, 1},
-    {"nan-inf", {0, 0, SWL_CONTIG, SWV_NAN}, 0},
-    {"bad-indices", {0, 0, SWL_CONTIG, SWV_BADIDX}, 1},
-    {"meta", {0, 0, SWL_META, SWV_NORMAL}, 0},
-    {"meta-4d", {4, 0, SWL_META, SWV_NORMAL}, 1},
-    {"requires-grad", {0, 0, SWL_GRAD, SWV_NORMAL}, 1},
-    {"quantized", {0, 0, SWL_QUANT, SWV_NORMAL}, 0},
-    {"quantized-4d", {4, 0, SWL_QUANT, SWV_NORMAL}, 1},
-    {"sparse", {0, 0, SWL_SPARSE, SWV_NORMAL}, 0},
-    {"zero-tensor", {0, 0, SWL_ZERO, SWV_NORMAL}, 1},
-    {"conj", {0, 0, SWL_CONJ, SWV_NORMAL}, 0},
-    {"neg-view", {0, 0, SWL_NEG, SWV_NORMAL}, 1},
+    {"base", {0, 0, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"optionals", {0, 0, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"scalar", {1, 0, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"1d", {2, 0, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"3d", {3, 0, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"4d", {4, 0, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"4d-opt", {14, 0, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"5d", {5, 0, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"empty", {6, 0, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"zero-size", {7, 0, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"zero-size-3d", {8, 0, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"noncontig", {0, 0, SWL_NONCONTIG, SWV_NORMAL}, 0, 0},
+    {"expanded", {0, 0, SWL_EXPANDED, SWV_NORMAL}, 1, 0},
+    {"square", {9, 0, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"batch-square", {10, 0, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"7d", {11, 0, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"large", {12, 0, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"f64", {0, CTORCH_FLOAT64, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"f16", {0, CTORCH_FLOAT16, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"bf16", {0, CTORCH_BFLOAT16, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"c32", {0, CTORCH_COMPLEX32, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"c64", {0, CTORCH_COMPLEX64, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"c128", {0, CTORCH_COMPLEX128, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"i64", {0, CTORCH_INT64, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"i32", {0, CTORCH_INT32, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"i16", {0, CTORCH_INT16, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"i8", {0, CTORCH_INT8, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"u8", {0, CTORCH_UINT8, SWL_CONTIG, SWV_NORMAL}, 0, 0},
+    {"bool", {0, CTORCH_BOOL, SWL_CONTIG, SWV_NORMAL}, 1, 0},
+    {"nan-inf", {0, 0, SWL_CONTIG, SWV_NAN}, 0, 0},
+    {"bad-indices", {0, 0, SWL_CONTIG, SWV_BADIDX}, 1, 0},
+    {"meta", {0, 0, SWL_META, SWV_NORMAL}, 0, 0},
+    {"meta-4d", {4, 0, SWL_META, SWV_NORMAL}, 1, 0},
+    {"requires-grad", {0, 0, SWL_GRAD, SWV_NORMAL}, 1, 0},
+    {"quantized", {0, 0, SWL_QUANT, SWV_NORMAL}, 0, 0},
+    {"quantized-4d", {4, 0, SWL_QUANT, SWV_NORMAL}, 1, 0},
+    {"sparse", {0, 0, SWL_SPARSE, SWV_NORMAL}, 0, 0},
+    {"zero-tensor", {0, 0, SWL_ZERO, SWV_NORMAL}, 1, 0},
+    {"conj", {0, 0, SWL_CONJ, SWV_NORMAL}, 0, 0},
+    {"neg-view", {0, 0, SWL_NEG, SWV_NORMAL}, 1, 0},
+    /* Integers that claim more than the tensors hold (issue 25: the Sobol
+     * kernels wrote past int64 [2,3] tensors given n = dimension =
+     * num_generated = 7): every size, count, dimension and index equal to
+     * the tensors' largest extent (3), or past their element count (7). */
+    {"claims-extent", {0, 0, SWL_CONTIG, SWV_NORMAL}, 1, 3},
+    {"claims-beyond", {0, 0, SWL_CONTIG, SWV_NORMAL}, 1, 7},
+    {"i64-claims-extent", {0, CTORCH_INT64, SWL_CONTIG, SWV_NORMAL}, 1, 3},
+    {"i64-claims-beyond", {0, CTORCH_INT64, SWL_CONTIG, SWV_NORMAL}, 1, 7},
 };
 #define NTHEMES ((int)(sizeof themes / sizeof themes[0]))
 
@@ -352,6 +361,7 @@ void sw_tensor_list(int i, const ctorch_tensor **p, size_t *n) {
 
 static int64_t base_int(int i) {
   int64_t v;
+  if (th->claim) return th->claim;
   if (sw_parse_int(sw_dflt(i), &v)) return v;
   if (sw_name_has(i, "dim") || sw_name_has(i, "axis") || sw_name_has(i, "zero_point") || sw_name_is(i, "start") ||
       sw_name_is(i, "seed") || sw_name_is(i, "index") || sw_name_is(i, "offset") || sw_name_is(i, "diagonal"))
@@ -435,6 +445,8 @@ void sw_int_list(int i, const int64_t **p, size_t *n) {
   }
   int64_t x[16];
   size_t len = base_int_list(i, x), want = a->fixed ? (size_t)a->fixed : (len ? len : 2);
+  if (th->claim && v < 0)
+    for (size_t j = 0; j < len; ++j) x[j] = th->claim;
   int64_t fillv = 0;
   switch (v) {
     case IL_LEN0: len = 0; break;

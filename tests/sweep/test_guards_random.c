@@ -278,6 +278,58 @@ START_TEST(cuda_sweep_finds_are_checked_on_every_device) {
 }
 END_TEST
 
+/* Issue 25: found by calling every operator once with int64 [2,3] tensors
+ * and n = dimension = num_generated = 7. libtorch's Sobol loops read and
+ * write past the 48-byte buffers (heap corruption, returned CTORCH_OK). */
+START_TEST(sobol_engine_stays_inside_its_tensors) {
+  int64_t v6[6] = {1, 2, 3, 4, 5, 6}, s23[2] = {2, 3}, two = 2, s2303[3] = {2, 30, 3};
+  ctorch_tensor q = NULL, st = NULL, r0 = NULL, r1 = NULL, q2 = NULL, st23 = NULL, ltm = NULL, s230 = NULL;
+  int64_t sizes[2], nd = 0;
+  CT_OK(ctorch_tensor_from_data(&q, v6, sizeof v6, s23, 2, CTORCH_INT64));
+  CT_OK(ctorch_tensor_from_data(&st, v6, sizeof v6, s23, 2, CTORCH_INT64));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_draw(&r0, &r1, q, 7, st, 7, 7, NULL));
+  CT_ERROR_HAS("argument 'quasi'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_ff_(q, 7, st, 7, 7));
+  CT_ERROR_HAS("argument 'self'");
+  /* used as Python's SobolEngine does: [dimension] quasi, [dimension, 30]
+   * state (libtorch 2.x checks that shape itself; 1.13 does not) */
+  q2 = int64s(v6, 2);
+  CT_OK(ctorch_zeros(&st23, s2303, 2, &(ctorch_dtype){CTORCH_INT64}, NULL, NULL, NULL));
+  CT_OK(ctorch__sobol_engine_draw(&r0, &r1, q2, 4, st23, 2, 0, NULL));
+  CT_OK(ctorch_tensor_dim(&nd, r0));
+  ck_assert_int_eq(nd, 2);
+  CT_OK(ctorch_tensor_sizes(sizes, 2, r0));
+  ck_assert_int_eq(sizes[0], 4);
+  ck_assert_int_eq(sizes[1], 2);
+  ctorch_tensor_free(r0);
+  ctorch_tensor_free(r1);
+  CT_OK(ctorch__sobol_engine_ff_(q2, 4, st23, 2, 0));
+  /* draw 2^30 - 1 has 30 trailing one bits: it reads column 30 of a
+   * 30-column state (past it on every version: 2.x checks >= 30 only) */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_draw(&r0, &r1, q2, 1, st23, 2, ((int64_t)1 << 30) - 1, NULL));
+  CT_ERROR_HAS("argument 'sobolstate'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_ff_(q2, 2, st23, 2, ((int64_t)1 << 30) - 2));
+  CT_ERROR_HAS("argument 'sobolstate'");
+  CT_OK(ctorch__sobol_engine_ff_(q2, 1, st23, 2, ((int64_t)1 << 30) - 2));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_ff_(q2, 2, st23, 2, INT64_MAX));
+  CT_ERROR_HAS("overflows");
+  /* scramble_ reads [dimension, 30] of self and ltm's row sums */
+  CT_OK(ctorch_zeros(&ltm, s2303, 3, &(ctorch_dtype){CTORCH_INT64}, NULL, NULL, NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_scramble_(st, ltm, 2));
+  CT_ERROR_HAS("argument 'self'");
+  CT_OK(ctorch_zeros(&s230, s2303, 2, &(ctorch_dtype){CTORCH_INT64}, NULL, NULL, NULL));
+  CT_OK(ctorch__sobol_engine_scramble_(s230, ltm, 2));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__sobol_engine_scramble_(s230, ltm, 3));
+  (void)two;
+  ctorch_tensor_free(q);
+  ctorch_tensor_free(st);
+  ctorch_tensor_free(q2);
+  ctorch_tensor_free(st23);
+  ctorch_tensor_free(ltm);
+  ctorch_tensor_free(s230);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("guards_random");
   TCase *tc = tcase_create("guards_random");
@@ -289,6 +341,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, lapack_gets_finite_input);
   tcase_add_test(tc, cuda_sweep_finds_are_checked_on_every_device);
   tcase_add_test(tc, negative_sizes_and_tensorinv_index);
+  tcase_add_test(tc, sobol_engine_stays_inside_its_tensors);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,0 +1,31 @@
+// The models capability's interface to other folders: a TorchScript archive
+// checked before libtorch's archive reader sees it (optim/ reads
+// ctorch_optimizer_save's files, which are TorchScript archives, this way).
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace caffe2 {
+namespace serialize {
+class ReadAdapterInterface;
+}
+}  // namespace caffe2
+
+namespace ctorch {
+
+// The archive at path after every check ctorch_module_load makes before
+// torch::jit::load: a regular file (never blocks on a FIFO), a zip archive
+// rewritten in memory as a plain one (canonical_torch_archive: no leak in
+// PyTorchStreamReader's constructor), deflated records that inflate to what
+// they declare, and every pickle and code record replayed by
+// check_torchscript_archive (records libtorch's importer would crash on).
+// Throws StatusError (IO: the file cannot be opened or is not a regular
+// file; VALUE: anything refused), its message not naming the path.
+struct CheckedTorchScript {
+  std::shared_ptr<const std::string> bytes;  // the canonical archive (null for one too large for it)
+  std::shared_ptr<caffe2::serialize::ReadAdapterInterface> in;  // over bytes, or the file
+};
+CheckedTorchScript check_torchscript_file(const char *path);
+
+}  // namespace ctorch
