@@ -106,7 +106,7 @@ CTORCH_API const char *ctorch_status_name(ctorch_status status);
 /** Borrowed: this thread's last error message without backtrace; "" if none. Valid until this thread's next failing call. */
 CTORCH_API const char *ctorch_last_error(void);
 
-/** Borrowed: this thread's last error message including libtorch's C++ backtrace when it had one; "" if none. */
+/** Borrowed: this thread's last error message including libtorch's C++ backtrace when it had one; "" if none. Valid until this thread's next failing call. */
 CTORCH_API const char *ctorch_last_error_backtrace(void);
 
 /* ------------------------------------------------------------------ */
