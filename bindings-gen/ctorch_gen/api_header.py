@@ -73,16 +73,11 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_data_loader_new": {"targets": {"nullable": True}, "data": {"nullable": False}},
     "ctorch_dist_init_from_env": {"local_rank": {"nullable": True}, "backend": {"nullable": True}},
     "ctorch_store_set": {"value": {"nullable": True}},
-    "ctorch_store_get": {"buf": {"nullable": True, "buffer_size": {
-        "unit": "bytes", "rule": "reported", "length": "out_len", "plus": 0}}},
+    "ctorch_store_get": {"buf": {"nullable": True}},
     "ctorch_tensor_sizes": {"out": {"buffer_size": {
         "unit": "elements", "rule": "query", "product": [{"call": "ctorch_tensor_dim", "args": {"t": "t"}}]}}},
     "ctorch_tensor_strides": {"out": {"buffer_size": {
         "unit": "elements", "rule": "query", "product": [{"call": "ctorch_tensor_dim", "args": {"t": "t"}}]}}},
-    "ctorch_last_error_copy": {"buf": {"buffer_size": {
-        "unit": "bytes", "rule": "reported", "length": "out_len", "plus": 1}}},
-    "ctorch_error_message": {"buf": {"buffer_size": {
-        "unit": "bytes", "rule": "reported", "length": "out_len", "plus": 1}}},
     "ctorch_tensor_from_data": {"sizes": {"nullable": True}},
     "ctorch_tensor_backward": {"gradient": {"nullable": True}, "inputs": {"nullable": True}},
     "ctorch_autograd_grad": {"grad_outputs": {"nullable": True}},
@@ -309,8 +304,8 @@ class Describer:
                 d["boolean"] = True
             # A handle output that can come back NULL (no gradient, an
             # undefined element, no targets).
-            if d["direction"] == "out" and d["type"]["kind"] == "handle" and o.get("null_result"):
-                d["null_result"] = True
+            if d["direction"] == "out" and d["type"]["kind"] == "handle":
+                d["null_result"] = bool(o.get("null_result"))
             if d["direction"] == "out" and o.get("elements_null_result"):
                 d["elements_null_result"] = True
             if t.pointers:
@@ -322,6 +317,12 @@ class Describer:
             d.update(self._ownership(f, p, d, o, tags, is_free))
             if "buffer_size" in o:
                 d["buffer_size"] = o["buffer_size"]
+            elif d.get("ownership") == "caller_buffer" and "out_len" in {q.name for q in params}:
+                # The convention of the copy-out functions: *out_len gets the
+                # full length, a buffer too small gets what fits (text: cap - 1
+                # bytes and a NUL).
+                text = d["type"]["kind"] == "string"
+                d["buffer_size"] = {"unit": "bytes", "rule": "reported", "length": "out_len", "plus": 1 if text else 0}
             result.append(d)
         ret = {"c_type": f.returns.text, "type": self.type_info(f.returns)}
         if f.returns.pointers:
