@@ -1,11 +1,12 @@
 """DLPack exchange cost between ctorch and Python torch (numbers only, not a test).
 
 Prints JSON. An "exchange" here is one round trip ctorch -> torch -> ctorch
-through python/ctorch.py (ctypes + PyCapsule), checked zero-copy each time.
-For scale it also times torch's own round trip torch -> capsule -> torch,
-the floor any Python-side DLPack hand-over pays.
+through the ctorch package's interop module (ctypes + PyCapsule), checked
+zero-copy each time. For scale it also times torch's own round trip
+torch -> capsule -> torch, the floor any Python-side DLPack hand-over pays.
 
-Usage: CTORCH_LIB=build/libctorch.so PYTHONPATH=python $CTORCH_TORCH_PYTHON bench/dlpack_exchange.py [--quick]
+Usage: CTORCH_LIB=build/libctorch.so PYTHONPATH=build/bindings/python $CTORCH_TORCH_PYTHON \
+       bench/dlpack_exchange.py [--quick]
 """
 import json
 import statistics

@@ -12,26 +12,9 @@
 
 #define CTORCH_COMPAT_AUTOCAST 1
 #include "core/compat.h"  // ctorch::compat::set_autocast_* (1.13 and 2.x spell them differently)
+#include "lenet_cpp.h"
 
 namespace {
-
-struct LeNetImpl : torch::nn::Module {
-  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
-  LeNetImpl() {
-    conv1 = register_module("conv1", torch::nn::Conv2d(1, 6, 5));
-    conv2 = register_module("conv2", torch::nn::Conv2d(6, 16, 5));
-    fc1 = register_module("fc1", torch::nn::Linear(256, 120));
-    fc2 = register_module("fc2", torch::nn::Linear(120, 84));
-    fc3 = register_module("fc3", torch::nn::Linear(84, 10));
-  }
-  torch::Tensor forward(torch::Tensor x) {
-    x = torch::max_pool2d(torch::relu(conv1->forward(x)), 2);
-    x = torch::max_pool2d(torch::relu(conv2->forward(x)), 2);
-    x = x.flatten(1);
-    return fc3->forward(torch::relu(fc2->forward(torch::relu(fc1->forward(x)))));
-  }
-};
 
 torch::nn::Conv2dOptions conv(int64_t cin, int64_t cout, int64_t k, int64_t stride) {
   return torch::nn::Conv2dOptions(cin, cout, k).stride(stride).padding(k / 2).bias(false);

@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "lenet_cpp.h"
+
 namespace {
 
 // Gradients are zeroed, not set to None, in all three programs: the default of
@@ -25,27 +27,6 @@ void zero_grad(torch::optim::Optimizer &opt) {
   opt.zero_grad();
 #endif
 }
-
-struct LeNetImpl : torch::nn::Module {
-  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
-  LeNetImpl() {
-    conv1 = register_module("conv1", torch::nn::Conv2d(1, 6, 5));
-    conv2 = register_module("conv2", torch::nn::Conv2d(6, 16, 5));
-    fc1 = register_module("fc1", torch::nn::Linear(256, 120));
-    fc2 = register_module("fc2", torch::nn::Linear(120, 84));
-    fc3 = register_module("fc3", torch::nn::Linear(84, 10));
-  }
-  torch::Tensor forward(torch::Tensor x) {
-    x = torch::max_pool2d(torch::relu(conv1->forward(x)), 2);
-    x = torch::max_pool2d(torch::relu(conv2->forward(x)), 2);
-    x = x.flatten(1);
-    x = torch::relu(fc1->forward(x));
-    x = torch::relu(fc2->forward(x));
-    return fc3->forward(x);
-  }
-};
-TORCH_MODULE(LeNet);
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,7 +1,7 @@
 # The API description (api.json) and the ABI hash header (ctorch_abi.h):
 # made by the operator generator's command in generate.cmake, right after
 # generate.py (it reads ops.json), so that one target runs it once before
-# libctorch compiles (shim/api_identity.cpp includes ctorch_abi.h). The
+# libctorch compiles (shim/core/api_identity.cpp includes ctorch_abi.h). The
 # layout program is compiled with the build's C compiler.
 set(CTORCH_API_JSON ${_gen}/api.json)
 set(CTORCH_API_OUTPUTS ${_gen}/api.json ${_gen}/ctorch_abi.h)

@@ -7,7 +7,6 @@ when their content changes, so regenerating recompiles nothing needlessly.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -16,68 +15,44 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ctorch_gen import emit_cpp, emit_header, emit_json, emit_null_test, emit_sweep  # noqa: E402
+from ctorch_gen import cli, emit_cpp, emit_header, emit_json, emit_null_test, emit_sweep  # noqa: E402
 from ctorch_gen.model import load_yaml  # noqa: E402
 from ctorch_gen.plan import (apply_safety, build, existing_c_names, guarded_names,  # noqa: E402
                             scan_ops_structs, unsafe_reasons)
 
 
-def write_if_changed(path: str, text: str) -> None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except FileNotFoundError:
-        pass
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--yaml", required=True, help="native_functions.yaml")
-    ap.add_argument("--out", required=True, help="output directory")
+    ap = cli.parser(__doc__, "output directory", "0.0.0")
     ap.add_argument("--shards", type=int, default=8)
-    ap.add_argument("--torch-version", default="0.0.0", help="MAJOR.MINOR.PATCH of the libtorch headers")
     ap.add_argument("--ctorch-header", help="hand-written ctorch.h (its names are reserved)")
     ap.add_argument("--aten-ops-dir", help="installed ATen/ops directory (checks every at::_ops struct exists)")
     here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--guards", default=os.path.join(here, "..", "shim", "ops", "guards.h"),
+    ap.add_argument("--guards", default=os.path.join(here, os.pardir, "shim", "ops", "guards.h"),
                     help="hand-written guards (ctorch::guard::<op> declarations)")
     ap.add_argument("--unsafe", default=os.path.join(here, "unsafe_ops.txt"),
                     help="functions flagged unsafe, with reasons")
-    ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
 
-    reserved = set()
-    if a.ctorch_header:
-        with open(a.ctorch_header, encoding="utf-8") as f:
-            reserved = existing_c_names(f.read())
+    reserved = existing_c_names(cli.read_text(a.ctorch_header)) if a.ctorch_header else set()
     structs = scan_ops_structs(a.aten_ops_dir) if a.aten_ops_dir else None
     res = build(load_yaml(a.yaml), reserved, structs)
-    with open(a.guards, encoding="utf-8") as f:
-        guards = guarded_names(f.read())
-    with open(a.unsafe, encoding="utf-8") as f:
-        unsafe = unsafe_reasons(f.read())
-    apply_safety(res.plans, guards, unsafe)
+    apply_safety(res.plans, guarded_names(cli.read_text(a.guards)), unsafe_reasons(cli.read_text(a.unsafe)))
 
     os.makedirs(a.out, exist_ok=True)
     yname = os.path.basename(a.yaml)
-    write_if_changed(os.path.join(a.out, "ctorch_ops.h"), emit_header.emit(res.plans, yname, a.torch_version))
+    cli.write_if_changed(os.path.join(a.out, "ctorch_ops.h"), emit_header.emit(res.plans, yname, a.torch_version))
     shards = emit_cpp.shard(res.plans, a.shards)
     for k, ps in enumerate(shards):
-        write_if_changed(os.path.join(a.out, f"ctorch_ops_{k}.cpp"), emit_cpp.emit_shard(ps, k, len(shards)))
+        cli.write_if_changed(os.path.join(a.out, f"ctorch_ops_{k}.cpp"), emit_cpp.emit_shard(ps, k, len(shards)))
     # Shards left over from a build with more shards would only confuse.
     for fn in os.listdir(a.out):
         m = re.match(r"ctorch_ops_(\d+)\.cpp$", fn)
         if m and int(m.group(1)) >= len(shards):
             os.remove(os.path.join(a.out, fn))
-    write_if_changed(os.path.join(a.out, "ops.json"), emit_json.emit_ops(res.plans, a.torch_version))
-    write_if_changed(os.path.join(a.out, "coverage.json"), emit_json.emit_coverage(res, a.torch_version, a.yaml))
-    write_if_changed(os.path.join(a.out, "test_ops_null.c"), emit_null_test.emit(res.plans))
-    write_if_changed(os.path.join(a.out, "sweep_ops.c"), emit_sweep.emit(res.plans))
+    cli.write_if_changed(os.path.join(a.out, "ops.json"), emit_json.emit_ops(res.plans, a.torch_version))
+    cli.write_if_changed(os.path.join(a.out, "coverage.json"), emit_json.emit_coverage(res, a.torch_version, a.yaml))
+    cli.write_if_changed(os.path.join(a.out, "test_ops_null.c"), emit_null_test.emit(res.plans))
+    cli.write_if_changed(os.path.join(a.out, "sweep_ops.c"), emit_sweep.emit(res.plans))
 
     if not a.quiet:
         cov = emit_json.coverage(res, a.torch_version, a.yaml)

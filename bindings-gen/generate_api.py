@@ -7,7 +7,6 @@ Run by CMake at build time after the operator generator (see api.cmake).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -15,48 +14,29 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ctorch_gen import emit_api  # noqa: E402
+from ctorch_gen import cli, emit_api  # noqa: E402
 from ctorch_gen.cheader import parse_header  # noqa: E402
 from ctorch_gen.model import load_yaml  # noqa: E402
 
 
-def write_if_changed(path: str, text: str) -> None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except FileNotFoundError:
-        pass
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = cli.parser(__doc__, "output directory (api.json, ctorch_abi.h)", "unknown")
     ap.add_argument("--header", required=True, help="include/ctorch.h")
     ap.add_argument("--ops", required=True, help="ops.json from generate.py")
-    ap.add_argument("--yaml", required=True, help="native_functions.yaml")
-    ap.add_argument("--out", required=True, help="output directory (api.json, ctorch_abi.h)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler for the layout program")
     ap.add_argument("--include", action="append", default=[], help="include directories for the layout program")
-    ap.add_argument("--torch-version", default="unknown")
     ap.add_argument("--soname", default=None, help="the library's SONAME (CMake's; default: derived the same way)")
     ap.add_argument("--lib-file", default=None, help="the library's real file name (libctorch.so.X.Y.Z)")
-    ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
 
-    with open(a.header, encoding="utf-8") as f:
-        header = parse_header(f.read())
-    with open(a.ops, encoding="utf-8") as f:
-        ops = json.load(f)
+    header = parse_header(cli.read_text(a.header))
+    ops = json.loads(cli.read_text(a.ops))
     layouts = emit_api.measure_layouts(header, a.cc, a.include)
     doc = emit_api.build_doc(header, ops, load_yaml(a.yaml), layouts, a.torch_version,
                              soname=a.soname, lib_file=a.lib_file)
     os.makedirs(a.out, exist_ok=True)
-    write_if_changed(os.path.join(a.out, "api.json"), emit_api.emit_json(doc))
-    write_if_changed(os.path.join(a.out, "ctorch_abi.h"), emit_api.emit_abi_header(doc))
+    cli.write_if_changed(os.path.join(a.out, "api.json"), emit_api.emit_json(doc))
+    cli.write_if_changed(os.path.join(a.out, "ctorch_abi.h"), emit_api.emit_abi_header(doc))
     if not a.quiet:
         c = doc["counts"]
         print(f"ctorch api.json: {c['functions']} functions ({c['header_symbols']} hand-written symbols, "

@@ -19,19 +19,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-
-def write_if_changed(path: str, text: str) -> None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except FileNotFoundError:
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+from ctorch_gen.cli import read_text, write_if_changed  # noqa: E402
 
 
 def copy_tree(src: str, dst: str) -> None:
@@ -42,8 +30,7 @@ def copy_tree(src: str, dst: str) -> None:
                 continue
             s = os.path.join(root, fn)
             d = os.path.join(dst, os.path.relpath(s, src))
-            with open(s, encoding="utf-8") as f:
-                write_if_changed(d, f.read())
+            write_if_changed(d, read_text(s))
 
 
 def python(doc: dict, out: str, build_lib: str | None) -> None:
@@ -81,8 +68,7 @@ def main(argv=None) -> int:
     ap.add_argument("--build-lib", help="libctorch path the package falls back to (build-tree use)")
     ap.add_argument("--include", help="directory of ctorch.h (go: cgo's include path)")
     a = ap.parse_args(argv)
-    with open(a.api, encoding="utf-8") as f:
-        doc = json.load(f)
+    doc = json.loads(read_text(a.api))
     if a.lang == "python":
         python(doc, a.out, a.build_lib)
     elif a.lang == "node":

@@ -51,22 +51,32 @@ static int g_rank = -1;
 
 #include "lenet5_model.h"
 #include "train_device.h"
+#include "example_args.h"
 
 static train_target g_tgt = {{CTORCH_DEVICE_CPU, -1}, 0, NULL};
 
-/* rows[rank::world] of x and y, the first floor(n/world) of them, so every
- * rank has the same number of rows and therefore of steps. */
-static void shard(ctorch_tensor *xs, ctorch_tensor *ys, ctorch_tensor x, ctorch_tensor y, ctorch_tensor order,
-                  int rank, int world) {
+/* A loader (in order, batches of `batch`) over this rank's shard of x and y:
+ * rows order[rank::world], the first floor(n/world) of them, so every rank
+ * has the same number of rows and therefore of steps. The shard goes to the
+ * target device in one copy. */
+static ctorch_data_loader shard_loader(ctorch_tensor x, ctorch_tensor y, ctorch_tensor order, int rank, int world,
+                                       int64_t batch) {
   int64_t n = 0, start = rank;
-  ctorch_tensor idx = NULL, t = NULL;
+  ctorch_tensor idx = NULL, t = NULL, xs = NULL, ys = NULL;
+  ctorch_data_loader loader = NULL;
   CHECK(ctorch_tensor_numel(&n, order));
   CHECK(ctorch_slice_Tensor(&t, order, 0, &start, NULL, world));
   CHECK(ctorch_narrow(&idx, t, 0, 0, n / world));
   ctorch_tensor_free(t);
-  CHECK(ctorch_index_select(xs, x, 0, idx));
-  CHECK(ctorch_index_select(ys, y, 0, idx));
+  CHECK(ctorch_index_select(&xs, x, 0, idx));
+  CHECK(ctorch_index_select(&ys, y, 0, idx));
   ctorch_tensor_free(idx);
+  to_target(&g_tgt, &xs);
+  to_target(&g_tgt, &ys);
+  CHECK(ctorch_data_loader_new(&loader, xs, ys, batch, 0, 0, 0));
+  ctorch_tensor_free(xs); /* the loader holds its own references */
+  ctorch_tensor_free(ys);
+  return loader;
 }
 
 /* Sums int64 counters over the group, in place. */
@@ -143,7 +153,7 @@ int main(int argc, char **argv) {
   int epochs = 1, threads = 0, steps = 0, i, epoch, world = 1, rank = 0, local_rank = -1;
   unsigned long long seed = 1, bucket_bytes = 0;
   ctorch_process_group pg = NULL;
-  ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL, test_xs = NULL, test_ys = NULL;
+  ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL;
   ctorch_tensor params[NPARAMS];
   ctorch_data_loader test = NULL;
   ctorch_optimizer opt = NULL;
@@ -153,32 +163,22 @@ int main(int argc, char **argv) {
   const char *backend = NULL, *device_arg = "cpu";
   ctorch_device device;
 
-  for (i = 1; i < argc; ++i) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      usage(argv[0]);
-      return 0;
-    }
-    if (!v) {
-      usage(argv[0]);
-      return 2;
-    }
-    if (!strcmp(a, "--epochs")) epochs = atoi(v);
-    else if (!strcmp(a, "--data")) data_dir = v;
-    else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-    else if (!strcmp(a, "--threads")) threads = atoi(v);
-    else if (!strcmp(a, "--steps")) steps = atoi(v);
-    else if (!strcmp(a, "--bucket-bytes")) bucket_bytes = strtoull(v, NULL, 10);
-    else if (!strcmp(a, "--save")) save = v;
-    else if (!strcmp(a, "--device") && parse_device(v, &device) == 0) device_arg = v;
-    else if (!strcmp(a, "--amp") && (g_tgt.amp = parse_amp(v)) >= 0) {
-    } else if (!strcmp(a, "--backend") && (!strcmp(v, "gloo") || !strcmp(v, "nccl"))) backend = v;
-    else {
-      usage(argv[0]);
-      return 2;
-    }
-    ++i;
+  {
+    static const char *const backends[] = {"gloo", "nccl", NULL};
+    const example_arg args[] = {
+        EXAMPLE_INT("--epochs", &epochs),
+        EXAMPLE_STR("--data", &data_dir),
+        EXAMPLE_U64("--seed", &seed),
+        EXAMPLE_INT("--threads", &threads),
+        EXAMPLE_INT("--steps", &steps),
+        EXAMPLE_U64("--bucket-bytes", &bucket_bytes),
+        EXAMPLE_STR("--save", &save),
+        EXAMPLE_DEVICE("--device", &device, &device_arg),
+        EXAMPLE_AMP("--amp", &g_tgt.amp),
+        EXAMPLE_CHOICE("--backend", &backend, backends),
+    };
+    int rc = example_parse_args(argc, argv, args, EXAMPLE_NARGS(args), usage);
+    if (rc >= 0) return rc;
   }
   if (epochs < 1) {
     fprintf(stderr, "ddp_lenet5: --epochs must be >= 1\n");
@@ -227,13 +227,8 @@ int main(int argc, char **argv) {
     int64_t n_test = 0;
     CHECK(ctorch_tensor_numel(&n_test, test_labels));
     CHECK(ctorch_arange(&order, ctorch_scalar_int(n_test), NULL, NULL, NULL, NULL));
-    shard(&test_xs, &test_ys, test_x, test_labels, order, rank, world);
+    test = shard_loader(test_x, test_labels, order, rank, world, EVAL_BATCH);
     ctorch_tensor_free(order);
-    to_target(&g_tgt, &test_xs);
-    to_target(&g_tgt, &test_ys);
-    CHECK(ctorch_data_loader_new(&test, test_xs, test_ys, EVAL_BATCH, 0, 0, 0));
-    ctorch_tensor_free(test_xs);
-    ctorch_tensor_free(test_ys);
     ctorch_tensor_free(test_x);
     ctorch_tensor_free(test_labels);
   }
@@ -262,20 +257,14 @@ int main(int argc, char **argv) {
     int64_t batch = 0, nbatches = 0;
     ctorch_data_loader train = NULL;
     uint64_t epoch_seed = 0;
-    int has = 1;
     {
       /* one global permutation per epoch, identical on every rank; this rank's shard of it */
       ctorch_generator gen = NULL;
-      ctorch_tensor perm = NULL, xs = NULL, ys = NULL;
+      ctorch_tensor perm = NULL;
       CHECK(ctorch_data_epoch_seed(&epoch_seed, seed, (uint64_t)epoch));
       CHECK(ctorch_generator_new(&gen, ctorch_device_cpu(), epoch_seed));
       CHECK(ctorch_randperm_generator(&perm, n_train, gen, NULL, NULL, NULL, NULL));
-      shard(&xs, &ys, train_x, train_labels, perm, rank, world);
-      to_target(&g_tgt, &xs); /* the epoch's shard goes to the GPU in one copy */
-      to_target(&g_tgt, &ys);
-      CHECK(ctorch_data_loader_new(&train, xs, ys, per_rank_batch, 0, 0, 0));
-      ctorch_tensor_free(xs);
-      ctorch_tensor_free(ys);
+      train = shard_loader(train_x, train_labels, perm, rank, world, per_rank_batch);
       ctorch_tensor_free(perm);
       ctorch_generator_free(gen);
     }
@@ -284,49 +273,21 @@ int main(int argc, char **argv) {
     CHECK(ctorch_data_loader_start_epoch(train, 0));
     CHECK(ctorch_dist_barrier(pg));
     t0 = now();
-    for (;;) {
+    for (; batch < nbatches; ++batch) {
       scratch s = {{0}, 0};
-      ctorch_tensor x = NULL, y = NULL, logits, loss;
-      int64_t b = 0;
-      double l = 0;
-      if (batch == nbatches) break;
-      CHECK(ctorch_data_loader_next(&has, &x, &y, train));
-      if (!has) break;
-      keep(&s, x);
-      keep(&s, y);
-      {
-        ctorch_autocast_scope amp = amp_enter(&g_tgt);
-        loss = batch_loss(&s, params, x, y, &logits);
-        amp_leave(amp);
-      }
-      CHECK(ctorch_optimizer_zero_grad(opt, 1));
-      if (g_tgt.scaler) {
-        ctorch_tensor scaled = NULL;
-        CHECK(ctorch_grad_scaler_scale(&scaled, g_tgt.scaler, loss));
-        CHECK(ctorch_tensor_backward(keep(&s, scaled), NULL, 0, 0, NULL, 0));
-      } else {
-        CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
-      }
+      ctorch_tensor y = NULL, logits = NULL, loss = NULL;
+      if (!next_batch_loss(&s, params, train, &g_tgt, &y, &logits, &loss)) break;
+      scaled_backward(&g_tgt, opt, loss);
       /* mean over this rank's images -> mean over the global batch (scaled
        * gradients average as well: every rank has the same scale) */
       CHECK(ctorch_dist_average_gradients(pg, params, NPARAMS, (size_t)bucket_bytes));
-      if (g_tgt.scaler) {
-        /* identical gradients on every rank: all skip or all step */
-        CHECK(ctorch_grad_scaler_step(NULL, g_tgt.scaler, opt));
-        CHECK(ctorch_grad_scaler_update(g_tgt.scaler, NULL));
-      } else {
-        CHECK(ctorch_optimizer_step(opt));
-      }
-      CHECK(ctorch_tensor_numel(&b, y));
-      CHECK(ctorch_tensor_item_double(&l, loss));
-      stats[0] += count_correct_no_grad(&s, logits, y);
-      loss_sum += l * (double)b;
-      stats[1] += b;
-      ++batch;
+      /* identical gradients on every rank: with fp16 all skip or all step */
+      scaled_step(&g_tgt, opt);
+      tally_batch(&s, logits, y, loss, &stats[0], &loss_sum, &stats[1]);
       release(&s);
-      if (rank == 0 && (batch % 50 == 0 || batch == nbatches)) {
+      if (rank == 0 && ((batch + 1) % 50 == 0 || batch + 1 == nbatches)) {
         printf("epoch %d/%d step %lld/%lld local loss %.4f %.0f img/s (all ranks)\n", epoch + 1, epochs,
-               (long long)batch, (long long)nbatches, loss_sum / (double)stats[1],
+               (long long)(batch + 1), (long long)nbatches, loss_sum / (double)stats[1],
                (double)(stats[1] * world) / (now() - t0));
         fflush(stdout);
       }

@@ -40,6 +40,7 @@
 
 #include "lenet5_model.h"
 #include "train_device.h"
+#include "example_args.h"
 
 static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbatches, double loss, double ips) {
   if (tty) {
@@ -84,30 +85,19 @@ int main(int argc, char **argv) {
   int64_t images_seen = 0;
   train_target tgt = {{CTORCH_DEVICE_CPU, -1}, 0, NULL};
 
-  for (i = 1; i < argc; ++i) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      usage(argv[0]);
-      return 0;
-    }
-    if (!v) {
-      usage(argv[0]);
-      return 2;
-    }
-    if (!strcmp(a, "--epochs")) epochs = atoi(v);
-    else if (!strcmp(a, "--data")) data_dir = v;
-    else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-    else if (!strcmp(a, "--threads")) threads = atoi(v);
-    else if (!strcmp(a, "--save")) save = v;
-    else if (!strcmp(a, "--steps")) steps = atoi(v);
-    else if (!strcmp(a, "--device") && parse_device(v, &tgt.device) == 0) {
-    } else if (!strcmp(a, "--amp") && (tgt.amp = parse_amp(v)) >= 0) {
-    } else {
-      usage(argv[0]);
-      return 2;
-    }
-    ++i;
+  {
+    const example_arg args[] = {
+        EXAMPLE_INT("--epochs", &epochs),
+        EXAMPLE_STR("--data", &data_dir),
+        EXAMPLE_U64("--seed", &seed),
+        EXAMPLE_INT("--threads", &threads),
+        EXAMPLE_STR("--save", &save),
+        EXAMPLE_INT("--steps", &steps),
+        EXAMPLE_DEVICE("--device", &tgt.device, NULL),
+        EXAMPLE_AMP("--amp", &tgt.amp),
+    };
+    int rc = example_parse_args(argc, argv, args, EXAMPLE_NARGS(args), usage);
+    if (rc >= 0) return rc;
   }
   if (epochs < 1) {
     fprintf(stderr, "lenet5: --epochs must be >= 1\n");
@@ -155,32 +145,15 @@ int main(int argc, char **argv) {
   for (epoch = 0; epoch < epochs; ++epoch) {
     double t0 = now(), loss_sum = 0, dt;
     int64_t correct = 0, seen = 0, batch = 0;
-    int has = 1;
     CHECK(ctorch_data_loader_start_epoch(train, (uint64_t)epoch));
-    for (;;) {
+    for (; batch < nbatches; ++batch) {
       scratch s = {{0}, 0};
-      ctorch_tensor x = NULL, y = NULL, logits, loss;
-      int64_t b = 0;
-      double l = 0;
-      if (batch == nbatches) break;
-      CHECK(ctorch_data_loader_next(&has, &x, &y, train));
-      if (!has) break;
-      keep(&s, x);
-      keep(&s, y);
-      {
-        ctorch_autocast_scope amp = amp_enter(&tgt);
-        loss = batch_loss(&s, params, x, y, &logits);
-        amp_leave(amp);
-      }
+      ctorch_tensor y = NULL, logits = NULL, loss = NULL;
+      if (!next_batch_loss(&s, params, train, &tgt, &y, &logits, &loss)) break;
       backward_step(&tgt, opt, loss);
-      CHECK(ctorch_tensor_numel(&b, y));
-      CHECK(ctorch_tensor_item_double(&l, loss));
-      correct += count_correct_no_grad(&s, logits, y);
-      loss_sum += l * (double)b;
-      seen += b;
-      ++batch;
+      tally_batch(&s, logits, y, loss, &correct, &loss_sum, &seen);
       release(&s);
-      progress(tty, epoch + 1, epochs, batch, nbatches, loss_sum / (double)seen, (double)seen / (now() - t0));
+      progress(tty, epoch + 1, epochs, batch + 1, nbatches, loss_sum / (double)seen, (double)seen / (now() - t0));
     }
     dt = now() - t0;
     train_time += dt;

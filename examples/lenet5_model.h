@@ -18,6 +18,8 @@
 #error "define CHECK(call) before including lenet5_model.h"
 #endif
 
+#include "train_device.h" /* train_target, amp_enter/amp_leave */
+
 /* Handles made during one step, freed together at its end. */
 typedef struct {
   ctorch_tensor t[32];
@@ -194,6 +196,37 @@ static inline int64_t count_correct_no_grad(scratch *s, ctorch_tensor logits, ct
   n = count_correct(s, logits, y);
   CHECK(ctorch_autograd_scope_leave(ng));
   return n;
+}
+
+/* A training step's forward pass (lenet5.c, ddp_lenet5.c): the loader's next
+ * batch, its logits and mean cross-entropy under the target's autocast, all
+ * kept in s. 0 when the loader has no batch left in this epoch. */
+static inline int next_batch_loss(scratch *s, ctorch_tensor *p, ctorch_data_loader loader, const train_target *t,
+                                  ctorch_tensor *y, ctorch_tensor *logits, ctorch_tensor *loss) {
+  ctorch_tensor x = NULL;
+  ctorch_autocast_scope amp;
+  int has = 0;
+  CHECK(ctorch_data_loader_next(&has, &x, y, loader));
+  if (!has) return 0;
+  keep(s, x);
+  keep(s, *y);
+  amp = amp_enter(t);
+  *loss = batch_loss(s, p, x, *y, logits);
+  amp_leave(amp);
+  return 1;
+}
+
+/* After the step: adds the batch to the epoch's training tallies (rows
+ * predicted right, loss x rows, rows). Reads the loss: a sync on a GPU. */
+static inline void tally_batch(scratch *s, ctorch_tensor logits, ctorch_tensor y, ctorch_tensor loss, int64_t *correct,
+                               double *loss_sum, int64_t *seen) {
+  int64_t rows = 0;
+  double l = 0;
+  CHECK(ctorch_tensor_numel(&rows, y));
+  CHECK(ctorch_tensor_item_double(&l, loss));
+  *correct += count_correct_no_grad(s, logits, y);
+  *loss_sum += l * (double)rows;
+  *seen += rows;
 }
 
 /* Over every batch of loader, under inference mode: c[0] += rows predicted

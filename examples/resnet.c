@@ -43,6 +43,7 @@
 #include "lenet5_model.h" /* load_data, scratch, now(), make_layer */
 #include "resnet_model.h"
 #include "train_device.h"
+#include "example_args.h"
 
 /* Test accuracy over the first `limit` images (inference mode, BN in eval mode). */
 static double evaluate(resnet *m, ctorch_tensor x, ctorch_tensor y, int64_t limit, int64_t batch,
@@ -91,31 +92,21 @@ int main(int argc, char **argv) {
   resnet m;
   double acc = 0, train_time = 0;
 
-  for (i = 1; i < argc; ++i) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      usage(argv[0]);
-      return 0;
-    }
-    if (!v) {
-      usage(argv[0]);
-      return 2;
-    }
-    if (!strcmp(a, "--epochs")) epochs = atoi(v);
-    else if (!strcmp(a, "--steps")) steps = atoi(v);
-    else if (!strcmp(a, "--width")) width = atoll(v);
-    else if (!strcmp(a, "--batch")) batch = atoll(v);
-    else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-    else if (!strcmp(a, "--threads")) threads = atoi(v);
-    else if (!strcmp(a, "--data")) data_dir = v;
-    else if (!strcmp(a, "--test-images")) test_images = atoll(v);
-    else if (!strcmp(a, "--device") && parse_device(v, &tgt.device) == 0) {
-    } else if (!strcmp(a, "--amp") && (tgt.amp = parse_amp(v)) >= 0) {
-    } else {
-      usage(argv[0]);
-      return 2;
-    }
-    ++i;
+  {
+    const example_arg args[] = {
+        EXAMPLE_INT("--epochs", &epochs),
+        EXAMPLE_INT("--steps", &steps),
+        EXAMPLE_INT64("--width", &width),
+        EXAMPLE_INT64("--batch", &batch),
+        EXAMPLE_U64("--seed", &seed),
+        EXAMPLE_INT("--threads", &threads),
+        EXAMPLE_STR("--data", &data_dir),
+        EXAMPLE_INT64("--test-images", &test_images),
+        EXAMPLE_DEVICE("--device", &tgt.device, NULL),
+        EXAMPLE_AMP("--amp", &tgt.amp),
+    };
+    int rc = example_parse_args(argc, argv, args, EXAMPLE_NARGS(args), usage);
+    if (rc >= 0) return rc;
   }
   if (epochs < 1 || width < 1 || batch < 1) {
     fprintf(stderr, "resnet: --epochs, --width and --batch must be >= 1\n");

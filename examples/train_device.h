@@ -130,20 +130,35 @@ static inline void params_to_target(const train_target *t, ctorch_tensor *p, int
   }
 }
 
-/* backward + optimizer step, through the loss scaler for fp16. */
-static inline void backward_step(const train_target *t, ctorch_optimizer opt, ctorch_tensor loss) {
+/* Zeroed gradients, then backward of the loss (scaled by the loss scaler
+ * for fp16). */
+static inline void scaled_backward(const train_target *t, ctorch_optimizer opt, ctorch_tensor loss) {
   CHECK(ctorch_optimizer_zero_grad(opt, 1));
   if (t->scaler) {
     ctorch_tensor scaled = NULL;
     CHECK(ctorch_grad_scaler_scale(&scaled, t->scaler, loss));
     CHECK(ctorch_tensor_backward(scaled, NULL, 0, 0, NULL, 0));
     ctorch_tensor_free(scaled);
+  } else {
+    CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
+  }
+}
+
+/* The optimizer step; for fp16 through the scaler (which unscales the
+ * gradients, skips the step if any is inf/NaN, and updates its scale). */
+static inline void scaled_step(const train_target *t, ctorch_optimizer opt) {
+  if (t->scaler) {
     CHECK(ctorch_grad_scaler_step(NULL, t->scaler, opt));
     CHECK(ctorch_grad_scaler_update(t->scaler, NULL));
   } else {
-    CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
     CHECK(ctorch_optimizer_step(opt));
   }
+}
+
+/* backward + optimizer step, through the loss scaler for fp16. */
+static inline void backward_step(const train_target *t, ctorch_optimizer opt, ctorch_tensor loss) {
+  scaled_backward(t, opt, loss);
+  scaled_step(t, opt);
 }
 
 /* CPU copies of the parameters for saving (new handles; the same handles

@@ -72,6 +72,74 @@ static inline int ct_cuda_device_count_in_child(void) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* The whole file, malloc'ed (the caller frees it), NUL-terminated; *n = its size. */
+static inline char *ct_read_file(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  char *b;
+  long sz;
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  b = malloc((size_t)sz + 1);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_uint_eq(fread(b, 1, (size_t)sz, f), (size_t)sz);
+  b[sz] = 0;
+  fclose(f);
+  *n = (size_t)sz;
+  return b;
+}
+
+static inline void ct_write_file(const char *path, const void *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  ck_assert_msg(f != NULL, "cannot create %s", path);
+  ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+  fclose(f);
+}
+
+/* max |a - b| over every element (a and b broadcast), computed with ctorch's
+ * own operators, so any dtype and device works. */
+static inline double ct_max_abs_diff(ctorch_tensor a, ctorch_tensor b) {
+  ctorch_tensor d = NULL, e = NULL, m = NULL;
+  double v = -1;
+  CT_OK(ctorch_sub_Tensor(&d, a, b, ctorch_scalar_int(1)));
+  CT_OK(ctorch_abs(&e, d));
+  CT_OK(ctorch_max(&m, e));
+  CT_OK(ctorch_tensor_item_double(&v, m));
+  ctorch_tensor_free(d);
+  ctorch_tensor_free(e);
+  ctorch_tensor_free(m);
+  return v;
+}
+
+/* Makes a test's input files with Python, once, before check forks the
+ * tests: runs `$CTORCH_TORCH_PYTHON $CTORCH_SOURCE_DIR/<script> <cwd>/<subdir>`
+ * and puts that directory in dir. 1 if the script succeeded; else 0, with
+ * why in err (each test then fails saying so: no silent skipping). */
+static inline int ct_make_with_python(const char *script, const char *subdir, char *dir, size_t dir_cap, char *err,
+                                      size_t err_cap) {
+  const char *src = getenv("CTORCH_SOURCE_DIR"), *py = getenv("CTORCH_TORCH_PYTHON");
+  char cmd[12288];
+  int rc;
+  if (!src || !*src || !py || !*py) {
+    snprintf(err, err_cap, "CTORCH_SOURCE_DIR and CTORCH_TORCH_PYTHON must be set (run under ctest)");
+    return 0;
+  }
+  if (!getcwd(dir, dir_cap) || strlen(dir) + strlen(subdir) + 2 > dir_cap) {
+    snprintf(err, err_cap, "getcwd failed");
+    return 0;
+  }
+  strcat(dir, "/");
+  strcat(dir, subdir);
+  snprintf(cmd, sizeof cmd, "'%s' '%s/%s' '%s'", py, src, script, dir);
+  rc = system(cmd);
+  if (rc != 0) {
+    snprintf(err, err_cap, "'%.4000s' exited with %d", cmd, rc);
+    return 0;
+  }
+  return 1;
+}
+
 /* What a suite, or the tcases tagged with a requirement's name, needs to run.
  * tests/CMakeLists.txt runs each tag as its own ctest test with
  * CTORCH_TEST_REQUIRES set; when a requirement is missing the binary prints

@@ -4,31 +4,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "tmp_files.h"
 
-
-static char tmpdir[] = "/tmp/ctorch_data_XXXXXX";
-
-static void setup(void) { ck_assert_ptr_nonnull(mkdtemp(tmpdir)); }
-static void teardown(void) {
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *tpath(const char *name) {
-  static char buf[4][256];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-  return buf[k];
-}
-
-static void write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_ptr_nonnull(f);
-  ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-  fclose(f);
-}
+static void setup(void) { ct_tmp_dir_make("data"); }
 
 /* An IDX header: type code, dims (big-endian). Returns its length. */
 static size_t idx_header(unsigned char *h, unsigned char type, const uint32_t *dims, unsigned nd) {
@@ -52,7 +30,7 @@ static size_t write_ubyte_idx(const char *path, const uint32_t *dims, unsigned n
   for (i = 0; i < nd; ++i) n *= dims[i];
   ck_assert(h + n <= sizeof buf);
   for (i = 0; i < n; ++i) buf[h + i] = (unsigned char)((i * 7 + 3) % 256);
-  write_file(path, buf, h + (keep_data < n ? keep_data : n));
+  ct_write_file(path, buf, h + (keep_data < n ? keep_data : n));
   return n;
 }
 
@@ -82,15 +60,15 @@ START_TEST(plain_and_gzip_ubyte) {
   static const uint32_t dims[3] = {4, 3, 5};
   static const int64_t want[3] = {4, 3, 5};
   ctorch_tensor a = NULL, b = NULL, c = NULL;
-  write_ubyte_idx(tpath("x.idx"), dims, 3, (size_t)-1);
-  gzip_file(tpath("x.idx"), tpath("x.idx.gz"));
+  write_ubyte_idx(ct_tmp_path("x.idx"), dims, 3, (size_t)-1);
+  gzip_file(ct_tmp_path("x.idx"), ct_tmp_path("x.idx.gz"));
   /* the format is told by content: a gzip file without .gz also works */
-  gzip_file(tpath("x.idx"), tpath("gz-named-plain"));
-  CT_OK(ctorch_data_idx_read(&a, tpath("x.idx")));
+  gzip_file(ct_tmp_path("x.idx"), ct_tmp_path("gz-named-plain"));
+  CT_OK(ctorch_data_idx_read(&a, ct_tmp_path("x.idx")));
   check_ubyte_contents(a, want, 3);
-  CT_OK(ctorch_data_idx_read(&b, tpath("x.idx.gz")));
+  CT_OK(ctorch_data_idx_read(&b, ct_tmp_path("x.idx.gz")));
   check_ubyte_contents(b, want, 3);
-  CT_OK(ctorch_data_idx_read(&c, tpath("gz-named-plain")));
+  CT_OK(ctorch_data_idx_read(&c, ct_tmp_path("gz-named-plain")));
   check_ubyte_contents(c, want, 3);
   ctorch_tensor_free(a);
   ctorch_tensor_free(b);
@@ -116,8 +94,8 @@ START_TEST(big_endian_types) {
     buf[h + 4 * i + 2] = (unsigned char)(u >> 8);
     buf[h + 4 * i + 3] = (unsigned char)u;
   }
-  write_file(tpath("i32.idx"), buf, h + 12);
-  CT_OK(ctorch_data_idx_read(&t, tpath("i32.idx")));
+  ct_write_file(ct_tmp_path("i32.idx"), buf, h + 12);
+  CT_OK(ctorch_data_idx_read(&t, ct_tmp_path("i32.idx")));
   CT_OK(ctorch_tensor_dtype(&dt, t));
   ck_assert_int_eq(dt, CTORCH_INT32);
   CT_OK(ctorch_tensor_copy_to(got, sizeof got, t));
@@ -129,8 +107,8 @@ START_TEST(big_endian_types) {
     static const unsigned char fl[8] = {0x3F, 0xC0, 0, 0, 0xC0, 0, 0, 0};
     h = idx_header(buf, 0x0D, d2, 1);
     memcpy(buf + h, fl, 8);
-    write_file(tpath("f32.idx"), buf, h + 8);
-    CT_OK(ctorch_data_idx_read(&t, tpath("f32.idx")));
+    ct_write_file(ct_tmp_path("f32.idx"), buf, h + 8);
+    CT_OK(ctorch_data_idx_read(&t, ct_tmp_path("f32.idx")));
     CT_OK(ctorch_tensor_copy_to(fg, sizeof fg, t));
     ck_assert(fg[0] == 1.5f && fg[1] == -2.0f);
     ctorch_tensor_free(t);
@@ -141,8 +119,8 @@ START_TEST(big_endian_types) {
     static const unsigned char db[8] = {0x3F, 0xB9, 0x99, 0x99, 0x99, 0x99, 0x99, 0x9A};
     h = idx_header(buf, 0x0E, d1, 1);
     memcpy(buf + h, db, 8);
-    write_file(tpath("f64.idx"), buf, h + 8);
-    CT_OK(ctorch_data_idx_read(&t, tpath("f64.idx")));
+    ct_write_file(ct_tmp_path("f64.idx"), buf, h + 8);
+    CT_OK(ctorch_data_idx_read(&t, ct_tmp_path("f64.idx")));
     CT_OK(ctorch_tensor_copy_to(&dg, sizeof dg, t));
     ck_assert(dg == 0.1);
     ctorch_tensor_free(t);
@@ -160,73 +138,73 @@ START_TEST(corrupt_and_truncated_files) {
   long gz_len;
   size_t h;
 
-  CT_FAILS(CTORCH_IO, ctorch_data_idx_read(&t, tpath("missing.idx")));
+  CT_FAILS(CTORCH_IO, ctorch_data_idx_read(&t, ct_tmp_path("missing.idx")));
   ck_assert_ptr_null(t);
   CT_ERROR_HAS("missing.idx");
   CT_ERROR_HAS("ctorch_data_idx_read");
-  CT_FAILS(CTORCH_IO, ctorch_data_idx_read(&t, tmpdir)); /* a directory */
+  CT_FAILS(CTORCH_IO, ctorch_data_idx_read(&t, ct_tmp_dir)); /* a directory */
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_data_idx_read(&t, NULL));
 
-  write_file(tpath("empty.idx"), "", 0);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("empty.idx")));
+  ct_write_file(ct_tmp_path("empty.idx"), "", 0);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("empty.idx")));
   CT_ERROR_HAS("empty.idx");
 
   /* data cut short */
-  write_ubyte_idx(tpath("short.idx"), dims, 2, 150);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("short.idx")));
+  write_ubyte_idx(ct_tmp_path("short.idx"), dims, 2, 150);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("short.idx")));
   CT_ERROR_HAS("truncated");
 
   /* header cut inside the dimension sizes */
   h = idx_header(buf, 0x08, dims, 2);
-  write_file(tpath("head.idx"), buf, h - 3);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("head.idx")));
+  ct_write_file(ct_tmp_path("head.idx"), buf, h - 3);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("head.idx")));
 
   /* bad magic, unknown type code, zero dims */
   h = idx_header(buf, 0x08, dims, 2);
   buf[0] = 0x42;
-  write_file(tpath("magic.idx"), buf, h + 200);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("magic.idx")));
+  ct_write_file(ct_tmp_path("magic.idx"), buf, h + 200);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("magic.idx")));
   CT_ERROR_HAS("magic");
   h = idx_header(buf, 0x07, dims, 2);
-  write_file(tpath("type.idx"), buf, h + 200);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("type.idx")));
+  ct_write_file(ct_tmp_path("type.idx"), buf, h + 200);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("type.idx")));
   CT_ERROR_HAS("0x07");
   h = idx_header(buf, 0x08, dims, 0);
-  write_file(tpath("nodim.idx"), buf, h);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("nodim.idx")));
+  ct_write_file(ct_tmp_path("nodim.idx"), buf, h);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("nodim.idx")));
 
   /* absurd sizes in a tiny file must not try to allocate them */
   h = idx_header(buf, 0x08, huge, 4);
-  write_file(tpath("huge.idx"), buf, h + 16);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("huge.idx")));
+  ct_write_file(ct_tmp_path("huge.idx"), buf, h + 16);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("huge.idx")));
   h = idx_header(buf, 0x08, huge, 1);
-  write_file(tpath("huge1.idx"), buf, h + 16);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("huge1.idx")));
-  gzip_file(tpath("huge1.idx"), tpath("huge1.idx.gz"));
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("huge1.idx.gz")));
+  ct_write_file(ct_tmp_path("huge1.idx"), buf, h + 16);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("huge1.idx")));
+  gzip_file(ct_tmp_path("huge1.idx"), ct_tmp_path("huge1.idx.gz"));
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("huge1.idx.gz")));
 
   /* trailing garbage */
-  write_ubyte_idx(tpath("ok.idx"), dims, 2, (size_t)-1);
-  f = fopen(tpath("ok.idx"), "ab");
+  write_ubyte_idx(ct_tmp_path("ok.idx"), dims, 2, (size_t)-1);
+  f = fopen(ct_tmp_path("ok.idx"), "ab");
   fputs("junk", f);
   fclose(f);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("ok.idx")));
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("ok.idx")));
 
   /* a truncated gzip stream, and gzip magic followed by garbage */
-  write_ubyte_idx(tpath("full.idx"), dims, 2, (size_t)-1);
-  gzip_file(tpath("full.idx"), tpath("full.idx.gz"));
-  f = fopen(tpath("full.idx.gz"), "rb");
+  write_ubyte_idx(ct_tmp_path("full.idx"), dims, 2, (size_t)-1);
+  gzip_file(ct_tmp_path("full.idx"), ct_tmp_path("full.idx.gz"));
+  f = fopen(ct_tmp_path("full.idx.gz"), "rb");
   gz_len = (long)fread(buf, 1, sizeof buf, f);
   fclose(f);
   ck_assert(gz_len > 40);
-  write_file(tpath("cut.idx.gz"), buf, (size_t)gz_len / 2);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("cut.idx.gz")));
+  ct_write_file(ct_tmp_path("cut.idx.gz"), buf, (size_t)gz_len / 2);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("cut.idx.gz")));
   CT_ERROR_HAS("cut.idx.gz");
-  write_file(tpath("cut2.idx.gz"), buf, (size_t)gz_len - 4); /* only the size trailer missing */
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("cut2.idx.gz")));
+  ct_write_file(ct_tmp_path("cut2.idx.gz"), buf, (size_t)gz_len - 4); /* only the size trailer missing */
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("cut2.idx.gz")));
   memset(buf + 10, 0xA5, (size_t)gz_len - 10);
-  write_file(tpath("garbage.idx.gz"), buf, (size_t)gz_len);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, tpath("garbage.idx.gz")));
+  ct_write_file(ct_tmp_path("garbage.idx.gz"), buf, (size_t)gz_len);
+  CT_FAILS(CTORCH_VALUE, ctorch_data_idx_read(&t, ct_tmp_path("garbage.idx.gz")));
   ck_assert_ptr_null(t);
 }
 END_TEST
@@ -237,21 +215,21 @@ START_TEST(mnist_pair_checks) {
   ctorch_dtype dt;
   int64_t v[5];
   int i;
-  write_ubyte_idx(tpath("im"), im, 3, (size_t)-1);
-  write_ubyte_idx(tpath("lb"), lb, 1, (size_t)-1);
-  write_ubyte_idx(tpath("lb4"), lb4, 1, (size_t)-1);
-  CT_OK(ctorch_data_mnist_read(&x, &y, tpath("im"), tpath("lb")));
+  write_ubyte_idx(ct_tmp_path("im"), im, 3, (size_t)-1);
+  write_ubyte_idx(ct_tmp_path("lb"), lb, 1, (size_t)-1);
+  write_ubyte_idx(ct_tmp_path("lb4"), lb4, 1, (size_t)-1);
+  CT_OK(ctorch_data_mnist_read(&x, &y, ct_tmp_path("im"), ct_tmp_path("lb")));
   CT_OK(ctorch_tensor_dtype(&dt, y));
   ck_assert_int_eq(dt, CTORCH_INT64);
   CT_OK(ctorch_tensor_copy_to(v, sizeof v, y));
   for (i = 0; i < 5; ++i) ck_assert_int_eq(v[i], (i * 7 + 3) % 256);
   ctorch_tensor_free(x);
   ctorch_tensor_free(y);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_mnist_read(&x, &y, tpath("im"), tpath("lb4")));
+  CT_FAILS(CTORCH_VALUE, ctorch_data_mnist_read(&x, &y, ct_tmp_path("im"), ct_tmp_path("lb4")));
   ck_assert_ptr_null(x);
   ck_assert_ptr_null(y);
-  CT_FAILS(CTORCH_VALUE, ctorch_data_mnist_read(&x, &y, tpath("lb"), tpath("lb")));
-  CT_FAILS(CTORCH_IO, ctorch_data_mnist_read_dir(&x, &y, tmpdir, 1));
+  CT_FAILS(CTORCH_VALUE, ctorch_data_mnist_read(&x, &y, ct_tmp_path("lb"), ct_tmp_path("lb")));
+  CT_FAILS(CTORCH_IO, ctorch_data_mnist_read_dir(&x, &y, ct_tmp_dir, 1));
   CT_ERROR_HAS("train-images-idx3-ubyte");
 }
 END_TEST
@@ -429,7 +407,7 @@ END_TEST
 static Suite *make_suite(void) {
   Suite *s = suite_create("data");
   TCase *tc = tcase_create("data");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, setup, ct_tmp_dir_remove);
   tcase_add_test(tc, plain_and_gzip_ubyte);
   tcase_add_test(tc, big_endian_types);
   tcase_add_test(tc, corrupt_and_truncated_files);

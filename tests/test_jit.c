@@ -13,30 +13,8 @@ static char g_models_err[8400];
 
 /* Runs the generator; every test asserts it worked (no silent skipping). */
 static void make_models(void) {
-  const char *src = getenv("CTORCH_SOURCE_DIR");
-  const char *py = getenv("CTORCH_TORCH_PYTHON");
-  char cmd[8192];
-  int rc;
-  if (!py || !*py) {
-    snprintf(g_models_err, sizeof g_models_err, "CTORCH_TORCH_PYTHON is not set (run under ctest)");
-    return;
-  }
-  if (!src) {
-    snprintf(g_models_err, sizeof g_models_err, "CTORCH_SOURCE_DIR is not set (run under ctest)");
-    return;
-  }
-  if (!getcwd(g_dir, sizeof g_dir - 32)) {
-    snprintf(g_models_err, sizeof g_models_err, "getcwd failed");
-    return;
-  }
-  strcat(g_dir, "/jit_models");
-  snprintf(cmd, sizeof cmd, "'%s' '%s/tests/python/make_jit_models.py' '%s'", py, src, g_dir);
-  rc = system(cmd);
-  if (rc != 0) {
-    snprintf(g_models_err, sizeof g_models_err, "'%s' exited with %d", cmd, rc);
-    return;
-  }
-  g_models_ok = 1;
+  g_models_ok = ct_make_with_python("tests/python/make_jit_models.py", "jit_models", g_dir, sizeof g_dir, g_models_err,
+                                    sizeof g_models_err);
 }
 
 static const char *model_path(const char *name) {
@@ -452,19 +430,11 @@ START_TEST(train_eval_parameters_buffers) {
 }
 END_TEST
 
-static void write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_ptr_nonnull(f);
-  ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-  fclose(f);
-}
-
 START_TEST(bad_model_files) {
   ctorch_module m = (ctorch_module)0x1;
   char path[4200], trunc[4200];
   char *buf;
-  long sz;
-  FILE *f;
+  size_t sz = 0;
   ctorch_device bad = {99, 0};
 
   CT_FAILS(CTORCH_IO, ctorch_module_load(&m, "/nonexistent/model.pt", NULL));
@@ -475,22 +445,15 @@ START_TEST(bad_model_files) {
   CT_ERROR_HAS("map_location");
 
   snprintf(path, sizeof path, "%s/garbage.pt", g_dir);
-  write_file(path, "this is not a model at all", 26);
+  ct_write_file(path, "this is not a model at all", 26);
   CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, path, NULL));
 
   /* A torch.save checkpoint is a zip too, but not a module. */
   CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, model_path("refs.pt"), NULL));
 
-  f = fopen(model_path("scripted.pt"), "rb");
-  ck_assert_ptr_nonnull(f);
-  fseek(f, 0, SEEK_END);
-  sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  buf = malloc((size_t)sz);
-  ck_assert_uint_eq(fread(buf, 1, (size_t)sz, f), (size_t)sz);
-  fclose(f);
+  buf = ct_read_file(model_path("scripted.pt"), &sz);
   snprintf(trunc, sizeof trunc, "%s/truncated.pt", g_dir);
-  write_file(trunc, buf, (size_t)sz / 2);
+  ct_write_file(trunc, buf, sz / 2);
   CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, trunc, NULL));
   ck_assert_ptr_null(m);
   free(buf);

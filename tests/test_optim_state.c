@@ -4,42 +4,14 @@
  * group options come back; mismatches and foreign files are refused and
  * leave the optimizer as it was. (C <-> Python: tests/python/
  * test_py_interop_files.py.) */
-#include <dirent.h>
 #include <math.h>
-#include <unistd.h>
 
 #include "check_main.h"
+#include "tmp_files.h"
 
 #define NP 5
 
-static char g_dir[256];
-
-static void make_dir(void) {
-  strcpy(g_dir, "/tmp/ctorch_optim_state_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
-}
-
-static void remove_dir(void) {
-  DIR *d = opendir(g_dir);
-  struct dirent *e;
-  char p[512];
-  if (!d) return;
-  while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-      snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
-      unlink(p);
-    }
-  closedir(d);
-  rmdir(g_dir);
-}
-
-static const char *in_dir(const char *name) {
-  static char buf[4][512];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-  return buf[k];
-}
+static void make_dir(void) { ct_tmp_dir_make("optim_state"); }
 
 static ctorch_tensor fvec(const float *v, int64_t n) {
   ctorch_tensor t = NULL;
@@ -113,9 +85,9 @@ static void resume_is_exact(ctorch_optimizer_kind kind, const ctorch_optim_optio
   CT_OK(ctorch_optim_options_default(&dflt, kind));
   ob = make(kind, &dflt, dflt.lr, b, 3);
   for (int s = 0; s < 3; ++s) step(oa, a, 3, s);
-  CT_OK(ctorch_optimizer_save_state_dict(oa, in_dir("state.pt")));
+  CT_OK(ctorch_optimizer_save_state_dict(oa, ct_tmp_path("state.pt")));
   for (int i = 0; i < 3; ++i) copy_values(b[i], a[i]);
-  CT_OK(ctorch_optimizer_load_state_dict(ob, in_dir("state.pt")));
+  CT_OK(ctorch_optimizer_load_state_dict(ob, ct_tmp_path("state.pt")));
   CT_OK(ctorch_optimizer_get_options(&got, ob, 0));
   ck_assert(got.lr == o->lr && got.weight_decay == o->weight_decay);
   if (kind == CTORCH_OPTIM_SGD) {
@@ -198,22 +170,22 @@ START_TEST(mismatches_are_refused_and_change_nothing) {
   o.momentum = 0.9;
   CT_OK(ctorch_optimizer_new(&sgd, CTORCH_OPTIM_SGD, p, 2, &o));
   step(sgd, p, 2, 0);
-  CT_OK(ctorch_optimizer_save_state_dict(sgd, in_dir("sgd.pt")));
+  CT_OK(ctorch_optimizer_save_state_dict(sgd, ct_tmp_path("sgd.pt")));
   CT_OK(ctorch_optimizer_new(&adam, CTORCH_OPTIM_ADAM, p, 2, NULL));
   step(adam, p, 2, 0);
-  CT_OK(ctorch_optimizer_save_state_dict(adam, in_dir("adam.pt")));
-  CT_OK(ctorch_save_dict(in_dir("weights.pt"), (const char *[]){"a", "b"}, p, 2));
+  CT_OK(ctorch_optimizer_save_state_dict(adam, ct_tmp_path("adam.pt")));
+  CT_OK(ctorch_save_dict(ct_tmp_path("weights.pt"), (const char *[]){"a", "b"}, p, 2));
 
   /* another optimizer's state */
-  refused_and_unchanged(CTORCH_OPTIM_ADAM, in_dir("sgd.pt"), CTORCH_VALUE, "no 'betas'", 2, NP);
-  refused_and_unchanged(CTORCH_OPTIM_SGD, in_dir("adam.pt"), CTORCH_VALUE, "no 'momentum'", 2, NP);
+  refused_and_unchanged(CTORCH_OPTIM_ADAM, ct_tmp_path("sgd.pt"), CTORCH_VALUE, "no 'betas'", 2, NP);
+  refused_and_unchanged(CTORCH_OPTIM_SGD, ct_tmp_path("adam.pt"), CTORCH_VALUE, "no 'momentum'", 2, NP);
   /* another number of parameters, another shape */
-  refused_and_unchanged(CTORCH_OPTIM_SGD, in_dir("sgd.pt"), CTORCH_VALUE, "has 2 parameters", 1, NP);
-  refused_and_unchanged(CTORCH_OPTIM_SGD, in_dir("sgd.pt"), CTORCH_VALUE, "shape", 2, 4);
-  refused_and_unchanged(CTORCH_OPTIM_ADAM, in_dir("adam.pt"), CTORCH_VALUE, "shape", 2, 2);
+  refused_and_unchanged(CTORCH_OPTIM_SGD, ct_tmp_path("sgd.pt"), CTORCH_VALUE, "has 2 parameters", 1, NP);
+  refused_and_unchanged(CTORCH_OPTIM_SGD, ct_tmp_path("sgd.pt"), CTORCH_VALUE, "shape", 2, 4);
+  refused_and_unchanged(CTORCH_OPTIM_ADAM, ct_tmp_path("adam.pt"), CTORCH_VALUE, "shape", 2, 2);
   /* not a state dict; no file */
-  refused_and_unchanged(CTORCH_OPTIM_ADAM, in_dir("weights.pt"), CTORCH_TYPE, "state_dict", 2, NP);
-  refused_and_unchanged(CTORCH_OPTIM_ADAM, in_dir("nope.pt"), CTORCH_IO, "nope.pt", 2, NP);
+  refused_and_unchanged(CTORCH_OPTIM_ADAM, ct_tmp_path("weights.pt"), CTORCH_TYPE, "state_dict", 2, NP);
+  refused_and_unchanged(CTORCH_OPTIM_ADAM, ct_tmp_path("nope.pt"), CTORCH_IO, "nope.pt", 2, NP);
   ctorch_optimizer_free(sgd);
   ctorch_optimizer_free(adam);
   ctorch_tensor_free(p[0]);
@@ -225,13 +197,13 @@ START_TEST(unsupported_kinds_and_bad_arguments) {
   ctorch_tensor p = param(0, NP);
   ctorch_optimizer rms = NULL, sgd = NULL;
   CT_OK(ctorch_optimizer_new(&rms, CTORCH_OPTIM_RMSPROP, &p, 1, NULL));
-  CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_optimizer_save_state_dict(rms, in_dir("x.pt")));
+  CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_optimizer_save_state_dict(rms, ct_tmp_path("x.pt")));
   CT_ERROR_HAS("SGD, Adam and AdamW");
-  ck_assert_int_ne(access(in_dir("x.pt"), F_OK), 0);
+  ck_assert_int_ne(access(ct_tmp_path("x.pt"), F_OK), 0);
   CT_OK(ctorch_optimizer_new(&sgd, CTORCH_OPTIM_SGD, &p, 1, NULL));
-  CT_OK(ctorch_optimizer_save_state_dict(sgd, in_dir("s.pt")));
-  CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_optimizer_load_state_dict(rms, in_dir("s.pt")));
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_save_state_dict(NULL, in_dir("s.pt")));
+  CT_OK(ctorch_optimizer_save_state_dict(sgd, ct_tmp_path("s.pt")));
+  CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_optimizer_load_state_dict(rms, ct_tmp_path("s.pt")));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_save_state_dict(NULL, ct_tmp_path("s.pt")));
   CT_ERROR_HAS("opt");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_save_state_dict(sgd, NULL));
   CT_ERROR_HAS("path");
@@ -246,7 +218,7 @@ END_TEST
 static Suite *make_suite(void) {
   Suite *s = suite_create("optim_state");
   TCase *tc = tcase_create("state_dict");
-  tcase_add_checked_fixture(tc, make_dir, remove_dir);
+  tcase_add_checked_fixture(tc, make_dir, ct_tmp_dir_remove);
   tcase_add_test(tc, sgd_momentum_resumes_exactly);
   tcase_add_test(tc, adam_and_adamw_resume_exactly);
   tcase_add_test(tc, mismatches_are_refused_and_change_nothing);

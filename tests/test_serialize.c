@@ -2,7 +2,6 @@
  * the format written (what torch.load(weights_only=True) accepts), files of
  * earlier ctorch versions. (Crossing to and from Python: tests/python/
  * test_py_checkpoint.py and test_py_interop_files.py.) */
-#include <dirent.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/resource.h>
@@ -10,67 +9,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "tmp_files.h"
 
-static char g_dir[256];
-
-static void make_dir(void) {
-  strcpy(g_dir, "/tmp/ctorch_serialize_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
-}
-
-static void remove_dir(void) {
-  DIR *d = opendir(g_dir);
-  struct dirent *e;
-  char p[512];
-  if (!d) return;
-  while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-      snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
-      unlink(p);
-    }
-  closedir(d);
-  rmdir(g_dir);
-}
-
-static const char *in_dir(const char *name) {
-  static char buf[4][512];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-  return buf[k];
-}
-
-static char *read_all(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  char *b;
-  long sz;
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b = malloc((size_t)sz + 1);
-  ck_assert_uint_eq(fread(b, 1, (size_t)sz, f), (size_t)sz);
-  fclose(f);
-  *n = (size_t)sz;
-  return b;
-}
-
-static void write_all(const char *path, const void *b, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_ptr_nonnull(f);
-  ck_assert_uint_eq(fwrite(b, 1, n, f), n);
-  fclose(f);
-}
-
-static int count_entries(void) {
-  DIR *d = opendir(g_dir);
-  struct dirent *e;
-  int n = 0;
-  while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  closedir(d);
-  return n;
-}
+static void make_dir(void) { ct_tmp_dir_make("serialize"); }
 
 /* Asserts two tensors have the same dtype, shape and bytes. */
 static void assert_same(ctorch_tensor a, ctorch_tensor b) {
@@ -99,6 +40,18 @@ static void assert_same(ctorch_tensor a, ctorch_tensor b) {
   free(bb);
 }
 
+/* Asserts the file `name` still holds exactly the n bytes of `before` and is
+ * the directory's only entry (no temporary file left behind); frees `before`. */
+static void assert_file_kept(const char *name, char *before, size_t n) {
+  size_t na = 0;
+  char *after = ct_read_file(ct_tmp_path(name), &na);
+  ck_assert_uint_eq(na, n);
+  ck_assert_mem_eq(after, before, n);
+  ck_assert_int_eq(ct_tmp_dir_count(), 1);
+  free(before);
+  free(after);
+}
+
 START_TEST(tensor_round_trips) {
   static const ctorch_dtype dts[] = {CTORCH_BOOL,    CTORCH_UINT8,   CTORCH_INT8,      CTORCH_INT16,
                                      CTORCH_INT32,   CTORCH_INT64,   CTORCH_FLOAT16,   CTORCH_BFLOAT16,
@@ -111,8 +64,8 @@ START_TEST(tensor_round_trips) {
     CT_OK(ctorch_dtype_size(&item, dts[k]));
     for (i = 0; i < 12 * item; ++i) bytes[i] = (unsigned char)(dts[k] == CTORCH_BOOL ? i % 3 == 0 : (i * 13 + k) & 0x3f);
     CT_OK(ctorch_tensor_from_data(&t, bytes, 12 * item, sizes, 2, dts[k]));
-    CT_OK(ctorch_save(in_dir("t.pt"), t));
-    CT_OK(ctorch_load(&u, in_dir("t.pt")));
+    CT_OK(ctorch_save(ct_tmp_path("t.pt"), t));
+    CT_OK(ctorch_load(&u, ct_tmp_path("t.pt")));
     assert_same(t, u);
     ctorch_tensor_free(t);
     ctorch_tensor_free(u);
@@ -129,8 +82,8 @@ START_TEST(views_zero_dim_and_empty_round_trip) {
   int i;
   for (i = 0; i < 12; ++i) buf[i] = (float)i * 1.5f;
   CT_OK(ctorch_tensor_from_blob(&t, buf, sizes, strides, 2, CTORCH_FLOAT32, ctorch_device_cpu(), NULL, NULL));
-  CT_OK(ctorch_save(in_dir("v.pt"), t));
-  CT_OK(ctorch_load(&u, in_dir("v.pt")));
+  CT_OK(ctorch_save(ct_tmp_path("v.pt"), t));
+  CT_OK(ctorch_load(&u, ct_tmp_path("v.pt")));
   assert_same(t, u);
   CT_OK(ctorch_tensor_is_contiguous(&contig, u));
   ck_assert_int_eq(contig, 0); /* strides are kept, as torch.save does */
@@ -139,8 +92,8 @@ START_TEST(views_zero_dim_and_empty_round_trip) {
 
   buf[0] = -3.25f;
   CT_OK(ctorch_tensor_from_data(&t, buf, sizeof(float), NULL, 0, CTORCH_FLOAT32));
-  CT_OK(ctorch_save(in_dir("s.pt"), t));
-  CT_OK(ctorch_load(&u, in_dir("s.pt")));
+  CT_OK(ctorch_save(ct_tmp_path("s.pt"), t));
+  CT_OK(ctorch_load(&u, ct_tmp_path("s.pt")));
   CT_OK(ctorch_tensor_item_double(&d, u));
   ck_assert_double_eq(d, -3.25);
   assert_same(t, u);
@@ -148,8 +101,8 @@ START_TEST(views_zero_dim_and_empty_round_trip) {
   ctorch_tensor_free(u);
 
   CT_OK(ctorch_tensor_from_data(&t, NULL, 0, zero, 2, CTORCH_INT64));
-  CT_OK(ctorch_save(in_dir("e.pt"), t));
-  CT_OK(ctorch_load(&u, in_dir("e.pt")));
+  CT_OK(ctorch_save(ct_tmp_path("e.pt"), t));
+  CT_OK(ctorch_load(&u, ct_tmp_path("e.pt")));
   assert_same(t, u);
   ctorch_tensor_free(t);
   ctorch_tensor_free(u);
@@ -167,8 +120,8 @@ START_TEST(dict_round_trip_and_lookup) {
   ts[0] = ct_floats(w, ws, 2);
   ts[1] = ct_floats(b, bs, 1);
   ts[2] = ct_floats(b, bs, 1);
-  CT_OK(ctorch_save_dict(in_dir("sd.pt"), names, ts, 3));
-  CT_OK(ctorch_load_dict(&d, in_dir("sd.pt")));
+  CT_OK(ctorch_save_dict(ct_tmp_path("sd.pt"), names, ts, 3));
+  CT_OK(ctorch_load_dict(&d, ct_tmp_path("sd.pt")));
   CT_OK(ctorch_tensor_dict_size(&n, d));
   ck_assert_uint_eq(n, 3);
   for (i = 0; i < 3; ++i) { /* order kept */
@@ -191,17 +144,17 @@ START_TEST(dict_round_trip_and_lookup) {
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_tensor_dict_size(&n, NULL));
 
   /* Asking for the wrong shape of file is TYPE. */
-  CT_FAILS(CTORCH_TYPE, ctorch_load(&got, in_dir("sd.pt")));
+  CT_FAILS(CTORCH_TYPE, ctorch_load(&got, ct_tmp_path("sd.pt")));
   CT_ERROR_HAS("ctorch_load_dict");
-  CT_OK(ctorch_save(in_dir("one.pt"), ts[0]));
+  CT_OK(ctorch_save(ct_tmp_path("one.pt"), ts[0]));
   ctorch_tensor_dict_free(d);
   d = (ctorch_tensor_dict)0x1;
-  CT_FAILS(CTORCH_TYPE, ctorch_load_dict(&d, in_dir("one.pt")));
+  CT_FAILS(CTORCH_TYPE, ctorch_load_dict(&d, ct_tmp_path("one.pt")));
   ck_assert_ptr_null(d);
 
   /* Empty dict. */
-  CT_OK(ctorch_save_dict(in_dir("empty.pt"), NULL, NULL, 0));
-  CT_OK(ctorch_load_dict(&d, in_dir("empty.pt")));
+  CT_OK(ctorch_save_dict(ct_tmp_path("empty.pt"), NULL, NULL, 0));
+  CT_OK(ctorch_load_dict(&d, ct_tmp_path("empty.pt")));
   CT_OK(ctorch_tensor_dict_size(&n, d));
   ck_assert_uint_eq(n, 0);
   ctorch_tensor_dict_free(d);
@@ -216,31 +169,26 @@ START_TEST(bad_save_arguments_keep_the_old_file) {
   int64_t s[1] = {2};
   const char *names[2] = {"a", "b"}, *dup[2] = {"a", "a"}, *nulls[2] = {"a", NULL};
   ctorch_tensor ts[2], with_null[2];
-  char *before, *after;
-  size_t nb, na;
+  char *before;
+  size_t nb;
   ts[0] = ct_floats(w, s, 1);
   ts[1] = ct_floats(w, s, 1);
   with_null[0] = ts[0];
   with_null[1] = NULL;
-  CT_OK(ctorch_save_dict(in_dir("keep.pt"), names, ts, 2));
-  before = read_all(in_dir("keep.pt"), &nb);
+  CT_OK(ctorch_save_dict(ct_tmp_path("keep.pt"), names, ts, 2));
+  before = ct_read_file(ct_tmp_path("keep.pt"), &nb);
 
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(in_dir("keep.pt"), names, with_null, 2));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(ct_tmp_path("keep.pt"), names, with_null, 2));
   CT_ERROR_HAS("'tensors'");
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(in_dir("keep.pt"), dup, ts, 2));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(ct_tmp_path("keep.pt"), dup, ts, 2));
   CT_ERROR_HAS("twice");
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(in_dir("keep.pt"), nulls, ts, 2));
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(in_dir("keep.pt"), NULL, ts, 2));
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save(in_dir("keep.pt"), NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(ct_tmp_path("keep.pt"), nulls, ts, 2));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(ct_tmp_path("keep.pt"), NULL, ts, 2));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save(ct_tmp_path("keep.pt"), NULL));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save(NULL, ts[0]));
   CT_ERROR_HAS("'path'");
 
-  after = read_all(in_dir("keep.pt"), &na);
-  ck_assert_uint_eq(na, nb);
-  ck_assert_mem_eq(after, before, nb);
-  ck_assert_int_eq(count_entries(), 1);
-  free(before);
-  free(after);
+  assert_file_kept("keep.pt", before, nb);
   ctorch_tensor_free(ts[0]);
   ctorch_tensor_free(ts[1]);
 }
@@ -255,27 +203,22 @@ START_TEST(failed_write_leaves_old_file_and_no_temp) {
   int64_t sb[1] = {1 << 16}, ss[1] = {2};
   ctorch_tensor tb = ct_floats(big, sb, 1), ts = ct_floats(small, ss, 1), u = NULL;
   struct rlimit rl;
-  char *before, *after;
-  size_t nb, na;
-  CT_OK(ctorch_save(in_dir("ckpt.pt"), ts));
-  before = read_all(in_dir("ckpt.pt"), &nb);
+  char *before;
+  size_t nb;
+  CT_OK(ctorch_save(ct_tmp_path("ckpt.pt"), ts));
+  before = ct_read_file(ct_tmp_path("ckpt.pt"), &nb);
   ck_assert_int_lt(nb, 16384);
 
   signal(SIGXFSZ, SIG_IGN);
   rl.rlim_cur = rl.rlim_max = 16384;
   ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
-  CT_FAILS(CTORCH_IO, ctorch_save(in_dir("ckpt.pt"), tb));
+  CT_FAILS(CTORCH_IO, ctorch_save(ct_tmp_path("ckpt.pt"), tb));
   CT_ERROR_HAS("ctorch_save");
   CT_ERROR_HAS("ckpt.pt");
 
-  after = read_all(in_dir("ckpt.pt"), &na);
-  ck_assert_uint_eq(na, nb);
-  ck_assert_mem_eq(after, before, nb);
-  ck_assert_int_eq(count_entries(), 1); /* the temporary file was removed */
-  CT_OK(ctorch_load(&u, in_dir("ckpt.pt")));
+  assert_file_kept("ckpt.pt", before, nb); /* and the temporary file was removed */
+  CT_OK(ctorch_load(&u, ct_tmp_path("ckpt.pt")));
   assert_same(u, ts);
-  free(before);
-  free(after);
   ctorch_tensor_free(u);
   ctorch_tensor_free(tb);
   ctorch_tensor_free(ts);
@@ -288,10 +231,10 @@ START_TEST(unwritable_destinations_are_io) {
   ctorch_tensor t = ct_floats(w, s, 1);
   CT_FAILS(CTORCH_IO, ctorch_save("/nonexistent_dir_ctorch/x.pt", t));
   CT_ERROR_HAS("nonexistent_dir_ctorch");
-  ck_assert_int_eq(mkdir(in_dir("adir"), 0755), 0);
-  CT_FAILS(CTORCH_IO, ctorch_save(in_dir("adir"), t)); /* rename onto a directory */
-  ck_assert_int_eq(count_entries(), 1);
-  rmdir(in_dir("adir"));
+  ck_assert_int_eq(mkdir(ct_tmp_path("adir"), 0755), 0);
+  CT_FAILS(CTORCH_IO, ctorch_save(ct_tmp_path("adir"), t)); /* rename onto a directory */
+  ck_assert_int_eq(ct_tmp_dir_count(), 1);
+  rmdir(ct_tmp_path("adir"));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save("", t));
   ctorch_tensor_free(t);
 }
@@ -316,8 +259,8 @@ START_TEST(written_files_use_only_weights_only_globals) {
   size_t n;
   ts[0] = ct_floats(w, ws, 2);
   CT_OK(ctorch_to_dtype(&ts[1], ts[0], CTORCH_INT64, 0, 0, NULL));
-  CT_OK(ctorch_save_dict(in_dir("sd.pt"), names, ts, 2));
-  bytes = read_all(in_dir("sd.pt"), &n);
+  CT_OK(ctorch_save_dict(ct_tmp_path("sd.pt"), names, ts, 2));
+  bytes = ct_read_file(ct_tmp_path("sd.pt"), &n);
   ck_assert(has_bytes(bytes, n, "archive/data.pkl"));
   ck_assert(has_bytes(bytes, n, "archive/byteorder"));
   ck_assert(has_bytes(bytes, n, "ccollections\nOrderedDict\n"));
@@ -354,12 +297,12 @@ START_TEST(shared_storage_is_written_once_and_shared_again) {
     CT_OK(ctorch_narrow(&ts[2], t, 0, 1, 3));
     ctorch_tensor_free(t);
   }
-  CT_OK(ctorch_save_dict(in_dir("views.pt"), names, ts, 3));
-  bytes = read_all(in_dir("views.pt"), &n);
+  CT_OK(ctorch_save_dict(ct_tmp_path("views.pt"), names, ts, 3));
+  bytes = ct_read_file(ct_tmp_path("views.pt"), &n);
   ck_assert(has_bytes(bytes, n, "archive/data/0"));
   ck_assert(!has_bytes(bytes, n, "archive/data/1"));
   free(bytes);
-  CT_OK(ctorch_load_dict(&d, in_dir("views.pt")));
+  CT_OK(ctorch_load_dict(&d, ct_tmp_path("views.pt")));
   for (int i = 0; i < 3; ++i) {
     CT_OK(ctorch_tensor_dict_get(&got[i], d, (size_t)i));
     assert_same(got[i], ts[i]);
@@ -385,24 +328,19 @@ START_TEST(refusals_keep_the_old_file) {
   int64_t s[1] = {4};
   const char *names[2] = {"f", "i"}, *bad_name[1] = {"caf\xe9"};
   ctorch_tensor ts[2];
-  char *before, *after;
-  size_t nb, na;
+  char *before;
+  size_t nb;
   ts[0] = ct_floats(v, s, 1);
-  CT_OK(ctorch_save(in_dir("keep.pt"), ts[0]));
-  before = read_all(in_dir("keep.pt"), &nb);
+  CT_OK(ctorch_save(ct_tmp_path("keep.pt"), ts[0]));
+  before = ct_read_file(ct_tmp_path("keep.pt"), &nb);
   /* One memory seen as two dtypes: torch.save cannot store it either. */
   CT_OK(ctorch_view_dtype(&ts[1], ts[0], CTORCH_INT32));
-  CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_save_dict(in_dir("keep.pt"), names, ts, 2));
+  CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_save_dict(ct_tmp_path("keep.pt"), names, ts, 2));
   CT_ERROR_HAS("same memory");
   /* Python's keys are str: bytes that are not UTF-8 cannot be one. */
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(in_dir("keep.pt"), bad_name, ts, 1));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_save_dict(ct_tmp_path("keep.pt"), bad_name, ts, 1));
   CT_ERROR_HAS("UTF-8");
-  after = read_all(in_dir("keep.pt"), &na);
-  ck_assert_uint_eq(na, nb);
-  ck_assert_mem_eq(after, before, nb);
-  ck_assert_int_eq(count_entries(), 1);
-  free(before);
-  free(after);
+  assert_file_kept("keep.pt", before, nb);
   ctorch_tensor_free(ts[0]);
   ctorch_tensor_free(ts[1]);
 }
@@ -414,8 +352,8 @@ START_TEST(requires_grad_and_complex32_round_trip) {
   ctorch_tensor t = ct_floats(v, s, 1), c = NULL, c32 = NULL, u = NULL;
   int rg = 0;
   CT_OK(ctorch_tensor_set_requires_grad(t, 1));
-  CT_OK(ctorch_save(in_dir("g.pt"), t));
-  CT_OK(ctorch_load(&u, in_dir("g.pt")));
+  CT_OK(ctorch_save(ct_tmp_path("g.pt"), t));
+  CT_OK(ctorch_load(&u, ct_tmp_path("g.pt")));
   CT_OK(ctorch_tensor_requires_grad(&rg, u));
   ck_assert_int_eq(rg, 1);
   assert_same(t, u);
@@ -429,12 +367,12 @@ START_TEST(requires_grad_and_complex32_round_trip) {
     CT_OK(ctorch_detach(&plain, t));
     CT_OK(ctorch_complex(&c, plain, plain));
     CT_OK(ctorch_to_dtype(&c32, c, CTORCH_COMPLEX32, 0, 0, NULL));
-    CT_OK(ctorch_save(in_dir("c32.pt"), c32));
-    bytes = read_all(in_dir("c32.pt"), &n);
+    CT_OK(ctorch_save(ct_tmp_path("c32.pt"), c32));
+    bytes = ct_read_file(ct_tmp_path("c32.pt"), &n);
     ck_assert(has_bytes(bytes, n, "_rebuild_tensor_v3"));
     ck_assert(has_bytes(bytes, n, "ctorch\ncomplex32\n"));
     free(bytes);
-    CT_OK(ctorch_load(&u, in_dir("c32.pt")));
+    CT_OK(ctorch_load(&u, ct_tmp_path("c32.pt")));
     assert_same(c32, u);
     ctorch_tensor_free(plain);
   }
@@ -497,34 +435,34 @@ START_TEST(missing_garbage_truncated_and_flipped_files) {
   ts[0] = ct_floats(w, s, 2);
   ts[1] = ct_floats(w, s, 2);
 
-  CT_FAILS(CTORCH_IO, ctorch_load(&u, in_dir("missing.pt")));
+  CT_FAILS(CTORCH_IO, ctorch_load(&u, ct_tmp_path("missing.pt")));
   CT_ERROR_HAS("missing.pt");
-  CT_FAILS(CTORCH_IO, ctorch_load_dict(&d, in_dir("missing.pt")));
-  CT_FAILS(CTORCH_IO, ctorch_load(&u, g_dir)); /* a directory */
-  write_all(in_dir("garbage.pt"), "PK\003\004 not really a zip file, just garbage bytes", 46);
-  CT_FAILS(CTORCH_VALUE, ctorch_load(&u, in_dir("garbage.pt")));
+  CT_FAILS(CTORCH_IO, ctorch_load_dict(&d, ct_tmp_path("missing.pt")));
+  CT_FAILS(CTORCH_IO, ctorch_load(&u, ct_tmp_dir)); /* a directory */
+  ct_write_file(ct_tmp_path("garbage.pt"), "PK\003\004 not really a zip file, just garbage bytes", 46);
+  CT_FAILS(CTORCH_VALUE, ctorch_load(&u, ct_tmp_path("garbage.pt")));
   CT_ERROR_HAS("garbage.pt");
-  write_all(in_dir("empty.pt"), "", 0);
-  CT_FAILS(CTORCH_VALUE, ctorch_load(&u, in_dir("empty.pt")));
+  ct_write_file(ct_tmp_path("empty.pt"), "", 0);
+  CT_FAILS(CTORCH_VALUE, ctorch_load(&u, ct_tmp_path("empty.pt")));
 
-  CT_OK(ctorch_save_dict(in_dir("good.pt"), names, ts, 2));
-  good = read_all(in_dir("good.pt"), &n);
+  CT_OK(ctorch_save_dict(ct_tmp_path("good.pt"), names, ts, 2));
+  good = ct_read_file(ct_tmp_path("good.pt"), &n);
   /* Every truncation is refused cleanly. */
   for (cut = 0; cut < n; cut += (cut < 64 ? 1 : 7)) {
-    write_all(in_dir("cut.pt"), good, cut);
+    ct_write_file(ct_tmp_path("cut.pt"), good, cut);
     d = (ctorch_tensor_dict)0x1;
-    CT_FAILS(CTORCH_VALUE, ctorch_load_dict(&d, in_dir("cut.pt")));
+    CT_FAILS(CTORCH_VALUE, ctorch_load_dict(&d, ct_tmp_path("cut.pt")));
     ck_assert_ptr_null(d);
   }
   /* Corrupted bytes anywhere: never a crash; either rejected as VALUE or
    * (bytes the zip reader ignores, e.g. timestamps) loaded intact. */
   for (pos = 0; pos < n; pos += 3) {
     good[pos] ^= 0x5a;
-    write_all(in_dir("flip.pt"), good, n);
+    ct_write_file(ct_tmp_path("flip.pt"), good, n);
     good[pos] ^= 0x5a;
     d = NULL;
     {
-      ctorch_status st = ctorch_load_dict(&d, in_dir("flip.pt"));
+      ctorch_status st = ctorch_load_dict(&d, ct_tmp_path("flip.pt"));
       ck_assert_msg(st == CTORCH_OK || st == CTORCH_VALUE || st == CTORCH_TYPE, "flip at %zu gave %s: %s", pos,
                     ctorch_status_name(st), ctorch_last_error());
       if (st == CTORCH_OK) {
@@ -546,7 +484,7 @@ END_TEST
 static Suite *make_suite(void) {
   Suite *s = suite_create("serialize");
   TCase *tc = tcase_create("serialize");
-  tcase_add_checked_fixture(tc, make_dir, remove_dir);
+  tcase_add_checked_fixture(tc, make_dir, ct_tmp_dir_remove);
   tcase_add_test(tc, tensor_round_trips);
   tcase_add_test(tc, views_zero_dim_and_empty_round_trip);
   tcase_add_test(tc, dict_round_trip_and_lookup);

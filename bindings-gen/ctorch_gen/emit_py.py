@@ -257,17 +257,67 @@ def _cfn(f: dict) -> str:
     return "_f_" + f["name"][len("ctorch_"):]
 
 
-def op_function(f: dict) -> Tuple[str, str]:
+def _nfn(f: dict) -> str:
+    """The same C function without argtypes (the fast path's)."""
+    return "_n_" + f["name"][len("ctorch_"):]
+
+
+# The fast path (_rt.raw_function: the C function without argtypes) passes
+# each C argument as ctypes would convert it: integers wider than C int and
+# doubles as ctypes objects made here; everything else the conversions above
+# already give as ctypes objects, None, bytes or a Python int for a C int.
+_FAST_WRAP = {"_c.c_int64": "_c_int64", "_c.c_size_t": "_c_size_t", "_c.c_double": "_c_double"}
+_FAST_AS_IS = ("_c.c_int", "_c.c_int32", "_c.c_void_p", "_c.c_char_p")
+
+
+def _fast_arg(expr: str, p: dict, doc: dict) -> Optional[str]:
+    """The fast path's C argument for slow-path expression expr, or None if
+    this parameter's type has no fast form."""
+    ct = ctypes_of(p, doc)
+    if ct in _FAST_WRAP:
+        return f"{_FAST_WRAP[ct]}({expr})"
+    if ct in _FAST_AS_IS or ct.startswith("_P(") or p["type"]["kind"] == "struct" and not p.get("pointer"):
+        return expr
+    return None
+
+
+def _fast_guard(a: dict, n: str) -> Optional[str]:
+    """The condition under which argument n's slow-path conversion yields what
+    the fast path may pass (exact types: anything else takes the slow path,
+    whose argtypes convert or refuse it), '' when none is needed."""
+    b = a["base"]
+    if a.get("list"):
+        return ""
+    if b == "Tensor":
+        return f"({n} is None or _type({n}) is _Tensor)" if a["optional"] else f"_type({n}) is _Tensor"
+    if b == "Generator":
+        return f"{n} is None"  # a Generator's handle is an int
+    if a["optional"] or "enum" in a:
+        return ""  # _int_o/_enum_o/...: byref() or None; _enum_value: an int
+    if b in ("int", "SymInt", "DeviceIndex"):
+        return f"_type({n}) is int"
+    if b == "float":
+        return f"_type({n}) in _REALS"
+    if b in ("ScalarType", "Layout", "MemoryFormat"):
+        return f"_isinstance({n}, int)"
+    return ""
+
+
+def op_function(f: dict, doc: Optional[dict] = None) -> Tuple[str, str]:
     """(python function name, source) for one generated C function."""
     op = f["op"]
     fname = _ofn(f)
     sig_pos, sig_kw = [], []
     body: List[str] = []
     cargs: List[str] = []
+    fargs: Optional[List[str]] = []
+    guards: List[str] = []
+    params = {p["name"]: p for p in f["params"]}
     outs = [p for p in f["params"] if p["direction"] == "out"]
     for o in outs:
         body.append(f"_r_{o['name']} = {_ret_ctor(o)}")
         cargs.append(f"_byref(_r_{o['name']})")
+        fargs.append(f"_byref(_r_{o['name']})")
     tensor_required = []
     for a in op["args"]:
         n = py_name(a["name"])
@@ -281,17 +331,34 @@ def op_function(f: dict) -> Tuple[str, str]:
         st, ex = _conv(a, n, a["c_params"])
         body.extend(st)
         cargs.extend(ex)
+        if fargs is not None:
+            fx = [_fast_arg(e, params[c], doc or {}) for e, c in zip(ex, a["c_params"])]
+            g = _fast_guard(a, n)
+            if None in fx or len(ex) != len(a["c_params"]):
+                fargs = None
+            else:
+                fargs.extend(fx)
+                if g:
+                    guards.append(g)
         if a["base"] == "Tensor" and not a["optional"] and not a.get("list"):
             tensor_required.append(n)
     sig = ", ".join(sig_pos + (["*"] + sig_kw if sig_kw else []))
     lines = [f"def {fname}({sig}):", f"    {op['schema']!r}"]
     lines += ["    " + s for s in body]
     call = f"{_cfn(f)}({', '.join(cargs)})"
-    if tensor_required:
-        lines += ["    try:", f"        _st = {call}", "    except AttributeError:",
-                  f"        _bad_tensor({op['qualified_name']!r}, {', '.join(tensor_required)})", "        raise"]
+    slow = ([f"try:", f"    _st = {call}", "except AttributeError:",
+             f"    _bad_tensor({op['qualified_name']!r}, {', '.join(tensor_required)})", "    raise"]
+            if tensor_required else [f"_st = {call}"])
+    if fargs is None:
+        lines += ["    " + s for s in slow]
     else:
-        lines.append(f"    _st = {call}")
+        # Exact handles and plain numbers: the C function without argtypes.
+        fast = f"_st = {_nfn(f)}({', '.join(fargs)})"
+        if guards:
+            lines += [f"    if {' and '.join(guards)}:", f"        {fast}", "    else:"]
+            lines += ["        " + s for s in slow]
+        else:
+            lines.append(f"    {fast}")
     lines += ["    if _st:", "        _raise(_st)"]
     conv = op["returns_convention"]
     if conv == "out_params" and len(outs) == 1 and outs[0]["type"].get("name") == "ctorch_tensor":
@@ -330,7 +397,7 @@ def group_function(name: str, members: List[dict]) -> str:
         tests = " and ".join(_QUICK[k].format(x=f"args[{i}]") for i, k in enumerate(kinds))
         fn = _ofn(f)
         lines.append(f"    if not kwargs and len(args) == {len(req)} and {tests}:")
-        lines.append(f"        return {fn}(*args)")
+        lines.append(f"        return {fn}({', '.join(f'args[{i}]' for i in range(len(req)))})")
         quick += 1
     lines.append(f"    return _dispatch({name!r}, _G_{name}, args, kwargs)")
     return "\n".join(lines) + "\n"
@@ -376,7 +443,7 @@ def emit_ops(doc: dict) -> str:
            "one dispatcher per name over its overloads (ops.<name>), the public ones",
            'exported to ctorch, ctorch.nn/linalg/fft/special, and as Tensor methods."""',
            "from ctypes import byref as _byref, c_void_p as _c_void_p, c_int64 as _c_int64, "
-           "c_double as _c_double, c_int as _c_int, c_int32 as _c_int32",
+           "c_double as _c_double, c_int as _c_int, c_int32 as _c_int32, c_size_t as _c_size_t",
            "from . import _rt",
            "from ._rt import (Tensor as _Tensor, Scalar as _Scalar, wrap as _wrap, wrap_list as _wrap_list, "
            "raise_status as _raise, tho as _tho, tensor_array as _tensor_array, scalar as _scalar, "
@@ -390,16 +457,20 @@ def emit_ops(doc: dict) -> str:
            "ENUM_NAMES as _ENUM_NAMES, i32_o as _i32_o",
            "",
            "_type = type",
+           "_isinstance = isinstance",
            "_new = object.__new__",
+           "_raw = _rt.raw_function",
            "_NUMS = (int, float, bool, complex)",
            "_REALS = (int, float)",
            "_lib = _rt.lib", ""]
     # C function objects.
-    for f in gen:
-        out.append(f"{_cfn(f)} = _lib.{f['name']}")
-    out.append("")
     _SCALAR_DEFAULTS.clear()
-    bodies = [op_function(f)[1] for f in gen]
+    bodies = [op_function(f, doc)[1] for f in gen]
+    for f, b in zip(gen, bodies):
+        out.append(f"{_cfn(f)} = _lib.{f['name']}")
+        if _nfn(f) + "(" in b:
+            out.append(f"{_nfn(f)} = _raw({f['name']!r})")
+    out.append("")
     for lit, k in _SCALAR_DEFAULTS.items():
         out.append(f"_DV_{k} = {lit}")
         out.append(f"_DS_{k} = _scalar(_DV_{k})")

@@ -60,34 +60,34 @@ class Annotation:
         return f"({s})"
 
 
+class _Annotated:
+    """What arguments and returns share: a type and an optional alias
+    annotation (`Tensor(a!)`)."""
+    type: Type
+    annotation: Optional[Annotation]
+
+    @property
+    def is_write(self) -> bool:
+        return self.annotation is not None and self.annotation.is_write
+
+    def type_str(self) -> str:
+        return type_to_str(self.type, self.annotation)
+
+
 @dataclass(frozen=True)
-class Argument:
+class Argument(_Annotated):
     name: str
     type: Type
     default: Optional[str]
     kwarg_only: bool
     annotation: Optional[Annotation]
 
-    @property
-    def is_write(self) -> bool:
-        return self.annotation is not None and self.annotation.is_write
-
-    def type_str(self) -> str:
-        return type_to_str(self.type, self.annotation)
-
 
 @dataclass(frozen=True)
-class Return:
+class Return(_Annotated):
     name: Optional[str]
     type: Type
     annotation: Optional[Annotation]
-
-    @property
-    def is_write(self) -> bool:
-        return self.annotation is not None and self.annotation.is_write
-
-    def type_str(self) -> str:
-        return type_to_str(self.type, self.annotation)
 
 
 @dataclass

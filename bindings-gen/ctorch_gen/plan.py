@@ -19,7 +19,7 @@ class Plan:
     convention: str
     header: str  # <ATen/ops/HEADER_ops.h>
     # Hand-written pre-check ctorch::guard::<unambiguous name> runs before the
-    # call (bindings-gen/runtime/guards.h); unsafe: why the function may still
+    # call (shim/ops/guards.h); unsafe: why the function may still
     # crash on bad input (bindings-gen/unsafe_ops.txt), else None.
     guard: bool = False
     unsafe: Optional[str] = None

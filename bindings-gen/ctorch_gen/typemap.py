@@ -5,7 +5,8 @@ the C++ statements that validate/convert it, and the expression handed to
 at::_ops::<op>::call. Anything without a mapping raises Unsupported with a
 precise reason; the caller records it as a skip. Nothing here depends on the
 libtorch version except the C++ spellings, which go through small helpers in
-gen_support.h so a different libtorch only needs those helpers adjusted.
+shim/ops/ctorch_gen_support.h so a different libtorch only needs those helpers
+adjusted.
 """
 from __future__ import annotations
 

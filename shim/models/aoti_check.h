@@ -7,8 +7,9 @@
 // directory behind whenever it throws after extracting. The check refuses
 // all of these first, so the loader sees only well-formed packages.
 //
-// Self-contained (the standard library and zlib): the replay harness of
-// tests/models and fuzz/fuzz_aoti_check.cpp compile it on its own.
+// Self-contained (the standard library, zlib and zip/zip_directory.cpp): the
+// replay harness of tests/models and fuzz/fuzz_aoti_check.cpp compile it on
+// its own.
 #pragma once
 
 #include <cstddef>

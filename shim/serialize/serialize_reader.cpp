@@ -6,10 +6,12 @@
 // unpickler of its own for the subset torch.save writes (protocol 2; the
 // protocol 4/5 opcodes are cheap and accepted too): every read is bounds
 // checked, every type checked, and anything unexpected becomes a
-// StatusError(VALUE) rather than a crash. The zip container is read here
-// too (ZipReader: stored records, CRC-checked), not by libtorch's
-// PyTorchStreamReader, whose constructor leaks when it throws.
+// StatusError(VALUE) rather than a crash. The zip container is read by
+// ctorch's zip reader (zip/zip_directory.h; ZipReader below: stored
+// records, CRC-checked), not by libtorch's PyTorchStreamReader, whose
+// constructor leaks when it throws.
 #include "serialize_value.h"
+#include "zip/zip_directory.h"
 
 #include <ATen/ops/empty.h>
 #include <c10/core/CPUAllocator.h>
@@ -20,7 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -33,152 +34,27 @@ namespace {
 [[noreturn]] void corrupt(const std::string &msg) { fail(CTORCH_VALUE, msg); }
 
 
-// ---- zip directory pre-check (see check_torch_archive) -----------------------
+// ---- the zip layer ------------------------------------------------------------
 
-uint32_t crc32_of(const unsigned char *p, size_t n) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; ++i) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-  return ~c;
-}
-
-// The zip layer of torch.save / torch.jit.save archives, read by ctorch
-// itself (stored records, CRC-checked) rather than by libtorch's
-// PyTorchStreamReader, whose constructor leaks miniz's state whenever it
-// throws on a corrupt archive.
-class ZipReader {
+// The file, read with pread: failing to read it is CTORCH_IO, not a
+// refusal of its contents.
+class FileSource : public zip::Source {
  public:
-  explicit ZipReader(const char *path) : path_(path) {
+  explicit FileSource(const char *path) : path_(path) {
     fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) fail(CTORCH_IO, std::string("cannot open '") + path + "': " + std::strerror(errno));
     struct stat sb;
-    if (::fstat(fd_, &sb) != 0) fail(CTORCH_IO, std::string("cannot stat '") + path + "'");
+    if (::fstat(fd_, &sb) != 0) {
+      ::close(fd_);
+      fail(CTORCH_IO, std::string("cannot stat '") + path + "'");
+    }
     size_ = static_cast<uint64_t>(sb.st_size);
   }
-  ~ZipReader() { ::close(fd_); }
-  ZipReader(const ZipReader &) = delete;
-  ZipReader &operator=(const ZipReader &) = delete;
-
-  // The checks PyTorchStreamReader's constructor makes (so that, passed,
-  // libtorch can open the file without throwing from it).
-  void check() {
-    find_directory();
-    std::string first = entry_name(0);
-    size_t slash = first.find('/');
-    if (slash == std::string::npos) bad("its first entry '" + first + "' is not inside a folder");
-    prefix_ = first.substr(0, slash + 1);
-    long v = find(prefix_ + ".data/version");
-    if (v < 0) v = find(prefix_ + "version");
-    if (v < 0) bad("it has no 'version' record");
-    std::string text = record(static_cast<uint64_t>(v), 4096);
-    uint64_t version = parse_version(text);
-    if (version < caffe2::serialize::kMinSupportedFileFormatVersion ||
-        version > caffe2::serialize::kMaxSupportedFileFormatVersion)
-      bad("archive format version " + std::to_string(version) + " is not supported by this libtorch");
-  }
-
- bool hasRecord(const std::string &name) { return find(prefix_ + name) >= 0; }
-
-  // The whole archive rewritten as a plain stored zip (every record's CRC
-  // checked on the way): what libtorch's reader then parses is well formed
-  // by construction, whatever odd but valid-looking layout the file had.
-  std::string canonical() {
-    // Past the plain zip format's limits: "" (the caller opens the file as
-    // is, after check()).
-    // Sizes are checked against the file first: a directory claiming a
-    // 4 GiB record in a small file must not send it down the large path.
-    uint64_t total = 22;
-    for (const Entry &en : entries_) {
-      if (en.csize > size_) bad("'" + en.name + "' is larger than the file");
-      total += 76 + 2 * en.name.size() + en.csize;
-    }
-    if (entries_.size() > 0xFFFF || total > 0xFFFFFFF0u) return std::string();
-    std::string out, cd;
-    auto put = [](std::string &s, uint64_t v, int n) {
-      for (int k = 0; k < n; ++k) s.push_back(static_cast<char>((v >> (8 * k)) & 0xFF));
-    };
-    for (const Entry &en : entries_) {
-      // Stored records are CRC-checked here; deflated ones (torch.jit.save
-      // compresses code/) are copied as they are and checked by miniz when
-      // read, which happens after the reader is constructed (no leak then).
-      uint64_t at = raw_offset(en);
-      if (en.method == 0 && en.csize != en.usize) bad("'" + en.name + "' has inconsistent sizes");
-      std::string data(static_cast<size_t>(en.csize), '\0');
-      if (!data.empty()) read_at(at, &data[0], data.size());
-      if (en.method == 0 && crc32_of(reinterpret_cast<const unsigned char *>(data.data()), data.size()) != en.crc)
-        bad("CRC mismatch in '" + en.name + "'");
-      uint64_t off = out.size();
-      put(out, 0x04034b50, 4); put(out, 20, 2); put(out, 0, 2); put(out, en.method, 2); put(out, 0, 4);
-      put(out, en.crc, 4); put(out, data.size(), 4); put(out, en.usize, 4);
-      put(out, en.name.size(), 2); put(out, 0, 2);
-      out += en.name;
-      out += data;
-      put(cd, 0x02014b50, 4); put(cd, 20, 2); put(cd, 20, 2); put(cd, 0, 2); put(cd, en.method, 2); put(cd, 0, 4);
-      put(cd, en.crc, 4); put(cd, data.size(), 4); put(cd, en.usize, 4);
-      put(cd, en.name.size(), 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 4);
-      put(cd, off, 4);
-      cd += en.name;
-    }
-    uint64_t cd_off = out.size();
-    out += cd;
-    put(out, 0x06054b50, 4); put(out, 0, 2); put(out, 0, 2);
-    put(out, entries_.size(), 2); put(out, entries_.size(), 2);
-    put(out, cd.size(), 4); put(out, cd_off, 4); put(out, 0, 2);
-    return out;
-  }
-  // Uncompressed size of every record, by the name libtorch's reader uses
-  // (without the archive's folder). A name stored twice keeps the smaller
-  // size: which copy miniz returns is unspecified.
-  std::unordered_map<std::string, uint64_t> record_sizes() const {
-    std::unordered_map<std::string, uint64_t> out;
-    for (const Entry &en : entries_) {
-      if (en.name.compare(0, prefix_.size(), prefix_) != 0) continue;
-      auto ins = out.emplace(en.name.substr(prefix_.size()), en.usize);
-      if (!ins.second && en.usize < ins.first->second) ins.first->second = en.usize;
-    }
-    return out;
-  }
-  // The record's bytes in memory from libtorch's CPU allocator (so a storage
-  // made over them frees and resizes them as any other).
-  std::tuple<at::DataPtr, size_t> getRecord(const std::string &name) {
-    long i = find(prefix_ + name);
-    if (i < 0) bad("no record '" + name + "'");
-    const Entry &en = entries_[static_cast<size_t>(i)];
-    uint64_t at = data_offset(en);
-    if (en.usize > size_) bad("'" + en.name + "' is larger than the file");
-    size_t n = static_cast<size_t>(en.usize);
-    at::DataPtr d = c10::GetCPUAllocator()->allocate(n);
-    if (n) read_at(at, d.get(), n);
-    if (crc32_of(static_cast<const unsigned char *>(d.get()), n) != en.crc) bad("CRC mismatch in '" + en.name + "'");
-    return std::make_tuple(std::move(d), n);
-  }
-
- private:
-  struct Entry {
-    std::string name;
-    uint16_t flags, method;
-    uint32_t crc;
-    uint64_t csize, usize, offset;
-  };
-  const char *path_;
-  std::string prefix_;
-  int fd_;
-  uint64_t size_ = 0;
-  std::vector<Entry> entries_;
-
-  [[noreturn]] void bad(const std::string &why) {
-    fail(CTORCH_VALUE, std::string("not a readable torch zip archive: ") + why);
-  }
-  void read_at(uint64_t off, void *buf, size_t n) {
-    if (off > size_ || n > size_ - off) bad("a structure lies beyond the end of the file");
+  ~FileSource() override { ::close(fd_); }
+  FileSource(const FileSource &) = delete;
+  FileSource &operator=(const FileSource &) = delete;
+  uint64_t size() const override { return size_; }
+  void read(uint64_t off, void *buf, size_t n) const override {
     char *p = static_cast<char *>(buf);
     while (n) {
       ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(off));
@@ -189,123 +65,157 @@ class ZipReader {
       n -= static_cast<size_t>(r);
     }
   }
-  static uint64_t le(const unsigned char *p, int n) {
-    uint64_t v = 0;
-    for (int k = 0; k < n; ++k) v |= static_cast<uint64_t>(p[k]) << (8 * k);
-    return v;
+
+ private:
+  const char *path_;
+  int fd_;
+  uint64_t size_ = 0;
+};
+
+// A torch.save / torch.jit.save archive read by ctorch itself (zip/: stored
+// records, CRC-checked) rather than by libtorch's PyTorchStreamReader, whose
+// constructor leaks miniz's state whenever it throws on a corrupt archive.
+class ZipReader {
+ public:
+  explicit ZipReader(const char *path) : file_(path) {}
+
+  // The checks PyTorchStreamReader's constructor makes (so that, passed,
+  // libtorch can open the file without throwing from it).
+  void check() {
+    guarded([&] {
+      dir_.reset(new zip::Directory(file_));  // refuses an archive with no entries
+      const std::string &first = dir_->entries()[0].name;
+      size_t slash = first.find('/');
+      if (slash == std::string::npos) bad("its first entry '" + first + "' is not inside a folder");
+      prefix_ = first.substr(0, slash + 1);
+      const zip::Entry *v = dir_->find(prefix_ + ".data/version");
+      if (!v) v = dir_->find(prefix_ + "version");
+      if (!v) bad("it has no 'version' record");
+      uint64_t version = parse_version(record(*v, 4096));
+      if (version < caffe2::serialize::kMinSupportedFileFormatVersion ||
+          version > caffe2::serialize::kMaxSupportedFileFormatVersion)
+        bad("archive format version " + std::to_string(version) + " is not supported by this libtorch");
+    });
   }
 
-  void find_directory() {
-    if (size_ < 22) bad("too short for a zip file");
-    uint64_t tail = std::min<uint64_t>(size_, 22 + 65535);
-    std::vector<unsigned char> buf(static_cast<size_t>(tail));
-    read_at(size_ - tail, buf.data(), buf.size());
-    long eocd = -1;
-    for (long i = static_cast<long>(buf.size()) - 22; i >= 0; --i)
-      if (le(&buf[i], 4) == 0x06054b50) {
-        eocd = i;
-        break;
-      }
-    if (eocd < 0) bad("no zip end-of-directory record");
-    const unsigned char *e = &buf[static_cast<size_t>(eocd)];
-    uint64_t count = le(e + 10, 2), cd_size = le(e + 12, 4), cd_off = le(e + 16, 4);
-    uint64_t eocd_pos = size_ - tail + static_cast<uint64_t>(eocd);
-    // Like miniz: a zip64 locator right before the record, pointing at a
-    // zip64 end record, wins over the 32-bit fields (whatever they say).
-    if (eocd_pos >= 20) {
-      unsigned char loc[20], z[56];
-      read_at(eocd_pos - 20, loc, 20);
-      uint64_t z_off = le(loc + 8, 8);
-      if (le(loc, 4) == 0x07064b50 && z_off <= size_ && size_ - z_off >= 56) {
-        read_at(z_off, z, 56);
-        if (le(z, 4) == 0x06064b50) {
-          if (le(z + 24, 8) != le(z + 32, 8)) bad("zip64 entry counts disagree");
-          count = le(z + 32, 8);
-          cd_size = le(z + 40, 8);
-          cd_off = le(z + 48, 8);
-        }
-      }
-    }
-    if (count == 0) bad("the archive holds no files");
-    if (cd_size > size_ || cd_off > size_ - cd_size) bad("the zip directory lies beyond the end of the file");
-    if (count > cd_size / 46) bad("the zip directory is too small for its entry count");
-    std::vector<unsigned char> cd(static_cast<size_t>(cd_size));
-    read_at(cd_off, cd.data(), cd.size());
-    size_t p = 0;
-    for (uint64_t i = 0; i < count; ++i) {
-      if (cd.size() - p < 46 || le(&cd[p], 4) != 0x02014b50) bad("corrupt zip directory entry " + std::to_string(i));
-      const unsigned char *h = &cd[p];
-      Entry en;
-      en.flags = static_cast<uint16_t>(le(h + 8, 2));
-      en.method = static_cast<uint16_t>(le(h + 10, 2));
-      en.crc = static_cast<uint32_t>(le(h + 16, 4));
-      en.csize = le(h + 20, 4);
-      en.usize = le(h + 24, 4);
-      size_t nlen = le(h + 28, 2), xlen = le(h + 30, 2), clen = le(h + 32, 2);
-      en.offset = le(h + 42, 4);
-      if (cd.size() - p - 46 < nlen + xlen + clen) bad("corrupt zip directory entry " + std::to_string(i));
-      en.name.assign(reinterpret_cast<const char *>(h + 46), nlen);
-      // zip64 extra field: the 0xFFFFFFFF fields, in order usize, csize, offset.
-      const unsigned char *x = h + 46 + nlen, *xe = x + xlen;
-      while (xe - x >= 4) {
-        size_t id = le(x, 2), len = le(x + 2, 2);
-        if (static_cast<size_t>(xe - x - 4) < len) break;
-        if (id == 1) {
-          const unsigned char *f = x + 4, *fe = f + len;
-          if (en.usize == 0xFFFFFFFF && fe - f >= 8) en.usize = le(f, 8), f += 8;
-          if (en.csize == 0xFFFFFFFF && fe - f >= 8) en.csize = le(f, 8), f += 8;
-          if (en.offset == 0xFFFFFFFF && fe - f >= 8) en.offset = le(f, 8), f += 8;
-        }
-        x += 4 + len;
-      }
-      entries_.push_back(std::move(en));
-      p += 46 + nlen + xlen + clen;
-    }
+  bool hasRecord(const std::string &name) {
+    return guarded([&] { return dir_->find(prefix_ + name) != nullptr; });
   }
 
-  std::string entry_name(size_t i) const { return entries_[i].name; }
-
-  // Index of the one entry named `name` (zip names compared without regard
-  // to case, as miniz does), -1 if none; two candidates make it ambiguous.
-  long find(const std::string &name) {
-    long hit = -1;
-    for (size_t i = 0; i < entries_.size(); ++i) {
-      const std::string &n = entries_[i].name;
-      if (n.size() != name.size()) continue;
-      bool same = true;
-      for (size_t k = 0; k < n.size() && same; ++k)
-        same = std::tolower(static_cast<unsigned char>(n[k])) == std::tolower(static_cast<unsigned char>(name[k]));
-      if (!same) continue;
-      if (hit >= 0) bad("two entries are named '" + name + "'");
-      hit = static_cast<long>(i);
+  // The whole archive rewritten as a plain stored zip (every record's CRC
+  // checked on the way): what libtorch's reader then parses is well formed
+  // by construction, whatever odd but valid-looking layout the file had.
+  std::string canonical() {
+    return guarded([&] {
+      const std::vector<zip::Entry> &entries = dir_->entries();
+      // Past the plain zip format's limits: "" (the caller opens the file as
+      // is, after check()).
+      // Sizes are checked against the file first: a directory claiming a
+      // 4 GiB record in a small file must not send it down the large path.
+      uint64_t total = 22;
+      for (const zip::Entry &en : entries) {
+        if (en.csize > file_.size()) bad("'" + en.name + "' is larger than the file");
+        total += 76 + 2 * en.name.size() + en.csize;
+      }
+      if (entries.size() > 0xFFFF || total > 0xFFFFFFF0u) return std::string();
+      std::string out, cd;
+      auto put = [](std::string &s, uint64_t v, int n) {
+        for (int k = 0; k < n; ++k) s.push_back(static_cast<char>((v >> (8 * k)) & 0xFF));
+      };
+      for (const zip::Entry &en : entries) {
+        // Stored records are CRC-checked here; deflated ones (torch.jit.save
+        // compresses code/) are copied as they are and checked by
+        // check_deflated_records (models/jit_zip_check.cpp) before libtorch
+        // reads them.
+        uint64_t at = raw_offset(en);
+        if (en.method == 0 && en.csize != en.usize) bad("'" + en.name + "' has inconsistent sizes");
+        std::string data(static_cast<size_t>(en.csize), '\0');
+        if (!data.empty()) dir_->read(at, &data[0], data.size());
+        if (en.method == 0 && zip::crc32_of(data.data(), data.size()) != en.crc) bad("CRC mismatch in '" + en.name + "'");
+        uint64_t off = out.size();
+        put(out, 0x04034b50, 4); put(out, 20, 2); put(out, 0, 2); put(out, en.method, 2); put(out, 0, 4);
+        put(out, en.crc, 4); put(out, data.size(), 4); put(out, en.usize, 4);
+        put(out, en.name.size(), 2); put(out, 0, 2);
+        out += en.name;
+        out += data;
+        put(cd, 0x02014b50, 4); put(cd, 20, 2); put(cd, 20, 2); put(cd, 0, 2); put(cd, en.method, 2); put(cd, 0, 4);
+        put(cd, en.crc, 4); put(cd, data.size(), 4); put(cd, en.usize, 4);
+        put(cd, en.name.size(), 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 2); put(cd, 0, 4);
+        put(cd, off, 4);
+        cd += en.name;
+      }
+      uint64_t cd_off = out.size();
+      out += cd;
+      put(out, 0x06054b50, 4); put(out, 0, 2); put(out, 0, 2);
+      put(out, entries.size(), 2); put(out, entries.size(), 2);
+      put(out, cd.size(), 4); put(out, cd_off, 4); put(out, 0, 2);
+      return out;
+    });
+  }
+  // Uncompressed size of every record, by the name libtorch's reader uses
+  // (without the archive's folder). A name stored twice keeps the smaller
+  // size: which copy miniz returns is unspecified.
+  std::unordered_map<std::string, uint64_t> record_sizes() const {
+    std::unordered_map<std::string, uint64_t> out;
+    for (const zip::Entry &en : dir_->entries()) {
+      if (en.name.compare(0, prefix_.size(), prefix_) != 0) continue;
+      auto ins = out.emplace(en.name.substr(prefix_.size()), en.usize);
+      if (!ins.second && en.usize < ins.first->second) ins.first->second = en.usize;
     }
-    return hit;
+    return out;
+  }
+  // The record's bytes in memory from libtorch's CPU allocator (so a storage
+  // made over them frees and resizes them as any other).
+  std::tuple<at::DataPtr, size_t> getRecord(const std::string &name) {
+    return guarded([&] {
+      const zip::Entry *en = dir_->find(prefix_ + name);
+      if (!en) bad("no record '" + name + "'");
+      uint64_t at = data_offset(*en);  // checks that its bytes lie inside the file
+      size_t n = static_cast<size_t>(en->usize);
+      at::DataPtr d = c10::GetCPUAllocator()->allocate(n);
+      if (n) dir_->read(at, d.get(), n);
+      if (zip::crc32_of(d.get(), n) != en->crc) bad("CRC mismatch in '" + en->name + "'");
+      return std::make_tuple(std::move(d), n);
+    });
+  }
+
+ private:
+  FileSource file_;
+  std::unique_ptr<zip::Directory> dir_;
+  std::string prefix_;
+
+  [[noreturn]] static void bad(const std::string &why) {
+    fail(CTORCH_VALUE, std::string("not a readable torch zip archive: ") + why);
+  }
+  // Runs f, turning the zip reader's refusals into bad().
+  template <class F>
+  static auto guarded(F &&f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const zip::Error &e) {
+      bad(e.what());
+    }
   }
 
   // Where a stored record's bytes start (after its local header).
-  uint64_t data_offset(const Entry &en) {
+  uint64_t data_offset(const zip::Entry &en) {
     if (en.method != 0) bad("'" + en.name + "' is compressed (torch.save stores records uncompressed)");
     if (en.csize != en.usize) bad("'" + en.name + "' has inconsistent sizes");
     return raw_offset(en);
   }
-  // Where a record's (possibly deflated) bytes start.
-  uint64_t raw_offset(const Entry &en) {
-    if (en.flags & 1) bad("'" + en.name + "' is encrypted");
-    if (en.method != 0 && en.method != 8) bad("'" + en.name + "' uses zip method " + std::to_string(en.method));
-    unsigned char h[30];
-    read_at(en.offset, h, 30);
-    if (le(h, 4) != 0x04034b50) bad("corrupt local header of '" + en.name + "'");
-    return en.offset + 30 + le(h + 26, 2) + le(h + 28, 2);
+  // Where a record's (possibly deflated) bytes start; csize of them lie
+  // inside the file.
+  uint64_t raw_offset(const zip::Entry &en) {
+    zip::Directory::require_readable(en);
+    return dir_->data_offset(en);
   }
 
-  std::string record(uint64_t i, uint64_t max) {
-    const Entry &en = entries_[static_cast<size_t>(i)];
+  std::string record(const zip::Entry &en, uint64_t max) {
     uint64_t data = data_offset(en);
     if (en.usize > max) bad("'" + en.name + "' is too long for a version number");
     std::string out(static_cast<size_t>(en.usize), '\0');
-    read_at(data, &out[0], out.size());
-    if (crc32_of(reinterpret_cast<const unsigned char *>(out.data()), out.size()) != en.crc)
-      bad("CRC mismatch in '" + en.name + "'");
+    dir_->read(data, &out[0], out.size());
+    if (zip::crc32_of(out.data(), out.size()) != en.crc) bad("CRC mismatch in '" + en.name + "'");
     return out;
   }
 

@@ -127,6 +127,74 @@ class Ops(unittest.TestCase):
         self.assertEqual(x.stride(), (60, 1, 15, 3))
 
 
+class SlowTensor(ctorch.Tensor):
+    """Not exactly a ctorch.Tensor: the generated functions take their slow
+    path (argtypes) for it, so the two paths can be compared."""
+    __slots__ = ()
+
+
+def slow(t):
+    h = ctorch._rt.c_void_p()
+    ctorch._rt.check(ctorch.lib.ctorch_tensor_ref(ctorch._rt.byref(h), t._h))
+    s = object.__new__(SlowTensor)
+    s._h = h
+    return s
+
+
+class FastPath(unittest.TestCase):
+    """Exact handles and plain numbers go to the C function without argtypes
+    (the fast path); anything else through argtypes. Both must pass the same
+    C values: int64 (large and negative), size_t, double, C int (bool, enum),
+    structs (Scalar), byref outputs and optional pointers, NULL."""
+
+    def both(self, fn, x, *args, **kwargs):
+        try:
+            fast = ("ok", fn(x, *args, **kwargs))
+        except ctorch.CtorchError as e:
+            fast = ("error", str(e))
+        try:
+            res = ("ok", fn(slow(x), *args, **kwargs))
+        except ctorch.CtorchError as e:
+            res = ("error", str(e))
+        self.assertEqual(fast[0], res[0], (fn.__name__, fast, res))
+        if fast[0] == "ok":
+            a, b = fast[1], res[1]
+            self.assertIs(type(a), ctorch.Tensor)  # results are always exact Tensors
+            self.assertEqual(a.dtype, b.dtype)
+            self.assertEqual(a.shape, b.shape)
+            self.assertTrue(close(a, b), (fn.__name__, a.tolist(), b.tolist()))
+        else:
+            self.assertEqual(fast[1], res[1])
+        return fast
+
+    def test_same_values_both_ways(self):
+        x = ctorch.arange(12, dtype=ctorch.float32).reshape([3, 4])
+        o = ctorch.ops
+        self.both(o.add.Tensor, x, x)
+        self.both(o.add.Tensor, x, x, alpha=-2.5)                       # struct, non-default
+        self.both(o.add.Scalar, x, 3, 2)
+        self.both(o.sum.dim_IntList, x, [0, 1], True)                   # int64 array + size_t + C int
+        self.both(o.sum.dim_IntList, x, [1], False, dtype=ctorch.float64)  # optional enum pointer
+        self.both(o.softmax.int, x, -1)                                  # negative int64
+        self.both(o.softmax.int, x, 1, ctorch.float64)
+        self.both(o.pdist.default, x, 1.5)                              # double
+        self.both(o.narrow.default, x, 1, 1, 3)
+        self.both(o.transpose.int, x, 0, 1)
+        self.assertEqual(self.both(o.narrow.default, x, 0, (1 << 40) + 1, 1)[0], "error")  # int64, not truncated
+        self.both(o.to.dtype, x, ctorch.int32)                           # required enum as C int
+        self.both(o.clamp.default, x, None, 5)                           # optional Scalar: NULL and byref
+        self.both(o.where.self, x > 4, x, x * 2)
+
+    def test_guards_send_other_values_the_slow_way(self):
+        x = ctorch.ones([2])
+        # float for an int, int for a float, a non-Tensor: the slow path's argtypes decide.
+        with self.assertRaises(Exception):
+            ctorch.ops.softmax.int(x, 1.0)
+        self.assertTrue(close(ctorch.ops.pdist.default(ctorch.ones([3, 2]), 2), ctorch.ops.pdist.default(ctorch.ones([3, 2]), 2.0)))
+        with self.assertRaises(TypeError):
+            ctorch.ops.add.Tensor(x, object())
+
+
 class Autograd(unittest.TestCase):
     def test_backward_and_grad(self):
         x = ctorch.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -209,7 +277,7 @@ class Errors(unittest.TestCase):
             ctorch.ops.add.Tensor(a, 3)
 
     def test_memory_counter(self):
-        ctorch._rt.flush_frees()
+        ctorch.flush_frees()
         before = ctorch.memory_bytes()
         t = ctorch.empty([1 << 20])
         during = ctorch.memory_bytes()
@@ -223,6 +291,32 @@ class Errors(unittest.TestCase):
 
 
 class Package(unittest.TestCase):
+    def test_one_module_called_ctorch(self):
+        # The former hand-written python/ctorch.py is ctorch.interop: its
+        # names are the package's, and the source tree has no other module
+        # called ctorch that could shadow it on sys.path.
+        for name in ("from_torch", "to_torch", "to_dlpack_capsule", "save", "load", "save_dict", "load_dict"):
+            self.assertIs(getattr(ctorch, name), getattr(ctorch.interop, name), name)
+        self.assertIs(ctorch.Tensor, ctorch._rt.Tensor)
+        self.assertIs(ctorch.CtorchError, ctorch._rt.CtorchError)
+        self.assertIs(ctorch.lib, ctorch._rt.lib)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        found = []
+        for d, dirs, files in os.walk(root):
+            dirs[:] = [x for x in dirs if not x.startswith((".", "build")) and x != "node_modules"]
+            if "ctorch.py" in files or (os.path.basename(d) == "ctorch" and "__init__.py" in files):
+                found.append(os.path.relpath(d, root))
+        self.assertEqual(found, [os.path.join("bindings-gen", "python", "ctorch")])
+
+    def test_handles_adopted_and_released(self):
+        h = ctorch._rt.c_void_p()
+        ctorch._rt.check(ctorch.lib.ctorch_tensor_ref(ctorch._rt.byref(h), ctorch.arange(3)._h))
+        t = ctorch.from_handle(h.value)
+        self.assertEqual(t.tolist(), [0, 1, 2])
+        self.assertEqual(t.tobytes(), bytes(ctorch.arange(3).tobytes()))
+        self.assertEqual(t.element_size(), 8)
+        self.assertIsNone(ctorch.from_handle(0))
+
     def test_pip_install(self):
         pkg = os.path.dirname(os.path.dirname(os.path.abspath(ctorch.__file__)))
         with tempfile.TemporaryDirectory() as d:

@@ -34,4 +34,16 @@ cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$tmp/pref
 cmake --build "$tmp/consumer/build" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$tmp/consumer/build/hello" > "$tmp/out_cmake.txt"
 grep -q "CTORCH_RUNTIME" "$tmp/out_cmake.txt"
-echo "installed ctorch works through pkg-config and CMake"
+echo "== Python package (share/ctorch/python)"
+py=$(command -v python3 || true)
+if [ -n "$py" ]; then
+  # Without CTORCH_LIB the installed package loads the installed library.
+  got=$(cd "$tmp" && env -u CTORCH_LIB PYTHONPATH="$tmp/prefix/share/ctorch/python" "$py" -c \
+    "import ctorch; print(ctorch._rt.LIB_PATH, ctorch.add(ctorch.ones([1]), 1).item(), ctorch.from_torch.__module__)")
+  echo "$got"
+  case "$got" in "$tmp/prefix/"*" 2.0 ctorch.interop") ;; *) echo "the installed package did not load the installed library" >&2; exit 1 ;; esac
+  [ ! -e "$tmp/prefix/share/ctorch/python/ctorch.py" ]
+else
+  echo "(no python3: not checked)"
+fi
+echo "installed ctorch works through pkg-config, CMake and Python"

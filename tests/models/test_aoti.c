@@ -47,17 +47,6 @@ static ctorch_tensor raw_floats(const char *name, const int64_t *shape, size_t n
   return ct_floats(v, shape, ndim);
 }
 
-static double max_diff(ctorch_tensor a, ctorch_tensor b) {
-  ctorch_tensor d = NULL, e = NULL, m = NULL;
-  double v = -1;
-  CT_OK(ctorch_sub_Tensor(&d, a, b, ctorch_scalar_int(1)));
-  CT_OK(ctorch_abs(&e, d));
-  CT_OK(ctorch_max(&m, e));
-  CT_OK(ctorch_tensor_item_double(&v, m));
-  ctorch_tensor_free(d), ctorch_tensor_free(e), ctorch_tensor_free(m);
-  return v;
-}
-
 static const int64_t XS[2] = {2, 4}, BS[1] = {3}, Y0S[2] = {2, 3}, Y1S[2] = {2, 8};
 
 static ctorch_aoti_package load(void) {
@@ -79,8 +68,8 @@ static double run_vs_eager(ctorch_aoti_package p) {
   ck_assert_uint_eq(n, 2);
   CT_OK(ctorch_tensor_list_get(&o0, out, 0));
   CT_OK(ctorch_tensor_list_get(&o1, out, 1));
-  d0 = max_diff(o0, y0);
-  d1 = max_diff(o1, y1);
+  d0 = ct_max_abs_diff(o0, y0);
+  d1 = ct_max_abs_diff(o1, y1);
   ctorch_tensor_list_free(out);
   ctorch_tensor_free(o0), ctorch_tensor_free(o1), ctorch_tensor_free(y0), ctorch_tensor_free(y1);
   ctorch_tensor_free(in[0]), ctorch_tensor_free(in[1]);
@@ -211,13 +200,6 @@ static void refused(const char *path, const char *model, const char *what) {
   ck_assert_ptr_null(p);
 }
 
-static void write_file(const char *path, const unsigned char *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  ck_assert_ptr_nonnull(f);
-  ck_assert_uint_eq(fwrite(data, 1, n, f), n);
-  fclose(f);
-}
-
 START_TEST(corpus_is_refused) {
   const char *src = getenv("CTORCH_SOURCE_DIR");
   char dirpath[4096], path[8192];
@@ -246,20 +228,13 @@ END_TEST
 
 /* Truncated and bit-flipped copies of the real package. */
 START_TEST(damaged_package_is_refused) {
-  FILE *f = fopen(in_dir("mlp.pt2"), "rb");
-  unsigned char *data;
-  long size;
+  size_t nread = 0;
+  unsigned char *data = (unsigned char *)ct_read_file(in_dir("mlp.pt2"), &nread);
+  long size = (long)nread;
   size_t i;
   char path[4200];
   int before = count_loader_dirs();
   ctorch_aoti_package p = NULL;
-  ck_assert_ptr_nonnull(f);
-  fseek(f, 0, SEEK_END);
-  size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  data = malloc((size_t)size);
-  ck_assert_uint_eq(fread(data, 1, (size_t)size, f), (size_t)size);
-  fclose(f);
   snprintf(path, sizeof path, "%s", in_dir("damaged.pt2"));
   {
     const long cuts[] = {0, 1, 4, 21, 22, 30, 1000, size / 3, size / 2, size - 4096, size - 200, size - 23, size - 22,
@@ -267,7 +242,7 @@ START_TEST(damaged_package_is_refused) {
     for (i = 0; i < sizeof cuts / sizeof cuts[0]; ++i) {
       char what[64];
       snprintf(what, sizeof what, "cut at %ld of %ld bytes", cuts[i], size);
-      write_file(path, data, (size_t)cuts[i]);
+      ct_write_file(path, data, (size_t)cuts[i]);
       refused(path, NULL, what);
     }
   }
@@ -278,12 +253,12 @@ START_TEST(damaged_package_is_refused) {
     char what[64];
     snprintf(what, sizeof what, "byte %zu of %ld flipped", at, size);
     data[at] ^= 0x5a;
-    write_file(path, data, (size_t)size);
+    ct_write_file(path, data, (size_t)size);
     refused(path, NULL, what);
     data[at] ^= 0x5a;
   }
   /* the undamaged bytes load */
-  write_file(path, data, (size_t)size);
+  ct_write_file(path, data, (size_t)size);
   CT_OK(ctorch_aoti_package_load(&p, path, NULL));
   ctorch_aoti_package_free(p);
   unlink(path);
@@ -352,28 +327,12 @@ static void test_ended(void) {
 }
 
 static void make_package(void) {
-  const char *src = getenv("CTORCH_SOURCE_DIR"), *py = getenv("CTORCH_TORCH_PYTHON");
-  char cmd[12288];
   double t0 = now_s();
-  int rc;
-  if (!src || !py) {
-    snprintf(g_err, sizeof g_err, "CTORCH_SOURCE_DIR and CTORCH_TORCH_PYTHON must be set (run under ctest)");
-    return;
-  }
-  if (!getcwd(g_dir, sizeof g_dir - 32)) {
-    snprintf(g_err, sizeof g_err, "getcwd failed");
-    return;
-  }
-  strcat(g_dir, "/aoti_package");
-  snprintf(cmd, sizeof cmd, "'%s' '%s/tests/models/make_aoti_package.py' '%s'", py, src, g_dir);
-  rc = system(cmd);
-  if (rc != 0) {
-    snprintf(g_err, sizeof g_err, "'%s' exited with %d", cmd, rc);
-    return;
-  }
+  g_ok = ct_make_with_python("tests/models/make_aoti_package.py", "aoti_package", g_dir, sizeof g_dir, g_err,
+                             sizeof g_err);
+  if (!g_ok) return;
   printf("aoti: package made in %.1f s\n", now_s() - t0);
   fflush(stdout);
-  g_ok = 1;
 }
 
 int main(void) {

@@ -27,20 +27,6 @@ static ctorch_tensor randn4(int64_t a, int64_t b, int64_t c, int64_t d) {
   return t;
 }
 
-/* max |a - b| */
-static double max_diff(ctorch_tensor a, ctorch_tensor b) {
-  ctorch_tensor d = NULL, e = NULL, m = NULL;
-  double v = -1;
-  CT_OK(ctorch_sub_Tensor(&d, a, b, ctorch_scalar_int(1)));
-  CT_OK(ctorch_abs(&e, d));
-  CT_OK(ctorch_max(&m, e));
-  CT_OK(ctorch_tensor_item_double(&v, m));
-  ctorch_tensor_free(d);
-  ctorch_tensor_free(e);
-  ctorch_tensor_free(m);
-  return v;
-}
-
 static int graph_has(ctorch_module m, const char *needle) {
   char *g = NULL;
   int found;
@@ -98,7 +84,7 @@ START_TEST(replay_equals_ops) {
   /* another batch size than the example's: the graph is not specialised to it */
   want = mlp(x2, w, b);
   CT_OK(ctorch_module_forward_tensors(&got, m, &x2, 1));
-  ck_assert_double_eq(max_diff(want, got), 0.0);
+  ck_assert_double_eq(ct_max_abs_diff(want, got), 0.0);
   /* the module's parameters are the caller's tensors, under their dotted names */
   CT_OK(ctorch_module_named_parameters(&d, m));
   CT_OK(ctorch_tensor_dict_size(&n, d));
@@ -176,7 +162,7 @@ START_TEST(lenet_saved_runs_in_python) {
   /* C reads its own file back too */
   CT_OK(ctorch_module_load(&back, cmd, NULL));
   CT_OK(ctorch_module_forward_tensors(&got, back, &x3, 1));
-  ck_assert_double_le(max_diff(got, y3), 1e-6);
+  ck_assert_double_le(ct_max_abs_diff(got, y3), 1e-6);
   snprintf(cmd, sizeof cmd, "%s/x4.bin", dir), write_raw(cmd, x4);
   snprintf(cmd, sizeof cmd, "%s/y4.bin", dir), write_raw(cmd, y4);
   snprintf(cmd, sizeof cmd, "%s/x3.bin", dir), write_raw(cmd, x3);
@@ -238,7 +224,8 @@ START_TEST(training_through_module) {
       ctorch_tensor g = NULL;
       CT_OK(ctorch_tensor_grad(&g, p[i]));
       ck_assert_ptr_nonnull(g);
-      ck_assert_msg(max_diff(g, g_ops[i]) <= 1e-5, "%s: gradient differs by %g", PARAM_NAMES[i], max_diff(g, g_ops[i]));
+      double d = ct_max_abs_diff(g, g_ops[i]);
+      ck_assert_msg(d <= 1e-5, "%s: gradient differs by %g", PARAM_NAMES[i], d);
       ctorch_tensor_free(g);
     }
     ctorch_tensor_free(out);
@@ -247,7 +234,7 @@ START_TEST(training_through_module) {
   CT_OK(ctorch_module_forward_tensors(&before, m, &x, 1));
   CT_OK(ctorch_optimizer_step(opt));
   CT_OK(ctorch_module_forward_tensors(&after, m, &x, 1));
-  ck_assert_msg(max_diff(before, after) > 1e-4, "the step did not change the module's output");
+  ck_assert_msg(ct_max_abs_diff(before, after) > 1e-4, "the step did not change the module's output");
   ctorch_optimizer_free(opt);
   for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(p[i]), ctorch_tensor_free(g_ops[i]);
   ctorch_tensor_free(x), ctorch_tensor_free(y), ctorch_tensor_free(before), ctorch_tensor_free(after);
@@ -279,7 +266,7 @@ START_TEST(several_outputs_and_buffers) {
   ck_assert_uint_eq(n, 2);
   CT_OK(ctorch_value_get(&r1, r, 1));
   CT_OK(ctorch_value_to_tensor(&got, r1));
-  ck_assert_double_eq(max_diff(got, b), 0.0);
+  ck_assert_double_eq(ct_max_abs_diff(got, b), 0.0);
   CT_OK(ctorch_module_buffer(&want, m, "scale"));
   ck_assert_ptr_eq(want, scale);
   ctorch_tensor_free(want), ctorch_tensor_free(got), ctorch_value_free(r), ctorch_value_free(r1);
@@ -568,7 +555,7 @@ START_TEST(limits_are_as_documented) {
   ctorch_tracer_free(tr);
   CT_OK(ctorch_module_forward_tensors(&got, m, &xn, 1));
   CT_OK(ctorch_mul_Scalar(&want, xn, ctorch_scalar_float(2)));
-  ck_assert_double_eq(max_diff(got, want), 0.0);
+  ck_assert_double_eq(ct_max_abs_diff(got, want), 0.0);
   ctorch_module_free(m), ctorch_tensor_free(got), ctorch_tensor_free(want), ctorch_tensor_free(y);
   ctorch_tensor_free(sum);
 

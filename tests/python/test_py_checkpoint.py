@@ -6,7 +6,6 @@ Run by ctest with the Python whose torch matches the build's libtorch
 import collections
 import os
 import struct
-import tempfile
 import unittest
 import zipfile
 
@@ -14,20 +13,11 @@ import torch
 from torch import nn
 
 import ctorch
+import interop_util
+from interop_util import DTYPES
 
-DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
-          torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
-
-
-def sample(dtype, shape=(3, 5)):
-    g = torch.Generator().manual_seed(3)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if dtype.is_complex:
-        return torch.randn(shape, dtype=dtype, generator=g)
-    if dtype.is_floating_point:
-        return (torch.randn(shape, generator=g) * 10).to(dtype)
-    return torch.randint(-50 if dtype != torch.uint8 else 0, 100, shape, generator=g).to(dtype)
+def sample(dtype):
+    return interop_util.sample(dtype, (3, 5), seed=3)
 
 
 def model():
@@ -39,16 +29,8 @@ def model():
     return m
 
 
-class Base(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory()
-        self.dir = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
+class Base(interop_util.TempDirTest):
+    pass
 
 
 class CToPython(Base):
@@ -56,7 +38,7 @@ class CToPython(Base):
         for dt in DTYPES:
             with self.subTest(dtype=dt):
                 x = sample(dt)
-                ctorch.save(self.path("t.pt"), ctorch.from_torch(x))
+                ctorch.save(ctorch.from_torch(x), self.path("t.pt"))
                 y = torch.load(self.path("t.pt"))
                 self.assertEqual(y.dtype, dt)
                 self.assertTrue(torch.equal(x, y))
@@ -64,7 +46,7 @@ class CToPython(Base):
     def test_views_and_zero_dim(self):
         base = torch.arange(40, dtype=torch.float32).reshape(5, 8)
         for x in (base[1:, ::3], base.t(), torch.tensor(2.5), torch.empty(0, 4)):
-            ctorch.save(self.path("v.pt"), ctorch.from_torch(x))
+            ctorch.save(ctorch.from_torch(x), self.path("v.pt"))
             y = torch.load(self.path("v.pt"))
             self.assertEqual(y.shape, x.shape)
             self.assertTrue(torch.equal(x, y))
@@ -73,17 +55,34 @@ class CToPython(Base):
         # PyTorch >= 2.6 loads with weights_only=True by default; ask for it
         # on older ones (1.13 has the option).
         x = torch.randn(3, 4)
-        ctorch.save_dict(self.path("w.pt"), {"x": ctorch.from_torch(x), "xt": ctorch.from_torch(x.t())})
-        ctorch.save(self.path("one.pt"), ctorch.from_torch(x))
+        ctorch.save_dict({"x": ctorch.from_torch(x), "xt": ctorch.from_torch(x.t())}, self.path("w.pt"))
+        ctorch.save(ctorch.from_torch(x), self.path("one.pt"))
         d = torch.load(self.path("w.pt"), weights_only=True)
         self.assertTrue(torch.equal(d["x"], x))
         self.assertTrue(torch.equal(d["xt"], x.t()))
         self.assertTrue(torch.equal(torch.load(self.path("one.pt"), weights_only=True), x))
 
+    def test_former_argument_order(self):
+        # python/ctorch.py took (path, object); the package takes torch.save's
+        # (object, path) and still accepts the former: the same files.
+        x = torch.randn(2, 3)
+        t = ctorch.from_torch(x)
+        ctorch.save(self.path("old.pt"), t)
+        ctorch.save(t, self.path("new.pt"))
+        ctorch.save_dict(self.path("old_d.pt"), {"x": t})
+        ctorch.save_dict({"x": t}, self.path("new_d.pt"))
+        for a, b in (("old.pt", "new.pt"), ("old_d.pt", "new_d.pt")):
+            with open(self.path(a), "rb") as fa, open(self.path(b), "rb") as fb:
+                self.assertEqual(fa.read(), fb.read(), a)
+        self.assertTrue(torch.equal(torch.load(self.path("old.pt"), weights_only=True), x))
+        self.assertTrue(torch.equal(torch.load(self.path("old_d.pt"), weights_only=True)["x"], x))
+        with self.assertRaises(TypeError):
+            ctorch.save(self.path("a.pt"), self.path("b.pt"))  # no tensor at all
+
     def test_state_dict_loads_into_a_model(self):
         a = model()
         sd = a.state_dict()
-        ctorch.save_dict(self.path("sd.pt"), {k: ctorch.from_torch(v) for k, v in sd.items()})
+        ctorch.save_dict({k: ctorch.from_torch(v) for k, v in sd.items()}, self.path("sd.pt"))
         loaded = torch.load(self.path("sd.pt"))
         self.assertIsInstance(loaded, dict)
         self.assertEqual(list(loaded.keys()), list(sd.keys()))
@@ -129,10 +128,10 @@ class PythonToC(Base):
         p = nn.Parameter(torch.randn(3, 2))
         torch.save(p, self.path("p.pt"))
         t = ctorch.load(self.path("p.pt"))
-        self.assertTrue(t.requires_grad())
+        self.assertTrue(t.requires_grad)
         self.assertTrue(torch.equal(ctorch.to_torch(t), p.detach()))
         torch.save(torch.randn(2), self.path("plain.pt"))
-        self.assertFalse(ctorch.load(self.path("plain.pt")).requires_grad())
+        self.assertFalse(ctorch.load(self.path("plain.pt")).requires_grad)
 
     def test_model_state_dict_ordered_dict(self):
         m = model()
@@ -146,7 +145,7 @@ class PythonToC(Base):
             self.assertEqual(y.dtype, v.dtype, k)
             self.assertTrue(torch.equal(y, v), k)
         # ...and it goes back out from C to a model unchanged.
-        ctorch.save_dict(self.path("again.pt"), loaded)
+        ctorch.save_dict(loaded, self.path("again.pt"))
         m2 = nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(3 * 4 * 4, 2))
         m2.load_state_dict(torch.load(self.path("again.pt")))
         for k, v in m2.state_dict().items():
@@ -171,7 +170,7 @@ class PythonToC(Base):
 def expect_error(test, status, fn, *args, needle=None):
     with test.assertRaises(ctorch.CtorchError) as cm:
         fn(*args)
-    test.assertEqual(cm.exception.name, status, str(cm.exception))
+    test.assertEqual(cm.exception.status_name, status, str(cm.exception))
     if needle:
         test.assertIn(needle, str(cm.exception))
     return cm.exception

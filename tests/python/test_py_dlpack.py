@@ -1,7 +1,9 @@
-"""DLPack between ctorch (through python/ctorch.py, ctypes only) and torch.
+"""DLPack between ctorch (through the ctorch package's interop module,
+ctypes only) and torch.
 
-Run by ctest with /usr/bin/python3, CTORCH_LIB and PYTHONPATH set; also
-run a second time under PYTHONMALLOC=debug.
+Run by ctest with the build's torch Python, CTORCH_LIB and PYTHONPATH (the
+generated package, build/bindings/python) set; also run a second time under
+PYTHONMALLOC=debug.
 """
 import ctypes
 import gc
@@ -10,6 +12,8 @@ import unittest
 import torch
 
 import ctorch
+import interop_util
+from interop_util import DTYPES
 
 lib = ctorch.lib
 
@@ -19,10 +23,11 @@ class CtorchDevice(ctypes.Structure):
 
 
 RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-lib.ctorch_tensor_from_blob.argtypes = [
-    ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
-    ctypes.c_size_t, ctypes.c_int, CtorchDevice, RELEASE, ctypes.c_void_p]
-lib.ctorch_tensor_from_blob.restype = ctypes.c_int
+# The test's own prototype: the package's lib keeps the ones it set.
+from_blob = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64),
+    ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t, ctypes.c_int, CtorchDevice, RELEASE, ctypes.c_void_p)(
+    ("ctorch_tensor_from_blob", lib))
 
 
 class Counted:
@@ -39,10 +44,10 @@ class Counted:
         self._cb = RELEASE(on_release)  # kept alive as long as the memory
         sizes = (ctypes.c_int64 * 1)(n)
         h = ctypes.c_void_p()
-        st = lib.ctorch_tensor_from_blob(ctypes.byref(h), ctypes.addressof(self.buf), sizes, None, 1, 9,
-                                         CtorchDevice(0, -1), self._cb, None)
+        st = from_blob(ctypes.byref(h), ctypes.addressof(self.buf), sizes, None, 1, 9, CtorchDevice(0, -1), self._cb,
+                       None)
         assert st == 0, lib.ctorch_last_error()
-        self.tensor = ctorch.Tensor(h.value)
+        self.tensor = ctorch.from_handle(h.value)
 
     @property
     def address(self):
@@ -52,6 +57,7 @@ class Counted:
 def collect():
     for _ in range(2):
         gc.collect()
+    ctorch.flush_frees()  # collected Tensors release their handles in batches (ctorch._rt.Tensor.__del__)
 
 
 class ZeroCopy(unittest.TestCase):
@@ -75,7 +81,7 @@ class ZeroCopy(unittest.TestCase):
         c.buf[3] = -1.5
         self.assertEqual(x[3].item(), -1.5)
         del x
-        c.tensor.free()
+        c.tensor.dispose()
         collect()
         self.assertEqual(c.released, 1)
 
@@ -90,7 +96,7 @@ class Lifetimes(unittest.TestCase):
     def test_ctorch_frees_first(self):
         c = Counted()
         x = ctorch.to_torch(c.tensor)
-        c.tensor.free()
+        c.tensor.dispose()
         collect()
         self.assertEqual(c.released, 0)  # torch still holds it
         self.assertEqual(x.tolist(), [0, 1, 2, 3, 4, 5])
@@ -105,7 +111,7 @@ class Lifetimes(unittest.TestCase):
         collect()
         self.assertEqual(c.released, 0)
         self.assertEqual(c.tensor.tobytes(), bytes(c.buf))
-        c.tensor.free()
+        c.tensor.dispose()
         self.assertEqual(c.released, 1)
 
     def test_chain_through_both_sides_releases_once(self):
@@ -115,13 +121,13 @@ class Lifetimes(unittest.TestCase):
         t3 = ctorch.from_torch(x)          # torch -> ctorch: same memory again
         self.assertEqual(t3.data_ptr(), c.address)
         del x
-        c.tensor.free()
-        t2.free()
+        c.tensor.dispose()
+        t2.dispose()
         collect()
         self.assertEqual(c.released, 0)
         self.assertEqual(ctorch.to_torch(t3).tolist(), [0, 1, 2, 3, 4, 5])
         collect()
-        t3.free()
+        t3.dispose()
         collect()
         self.assertEqual(c.released, 1)
 
@@ -142,7 +148,7 @@ class Lifetimes(unittest.TestCase):
         cap = ctorch.to_dlpack_capsule(c.tensor)
         del cap  # never given to torch: the capsule destructor must delete it
         collect()
-        c.tensor.free()
+        c.tensor.dispose()
         collect()
         self.assertEqual(c.released, 1)
 
@@ -152,7 +158,7 @@ class Lifetimes(unittest.TestCase):
         x = torch.utils.dlpack.from_dlpack(cap)
         del cap
         collect()
-        c.tensor.free()
+        c.tensor.dispose()
         self.assertEqual(c.released, 0)
         self.assertEqual(x[5].item(), 5.0)
         del x
@@ -165,27 +171,18 @@ class Lifetimes(unittest.TestCase):
             y = ctorch.to_torch(ctorch.from_torch(ctorch.to_torch(c.tensor)))
         del y
         collect()
-        c.tensor.free()
+        c.tensor.dispose()
         collect()
         self.assertEqual(c.released, 1)
 
 
-DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
-          torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
 NAMES = {torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
          torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
          torch.float64: "float64", torch.complex64: "complex64", torch.complex128: "complex128"}
 
 
-def sample(dtype, shape=(3, 4)):
-    g = torch.Generator().manual_seed(1)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if dtype.is_complex:
-        return torch.randn(shape, dtype=dtype, generator=g)
-    if dtype.is_floating_point:
-        return (torch.randn(shape, generator=g) * 10).to(dtype)
-    return torch.randint(0, 100, shape, generator=g).to(dtype)
+def sample(dtype):
+    return interop_util.sample(dtype, (3, 4), seed=1, negative_ints=False)
 
 
 def raw_bytes(x):
@@ -198,7 +195,8 @@ class Dtypes(unittest.TestCase):
             with self.subTest(dtype=dt):
                 x = sample(dt)
                 t = ctorch.from_torch(x)
-                self.assertEqual(t.dtype, NAMES[dt])
+                self.assertEqual(t.dtype, getattr(ctorch, NAMES[dt]))
+                self.assertEqual(str(t.dtype), "ctorch." + NAMES[dt])
                 self.assertEqual(t.data_ptr(), x.data_ptr())
                 self.assertEqual(t.tobytes(), raw_bytes(x))
                 y = ctorch.to_torch(t)
@@ -227,7 +225,7 @@ class Layouts(unittest.TestCase):
     def check(self, x):
         t = ctorch.from_torch(x)
         self.assertEqual(t.shape, tuple(x.shape))
-        self.same_strides(t.strides(), x.stride(), x.shape)
+        self.same_strides(t.stride(), x.stride(), x.shape)
         if x.numel():
             self.assertEqual(t.data_ptr(), x.data_ptr())
         self.assertEqual(t.tobytes(), raw_bytes(x))

@@ -14,11 +14,12 @@ import os
 import pickletools
 import subprocess
 import sys
-import tempfile
 import unittest
 import zipfile
 
 import torch
+
+import interop_util
 
 PEER = os.environ.get("CTORCH_CHECKPOINT_PEER")
 SOURCE = os.environ.get("CTORCH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -75,17 +76,7 @@ def pattern():
 
 
 @unittest.skipUnless(PEER, "CTORCH_CHECKPOINT_PEER is not set")
-class Base(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory()
-        self.dir = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
+class Base(interop_util.TempDirTest):
     def assert_same(self, a, b, what=""):
         self.assertEqual(a.dtype, b.dtype, what)
         self.assertEqual(a.shape, b.shape, what)

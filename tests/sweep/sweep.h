@@ -5,8 +5,8 @@
  * function per operator: it asks this runtime for each argument by position,
  * calls the operator and hands the results back. The runtime decides every
  * value from the recipe being run (sweep_inputs.c), checks the results
- * (sweep_check.c), and sweep_main.c runs the recipes in child processes and
- * classifies what happened. */
+ * (sweep_check.c), and sweep_runner.c runs the recipes in child processes and
+ * classifies what happened (sweep_main.c chooses which and reports). */
 #ifndef CTORCH_SWEEP_H
 #define CTORCH_SWEEP_H
 

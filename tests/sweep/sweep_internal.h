@@ -24,7 +24,7 @@ typedef struct sw_tspec {
   int values;  /* enum sw_values */
 } sw_tspec;
 
-/* --device cuda (sweep_main.c sets it in the children only): every strided
+/* --device cuda (sweep_runner.c sets it in the children only): every strided
  * tensor input is made on the CPU as without it and then put on cuda:0
  * (views re-created there over a moved base buffer); meta, sparse,
  * quantized and zero tensors stay as they are. The default of a device
@@ -73,7 +73,7 @@ void sw_inspect(ctorch_tensor t, const char *what);
 
 uint64_t sw_mix(uint64_t x);
 uint64_t sw_hash_str(const char *s);
-/* Sends the recipe's argument text to the parent (sweep_main.c). */
+/* Sends the recipe's argument text to the parent (sweep_runner.c). */
 void sw_report_arguments(void);
 
 #endif

@@ -1,7 +1,7 @@
 /* Regressions of issue 15: generated operators whose libtorch kernels
  * crashed on inputs a binding author's placeholders produced ([2,3] float
  * tensors, small ints, NULL optionals). Each must now answer
- * INVALID_ARGUMENT naming the argument (bindings-gen/runtime/guards.h),
+ * INVALID_ARGUMENT naming the argument (shim/ops/guards.h),
  * and still work on valid input. Also: a zero tensor (_efficientzerotensor)
  * exported through DLPack or copied out must carry real memory. */
 #include <dlpack/dlpack.h>

@@ -2,7 +2,7 @@
  * docs/guarantees.md section 5): public generated functions whose libtorch
  * kernels crashed, hung or corrupted memory on argument combinations the
  * fixed recipes had not tried. Each must now answer INVALID_ARGUMENT naming
- * the argument (bindings-gen/runtime/guards.h) and still work on valid
+ * the argument (shim/ops/guards.h) and still work on valid
  * input. The inputs are the sweep's own (its failure table names them). */
 #include <math.h>
 #include <stdint.h>

@@ -13,13 +13,18 @@ ctorch.linalg.norm(...)), a Tensor method where PyTorch has one, and, per
 overload, ctorch.ops.<name>_<overload> (ctorch.ops.add_Tensor). Beside them:
 autograd (ctorch.autograd), optimizers (ctorch.optim), data loading
 (ctorch.data), DLPack exchange with PyTorch and checkpoints in torch.save's
-format (ctorch.interop, re-exported here).
+format (ctorch.interop, re-exported here: from_torch, to_torch,
+to_dlpack_capsule, save, load, save_dict, load_dict, from_handle).
+
+This is the only Python module called ctorch: the repository's former
+python/ctorch.py (DLPack and checkpoints only) is ctorch.interop now; what
+changed for its callers is listed there and in docs/interop.md.
 """
 import sys as _sys
 import types as _types
 
 from . import _capi, _rt
-from ._rt import (CtorchError, Device, Tensor, dtype, layout, memory_format, lib, check as _check,
+from ._rt import (CtorchError, Device, Tensor, dtype, layout, memory_format, lib, flush_frees, check as _check,
                   wrap as _wrap, byref as _byref, c_void_p as _vp)
 from ._dispatch import E as _E, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS
 from . import _ops
@@ -82,7 +87,8 @@ from ._tensor import (tensor, from_buffer, manual_seed, set_num_threads, get_num
                       device, Generator)
 from . import autograd, optim, data, interop  # noqa: E402
 from .autograd import no_grad, enable_grad, inference_mode  # noqa: E402
-from .interop import from_torch, to_torch, save, load, save_dict, load_dict  # noqa: E402
+from .interop import (from_torch, to_torch, to_dlpack_capsule, from_handle, save, load, save_dict,  # noqa: E402
+                      load_dict)
 from . import nn_init as _nn_init  # noqa: E402
 
 nn.init = _nn_init

@@ -22,10 +22,27 @@ Scalar = _capi.ctorch_scalar
 Device_ = _capi.ctorch_device
 
 
+def _installed_lib():
+    """The library CMake's install put beside this package (_installed.py), if any."""
+    try:
+        from . import _installed
+    except ImportError:
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), _installed.LIB))
+
+
 def _load():
-    path = os.environ.get("CTORCH_LIB") or getattr(_capi, "BUILD_LIB", None)
-    if not path or not os.path.exists(path):
-        path = ctypes.util.find_library("ctorch") or _capi.SONAME
+    """The library: $CTORCH_LIB, else the installed one (when this package was
+    installed by CMake), else the build tree's it was generated in, else
+    ctypes.util.find_library("ctorch"), else the SONAME."""
+    path = os.environ.get("CTORCH_LIB")
+    if not path:
+        for p in (_installed_lib(), getattr(_capi, "BUILD_LIB", None)):
+            if p and os.path.exists(p):
+                path = p
+                break
+        else:
+            path = ctypes.util.find_library("ctorch") or _capi.SONAME
     lib = ctypes.CDLL(path)
     _capi.bind(lib)
     got = c_char_p()
@@ -97,8 +114,10 @@ def check(st):
 
 class Tensor:
     """A ctorch tensor: owns one handle (one reference to a libtorch tensor).
-    _h is the handle, an int or the c_void_p a call wrote it to (ctypes passes
-    either to a c_void_p parameter; the c_void_p without converting it).
+    _h is the handle: always a c_void_p (the one a call wrote it to, or one
+    wrap() made), None once disposed. The generated fast paths pass it to
+    functions without argtypes (raw_function), where ctypes hands a c_void_p
+    over as it is but would pass a Python int as a 32-bit C int.
 
     Operators, methods, properties and every generated op are installed on
     this class by _ops.py and __init__.py."""
@@ -114,9 +133,9 @@ class Tensor:
         # at once when native memory (ctorch's counter, read in place) grew by
         # FLUSH_BYTES since the last release, so dead large tensors are not
         # kept for long. flush_frees() releases them now.
+        # (No self._h = None: CPython finalizes an object once, PEP 442.)
         h = self._h
         if h:
-            self._h = None
             p = _pending
             p.append(h)
             if len(p) >= FREE_BATCH or _counter.value - _mem_at_flush > FLUSH_BYTES:
@@ -133,7 +152,7 @@ class Tensor:
     def handle(self):
         """The borrowed ctorch_tensor handle (an int), valid while this object lives."""
         h = self._h
-        return h.value if isinstance(h, c_void_p) else h
+        return None if h is None else h.value
 
 
 _new = object.__new__
@@ -162,12 +181,24 @@ _atexit.register(flush_frees)
 
 
 def wrap(h):
-    """A new Tensor owning handle h (None for NULL, the undefined tensor)."""
+    """A new Tensor owning handle h, an int or a c_void_p (None for NULL, the undefined tensor)."""
     if not h:
         return None
     t = _new(Tensor)
-    t._h = h
+    t._h = h if type(h) is c_void_p else c_void_p(h)
     return t
+
+
+def raw_function(name, restype=c_int32):
+    """A second function object for `name`, without argtypes, for the
+    generated fast paths: they pass only ctypes objects (c_void_p handles,
+    byref() outputs, structs, c_int64(...)), None, bytes and Python ints for
+    C int parameters, which ctypes then hands over without calling a
+    from_param converter per argument (about a third of a small operator's
+    ctypes cost). The prototype stays on lib.<name> for everything else."""
+    f = lib._FuncPtr((name, lib))
+    f.restype = restype
+    return f
 
 
 def wrap_list(lh):

@@ -219,6 +219,8 @@ for _name, _fn in {
         "tolist": _tolist, "item": _item, "__repr__": _repr, "__str__": _repr, "to": _to, "numpy": _numpy,
         "backward": _backward, "detach": _detach, "requires_grad_": _requires_grad_,
         "numel": lambda self: _out(_c.c_int64, lib.ctorch_tensor_numel, self._h),
+        "element_size": lambda self: _out(_sz, lib.ctorch_dtype_size, _dtype(self)),
+        "tobytes": _bytes,
         "is_contiguous": lambda self: _b.bool(_out(_c.c_int, lib.ctorch_tensor_is_contiguous, self._h)),
         "data_ptr": lambda self: _out(_vp, lib.ctorch_tensor_data_ptr, self._h) or 0,
         "retain_grad": lambda self: _check(lib.ctorch_tensor_retain_grad(self._h)),

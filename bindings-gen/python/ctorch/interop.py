@@ -1,37 +1,83 @@
-"""Interop: DLPack exchange with PyTorch (zero-copy) and checkpoints in
-torch.save's format (ctorch_save / ctorch_load / ctorch_save_dict /
-ctorch_load_dict). Same behaviour as the repository's python/ctorch.py."""
+"""Interop: DLPack exchange with PyTorch (zero-copy), checkpoints in
+torch.save's format, and raw handles. Everything here is re-exported at the
+top level (ctorch.from_torch, ctorch.save, ...).
+
+    import torch, ctorch
+    t = ctorch.from_torch(torch.arange(6.0))   # ctorch.Tensor sharing the memory
+    x = ctorch.to_torch(t)                     # torch.Tensor sharing the memory
+    ctorch.save(t, "t.pt"); ctorch.load("t.pt")
+
+This module is also what the repository's former hand-written module
+python/ctorch.py became (docs/interop.md, "Python"): the same functions, with
+the same behaviour. Differences for its callers: save/save_dict take
+torch.save's order (object, path) and still accept the old (path, object);
+Tensor.free() is Tensor.dispose(); a handle a C call returned is adopted with
+from_handle(h) instead of Tensor(h); Tensor.dtype is a ctorch.dtype
+(ctorch.float32, whose str() ends in the old name), requires_grad is a
+property and strides() is stride(), as in PyTorch; CtorchError.name is
+.status_name.
+
+Bool: torch 1.13's DLPack (0.6) has no bool code. ctorch exchanges bool as
+code 6 (kDLBool of DLPack >= 0.8); to_torch/from_torch pass it to and from
+torch as a uint8 view of the same memory, so it stays zero-copy. torch is
+imported only by the functions that need it.
+"""
 import ctypes
 import os
+import sys
 
-from . import _capi
-from ._rt import Tensor, check, lib, wrap, byref, c_void_p, tensor_array
+from ._rt import Tensor, check, lib, wrap, byref, c_void_p, tensor_array, raw_function
 
-BOOL_CODE = 6  # CTORCH_DLPACK_BOOL_CODE (api.json "macros")
+__all__ = ["from_torch", "to_torch", "to_dlpack_capsule", "from_handle", "save", "load", "save_dict", "load_dict"]
+
+# ---- DLPack structs (DLPack's ABI, the same in 0.6 and 1.x) ---------------------------------
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int), ("dtype", DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+BOOL_CODE = 6  # CTORCH_DLPACK_BOOL_CODE
 _KDL_UINT = 1
-# Offset of dl_tensor.dtype.code in a DLManagedTensor (DLPack's ABI: data
-# pointer, DLDevice {int32, int32}, int32 ndim, then DLDataType {code, ...}).
-_CODE_OFFSET = 20
+# Where the hot path reads and writes: dl_tensor.dtype.code, and the deleter.
+_CODE_OFFSET = DLManagedTensor.dl_tensor.offset + DLTensor.dtype.offset + DLDataType.code.offset
+_DELETER_OFFSET = DLManagedTensor.deleter.offset
 
+# ---- capsules -----------------------------------------------------------------------------
+# Own prototypes (not ctypes.pythonapi's shared attributes, which other code
+# may reconfigure). PYFUNCTYPE keeps the GIL, as the C API requires.
 _api = ctypes.pythonapi
 _PyCapsule_New = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
     ("PyCapsule_New", _api))
 _PyCapsule_GetPointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_GetPointer", _api))
 _PyCapsule_SetName = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName", _api))
-# The destructor gets the dying capsule as a raw pointer (a py_object would resurrect it).
+# The destructor gets the dying capsule as a raw pointer: wrapping it in a
+# py_object would resurrect it (refcount 0 -> 1 -> 0, a second dealloc).
 _PyCapsule_IsValid_raw = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", _api))
 _PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
     ("PyCapsule_GetPointer", _api))
 _Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-# offsetof(DLManagedTensor, deleter): DLTensor is 48 bytes, then manager_ctx.
-_DELETER_OFFSET = 56
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 def _capsule_destructor(capsule):
-    # A consumer renames the capsule "used_dltensor"; one still called
-    # "dltensor" was never consumed: free its tensor here.
+    # A consumer renames the capsule "used_dltensor" and owns the tensor; a
+    # capsule still called "dltensor" was never consumed: free it here.
     if _PyCapsule_IsValid_raw(capsule, b"dltensor"):
         p = _PyCapsule_GetPointer_raw(capsule, b"dltensor")
         fn = ctypes.c_void_p.from_address(p + _DELETER_OFFSET).value
@@ -39,71 +85,190 @@ def _capsule_destructor(capsule):
             _Deleter(fn)(p)
 
 
-_capsule_destructor_ptr = ctypes.cast(_capsule_destructor, ctypes.c_void_p)
+_capsule_destructor_ptr = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+_PyCapsule_GetDestructor = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(("PyCapsule_GetDestructor", _api))
+
+
+def _torch_capsule_destructor(to_dlpack, empty):
+    """torch's own destructor of "dltensor" capsules (C: frees the tensor of
+    a capsule still named "dltensor", nothing once a consumer renamed it),
+    the same rule as _capsule_destructor. The capsules _export makes use it
+    once torch is loaded: that saves a Python callback (a ctypes callback:
+    GIL, frame, argument conversion) each time a consumed capsule dies.
+    None if torch gives none."""
+    return _PyCapsule_GetDestructor(to_dlpack(empty(0))) or None
+
+
+
+
+def _capsule_fields():
+    """Offsets of a PyCapsule's pointer and name fields inside the object
+    (CPython's PyCapsule: PyObject_HEAD, pointer, name, ...), found on a
+    capsule made for the purpose; None where they are not found (another
+    interpreter or layout: from_torch then calls the C API instead)."""
+    try:
+        name = b"ctorch.probe"
+        name_at = ctypes.cast(ctypes.c_char_p(name), ctypes.c_void_p).value
+        ptr = 0x5EED0C7042C0
+        cap = _PyCapsule_New(ptr, name, None)
+        words = (ctypes.c_void_p * (sys.getsizeof(cap) // ctypes.sizeof(ctypes.c_void_p))).from_address(id(cap))
+        i = [w for w in words].index(ptr)
+        if words[i + 1] == name_at and _PyCapsule_GetPointer(cap, name) == ptr:
+            return i * ctypes.sizeof(ctypes.c_void_p), (i + 1) * ctypes.sizeof(ctypes.c_void_p)
+    except (ValueError, IndexError, TypeError, AttributeError):
+        pass
+    return None
+
+
+_CAPSULE_FIELDS = _capsule_fields()
+_USED_NAME = b"used_dltensor"  # lives as long as the module: capsules renamed in place point to it
+_USED_NAME_AT = ctypes.cast(ctypes.c_char_p(_USED_NAME), ctypes.c_void_p).value
+
+# The hot path: raw addresses in, one byte read (and poked for bool), no
+# ctypes structure access and no argtypes conversions (each costs a good
+# fraction of a microsecond): the C functions without argtypes, handles as
+# c_void_p, the capsule's fields read and renamed in place.
+_to_dlpack = raw_function("ctorch_to_dlpack")
+_from_dlpack = raw_function("ctorch_from_dlpack")
 _u8_at = ctypes.c_uint8.from_address
+_vp_at = ctypes.c_void_p.from_address
+_new = object.__new__
+_torch = None
+
+
+def _torch_modules():
+    global _torch, _destructor
+    if _torch is None:
+        import torch
+        import torch.utils.dlpack
+
+        to_dlpack = torch.utils.dlpack.to_dlpack
+        _destructor = _torch_capsule_destructor(to_dlpack, torch.empty) or _capsule_destructor_ptr
+        _torch = (torch.bool, torch.uint8, torch.utils.dlpack.from_dlpack, to_dlpack)
+    return _torch
+
+
+_destructor = _capsule_destructor_ptr  # torch's once torch is loaded (_torch_modules)
+
+
+def _handle(t):
+    """The handle (a c_void_p) of a Tensor, or of a raw handle (an int) as python/ctorch.py accepted."""
+    try:
+        return t._h
+    except AttributeError:
+        if isinstance(t, int) and t:
+            return c_void_p(t)
+        raise TypeError(f"expected a ctorch.Tensor, got {type(t).__name__}") from None
 
 
 def _export(t):
     m = c_void_p()
-    check(lib.ctorch_to_dlpack(byref(m), t._h))
-    code = _u8_at(m.value + _CODE_OFFSET)
-    is_bool = code.value == BOOL_CODE
-    if is_bool:
+    st = _to_dlpack(byref(m), _handle(t))
+    if st:
+        check(st)
+    p = m.value
+    code = _u8_at(p + _CODE_OFFSET)
+    if code.value == BOOL_CODE:
         code.value = _KDL_UINT  # torch 1.13 knows no bool code: a uint8 view of the same bytes
-    return _PyCapsule_New(m.value, b"dltensor", _capsule_destructor_ptr), is_bool
+        return _PyCapsule_New(p, b"dltensor", _destructor), True
+    return _PyCapsule_New(p, b"dltensor", _destructor), False
 
 
 def to_dlpack_capsule(t):
-    """A "dltensor" PyCapsule exporting t zero-copy (bool announced as uint8)."""
+    """A "dltensor" PyCapsule exporting t (a Tensor or handle; borrowed) zero-copy.
+
+    Bool tensors are announced as uint8 (torch 1.13 knows no bool code). An
+    unconsumed capsule frees its DLManagedTensor when collected."""
     return _export(t)[0]
 
 
 def to_torch(t):
-    """torch.Tensor sharing t's memory."""
-    import torch
-    import torch.utils.dlpack
+    """torch.Tensor sharing the memory of t (a ctorch Tensor or handle; borrowed)."""
+    t_bool, _, from_dlpack, _ = _torch or _torch_modules()
     cap, is_bool = _export(t)
-    x = torch.utils.dlpack.from_dlpack(cap)
-    return x.view(torch.bool) if is_bool else x
+    x = from_dlpack(cap)
+    return x.view(t_bool) if is_bool else x
 
 
 def from_torch(x):
-    """New ctorch Tensor sharing the memory of torch.Tensor x (no copy, no autograd history)."""
-    import torch
-    import torch.utils.dlpack
-    is_bool = x.dtype is torch.bool
+    """New ctorch Tensor sharing the memory of torch.Tensor x (no copy).
+
+    The data stays alive until both x and the returned Tensor are gone.
+    Autograd history is not carried over (like torch.utils.dlpack)."""
+    t_bool, t_uint8, _, to_dlpack = _torch or _torch_modules()
+    is_bool = x.dtype is t_bool
     src = x.detach() if x.requires_grad else x
     if is_bool:
-        src = src.view(torch.uint8)
-    cap = torch.utils.dlpack.to_dlpack(src)
-    m = _PyCapsule_GetPointer(cap, b"dltensor")
-    if is_bool:
-        _u8_at(m + _CODE_OFFSET).value = BOOL_CODE
-    _PyCapsule_SetName(cap, b"used_dltensor")
+        src = src.view(t_uint8)
+    cap = to_dlpack(src)
     out = c_void_p()
-    st = lib.ctorch_from_dlpack(byref(out), m)
-    if st:
-        _PyCapsule_SetName(cap, b"dltensor")
-        check(st)
-    return wrap(out.value)
+    if _CAPSULE_FIELDS:
+        # torch just made cap, named "dltensor": its pointer field, as a
+        # c_void_p view passed as it is, and its name field, set in place.
+        m = _vp_at(id(cap) + _CAPSULE_FIELDS[0])
+        if is_bool:
+            _u8_at(m.value + _CODE_OFFSET).value = BOOL_CODE
+        name = _vp_at(id(cap) + _CAPSULE_FIELDS[1])
+        was = name.value
+        # Marked consumed before the handover so no path frees it twice;
+        # undone on failure, when torch's capsule destructor must free it.
+        name.value = _USED_NAME_AT
+        st = _from_dlpack(byref(out), m)
+        if st:
+            name.value = was
+            check(st)
+    else:
+        m = _PyCapsule_GetPointer(cap, b"dltensor")
+        if is_bool:
+            _u8_at(m + _CODE_OFFSET).value = BOOL_CODE
+        _PyCapsule_SetName(cap, _USED_NAME)
+        st = _from_dlpack(byref(out), c_void_p(m))
+        if st:
+            _PyCapsule_SetName(cap, b"dltensor")
+            check(st)
+    t = _new(Tensor)
+    t._h = out  # the c_void_p itself is the handle (see _rt.Tensor)
+    return t
+
+
+def from_handle(h):
+    """A new Tensor that owns handle h (an int or c_void_p a C call returned:
+    it is freed with the Tensor). None for NULL."""
+    if isinstance(h, c_void_p):
+        h = h.value
+    return wrap(h)
 
 
 Tensor.__dlpack__ = lambda self, stream=None: to_dlpack_capsule(self)
 Tensor.__dlpack_device__ = lambda self: (1, 0)
 
+# ---- checkpoints --------------------------------------------------------------------------
+
+
+def _is_path(p):
+    return isinstance(p, (str, bytes, os.PathLike))
+
 
 def save(t, path):
-    check(lib.ctorch_save(os.fsencode(path), t._h))
+    """Writes one tensor as torch.save does (atomic write); torch.load reads it.
+    save(path, t), python/ctorch.py's order, is accepted too."""
+    if _is_path(t) and not _is_path(path):
+        t, path = path, t
+    check(lib.ctorch_save(os.fsencode(path), _handle(t)))
 
 
 def load(path):
+    """New Tensor from a file holding one tensor (torch.save's format)."""
     h = c_void_p()
     check(lib.ctorch_load(byref(h), os.fsencode(path)))
     return wrap(h.value)
 
 
 def save_dict(d, path):
-    """Saves {name: Tensor} as a state dict torch.load reads."""
+    """Saves a mapping {name: Tensor} as a state dict torch.load reads.
+    save_dict(path, d), python/ctorch.py's order, is accepted too."""
+    if _is_path(d) and not _is_path(path):
+        d, path = path, d
     names = list(d)
     arr, n = tensor_array([d[k] for k in names])
     keys = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k in names])
@@ -111,7 +276,7 @@ def save_dict(d, path):
 
 
 def load_dict(path):
-    """{name: Tensor} from a torch.save'd state dict, in file order."""
+    """{name: Tensor} from a torch.save'd dict/OrderedDict of tensors, in file order."""
     h = c_void_p()
     check(lib.ctorch_load_dict(byref(h), os.fsencode(path)))
     try:
@@ -127,3 +292,4 @@ def load_dict(path):
         return out
     finally:
         lib.ctorch_tensor_dict_free(h.value)
+
