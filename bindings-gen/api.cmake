@@ -9,6 +9,7 @@ set(CTORCH_API_COMMAND
   COMMAND ${CTORCH_GEN_PYTHON} ${_ctorch_gen_dir}/generate_api.py
     --header ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h --ops ${_gen}/ops.json
     --yaml ${CTORCH_NATIVE_FUNCTIONS_YAML} --out ${_gen} --torch-version ${_ctorch_torch_version}
+    --soname libctorch.so.${CTORCH_SOVERSION} --lib-file libctorch.so.${PROJECT_VERSION}
     --cc ${CMAKE_C_COMPILER} --include ${CMAKE_CURRENT_SOURCE_DIR}/include --include ${_gen}
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/api.json ${CMAKE_BINARY_DIR})
 list(APPEND _ctorch_gen_py ${_ctorch_gen_dir}/generate_api.py)

@@ -25,12 +25,15 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", required=True, help="ops.json from generate.py")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler for the layout program")
     ap.add_argument("--include", action="append", default=[], help="include directories for the layout program")
+    ap.add_argument("--soname", default=None, help="the library's SONAME (CMake's; default: derived the same way)")
+    ap.add_argument("--lib-file", default=None, help="the library's real file name (libctorch.so.X.Y.Z)")
     a = ap.parse_args(argv)
 
     header = parse_header(cli.read_text(a.header))
     ops = json.loads(cli.read_text(a.ops))
     layouts = emit_api.measure_layouts(header, a.cc, a.include)
-    doc = emit_api.build_doc(header, ops, load_yaml(a.yaml), layouts, a.torch_version)
+    doc = emit_api.build_doc(header, ops, load_yaml(a.yaml), layouts, a.torch_version,
+                             soname=a.soname, lib_file=a.lib_file)
     os.makedirs(a.out, exist_ok=True)
     cli.write_if_changed(os.path.join(a.out, "api.json"), emit_api.emit_json(doc))
     cli.write_if_changed(os.path.join(a.out, "ctorch_abi.h"), emit_api.emit_abi_header(doc))

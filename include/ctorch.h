@@ -106,7 +106,7 @@ CTORCH_API const char *ctorch_status_name(ctorch_status status);
 /** Borrowed: this thread's last error message without backtrace; "" if none. Valid until this thread's next failing call. */
 CTORCH_API const char *ctorch_last_error(void);
 
-/** Borrowed: this thread's last error message including libtorch's C++ backtrace when it had one; "" if none. */
+/** Borrowed: this thread's last error message including libtorch's C++ backtrace when it had one; "" if none. Valid until this thread's next failing call. */
 CTORCH_API const char *ctorch_last_error_backtrace(void);
 
 /* ------------------------------------------------------------------ */
@@ -434,16 +434,27 @@ typedef struct ctorch_autograd_scope_s *ctorch_autograd_scope;
 
 /**
  * Opens a scope on the CALLING THREAD (grad mode is thread-local, as in
- * PyTorch) and returns a NEW scope handle. Scopes nest; each must be closed
- * with ctorch_autograd_scope_leave on the same thread, innermost first.
+ * PyTorch) and returns a NEW scope handle. Scopes nest; each is closed with
+ * ctorch_autograd_scope_leave, which releases it whatever the order.
  */
 CTORCH_API ctorch_status ctorch_autograd_scope_enter(ctorch_autograd_scope *out, ctorch_autograd_scope_kind kind);
 /**
- * Closes the scope, restoring exactly the modes in force when it was opened,
- * and frees the handle. Leaving from another thread, or a scope that is not
- * the innermost open one of this thread, fails with CTORCH_RUNTIME and
- * changes nothing (the handle stays valid). NULL fails with INVALID_ARGUMENT.
- * A thread that ends with scopes open leaks their handles.
+ * Leaves the scope and ALWAYS releases the handle (it is invalid afterwards,
+ * whatever the status), so a binding whose destructors run in any order
+ * neither leaks a scope nor leaves a mode on:
+ * - the innermost open scope of this thread: restores exactly the modes in
+ *   force when it was opened, then closes each scope below it that was
+ *   already left;
+ * - a scope that is not the innermost: succeeds; its modes stay in force
+ *   until the scopes opened after it are left too (then they are restored,
+ *   innermost first), so once every scope is left, in any order, the thread
+ *   is back where it started;
+ * - from another thread: fails with CTORCH_RUNTIME but releases the handle
+ *   too; the scope closes on its own thread at that thread's next enter or
+ *   leave of a scope of this kind.
+ * NULL fails with INVALID_ARGUMENT; a handle that is not an open scope of
+ * this thread (already left) with CTORCH_RUNTIME. A thread that ends with
+ * scopes open leaks them.
  */
 CTORCH_API ctorch_status ctorch_autograd_scope_leave(ctorch_autograd_scope scope);
 /** 1 if gradients are being recorded on this thread. */
@@ -1482,11 +1493,11 @@ CTORCH_API void ctorch_stream_free(ctorch_stream s);
  * device and its device the current device (`with torch.cuda.stream(s)`),
  * and returns a NEW scope handle. s is borrowed (the scope keeps a copy).
  * Scopes nest and follow the rules of ctorch_autograd_scope_enter/leave:
- * leave on the same thread, innermost first (CTORCH_RUNTIME otherwise,
- * changing nothing); leaving restores the previous device and stream.
+ * leaving always releases the handle, in any order (the previous device and
+ * stream come back once the scopes opened after it are left too).
  */
 CTORCH_API ctorch_status ctorch_stream_scope_enter(ctorch_stream_scope *out, ctorch_stream s);
-/** Closes the scope and frees the handle (see ctorch_stream_scope_enter). */
+/** Leaves the scope and always releases the handle (rules of ctorch_autograd_scope_leave). */
 CTORCH_API ctorch_status ctorch_stream_scope_leave(ctorch_stream_scope scope);
 
 /**
@@ -1569,7 +1580,7 @@ typedef struct ctorch_autocast_scope_s *ctorch_autocast_scope;
  */
 CTORCH_API ctorch_status ctorch_autocast_scope_enter(ctorch_autocast_scope *out, ctorch_device_type device_type,
                                                      ctorch_dtype dtype, int enabled, int cache_enabled);
-/** Closes the scope, restoring the state in force when it opened, and frees the handle. */
+/** Leaves the scope and always releases the handle, restoring the state in force when it opened (rules of ctorch_autograd_scope_leave). */
 CTORCH_API ctorch_status ctorch_autocast_scope_leave(ctorch_autocast_scope scope);
 /** 1 if autocast is on for device_type (CPU or CUDA) on this thread. */
 CTORCH_API ctorch_status ctorch_autocast_is_enabled(int *out, ctorch_device_type device_type);

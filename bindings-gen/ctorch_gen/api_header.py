@@ -74,6 +74,10 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_dist_init_from_env": {"local_rank": {"nullable": True}, "backend": {"nullable": True}},
     "ctorch_store_set": {"value": {"nullable": True}},
     "ctorch_store_get": {"buf": {"nullable": True}},
+    "ctorch_tensor_sizes": {"out": {"buffer_size": {
+        "unit": "elements", "rule": "query", "product": [{"call": "ctorch_tensor_dim", "args": {"t": "t"}}]}}},
+    "ctorch_tensor_strides": {"out": {"buffer_size": {
+        "unit": "elements", "rule": "query", "product": [{"call": "ctorch_tensor_dim", "args": {"t": "t"}}]}}},
     "ctorch_tensor_from_data": {"sizes": {"nullable": True}},
     "ctorch_tensor_backward": {"gradient": {"nullable": True}, "inputs": {"nullable": True}},
     "ctorch_autograd_grad": {"grad_outputs": {"nullable": True}},
@@ -83,7 +87,12 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_optimizer_new": {"options": {"nullable": True}},
     "ctorch_optimizer_add_param_group": {"options": {"nullable": True}},
     "ctorch_tensor_set_grad": {"grad": {"nullable": True}},
-    "ctorch_tensor_copy_to": {"dst": {"direction": "out"}},
+    "ctorch_tensor_copy_to": {"dst": {"direction": "out", "buffer_size": {
+        "unit": "bytes", "rule": "query", "product": [
+            {"call": "ctorch_tensor_numel", "args": {"t": "t"}},
+            {"call": "ctorch_dtype_size", "args": {"dtype": {"call": "ctorch_tensor_dtype", "args": {"t": "t"}}}}]}}},
+    # A list whose elements are NULL for inputs that did not take part (allow_unused).
+    "ctorch_autograd_grad": {"out": {"elements_null_result": True}},
     "ctorch_init_calculate_fan_in_and_fan_out": {},
 }
 
@@ -104,6 +113,24 @@ def _doc_says_nullable(doc: str, name: str) -> bool:
     pats = [rf"\b{n}\s+(?:itself\s+)?may be NULL", rf"\b{n}\s*\((?:[^()]*?,\s*)?may be NULL",
             rf"\b{n}:?\s+NULL\b", rf"\band {n}, may be NULL", rf"\b{n}:?\s+\"[^\"]*\" or NULL"]
     return any(re.search(p, doc) for p in pats)
+
+
+def _doc_lifetime(f) -> str:
+    """What a borrowed output (text, an address) lives as long as, from the
+    doc comment: "static", "process", the parameter it is valid while, or
+    "until the next call on this thread"."""
+    doc = f.doc
+    if re.search(r"\bstatic\b", doc, re.I):
+        return "static"
+    if "life of the process" in doc:
+        return "process"
+    m = re.search(r"valid (?:while|as long as) `?(\w+)`? lives", doc)
+    if m and m.group(1) in {p.name for p in f.params}:
+        return m.group(1)
+    if re.search(r"[Vv]alid until this thread.s next failing call|until the next (failing )?call", doc):
+        return "until the next failing call on this thread"
+    raise DescribeError(f"{f.name}: a borrowed output whose lifetime the doc does not say "
+                        "(\"static\", \"valid while X lives\", \"for the life of the process\")")
 
 
 # int parameters and results that are booleans (0 false, nonzero true).
@@ -277,11 +304,29 @@ class Describer:
                 d["boolean"] = True
             # A handle output that can come back NULL (no gradient, an
             # undefined element, no targets).
-            if d["direction"] == "out" and d["type"]["kind"] == "handle" and o.get("null_result"):
-                d["null_result"] = True
+            if d["direction"] == "out" and d["type"]["kind"] == "handle":
+                d["null_result"] = bool(o.get("null_result"))
+            if d["direction"] == "out" and o.get("elements_null_result"):
+                d["elements_null_result"] = True
+            if t.pointers:
+                # const-ness as data: const_levels[0] is the base type's,
+                # const_levels[k] the k-th '*' (innermost first);
+                # const = the object pointed to is read-only.
+                d["const"] = t.const_pointee
+                d["const_levels"] = [t.const_base] + list(t.const_ptrs)
             d.update(self._ownership(f, p, d, o, tags, is_free))
+            if "buffer_size" in o:
+                d["buffer_size"] = o["buffer_size"]
+            elif d.get("ownership") == "caller_buffer" and "out_len" in {q.name for q in params}:
+                # The convention of the copy-out functions: *out_len gets the
+                # full length, a buffer too small gets what fits (text: cap - 1
+                # bytes and a NUL).
+                text = d["type"]["kind"] == "string"
+                d["buffer_size"] = {"unit": "bytes", "rule": "reported", "length": "out_len", "plus": 1 if text else 0}
             result.append(d)
         ret = {"c_type": f.returns.text, "type": self.type_info(f.returns)}
+        if f.returns.pointers:
+            ret["const"] = f.returns.const_pointee
         if f.returns.text == "ctorch_status":
             ret["kind"] = "status"
         elif f.returns.text == "void":
@@ -290,8 +335,51 @@ class Describer:
             ret["kind"] = "value"
             if ret["type"]["kind"] == "string":
                 ret["ownership"] = "borrowed"
-        return {"name": f.name, "origin": "header", "section": f.section, "doc": f.doc,
-                "returns": ret, "params": result, "inline": f.inline, "line": f.line}
+                ret["lifetime"] = _doc_lifetime(f)
+        entry = {"name": f.name, "origin": "header", "section": f.section, "doc": f.doc,
+                 "returns": ret, "params": result, "inline": f.inline, "line": f.line}
+        if f.inline:
+            entry["inline_body"] = self.inline_body(f)
+        return entry
+
+    def inline_body(self, f: Function) -> dict:
+        """What a static inline helper does, as data: the struct it returns
+        and each field's value (a constant, an enum value, or a parameter,
+        `"as": "bool"` for `v ? 1 : 0`), so a binding implements it without
+        the header. Refuses a body it cannot read."""
+        body = re.sub(r"\s+", " ", f.body)
+        m = re.search(r"\{ ?(\w+) (\w+) = \{([^}]*)\};(.*?)return \2; ?\}$", body)
+        st = next((x for x in self.h.structs if m and x.name == m.group(1)), None)
+        if not m or st is None:
+            raise DescribeError(f"{f.name}: an inline body api_header.py cannot read: {body!r}")
+        var = m.group(2)
+        params = {p.name for p in f.params}
+        enum_vals = {v.name: (e.name, v.value) for e in self.h.enums for v in e.values}
+
+        def value(expr: str) -> dict:
+            expr = expr.strip()
+            if expr in params:
+                return {"param": expr}
+            mb = re.fullmatch(r"(\w+) \? 1 : 0", expr)
+            if mb and mb.group(1) in params:
+                return {"param": mb.group(1), "as": "bool"}
+            if expr in enum_vals:
+                return {"enum": enum_vals[expr][0], "name": expr, "value": enum_vals[expr][1]}
+            if re.fullmatch(r"-?\d+", expr):
+                return {"value": int(expr)}
+            if re.fullmatch(r"-?\d+\.\d*", expr):
+                return {"value": float(expr)}
+            raise DescribeError(f"{f.name}: cannot read the value {expr!r}")
+        inits = [x for x in m.group(3).split(",")]
+        if len(inits) != len(st.fields):
+            raise DescribeError(f"{f.name}: {len(inits)} initialisers for {len(st.fields)} fields")
+        fields = {fd.name: value(x) for fd, x in zip(st.fields, inits)}
+        for a in filter(None, (x.strip() for x in m.group(4).split(";"))):
+            ma = re.fullmatch(re.escape(var) + r"\.(\w+) = (.+)", a)
+            if not ma or ma.group(1) not in fields:
+                raise DescribeError(f"{f.name}: cannot read the statement {a!r}")
+            fields[ma.group(1)] = value(ma.group(2))
+        return {"returns_struct": st.name, "fields": [{"field": k, **v} for k, v in fields.items()]}
 
     def _ownership(self, f: Function, p: Param, d: dict, o: dict, tags, is_free: bool) -> dict:
         k = d["type"]["kind"]
@@ -308,7 +396,7 @@ class Describer:
             return {"ownership": "freed"}
         if (f.name.endswith("_leave") and d["direction"] == "in" and k == "handle"
                 and self.free_of.get(d["type"]["name"]) == f.name):
-            return {"ownership": "freed", "when": "on success"}
+            return {"ownership": "freed", "when": "always"}
         if d["direction"] == "out":
             if p.name in tags.get("borrowed", []):
                 return {"ownership": "borrowed"}
@@ -319,8 +407,7 @@ class Describer:
                 return {"ownership": "new", "free": self.free_of.get(h, SCOPE_LEAVE.get(h))}
             if k == "string":
                 if p.type.const_base:
-                    return {"ownership": "borrowed", "lifetime": "static"
-                            if "static" in f.doc.lower() else "see doc"}
+                    return {"ownership": "borrowed", "lifetime": _doc_lifetime(f)}
                 if d["pointer"] == 0:  # char *buf
                     return {"ownership": "caller_buffer"}
                 return {"ownership": "new", "free": "ctorch_string_free"}
@@ -328,7 +415,7 @@ class Describer:
                 return {"ownership": "caller_buffer"}
             if d["pointer"] >= 2:
                 # const int64_t **out: the address of memory ctorch keeps.
-                return {"ownership": "borrowed", "lifetime": "see doc"}
+                return {"ownership": "borrowed", "lifetime": _doc_lifetime(f)}
             return {"ownership": "value"}
         # Inputs.
         if is_free and k in ("handle", "string"):
@@ -367,10 +454,22 @@ def describe_header(h: Header) -> dict:
         else:
             e["params"] = m.params
             e["body"] = m.body
+            e["bits"] = _macro_bits(m)
         macros.append(e)
     return {"functions": funcs, "handles": handles, "enums": enums, "callbacks": callbacks,
             "macros": macros, "opaque_types": list(h.opaque),
             "structs_raw": h.structs}
+
+
+def _macro_bits(m) -> dict:
+    """A function-like macro as data: the status macros extract a bit field,
+    `((uint32_t)(st) >> shift) & mask`. Refuses any other shape."""
+    b = m.body
+    mm = re.search(r"\(uint32_t\)\((\w+)\)\)?( >> (\d+)\))? & (0x[0-9A-Fa-f]+)u", b)
+    if not mm or mm.group(1) not in (m.params or []):
+        raise DescribeError(f"macro {m.name}: a body api_header.py cannot describe as data: {b!r}")
+    return {"arg": mm.group(1), "as": "uint32_t", "shift": int(mm.group(3) or 0), "mask": int(mm.group(4), 16),
+            "result": "ctorch_status" if "(ctorch_status)" in b else "uint32_t"}
 
 
 def _null_meaning(h: str) -> Optional[str]:
@@ -385,6 +484,8 @@ def check(funcs: List[dict], ds: Describer) -> None:
         for p in f["params"]:
             if p.get("ownership") == "new" and not p.get("free"):
                 problems.append(f"{f['name']}: output '{p['name']}' is new but its type has no free function")
+            if p.get("ownership") == "caller_buffer" and "buffer_size" not in p:
+                problems.append(f"{f['name']}: caller buffer '{p['name']}' has no buffer_size rule (OVERRIDES)")
             if p["direction"] == "out" and p["pointer"] == 0 and p["type"]["kind"] not in ("string", "void"):
                 problems.append(f"{f['name']}: output '{p['name']}' is not a pointer")
     if problems:

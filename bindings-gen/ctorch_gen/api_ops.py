@@ -200,10 +200,78 @@ def _schema_kinds(t: Type) -> dict:
     return d
 
 
-def _c_params(op: dict, describer) -> List[dict]:
+# Operators that return an undefined tensor on success other than through an
+# output mask, from libtorch's kernels (1.13 and 2.x alike): name -> (the
+# schema results that may be undefined, None = all; when).
+DOCUMENTED_UNDEFINED = {
+    "_native_multi_head_attention": ([1], "the attention weights when need_weights is false"),
+    # Found by the differential test's NULL check (binding_python_vs_pytorch).
+    "_unpack_dual": ([1], "the tangent when dual has none at that level"),
+    # Found by tests/bindings/py_null_results.py: its output_mask does not
+    # decide; each result is undefined when the inputs it needs are None.
+    "_convolution_double_backward": (None, "ggO when ggI, ggW and ggb are None; gW when ggI is; gI when ggW is"),
+    "_thnn_differentiable_lstm_cell_backward": (None, "every gradient when grad_hy and grad_cy are both None"),
+    "_thnn_fused_lstm_cell_backward_impl": (None, "every gradient when grad_hy and grad_cy are both None; "
+                                                  "the bias gradient when has_bias is false (CUDA)"),
+    "_thnn_fused_lstm_cell_backward": (None, "every gradient when grad_hy and grad_cy are both None; "
+                                             "the bias gradients when has_bias is false (CUDA)"),
+    "_thnn_fused_gru_cell_backward": ([3, 4], "the bias gradients when has_bias is false (CUDA)"),
+    "_thnn_differentiable_gru_cell_backward": ([3, 4], "the bias gradients when the biases are None"),
+    "batch_norm_backward_reduce": ([0, 1, 2, 3], "the results input_g / weight_g / bias_g did not ask for (CUDA)"),
+    "_efficient_attention_backward": ([3], "the bias gradient when bias_requires_grad is false (CUDA)"),
+}
+
+
+# Results a mask does not gate: the kernels compute them whatever the mask
+# says (libtorch 1.13 and 2.x, CPU and CUDA), so they are never undefined.
+MASK_IGNORED = {
+    "grid_sampler_2d_backward": [1],  # grad_grid: always computed
+    "grid_sampler_3d_backward": [1],
+}
+
+
+def _mask_arg(f) -> Optional[str]:
+    """The `bool[N] output_mask` (or `mask`, `grad_input_mask`) argument
+    that says which results a backward operator computes; the others come
+    back undefined."""
+    for a in f.args:
+        t = a.type.elem if isinstance(a.type, OptionalType) else a.type
+        if (isinstance(t, ListType) and isinstance(t.elem, BaseType) and t.elem.name == "bool"
+                and t.size is not None and a.name in ("output_mask", "mask", "grad_input_mask")):
+            return a.name
+    return None
+
+
+def null_results(f) -> Dict[int, str]:
+    """schema result index -> why it may be an undefined tensor on success
+    (the C output then NULL with CTORCH_OK). Tensor results only; a Tensor[]
+    result is a list handle (never NULL on success) whose elements may be."""
+    out: Dict[int, str] = {}
+    mask = _mask_arg(f)
+    documented = DOCUMENTED_UNDEFINED.get(f.name)
+    for k, r in enumerate(f.returns):
+        t = r.type
+        if isinstance(t, OptionalType):
+            out[k] = "optional result (Tensor?)"
+        elif documented and (documented[0] is None or k in documented[0]):
+            out[k] = documented[1]
+        elif mask and k not in MASK_IGNORED.get(f.name, ()):
+            out[k] = f"not asked for by {mask}"
+    return out
+
+
+def _const(p: dict, ct) -> None:
+    """const-ness as data (as api_header.py writes it for the header)."""
+    if ct.pointers:
+        p["const"] = ct.const_pointee
+        p["const_levels"] = [ct.const_base] + list(ct.const_ptrs)
+
+
+def _c_params(op: dict, describer, nulls: Optional[Dict[int, str]] = None) -> List[dict]:
     """C parameters of a generated function, in the header's format."""
     params = []
-    for r in op["returns"]:
+    nulls = nulls or {}
+    for k, r in enumerate(op["returns"]):
         if not r.get("c_name"):
             continue
         ct = parse_ctype(r["c_type"])
@@ -212,13 +280,20 @@ def _c_params(op: dict, describer) -> List[dict]:
         if p["type"]["kind"] == "handle":
             p["ownership"] = "new"
             p["free"] = describer.free_of[p["type"]["name"]]
-            # An operator may return an undefined tensor (e.g. a gradient
-            # output_mask did not ask for): NULL on success.
-            p["null_result"] = True
+            # Only where the operator can return an undefined tensor
+            # (null_results): NULL on success. A list is never NULL after
+            # success; its elements may be.
+            is_list = p["type"]["name"] == "ctorch_tensor_list"
+            p["null_result"] = bool(k in nulls and not is_list)
+            if k in nulls:
+                p["null_when"] = nulls[k]
+                if is_list:
+                    p["elements_null_result"] = True
         else:
             p["ownership"] = "value"
             if ct.base == "int" and r["schema_type"] == "bool":
                 p["boolean"] = True
+        _const(p, ct)
         params.append(p)
     for a in op["args"]:
         sk = _schema_kinds(parse_type_str(a["schema_type"]))
@@ -246,6 +321,7 @@ def _c_params(op: dict, describer) -> List[dict]:
                     else "value"
                 if sk["base"] == "bool" and ct.base == "int":
                     p["boolean"] = True
+            _const(p, ct)
             params.append(p)
     return params
 
@@ -308,10 +384,16 @@ def describe_op(op: dict, yaml_entry: dict, describer, enums: Dict[str, Dict[str
     if why:
         info["internal_reason"] = why
     extra = {k: v for k, v in op.items() if k not in KNOWN_OPS_JSON_KEYS}
+    params = _c_params(op, describer, null_results(f))
+    # The enum of an `int reduction`-style argument, on its C parameter too.
+    arg_enum = {a["name"]: a["enum"] for a in args if "enum" in a}
+    for p in params:
+        if p.get("schema_arg") in arg_enum and p.get("role") != "length":
+            p["enum"] = arg_enum[p["schema_arg"]]
     entry = {"name": op["c_name"], "origin": "generated", "section": "ATen operators",
              "doc": f.schema, "returns": {"c_type": "ctorch_status", "type": {"kind": "enum", "name": "ctorch_status"},
                                           "kind": "status"},
-             "params": _c_params(op, describer), "inline": False, "op": info}
+             "params": params, "inline": False, "op": info}
     if extra:
         entry["ops_json"] = extra
     return entry

@@ -117,6 +117,7 @@ class Function:
     section: str = ""
     inline: bool = False      # static inline helper: no library symbol
     line: int = 0
+    body: str = ""            # an inline helper's body, `{ ... }`
 
 
 @dataclass
@@ -507,7 +508,7 @@ def parse_header(src: str) -> Header:
         if m:
             inline = m.group(1) == "static inline"
             h.functions.append(Function(m.group(3), parse_ctype(m.group(2)), parse_params(m.group(4)), st.doc,
-                                        st.section, inline, st.line))
+                                        st.section, inline, st.line, m.group(5) if inline else ""))
             continue
         raise HeaderError(f"line {st.line}: unsupported declaration {t[:100]!r}")
     return h

@@ -14,7 +14,12 @@ from .api_header import Describer, describe_header
 from .api_ops import describe_op, overload_groups
 from .cheader import Header
 
-FORMAT_VERSION = 1
+# 2 (issue 26): null_result only where an operator can return an undefined
+# tensor (null_when, elements_null_result); library's real file names;
+# buffer_size; inline_body; macros' bits; const/const_levels; a lifetime on
+# every borrowed output; enum on generated C parameters; scope leaves always
+# free (when: always). docs/bindings.md lists the changes.
+FORMAT_VERSION = 2
 
 
 def layout_program(h: Header) -> str:
@@ -77,7 +82,21 @@ def abi_hash(doc: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, torch_version: str) -> dict:
+def library_names(version: str, torch_version: str, soname=None, lib_file=None) -> dict:
+    """The files a binding loads: the SONAME (what the loader and a binding
+    should open; a link to the real file in the build tree and in every
+    install), the real file, and the development link."""
+    major = version.split(".")[0]
+    tv = torch_version.split(".")
+    if soname is None:
+        soname = f"libctorch.so.{major}-torch{tv[0]}.{tv[1] if len(tv) > 1 else 0}"
+    return {"name": "ctorch", "soname": soname, "file": lib_file or f"libctorch.so.{version}",
+            "link_name": "libctorch.so", "load_names": [soname],
+            "torch_abi": soname.split("-torch", 1)[1] if "-torch" in soname else None}
+
+
+def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, torch_version: str,
+              soname=None, lib_file=None) -> dict:
     hd = describe_header(h)
     ds = Describer(h)
     enums_values: Dict[str, Dict[str, int]] = {e["name"]: {v["name"]: v["value"] for v in e["values"]}
@@ -114,7 +133,7 @@ def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, tor
         "format_version": FORMAT_VERSION,
         "ctorch_version": version,
         "torch_version": torch_version,
-        "library": {"name": "ctorch", "soname": f"libctorch.so.{version.split('.')[0]}"},
+        "library": library_names(version, torch_version, soname, lib_file),
         "abi_hash": "",
         "types": {k: {"size": v[0], "align": v[1]} for k, v in layouts["types"].items()},
         "enums": hd["enums"],

@@ -86,6 +86,28 @@ def emit_capi(doc: dict) -> str:
            f"exports.SONAME = {json.dumps(doc['library']['soname'])};", ""]
     enums = {e["name"]: {v["name"]: v["value"] for v in e["values"]} for e in doc["enums"]}
     out.append(f"exports.ENUMS = {json.dumps(enums)};")
+    # What api.json gives as data: the status macros' bit fields and the
+    # caller buffers' size rules (docs/bindings.md), read by index.js.
+    bits = {m["name"]: m["bits"] for m in doc["macros"] if "bits" in m}
+    out.append(f"exports.STATUS_BITS = {json.dumps(bits)};")
+    sizes = {f["name"]: {p["name"]: p["buffer_size"] for p in f["params"] if "buffer_size" in p}
+             for f in doc["functions"] if any("buffer_size" in p for p in f["params"])}
+    out.append(f"exports.BUFFER_SIZES = {json.dumps(sizes)};")
+    funcs = {f["name"]: f for f in doc["functions"]}
+    called = {}
+
+    def walk(c):
+        f = funcs[c["call"]]
+        called[c["call"]] = {"out": next(p["c_type"] for p in f["params"] if p["direction"] == "out"),
+                             "in": [p["name"] for p in f["params"] if p["direction"] == "in"]}
+        for v in c["args"].values():
+            if isinstance(v, dict):
+                walk(v)
+    for ps in sizes.values():
+        for r in ps.values():
+            for c in r.get("product", []):
+                walk(c)
+    out.append(f"exports.FUNCTIONS_BY_NAME = {json.dumps(called)};")
     out.append("")
     out.append("exports.declare = function declare(lib) {")
     out.append("  const T = {};")
@@ -192,7 +214,9 @@ def _conv(a: dict, v: str) -> List[str]:
 def _ret(p: dict, slot: str) -> str:
     t = p["type"]
     if t["kind"] == "handle" and t["name"] == "ctorch_tensor":
-        return f"$R.tensorOf({slot}[0])"
+        # null only where api.json says the operator can return an undefined
+        # tensor (null_result); elsewhere a NULL is a broken promise.
+        return f"$R.tensorOf({slot}[0])" if p.get("null_result") else f"$R.tensorReq({slot}[0])"
     if t["kind"] == "handle":
         return f"$R.listOf({slot}[0])"
     if t["kind"] == "struct":

@@ -128,7 +128,7 @@ def op_function(p: Plan, k: int) -> str:
     for j, r in enumerate(p.rets):
         _, _, check = _OUT_KIND[r.c_type]
         if check:
-            lines.append(f"  {check}(st, r{j});")
+            lines.append(f"  {check}(st, r{j}, {j});")
     for i, b in enumerate(p.args):
         if b.arg.is_write:
             lines.append(f"  sw_out_mutated(st, {i});")

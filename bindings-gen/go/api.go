@@ -59,7 +59,7 @@ func (t *Tensor) Dim() (int, error) {
 
 // Shape is the tensor's sizes.
 func (t *Tensor) Shape() ([]int64, error) {
-	d, err := t.Dim()
+	d, err := bufLen_ctorch_tensor_sizes_out(t.handle()) // api.json's buffer_size
 	if err != nil {
 		return nil, err
 	}

@@ -34,18 +34,23 @@ func init() {
 }
 
 func statusError(st C.ctorch_status) error {
-	s := uint32(st)
-	code := Status(s & 0xff)
-	ticket := (s >> 8) & 0x7fffff
+	// The bit fields and the buffer rule come from api.json (capi_gen.go).
+	code := Status(statusCode(st))
+	ticket := statusTicket(st)
 	msg := "(no message)"
 	if ticket != 0 {
-		var buf [4096]byte
+		buf := make([]byte, 512)
 		var n C.size_t
-		if C.ctorch_error_message(nil, &n, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.uint64_t(ticket)) == 0 {
-			if int(n) > len(buf)-1 {
-				n = C.size_t(len(buf) - 1)
+		for {
+			if C.ctorch_error_message(nil, &n, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.uint64_t(ticket)) != 0 {
+				break
+			}
+			if need := int(n) + bufPlus_ctorch_error_message_buf; need > len(buf) {
+				buf = make([]byte, need) // truncated: again with the size it reported
+				continue
 			}
 			msg = string(buf[:n])
+			break
 		}
 	}
 	return &Error{Status: code, Message: msg}

@@ -28,9 +28,29 @@ const E = capi.ENUMS;
 // thread whichever thread made the call.
 F.ctorch_set_error_tickets(null, 1);
 const STATUS_NAMES = Object.fromEntries(Object.entries(E.ctorch_status).map(([k, v]) => [v, k]));
-const msgBuf = Buffer.alloc(4096);
+let msgBuf = Buffer.alloc(512);
 const msgLen = new BigUint64Array(1);
 const msgStatus = new Int32Array(1);
+// The status macros as data (api.json's macros[].bits).
+const bitsOf = (b) => (st) => ((st >>> 0) >>> b.shift) & b.mask;
+const statusCode = bitsOf(capi.STATUS_BITS.CTORCH_STATUS_CODE);
+const statusTicket = bitsOf(capi.STATUS_BITS.CTORCH_STATUS_TICKET);
+// How large a caller buffer must be (api.json's buffer_size): "query" rules
+// multiply the results of the functions they name, called with this call's
+// arguments (args: parameter name -> value).
+const qOut = { int64_t: BigInt64Array, size_t: BigUint64Array, ctorch_dtype: Int32Array };
+function bufferSize(fn, param, args) {
+  const rule = capi.BUFFER_SIZES[fn][param];
+  const call = (c) => {
+    const f = capi.FUNCTIONS_BY_NAME[c.call];
+    const outT = f.out.replace(/ \*$/, '');
+    const cell = new qOut[outT](1);
+    const vals = f.in.map((n) => (typeof c.args[n] === 'object' ? call(c.args[n]) : args[c.args[n]]));
+    check(F[c.call](cell, ...vals));
+    return Number(cell[0]);
+  };
+  return rule.product.reduce((n, c) => n * call(c), 1);
+}
 
 class CtorchError extends Error {
   constructor(status, message) {
@@ -42,11 +62,15 @@ class CtorchError extends Error {
 }
 
 function errorOf(st) {
-  const code = st & 0xff;
-  const ticket = (st >>> 8) & 0x7fffff;
+  const code = statusCode(st);
+  const ticket = statusTicket(st);
   let msg = '(no message)';
-  if (ticket && F.ctorch_error_message(msgStatus, msgLen, msgBuf, msgBuf.length, ticket) === 0) {
-    msg = msgBuf.toString('utf8', 0, Math.min(Number(msgLen[0]), msgBuf.length - 1));
+  const plus = capi.BUFFER_SIZES.ctorch_error_message.buf.plus;
+  while (ticket && F.ctorch_error_message(msgStatus, msgLen, msgBuf, msgBuf.length, ticket) === 0) {
+    const need = Number(msgLen[0]) + plus;
+    if (need > msgBuf.length) { msgBuf = Buffer.alloc(need); continue; } // truncated: again, as large as reported
+    msg = msgBuf.toString('utf8', 0, Number(msgLen[0]));
+    break;
   }
   return new CtorchError(code, msg);
 }
@@ -284,6 +308,11 @@ function device(v) {
 function deviceo(v) { return v === null || v === undefined ? null : device(v); }
 
 function tensorOf(hv) { return hv === 0n ? null : new Tensor(hv); }
+// A result api.json does not flag null_result: never NULL on success.
+function tensorReq(hv) {
+  if (hv === 0n) throw new CtorchError(E.ctorch_status.CTORCH_UNKNOWN, 'a result api.json says is never undefined came back NULL');
+  return new Tensor(hv);
+}
 const listSize = new BigUint64Array(1), listElem = new BigUint64Array(1);
 function listOf(lh) {
   try {
@@ -359,7 +388,7 @@ function dispatch(name, group, args) {
 const R = {
   EMPTY, OUTH0, OUTH1, OUTH2, OUTH3, OUTH4, OUTH5, OUTI64, OUTF64, OUTI32, isOpts, isT, isNum, h, ho, req, dflt,
   len, lenOf, handles, i64s, f64s, bools, strs, scalar, scalaro, scalars, scalarOf, scalarValue, i64o, f64o,
-  boolo, i32o, enumv, device, deviceo, tensorOf, listOf, dtypeOf, dispatch, fail,
+  boolo, i32o, enumv, device, deviceo, tensorOf, tensorReq, listOf, dtypeOf, dispatch, fail,
 };
 const { ops, PUBLIC, METHODS } = require('./ops')(R, F);
 
@@ -404,7 +433,7 @@ for (const [g, selfFirst] of METHODS) {
 const i64 = new BigInt64Array(1), i32 = new Int32Array(1), f64 = new Float64Array(1), szt = new BigUint64Array(1);
 const hOut = new BigUint64Array(1);
 Object.defineProperties(Tensor.prototype, {
-  shape: { get() { return sizesOf(this, F.ctorch_tensor_sizes); } },
+  shape: { get() { return sizesOf(this, F.ctorch_tensor_sizes, 'ctorch_tensor_sizes'); } },
   dtype: { get() { check(F.ctorch_tensor_dtype(i32, h(this))); return DTYPES[i32[0]]; } },
   requiresGrad: {
     get() { check(F.ctorch_tensor_requires_grad(i32, h(this))); return i32[0] !== 0; },
@@ -412,14 +441,13 @@ Object.defineProperties(Tensor.prototype, {
   },
   grad: { get() { check(F.ctorch_tensor_grad(hOut, h(this))); return tensorOf(hOut[0]); } },
 });
-function sizesOf(t, fn) {
-  check(F.ctorch_tensor_dim(i64, h(t)));
-  const n = Number(i64[0]);
+function sizesOf(t, fn, name) {
+  const n = bufferSize(name, 'out', { t: h(t) });
   const buf = new BigInt64Array(Math.max(n, 1));
   check(fn(buf, n, h(t)));
   return Array.from(buf.subarray(0, n), Number);
 }
-Tensor.prototype.stride = function () { return sizesOf(this, F.ctorch_tensor_strides); };
+Tensor.prototype.stride = function () { return sizesOf(this, F.ctorch_tensor_strides, 'ctorch_tensor_strides'); };
 Tensor.prototype.numel = function () { check(F.ctorch_tensor_numel(i64, h(this))); return Number(i64[0]); };
 Tensor.prototype.item = function () {
   const dt = this.dtype.name;
@@ -433,7 +461,7 @@ const TYPED = { float32: Float32Array, float64: Float64Array, int64: BigInt64Arr
 Tensor.prototype.toTypedArray = function () {
   const C = TYPED[this.dtype.name];
   if (!C) throw new TypeError(`no typed array for ${this.dtype}`);
-  const out = new C(this.numel());
+  const out = new C(bufferSize('ctorch_tensor_copy_to', 'dst', { t: h(this) }) / C.BYTES_PER_ELEMENT);
   check(F.ctorch_tensor_copy_to(out, out.byteLength, h(this)));
   return out;
 };

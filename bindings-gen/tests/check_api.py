@@ -8,6 +8,7 @@ the C ABI's (recomputed here from sizes and alignments)."""
 import argparse
 import ctypes
 import json
+import os
 import subprocess
 import sys
 
@@ -17,13 +18,66 @@ def exported(lib):
     return {ln.split()[-1] for ln in out.splitlines() if " T " in ln and ln.split()[-1].startswith("ctorch_")}
 
 
+def elf_soname(lib):
+    out = subprocess.run(["readelf", "-d", lib], capture_output=True, text=True, check=True).stdout
+    for ln in out.splitlines():
+        if "(SONAME)" in ln and "[" in ln:
+            return ln.split("[", 1)[1].split("]", 1)[0]
+    return None
+
+
+def check_load(doc, lib):
+    """The library loads by the names api.json gives, as a binding opens it:
+    the SONAME is the built library's, a file of that name sits beside it,
+    and ctypes finds it by name alone through the loader's search path (in a
+    fresh process, whose LD_LIBRARY_PATH is the build directory)."""
+    problems = []
+    libd = doc["library"]
+    real = os.path.realpath(lib)
+    d = os.path.dirname(real)
+    so = elf_soname(real)
+    if so != libd["soname"]:
+        problems.append(f"library.soname: api.json says {libd['soname']!r}, the ELF SONAME is {so!r}")
+    if os.path.basename(real) != libd["file"]:
+        problems.append(f"library.file: api.json says {libd['file']!r}, the built file is {os.path.basename(real)!r}")
+    if libd["soname"] not in libd["load_names"]:
+        problems.append("library.load_names does not list the SONAME")
+    for name in libd["load_names"]:
+        path = os.path.join(d, name)
+        if not os.path.exists(path):
+            problems.append(f"library.load_names: no {name} beside {real}")
+            continue
+        if os.path.realpath(path) != real:
+            problems.append(f"library.load_names: {path} is not the built library")
+        code = ("import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); o = ctypes.c_char_p(); "
+                "l.ctorch_abi_hash.argtypes = [ctypes.POINTER(ctypes.c_char_p)]; "
+                "assert l.ctorch_abi_hash(ctypes.byref(o)) == 0; print(o.value.decode())")
+        env = dict(os.environ, LD_LIBRARY_PATH=d + (":" + os.environ["LD_LIBRARY_PATH"]
+                                                  if os.environ.get("LD_LIBRARY_PATH") else ""))
+        for how, arg in (("by path", path), ("by name through the search path", name)):
+            r = subprocess.run([sys.executable, "-c", code, arg], capture_output=True, text=True, env=env)
+            if r.returncode != 0:
+                problems.append(f"ctypes.CDLL({arg!r}) ({how}) failed: {r.stderr.strip()[-300:]}")
+            elif r.stdout.strip() != doc["abi_hash"]:
+                problems.append(f"{arg} ({how}) is another build: abi {r.stdout.strip()!r}")
+            else:
+                print(f"loaded {arg} {how}: abi {doc['abi_hash']}")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--api", required=True)
     ap.add_argument("--lib", required=True)
+    ap.add_argument("--load-only", action="store_true", help="only check that the library loads by its described names")
     a = ap.parse_args()
     with open(a.api, encoding="utf-8") as f:
         doc = json.load(f)
+    if a.load_only:
+        problems = check_load(doc, a.lib)
+        for p in problems:
+            print("  " + p)
+        return 1 if problems else 0
     problems = []
     funcs = {f["name"]: f for f in doc["functions"]}
     syms = exported(a.lib)
@@ -57,6 +111,31 @@ def main():
                 free = p.get("free")
                 if free not in funcs and free != "ctorch_autograd_scope_leave":
                     problems.append(f"{where}: new handle freed by unknown {free!r}")
+            if p.get("lifetime") == "see doc":
+                problems.append(f"{where}: lifetime 'see doc'")
+            if p["direction"] == "out" and p["type"]["kind"] == "handle" and "null_result" not in p \
+                    and p.get("ownership") == "new":
+                problems.append(f"{where}: handle output without null_result")
+            if p.get("ownership") == "caller_buffer":
+                bs = p.get("buffer_size")
+                if not bs:
+                    problems.append(f"{where}: caller buffer without buffer_size")
+                elif bs["rule"] == "reported" and bs["length"] not in names:
+                    problems.append(f"{where}: buffer_size length {bs['length']!r} is no parameter")
+                elif bs["rule"] == "query":
+                    def calls(c):
+                        yield c
+                        for v in c["args"].values():
+                            if isinstance(v, dict):
+                                yield from calls(v)
+                    for term in bs["product"]:
+                        for c in calls(term):
+                            if c["call"] not in funcs:
+                                problems.append(f"{where}: buffer_size calls unknown {c['call']}")
+                            for k, v in c["args"].items():
+                                if k not in {q["name"] for q in funcs[c["call"]]["params"]} or \
+                                        (isinstance(v, str) and v not in names):
+                                    problems.append(f"{where}: buffer_size argument {k}={v!r} does not fit")
             if "array" in p and p["array"]["length"] not in names:
                 problems.append(f"{where}: array length {p['array']['length']!r} is no parameter")
         if f["origin"] == "generated":

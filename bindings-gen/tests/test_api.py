@@ -45,7 +45,7 @@ CTORCH_API void ctorch_thing_free(ctorch_thing t);
 /** Copies into buf; out_len may be NULL.
  * @nullable out_len */
 CTORCH_API ctorch_status ctorch_thing_name(size_t *out_len, char *buf, size_t cap, ctorch_thing t);
-/** Borrowed name. */
+/** Borrowed name, valid while t lives. */
 CTORCH_API ctorch_status ctorch_thing_label(const char **out, ctorch_thing t);
 /** Takes names and things (n each); options NULL = defaults. */
 CTORCH_API ctorch_status ctorch_thing_many(const char *const *names, const ctorch_thing *things, size_t n,
@@ -97,11 +97,30 @@ class Header(unittest.TestCase):
         self.assertTrue(name["out_len"]["nullable"])
         self.assertEqual((name["buf"]["direction"], name["buf"]["ownership"]), ("out", "caller_buffer"))
         self.assertEqual(name["cap"]["role"], "capacity")
+        self.assertEqual(name["buf"]["buffer_size"],
+                         {"unit": "bytes", "rule": "reported", "length": "out_len", "plus": 1})
         self.assertEqual(d["ctorch_thing_label"]["out"]["ownership"], "borrowed")
+        self.assertEqual(d["ctorch_thing_label"]["out"]["lifetime"], "t")
         many = d["ctorch_thing_many"]
         self.assertEqual(many["n"]["length_of"], ["names", "things"])
         self.assertTrue(many["options"]["nullable"])
         self.assertEqual(many["names"]["direction"], "in")
+        self.assertEqual((new["out"]["null_result"], new["sizes"]["const"]), (False, True))
+        self.assertEqual(many["names"]["const_levels"], [True, True, False])
+        zero = {f["name"]: f for f in describe_header(self.h)["functions"]}["ctorch_pair_zero"]
+        self.assertEqual(zero["inline_body"], {"returns_struct": "ctorch_pair", "fields": [
+            {"field": "kind", "value": 0}, {"field": "x", "value": 0.0}, {"field": "y", "value": 0.0}]})
+
+    def test_undescribable_fails(self):
+        from ctorch_gen.api_header import DescribeError
+        # A borrowed output whose doc does not say how long it lives.
+        h = parse_header(HEADER.replace("ctorch_status", "int").replace("valid while t lives", "that is all"))
+        with self.assertRaises(DescribeError):
+            describe_header(h)
+        # A caller buffer without a size rule.
+        h = parse_header(HEADER.replace("ctorch_status", "int").replace("size_t *out_len", "size_t *got"))
+        with self.assertRaises(ValueError):
+            describe_header(h)
 
     def test_unknown_declaration_fails(self):
         with self.assertRaises(HeaderError):
@@ -158,6 +177,49 @@ class Defaults(unittest.TestCase):
         d = td("float", "inf")
         self.assertEqual((d["value"], d["special"]), (None, "inf"))
         self.assertTrue(td("int", "9223372036854775807")["exceeds_double"])
+
+
+class NullResults(unittest.TestCase):
+    """null_result: only the results an operator can leave undefined."""
+
+    def nulls(self, schema):
+        from ctorch_gen.api_ops import null_results
+        from ctorch_gen.model import parse_schema
+        return null_results(parse_schema(schema))
+
+    def test_rules(self):
+        self.assertEqual(self.nulls("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), {})
+        self.assertEqual(self.nulls("max.dim(Tensor self, int dim, bool keepdim=False) -> "
+                                    "(Tensor values, Tensor indices)"), {})
+        m = self.nulls("native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+                       "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> "
+                       "(Tensor, Tensor, Tensor)")
+        self.assertEqual(sorted(m), [0, 1, 2])
+        self.assertIn("output_mask", m[0])
+        self.assertEqual(sorted(self.nulls("matmul_backward(Tensor grad, Tensor self, Tensor other, bool[2] mask) "
+                                           "-> (Tensor, Tensor)")), [0, 1])
+        self.assertEqual(sorted(self.nulls(
+            "_native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim, int num_head, "
+            "Tensor qkv_weight, Tensor qkv_bias, Tensor proj_weight, Tensor proj_bias, Tensor? mask=None, "
+            "bool need_weights=True, bool average_attn_weights=True, int? mask_type=None) -> (Tensor, Tensor)")), [1])
+
+    def test_library_names(self):
+        lib = emit_api.library_names("0.1.0", "2.15.0")
+        self.assertEqual((lib["soname"], lib["file"], lib["load_names"], lib["torch_abi"]),
+                         ("libctorch.so.0-torch2.15", "libctorch.so.0.1.0", ["libctorch.so.0-torch2.15"], "2.15"))
+
+    def test_status_macro_bits(self):
+        h = parse_header(HEADER.replace("ctorch_status", "int").replace(
+            "/** Helper. */", "/** Code. */\n#define CTORCH_STATUS_CODE(st) ((ctorch_status)((uint32_t)(st) & 0xFFu))\n"
+            "/** Ticket. */\n#define CTORCH_STATUS_TICKET(st) (((uint32_t)(st) >> 8) & 0x7FFFFFu)\n/** Helper. */"))
+        m = {x["name"]: x for x in describe_header(h)["macros"]}
+        self.assertEqual(m["CTORCH_STATUS_TICKET"]["bits"],
+                         {"arg": "st", "as": "uint32_t", "shift": 8, "mask": 0x7FFFFF, "result": "uint32_t"})
+        self.assertEqual(m["CTORCH_STATUS_CODE"]["bits"]["mask"], 0xFF)
+        # The data computes what the C macro does.
+        st = (1234 << 8) | 9
+        b = m["CTORCH_STATUS_TICKET"]["bits"]
+        self.assertEqual((st >> b["shift"]) & b["mask"], 1234)
 
 
 class PythonTypes(unittest.TestCase):

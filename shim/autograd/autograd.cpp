@@ -1,6 +1,7 @@
 // Autograd from C: requires_grad/grad plumbing, backward and grad(),
 // thread-local grad-mode scopes, and custom functions with C callbacks.
 #include "core/internal.h"
+#include "core/scope_stack.h"
 
 #include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
@@ -22,15 +23,16 @@ using ctorch::Borrowed;
 // in LIFO order on the owning thread restores state exactly.
 struct ctorch_autograd_scope_s {
   std::thread::id owner;
+  std::atomic<bool> left{false};  // see core/scope_stack.h
   std::unique_ptr<at::AutoGradMode> grad;
   std::unique_ptr<c10::InferenceMode> inference;
 };
 
 namespace {
 
-// Open scopes of this thread, innermost last. Used to refuse out-of-order
-// leaves before any guard is destroyed.
-thread_local std::vector<ctorch_autograd_scope_s *> tls_scopes;
+// Open scopes of this thread, innermost last; leaving in any order restores
+// the state in LIFO order (core/scope_stack.h).
+thread_local ctorch::ScopeStack<ctorch_autograd_scope_s> tls_scopes;
 
 // ---- custom functions --------------------------------------------------------
 
@@ -290,6 +292,7 @@ CTORCH_API ctorch_status ctorch_autograd_scope_enter(ctorch_autograd_scope *out,
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
+  tls_scopes.before_enter();  // first: closes scopes left from other threads
   auto s = std::make_unique<ctorch_autograd_scope_s>();
   s->owner = std::this_thread::get_id();
   switch (kind) {
@@ -298,25 +301,14 @@ CTORCH_API ctorch_status ctorch_autograd_scope_enter(ctorch_autograd_scope *out,
     case CTORCH_SCOPE_INFERENCE_MODE: s->inference = std::make_unique<c10::InferenceMode>(true); break;
     default: ctorch::fail_arg("kind", "unknown scope kind " + std::to_string(static_cast<int>(kind)));
   }
-  tls_scopes.reserve(tls_scopes.size() + 1);
-  tls_scopes.push_back(s.get());
+  tls_scopes.push(s.get());
   *out = s.release();
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_autograd_scope_leave(ctorch_autograd_scope scope) {
   CTORCH_TRY
-  ctorch::require_ptr(scope, "scope");
-  if (scope->owner != std::this_thread::get_id())
-    ctorch::fail(CTORCH_RUNTIME, "argument 'scope': was opened on another thread; leave it on that thread");
-  if (tls_scopes.empty() || tls_scopes.back() != scope) {
-    bool known = std::find(tls_scopes.begin(), tls_scopes.end(), scope) != tls_scopes.end();
-    ctorch::fail(CTORCH_RUNTIME, known ? "argument 'scope': is not the innermost open scope of this thread; leave the "
-                                         "inner scopes first"
-                                       : "argument 'scope': is not an open scope of this thread");
-  }
-  tls_scopes.pop_back();
-  delete scope;  // the guard's destructor restores the previous mode
+  tls_scopes.leave(scope, "");
   CTORCH_CATCH
 }
 

@@ -12,6 +12,7 @@
 #define CTORCH_COMPAT_AUTOCAST 1  // compat::autocast_*
 #include "core/internal.h"
 #include "core/cuda_backend.h"
+#include "core/scope_stack.h"
 
 #include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -33,15 +34,18 @@
 
 struct ctorch_autocast_scope_s {
   std::thread::id owner;
+  std::atomic<bool> left{false};  // see core/scope_stack.h
   c10::DeviceType device;
   bool prev_enabled;
   at::ScalarType prev_dtype;
   bool prev_cache_enabled;
+  bool entered = false;  // set once the state was changed: the destructor restores it
+  ~ctorch_autocast_scope_s();
 };
 
 namespace {
 
-thread_local std::vector<ctorch_autocast_scope_s *> tls_autocast_scopes;
+thread_local ctorch::ScopeStack<ctorch_autocast_scope_s> tls_autocast_scopes;
 
 c10::DeviceType autocast_device(int device_type, const char *arg) {
   switch (device_type) {
@@ -118,6 +122,21 @@ void check_call(ctorch_status st) {
 }
 
 }  // namespace
+
+// Closing a scope (core/scope_stack.h deletes it innermost first): restores
+// the state in force when it opened. torch.autocast.__exit__: the weight cast
+// cache lives until the outermost region closes.
+ctorch_autocast_scope_s::~ctorch_autocast_scope_s() {
+  if (!entered) return;
+  try {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    ctorch::compat::set_autocast_enabled(device, prev_enabled);
+    ctorch::compat::set_autocast_dtype(device, prev_dtype);
+    at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+  } catch (...) {
+    // Restoring values this libtorch accepted before does not fail.
+  }
+}
 
 // ---- the scaler ------------------------------------------------------------------
 
@@ -226,13 +245,13 @@ CTORCH_API ctorch_status ctorch_autocast_scope_enter(ctorch_autocast_scope *out,
   if (dev == c10::DeviceType::CUDA && ctorch::cuda_device_count() == 0)
     ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'device_type': cuda autocast needs cuda, which is not available: " +
                                              ctorch::cuda_absence_reason());
+  tls_autocast_scopes.before_enter();  // first: closes scopes left from other threads
   auto s = std::make_unique<ctorch_autocast_scope_s>();
   s->owner = std::this_thread::get_id();
   s->device = dev;
   s->prev_enabled = ctorch::compat::autocast_enabled(dev);
   s->prev_dtype = ctorch::compat::autocast_dtype(dev);
   s->prev_cache_enabled = at::autocast::is_autocast_cache_enabled();
-  tls_autocast_scopes.reserve(tls_autocast_scopes.size() + 1);
   try {
     // First, so that a dtype this libtorch refuses changes nothing.
     ctorch::compat::set_autocast_dtype(dev, st);
@@ -243,30 +262,15 @@ CTORCH_API ctorch_status ctorch_autocast_scope_enter(ctorch_autocast_scope *out,
   ctorch::compat::set_autocast_enabled(dev, enabled != 0);
   at::autocast::increment_nesting();
   at::autocast::set_autocast_cache_enabled(cache_enabled != 0);
-  tls_autocast_scopes.push_back(s.get());
+  s->entered = true;
+  tls_autocast_scopes.push(s.get());
   *out = s.release();
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_autocast_scope_leave(ctorch_autocast_scope scope) {
   CTORCH_TRY
-  ctorch::require_ptr(scope, "scope");
-  if (scope->owner != std::this_thread::get_id())
-    ctorch::fail(CTORCH_RUNTIME, "argument 'scope': was opened on another thread; leave it on that thread");
-  if (tls_autocast_scopes.empty() || tls_autocast_scopes.back() != scope) {
-    bool known = std::find(tls_autocast_scopes.begin(), tls_autocast_scopes.end(), scope) != tls_autocast_scopes.end();
-    ctorch::fail(CTORCH_RUNTIME, known ? "argument 'scope': is not the innermost open autocast scope of this thread; "
-                                         "leave the inner scopes first"
-                                       : "argument 'scope': is not an open autocast scope of this thread");
-  }
-  tls_autocast_scopes.pop_back();
-  // torch.autocast.__exit__: the weight cast cache lives until the
-  // outermost region closes.
-  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  ctorch::compat::set_autocast_enabled(scope->device, scope->prev_enabled);
-  ctorch::compat::set_autocast_dtype(scope->device, scope->prev_dtype);
-  at::autocast::set_autocast_cache_enabled(scope->prev_cache_enabled);
-  delete scope;
+  tls_autocast_scopes.leave(scope, "autocast ");
   CTORCH_CATCH
 }
 

@@ -7,6 +7,7 @@
 // 1.13's c10::Event lacks (synchronize, elapsed time) is bridged in compat.h.
 #define CTORCH_COMPAT_EVENTS 1  // compat::event_synchronize, event_elapsed_ms
 #include "core/cuda_backend.h"
+#include "core/scope_stack.h"
 
 #include <c10/core/Event.h>
 #include <c10/core/Stream.h>
@@ -29,13 +30,14 @@ struct ctorch_event_s {
 
 struct ctorch_stream_scope_s {
   std::thread::id owner;
+  std::atomic<bool> left{false};  // see core/scope_stack.h
   std::unique_ptr<c10::StreamGuard> guard;
 };
 
 namespace {
 
-// Open stream scopes of this thread, innermost last (as autograd.cpp).
-thread_local std::vector<ctorch_stream_scope_s *> tls_stream_scopes;
+// Open stream scopes of this thread, innermost last (core/scope_stack.h).
+thread_local ctorch::ScopeStack<ctorch_stream_scope_s> tls_stream_scopes;
 
 const c10::impl::VirtualGuardImpl &cuda_impl() {
   // Only reached after ctorch::cuda_device succeeded, so the CUDA guard is
@@ -152,30 +154,20 @@ CTORCH_API ctorch_status ctorch_stream_scope_enter(ctorch_stream_scope *out, cto
   ctorch::require_out(out, "out");
   *out = nullptr;
   const c10::Stream &st = live_stream(s, "s");
+  tls_stream_scopes.before_enter();  // no throw after the guard
   auto scope = std::make_unique<ctorch_stream_scope_s>();
   scope->owner = std::this_thread::get_id();
-  tls_stream_scopes.reserve(tls_stream_scopes.size() + 1);  // no throw after the guard
   // c10::StreamGuard makes st's device current, then st current on it, and
   // restores both on destruction: `with torch.cuda.stream(s)`.
   scope->guard = std::make_unique<c10::StreamGuard>(st);
-  tls_stream_scopes.push_back(scope.get());
+  tls_stream_scopes.push(scope.get());
   *out = scope.release();
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_stream_scope_leave(ctorch_stream_scope scope) {
   CTORCH_TRY
-  ctorch::require_ptr(scope, "scope");
-  if (scope->owner != std::this_thread::get_id())
-    ctorch::fail(CTORCH_RUNTIME, "argument 'scope': was opened on another thread; leave it on that thread");
-  if (tls_stream_scopes.empty() || tls_stream_scopes.back() != scope) {
-    bool known = std::find(tls_stream_scopes.begin(), tls_stream_scopes.end(), scope) != tls_stream_scopes.end();
-    ctorch::fail(CTORCH_RUNTIME, known ? "argument 'scope': is not the innermost open stream scope of this thread; "
-                                         "leave the inner scopes first"
-                                       : "argument 'scope': is not an open stream scope of this thread");
-  }
-  tls_stream_scopes.pop_back();
-  delete scope;  // the guard restores the previous stream and device
+  tls_stream_scopes.leave(scope, "stream ");  // the guard restores the previous stream and device
   CTORCH_CATCH
 }
 

@@ -66,11 +66,17 @@ def tmap(v):
     return v
 
 
+# Arguments that say which results a backward operator computes (api.json's
+# null_when "not asked for by ...").
+MASK_ARGS = ("output_mask", "mask", "grad_input_mask")
+
+
 class Inputs:
     """Builds a call's arguments for both sides from the schema."""
 
-    def __init__(self, dtype, shape, scalar, channels_last):
+    def __init__(self, dtype, shape, scalar, channels_last, mask=True):
         self.dtype, self.shape, self.scalar, self.channels_last = dtype, shape, scalar, channels_last
+        self.mask = mask
         self.gen = torch.Generator().manual_seed(7)
 
     def tensor(self, name):
@@ -148,7 +154,7 @@ class Inputs:
             return True, self.scalar
         if b == "bool":
             if lst:
-                return True, [True] * (a.get("size") or 1)
+                return True, [self.mask if n in MASK_ARGS else True] * (a.get("size") or 1)
             return True, False
         if b == "ScalarType":
             return True, ctorch.float32
@@ -240,9 +246,11 @@ def same(x, y, meta_only):
 
 def build_args(op, variant):
     """The call's arguments from the schema: (names, args, kwargs), the same
-    values every time for the same variant (Inputs' generator is seeded)."""
-    dtype, shape, scalar, cl = variant
-    inp = Inputs(dtype, shape, scalar, cl)
+    values every time for the same variant (Inputs' generator is seeded).
+    A fifth element of variant, False, asks a backward op for no result
+    (its output mask all false)."""
+    dtype, shape, scalar, cl = variant[:4]
+    inp = Inputs(dtype, shape, scalar, cl, variant[4] if len(variant) > 4 else True)
     names, args, kwargs = [], [], {}
     for a in op["args"]:
         if "default" in a and not (a["base"] == "Tensor" and not a["optional"]):
@@ -276,6 +284,25 @@ def torch_call(torch_fn, op, variant, wrap):
         return torch_fn(*[wrap(tmap(v)) for v in args], **{k: wrap(tmap(v)) for k, v in kwargs.items()}), None
     except Exception as e:  # noqa: BLE001
         return None, e
+
+
+def null_outputs(op, cr):
+    """(result index, element index or -1) of every result the binding gave
+    as None (the C output NULL with CTORCH_OK)."""
+    if op["returns_convention"] != "out_params":
+        return []
+    rets = op["returns"]
+    vals = tuple(cr) if len(rets) > 1 and isinstance(cr, (tuple, list)) else (cr,)
+    out = []
+    for k, (r, v) in enumerate(zip(rets, vals)):
+        if v is None:
+            out.append((k, -1))
+        elif r.get("list") and isinstance(v, (list, tuple)):
+            out.extend((k, e) for e, x in enumerate(v) if x is None)
+    return out
+
+
+_NULL_REPORT = None
 
 
 def run_one(f, variant):
@@ -320,6 +347,8 @@ def run_one(f, variant):
         cr, cerr = None, e
     if _SIDE_REPORT:
         _SIDE_REPORT("torch")
+    if cerr is None and _NULL_REPORT:
+        _NULL_REPORT(null_outputs(op, cr), len(variant) > 4 and not variant[4])
     if terr is not None and cerr is not None:
         return "both_error", ""
     if terr is not None:
@@ -369,6 +398,10 @@ def test_op(f, report):
     if base is None:
         return
     report("compared", [])
+    if any(a["name"] in MASK_ARGS and a["base"] == "bool" and a.get("list") for a in op["args"]):
+        # A backward op asked for nothing: the results it leaves undefined.
+        res, why = run_one(f, (torch.float32, base, 2, False, False))
+        report(res, ["float32 output_mask all false", base, why])
     variants = [(torch.float64, base, 2, False, "dtype"), (torch.int64, base, 2, False, "dtype")]
     if any(a["base"] == "Scalar" for a in op["args"]):
         # Scalar kinds: INT above, FLOAT and COMPLEX here. Not BOOL: torch.ops
@@ -393,6 +426,9 @@ def worker(ops, start, wfd, stop=None):
     for i in range(start, len(ops) if stop is None else stop):
         out.write(json.dumps(["start", i]) + "\n")
         _SIDE_REPORT = lambda side: out.write(json.dumps(["side", i, side]) + "\n")  # noqa: E731
+        global _NULL_REPORT
+        _NULL_REPORT = lambda nulls, unmasked: out.write(  # noqa: E731
+            json.dumps(["nulls", i, [nulls, unmasked]]) + "\n")
         test_op(ops[i], lambda kind, payload: out.write(json.dumps([kind, i, payload]) + "\n"))
     out.write(json.dumps(["done"]) + "\n")
     out.close()
@@ -400,6 +436,33 @@ def worker(ops, start, wfd, stop=None):
 
 
 _SIDE_REPORT = None
+
+
+def check_nulls(funcs, observed, unmasked):
+    """api.json's null_result against what the calls returned; prints the
+    counts, returns the problems."""
+    problems = []
+    for (name, k, element), n in sorted(observed.items()):
+        outs = [p for p in funcs[name]["params"] if p["direction"] == "out"]
+        p = outs[k] if k < len(outs) else None
+        flag = "elements_null_result" if element else "null_result"
+        if p is None or not p.get(flag):
+            problems.append(f"{name}: result {k}{' (an element)' if element else ''} came back NULL with "
+                            f"CTORCH_OK ({n} calls) but api.json does not say {flag}")
+    masked_ok = 0
+    for name, nulls in sorted(unmasked.items()):
+        outs = [p for p in funcs[name]["params"] if p["direction"] == "out"]
+        for k, p in enumerate(outs):
+            if p.get("null_result") and str(p.get("null_when", "")).startswith("not asked for by"):
+                if k in nulls:
+                    masked_ok += 1
+                else:
+                    problems.append(f"{name}: result {k} is flagged null_result ({p['null_when']}) but came back "
+                                    "defined with the mask all false")
+    print(f"null results: {sum(observed.values())} results came back NULL with CTORCH_OK over "
+          f"{len(observed)} (function, result) pairs; {masked_ok} mask-gated results of {len(unmasked)} "
+          "functions came back NULL when not asked for")
+    return problems
 
 
 def main():
@@ -467,8 +530,23 @@ def main():
         guarded = set(_re.findall(r"^void\s+(\w+)\s*\(", f.read(), _re.M))
     guarded_refusals = []
 
+    # Results that came back None (NULL with CTORCH_OK): each must be flagged
+    # null_result (elements_null_result for a list's elements) in api.json;
+    # and a result flagged because an output mask gates it must come back
+    # None when the mask asks for nothing (where that call succeeds).
+    observed_nulls = {}   # (c_name, result, element?) -> count
+    unmasked_calls = {}   # c_name -> set of results that came back None with the mask all false
+
     def record(kind, i, payload):
         name = ops[i]["name"]
+        if kind == "nulls":
+            nulls, unmasked = payload
+            for k, e in nulls:
+                key = (name, k, e >= 0)
+                observed_nulls[key] = observed_nulls.get(key, 0) + 1
+            if unmasked:
+                unmasked_calls.setdefault(name, set()).update(k for k, e in nulls if e < 0)
+            return
         if kind == "compared":
             compared_ops.add(name)
             return
@@ -514,7 +592,10 @@ def main():
               f"values not comparable): {'; '.join(libtorch_own['torch_unreproducible'])}")
     for m in mismatches[:80]:
         print("  DISAGREE", *m)
-    if mismatches:
+    null_problems = check_nulls({f["name"]: f for f in ops}, observed_nulls, unmasked_calls)
+    for p in null_problems:
+        print("  NULL_RESULT", p)
+    if mismatches or null_problems:
         return 1
     if len(compared_ops) < MIN_COMPARED:
         print(f"FAIL: fewer than {MIN_COMPARED} operators compared")

@@ -82,8 +82,10 @@ ctorch_generator sw_generator(int i);
 /* ---- around the call and its results (sweep_check.c) ------------------ */
 void sw_before_call(void);
 void sw_after_call(ctorch_status st);
-void sw_out_tensor(ctorch_status st, ctorch_tensor t);
-void sw_out_list(ctorch_status st, ctorch_tensor_list l);
+/* ret: the result's index in the schema (for the record of results that
+ * came back NULL with CTORCH_OK, --nulls). */
+void sw_out_tensor(ctorch_status st, ctorch_tensor t, int ret);
+void sw_out_list(ctorch_status st, ctorch_tensor_list l, int ret);
 void sw_out_mutated(ctorch_status st, int i);
 
 /* ---- recipes (sweep_inputs.c) ----------------------------------------- */

@@ -121,17 +121,40 @@ void sw_inspect(ctorch_tensor t, const char *what) {
   }
 }
 
-void sw_out_tensor(ctorch_status st, ctorch_tensor t) {
+/* --nulls FILE (sweep_main.c puts it in CTORCH_SWEEP_NULLS for the
+ * children): one line per result that came back NULL (an undefined tensor)
+ * with CTORCH_OK, "c_name<TAB>result index<TAB>element index or -1", appended
+ * with one write (atomic for lines this short), so every child can add to
+ * it. bindings-gen/tests/check_nulls.py compares it with api.json's
+ * null_result flags. */
+static void note_null(int ret, long element) {
+  const char *path = getenv("CTORCH_SWEEP_NULLS");
+  if (!path || !*path) return;
+  const sw_op *op = sw_current_op();
+  char line[256];
+  int n = snprintf(line, sizeof line, "%s\t%d\t%ld\n", op ? op->c_name : "?", ret, element);
+  if (n <= 0 || n >= (int)sizeof line) return;
+  FILE *f = fopen(path, "a");
+  if (!f) return;
+  setvbuf(f, NULL, _IONBF, 0); /* one write(2) per line */
+  fputs(line, f);
+  fclose(f);
+}
+
+void sw_out_tensor(ctorch_status st, ctorch_tensor t, int ret) {
   if (st != CTORCH_OK) {
     if (t) sw_violation("tensor output not NULL after a failure");
     return;
   }
-  if (!t) return;
+  if (!t) {
+    note_null(ret, -1);
+    return;
+  }
   sw_own_tensor(t);
   sw_inspect(t, "result");
 }
 
-void sw_out_list(ctorch_status st, ctorch_tensor_list l) {
+void sw_out_list(ctorch_status st, ctorch_tensor_list l, int ret) {
   if (st != CTORCH_OK) {
     if (l) sw_violation("list output not NULL after a failure");
     return;
@@ -145,7 +168,10 @@ void sw_out_list(ctorch_status st, ctorch_tensor_list l) {
     for (size_t k = 0; k < n && k < 64; ++k) {
       ctorch_tensor t = NULL;
       if (ctorch_tensor_list_get(&t, l, k) != CTORCH_OK) continue;
-      if (!t) continue;
+      if (!t) {
+        note_null(ret, (long)k);
+        continue;
+      }
       sw_own_tensor(t);
       sw_inspect(t, "list element");
     }

@@ -4,6 +4,7 @@
  * the results; sweep_runner.c runs the children and classifies. Usage:
  *   ctorch_sweep [--budget | --long SECONDS] [--op NAME] [--recipe K]
  *                [--jobs N] [--timeout S] [--failures FILE] [--list]
+ *                [--nulls FILE]  (appends every result NULL with CTORCH_OK)
  *                [--device cpu|cuda]
  * Last line: "N passed, M failed" over the functions run, not counting
  * those ops.json flags unsafe (listed separately).
@@ -134,6 +135,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: ctorch_sweep [--budget | --long SECONDS] [--sample N] [--op NAME[,NAME...] | --op NAME --recipe K]\n"
           "                    [--jobs N] [--timeout S] [--failures FILE] [--list] [--device cpu|cuda]\n"
+          "                    [--nulls FILE]\n"
           "                    [--public-only] [--max-seconds S]\n");
   exit(2);
 }
@@ -250,6 +252,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--jobs") && v) jobs = atoi(v), ++i;
     else if (!strcmp(a, "--timeout") && v) sw_timeout_s = atof(v), ++i;
     else if (!strcmp(a, "--failures") && v) failures_path = v, ++i;
+    else if (!strcmp(a, "--nulls") && v) setenv("CTORCH_SWEEP_NULLS", v, 1), ++i; /* sweep_check.c */
     else if (!strcmp(a, "--list")) list = 1;
     else if (!strcmp(a, "--device") && v && (!strcmp(v, "cpu") || !strcmp(v, "cuda"))) sw_device_cuda = !strcmp(v, "cuda"), ++i;
     else usage();

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""docs/bindings.md documents every key that occurs in api.json: walks the
+generated file (every object at every depth; the keys of the two maps keyed
+by names, `types` and `overload_groups`, are names, not keys) and fails on a
+key the document never writes inside backticks (`key`, or in a `{"key": ...}`
+example). Prints the number of distinct keys and each undocumented one with
+a path where it occurs.
+
+    bindings-gen/tests/check_api_doc.py --api build/api.json --doc docs/bindings.md
+"""
+import argparse
+import json
+import re
+import sys
+
+# Objects whose keys are names (a type, an operator), not format keys.
+NAME_MAPS = {("types",), ("overload_groups",)}
+
+
+def walk(v, path, keys):
+    if isinstance(v, dict):
+        is_map = tuple(path) in NAME_MAPS
+        for k, x in v.items():
+            if not is_map:
+                keys.setdefault(k, ".".join(path + [k]))
+            walk(x, path + ([k] if not is_map else ["<name>"]), keys)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x, path + ["[]"], keys)
+
+
+def documented_words(md: str) -> set:
+    words = set()
+    for span in re.findall(r"`([^`\n]+)`", md):
+        words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", span))
+    for block in re.findall(r"```.*?```", md, re.S):
+        words.update(re.findall(r"\"([A-Za-z_][A-Za-z0-9_]*)\"\s*:", block))
+    return words
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--api", required=True)
+    ap.add_argument("--doc", required=True)
+    a = ap.parse_args()
+    with open(a.api, encoding="utf-8") as f:
+        doc = json.load(f)
+    with open(a.doc, encoding="utf-8") as f:
+        words = documented_words(f.read())
+    keys = {}
+    walk(doc, [], keys)
+    missing = sorted(k for k in keys if k not in words)
+    print(f"api.json: {len(keys)} distinct keys, {len(keys) - len(missing)} documented in {a.doc}")
+    for k in missing:
+        print(f"  UNDOCUMENTED {k!r} (e.g. at {keys[k]})")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
