@@ -10,6 +10,7 @@
 
 #include "core/files.h"
 
+#include <c10/core/CPUAllocator.h>
 #include <caffe2/serialize/versions.h>
 
 #include <fcntl.h>
