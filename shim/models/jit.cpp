@@ -369,11 +369,13 @@ CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v) {
 
 // ---- modules ------------------------------------------------------------
 
-CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location) {
-  CTORCH_TRY
+static void module_load(ctorch_module *out, const char *path, const ctorch_device *map_location, uint32_t flags) {
   ctorch::require_out(out, "out");
   *out = nullptr;
   ctorch::require_ptr(path, "path");
+  if (flags & ~static_cast<uint32_t>(CTORCH_MODULE_LOAD_ALLOW_IO))
+    ctorch::fail_arg("flags", "unknown flag bits " + std::to_string(flags & ~static_cast<uint32_t>(CTORCH_MODULE_LOAD_ALLOW_IO)) +
+                                  " (the only flag is CTORCH_MODULE_LOAD_ALLOW_IO)");
   c10::optional<c10::Device> dev;
   if (map_location) dev = ctorch::to_device(*map_location, "map_location");
   ctorch::require_readable_file(path);
@@ -398,6 +400,7 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
     {
       caffe2::serialize::PyTorchStreamReader reader(in);
       ctorch::check_torchscript_archive(reader, sizes);
+      if (!(flags & CTORCH_MODULE_LOAD_ALLOW_IO)) ctorch::check_torchscript_side_effects(reader);
     }
     m = torch::jit::load(in, dev);
   } catch (const ctorch::StatusError &e) {
@@ -408,6 +411,18 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
     ctorch::fail(CTORCH_VALUE, bad + e.what());  // the code does not compile
   }
   *out = new ctorch_module_s{std::move(m)};
+}
+
+CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location) {
+  CTORCH_TRY
+  module_load(out, path, map_location, 0);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *path, const ctorch_device *map_location,
+                                               uint32_t flags) {
+  CTORCH_TRY
+  module_load(out, path, map_location, flags);
   CTORCH_CATCH
 }
 
