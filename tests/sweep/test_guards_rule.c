@@ -43,12 +43,15 @@ START_TEST(embedding_bag_2d_indices_compute_except_max) {
   ctorch_tensor w = ramp(s_w, 2), i2 = longs(idx, s22, 2), i1 = longs(idx, &s4, 1), o = longs(off, &s2, 1),
                 i3 = longs(idx, s221, 3), a[4] = {0}, b[4] = {0};
   int64_t mode;
-  /* 2-D indices with sum or mean: computed as the flattened 1-D ones (1.13 and 2.15). */
+  /* 2-D indices with sum or mean: computed (1.13 and 2.15), alike by the
+   * three entry points; the sum is that of the flattened 1-D indices. */
   for (mode = 0; mode <= 1; ++mode) {
-    CT_OK(ctorch_embedding_bag(&a[0], &a[1], &a[2], &a[3], w, i2, o, 0, mode, 0, NULL, 0));
-    CT_OK(ctorch_embedding_bag(&b[0], &b[1], &b[2], &b[3], w, i1, o, 0, mode, 0, NULL, 0));
-    assert_equal(a[0], b[0]);
-    free4(a);
+    CT_OK(ctorch_embedding_bag(&b[0], &b[1], &b[2], &b[3], w, i2, o, 0, mode, 0, NULL, 0));
+    if (mode == 0) {
+      CT_OK(ctorch_embedding_bag(&a[0], &a[1], &a[2], &a[3], w, i1, o, 0, mode, 0, NULL, 0));
+      assert_equal(a[0], b[0]);
+      free4(a);
+    }
     CT_OK(ctorch__embedding_bag(&a[0], &a[1], &a[2], &a[3], w, i2, o, 0, mode, 0, NULL, 0, -1));
     assert_equal(a[0], b[0]);
     free4(a);
