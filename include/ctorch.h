@@ -952,8 +952,30 @@ CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
  * naming the record); libtorch's compiler may still crash on other crafted
  * code: load trusted files only (checkpoints, read by ctorch's own code,
  * are the format for untrusted data).
+ *
+ * A TorchScript archive is code, and loading it runs some (each object's
+ * __setstate__). So before any of it runs, every function and method in
+ * the archive is compiled (not run) and the archive is refused (VALUE,
+ * naming the operator, the function and the source line) if its code calls
+ * an operator that reads or writes files or talks to other processes:
+ * aten::save, aten::from_file, debugprims::load_tensor, prim::rpc_async,
+ * prim::rpc_sync, prim::rpc_remote, any c10d::, _c10d_functional::,
+ * _c10d_functional_autograd:: or symm_mem:: operator, and any operator with
+ * a string argument named as a file (filename, path, file, ...). Printing
+ * (print, warnings) is allowed. Code that cannot be compiled is refused, and
+ * so is the legacy model.json format. Same as
+ * ctorch_module_load_ex(out, path, map_location, 0). See docs/interop.md.
  */
 CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
+/** Flag of ctorch_module_load_ex: skip the side-effect check (trusted files only). */
+#define CTORCH_MODULE_LOAD_ALLOW_IO 1u
+/**
+ * ctorch_module_load with flags: 0 or CTORCH_MODULE_LOAD_ALLOW_IO, which
+ * loads code that reads or writes files or talks to other processes
+ * (trusted files only). Other bits -> INVALID_ARGUMENT.
+ */
+CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *path, const ctorch_device *map_location,
+                                               uint32_t flags);
 /** Frees a module. NULL-safe; returns nothing. Tensors obtained from it stay valid. */
 CTORCH_API void ctorch_module_free(ctorch_module m);
 /** Sets training mode on (nonzero) or off, recursively, like Module.train(on). */

@@ -516,6 +516,91 @@ START_TEST(crafted_archives_refused_before_libtorch_reads_them) {
 }
 END_TEST
 
+static int file_exists(const char *p) { return access(p, F_OK) == 0; }
+
+/* Issue 25: a TorchScript archive whose code reads or writes files is
+ * refused by default, before any of its code runs (__setstate__ runs during
+ * the load), naming the operator, the function and the line; with
+ * CTORCH_MODULE_LOAD_ALLOW_IO the same archives load and do what their code
+ * says, which shows the refusal is what kept the file unwritten. */
+START_TEST(code_touching_files_refused_unless_allowed) {
+  char target[4200], src[4200], dst[4200];
+  unsigned char got[8] = {0};
+  ctorch_module m = (ctorch_module)0x1;
+  ctorch_value args[2] = {NULL, NULL}, out = NULL;
+  ctorch_tensor t = NULL, x = ref("x");
+  int64_t numel = 0;
+
+  snprintf(target, sizeof target, "%s/written_by_setstate", g_dir);
+  unlink(target);
+  CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, model_path("setstate_writes.pt"), NULL));
+  ck_assert_ptr_null(m);
+  CT_ERROR_HAS("aten::save");
+  CT_ERROR_HAS("__torch__.SetstateWrites.__setstate__");
+  CT_ERROR_HAS("code/__torch__.py, line");
+  CT_ERROR_HAS("torch.save(w, path)");
+  CT_ERROR_HAS("CTORCH_MODULE_LOAD_ALLOW_IO");
+  ck_assert_msg(!file_exists(target), "the refused load wrote %s", target);
+  m = (ctorch_module)0x1;
+  CT_FAILS(CTORCH_VALUE, ctorch_module_load_ex(&m, model_path("setstate_writes.pt"), NULL, 0));
+  ck_assert_ptr_null(m);
+  ck_assert(!file_exists(target));
+  CT_OK(ctorch_module_load_ex(&m, model_path("setstate_writes.pt"), NULL, CTORCH_MODULE_LOAD_ALLOW_IO));
+  ck_assert_msg(file_exists(target), "an allowed load runs __setstate__, which writes %s", target);
+  ctorch_module_free(m);
+
+  /* forward reads a file the caller names. */
+  m = (ctorch_module)0x1;
+  CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, model_path("forward_from_file.pt"), NULL));
+  ck_assert_ptr_null(m);
+  CT_ERROR_HAS("aten::from_file");
+  CT_ERROR_HAS("__torch__.FromFile.forward");
+  CT_OK(ctorch_module_load_ex(&m, model_path("forward_from_file.pt"), NULL, CTORCH_MODULE_LOAD_ALLOW_IO));
+  snprintf(src, sizeof src, "%s/secret.bin", g_dir);
+  write_file(src, "hello", 5);
+  CT_OK(ctorch_value_string(&args[0], src));
+  CT_OK(ctorch_value_int(&args[1], 5));
+  CT_OK(ctorch_module_forward(&out, m, args, 2));
+  CT_OK(ctorch_value_to_tensor(&t, out));
+  CT_OK(ctorch_tensor_numel(&numel, t));
+  ck_assert_int_eq(numel, 5);
+  CT_OK(ctorch_tensor_copy_to(got, 5, t));
+  ck_assert(memcmp(got, "hello", 5) == 0);
+  ctorch_tensor_free(t);
+  ctorch_value_free(out);
+  ctorch_value_free(args[0]);
+  ctorch_value_free(args[1]);
+  ctorch_module_free(m);
+
+  /* A free function the module calls writes: named as the function. */
+  m = (ctorch_module)0x1;
+  CT_FAILS(CTORCH_VALUE, ctorch_module_load(&m, model_path("helper_save.pt"), NULL));
+  ck_assert_ptr_null(m);
+  CT_ERROR_HAS("aten::save");
+  CT_ERROR_HAS("__torch__.leak");
+  CT_OK(ctorch_module_load_ex(&m, model_path("helper_save.pt"), NULL, CTORCH_MODULE_LOAD_ALLOW_IO));
+  snprintf(dst, sizeof dst, "%s/written_by_forward", g_dir);
+  unlink(dst);
+  CT_OK(ctorch_value_tensor(&args[0], x));
+  CT_OK(ctorch_value_string(&args[1], dst));
+  CT_OK(ctorch_module_forward(&out, m, args, 2));
+  ck_assert(file_exists(dst));
+  ctorch_value_free(out);
+  ctorch_value_free(args[0]);
+  ctorch_value_free(args[1]);
+  ctorch_module_free(m);
+
+  /* Printing is not refused; unknown flags are. */
+  CT_OK(ctorch_module_load(&m, model_path("prints.pt"), NULL));
+  ctorch_module_free(m);
+  m = (ctorch_module)0x1;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_module_load_ex(&m, model_path("scripted.pt"), NULL, 2u));
+  ck_assert_ptr_null(m);
+  CT_ERROR_HAS("flags");
+  ctorch_tensor_free(x);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("jit");
   TCase *tc = tcase_create("jit");
@@ -528,6 +613,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, train_eval_parameters_buffers);
   tcase_add_test(tc, bad_model_files);
   tcase_add_test(tc, crafted_archives_refused_before_libtorch_reads_them);
+  tcase_add_test(tc, code_touching_files_refused_unless_allowed);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -82,6 +82,7 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_tensor_backward": {"gradient": {"nullable": True}, "inputs": {"nullable": True}},
     "ctorch_autograd_grad": {"grad_outputs": {"nullable": True}},
     "ctorch_module_load": {"map_location": {"nullable": True}},
+    "ctorch_module_load_ex": {"map_location": {"nullable": True}},
     "ctorch_module_forward": {"args": {"nullable": True}},
     "ctorch_module_run_method": {"args": {"nullable": True}},
     "ctorch_optimizer_new": {"options": {"nullable": True}},

@@ -370,17 +370,20 @@ CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v) {
 
 // ---- modules ------------------------------------------------------------
 
-CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location) {
-  CTORCH_TRY
+static void module_load(ctorch_module *out, const char *path, const ctorch_device *map_location, uint32_t flags) {
   ctorch::require_out(out, "out");
   *out = nullptr;
   ctorch::require_ptr(path, "path");
+  if (flags & ~static_cast<uint32_t>(CTORCH_MODULE_LOAD_ALLOW_IO))
+    ctorch::fail_arg("flags", "unknown flag bits " + std::to_string(flags & ~static_cast<uint32_t>(CTORCH_MODULE_LOAD_ALLOW_IO)) +
+                                  " (the only flag is CTORCH_MODULE_LOAD_ALLOW_IO)");
   c10::optional<c10::Device> dev;
   if (map_location) dev = ctorch::to_device(*map_location, "map_location");
   torch::jit::Module m;
   const std::string bad = std::string("'") + path + "' is not a loadable TorchScript module: ";
   try {
-    ctorch::CheckedTorchScript checked = ctorch::check_torchscript_file(path);
+    ctorch::CheckedTorchScript checked =
+        ctorch::check_torchscript_file(path, (flags & CTORCH_MODULE_LOAD_ALLOW_IO) != 0);
     m = torch::jit::load(checked.in, dev);
   } catch (const ctorch::StatusError &e) {
     if (e.status() == CTORCH_IO) throw;  // its message names the path
@@ -391,6 +394,18 @@ CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path
     ctorch::fail(CTORCH_VALUE, bad + e.what());  // the code does not compile
   }
   *out = new ctorch_module_s{std::move(m)};
+}
+
+CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location) {
+  CTORCH_TRY
+  module_load(out, path, map_location, 0);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *path, const ctorch_device *map_location,
+                                               uint32_t flags) {
+  CTORCH_TRY
+  module_load(out, path, map_location, flags);
   CTORCH_CATCH
 }
 

@@ -47,6 +47,12 @@ void check_deflated_records(const caffe2::serialize::ReadAdapterInterface &in);
 void check_torchscript_archive(caffe2::serialize::PyTorchStreamReader &reader,
                                const std::unordered_map<std::string, uint64_t> &sizes);
 
+// TorchScript without side effects (jit_sandbox.cpp): compiles every class
+// in code/ without running any of it and refuses (VALUE, naming the
+// operator, the function and the source line) code that calls an operator
+// reading or writing files or talking to other processes.
+void check_torchscript_side_effects(caffe2::serialize::PyTorchStreamReader &reader);
+
 // One pickle record: replays it as libtorch's Unpickler moves its stack.
 // storage_dir: where its persistent storages live ("data/", "constants/").
 void check_torchscript_pickle(const std::string &record, const char *data, size_t size, const JitEnums &enums,

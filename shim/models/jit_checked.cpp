@@ -12,7 +12,7 @@
 
 namespace ctorch {
 
-CheckedTorchScript check_torchscript_file(const char *path) {
+CheckedTorchScript check_torchscript_file(const char *path, bool allow_io) {
   require_readable_file(path);
   CheckedTorchScript out;
   std::unordered_map<std::string, uint64_t> sizes;
@@ -37,6 +37,7 @@ CheckedTorchScript check_torchscript_file(const char *path) {
     check_deflated_records(*out.in);
     caffe2::serialize::PyTorchStreamReader reader(out.in);
     check_torchscript_archive(reader, sizes);
+    if (!allow_io) check_torchscript_side_effects(reader);
   } catch (const c10::Error &e) {
     fail(CTORCH_VALUE, e.what_without_backtrace());
   }

@@ -19,13 +19,15 @@ namespace ctorch {
 // rewritten in memory as a plain one (canonical_torch_archive: no leak in
 // PyTorchStreamReader's constructor), deflated records that inflate to what
 // they declare, and every pickle and code record replayed by
-// check_torchscript_archive (records libtorch's importer would crash on).
+// check_torchscript_archive (records libtorch's importer would crash on),
+// and, unless allow_io, code that calls an operator touching the outside
+// world (check_torchscript_side_effects: files, rpc, c10d).
 // Throws StatusError (IO: the file cannot be opened or is not a regular
 // file; VALUE: anything refused), its message not naming the path.
 struct CheckedTorchScript {
   std::shared_ptr<const std::string> bytes;  // the canonical archive (null for one too large for it)
   std::shared_ptr<caffe2::serialize::ReadAdapterInterface> in;  // over bytes, or the file
 };
-CheckedTorchScript check_torchscript_file(const char *path);
+CheckedTorchScript check_torchscript_file(const char *path, bool allow_io = false);
 
 }  // namespace ctorch

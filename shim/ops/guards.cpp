@@ -36,17 +36,28 @@ void batch_norm_forward(const at::Tensor &input, const OptTensor &weight, const 
   }
 }
 
+// The backward kernel reads each per-channel tensor's first C elements
+// from its data pointer: more elements are computed alike (1.13, 2.15);
+// fewer, or a stride-0 or strided view, are read past or across their
+// memory (results change with the heap's contents).
+void per_channel_read(const OptTensor &t, const char *arg, int64_t channels) {
+  if (!t.has_value() || !t->defined()) return;
+  if (t->numel() < channels)
+    fail_arg(arg, "has " + str(t->numel()) + " elements, fewer than the " + str(channels) + " channels");
+  if (!t->is_contiguous()) fail_arg(arg, "must be contiguous (the kernel reads it as a flat array)");
+}
+
 void batch_norm_backward(const at::Tensor &grad_out, const char *grad_arg, const at::Tensor &input,
                          const OptTensor &weight, const OptTensor &running_mean, const OptTensor &running_var,
                          const OptTensor &save_mean, const char *save_mean_arg, const OptTensor &save_invstd,
                          const char *save_invstd_arg, bool train) {
   int64_t c = batch_norm_channels(input, "input");
   if (grad_out.sizes() != input.sizes()) fail_arg(grad_arg, "must have the sizes of input");
-  per_channel(weight, "weight", c);
-  per_channel(running_mean, "running_mean", c);
-  per_channel(running_var, "running_var", c);
-  per_channel(save_mean, save_mean_arg, c);
-  per_channel(save_invstd, save_invstd_arg, c);
+  per_channel_read(weight, "weight", c);
+  per_channel_read(running_mean, "running_mean", c);
+  per_channel_read(running_var, "running_var", c);
+  per_channel_read(save_mean, save_mean_arg, c);
+  per_channel_read(save_invstd, save_invstd_arg, c);
   if (train) {
     require_given(save_mean, save_mean_arg, "train is true");
     require_given(save_invstd, save_invstd_arg, "train is true");

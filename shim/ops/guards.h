@@ -13,9 +13,19 @@
 // relu, ...) is untouched. A guard declared for an operator the installed
 // libtorch lacks is simply never called.
 //
-// Each declaration says which libtorch version crashes and how; found by
-// the sweep (tests/sweep, scripts/sweep) or reported in issue 15. Keep one
-// declaration per line start (`void NAME(`): the generator matches that.
+// THE RULE (issue 25): a guard refuses an input only where
+//   [crash]   libtorch would crash, hang, or corrupt or read past memory on
+//             it (a result that changes with the heap's contents counts), or
+//   [pytorch] PyTorch itself refuses it: its Python front end for the same
+//             call, or a newer libtorch's own check (quoted),
+// and otherwise lets libtorch compute, even where the result is odd. Each
+// declaration's comment starts with the tag(s) it stands on and says which
+// libtorch version crashes and how, or which check it mirrors; found by the
+// sweep (tests/sweep, scripts/sweep), issue 15, or issue 25's differential
+// test against torch.ops.aten (re-checked in Python under two
+// MALLOC_PERTURB_ heaps: "deterministic" means both gave the same bytes).
+// Keep one declaration per line start (`void NAME(`): the generator
+// matches that.
 #pragma once
 
 #include <ATen/core/ATen_fwd.h>
@@ -63,7 +73,7 @@ class Ints {
 
 using OptTensor = c10::optional<at::Tensor>;
 
-// libtorch 1.13: batch_norm_cpu with training false reads running_mean and
+// [crash] libtorch 1.13: batch_norm_cpu with training false reads running_mean and
 // running_var through the data pointers of undefined tensors (SIGSEGV);
 // per-channel tensors shorter than the channel count are read past their
 // end. Python's F.batch_norm goes through _batch_norm_impl_index, which
@@ -76,7 +86,7 @@ void native_batch_norm_out(const at::Tensor &input, const OptTensor &weight, con
                            double momentum, double eps, const at::Tensor &out, const at::Tensor &save_mean,
                            const at::Tensor &save_invstd);
 
-// libtorch 1.13: batch_norm_backward_cpu reads save_mean/save_invstd
+// [crash] libtorch 1.13: batch_norm_backward_cpu reads save_mean/save_invstd
 // (train) or running_mean/running_var (eval) unchecked: NULL reads
 // (SIGSEGV) when absent, reads past their end when shorter than the
 // channel count; grad_out is walked with input's sizes.
@@ -84,14 +94,22 @@ void native_batch_norm_backward(const at::Tensor &grad_out, const at::Tensor &in
                                 const OptTensor &running_mean, const OptTensor &running_var,
                                 const OptTensor &save_mean, const OptTensor &save_invstd, bool train, double eps,
                                 std::array<bool, 3> output_mask);
-// libtorch 1.13: forwards to native_batch_norm_backward (impl_index 0)
-// with the same unchecked reads (SIGSEGV with [2,3] inputs and no stats).
+// [crash] libtorch 1.13 and 2.15: forwards to native_batch_norm_backward
+// (impl_index 0) with the same unchecked reads (SIGSEGV with [2,3] inputs
+// and no stats, train or eval). Issue 25: per-channel tensors with more
+// than C elements are computed alike (their first C are read), so only
+// fewer than C, or a non-contiguous one (read as a flat array: results
+// change with the heap), is refused; both backward guards share this.
 void _batch_norm_impl_index_backward(int64_t impl_index, const at::Tensor &input, const at::Tensor &grad_output,
                                      const OptTensor &weight, const OptTensor &running_mean,
                                      const OptTensor &running_var, const OptTensor &save_mean,
                                      const OptTensor &save_var_transform, bool train, double eps,
                                      std::array<bool, 3> output_mask, const at::Tensor &reservedSpace);
 
+// [crash][pytorch] libtorch 2.x's own check: "weight_ih first dim must be
+// 3 * hidden_size" (and weight_hh), which 1.13 lacks. Issue 25: kept:
+// 1.13 computes some such weights (w_ih [4,3] for an LSTM of hidden 3) but
+// 2.15 refuses every one of them, and 1.13 crashes on others. In detail,
 // libtorch 1.13: the RNN cells chunk input @ w_ih.t() into 3 (GRU) or 4
 // (LSTM) gates without checking that w_ih/w_hh have that many rows: with
 // [2,3] weights the chunk list is short and gru_cell reads past it
@@ -101,7 +119,7 @@ void gru_cell(const at::Tensor &input, const at::Tensor &hx, const at::Tensor &w
               const OptTensor &b_ih, const OptTensor &b_hh);
 void lstm_cell(const at::Tensor &input, at::TensorList hx, const at::Tensor &w_ih, const at::Tensor &w_hh,
                const OptTensor &b_ih, const OptTensor &b_hh);
-// libtorch 2.x: lstm.input on CPU takes oneDNN's path (lstm_mkldnn), which
+// [crash] libtorch 2.x: lstm.input on CPU takes oneDNN's path (lstm_mkldnn), which
 // reorders each layer's weights by the shapes it derives from hx and input
 // without checking the weights have them: params of the wrong count or
 // shapes read past their memory (SIGSEGV in jit_blk_reorder_t, found by the
@@ -122,20 +140,20 @@ void quantized_gru_cell(const at::Tensor &input, const at::Tensor &hx, const at:
                         const at::Tensor &col_offsets_hh, const at::Scalar &scale_ih, const at::Scalar &scale_hh,
                         const at::Scalar &zero_point_ih, const at::Scalar &zero_point_hh);
 
-// libtorch 1.13: _symeig_helper_cpu hands LAPACK's ?syev the matrix with
+// [crash] libtorch 1.13: _symeig_helper_cpu hands LAPACK's ?syev the matrix with
 // n = size(-1) and no square check: a [2,3] input makes ssytd2_/sorgtr_
 // write past the 6-float buffer (silent heap corruption; a later, unrelated
 // call aborts in malloc). Returns CTORCH_OK otherwise.
 void _symeig_helper(const at::Tensor &self, bool eigenvectors, bool upper);
 
-// libtorch 1.13: batch_norm_update_stats divides by the channel count and
+// [crash] libtorch 1.13: batch_norm_update_stats divides by the channel count and
 // by the values per channel (SIGFPE for inputs of sizes [2, 0] or [0, 3, 4]).
 void batch_norm_update_stats(const at::Tensor &input, const OptTensor &running_mean, const OptTensor &running_var,
                              double momentum);
 
 // ---- tensor lists, names, shapes (guards_tensor.cpp) ----------------------
 
-// libtorch 1.13: these read tensors[0] of an empty list (SIGSEGV).
+// [crash] libtorch 1.13: these read tensors[0] of an empty list (SIGSEGV).
 void align_tensors(at::TensorList tensors);
 void concat_names(at::TensorList tensors, at::Dimname dim);
 void concat_names_out(at::TensorList tensors, at::Dimname dim, const at::Tensor &out);
@@ -143,41 +161,41 @@ void concatenate_names(at::TensorList tensors, at::Dimname dim);
 void concatenate_names_out(at::TensorList tensors, at::Dimname dim, const at::Tensor &out);
 void _stack(at::TensorList tensors, int64_t dim);
 void _stack_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
-// libtorch 1.13: an ellipsis_idx outside [0, len(order)] writes past the
+// [crash] libtorch 1.13: an ellipsis_idx outside [0, len(order)] writes past the
 // permutation it builds (heap corruption, "free(): invalid pointer").
 void align_to_ellipsis_idx(const at::Tensor &self, at::DimnameList order, int64_t ellipsis_idx);
-// libtorch 1.13: flatten of a 0-dim tensor, or with start/end dims out of
+// [crash] libtorch 1.13: flatten of a 0-dim tensor, or with start/end dims out of
 // range, copies sizes from outside the tensor's (SIGSEGV in memcpy); a
 // negative dim is not wrapped on every path (heap corruption): dims must be
 // in [0, dim).
 void flatten_named_out_dim(const at::Tensor &self, int64_t start_dim, int64_t end_dim, at::Dimname out_dim);
-// libtorch 1.13: sizes in SymInt's reserved range (< -2^62) are read as
+// [crash] libtorch 1.13: sizes in SymInt's reserved range (< -2^62) are read as
 // pointers (SIGSEGV in SymInt::operator==).
 void sum_to_size(const at::Tensor &self, Ints size);
-// libtorch 1.13: set_ shares source's storage under self's dtype: a wider
+// [crash] libtorch 1.13: set_ shares source's storage under self's dtype: a wider
 // dtype reads past the storage.
 void set__source_Tensor(const at::Tensor &self, const at::Tensor &source);
-// libtorch 1.13: set_(source, storage_offset, size, stride) sizes the result
+// [crash][pytorch] libtorch 1.13: set_(source, storage_offset, size, stride) sizes the result
 // without counting the storage offset: storage_offset=1, size=[2,3] over a
 // 6-element source gives a tensor reaching one element past the storage
 // (found by the sweep: SEGV reading it). 2.x refuses it ("setStorage: ... out
 // of bounds for storage of size"); ctorch refuses it on every version.
 void set__source_Tensor_storage_offset(const at::Tensor &self, const at::Tensor &source, int64_t storage_offset,
                                        Ints size, Ints stride);
-// libtorch 1.13: resize_ to the tensor's own sizes with a memory_format
+// [crash] libtorch 1.13: resize_ to the tensor's own sizes with a memory_format
 // restrides it without growing the storage: an expanded view then claims
 // more memory than it has (every later read overruns it). A zero tensor
 // (_efficientzerotensor) has no memory at all: resize_ with a memory_format
 // restrides it over a NULL pointer (SIGSEGV, found by the sweep).
 void resize_(const at::Tensor &self, c10::SymIntArrayRef size, c10::optional<at::MemoryFormat> memory_format);
 void resize_as_(const at::Tensor &self, const at::Tensor &the_template, c10::optional<at::MemoryFormat> memory_format);
-// libtorch 1.13: index.Tensor_out writes self's dtype into out unconverted
+// [crash] libtorch 1.13: index.Tensor_out writes self's dtype into out unconverted
 // (SIGSEGV when out's dtype is wider).
 void index_Tensor_out(const at::Tensor &self, const c10::List<c10::optional<at::Tensor>> &indices,
                       const at::Tensor &out);
-// libtorch 1.13: _logcumsumexp.out, likewise.
+// [crash] libtorch 1.13: _logcumsumexp.out, likewise.
 void _logcumsumexp_out(const at::Tensor &self, int64_t dim, const at::Tensor &out);
-// libtorch 1.13: median/nanmedian along a dim read an expanded input as if
+// [crash] libtorch 1.13: median/nanmedian along a dim read an expanded input as if
 // dense, past its storage.
 void median_dim(const at::Tensor &self, int64_t dim, bool keepdim);
 void median_dim_values(const at::Tensor &self, int64_t dim, bool keepdim, const at::Tensor &values,
@@ -185,20 +203,20 @@ void median_dim_values(const at::Tensor &self, int64_t dim, bool keepdim, const 
 void nanmedian_dim(const at::Tensor &self, int64_t dim, bool keepdim);
 void nanmedian_dim_values(const at::Tensor &self, int64_t dim, bool keepdim, const at::Tensor &values,
                           const at::Tensor &indices);
-// libtorch 1.13: from_file multiplies size by the element size unchecked: a
+// [crash] libtorch 1.13: from_file multiplies size by the element size unchecked: a
 // huge size overflows to a tiny storage and the tensor claims 2^62 elements
 // over a NULL data pointer.
 void from_file(c10::string_view filename, c10::optional<bool> shared, c10::optional<int64_t> size,
                c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout,
                c10::optional<at::Device> device, c10::optional<bool> pin_memory);
-// libtorch 1.13: random_(from=INT64_MAX, to=None) computes from + 1 (signed
+// [crash] libtorch 1.13: random_(from=INT64_MAX, to=None) computes from + 1 (signed
 // overflow) and then loops forever shifting a negative number.
 void random__from(const at::Tensor &self, int64_t from, c10::optional<int64_t> to,
                   c10::optional<at::Generator> generator);
-// libtorch 1.13: binomial's sampler loops forever on a NaN or infinite
+// [crash] libtorch 1.13: binomial's sampler loops forever on a NaN or infinite
 // count or a NaN probability.
 void binomial(const at::Tensor &count, const at::Tensor &prob, c10::optional<at::Generator> generator);
-// libtorch 1.13: searchsorted reads sorted_sequence at the sorter's values
+// [crash] libtorch 1.13: searchsorted reads sorted_sequence at the sorter's values
 // unchecked (SIGSEGV for out-of-range sorter indices).
 void searchsorted_Tensor(const at::Tensor &sorted_sequence, const at::Tensor &self, bool out_int32, bool right,
                          c10::optional<c10::string_view> side, const OptTensor &sorter);
@@ -206,7 +224,7 @@ void searchsorted_Tensor_out(const at::Tensor &sorted_sequence, const at::Tensor
                              c10::optional<c10::string_view> side, const OptTensor &sorter, const at::Tensor &out);
 void searchsorted_Scalar(const at::Tensor &sorted_sequence, const at::Scalar &self, bool out_int32, bool right,
                          c10::optional<c10::string_view> side, const OptTensor &sorter);
-// libtorch 1.13: histogramdd reads one bin count per input column without
+// [crash] libtorch 1.13: histogramdd reads one bin count per input column without
 // checking that bins has that many (SIGSEGV with bins=[]).
 void histogramdd(const at::Tensor &self, Ints bins, c10::optional<at::ArrayRef<double>> range,
                  const OptTensor &weight, bool density);
@@ -218,18 +236,21 @@ void _histogramdd_from_bin_cts(const at::Tensor &self, Ints bins,
                                c10::optional<at::ArrayRef<double>> range, const OptTensor &weight, bool density);
 void _histogramdd_from_bin_tensors(const at::Tensor &self, at::TensorList bins, const OptTensor &weight,
                                    bool density);
-// libtorch 1.13: choose_qparams_optimized reads `numel` floats from the
+// [crash] libtorch 1.13: choose_qparams_optimized reads `numel` floats from the
 // input's data pointer unchecked (SIGSEGV for -1 or more than it has) and
 // loops without end for n_bins <= 0 or huge, or a non-finite ratio. It
 // reads on the host: a CUDA input crashes (SIGSEGV, 2.11, CUDA sweep).
 void choose_qparams_optimized(const at::Tensor &input, int64_t numel, int64_t n_bins, double ratio,
                               int64_t bit_width);
-// libtorch 1.13: _local_scalar_dense reads one element of an empty tensor.
+// [crash] libtorch 1.13: _local_scalar_dense reads one element of an empty
+// tensor (SIGSEGV; 2.15 refuses it: "Empty tensor not supported"). Issue 25:
+// lifted for more than one element: both versions return the first
+// (Tensor.item() refuses that, but item is another operator).
 void _local_scalar_dense(const at::Tensor &self);
-// libtorch 1.13: _new_zeros_with_same_feature_meta indexes sizes with an
+// [crash] libtorch 1.13: _new_zeros_with_same_feature_meta indexes sizes with an
 // unchecked self_num_batch_dims (SIGSEGV for -1).
 void _new_zeros_with_same_feature_meta(const at::Tensor &self, const at::Tensor &other, int64_t self_num_batch_dims);
-// libtorch 1.13: _fft_r2c/_c2r/_c2c index the tensor's sizes with unchecked
+// [crash] libtorch 1.13: _fft_r2c/_c2r/_c2c index the tensor's sizes with unchecked
 // dims (SIGSEGV for dim 2^31).
 void _fft_r2c(const at::Tensor &self, Ints dim, int64_t normalization, bool onesided);
 void _fft_r2c_out(const at::Tensor &self, Ints dim, int64_t normalization, bool onesided,
@@ -240,11 +261,11 @@ void _fft_c2r_out(const at::Tensor &self, Ints dim, int64_t normalization, int64
 void _fft_c2c(const at::Tensor &self, Ints dim, int64_t normalization, bool forward);
 void _fft_c2c_out(const at::Tensor &self, Ints dim, int64_t normalization, bool forward,
                   const at::Tensor &out);
-// libtorch 1.13: nanmean.out of a zero tensor (_efficientzerotensor) runs
+// [crash] libtorch 1.13: nanmean.out of a zero tensor (_efficientzerotensor) runs
 // nansum's kernel over its NULL data (SIGSEGV).
 void nanmean_out(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                  c10::optional<at::ScalarType> dtype, const at::Tensor &out);
-// libtorch 1.13: a negative or dtype view of a quantized tensor recurses
+// [crash] libtorch 1.13: a negative or dtype view of a quantized tensor recurses
 // without end (_neg_view: stack overflow in quantized_clone) or makes a
 // tensor without a quantizer (view.dtype: SIGSEGV when it is read).
 void _neg_view(const at::Tensor &self);
@@ -253,10 +274,10 @@ void _neg_view_copy_out(const at::Tensor &self, const at::Tensor &out);
 void view_dtype(const at::Tensor &self, at::ScalarType dtype);
 void view_copy_dtype(const at::Tensor &self, at::ScalarType dtype);
 void view_copy_dtype_out(const at::Tensor &self, at::ScalarType dtype, const at::Tensor &out);
-// libtorch 1.13: matrix_exp_backward of a non-matrix reads sizes it lacks.
+// [crash] libtorch 1.13: matrix_exp_backward of a non-matrix reads sizes it lacks.
 void matrix_exp_backward(const at::Tensor &self, const at::Tensor &grad);
 
-// The orthogonal-polynomial families evaluate P_n by a recurrence of n steps
+// [crash] The orthogonal-polynomial families evaluate P_n by a recurrence of n steps
 // per element: libtorch 1.13 loops ~forever for n = 2^62 (and converts a
 // non-finite n to int64, undefined). n is limited to 2^20 in magnitude.
 // Each family has six schemas (Tensor/Scalar x and n, each with .out); the
@@ -283,10 +304,14 @@ CTORCH_GUARD_POLYNOMIAL(special_legendre_polynomial_p)
 
 // ---- neural-network kernels (guards_nn.cpp) --------------------------------
 
-// libtorch 1.13: the embedding_bag kernels trust their index tensors:
-// offsets that decrease or pass the end, indices outside the weight's rows,
-// 2-d indices and zero-size weights are read through unchecked (SIGSEGV,
-// heap corruption "malloc_consolidate(): invalid chunk size").
+// [crash] libtorch 1.13: the embedding_bag kernels trust their index
+// tensors: offsets that decrease or pass the end, indices outside the
+// weight's rows and zero-size weights are read through unchecked (SIGSEGV,
+// heap corruption "malloc_consolidate(): invalid chunk size"). [pytorch]
+// indices of 3 or more dims and 2-D offsets: 2.x's own check ("input has
+// to be a 1D or 2D Tensor"). Issue 25: 2-D indices lifted for sum and mean
+// (computed deterministically by 1.13 and 2.15); kept for mode max, which
+// crashes on both (SIGSEGV / abort with indices [2,3], offsets [0,1]).
 void embedding_bag(const at::Tensor &weight, const at::Tensor &indices, const at::Tensor &offsets,
                    bool scale_grad_by_freq, int64_t mode, bool sparse, const OptTensor &per_sample_weights,
                    bool include_last_offset);
@@ -301,7 +326,7 @@ void _embedding_bag_forward_only(const at::Tensor &weight, const at::Tensor &ind
                                  bool scale_grad_by_freq, int64_t mode, bool sparse,
                                  const OptTensor &per_sample_weights, bool include_last_offset,
                                  int64_t padding_idx);
-// libtorch 1.13: the linear upsampling kernels take a given scale at its
+// [crash] libtorch 1.13: the linear upsampling kernels take a given scale at its
 // word: a scale below output/input puts source indices past the input
 // (SIGSEGV; Python's interpolate always passes matching sizes and scales).
 void upsample_linear1d(const at::Tensor &self, c10::SymIntArrayRef output_size, bool align_corners,
@@ -328,8 +353,11 @@ void _upsample_bicubic2d_aa(const at::Tensor &self, c10::SymIntArrayRef output_s
 void _upsample_bicubic2d_aa_out(const at::Tensor &self, c10::SymIntArrayRef output_size, bool align_corners,
                                 c10::optional<double> scales_h, c10::optional<double> scales_w,
                                 const at::Tensor &out);
-// libtorch 1.13: slow_conv3d divides by weight sizes that may be 0
-// (SIGFPE for a zero-size weight).
+// [crash] libtorch 1.13: slow_conv3d divides by weight sizes that may be 0
+// (SIGFPE for a zero-size weight). Issue 25: a kernel_size other than the
+// weight's was refused; now only one whose product exceeds the weight's
+// spatial size, which is read past the weight (results change with the
+// heap, 1.13 and 2.15); smaller ones compute deterministically on both.
 void slow_conv3d(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size, const OptTensor &bias,
                  Ints stride, Ints padding);
 void slow_conv3d_out(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size,
@@ -339,11 +367,11 @@ void slow_conv3d_forward(const at::Tensor &self, const at::Tensor &weight, Ints 
 void slow_conv3d_forward_output(const at::Tensor &self, const at::Tensor &weight, Ints kernel_size,
                                 const OptTensor &bias, Ints stride, Ints padding,
                                 const at::Tensor &output);
-// libtorch 1.13: mkldnn_convolution indexes padding/stride/dilation by the
+// [crash] libtorch 1.13: mkldnn_convolution indexes padding/stride/dilation by the
 // input's spatial dims without checking their lengths (SIGSEGV).
 void mkldnn_convolution(const at::Tensor &self, const at::Tensor &weight, const OptTensor &bias,
                         Ints padding, Ints stride, Ints dilation, int64_t groups);
-// libtorch 1.13: col2im/im2col compute block counts with overflowing
+// [crash] libtorch 1.13: col2im/im2col compute block counts with overflowing
 // products of huge window sizes and divide by them (SIGFPE).
 void col2im(const at::Tensor &self, c10::SymIntArrayRef output_size, Ints kernel_size,
             Ints dilation, Ints padding, Ints stride);
@@ -351,13 +379,13 @@ void col2im_out(const at::Tensor &self, c10::SymIntArrayRef output_size, Ints ke
                 Ints dilation, Ints padding, Ints stride, const at::Tensor &out);
 void im2col(const at::Tensor &self, Ints kernel_size, Ints dilation, Ints padding,
             Ints stride);
-// libtorch 1.13: max_pool1d with a window wider than the padded input still
+// [crash] libtorch 1.13: max_pool1d with a window wider than the padded input still
 // makes one output and scans the whole window (~forever for 2^31).
 void max_pool1d(const at::Tensor &self, Ints kernel_size, Ints stride, Ints padding,
                 Ints dilation, bool ceil_mode);
 void max_pool1d_with_indices(const at::Tensor &self, Ints kernel_size, Ints stride,
                              Ints padding, Ints dilation, bool ceil_mode);
-// libtorch 1.13: reflection/replication padding adds the pads to the size
+// [crash] libtorch 1.13: reflection/replication padding adds the pads to the size
 // unchecked: INT64_MIN overflows into a small output written out of bounds.
 void reflection_pad1d(const at::Tensor &self, Ints padding);
 void reflection_pad1d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
@@ -371,19 +399,30 @@ void replication_pad2d(const at::Tensor &self, Ints padding);
 void replication_pad2d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
 void replication_pad3d(const at::Tensor &self, Ints padding);
 void replication_pad3d_out(const at::Tensor &self, Ints padding, const at::Tensor &out);
-// libtorch 1.13: channel shuffles divide by the channel count per group
-// and by the batch (SIGFPE with 0 channels, 0 groups or an empty input).
+// [crash] libtorch 1.13: channel shuffles divide by the channel count per
+// group and by the batch (SIGFPE with 0 channels, 0 groups or an empty
+// input, e.g. [0, 4]). [pytorch] fewer than 3 dims: 2.x's own check
+// ("channel_shuffle expects input with > 2 dims"), which 1.13's
+// channel_shuffle (what F.channel_shuffle calls) has too. Issue 25: kept
+// for 2-D input (1.13's
+// native_channel_shuffle computes it; 2.15 refuses it).
 void native_channel_shuffle(const at::Tensor &self, int64_t groups);
 void channel_shuffle(const at::Tensor &self, int64_t groups);
-// libtorch 1.13: weight norm of an empty v, or with a g that does not match
-// v's dim, divides by zero sizes / reads past g (SIGFPE, SIGSEGV).
+// [crash] libtorch 1.13: weight norm of an empty v divides by zero sizes
+// (SIGFPE). For dim 0 or the last dim the fused kernel reads one g per
+// slice: fewer is read past (results change with the heap, 1.13 and 2.15).
+// Issue 25: _weight_norm lifted otherwise (a larger g is read in its first
+// elements; other dims broadcast g or libtorch refuses it itself).
+// _weight_norm_interface keeps g of exactly one element per slice: it also
+// returns the norms in g's shape, of which it writes only one per slice
+// (the rest is uninitialized memory: differs between heaps).
 void _weight_norm(const at::Tensor &v, const at::Tensor &g, int64_t dim);
 void _weight_norm_interface(const at::Tensor &v, const at::Tensor &g, int64_t dim);
 
 
 // ---- neural-network kernels, continued (guards_pool.cpp) -------------------
 
-// libtorch 1.13: the convolution front ends multiply and divide by groups
+// [crash] libtorch 1.13: the convolution front ends multiply and divide by groups
 // unchecked: groups = 2^62 overflows to a zero divisor (SIGFPE in
 // _convolution, found by the sweep through conv1d.padding). groups must
 // be in [1, 2^31] on every entry point that takes it.
@@ -417,14 +456,17 @@ void conv_transpose2d_input(const at::Tensor &input, const at::Tensor &weight, c
                             Ints padding, Ints output_padding, int64_t groups, Ints dilation);
 void conv_transpose3d_input(const at::Tensor &input, const at::Tensor &weight, const OptTensor &bias, Ints stride,
                             Ints padding, Ints output_padding, int64_t groups, Ints dilation);
-// libtorch 1.13: pixel_shuffle/unshuffle divide the channels by factor^2,
+// [crash] libtorch 1.13: pixel_shuffle/unshuffle divide the channels by factor^2,
 // which overflows to 0 for factor 2^62 (SIGFPE). factor in [1, 2^31].
 void pixel_shuffle(const at::Tensor &self, int64_t upscale_factor);
 void pixel_unshuffle(const at::Tensor &self, int64_t downscale_factor);
-// libtorch 1.13: fractional max pooling reads random_samples as a flat
-// [N, C, 2|3] array without checking it (random_samples [2, 0]: SIGSEGV)
-// and scans empty windows for kernel 0 (SIGSEGV). Python's
-// F.fractional_max_pool*d always passes torch.rand(N, C, 2|3).
+// [crash][pytorch] libtorch 1.13: fractional max pooling reads
+// random_samples as a flat [N, C, 2|3] array without checking it
+// (random_samples [2, 0]: SIGSEGV; a smaller batch: read past) and scans
+// empty windows for kernel 0 (SIGSEGV). 2.x's own check: 3 dims, size(0) no
+// less than the batch, size(1) the channels, size(2) 2|3. Issue 25: narrowed
+// to exactly that check: a larger batch is computed (1.13 and 2.15); other
+// sizes 1.13 computes but 2.15 refuses stay refused.
 void fractional_max_pool2d(const at::Tensor &self, Ints kernel_size, Ints output_size,
                            const at::Tensor &random_samples);
 void fractional_max_pool2d_output(const at::Tensor &self, Ints kernel_size, Ints output_size,
@@ -435,7 +477,7 @@ void fractional_max_pool3d(const at::Tensor &self, Ints kernel_size, Ints output
 void fractional_max_pool3d_output(const at::Tensor &self, Ints kernel_size, Ints output_size,
                                   const at::Tensor &random_samples, const at::Tensor &output,
                                   const at::Tensor &indices);
-// libtorch 1.13: the adaptive pools take negative output sizes: the .out
+// [crash] libtorch 1.13: the adaptive pools take negative output sizes: the .out
 // forms resize out/indices to size -2^63 (a corrupt tensor, found by the
 // sweep), _adaptive_avg_pool2d returns one of size -1. Every output size
 // must be in [0, 2^31].
@@ -453,7 +495,7 @@ void adaptive_max_pool2d(const at::Tensor &self, Ints output_size);
 void adaptive_max_pool2d_out(const at::Tensor &self, Ints output_size, const at::Tensor &out, const at::Tensor &indices);
 void adaptive_max_pool3d(const at::Tensor &self, Ints output_size);
 void adaptive_max_pool3d_out(const at::Tensor &self, Ints output_size, const at::Tensor &out, const at::Tensor &indices);
-// libtorch 1.13: in training, rrelu_with_noise writes self.numel() random
+// [crash] libtorch 1.13: in training, rrelu_with_noise writes self.numel() random
 // factors through noise's data pointer: a noise of another shape, or an
 // expanded one, is written past its end (SIGSEGV, found by the sweep).
 // Python's F.rrelu passes torch.empty_like(input).
@@ -466,7 +508,7 @@ void rrelu_with_noise_out(const at::Tensor &self, const at::Tensor &noise, const
                           const at::Tensor &out);
 void rrelu_with_noise_functional(const at::Tensor &self, const at::Tensor &noise, const at::Scalar &lower,
                                  const at::Scalar &upper, bool training, c10::optional<at::Generator> generator);
-// libtorch 1.13: quantized_max_pool1d/2d take any padding: 2^62 makes the
+// [crash] libtorch 1.13: quantized_max_pool1d/2d take any padding: 2^62 makes the
 // output size computation overflow and the kernel read at NULL (SIGSEGV).
 // The rules of max_pool*d apply: kernel, dilation >= 1, stride >= 1 when
 // given, padding in [0, kernel / 2].
@@ -477,7 +519,7 @@ void quantized_max_pool2d(const at::Tensor &self, Ints kernel_size, Ints stride,
 void quantized_max_pool3d(const at::Tensor &self, Ints kernel_size, Ints stride, Ints padding, Ints dilation,
                           bool ceil_mode);
 
-// libtorch 1.13: the backward kernels of the max pools that return indices
+// [crash] libtorch 1.13: the backward kernels of the max pools that return indices
 // scatter grad_output into grad_input at `indices` without checking them:
 // indices outside the input's plane, or grad_output/indices of other
 // shapes, write past grad_input (SIGSEGV, found by the sweep). indices must
@@ -514,7 +556,7 @@ void max_pool3d_with_indices_backward_grad_input(const at::Tensor &grad_output, 
                                                  bool ceil_mode, const at::Tensor &indices,
                                                  const at::Tensor &grad_input);
 
-// Found by the sweep with CUDA tensors (libtorch 2.11 on an H100; these
+// [crash] Found by the sweep with CUDA tensors (libtorch 2.11 on an H100; these
 // checks are device-independent, so they hold on every version):
 // the cudnn_convolution entry points index padding/stride/dilation by the
 // input's spatial dimensions and build cuDNN descriptors from the ranks
@@ -532,21 +574,21 @@ void cudnn_convolution_relu(const at::Tensor &self, const at::Tensor &weight, co
 void cudnn_convolution_add_relu(const at::Tensor &self, const at::Tensor &weight, const at::Tensor &z,
                                 const c10::optional<at::Scalar> &alpha, const OptTensor &bias, Ints stride,
                                 Ints padding, Ints dilation, int64_t groups);
-// The CUDA batch-norm statistics kernels divide by the elements per
+// [crash] The CUDA batch-norm statistics kernels divide by the elements per
 // channel: a zero-size input is SIGFPE.
 void batch_norm_stats(const at::Tensor &input, double eps);
 void batch_norm_elemt(const at::Tensor &input, const OptTensor &weight, const OptTensor &bias, const at::Tensor &mean,
                       const at::Tensor &invstd, double eps);
 void batch_norm_elemt_out(const at::Tensor &input, const OptTensor &weight, const OptTensor &bias,
                           const at::Tensor &mean, const at::Tensor &invstd, double eps, const at::Tensor &out);
-// range.out_ (no step) calls the CPU range kernel directly, whatever out's
+// [crash] range.out_ (no step) calls the CPU range kernel directly, whatever out's
 // device: a CUDA out is written from the host (SIGSEGV on every recipe).
 // out must be a CPU tensor; range.out (with step) works on CUDA.
 void range_out_(const at::Scalar &start, const at::Scalar &end, const at::Tensor &out);
 
 // ---- views, lists, shapes (guards_tensor.cpp) ------------------------------
 
-// libtorch 1.13: as_strided checks the view against its storage with size_t
+// [crash] libtorch 1.13: as_strided checks the view against its storage with size_t
 // arithmetic that wraps: storage_offset 2^63-1 passes and the view's data
 // pointer is computed past the address space (UBSan: pointer overflow; any
 // read is wild; found by the 30-minute sweep). The view must lie inside
@@ -559,13 +601,13 @@ void as_strided_copy_out(const at::Tensor &self, Ints size, Ints stride, c10::op
                          const at::Tensor &out);
 void as_strided_scatter(const at::Tensor &self, const at::Tensor &src, Ints size, Ints stride,
                         c10::optional<c10::SymInt> storage_offset);
-// libtorch 1.13: _reshape_alias makes a view with the given strides and no
+// [crash] libtorch 1.13: _reshape_alias makes a view with the given strides and no
 // bounds check at all (size [2,3] stride [1,1] over one element: SIGSEGV
 // reading it). Same rule as as_strided.
 void _reshape_alias(const at::Tensor &self, Ints size, Ints stride);
 void _reshape_alias_copy(const at::Tensor &self, Ints size, Ints stride);
 void _reshape_alias_copy_out(const at::Tensor &self, Ints size, Ints stride, const at::Tensor &out);
-// libtorch 1.13 and 2.x: tensor_split(sections) returns `sections` tensors,
+// [crash] libtorch 1.13 and 2.x: tensor_split(sections) returns `sections` tensors,
 // however few elements there are: 2^31 sections reserve 16 GiB of handles
 // before anything is checked (ASan: allocator out of memory; without it the
 // process is OOM-killed). ctorch returns at most 2^24 tensors from one call.
@@ -573,13 +615,13 @@ void tensor_split_sections(const at::Tensor &self, int64_t sections, int64_t dim
 void hsplit_int(const at::Tensor &self, int64_t sections);
 void vsplit_int(const at::Tensor &self, int64_t sections);
 void dsplit_int(const at::Tensor &self, int64_t sections);
-// libtorch 1.13: cat.out with a quantized out reads tensors[0] of an empty
+// [crash] libtorch 1.13: cat.out with a quantized out reads tensors[0] of an empty
 // list (cat_out_quantized_cpu: SIGSEGV at NULL).
 void cat_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
 void concat_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
 void concatenate_out(at::TensorList tensors, int64_t dim, const at::Tensor &out);
 
-// Found by the second 30-minute sweep (libtorch 1.13): sizes taken from
+// [crash] Found by the second 30-minute sweep (libtorch 1.13): sizes taken from
 // ints that are never checked against negative values where the tensor
 // is empty, so the result or a resized out gets a negative size (a tensor
 // that is corrupt to read): unfold's size (step >= 1 as libtorch wants),
@@ -598,20 +640,20 @@ void embedding_dense_backward(const at::Tensor &grad_output, const at::Tensor &i
                               int64_t padding_idx, bool scale_grad_by_freq);
 void embedding_sparse_backward(const at::Tensor &grad, const at::Tensor &indices, int64_t num_weights,
                                int64_t padding_idx, bool scale_grad_by_freq);
-// libtorch 1.13: linalg_tensorinv copies self's sizes up to `ind` without
+// [crash] libtorch 1.13: linalg_tensorinv copies self's sizes up to `ind` without
 // checking ind <= self.dim() (ind = INT64_MAX: heap-buffer-overflow in
 // memcpy, ASan). ind must be in [1, self.dim()].
 void linalg_tensorinv(const at::Tensor &self, int64_t ind);
 void linalg_tensorinv_out(const at::Tensor &self, int64_t ind, const at::Tensor &out);
 
-// libtorch 2.x: _lazy_clone (copy-on-write) of a quantized tensor makes a
+// [crash] libtorch 2.x: _lazy_clone (copy-on-write) of a quantized tensor makes a
 // tensor without a quantizer (SIGSEGV reading it; found by the 2.15 sweep
 // once its quantized inputs were real). A quantized self is refused.
 void _lazy_clone(const at::Tensor &self);
 
 // ---- arithmetic and linear algebra (guards_math.cpp) -----------------------
 
-// Integer division of the type's minimum by -1 overflows, and x86's idiv
+// [crash] Integer division of the type's minimum by -1 overflows, and x86's idiv
 // traps on it: SIGFPE in floor_divide/fmod/remainder/div(rounding_mode) on
 // int32 or int64 tensors (libtorch 1.13 and 2.x; Python crashes the same
 // way). Refused when the computation is int32/int64 on the CPU and both a
@@ -651,13 +693,13 @@ void remainder_Tensor_out(const at::Tensor &self, const at::Tensor &other, const
 void remainder__Scalar(const at::Tensor &self, const at::Scalar &other);
 void remainder__Tensor(const at::Tensor &self, const at::Tensor &other);
 void remainder_Scalar_Tensor(const at::Scalar &self, const at::Tensor &other);
-// libtorch 1.13 and 2.x: matrix_power with n = INT64_MIN negates n (signed
+// [crash] libtorch 1.13 and 2.x: matrix_power with n = INT64_MIN negates n (signed
 // overflow: still negative) and then squares without end (timeout).
 void linalg_matrix_power(const at::Tensor &self, int64_t n);
 void linalg_matrix_power_out(const at::Tensor &self, int64_t n, const at::Tensor &out);
 void matrix_power(const at::Tensor &self, int64_t n);
 void matrix_power_out(const at::Tensor &self, int64_t n, const at::Tensor &out);
-// libtorch 1.13 with Debian's LAPACK: ?gesdd computing singular vectors of
+// [crash] libtorch 1.13 with Debian's LAPACK: ?gesdd computing singular vectors of
 // a matrix holding an infinity never returns (torch.linalg.svd hangs in
 // Python too), and ?gelss (lstsq driver "gelss") likewise; ?gelsd calls
 // xerbla, which exits the process. ?geev on NaN input corrupts the heap

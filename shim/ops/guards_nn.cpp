@@ -26,15 +26,22 @@ void embedding_bag_check(const at::Tensor &weight, const at::Tensor &indices, co
                          int64_t mode, const OptTensor &per_sample_weights, bool include_last_offset,
                          c10::optional<int64_t> padding_idx, bool wrapped) {
   require_dims(weight, "weight", 2, 2);
-  require_dims(indices, "indices", 1, 1);
+  // 1-D or 2-D indices, as libtorch 2.x's own check says ("input has to be
+  // a 1D or 2D Tensor"; 1.13 has none); 1-D offsets, likewise.
+  require_dims(indices, "indices", 1, 2);
   require_dims(offsets, "offsets", 1, 1);
   auto it = indices.scalar_type();
   if (it != at::kLong && it != at::kInt) fail_arg("indices", "must be an int32 or int64 tensor");
   if (offsets.scalar_type() != it) fail_arg("offsets", "must have the dtype of indices");
   in_range(mode, 0, 2, "mode");
+  // Sum and mean compute 2-D indices deterministically (1.13 and 2.15);
+  // max writes its argmax through offsets sized for 1-D input: SIGSEGV or
+  // abort with indices [2, 3] and offsets [0, 1], on both versions.
+  if (mode == 2 && indices.dim() == 2)
+    fail_arg("indices", "must be 1-D when mode is max (2-D indices crash libtorch's max kernel)");
   if (per_sample_weights.has_value() && per_sample_weights->defined() &&
-      per_sample_weights->sizes() != indices.sizes())
-    fail_arg("per_sample_weights", "must have the sizes of indices");
+      per_sample_weights->numel() != indices.numel())
+    fail_arg("per_sample_weights", "must have one weight per index");
   if (include_last_offset && offsets.numel() < 1)
     fail_arg("offsets", "needs at least one element when include_last_offset is set");
   int64_t rows = weight.size(0);
@@ -92,9 +99,15 @@ void conv3d_check(const at::Tensor &self, const at::Tensor &weight, Ints kernel_
   all_in_range(kernel_size, 1, kBig, "kernel_size");
   all_in_range(stride, 1, kBig, "stride");
   all_in_range(padding, 0, kBig, "padding");
-  for (size_t i = 0; i < kernel_size.size() && i < 3; ++i)
-    if (kernel_size[i] != weight.size(2 + static_cast<int64_t>(i)))
-      fail_arg("kernel_size", "must match weight's last three sizes");
+  // The kernel reads the (contiguous) weight as [out, in * prod(kernel_size)]:
+  // a kernel_size other than the weight's is computed (1.13 and 2.15 alike)
+  // while that stays inside the weight; a larger product reads past it
+  // (results change with the heap's contents).
+  int64_t kernel = 1, spatial = weight.size(2) * weight.size(3) * weight.size(4);
+  for (size_t i = 0; i < kernel_size.size() && i < 3; ++i) kernel *= kernel_size[i];
+  if (kernel > spatial)
+    fail_arg("kernel_size", "covers " + str(kernel) + " elements per filter, more than weight's " + str(spatial) +
+                                " (it would be read past its end)");
 }
 
 void window_check(Ints kernel_size, Ints dilation, Ints padding,
@@ -130,6 +143,18 @@ void weight_norm_check(const at::Tensor &v, const at::Tensor &g, int64_t dim) {
   in_range(dim, -1, v.dim() - 1, "dim");
   int64_t want = dim == -1 ? 1 : v.size(dim);
   if (g.numel() != want) fail_arg("g", "expected " + str(want) + " elements (one per slice along dim)");
+}
+
+// _weight_norm takes the fused kernel for dim 0 or the last dim, which reads
+// one g per slice as a flat array: fewer than that is read past its end. A
+// larger g is read in its first elements, and any other dim (or -1) goes
+// through v * (g / norm), where g broadcasts or libtorch refuses it.
+void weight_norm_fused_check(const at::Tensor &v, const at::Tensor &g, int64_t dim) {
+  if (v.numel() == 0) fail_arg("v", "is empty");
+  in_range(dim, -1, v.dim() - 1, "dim");
+  if ((dim == 0 || dim == v.dim() - 1) && g.numel() < v.size(dim))
+    fail_arg("g", "has " + str(g.numel()) + " elements; dim " + str(dim) + " needs at least " + str(v.size(dim)) +
+                      " (one per slice)");
 }
 
 }  // namespace
@@ -262,7 +287,7 @@ void native_channel_shuffle(const at::Tensor &self, int64_t groups) {
 }
 void channel_shuffle(const at::Tensor &self, int64_t groups) { shuffle_check(self, groups); }
 
-void _weight_norm(const at::Tensor &v, const at::Tensor &g, int64_t dim) { weight_norm_check(v, g, dim); }
+void _weight_norm(const at::Tensor &v, const at::Tensor &g, int64_t dim) { weight_norm_fused_check(v, g, dim); }
 void _weight_norm_interface(const at::Tensor &v, const at::Tensor &g, int64_t dim) { weight_norm_check(v, g, dim); }
 
 void lstm_input(const at::Tensor &input, at::TensorList hx, at::TensorList params, bool has_biases,

@@ -28,10 +28,13 @@ void fractional(const at::Tensor &self, Ints kernel_size, Ints output_size, cons
   if (!self.defined() || !random_samples.defined()) return;  // libtorch reports these
   if (self.dim() != k + 1 && self.dim() != k + 2) return;     // and this (wrong rank)
   int64_t n = self.dim() == k + 2 ? self.size(0) : 1, c = self.size(-k - 1);
-  if (random_samples.dim() != 3 || random_samples.size(0) != n || random_samples.size(1) != c ||
+  // libtorch 2.x's own check: [N' >= N, C, k]. A larger batch is read in
+  // its first N rows (1.13 and 2.x compute it alike).
+  if (random_samples.dim() != 3 || random_samples.size(0) < n || random_samples.size(1) != c ||
       random_samples.size(2) != k)
-    fail_arg("random_samples", "expected sizes [" + str(n) + ", " + str(c) + ", " + str(k) + "] (batch, channels, " +
-                                   str(k) + " pooled dimensions), got " + c10::str(random_samples.sizes()));
+    fail_arg("random_samples", "expected sizes [>= " + str(n) + ", " + str(c) + ", " + str(k) +
+                                   "] (batch, channels, " + str(k) + " pooled dimensions), got " +
+                                   c10::str(random_samples.sizes()));
   if (!random_samples.is_contiguous())
     fail_arg("random_samples", "must be contiguous (the kernel reads it as a flat array)");
 }

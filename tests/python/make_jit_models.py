@@ -9,7 +9,12 @@ importer dereferences (untyped_constant.pt, untyped_field.pt,
 valueless_member.pt) and pickles it follows past its stack or buffers
 (stack_underflow.pt, storage_overclaim.pt, unknown_member.pt), and a
 deflated code record libtorch's zip reader returns as stale heap bytes
-(corrupt_deflate.pt).
+(corrupt_deflate.pt). And modules whose code reaches outside the process
+(issue 25), which ctorch_module_load refuses unless the caller allows it:
+setstate_writes.pt (__setstate__, run during the load, torch.save's to
+OUTDIR/written_by_setstate), forward_from_file.pt (forward reads any file),
+helper_save.pt (forward calls a free function that torch.save's), and
+prints.pt (forward prints, which is allowed).
 """
 import enum
 import os
@@ -159,6 +164,59 @@ def corrupt_deflate(src, dst, suffix):
     data[info.header_offset + 30 + n + m] = 0x07
     open(dst, "wb").write(data)
 
+class SetstateWrites(nn.Module):
+    def __init__(self, path: str):
+        super().__init__()
+        self.path = path
+        self.w = torch.ones(2)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.w
+
+    @torch.jit.export
+    def __getstate__(self) -> Tuple[str, Tensor, bool]:
+        return (self.path, self.w, self.training)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[str, Tensor, bool]) -> None:
+        self.path = state[0]
+        self.w = state[1]
+        self.training = state[2]
+        torch.save(self.w, self.path)
+
+
+def leak(t: Tensor, dst: str) -> None:
+    torch.save(t, dst)
+
+
+class FromFile(nn.Module):
+    def forward(self, src: str, n: int) -> Tensor:
+        return torch.from_file(src, size=n, dtype=torch.uint8)
+
+
+class HelperSave(nn.Module):
+    def forward(self, x: Tensor, dst: str) -> Tensor:
+        leak(x, dst)
+        return x
+
+
+class Prints(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        print("ctorch test: forward sees", x.shape)
+        return x * 2
+
+
+def write_side_effects(out):
+    target = os.path.join(out, "written_by_setstate")
+    if os.path.exists(target):
+        os.remove(target)
+    torch.jit.script(SetstateWrites(target)).save(os.path.join(out, "setstate_writes.pt"))
+    assert not os.path.exists(target)  # scripting and saving do not run __setstate__
+    torch.jit.script(FromFile()).save(os.path.join(out, "forward_from_file.pt"))
+    torch.jit.script(HelperSave()).save(os.path.join(out, "helper_save.pt"))
+    torch.jit.script(Prints()).save(os.path.join(out, "prints.pt"))
+
+
 def main(out):
     # PyTorch 2.10+ marks torch.jit deprecated (FutureWarning on every call);
     # TorchScript is what this script makes, so keep the test's log to errors.
@@ -197,6 +255,7 @@ def main(out):
     assert ints == [3, 14] and name == "abc!"
     torch.save(refs, os.path.join(out, "refs.pt"))
     write_typed(out)
+    write_side_effects(out)
 
 
 if __name__ == "__main__":
