@@ -740,7 +740,7 @@ void linalg_eig_out(const at::Tensor &self, const at::Tensor &eigenvalues, const
 void linalg_eigvals(const at::Tensor &self);
 void linalg_eigvals_out(const at::Tensor &self, const at::Tensor &out);
 void _linalg_eigvals(const at::Tensor &self);
-// libtorch 1.13 and 2.x (the same loops): _sobol_engine_draw and
+// [crash] libtorch 1.13 and 2.x (the same loops): _sobol_engine_draw and
 // _sobol_engine_ff_ read and write quasi/self[j * stride(0)] for j <
 // dimension and read sobolstate[j, l] for l the rightmost zero bit of
 // num_generated .. num_generated + n - 1, checking neither tensor has them:
@@ -756,7 +756,7 @@ void _sobol_engine_draw(const at::Tensor &quasi, int64_t n, const at::Tensor &so
                         int64_t num_generated, c10::optional<at::ScalarType> dtype);
 void _sobol_engine_ff_(const at::Tensor &self, int64_t n, const at::Tensor &sobolstate, int64_t dimension,
                        int64_t num_generated);
-// libtorch 1.13 and 2.x: _sobol_engine_scramble_ reads and writes
+// [crash] libtorch 1.13 and 2.x: _sobol_engine_scramble_ reads and writes
 // self[d][j] and reads the row sums of ltm [d][p] for d < dimension and j,
 // p < 30 (MAXBIT) through unchecked accessors; Python passes a [dimension,
 // 30] state and [dimension, 30, 30] ltm. The same family as above (found
