@@ -23,6 +23,7 @@
 #include <torch/csrc/jit/frontend/tree_views.h>
 
 #include <cstring>
+#include <functional>
 #include <tuple>
 
 namespace ctorch {
@@ -102,11 +103,17 @@ void check_class(const ClassDef &cls, const std::string &qualifier, JitEnums &en
   }
 }
 
-// One code file, read as SourceImporterImpl::parseSourceIfNeeded does:
-// an optional 'op_version_set = N' line, imports, then classes and
-// functions only.
-void check_source(const std::string &file, const char *text, size_t size, JitEnums &enums) {
-  Parser parser(std::make_shared<Source>(std::string(text, size), file, 1));
+bool ends_with(const std::string &s, const char *suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+
+void for_each_source_class(const std::string &record, const char *text, size_t size,
+                           const std::function<void(const ClassDef &, const std::string &)> &on_class) {
+  const std::string qualifier = qualifier_of(record);
+  Parser parser(std::make_shared<Source>(std::string(text, size), record, 1));
   Lexer &lex = parser.lexer();
   if (lex.cur().kind == TK_IDENT && lex.cur().text() == "op_version_set") {
     lex.next();
@@ -120,7 +127,7 @@ void check_source(const std::string &file, const char *text, size_t size, JitEnu
       lex.expect(TK_NEWLINE);
     }
     if (lex.cur().kind == TK_CLASS_DEF) {
-      check_class(ClassDef(parser.parseClass()), qualifier_of(file), enums);
+      on_class(ClassDef(parser.parseClass()), qualifier);
     } else if (lex.cur().kind == TK_DEF) {
       parser.parseFunction(/*is_method=*/false);
     } else {
@@ -128,13 +135,6 @@ void check_source(const std::string &file, const char *text, size_t size, JitEnu
     }
   }
 }
-
-bool ends_with(const std::string &s, const char *suffix) {
-  size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-}  // namespace
 
 void check_torchscript_archive(caffe2::serialize::PyTorchStreamReader &reader,
                                const std::unordered_map<std::string, uint64_t> &sizes) {
@@ -146,7 +146,8 @@ void check_torchscript_archive(caffe2::serialize::PyTorchStreamReader &reader,
       at::DataPtr data;
       size_t size = 0;
       std::tie(data, size) = reader.getRecord(record);
-      check_source(record, static_cast<const char *>(data.get()), size, enums);
+      for_each_source_class(record, static_cast<const char *>(data.get()), size,
+                            [&enums](const ClassDef &cls, const std::string &qualifier) { check_class(cls, qualifier, enums); });
     } catch (const StatusError &) {
       throw;
     } catch (const std::bad_alloc &) {

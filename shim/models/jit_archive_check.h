@@ -8,6 +8,7 @@
 #include "core/internal.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,7 +20,21 @@ class ReadAdapterInterface;
 }
 }  // namespace caffe2
 
+namespace torch {
+namespace jit {
+struct ClassDef;
+}
+}  // namespace torch
+
 namespace ctorch {
+
+// One code file (code/<path>.py) walked as libtorch's importer reads it
+// (SourceImporterImpl::parseSourceIfNeeded): an optional 'op_version_set = N'
+// line, imports, then classes and functions; on_class gets each class with
+// its qualifier ("code/__torch__/a.py" -> "__torch__.a"). Stops at the first
+// token the importer would refuse (libtorch then refuses it itself).
+void for_each_source_class(const std::string &record, const char *text, size_t size,
+                           const std::function<void(const torch::jit::ClassDef &, const std::string &)> &on_class);
 
 // A literal as TorchScript source and pickles hold it: an Enum member's
 // value, or a pickle value the unpickler check tracks.

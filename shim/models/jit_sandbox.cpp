@@ -123,36 +123,6 @@ bool ends_with(const std::string &s, const char *suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-// The top-level classes of one code file, as the importer names them
-// ("code/__torch__/a.py" class M -> "__torch__.a.M").
-void classes_of(const std::string &record, const char *text, size_t size, std::vector<std::string> &out) {
-  std::string qualifier = record.substr(5, record.size() - 8);
-  for (char &c : qualifier)
-    if (c == '/') c = '.';
-  Parser parser(std::make_shared<Source>(std::string(text, size), record, 1));
-  Lexer &lex = parser.lexer();
-  if (lex.cur().kind == TK_IDENT && lex.cur().text() == "op_version_set") {
-    lex.next();
-    lex.expect('=');
-    lex.expect(TK_NUMBER);
-    lex.expect(TK_NEWLINE);
-  }
-  while (lex.cur().kind != TK_EOF) {
-    while (lex.nextIf(TK_IMPORT)) {
-      while (lex.cur().kind != TK_NEWLINE && lex.cur().kind != TK_EOF) lex.next();
-      lex.expect(TK_NEWLINE);
-    }
-    if (lex.cur().kind == TK_CLASS_DEF) {
-      ClassDef cls(parser.parseClass());
-      out.push_back(qualifier + "." + cls.name().name());
-    } else if (lex.cur().kind == TK_DEF) {
-      parser.parseFunction(/*is_method=*/false);  // compiled when a class calls it
-    } else {
-      return;
-    }
-  }
-}
-
 }  // namespace
 
 void check_torchscript_side_effects(caffe2::serialize::PyTorchStreamReader &reader) {
@@ -165,7 +135,12 @@ void check_torchscript_side_effects(caffe2::serialize::PyTorchStreamReader &read
     at::DataPtr data;
     size_t size = 0;
     std::tie(data, size) = reader.getRecord(record);
-    classes_of(record, static_cast<const char *>(data.get()), size, classes);
+    // The top-level classes, as the importer names them ("code/__torch__/a.py"
+    // class M -> "__torch__.a.M"); free functions are compiled when a class calls them.
+    for_each_source_class(record, static_cast<const char *>(data.get()), size,
+                          [&classes](const ClassDef &cls, const std::string &qualifier) {
+                            classes.push_back(qualifier + "." + cls.name().name());
+                          });
   }
   auto cu = std::make_shared<CompilationUnit>();
   std::vector<c10::IValue> constants;
