@@ -557,7 +557,7 @@ START_TEST(code_touching_files_refused_unless_allowed) {
   CT_ERROR_HAS("__torch__.FromFile.forward");
   CT_OK(ctorch_module_load_ex(&m, model_path("forward_from_file.pt"), NULL, CTORCH_MODULE_LOAD_ALLOW_IO));
   snprintf(src, sizeof src, "%s/secret.bin", g_dir);
-  write_file(src, "hello", 5);
+  ct_write_file(src, "hello", 5);
   CT_OK(ctorch_value_string(&args[0], src));
   CT_OK(ctorch_value_int(&args[1], 5));
   CT_OK(ctorch_module_forward(&out, m, args, 2));
