@@ -13,6 +13,22 @@
 #include "check_main.h"
 #include "loader_files.h"
 
+/* Under AddressSanitizer (scripts/sanitize) resident memory measures the
+ * sanitizer, not ctorch: freed blocks wait in its 256 MiB quarantine and
+ * every block carries redzones and shadow. There the RSS bounds are printed,
+ * not asserted; LeakSanitizer checks the refused loads for leaks more
+ * strictly than RSS can, and every status is asserted on every build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LF_RSS_MEANINGFUL 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LF_RSS_MEANINGFUL 0
+#endif
+#endif
+#ifndef LF_RSS_MEANINGFUL
+#define LF_RSS_MEANINGFUL 1
+#endif
+
 static char g_dir[256];
 
 static void make_dir(void) {
@@ -279,7 +295,7 @@ START_TEST(optimizer_load_gets_the_torchscript_checks) {
     for (k = 0; k < 2000; ++k) ck_assert_int_ne(ctorch_optimizer_load(fc.opt, bad), CTORCH_OK);
     after = lf_status_kib("VmRSS:");
     printf("2000 refused ctorch_optimizer_load: RSS %ld -> %ld KiB\n", before, after);
-    ck_assert_msg(after - before < 1024, "RSS grew by %ld KiB over 2000 refused loads", after - before);
+    if (LF_RSS_MEANINGFUL) ck_assert_msg(after - before < 1024, "RSS grew by %ld KiB over 2000 refused loads", after - before);
   }
   /* the optimizer still works and loads a good file */
   CT_OK(ctorch_optimizer_load(fc.opt, good));
@@ -488,7 +504,7 @@ START_TEST(checkpoint_memory_is_bounded_by_its_size) {
   printf("%zu-byte pickle of empty lists: %s, peak RSS growth %ld KiB (bound %ld KiB)\n", b.n,
          rc < 0 ? "killed" : ctorch_status_name((ctorch_status)rc), grew, bound_kib);
   ck_assert_msg(rc == CTORCH_OUT_OF_MEMORY, "status %d", rc);
-  ck_assert_msg(grew >= 0 && grew <= bound_kib, "peak RSS grew %ld KiB, bound %ld KiB", grew, bound_kib);
+  if (LF_RSS_MEANINGFUL) ck_assert_msg(grew >= 0 && grew <= bound_kib, "peak RSS grew %ld KiB, bound %ld KiB", grew, bound_kib);
   /* The caller's limit: refused sooner, with the limit in the message. */
   c.limit = 8u << 20;
   rc = lf_in_child(load_measured, &c, 120);
@@ -496,7 +512,7 @@ START_TEST(checkpoint_memory_is_bounded_by_its_size) {
   printf("same file with an 8 MiB limit: %s, peak RSS growth %ld KiB\n",
          rc < 0 ? "killed" : ctorch_status_name((ctorch_status)rc), grew);
   ck_assert_msg(rc == CTORCH_OUT_OF_MEMORY, "status %d", rc);
-  ck_assert_msg(grew >= 0 && grew <= (8 + 16) * 1024, "peak RSS grew %ld KiB with an 8 MiB limit", grew);
+  if (LF_RSS_MEANINGFUL) ck_assert_msg(grew >= 0 && grew <= (8 + 16) * 1024, "peak RSS grew %ld KiB with an 8 MiB limit", grew);
   lf_free(&b);
 }
 END_TEST
