@@ -164,7 +164,7 @@ CTORCH_API ctorch_status ctorch_aoti_package_load(ctorch_aoti_package *out, cons
   ctorch::require_out(out, "out");
   ctorch::require_ptr(path, "path");
   const std::string model = model_name ? model_name : "model";
-  ctorch::require_readable_file(path);
+  ctorch::require_regular_file(path);
   const std::string bad = std::string("'") + path + "' is not a loadable AOTInductor package: ";
   ctorch::aoti::PackageCheck check;
   {

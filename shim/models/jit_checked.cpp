@@ -13,7 +13,7 @@
 namespace ctorch {
 
 CheckedTorchScript check_torchscript_file(const char *path, bool allow_io) {
-  require_readable_file(path);
+  require_regular_file(path);
   CheckedTorchScript out;
   std::unordered_map<std::string, uint64_t> sizes;
   // Zip archives only (what torch.jit.save writes), checked and rewritten

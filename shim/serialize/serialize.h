@@ -29,10 +29,6 @@ struct Checkpoint {
 // not a readable checkpoint, TYPE when it holds something else.
 Checkpoint read_checkpoint(const char *path);
 
-// Throws StatusError(IO) unless path names a regular file we can open;
-// never blocks (a FIFO is refused before it is read): core/files.h.
-void require_readable_file(const char *path);
-
 // The zip archive at path, checked and rewritten in memory as a plain
 // stored zip, for libtorch's PyTorchStreamReader. That reader's constructor
 // leaks miniz's state (about 1 KiB per attempt) whenever it throws after

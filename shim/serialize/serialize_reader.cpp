@@ -572,10 +572,8 @@ std::string canonical_torch_archive(const char *path, std::unordered_map<std::st
   return zip.canonical();
 }
 
-void require_readable_file(const char *path) { require_regular_file(path); }
-
 std::unique_ptr<Pickled> read_pickled(const char *path) {
-  require_readable_file(path);
+  require_regular_file(path);
   auto out = std::make_unique<Pickled>();
   std::unique_ptr<ZipReader> reader;
   try {
