@@ -14,8 +14,8 @@ def main():
         print("skipped: no CUDA device")
         return 77
     quick = "--quick" in sys.argv
-    iters = 2000 if quick else 100000
-    rounds = 3 if quick else 15
+    iters = 2000 if quick else 20000
+    rounds = 3 if quick else 11
     a, b = torch.ones(1, device="cuda"), torch.ones(1, device="cuda")
     ma, mb = torch.ones(64, 64, device="cuda"), torch.ones(64, 64, device="cuda")
 

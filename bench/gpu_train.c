@@ -3,6 +3,7 @@
  * programs through libtorch C++ and Python torch.
  *
  * Usage: gpu_train lenet|resnet fp32|bf16|fp16 eager|graph adamw|sgd STEPS [WIDTH BATCH]
+ *        gpu_train -      (those arguments, one case per line on stdin)
  *   lenet:  examples/lenet5_model.h, batch 256 (BATCH overrides)
  *   resnet: examples/resnet_model.h, width 128, batch 512 (WIDTH, BATCH override)
  *   bf16/fp16: autocast of the forward pass (fp16 with the loss scaler,
@@ -67,7 +68,7 @@ static void step(model *m, const train_target *t, ctorch_optimizer opt, ctorch_t
   release(&s);
 }
 
-int main(int argc, char **argv) {
+static int run_case(int argc, char **argv) {
   int n = 0, i, graph, adamw;
   long steps;
   int64_t width = 128, batch;
@@ -184,4 +185,25 @@ int main(int argc, char **argv) {
   ctorch_tensor_free(y);
   target_free(&t);
   return 0;
+}
+
+/* "gpu_train -": one case per line on stdin (the arguments above), run in
+ * turn in this one process, a rate printed per case: bench/run_gpu pays one
+ * process start and CUDA initialisation per program and repetition, not per
+ * case. */
+int main(int argc, char **argv) {
+  char line[256];
+  int rc = 0;
+  if (!(argc == 2 && !strcmp(argv[1], "-"))) return run_case(argc, argv);
+  while (fgets(line, sizeof line, stdin)) {
+    char *av[9], *tok;
+    int ac = 1;
+    av[0] = argv[0];
+    for (tok = strtok(line, " \t\n"); tok && ac < 9; tok = strtok(NULL, " \t\n")) av[ac++] = tok;
+    if (ac == 1) continue;
+    rc = run_case(ac, av);
+    fflush(stdout);
+    if (rc != 0) return rc;
+  }
+  return rc;
 }

@@ -2,6 +2,7 @@
 gpu_train.c (same models, options, inputs, warm-up and timing; see there).
 
 Usage: gpu_train.py lenet|resnet fp32|bf16|fp16 eager|graph adamw|sgd STEPS [WIDTH BATCH]
+       gpu_train.py -     (those arguments, one case per line on stdin)
 Prints images/s; without CUDA: "skipped: no CUDA device", exit 77.
 The graph mode is PyTorch's whole-network capture recipe (torch.cuda.graph)."""
 import os
@@ -17,16 +18,26 @@ from resnet import ResNet  # noqa: E402
 
 
 def main():
-    if len(sys.argv) not in (6, 8):
-        sys.exit(__doc__)
     if not torch.cuda.is_available():
         print("skipped: no CUDA device")
         return 77
-    which, prec, mode, optim, steps = sys.argv[1:6]
+    if sys.argv[1:] == ["-"]:  # one case per line on stdin, as gpu_train.c
+        for line in sys.stdin:
+            if line.split():
+                run_case(line.split())
+                sys.stdout.flush()
+        return 0
+    return run_case(sys.argv[1:])
+
+
+def run_case(argv):
+    if len(argv) not in (5, 7):
+        sys.exit(__doc__)
+    which, prec, mode, optim, steps = argv[:5]
     steps = int(steps)
     width, batch = (128, 512) if which == "resnet" else (0, 256)
-    if len(sys.argv) == 8:
-        width, batch = int(sys.argv[6]), int(sys.argv[7])
+    if len(argv) == 7:
+        width, batch = int(argv[5]), int(argv[6])
     graph = mode == "graph"
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec)
     torch.manual_seed(0)

@@ -2,6 +2,7 @@
 // torch::optim): the C++ reference for gpu_train.c, eager only (same models,
 // options, inputs, warm-up and timing; see there).
 // Usage: gpu_train_cpp lenet|resnet fp32|bf16|fp16 eager adamw|sgd STEPS [WIDTH BATCH]
+//        gpu_train_cpp -   (those arguments, one case per line on stdin)
 // Prints images/s; without CUDA: "skipped: no CUDA device", exit 77.
 #include <torch/torch.h>
 
@@ -77,7 +78,7 @@ struct Autocast {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+static int run_case(int argc, char **argv) {
   if (argc != 6 && argc != 8) {
     std::fprintf(stderr, "usage: gpu_train_cpp lenet|resnet fp32|bf16|fp16 eager adamw|sgd STEPS [WIDTH BATCH]\n");
     return 2;
@@ -151,4 +152,21 @@ int main(int argc, char **argv) {
   double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%.3f\n", double(batch) * double(steps) / dt);
   return 0;
+}
+
+// "gpu_train_cpp -": one case per line on stdin, as gpu_train.c.
+int main(int argc, char **argv) {
+  if (!(argc == 2 && !std::strcmp(argv[1], "-"))) return run_case(argc, argv);
+  char line[256];
+  int rc = 0;
+  while (std::fgets(line, sizeof line, stdin)) {
+    char *av[9] = {argv[0]};
+    int ac = 1;
+    for (char *tok = std::strtok(line, " \t\n"); tok && ac < 9; tok = std::strtok(nullptr, " \t\n")) av[ac++] = tok;
+    if (ac == 1) continue;
+    rc = run_case(ac, av);
+    std::fflush(stdout);
+    if (rc != 0) return rc;
+  }
+  return rc;
 }

@@ -18,12 +18,12 @@
 #include "jit_archive_check.h"
 
 #include <caffe2/serialize/inline_container.h>
-#include <torch/csrc/jit/frontend/error_report.h>
 #include <torch/csrc/jit/frontend/parser.h>
 #include <torch/csrc/jit/frontend/tree_views.h>
 
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <tuple>
 
 namespace ctorch {
@@ -32,12 +32,20 @@ namespace {
 using namespace torch::jit;
 
 [[noreturn]] void refuse(const TreeView &where, const std::string &what) {
-  // ErrorReport formats the file, line and a caret under the statement, as
-  // libtorch's own import errors do.
-  ErrorReport report(where.range());
-  report << what << " (torch.jit.save never writes this; libtorch's importer would read past the end of "
-         << "its syntax tree)";
-  fail(CTORCH_VALUE, report.what());
+  // The file, line and a caret under the statement, as libtorch's own import
+  // errors show them (ErrorReport::what(): message, ":\n", the highlight).
+  // Not through torch::jit::ErrorReport itself: its constructor is compiled
+  // in libtorch and its destructor inline here, so its std::stringstream was
+  // built by one copy of libstdc++'s locale code and torn down by another
+  // where libctorch carries its own (PyTorch 2.11 + g++ 13 on the GPU image,
+  // 2026-11-23: "free(): invalid pointer"; AddressSanitizer there: bad-free in
+  // std::locale::_Impl::~_Impl inside libctorch, from ~ErrorReport). This
+  // stream is made and destroyed here; libtorch only writes into it.
+  std::ostringstream out;
+  out << what << " (torch.jit.save never writes this; libtorch's importer would read past the end of "
+      << "its syntax tree):\n";
+  where.range().highlight(out);
+  fail(CTORCH_VALUE, out.str());
 }
 
 bool is_module_metadata(const std::string &name) {

@@ -575,7 +575,9 @@ void cudnn_convolution_add_relu(const at::Tensor &self, const at::Tensor &weight
                                 const c10::optional<at::Scalar> &alpha, const OptTensor &bias, Ints stride,
                                 Ints padding, Ints dilation, int64_t groups);
 // [crash] The CUDA batch-norm statistics kernels divide by the elements per
-// channel: a zero-size input is SIGFPE.
+// channel: a zero-size input is SIGFPE. batch_norm_elemt reads a mean and an
+// invstd per channel: fewer elements than channels read out of bounds on the
+// device (illegal memory access; the second GPU run's sweep, 2026-11-23).
 void batch_norm_stats(const at::Tensor &input, double eps);
 void batch_norm_elemt(const at::Tensor &input, const OptTensor &weight, const OptTensor &bias, const at::Tensor &mean,
                       const at::Tensor &invstd, double eps);

@@ -91,6 +91,17 @@ void batch_norm_input(const at::Tensor &input) {
     fail_arg("input", "has no elements (the CUDA kernels divide by the elements per channel: SIGFPE)");
 }
 
+// batch_norm_elemt reads one mean and one invstd per channel (input's dim 1)
+// whatever their shapes: fewer elements than channels is an out-of-bounds
+// read on the device (CUDA sweep, 2.11, H100: "an illegal memory access",
+// the context lost). More elements, as libtorch allows, stay accepted.
+void batch_norm_per_channel(const at::Tensor &input, const at::Tensor &t, const char *name) {
+  if (!input.defined() || input.dim() < 2 || !t.defined()) return;
+  if (t.numel() < input.size(1))
+    fail_arg(name, "has " + str(t.numel()) + " elements for " + str(input.size(1)) +
+                       " channels (input's dimension 1): the kernel reads one per channel");
+}
+
 }  // namespace
 
 void cudnn_convolution(const at::Tensor &self, const at::Tensor &weight, Ints padding, Ints stride, Ints dilation,
@@ -116,13 +127,17 @@ void cudnn_convolution_add_relu(const at::Tensor &self, const at::Tensor &weight
 }
 
 void batch_norm_stats(const at::Tensor &input, double) { batch_norm_input(input); }
-void batch_norm_elemt(const at::Tensor &input, const OptTensor &, const OptTensor &, const at::Tensor &,
-                      const at::Tensor &, double) {
+void batch_norm_elemt(const at::Tensor &input, const OptTensor &, const OptTensor &, const at::Tensor &mean,
+                      const at::Tensor &invstd, double) {
   batch_norm_input(input);
+  batch_norm_per_channel(input, mean, "mean");
+  batch_norm_per_channel(input, invstd, "invstd");
 }
-void batch_norm_elemt_out(const at::Tensor &input, const OptTensor &, const OptTensor &, const at::Tensor &,
-                          const at::Tensor &, double, const at::Tensor &) {
+void batch_norm_elemt_out(const at::Tensor &input, const OptTensor &, const OptTensor &, const at::Tensor &mean,
+                          const at::Tensor &invstd, double, const at::Tensor &) {
   batch_norm_input(input);
+  batch_norm_per_channel(input, mean, "mean");
+  batch_norm_per_channel(input, invstd, "invstd");
 }
 
 void range_out_(const at::Scalar &, const at::Scalar &, const at::Tensor &out) {

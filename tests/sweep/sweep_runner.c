@@ -4,8 +4,11 @@
  * (status, crash, sanitizer report, timeout, contract violation, unexpected
  * exit, CUDA context lost) into the results sweep_main.c prints.
  *
- * One child per function (fork, no exec: the parent never runs an operator,
- * so no thread pool exists when it forks). The child reports each recipe's
+ * Worker children are forked (no exec: the parent never runs an operator,
+ * so no thread pool exists when it forks); each runs the jobs (a function's
+ * recipes) the parent sends it over a command pipe: one function per child
+ * by default, many with --jobs-per-child (the CUDA sweep: one CUDA context
+ * per child instead of one per function). The child reports each recipe's
  * start, its argument text and its end over a pipe; when it dies (signal,
  * sanitizer exit) or overruns the per-recipe timeout, the recipe in flight
  * gets that class and a new child goes on with the next recipe. */
@@ -40,7 +43,7 @@ const char *sw_class_name(int c) {
 int sw_is_failure(int c) { return c >= C_CRASH; }
 
 /* ---- child protocol ---------------------------------------------------------- */
-enum { EV_BEGIN = 1, EV_DESC, EV_END };
+enum { EV_BEGIN = 1, EV_DESC, EV_END, EV_DONE };
 typedef struct msg {
   int32_t k;      /* index into the job's recipe list */
   int32_t event;
@@ -92,15 +95,10 @@ void sw_report_arguments(void) {
   }
 }
 
-static void child_run(int op_index, const long *recipes, int n, int start, int fd, int err_fd) {
-  /* Its own process group: whatever an operator signals or spawns stays with
-   * it, and a timeout kills the whole group. */
-  setpgid(0, 0);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  dup2(err_fd, 2);
-  dup2(err_fd, 1);
-  sw_child_setup();
-  child_fd = fd;
+/* Runs recipes [start, n) of one function; returns normally when done, or
+ * exits the process after a CUDA error (the parent restarts it after the
+ * recipe that lost the context). */
+static void run_recipes(int op_index, const long *recipes, int n, int start) {
   const sw_op *op = &sw_ops[op_index];
   for (int k = start; k < n; ++k) {
     child_k = k;
@@ -129,6 +127,48 @@ static void child_run(int op_index, const long *recipes, int n, int start, int f
     }
     sw_recipe_end(); /* frees: heap corruption shows here, still inside the recipe */
     send_msg(EV_END, v ? C_CONTRACT : (int)st, v ? viol : last);
+  }
+}
+
+/* A job on the command pipe: its header, then n recipe numbers. */
+typedef struct job_cmd {
+  int32_t op, start, n;
+} job_cmd;
+
+static int read_full(int fd, void *buf, size_t n) {
+  char *p = buf;
+  while (n) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return 0;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 1;
+}
+
+/* A worker child: jobs from the parent until it closes the command pipe.
+ * With --jobs-per-child 1 (the CPU default) that is one function per
+ * process; a CUDA sweep keeps its child, and with it the CUDA context, for
+ * many functions (creating a context per function cost most of the first
+ * GPU run's time budget). */
+static void child_main(int cmd_fd, int fd, int err_fd) {
+  /* Its own process group: whatever an operator signals or spawns stays with
+   * it, and a timeout kills the whole group. */
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  dup2(err_fd, 2);
+  dup2(err_fd, 1);
+  sw_child_setup();
+  child_fd = fd;
+  job_cmd c;
+  while (read_full(cmd_fd, &c, sizeof c)) {
+    long *recipes = malloc(sizeof(long) * (size_t)(c.n ? c.n : 1));
+    if (!recipes || !read_full(cmd_fd, recipes, sizeof(long) * (size_t)c.n)) _exit(4);
+    run_recipes(c.op, recipes, c.n, c.start);
+    free(recipes);
+    child_k = -1;
+    send_msg(EV_DONE, 0, NULL);
   }
   _exit(0);
 }
@@ -216,7 +256,10 @@ static void explain(const char *path, int *cls, char *out, size_t cap) {
 /* ---- jobs and workers ---------------------------------------------------------- */
 typedef struct worker {
   pid_t pid;
-  int fd;
+  int fd;         /* reports from the child; -1: no child */
+  int cmd_fd;     /* jobs to the child; -1 once closed */
+  int busy;       /* a job sent, its EV_DONE not yet read */
+  int jobs_run;   /* jobs sent to this child */
   sw_job j;
   int pos;        /* next recipe index to (re)start from */
   int in_flight;  /* recipe index begun, not ended, or -1 */
@@ -228,6 +271,7 @@ typedef struct worker {
 } worker;
 
 double sw_timeout_s = 20.0;
+int sw_jobs_per_child = 1;
 char sw_tmpdir[128];
 
 double sw_now(void) {
@@ -236,13 +280,29 @@ double sw_now(void) {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Sends the worker's job from w->pos to its child. */
+static void send_job(worker *w) {
+  job_cmd c = {w->j.op, w->pos, w->j.n};
+  /* each job's stderr on its own: the log is opened O_APPEND, so the child
+   * writes at the new end */
+  if (truncate(w->err_path, 0) != 0) perror("sweep: truncate");
+  if (write(w->cmd_fd, &c, sizeof c) != (ssize_t)sizeof c ||
+      write(w->cmd_fd, w->j.recipes, sizeof(long) * (size_t)w->j.n) != (ssize_t)(sizeof(long) * (size_t)w->j.n)) {
+    /* the child died before reading it: the EOF on its report pipe says so */
+    close(w->cmd_fd);
+    w->cmd_fd = -1;
+  }
+  w->busy = 1;
+  ++w->jobs_run;
+}
+
 static void spawn(worker *w) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) {
+  int p[2], c[2];
+  if (pipe2(p, O_CLOEXEC) != 0 || pipe2(c, O_CLOEXEC) != 0) {
     perror("sweep: pipe");
     exit(2);
   }
-  int err = open(w->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int err = open(w->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (err < 0) {
     perror("sweep: open");
     exit(2);
@@ -256,20 +316,25 @@ static void spawn(worker *w) {
   }
   if (pid == 0) {
     close(p[0]);
-    child_run(w->j.op, w->j.recipes, w->j.n, w->pos, p[1], err);
+    close(c[1]);
+    child_main(c[0], p[1], err);
   }
   close(p[1]);
+  close(c[0]);
   close(err);
   w->pid = pid;
   w->fd = p[0];
+  w->cmd_fd = c[1];
+  w->jobs_run = 0;
   w->in_flight = -1;
   w->have = 0;
   w->args[0] = 0;
+  send_job(w);
 }
 
 /* The child is gone (EOF or killed): classify what was in flight. */
 static void reap(worker *w, int timed_out) {
-  int status = 0;
+  int status = 0, was_busy = w->busy;
   if (timed_out) {
     kill(-w->pid, SIGKILL);
     kill(w->pid, SIGKILL);
@@ -278,10 +343,13 @@ static void reap(worker *w, int timed_out) {
   }
   close(w->fd);
   w->fd = -1;
+  if (w->cmd_fd >= 0) close(w->cmd_fd);
+  w->cmd_fd = -1;
+  w->busy = 0;
   w->pid = 0;
   int normal = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (w->in_flight < 0) {
-    if (!normal && !timed_out) {
+    if (!normal && !timed_out && was_busy) {
       char why[600];
       int cls = C_EXIT;
       explain(w->err_path, &cls, why, sizeof why);
@@ -289,8 +357,9 @@ static void reap(worker *w, int timed_out) {
     }
     /* A normal exit: done, or ended after a CUDA error (pos is then the
      * next recipe, which a fresh child starts from). Otherwise nothing left
-     * to attribute: done. */
-    if (!normal) w->pos = w->j.n;
+     * to attribute: the job is done. (Not busy: the child ended between
+     * jobs, and w->j may already be the next one, not started.) */
+    if (!normal && was_busy) w->pos = w->j.n;
     return;
   }
   long r = w->j.recipes[w->in_flight];
@@ -329,6 +398,9 @@ static void handle(worker *w, const msg *m) {
            w->args);
     w->in_flight = -1;
     w->pos = m->k + 1;
+  } else if (m->event == EV_DONE) {
+    w->pos = w->j.n;
+    w->busy = 0;
   }
 }
 
@@ -361,28 +433,40 @@ void sw_run_jobs(int jobs, sw_next_job_fn next, double deadline) {
   for (int k = 0; k < jobs; ++k) {
     snprintf(ws[k].err_path, sizeof ws[k].err_path, "%s/worker%d.err", sw_tmpdir, k);
     ws[k].fd = -1;
+    ws[k].cmd_fd = -1;
   }
   for (;;) {
     for (int k = 0; k < jobs; ++k) {
       worker *w = &ws[k];
-      if (w->fd >= 0) continue;
-      if (w->j.recipes && w->pos < w->j.n) {
-        spawn(w);
+      if (w->fd >= 0 && (w->busy || w->cmd_fd < 0)) continue; /* working, or told to end */
+      if (w->fd < 0 && w->j.recipes && w->pos < w->j.n) {
+        spawn(w); /* the rest of a job whose child died */
         continue;
       }
       free(w->j.recipes);
       w->j.recipes = NULL;
+      sw_job j;
+      int got = 0;
       if (more && (deadline <= 0 || sw_now() < deadline)) {
-        sw_job j;
-        if (next(&j)) {
-          ++jobs_started;
-          w->j = j;
-          w->pos = 0;
-          spawn(w);
-        } else {
-          more = 0;
+        if (next(&j)) got = 1;
+        else more = 0;
+      }
+      if (!got || (w->fd >= 0 && w->jobs_run >= sw_jobs_per_child)) {
+        /* no more work for this child (or it has done its share): closing
+         * its command pipe ends it, and its EOF reaps it */
+        if (w->fd >= 0) {
+          close(w->cmd_fd);
+          w->cmd_fd = -1;
         }
       }
+      if (!got) continue;
+      ++jobs_started;
+      w->j = j;
+      w->pos = 0;
+      if (w->fd < 0) spawn(w);
+      else if (w->cmd_fd >= 0) send_job(w);
+      /* else: the old child is ending; once it is reaped, the next pass
+       * spawns one for this job */
     }
     struct pollfd pf[64];
     int map[64];

@@ -19,6 +19,7 @@ int sw_is_failure(int c);
 /* ---- settings (set by main before sw_run_jobs) --------------------------- */
 extern int sw_device_cuda;      /* --device cuda */
 extern double sw_timeout_s;     /* --timeout: per recipe */
+extern int sw_jobs_per_child;   /* --jobs-per-child: functions a worker child runs before a fresh one */
 extern char sw_tmpdir[128];     /* the workers' stderr logs */
 extern int sw_print_arguments;  /* --op --recipe: print the argument text */
 

@@ -262,6 +262,19 @@ START_TEST(cuda_sweep_finds_are_checked_on_every_device) {
   /* zero-size batch-norm statistics: SIGFPE on CUDA */
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_batch_norm_stats(&r0, &r1, e, 1e-5));
   CT_ERROR_HAS("argument 'input'");
+  /* batch_norm_elemt with fewer means / invstds than channels: an
+   * out-of-bounds read on CUDA (illegal memory access) */
+  {
+    int64_t s0[1] = {0};
+    ctorch_tensor none = floats(s0, 1), in = floats(s23, 2);
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_batch_norm_elemt(&r0, in, NULL, NULL, none, in, 1e-5));
+    CT_ERROR_HAS("argument 'mean'");
+    CT_ERROR_HAS("0 elements for 3 channels");
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_batch_norm_elemt(&r0, in, NULL, NULL, in, none, 1e-5));
+    CT_ERROR_HAS("argument 'invstd'");
+    ctorch_tensor_free(none);
+    ctorch_tensor_free(in);
+  }
   /* range.out_ keeps working into a CPU out */
   CT_OK(ctorch_range_out_(ctorch_scalar_int(0), ctorch_scalar_int(5), out));
   {
