@@ -643,14 +643,128 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_step_lr(ctorch_lr_scheduler *out, c
 /** NEW CosineAnnealingLR: lr = eta_min + (base - eta_min) * (1 + cos(pi * epoch / t_max)) / 2 (t_max >= 1). Keeps opt alive. */
 CTORCH_API ctorch_status ctorch_lr_scheduler_cosine(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t t_max,
                                                     double eta_min);
-/** Advances one epoch and writes the new lr into every group. */
+/** Advances one epoch and writes the new lr into every group (any kind but REDUCE_ON_PLATEAU). */
 CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s);
-/** The current epoch (0 after creation). */
+/** The current epoch (PyTorch's last_epoch: 0 after creation). */
 CTORCH_API ctorch_status ctorch_lr_scheduler_epoch(int64_t *out, ctorch_lr_scheduler s);
 /** The lr this scheduler last set for group `group`. */
 CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_scheduler s, size_t group);
 /** Frees the scheduler (and its reference to the optimizer). NULL-safe; returns nothing. */
 CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s);
+
+/**
+ * The schedules of torch.optim.lr_scheduler, computed as PyTorch computes
+ * them: each step reads the groups' current lr (the chainable forms), so
+ * schedules on one optimizer compose as in Python, and the lrs equal
+ * Python's step for step. Made with ctorch_lr_scheduler_new from options
+ * (ctorch_lr_schedule_options_default gives PyTorch's defaults); making one
+ * performs PyTorch's initial step (epoch 0) and records each group's
+ * initial lr the first time (Python's group['initial_lr']).
+ */
+typedef enum ctorch_lr_schedule CTORCH_ENUM_BASE {
+  CTORCH_LR_STEP = 0,                 /**< StepLR(step_size, gamma) */
+  CTORCH_LR_MULTI_STEP = 1,           /**< MultiStepLR(milestones, gamma) */
+  CTORCH_LR_CONSTANT = 2,             /**< ConstantLR(factor, total_iters) */
+  CTORCH_LR_LINEAR = 3,               /**< LinearLR(start_factor, end_factor, total_iters) */
+  CTORCH_LR_EXPONENTIAL = 4,          /**< ExponentialLR(gamma) */
+  CTORCH_LR_POLYNOMIAL = 5,           /**< PolynomialLR(total_iters, power) */
+  CTORCH_LR_COSINE = 6,               /**< CosineAnnealingLR(t_max, eta_min) */
+  CTORCH_LR_COSINE_WARM_RESTARTS = 7, /**< CosineAnnealingWarmRestarts(t_0, t_mult, eta_min) */
+  CTORCH_LR_CYCLIC = 8,               /**< CyclicLR(base_lr, max_lr, step_size_up, step_size_down, mode, gamma, cycle_momentum, base/max_momentum) */
+  CTORCH_LR_ONE_CYCLE = 9,            /**< OneCycleLR(max_lr, total_steps, pct_start, anneal_strategy, cycle_momentum, base/max_momentum, div_factor, final_div_factor, three_phase) */
+  CTORCH_LR_LAMBDA = 10,              /**< LambdaLR(lr_lambda): lr = initial lr * lambda(epoch) */
+  CTORCH_LR_MULTIPLICATIVE = 11,      /**< MultiplicativeLR(lr_lambda): lr = lr * lambda(epoch) from epoch 1 */
+  CTORCH_LR_REDUCE_ON_PLATEAU = 12    /**< ReduceLROnPlateau: stepped with ctorch_lr_scheduler_step_metric */
+} ctorch_lr_schedule;
+
+/**
+ * The factor of LambdaLR / MultiplicativeLR for `epoch` and parameter group
+ * `group` (Python's lambda, or its list of lambdas, one per group): write
+ * it to *factor and return CTORCH_OK, or return a failure status, which the
+ * stepping call returns (the groups' lrs unchanged), with a message naming
+ * the callback, the epoch and the group.
+ */
+typedef ctorch_status (*ctorch_lr_lambda_fn)(void *user_data, int64_t epoch, size_t group, double *factor);
+
+/** CyclicLR's mode. */
+typedef enum ctorch_cyclic_mode CTORCH_ENUM_BASE {
+  CTORCH_CYCLIC_TRIANGULAR = 0,  /**< 'triangular' */
+  CTORCH_CYCLIC_TRIANGULAR2 = 1, /**< 'triangular2': the amplitude halves each cycle */
+  CTORCH_CYCLIC_EXP_RANGE = 2    /**< 'exp_range': the amplitude times gamma^iteration */
+} ctorch_cyclic_mode;
+
+/**
+ * Options of every schedule; fill with ctorch_lr_schedule_options_default,
+ * then change what the schedule uses (the others are ignored). Names and
+ * defaults are PyTorch's; a value PyTorch's constructor refuses is refused
+ * (INVALID_ARGUMENT naming the field).
+ */
+typedef struct ctorch_lr_schedule_options {
+  int64_t step_size;             /**< STEP (no default in PyTorch: 1 here; set it) */
+  double gamma;                  /**< STEP, MULTI_STEP (0.1); EXPONENTIAL (no default: 0.1 here); CYCLIC exp_range (1.0) */
+  const int64_t *milestones;     /**< MULTI_STEP: increasing epochs (borrowed during the call) */
+  size_t n_milestones;           /**< MULTI_STEP */
+  double factor;                 /**< CONSTANT (1/3); REDUCE_ON_PLATEAU (0.1) */
+  double start_factor;           /**< LINEAR (1/3) */
+  double end_factor;             /**< LINEAR (1.0) */
+  int64_t total_iters;           /**< CONSTANT, LINEAR, POLYNOMIAL (5) */
+  double power;                  /**< POLYNOMIAL (1.0) */
+  int64_t t_max;                 /**< COSINE (no default: 1 here; set it) */
+  double eta_min;                /**< COSINE, COSINE_WARM_RESTARTS (0) */
+  int64_t t_0;                   /**< COSINE_WARM_RESTARTS (no default: 1 here; set it) */
+  int64_t t_mult;                /**< COSINE_WARM_RESTARTS (1) */
+  double base_lr;                /**< CYCLIC (no default: set it; every group) */
+  double max_lr;                 /**< CYCLIC, ONE_CYCLE (no default: set it; every group) */
+  int64_t step_size_up;          /**< CYCLIC (2000) */
+  int64_t step_size_down;        /**< CYCLIC (0 = step_size_up, PyTorch's None) */
+  ctorch_cyclic_mode mode;       /**< CYCLIC (triangular) */
+  int cycle_momentum;            /**< CYCLIC, ONE_CYCLE (1): needs SGD/RMSprop momentum or Adam/AdamW betas */
+  double base_momentum;          /**< CYCLIC (0.8), ONE_CYCLE (0.85) */
+  double max_momentum;           /**< CYCLIC (0.9), ONE_CYCLE (0.95) */
+  int64_t total_steps;           /**< ONE_CYCLE (no default: set it) */
+  double pct_start;              /**< ONE_CYCLE (0.3) */
+  int anneal_linear;             /**< ONE_CYCLE: 0 'cos' (default), 1 'linear' */
+  double div_factor;             /**< ONE_CYCLE (25) */
+  double final_div_factor;       /**< ONE_CYCLE (1e4) */
+  int three_phase;               /**< ONE_CYCLE (0) */
+  ctorch_lr_lambda_fn lr_lambda; /**< LAMBDA, MULTIPLICATIVE (required) */
+  void *user_data;               /**< passed to lr_lambda; must outlive the scheduler */
+  int mode_max;                  /**< REDUCE_ON_PLATEAU: 0 'min' (default), 1 'max' */
+  int64_t patience;              /**< REDUCE_ON_PLATEAU (10) */
+  double threshold;              /**< REDUCE_ON_PLATEAU (1e-4) */
+  int threshold_abs;             /**< REDUCE_ON_PLATEAU: 0 'rel' (default), 1 'abs' */
+  int64_t cooldown;              /**< REDUCE_ON_PLATEAU (0) */
+  double min_lr;                 /**< REDUCE_ON_PLATEAU (0; every group) */
+  double eps;                    /**< REDUCE_ON_PLATEAU (1e-8) */
+} ctorch_lr_schedule_options;
+
+/** Writes PyTorch's defaults for `kind` into *out (see each field). */
+CTORCH_API ctorch_status ctorch_lr_schedule_options_default(ctorch_lr_schedule_options *out, ctorch_lr_schedule kind);
+/**
+ * NEW scheduler of `kind` on opt (borrowed; the scheduler keeps it alive)
+ * with options (NULL = the defaults, which STEP, COSINE, COSINE_WARM_RESTARTS,
+ * CYCLIC, ONE_CYCLE, LAMBDA and MULTIPLICATIVE do not accept: they need a
+ * value PyTorch has no default for). Performs PyTorch's initial step: the
+ * groups' lrs are those of epoch 0 on return (CYCLIC and ONE_CYCLE also set
+ * momentum / beta1 when cycle_momentum). Free with ctorch_lr_scheduler_free.
+ */
+CTORCH_API ctorch_status ctorch_lr_scheduler_new(ctorch_lr_scheduler *out, ctorch_optimizer opt, ctorch_lr_schedule kind,
+                                                 const ctorch_lr_schedule_options *options);
+/**
+ * NEW SequentialLR: schedulers[0..n) (borrowed; kept alive) run one after
+ * another, scheduler i+1 from epoch milestones[i] (n - 1 increasing
+ * milestones). All on opt; none REDUCE_ON_PLATEAU. As in PyTorch, the
+ * groups' lrs go back to their initial lrs and only the first scheduler's
+ * initial step is performed. Step only the sequence afterwards.
+ */
+CTORCH_API ctorch_status ctorch_lr_scheduler_sequential(ctorch_lr_scheduler *out, ctorch_optimizer opt,
+                                                        const ctorch_lr_scheduler *schedulers, size_t n,
+                                                        const int64_t *milestones, size_t n_milestones);
+/** NEW ChainedScheduler: each step steps schedulers[0..n) in order (borrowed; kept alive; one optimizer; none REDUCE_ON_PLATEAU). */
+CTORCH_API ctorch_status ctorch_lr_scheduler_chained(ctorch_lr_scheduler *out, const ctorch_lr_scheduler *schedulers,
+                                                     size_t n);
+/** ReduceLROnPlateau's step with the epoch's metric (other kinds: INVALID_ARGUMENT; plateau with ctorch_lr_scheduler_step: INVALID_ARGUMENT). */
+CTORCH_API ctorch_status ctorch_lr_scheduler_step_metric(ctorch_lr_scheduler s, double metric);
 
 /* ---- parameter initialisation (torch::nn::init; in place, no grad) -- */
 

@@ -229,32 +229,6 @@ std::vector<at::Tensor> param_list(const ctorch_tensor *params, size_t n, const 
 
 }  // namespace
 
-struct ctorch_lr_scheduler_s {
-  std::shared_ptr<Optim> o;
-  bool cosine;
-  int64_t step_size;
-  double gamma;
-  int64_t t_max;
-  double eta_min;
-  int64_t epoch = 0;
-  std::vector<double> base_lrs;
-  std::vector<double> last_lrs;
-
-  double lr_at(double base) const {
-    if (cosine) return eta_min + (base - eta_min) * (1.0 + std::cos(M_PI * static_cast<double>(epoch) / t_max)) / 2.0;
-    return base * std::pow(gamma, static_cast<double>(epoch / step_size));
-  }
-  // Groups added after the scheduler was made are left alone, as PyTorch's
-  // zip(param_groups, base_lrs) does.
-  void apply() {
-    auto &groups = o->opt->param_groups();
-    for (size_t i = 0; i < base_lrs.size() && i < groups.size(); ++i) {
-      last_lrs[i] = lr_at(base_lrs[i]);
-      groups[i].options().set_lr(last_lrs[i]);
-    }
-  }
-};
-
 namespace {
 
 torch::optim::OptimizerParamGroup &group_of(Optim &o, size_t group) {
@@ -263,16 +237,6 @@ torch::optim::OptimizerParamGroup &group_of(Optim &o, size_t group) {
     ctorch::fail(CTORCH_INDEX, "argument 'group': " + std::to_string(group) + " out of range for " +
                                    std::to_string(g.size()) + " parameter groups");
   return g[group];
-}
-
-ctorch_lr_scheduler make_scheduler(ctorch_optimizer opt, bool cosine) {
-  Optim &o = require_opt(opt);
-  auto s = std::make_unique<ctorch_lr_scheduler_s>();
-  s->o = opt->o;
-  s->cosine = cosine;
-  for (auto &g : o.opt->param_groups()) s->base_lrs.push_back(g.options().get_lr());
-  s->last_lrs = s->base_lrs;
-  return s.release();
 }
 
 }  // namespace
@@ -432,66 +396,5 @@ CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char 
   o.opt = std::move(fresh);
   CTORCH_CATCH
 }
-
-// ---- schedules ------------------------------------------------------------------
-
-CTORCH_API ctorch_status ctorch_lr_scheduler_step_lr(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t step_size,
-                                                     double gamma) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  if (step_size < 1) ctorch::fail_arg("step_size", "must be >= 1, got " + std::to_string(step_size));
-  if (!std::isfinite(gamma)) ctorch::fail_arg("gamma", "must be finite");
-  std::unique_ptr<ctorch_lr_scheduler_s> s(make_scheduler(opt, false));
-  s->step_size = step_size;
-  s->gamma = gamma;
-  s->apply();
-  *out = s.release();
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_lr_scheduler_cosine(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t t_max,
-                                                    double eta_min) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  if (t_max < 1) ctorch::fail_arg("t_max", "must be >= 1, got " + std::to_string(t_max));
-  if (!(eta_min >= 0) || std::isinf(eta_min)) ctorch::fail_arg("eta_min", "must be a finite number >= 0");
-  std::unique_ptr<ctorch_lr_scheduler_s> s(make_scheduler(opt, true));
-  s->t_max = t_max;
-  s->eta_min = eta_min;
-  s->apply();
-  *out = s.release();
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s) {
-  CTORCH_TRY
-  ctorch::require_ptr(s, "s");
-  ++s->epoch;
-  s->apply();
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_lr_scheduler_epoch(int64_t *out, ctorch_lr_scheduler s) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  ctorch::require_ptr(s, "s");
-  *out = s->epoch;
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_scheduler s, size_t group) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  ctorch::require_ptr(s, "s");
-  if (group >= s->last_lrs.size())
-    ctorch::fail(CTORCH_INDEX, "argument 'group': " + std::to_string(group) + " out of range for " +
-                                   std::to_string(s->last_lrs.size()) + " scheduled groups");
-  *out = s->last_lrs[group];
-  CTORCH_CATCH
-}
-
-CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s) { delete s; }
 
 }  // extern "C"

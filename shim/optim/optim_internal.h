@@ -15,6 +15,9 @@ namespace optim {
 struct Optim {
   ctorch_optimizer_kind kind;
   std::unique_ptr<torch::optim::Optimizer> opt;
+  // Python's group['initial_lr'], per group, set by the first scheduler
+  // made on the optimizer (schedules.cpp) and shared by the later ones.
+  std::vector<double> initial_lr;
 };
 
 // Builds an optimizer of `kind` over param groups (groups without options
