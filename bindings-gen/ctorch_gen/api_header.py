@@ -396,7 +396,7 @@ class Describer:
         if p.name in tags.get("frees", []):
             return {"ownership": "freed"}
         if (f.name.endswith("_leave") and d["direction"] == "in" and k == "handle"
-                and self.free_of.get(d["type"]["name"]) == f.name):
+                and self.free_of.get(d["type"]["name"], SCOPE_LEAVE.get(d["type"]["name"])) == f.name):
             return {"ownership": "freed", "when": "always"}
         if d["direction"] == "out":
             if p.name in tags.get("borrowed", []):

@@ -26,7 +26,8 @@ import ctypes
 import os
 import sys
 
-from ._rt import Tensor, check, lib, wrap, byref, c_void_p, tensor_array, raw_function
+from . import _api as _gen
+from ._rt import Tensor, check, wrap, byref, c_void_p, raw_function
 
 __all__ = ["from_torch", "to_torch", "to_dlpack_capsule", "from_handle", "save", "load", "save_dict", "load_dict"]
 
@@ -249,19 +250,27 @@ def _is_path(p):
     return isinstance(p, (str, bytes, os.PathLike))
 
 
+class _Borrowed:
+    """A raw handle (an int a C call returned) lent to a generated function."""
+    __slots__ = ("_h",)
+
+    def __init__(self, h):
+        self._h = h
+
+
+def _obj(t):
+    return t if hasattr(t, "_h") else _Borrowed(_handle(t))
+
+
 def save(t, path):
     """Writes one tensor as torch.save does (atomic write); torch.load reads it.
     save(path, t), python/ctorch.py's order, is accepted too."""
     if _is_path(t) and not _is_path(path):
         t, path = path, t
-    check(lib.ctorch_save(os.fsencode(path), _handle(t)))
+    _gen.save(path, _obj(t))
 
 
-def load(path):
-    """New Tensor from a file holding one tensor (torch.save's format)."""
-    h = c_void_p()
-    check(lib.ctorch_load(byref(h), os.fsencode(path)))
-    return wrap(h.value)
+load = _gen.load
 
 
 def save_dict(d, path):
@@ -270,26 +279,13 @@ def save_dict(d, path):
     if _is_path(d) and not _is_path(path):
         d, path = path, d
     names = list(d)
-    arr, n = tensor_array([d[k] for k in names])
-    keys = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k in names])
-    check(lib.ctorch_save_dict(os.fsencode(path), keys, arr, n))
+    _gen.save_dict(path, names, [d[k] for k in names])
 
 
 def load_dict(path):
     """{name: Tensor} from a torch.save'd dict/OrderedDict of tensors, in file order."""
-    h = c_void_p()
-    check(lib.ctorch_load_dict(byref(h), os.fsencode(path)))
+    d = _gen.load_dict(path)
     try:
-        n = ctypes.c_size_t()
-        check(lib.ctorch_tensor_dict_size(byref(n), h.value))
-        out = {}
-        for i in range(n.value):
-            k = ctypes.c_char_p()
-            check(lib.ctorch_tensor_dict_key(byref(k), h.value, i))
-            t = c_void_p()
-            check(lib.ctorch_tensor_dict_get(byref(t), h.value, i))
-            out[k.value.decode()] = wrap(t.value)
-        return out
+        return {d.key(i): d.get(i) for i in range(d.size())}
     finally:
-        lib.ctorch_tensor_dict_free(h.value)
-
+        d.dispose()
