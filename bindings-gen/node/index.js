@@ -195,7 +195,7 @@ function handles(v, elemOpt, opt) {
   }
   if (v.length === 0) return EMPTY_H; // [] is a non-NULL pointer with length 0
   const a = new BigUint64Array(v.length);
-  for (let i = 0; i < v.length; i++) a[i] = elemOpt && (v[i] === null || v[i] === undefined) ? 0n : h(v[i]);
+  for (let i = 0; i < v.length; i++) a[i] = elemOpt && (v[i] === null || v[i] === undefined) ? 0n : hh(v[i]);
   return a;
 }
 function i64s(v, size, opt) {
