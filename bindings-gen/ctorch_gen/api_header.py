@@ -59,9 +59,9 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_from_dlpack_versioned": {"src": {"ownership": "consumed"}},
     "ctorch_to_dlpack": {"out": {"ownership": "new", "free": "(*out)->deleter(*out)"}},
     "ctorch_to_dlpack_versioned": {"out": {"ownership": "new", "free": "(*out)->deleter(*out)"}},
-    "ctorch_autograd_scope_leave": {"scope": {"ownership": "freed"}},
-    "ctorch_stream_scope_leave": {"scope": {"ownership": "freed"}},
-    "ctorch_autocast_scope_leave": {"scope": {"ownership": "freed"}},
+    "ctorch_autograd_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
+    "ctorch_stream_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
+    "ctorch_autocast_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
     "ctorch_autograd_function_apply": {
         "user_data": {"nullable": True, "lifetime": "until release(user_data) is called"},
         "release": {"nullable": True}, "backward": {"nullable": False},
@@ -390,6 +390,8 @@ class Describer:
                 r["free"] = o["free"]
             if "lifetime" in o:
                 r["lifetime"] = o["lifetime"]
+            if "when" in o:
+                r["when"] = o["when"]
             return r
         if p.name in tags.get("consumes", []):
             return {"ownership": "consumed"}
