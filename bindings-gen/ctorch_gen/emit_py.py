@@ -314,6 +314,8 @@ def op_function(f: dict, doc: Optional[dict] = None) -> Tuple[str, str]:
     cargs: List[str] = []
     fargs: Optional[List[str]] = []
     guards: List[str] = []
+    arg_guards: List[Tuple[str, str]] = []
+    defaults: List[Tuple[str, str]] = []
     params = {p["name"]: p for p in f["params"]}
     outs = [p for p in f["params"] if p["direction"] == "out"]
     for o in outs:
@@ -330,6 +332,8 @@ def op_function(f: dict, doc: Optional[dict] = None) -> Tuple[str, str]:
         else:
             s = n
         (sig_kw if a["kwarg_only"] else sig_pos).append(s)
+        if s != n:
+            defaults.append((n, s[len(n) + 1:]))
         st, ex = _conv(a, n, a["c_params"])
         body.extend(st)
         cargs.extend(ex)
@@ -342,6 +346,7 @@ def op_function(f: dict, doc: Optional[dict] = None) -> Tuple[str, str]:
                 fargs.extend(fx)
                 if g:
                     guards.append(g)
+                    arg_guards.append((n, g))
         if a["base"] == "Tensor" and not a["optional"] and not a.get("list"):
             tensor_required.append(n)
     sig = ", ".join(sig_pos + (["*"] + sig_kw if sig_kw else []))
@@ -361,6 +366,7 @@ def op_function(f: dict, doc: Optional[dict] = None) -> Tuple[str, str]:
             lines += ["        " + s for s in slow]
         else:
             lines.append(f"    {fast}")
+    tail_start = len(lines)
     lines += ["    if _st:", "        _raise(_st)"]
     conv = op["returns_convention"]
     if conv == "out_params" and len(outs) == 1 and outs[0]["type"].get("name") == "ctorch_tensor":
@@ -376,7 +382,17 @@ def op_function(f: dict, doc: Optional[dict] = None) -> Tuple[str, str]:
     elif conv == "mutated_args":
         al = [py_name(r["alias_of"]) for r in op["returns"]]
         lines.append(f"    return {al[0] if len(al) == 1 else '(' + ', '.join(al) + ')'}")
+    if fargs is not None:
+        # What a dispatcher needs to run this fast path itself (group_function).
+        FAST[fname] = {"outs": [f"_r_{o['name']} = {_ret_ctor(o)}" for o in outs], "pre": body[len(outs):],
+                       "fast": f"_st = {_nfn(f)}({', '.join(fargs)})", "guards": arg_guards, "defaults": defaults,
+                       "tail": [x[4:] for x in lines[tail_start:]],
+                       "names": [py_name(a["name"]) for a in op["args"]]}
     return fname, "\n".join(lines) + "\n"
+
+
+# Fast-path pieces of each overload function, by its Python name (filled by op_function).
+FAST: Dict[str, dict] = {}
 
 
 _QUICK = {"Tensor": "_type({x}) is _Tensor", "Scalar": "_type({x}) in _NUMS", "int": "_type({x}) is int",
@@ -399,10 +415,38 @@ def group_function(name: str, members: List[dict]) -> str:
         tests = " and ".join(_QUICK[k].format(x=f"args[{i}]") for i, k in enumerate(kinds))
         fn = _ofn(f)
         lines.append(f"    if not kwargs and len(args) == {len(req)} and {tests}:")
-        lines.append(f"        return {fn}({', '.join(f'args[{i}]' for i in range(len(req)))})")
+        fast = FAST.get(fn)
+        if fast and not {"args", "kwargs"} & set(fast["names"]):
+            lines += ["        " + x for x in _inline_fast(fast, [py_name(a["name"]) for a in req], fn)]
+        else:
+            lines.append(f"        return {fn}({', '.join(f'args[{i}]' for i in range(len(req)))})")
         quick += 1
     lines.append(f"    return _dispatch({name!r}, _G_{name}, args, kwargs)")
     return "\n".join(lines) + "\n"
+
+
+def _inline_fast(fast: dict, req: List[str], fn: str) -> List[str]:
+    """The overload's fast path, inside the dispatcher whose quick test has
+    just proved the positional arguments' exact types (the guards on them
+    are the quick test's own): one Python call less per operator call."""
+    out = [f"{', '.join(req)}{',' if len(req) == 1 else ''} = args"]
+    fast_call = fast["fast"]
+    for n, d in fast["defaults"]:
+        m = re.fullmatch(r"_DV_(\d+)", d)
+        if m:  # the default Scalar, built once at import
+            fast_call = fast_call.replace(f"(_DS_{m.group(1)} if {n} is _DV_{m.group(1)} else _scalar({n}))",
+                                          f"_DS_{m.group(1)}")
+        if re.search(rf"\b{re.escape(n)}\b", fast_call + " ".join(fast["pre"])):
+            out.append(f"{n} = {d}")
+    rest = [g for n, g in fast["guards"] if n not in req]
+    body = fast["outs"] + fast["pre"] + [fast_call] + fast["tail"]
+    if rest:
+        out.append(f"if {' and '.join(rest)}:")
+        out += ["    " + x for x in body]
+        out.append(f"return {fn}({', '.join(req)})")
+    else:
+        out += body
+    return out
 
 
 def _overload_attr(f: dict) -> str:
@@ -467,6 +511,7 @@ def emit_ops(doc: dict) -> str:
            "_lib = _rt.lib", ""]
     # C function objects.
     _SCALAR_DEFAULTS.clear()
+    FAST.clear()
     bodies = [op_function(f, doc)[1] for f in gen]
     for f, b in zip(gen, bodies):
         out.append(f"{_cfn(f)} = _lib.{f['name']}")

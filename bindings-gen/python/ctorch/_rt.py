@@ -136,7 +136,7 @@ class Tensor:
         if h:
             p = _pending
             p.append(h)
-            if len(p) >= FREE_BATCH or _counter.value - _mem_at_flush > FLUSH_BYTES:
+            if len(p) >= FREE_BATCH or _counter.value > _flush_above:
                 flush_frees()
 
     def dispose(self):
@@ -161,17 +161,19 @@ _counter_p = ctypes.POINTER(c_int64)()
 lib.ctorch_memory_cpu_counter(byref(_counter_p))
 _counter = _counter_p.contents  # live: ctorch's CPU byte counter, read without a call
 _mem_at_flush = 0
+_flush_above = FLUSH_BYTES  # _mem_at_flush + FLUSH_BYTES: one comparison per collected tensor
 
 
 def flush_frees():
     """Releases the handles of collected tensors not yet released."""
-    global _pending, _mem_at_flush
+    global _pending, _mem_at_flush, _flush_above
     batch = _pending
     _pending = []  # handles appended meanwhile by another thread land in batch or the new list
     n = len(batch)
     if n:
         _free_many((c_void_p * n)(*batch), n)
     _mem_at_flush = _counter.value
+    _flush_above = _mem_at_flush + FLUSH_BYTES
 
 
 import atexit as _atexit  # noqa: E402
