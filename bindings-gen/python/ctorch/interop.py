@@ -145,8 +145,32 @@ def _torch_modules():
 
         to_dlpack = torch.utils.dlpack.to_dlpack
         _destructor = _torch_capsule_destructor(to_dlpack, torch.empty) or _capsule_destructor_ptr
-        _torch = (torch.bool, torch.uint8, torch.utils.dlpack.from_dlpack, to_dlpack)
+        # The converter torch.utils.dlpack.from_dlpack ends in for a capsule
+        # (1.13 and 2.x): called directly it skips that function's Python
+        # (a hasattr that fails, i.e. an AttributeError raised and caught,
+        # and on 2.x argument checks), about a third of a hand-over's cost.
+        from_dlpack = getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
+        _torch = (torch.bool, torch.uint8, from_dlpack, to_dlpack, _knows_bool(torch, from_dlpack))
     return _torch
+
+
+def _knows_bool(torch, from_dlpack):
+    """Whether this torch reads DLPack's bool code (2.x; 1.13 does not):
+    then bool tensors cross as they are, without the uint8 view and without
+    touching the dtype byte. Asked of a capsule ctorch made: a torch that
+    refuses the code leaves it unconsumed, and its destructor frees it."""
+    from . import _api
+    from ._dispatch import E
+    t = _api.tensor_from_data(b"\x01", [1], E["CTORCH_BOOL"])
+    m = c_void_p()
+    check(_to_dlpack(byref(m), t._h))
+    cap = _PyCapsule_New(m, b"dltensor", _capsule_destructor_ptr)
+    try:
+        ok = from_dlpack(cap).dtype is torch.bool
+    except Exception:  # noqa: BLE001 (any refusal means: no)
+        ok = False
+    del cap  # dies here, with no exception pending, so its destructor can free it
+    return ok
 
 
 _destructor = _capsule_destructor_ptr  # torch's once torch is loaded (_torch_modules)
@@ -185,7 +209,13 @@ def to_dlpack_capsule(t):
 
 def to_torch(t):
     """torch.Tensor sharing the memory of t (a ctorch Tensor or handle; borrowed)."""
-    t_bool, _, from_dlpack, _ = _torch or _torch_modules()
+    t_bool, _, from_dlpack, _, native_bool = _torch or _torch_modules()
+    if native_bool:  # bool crosses as bool: nothing to read or change in the struct
+        m = c_void_p()
+        st = _to_dlpack(byref(m), _handle(t))
+        if st:
+            check(st)
+        return from_dlpack(_PyCapsule_New(m, b"dltensor", _destructor))
     cap, is_bool = _export(t)
     x = from_dlpack(cap)
     return x.view(t_bool) if is_bool else x
@@ -196,8 +226,8 @@ def from_torch(x):
 
     The data stays alive until both x and the returned Tensor are gone.
     Autograd history is not carried over (like torch.utils.dlpack)."""
-    t_bool, t_uint8, _, to_dlpack = _torch or _torch_modules()
-    is_bool = x.dtype is t_bool
+    t_bool, t_uint8, _, to_dlpack, native_bool = _torch or _torch_modules()
+    is_bool = not native_bool and x.dtype is t_bool
     src = x.detach() if x.requires_grad else x
     if is_bool:
         src = src.view(t_uint8)
