@@ -121,7 +121,7 @@ def _conv(a: dict, v: str) -> Tuple[List[str], List[str], List[str]]:
 
 
 _RET_GO = {"ctorch_tensor": ("*Tensor", "C.ctorch_tensor", "wrap({r})"),
-           "ctorch_tensor_list": ("[]*Tensor", "C.ctorch_tensor_list", "wrapList({r})"),
+           "ctorch_tensor_list": ("[]*Tensor", "C.ctorch_tensor_list", "readTensorList({r})"),
            "int64_t": ("int64", "C.int64_t", "int64({r})"), "double": ("float64", "C.double", "float64({r})"),
            "ctorch_scalar": ("Scalar", "C.ctorch_scalar", "scalarFromC({r})"),
            "ctorch_dtype": ("DType", "C.ctorch_dtype", "DType({r})")}
@@ -394,10 +394,34 @@ def emit_structs(doc: dict) -> List[str]:
     return out
 
 
+_LISTS: Dict[str, dict] = {}
+
+
+def _go_reader(handle: str) -> str:
+    """ctorch_tensor_list -> readTensorList."""
+    n = camel(handle[len("ctorch_"):])
+    return "read" + n
+
+
 def emit_handles(doc: dict) -> List[str]:
+    from .hplan import list_handles
     out = []
+    _LISTS.clear()
+    _LISTS.update(list_handles(doc))
+    for lh, el in _LISTS.items():
+        # A list handle becomes a Go slice at once (api.json handles[].elements).
+        free = next(x["free"] for x in doc["handles"] if x["name"] == lh)
+        et = "Tensor" if el["handle"] == "ctorch_tensor" else go_handle_type(el["handle"])
+        wrap = "wrap" if el["handle"] == "ctorch_tensor" else f"wrap{et}"
+        out += [f"// {_go_reader(lh)} returns the elements of a new {lh} as a slice and frees it",
+                "// (api.json handles[].elements); it stops at an element the library refuses to give.",
+                f"func {_go_reader(lh)}(l C.{lh}) []*{et} {{", f"	defer C.{free}(l)", "	var n C.size_t",
+                f"	if C.{el['size']}(&n, l) != 0 {{", "		return nil", "	}", f"	out := make([]*{et}, 0, int(n))",
+                "	for i := 0; i < int(n); i++ {", f"		var e C.{el['handle']}",
+                f"		if C.{el['get']}(&e, l, C.size_t(i)) != 0 {{", "			break", "		}",
+                f"		out = append(out, {wrap}(e))", "	}", "	return out", "}", ""]
     for h in doc["handles"]:
-        if h["name"] in ("ctorch_tensor", "ctorch_tensor_list"):
+        if h["name"] == "ctorch_tensor" or h["name"] in _LISTS:
             continue
         gn = go_handle_type(h["name"])
         out += [f"// {gn} owns a {h['name']}: {h['doc']}", f"type {gn} struct{{ h C.{h['name']} }}", "",
@@ -431,7 +455,7 @@ def _go_ctype_of_param(p: dict) -> str:
 def hfunc_name(e: dict, taken: set) -> Tuple[Optional[str], str]:
     """(receiver Go type or None, Go name) of a header function's wrapper."""
     s = e["short"]
-    if e["owner"] and e["self"] == e["ins"][0]["name"] and e["owner"] != "ctorch_tensor_list":
+    if e["owner"] and e["self"] == e["ins"][0]["name"] and e["owner"] not in _LISTS:
         m = e["method"]
         n = camel(m) + ("_" if m.endswith("_") else "")
         recv = "Tensor" if e["owner"] == "ctorch_tensor" else go_handle_type(e["owner"])
@@ -491,9 +515,10 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
                 if t["name"] == "ctorch_tensor":
                     rets.append("*Tensor")
                     rexprs.append(f"wrap(r__{v})")
-                elif t["name"] == "ctorch_tensor_list":
-                    rets.append("[]*Tensor")
-                    rexprs.append(f"wrapList(r__{v})")
+                elif t["name"] in _LISTS:
+                    el = _LISTS[t["name"]]
+                    rets.append("[]*Tensor" if el["handle"] == "ctorch_tensor" else f"[]*{go_handle_type(el['handle'])}")
+                    rexprs.append(f"{_go_reader(t['name'])}(r__{v})")
                 else:
                     gn = go_handle_type(t["name"])
                     rets.append(f"*{gn}")

@@ -23,7 +23,18 @@ def class_name(handle: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in handle[len("ctorch_"):].split("_"))
 
 
-def skip_reason(f: dict) -> Optional[str]:
+def list_handles(doc: dict) -> Dict[str, dict]:
+    """Handles that are lists (handles[].elements without a key): a binding
+    turns each into its language's list as soon as a call returns one."""
+    return {h["name"]: h["elements"] for h in doc["handles"] if "elements" in h and "key" not in h["elements"]}
+
+
+def reader_name(handle: str) -> str:
+    """The generated reader of a list handle: ctorch_tensor_list -> read_tensor_list."""
+    return "read_" + handle[len("ctorch_"):]
+
+
+def skip_reason(f: dict, lists=()) -> Optional[str]:
     """Why no typed wrapper is generated for header function f (None: one is)."""
     if f["inline"]:
         return None  # built from inline_body
@@ -31,9 +42,9 @@ def skip_reason(f: dict) -> Optional[str]:
         return "frees: the handle classes' dispose/finalizer call it"
     for p in f["params"]:
         t = p["type"]
-        if t["kind"] == "handle" and t["name"] == "ctorch_tensor_list" and p["direction"] == "in":
-            return ("reads a ctorch_tensor_list, which every binding turns into its own list at once "
-                    "(api.json does not say which handles are containers)")
+        if t["kind"] == "handle" and t["name"] in lists and p["direction"] == "in":
+            return (f"reads a {t['name']}, which the generated {reader_name(t['name'])} turns into the "
+                    "language's list as soon as a call returns one (handles[].elements)")
         if t["kind"] == "callback":
             return "takes a C callback (needs a trampoline into the language)"
         if t["kind"] == "opaque":
@@ -55,6 +66,7 @@ def plan(doc: dict) -> List[dict]:
     None), ins (the parameters a caller passes: arrays take their length
     from the list, capacities from buffer_size), outs."""
     stems = handle_stems(doc)
+    lists = list_handles(doc)
     res = []
     for f in doc["functions"]:
         if f["origin"] != "header":
@@ -81,7 +93,7 @@ def plan(doc: dict) -> List[dict]:
                     owner, method = h, short[len(stem) + 1:]
                     break
         res.append({"f": f, "name": f["name"], "short": short, "owner": owner, "method": method,
-                    "self": first["name"] if owner else None, "skip": skip_reason(f), "ins": ins, "outs": outs,
+                    "self": first["name"] if owner else None, "skip": skip_reason(f, lists), "ins": ins, "outs": outs,
                     "params": params})
     return res
 

@@ -100,19 +100,6 @@ func (t *Tensor) handle() C.ctorch_tensor {
 	return t.h
 }
 
-func wrapList(l C.ctorch_tensor_list) []*Tensor {
-	defer C.ctorch_tensor_list_free(l)
-	var n C.size_t
-	C.ctorch_tensor_list_size(&n, l)
-	out := make([]*Tensor, int(n))
-	for i := range out {
-		var h C.ctorch_tensor
-		C.ctorch_tensor_list_get(&h, l, C.size_t(i))
-		out[i] = wrap(h)
-	}
-	return out
-}
-
 // Scalar is a number of a definite kind (ctorch_scalar).
 type Scalar struct {
 	kind int32

@@ -295,21 +295,6 @@ function tensorReq(hv) {
   if (hv === 0n) throw new CtorchError(E.ctorch_status.CTORCH_UNKNOWN, 'a result api.json says is never undefined came back NULL');
   return new Tensor(hv);
 }
-const listSize = new BigUint64Array(1), listElem = new BigUint64Array(1);
-function listOf(lh) {
-  try {
-    check(F.ctorch_tensor_list_size(listSize, lh));
-    const n = Number(listSize[0]);
-    const out = new Array(n);
-    for (let i = 0; i < n; i++) {
-      check(F.ctorch_tensor_list_get(listElem, lh, i));
-      out[i] = tensorOf(listElem[0]);
-    }
-    return out;
-  } finally {
-    F.ctorch_tensor_list_free(lh);
-  }
-}
 const DTYPES = {};
 for (const [k, v] of Object.entries(E.ctorch_dtype)) {
   DTYPES[v] = Object.freeze({ value: v, name: k.slice(7).toLowerCase(), toString() { return `ctorch.${this.name}`; } });
@@ -403,10 +388,11 @@ function structIn(name, v) { return v === null || !STRUCT_IN[name] ? v : STRUCT_
 const R = {
   EMPTY, OUTH0, OUTH1, OUTH2, OUTH3, OUTH4, OUTH5, OUTI64, OUTF64, OUTI32, isOpts, isT, isNum, h, ho, req, dflt,
   len, lenOf, handles, i64s, f64s, bools, strs, scalar, scalaro, scalars, scalarOf, scalarValue, i64o, f64o,
-  boolo, i32o, enumv, device, deviceo, tensorOf, tensorReq, listOf, dtypeOf, dispatch, fail,
+  boolo, i32o, enumv, device, deviceo, tensorOf, tensorReq, dtypeOf, dispatch, fail,
   Handle, adopt, hh, hho, text, query, bytesLen, structIn,
 };
 const api = require('./api')(R, F); // before ops.js: its Scalar defaults use the inline helpers
+R.listOf = api.read_tensor_list; // Tensor[] results (ops.js): the generated reader (api.json handles[].elements)
 const { ops, PUBLIC, METHODS } = require('./ops')(R, F);
 api.set_error_tickets(true); // the tickets described above, from here on
 

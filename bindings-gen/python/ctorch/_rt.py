@@ -57,9 +57,6 @@ def _load():
 lib, LIB_PATH = _load()
 _tensor_free = lib.ctorch_tensor_free
 _free_many = lib.ctorch_tensor_free_many
-_list_size = lib.ctorch_tensor_list_size
-_list_get = lib.ctorch_tensor_list_get
-_list_free = lib.ctorch_tensor_list_free
 
 
 # ---- errors -----------------------------------------------------------------------
@@ -199,21 +196,6 @@ def raw_function(name, restype=c_int32):
     f = lib._FuncPtr((name, lib))
     f.restype = restype
     return f
-
-
-def wrap_list(lh):
-    """Python list of Tensors from a new ctorch_tensor_list handle (freed here)."""
-    try:
-        n = ctypes.c_size_t()
-        check(_list_size(byref(n), lh))
-        out = []
-        for i in range(n.value):
-            h = c_void_p()
-            check(_list_get(byref(h), lh, i))
-            out.append(wrap(h.value))
-        return out
-    finally:
-        _list_free(lh)
 
 
 def th(x):
