@@ -536,6 +536,11 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
                 gn = go_struct_name(t["name"])
                 rets.append(gn)
                 rexprs.append(f"{gn[0].lower() + gn[1:]}FromC(r__{v})")
+            elif k == "int" and p.get("pointer") == 2:
+                gt, ct = _GO_SCALAR[t["name"]]
+                pre.append(f"var r__{v} *{ct}")
+                rets.append(f"*{gt}")
+                rexprs.append(f"(*{gt})(unsafe.Pointer(r__{v}))")
             elif k == "void":
                 pre.append(f"var r__{v} unsafe.Pointer")
                 rets.append("uintptr")

@@ -394,7 +394,7 @@ _CELL = {"int": "Int32Array", "int32_t": "Int32Array", "int64_t": "BigInt64Array
 
 def _cell(p: dict) -> str:
     t = p["type"]
-    if t["kind"] in ("handle", "string", "void"):
+    if t["kind"] in ("handle", "string", "void") or p.get("pointer", 0) >= 2:
         return "BigUint64Array"
     if t["kind"] == "enum":
         return "Int32Array"
@@ -416,8 +416,8 @@ def _out_value(p: dict, v: str) -> str:
         return f"$R.text({v}[0])"
     if k == "enum":
         return f"$R.dtypeOf({v}[0])" if t["name"] == "ctorch_dtype" else f"{v}[0]"
-    if k == "void":
-        return f"{v}[0]"
+    if k == "void" or p.get("pointer", 0) >= 2:
+        return f"{v}[0]"  # an address (BigInt): koffi.decode reads through it
     if p.get("boolean"):
         return f"({v}[0] !== 0)"
     if t["name"] in ("int64_t", "size_t"):

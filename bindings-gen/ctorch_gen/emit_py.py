@@ -600,6 +600,8 @@ _OUT_CT = {"int": "_c.c_int", "int32_t": "_c.c_int32", "int64_t": "_c.c_int64", 
 def _h_out_ctor(p: dict) -> str:
     t = p["type"]
     k = t["kind"]
+    if k == "int" and p.get("pointer") == 2:  # the address of a number ctorch keeps (lifetime: process)
+        return f"_c.POINTER({_OUT_CT[t['name']]})()"
     if k == "handle" or (k == "void" and p.get("pointer") == 2):
         return "_c.c_void_p()"
     if k == "string":
@@ -614,6 +616,8 @@ def _h_out_ctor(p: dict) -> str:
 def _h_out_value(p: dict, v: str) -> str:
     t = p["type"]
     k = t["kind"]
+    if k == "int" and p.get("pointer") == 2:
+        return f"{v}.contents"  # a live view: .value reads the number in place
     if k == "handle":
         if t["name"] == "ctorch_tensor":
             return f"_wrap({v}.value)"

@@ -53,8 +53,6 @@ def skip_reason(f: dict, lists=()) -> Optional[str]:
             return "takes ownership of raw memory"
         if t["kind"] == "void" and p["direction"] == "in" and not p.get("array"):
             return "an untyped void * context"
-        if t["kind"] == "int" and p.get("pointer", 0) >= 2:
-            return "returns the address of a live counter (read in place, no call)"
         if p["direction"] == "out" and p.get("array") and t["kind"] == "handle":
             return "takes a C callback (needs a trampoline into the language)"
     return None

@@ -77,12 +77,14 @@ function memoryBytes(deviceType) {
   flushFrees();
   return api.memory_bytes(deviceType === undefined ? 0 : deviceType);
 }
-// The CPU byte counter itself, read in place (no foreign call).
-const counterAddr = (() => { const a = new BigUint64Array(1); check(F.ctorch_memory_cpu_counter(a)); return a[0]; })();
+// The CPU byte counter itself, read in place (no foreign call): its address
+// comes from the generated api.memory_cpu_counter once api exists (below).
+let counterAddr = 0n;
 let baseline = 0;
 let sinceCheck = 0;
 function pressure() {
   sinceCheck = 0;
+  if (!counterAddr) counterAddr = api.memory_cpu_counter();
   const now = Number(koffi.decode.int64(counterAddr));
   if (gc && now - baseline > config.gcThresholdBytes) {
     gc();

@@ -50,7 +50,12 @@ def python_calls(root):
                     out.setdefault(node.value, []).append(owner)
             for c in ast.iter_child_nodes(node):
                 visit(c, owner)
-        visit(tree, None)
+        for node in tree.body:  # statements run at import count too, as "(module)"
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+                visit(node, None)
+            elif not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                      isinstance(node.targets[0], ast.Name) and node.targets[0].id in aliases):
+                visit(node, f"{fn}:(module)")
     return out
 
 

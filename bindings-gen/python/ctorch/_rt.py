@@ -154,9 +154,10 @@ _new = object.__new__
 FREE_BATCH = 64
 FLUSH_BYTES = 32 << 20
 _pending = []
-_counter_p = ctypes.POINTER(c_int64)()
-lib.ctorch_memory_cpu_counter(byref(_counter_p))
-_counter = _counter_p.contents  # live: ctorch's CPU byte counter, read without a call
+# ctorch's CPU byte counter, read in place without a call: the generated
+# memory_cpu_counter's live view, set by __init__ once _api is loaded (no
+# tensor exists before that).
+_counter = c_int64(0)
 _mem_at_flush = 0
 _flush_above = FLUSH_BYTES  # _mem_at_flush + FLUSH_BYTES: one comparison per collected tensor
 
