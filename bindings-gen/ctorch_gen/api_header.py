@@ -59,9 +59,9 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_from_dlpack_versioned": {"src": {"ownership": "consumed"}},
     "ctorch_to_dlpack": {"out": {"ownership": "new", "free": "(*out)->deleter(*out)"}},
     "ctorch_to_dlpack_versioned": {"out": {"ownership": "new", "free": "(*out)->deleter(*out)"}},
-    "ctorch_autograd_scope_leave": {"scope": {"ownership": "freed"}},
-    "ctorch_stream_scope_leave": {"scope": {"ownership": "freed"}},
-    "ctorch_autocast_scope_leave": {"scope": {"ownership": "freed"}},
+    "ctorch_autograd_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
+    "ctorch_stream_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
+    "ctorch_autocast_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
     "ctorch_autograd_function_apply": {
         "user_data": {"nullable": True, "lifetime": "until release(user_data) is called"},
         "release": {"nullable": True}, "backward": {"nullable": False},
@@ -390,13 +390,15 @@ class Describer:
                 r["free"] = o["free"]
             if "lifetime" in o:
                 r["lifetime"] = o["lifetime"]
+            if "when" in o:
+                r["when"] = o["when"]
             return r
         if p.name in tags.get("consumes", []):
             return {"ownership": "consumed"}
         if p.name in tags.get("frees", []):
             return {"ownership": "freed"}
         if (f.name.endswith("_leave") and d["direction"] == "in" and k == "handle"
-                and self.free_of.get(d["type"]["name"]) == f.name):
+                and self.free_of.get(d["type"]["name"], SCOPE_LEAVE.get(d["type"]["name"])) == f.name):
             return {"ownership": "freed", "when": "always"}
         if d["direction"] == "out":
             if p.name in tags.get("borrowed", []):
@@ -426,6 +428,31 @@ class Describer:
         return {"ownership": "value"}
 
 
+def _elements(handle: str, funcs: List[dict]) -> Optional[dict]:
+    """A handle that is a container of other handles: `<handle>_size(size_t
+    *out, H)` gives the count and `<handle>_get(E *out, H, size_t i)` element
+    i (a new E, E another handle type); `<handle>_key(const char **out, H,
+    size_t i)`, when present, entry i's key (borrowed text). A binding can
+    then turn one into its language's list or map by rule."""
+    by = {f["name"]: f for f in funcs}
+
+    def sig(name):
+        f = by.get(name)
+        return None if f is None else [(p["direction"], p["type"]["kind"], p["type"].get("name"), p.get("pointer", 0))
+                                       for p in f["params"]]
+    size, get, key = f"{handle}_size", f"{handle}_get", f"{handle}_key"
+    if sig(size) != [("out", "int", "size_t", 1), ("in", "handle", handle, 0)]:
+        return None
+    g = sig(get)
+    if not g or len(g) != 3 or g[0][:2] != ("out", "handle") or g[0][2] == handle or g[0][3] != 1 or \
+            g[1] != ("in", "handle", handle, 0) or g[2] != ("in", "int", "size_t", 0):
+        return None
+    el = {"handle": g[0][2], "size": size, "get": get}
+    if sig(key) == [("out", "string", "char", 1), ("in", "handle", handle, 0), ("in", "int", "size_t", 0)]:
+        el["key"] = key
+    return el
+
+
 def describe_header(h: Header) -> dict:
     """enums, structs, handles, callbacks, constants and functions of ctorch.h."""
     ds = Describer(h)
@@ -440,6 +467,9 @@ def describe_header(h: Header) -> dict:
             free = None  # borrowed, only valid inside a callback
         handles.append({"name": x.name, "tag": x.tag, "free": free, "doc": x.doc, "section": x.section,
                         "null": _null_meaning(x.name)})
+        el = _elements(x.name, funcs)
+        if el:
+            handles[-1]["elements"] = el
     enums = [{"name": e.name, "c_type": "int32_t", "doc": e.doc, "section": e.section,
               "values": [{"name": v.name, "value": v.value, "doc": v.doc} for v in e.values]}
              for e in h.enums]

@@ -19,7 +19,7 @@ from .cheader import Header
 # buffer_size; inline_body; macros' bits; const/const_levels; a lifetime on
 # every borrowed output; enum on generated C parameters; scope leaves always
 # free (when: always). docs/bindings.md lists the changes.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 def layout_program(h: Header) -> str:

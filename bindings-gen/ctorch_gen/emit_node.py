@@ -378,8 +378,254 @@ def generate(doc: dict, out: str, build_lib, copy_tree, write_if_changed, here: 
     copy_tree(os.path.join(here, "node"), out)
     write_if_changed(os.path.join(out, "capi.js"), emit_capi(doc))
     write_if_changed(os.path.join(out, "ops.js"), emit_ops(doc))
+    write_if_changed(os.path.join(out, "api.js"), emit_api(doc))
     write_if_changed(os.path.join(out, "build_config.json"), json.dumps({"lib": build_lib}) + "\n")
     with open(os.path.join(here, "node", "package.json"), encoding="utf-8") as f:
         pkg = json.load(f)
     pkg["version"] = doc["ctorch_version"]
     write_if_changed(os.path.join(out, "package.json"), json.dumps(pkg, indent=2) + "\n")
+
+
+# ---- api.js: the header's functions as typed JS functions -----------------------------------
+
+_CELL = {"int": "Int32Array", "int32_t": "Int32Array", "int64_t": "BigInt64Array", "uint64_t": "BigUint64Array",
+         "uint32_t": "Uint32Array", "size_t": "BigUint64Array", "double": "Float64Array"}
+
+
+def _cell(p: dict) -> str:
+    t = p["type"]
+    if t["kind"] in ("handle", "string", "void") or p.get("pointer", 0) >= 2:
+        return "BigUint64Array"
+    if t["kind"] == "enum":
+        return "Int32Array"
+    return _CELL[t["name"]]
+
+
+def _out_value(p: dict, v: str) -> str:
+    t = p["type"]
+    k = t["kind"]
+    if k == "handle":
+        if t["name"] == "ctorch_tensor":
+            return f"$R.tensorOf({v}[0])" if p.get("null_result") else f"$R.tensorReq({v}[0])"
+        if t["name"] in _LISTS:
+            from .hplan import reader_name
+            return f"api.{reader_name(t['name'])}({v}[0])"
+        from .hplan import class_name
+        return f"$R.adopt({class_name(t['name'])}, {v}[0])"
+    if k == "string":
+        return f"$R.text({v}[0])"
+    if k == "enum":
+        return f"$R.dtypeOf({v}[0])" if t["name"] == "ctorch_dtype" else f"{v}[0]"
+    if k == "void" or p.get("pointer", 0) >= 2:
+        return f"{v}[0]"  # an address (BigInt): koffi.decode reads through it
+    if p.get("boolean"):
+        return f"({v}[0] !== 0)"
+    if t["name"] in ("int64_t", "size_t"):
+        return f"Number({v}[0])"
+    return f"{v}[0]"
+
+
+def _query_js(call: dict, funcs: dict, pre: List[str], k: List[int]) -> str:
+    f = funcs[call["call"]]
+    args = []
+    for q in f["params"]:
+        if q["direction"] == "out":
+            continue
+        src = call["args"][q["name"]]
+        if isinstance(src, dict):
+            args.append(_query_js(src, funcs, pre, k))
+        elif q["type"]["kind"] == "handle":
+            args.append(f"$R.hh({js_name(src)})")
+        else:
+            args.append(js_name(src))
+    out = next(q for q in f["params"] if q["direction"] == "out")
+    k[0] += 1
+    v = f"q{k[0]}"
+    pre.append(f"const {v} = $R.query($F.{f['name']}, {_cell(out)}, {', '.join(args)});")
+    return v
+
+
+def header_function(e: dict, funcs: dict) -> str:
+    f = e["f"]
+    params = f["params"]
+    sig = [js_name(p["name"]) for p in e["ins"]]
+    pre: List[str] = []
+    post: List[str] = []
+    cargs: List[str] = []
+    rets: List[str] = []
+    reported = None
+    length_src: Dict[str, str] = {}
+    lengths = {q["buffer_size"]["length"] for q in params if q.get("buffer_size", {}).get("rule") == "reported"}
+    for p in params:
+        n = js_name(p["name"])
+        t = p["type"]
+        k = t["kind"]
+        if p["direction"] == "out":
+            bs = p.get("buffer_size")
+            if bs:
+                if bs["rule"] == "query":
+                    kk = [0]
+                    terms = [_query_js(c, funcs, pre, kk) for c in bs["product"]]
+                    pre.append(f"const n_{n} = {' * '.join(terms)};")
+                    if bs["unit"] == "elements":
+                        pre.append(f"const r_{n} = new {_CELL[t['name']]}(Math.max(n_{n}, 1));")
+                        rets.append(f"Array.from(r_{n}.subarray(0, n_{n}), Number)")
+                    else:
+                        pre.append(f"const r_{n} = new Uint8Array(Math.max(n_{n}, 1));")
+                        rets.append(f"r_{n}.subarray(0, n_{n})")
+                    cargs.append(f"r_{n}")
+                    length_src[p["array"]["length"]] = f"n_{n}"
+                else:
+                    reported = (p, bs)
+                    cargs.append(f"r_{n}")
+                    length_src[p["array"]["length"]] = f"cap_{n}"
+                    ln = js_name(bs["length"])
+                    rets.append(f"r_{n}.toString('utf8', 0, Number(r_{ln}[0]))" if k == "string"
+                                else f"r_{n}.subarray(0, Number(r_{ln}[0]))")
+                continue
+            pre.append(f"const r_{n} = {{}};" if k == "struct" else f"const r_{n} = new {_cell(p)}(1);")
+            cargs.append(f"r_{n}")
+            if p["name"] in lengths:
+                continue
+            if k == "struct":
+                rets.append(f"r_{n}")
+                continue
+            v = _out_value(p, f"r_{n}")
+            if k == "string" and p["ownership"] == "new":
+                post.append(f"const s_{n} = {v};")
+                post.append(f"$F.ctorch_string_free(r_{n}[0]);")
+                v = f"s_{n}"
+            rets.append(v)
+            continue
+        if p.get("role") in ("length", "capacity"):
+            if p["name"] in length_src:
+                cargs.append(length_src[p["name"]])
+            else:
+                src = js_name(p["length_of"][0])
+                arr = next(q for q in params if q["name"] == p["length_of"][0])
+                cargs.append(f"$R.bytesLen({src})" if arr["type"]["kind"] == "void" else f"$R.len({src})")
+            continue
+        opt = p.get("nullable")
+        if p.get("array"):
+            if k == "handle":
+                cargs.append(f"$R.handles({n}, {str(bool(p.get('elements_nullable'))).lower()}, {str(bool(opt)).lower()})")
+            elif k == "int":
+                cargs.append(f"$R.i64s({n}, 0, {str(bool(opt)).lower()})")
+            else:  # strings (koffi takes a JS array) and bytes (a TypedArray or Buffer)
+                cargs.append(f"$R.dflt({n}, null)" if opt else n)
+        elif k == "handle":
+            cargs.append(f"$R.hho({n})" if opt else f"$R.hh({n})")
+            if p["ownership"] == "freed":
+                post.insert(0, f"{n}._release();")
+        elif k == "string":
+            cargs.append(f"$R.dflt({n}, null)" if opt else n)
+        elif k == "struct":
+            if p.get("pointer"):
+                cargs.append(f"$R.structIn({json.dumps(t['name'])}, $R.dflt({n}, null))")
+            else:
+                cargs.append(f"$R.structIn({json.dumps(t['name'])}, {n})")
+        elif k == "float" and p.get("pointer"):
+            cargs.append(f"$R.f64o({n})")
+        elif p.get("boolean"):
+            cargs.append(f"({n} ? 1 : 0)")
+        elif k == "enum":
+            cargs.append(f"$R.enumv({n})")
+        else:
+            cargs.append(n)
+    call = f"$F.{f['name']}({', '.join(cargs)})"
+    lines = [f"// {f['name']}: {f['doc'][:300]}", f"api.{e['short']} = function ({', '.join(sig)}) {{"]
+    lines += ["  " + s for s in pre]
+    if reported:
+        p, bs = reported
+        n = js_name(p["name"])
+        ln = js_name(bs["length"])
+        lines += [f"  let cap_{n} = 0, r_{n} = null;", "  for (;;) {", f"    const $st = {call};",
+                  "    if ($st !== 0) $R.fail($st);",
+                  f"    if (r_{n} !== null && Number(r_{ln}[0]) + {bs['plus']} <= cap_{n}) break;",
+                  f"    cap_{n} = Number(r_{ln}[0]) + {bs['plus']};", f"    r_{n} = Buffer.alloc(Math.max(cap_{n}, 1));",
+                  "  }"]
+    elif f["returns"]["kind"] == "value":
+        lines.append(f"  return {call};")
+        lines.append("};")
+        return "\n".join(lines) + "\n"
+    else:
+        freed_always = any(p["ownership"] == "freed" and p.get("when") == "always" for p in params)
+        lines.append(f"  const $st = {call};")
+        if freed_always:
+            lines += ["  " + s for s in post if s.endswith("._release();")]
+            post = [s for s in post if not s.endswith("._release();")]
+        lines.append("  if ($st !== 0) $R.fail($st);")
+    lines += ["  " + s for s in post]
+    if rets:
+        lines.append(f"  return {rets[0] if len(rets) == 1 else '[' + ', '.join(rets) + ']'};")
+    lines.append("};")
+    return "\n".join(lines) + "\n"
+
+
+_LISTS: Dict[str, dict] = {}
+
+
+def emit_api(doc: dict) -> str:
+    from .hplan import plan, class_name, list_handles, reader_name
+    funcs = {f["name"]: f for f in doc["functions"]}
+    out = ["'use strict';", "// GENERATED by bindings-gen (emit_node.py) from api.json; do not edit.",
+           "// Every hand-written C function of api.json (origin: header) as a typed JS function:",
+           "// outputs returned (an array when several), errors thrown, new handles owned by objects",
+           "// that free them, caller buffers sized by buffer_size, array lengths from the arrays, the",
+           "// inline helpers built from inline_body. Handle types other than ctorch_tensor get a class",
+           "// whose methods are the functions named after it.",
+           "module.exports = function defineApi($R, $F) {", "const api = {};"]
+    _LISTS.clear()
+    _LISTS.update(list_handles(doc))
+    for lh, el in _LISTS.items():
+        free = next(x["free"] for x in doc["handles"] if x["name"] == lh)
+        wrap = "$R.tensorOf" if el["handle"] == "ctorch_tensor" else f"((e) => $R.adopt({class_name(el['handle'])}, e))"
+        out += [f"// The elements of a new {lh} (api.json handles[].elements), as an array; the handle is freed.",
+                f"api.{reader_name(lh)} = function (lh) {{", "  try {",
+                f"    const n = $R.query($F.{el['size']}, BigUint64Array, lh);", "    const items = new Array(n);",
+                "    const e = new BigUint64Array(1);", "    for (let i = 0; i < n; i++) {",
+                f"      const $st = $F.{el['get']}(e, lh, i);", "      if ($st !== 0) $R.fail($st);",
+                f"      items[i] = {wrap}(e[0]);", "    }", "    return items;", "  } finally {",
+                f"    $F.{free}(lh);", "  }", "};"]
+    for h in doc["handles"]:
+        if h["name"] == "ctorch_tensor" or h["name"] in _LISTS:
+            continue
+        cn = class_name(h["name"])
+        out.append(f"class {cn} extends $R.Handle {{}}")
+        out.append(f"{cn}.prototype._free = {'$F.' + h['free'] if h.get('free') else 'null'};")
+        out.append(f"api.{cn} = {cn};")
+    skipped = {}
+    methods = []
+    tensor_methods = {}
+    for e in plan(doc):
+        f = e["f"]
+        if f["inline"]:
+            body = f["inline_body"]
+            vals = []
+            for fl in body["fields"]:
+                if "param" in fl:
+                    v = f"({fl['param']} ? 1 : 0)" if fl.get("as") == "bool" else fl["param"]
+                else:
+                    v = json.dumps(fl["value"])
+                vals.append(f"{fl['field']}: {v}")
+            args = ", ".join(p["name"] for p in f["params"])
+            out.append(f"// {f['name']} (inline): {f['doc']}")
+            out.append(f"api.{e['short']} = ({args}) => ({{ {', '.join(vals)} }});")
+            continue
+        if e["skip"]:
+            skipped[e["name"]] = e["skip"]
+            continue
+        out.append(header_function(e, funcs))
+        if e["owner"] and e["self"] == e["ins"][0]["name"]:
+            if e["owner"] == "ctorch_tensor":
+                tensor_methods[e["method"]] = e["short"]
+            elif e["owner"] not in _LISTS:
+                methods.append((class_name(e["owner"]), e["method"], e["short"]))
+    for cn, m, n in methods:
+        out.append(f"{cn}.prototype.{m} = function (...a) {{ return api.{n}(this, ...a); }};")
+    out.append(f"api.TENSOR_METHODS = {json.dumps(tensor_methods)};")
+    out.append(f"api.NOT_WRAPPED = {json.dumps(skipped)};")
+    out.append("return api;")
+    out.append("};")
+    out.append("")
+    return "\n".join(out)

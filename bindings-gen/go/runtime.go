@@ -20,19 +20,24 @@ type Error struct {
 	Message string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s: %s", C.GoString(C.ctorch_status_name(C.ctorch_status(e.Status))), e.Message) }
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", StatusName(e.Status), e.Message) }
 
 func init() {
 	// Tickets: a goroutine may change OS threads between two cgo calls, so
 	// the thread-local last error is not reliable from Go; the status of a
 	// failed call carries a ticket naming its message in ctorch's log.
-	C.ctorch_set_error_tickets(nil, 1)
-	var h *C.char
-	if st := C.ctorch_abi_hash(&h); st != 0 || C.GoString(h) != ABIHash {
-		panic(fmt.Sprintf("ctorch: the loaded libctorch has ABI %s; this package was generated for %s", C.GoString(h), ABIHash))
+	if _, err := SetErrorTickets(true); err != nil {
+		panic(err)
+	}
+	if h, err := AbiHash(); err != nil || h != ABIHash {
+		panic(fmt.Sprintf("ctorch: the loaded libctorch has ABI %s; this package was generated for %s", h, ABIHash))
 	}
 }
 
+// statusError is the error of a failed call: its message fetched through
+// its ticket. Written here, not with the generated ErrorMessage, because
+// the error path must not fail in turn (ErrorMessage's own failure would
+// come back here).
 func statusError(st C.ctorch_status) error {
 	// The bit fields and the buffer rule come from api.json (capi_gen.go).
 	code := Status(statusCode(st))
@@ -95,19 +100,6 @@ func (t *Tensor) handle() C.ctorch_tensor {
 	return t.h
 }
 
-func wrapList(l C.ctorch_tensor_list) []*Tensor {
-	defer C.ctorch_tensor_list_free(l)
-	var n C.size_t
-	C.ctorch_tensor_list_size(&n, l)
-	out := make([]*Tensor, int(n))
-	for i := range out {
-		var h C.ctorch_tensor
-		C.ctorch_tensor_list_get(&h, l, C.size_t(i))
-		out[i] = wrap(h)
-	}
-	return out
-}
-
 // Scalar is a number of a definite kind (ctorch_scalar).
 type Scalar struct {
 	kind int32
@@ -116,14 +108,16 @@ type Scalar struct {
 	imag float64
 }
 
-func Int(v int64) Scalar         { return Scalar{kind: int32(ScalarKindInt), i: v} }
-func Float(v float64) Scalar     { return Scalar{kind: int32(ScalarKindFloat), f: v} }
-func ComplexScalar(v complex128) Scalar{ return Scalar{kind: int32(ScalarKindComplex), f: real(v), imag: imag(v)} }
+// Int, Float, Bool and ComplexScalar build Scalars of that kind with the
+// header's inline helpers (hfuncs_gen.go: ScalarInt, ...).
+func Int(v int64) Scalar                { return ScalarInt(v) }
+func Float(v float64) Scalar            { return ScalarFloat(v) }
+func ComplexScalar(v complex128) Scalar { return ScalarComplex(real(v), imag(v)) }
 func Bool(v bool) Scalar {
 	if v {
-		return Scalar{kind: int32(ScalarKindBool), i: 1}
+		return ScalarBool(1)
 	}
-	return Scalar{kind: int32(ScalarKindBool)}
+	return ScalarBool(0)
 }
 
 func (s Scalar) c() C.ctorch_scalar {
@@ -152,48 +146,8 @@ func (s Scalar) Value() interface{} {
 	return s.f
 }
 
-// Device is a device type and index (-1: the current one).
-type Device struct {
-	Type  DeviceType
-	Index int32
-}
-
-// CPU is the CPU device.
+// CPU is the CPU device (Device and Generator are generated: hfuncs_gen.go).
 var CPU = Device{Type: DeviceTypeCpu, Index: -1}
-
-func (d Device) c() C.ctorch_device {
-	var r C.ctorch_device
-	r._type = C.int32_t(d.Type)
-	r.index = C.int32_t(d.Index)
-	return r
-}
-
-// Generator is a random number generator (nil where one is optional: the default).
-type Generator struct{ h C.ctorch_generator }
-
-func (g *Generator) handle() C.ctorch_generator {
-	if g == nil {
-		return nil
-	}
-	return g.h
-}
-
-// NewGenerator makes a generator for device seeded with seed; Free it when done.
-func NewGenerator(d Device, seed uint64) (*Generator, error) {
-	var h C.ctorch_generator
-	if err := check(C.ctorch_generator_new(&h, d.c(), C.uint64_t(seed))); err != nil {
-		return nil, err
-	}
-	return &Generator{h: h}, nil
-}
-
-// Free releases the generator.
-func (g *Generator) Free() {
-	if g != nil && g.h != nil {
-		C.ctorch_generator_free(g.h)
-		g.h = nil
-	}
-}
 
 // ---- conversions used by ops_gen.go -----------------------------------------
 
@@ -287,6 +241,13 @@ func stringArray(v []string) (**C.char, C.size_t, func()) {
 		}
 		C.free(unsafe.Pointer(p))
 	}
+}
+
+func bytesArg(v []byte) (unsafe.Pointer, C.size_t) {
+	if len(v) == 0 {
+		return unsafe.Pointer(&emptyInt[0]), 0
+	}
+	return unsafe.Pointer(&v[0]), C.size_t(len(v))
 }
 
 func cbool(b bool) C.int {

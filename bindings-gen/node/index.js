@@ -26,7 +26,6 @@ const E = capi.ENUMS;
 // With tickets on, a failing call's status carries a ticket that names its
 // message in ctorch's failure log: the message is reachable from the JS
 // thread whichever thread made the call.
-F.ctorch_set_error_tickets(null, 1);
 const STATUS_NAMES = Object.fromEntries(Object.entries(E.ctorch_status).map(([k, v]) => [v, k]));
 let msgBuf = Buffer.alloc(512);
 const msgLen = new BigUint64Array(1);
@@ -35,23 +34,6 @@ const msgStatus = new Int32Array(1);
 const bitsOf = (b) => (st) => ((st >>> 0) >>> b.shift) & b.mask;
 const statusCode = bitsOf(capi.STATUS_BITS.CTORCH_STATUS_CODE);
 const statusTicket = bitsOf(capi.STATUS_BITS.CTORCH_STATUS_TICKET);
-// How large a caller buffer must be (api.json's buffer_size): "query" rules
-// multiply the results of the functions they name, called with this call's
-// arguments (args: parameter name -> value).
-const qOut = { int64_t: BigInt64Array, size_t: BigUint64Array, ctorch_dtype: Int32Array };
-function bufferSize(fn, param, args) {
-  const rule = capi.BUFFER_SIZES[fn][param];
-  const call = (c) => {
-    const f = capi.FUNCTIONS_BY_NAME[c.call];
-    const outT = f.out.replace(/ \*$/, '');
-    const cell = new qOut[outT](1);
-    const vals = f.in.map((n) => (typeof c.args[n] === 'object' ? call(c.args[n]) : args[c.args[n]]));
-    check(F[c.call](cell, ...vals));
-    return Number(cell[0]);
-  };
-  return rule.product.reduce((n, c) => n * call(c), 1);
-}
-
 class CtorchError extends Error {
   constructor(status, message) {
     super(`${STATUS_NAMES[status] || 'CTORCH_?'}: ${message}`);
@@ -91,18 +73,18 @@ if (!gc) {
     gc = vm.runInNewContext('gc');
   } catch (e) { gc = null; }
 }
-const memOut = new BigInt64Array(1);
 function memoryBytes(deviceType) {
   flushFrees();
-  check(F.ctorch_memory_bytes(memOut, deviceType === undefined ? 0 : deviceType));
-  return Number(memOut[0]);
+  return api.memory_bytes(deviceType === undefined ? 0 : deviceType);
 }
-// The CPU byte counter itself, read in place (no foreign call).
-const counterAddr = (() => { const a = new BigUint64Array(1); check(F.ctorch_memory_cpu_counter(a)); return a[0]; })();
+// The CPU byte counter itself, read in place (no foreign call): its address
+// comes from the generated api.memory_cpu_counter once api exists (below).
+let counterAddr = 0n;
 let baseline = 0;
 let sinceCheck = 0;
 function pressure() {
   sinceCheck = 0;
+  if (!counterAddr) counterAddr = api.memory_cpu_counter();
   const now = Number(koffi.decode.int64(counterAddr));
   if (gc && now - baseline > config.gcThresholdBytes) {
     gc();
@@ -215,7 +197,7 @@ function handles(v, elemOpt, opt) {
   }
   if (v.length === 0) return EMPTY_H; // [] is a non-NULL pointer with length 0
   const a = new BigUint64Array(v.length);
-  for (let i = 0; i < v.length; i++) a[i] = elemOpt && (v[i] === null || v[i] === undefined) ? 0n : h(v[i]);
+  for (let i = 0; i < v.length; i++) a[i] = elemOpt && (v[i] === null || v[i] === undefined) ? 0n : hh(v[i]);
   return a;
 }
 function i64s(v, size, opt) {
@@ -244,10 +226,12 @@ function bools(v, size, opt) {
 }
 function strs(v) { return v === null || v === undefined ? null : (typeof v === 'string' ? [v] : v); }
 const scalarCache = new Map();
+// The header's inline helpers (api.js, built from api.json's inline_body);
+// api is defined below, once R exists, and before anything calls scalarOf.
 function scalarOf(v, kind) {
-  if (kind === 'BOOL') return { kind: SC.CTORCH_SCALAR_BOOL, reserved: 0, i: v ? 1 : 0, f: 0, imag: 0 };
-  if (kind === 'INT') return { kind: SC.CTORCH_SCALAR_INT, reserved: 0, i: v, f: 0, imag: 0 };
-  return { kind: SC.CTORCH_SCALAR_FLOAT, reserved: 0, i: 0, f: v, imag: 0 };
+  if (kind === 'BOOL') return api.scalar_bool(v);
+  if (kind === 'INT') return api.scalar_int(v);
+  return api.scalar_float(v);
 }
 function scalar(v) {
   if (typeof v === 'number') {
@@ -313,21 +297,6 @@ function tensorReq(hv) {
   if (hv === 0n) throw new CtorchError(E.ctorch_status.CTORCH_UNKNOWN, 'a result api.json says is never undefined came back NULL');
   return new Tensor(hv);
 }
-const listSize = new BigUint64Array(1), listElem = new BigUint64Array(1);
-function listOf(lh) {
-  try {
-    check(F.ctorch_tensor_list_size(listSize, lh));
-    const n = Number(listSize[0]);
-    const out = new Array(n);
-    for (let i = 0; i < n; i++) {
-      check(F.ctorch_tensor_list_get(listElem, lh, i));
-      out[i] = tensorOf(listElem[0]);
-    }
-    return out;
-  } finally {
-    F.ctorch_tensor_list_free(lh);
-  }
-}
 const DTYPES = {};
 for (const [k, v] of Object.entries(E.ctorch_dtype)) {
   DTYPES[v] = Object.freeze({ value: v, name: k.slice(7).toLowerCase(), toString() { return `ctorch.${this.name}`; } });
@@ -385,18 +354,56 @@ function dispatch(name, group, args) {
     group.map((g) => g[2]).join('\n  '));
 }
 
+// ---- what the generated header wrappers (api.js) call ---------------------
+// Handles of types other than ctorch_tensor: freed by their type's free
+// function (api.json handles[].free) on dispose() or when collected.
+const handleRegistry = new FinalizationRegistry(([free, hv]) => free(hv));
+class Handle {
+  constructor(hv) {
+    this._h = hv;
+    if (this._free) handleRegistry.register(this, [this._free, hv], this);
+  }
+  get handle() { return this._h; }
+  dispose() {
+    const hv = this._h;
+    if (hv) { this._release(); if (this._free) this._free(hv); }
+  }
+  _release() { this._h = 0n; handleRegistry.unregister(this); } // the C function freed it
+  _take() { const hv = this._h; this._release(); return hv; } // the handle, no longer freed by this object
+}
+function adopt(C, hv) { return hv === 0n ? null : new C(hv); }
+function hh(x) {
+  if (x instanceof Tensor) return h(x);
+  if (x !== null && typeof x === 'object' && typeof x._h === 'bigint') {
+    if (!x._h) throw new Error('ctorch: handle used after dispose()');
+    return x._h;
+  }
+  throw new TypeError(`expected a ctorch handle object, got ${x === null ? 'null' : typeof x}`);
+}
+function hho(x) { return x === null || x === undefined ? null : hh(x); }
+function text(p) { return p === 0n ? null : koffi.decode.string(p); }
+function query(fn, Cell, ...args) { const c = new Cell(1); check(fn(c, ...args)); return Number(c[0]); }
+function bytesLen(v) { return v === null || v === undefined ? 0 : v.byteLength; }
+const STRUCT_IN = { ctorch_device: (v) => device(v) };
+function structIn(name, v) { return v === null || !STRUCT_IN[name] ? v : STRUCT_IN[name](v); }
+
 const R = {
   EMPTY, OUTH0, OUTH1, OUTH2, OUTH3, OUTH4, OUTH5, OUTI64, OUTF64, OUTI32, isOpts, isT, isNum, h, ho, req, dflt,
   len, lenOf, handles, i64s, f64s, bools, strs, scalar, scalaro, scalars, scalarOf, scalarValue, i64o, f64o,
-  boolo, i32o, enumv, device, deviceo, tensorOf, tensorReq, listOf, dtypeOf, dispatch, fail,
+  boolo, i32o, enumv, device, deviceo, tensorOf, tensorReq, dtypeOf, dispatch, fail,
+  Handle, adopt, hh, hho, text, query, bytesLen, structIn,
 };
+const api = require('./api')(R, F); // before ops.js: its Scalar defaults use the inline helpers
+R.listOf = api.read_tensor_list; // Tensor[] results (ops.js): the generated reader (api.json handles[].elements)
 const { ops, PUBLIC, METHODS } = require('./ops')(R, F);
+api.set_error_tickets(true); // the tickets described above, from here on
 
 // ---- the module ------------------------------------------------------------
 const ct = module.exports;
 ct.CtorchError = CtorchError;
 ct.Tensor = Tensor;
 ct.ops = ops;
+ct.capi = api; // every hand-written C function of api.json, typed (ct.capi.tensor_dim(t), ...)
 ct.lib = { path: LIB_PATH, F, T, koffi };
 ct.config = config;
 ct.version = capi.CTORCH_VERSION;
@@ -429,41 +436,31 @@ for (const [g, selfFirst] of METHODS) {
     };
 }
 
-// ---- hand-written Tensor API -----------------------------------------------
-const i64 = new BigInt64Array(1), i32 = new Int32Array(1), f64 = new Float64Array(1), szt = new BigUint64Array(1);
-const hOut = new BigUint64Array(1);
+// ---- the Tensor API: generated functions (api.js) under JS names --------------
 Object.defineProperties(Tensor.prototype, {
-  shape: { get() { return sizesOf(this, F.ctorch_tensor_sizes, 'ctorch_tensor_sizes'); } },
-  dtype: { get() { check(F.ctorch_tensor_dtype(i32, h(this))); return DTYPES[i32[0]]; } },
+  shape: { get() { return api.tensor_sizes(this); } },
+  dtype: { get() { return api.tensor_dtype(this); } },
   requiresGrad: {
-    get() { check(F.ctorch_tensor_requires_grad(i32, h(this))); return i32[0] !== 0; },
-    set(v) { check(F.ctorch_tensor_set_requires_grad(h(this), v ? 1 : 0)); },
+    get() { return api.tensor_requires_grad(this); },
+    set(v) { api.tensor_set_requires_grad(this, v); },
   },
-  grad: { get() { check(F.ctorch_tensor_grad(hOut, h(this))); return tensorOf(hOut[0]); } },
+  grad: { get() { return api.tensor_grad(this); } },
 });
-function sizesOf(t, fn, name) {
-  const n = bufferSize(name, 'out', { t: h(t) });
-  const buf = new BigInt64Array(Math.max(n, 1));
-  check(fn(buf, n, h(t)));
-  return Array.from(buf.subarray(0, n), Number);
-}
-Tensor.prototype.stride = function () { return sizesOf(this, F.ctorch_tensor_strides, 'ctorch_tensor_strides'); };
-Tensor.prototype.numel = function () { check(F.ctorch_tensor_numel(i64, h(this))); return Number(i64[0]); };
-Tensor.prototype.item = function () {
+Tensor.prototype.stride = function () { return api.tensor_strides(this); };
+Tensor.prototype.numel = function () { return api.tensor_numel(this); };
+Tensor.prototype.item = function () { // one item() for every dtype: the getter of its kind
   const dt = this.dtype.name;
-  if (dt === 'bool') { check(F.ctorch_tensor_item_bool(i32, h(this))); return i32[0] !== 0; }
-  if (dt.startsWith('int') || dt === 'uint8') { check(F.ctorch_tensor_item_int64(i64, h(this))); return Number(i64[0]); }
-  check(F.ctorch_tensor_item_double(f64, h(this)));
-  return f64[0];
+  if (dt === 'bool') return api.tensor_item_bool(this);
+  if (dt.startsWith('int') || dt === 'uint8') return api.tensor_item_int64(this);
+  return api.tensor_item_double(this);
 };
 const TYPED = { float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array, int16: Int16Array,
   int8: Int8Array, uint8: Uint8Array, bool: Uint8Array };
 Tensor.prototype.toTypedArray = function () {
   const C = TYPED[this.dtype.name];
   if (!C) throw new TypeError(`no typed array for ${this.dtype}`);
-  const out = new C(bufferSize('ctorch_tensor_copy_to', 'dst', { t: h(this) }) / C.BYTES_PER_ELEMENT);
-  check(F.ctorch_tensor_copy_to(out, out.byteLength, h(this)));
-  return out;
+  const bytes = api.tensor_copy_to(this); // a fresh Uint8Array at offset 0: aligned for C
+  return new C(bytes.buffer, 0, bytes.length / C.BYTES_PER_ELEMENT);
 };
 Tensor.prototype.toArray = function () {
   const flat = Array.from(this.toTypedArray(), (x) => (typeof x === 'bigint' ? Number(x) : x));
@@ -475,22 +472,15 @@ Tensor.prototype.toArray = function () {
   };
   return nest(0, 0);
 };
-Tensor.prototype.backward = function (opts = {}) {
-  const g = opts.gradient ? h(opts.gradient) : null;
-  const create = opts.createGraph ? 1 : 0;
-  const retain = opts.retainGraph === undefined ? create : (opts.retainGraph ? 1 : 0);
-  check(F.ctorch_tensor_backward(h(this), g, retain, create, null, 0));
+Tensor.prototype.backward = function (opts = {}) { // PyTorch's defaults: retainGraph = createGraph
+  const create = !!opts.createGraph;
+  api.tensor_backward(this, opts.gradient || null, opts.retainGraph === undefined ? create : opts.retainGraph,
+    create, opts.inputs || null);
 };
-Tensor.prototype.detach = function () { check(F.ctorch_tensor_detach(hOut, h(this))); return tensorOf(hOut[0]); };
-Tensor.prototype.to = function (dt) { check(F.ctorch_tensor_to_dtype(hOut, h(this), dt.value)); return tensorOf(hOut[0]); };
+Tensor.prototype.detach = function () { return api.tensor_detach(this); };
+Tensor.prototype.to = function (dt) { return api.tensor_to_dtype(this, dt.value); };
 Tensor.prototype.requiresGrad_ = function (v = true) { this.requiresGrad = v; return this; };
-Tensor.prototype.toString = function () {
-  const out = new BigUint64Array(1);
-  check(F.ctorch_tensor_to_string(out, h(this)));
-  const s = koffi.decode.string(out[0]);
-  F.ctorch_string_free(out[0]);
-  return s;
-};
+Tensor.prototype.toString = function () { return api.tensor_to_string(this); };
 Tensor.prototype[Symbol.for('nodejs.util.inspect.custom')] = function () {
   return this._h ? `Tensor(${JSON.stringify(this.shape)}, ${this.dtype})` : 'Tensor(<disposed>)';
 };
@@ -520,76 +510,59 @@ ct.tensor = function (data, opts = {}) {
       : flat.every((x) => Number.isInteger(x)) ? ct.int64 : ct.float32;
   const C = TYPED[dt.name];
   const arr = C === BigInt64Array ? BigInt64Array.from(flat, (x) => BigInt(x)) : C.from(flat, (x) => Number(x));
-  check(F.ctorch_tensor_from_data(hOut, arr, arr.byteLength, BigInt64Array.from(shape, BigInt), shape.length, dt.value));
-  const t = tensorOf(hOut[0]);
+  const t = api.tensor_from_data(arr, shape, dt.value);
   if (opts.requiresGrad) t.requiresGrad = true;
   return t;
 };
-ct.manualSeed = (s) => check(F.ctorch_manual_seed(BigInt(s)));
-ct.setNumThreads = (n) => check(F.ctorch_set_num_threads(n));
+ct.manualSeed = (s) => api.manual_seed(BigInt(s));
+ct.setNumThreads = api.set_num_threads;
 ct.noGrad = function (fn) {
-  const s = new BigUint64Array(1);
-  check(F.ctorch_autograd_scope_enter(s, E.ctorch_autograd_scope_kind.CTORCH_SCOPE_NO_GRAD));
-  try { return fn(); } finally { check(F.ctorch_autograd_scope_leave(s[0])); }
+  const s = api.autograd_scope_enter(E.ctorch_autograd_scope_kind.CTORCH_SCOPE_NO_GRAD);
+  try { return fn(); } finally { api.autograd_scope_leave(s); }
 };
 
-// ---- optimizers and data ---------------------------------------------------
+// ---- optimizers and data: the generated classes with JS constructors ---------
 const OPT_KINDS = Object.fromEntries(Object.entries(E.ctorch_optimizer_kind).map(([k, v]) => [k.slice(13).toLowerCase(), v]));
-class Optimizer {
+class Optimizer extends api.Optimizer {
   constructor(kind, params, options = {}) {
-    const opts = {};
-    check(F.ctorch_optim_options_default(opts, OPT_KINDS[kind]));
+    const opts = api.optim_options_default(OPT_KINDS[kind]);
     for (const [k, v] of Object.entries(options)) {
       if (k === 'betas') { opts.beta1 = v[0]; opts.beta2 = v[1]; } else if (k in opts) opts[k] = v;
       else throw new TypeError(`unknown optimizer option '${k}'`);
     }
-    const out = new BigUint64Array(1);
-    check(F.ctorch_optimizer_new(out, OPT_KINDS[kind], BigUint64Array.from(params, h), params.length, opts));
-    this._h = out[0];
-    optRegistry.register(this, this._h);
+    super(api.optimizer_new(OPT_KINDS[kind], params, opts)._take());
   }
-  step() { check(F.ctorch_optimizer_step(this._h)); }
-  zeroGrad(setToNone = true) { check(F.ctorch_optimizer_zero_grad(this._h, setToNone ? 1 : 0)); }
-  dispose() { if (this._h) { optRegistry.unregister(this); F.ctorch_optimizer_free(this._h); this._h = 0n; } }
+  zeroGrad(setToNone = true) { this.zero_grad(setToNone); }
 }
-const optRegistry = new FinalizationRegistry((x) => F.ctorch_optimizer_free(x));
 ct.optim = {
   SGD: (p, o) => new Optimizer('sgd', p, o), Adam: (p, o) => new Optimizer('adam', p, o),
   AdamW: (p, o) => new Optimizer('adamw', p, o), RMSprop: (p, o) => new Optimizer('rmsprop', p, o),
   Adagrad: (p, o) => new Optimizer('adagrad', p, o),
 };
-class DataLoader {
+class DataLoader extends api.DataLoader {
   constructor(data, targets, opts = {}) {
-    const out = new BigUint64Array(1);
-    check(F.ctorch_data_loader_new(out, h(data), targets ? h(targets) : null, opts.batchSize || 1,
-      opts.shuffle ? 1 : 0, BigInt(opts.seed || 0), opts.dropLast ? 1 : 0));
-    this._h = out[0];
+    super(api.data_loader_new(data, targets || null, opts.batchSize || 1, !!opts.shuffle, BigInt(opts.seed || 0),
+      !!opts.dropLast)._take());
     this.epoch = 0;
   }
   * [Symbol.iterator]() {
-    check(F.ctorch_data_loader_start_epoch(this._h, BigInt(this.epoch++)));
-    const has = new Int32Array(1), x = new BigUint64Array(1), y = new BigUint64Array(1);
+    this.start_epoch(BigInt(this.epoch++));
     for (;;) {
-      check(F.ctorch_data_loader_next(has, x, y, this._h));
-      if (!has[0]) return;
-      yield [tensorOf(x[0]), tensorOf(y[0])];
+      const [has, x, y] = this.next();
+      if (!has) return;
+      yield [x, y];
     }
   }
-  dispose() { if (this._h) { F.ctorch_data_loader_free(this._h); this._h = 0n; } }
 }
 ct.data = {
-  readMnist(dir, train = true) {
-    const a = new BigUint64Array(1), b = new BigUint64Array(1);
-    check(F.ctorch_data_mnist_read_dir(a, b, dir, train ? 1 : 0));
-    return [tensorOf(a[0]), tensorOf(b[0])];
-  },
+  readMnist(dir, train = true) { return api.data_mnist_read_dir(dir, train); },
   DataLoader,
 };
 ct.nn = ct.nn || {};
 ct.nn.init = {
-  uniform_(t, a, b) { check(F.ctorch_init_uniform_(h(t), a, b)); return t; },
-  normal_(t, mean, std) { check(F.ctorch_init_normal_(h(t), mean, std)); return t; },
-  zeros_(t) { check(F.ctorch_init_zeros_(h(t))); return t; },
+  uniform_(t, a, b) { api.init_uniform_(t, a, b); return t; },
+  normal_(t, mean, std) { api.init_normal_(t, mean, std); return t; },
+  zeros_(t) { api.init_zeros_(t); return t; },
 };
 
 // ---- asynchronous calls ------------------------------------------------------
@@ -609,9 +582,7 @@ ct.errorOf = errorOf;
 
 // ABI check: this package was generated for one build of the C API.
 {
-  const out = new BigUint64Array(1);
-  check(F.ctorch_abi_hash(out));
-  const got = koffi.decode.string(out[0]);
+  const got = api.abi_hash();
   if (got !== capi.ABI_HASH && !process.env.CTORCH_IGNORE_ABI) {
     throw new Error(`ctorch: ${LIB_PATH} has ABI ${got}, this package was generated for ${capi.ABI_HASH}`);
   }

@@ -149,6 +149,20 @@ def main():
     for h in doc["handles"]:
         if h["free"] and h["free"] not in funcs:
             problems.append(f"handle {h['name']}: free function {h['free']} not described")
+        # A container's accessors exist and have the signatures handles[].elements promises.
+        el = h.get("elements")
+        if el:
+            want = {"size": [("out", "size_t"), ("in", h["name"])],
+                    "get": [("out", el["handle"]), ("in", h["name"]), ("in", "size_t")],
+                    "key": [("out", "char"), ("in", h["name"]), ("in", "size_t")]}
+            for role, fn in el.items():
+                if role == "handle":
+                    continue
+                got = [(p["direction"], p["type"].get("name")) for p in funcs[fn]["params"]] if fn in funcs else None
+                if got != want[role]:
+                    problems.append(f"handle {h['name']}: elements.{role} {fn} is {got}, expected {want[role]}")
+    if {h["name"] for h in doc["handles"] if "elements" in h} != {"ctorch_tensor_list", "ctorch_tensor_dict"}:
+        problems.append("handles[].elements: expected on ctorch_tensor_list and ctorch_tensor_dict")
 
     # Struct layouts: the offsets measured by the compiler match the C ABI's
     # natural alignment rule applied to the fields' sizes.

@@ -222,6 +222,44 @@ class NullResults(unittest.TestCase):
         self.assertEqual((st >> b["shift"]) & b["mask"], 1234)
 
 
+class HeaderPlan(unittest.TestCase):
+    """hplan: which header functions the bindings wrap, as what, and the
+    container rule (handles[].elements)."""
+    HDR = HEADER.replace("ctorch_status", "int").replace("/** Helper. */", """/** A list of things. */
+typedef struct ctorch_bag_s *ctorch_bag;
+/** Frees. */
+CTORCH_API void ctorch_bag_free(ctorch_bag b);
+/** Count. */
+CTORCH_API ctorch_status ctorch_bag_size(size_t *out, ctorch_bag b);
+/** New element i. */
+CTORCH_API ctorch_status ctorch_bag_get(ctorch_thing *out, ctorch_bag b, size_t i);
+/** New bag of a thing's parts. */
+CTORCH_API ctorch_status ctorch_thing_parts(ctorch_bag *out, ctorch_thing t);
+/** Calls back. */
+CTORCH_API ctorch_status ctorch_thing_visit(ctorch_thing t, ctorch_cb cb, void *ctx);
+/** Helper. */""").replace("ctorch_status", "int")
+
+    def test_plan(self):
+        from ctorch_gen import hplan
+        d = describe_header(parse_header(self.HDR))
+        doc = {"handles": d["handles"], "functions": [dict(f, origin="header") for f in d["functions"]]}
+        bag = next(h for h in doc["handles"] if h["name"] == "ctorch_bag")
+        self.assertEqual(bag["elements"], {"handle": "ctorch_thing", "size": "ctorch_bag_size",
+                                           "get": "ctorch_bag_get"})
+        self.assertNotIn("elements", next(h for h in doc["handles"] if h["name"] == "ctorch_thing"))
+        self.assertEqual(hplan.list_handles(doc), {"ctorch_bag": bag["elements"]})
+        e = {x["name"]: x for x in hplan.plan(doc)}
+        self.assertEqual((e["ctorch_thing_label"]["owner"], e["ctorch_thing_label"]["method"]),
+                         ("ctorch_thing", "label"))
+        self.assertIsNone(e["ctorch_thing_new"]["owner"])           # a constructor: a module-level function
+        self.assertEqual([p["name"] for p in e["ctorch_thing_name"]["ins"]], ["t"])  # out_len, cap: derived
+        self.assertEqual([p["name"] for p in e["ctorch_thing_many"]["ins"]], ["names", "things", "options"])
+        self.assertIn("frees", e["ctorch_thing_free"]["skip"])
+        self.assertIn("callback", e["ctorch_thing_visit"]["skip"])
+        self.assertIn("read_bag", e["ctorch_bag_size"]["skip"])     # read by the generated list reader
+        self.assertIsNone(e["ctorch_thing_parts"]["skip"])
+
+
 class PythonTypes(unittest.TestCase):
     def test_ctypes_of(self):
         doc = {}

@@ -111,6 +111,38 @@ test('dispose, scope and the memory counter', () => {
   assert.strictEqual(ct.memoryBytes(), before);
 });
 
+test('the header functions generated from api.json (ct.capi)', () => {
+  const c = ct.capi;
+  const t = ct.reshape(ct.arange(6), [2, 3]);
+  assert.strictEqual(c.tensor_dim(t), 2);
+  assert.deepStrictEqual(c.tensor_sizes(t), [2, 3]); // buffer_size "query": ctorch_tensor_dim elements
+  assert.deepStrictEqual(c.tensor_strides(t), [3, 1]);
+  assert.strictEqual(c.tensor_copy_to(t).length, 6 * 8); // numel * dtype_size bytes
+  assert.strictEqual(c.tensor_is_contiguous(t), true);
+  assert.strictEqual(c.tensor_dtype(t), ct.int64);
+  assert.match(c.tensor_to_string(t), /CPULongType/); // new text, freed after decoding
+  const dead = ct.ones([1]);
+  dead.dispose();
+  assert.throws(() => c.tensor_grad_fn_name(null), /expected a ctorch handle/);
+  assert.throws(() => c.tensor_dim(dead), /after dispose/);
+  const s = c.autograd_scope_enter(0);
+  assert.ok(s instanceof c.AutogradScope);
+  assert.strictEqual(c.autograd_is_grad_enabled(), false);
+  c.autograd_scope_leave(s); // "when": "always": the object lets go of its handle
+  assert.strictEqual(s.handle, 0n);
+  assert.strictEqual(c.autograd_is_grad_enabled(), true);
+  const w = ct.ones([3]).requiresGrad_();
+  const opt = c.optimizer_new(0, [w], null);
+  assert.strictEqual(opt.num_param_groups(), 1); // ctorch_optimizer_* as methods
+  opt.set_lr(0, 0.25);
+  assert.strictEqual(opt.get_lr(0), 0.25);
+  opt.dispose();
+  assert.strictEqual(opt.handle, 0n);
+  const sc = c.scalar_bool(7); // inline helpers from inline_body
+  assert.deepStrictEqual([sc.kind, sc.i, sc.reserved], [2, 1, 0]);
+  assert.ok('ctorch_tensor_free' in c.NOT_WRAPPED);
+});
+
 async function asyncTests() {
   // A failing call on a koffi worker thread: its message comes back through
   // its ticket even though this thread fails differently meanwhile.

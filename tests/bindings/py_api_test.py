@@ -290,6 +290,62 @@ class Errors(unittest.TestCase):
         self.assertEqual(ctorch.__version__, ctorch._capi.CTORCH_VERSION)
 
 
+class HeaderFunctions(unittest.TestCase):
+    """ctorch.capi: the header's functions generated from api.json (outputs
+    returned, buffers sized by buffer_size, handle classes, inline helpers)."""
+
+    def test_outputs_and_buffers(self):
+        c = ctorch.capi
+        t = ctorch.arange(6).reshape([2, 3])
+        self.assertEqual(c.tensor_dim(t), 2)
+        self.assertEqual(c.tensor_sizes(t), (2, 3))           # "query" rule: ctorch_tensor_dim elements
+        self.assertEqual(c.tensor_strides(t), (3, 1))
+        self.assertEqual(len(c.tensor_copy_to(t)), 6 * 8)     # numel * dtype_size(dtype) bytes
+        self.assertIs(c.tensor_is_contiguous(t), True)        # boolean outputs are bools
+        self.assertIs(c.tensor_dtype(t), ctorch.int64)
+        self.assertIn("CPULongType", c.tensor_to_string(t))   # new text, freed after decoding
+        self.assertTrue(c.version())
+        with self.assertRaises(ctorch.CtorchError):
+            c.tensor_sizes(_disposed())
+        msg = c.last_error_copy()                             # "reported" rule: asks, then copies all
+        self.assertIn("ctorch_tensor_dim", msg)
+        self.assertEqual(len(msg), len(c.last_error()))
+        status, text = c.error_message(c.last_error_id())
+        self.assertEqual(text, msg)
+        self.assertEqual(status, ctorch._capi.ENUMS["ctorch_status"]["CTORCH_INVALID_ARGUMENT"])
+
+    def test_handle_classes(self):
+        c = ctorch.capi
+        s = c.autograd_scope_enter(0)
+        self.assertIsInstance(s, c.AutogradScope)
+        self.assertFalse(c.autograd_is_grad_enabled())
+        c.autograd_scope_leave(s)                              # "when": "always": the object lets go of it
+        self.assertIsNone(s.handle)
+        self.assertTrue(c.autograd_is_grad_enabled())
+        w = ctorch.ones([3]).requires_grad_()
+        opt = c.optimizer_new(0, [w], None)
+        self.assertIsInstance(opt, c.Optimizer)
+        self.assertEqual(opt.num_param_groups(), 1)          # methods: ctorch_optimizer_* on the class
+        opt.set_lr(0, 0.25)
+        self.assertEqual(opt.get_lr(0), 0.25)
+        opt.dispose()
+        self.assertIsNone(opt.handle)
+        self.assertIn("ctorch_tensor_free", c.NOT_WRAPPED)
+
+    def test_inline_helpers(self):
+        s = ctorch._capi.scalar_bool(7)
+        self.assertEqual((s.kind, s.i, s.reserved), (2, 1, 0))
+        s = ctorch._capi.scalar_complex(1.5, -2.0)
+        self.assertEqual((s.kind, s.f, s.imag), (3, 1.5, -2.0))
+        self.assertEqual(ctorch.add(ctorch.ones([1], dtype=ctorch.int64), True).tolist(), [2])
+
+
+def _disposed():
+    t = ctorch.ones([1])
+    t.dispose()
+    return t
+
+
 class Package(unittest.TestCase):
     def test_one_module_called_ctorch(self):
         # The former hand-written python/ctorch.py is ctorch.interop: its

@@ -28,6 +28,8 @@ from ._rt import (CtorchError, Device, Tensor, dtype, layout, memory_format, lib
                   wrap as _wrap, byref as _byref, c_void_p as _vp)
 from ._dispatch import E as _E, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS
 from . import _ops
+from . import _api as capi  # every hand-written C function of api.json, typed (ctorch.capi.tensor_dim(t), ...)
+_rt._counter = capi.memory_cpu_counter()  # the live counter the collected tensors' release looks at
 
 __version__ = _capi.CTORCH_VERSION
 torch_version = _capi.TORCH_VERSION

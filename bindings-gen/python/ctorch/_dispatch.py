@@ -114,3 +114,9 @@ def dispatch(name, group, args, kwargs):
     sigs = "\n  ".join(fn.__doc__ for fn, _ in group)
     got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
     raise TypeError(f"{name}(): no overload accepts ({got}); the overloads are:\n  {sigs}")
+
+
+# dtypes and layouts come back from the generated header wrappers as ctorch's enum objects.
+from . import _rt as _rt_mod  # noqa: E402
+_rt_mod.ENUM_OUT["ctorch_dtype"] = DTYPES.__getitem__
+_rt_mod.ENUM_OUT["ctorch_layout"] = LAYOUTS.__getitem__

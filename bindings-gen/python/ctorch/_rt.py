@@ -57,9 +57,6 @@ def _load():
 lib, LIB_PATH = _load()
 _tensor_free = lib.ctorch_tensor_free
 _free_many = lib.ctorch_tensor_free_many
-_list_size = lib.ctorch_tensor_list_size
-_list_get = lib.ctorch_tensor_list_get
-_list_free = lib.ctorch_tensor_list_free
 
 
 # ---- errors -----------------------------------------------------------------------
@@ -94,15 +91,13 @@ class OutOfMemory(CtorchError, MemoryError):
 
 
 _ERROR_CLASSES = {1: InvalidArgument, 2: IndexError_, 4: TypeError_, 5: NotImplemented_, 6: OutOfMemory}
-_msgbuf_size = 4096
 
 
 def raise_status(st):
-    """Raises the error of a failed call made on this thread."""
-    buf = ctypes.create_string_buffer(_msgbuf_size)
-    n = ctypes.c_size_t()
-    lib.ctorch_last_error_copy(byref(n), buf, _msgbuf_size)
-    raise _ERROR_CLASSES.get(st, CtorchError)(st, buf.value.decode(errors="replace"))
+    """Raises the error of a failed call made on this thread (its message
+    copied by the generated ctorch_last_error_copy, sized as api.json says)."""
+    from . import _api
+    raise _ERROR_CLASSES.get(st, CtorchError)(st, _api.last_error_copy())
 
 
 def check(st):
@@ -138,7 +133,7 @@ class Tensor:
         if h:
             p = _pending
             p.append(h)
-            if len(p) >= FREE_BATCH or _counter.value - _mem_at_flush > FLUSH_BYTES:
+            if len(p) >= FREE_BATCH or _counter.value > _flush_above:
                 flush_frees()
 
     def dispose(self):
@@ -159,21 +154,24 @@ _new = object.__new__
 FREE_BATCH = 64
 FLUSH_BYTES = 32 << 20
 _pending = []
-_counter_p = ctypes.POINTER(c_int64)()
-lib.ctorch_memory_cpu_counter(byref(_counter_p))
-_counter = _counter_p.contents  # live: ctorch's CPU byte counter, read without a call
+# ctorch's CPU byte counter, read in place without a call: the generated
+# memory_cpu_counter's live view, set by __init__ once _api is loaded (no
+# tensor exists before that).
+_counter = c_int64(0)
 _mem_at_flush = 0
+_flush_above = FLUSH_BYTES  # _mem_at_flush + FLUSH_BYTES: one comparison per collected tensor
 
 
 def flush_frees():
     """Releases the handles of collected tensors not yet released."""
-    global _pending, _mem_at_flush
+    global _pending, _mem_at_flush, _flush_above
     batch = _pending
     _pending = []  # handles appended meanwhile by another thread land in batch or the new list
     n = len(batch)
     if n:
         _free_many((c_void_p * n)(*batch), n)
     _mem_at_flush = _counter.value
+    _flush_above = _mem_at_flush + FLUSH_BYTES
 
 
 import atexit as _atexit  # noqa: E402
@@ -199,21 +197,6 @@ def raw_function(name, restype=c_int32):
     f = lib._FuncPtr((name, lib))
     f.restype = restype
     return f
-
-
-def wrap_list(lh):
-    """Python list of Tensors from a new ctorch_tensor_list handle (freed here)."""
-    try:
-        n = ctypes.c_size_t()
-        check(_list_size(byref(n), lh))
-        out = []
-        for i in range(n.value):
-            h = c_void_p()
-            check(_list_get(byref(h), lh, i))
-            out.append(wrap(h.value))
-        return out
-    finally:
-        _list_free(lh)
 
 
 def th(x):
@@ -248,7 +231,8 @@ _scalar_caches = {int: {}, float: {}, bool: {}}
 
 
 def scalar(x):
-    """A ctorch_scalar by value, of the kind Python's type says (bool before int)."""
+    """A ctorch_scalar by value, of the kind Python's type says (bool before
+    int), built by the header's inline helpers (_capi, from api.json's inline_body)."""
     t = type(x)
     cache = _scalar_caches.get(t)
     if cache is not None:
@@ -256,21 +240,21 @@ def scalar(x):
         if s is not None:
             return s
     if t is bool:
-        s = Scalar(_SC_BOOL, 0, int(x), 0.0, 0.0)
+        s = _capi.scalar_bool(x)
     elif t is int:
-        s = Scalar(_SC_INT, 0, x, 0.0, 0.0)
+        s = _capi.scalar_int(x)
     elif t is float:
-        s = Scalar(_SC_FLOAT, 0, 0, x, 0.0)
+        s = _capi.scalar_float(x)
     elif t is complex:
-        s = Scalar(_SC_COMPLEX, 0, 0, x.real, x.imag)
+        s = _capi.scalar_complex(x.real, x.imag)
     elif isinstance(x, Tensor):
         return scalar(x.item())
     elif isinstance(x, bool):
-        s = Scalar(_SC_BOOL, 0, int(x), 0.0, 0.0)
+        s = _capi.scalar_bool(x)
     elif isinstance(x, int):
-        s = Scalar(_SC_INT, 0, int(x), 0.0, 0.0)
+        s = _capi.scalar_int(int(x))
     elif isinstance(x, float):
-        s = Scalar(_SC_FLOAT, 0, 0, float(x), 0.0)
+        s = _capi.scalar_float(float(x))
     else:
         raise TypeError(f"expected a number for a Scalar argument, got {type(x).__name__}")
     if cache is not None and len(cache) < 1024:
@@ -471,3 +455,108 @@ def scalar_result(s):
     if k == _SC_COMPLEX:
         return complex(s.f, s.imag)
     return s.f
+
+
+# ---- what the generated header wrappers (_api.py) call --------------------------------------
+
+def h(x):
+    """The handle of a handle object (Tensor, Optimizer, ...)."""
+    try:
+        return x._h
+    except AttributeError:
+        raise TypeError(f"expected a ctorch handle object, got {type(x).__name__}") from None
+
+
+def ho(x):
+    return None if x is None else h(x)
+
+
+def str_in(x):
+    """Text or a path: str, bytes or os.PathLike."""
+    if isinstance(x, str):
+        return x.encode()
+    if isinstance(x, bytes):
+        return x
+    if isinstance(x, os.PathLike):
+        return os.fsencode(x)
+    raise TypeError(f"expected a str, got {type(x).__name__}")
+
+
+def str_in_o(x):
+    return None if x is None else str_in(x)
+
+
+def bytes_arg(x):
+    """(pointer, length in bytes) of any buffer-protocol object (read only)."""
+    mv = memoryview(x).cast("B")
+    b = mv.tobytes()
+    return b, len(b)
+
+
+def text(v):
+    return None if v is None else v.decode(errors="replace")
+
+
+def query(fn, out, *args):
+    """The value a size query (api.json buffer_size) writes to its output."""
+    st = fn(byref(out), *args)
+    if st:
+        raise_status(st)
+    return out.value
+
+
+# Language-level forms of some C structs and enums (filled by _dispatch):
+# a device may be given as "cuda:1", a dtype comes back as ctorch.float32.
+STRUCT_IN = {"ctorch_device": lambda x: x if isinstance(x, Device_) else device_arg(x)}
+STRUCT_OUT = {"ctorch_device": lambda d: device_from_c(d)}
+ENUM_OUT = {}
+
+
+def struct_in(name, x):
+    f = STRUCT_IN.get(name)
+    return x if f is None else f(x)
+
+
+def struct_out(name, x):
+    f = STRUCT_OUT.get(name)
+    return x if f is None else f(x)
+
+
+def enum_out(name, v):
+    f = ENUM_OUT.get(name)
+    return v if f is None else f(v)
+
+
+class Handle:
+    """An owned handle of a type other than ctorch_tensor (the generated
+    classes in _api: Optimizer, DataLoader, ...): freed by its type's free
+    function (api.json handles[].free) when collected or disposed."""
+    _free = None
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h and self._free is not None:
+            self._h = None
+            self._free(h)
+
+    def dispose(self):
+        """Frees the handle now."""
+        self.__del__()
+
+    def _take(self):
+        """The handle, which this object no longer frees."""
+        h, self._h = self._h, None
+        return h
+
+    @property
+    def handle(self):
+        return self._h
+
+
+def adopt(cls, h):
+    """A new cls owning handle h (None for NULL)."""
+    if not h:
+        return None
+    o = _new(cls)
+    o._h = h
+    return o

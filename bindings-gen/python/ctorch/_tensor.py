@@ -1,11 +1,10 @@
 """Hand-written Tensor properties and conversions, tensor creation and
 library-wide settings (installed on ctorch.Tensor / exported by __init__)."""
-import ctypes as _c
 import struct as _struct
 
-from . import _capi, _ops, _rt
-from ._rt import Device, Tensor, lib, check as _check, wrap as _wrap, byref as _byref, c_void_p as _vp
-from ._dispatch import E as _E, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS
+from . import _api, _capi, _ops, _rt
+from ._rt import Device, Tensor
+from ._dispatch import E as _E
 import builtins as _b
 
 bool_, uint8, int8, int16, int32, int64 = (_E[k] for k in ("CTORCH_BOOL", "CTORCH_UINT8", "CTORCH_INT8",
@@ -14,57 +13,24 @@ float16, float32, float64, complex64, complex128 = (_E[k] for k in ("CTORCH_FLOA
                                                                     "CTORCH_FLOAT64", "CTORCH_COMPLEX64",
                                                                     "CTORCH_COMPLEX128"))
 
-_sz = _c.c_size_t
 _FMT = {"CTORCH_BOOL": "?", "CTORCH_UINT8": "B", "CTORCH_INT8": "b", "CTORCH_INT16": "h", "CTORCH_INT32": "i",
         "CTORCH_INT64": "q", "CTORCH_FLOAT32": "f", "CTORCH_FLOAT64": "d", "CTORCH_FLOAT16": "e"}
 _FMT_OF = {_E[k]: v for k, v in _FMT.items()}
 
 
-def _out(ct, fn, *args):
-    v = ct()
-    _check(fn(_byref(v), *args))
-    return v.value
-
-
-def _dim(self):
-    return _out(_c.c_int64, lib.ctorch_tensor_dim, self._h)
-
-
-def _shape(self):
-    n = _dim(self)
-    buf = (_c.c_int64 * _b.max(n, 1))()
-    _check(lib.ctorch_tensor_sizes(buf, n, self._h))
-    return tuple(buf[:n])
+# The C functions themselves are generated (_api, from api.json); what is
+# written here is the Python face: properties, PyTorch's names and defaults,
+# conversions to Python values.
+_dim = _api.tensor_dim
+_shape = _api.tensor_sizes
+_strides = _api.tensor_strides
+_dtype = _api.tensor_dtype
+_bytes = _api.tensor_copy_to
 
 
 def _size(self, d=None):
     s = _shape(self)
     return s if d is None else s[d]
-
-
-def _strides(self):
-    n = _dim(self)
-    buf = (_c.c_int64 * _b.max(n, 1))()
-    _check(lib.ctorch_tensor_strides(buf, n, self._h))
-    return tuple(buf[:n])
-
-
-def _dtype(self):
-    return _DTYPES[_out(_c.c_int32, lib.ctorch_tensor_dtype, self._h)]
-
-
-def _device(self):
-    d = _capi.ctorch_device()
-    _check(lib.ctorch_tensor_device(_byref(d), self._h))
-    return _rt.device_from_c(d)
-
-
-def _bytes(self):
-    n = _out(_c.c_int64, lib.ctorch_tensor_numel, self._h)
-    es = _out(_sz, lib.ctorch_dtype_size, _dtype(self))
-    buf = _c.create_string_buffer(_b.max(n * es, 1))
-    _check(lib.ctorch_tensor_copy_to(buf, n * es, self._h))
-    return buf.raw[: n * es]
 
 
 def _tolist(self):
@@ -94,24 +60,19 @@ def _complex_list(self):
 
 
 def _item(self):
+    """The value of a one-element tensor as the Python number of its dtype."""
     dt = _dtype(self)
     if dt == bool_:
-        return _b.bool(_out(_c.c_int, lib.ctorch_tensor_item_bool, self._h))
+        return _api.tensor_item_bool(self)
     if dt in (int8, uint8, int16, int32, int64):
-        return _out(_c.c_int64, lib.ctorch_tensor_item_int64, self._h)
+        return _api.tensor_item_int64(self)
     if dt in (complex64, complex128):
         return _complex_list(self.reshape([1]))[0]
-    return _out(_c.c_double, lib.ctorch_tensor_item_double, self._h)
+    return _api.tensor_item_double(self)
 
 
 def _repr(self):
-    if not self._h:
-        return "ctorch.Tensor(<disposed>)"
-    s = _c.c_char_p()
-    _check(lib.ctorch_tensor_to_string(_c.cast(_c.pointer(s), _c.POINTER(_c.c_char_p)), self._h))
-    text = s.value.decode()
-    lib.ctorch_string_free(s)
-    return text
+    return _api.tensor_to_string(self) if self._h else "ctorch.Tensor(<disposed>)"
 
 
 def _to(self, *args, dtype=None, device=None):
@@ -123,51 +84,25 @@ def _to(self, *args, dtype=None, device=None):
             device = a
     t = self
     if device is not None:
-        t = _wrap(_out(_vp, lib.ctorch_tensor_to_device, t._h, _rt.device_arg(device)))
+        t = _api.tensor_to_device(t, device)
     if dtype is not None:
-        t = _wrap(_out(_vp, lib.ctorch_tensor_to_dtype, t._h, dtype))
+        t = _api.tensor_to_dtype(t, dtype)
     return t
 
 
-def _requires_grad_get(self):
-    return _b.bool(_out(_c.c_int, lib.ctorch_tensor_requires_grad, self._h))
-
-
-def _requires_grad_set(self, v):
-    _check(lib.ctorch_tensor_set_requires_grad(self._h, 1 if v else 0))
-
-
 def _requires_grad_(self, v=True):
-    _requires_grad_set(self, v)
+    _api.tensor_set_requires_grad(self, v)
     return self
-
-
-def _grad_get(self):
-    return _wrap(_out(_vp, lib.ctorch_tensor_grad, self._h))
-
-
-def _grad_set(self, g):
-    _check(lib.ctorch_tensor_set_grad(self._h, None if g is None else g._h))
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     if retain_graph is None:
-        retain_graph = create_graph
-    arr, n = _rt.tensor_array(inputs) if inputs else (None, 0)
-    _check(lib.ctorch_tensor_backward(self._h, None if gradient is None else gradient._h,
-                                      1 if retain_graph else 0, 1 if create_graph else 0, arr, n))
-
-
-def _detach(self):
-    return _wrap(_out(_vp, lib.ctorch_tensor_detach, self._h))
-
-
-def _is_leaf(self):
-    return _b.bool(_out(_c.c_int, lib.ctorch_tensor_is_leaf, self._h))
+        retain_graph = create_graph  # PyTorch's default
+    _api.tensor_backward(self, gradient, retain_graph, create_graph, inputs or None)
 
 
 def _grad_fn(self):
-    return _out(_c.c_char_p, lib.ctorch_tensor_grad_fn_name, self._h).decode() or None
+    return _api.tensor_grad_fn_name(self) or None
 
 
 def _numpy(self):
@@ -217,13 +152,10 @@ def _setitem(self, idx, value):
 for _name, _fn in {
         "dim": _dim, "size": _size, "stride": lambda self, d=None: _strides(self) if d is None else _strides(self)[d],
         "tolist": _tolist, "item": _item, "__repr__": _repr, "__str__": _repr, "to": _to, "numpy": _numpy,
-        "backward": _backward, "detach": _detach, "requires_grad_": _requires_grad_,
-        "numel": lambda self: _out(_c.c_int64, lib.ctorch_tensor_numel, self._h),
-        "element_size": lambda self: _out(_sz, lib.ctorch_dtype_size, _dtype(self)),
-        "tobytes": _bytes,
-        "is_contiguous": lambda self: _b.bool(_out(_c.c_int, lib.ctorch_tensor_is_contiguous, self._h)),
-        "data_ptr": lambda self: _out(_vp, lib.ctorch_tensor_data_ptr, self._h) or 0,
-        "retain_grad": lambda self: _check(lib.ctorch_tensor_retain_grad(self._h)),
+        "backward": _backward, "detach": _api.tensor_detach, "requires_grad_": _requires_grad_,
+        "numel": _api.tensor_numel, "element_size": lambda self: _api.dtype_size(_dtype(self)),
+        "tobytes": _bytes, "is_contiguous": _api.tensor_is_contiguous, "data_ptr": _api.tensor_data_ptr,
+        "retain_grad": _api.tensor_retain_grad,
         "__len__": lambda self: _shape(self)[0],
         "__iter__": lambda self: (self[i] for i in range(_shape(self)[0])),
         "__getitem__": _getitem, "__setitem__": _setitem,
@@ -235,14 +167,14 @@ for _name, _fn in {
 }.items():
     setattr(Tensor, _name, _fn)
 for _name, _prop in {
-        "shape": property(_shape), "dtype": property(_dtype), "device": property(_device),
-        "ndim": property(_dim), "requires_grad": property(_requires_grad_get, _requires_grad_set),
-        "grad": property(_grad_get, _grad_set), "is_leaf": property(_is_leaf), "grad_fn": property(_grad_fn),
-        "T": property(lambda self: _ops.permute(self, list(range(_dim(self)))[::-1])),
-        "layout": property(lambda self: _LAYOUTS[_out(_c.c_int32, lib.ctorch_tensor_layout, self._h)]),
-        "data": property(_detach),
+        "shape": property(_shape), "dtype": property(_dtype), "device": property(_api.tensor_device),
+        "ndim": property(_dim), "requires_grad": property(_api.tensor_requires_grad, _api.tensor_set_requires_grad),
+        "grad": property(_api.tensor_grad, _api.tensor_set_grad), "is_leaf": property(_api.tensor_is_leaf),
+        "grad_fn": property(_grad_fn), "T": property(lambda self: _ops.permute(self, list(range(_dim(self)))[::-1])),
+        "layout": property(_api.tensor_layout), "data": property(_api.tensor_detach),
 }.items():
     setattr(Tensor, _name, _prop)
+
 
 # ---- tensor creation -------------------------------------------------------------------
 
@@ -266,13 +198,7 @@ def _flatten(data):
 
 def from_buffer(buf, shape, dtype):
     """A new CPU tensor holding a copy of the bytes of buf (any buffer-protocol object)."""
-    mv = memoryview(buf).cast("B")
-    shape = list(shape)
-    sizes = (_c.c_int64 * _b.max(len(shape), 1))(*shape)
-    h = _vp()
-    data = (_c.c_char * _b.max(len(mv), 1)).from_buffer_copy(mv.tobytes() or b"\0")
-    _check(lib.ctorch_tensor_from_data(_byref(h), data, len(mv), sizes, len(shape), dtype))
-    return _wrap(h.value)
+    return _api.tensor_from_data(buf, list(shape), dtype)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
@@ -316,43 +242,30 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     return t
 
 
-def manual_seed(seed):
-    _check(lib.ctorch_manual_seed(seed))
-
-
-def set_num_threads(n):
-    _check(lib.ctorch_set_num_threads(n))
-
-
-def get_num_threads():
-    return _out(_c.c_int, lib.ctorch_get_num_threads)
+manual_seed = _api.manual_seed
+set_num_threads = _api.set_num_threads
+get_num_threads = _api.get_num_threads
 
 
 def memory_bytes(device_type="cpu"):
     """Bytes held by live tensor storages on that kind of device (ctorch_memory_bytes),
     after releasing the handles of collected tensors (see _rt.flush_frees)."""
     _rt.flush_frees()
-    return _out(_c.c_int64, lib.ctorch_memory_bytes, _capi.DEVICE_TYPES[device_type])
+    return _api.memory_bytes(_capi.DEVICE_TYPES[device_type])
 
 
 def device(spec, index=None):
     return Device(spec, index)
 
 
-class Generator:
-    """A random number generator (ctorch_generator)."""
+class Generator(_api.Generator):
+    """A random number generator (ctorch_generator); its methods are the
+    generated ctorch_generator_* functions."""
     _is_generator = True
 
     def __init__(self, device="cpu", seed=0):
-        self._h = _out(_vp, lib.ctorch_generator_new, _rt.device_arg(device), seed)
+        self._h = _api.generator_new(device, seed)._take()
 
     def manual_seed(self, seed):
-        _check(lib.ctorch_generator_set_seed(self._h, seed))
+        _api.generator_set_seed(self, seed)
         return self
-
-    def __del__(self):
-        if getattr(self, "_h", None):
-            lib.ctorch_generator_free(self._h)
-            self._h = None
-
-

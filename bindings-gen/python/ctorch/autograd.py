@@ -1,10 +1,9 @@
-"""Autograd beyond Tensor.backward: torch.autograd.grad and grad-mode scopes."""
-import ctypes as _c
+"""Autograd beyond Tensor.backward: torch.autograd.grad and grad-mode scopes
+(the C functions are the generated _api.autograd_*; this is their Python face:
+context managers, decorators and PyTorch's defaults)."""
+from . import _api, _capi
 
-from . import _rt
-from ._rt import check, lib, wrap_list, tensor_array, byref, c_void_p
-
-_SCOPES = {"no_grad": 0, "enable_grad": 1, "inference_mode": 2}
+_SCOPES = {k[len("CTORCH_SCOPE_"):].lower(): v for k, v in _capi.ENUMS["ctorch_autograd_scope_kind"].items()}
 
 
 class _Scope:
@@ -12,17 +11,15 @@ class _Scope:
 
     def __init__(self, kind):
         self._kind = kind
-        self._h = None
+        self._s = None
 
     def __enter__(self):
-        h = c_void_p()
-        check(lib.ctorch_autograd_scope_enter(byref(h), self._kind))
-        self._h = h.value
+        self._s = _api.autograd_scope_enter(self._kind)
         return self
 
     def __exit__(self, *exc):
-        h, self._h = self._h, None
-        check(lib.ctorch_autograd_scope_leave(h))
+        s, self._s = self._s, None
+        _api.autograd_scope_leave(s)
         return False
 
     def __call__(self, fn):
@@ -45,23 +42,11 @@ def inference_mode():
     return _Scope(_SCOPES["inference_mode"])
 
 
-def is_grad_enabled():
-    v = _c.c_int()
-    check(lib.ctorch_autograd_is_grad_enabled(byref(v)))
-    return bool(v.value)
+is_grad_enabled = _api.autograd_is_grad_enabled
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
     """torch.autograd.grad: gradients of outputs with respect to inputs (a list)."""
-    outs, n_out = tensor_array(outputs)
-    ins, n_in = tensor_array(inputs)
-    if grad_outputs is None:
-        gos, n_go = None, 0
-    else:
-        gos, n_go = tensor_array(grad_outputs, optional=True)
     if retain_graph is None:
-        retain_graph = create_graph
-    lh = c_void_p()
-    check(lib.ctorch_autograd_grad(byref(lh), outs, n_out, ins, n_in, gos, n_go, int(bool(retain_graph)),
-                                   int(bool(create_graph)), int(bool(allow_unused))))
-    return wrap_list(lh.value)
+        retain_graph = create_graph  # PyTorch's default
+    return _api.autograd_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)

@@ -26,7 +26,8 @@ import ctypes
 import os
 import sys
 
-from ._rt import Tensor, check, lib, wrap, byref, c_void_p, tensor_array, raw_function
+from . import _api as _gen
+from ._rt import Tensor, check, wrap, byref, c_void_p, raw_function
 
 __all__ = ["from_torch", "to_torch", "to_dlpack_capsule", "from_handle", "save", "load", "save_dict", "load_dict"]
 
@@ -144,8 +145,32 @@ def _torch_modules():
 
         to_dlpack = torch.utils.dlpack.to_dlpack
         _destructor = _torch_capsule_destructor(to_dlpack, torch.empty) or _capsule_destructor_ptr
-        _torch = (torch.bool, torch.uint8, torch.utils.dlpack.from_dlpack, to_dlpack)
+        # The converter torch.utils.dlpack.from_dlpack ends in for a capsule
+        # (1.13 and 2.x): called directly it skips that function's Python
+        # (a hasattr that fails, i.e. an AttributeError raised and caught,
+        # and on 2.x argument checks), about a third of a hand-over's cost.
+        from_dlpack = getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
+        _torch = (torch.bool, torch.uint8, from_dlpack, to_dlpack, _knows_bool(torch, from_dlpack))
     return _torch
+
+
+def _knows_bool(torch, from_dlpack):
+    """Whether this torch reads DLPack's bool code (2.x; 1.13 does not):
+    then bool tensors cross as they are, without the uint8 view and without
+    touching the dtype byte. Asked of a capsule ctorch made: a torch that
+    refuses the code leaves it unconsumed, and its destructor frees it."""
+    from . import _api
+    from ._dispatch import E
+    t = _api.tensor_from_data(b"\x01", [1], E["CTORCH_BOOL"])
+    m = c_void_p()
+    check(_to_dlpack(byref(m), t._h))
+    cap = _PyCapsule_New(m, b"dltensor", _capsule_destructor_ptr)
+    try:
+        ok = from_dlpack(cap).dtype is torch.bool
+    except Exception:  # noqa: BLE001 (any refusal means: no)
+        ok = False
+    del cap  # dies here, with no exception pending, so its destructor can free it
+    return ok
 
 
 _destructor = _capsule_destructor_ptr  # torch's once torch is loaded (_torch_modules)
@@ -184,7 +209,13 @@ def to_dlpack_capsule(t):
 
 def to_torch(t):
     """torch.Tensor sharing the memory of t (a ctorch Tensor or handle; borrowed)."""
-    t_bool, _, from_dlpack, _ = _torch or _torch_modules()
+    t_bool, _, from_dlpack, _, native_bool = _torch or _torch_modules()
+    if native_bool:  # bool crosses as bool: nothing to read or change in the struct
+        m = c_void_p()
+        st = _to_dlpack(byref(m), _handle(t))
+        if st:
+            check(st)
+        return from_dlpack(_PyCapsule_New(m, b"dltensor", _destructor))
     cap, is_bool = _export(t)
     x = from_dlpack(cap)
     return x.view(t_bool) if is_bool else x
@@ -195,8 +226,8 @@ def from_torch(x):
 
     The data stays alive until both x and the returned Tensor are gone.
     Autograd history is not carried over (like torch.utils.dlpack)."""
-    t_bool, t_uint8, _, to_dlpack = _torch or _torch_modules()
-    is_bool = x.dtype is t_bool
+    t_bool, t_uint8, _, to_dlpack, native_bool = _torch or _torch_modules()
+    is_bool = not native_bool and x.dtype is t_bool
     src = x.detach() if x.requires_grad else x
     if is_bool:
         src = src.view(t_uint8)
@@ -249,19 +280,27 @@ def _is_path(p):
     return isinstance(p, (str, bytes, os.PathLike))
 
 
+class _Borrowed:
+    """A raw handle (an int a C call returned) lent to a generated function."""
+    __slots__ = ("_h",)
+
+    def __init__(self, h):
+        self._h = h
+
+
+def _obj(t):
+    return t if hasattr(t, "_h") else _Borrowed(_handle(t))
+
+
 def save(t, path):
     """Writes one tensor as torch.save does (atomic write); torch.load reads it.
     save(path, t), python/ctorch.py's order, is accepted too."""
     if _is_path(t) and not _is_path(path):
         t, path = path, t
-    check(lib.ctorch_save(os.fsencode(path), _handle(t)))
+    _gen.save(path, _obj(t))
 
 
-def load(path):
-    """New Tensor from a file holding one tensor (torch.save's format)."""
-    h = c_void_p()
-    check(lib.ctorch_load(byref(h), os.fsencode(path)))
-    return wrap(h.value)
+load = _gen.load
 
 
 def save_dict(d, path):
@@ -270,26 +309,13 @@ def save_dict(d, path):
     if _is_path(d) and not _is_path(path):
         d, path = path, d
     names = list(d)
-    arr, n = tensor_array([d[k] for k in names])
-    keys = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k in names])
-    check(lib.ctorch_save_dict(os.fsencode(path), keys, arr, n))
+    _gen.save_dict(path, names, [d[k] for k in names])
 
 
 def load_dict(path):
     """{name: Tensor} from a torch.save'd dict/OrderedDict of tensors, in file order."""
-    h = c_void_p()
-    check(lib.ctorch_load_dict(byref(h), os.fsencode(path)))
+    d = _gen.load_dict(path)
     try:
-        n = ctypes.c_size_t()
-        check(lib.ctorch_tensor_dict_size(byref(n), h.value))
-        out = {}
-        for i in range(n.value):
-            k = ctypes.c_char_p()
-            check(lib.ctorch_tensor_dict_key(byref(k), h.value, i))
-            t = c_void_p()
-            check(lib.ctorch_tensor_dict_get(byref(t), h.value, i))
-            out[k.value.decode()] = wrap(t.value)
-        return out
+        return {d.key(i): d.get(i) for i in range(d.size())}
     finally:
-        lib.ctorch_tensor_dict_free(h.value)
-
+        d.dispose()

@@ -1,15 +1,13 @@
-"""Optimizers (torch.optim's update rules, through ctorch_optimizer_*) and
-learning-rate schedules."""
-import ctypes as _c
-
-from . import _capi
-from ._rt import check, lib, byref, c_void_p, tensor_array, wrap_list
+"""Optimizers (torch.optim's update rules) and learning-rate schedules: the
+generated _api.Optimizer / _api.LrScheduler classes (their methods are the
+ctorch_optimizer_* / ctorch_lr_scheduler_* functions), with PyTorch's
+constructors: keyword options, betas, properties."""
+from . import _api, _capi
 
 _KINDS = {k[len("CTORCH_OPTIM_"):].lower(): v for k, v in _capi.ENUMS["ctorch_optimizer_kind"].items()}
-_Options = _capi.ctorch_optim_options
 
 
-class Optimizer:
+class Optimizer(_api.Optimizer):
     """An optimizer over a list of parameters; keyword arguments set the
     fields of ctorch_optim_options (lr, weight_decay, momentum, betas, eps, ...)."""
     kind = None
@@ -17,8 +15,7 @@ class Optimizer:
     def __init__(self, params, **options):
         params = list(params)
         self._params = params
-        opts = _Options()
-        check(lib.ctorch_optim_options_default(byref(opts), _KINDS[self.kind]))
+        opts = _api.optim_options_default(_KINDS[self.kind])
         betas = options.pop("betas", None)
         if betas is not None:
             options["beta1"], options["beta2"] = betas
@@ -26,40 +23,19 @@ class Optimizer:
             if not hasattr(opts, k):
                 raise TypeError(f"{type(self).__name__}: unknown option {k!r}")
             setattr(opts, k, v)
-        arr, n = tensor_array(params)
-        h = c_void_p()
-        check(lib.ctorch_optimizer_new(byref(h), _KINDS[self.kind], arr, n, byref(opts)))
-        self._h = h.value
-
-    def step(self):
-        check(lib.ctorch_optimizer_step(self._h))
+        self._h = _api.optimizer_new(_KINDS[self.kind], params, opts)._take()
 
     def zero_grad(self, set_to_none=True):
-        check(lib.ctorch_optimizer_zero_grad(self._h, 1 if set_to_none else 0))
+        _api.optimizer_zero_grad(self, set_to_none)
 
     @property
     def lr(self):
-        v = _c.c_double()
-        check(lib.ctorch_optimizer_get_lr(byref(v), self._h, 0))
-        return v.value
+        return self.get_lr(0)
 
     @lr.setter
     def lr(self, v):
-        n = _c.c_size_t()
-        check(lib.ctorch_optimizer_num_param_groups(byref(n), self._h))
-        for g in range(n.value):
-            check(lib.ctorch_optimizer_set_lr(self._h, g, v))
-
-    def save(self, path):
-        check(lib.ctorch_optimizer_save(self._h, str(path).encode()))
-
-    def load(self, path):
-        check(lib.ctorch_optimizer_load(self._h, str(path).encode()))
-
-    def __del__(self):
-        if getattr(self, "_h", None):
-            lib.ctorch_optimizer_free(self._h)
-            self._h = None
+        for g in range(self.num_param_groups()):
+            self.set_lr(g, v)
 
 
 class SGD(Optimizer):
@@ -82,30 +58,16 @@ class Adagrad(Optimizer):
     kind = "adagrad"
 
 
-class _Scheduler:
-    def step(self):
-        check(lib.ctorch_lr_scheduler_step(self._h))
-
+class _Scheduler(_api.LrScheduler):
     def get_last_lr(self):
-        v = _c.c_double()
-        check(lib.ctorch_lr_scheduler_get_last_lr(byref(v), self._h, 0))
-        return [v.value]
-
-    def __del__(self):
-        if getattr(self, "_h", None):
-            lib.ctorch_lr_scheduler_free(self._h)
-            self._h = None
+        return [_api.lr_scheduler_get_last_lr(self, 0)]
 
 
 class StepLR(_Scheduler):
     def __init__(self, optimizer, step_size, gamma=0.1):
-        h = c_void_p()
-        check(lib.ctorch_lr_scheduler_step_lr(byref(h), optimizer._h, step_size, gamma))
-        self._h = h.value
+        self._h = _api.lr_scheduler_step_lr(optimizer, step_size, gamma)._take()
 
 
 class CosineAnnealingLR(_Scheduler):
     def __init__(self, optimizer, T_max, eta_min=0.0):
-        h = c_void_p()
-        check(lib.ctorch_lr_scheduler_cosine(byref(h), optimizer._h, T_max, eta_min))
-        self._h = h.value
+        self._h = _api.lr_scheduler_cosine(optimizer, T_max, eta_min)._take()

@@ -57,17 +57,17 @@ func main() {
 	w1, b1, w2, b2 := param(784, 128, 784), param(784, 128), param(128, 10, 128), param(128, 10)
 	x := must(ctorch.Randn([]int64{64, 784}, nil, nil, nil, nil))
 	y := must(ctorch.Randint(10, []int64{64}, ctorch.Ptr(ctorch.DTypeInt64), nil, nil, nil))
-	o := must(ctorch.DefaultOptimOptions(ctorch.OptimizerKindAdam))
-	o.LR = 1e-3
-	opt := must(ctorch.NewOptimizer(ctorch.OptimizerKindAdam, []*ctorch.Tensor{w1, b1, w2, b2}, &o))
+	o := must(ctorch.OptimOptionsDefault(ctorch.OptimizerKindAdam))
+	o.Lr = 1e-3
+	opt := must(ctorch.OptimizerNew(ctorch.OptimizerKindAdam, []*ctorch.Tensor{w1, b1, w2, b2}, &o))
 	stepUs := bestOf(3, func(n int) {
 		for i := 0; i < n; i++ {
 			h := must(ctorch.Linear(x, w1, b1))
 			hr := must(ctorch.Relu(h))
 			logits := must(ctorch.Linear(hr, w2, b2))
 			loss := must(ctorch.CrossEntropyLoss(logits, y, nil, ctorch.ReductionMean, -100, 0))
-			_ = opt.ZeroGrad()
-			if err := loss.Backward(); err != nil {
+			_ = opt.ZeroGrad(true)
+			if err := loss.Backward(nil, false, false, nil); err != nil {
 				panic(err)
 			}
 			_ = opt.Step()

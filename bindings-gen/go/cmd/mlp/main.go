@@ -31,7 +31,7 @@ func ok(err error) {
 
 // prepare: uint8 images [N,28,28] -> standardised float32 [N,784].
 func prepare(images *ctorch.Tensor) *ctorch.Tensor {
-	f := must(images.To(ctorch.DTypeFloat32))
+	f := must(images.ToDtype(ctorch.DTypeFloat32))
 	defer f.Free()
 	flat := must(ctorch.Reshape(f, []int64{-1, 784}))
 	defer flat.Free()
@@ -78,9 +78,9 @@ func main() {
 	ok(ctorch.ManualSeed(0))
 	ok(ctorch.SetNumThreads(1))
 	start := time.Now()
-	trImages, trLabels, err := ctorch.ReadMNIST(dir, true)
+	trImages, trLabels, err := ctorch.DataMnistReadDir(dir, true)
 	ok(err)
-	teImages, teLabels, err := ctorch.ReadMNIST(dir, false)
+	teImages, teLabels, err := ctorch.DataMnistReadDir(dir, false)
 	ok(err)
 	xTrain, xTest := prepare(trImages), prepare(teImages)
 	trImages.Free()
@@ -88,17 +88,17 @@ func main() {
 
 	m := mlp{param(784, 128, 784), param(784, 128), param(128, 10, 128), param(128, 10)}
 	params := []*ctorch.Tensor{m.w1, m.b1, m.w2, m.b2}
-	adam := must(ctorch.DefaultOptimOptions(ctorch.OptimizerKindAdam))
-	adam.LR = 1e-3
-	opt := must(ctorch.NewOptimizer(ctorch.OptimizerKindAdam, params, &adam))
+	adam := must(ctorch.OptimOptionsDefault(ctorch.OptimizerKindAdam))
+	adam.Lr = 1e-3
+	opt := must(ctorch.OptimizerNew(ctorch.OptimizerKindAdam, params, &adam))
 	defer opt.Free()
-	loader := must(ctorch.NewDataLoader(xTrain, trLabels, 64, true, 1, false))
+	loader := must(ctorch.DataLoaderNew(xTrain, trLabels, 64, true, 1, false))
 	defer loader.Free()
 	ok(loader.StartEpoch(0))
 	steps := 0
 	var last float64
 	for {
-		x, y, more, err := loader.Next()
+		more, x, y, err := loader.Next()
 		ok(err)
 		if !more {
 			break
@@ -110,10 +110,10 @@ func main() {
 			defer logits.Free()
 			loss := must(ctorch.CrossEntropyLoss(logits, y, nil, ctorch.ReductionMean, -100, 0.0))
 			defer loss.Free()
-			ok(opt.ZeroGrad())
-			ok(loss.Backward())
+			ok(opt.ZeroGrad(true))
+			ok(loss.Backward(nil, false, false, nil))
 			ok(opt.Step())
-			last = must(loss.Item())
+			last = must(loss.ItemDouble())
 		}()
 		steps++
 	}
@@ -130,11 +130,11 @@ func main() {
 		defer pred.Free()
 		hits := must(ctorch.Eq_Tensor(pred, teLabels))
 		defer hits.Free()
-		hf := must(hits.To(ctorch.DTypeFloat32))
+		hf := must(hits.ToDtype(ctorch.DTypeFloat32))
 		defer hf.Free()
 		mean := must(ctorch.Mean(hf, nil))
 		defer mean.Free()
-		accuracy = must(mean.Item())
+		accuracy = must(mean.ItemDouble())
 		return nil
 	}))
 	fmt.Printf("go binding: MLP 784-128-10, 1 epoch (%d steps of 64) in %.1f s, final loss %.4f, test accuracy %.2f%%\n",

@@ -1,0 +1,100 @@
+"""What a binding generates for the header's functions (origin "header" in
+api.json), shared by the Python, Node and Go emitters so they agree on
+which functions become typed wrappers, which handle type each belongs to,
+and why a function is left to the language's hand-written runtime.
+
+Reads api.json's facts only: directions, ownership, arrays and their length
+or capacity parameters, buffer_size rules, null_result, boolean, lifetime,
+inline_body, the handles' free functions.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+
+def handle_stems(doc: dict) -> List[tuple]:
+    """(stem, handle name) longest stem first: ctorch_tensor_list -> tensor_list."""
+    out = [(h["name"][len("ctorch_"):], h["name"]) for h in doc["handles"]]
+    return sorted(out, key=lambda x: -len(x[0]))
+
+
+def class_name(handle: str) -> str:
+    """ctorch_lr_scheduler -> LrScheduler."""
+    return "".join(p[:1].upper() + p[1:] for p in handle[len("ctorch_"):].split("_"))
+
+
+def list_handles(doc: dict) -> Dict[str, dict]:
+    """Handles that are lists (handles[].elements without a key): a binding
+    turns each into its language's list as soon as a call returns one."""
+    return {h["name"]: h["elements"] for h in doc["handles"] if "elements" in h and "key" not in h["elements"]}
+
+
+def reader_name(handle: str) -> str:
+    """The generated reader of a list handle: ctorch_tensor_list -> read_tensor_list."""
+    return "read_" + handle[len("ctorch_"):]
+
+
+def skip_reason(f: dict, lists=()) -> Optional[str]:
+    """Why no typed wrapper is generated for header function f (None: one is)."""
+    if f["inline"]:
+        return None  # built from inline_body
+    if f["returns"]["kind"] == "none":
+        return "frees: the handle classes' dispose/finalizer call it"
+    for p in f["params"]:
+        t = p["type"]
+        if t["kind"] == "handle" and t["name"] in lists and p["direction"] == "in":
+            return (f"reads a {t['name']}, which the generated {reader_name(t['name'])} turns into the "
+                    "language's list as soon as a call returns one (handles[].elements)")
+        if t["kind"] == "callback":
+            return "takes a C callback (needs a trampoline into the language)"
+        if t["kind"] == "opaque":
+            return "DLPack structs: raw memory handed between libraries (hand-written fast path)"
+        if p["ownership"] == "consumed":
+            return "takes ownership of raw memory"
+        if t["kind"] == "void" and p["direction"] == "in" and not p.get("array"):
+            return "an untyped void * context"
+        if p["direction"] == "out" and p.get("array") and t["kind"] == "handle":
+            return "takes a C callback (needs a trampoline into the language)"
+    return None
+
+
+def plan(doc: dict) -> List[dict]:
+    """One entry per header function: name, short (without ctorch_), owner
+    (the handle type it is a method of, or None), method, skip (reason or
+    None), ins (the parameters a caller passes: arrays take their length
+    from the list, capacities from buffer_size), outs."""
+    stems = handle_stems(doc)
+    lists = list_handles(doc)
+    res = []
+    for f in doc["functions"]:
+        if f["origin"] != "header":
+            continue
+        short = f["name"][len("ctorch_"):]
+        params = f["params"]
+        derived = set()
+        for p in params:
+            if p.get("role") in ("length", "capacity"):
+                derived.add(p["name"])
+        # A buffer's "reported" length output is read by the wrapper, not returned.
+        for p in params:
+            bs = p.get("buffer_size")
+            if bs and bs["rule"] == "reported":
+                derived.add(bs["length"])
+        ins = [p for p in params if p["direction"] == "in" and p["name"] not in derived]
+        outs = [p for p in params if p["direction"] == "out" and p["name"] not in derived]
+        owner = method = None
+        first = next((p for p in params if p["direction"] == "in" and p["type"]["kind"] == "handle"
+                      and not p.get("pointer")), None)
+        if first is not None and not f["inline"]:
+            for stem, h in stems:
+                if first["type"]["name"] == h and short.startswith(stem + "_"):
+                    owner, method = h, short[len(stem) + 1:]
+                    break
+        res.append({"f": f, "name": f["name"], "short": short, "owner": owner, "method": method,
+                    "self": first["name"] if owner else None, "skip": skip_reason(f, lists), "ins": ins, "outs": outs,
+                    "params": params})
+    return res
+
+
+def by_name(doc: dict) -> Dict[str, dict]:
+    return {f["name"]: f for f in doc["functions"]}

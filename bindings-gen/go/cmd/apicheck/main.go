@@ -1,0 +1,87 @@
+// Command apicheck exercises the header functions generated from api.json
+// (hfuncs_gen.go): outputs returned, caller buffers sized by buffer_size
+// (a "query" and a "reported" rule), handle types with their functions as
+// methods, a scope released by Leave whatever the status, the inline
+// helpers and the mirrored structs. Prints "N passed, 0 failed".
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+
+	"ctorch"
+)
+
+var passed, failed int
+
+func expect(name string, ok bool, got ...interface{}) {
+	if ok {
+		passed++
+		return
+	}
+	failed++
+	fmt.Println("FAIL", name, fmt.Sprint(got...))
+}
+
+func main() {
+	t, err := ctorch.FromInt64([]int64{0, 1, 2, 3, 4, 5}, 2, 3)
+	expect("FromInt64", err == nil, err)
+	d, _ := t.Dim()
+	expect("Dim", d == 2, d)
+	s, _ := t.Sizes() // "query": ctorch_tensor_dim elements
+	expect("Sizes", reflect.DeepEqual(s, []int64{2, 3}), s)
+	st, _ := t.Strides()
+	expect("Strides", reflect.DeepEqual(st, []int64{3, 1}), st)
+	b, _ := t.CopyTo() // numel * dtype_size bytes
+	expect("CopyTo", len(b) == 48, len(b))
+	v, _ := t.Int64s()
+	expect("Int64s", reflect.DeepEqual(v, []int64{0, 1, 2, 3, 4, 5}), v)
+	c, _ := t.IsContiguous()
+	expect("IsContiguous", c, c)
+	dt, _ := t.Dtype()
+	expect("Dtype", dt == ctorch.DTypeInt64, dt)
+	expect("String", strings.Contains(t.String(), "CPULongType"), t.String())
+
+	// An error: its message comes back through the ticket (the "reported" rule sizes the buffer).
+	_, err = t.ItemDouble()
+	var ce *ctorch.Error
+	expect("error", errors.As(err, &ce) && ce.Status != 0 && strings.Contains(ce.Message, "ctorch_tensor_item_double"), err)
+
+	sc, err := ctorch.AutogradScopeEnter(ctorch.AutogradScopeKind(0))
+	expect("AutogradScopeEnter", err == nil, err)
+	on, _ := ctorch.AutogradIsGradEnabled()
+	expect("grad off", !on, on)
+	expect("Leave", sc.Leave() == nil)
+	on, _ = ctorch.AutogradIsGradEnabled()
+	expect("grad on again", on, on)
+
+	w, _ := ctorch.FromFloat32([]float32{1, 2, 3}, 3)
+	expect("SetRequiresGrad", w.SetRequiresGrad(true) == nil)
+	opts, err := ctorch.OptimOptionsDefault(ctorch.OptimizerKindSgd)
+	expect("OptimOptionsDefault", err == nil && opts.Lr > 0, opts)
+	opt, err := ctorch.OptimizerNew(ctorch.OptimizerKindSgd, []*ctorch.Tensor{w}, &opts)
+	expect("OptimizerNew", err == nil, err)
+	n, _ := opt.NumParamGroups()
+	expect("NumParamGroups", n == 1, n)
+	expect("SetLr", opt.SetLr(0, 0.25) == nil)
+	lr, _ := opt.GetLr(0)
+	expect("GetLr", lr == 0.25, lr)
+	opt.Free()
+
+	one := ctorch.ScalarInt(1) // the header's inline helper, through cgo
+	r, err := ctorch.Add_Tensor(w, w, one)
+	expect("Add_Tensor", err == nil, err)
+	f, _ := r.Float32s()
+	expect("Float32s", reflect.DeepEqual(f, []float32{2, 4, 6}), f)
+	dev, _ := w.Device()
+	expect("Device", dev.Type == ctorch.DeviceTypeCpu, dev)
+	expect("DeviceCpu", ctorch.DeviceCpu().Type == ctorch.DeviceTypeCpu)
+
+	fmt.Printf("%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		os.Exit(1)
+	}
+}
