@@ -694,16 +694,16 @@ typedef enum ctorch_cyclic_mode CTORCH_ENUM_BASE {
 } ctorch_cyclic_mode;
 
 /**
- * Options of every schedule; fill with ctorch_lr_schedule_options_default,
- * then change what the schedule uses (the others are ignored). Names and
- * defaults are PyTorch's; a value PyTorch's constructor refuses is refused
- * (INVALID_ARGUMENT naming the field).
+ * Options of the schedules made by ctorch_lr_scheduler_new; fill with
+ * ctorch_lr_schedule_options_default, then change what the schedule uses
+ * (the others are ignored). Names and defaults are PyTorch's; a value
+ * PyTorch's constructor refuses is refused (INVALID_ARGUMENT naming the
+ * field). MULTI_STEP, LAMBDA and MULTIPLICATIVE take a list or a callback
+ * and have their own constructors.
  */
 typedef struct ctorch_lr_schedule_options {
   int64_t step_size;             /**< STEP (no default in PyTorch: 1 here; set it) */
-  double gamma;                  /**< STEP, MULTI_STEP (0.1); EXPONENTIAL (no default: 0.1 here); CYCLIC exp_range (1.0) */
-  const int64_t *milestones;     /**< MULTI_STEP: increasing epochs (borrowed during the call) */
-  size_t n_milestones;           /**< MULTI_STEP */
+  double gamma;                  /**< STEP (0.1); EXPONENTIAL (no default: 0.1 here); CYCLIC exp_range (1.0) */
   double factor;                 /**< CONSTANT (1/3); REDUCE_ON_PLATEAU (0.1) */
   double start_factor;           /**< LINEAR (1/3) */
   double end_factor;             /**< LINEAR (1.0) */
@@ -717,7 +717,7 @@ typedef struct ctorch_lr_schedule_options {
   double max_lr;                 /**< CYCLIC, ONE_CYCLE (no default: set it; every group) */
   int64_t step_size_up;          /**< CYCLIC (2000) */
   int64_t step_size_down;        /**< CYCLIC (0 = step_size_up, PyTorch's None) */
-  ctorch_cyclic_mode mode;       /**< CYCLIC (triangular) */
+  int32_t mode;                  /**< CYCLIC: a ctorch_cyclic_mode value (CTORCH_CYCLIC_TRIANGULAR) */
   int cycle_momentum;            /**< CYCLIC, ONE_CYCLE (1): needs SGD/RMSprop momentum or Adam/AdamW betas */
   double base_momentum;          /**< CYCLIC (0.8), ONE_CYCLE (0.85) */
   double max_momentum;           /**< CYCLIC (0.9), ONE_CYCLE (0.95) */
@@ -727,8 +727,6 @@ typedef struct ctorch_lr_schedule_options {
   double div_factor;             /**< ONE_CYCLE (25) */
   double final_div_factor;       /**< ONE_CYCLE (1e4) */
   int three_phase;               /**< ONE_CYCLE (0) */
-  ctorch_lr_lambda_fn lr_lambda; /**< LAMBDA, MULTIPLICATIVE (required) */
-  void *user_data;               /**< passed to lr_lambda; must outlive the scheduler */
   int mode_max;                  /**< REDUCE_ON_PLATEAU: 0 'min' (default), 1 'max' */
   int64_t patience;              /**< REDUCE_ON_PLATEAU (10) */
   double threshold;              /**< REDUCE_ON_PLATEAU (1e-4) */
@@ -743,13 +741,25 @@ CTORCH_API ctorch_status ctorch_lr_schedule_options_default(ctorch_lr_schedule_o
 /**
  * NEW scheduler of `kind` on opt (borrowed; the scheduler keeps it alive)
  * with options (NULL = the defaults, which STEP, COSINE, COSINE_WARM_RESTARTS,
- * CYCLIC, ONE_CYCLE, LAMBDA and MULTIPLICATIVE do not accept: they need a
- * value PyTorch has no default for). Performs PyTorch's initial step: the
+ * CYCLIC and ONE_CYCLE do not accept: they need a value PyTorch has no
+ * default for). Not MULTI_STEP, LAMBDA, MULTIPLICATIVE (INVALID_ARGUMENT:
+ * see the two constructors below). Performs PyTorch's initial step: the
  * groups' lrs are those of epoch 0 on return (CYCLIC and ONE_CYCLE also set
  * momentum / beta1 when cycle_momentum). Free with ctorch_lr_scheduler_free.
  */
 CTORCH_API ctorch_status ctorch_lr_scheduler_new(ctorch_lr_scheduler *out, ctorch_optimizer opt, ctorch_lr_schedule kind,
                                                  const ctorch_lr_schedule_options *options);
+/** NEW MultiStepLR: milestones[0..n_milestones) (borrowed during the call; sorted as Python does; repeats multiply), gamma. Keeps opt alive. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_multi_step(ctorch_lr_scheduler *out, ctorch_optimizer opt,
+                                                        const int64_t *milestones, size_t n_milestones, double gamma);
+/**
+ * NEW LambdaLR (kind CTORCH_LR_LAMBDA: lr = initial lr * fn) or
+ * MultiplicativeLR (CTORCH_LR_MULTIPLICATIVE: lr = lr * fn, from epoch 1).
+ * fn is called with user_data, which must outlive the scheduler (ctorch
+ * does not free it). Performs the initial step (which calls fn for LAMBDA).
+ */
+CTORCH_API ctorch_status ctorch_lr_scheduler_lambda(ctorch_lr_scheduler *out, ctorch_optimizer opt,
+                                                    ctorch_lr_schedule kind, ctorch_lr_lambda_fn fn, void *user_data);
 /**
  * NEW SequentialLR: schedulers[0..n) (borrowed; kept alive) run one after
  * another, scheduler i+1 from epoch milestones[i] (n - 1 increasing

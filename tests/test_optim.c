@@ -495,6 +495,115 @@ static void min_max_mean_sd(ctorch_tensor t, double *mn, double *mx, double *mea
   *sd = sqrt(s2 / n - *mean * *mean);
 }
 
+/* The schedules' failure paths (their values are compared with torch in
+ * tests/train/schedules_vs_torch.py): every refusal names the argument or
+ * field and leaves the lrs alone; a failing callback's status comes back. */
+static int lambda_calls;
+static ctorch_status failing_lambda(void *user, int64_t epoch, size_t group, double *f) {
+  (void)user, (void)group;
+  ++lambda_calls;
+  *f = 0.5;
+  return epoch >= 2 ? CTORCH_VALUE : CTORCH_OK;
+}
+
+START_TEST(schedule_failures) {
+  ctorch_tensor p = param(P0), q = param(P0);
+  ctorch_optimizer opt = NULL, other = NULL, ada = NULL;
+  ctorch_lr_scheduler s = NULL, s2 = NULL, seq[2] = {NULL, NULL}, bad = (ctorch_lr_scheduler)0x1;
+  ctorch_lr_schedule_options o;
+  ctorch_optim_options oo;
+  double lr = 0;
+  int64_t ms[1] = {3};
+  CT_OK(ctorch_optim_options_default(&oo, CTORCH_OPTIM_SGD));
+  CT_OK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_SGD, &p, 1, &oo));
+  CT_OK(ctorch_optimizer_new(&other, CTORCH_OPTIM_SGD, &q, 1, &oo));
+  CT_OK(ctorch_optimizer_new(&ada, CTORCH_OPTIM_ADAGRAD, &q, 1, NULL));
+
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_schedule_options_default(&o, (ctorch_lr_schedule)99));
+  CT_ERROR_HAS("argument 'kind'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_schedule_options_default(NULL, CTORCH_LR_STEP));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_new(&bad, opt, (ctorch_lr_schedule)-1, NULL));
+  ck_assert_ptr_null(bad);
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_new(&s, NULL, CTORCH_LR_EXPONENTIAL, NULL));
+  CT_ERROR_HAS("argument 'opt'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_new(&s, opt, CTORCH_LR_STEP, NULL));
+  CT_ERROR_HAS("argument 'options'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_new(&s, opt, CTORCH_LR_MULTI_STEP, NULL));
+  CT_ERROR_HAS("ctorch_lr_scheduler_multi_step");
+  CT_OK(ctorch_lr_schedule_options_default(&o, CTORCH_LR_LINEAR));
+  o.start_factor = 0;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_new(&s, opt, CTORCH_LR_LINEAR, &o));
+  CT_ERROR_HAS("argument 'start_factor'");
+  CT_OK(ctorch_lr_schedule_options_default(&o, CTORCH_LR_CYCLIC));
+  o.base_lr = 0.01, o.max_lr = 0.1, o.mode = 7;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_new(&s, opt, CTORCH_LR_CYCLIC, &o));
+  CT_ERROR_HAS("argument 'mode'");
+  o.mode = CTORCH_CYCLIC_TRIANGULAR;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_new(&s, ada, CTORCH_LR_CYCLIC, &o));
+  CT_ERROR_HAS("argument 'cycle_momentum'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_multi_step(&s, opt, NULL, 2, 0.1));
+  CT_ERROR_HAS("argument 'milestones'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_lambda(&s, opt, CTORCH_LR_LAMBDA, NULL, NULL));
+  CT_ERROR_HAS("argument 'fn'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_lambda(&s, opt, CTORCH_LR_STEP, failing_lambda, NULL));
+  CT_ERROR_HAS("argument 'kind'");
+  ck_assert_ptr_null(s);
+
+  /* a callback failing at epoch 2: the step fails with its status, lr and epoch unchanged */
+  CT_OK(ctorch_lr_scheduler_lambda(&s, opt, CTORCH_LR_MULTIPLICATIVE, failing_lambda, NULL));
+  CT_OK(ctorch_lr_scheduler_step(s));
+  CT_OK(ctorch_optimizer_get_lr(&lr, opt, 0));
+  ck_assert(lr == 0.01 * 0.5);
+  CT_FAILS(CTORCH_VALUE, ctorch_lr_scheduler_step(s));
+  CT_ERROR_HAS("lr_lambda callback returned CTORCH_VALUE at epoch 2");
+  CT_OK(ctorch_optimizer_get_lr(&lr, opt, 0));
+  ck_assert(lr == 0.01 * 0.5);
+  {
+    int64_t ep = 0;
+    CT_OK(ctorch_lr_scheduler_epoch(&ep, s));
+    ck_assert_int_eq(ep, 1);
+  }
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step_metric(s, 1.0));
+  CT_ERROR_HAS("is not a ReduceLROnPlateau");
+  ctorch_lr_scheduler_free(s);
+  s = NULL;
+
+  CT_OK(ctorch_lr_scheduler_new(&s, opt, CTORCH_LR_REDUCE_ON_PLATEAU, NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step(s));
+  CT_ERROR_HAS("ctorch_lr_scheduler_step_metric");
+  /* a plateau cannot be sequenced */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_chained(&s2, &s, 1));
+  CT_ERROR_HAS("ReduceLROnPlateau");
+  ctorch_lr_scheduler_free(s);
+
+  CT_OK(ctorch_lr_scheduler_new(&seq[0], opt, CTORCH_LR_EXPONENTIAL, NULL));
+  CT_OK(ctorch_lr_scheduler_new(&seq[1], other, CTORCH_LR_EXPONENTIAL, NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_sequential(&s2, opt, seq, 2, ms, 1));
+  CT_ERROR_HAS("schedules another optimizer");
+  ctorch_lr_scheduler_free(seq[1]);
+  CT_OK(ctorch_lr_scheduler_new(&seq[1], opt, CTORCH_LR_EXPONENTIAL, NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_sequential(&s2, opt, seq, 2, ms, 0));
+  CT_ERROR_HAS("argument 'n_milestones'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_chained(&s2, seq, 0));
+  CT_ERROR_HAS("argument 'n'");
+  {
+    ctorch_lr_scheduler with_null[2] = {seq[0], NULL};
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_chained(&s2, with_null, 2));
+    CT_ERROR_HAS("entry 1 is NULL");
+  }
+  ck_assert_ptr_null(s2);
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step(NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step_metric(NULL, 0.0));
+  ctorch_lr_scheduler_free(seq[0]);
+  ctorch_lr_scheduler_free(seq[1]);
+  ctorch_optimizer_free(opt);
+  ctorch_optimizer_free(other);
+  ctorch_optimizer_free(ada);
+  ctorch_tensor_free(p);
+  ctorch_tensor_free(q);
+}
+END_TEST
+
 START_TEST(init_gains_and_fans) {
   static const int64_t conv[4] = {16, 6, 5, 5};
   ctorch_tensor w = fzeros(conv, 4), v = fzeros(conv, 1);
@@ -604,6 +713,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, state_save_load);
   tcase_add_test(tc, step_lr_schedule);
   tcase_add_test(tc, cosine_schedule_matches_recursive_form);
+  tcase_add_test(tc, schedule_failures);
   tcase_add_test(tc, init_gains_and_fans);
   tcase_add_test(tc, init_distributions);
   tcase_add_test(tc, init_is_seeded);

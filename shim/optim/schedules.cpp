@@ -479,7 +479,16 @@ Sched &require_sched(ctorch_lr_scheduler s, const char *arg = "s") {
   return *s->s;
 }
 
-std::shared_ptr<Sched> build(const std::shared_ptr<Optim> &o, ctorch_lr_schedule kind, const ctorch_lr_schedule_options &p) {
+// Extra inputs of the kinds with their own constructors.
+struct Extra {
+  const int64_t *milestones = nullptr;
+  size_t n_milestones = 0;
+  ctorch_lr_lambda_fn fn = nullptr;
+  void *user = nullptr;
+};
+
+std::shared_ptr<Sched> build(const std::shared_ptr<Optim> &o, ctorch_lr_schedule kind, const ctorch_lr_schedule_options &p,
+                             const Extra &e = Extra()) {
   const size_t ng = o->opt->param_groups().size();
   auto finite = [](double v) { return std::isfinite(v); };
   std::shared_ptr<Sched> s;
@@ -492,10 +501,10 @@ std::shared_ptr<Sched> build(const std::shared_ptr<Optim> &o, ctorch_lr_schedule
       break;
     }
     case CTORCH_LR_MULTI_STEP: {
-      need(p.n_milestones == 0 || p.milestones, "milestones", "is NULL with n_milestones > 0");
+      need(e.n_milestones == 0 || e.milestones, "milestones", "is NULL with n_milestones > 0");
       need(finite(p.gamma), "gamma", "must be finite");
       auto x = std::make_shared<MultiStepLR>();
-      x->milestones.assign(p.milestones, p.milestones + p.n_milestones);
+      x->milestones.assign(e.milestones, e.milestones + e.n_milestones);
       std::sort(x->milestones.begin(), x->milestones.end());  // Python sorts its Counter's keys
       x->gamma = p.gamma, s = x;
       break;
@@ -554,7 +563,7 @@ std::shared_ptr<Sched> build(const std::shared_ptr<Optim> &o, ctorch_lr_schedule
       auto x = std::make_shared<CyclicLR>();
       double up = static_cast<double>(p.step_size_up);
       double down = p.step_size_down ? static_cast<double>(p.step_size_down) : up;
-      x->total_size = up + down, x->step_ratio = up / x->total_size, x->gamma = p.gamma, x->mode = p.mode;
+      x->total_size = up + down, x->step_ratio = up / x->total_size, x->gamma = p.gamma, x->mode = static_cast<ctorch_cyclic_mode>(p.mode);
       x->cycle_momentum = p.cycle_momentum != 0;
       x->max_lrs.assign(ng, p.max_lr);
       // Python: every group's lr becomes base_lr before the initial lrs are
@@ -599,11 +608,11 @@ std::shared_ptr<Sched> build(const std::shared_ptr<Optim> &o, ctorch_lr_schedule
     }
     case CTORCH_LR_LAMBDA:
     case CTORCH_LR_MULTIPLICATIVE: {
-      need(p.lr_lambda != nullptr, "lr_lambda", "is NULL (the schedule's callback is required)");
+      need(e.fn != nullptr, "fn", "is NULL (the schedule's callback is required)");
       std::shared_ptr<LambdaBase> x;
       if (kind == CTORCH_LR_LAMBDA) x = std::make_shared<LambdaLR>();
       else x = std::make_shared<MultiplicativeLR>();
-      x->fn = p.lr_lambda, x->user = p.user_data, s = x;
+      x->fn = e.fn, x->user = e.user, s = x;
       break;
     }
     case CTORCH_LR_REDUCE_ON_PLATEAU: {
@@ -671,12 +680,45 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_new(ctorch_lr_scheduler *out, ctorc
   ctorch::optim::require_opt(opt);
   check_kind(kind);
   ctorch_lr_schedule_options p = options ? *options : defaults(kind);
+  if (kind == CTORCH_LR_MULTI_STEP || kind == CTORCH_LR_LAMBDA || kind == CTORCH_LR_MULTIPLICATIVE)
+    fail_arg("kind", "has its own constructor (ctorch_lr_scheduler_multi_step / ctorch_lr_scheduler_lambda)");
   if (!options && (kind == CTORCH_LR_STEP || kind == CTORCH_LR_COSINE || kind == CTORCH_LR_COSINE_WARM_RESTARTS ||
-                   kind == CTORCH_LR_CYCLIC || kind == CTORCH_LR_ONE_CYCLE || kind == CTORCH_LR_LAMBDA ||
-                   kind == CTORCH_LR_MULTIPLICATIVE))
+                   kind == CTORCH_LR_CYCLIC || kind == CTORCH_LR_ONE_CYCLE))
     fail_arg("options", "is NULL, but this schedule needs a value PyTorch has no default for");
   auto h = std::make_unique<ctorch_lr_scheduler_s>();
   h->s = build(opt->o, kind, p);
+  *out = h.release();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_lr_scheduler_multi_step(ctorch_lr_scheduler *out, ctorch_optimizer opt,
+                                                        const int64_t *milestones, size_t n_milestones, double gamma) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::optim::require_opt(opt);
+  ctorch_lr_schedule_options p = defaults(CTORCH_LR_MULTI_STEP);
+  p.gamma = gamma;
+  Extra e;
+  e.milestones = milestones, e.n_milestones = n_milestones;
+  auto h = std::make_unique<ctorch_lr_scheduler_s>();
+  h->s = build(opt->o, CTORCH_LR_MULTI_STEP, p, e);
+  *out = h.release();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_lr_scheduler_lambda(ctorch_lr_scheduler *out, ctorch_optimizer opt,
+                                                    ctorch_lr_schedule kind, ctorch_lr_lambda_fn fn, void *user_data) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::optim::require_opt(opt);
+  if (kind != CTORCH_LR_LAMBDA && kind != CTORCH_LR_MULTIPLICATIVE)
+    fail_arg("kind", "must be CTORCH_LR_LAMBDA or CTORCH_LR_MULTIPLICATIVE, got " + std::to_string(static_cast<int>(kind)));
+  Extra e;
+  e.fn = fn, e.user = user_data;
+  auto h = std::make_unique<ctorch_lr_scheduler_s>();
+  h->s = build(opt->o, kind, defaults(kind), e);
   *out = h.release();
   CTORCH_CATCH
 }

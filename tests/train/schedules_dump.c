@@ -59,7 +59,16 @@ static void run(const char *name, ctorch_optimizer_kind kind, ctorch_lr_schedule
   ctorch_optimizer opt = make_opt(kind);
   ctorch_lr_scheduler s = NULL;
   int i;
-  OK(ctorch_lr_scheduler_new(&s, opt, k, o));
+  if (k == CTORCH_LR_MULTI_STEP) {
+    static const int64_t ms[4] = {2, 5, 5, 9};
+    OK(ctorch_lr_scheduler_multi_step(&s, opt, ms, 4, 0.3));
+  } else if (k == CTORCH_LR_LAMBDA) {
+    OK(ctorch_lr_scheduler_lambda(&s, opt, k, lambda_fn, NULL));
+  } else if (k == CTORCH_LR_MULTIPLICATIVE) {
+    OK(ctorch_lr_scheduler_lambda(&s, opt, k, mult_fn, NULL));
+  } else {
+    OK(ctorch_lr_scheduler_new(&s, opt, k, o));
+  }
   for (i = 0; i <= steps; ++i) {
     show(name, i, opt);
     if (i < steps) OK(ctorch_lr_scheduler_step(s));
@@ -95,7 +104,6 @@ static void pair(const char *name, ctorch_lr_schedule k0, ctorch_lr_schedule_opt
 }
 
 int main(void) {
-  const int64_t ms[4] = {2, 5, 5, 9};
   const double metrics[16] = {1.0, 0.9, 0.91, 0.905, 0.9, 0.95, 0.85, 0.86, 0.87, 0.88, 0.84, 0.845, 0.85, 0.86, 0.87, 0.7};
   const int64_t one = 1;
   ctorch_lr_schedule_options o, o2;
@@ -107,8 +115,7 @@ int main(void) {
 
   o = dflt(CTORCH_LR_STEP), o.step_size = 3, o.gamma = 0.5;
   run("step", CTORCH_OPTIM_SGD, CTORCH_LR_STEP, &o, 20);
-  o = dflt(CTORCH_LR_MULTI_STEP), o.milestones = ms, o.n_milestones = 4, o.gamma = 0.3;
-  run("multistep", CTORCH_OPTIM_SGD, CTORCH_LR_MULTI_STEP, &o, 12);
+  run("multistep", CTORCH_OPTIM_SGD, CTORCH_LR_MULTI_STEP, NULL, 12);
   o = dflt(CTORCH_LR_CONSTANT), o.factor = 0.4, o.total_iters = 4;
   run("constant", CTORCH_OPTIM_SGD, CTORCH_LR_CONSTANT, &o, 8);
   run("constant_default", CTORCH_OPTIM_SGD, CTORCH_LR_CONSTANT, NULL, 8);
@@ -132,10 +139,8 @@ int main(void) {
   run("one_cycle", CTORCH_OPTIM_SGD, CTORCH_LR_ONE_CYCLE, &o, 29);
   o = dflt(CTORCH_LR_ONE_CYCLE), o.max_lr = 0.2, o.total_steps = 25, o.three_phase = 1, o.anneal_linear = 1;
   run("one_cycle_adam_three_phase", CTORCH_OPTIM_ADAM, CTORCH_LR_ONE_CYCLE, &o, 24);
-  o = dflt(CTORCH_LR_LAMBDA), o.lr_lambda = lambda_fn;
-  run("lambda", CTORCH_OPTIM_SGD, CTORCH_LR_LAMBDA, &o, 8);
-  o = dflt(CTORCH_LR_MULTIPLICATIVE), o.lr_lambda = mult_fn;
-  run("multiplicative", CTORCH_OPTIM_SGD, CTORCH_LR_MULTIPLICATIVE, &o, 8);
+  run("lambda", CTORCH_OPTIM_SGD, CTORCH_LR_LAMBDA, NULL, 8);
+  run("multiplicative", CTORCH_OPTIM_SGD, CTORCH_LR_MULTIPLICATIVE, NULL, 8);
   {
     ctorch_optimizer opt = make_opt(CTORCH_OPTIM_SGD);
     ctorch_lr_scheduler s = NULL;
