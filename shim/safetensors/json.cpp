@@ -1,5 +1,6 @@
 #include "json.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ctorch {
@@ -116,10 +117,7 @@ class Parser {
     for (;;) {
       skip_ws();
       if (i_ >= n_ || p_[i_] != '"') error(i_, "expected a string key");
-      size_t key_at = i_;
       std::string key = string();
-      for (const auto &m : v.members)
-        if (m.first == key) error(key_at, "duplicate key \"" + key + "\"");
       skip_ws();
       if (i_ >= n_ || p_[i_] != ':') error(i_, "expected ':'");
       ++i_;
@@ -133,10 +131,22 @@ class Parser {
       }
       if (i_ < n_ && p_[i_] == '}') {
         ++i_;
+        refuse_duplicates(v);
         return;
       }
       error(i_, "expected ',' or '}'");
     }
+  }
+
+  // Sorted, not compared pairwise: a header may have millions of keys.
+  void refuse_duplicates(const Value &v) {
+    if (v.members.size() < 2) return;
+    std::vector<const std::string *> keys;
+    keys.reserve(v.members.size());
+    for (const auto &m : v.members) keys.push_back(&m.first);
+    std::sort(keys.begin(), keys.end(), [](const std::string *a, const std::string *b) { return *a < *b; });
+    for (size_t k = 1; k < keys.size(); ++k)
+      if (*keys[k] == *keys[k - 1]) error(i_ - 1, "duplicate key \"" + *keys[k] + "\" in the object ending here");
   }
 
   void array(Value &v, int depth) {

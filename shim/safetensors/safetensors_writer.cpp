@@ -33,6 +33,8 @@ void save_file(const char *path, const std::vector<std::string> &names, const st
     std::string arg = "tensors[" + std::to_string(i) + "] ('" + names[i] + "')";
     if (t.layout() != c10::kStrided)
       fail(CTORCH_NOT_IMPLEMENTED, "argument '" + arg + "': only dense (strided) tensors can be saved; convert it (to_dense) first");
+    for (int64_t j = 0; j < t.dim(); ++j)
+      if (t.size(j) < 0) fail(CTORCH_VALUE, "argument '" + arg + "': has a negative size");
     ctorch_dtype cd;
     try {
       cd = from_scalar_type(t.scalar_type());
