@@ -118,7 +118,7 @@ END_TEST
 
 START_TEST(unaligned_is_copied) {
   /* A U8 tensor of 1 byte, then an F32 at data offset 1: not 4-aligned. The
-   * header is 56 bytes, so the data starts at 64. */
+   * header is 106 bytes, so b starts at byte 115 of the file. */
   char path[4200];
   unsigned char data[9] = {7, 0, 0, 128, 63, 0, 0, 0, 64}; /* 7, then 1.0f, 2.0f */
   const char *hdr = "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
