@@ -4,6 +4,7 @@
  * tests/safetensors_ref.py) files written by Python read here bit for bit,
  * files written here read by Python and byte-identical to save_file's. */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
