@@ -851,7 +851,9 @@ CTORCH_API ctorch_status ctorch_load_dict(ctorch_tensor_dict *out, const char *p
  * with CTORCH_OUT_OF_MEMORY before the memory is allocated. With a limit
  * set, ctorch_data_idx_read and ctorch_data_mnist_read* refuse data larger
  * than it, and ctorch_module_load and ctorch_optimizer_load archives whose
- * records add up to more than it. *previous (may be NULL) gets the previous
+ * records add up to more than it. The safetensors loaders count the tensors
+ * a file declares (shared with its mapping or not) and at most 64 bytes per
+ * byte of its header plus 4 MiB. *previous (may be NULL) gets the previous
  * limit. Loads already running keep the limit they started with.
  * @nullable previous
  */
