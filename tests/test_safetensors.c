@@ -9,17 +9,14 @@
 #include <sys/stat.h>
 
 #include "check_main.h"
-
-static char g_dir[4096];
+#include "tmp_files.h"
 
 static void tmp_path(char *out, size_t cap, const char *name) {
-  snprintf(out, cap, "%s/%s", g_dir, name);
+  snprintf(out, cap, "%s/%s", ct_tmp_dir, name);
 }
 
-static void setup_dir(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/ctorch-st-%d", (int)getpid());
-  mkdir(g_dir, 0700);
-}
+/* Each test's files: a fresh directory, removed after it (tmp_files.h). */
+static void make_dir(void) { ct_tmp_dir_make("safetensors"); }
 
 /* A file: 8-byte little-endian length, the header, the data. */
 static void write_st(const char *path, const char *hdr, const void *data, size_t ndata) {
@@ -66,7 +63,6 @@ START_TEST(roundtrip_in_c) {
   const char *mv = NULL;
   size_t n = 0;
   double s = 3.5;
-  setup_dir();
   tmp_path(path, sizeof path, "c.safetensors");
   CT_OK(ctorch_to_dtype(&b, a, CTORCH_FLOAT16, 0, 0, NULL));
   CT_OK(ctorch_tensor_from_data(&c, &s, sizeof s, NULL, 0, CTORCH_FLOAT64));
@@ -128,7 +124,6 @@ START_TEST(unaligned_is_copied) {
   ctorch_tensor b = NULL, a = NULL;
   float out[2];
   void *p = NULL;
-  setup_dir();
   tmp_path(path, sizeof path, "unaligned.safetensors");
   write_st(path, hdr, data, sizeof data);
   CT_OK(ctorch_safetensors_load(&d, path, NULL));
@@ -169,7 +164,6 @@ static void refused(const char *name, const char *hdr, size_t ndata, ctorch_stat
 START_TEST(crafted_files_refused) {
   char path[4200], deep[600];
   int i;
-  setup_dir();
   refused("ok.safetensors", "{" T("w") "[0,8]}}", 8, CTORCH_OK, NULL);
   refused("gap.safetensors", "{" T("a") "[0,8]}," T("b") "[12,20]}}", 20, CTORCH_VALUE, "tensor 'b'");
   refused("overlap.safetensors", "{" T("a") "[0,8]}," T("b") "[4,12]}}", 12, CTORCH_VALUE, "tensor 'b'");
@@ -240,12 +234,11 @@ START_TEST(not_regular_files_and_limits) {
   char path[4200];
   ctorch_tensor_dict d = NULL;
   uint64_t prev = 0;
-  setup_dir();
   tmp_path(path, sizeof path, "fifo");
   ck_assert_int_eq(mkfifo(path, 0600), 0);
   CT_FAILS(CTORCH_IO, ctorch_safetensors_load(&d, path, NULL)); /* refused, not blocked */
   CT_ERROR_HAS("FIFO");
-  CT_FAILS(CTORCH_IO, ctorch_safetensors_load(&d, g_dir, NULL));
+  CT_FAILS(CTORCH_IO, ctorch_safetensors_load(&d, ct_tmp_dir, NULL));
   CT_FAILS(CTORCH_IO, ctorch_safetensors_load(&d, "/nonexistent/x.safetensors", NULL));
   tmp_path(path, sizeof path, "big.safetensors");
   { static unsigned char zeros[4096];
@@ -278,7 +271,6 @@ START_TEST(arguments_checked) {
   const char *two[2] = {"a", "a"}, *meta_name[1] = {"__metadata__"}, *bad_utf8[1] = {"\xff"}, *null_name[1] = {NULL};
   ctorch_tensor null_t[1] = {NULL};
   ctorch_tensor_dict d = NULL;
-  setup_dir();
   tmp_path(path, sizeof path, "args.safetensors");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_safetensors_load(NULL, path, NULL));
   CT_ERROR_HAS("'out'");
@@ -324,7 +316,6 @@ START_TEST(sharded_refusals) {
   const char *name[1] = {"a"};
   ctorch_tensor_dict d = NULL;
   const char *mv = NULL;
-  setup_dir();
   tmp_path(shard, sizeof shard, "s1.safetensors");
   CT_OK(ctorch_safetensors_save(shard, name, &a, 1, NULL, NULL, 0));
   tmp_path(path, sizeof path, "ok.index.json");
@@ -468,6 +459,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("safetensors");
   TCase *tc = tcase_create("core");
   TCase *py = tcase_create("python");
+  tcase_add_checked_fixture(tc, make_dir, ct_tmp_dir_remove);
   tcase_add_test(tc, roundtrip_in_c);
   tcase_add_test(tc, unaligned_is_copied);
   tcase_add_test(tc, crafted_files_refused);
