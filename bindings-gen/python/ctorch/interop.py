@@ -339,3 +339,4 @@ def load_dict(path):
         return out
     finally:
         lib.ctorch_tensor_dict_free(h.value)
+
