@@ -975,7 +975,9 @@ CTORCH_API ctorch_status ctorch_load_dict(ctorch_tensor_dict *out, const char *p
  * with CTORCH_OUT_OF_MEMORY before the memory is allocated. With a limit
  * set, ctorch_data_idx_read and ctorch_data_mnist_read* refuse data larger
  * than it, and ctorch_module_load and ctorch_optimizer_load archives whose
- * records add up to more than it. *previous (may be NULL) gets the previous
+ * records add up to more than it. The safetensors loaders count the tensors
+ * a file declares (shared with its mapping or not) and at most 64 bytes per
+ * byte of its header plus 4 MiB. *previous (may be NULL) gets the previous
  * limit. Loads already running keep the limit they started with.
  * @nullable previous
  */
@@ -990,6 +992,82 @@ CTORCH_API ctorch_status ctorch_tensor_dict_get(ctorch_tensor *out, ctorch_tenso
 CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tensor_dict d, const char *name);
 /** Frees the dict and its references. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_tensor_dict_free(ctorch_tensor_dict d);
+
+/* ---- safetensors ---------------------------------------------------- */
+/* Hugging Face's safetensors format, read and written by ctorch itself (no
+ * Python, no pickle: a file holds data only). Loading memory-maps the file
+ * (private, copy-on-write: writing to a loaded tensor never changes the
+ * file) and each CPU tensor whose data offset is a multiple of its element
+ * size shares the mapping, which lives until the last such tensor is freed;
+ * the others are copied (files written by the Python package or by
+ * ctorch_safetensors_save are always aligned). Do not truncate a file while
+ * tensors share its mapping (reading them then raises SIGBUS, as with any
+ * mapped file). Dtypes: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL C64 on every
+ * libtorch; U16 U32 U64 (libtorch >= 2.3) and F8_E5M2 F8_E4M3 (2.1),
+ * F8_E5M2FNUZ F8_E4M3FNUZ (2.2), F8_E8M0 (2.7): with an older libtorch a
+ * file holding one is refused with NOT_IMPLEMENTED naming the dtype and the
+ * version. A file is checked as the Python package checks it before any
+ * tensor is made, and refused with VALUE naming the file and the tensor:
+ * header length past the file or above 100,000,000 bytes; a header that is
+ * not valid UTF-8, not strict JSON (nested over 128 levels, duplicate keys,
+ * trailing text) or not an object of {"dtype", "shape", "data_offsets"};
+ * an unknown dtype; negative or overflowing shapes; offsets that do not
+ * cover the data buffer exactly, contiguously, without gap or overlap;
+ * end - begin != numel * element size. The tensors the file declares count
+ * against ctorch_set_load_limit (OUT_OF_MEMORY beyond it), mapped or not.
+ * What is not a regular file -> IO. */
+
+/**
+ * New dict of the tensors of the safetensors file at path, in the order of
+ * their data in the file, with the file's "__metadata__" (see
+ * ctorch_tensor_dict_metadata_*). device: NULL = the CPU (tensors share the
+ * file's mapping where they can); else each tensor is copied there. Free
+ * with ctorch_tensor_dict_free.
+ * @nullable device
+ */
+CTORCH_API ctorch_status ctorch_safetensors_load(ctorch_tensor_dict *out, const char *path,
+                                                 const ctorch_device *device);
+/**
+ * New dict of a sharded checkpoint from its index (Hugging Face's
+ * model.safetensors.index.json: {"metadata": {...}, "weight_map": {name:
+ * shard file}}). Shards are resolved relative to the index's folder (an
+ * absolute path or a ".." component is refused: VALUE) and each is loaded
+ * once as by ctorch_safetensors_load (the load limit applies to each
+ * shard); the dict holds exactly the weight map's names, in its order (a
+ * name whose shard lacks it -> VALUE), and the index's "metadata" (strings,
+ * numbers and booleans as their text). device as for ctorch_safetensors_load.
+ * Free with ctorch_tensor_dict_free.
+ * @nullable device
+ */
+CTORCH_API ctorch_status ctorch_safetensors_load_sharded(ctorch_tensor_dict *out, const char *index_path,
+                                                         const ctorch_device *device);
+/**
+ * Writes n named tensors and n_meta metadata entries (meta_keys[i] ->
+ * meta_values[i]) to path as a safetensors file, byte for byte what the
+ * Python package's safetensors.torch.save_file writes for the same tensors
+ * and metadata (tensors ordered by dtype then name, header padded with
+ * spaces to 8 bytes, contiguous little-endian data), except that metadata
+ * keys are written sorted where Python writes them in its hash map's
+ * order (so files with two or more metadata entries are equal as JSON, not
+ * byte for byte); n_meta = 0 writes no "__metadata__". All arrays are
+ * borrowed. Names and metadata keys must be distinct, non-NULL, valid
+ * UTF-8; a name may not be "__metadata__"; tensors non-NULL and dense
+ * (sparse -> NOT_IMPLEMENTED); a dtype the format lacks (complex128,
+ * quantized, ...) -> TYPE. Tensors on another device are copied to the
+ * CPU, views written contiguously. Atomic like ctorch_save.
+ */
+CTORCH_API ctorch_status ctorch_safetensors_save(const char *path, const char *const *names,
+                                                 const ctorch_tensor *tensors, size_t n,
+                                                 const char *const *meta_keys, const char *const *meta_values,
+                                                 size_t n_meta);
+/** Number of metadata entries of a dict (a safetensors file's "__metadata__"; 0 for a torch.save dict). */
+CTORCH_API ctorch_status ctorch_tensor_dict_metadata_size(size_t *out, ctorch_tensor_dict d);
+/** Borrowed key of metadata entry i (INDEX if i >= size); valid while d lives. */
+CTORCH_API ctorch_status ctorch_tensor_dict_metadata_key(const char **out, ctorch_tensor_dict d, size_t i);
+/** Borrowed value of metadata entry i (INDEX if i >= size); valid while d lives. */
+CTORCH_API ctorch_status ctorch_tensor_dict_metadata_value(const char **out, ctorch_tensor_dict d, size_t i);
+/** Borrowed value of the metadata entry named key; CTORCH_INDEX (and *out = NULL) if there is none. Valid while d lives. */
+CTORCH_API ctorch_status ctorch_tensor_dict_metadata_find(const char **out, ctorch_tensor_dict d, const char *key);
 
 /* ---- TorchScript ---------------------------------------------------- */
 

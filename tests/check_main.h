@@ -146,12 +146,25 @@ static inline int ct_make_with_python(const char *script, const char *subdir, ch
  * "skipped: <why>" and exits 77, which ctest counts as skipped (never passed).
  *   python         CTORCH_TORCH_PYTHON: a Python whose torch matches the build
  *   fashion_mnist  the Fashion-MNIST IDX files (package dataset-fashion-mnist)
- *   cuda           a CUDA device usable by this libtorch */
+ *   cuda           a CUDA device usable by this libtorch
+ *   py_safetensors CTORCH_TORCH_PYTHON imports PyPI's safetensors package */
 static inline int ct_requirement_missing(const char *need, char *why, size_t cap) {
   if (strcmp(need, "python") == 0) {
     const char *py = getenv("CTORCH_TORCH_PYTHON");
     if (py && *py) return 0;
     snprintf(why, cap, "no Python whose torch matches this libtorch (CTORCH_TORCH_PYTHON is empty)");
+    return 1;
+  }
+  if (strcmp(need, "py_safetensors") == 0) {
+    const char *py = getenv("CTORCH_TORCH_PYTHON");
+    char cmd[4300];
+    if (!py || !*py) {
+      snprintf(why, cap, "no Python whose torch matches this libtorch (CTORCH_TORCH_PYTHON is empty)");
+      return 1;
+    }
+    snprintf(cmd, sizeof cmd, "'%.4000s' -c 'import safetensors.torch' >/dev/null 2>&1", py);
+    if (system(cmd) == 0) return 0;
+    snprintf(why, cap, "%.4000s cannot import safetensors.torch (PyPI's safetensors: scripts/deps, scripts/torch-env)", py);
     return 1;
   }
   if (strcmp(need, "fashion_mnist") == 0) {

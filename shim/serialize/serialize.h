@@ -8,11 +8,15 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 struct ctorch_tensor_dict_s {
   std::vector<std::string> keys;
   std::vector<at::Tensor> values;
+  // A safetensors file's "__metadata__" (shim/safetensors/), in the order
+  // read; empty for torch.save dicts.
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 namespace ctorch {

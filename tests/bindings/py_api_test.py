@@ -262,6 +262,19 @@ class Interop(unittest.TestCase):
             q = os.path.join(d, "t.pt")
             ctorch.save(ctorch.arange(3), q)
             self.assertEqual(ctorch.load(q).tolist(), [0, 1, 2])
+            # safetensors through the generated prototypes (api.json).
+            s = os.path.join(d, "m.safetensors")
+            ctorch.save_safetensors({"w": ctorch.ones([2]), "b": ctorch.arange(3)}, s, metadata={"format": "pt"})
+            back, meta = ctorch.load_safetensors(s, metadata=True)
+            self.assertEqual(sorted(back), ["b", "w"])
+            self.assertEqual(back["b"].tolist(), [0, 1, 2])
+            self.assertEqual(meta, {"format": "pt"})
+            try:
+                from safetensors.torch import load_file
+            except ImportError:
+                load_file = None
+            if load_file is not None:
+                self.assertEqual(load_file(s)["w"].tolist(), [1.0, 1.0])
 
 
 class Errors(unittest.TestCase):

@@ -14,7 +14,8 @@ overload, ctorch.ops.<name>_<overload> (ctorch.ops.add_Tensor). Beside them:
 autograd (ctorch.autograd), optimizers (ctorch.optim), data loading
 (ctorch.data), DLPack exchange with PyTorch and checkpoints in torch.save's
 format (ctorch.interop, re-exported here: from_torch, to_torch,
-to_dlpack_capsule, save, load, save_dict, load_dict, from_handle).
+to_dlpack_capsule, save, load, save_dict, load_dict, save_safetensors,
+load_safetensors, from_handle).
 
 This is the only Python module called ctorch: the repository's former
 python/ctorch.py (DLPack and checkpoints only) is ctorch.interop now; what
@@ -90,7 +91,7 @@ from ._tensor import (tensor, from_buffer, manual_seed, set_num_threads, get_num
 from . import autograd, optim, data, interop  # noqa: E402
 from .autograd import no_grad, enable_grad, inference_mode  # noqa: E402
 from .interop import (from_torch, to_torch, to_dlpack_capsule, from_handle, save, load, save_dict,  # noqa: E402
-                      load_dict)
+                      load_dict, save_safetensors, load_safetensors)
 from . import nn_init as _nn_init  # noqa: E402
 
 nn.init = _nn_init

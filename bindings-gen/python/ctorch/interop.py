@@ -29,7 +29,8 @@ import sys
 from . import _api as _gen
 from ._rt import Tensor, check, wrap, byref, c_void_p, raw_function
 
-__all__ = ["from_torch", "to_torch", "to_dlpack_capsule", "from_handle", "save", "load", "save_dict", "load_dict"]
+__all__ = ["from_torch", "to_torch", "to_dlpack_capsule", "from_handle", "save", "load", "save_dict", "load_dict",
+           "save_safetensors", "load_safetensors"]
 
 # ---- DLPack structs (DLPack's ABI, the same in 0.6 and 1.x) ---------------------------------
 
@@ -272,6 +273,52 @@ def from_handle(h):
 
 Tensor.__dlpack__ = lambda self, stream=None: to_dlpack_capsule(self)
 Tensor.__dlpack_device__ = lambda self: (1, 0)
+
+# ---- safetensors (through the C functions; lib and tensor_array imported where used) -------
+
+
+def save_safetensors(d, path, metadata=None):
+    """Writes a mapping {name: Tensor} as a safetensors file (byte-identical to
+    safetensors.torch.save_file's for at most one metadata entry)."""
+    from ._rt import lib, tensor_array
+    names = list(d)
+    arr, n = tensor_array([d[k] for k in names])
+    keys = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k in names])
+    meta = dict(metadata or {})
+    mk = (ctypes.c_char_p * max(len(meta), 1))(*[k.encode() for k in meta])
+    mv = (ctypes.c_char_p * max(len(meta), 1))(*[v.encode() for v in meta.values()])
+    check(lib.ctorch_safetensors_save(os.fsencode(path), keys, arr, n, mk, mv, len(meta)))
+
+
+def load_safetensors(path, metadata=False):
+    """{name: Tensor} from a safetensors file (CPU tensors share the file's
+    mapping); with metadata=True, ({name: Tensor}, {key: value})."""
+    from ._rt import lib
+    h = c_void_p()
+    check(lib.ctorch_safetensors_load(byref(h), os.fsencode(path), None))
+    try:
+        n = ctypes.c_size_t()
+        check(lib.ctorch_tensor_dict_size(byref(n), h.value))
+        out = {}
+        for i in range(n.value):
+            k = ctypes.c_char_p()
+            check(lib.ctorch_tensor_dict_key(byref(k), h.value, i))
+            t = c_void_p()
+            check(lib.ctorch_tensor_dict_get(byref(t), h.value, i))
+            out[k.value.decode()] = wrap(t.value)
+        if not metadata:
+            return out
+        check(lib.ctorch_tensor_dict_metadata_size(byref(n), h.value))
+        meta = {}
+        for i in range(n.value):
+            k, v = ctypes.c_char_p(), ctypes.c_char_p()
+            check(lib.ctorch_tensor_dict_metadata_key(byref(k), h.value, i))
+            check(lib.ctorch_tensor_dict_metadata_value(byref(v), h.value, i))
+            meta[k.value.decode()] = v.value.decode()
+        return out, meta
+    finally:
+        lib.ctorch_tensor_dict_free(h.value)
+
 
 # ---- checkpoints --------------------------------------------------------------------------
 
