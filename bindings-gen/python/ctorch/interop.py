@@ -274,50 +274,29 @@ def from_handle(h):
 Tensor.__dlpack__ = lambda self, stream=None: to_dlpack_capsule(self)
 Tensor.__dlpack_device__ = lambda self: (1, 0)
 
-# ---- safetensors (through the C functions; lib and tensor_array imported where used) -------
+# ---- safetensors (the generated functions) --------------------------------------------------
 
 
 def save_safetensors(d, path, metadata=None):
     """Writes a mapping {name: Tensor} as a safetensors file (byte-identical to
     safetensors.torch.save_file's for at most one metadata entry)."""
-    from ._rt import lib, tensor_array
     names = list(d)
-    arr, n = tensor_array([d[k] for k in names])
-    keys = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k in names])
     meta = dict(metadata or {})
-    mk = (ctypes.c_char_p * max(len(meta), 1))(*[k.encode() for k in meta])
-    mv = (ctypes.c_char_p * max(len(meta), 1))(*[v.encode() for v in meta.values()])
-    check(lib.ctorch_safetensors_save(os.fsencode(path), keys, arr, n, mk, mv, len(meta)))
+    _gen.safetensors_save(path, names, [d[k] for k in names], list(meta), list(meta.values()))
 
 
 def load_safetensors(path, metadata=False):
     """{name: Tensor} from a safetensors file (CPU tensors share the file's
     mapping); with metadata=True, ({name: Tensor}, {key: value})."""
-    from ._rt import lib
-    h = c_void_p()
-    check(lib.ctorch_safetensors_load(byref(h), os.fsencode(path), None))
+    d = _gen.safetensors_load(path, None)
     try:
-        n = ctypes.c_size_t()
-        check(lib.ctorch_tensor_dict_size(byref(n), h.value))
-        out = {}
-        for i in range(n.value):
-            k = ctypes.c_char_p()
-            check(lib.ctorch_tensor_dict_key(byref(k), h.value, i))
-            t = c_void_p()
-            check(lib.ctorch_tensor_dict_get(byref(t), h.value, i))
-            out[k.value.decode()] = wrap(t.value)
+        out = {d.key(i): d.get(i) for i in range(d.size())}
         if not metadata:
             return out
-        check(lib.ctorch_tensor_dict_metadata_size(byref(n), h.value))
-        meta = {}
-        for i in range(n.value):
-            k, v = ctypes.c_char_p(), ctypes.c_char_p()
-            check(lib.ctorch_tensor_dict_metadata_key(byref(k), h.value, i))
-            check(lib.ctorch_tensor_dict_metadata_value(byref(v), h.value, i))
-            meta[k.value.decode()] = v.value.decode()
-        return out, meta
+        n = _gen.tensor_dict_metadata_size(d)
+        return out, {_gen.tensor_dict_metadata_key(d, i): _gen.tensor_dict_metadata_value(d, i) for i in range(n)}
     finally:
-        lib.ctorch_tensor_dict_free(h.value)
+        d.dispose()
 
 
 # ---- checkpoints --------------------------------------------------------------------------
