@@ -609,9 +609,29 @@ struct Interp {
     st = FZ(ctorch_from_dlpack(&r, m));
     if (st != CTORCH_OK) {
       m->deleter(m);
-      fz::violation("could not import its own export", "ctorch_from_dlpack", st);
+      // An empty tensor may have other sizes whose product overflows int64
+      // (libtorch makes ones([0, INT64_MAX, 2, 2]), its strides wrapped):
+      // ctorch_from_dlpack refuses those sizes, as it must for libtorch,
+      // which multiplies them unchecked. Any other refusal is a violation.
+      if (st != CTORCH_INVALID_ARGUMENT || !sizes_overflow(a))
+        fz::violation("could not import its own export", "ctorch_from_dlpack", st);
+      return;
     }
     put(r);
+  }
+
+  // Whether the product of t's sizes (zeros counted as 1) overflows int64.
+  static bool sizes_overflow(ctorch_tensor t) {
+    int64_t dims[64], n = 0;
+    if (FZ(ctorch_tensor_dim(&n, t)) != CTORCH_OK || n > 64 || FZ(ctorch_tensor_sizes(dims, 64, t)) != CTORCH_OK)
+      return false;
+    uint64_t dense = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t m = dims[i] > 0 ? (uint64_t)dims[i] : 1;
+      if (dense > (uint64_t)INT64_MAX / m) return true;
+      dense *= m;
+    }
+    return false;
   }
 
   void absurd() {
