@@ -191,6 +191,35 @@ START_TEST(save_and_copy_resolve_views_and_refuse_sparse) {
 }
 END_TEST
 
+/* Defects (in-process fuzz_interp, 2026-11-23): ctorch_tensor_copy_to read
+ * numel bytes of a quint2x4 tensor, which packs 4 elements per byte (heap
+ * overflow); ctorch_save wrote an empty tensor with a negative size
+ * (libtorch's expand allows [1, 1] -> [0, -2]; PyTorch 2.15 too), a file
+ * ctorch_load then refused. */
+START_TEST(packed_quantized_copy_and_negative_size_save_are_refused) {
+  const int64_t sizes[2] = {4, 4}, one[2] = {1, 1}, neg[2] = {0, -2};
+  const ctorch_dtype q = CTORCH_QUINT2X4;
+  unsigned char out[64];
+  ctorch_tensor t = NULL, e = NULL;
+  char path[256];
+  if (ctorch_empty_memory_format(&t, sizes, 2, &q, NULL, NULL, NULL, NULL) == CTORCH_OK) {
+    CT_FAILS(CTORCH_TYPE, ctorch_tensor_copy_to(out, sizeof out, t));
+    CT_ERROR_HAS("packs");
+    ctorch_tensor_free(t);
+    t = NULL;
+  }
+  in_tmp(path, sizeof path, "negative.pt");
+  CT_OK(ctorch_ones(&t, one, 2, NULL, NULL, NULL, NULL));
+  if (ctorch_expand(&e, t, neg, 2, 0) == CTORCH_OK) { /* libtorch's own check may come one day */
+    CT_FAILS(CTORCH_VALUE, ctorch_save(path, e));
+    CT_ERROR_HAS("negative size");
+    ctorch_tensor_free(e);
+  }
+  ctorch_tensor_free(t);
+  unlink(path);
+}
+END_TEST
+
 /* Defect (fuzz_interp): libtorch 1.13's resize_ sets the new sizes before it
  * fails on a storage that is not resizable, leaving a tensor larger than its
  * memory; the next write went past the caller's buffer (from_blob, DLPack)
@@ -330,6 +359,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, misaligned_zero_copy_data_is_rejected);
   tcase_add_test(tc, save_and_copy_resolve_views_and_refuse_sparse);
   tcase_add_test(tc, resize_of_zero_copy_and_loaded_tensors_reallocates);
+  tcase_add_test(tc, packed_quantized_copy_and_negative_size_save_are_refused);
   tcase_add_test(tc, failed_resize_never_exports_a_negative_size);
   tcase_add_test(tc, failed_resize_restores_the_shape);
   tcase_add_test(tc, absurd_allocation_is_out_of_memory);
