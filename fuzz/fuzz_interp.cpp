@@ -102,6 +102,9 @@ struct Interp {
     return n;
   }
   static bool small_enough(ctorch_tensor t) { return numel(t) <= kMaxNumel; }
+  // A slot as an extra operand, NULL if it is too large to compute on (a
+  // 2^50-element expanded view summed by backward ran for hours).
+  ctorch_tensor get_small() { ctorch_tensor t = get(); return small_enough(t) ? t : nullptr; }
 
   // A list of up to 4 ints; sometimes a NULL pointer with a non-zero length
   // (must be rejected), sometimes an empty list.
@@ -432,7 +435,7 @@ struct Interp {
       }
       case 8: {
         ctorch_tensor idx[1] = {b};
-        FZ(ctorch_index_put_(a, idx, 1, get(), in.u8() & 1));
+        FZ(ctorch_index_put_(a, idx, 1, get_small(), in.u8() & 1));
         break;
       }
       case 9: FZ(ctorch_requires_grad_(a, in.u8() & 1)); break;
@@ -686,12 +689,12 @@ struct Interp {
       switch (choice(__func__, 3)) {
         case 0: st = FZ(ctorch_mul_Tensor(&y, x, x)); break;
         case 1: st = FZ(ctorch_tanh(&y, x)); break;
-        default: st = FZ(ctorch_matmul(&y, x, get())); break;
+        default: st = FZ(ctorch_matmul(&y, x, get_small())); break;
       }
       if (st == CTORCH_OK) st = FZ(ctorch_sum(&s, y, nullptr));
       if (st == CTORCH_OK) {
         int retain = in.u8() & 1;
-        ctorch_tensor grad = in.u8() % 4 == 0 ? get() : nullptr;
+        ctorch_tensor grad = in.u8() % 4 == 0 ? get_small() : nullptr;
 #ifdef CTORCH_HARDEN_HAVE_TRAINING
         if (in.u8() & 1) {
           // create_graph=True is left out: PyTorch documents that it makes
@@ -720,7 +723,7 @@ struct Interp {
 #ifdef CTORCH_HARDEN_HAVE_OPTIM
         if (in.u8() % 2) {
           ctorch_optimizer opt = nullptr;
-          ctorch_tensor params[2] = {x, get()};
+          ctorch_tensor params[2] = {x, get_small()};
           int kind = (int)(in.u8() % 7) - 1;  // includes invalid kinds
           if (FZ(ctorch_optimizer_new(&opt, (ctorch_optimizer_kind)kind, params, 1 + (in.u8() & 1), nullptr)) ==
               CTORCH_OK) {
