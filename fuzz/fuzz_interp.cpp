@@ -101,7 +101,22 @@ struct Interp {
     FZ(ctorch_tensor_numel(&n, t));
     return n;
   }
-  static bool small_enough(ctorch_tensor t) { return numel(t) <= kMaxNumel; }
+  // What an op may visit: the product of the sizes with zeros counted as 1
+  // (topk over the 0-size dim of an empty [0, 2^50] tensor loops over 2^50
+  // empty slices), UINT64_MAX past INT64_MAX.
+  static uint64_t extent(ctorch_tensor t) {
+    int64_t dims[64], n = 0;
+    if (!t || FZ(ctorch_tensor_dim(&n, t)) != CTORCH_OK || n > 64 || FZ(ctorch_tensor_sizes(dims, 64, t)) != CTORCH_OK)
+      return 0;
+    uint64_t dense = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t m = dims[i] > 0 ? (uint64_t)dims[i] : 1;
+      if (dense > (uint64_t)INT64_MAX / m) return UINT64_MAX;
+      dense *= m;
+    }
+    return dense;
+  }
+  static bool small_enough(ctorch_tensor t) { return extent(t) <= (uint64_t)kMaxNumel; }
   // A slot as an extra operand, NULL if it is too large to compute on (a
   // 2^50-element expanded view summed by backward ran for hours).
   ctorch_tensor get_small() { ctorch_tensor t = get(); return small_enough(t) ? t : nullptr; }
@@ -612,30 +627,15 @@ struct Interp {
     st = FZ(ctorch_from_dlpack(&r, m));
     if (st != CTORCH_OK) {
       m->deleter(m);
-      // An empty tensor may have other sizes whose product overflows int64
-      // (libtorch makes ones([0, INT64_MAX, 2, 2]), its strides wrapped):
-      // ctorch_from_dlpack refuses those sizes, as it must for libtorch,
-      // which multiplies them unchecked. Any other refusal is a violation.
-      if (st != CTORCH_INVALID_ARGUMENT || !sizes_overflow(a))
+      // ones([0, INT64_MAX, 2, 2]) exists (strides wrapped); from_dlpack must
+      // refuse such sizes, which libtorch multiplies unchecked. Nothing else.
+      if (st != CTORCH_INVALID_ARGUMENT || extent(a) != UINT64_MAX)
         fz::violation("could not import its own export", "ctorch_from_dlpack", st);
       return;
     }
     put(r);
   }
 
-  // Whether the product of t's sizes (zeros counted as 1) overflows int64.
-  static bool sizes_overflow(ctorch_tensor t) {
-    int64_t dims[64], n = 0;
-    if (FZ(ctorch_tensor_dim(&n, t)) != CTORCH_OK || n > 64 || FZ(ctorch_tensor_sizes(dims, 64, t)) != CTORCH_OK)
-      return false;
-    uint64_t dense = 1;
-    for (int64_t i = 0; i < n; ++i) {
-      uint64_t m = dims[i] > 0 ? (uint64_t)dims[i] : 1;
-      if (dense > (uint64_t)INT64_MAX / m) return true;
-      dense *= m;
-    }
-    return false;
-  }
 
   void absurd() {
     // 2^50 elements: must be OUT_OF_MEMORY (CPU) and leave the process usable.
