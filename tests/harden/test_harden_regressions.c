@@ -191,6 +191,28 @@ START_TEST(save_and_copy_resolve_views_and_refuse_sparse) {
 }
 END_TEST
 
+/* Defect (in-process fuzz_interp, 2026-11-23): a resize_ that grew a
+ * storage exported through DLPack freed the buffer the consumer was reading
+ * (here ctorch itself, through the imported tensor): heap-use-after-free.
+ * The export now shares the buffer, so the consumer keeps the old values. */
+START_TEST(resize_after_dlpack_export_keeps_the_exported_memory) {
+  const float v[2] = {1.5f, -2.5f};
+  const int64_t two[1] = {2}, many[1] = {4096};
+  ctorch_tensor t = ct_floats(v, two, 1), view = NULL, imported = NULL;
+  DLManagedTensor *m = NULL;
+  float out[2] = {0, 0};
+  CT_OK(ctorch_alias(&view, t));
+  CT_OK(ctorch_to_dlpack(&m, t));
+  CT_OK(ctorch_from_dlpack(&imported, m));
+  CT_OK(ctorch_resize_(view, many, 1, NULL)); /* grows the shared storage: a new buffer */
+  CT_OK(ctorch_tensor_copy_to(out, sizeof out, imported));
+  ck_assert(out[0] == 1.5f && out[1] == -2.5f);
+  ctorch_tensor_free(imported); /* releases the export */
+  ctorch_tensor_free(view);
+  ctorch_tensor_free(t);
+}
+END_TEST
+
 /* Defects (in-process fuzz_interp, 2026-11-23): ctorch_tensor_copy_to read
  * numel bytes of a quint2x4 tensor, which packs 4 elements per byte (heap
  * overflow); ctorch_save wrote an empty tensor with a negative size
@@ -360,6 +382,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, save_and_copy_resolve_views_and_refuse_sparse);
   tcase_add_test(tc, resize_of_zero_copy_and_loaded_tensors_reallocates);
   tcase_add_test(tc, packed_quantized_copy_and_negative_size_save_are_refused);
+  tcase_add_test(tc, resize_after_dlpack_export_keeps_the_exported_memory);
   tcase_add_test(tc, failed_resize_never_exports_a_negative_size);
   tcase_add_test(tc, failed_resize_restores_the_shape);
   tcase_add_test(tc, absurd_allocation_is_out_of_memory);
