@@ -187,9 +187,12 @@ CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data,
   // bad stride there aborts the process: check them here first.
   if (strides) {
     uint64_t extent = 0;
-    for (size_t i = 0; i < ndim; ++i) {
+    // Every stride, also those after a 0 size (an empty tensor kept a
+    // negative stride; found by the in-process interpreter fuzzer).
+    for (size_t i = 0; i < ndim; ++i)
       if (strides[i] < 0)
         ctorch::fail_arg("strides", "stride " + std::to_string(strides[i]) + " at dimension " + std::to_string(i) + " is negative");
+    for (size_t i = 0; i < ndim; ++i) {
       if (sizes[i] == 0) { extent = 0; break; }
       uint64_t span = static_cast<uint64_t>(sizes[i] - 1);
       if (strides[i] && span > (UINT64_MAX / 2 - extent) / static_cast<uint64_t>(strides[i]))

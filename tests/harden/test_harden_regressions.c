@@ -195,6 +195,20 @@ END_TEST
  * storage exported through DLPack freed the buffer the consumer was reading
  * (here ctorch itself, through the imported tensor): heap-use-after-free.
  * The export now shares the buffer, so the consumer keeps the old values. */
+/* Defect (in-process fuzz_interp, 2026-11-23): ctorch_tensor_from_blob
+ * stopped checking strides at the first 0 size, so an empty tensor kept a
+ * negative stride after it. */
+START_TEST(from_blob_checks_every_stride_of_an_empty_tensor) {
+  static float buf[8];
+  const int64_t sizes[3] = {3, 0, 1}, strides[3] = {0, 1, -2};
+  ctorch_tensor t = NULL;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_tensor_from_blob(&t, buf, sizes, strides, 3, CTORCH_FLOAT32, ctorch_device_cpu(), NULL, NULL));
+  CT_ERROR_HAS("stride -2 at dimension 2 is negative");
+  ck_assert_ptr_null(t);
+}
+END_TEST
+
 START_TEST(resize_after_dlpack_export_keeps_the_exported_memory) {
   const float v[2] = {1.5f, -2.5f};
   const int64_t two[1] = {2}, many[1] = {4096};
@@ -383,6 +397,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, resize_of_zero_copy_and_loaded_tensors_reallocates);
   tcase_add_test(tc, packed_quantized_copy_and_negative_size_save_are_refused);
   tcase_add_test(tc, resize_after_dlpack_export_keeps_the_exported_memory);
+  tcase_add_test(tc, from_blob_checks_every_stride_of_an_empty_tensor);
   tcase_add_test(tc, failed_resize_never_exports_a_negative_size);
   tcase_add_test(tc, failed_resize_restores_the_shape);
   tcase_add_test(tc, absurd_allocation_is_out_of_memory);
