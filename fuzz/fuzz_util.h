@@ -66,14 +66,29 @@ struct Bytes {
   }
 };
 
-// One-time process setup: one intra-op thread (the machine is shared and
-// runs are reproducible), fixed seed.
+// One-time process setup, for the fuzzers and the replay programs alike:
+//  - one intra-op thread (the machine is shared, runs are reproducible) and
+//    a fixed seed;
+//  - a load limit (ctorch_set_load_limit): a file that declares more memory
+//    is refused with CTORCH_OUT_OF_MEMORY before it is taken, so that an
+//    in-process fuzzer stays within libFuzzer's -rss_limit_mb;
+//  - ctorch's failure log (ctorch_error_message) filled to its steady
+//    state. libFuzzer runs LeakSanitizer's full scan (~70 ms with libtorch's
+//    heap) after every input that made more allocations than it freed. The
+//    log keeps the last 1,024 messages: until it is full each failing call
+//    keeps one string, so every input looked like a leak and the fuzzers
+//    ran at ~14 inputs/s. Once full, a failure frees the entry it replaces
+//    and only a real leak (or a cache that grows) triggers the scan. 1,100
+//    failing calls, with messages longer than the short-string buffer, fill it.
+constexpr uint64_t kLoadLimit = 64u << 20;
 inline void init_once() {
   static bool done = false;
   if (done) return;
   done = true;
   ctorch_set_num_threads(1);
   ctorch_manual_seed(0);
+  ctorch_set_load_limit(nullptr, kLoadLimit);
+  for (int i = 0; i < 1100; ++i) ctorch_tensor_numel(nullptr, nullptr);
 }
 
 }  // namespace fz

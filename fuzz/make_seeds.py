@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz harnesses (run once; the output is kept
 in the repository under fuzz/corpus/, then grown and minimised by scripts/fuzz).
-Needs a Python with torch (the build's CTORCH_TORCH_PYTHON)."""
+Needs a Python with torch (the build's CTORCH_TORCH_PYTHON).
+Usage: make_seeds.py [OUT [HARNESS...]]  (default: fuzz/corpus, every harness).
+The optim seeds written by ctorch_optimizer_save need libctorch: set
+CTORCH_LIB to its path (else only the torch.save state dicts are written)."""
 import collections
+import ctypes
+import gzip
 import io
 import os
 import random
@@ -13,10 +18,17 @@ import zipfile
 import torch
 
 out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
+only = set(sys.argv[2:])
 rng = random.Random(7)
 
 
+def wanted(harness):
+    return not only or harness in only
+
+
 def write(harness, name, data):
+    if not wanted(harness):
+        return
     d = os.path.join(out, harness)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, name), "wb") as f:
@@ -82,4 +94,118 @@ for i in range(24):
     write("interp", "rand_%02d" % i, bytes(rng.randrange(256) for _ in range(rng.choice([32, 96, 200]))))
 for i in range(12):
     write("dlpack", "rand_%02d" % i, bytes(rng.randrange(256) for _ in range(48)))
+
+
+def records_form(zbytes):
+    """A zip as fuzz/zip_writer.h's records_archive reads it back:
+    [u8 name length][name][u16 length][data] per record."""
+    z = zipfile.ZipFile(io.BytesIO(zbytes))
+    b = b""
+    for n in z.namelist():
+        name, data = n.encode(), z.read(n)
+        assert len(name) < 256 and len(data) < 65536
+        b += bytes([len(name)]) + name + struct.pack("<H", len(data)) + data
+    return b
+
+
+# --- optim: first byte = loader (bit 0) | records form (bit 1) | kind << 2 | two groups (bit 5) ---
+KINDS = {"sgd": 0, "adam": 1, "adamw": 2, "rmsprop": 3, "adagrad": 4}
+
+
+def optim_params():
+    w = torch.nn.Parameter(torch.tensor([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]]))
+    b = torch.nn.Parameter(torch.tensor([0.5, -0.5, 1.0]))
+    return w, b
+
+
+def optim_seed(kind, two_groups, state_dict, zbytes, tag):
+    mode = (1 if state_dict else 0) | (KINDS[kind] << 2) | (0x20 if two_groups else 0)
+    name = "%s_%s_%s" % ("sd" if state_dict else "archive", kind, "2g" if two_groups else "1g")
+    write("optim", "raw_%s%s" % (name, tag), bytes([mode]) + zbytes)
+    write("optim", "rec_%s%s" % (name, tag), bytes([mode | 2]) + records_form(zbytes))
+
+
+if wanted("optim"):
+    # Python's state dicts (ctorch_optimizer_load_state_dict), after one step.
+    makers = {"sgd": lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9),
+              "adam": lambda p: torch.optim.Adam(p, lr=1e-3),
+              "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3, amsgrad=True)}
+    for kind, make in makers.items():
+        for two in (False, True):
+            w, b = optim_params()
+            opt = make([{"params": [w]}, {"params": [b]}] if two else [w, b])
+            (w.sum() * 0.25 + b.sum() * 0.25).backward()
+            opt.step()
+            optim_seed(kind, two, True, saved(opt.state_dict()), "")
+    # ctorch_optimizer_save's archives (ctorch_optimizer_load), every kind.
+    lib_path = os.environ.get("CTORCH_LIB")
+    if lib_path:
+        lib = ctypes.CDLL(lib_path)
+        lib.ctorch_last_error.restype = ctypes.c_char_p
+        T = ctypes.c_void_p
+
+        def tensor(vals, shape, grad):
+            t, g = T(), T()
+            arr = (ctypes.c_float * len(vals))(*vals)
+            sh = (ctypes.c_int64 * len(shape))(*shape)
+            assert lib.ctorch_tensor_from_data(ctypes.byref(t), arr, ctypes.sizeof(arr), sh, len(shape), 9) == 0
+            if grad:
+                assert lib.ctorch_tensor_set_requires_grad(t, 1) == 0
+                gv = (ctypes.c_float * len(vals))(*([0.25] * len(vals)))
+                assert lib.ctorch_tensor_from_data(ctypes.byref(g), gv, ctypes.sizeof(gv), sh, len(shape), 9) == 0
+                assert lib.ctorch_tensor_set_grad(t, g) == 0
+                lib.ctorch_tensor_free(g)
+            return t
+
+        path = os.path.join(out, ".optim.tmp")
+        for kind, k in KINDS.items():
+            for two in (False, True):
+                p = (T * 2)(tensor([1, -2, 3, -4, 5, -6], [2, 3], True), tensor([0.5, -0.5, 1], [3], True))
+                opt = T()
+                assert lib.ctorch_optimizer_new(ctypes.byref(opt), k, p, 1 if two else 2, None) == 0
+                if two:
+                    assert lib.ctorch_optimizer_add_param_group(opt, ctypes.byref(p, ctypes.sizeof(T)), 1, None) == 0
+                st = lib.ctorch_optimizer_step(opt)
+                assert st == 0, (kind, two, lib.ctorch_last_error())
+                assert lib.ctorch_optimizer_save(opt, path.encode()) == 0
+                with open(path, "rb") as f:
+                    optim_seed(kind, two, False, f.read(), "")
+                if kind in ("sgd", "adam", "adamw"):
+                    assert lib.ctorch_optimizer_save_state_dict(opt, path.encode()) == 0
+                    with open(path, "rb") as f:
+                        optim_seed(kind, two, True, f.read(), "_ctorch")
+                lib.ctorch_optimizer_free(opt)
+                for t in p:
+                    lib.ctorch_tensor_free(T(t))  # ctypes gives the elements as ints
+        os.remove(path)
+
+# --- idx: first byte = MNIST pair (bit 0) | gzip here (bit 1) | second member or garbage (bit 2) ---
+
+
+def idx(code, shape, values):
+    fmt = {0x08: "B", 0x09: "b", 0x0B: ">h", 0x0C: ">i", 0x0D: ">f", 0x0E: ">d"}[code]
+    head = struct.pack(">BBBB", 0, 0, code, len(shape)) + b"".join(struct.pack(">I", d) for d in shape)
+    return head + b"".join(struct.pack(fmt, v) for v in values)
+
+
+idx_files = {
+    "ubyte_3d": idx(0x08, [2, 3, 4], range(24)),
+    "byte_1d": idx(0x09, [5], [-2, -1, 0, 1, 2]),
+    "short_2d": idx(0x0B, [2, 2], [-300, 300, 1, -1]),
+    "int_1d": idx(0x0C, [3], [1 << 20, -7, 0]),
+    "float_2d": idx(0x0D, [1, 3], [0.5, -1.5, 3.25]),
+    "double_1d": idx(0x0E, [2], [1e300, -2.5]),
+    "empty": idx(0x08, [0, 4], []),
+}
+for name, data in idx_files.items():
+    write("idx", "plain_" + name, b"\x00" + data)
+    write("idx", "gz_here_" + name, b"\x02" + data)
+    write("idx", "gz_file_" + name, b"\x00" + gzip.compress(data, mtime=0))
+# Bit 2: an even length gets a second gzip member, an odd one garbage after the first.
+assert len(idx_files["ubyte_3d"]) % 2 == 0
+write("idx", "gz_two_members", b"\x06" + idx_files["ubyte_3d"])
+write("idx", "gz_trailing_garbage", b"\x06" + idx_files["ubyte_3d"] + b"\x00")
+images, labels = idx(0x08, [3, 2, 2], range(12)), idx(0x08, [3], [1, 2, 9])
+write("idx", "mnist_plain", b"\x01" + struct.pack("<H", len(images)) + images + labels)
+write("idx", "mnist_gz_here", b"\x03" + struct.pack("<H", len(images)) + images + labels)
 print("seeds written under", out)

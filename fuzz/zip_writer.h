@@ -2,6 +2,7 @@
 // wrap fuzzed records (a pickle, TorchScript code) in a well-formed archive:
 // mutated raw zip bytes mostly die at the CRC check, and the interesting
 // code (ctorch's unpickler, the TorchScript importer) sits behind it.
+// records_archive() makes such an archive of any set of records.
 #pragma once
 
 #include <zlib.h>
@@ -60,5 +61,33 @@ class ZipWriter {
     put16((uint16_t)(v >> 16));
   }
 };
+
+// A zip archive of the records the bytes describe, one after the other:
+// [u8 name length][name][u16 data length][data], until the bytes end (a
+// short last field takes what is left). Any archive can be written this way
+// (fuzz/make_seeds.py's records() does it for its seeds), so a harness
+// reaches every record of a real file with correct CRCs, whatever the
+// fuzzer changes in the names and contents.
+inline std::vector<uint8_t> records_archive(const uint8_t *p, size_t n) {
+  ZipWriter z;
+  auto take = [&](size_t want, const uint8_t **at) {
+    size_t k = want < n ? want : n;
+    *at = p;
+    p += k;
+    n -= k;
+    return k;
+  };
+  while (n) {
+    const uint8_t *f = nullptr;
+    size_t name_len = take(1, &f) ? f[0] : 0;
+    const uint8_t *name = nullptr;
+    name_len = take(name_len, &name);
+    size_t data_len = take(2, &f) == 2 ? (size_t)(f[0] | (f[1] << 8)) : 0;
+    const uint8_t *data = nullptr;
+    data_len = take(data_len, &data);
+    z.add(std::string(reinterpret_cast<const char *>(name), name_len), data, data_len);
+  }
+  return z.finish();
+}
 
 }  // namespace fz

@@ -187,9 +187,12 @@ CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data,
   // bad stride there aborts the process: check them here first.
   if (strides) {
     uint64_t extent = 0;
-    for (size_t i = 0; i < ndim; ++i) {
+    // Every stride, also those after a 0 size (an empty tensor kept a
+    // negative stride; found by the in-process interpreter fuzzer).
+    for (size_t i = 0; i < ndim; ++i)
       if (strides[i] < 0)
         ctorch::fail_arg("strides", "stride " + std::to_string(strides[i]) + " at dimension " + std::to_string(i) + " is negative");
+    for (size_t i = 0; i < ndim; ++i) {
       if (sizes[i] == 0) { extent = 0; break; }
       uint64_t span = static_cast<uint64_t>(sizes[i] - 1);
       if (strides[i] && span > (UINT64_MAX / 2 - extent) / static_cast<uint64_t>(strides[i]))
@@ -237,6 +240,13 @@ CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctor
   ctorch::require_tensor(t, "t");
   Borrowed b(t);
   const at::Tensor &x = b.get();
+  // quint4x2 / quint2x4 pack 2 or 4 elements per byte (element_size() says
+  // 1): numel bytes would read past their storage (heap overflow found by
+  // the interpreter fuzzer).
+  if (x.scalar_type() == at::kQUInt4x2 || x.scalar_type() == at::kQUInt2x4)
+    ctorch::fail(CTORCH_TYPE, std::string("argument 't': ") + c10::toString(x.scalar_type()) +
+                                  " packs several elements per byte; copy_to copies numel * element size bytes"
+                                  " (dequantize it first)");
   size_t need = static_cast<size_t>(x.numel()) * x.element_size();
   if (dst_bytes < need)
     ctorch::fail_arg("dst_bytes", std::to_string(dst_bytes) + " is smaller than the tensor's " + std::to_string(need) + " bytes");
@@ -245,6 +255,11 @@ CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctor
   at::Tensor c = x.device().is_cpu() ? x : x.to(at::kCPU);
   // Conjugate/negative views hold unresolved data: copy the values they show.
   c = ctorch::materialize_zero(c).resolve_conj().resolve_neg().contiguous();
+  // The bytes read lie inside the storage, whatever the dtype claims.
+  const c10::Storage &st = c.storage();
+  if (!st.data() || st.nbytes() / c.element_size() < static_cast<size_t>(c.storage_offset()) + c.numel())
+    ctorch::fail(CTORCH_RUNTIME, "argument 't': its storage holds " + std::to_string(st.nbytes()) + " bytes, fewer than its " +
+                                     std::to_string(need) + " bytes of elements");
   std::memcpy(dst, c.data_ptr(), need);
   CTORCH_CATCH
 }

@@ -765,6 +765,24 @@ void _sobol_engine_ff_(const at::Tensor &self, int64_t n, const at::Tensor &sobo
 // while guarding it): refused unless self has at least [dimension, 30] and
 // ltm at least [dimension, 30, n] (the accessors refuse other ranks).
 void _sobol_engine_scramble_(const at::Tensor &self, const at::Tensor &ltm, int64_t dimension);
+// [crash] libtorch 1.13 and 2.x: zero_ of an MKLDNN tensor (mkldnn_zero_)
+// writes float32 zeros over numel elements whatever the dtype: a uint8 or
+// bfloat16 one (both accepted by the MKLDNN layout) is overrun by 3x or 2x
+// (heap-buffer-overflow, found by the in-process fuzz_interp; Python's
+// torch.zeros(5, layout=torch._mkldnn, dtype=torch.uint8) overruns too).
+// Refused for every entry point that zeroes such a tensor.
+void zero_(const at::Tensor &self);
+void zeros(Ints size, c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout,
+           c10::optional<at::Device> device, c10::optional<bool> pin_memory);
+void zeros_names(Ints size, c10::optional<at::DimnameList> names, c10::optional<at::ScalarType> dtype,
+                 c10::optional<at::Layout> layout, c10::optional<at::Device> device, c10::optional<bool> pin_memory);
+void zeros_out(Ints size, const at::Tensor &out);
+void new_zeros(const at::Tensor &self, Ints size, c10::optional<at::ScalarType> dtype,
+               c10::optional<at::Layout> layout, c10::optional<at::Device> device, c10::optional<bool> pin_memory);
+// [crash] libtorch 1.13: permute of a 0-dim sparse COO tensor dereferences
+// NULL in permute_sparse_coo (SIGSEGV; Python's t.permute(()) too; found by
+// the in-process fuzz_interp). 2.x returns the tensor: refused on 1.x only.
+void permute(const at::Tensor &self, Ints dims);
 
 }  // namespace guard
 }  // namespace ctorch

@@ -390,5 +390,41 @@ void _lazy_clone(const at::Tensor &self) {
     fail_arg("self", "is quantized: a copy-on-write clone of it has no quantizer (use clone)");
 }
 
+namespace {
+void mkldnn_zeroed(c10::optional<at::Layout> layout, c10::optional<at::ScalarType> dtype, const char *arg) {
+  if (layout.value_or(at::kStrided) != at::kMkldnn) return;
+  at::ScalarType st = dtype.value_or(at::typeMetaToScalarType(at::get_default_dtype()));
+  if (st != at::kFloat)
+    fail_arg(arg, std::string("an MKLDNN tensor of ") + c10::toString(st) +
+                      " cannot be zeroed: libtorch writes float32 zeros over it, past its memory");
+}
+}  // namespace
+
+void zero_(const at::Tensor &self) {
+  if (self.defined()) mkldnn_zeroed(self.layout(), self.scalar_type(), "self");
+}
+void zeros(Ints, c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout, c10::optional<at::Device>,
+           c10::optional<bool>) {
+  mkldnn_zeroed(layout, dtype, "layout");
+}
+void zeros_names(Ints, c10::optional<at::DimnameList>, c10::optional<at::ScalarType> dtype,
+                 c10::optional<at::Layout> layout, c10::optional<at::Device>, c10::optional<bool>) {
+  mkldnn_zeroed(layout, dtype, "layout");
+}
+void zeros_out(Ints, const at::Tensor &out) { zero_(out); }
+void new_zeros(const at::Tensor &self, Ints, c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout,
+               c10::optional<at::Device>, c10::optional<bool>) {
+  if (self.defined()) mkldnn_zeroed(layout.value_or(self.layout()), dtype.value_or(self.scalar_type()), "layout");
+}
+
+void permute(const at::Tensor &self, Ints) {
+#if !CTORCH_TORCH_AT_LEAST(2, 0)
+  if (self.defined() && self.layout() == at::kSparse && self.dim() == 0)
+    fail_arg("self", "permute of a 0-dim sparse tensor crashes libtorch 1.x (it is its own permutation)");
+#else
+  (void)self;
+#endif
+}
+
 }  // namespace guard
 }  // namespace ctorch

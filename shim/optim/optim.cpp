@@ -276,7 +276,17 @@ CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, 
   auto v = param_list(params, n, o.opt.get());
   std::unique_ptr<torch::optim::OptimizerOptions> opts =
       options ? make_options(o.kind, *options) : o.opt->defaults().clone();
+  // libtorch's Adagrad makes each parameter's state (step, sum) in its
+  // constructor only; its step() on a parameter added later fails an
+  // internal assert and leaves a null state behind, which save() then
+  // dereferences (SIGSEGV, found writing the fuzz seeds). The state of the
+  // new parameters is made here the same way, by that constructor, with the
+  // group's own initial_accumulator_value (as Python does).
+  std::unique_ptr<torch::optim::Optimizer> adagrad_state;
+  if (o.kind == CTORCH_OPTIM_ADAGRAD) adagrad_state = construct(o.kind, {torch::optim::OptimizerParamGroup(v)}, *opts);
   o.opt->add_param_group(torch::optim::OptimizerParamGroup(v, std::move(opts)));
+  if (adagrad_state)
+    for (auto &kv : adagrad_state->state()) o.opt->state()[kv.first] = std::move(kv.second);
   CTORCH_CATCH
 }
 

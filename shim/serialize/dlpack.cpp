@@ -193,11 +193,37 @@ at::Tensor import_tensor(M *src) {
 }
 
 // The exported struct owns one reference to the tensor plus its shape.
+// A CPU storage's buffer, owned jointly by the storage and every export of
+// it. A resize_ that grows a storage (through any tensor or view sharing
+// it, or an op's out= argument) frees the old buffer, which a consumer of an
+// export was still reading (heap-use-after-free, found by the in-process
+// interpreter fuzzer: export, import, resize_ of a view). With the buffer
+// shared, the storage drops its share and the consumer keeps the memory
+// (and the values it held) until the export is released. CUDA buffers stay
+// as they are: the caching allocator recognises its own DataPtrs
+// (record_stream), so there a resize during an export remains the caller's
+// to avoid, as in PyTorch.
+using SharedBuffer = std::shared_ptr<c10::DataPtr>;
+
+void release_shared(void *ctx) { delete static_cast<SharedBuffer *>(ctx); }
+
+SharedBuffer share_buffer(c10::StorageImpl *si) {
+  const c10::DataPtr &cur = static_cast<const c10::StorageImpl *>(si)->data_ptr();
+  if (cur.get_deleter() == &release_shared) return *static_cast<SharedBuffer *>(cur.get_context());
+  auto holder = std::make_unique<SharedBuffer>(std::make_shared<c10::DataPtr>());
+  SharedBuffer buf = *holder;
+  c10::DataPtr wrapped(cur.get(), holder.get(), &release_shared, cur.device());
+  *buf = si->set_data_ptr(std::move(wrapped));
+  holder.release();  // now owned by the storage's DataPtr
+  return buf;
+}
+
 // Shape and strides are copied (inline for up to 6 dims) so that a later
 // resize of the caller's tensor cannot change what the consumer sees.
 template <class M>
 struct Export {
   at::Tensor tensor;
+  SharedBuffer buffer;  // CPU: the exported memory, whatever happens to the storage
   c10::SmallVector<int64_t, 6> shape, strides;
   M managed{};
   static void deleter(M *self) {
@@ -225,7 +251,8 @@ M *export_tensor(ctorch_tensor h) {
   e->shape.assign(x.sizes().begin(), x.sizes().end());
   e->strides.assign(x.strides().begin(), x.strides().end());
   DLTensor &d = e->managed.dl_tensor;
-  d.data = x.numel() ? x.data_ptr() : nullptr;
+  d.data = x.numel() ? x.data_ptr() : nullptr;  // (2.x: materialises a copy-on-write storage first)
+  if (d.data && x.device().is_cpu()) e->buffer = share_buffer(x.storage().unsafeGetStorageImpl());
   d.device = dev;
   d.ndim = static_cast<int>(x.dim());
   d.dtype = dt;

@@ -206,6 +206,11 @@ class Pickler {
     if (t.layout() != c10::kStrided || t.is_quantized())
       fail(CTORCH_NOT_IMPLEMENTED, "only dense (strided, not quantized) tensors can be saved; convert it (to_dense) first");
     if (t.device().is_meta()) fail(CTORCH_NOT_IMPLEMENTED, "a meta tensor has no data to save");
+    // libtorch lets an empty tensor have a negative size (expand of a size-1
+    // dimension to -2 beside a 0; PyTorch 2.15 too). ctorch_load refuses
+    // such a file, so it is not written (found by the interpreter fuzzer).
+    for (int64_t d : t.sizes())
+      if (d < 0) fail(CTORCH_VALUE, "a tensor with a negative size (" + std::to_string(d) + ") cannot be saved");
     const c10::ScalarType st = t.scalar_type();
     const DtypeNames *names = names_of(st);
     const bool legacy = names && names->storage;

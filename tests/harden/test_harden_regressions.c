@@ -191,6 +191,71 @@ START_TEST(save_and_copy_resolve_views_and_refuse_sparse) {
 }
 END_TEST
 
+/* Defect (in-process fuzz_interp, 2026-11-23): a resize_ that grew a
+ * storage exported through DLPack freed the buffer the consumer was reading
+ * (here ctorch itself, through the imported tensor): heap-use-after-free.
+ * The export now shares the buffer, so the consumer keeps the old values. */
+/* Defect (in-process fuzz_interp, 2026-11-23): ctorch_tensor_from_blob
+ * stopped checking strides at the first 0 size, so an empty tensor kept a
+ * negative stride after it. */
+START_TEST(from_blob_checks_every_stride_of_an_empty_tensor) {
+  static float buf[8];
+  const int64_t sizes[3] = {3, 0, 1}, strides[3] = {0, 1, -2};
+  ctorch_tensor t = NULL;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_tensor_from_blob(&t, buf, sizes, strides, 3, CTORCH_FLOAT32, ctorch_device_cpu(), NULL, NULL));
+  CT_ERROR_HAS("stride -2 at dimension 2 is negative");
+  ck_assert_ptr_null(t);
+}
+END_TEST
+
+START_TEST(resize_after_dlpack_export_keeps_the_exported_memory) {
+  const float v[2] = {1.5f, -2.5f};
+  const int64_t two[1] = {2}, many[1] = {4096};
+  ctorch_tensor t = ct_floats(v, two, 1), view = NULL, imported = NULL;
+  DLManagedTensor *m = NULL;
+  float out[2] = {0, 0};
+  CT_OK(ctorch_alias(&view, t));
+  CT_OK(ctorch_to_dlpack(&m, t));
+  CT_OK(ctorch_from_dlpack(&imported, m));
+  CT_OK(ctorch_resize_(view, many, 1, NULL)); /* grows the shared storage: a new buffer */
+  CT_OK(ctorch_tensor_copy_to(out, sizeof out, imported));
+  ck_assert(out[0] == 1.5f && out[1] == -2.5f);
+  ctorch_tensor_free(imported); /* releases the export */
+  ctorch_tensor_free(view);
+  ctorch_tensor_free(t);
+}
+END_TEST
+
+/* Defects (in-process fuzz_interp, 2026-11-23): ctorch_tensor_copy_to read
+ * numel bytes of a quint2x4 tensor, which packs 4 elements per byte (heap
+ * overflow); ctorch_save wrote an empty tensor with a negative size
+ * (libtorch's expand allows [1, 1] -> [0, -2]; PyTorch 2.15 too), a file
+ * ctorch_load then refused. */
+START_TEST(packed_quantized_copy_and_negative_size_save_are_refused) {
+  const int64_t sizes[2] = {4, 4}, one[2] = {1, 1}, neg[2] = {0, -2};
+  const ctorch_dtype q = CTORCH_QUINT2X4;
+  unsigned char out[64];
+  ctorch_tensor t = NULL, e = NULL;
+  char path[256];
+  if (ctorch_empty_memory_format(&t, sizes, 2, &q, NULL, NULL, NULL, NULL) == CTORCH_OK) {
+    CT_FAILS(CTORCH_TYPE, ctorch_tensor_copy_to(out, sizeof out, t));
+    CT_ERROR_HAS("packs");
+    ctorch_tensor_free(t);
+    t = NULL;
+  }
+  in_tmp(path, sizeof path, "negative.pt");
+  CT_OK(ctorch_ones(&t, one, 2, NULL, NULL, NULL, NULL));
+  if (ctorch_expand(&e, t, neg, 2, 0) == CTORCH_OK) { /* libtorch's own check may come one day */
+    CT_FAILS(CTORCH_VALUE, ctorch_save(path, e));
+    CT_ERROR_HAS("negative size");
+    ctorch_tensor_free(e);
+  }
+  ctorch_tensor_free(t);
+  unlink(path);
+}
+END_TEST
+
 /* Defect (fuzz_interp): libtorch 1.13's resize_ sets the new sizes before it
  * fails on a storage that is not resizable, leaving a tensor larger than its
  * memory; the next write went past the caller's buffer (from_blob, DLPack)
@@ -330,6 +395,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, misaligned_zero_copy_data_is_rejected);
   tcase_add_test(tc, save_and_copy_resolve_views_and_refuse_sparse);
   tcase_add_test(tc, resize_of_zero_copy_and_loaded_tensors_reallocates);
+  tcase_add_test(tc, packed_quantized_copy_and_negative_size_save_are_refused);
+  tcase_add_test(tc, resize_after_dlpack_export_keeps_the_exported_memory);
+  tcase_add_test(tc, from_blob_checks_every_stride_of_an_empty_tensor);
   tcase_add_test(tc, failed_resize_never_exports_a_negative_size);
   tcase_add_test(tc, failed_resize_restores_the_shape);
   tcase_add_test(tc, absurd_allocation_is_out_of_memory);

@@ -197,6 +197,41 @@ static ctorch_tensor zeros3(int64_t a, int64_t b, int64_t c) {
   return t;
 }
 
+/* Found by the in-process fuzz_interp (2026-11-23). libtorch 1.13 and 2.x
+ * zero an MKLDNN tensor as float32 whatever its dtype (a uint8 one was
+ * overrun: heap-buffer-overflow); libtorch 1.13 permutes a 0-dim sparse
+ * tensor through NULL (SIGSEGV). */
+START_TEST(mkldnn_zeros_and_sparse_scalar_permute) {
+  const int64_t five[1] = {5};
+  const ctorch_layout mk = CTORCH_LAYOUT_MKLDNN, coo = CTORCH_LAYOUT_SPARSE_COO;
+  const ctorch_dtype u8 = CTORCH_UINT8, bf16 = CTORCH_BFLOAT16, f32 = CTORCH_FLOAT32;
+  ctorch_tensor t = NULL, r = NULL;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_zeros(&t, five, 1, &u8, &mk, NULL, NULL));
+  CT_ERROR_HAS("argument 'layout'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_zeros(&t, five, 1, &bf16, &mk, NULL, NULL));
+  ck_assert_ptr_null(t);
+  if (ctorch_empty_memory_format(&t, five, 1, &u8, &mk, NULL, NULL, NULL) == CTORCH_OK) {
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_zero_(t));
+    CT_ERROR_HAS("argument 'self'");
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_new_zeros(&r, t, five, 1, NULL, NULL, NULL, NULL));
+    ctorch_tensor_free(t);
+    t = NULL;
+  }
+  CT_OK(ctorch_zeros(&t, five, 1, &f32, &mk, NULL, NULL)); /* float32 is what the kernel writes */
+  ctorch_tensor_free(t);
+  t = NULL;
+  CT_OK(ctorch_zeros(&t, NULL, 0, &f32, &coo, NULL, NULL));
+#if CTORCH_TORCH_VERSION_MAJOR < 2
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_permute(&r, t, NULL, 0));
+  CT_ERROR_HAS("0-dim sparse");
+#else
+  CT_OK(ctorch_permute(&r, t, NULL, 0));
+  ctorch_tensor_free(r);
+#endif
+  ctorch_tensor_free(t);
+}
+END_TEST
+
 START_TEST(lstm_params_must_have_nn_lstm_shapes) {
   /* seq 5, batch 2, input 3, hidden 4, one layer, biases */
   ctorch_tensor x = zeros3(5, 2, 3), hx[2] = {zeros3(1, 2, 4), zeros3(1, 2, 4)};
@@ -229,6 +264,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, zero_tensor_has_memory_when_exported);
   tcase_add_test(tc, set_with_storage_offset_stays_inside_the_storage);
   tcase_add_test(tc, lstm_params_must_have_nn_lstm_shapes);
+  tcase_add_test(tc, mkldnn_zeros_and_sparse_scalar_permute);
   suite_add_tcase(s, tc);
   return s;
 }
