@@ -173,6 +173,7 @@ Optim &require_opt(ctorch_optimizer opt) {
 }  // namespace optim
 }  // namespace ctorch
 
+using ctorch::optim::check_loaded_state;
 using ctorch::optim::construct;
 using ctorch::optim::defaults;
 using ctorch::optim::make_options;
@@ -400,9 +401,12 @@ CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char 
   try {
     fresh->load(archive);
     load_options(o.kind, archive, *fresh);
+  } catch (const ctorch::StatusError &) {
+    throw;
   } catch (const std::exception &e) {
     ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' does not hold state for this optimizer: " + e.what());
   }
+  check_loaded_state(o.kind, *fresh, std::string("'") + path + "' does not hold state for this optimizer: ");
   o.opt = std::move(fresh);
   CTORCH_CATCH
 }

@@ -7,6 +7,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace ctorch {
@@ -29,6 +30,10 @@ std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
 std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options &o);
 // The defaults of a kind (ctorch_optim_options_default).
 ctorch_optim_options defaults(ctorch_optimizer_kind kind);
+// Refuses (VALUE, `where` + which parameter and buffer) loaded per-parameter
+// state a step would trust: undefined where the step reads it, or not shaped,
+// typed and placed like its parameter (optim_state.cpp).
+void check_loaded_state(ctorch_optimizer_kind kind, torch::optim::Optimizer &opt, const std::string &where);
 // A group's options as the C struct.
 ctorch_optim_options read_options(ctorch_optimizer_kind kind, const torch::optim::OptimizerOptions &base);
 

@@ -17,8 +17,10 @@
 #include "serialize/serialize_value.h"
 
 #include <ATen/ops/scalar_tensor.h>
+#include <torch/optim/adagrad.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
+#include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
 #include <cmath>
@@ -198,6 +200,79 @@ const PV &need_kind(const P &v, PV::Kind k, const std::string &what) {
 }
 
 }  // namespace
+
+namespace ctorch {
+namespace optim {
+
+// The per-parameter state an archive loaded into `opt` (ctorch_optimizer_load):
+// libtorch's step trusts it, so a buffer of another shape, dtype or device,
+// or one the step needs left undefined, reaches the kernels, and an entry
+// with no state object at all is dereferenced (libtorch 2.15's Adam: SIGSEGV
+// on fuzz_optim's raw_archive_adam_1g, found by CI on 2026-11-23).
+// Every buffer the step reads must be defined and shaped like its parameter.
+void check_loaded_state(ctorch_optimizer_kind kind, torch::optim::Optimizer &opt, const std::string &where) {
+  auto &states = opt.state();
+  auto describe = [](const at::Tensor &t) { return c10::str(t.scalar_type(), t.sizes(), " on ", t.device()); };
+  int64_t index = 0;
+  for (auto &g : opt.param_groups()) {
+    for (auto &p : g.params()) {
+      auto it = states.find(optim_state_key(states, p));
+      int64_t i = index++;
+      if (it == states.end()) continue;
+      // An entry without a state object: libtorch's step dereferences it.
+      if (!it->second) ctorch::fail(CTORCH_VALUE, where + "parameter " + std::to_string(i) + " has an empty state entry");
+      auto need = [&](const at::Tensor &t, const char *name, bool required) {
+        if (!t.defined()) {
+          if (required)
+            ctorch::fail(CTORCH_VALUE, where + "parameter " + std::to_string(i) + "'s state has no '" + name + "'");
+          return;
+        }
+        if (t.sizes() != p.sizes() || t.scalar_type() != p.scalar_type() || t.device() != p.device())
+          ctorch::fail(CTORCH_VALUE, where + "parameter " + std::to_string(i) + "'s state '" + name + "' is " +
+                                         describe(t) + ", the parameter " + describe(p));
+      };
+      auto &st = *it->second;
+      switch (kind) {
+        case CTORCH_OPTIM_SGD: {
+          auto &o = static_cast<torch::optim::SGDOptions &>(g.options());
+          need(static_cast<torch::optim::SGDParamState &>(st).momentum_buffer(), "momentum_buffer", o.momentum() != 0);
+          break;
+        }
+        case CTORCH_OPTIM_ADAM:
+        case CTORCH_OPTIM_ADAMW: {
+          bool ams = kind == CTORCH_OPTIM_ADAM ? static_cast<torch::optim::AdamOptions &>(g.options()).amsgrad()
+                                               : static_cast<torch::optim::AdamWOptions &>(g.options()).amsgrad();
+          const at::Tensor *t[3];
+          if (kind == CTORCH_OPTIM_ADAM) {
+            auto &a = static_cast<torch::optim::AdamParamState &>(st);
+            t[0] = &a.exp_avg(), t[1] = &a.exp_avg_sq(), t[2] = &a.max_exp_avg_sq();
+          } else {
+            auto &a = static_cast<torch::optim::AdamWParamState &>(st);
+            t[0] = &a.exp_avg(), t[1] = &a.exp_avg_sq(), t[2] = &a.max_exp_avg_sq();
+          }
+          need(*t[0], "exp_avg", true);
+          need(*t[1], "exp_avg_sq", true);
+          need(*t[2], "max_exp_avg_sq", ams);
+          break;
+        }
+        case CTORCH_OPTIM_RMSPROP: {
+          auto &o = static_cast<torch::optim::RMSpropOptions &>(g.options());
+          auto &r = static_cast<torch::optim::RMSpropParamState &>(st);
+          need(r.square_avg(), "square_avg", true);
+          need(r.momentum_buffer(), "momentum_buffer", o.momentum() > 0);
+          need(r.grad_avg(), "grad_avg", o.centered());
+          break;
+        }
+        case CTORCH_OPTIM_ADAGRAD:
+          need(static_cast<torch::optim::AdagradParamState &>(st).sum(), "sum", true);
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace optim
+}  // namespace ctorch
 
 extern "C" {
 
