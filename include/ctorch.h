@@ -357,6 +357,43 @@ CTORCH_API ctorch_status ctorch_tensor_list_get(ctorch_tensor *out, ctorch_tenso
 CTORCH_API void ctorch_tensor_list_free(ctorch_tensor_list list);
 
 /* ------------------------------------------------------------------ */
+/* Handle scopes (free what a block of code made, keep what it returns) */
+/*                                                                     */
+/* While a scope is open on a thread, every NEW tensor handle that a  */
+/* ctorch call returns on that thread (operators, forward, accessors) */
+/* is recorded in the innermost scope; leaving the scope frees every  */
+/* handle still recorded. ctorch_tensor_free on a recorded handle     */
+/* frees it at once and forgets it (no double free); keeping a handle */
+/* moves it to the enclosing scope, or out of all scopes. Only tensor */
+/* handles are recorded (lists, dicts, modules are freed as usual).   */
+/* Autograd is unaffected: a graph keeps its own references to what   */
+/* backward needs, so results freed by a scope can still be           */
+/* differentiated through the handles kept. A binding whose garbage  */
+/* collector frees handles must keep (ctorch_handle_scope_keep) each  */
+/* handle it hands to the collector, or not open scopes around them.  */
+/* ------------------------------------------------------------------ */
+
+/** An open handle scope. */
+typedef struct ctorch_handle_scope_s *ctorch_handle_scope;
+/** Opens a scope on the calling thread (scopes nest) and returns a NEW scope handle, released by ctorch_handle_scope_leave. */
+CTORCH_API ctorch_status ctorch_handle_scope_enter(ctorch_handle_scope *out);
+/**
+ * Frees every tensor handle still recorded in the scope and releases the
+ * scope handle (invalid afterwards). Scopes opened inside it and still open
+ * are left first (their handles freed too). Called on another thread than
+ * the one that opened it, or twice: INVALID_ARGUMENT, nothing freed.
+ */
+CTORCH_API ctorch_status ctorch_handle_scope_leave(ctorch_handle_scope scope);
+/**
+ * Keeps t past the innermost scope that recorded it: the record moves to
+ * the enclosing scope, or, with none, the caller owns t as usual. A handle
+ * no scope recorded: no-op (CTORCH_OK).
+ */
+CTORCH_API ctorch_status ctorch_handle_scope_keep(ctorch_tensor t);
+/** Number of tensor handles the calling thread's innermost scope holds (0 without a scope). */
+CTORCH_API ctorch_status ctorch_handle_scope_size(size_t *out);
+
+/* ------------------------------------------------------------------ */
 /* Generators                                                          */
 /* ------------------------------------------------------------------ */
 
@@ -992,6 +1029,12 @@ CTORCH_API ctorch_status ctorch_tensor_dict_get(ctorch_tensor *out, ctorch_tenso
 CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tensor_dict d, const char *name);
 /** Frees the dict and its references. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_tensor_dict_free(ctorch_tensor_dict d);
+/** NEW empty dict (to build a state dict or a set of tensors to save). */
+CTORCH_API ctorch_status ctorch_tensor_dict_new(ctorch_tensor_dict *out);
+/** Sets name -> t (borrowed; the dict keeps a reference): replaces the entry of that name in place, else appends. */
+CTORCH_API ctorch_status ctorch_tensor_dict_set(ctorch_tensor_dict d, const char *name, ctorch_tensor t);
+/** Saves the dict as torch.save(OrderedDict) does (what ctorch_save_dict writes). Atomic like ctorch_save. */
+CTORCH_API ctorch_status ctorch_tensor_dict_save(const char *path, ctorch_tensor_dict d);
 
 /* ---- safetensors ---------------------------------------------------- */
 /* Hugging Face's safetensors format, read and written by ctorch itself (no
@@ -1216,6 +1259,223 @@ CTORCH_API ctorch_status ctorch_module_named_buffers(ctorch_tensor_dict *out, ct
 CTORCH_API ctorch_status ctorch_module_parameter(ctorch_tensor *out, ctorch_module m, const char *name);
 /** New handle to the buffer with this dotted name (INDEX if none). Shares storage with the module. */
 CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module m, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Modules (torch.nn)                                                  */
+/*                                                                     */
+/* One handle type for anything with parameters and a forward: a      */
+/* built-in module (torch.nn's classes, same names, constructor       */
+/* arguments, defaults, initialisation and state-dict keys), a        */
+/* container (Sequential, ModuleList, ModuleDict) or a module whose   */
+/* forward the host language computes (ctorch_nn_custom_new). See     */
+/* docs/modules.md for the catalogue.                                  */
+/*                                                                     */
+/* Ownership: module handles are references to a shared module. A     */
+/* parent keeps its own reference to each child, so a child handle    */
+/* may be freed at once after registering it; a handle to a child      */
+/* (ctorch_nn_module_child, ctorch_nn_module_get) keeps that child alive, not its    */
+/* parent. Tensors returned by the accessors share storage with the   */
+/* module (Python's semantics): writing into them changes the module. */
+/* Random initialisation draws from the default CPU generator in      */
+/* torch.nn's order, so after ctorch_manual_seed(s) a module's         */
+/* parameters equal Python's after torch.manual_seed(s) bit for bit;   */
+/* a module built with device=cuda draws on that device's generator. */
+/* ------------------------------------------------------------------ */
+
+/** A module (reference counted; free with ctorch_nn_module_free). */
+typedef struct ctorch_nn_module_s *ctorch_nn_module;
+
+/**
+ * NEW built-in module of class `kind` ("Linear", "Conv2d", "LSTM",
+ * "Sequential", ...: the class names of torch.nn) from `args`, the
+ * constructor's arguments written as in Python: positional arguments
+ * first, then keyword arguments, e.g. "784, 10", "1, 6, kernel_size=5,
+ * padding=2, bias=False", "8, 2, dim_feedforward=32, dropout=0.0,
+ * batch_first=True", "p=0.5". Values: integers, floats (1e-5, inf, nan),
+ * True/False/None, strings in quotes ('zeros'), tuples and lists ((3, 3),
+ * [2, 4]), dtypes (torch.float64 or 'float64') and devices ('cuda:0').
+ * args NULL or "" = no arguments. Every option not given takes PyTorch's
+ * default. Errors: INVALID_ARGUMENT naming the option (unknown kind,
+ * unknown or repeated option, a required option missing, a value of the
+ * wrong type or out of range, text that does not parse).
+ * @nullable args
+ */
+CTORCH_API ctorch_status ctorch_nn_new(ctorch_nn_module *out, const char *kind, const char *args);
+/** Drops this handle's reference. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_nn_module_free(ctorch_nn_module m);
+/** Borrowed class name ("Linear", or a custom module's type name); valid while m lives. */
+CTORCH_API ctorch_status ctorch_nn_module_kind(const char **out, ctorch_nn_module m);
+
+/**
+ * Runs forward with the module's positional inputs (NULL entries = None,
+ * e.g. LSTM's missing hx) and keyword arguments written as in Python
+ * (kwargs NULL or "" = none; e.g. "need_weights=False" for
+ * MultiheadAttention). Up to max_outputs NEW handles go to
+ * outputs[0..*n_outputs); an output that is None is NULL. A module with
+ * more outputs than max_outputs fails with INVALID_ARGUMENT and returns
+ * nothing. Structured values are flattened in Python's order: LSTM takes
+ * (input, h_0, c_0) and returns (output, h_n, c_n); MultiheadAttention takes
+ * (query, key, value, key_padding_mask, attn_mask) and returns
+ * (attn_output, attn_output_weights). Inputs are borrowed. Autograd records
+ * the call as Python's would. Errors: INVALID_ARGUMENT (wrong number of
+ * inputs, a required input NULL, an unknown keyword), and whatever the
+ * kernels raise (a shape mismatch names the module and its path).
+ * @nullable kwargs
+ */
+CTORCH_API ctorch_status ctorch_nn_module_forward_n(ctorch_nn_module m, const ctorch_tensor *inputs, size_t n_inputs,
+                                             const char *kwargs, ctorch_tensor *outputs, size_t max_outputs,
+                                             size_t *n_outputs);
+/** forward with one input; *out is a NEW handle to the first output (the usual case: model(x)). */
+CTORCH_API ctorch_status ctorch_nn_module_forward(ctorch_tensor *out, ctorch_nn_module m, ctorch_tensor input);
+
+/* ---- modules the host language defines ---- */
+
+/**
+ * The forward of a custom module: reads inputs[0..n_inputs) (borrowed; NULL
+ * = None) and kwargs (the text given to ctorch_nn_module_forward_n, or ""), writes
+ * up to max_outputs NEW handles (ownership passes to ctorch) and their count
+ * to *n_outputs, and returns CTORCH_OK, or a failure status, which the
+ * forward returns with a message naming the module, followed by the
+ * thread's last error when a ctorch call inside the callback failed.
+ */
+typedef ctorch_status (*ctorch_nn_forward_fn)(void *user_data, ctorch_nn_module self, const ctorch_tensor *inputs,
+                                              size_t n_inputs, const char *kwargs, ctorch_tensor *outputs,
+                                              size_t max_outputs, size_t *n_outputs);
+/**
+ * NEW module whose forward is `forward` (NULL: a module that only holds
+ * parameters and children; calling it fails with NOT_IMPLEMENTED).
+ * type_name is copied (Python's class name, shown by ctorch_nn_module_repr).
+ * free_user_data (may be NULL) is called once with user_data when the last
+ * reference to the module goes. `self` in the callback is borrowed.
+ * @nullable forward
+ * @nullable user_data
+ * @nullable free_user_data
+ */
+CTORCH_API ctorch_status ctorch_nn_custom_new(ctorch_nn_module *out, const char *type_name, ctorch_nn_forward_fn forward,
+                                              void *user_data, void (*free_user_data)(void *));
+/**
+ * Registers a parameter under `name` (an identifier without '.'; a name
+ * already used by a parameter, buffer or child: INVALID_ARGUMENT), as
+ * Python's register_parameter: t (borrowed; NULL = None, a placeholder
+ * state_dict skips) must be a floating-point or complex leaf; the module
+ * keeps t itself (shared, not copied) and sets requires_grad on it.
+ * @nullable t
+ */
+CTORCH_API ctorch_status ctorch_nn_module_register_parameter(ctorch_nn_module m, const char *name, ctorch_tensor t);
+/**
+ * Registers a buffer (t borrowed, kept itself; NULL = None). persistent = 0
+ * leaves it out of state_dict (Python's persistent=False).
+ * @nullable t
+ */
+CTORCH_API ctorch_status ctorch_nn_module_register_buffer(ctorch_nn_module m, const char *name, ctorch_tensor t,
+                                                   int persistent);
+/**
+ * Registers `child` (borrowed; m keeps a reference) under `name`. Also how
+ * ModuleDict entries are added. A module cannot contain itself
+ * (INVALID_ARGUMENT). Registering an existing child name replaces it.
+ */
+CTORCH_API ctorch_status ctorch_nn_module_register_module(ctorch_nn_module m, const char *name, ctorch_nn_module child);
+/** Appends `child` to a Sequential or ModuleList under the next index ("0", "1", ...). */
+CTORCH_API ctorch_status ctorch_nn_module_append(ctorch_nn_module m, ctorch_nn_module child);
+/**
+ * Replaces the value of an existing parameter or buffer (dotted name, e.g.
+ * "0.weight") by t (borrowed, kept itself), as Python's setattr does; a
+ * parameter stays a parameter (t must then be a leaf). NULL sets None.
+ * @nullable t
+ */
+CTORCH_API ctorch_status ctorch_nn_module_set_tensor(ctorch_nn_module m, const char *name, ctorch_tensor t);
+
+/* ---- what every module can do ---- */
+
+/**
+ * NEW dict of the parameters, recursively, with Python's dotted names
+ * ("encoder.layers.0.self_attn.in_proj_weight") in named_parameters()'s
+ * order (a parameter shared by two modules appears once). recurse = 0: this
+ * module's own only. The tensors are the parameters themselves.
+ */
+CTORCH_API ctorch_status ctorch_nn_module_named_parameters(ctorch_tensor_dict *out, ctorch_nn_module m, int recurse);
+/** NEW dict of the buffers (persistent or not), as ctorch_nn_module_named_parameters. */
+CTORCH_API ctorch_status ctorch_nn_module_named_buffers(ctorch_tensor_dict *out, ctorch_nn_module m, int recurse);
+/** NEW list of the parameters (recursive, Python's order): what ctorch_optimizer_new takes. */
+CTORCH_API ctorch_status ctorch_nn_module_parameters(ctorch_tensor_list *out, ctorch_nn_module m);
+/**
+ * NEW dict as Python's state_dict(): parameters and persistent buffers,
+ * recursively, in Python's order and with its keys, detached and sharing
+ * storage with the module. Save it with ctorch_tensor_dict_save (torch.save
+ * format) or ctorch_safetensors_save.
+ */
+CTORCH_API ctorch_status ctorch_nn_module_state_dict(ctorch_tensor_dict *out, ctorch_nn_module m);
+/**
+ * Copies the entries of sd (borrowed; e.g. from ctorch_load_dict or
+ * ctorch_safetensors_load) into the module's parameters and buffers, as
+ * Python's load_state_dict: values are copied into the existing tensors
+ * (cast to their dtype and device), without recording autograd. A key
+ * whose shape differs is an error in both modes. strict: a missing or
+ * unexpected key is an error too. On any error nothing is changed and the
+ * status is VALUE with a message listing every missing, unexpected and
+ * mis-shaped key by name (shapes given). report (may be NULL) receives a
+ * NEW string (free with ctorch_string_free) listing the missing and
+ * unexpected keys (one per line, "missing: NAME" / "unexpected: NAME"),
+ * "" when there are none; non-strict loads succeed with them.
+ * @nullable report
+ */
+CTORCH_API ctorch_status ctorch_nn_module_load_state_dict(char **report, ctorch_nn_module m, ctorch_tensor_dict sd,
+                                                   int strict);
+/** Sets training mode (1) or evaluation mode (0) on m and every submodule (train()/eval()). */
+CTORCH_API ctorch_status ctorch_nn_module_train(ctorch_nn_module m, int mode);
+/** Whether m is in training mode. */
+CTORCH_API ctorch_status ctorch_nn_module_is_training(int *out, ctorch_nn_module m);
+/**
+ * Moves and/or casts every parameter and buffer in place, as Python's
+ * module.to(device, dtype): device NULL = keep; dtype < 0 = keep, else a
+ * floating-point ctorch_dtype applied to floating-point tensors only
+ * (integer buffers such as num_batches_tracked keep theirs). Parameters
+ * stay the same handles' tensors only if nothing changed: take new handles
+ * (ctorch_nn_module_parameters) after a move, and make optimizers after it.
+ * @nullable device
+ */
+CTORCH_API ctorch_status ctorch_nn_module_to(ctorch_nn_module m, const ctorch_device *device, int dtype);
+/** Sets requires_grad on every parameter (0 freezes the module, as requires_grad_(False)). */
+CTORCH_API ctorch_status ctorch_nn_module_requires_grad(ctorch_nn_module m, int requires_grad);
+/** Clears every parameter's .grad: drops it if set_to_none (PyTorch 2's default), else zeroes it. */
+CTORCH_API ctorch_status ctorch_nn_module_zero_grad(ctorch_nn_module m, int set_to_none);
+/** Number of parameter elements (recursive); only_trainable = 1 counts those requiring grad only. */
+CTORCH_API ctorch_status ctorch_nn_module_num_parameters(int64_t *out, ctorch_nn_module m, int only_trainable);
+/** NEW string equal to Python's repr(module) for the same module (free with ctorch_string_free). */
+CTORCH_API ctorch_status ctorch_nn_module_repr(char **out, ctorch_nn_module m);
+/**
+ * NEW deep copy (copy.deepcopy): its own parameters and buffers (values and
+ * requires_grad copied, no autograd history), children copied recursively,
+ * a tensor shared inside m shared alike in the copy. A custom module's copy
+ * shares user_data (free_user_data runs when the last of them goes).
+ */
+CTORCH_API ctorch_status ctorch_nn_module_clone(ctorch_nn_module *out, ctorch_nn_module m);
+/** Number of direct children. */
+CTORCH_API ctorch_status ctorch_nn_module_num_children(size_t *out, ctorch_nn_module m);
+/** NEW handle to child i (INDEX if i >= count) and its borrowed name, valid while m lives (name may be NULL).
+ * @nullable name
+ */
+CTORCH_API ctorch_status ctorch_nn_module_child(ctorch_nn_module *out, const char **name, ctorch_nn_module m, size_t i);
+/** NEW handle to the submodule at a dotted path ("encoder.layers.0"; "" = m itself); INDEX if none. */
+CTORCH_API ctorch_status ctorch_nn_module_get(ctorch_nn_module *out, ctorch_nn_module m, const char *path);
+/** NEW handle to the parameter or buffer at a dotted path ("0.weight"); INDEX if none, *out NULL if it is None. */
+CTORCH_API ctorch_status ctorch_nn_module_tensor(ctorch_tensor *out, ctorch_nn_module m, const char *name);
+/**
+ * NEW JSON text describing every built-in kind (free with
+ * ctorch_string_free): for each, its constructor arguments (name, type,
+ * default as Python writes it, or required), forward inputs, keyword
+ * arguments and outputs. The same catalogue is in api.json ("nn_modules").
+ */
+CTORCH_API ctorch_status ctorch_nn_catalogue(char **out);
+/**
+ * Output shape of every submodule for inputs of the given shapes, without
+ * running the kernels (meta tensors): NEW text, one line per module that ran
+ * ("conv1: [1, 6, 28, 28]"), or VALUE naming the first module whose input
+ * does not fit with both shapes. shapes[i] points to ndims[i] sizes.
+ * libtorch 1.13 lacks meta kernels for some ops: NOT_IMPLEMENTED naming the op.
+ */
+CTORCH_API ctorch_status ctorch_nn_module_shape_check(char **out, ctorch_nn_module m, const int64_t *const *shapes,
+                                               const size_t *ndims, size_t n_inputs);
 
 /* ------------------------------------------------------------------ */
 /* Distributed: torch.distributed (c10d) stores, process groups,       */

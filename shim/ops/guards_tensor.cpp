@@ -283,9 +283,21 @@ void degree(const at::Scalar &n) {
 }
 
 void degree(const at::Tensor &n) {
-  if (!readable(n) || c10::isComplexType(n.scalar_type())) return;
+  if (!n.defined() || n.numel() == 0 || c10::isComplexType(n.scalar_type())) return;
   double lo, hi;
-  min_max(n, &lo, &hi);
+  if (readable(n)) {
+    min_max(n, &lo, &hi);
+  } else if (n.layout() == c10::kStrided && n.device().is_cuda() && !c10::isQIntType(n.scalar_type()) &&
+             !n._is_zerotensor()) {
+    // On a GPU a NaN or huge degree hangs the kernel (the CUDA sweep, H100,
+    // 2026-11-23: laguerre/legendre/shifted-chebyshev with n = NaN or 2^62 gave
+    // no answer in 40 s), so the range is read back: one synchronisation, on
+    // functions nobody calls in a hot loop. NaN propagates through max.
+    lo = 0;
+    hi = n.to(at::kDouble).abs().max().item<double>();
+  } else {
+    return;
+  }
   if (!(std::fabs(lo) <= kMaxDegree && std::fabs(hi) <= kMaxDegree))
     fail_arg("n", "degrees must be finite and at most 2^20 in magnitude");
 }
