@@ -2,10 +2,11 @@
  * captured CUDA graph; gpu_train_cpp.cpp and gpu_train.py are the same
  * programs through libtorch C++ and Python torch.
  *
- * Usage: gpu_train lenet|resnet fp32|bf16|fp16 eager|graph adamw|sgd STEPS [WIDTH BATCH]
+ * Usage: gpu_train lenet|resnet|resnet-cl fp32|bf16|fp16 eager|graph adamw|sgd STEPS [WIDTH BATCH]
  *        gpu_train -      (those arguments, one case per line on stdin)
  *   lenet:  examples/lenet5_model.h, batch 256 (BATCH overrides)
  *   resnet: examples/resnet_model.h, width 128, batch 512 (WIDTH, BATCH override)
+ *   resnet-cl: the same with channels-last weights and inputs
  *   bf16/fp16: autocast of the forward pass (fp16 with the loss scaler,
  *              eager only); adamw: AdamW lr 1e-3; sgd: SGD lr 0.01 momentum 0.9
  *   graph: the whole step (zero_grad, forward, backward, optimizer step)
@@ -69,7 +70,7 @@ static void step(model *m, const train_target *t, ctorch_optimizer opt, ctorch_t
 }
 
 static int run_case(int argc, char **argv) {
-  int n = 0, i, graph, adamw;
+  int n = 0, i, graph, adamw, channels_last;
   long steps;
   int64_t width = 128, batch;
   model m;
@@ -80,7 +81,7 @@ static int run_case(int argc, char **argv) {
   const ctorch_dtype f32 = CTORCH_FLOAT32, i64 = CTORCH_INT64;
   double t0;
   if (argc != 6 && argc != 8) {
-    fprintf(stderr, "usage: gpu_train lenet|resnet fp32|bf16|fp16 eager|graph adamw|sgd STEPS [WIDTH BATCH]\n");
+    fprintf(stderr, "usage: gpu_train lenet|resnet|resnet-cl fp32|bf16|fp16 eager|graph adamw|sgd STEPS [WIDTH BATCH]\n");
     return 2;
   }
   if (ctorch_cuda_device_count(&n) != CTORCH_OK || n == 0) {
@@ -88,7 +89,8 @@ static int run_case(int argc, char **argv) {
     return 77;
   }
   memset(&m, 0, sizeof m);
-  m.is_resnet = !strcmp(argv[1], "resnet");
+  m.is_resnet = !strcmp(argv[1], "resnet") || !strcmp(argv[1], "resnet-cl");
+  channels_last = !strcmp(argv[1], "resnet-cl");
   t.amp = parse_amp(argv[2]);
   graph = !strcmp(argv[3], "graph");
   adamw = !strcmp(argv[4], "adamw");
@@ -108,6 +110,7 @@ static int run_case(int argc, char **argv) {
     ctorch_tensor *slots[64];
     make_resnet(&m.net, width);
     resnet_to_device(&m.net, t.device);
+    if (channels_last) resnet_to_channels_last(&m.net);
     n = model_tensors(&m.net, slots, 0);
     {
       ctorch_tensor params[64];
@@ -127,6 +130,12 @@ static int run_case(int argc, char **argv) {
     const int64_t xsz[4] = {batch, 1, 28, 28};
     for (i = 0; i < 2; ++i) {
       CHECK(ctorch_randn(&xs[i], xsz, 4, &f32, NULL, &t.device, NULL));
+      if (channels_last) {
+        ctorch_tensor cl = NULL;
+        CHECK(ctorch_contiguous(&cl, xs[i], CTORCH_MEMORY_CHANNELS_LAST));
+        ctorch_tensor_free(xs[i]);
+        xs[i] = cl;
+      }
       CHECK(ctorch_randint(&ys[i], 10, &batch, 1, &i64, NULL, &t.device, NULL));
     }
     CHECK(ctorch_tensor_clone(&x, xs[0]));

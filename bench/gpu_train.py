@@ -1,7 +1,7 @@
 """Training throughput on a CUDA device through Python torch: the twin of
 gpu_train.c (same models, options, inputs, warm-up and timing; see there).
 
-Usage: gpu_train.py lenet|resnet fp32|bf16|fp16 eager|graph adamw|sgd STEPS [WIDTH BATCH]
+Usage: gpu_train.py lenet|resnet|resnet-cl fp32|bf16|fp16 eager|graph adamw|sgd STEPS [WIDTH BATCH]
        gpu_train.py -     (those arguments, one case per line on stdin)
 Prints images/s; without CUDA: "skipped: no CUDA device", exit 77.
 The graph mode is PyTorch's whole-network capture recipe (torch.cuda.graph)."""
@@ -35,6 +35,8 @@ def run_case(argv):
         sys.exit(__doc__)
     which, prec, mode, optim, steps = argv[:5]
     steps = int(steps)
+    channels_last = which == "resnet-cl"
+    which = "resnet" if channels_last else which
     width, batch = (128, 512) if which == "resnet" else (0, 256)
     if len(argv) == 7:
         width, batch = int(argv[5]), int(argv[6])
@@ -47,6 +49,9 @@ def run_case(argv):
            else torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9))
     scaler = torch.amp.GradScaler("cuda") if prec == "fp16" else None
     xs = [torch.randn(batch, 1, 28, 28, device=dev) for _ in range(2)]
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+        xs = [t.contiguous(memory_format=torch.channels_last) for t in xs]
     ys = [torch.randint(0, 10, (batch,), device=dev) for _ in range(2)]
     x, y = xs[0].clone(), ys[0].clone()
 

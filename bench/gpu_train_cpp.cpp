@@ -1,7 +1,7 @@
 // Training throughput on a CUDA device through the libtorch C++ API (torch::nn,
 // torch::optim): the C++ reference for gpu_train.c, eager only (same models,
 // options, inputs, warm-up and timing; see there).
-// Usage: gpu_train_cpp lenet|resnet fp32|bf16|fp16 eager adamw|sgd STEPS [WIDTH BATCH]
+// Usage: gpu_train_cpp lenet|resnet|resnet-cl fp32|bf16|fp16 eager adamw|sgd STEPS [WIDTH BATCH]
 //        gpu_train_cpp -   (those arguments, one case per line on stdin)
 // Prints images/s; without CUDA: "skipped: no CUDA device", exit 77.
 #include <torch/torch.h>
@@ -80,14 +80,15 @@ struct Autocast {
 
 static int run_case(int argc, char **argv) {
   if (argc != 6 && argc != 8) {
-    std::fprintf(stderr, "usage: gpu_train_cpp lenet|resnet fp32|bf16|fp16 eager adamw|sgd STEPS [WIDTH BATCH]\n");
+    std::fprintf(stderr, "usage: gpu_train_cpp lenet|resnet|resnet-cl fp32|bf16|fp16 eager adamw|sgd STEPS [WIDTH BATCH]\n");
     return 2;
   }
   if (!torch::cuda::is_available()) {
     std::printf("skipped: no CUDA device\n");
     return 77;
   }
-  bool resnet = !std::strcmp(argv[1], "resnet"), adamw = !std::strcmp(argv[4], "adamw");
+  bool channels_last = !std::strcmp(argv[1], "resnet-cl");
+  bool resnet = channels_last || !std::strcmp(argv[1], "resnet"), adamw = !std::strcmp(argv[4], "adamw");
   std::string prec = argv[2];
   long steps = std::atol(argv[5]);
   int64_t width = 128, batch = resnet ? 512 : 256;
@@ -103,6 +104,9 @@ static int run_case(int argc, char **argv) {
   if (resnet) {
     auto m = std::make_shared<ResNetImpl>(width);
     m->to(dev);
+    if (channels_last)  // Module::to has no memory format: convert the 4-d weights, as Python's to() does
+      for (auto &p : m->parameters())
+        if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
     net = m;
     fwd = [m](torch::Tensor x) { return m->forward(x); };
   } else {
@@ -120,6 +124,7 @@ static int run_case(int argc, char **argv) {
   std::vector<torch::Tensor> xs, ys;
   for (int i = 0; i < 2; ++i) {
     xs.push_back(torch::randn({batch, 1, 28, 28}, dev));
+    if (channels_last) xs.back() = xs.back().contiguous(at::MemoryFormat::ChannelsLast);
     ys.push_back(torch::randint(0, 10, {batch}, torch::TensorOptions().dtype(torch::kLong).device(dev)));
   }
   auto x = xs[0].clone(), y = ys[0].clone();

@@ -192,6 +192,27 @@ static inline void resnet_to_device(resnet *m, ctorch_device d) {
   }
 }
 
+/* Converts every 4-d parameter (the convolutions' weights) to channels-last
+ * (NHWC) storage, each staying a leaf that requires grad, like
+ * model.to(memory_format=torch.channels_last): cuDNN's half-precision
+ * convolutions then run without transposing NCHW data in and out. */
+static inline void resnet_to_channels_last(resnet *m) {
+  ctorch_tensor *slots[64];
+  int n = model_tensors(m, slots, 0), i;
+  for (i = 0; i < n; ++i) {
+    ctorch_tensor cl = NULL, leaf = NULL;
+    int64_t dim = 0;
+    CHECK(ctorch_tensor_dim(&dim, *slots[i]));
+    if (dim != 4) continue;
+    CHECK(ctorch_contiguous(&cl, *slots[i], CTORCH_MEMORY_CHANNELS_LAST));
+    CHECK(ctorch_tensor_detach(&leaf, cl));
+    CHECK(ctorch_tensor_set_requires_grad(leaf, 1));
+    ctorch_tensor_free(cl);
+    ctorch_tensor_free(*slots[i]);
+    *slots[i] = leaf;
+  }
+}
+
 /* Frees every tensor of m. */
 static inline void resnet_free(resnet *m) {
   ctorch_tensor *slots[64];
