@@ -861,6 +861,74 @@ CTORCH_API ctorch_status ctorch_init_kaiming_uniform_(ctorch_tensor t, double a,
 CTORCH_API ctorch_status ctorch_init_kaiming_normal_(ctorch_tensor t, double a, ctorch_fan_mode mode,
                                                      ctorch_nonlinearity nonlinearity);
 
+/* ---- gradient clipping (torch.nn.utils) ------------------------------ */
+
+/**
+ * torch.nn.utils.clip_grad_norm_: scales the .grad of params[0..n)
+ * (borrowed; parameters without a gradient are skipped) in place by
+ * min(max_norm / (total + 1e-6), 1), where total is the norm of order
+ * norm_type (inf allowed) of all the gradients taken as one vector,
+ * computed op for op as the installed PyTorch does (bit-identical results).
+ * *total_norm (may be NULL) gets total before clipping (0 with no
+ * gradient). error_if_nonfinite: a NaN or infinite total fails with VALUE
+ * and leaves the gradients unchanged. NaN max_norm or norm_type:
+ * INVALID_ARGUMENT; a sparse gradient: NOT_IMPLEMENTED.
+ * @nullable total_norm
+ */
+CTORCH_API ctorch_status ctorch_clip_grad_norm_(double *total_norm, const ctorch_tensor *params, size_t n,
+                                                double max_norm, double norm_type, int error_if_nonfinite);
+/** torch.nn.utils.clip_grad_value_: clamps every .grad of params[0..n) (borrowed) to [-clip_value, clip_value] in place. */
+CTORCH_API ctorch_status ctorch_clip_grad_value_(const ctorch_tensor *params, size_t n, double clip_value);
+
+/* ---- TensorBoard (torch.utils.tensorboard.SummaryWriter) ------------- */
+/* Event files that TensorBoard reads (tensorboard --logdir DIR). Each add_*
+ * appends one record with the record of torch's SummaryWriter for the same
+ * call (docs/training.md says how each is built) and writes it to the file
+ * before returning: a process killed afterwards, even by SIGKILL, leaves it
+ * readable. wall_time <= 0 means now; step is the global step. A writer
+ * may be used from several threads (records are written whole, in turn). */
+
+/** An open event file. */
+typedef struct ctorch_summary_writer_s *ctorch_summary_writer;
+/**
+ * NEW writer of a new event file in log_dir (created with its parents if
+ * missing), named as torch names them: events.out.tfevents.<time>.<host>.
+ * <pid>.<n><filename_suffix>. filename_suffix may be NULL (none); it may
+ * not contain '/'. Errors: IO (the directory or file cannot be made).
+ * Free with ctorch_summary_writer_free.
+ * @nullable filename_suffix
+ */
+CTORCH_API ctorch_status ctorch_summary_writer_new(ctorch_summary_writer *out, const char *log_dir,
+                                                   const char *filename_suffix);
+/** Borrowed path of the writer's event file, valid while w lives. */
+CTORCH_API ctorch_status ctorch_summary_writer_path(const char **out, ctorch_summary_writer w);
+/** add_scalar(tag, value, step): stored as float32, as TensorBoard's simple_value. */
+CTORCH_API ctorch_status ctorch_summary_writer_add_scalar(ctorch_summary_writer w, const char *tag, double value,
+                                                          int64_t step, double wall_time);
+/**
+ * add_histogram(tag, values, step) with torch's default bins ("tensorflow":
+ * 0 and +-1e-12 * 1.1^k up to 1e20). values (borrowed) is any real tensor
+ * with at least one element, all finite (INVALID_ARGUMENT otherwise,
+ * naming the first non-finite element's index).
+ */
+CTORCH_API ctorch_status ctorch_summary_writer_add_histogram(ctorch_summary_writer w, const char *tag,
+                                                             ctorch_tensor values, int64_t step, double wall_time);
+/**
+ * add_image(tag, image, step) for a (channels, height, width) image
+ * (borrowed; channels 1, 3 or 4; height and width 1..65536): uint8 as is,
+ * other real types scaled by 255 and clipped to [0, 255]; one channel is
+ * shown grey (stored RGB, as torch does); PNG-encoded.
+ */
+CTORCH_API ctorch_status ctorch_summary_writer_add_image(ctorch_summary_writer w, const char *tag, ctorch_tensor image,
+                                                         int64_t step, double wall_time);
+/** add_text(tag, text, step): text (UTF-8, copied) shown under tag + "/text_summary" (Markdown). */
+CTORCH_API ctorch_status ctorch_summary_writer_add_text(ctorch_summary_writer w, const char *tag, const char *text,
+                                                        int64_t step, double wall_time);
+/** Forces the records written so far to the disk (fsync). */
+CTORCH_API ctorch_status ctorch_summary_writer_flush(ctorch_summary_writer w);
+/** Closes the file and frees the writer (records are already written). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_summary_writer_free(ctorch_summary_writer w);
+
 /* ------------------------------------------------------------------ */
 /* Data: IDX files (MNIST-style) and a batch iterator                  */
 /* ------------------------------------------------------------------ */

@@ -384,3 +384,41 @@ inline c10::intrusive_ptr<c10d::ProcessGroup> nccl_process_group(
 }  // namespace compat
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_NCCL
+
+#ifdef CTORCH_COMPAT_CLIP_GRAD
+#include <ATen/ATen.h>
+namespace ctorch {
+namespace compat {
+// torch.nn.utils.clip_grad_norm_'s total norm, op for op as the Python of
+// the installed version computes it, so clipped gradients are bit-identical
+// (2026-11-23). grads: non-empty, defined. 1.13: torch.norm of each grad
+// (abs().max() for inf), stacked on the first grad's device, then
+// torch.norm (torch.max for inf; the single norm itself for one grad).
+// 2.x (_get_total_norm): torch._foreach_norm per (device, dtype) group,
+// groups in order of first appearance (Python's dict order is its C++
+// grouping's; one group, the usual case, has no order to differ in), then
+// torch.linalg.vector_norm of the stacked norms.
+inline at::Tensor clip_grad_total_norm(const std::vector<at::Tensor> &grads, double p) {
+  const c10::Device first = grads[0].device();
+  std::vector<at::Tensor> norms;
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  std::vector<std::pair<std::pair<c10::Device, c10::ScalarType>, std::vector<at::Tensor>>> groups;
+  for (const auto &g : grads) {
+    auto key = std::make_pair(g.device(), g.scalar_type());
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto &e) { return e.first == key; });
+    if (it == groups.end()) groups.push_back({key, {g}});
+    else it->second.push_back(g);
+  }
+  for (auto &grp : groups)
+    for (auto &n : at::_foreach_norm(grp.second, p)) norms.push_back(n.to(first));
+  return at::linalg_vector_norm(at::stack(norms), p);
+#else
+  const bool inf = std::isinf(p) && p > 0;
+  for (const auto &g : grads) norms.push_back((inf ? g.detach().abs().max() : at::norm(g.detach(), p)).to(first));
+  if (inf) return norms.size() == 1 ? norms[0] : at::max(at::stack(norms));
+  return at::norm(at::stack(norms), p);
+#endif
+}
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_CLIP_GRAD
