@@ -95,6 +95,13 @@ from .interop import (from_torch, to_torch, to_dlpack_capsule, from_handle, save
 from . import nn_init as _nn_init  # noqa: E402
 
 nn.init = _nn_init
+# torch.nn's module classes: Module, Parameter, the containers, and every
+# built-in kind of the library's catalogue (generated: _nn_classes.py).
+from . import nn_modules as _nn_modules, _nn_classes  # noqa: E402
+for _n in ("Module", "Parameter", "Sequential", "ModuleList", "ModuleDict"):
+    setattr(nn, _n, getattr(_nn_modules, _n))
+for _n, _cls in _nn_classes.CLASSES.items():
+    setattr(nn, _n, _cls)
 
 # Public operators at the top level (ctorch.add, ctorch.relu, ...), without
 # replacing the hand-written names above; then PyTorch's dtype spellings.
