@@ -5,6 +5,7 @@
 #include "nn/nn_internal.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <mutex>
 #include <unordered_map>
