@@ -54,6 +54,7 @@ class Bilinear : public Module {
     register_parameter("bias", a.b("bias") ? at::empty({out}, o) : at::Tensor());
     // reset_parameters: weight then bias from U(-1/sqrt(in1), 1/sqrt(in1)).
     double bound = 1.0 / std::sqrt(static_cast<double>(in1));
+    at::NoGradGuard ng;
     uniform_(params[0].t, -bound, bound);
     if (params[1].t.defined()) uniform_(params[1].t, -bound, bound);
     repr_ = "in1_features=" + std::to_string(in1) + ", in2_features=" + std::to_string(in2) +

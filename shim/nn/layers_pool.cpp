@@ -2,7 +2,9 @@
 // AdaptiveMaxPool2d, as torch/nn/modules/pooling.py: no parameters; the
 // attributes keep what the caller wrote (AvgPool1d alone expands them with
 // _single), which is what extra_repr prints; forward calls the at:: op
-// torch.nn.functional reaches.
+// torch.nn.functional reaches. With return_indices=False the max pools
+// return one output, as Python returns one tensor (forward_n with room for
+// one output works); with it, (output, indices).
 #include "module.h"
 #include "layers_util.h"
 
@@ -64,9 +66,9 @@ class MaxPool : public Module {
       return {std::get<0>(r), std::get<1>(r)};
     }
     switch (nd_) {
-      case 1: return {at::max_pool1d(x, kernel_, stride_, padding_, dilation_, ceil_mode_), at::Tensor()};
-      case 2: return {at::max_pool2d(x, kernel_, stride_, padding_, dilation_, ceil_mode_), at::Tensor()};
-      default: return {at::max_pool3d(x, kernel_, stride_, padding_, dilation_, ceil_mode_), at::Tensor()};
+      case 1: return {at::max_pool1d(x, kernel_, stride_, padding_, dilation_, ceil_mode_)};
+      case 2: return {at::max_pool2d(x, kernel_, stride_, padding_, dilation_, ceil_mode_)};
+      default: return {at::max_pool3d(x, kernel_, stride_, padding_, dilation_, ceil_mode_)};
     }
   }
   std::string extra_repr() const override { return repr_; }
@@ -133,7 +135,8 @@ class AdaptivePool : public Module {
     const at::Tensor &x = in[0];
     if (max_) {
       auto r = at::adaptive_max_pool2d(x, size_);
-      return {std::get<0>(r), return_indices_ ? std::get<1>(r) : at::Tensor()};
+      if (!return_indices_) return {std::get<0>(r)};
+      return {std::get<0>(r), std::get<1>(r)};
     }
     switch (nd_) {
       case 1: return {at::adaptive_avg_pool1d(x, size_)};
