@@ -435,16 +435,17 @@ class Transformer : public Module {
   bool batch_first_ = false;
 };
 
-#define CTORCH_LAYER_INIT                                                                                           \
-  "d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', "          \
-  "layer_norm_eps: float = 1e-05, batch_first: bool = False, norm_first: bool = False, bias: bool = True, "         \
-  "device: Device? = None, dtype: ScalarType? = None"
-
-CTORCH_NN_KIND("TransformerEncoderLayer", CTORCH_LAYER_INIT,
+CTORCH_NN_KIND("TransformerEncoderLayer",
+               "d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', "
+               "layer_norm_eps: float = 1e-05, batch_first: bool = False, norm_first: bool = False, bias: bool = True, "
+               "device: Device? = None, dtype: ScalarType? = None",
                "src: Tensor, src_mask: Tensor? = None, src_key_padding_mask: Tensor? = None; is_causal: bool = False "
                "-> Tensor",
                [](const Args &a) { return std::make_shared<TransformerEncoderLayer>(a); });
-CTORCH_NN_KIND("TransformerDecoderLayer", CTORCH_LAYER_INIT,
+CTORCH_NN_KIND("TransformerDecoderLayer",
+               "d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', "
+               "layer_norm_eps: float = 1e-05, batch_first: bool = False, norm_first: bool = False, bias: bool = True, "
+               "device: Device? = None, dtype: ScalarType? = None",
                "tgt: Tensor, memory: Tensor, tgt_mask: Tensor? = None, memory_mask: Tensor? = None, "
                "tgt_key_padding_mask: Tensor? = None, memory_key_padding_mask: Tensor? = None; "
                "tgt_is_causal: bool = False, memory_is_causal: bool = False -> Tensor",
