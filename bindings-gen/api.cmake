@@ -11,5 +11,9 @@ set(CTORCH_API_COMMAND
     --yaml ${CTORCH_NATIVE_FUNCTIONS_YAML} --out ${_gen} --torch-version ${_ctorch_torch_version}
     --soname libctorch.so.${CTORCH_SOVERSION} --lib-file libctorch.so.${PROJECT_VERSION}
     --cc ${CMAKE_C_COMPILER} --include ${CMAKE_CURRENT_SOURCE_DIR}/include --include ${_gen}
+    --nn-dir ${CMAKE_CURRENT_SOURCE_DIR}/shim/nn
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/api.json ${CMAKE_BINARY_DIR})
 list(APPEND _ctorch_gen_py ${_ctorch_gen_dir}/generate_api.py)
+# api.json's nn_modules are read from the module kinds' sources, so the
+# command reruns when they change (its outputs are rewritten only if changed).
+file(GLOB CTORCH_NN_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/shim/nn/*.cpp)

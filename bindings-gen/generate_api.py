@@ -14,7 +14,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ctorch_gen import cli, emit_api  # noqa: E402
+from ctorch_gen import cli, emit_api, nn_sig  # noqa: E402
 from ctorch_gen.cheader import parse_header  # noqa: E402
 from ctorch_gen.model import load_yaml  # noqa: E402
 
@@ -27,13 +27,16 @@ def main(argv=None) -> int:
     ap.add_argument("--include", action="append", default=[], help="include directories for the layout program")
     ap.add_argument("--soname", default=None, help="the library's SONAME (CMake's; default: derived the same way)")
     ap.add_argument("--lib-file", default=None, help="the library's real file name (libctorch.so.X.Y.Z)")
+    ap.add_argument("--nn-dir", default=None,
+                    help="shim/nn: the module kinds (CTORCH_NN_KIND) for api.json's nn_modules")
     a = ap.parse_args(argv)
 
     header = parse_header(cli.read_text(a.header))
     ops = json.loads(cli.read_text(a.ops))
     layouts = emit_api.measure_layouts(header, a.cc, a.include)
     doc = emit_api.build_doc(header, ops, load_yaml(a.yaml), layouts, a.torch_version,
-                             soname=a.soname, lib_file=a.lib_file)
+                             soname=a.soname, lib_file=a.lib_file,
+                             nn_modules=nn_sig.catalogue(a.nn_dir) if a.nn_dir else [])
     os.makedirs(a.out, exist_ok=True)
     cli.write_if_changed(os.path.join(a.out, "api.json"), emit_api.emit_json(doc))
     cli.write_if_changed(os.path.join(a.out, "ctorch_abi.h"), emit_api.emit_abi_header(doc))
@@ -41,7 +44,7 @@ def main(argv=None) -> int:
         c = doc["counts"]
         print(f"ctorch api.json: {c['functions']} functions ({c['header_symbols']} hand-written symbols, "
               f"{c['generated_functions']} generated), {c['enums']} enums, {c['structs']} structs, "
-              f"{c['handles']} handles, abi {doc['abi_hash'][:12]}")
+              f"{c['handles']} handles, {len(doc['nn_modules'])} nn modules, abi {doc['abi_hash'][:12]}")
     return 0
 
 

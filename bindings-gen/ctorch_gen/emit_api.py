@@ -96,7 +96,7 @@ def library_names(version: str, torch_version: str, soname=None, lib_file=None) 
 
 
 def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, torch_version: str,
-              soname=None, lib_file=None) -> dict:
+              soname=None, lib_file=None, nn_modules=None) -> dict:
     hd = describe_header(h)
     ds = Describer(h)
     enums_values: Dict[str, Dict[str, int]] = {e["name"]: {v["name"]: v["value"] for v in e["values"]}
@@ -144,6 +144,9 @@ def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, tor
         "macros": hd["macros"],
         "functions": hd["functions"] + gen,
         "overload_groups": overload_groups(gen),
+        # The module kinds (nn_sig.py): data for the bindings' classes, not
+        # ABI (abi_facts leaves it out), so a new kind changes no hash.
+        "nn_modules": nn_modules or [],
     }
     doc["abi_hash"] = abi_hash(doc)
     doc["counts"] = counts(doc)

@@ -155,22 +155,38 @@ CTORCH_API ctorch_status ctorch_load(ctorch_tensor *out, const char *path) {
   CTORCH_CATCH
 }
 
+}  // extern "C"
+
+namespace {
+// The one writer of named-tensor dicts (ctorch_save_dict and
+// ctorch_tensor_dict_save): an OrderedDict, as model.state_dict() is.
+// name(i)/tensor(i) read entry i; `names`/`tensors` name the arguments in
+// messages.
+void save_named(const char *path, size_t n, const std::function<const char *(size_t)> &name,
+                const std::function<ctorch_tensor(size_t)> &tensor, const char *names, const char *tensors) {
+  ctorch::P d = ctorch::PV::dict(true);
+  std::unordered_set<std::string> seen;
+  for (size_t i = 0; i < n; ++i) {
+    const char *k = name(i);
+    if (!k) ctorch::fail_arg(names, "entry " + std::to_string(i) + " is NULL");
+    ctorch_tensor t = tensor(i);
+    if (!t) ctorch::fail_arg(tensors, "entry " + std::to_string(i) + " ('" + k + "') is NULL");
+    if (!seen.insert(k).second) ctorch::fail_arg(names, std::string("'") + k + "' appears twice");
+    d->put(ctorch::PV::str(k), ctorch::PV::tensor(savable(ctorch::own(t), std::string(tensors) + "[" + std::to_string(i) + "]")));
+  }
+  ctorch::write_pickled(path, *d);
+}
+}  // namespace
+
+extern "C" {
+
 CTORCH_API ctorch_status ctorch_save_dict(const char *path, const char *const *names, const ctorch_tensor *tensors,
                                           size_t n) {
   CTORCH_TRY
   require_path(path);
   ctorch::require_list(names, n, "names");
   ctorch::require_list(tensors, n, "tensors");
-  // An OrderedDict, as model.state_dict() is.
-  ctorch::P d = ctorch::PV::dict(true);
-  std::unordered_set<std::string> seen;
-  for (size_t i = 0; i < n; ++i) {
-    if (!names[i]) ctorch::fail_arg("names", "entry " + std::to_string(i) + " is NULL");
-    if (!tensors[i]) ctorch::fail_arg("tensors", "entry " + std::to_string(i) + " ('" + names[i] + "') is NULL");
-    if (!seen.insert(names[i]).second) ctorch::fail_arg("names", std::string("'") + names[i] + "' appears twice");
-    d->put(ctorch::PV::str(names[i]), ctorch::PV::tensor(savable(ctorch::own(tensors[i]), "tensors[" + std::to_string(i) + "]")));
-  }
-  ctorch::write_pickled(path, *d);
+  save_named(path, n, [&](size_t i) { return names[i]; }, [&](size_t i) { return tensors[i]; }, "names", "tensors");
   CTORCH_CATCH
 }
 
@@ -226,5 +242,38 @@ CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tens
 }
 
 CTORCH_API void ctorch_tensor_dict_free(ctorch_tensor_dict d) { delete d; }
+
+CTORCH_API ctorch_status ctorch_tensor_dict_new(ctorch_tensor_dict *out) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  *out = new ctorch_tensor_dict_s;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_dict_set(ctorch_tensor_dict d, const char *name, ctorch_tensor t) {
+  CTORCH_TRY
+  auto &r = dict_ref(d);
+  ctorch::require_ptr(name, "name");
+  ctorch::require_tensor(t, "t");
+  at::Tensor v = ctorch::own(t);
+  for (size_t i = 0; i < r.keys.size(); ++i)
+    if (r.keys[i] == name) {
+      r.values[i] = std::move(v);  // an existing key keeps its place, as in a Python dict
+      return CTORCH_OK;
+    }
+  r.keys.emplace_back(name);
+  r.values.push_back(std::move(v));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_dict_save(const char *path, ctorch_tensor_dict d) {
+  CTORCH_TRY
+  require_path(path);
+  auto &r = dict_ref(d);
+  save_named(path, r.keys.size(), [&](size_t i) { return r.keys[i].c_str(); },
+             [&](size_t i) { return reinterpret_cast<ctorch_tensor>(r.values[i].unsafeGetTensorImpl()); }, "d", "d");
+  CTORCH_CATCH
+}
 
 }  // extern "C"

@@ -1,0 +1,196 @@
+"""The module catalogue (api.json's "nn_modules"): read out of the
+CTORCH_NN_KIND("Name", "init signature", "forward signature", make) calls in
+shim/nn/*.cpp, and each signature parsed the way shim/nn/args.cpp parses the
+same text at runtime (ctorch_nn_catalogue returns the same entries; the test
+tests/python/nn_core_vs_torch.py compares the two).
+
+Signature text, written as Python would:
+  init:    "in_features: int, out_features: int, bias: bool = True, dtype: ScalarType? = None"
+  forward: "query: Tensor, key_padding_mask: Tensor? = None; need_weights: bool = True
+            -> attn_output: Tensor, attn_output_weights: Tensor?"
+Types: int, float, bool, str, int[N], int[], float[N], float[], Device,
+ScalarType, Tensor, unions A|B; a trailing ? allows None. In a forward,
+parameters after ';' are keyword-only; outputs follow '->'.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from typing import Dict, List, Tuple
+
+MACRO = "CTORCH_NN_KIND"
+
+
+def _strip_comments(src: str) -> str:
+    """C++ source without comments (string and char literals kept intact)."""
+    out = []
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and src[j] != c:
+                j += 2 if src[j] == "\\" else 1
+            out.append(src[i:j + 1])
+            i = j + 1
+        elif src.startswith("//", i):
+            j = src.find("\n", i)
+            i = n if j < 0 else j
+        elif src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            out.append(" ")
+            i = n if j < 0 else j + 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _read_literals(src: str, i: int) -> Tuple[str, int]:
+    """Adjacent string literals from src[i:] concatenated (C's rule), and
+    the index after them."""
+    text = []
+    n = len(src)
+    while True:
+        while i < n and src[i].isspace():
+            i += 1
+        if i >= n or src[i] != '"':
+            break
+        j = i + 1
+        buf = []
+        while src[j] != '"':
+            if src[j] == "\\":
+                buf.append({"n": "\n", "t": "\t", "\\": "\\", '"': '"'}.get(src[j + 1], src[j + 1]))
+                j += 2
+            else:
+                buf.append(src[j])
+                j += 1
+        text.append("".join(buf))
+        i = j + 1
+    if not text:
+        raise ValueError(f"{MACRO}: expected a string literal at offset {i}")
+    return "".join(text), i
+
+
+def extract_kinds(src: str, where: str = "") -> List[Tuple[str, str, str]]:
+    """(name, init, forward) of every CTORCH_NN_KIND call in one source."""
+    s = _strip_comments(src)
+    kinds = []
+    i = 0
+    while True:
+        i = s.find(MACRO + "(", i)
+        if i < 0:
+            return kinds
+        # The macro's own #define (module.h) has identifiers, not literals.
+        j = i + len(MACRO) + 1
+        k = j
+        while k < len(s) and s[k].isspace():
+            k += 1
+        if k >= len(s) or s[k] != '"':
+            i = j
+            continue
+        fields = []
+        for _ in range(3):
+            text, k = _read_literals(s, k)
+            fields.append(text)
+            while s[k].isspace():
+                k += 1
+            if s[k] != ",":
+                raise ValueError(f"{where}: {MACRO}({fields[0]!r}, ...) needs its three signatures as string literals")
+            k += 1
+        kinds.append(tuple(fields))
+        i = k
+
+
+def _split_top(s: str, sep: str) -> List[str]:
+    """s split at sep outside brackets and quotes, each part stripped."""
+    out, cur, depth, quote = [], [], 0, None
+    for c in s:
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == sep and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(c)
+    if "".join(cur).strip() or out:
+        out.append("".join(cur).strip())
+    return out
+
+
+def _param(text: str, kw_only: bool) -> dict:
+    head, default = text, None
+    depth = 0
+    for k, c in enumerate(text):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "=" and depth == 0:
+            head, default = text[:k].strip(), text[k + 1:].strip()
+            break
+    name, _, typ = head.partition(":")
+    typ = typ.strip()
+    optional = typ.endswith("?")
+    if optional:
+        typ = typ[:-1]
+    return {"name": name.strip(), "type": typ, "optional": optional, "default": default, "kw_only": kw_only}
+
+
+def parse_sig(text: str) -> Dict[str, List[dict]]:
+    """{"params": [...], "outputs": [...]}; a param is {name, type,
+    optional, default (text or None), kw_only}."""
+    inputs, arrow, outs = text.partition("->")
+    outputs = []
+    if arrow:
+        for o in _split_top(outs.strip(), ","):
+            outputs.append(_param(o if ":" in o else "output: " + o, False))
+    pos, semi, kw = inputs.partition(";")
+    params = [_param(a, False) for a in _split_top(pos.strip(), ",") if a]
+    if semi:
+        params += [_param(a, True) for a in _split_top(kw.strip(), ",") if a]
+    return {"params": params, "outputs": outputs}
+
+
+def _arg(p: dict, output: bool) -> dict:
+    d = {"name": p["name"], "type": p["type"], "optional": p["optional"]}
+    if not output:
+        d["required"] = p["default"] is None
+        if p["default"] is not None:
+            d["default"] = p["default"]
+    return d
+
+
+def describe(name: str, init: str, forward: str) -> dict:
+    """One catalogue entry, as ctorch_nn_catalogue writes it."""
+    i = parse_sig(init)
+    f = parse_sig(forward)
+    return {
+        "kind": name,
+        "init": [_arg(p, False) for p in i["params"]],
+        "forward": {
+            "inputs": [_arg(p, False) for p in f["params"] if not p["kw_only"]],
+            "kwargs": [_arg(p, False) for p in f["params"] if p["kw_only"]],
+            "outputs": [_arg(p, True) for p in f["outputs"]],
+        },
+    }
+
+
+def catalogue(nn_dir: str) -> List[dict]:
+    """Every kind declared in nn_dir/*.cpp, sorted by name."""
+    entries = {}
+    for path in sorted(glob.glob(os.path.join(nn_dir, "*.cpp"))):
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        for name, init, forward in extract_kinds(src, path):
+            if name in entries:
+                raise ValueError(f"{path}: module kind {name!r} declared twice")
+            entries[name] = describe(name, init, forward)
+    return [entries[k] for k in sorted(entries)]
