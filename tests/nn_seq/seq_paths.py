@@ -1,5 +1,5 @@
 """The sequence modules' paths the generic harness cannot reach (see
-seq_paths.c): aliased inputs (query is key is value, key is value) and the
+tests/nn_seq/seq_paths.c): aliased inputs (query is key is value, key is value) and the
 eval-mode fast paths under no_grad. Python makes the inputs, runs torch.nn,
 and the C program runs ctorch's module on the same inputs; every output
 must be bit-identical.

@@ -1,5 +1,5 @@
 /*
- * The C side of tests/nn/seq_paths.py: what the generic harness cannot
+ * The C side of tests/nn_seq/seq_paths.py: what the generic harness cannot
  * reach in the sequence modules. Its inputs are distinct tensors and
  * require grad, so it never takes the paths Python picks by identity
  * (query is key is value: one packed in-projection; key is value: two)
