@@ -172,7 +172,8 @@ static int make_inputs(const char *spec, ctorch_tensor *in, char *err, size_t er
       st = ctorch_randn(&t, size, nd, &dt, NULL, NULL, NULL);
       if (st == CTORCH_OK) st = ctorch_tensor_set_requires_grad(t, 1);
     } else if (strcmp(type, "i64") == 0) {
-      st = ctorch_randint_low(&t, 0, high, size, nd, NULL, NULL, NULL, NULL);
+      ctorch_dtype i64 = CTORCH_INT64; /* libtorch C++ randint defaults to float, Python to int64 */
+      st = ctorch_randint_low(&t, 0, high, size, nd, &i64, NULL, NULL, NULL);
     } else if (strcmp(type, "b") == 0) {
       ctorch_tensor r = NULL;
       st = ctorch_randn(&r, size, nd, NULL, NULL, NULL, NULL);
