@@ -23,6 +23,7 @@
 #include "core/internal.h"
 
 #include <c10/core/Device.h>
+#include <c10/core/GradMode.h>  // at::NoGradGuard, which every layer's init uses (2.x no longer brings it in through ATen.h)
 #include <c10/core/ScalarType.h>
 
 #include <functional>
