@@ -23,6 +23,7 @@
 #include "core/internal.h"
 
 #include <c10/core/Device.h>
+#include <c10/core/GradMode.h>  // at::NoGradGuard, which every layer's init uses (2.x no longer brings it in through ATen.h)
 #include <c10/core/ScalarType.h>
 
 #include <functional>
@@ -114,6 +115,11 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // Forward of child i with one input, first output.
   at::Tensor call(size_t child, const at::Tensor &x);
+
+  // Renames the class, for a built-in that Python makes as a subclass
+  // differing only in its name: MultiheadAttention's out_proj is a Linear
+  // that Python's repr shows as NonDynamicallyQuantizableLinear.
+  void set_kind(std::string kind) { kind_ = std::move(kind); }
 
   std::vector<Entry> params;
   std::vector<Entry> buffers;
