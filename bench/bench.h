@@ -40,6 +40,8 @@ double bench_c_relu(void *a, void *b, long iters);
 double bench_c_transpose(void *a, void *b, long iters);
 double bench_c_matmul(void *a, void *b, long iters);
 double bench_c_dlpack(void *a, void *b, long iters);
+double bench_c_add_in_scope(void *a, void *b, long iters);
+double bench_c_add_scope_leave(void *a, void *b, long iters);
 
 #ifdef __cplusplus
 }

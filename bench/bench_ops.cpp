@@ -44,6 +44,9 @@ int main(int argc, char **argv) {
 
   std::vector<ctorch_bench::Case> cases = {
       {"add", bench_c_add, ha, hb, iters, cpp_add, &a, &b},
+      // The same add with a handle scope open (freed at once; freed by leave).
+      {"add_in_scope", bench_c_add_in_scope, ha, hb, iters, cpp_add, &a, &b},
+      {"add_scope_leave", bench_c_add_scope_leave, ha, hb, iters, cpp_add, &a, &b},
       {"mul", bench_c_mul, ha, hb, iters, cpp_mul, &a, &b},
       {"relu", bench_c_relu, ha, nullptr, iters, cpp_relu, &a, nullptr},
       {"transpose", bench_c_transpose, ha2, nullptr, iters, cpp_transpose, &a2, nullptr},

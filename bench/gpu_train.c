@@ -39,34 +39,32 @@ typedef struct {
   resnet net;
 } model;
 
-static ctorch_tensor model_forward(scratch *s, model *m, ctorch_tensor x) {
-  if (!m->is_resnet) return forward(s, m->lenet, x);
-  return keep(s, resnet_forward(&m->net, x, 1));
+static ctorch_tensor model_forward(model *m, ctorch_tensor x) {
+  return m->is_resnet ? resnet_forward(&m->net, x, 1) : forward(m->lenet, x);
 }
 
 /* zero_grad (in place: a captured graph must keep its gradient tensors),
  * forward under autocast, loss, backward, step. */
 static void step(model *m, const train_target *t, ctorch_optimizer opt, ctorch_tensor x, ctorch_tensor y,
                  int cache) {
-  scratch s = {{0}, 0};
+  ctorch_handle_scope s = scope_enter(); /* frees the step's tensors */
   ctorch_tensor loss = NULL;
   ctorch_autocast_scope amp = NULL;
   CHECK(ctorch_optimizer_zero_grad(opt, 0));
   if (t->amp) CHECK(ctorch_autocast_scope_enter(&amp, CTORCH_DEVICE_CUDA, (ctorch_dtype)t->amp, 1, cache));
-  CHECK(ctorch_cross_entropy_loss(&loss, model_forward(&s, m, x), y, NULL, 1, -100, 0.0));
-  keep(&s, loss);
+  CHECK(ctorch_cross_entropy_loss(&loss, model_forward(m, x), y, NULL, 1, -100, 0.0));
   if (amp) CHECK(ctorch_autocast_scope_leave(amp));
   if (t->scaler) {
     ctorch_tensor scaled = NULL;
     CHECK(ctorch_grad_scaler_scale(&scaled, t->scaler, loss));
-    CHECK(ctorch_tensor_backward(keep(&s, scaled), NULL, 0, 0, NULL, 0));
+    CHECK(ctorch_tensor_backward(scaled, NULL, 0, 0, NULL, 0));
     CHECK(ctorch_grad_scaler_step(NULL, t->scaler, opt));
     CHECK(ctorch_grad_scaler_update(t->scaler, NULL));
   } else {
     CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
     CHECK(ctorch_optimizer_step(opt));
   }
-  release(&s);
+  scope_leave(s);
 }
 
 static int run_case(int argc, char **argv) {

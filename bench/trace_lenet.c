@@ -25,12 +25,7 @@
 
 enum { ROUNDS = 7 };
 
-static ctorch_tensor forward_ops(ctorch_tensor *p, ctorch_tensor x) {
-  scratch s = {{0}, 0};
-  ctorch_tensor out = forward(&s, p, x);
-  s.n = 0; /* the caller frees out */
-  return out;
-}
+static ctorch_tensor forward_ops(ctorch_tensor *p, ctorch_tensor x) { return forward(p, x); }
 
 static ctorch_tensor forward_traced(ctorch_module m, ctorch_tensor x) {
   ctorch_tensor out = NULL;
@@ -102,7 +97,6 @@ int main(int argc, char **argv) {
   ctorch_module m = NULL;
   ctorch_optimizer opt = NULL;
   ctorch_optim_options o;
-  scratch s = {{0}, 0};
   long iters;
   double t0, trace_ms;
   int i;
@@ -122,10 +116,10 @@ int main(int argc, char **argv) {
   CHECK(ctorch_tracer_new(&tr, "LeNet5"));
   for (i = 0; i < NPARAMS; ++i) CHECK(ctorch_tracer_add_parameter(tr, PARAM_NAMES[i], p[i]));
   CHECK(ctorch_tracer_begin(tr, &x, 1));
-  logits = forward(&s, p, x);
+  logits = forward(p, x);
   CHECK(ctorch_tracer_finish(&m, tr, &logits, 1));
   trace_ms = (bench_now() - t0) * 1e3;
-  release(&s);
+  ctorch_tensor_free(logits);
   ctorch_tracer_free(tr);
 
   CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW));

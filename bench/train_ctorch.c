@@ -24,7 +24,6 @@ static void run(int lenet, long steps) {
   size_t np = lenet ? NPARAMS : 4;
   ctorch_optimizer opt = NULL;
   ctorch_optim_options o;
-  scratch s = {{0}, 0};
   long i, warm = lenet ? 5 : 200;
   double t0 = 0, ts, *dt = malloc(sizeof *dt * (size_t)steps), per = lenet ? 256.0 : 1.0;
   size_t k;
@@ -48,23 +47,25 @@ static void run(int lenet, long steps) {
     CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_SGD, p, np, &o));
   }
   for (i = 0; i < warm + steps; ++i) {
+    ctorch_handle_scope s;
     ctorch_tensor out, loss;
     ts = bench_now();
     if (i == warm) t0 = ts;
+    s = scope_enter(); /* frees the step's tensors */
     /* zeroed, not set to None, as in train_cpp.cpp and train_python.py */
     CHECK(ctorch_optimizer_zero_grad(opt, 0));
     if (lenet) {
-      out = forward(&s, p, x);
+      out = forward(p, x);
       CHECK(ctorch_cross_entropy_loss(&loss, out, y, NULL, 1, -100, 0.0));
     } else {
       CHECK(ctorch_linear(&out, x, p[0], p[1]));
-      CHECK(ctorch_tanh(&out, keep(&s, out)));
-      CHECK(ctorch_linear(&out, keep(&s, out), p[2], p[3]));
-      CHECK(ctorch_mse_loss(&loss, keep(&s, out), y, 1));
+      CHECK(ctorch_tanh(&out, out));
+      CHECK(ctorch_linear(&out, out, p[2], p[3]));
+      CHECK(ctorch_mse_loss(&loss, out, y, 1));
     }
-    CHECK(ctorch_tensor_backward(keep(&s, loss), NULL, 0, 0, NULL, 0));
+    CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
     CHECK(ctorch_optimizer_step(opt));
-    release(&s);
+    scope_leave(s);
     if (i >= warm) dt[i - warm] = bench_now() - ts;
   }
   t0 = bench_now() - t0;

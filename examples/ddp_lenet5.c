@@ -274,17 +274,20 @@ int main(int argc, char **argv) {
     CHECK(ctorch_dist_barrier(pg));
     t0 = now();
     for (; batch < nbatches; ++batch) {
-      scratch s = {{0}, 0};
+      ctorch_handle_scope s = scope_enter(); /* frees the step's tensors */
       ctorch_tensor y = NULL, logits = NULL, loss = NULL;
-      if (!next_batch_loss(&s, params, train, &g_tgt, &y, &logits, &loss)) break;
+      if (!next_batch_loss(params, train, &g_tgt, &y, &logits, &loss)) {
+        scope_leave(s);
+        break;
+      }
       scaled_backward(&g_tgt, opt, loss);
       /* mean over this rank's images -> mean over the global batch (scaled
        * gradients average as well: every rank has the same scale) */
       CHECK(ctorch_dist_average_gradients(pg, params, NPARAMS, (size_t)bucket_bytes));
       /* identical gradients on every rank: with fp16 all skip or all step */
       scaled_step(&g_tgt, opt);
-      tally_batch(&s, logits, y, loss, &stats[0], &loss_sum, &stats[1]);
-      release(&s);
+      tally_batch(logits, y, loss, &stats[0], &loss_sum, &stats[1]);
+      scope_leave(s);
       if (rank == 0 && ((batch + 1) % 50 == 0 || batch + 1 == nbatches)) {
         printf("epoch %d/%d step %lld/%lld local loss %.4f %.0f img/s (all ranks)\n", epoch + 1, epochs,
                (long long)(batch + 1), (long long)nbatches, loss_sum / (double)stats[1],

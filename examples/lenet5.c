@@ -147,12 +147,15 @@ int main(int argc, char **argv) {
     int64_t correct = 0, seen = 0, batch = 0;
     CHECK(ctorch_data_loader_start_epoch(train, (uint64_t)epoch));
     for (; batch < nbatches; ++batch) {
-      scratch s = {{0}, 0};
+      ctorch_handle_scope s = scope_enter(); /* frees the step's tensors */
       ctorch_tensor y = NULL, logits = NULL, loss = NULL;
-      if (!next_batch_loss(&s, params, train, &tgt, &y, &logits, &loss)) break;
-      backward_step(&tgt, opt, loss);
-      tally_batch(&s, logits, y, loss, &correct, &loss_sum, &seen);
-      release(&s);
+      int has = next_batch_loss(params, train, &tgt, &y, &logits, &loss);
+      if (has) {
+        backward_step(&tgt, opt, loss);
+        tally_batch(logits, y, loss, &correct, &loss_sum, &seen);
+      }
+      scope_leave(s);
+      if (!has) break;
       progress(tty, epoch + 1, epochs, batch + 1, nbatches, loss_sum / (double)seen, (double)seen / (now() - t0));
     }
     dt = now() - t0;

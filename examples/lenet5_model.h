@@ -3,6 +3,11 @@
  * bench/train_ctorch.c so the demo, its data-parallel twin and the benchmark
  * train exactly the same network. Header-only; the includer defines
  * CHECK(call) (how a failed call is reported) before including it.
+ *
+ * Handles: a training step or an evaluation batch runs inside a handle scope
+ * (scope_enter/scope_leave), which frees every tensor handle made in it; the
+ * helpers return their tensors into the caller's scope, and those that
+ * return numbers open their own.
  */
 #ifndef CTORCH_LENET5_MODEL_H
 #define CTORCH_LENET5_MODEL_H
@@ -20,23 +25,18 @@
 
 #include "train_device.h" /* train_target, amp_enter/amp_leave */
 
-/* Handles made during one step, freed together at its end. */
-typedef struct {
-  ctorch_tensor t[32];
-  int n;
-} scratch;
-
-static inline ctorch_tensor keep(scratch *s, ctorch_tensor t) {
-  if (s->n == (int)(sizeof s->t / sizeof s->t[0])) {
-    fprintf(stderr, "scratch overflow\n");
-    exit(1);
-  }
-  s->t[s->n++] = t;
-  return t;
+/* A handle scope: every tensor handle made on this thread until scope_leave
+ * is freed by it, except those passed to scope_keep (docs/training.md). */
+static inline ctorch_handle_scope scope_enter(void) {
+  ctorch_handle_scope s = NULL;
+  CHECK(ctorch_handle_scope_enter(&s));
+  return s;
 }
-
-static inline void release(scratch *s) {
-  while (s->n) ctorch_tensor_free(s->t[--s->n]);
+static inline void scope_leave(ctorch_handle_scope s) { CHECK(ctorch_handle_scope_leave(s)); }
+/* t, kept past the innermost scope (the caller's, or out of all scopes). */
+static inline ctorch_tensor scope_keep(ctorch_tensor t) {
+  CHECK(ctorch_handle_scope_keep(t));
+  return t;
 }
 
 enum { CONV1_W, CONV1_B, CONV2_W, CONV2_B, FC1_W, FC1_B, FC2_W, FC2_B, FC3_W, FC3_B, NPARAMS };
@@ -72,18 +72,19 @@ static inline void make_model(ctorch_tensor *p) {
   make_layer(&p[FC3_W], &p[FC3_B], f3, 2);
 }
 
-/* Our handle on an intermediate goes as soon as the next one exists: the graph
- * keeps whatever backward needs, and dropping the rest at once lets the
- * allocator reuse that memory within the step, as C++ temporaries do. Holding
- * every activation to the end of the step instead made each step grow and trim
- * the heap (about 10 brk calls and 15% of the time in page faults). */
+/* Our handle on an intermediate goes as soon as the next one exists (the
+ * scope forgets it): the graph keeps whatever backward needs, and dropping the
+ * rest at once lets the allocator reuse that memory within the step, as C++
+ * temporaries do. Leaving every activation to the step's scope instead made
+ * each step grow and trim the heap (about 10 brk calls and 15% of the time in
+ * page faults). */
 static inline ctorch_tensor then(ctorch_tensor prev, ctorch_tensor next) {
   ctorch_tensor_free(prev);
   return next;
 }
 
-/* logits [B, 10] for x [B, 1, 28, 28], kept in s. */
-static inline ctorch_tensor forward(scratch *s, ctorch_tensor *p, ctorch_tensor x) {
+/* logits [B, 10] for x [B, 1, 28, 28]. */
+static inline ctorch_tensor forward(ctorch_tensor *p, ctorch_tensor x) {
   static const int64_t one[2] = {1, 1}, zero[2] = {0, 0}, two[2] = {2, 2};
   ctorch_tensor t = NULL, u = NULL;
   CHECK(ctorch_conv2d(&t, x, p[CONV1_W], p[CONV1_B], one, 2, zero, 2, one, 2, 1));
@@ -108,39 +109,40 @@ static inline ctorch_tensor forward(scratch *s, ctorch_tensor *p, ctorch_tensor 
   CHECK(ctorch_relu(&u, t));
   t = then(t, u);
   CHECK(ctorch_linear(&u, t, p[FC3_W], p[FC3_B]));
-  t = then(t, u);
-  return keep(s, t);
+  return then(t, u);
 }
 
 /* Number of rows whose argmax equals the label. */
-static inline int64_t count_correct(scratch *s, ctorch_tensor logits, ctorch_tensor y) {
+static inline int64_t count_correct(ctorch_tensor logits, ctorch_tensor y) {
+  ctorch_handle_scope s = scope_enter();
   ctorch_tensor t = NULL;
   int64_t one_dim = 1, n = 0;
   CHECK(ctorch_argmax(&t, logits, &one_dim, 0));
-  CHECK(ctorch_eq_Tensor(&t, keep(s, t), y));
-  CHECK(ctorch_sum(&t, keep(s, t), NULL));
-  CHECK(ctorch_tensor_item_int64(&n, keep(s, t)));
+  CHECK(ctorch_eq_Tensor(&t, t, y));
+  CHECK(ctorch_sum(&t, t, NULL));
+  CHECK(ctorch_tensor_item_int64(&n, t));
+  scope_leave(s);
   return n;
 }
 
 /* Number of rows whose label is among the 5 largest logits. */
-static inline int64_t count_top5(scratch *s, ctorch_tensor logits, ctorch_tensor y) {
+static inline int64_t count_top5(ctorch_tensor logits, ctorch_tensor y) {
+  ctorch_handle_scope s = scope_enter();
   ctorch_tensor vals = NULL, idx = NULL, yu = NULL, t = NULL;
   int64_t n = 0;
   CHECK(ctorch_topk(&vals, &idx, logits, 5, 1, 1, 1));
-  keep(s, vals);
-  keep(s, idx);
   CHECK(ctorch_unsqueeze(&yu, y, 1));
-  CHECK(ctorch_eq_Tensor(&t, idx, keep(s, yu)));
-  CHECK(ctorch_sum(&t, keep(s, t), NULL));
-  CHECK(ctorch_tensor_item_int64(&n, keep(s, t)));
+  CHECK(ctorch_eq_Tensor(&t, idx, yu));
+  CHECK(ctorch_sum(&t, t, NULL));
+  CHECK(ctorch_tensor_item_int64(&n, t));
+  scope_leave(s);
   return n;
 }
 
 /* uint8 [N, 28, 28] -> float [N, 1, 28, 28], /255, then (x - mean) / std
  * with the training set's mean and (unbiased) std, exactly as lenet5.py. */
 static inline ctorch_tensor preprocess(ctorch_tensor images, ctorch_tensor mean, ctorch_tensor std) {
-  scratch s = {{0}, 0};
+  ctorch_handle_scope s = scope_enter();
   ctorch_tensor t = NULL;
   int64_t sizes[3], shape[4];
   CHECK(ctorch_tensor_sizes(sizes, 3, images));
@@ -149,11 +151,12 @@ static inline ctorch_tensor preprocess(ctorch_tensor images, ctorch_tensor mean,
   shape[2] = sizes[1];
   shape[3] = sizes[2];
   CHECK(ctorch_tensor_to_dtype(&t, images, CTORCH_FLOAT32));
-  CHECK(ctorch_div_Scalar(&t, keep(&s, t), ctorch_scalar_float(255.0)));
-  CHECK(ctorch_sub_Tensor(&t, keep(&s, t), mean, ctorch_scalar_int(1)));
-  CHECK(ctorch_div_Tensor(&t, keep(&s, t), std));
-  CHECK(ctorch_reshape(&t, keep(&s, t), shape, 4));
-  release(&s);
+  CHECK(ctorch_div_Scalar(&t, t, ctorch_scalar_float(255.0)));
+  CHECK(ctorch_sub_Tensor(&t, t, mean, ctorch_scalar_int(1)));
+  CHECK(ctorch_div_Tensor(&t, t, std));
+  CHECK(ctorch_reshape(&t, t, shape, 4));
+  scope_keep(t);
+  scope_leave(s);
   return t;
 }
 
@@ -162,69 +165,67 @@ static inline ctorch_tensor preprocess(ctorch_tensor images, ctorch_tensor mean,
  * int64 labels. */
 static inline void load_data(const char *dir, ctorch_tensor *train_x, ctorch_tensor *train_y, ctorch_tensor *test_x,
                              ctorch_tensor *test_y) {
+  ctorch_handle_scope s = scope_enter();
   ctorch_tensor train_images = NULL, test_images = NULL, f = NULL, xf = NULL, mean = NULL, std = NULL;
   CHECK(ctorch_data_mnist_read_dir(&train_images, train_y, dir, 1));
   CHECK(ctorch_data_mnist_read_dir(&test_images, test_y, dir, 0));
+  /* f and xf (188 MB each) go at once rather than with the scope */
   CHECK(ctorch_tensor_to_dtype(&f, train_images, CTORCH_FLOAT32));
   CHECK(ctorch_div_Scalar(&xf, f, ctorch_scalar_float(255.0)));
   ctorch_tensor_free(f);
   CHECK(ctorch_mean(&mean, xf, NULL));
   CHECK(ctorch_std(&std, xf, 1));
   ctorch_tensor_free(xf);
-  *train_x = preprocess(train_images, mean, std);
-  *test_x = preprocess(test_images, mean, std);
-  ctorch_tensor_free(train_images);
-  ctorch_tensor_free(test_images);
-  ctorch_tensor_free(mean);
-  ctorch_tensor_free(std);
+  *train_x = scope_keep(preprocess(train_images, mean, std));
+  *test_x = scope_keep(preprocess(test_images, mean, std));
+  scope_keep(*train_y);
+  scope_keep(*test_y);
+  scope_leave(s);
 }
 
-/* Logits and mean cross-entropy of one batch, both kept in s. */
-static inline ctorch_tensor batch_loss(scratch *s, ctorch_tensor *p, ctorch_tensor x, ctorch_tensor y,
-                                       ctorch_tensor *logits) {
+/* Logits and mean cross-entropy of one batch. */
+static inline ctorch_tensor batch_loss(ctorch_tensor *p, ctorch_tensor x, ctorch_tensor y, ctorch_tensor *logits) {
   ctorch_tensor loss = NULL;
-  *logits = forward(s, p, x);
+  *logits = forward(p, x);
   CHECK(ctorch_cross_entropy_loss(&loss, *logits, y, NULL, 1 /* mean */, -100, 0.0));
-  return keep(s, loss);
+  return loss;
 }
 
 /* count_correct for training metrics, without recording a graph. */
-static inline int64_t count_correct_no_grad(scratch *s, ctorch_tensor logits, ctorch_tensor y) {
+static inline int64_t count_correct_no_grad(ctorch_tensor logits, ctorch_tensor y) {
   ctorch_autograd_scope ng = NULL;
   int64_t n;
   CHECK(ctorch_autograd_scope_enter(&ng, CTORCH_SCOPE_NO_GRAD));
-  n = count_correct(s, logits, y);
+  n = count_correct(logits, y);
   CHECK(ctorch_autograd_scope_leave(ng));
   return n;
 }
 
 /* A training step's forward pass (lenet5.c, ddp_lenet5.c): the loader's next
- * batch, its logits and mean cross-entropy under the target's autocast, all
- * kept in s. 0 when the loader has no batch left in this epoch. */
-static inline int next_batch_loss(scratch *s, ctorch_tensor *p, ctorch_data_loader loader, const train_target *t,
-                                  ctorch_tensor *y, ctorch_tensor *logits, ctorch_tensor *loss) {
+ * batch, its logits and mean cross-entropy under the target's autocast, in
+ * the caller's scope. 0 when the loader has no batch left in this epoch. */
+static inline int next_batch_loss(ctorch_tensor *p, ctorch_data_loader loader, const train_target *t, ctorch_tensor *y,
+                                  ctorch_tensor *logits, ctorch_tensor *loss) {
   ctorch_tensor x = NULL;
   ctorch_autocast_scope amp;
   int has = 0;
   CHECK(ctorch_data_loader_next(&has, &x, y, loader));
   if (!has) return 0;
-  keep(s, x);
-  keep(s, *y);
   amp = amp_enter(t);
-  *loss = batch_loss(s, p, x, *y, logits);
+  *loss = batch_loss(p, x, *y, logits);
   amp_leave(amp);
   return 1;
 }
 
 /* After the step: adds the batch to the epoch's training tallies (rows
  * predicted right, loss x rows, rows). Reads the loss: a sync on a GPU. */
-static inline void tally_batch(scratch *s, ctorch_tensor logits, ctorch_tensor y, ctorch_tensor loss, int64_t *correct,
+static inline void tally_batch(ctorch_tensor logits, ctorch_tensor y, ctorch_tensor loss, int64_t *correct,
                                double *loss_sum, int64_t *seen) {
   int64_t rows = 0;
   double l = 0;
   CHECK(ctorch_tensor_numel(&rows, y));
   CHECK(ctorch_tensor_item_double(&l, loss));
-  *correct += count_correct_no_grad(s, logits, y);
+  *correct += count_correct_no_grad(logits, y);
   *loss_sum += l * (double)rows;
   *seen += rows;
 }
@@ -236,20 +237,19 @@ static inline void count_on(ctorch_tensor *p, ctorch_data_loader loader, int64_t
   int has = 1;
   CHECK(ctorch_autograd_scope_enter(&scope, CTORCH_SCOPE_INFERENCE_MODE));
   CHECK(ctorch_data_loader_start_epoch(loader, 0));
-  for (;;) {
-    scratch s = {{0}, 0};
+  while (has) {
+    ctorch_handle_scope s = scope_enter(); /* the batch and its logits */
     ctorch_tensor x = NULL, y = NULL, logits;
     int64_t b = 0;
     CHECK(ctorch_data_loader_next(&has, &x, &y, loader));
-    if (!has) break;
-    keep(&s, x);
-    keep(&s, y);
-    logits = forward(&s, p, x);
-    c[0] += count_correct(&s, logits, y);
-    c[1] += count_top5(&s, logits, y);
-    CHECK(ctorch_tensor_numel(&b, y));
-    c[2] += b;
-    release(&s);
+    if (has) {
+      logits = forward(p, x);
+      c[0] += count_correct(logits, y);
+      c[1] += count_top5(logits, y);
+      CHECK(ctorch_tensor_numel(&b, y));
+      c[2] += b;
+    }
+    scope_leave(s);
   }
   CHECK(ctorch_autograd_scope_leave(scope));
 }

@@ -40,7 +40,7 @@
     }                                                                                              \
   } while (0)
 
-#include "lenet5_model.h" /* load_data, scratch, now(), make_layer */
+#include "lenet5_model.h" /* load_data, scope_enter/leave, now(), make_layer */
 #include "resnet_model.h"
 #include "train_device.h"
 #include "example_args.h"
@@ -56,15 +56,13 @@ static double evaluate(resnet *m, ctorch_tensor x, ctorch_tensor y, int64_t limi
   CHECK(ctorch_autograd_scope_enter(&inf, CTORCH_SCOPE_INFERENCE_MODE));
   amp = amp_enter(tgt);
   for (i = 0; i < n; i += batch) {
-    scratch s = {{0}, 0};
+    ctorch_handle_scope s = scope_enter(); /* the batch and its logits */
     ctorch_tensor xb = NULL, yb = NULL;
     int64_t len = n - i < batch ? n - i : batch;
     CHECK(ctorch_narrow(&xb, x, 0, i, len));
     CHECK(ctorch_narrow(&yb, y, 0, i, len));
-    keep(&s, xb);
-    keep(&s, yb);
-    correct += count_correct(&s, keep(&s, resnet_forward(m, xb, 0)), yb);
-    release(&s);
+    correct += count_correct(resnet_forward(m, xb, 0), yb);
+    scope_leave(s);
   }
   amp_leave(amp);
   CHECK(ctorch_autograd_scope_leave(inf));
@@ -153,18 +151,17 @@ int main(int argc, char **argv) {
     if (tgt.device.type == CTORCH_DEVICE_CUDA) CHECK(ctorch_cuda_synchronize(-1));
     t0 = now();
     for (b = 0; b < nbatches; ++b) {
-      scratch s = {{0}, 0};
-      ctorch_tensor x = NULL, y = NULL, logits, loss = NULL;
+      ctorch_handle_scope s = scope_enter(); /* frees the step's tensors */
+      ctorch_tensor x = NULL, y = NULL, loss = NULL;
       ctorch_autocast_scope amp;
       int64_t rows = 0;
       CHECK(ctorch_data_loader_next(&has, &x, &y, train));
-      if (!has) break;
-      keep(&s, x);
-      keep(&s, y);
+      if (!has) {
+        scope_leave(s);
+        break;
+      }
       amp = amp_enter(&tgt);
-      logits = keep(&s, resnet_forward(&m, x, 1));
-      CHECK(ctorch_cross_entropy_loss(&loss, logits, y, NULL, 1, -100, 0.0));
-      keep(&s, loss);
+      CHECK(ctorch_cross_entropy_loss(&loss, resnet_forward(&m, x, 1), y, NULL, 1, -100, 0.0));
       amp_leave(amp);
       backward_step(&tgt, opt, loss);
       CHECK(ctorch_tensor_numel(&rows, y));
@@ -177,7 +174,7 @@ int main(int argc, char **argv) {
                (long long)nbatches, loss_sum, (double)seen / (now() - t0));
         fflush(stdout);
       }
-      release(&s);
+      scope_leave(s);
     }
     if (tgt.device.type == CTORCH_DEVICE_CUDA) CHECK(ctorch_cuda_synchronize(-1));
     dt = now() - t0;

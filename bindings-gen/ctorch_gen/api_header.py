@@ -65,6 +65,9 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_autograd_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
     "ctorch_stream_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
     "ctorch_autocast_scope_leave": {"scope": {"ownership": "freed", "when": "always"}},
+    # Unlike the mode scopes, a handle scope left from another thread (or
+    # twice) is refused and stays open: released only on success.
+    "ctorch_handle_scope_leave": {"scope": {"ownership": "freed", "when": "on success"}},
     "ctorch_autograd_function_apply": {
         "user_data": {"nullable": True, "lifetime": "until release(user_data) is called"},
         "release": {"nullable": True}, "backward": {"nullable": False},

@@ -102,7 +102,8 @@ struct CFunction : torch::autograd::Function<CFunction> {
     ctorch_status st = h->forward(&c, h->user_data, in.data(), in.size(), out.data(), out.size());
     torch::autograd::variable_list result;
     result.reserve(out.size());
-    for (auto p : out) result.push_back(p ? at::Tensor(ctorch::TensorImplPtr::reclaim(ctorch::impl_of(p))) : at::Tensor());
+    // take(): an open handle scope recorded these outputs; the node owns them now.
+    for (auto p : out) result.push_back(ctorch::take(p));
     if (st != CTORCH_OK) callback_failed(st, c, "forward");
     for (size_t i = 0; i < result.size(); ++i)
       if (!result[i].defined())
@@ -131,7 +132,7 @@ struct CFunction : torch::autograd::Function<CFunction> {
     // One extra undefined gradient for the non-tensor holder argument.
     torch::autograd::variable_list result;
     result.reserve(gin.size() + 1);
-    for (auto p : gin) result.push_back(p ? at::Tensor(ctorch::TensorImplPtr::reclaim(ctorch::impl_of(p))) : at::Tensor());
+    for (auto p : gin) result.push_back(ctorch::take(p));
     result.emplace_back();
     if (st != CTORCH_OK) callback_failed(st, c, "backward");
     return result;

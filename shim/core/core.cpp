@@ -137,7 +137,7 @@ CTORCH_API ctorch_status ctorch_dtype_size(size_t *out, ctorch_dtype dtype) {
 // ---- tensors ---------------------------------------------------------------
 
 CTORCH_API void ctorch_tensor_free(ctorch_tensor t) {
-  if (t) ctorch::TensorImplPtr::reclaim(ctorch::impl_of(t));  // drops the reference
+  ctorch::take(t);  // drops the reference (and an open scope's record of it)
 }
 
 CTORCH_API ctorch_status ctorch_tensor_ref(ctorch_tensor *out, ctorch_tensor t) {

@@ -9,6 +9,8 @@
 #include <c10/core/Scalar.h>
 #include <c10/util/Optional.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -95,10 +97,46 @@ class Borrowed {
   };
 };
 
+// ---- handle scopes (handle_scope.cpp) ------------------------------------
+// Every new tensor handle passes through new_handle() (give, give_result)
+// and every handle ctorch takes back through take() (ctorch_tensor_free,
+// callbacks' outputs), so that an open ctorch_handle_scope records and
+// forgets them.
+//
+// The number of handle scopes open in the process, all threads together.
+// It is what every new handle reads: with no scope open anywhere, scopes
+// cost one load of this global (written only by scope enter/leave, so it
+// stays cached) and a branch predicted not taken. A thread-local counter
+// would be exact per thread but, in a shared library, each read is a call
+// to __tls_get_addr; the per-thread check is in scope_record instead,
+// reached only while some thread has a scope open. Hidden: read directly,
+// not through the GOT.
+[[gnu::visibility("hidden")]] extern std::atomic<uint32_t> handle_scopes_open;
+// Records p in the calling thread's innermost scope, if it has one.
+[[gnu::noinline]] void scope_record(c10::TensorImpl *p) noexcept;
+// Forgets one record of p (innermost scope first), if a scope of the calling
+// thread holds one.
+[[gnu::noinline]] void scope_forget(c10::TensorImpl *p) noexcept;
+
+// The handle for a reference the caller now owns.
+C10_ALWAYS_INLINE ctorch_tensor new_handle(c10::TensorImpl *p) noexcept {
+  if (C10_UNLIKELY(handle_scopes_open.load(std::memory_order_relaxed) != 0)) scope_record(p);
+  return reinterpret_cast<ctorch_tensor>(p);
+}
+
+// Adopts the reference of a NEW handle the caller gives up (what a callback
+// wrote into its outputs, or one being freed), forgetting the record a scope
+// made of it so that leaving the scope does not drop it a second time.
+inline at::Tensor take(ctorch_tensor h) noexcept {
+  if (!h) return at::Tensor();
+  if (C10_UNLIKELY(handle_scopes_open.load(std::memory_order_relaxed) != 0)) scope_forget(impl_of(h));
+  return at::Tensor(TensorImplPtr::reclaim(impl_of(h)));
+}
+
 // Transfers one reference of `t` to a new handle (NULL if undefined).
 inline ctorch_tensor give(at::Tensor &&t) noexcept {
   if (!t.defined()) return nullptr;
-  return reinterpret_cast<ctorch_tensor>(t.unsafeReleaseTensorImpl());
+  return new_handle(t.unsafeReleaseTensorImpl());
 }
 inline ctorch_tensor give(const at::Tensor &t) noexcept { return give(at::Tensor(t)); }
 
@@ -115,7 +153,7 @@ C10_ALWAYS_INLINE ctorch_tensor give_result(F &&make) {
   } slot;
   new (&slot.t) at::Tensor(make());
   c10::TensorImpl *p = slot.t.unsafeGetTensorImpl();
-  return p == c10::UndefinedTensorImpl::singleton() ? nullptr : reinterpret_cast<ctorch_tensor>(p);
+  return p == c10::UndefinedTensorImpl::singleton() ? nullptr : new_handle(p);
 }
 
 // Borrowed handle -> owned at::Tensor (one new reference), e.g. to store it.

@@ -109,15 +109,14 @@ END_TEST
 static ctorch_module trace_lenet(ctorch_tensor *p, ctorch_tensor x) {
   ctorch_tracer tr = NULL;
   ctorch_module m = NULL;
-  scratch s = {{0}, 0};
   ctorch_tensor logits;
   int i;
   CT_OK(ctorch_tracer_new(&tr, "LeNet5"));
   for (i = 0; i < NPARAMS; ++i) CT_OK(ctorch_tracer_add_parameter(tr, PARAM_NAMES[i], p[i]));
   CT_OK(ctorch_tracer_begin(tr, &x, 1));
-  logits = forward(&s, p, x);
+  logits = forward(p, x);
   CT_OK(ctorch_tracer_finish(&m, tr, &logits, 1));
-  release(&s);
+  ctorch_tensor_free(logits);
   ctorch_tracer_free(tr);
   return m;
 }
@@ -136,10 +135,9 @@ static void write_raw(const char *path, ctorch_tensor t) {
 }
 
 static ctorch_tensor lenet_ops(ctorch_tensor *p, ctorch_tensor x) {
-  scratch s = {{0}, 0};
-  ctorch_tensor y = NULL, out = forward(&s, p, x);
+  ctorch_tensor y = NULL, out = forward(p, x);
   CT_OK(ctorch_detach(&y, out));
-  release(&s);
+  ctorch_tensor_free(out);
   return y;
 }
 
@@ -196,7 +194,6 @@ START_TEST(training_through_module) {
   const ctorch_dtype i64 = CTORCH_INT64;
   ctorch_module m;
   ctorch_optimizer opt = NULL;
-  scratch s = {{0}, 0};
   int i;
   make_model(p);
   CT_OK(ctorch_randint(&y, 10, ys, 1, &i64, NULL, NULL, NULL));
@@ -205,7 +202,7 @@ START_TEST(training_through_module) {
   CT_OK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_SGD, p, NPARAMS, NULL));
   /* op by op */
   CT_OK(ctorch_optimizer_zero_grad(opt, 1));
-  loss = batch_loss(&s, p, x, y, &out);
+  loss = batch_loss(p, x, y, &out);
   CT_OK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
   for (i = 0; i < NPARAMS; ++i) {
     ctorch_tensor g = NULL;
@@ -213,7 +210,8 @@ START_TEST(training_through_module) {
     CT_OK(ctorch_clone(&g_ops[i], g, NULL));
     ctorch_tensor_free(g);
   }
-  release(&s);
+  ctorch_tensor_free(out);
+  ctorch_tensor_free(loss);
   /* through the module, three times (the executor optimises after profiling runs) */
   for (int rep = 0; rep < 3; ++rep) {
     CT_OK(ctorch_optimizer_zero_grad(opt, 1));
