@@ -49,7 +49,7 @@ class Custom : public Module, public TextForward {
     std::vector<at::Tensor> res;
     size_t got = n < kMaxOutputs ? n : kMaxOutputs;
     for (size_t k = 0; k < got; ++k)
-      res.push_back(outs[k] ? at::Tensor(TensorImplPtr::reclaim(impl_of(outs[k]))) : at::Tensor());
+      res.push_back(outs[k] ? take(outs[k]) : at::Tensor());
     if (st != CTORCH_OK) {
       std::string msg = "custom module '" + kind() + "': forward returned " + ctorch_status_name(st);
       std::string after = ctorch_last_error();
