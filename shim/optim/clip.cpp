@@ -7,6 +7,7 @@
 #include "core/internal.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cmath>
 #include <vector>
