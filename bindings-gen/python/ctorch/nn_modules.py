@@ -125,6 +125,7 @@ def _forward_py(user_data, self_h, inputs, n_in, kwargs, outputs, max_out, n_out
         return e.status if isinstance(e, _rt.CtorchError) else _capi.ENUMS["ctorch_status"]["CTORCH_RUNTIME"]
 
 
+_NO_FREE = lib.ctorch_nn_custom_new.argtypes[4]()  # a NULL free_user_data (ctypes takes no None there)
 _forward_cb = _capi.ctorch_nn_forward_fn(_forward_py)  # module-level: lives as long as the library may call it
 
 
@@ -168,7 +169,7 @@ class Module:
             _next_key[0] += 1
             _live[key] = weakref.ref(self)
         h = _vp()
-        check(lib.ctorch_nn_custom_new(_byref(h), type(self).__name__.encode(), _forward_cb, _vp(key), None))
+        check(lib.ctorch_nn_custom_new(_byref(h), type(self).__name__.encode(), _forward_cb, _vp(key), _NO_FREE))
         object.__setattr__(self, "_h", h)
         object.__setattr__(self, "_key", key)
         object.__setattr__(self, "_modules", collections.OrderedDict())
