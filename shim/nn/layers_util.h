@@ -62,14 +62,11 @@ inline bool all_equal(const std::vector<int64_t> &v, int64_t x) {
 // prints Upsample's mode and EmbeddingBag's mode unquoted (str.format of the
 // attributes); 2.15.0 quotes them (repr) and adds "bias=" to BatchNorm's,
 // InstanceNorm's and LayerNorm's text. The release that changed each lies
-// between the two; only these two are measured, so the switch is at 2.15.
-#if CTORCH_TORCH_AT_LEAST(2, 15)
-#define CTORCH_NN_REPR_QUOTES_MODE 1
-#define CTORCH_NN_REPR_NORM_BIAS 1
-#else
-#define CTORCH_NN_REPR_QUOTES_MODE 0
-#define CTORCH_NN_REPR_NORM_BIAS 0
-#endif
+// between the two. The GPU image's torch 2.11 (measured on the H100 the
+// same day) already quotes the modes and does not yet print "bias=", so the
+// quotes switch at 2.11, the bias text at 2.15.
+#define CTORCH_NN_REPR_QUOTES_MODE CTORCH_TORCH_AT_LEAST(2, 11)
+#define CTORCH_NN_REPR_NORM_BIAS CTORCH_TORCH_AT_LEAST(2, 15)
 
 }  // namespace layers
 }  // namespace nn
