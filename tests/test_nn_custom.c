@@ -30,6 +30,7 @@ START_TEST(clone_is_deep_and_keeps_sharing) {
   }
   expect_repr(k, "Sequential(\n  (0): Linear(in_features=3, out_features=3, bias=True)\n"
                  "  (1): Linear(in_features=3, out_features=3, bias=True)\n)");
+  ctorch_nn_module_free(k0); /* before k0 is reused as the failing call's out-parameter */
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_clone(NULL, s));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_clone(&k0, NULL));
   ck_assert_ptr_null(k0);
