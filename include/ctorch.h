@@ -1369,6 +1369,25 @@ typedef struct ctorch_nn_module_s *ctorch_nn_module;
  * @nullable args
  */
 CTORCH_API ctorch_status ctorch_nn_new(ctorch_nn_module *out, const char *kind, const char *args);
+/**
+ * ctorch_nn_new for the constructors that take modules (TransformerEncoder's
+ * encoder_layer and norm, TransformerDecoder's decoder_layer and norm; the
+ * catalogue's type "Module"). Such an argument is either written in args as
+ * Python would, "torch.nn.TransformerEncoderLayer(8, 2), 2,
+ * norm=torch.nn.LayerNorm(8)" (built while args is read, left to right, so
+ * the random draws come in Python's order), or passed here by name:
+ * modules[i] is the argument names[i], borrowed, counted as a keyword
+ * argument. Each is used as Python uses the object passed: the stacks keep
+ * deep copies of the layer (the caller's layer stays its own) and the norm
+ * itself (the caller's handle and the new module's "norm" are one module).
+ * Errors: as ctorch_nn_new, and INVALID_ARGUMENT for a name that is not a
+ * module argument of kind, a name given twice, a NULL or dead module, or a
+ * module of the wrong kind.
+ * @nullable args names modules
+ */
+CTORCH_API ctorch_status ctorch_nn_new_with_modules(ctorch_nn_module *out, const char *kind, const char *args,
+                                                    const char *const *names, const ctorch_nn_module *modules,
+                                                    size_t n_modules);
 /** Drops this handle's reference. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_nn_module_free(ctorch_nn_module m);
 /** Borrowed class name ("Linear", or a custom module's type name); valid while m lives. */

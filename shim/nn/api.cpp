@@ -96,6 +96,33 @@ CTORCH_API ctorch_status ctorch_nn_new(ctorch_nn_module *out, const char *kind, 
   CTORCH_CATCH
 }
 
+CTORCH_API ctorch_status ctorch_nn_new_with_modules(ctorch_nn_module *out, const char *kind, const char *args,
+                                                    const char *const *names, const ctorch_nn_module *modules,
+                                                    size_t n_modules) {
+  CTORCH_TRY
+  require_out(out, "out");
+  *out = nullptr;
+  require_ptr(kind, "kind");
+  const nn::Kind *k = nn::find_kind(kind);
+  if (!k) fail_arg("kind", std::string("no module kind '") + kind + "' (ctorch_nn_catalogue lists them)");
+  if (n_modules) {
+    require_ptr(names, "names");
+    require_ptr(modules, "modules");
+  }
+  std::vector<std::pair<std::string, nn::Value>> preset;
+  for (size_t i = 0; i < n_modules; ++i) {
+    std::string at = "[" + std::to_string(i) + "]";
+    if (!names[i]) fail_arg(("names" + at).c_str(), "is NULL");
+    nn::Value v;
+    v.kind = nn::Value::Mod;
+    v.mod = mod(modules[i], ("modules" + at).c_str()).shared_from_this();
+    preset.emplace_back(names[i], std::move(v));
+  }
+  nn::Args a = nn::parse_args(k->init, args ? args : "", kind, preset);
+  *out = give_module(k->make(a));
+  CTORCH_CATCH
+}
+
 CTORCH_API void ctorch_nn_module_free(ctorch_nn_module m) { delete m; }
 
 CTORCH_API ctorch_status ctorch_nn_module_kind(const char **out, ctorch_nn_module m) {

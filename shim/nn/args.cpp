@@ -109,6 +109,7 @@ std::string Value::repr() const {
       if (!is_list && items.size() == 1) out += ",";
       return out + (is_list ? "]" : ")");
     }
+    case Mod: return mod ? mod->kind() + "(...)" : "None";
   }
   return "?";
 }
@@ -250,6 +251,7 @@ struct Reader {
       return v;
     }
     if (neg) error("'-' before '" + id + "'");
+    if ((id.rfind("torch.nn.", 0) == 0 || id.rfind("nn.", 0) == 0) && peek() == '(') return module(id);
     if (id == "True" || id == "False") {
       v.kind = Value::Bool;
       v.b = id == "True";
@@ -275,6 +277,37 @@ struct Reader {
       }
     }
     error("unknown name '" + id + "'");
+  }
+
+  // "torch.nn.Kind(args)": the module, built now (Python evaluates an
+  // argument before the call it is passed to: its random draws come first).
+  Value module(const std::string &id) {
+    std::string name = id.substr(id.rfind('.') + 1);
+    const Kind *k = find_kind(name);
+    if (!k) error("no module kind '" + name + "'");
+    ++pos;  // '('
+    size_t start = pos;
+    int depth = 1;
+    for (char quote = 0; pos < text.size(); ++pos) {
+      char c = text[pos];
+      if (quote) {
+        if (c == '\\') ++pos;
+        else if (c == quote) quote = 0;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '(' || c == '[') {
+        ++depth;
+      } else if ((c == ')' || c == ']') && --depth == 0) {
+        break;
+      }
+    }
+    if (pos >= text.size()) error("missing ')' of " + name + "(");
+    std::string inner = text.substr(start, pos - start);
+    ++pos;
+    Value v;
+    v.kind = Value::Mod;
+    v.mod = k->make(parse_args(k->init, inner.c_str(), name));
+    return v;
   }
 };
 
@@ -409,6 +442,7 @@ static bool fits(Value &v, const std::string &type) {
     }
     return false;
   }
+  if (type == "Module") return v.kind == Value::Mod;
   if (type == "Device") {
     if (v.kind == Value::Device) return true;
     if (v.kind == Value::Str) {
@@ -448,6 +482,7 @@ static std::string kind_name(const Value &v) {
     case Value::Seq: return v.is_list ? "list" : "tuple";
     case Value::Dtype: return "dtype";
     case Value::Device: return "device";
+    case Value::Mod: return "module";
   }
   return "?";
 }
@@ -468,12 +503,14 @@ void check_value(Value &v, const Param &p, const std::string &what) {
        what + ": argument '" + p.name + "' expected " + want + ", got " + kind_name(v) + " " + v.repr());
 }
 
-Args parse_args(const char *signature, const char *text, const std::string &what) {
+Args parse_args(const char *signature, const char *text, const std::string &what,
+                const std::vector<std::pair<std::string, Value>> &preset) {
   const Sig &sig = sig_of(signature);
-  return parse_args_sig(sig, text, what, false);
+  return parse_args_sig(sig, text, what, false, preset);
 }
 
-Args parse_args_sig(const Sig &sig, const char *text, const std::string &what, bool kw_only_part) {
+Args parse_args_sig(const Sig &sig, const char *text, const std::string &what, bool kw_only_part,
+                    const std::vector<std::pair<std::string, Value>> &preset) {
   std::vector<const Param *> ps;
   for (const auto &p : sig.params) {
     if (kw_only_part && !p.kw_only) continue;
@@ -483,6 +520,16 @@ Args parse_args_sig(const Sig &sig, const char *text, const std::string &what, b
   Args a;
   for (const Param *p : ps) a.values.emplace_back(p->name, p->def);
   a.was_given.assign(ps.size(), false);
+  for (const auto &pv : preset) {
+    size_t k = 0;
+    while (k < ps.size() && ps[k]->name != pv.first) ++k;
+    if (k == ps.size()) fail(CTORCH_INVALID_ARGUMENT, what + ": unexpected keyword argument '" + pv.first + "'");
+    if (a.was_given[k]) fail(CTORCH_INVALID_ARGUMENT, what + ": argument '" + pv.first + "' given twice");
+    Value v = pv.second;
+    check_value(v, *ps[k], what);
+    a.values[k].second = v;
+    a.was_given[k] = true;
+  }
   std::string t = text ? text : "";
   Reader r{t, what};
   size_t npos = 0;
@@ -512,6 +559,8 @@ Args parse_args_sig(const Sig &sig, const char *text, const std::string &what, b
       if (kw_only_part) fail(CTORCH_INVALID_ARGUMENT, what + ": forward takes keyword arguments only here, got " + v.repr());
       if (npos >= ps.size() || ps[npos]->kw_only)
         fail(CTORCH_INVALID_ARGUMENT, what + ": takes " + std::to_string(npos) + " positional arguments but more were given");
+      if (a.was_given[npos])  // a module handle passed by name took this place
+        fail(CTORCH_INVALID_ARGUMENT, what + ": argument '" + ps[npos]->name + "' given twice");
       check_value(v, *ps[npos], what);
       a.values[npos].second = v;
       a.was_given[npos] = true;

@@ -146,6 +146,13 @@ CTORCH_API ctorch_status ctorch_nn_module_shape_check(char **out, ctorch_nn_modu
     if (msg.find("in module '") == std::string::npos)
       msg += "\nin module '' (" + meta->kind() + "), input shape " + in_text;
     ctorch::fail(CTORCH_VALUE, "input does not fit: " + msg);
+  } catch (const ctorch::StatusError &) {
+    throw;  // a child's, already annotated (Module::call)
+  } catch (const std::exception &e) {
+    // m itself ran a Python meta kernel (torch 2.x's Python in the process):
+    // not c10::Error, but the same meaning.
+    ctorch::fail(CTORCH_VALUE, std::string("input does not fit: ") + e.what() + "\nin module '' (" + meta->kind() +
+                                   "), input shape " + in_text);
   }
   std::string text;
   for (const auto &l : log.lines) text += l.first + ": " + nn::shape_text(l.second) + "\n";

@@ -163,6 +163,16 @@ at::Tensor Module::call(size_t child, const at::Tensor &x) {
     if (tl_annotated) throw;
     tl_annotated = true;
     throw StatusError(e.status(), std::string(e.what()) + " (" + where() + ")");
+  } catch (const std::bad_alloc &) {
+    throw;  // keeps its own status (OUT_OF_MEMORY)
+  } catch (const std::exception &e) {
+    // Not libtorch's own error type: with torch 2.x's Python imported in the
+    // process, meta kernels written in Python raise Python's errors. In a
+    // shape check that is the input not fitting (VALUE, as for c10::Error).
+    if (tl_annotated) throw;
+    tl_annotated = true;
+    throw StatusError(tl_shapes ? CTORCH_VALUE : CTORCH_RUNTIME,
+                      std::string(tl_shapes ? "input does not fit: " : "") + e.what() + "\n" + where());
   }
   if (out.empty()) fail(CTORCH_VALUE, "module '" + current_path() + "' (" + c.kind() + ") returned no output");
   if (tl_shapes && out[0].defined()) tl_shapes->lines.emplace_back(current_path(), out[0].sizes().vec());

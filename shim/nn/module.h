@@ -35,9 +35,12 @@
 namespace ctorch {
 namespace nn {
 
+class Module;
+using ModulePtr = std::shared_ptr<Module>;
+
 // A Python literal as the argument parser reads it.
 struct Value {
-  enum Kind { None, Bool, Int, Float, Str, Seq, Dtype, Device } kind = None;
+  enum Kind { None, Bool, Int, Float, Str, Seq, Dtype, Device, Mod } kind = None;
   bool b = false;
   int64_t i = 0;
   double f = 0;
@@ -46,6 +49,11 @@ struct Value {
   bool is_list = false;       // Seq written with [] (repr keeps the brackets)
   c10::ScalarType dtype = c10::ScalarType::Float;
   c10::Device device{c10::kCPU};
+  // Mod: a module argument (TransformerEncoder's encoder_layer), built from
+  // "torch.nn.Kind(args)" text when the arguments were parsed (Python's
+  // evaluation order, so its random draws come where Python's do) or passed
+  // as a handle (ctorch_nn_new_with_modules).
+  ModulePtr mod;
   // Python's repr of the value (1, 1.0, 'zeros', (3, 3), True, None,
   // torch.float64): what extra_repr prints.
   std::string repr() const;
@@ -76,9 +84,6 @@ class Args {
   std::vector<std::pair<std::string, Value>> values;  // signature order
   std::vector<bool> was_given;
 };
-
-class Module;
-using ModulePtr = std::shared_ptr<Module>;
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
@@ -173,7 +178,10 @@ const std::vector<Kind> &kinds();
 
 // Parses `text` (Python call arguments: positional then keyword) against a
 // signature; `what` names the caller in messages ("Conv2d").
-Args parse_args(const char *signature, const char *text, const std::string &what);
+// `preset`: arguments given apart from the text (module handles), by name;
+// they count as keyword arguments.
+Args parse_args(const char *signature, const char *text, const std::string &what,
+                const std::vector<std::pair<std::string, Value>> &preset = {});
 
 // The same numbers as torch.nn.init (under NoGradGuard, default generator).
 void kaiming_uniform_(at::Tensor &t, double a);  // fan_in, leaky_relu: what reset_parameters uses

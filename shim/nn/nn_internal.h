@@ -34,7 +34,9 @@ Sig parse_sig(const char *text);
 const Sig &sig_of(const char *text);
 // Parses text against sig. kw_only_part: only the keyword-only parameters
 // (a forward's kwargs text); otherwise every non-Tensor parameter.
-Args parse_args_sig(const Sig &sig, const char *text, const std::string &what, bool kw_only_part);
+// preset: as parse_args's.
+Args parse_args_sig(const Sig &sig, const char *text, const std::string &what, bool kw_only_part,
+                    const std::vector<std::pair<std::string, Value>> &preset = {});
 // A NEW malloc'ed copy of s (the C API's char ** results; api.cpp).
 char *give_string(const std::string &s);
 // "[2, 3]" (module.cpp).

@@ -35,10 +35,16 @@ namespace {
 constexpr bool kV2 = compat::kPythonAttention2;
 
 // A constructor argument that is a module (TransformerEncoder's
-// encoder_layer and norm): nullptr for None.
-ModulePtr module_arg(const Args &a, const char *name) {
-  if (a.is_none(name)) return nullptr;
-  fail_arg(name, "module-valued arguments need the argument parser's Module values (not in this build)");
+// encoder_layer and norm): nullptr for None. The signature's type (Module)
+// made the parser check it.
+ModulePtr module_arg(const Args &a, const char *name) { return a.get(name).mod; }
+
+// The layer a stack copies: the stacks' forwards call the layer's own
+// kind's code (masks, fast paths), so another kind cannot stand in for it.
+ModulePtr layer_arg(const Args &a, const char *name, const char *kind) {
+  ModulePtr m = module_arg(a, name);
+  if (m && m->kind() != kind) fail_arg(name, std::string("must be a ") + kind + ", got a " + m->kind());
+  return m;
 }
 
 const at::Tensor &tensor_named(const Module &m, const char *name) {
@@ -456,7 +462,7 @@ CTORCH_NN_KIND("TransformerEncoder",
                "src: Tensor, mask: Tensor? = None, src_key_padding_mask: Tensor? = None; is_causal: bool? = None "
                "-> Tensor",
                [](const Args &a) {
-                 return std::make_shared<TransformerEncoder>(module_arg(a, "encoder_layer"), a.i("num_layers"),
+                 return std::make_shared<TransformerEncoder>(layer_arg(a, "encoder_layer", "TransformerEncoderLayer"), a.i("num_layers"),
                                                              module_arg(a, "norm"), a.b("enable_nested_tensor"),
                                                              a.b("mask_check"), a);
                });
@@ -465,7 +471,7 @@ CTORCH_NN_KIND("TransformerDecoder", "decoder_layer: Module, num_layers: int, no
                "tgt_key_padding_mask: Tensor? = None, memory_key_padding_mask: Tensor? = None; "
                "tgt_is_causal: bool? = None, memory_is_causal: bool = False -> Tensor",
                [](const Args &a) {
-                 return std::make_shared<TransformerDecoder>(module_arg(a, "decoder_layer"), a.i("num_layers"),
+                 return std::make_shared<TransformerDecoder>(layer_arg(a, "decoder_layer", "TransformerDecoderLayer"), a.i("num_layers"),
                                                              module_arg(a, "norm"), a);
                });
 CTORCH_NN_KIND("Transformer",

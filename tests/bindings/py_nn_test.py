@@ -154,5 +154,30 @@ expect(not same(list(c.parameters())[0], to_torch(list(seq.parameters())[0])), "
 seq.to(ctorch.float64)
 expect(all(p.dtype == ctorch.float64 for p in seq.parameters()), "to(float64)")
 
+# module-valued constructor arguments: the stack deep-copies the layer and
+# keeps the norm itself, as torch.nn does, so the draws and names match
+def encoder(mod):
+    layer = mod.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    norm = mod.LayerNorm(8)
+    return mod.TransformerEncoder(layer, 2, norm=norm), norm
+
+
+torch.manual_seed(5)
+renc, rnorm = encoder(torch.nn)
+ctorch.manual_seed(5)
+enc, cnorm = encoder(nn)
+esd, rsd = enc.state_dict(), renc.state_dict()
+expect(list(esd) == list(rsd), f"TransformerEncoder keys {list(esd)} vs torch {list(rsd)}")
+expect(all(same(esd[k], rsd[k]) for k in rsd if k in esd), "TransformerEncoder parameters bit-identical")
+x = torch.randn(5, 3, 8)
+expect(same(enc(from_torch(x)), renc(x).detach()), "TransformerEncoder forward bit-identical")
+cnorm.weight.detach().fill_(2.0)  # the caller's norm is the encoder's norm
+expect(to_torch(enc.state_dict()["norm.weight"]).eq(2.0).all().item(), "norm passed by handle is shared")
+try:
+    nn.TransformerEncoder(nn.Linear(8, 8), 2)
+    expect(False, "a Linear as encoder_layer must be refused")
+except Exception as e:
+    expect("encoder_layer" in str(e), f"the refusal names encoder_layer: {e}")
+
 print(f"torch {torch.__version__}: {'all checks passed' if not failures else f'{len(failures)} failed'}")
 sys.exit(1 if failures else 0)

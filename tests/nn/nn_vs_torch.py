@@ -152,7 +152,7 @@ def make_inputs(spec):
 
 def build(c):
     torch.manual_seed(1234)
-    m = eval(f"torch.nn.{c['kind']}({c['args']})", {"torch": torch})
+    m = eval(f"torch.nn.{c['kind']}({c['args']})", {"torch": torch, "nn": torch.nn})
     m.train(c["train"])
     return m
 

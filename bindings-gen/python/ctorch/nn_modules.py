@@ -398,7 +398,16 @@ class _Builtin(Module):
 
     def __init__(self, *pairs):
         h = _vp()
-        check(lib.ctorch_nn_new(_byref(h), self._kind.encode(), _args_text(pairs).encode()))
+        # Module-valued arguments (TransformerEncoder's encoder_layer, norm)
+        # go by handle: the library copies or keeps them as torch.nn does.
+        mods = [(k, v) for k, v in pairs if isinstance(v, Module)]
+        text = _args_text([(k, v) for k, v in pairs if not isinstance(v, Module)]).encode()
+        if mods:
+            names = (_c.c_char_p * len(mods))(*[k.encode() for k, _ in mods])
+            hs = (_vp * len(mods))(*[v._h for _, v in mods])
+            check(lib.ctorch_nn_new_with_modules(_byref(h), self._kind.encode(), text, names, hs, len(mods)))
+        else:
+            check(lib.ctorch_nn_new(_byref(h), self._kind.encode(), text))
         object.__setattr__(self, "_h", h)
         object.__setattr__(self, "_key", None)
         object.__setattr__(self, "_modules", collections.OrderedDict())
