@@ -9,6 +9,7 @@
 #ifndef CTORCH_EXAMPLE_NN_H
 #define CTORCH_EXAMPLE_NN_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -52,6 +53,16 @@ static inline ctorch_nn_module nn_make(const char *kind, const char *args) {
   ctorch_nn_module m = NULL;
   CHECK(ctorch_nn_new(&m, kind, args));
   return m;
+}
+
+/* nn_make with the arguments formatted as printf does ("%d, %d, 3"). */
+static inline ctorch_nn_module nn_makef(const char *kind, const char *fmt, ...) {
+  char args[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  return nn_make(kind, args);
 }
 
 /* Registers `child` in `parent` under `name` (NULL: appended to a Sequential
