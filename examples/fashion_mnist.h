@@ -2,7 +2,7 @@
  * Fashion-MNIST for the examples (lenet5.c, resnet.c, transformer.c,
  * ddp_lenet5.c, and through lenet5_model.h the benchmarks): the data set
  * standardised as lenet5.py does it, and the counts behind accuracy and
- * top-5 accuracy. Header-only; the includer defines CHECK(call) first.
+ * top-5 accuracy (nn_count_on: of a module over a whole loader). Header-only; the includer defines CHECK(call) first.
  */
 #ifndef CTORCH_FASHION_MNIST_H
 #define CTORCH_FASHION_MNIST_H
@@ -104,6 +104,31 @@ static inline void tally_batch(ctorch_tensor logits, ctorch_tensor y, ctorch_ten
   *correct += count_correct_no_grad(logits, y);
   *loss_sum += l * (double)rows;
   *seen += rows;
+}
+
+/* Over every batch of loader, net's logits under inference mode (in eval
+ * mode if the caller set it): c[0] += rows predicted right, c[1] += rows
+ * whose label is in the top 5, c[2] += rows. */
+static inline void nn_count_on(ctorch_nn_module net, ctorch_data_loader loader, int64_t c[3]) {
+  ctorch_autograd_scope inf = NULL;
+  int has = 1;
+  CHECK(ctorch_autograd_scope_enter(&inf, CTORCH_SCOPE_INFERENCE_MODE));
+  CHECK(ctorch_data_loader_start_epoch(loader, 0));
+  while (has) {
+    ctorch_handle_scope s = scope_enter(); /* the batch and its logits */
+    ctorch_tensor x = NULL, y = NULL, logits = NULL;
+    int64_t b = 0;
+    CHECK(ctorch_data_loader_next(&has, &x, &y, loader));
+    if (has) {
+      CHECK(ctorch_nn_module_forward(&logits, net, x));
+      c[0] += count_correct(logits, y);
+      c[1] += count_top5(logits, y);
+      CHECK(ctorch_tensor_numel(&b, y));
+      c[2] += b;
+    }
+    scope_leave(s);
+  }
+  CHECK(ctorch_autograd_scope_leave(inf));
 }
 
 #endif

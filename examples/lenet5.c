@@ -57,32 +57,6 @@ static const nn_layer LENET5[] = {
     {"fc2", "Linear", "120, 84"},    {"relu4", "ReLU", ""},       {"fc3", "Linear", "84, 10"},
 };
 
-/* Over every batch of loader, under inference mode: c[0] += rows predicted
- * right, c[1] += rows whose label is in the top 5, c[2] += rows. */
-static void count_on(ctorch_nn_module net, ctorch_data_loader loader, const train_target *tgt, int64_t c[3]) {
-  ctorch_autograd_scope inf = NULL;
-  ctorch_autocast_scope amp = amp_enter(tgt);
-  int has = 1;
-  CHECK(ctorch_autograd_scope_enter(&inf, CTORCH_SCOPE_INFERENCE_MODE));
-  CHECK(ctorch_data_loader_start_epoch(loader, 0));
-  while (has) {
-    ctorch_handle_scope s = scope_enter(); /* the batch and its logits */
-    ctorch_tensor x = NULL, y = NULL, logits = NULL;
-    int64_t b = 0;
-    CHECK(ctorch_data_loader_next(&has, &x, &y, loader));
-    if (has) {
-      CHECK(ctorch_nn_module_forward(&logits, net, x));
-      c[0] += count_correct(logits, y);
-      c[1] += count_top5(logits, y);
-      CHECK(ctorch_tensor_numel(&b, y));
-      c[2] += b;
-    }
-    scope_leave(s);
-  }
-  CHECK(ctorch_autograd_scope_leave(inf));
-  amp_leave(amp);
-}
-
 static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbatches, double loss, double ips) {
   if (tty) {
     const int width = 30;
@@ -215,7 +189,9 @@ int main(int argc, char **argv) {
     if (tty) printf("\n");
     {
       int64_t c[3] = {0, 0, 0};
-      count_on(net, test, &tgt, c);
+      ctorch_autocast_scope amp = amp_enter(&tgt);
+      nn_count_on(net, test, c);
+      amp_leave(amp);
       acc = (double)c[0] / (double)c[2];
       top5 = (double)c[1] / (double)c[2];
     }
