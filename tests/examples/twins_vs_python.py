@@ -6,7 +6,7 @@ examples/transformer.c and .py), run with the same seed and options:
   weights, so the first forward is the same computation);
 - every final metric of the machine-readable last line (key=value ...; the
   *_per_s throughputs aside) within --tol of each other;
-- the model learns: --learn "metric<bound" holds for the C program;
+- the model learns: --learn "METRIC<BOUND" (or >) holds for the C program;
 - the state dict the C program saves has the Python model's keys in its
   order, loads into it with strict=True (the twin's --load) and, evaluated
   there (--steps 0), gives the C program's --eval metric to 1e-5.
@@ -50,7 +50,7 @@ def main():
     ap.add_argument("--c", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--eval", required=True, help="the metric the twin recomputes from the C weights")
-    ap.add_argument("--learn", required=True, help="METRIC<BOUND the C run must reach")
+    ap.add_argument("--learn", required=True, help="METRIC<BOUND or METRIC>BOUND: what the C run must reach")
     ap.add_argument("--tol", type=float, default=2e-3)
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
@@ -64,8 +64,9 @@ def main():
         for k in c:
             if not k.endswith("_per_s") and abs(c[k] - p[k]) > a.tol * max(1.0, abs(p[k])):
                 sys.exit(f"{k}: C {c[k]} Python {p[k]} (tolerance {a.tol})\nC:\n{c_out}\nPython:\n{p_out}")
-        metric, bound = a.learn.split("<")
-        if not c[metric] < float(bound):
+        op = "<" if "<" in a.learn else ">"
+        metric, bound = a.learn.split(op)
+        if not (c[metric] < float(bound) if op == "<" else c[metric] > float(bound)):
             sys.exit(f"did not learn: {metric}={c[metric]}, bound {bound}\n{c_out}")
         c_sd, p_sd = torch.load(c_pt), torch.load(p_pt)
         if list(c_sd) != list(p_sd):
