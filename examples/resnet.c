@@ -205,7 +205,10 @@ int main(int argc, char **argv) {
 
   CHECK(ctorch_manual_seed(seed));
   net = make_resnet(width);
-  nn_free_params(nn_params(net, &np), np); /* the count, for the header line */
+  {
+    ctorch_tensor *p = nn_params(net, &np); /* the count, for the header line */
+    nn_free_params(p, np);
+  }
   if (tgt.device.type != CTORCH_DEVICE_CPU) CHECK(ctorch_nn_module_to(net, &tgt.device, -1));
   {
     ctorch_optim_options o;

@@ -87,11 +87,14 @@ static ctorch_nn_module make_model(void) {
   const int64_t pos_shape[3] = {1, 28, D_MODEL};
   ctorch_nn_module m = NULL, layers = nn_make("ModuleList", "");
   ctorch_tensor pos = NULL;
+  ctorch_handle_scope s;
   int i;
   CHECK(ctorch_nn_custom_new(&m, "RowTransformer", row_forward, NULL, NULL));
+  s = scope_enter(); /* frees the draw and the product: the module keeps its own reference */
   CHECK(ctorch_randn(&pos, pos_shape, 3, NULL, NULL, NULL, NULL));
   CHECK(ctorch_mul_Scalar(&pos, pos, ctorch_scalar_float(0.02)));
   CHECK(ctorch_nn_module_register_parameter(m, "pos", pos));
+  scope_leave(s);
   nn_add(m, "embed", nn_makef("Linear", "28, %d", D_MODEL));
   for (i = 0; i < LAYERS; ++i)
     nn_add(layers, NULL, nn_makef("TransformerEncoderLayer", "%d, 4, dim_feedforward=128, batch_first=True", D_MODEL));
