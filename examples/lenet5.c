@@ -45,17 +45,8 @@
 #include "example_args.h"
 #include "example_nn.h"
 #include "fashion_mnist.h"
+#include "lenet5_nn.h"
 
-/* lenet5.py's LeNet5: its conv1, conv2, fc1, fc2, fc3 in the order its
- * __init__ makes them (the order of the random draws), with the functional
- * relu/max_pool/flatten of its forward as parameterless layers between them,
- * so the state-dict keys are the same ("conv1.weight", ..., "fc3.bias"). */
-static const nn_layer LENET5[] = {
-    {"conv1", "Conv2d", "1, 6, 5"},  {"relu1", "ReLU", ""},       {"pool1", "MaxPool2d", "2"},
-    {"conv2", "Conv2d", "6, 16, 5"}, {"relu2", "ReLU", ""},       {"pool2", "MaxPool2d", "2"},
-    {"flatten", "Flatten", ""},      {"fc1", "Linear", "256, 120"}, {"relu3", "ReLU", ""},
-    {"fc2", "Linear", "120, 84"},    {"relu4", "ReLU", ""},       {"fc3", "Linear", "84, 10"},
-};
 
 static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbatches, double loss, double ips) {
   if (tty) {
@@ -143,7 +134,7 @@ int main(int argc, char **argv) {
   ctorch_tensor_free(test_labels);
 
   CHECK(ctorch_manual_seed(seed));
-  net = nn_sequential(LENET5, sizeof LENET5 / sizeof LENET5[0]);
+  net = make_lenet5();
   if (*load) nn_load(net, load);
   /* Initialised on the CPU (the same draws as a CPU run), then moved, as
    * lenet5.py's model.to(device); the optimizer takes the moved parameters. */

@@ -1,8 +1,8 @@
 /*
  * LeNet-5 written functionally (its ten tensors by hand, forward as ATen
- * calls): the network examples/lenet5.c builds from modules, kept for
- * examples/ddp_lenet5.c, bench/train_ctorch.c (the module-vs-functional
- * cost), tests/models/test_trace.c and resnet_model.h. Header-only; the
+ * calls): the network examples/lenet5.c and ddp_lenet5.c build from modules
+ * (lenet5_nn.h), kept for bench/train_ctorch.c (the module-vs-functional
+ * cost), the other benchmarks, tests/models/test_trace.c and resnet_model.h. Header-only; the
  * includer defines CHECK(call) (how a failed call is reported) before
  * including it. The data set and the accuracy counts are fashion_mnist.h's.
  *
