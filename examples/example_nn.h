@@ -1,6 +1,6 @@
 /*
- * What the module-based examples (lenet5.c, resnet.c, char_lstm.c,
- * transformer.c) share: handle scopes, a clock, and the few steps around
+ * What the module-based examples (lenet5.c, ddp_lenet5.c, resnet.c,
+ * char_lstm.c, transformer.c) share: handle scopes, a clock, and the few steps around
  * ctorch's module layer that every training program repeats (building a
  * container from a table, the parameters as an array for the optimizer and
  * gradient clipping, saving and loading a state dict). Header-only; the
