@@ -2,8 +2,8 @@
  * LeNet-5 on Fashion-MNIST, data-parallel over several processes with
  * ctorch's torch.distributed (c10d, Gloo) API.
  *
- * Same network, initialisation, optimiser and hyper-parameters as
- * examples/lenet5.c (AdamW lr 1e-3, weight decay 0.01, cross-entropy), with
+ * Same network (the modules of lenet5_nn.h), initialisation, optimiser and
+ * hyper-parameters as examples/lenet5.c (AdamW lr 1e-3, weight decay 0.01, cross-entropy), with
  * the same GLOBAL batch of 256: each of W ranks takes 256/W images per step,
  * so a step averages the gradients of 256 images exactly as the
  * single-process demo's mean loss does, and an epoch has the same number of
@@ -49,9 +49,10 @@ static int g_rank = -1;
     }                                                                                              \
   } while (0)
 
-#include "lenet5_model.h"
 #include "train_device.h"
 #include "example_args.h"
+#include "fashion_mnist.h"
+#include "lenet5_nn.h"
 
 static train_target g_tgt = {{CTORCH_DEVICE_CPU, -1}, 0, NULL};
 
@@ -90,10 +91,11 @@ static void sum_over_ranks(ctorch_process_group pg, int64_t *v, int64_t n) {
 }
 
 /* Accuracy and top-5 on this rank's test shard, summed over the group. */
-static void evaluate(ctorch_process_group pg, ctorch_tensor *p, ctorch_data_loader test, double *acc, double *top5) {
+static void evaluate(ctorch_process_group pg, ctorch_nn_module net, ctorch_data_loader test, double *acc,
+                     double *top5) {
   int64_t c[3] = {0, 0, 0}; /* correct, in top 5, seen */
   ctorch_autocast_scope amp = amp_enter(&g_tgt);
-  count_on(p, test, c);
+  nn_count_on(net, test, c);
   amp_leave(amp);
   sum_over_ranks(pg, c, 3);
   *acc = (double)c[0] / (double)c[2];
@@ -101,18 +103,20 @@ static void evaluate(ctorch_process_group pg, ctorch_tensor *p, ctorch_data_load
 }
 
 /* 1 if every rank holds bit-identical parameters (rank 0's are compared with everyone's). */
-static int parameters_agree(ctorch_process_group pg, ctorch_tensor *p, int world) {
-  ctorch_tensor flat[NPARAMS], mine = NULL;
+static int parameters_agree(ctorch_process_group pg, ctorch_tensor *p, size_t np, int world) {
+  ctorch_tensor flat[16], mine = NULL; /* LeNet-5 has 10 parameters */
   ctorch_tensor_list gathered = NULL;
+  ctorch_handle_scope s = scope_enter(); /* the flattened copies */
+  size_t k;
   int i, same = 1;
-  for (i = 0; i < NPARAMS; ++i) {
+  for (k = 0; k < np && k < 16; ++k) {
     ctorch_tensor d = NULL;
-    CHECK(ctorch_tensor_detach(&d, p[i]));
-    CHECK(ctorch_reshape(&flat[i], d, (const int64_t[]){-1}, 1));
-    ctorch_tensor_free(d);
+    CHECK(ctorch_tensor_detach(&d, p[k]));
+    CHECK(ctorch_reshape(&flat[k], d, (const int64_t[]){-1}, 1));
   }
-  CHECK(ctorch_cat(&mine, flat, NPARAMS, 0));
-  for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(flat[i]);
+  CHECK(ctorch_cat(&mine, flat, k, 0));
+  scope_keep(mine);
+  scope_leave(s);
   CHECK(ctorch_dist_all_gather_list(&gathered, pg, mine));
   for (i = 1; i < world; ++i) {
     ctorch_tensor a = NULL, b = NULL;
@@ -150,11 +154,13 @@ static void usage(const char *prog) {
 
 int main(int argc, char **argv) {
   const char *data_dir = "/usr/share/datasets/fashion-mnist", *save = "";
-  int epochs = 1, threads = 0, steps = 0, i, epoch, world = 1, rank = 0, local_rank = -1;
+  int epochs = 1, threads = 0, steps = 0, epoch, world = 1, rank = 0, local_rank = -1;
   unsigned long long seed = 1, bucket_bytes = 0;
   ctorch_process_group pg = NULL;
   ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL;
-  ctorch_tensor params[NPARAMS];
+  ctorch_nn_module net = NULL;
+  ctorch_tensor *params = NULL;
+  size_t np = 0;
   ctorch_data_loader test = NULL;
   ctorch_optimizer opt = NULL;
   int64_t n_train = 0, per_rank_batch;
@@ -235,13 +241,14 @@ int main(int argc, char **argv) {
 
   /* the same model everywhere: same seed, then rank 0's values broadcast anyway (as DDP does) */
   CHECK(ctorch_manual_seed(seed));
-  make_model(params);
-  params_to_target(&g_tgt, params, NPARAMS);
-  CHECK(ctorch_dist_broadcast_parameters(pg, params, NPARAMS, 0));
+  net = make_lenet5();
+  if (device.type != CTORCH_DEVICE_CPU) CHECK(ctorch_nn_module_to(net, &device, -1));
+  params = nn_params(net, &np); /* the module's own tensors: broadcast and averaged in place */
+  CHECK(ctorch_dist_broadcast_parameters(pg, params, np, 0));
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW)); /* lr 1e-3, betas (0.9, 0.999), wd 0.01 */
-    CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAMW, params, NPARAMS, &o));
+    CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAMW, params, np, &o));
   }
 
   if (rank == 0) {
@@ -275,15 +282,22 @@ int main(int argc, char **argv) {
     t0 = now();
     for (; batch < nbatches; ++batch) {
       ctorch_handle_scope s = scope_enter(); /* frees the step's tensors */
-      ctorch_tensor y = NULL, logits = NULL, loss = NULL;
-      if (!next_batch_loss(params, train, &g_tgt, &y, &logits, &loss)) {
+      ctorch_tensor x = NULL, y = NULL, logits = NULL, loss = NULL;
+      ctorch_autocast_scope amp;
+      int has = 0;
+      CHECK(ctorch_data_loader_next(&has, &x, &y, train));
+      if (!has) {
         scope_leave(s);
         break;
       }
+      amp = amp_enter(&g_tgt);
+      CHECK(ctorch_nn_module_forward(&logits, net, x));
+      CHECK(ctorch_cross_entropy_loss(&loss, logits, y, NULL, 1 /* mean */, -100, 0.0));
+      amp_leave(amp);
       scaled_backward(&g_tgt, opt, loss);
       /* mean over this rank's images -> mean over the global batch (scaled
        * gradients average as well: every rank has the same scale) */
-      CHECK(ctorch_dist_average_gradients(pg, params, NPARAMS, (size_t)bucket_bytes));
+      CHECK(ctorch_dist_average_gradients(pg, params, np, (size_t)bucket_bytes));
       /* identical gradients on every rank: with fp16 all skip or all step */
       scaled_step(&g_tgt, opt);
       tally_batch(logits, y, loss, &stats[0], &loss_sum, &stats[1]);
@@ -302,7 +316,7 @@ int main(int argc, char **argv) {
     sum_over_ranks(pg, stats, 3);
     train_time += dt;
     images_seen += stats[1];
-    evaluate(pg, params, test, &acc, &top5);
+    evaluate(pg, net, test, &acc, &top5);
     if (rank == 0) {
       printf("epoch %d/%d loss=%.4f train_acc=%.4f test_acc=%.4f top5=%.4f images_per_s=%.1f time=%.1fs\n",
              epoch + 1, epochs, (double)stats[2] * 1e-6 / (double)stats[1], (double)stats[0] / (double)stats[1],
@@ -311,24 +325,24 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (!parameters_agree(pg, params, world)) {
+  if (!parameters_agree(pg, params, np, world)) {
     fprintf(stderr, "ddp_lenet5 rank %d: parameters differ between ranks after training\n", rank);
     return 1;
   }
   if (rank == 0) {
     printf("parameters identical on all %d ranks\n", world);
     if (save && *save) {
-      ctorch_tensor cpu[NPARAMS];
-      params_to_cpu(cpu, params, NPARAMS);
-      CHECK(ctorch_save_dict(save, PARAM_NAMES, cpu, NPARAMS));
-      for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(cpu[i]);
+      const ctorch_device cpu = ctorch_device_cpu();
+      CHECK(ctorch_nn_module_to(net, &cpu, -1)); /* training is over: a file any machine can read */
+      nn_save(net, save);
       printf("saved weights to %s\n", save);
     }
   }
 
   ctorch_optimizer_free(opt);
   ctorch_data_loader_free(test);
-  for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(params[i]);
+  nn_free_params(params, np);
+  ctorch_nn_module_free(net);
   ctorch_tensor_free(train_x);
   ctorch_tensor_free(train_labels);
   CHECK(ctorch_dist_barrier(pg));

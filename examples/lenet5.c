@@ -5,13 +5,16 @@
  *   -> dense 120 relu -> dense 84 relu -> dense 10
  *   AdamW(lr 1e-3, weight decay 0.01), cross-entropy, batch 256.
  *
- * examples/lenet5.py is the same program in Python PyTorch: same
- * initialisation (PyTorch's layer defaults, drawn in the same order from the
- * same seed), same data order (ctorch_data_epoch_seed + randperm), same
- * hyper-parameters and the same output format.
+ * The network is made of torch.nn's modules (ctorch_nn_new), each step runs
+ * in a handle scope that frees what the step made. examples/lenet5.py is the
+ * same program in Python PyTorch: same initialisation (ctorch_nn_new draws
+ * torch.nn's defaults in torch.nn's order, so the same seed gives the same
+ * weights bit for bit), same data order (ctorch_data_epoch_seed + randperm),
+ * same hyper-parameters, the same output format and the same state-dict
+ * keys: each program loads the other's weights (--load).
  *
- * Usage: lenet5 [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--steps K]
- *               [--device cpu|cuda[:N]] [--amp none|bf16|fp16]
+ * Usage: lenet5 [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--load PATH]
+ *               [--steps K] [--device cpu|cuda[:N]] [--amp none|bf16|fp16]
  * The last line of output is machine-readable:
  *   test_accuracy=<fraction> top5=<fraction> images_per_s=<number>
  */
@@ -38,9 +41,12 @@
     }                                                                                              \
   } while (0)
 
-#include "lenet5_model.h"
 #include "train_device.h"
 #include "example_args.h"
+#include "example_nn.h"
+#include "fashion_mnist.h"
+#include "lenet5_nn.h"
+
 
 static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbatches, double loss, double ips) {
   if (tty) {
@@ -59,13 +65,14 @@ static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbat
 
 static void usage(const char *prog) {
   fprintf(stderr,
-          "usage: %s [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--steps K]\n"
-          "          [--device cpu|cuda[:N]] [--amp none|bf16|fp16]\n"
+          "usage: %s [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--load PATH]\n"
+          "          [--steps K] [--device cpu|cuda[:N]] [--amp none|bf16|fp16]\n"
           "  --epochs N    training epochs (default 1)\n"
           "  --data DIR    Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
           "  --seed S      seed of the initialisation and the data order (default 1)\n"
           "  --threads T   intra-op threads (default: libtorch's choice)\n"
           "  --save PATH   where to write the trained weights (default lenet5.pt; '' = do not save)\n"
+          "  --load PATH   a state dict to start from (e.g. lenet5.py's), loaded strictly\n"
           "  --steps K     stop each epoch after K batches (quick checks, soak tests; default all)\n"
           "  --device D    cpu (default), cuda or cuda:N: where the model and the data live\n"
           "  --amp P       none (default), bf16 or fp16: autocast the forward pass (fp16 scales the loss)\n",
@@ -73,11 +80,11 @@ static void usage(const char *prog) {
 }
 
 int main(int argc, char **argv) {
-  const char *data_dir = "/usr/share/datasets/fashion-mnist", *save = "lenet5.pt";
-  int epochs = 1, threads = 0, steps = 0, tty = isatty(STDOUT_FILENO), i, epoch;
+  const char *data_dir = "/usr/share/datasets/fashion-mnist", *save = "lenet5.pt", *load = "";
+  int epochs = 1, threads = 0, steps = 0, tty = isatty(STDOUT_FILENO), epoch;
   unsigned long long seed = 1;
   ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL;
-  ctorch_tensor params[NPARAMS];
+  ctorch_nn_module net = NULL;
   ctorch_data_loader train = NULL, test = NULL;
   ctorch_optimizer opt = NULL;
   int64_t n_train = 0, nbatches = 0;
@@ -92,6 +99,7 @@ int main(int argc, char **argv) {
         EXAMPLE_U64("--seed", &seed),
         EXAMPLE_INT("--threads", &threads),
         EXAMPLE_STR("--save", &save),
+        EXAMPLE_STR("--load", &load),
         EXAMPLE_INT("--steps", &steps),
         EXAMPLE_DEVICE("--device", &tgt.device, NULL),
         EXAMPLE_AMP("--amp", &tgt.amp),
@@ -126,12 +134,15 @@ int main(int argc, char **argv) {
   ctorch_tensor_free(test_labels);
 
   CHECK(ctorch_manual_seed(seed));
-  make_model(params);
-  params_to_target(&tgt, params, NPARAMS);
+  net = make_lenet5();
+  if (*load) nn_load(net, load);
+  /* Initialised on the CPU (the same draws as a CPU run), then moved, as
+   * lenet5.py's model.to(device); the optimizer takes the moved parameters. */
+  if (tgt.device.type != CTORCH_DEVICE_CPU) CHECK(ctorch_nn_module_to(net, &tgt.device, -1));
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW)); /* lr 1e-3, betas (0.9, 0.999), wd 0.01 */
-    CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAMW, params, NPARAMS, &o));
+    opt = nn_optimizer(net, CTORCH_OPTIM_ADAMW, &o);
   }
 
   printf("LeNet-5 on Fashion-MNIST (%lld training images), %d epoch(s), batch %d, %d thread(s), seed %llu",
@@ -148,9 +159,14 @@ int main(int argc, char **argv) {
     CHECK(ctorch_data_loader_start_epoch(train, (uint64_t)epoch));
     for (; batch < nbatches; ++batch) {
       ctorch_handle_scope s = scope_enter(); /* frees the step's tensors */
-      ctorch_tensor y = NULL, logits = NULL, loss = NULL;
-      int has = next_batch_loss(params, train, &tgt, &y, &logits, &loss);
+      ctorch_tensor x = NULL, y = NULL, logits = NULL, loss = NULL;
+      int has = 0;
+      CHECK(ctorch_data_loader_next(&has, &x, &y, train));
       if (has) {
+        ctorch_autocast_scope amp = amp_enter(&tgt);
+        CHECK(ctorch_nn_module_forward(&logits, net, x));
+        CHECK(ctorch_cross_entropy_loss(&loss, logits, y, NULL, 1 /* mean */, -100, 0.0));
+        amp_leave(amp);
         backward_step(&tgt, opt, loss);
         tally_batch(logits, y, loss, &correct, &loss_sum, &seen);
       }
@@ -165,7 +181,7 @@ int main(int argc, char **argv) {
     {
       int64_t c[3] = {0, 0, 0};
       ctorch_autocast_scope amp = amp_enter(&tgt);
-      count_on(params, test, c);
+      nn_count_on(net, test, c);
       amp_leave(amp);
       acc = (double)c[0] / (double)c[2];
       top5 = (double)c[1] / (double)c[2];
@@ -176,10 +192,9 @@ int main(int argc, char **argv) {
   }
 
   if (save && *save) {
-    ctorch_tensor cpu[NPARAMS];
-    params_to_cpu(cpu, params, NPARAMS); /* a file any machine can read */
-    CHECK(ctorch_save_dict(save, PARAM_NAMES, cpu, NPARAMS));
-    for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(cpu[i]);
+    const ctorch_device cpu = ctorch_device_cpu();
+    CHECK(ctorch_nn_module_to(net, &cpu, -1)); /* training is over: a file any machine can read */
+    nn_save(net, save);
     printf("saved weights to %s\n", save);
   }
   target_free(&tgt);
@@ -187,7 +202,7 @@ int main(int argc, char **argv) {
   ctorch_optimizer_free(opt);
   ctorch_data_loader_free(train);
   ctorch_data_loader_free(test);
-  for (i = 0; i < NPARAMS; ++i) ctorch_tensor_free(params[i]);
+  ctorch_nn_module_free(net);
   printf("test_accuracy=%.4f top5=%.4f images_per_s=%.1f\n", acc, top5, (double)images_seen / train_time);
   return 0;
 }

@@ -1,8 +1,10 @@
 /*
- * The LeNet-5 of examples/lenet5.c, shared with examples/ddp_lenet5.c and
- * bench/train_ctorch.c so the demo, its data-parallel twin and the benchmark
- * train exactly the same network. Header-only; the includer defines
- * CHECK(call) (how a failed call is reported) before including it.
+ * LeNet-5 written functionally (its ten tensors by hand, forward as ATen
+ * calls): the network examples/lenet5.c and ddp_lenet5.c build from modules
+ * (lenet5_nn.h), kept for bench/train_ctorch.c (the module-vs-functional
+ * cost), the other benchmarks, tests/models/test_trace.c and resnet_model.h. Header-only; the
+ * includer defines CHECK(call) (how a failed call is reported) before
+ * including it. The data set and the accuracy counts are fashion_mnist.h's.
  *
  * Handles: a training step or an evaluation batch runs inside a handle scope
  * (scope_enter/scope_leave), which frees every tensor handle made in it; the
@@ -24,20 +26,7 @@
 #endif
 
 #include "train_device.h" /* train_target, amp_enter/amp_leave */
-
-/* A handle scope: every tensor handle made on this thread until scope_leave
- * is freed by it, except those passed to scope_keep (docs/training.md). */
-static inline ctorch_handle_scope scope_enter(void) {
-  ctorch_handle_scope s = NULL;
-  CHECK(ctorch_handle_scope_enter(&s));
-  return s;
-}
-static inline void scope_leave(ctorch_handle_scope s) { CHECK(ctorch_handle_scope_leave(s)); }
-/* t, kept past the innermost scope (the caller's, or out of all scopes). */
-static inline ctorch_tensor scope_keep(ctorch_tensor t) {
-  CHECK(ctorch_handle_scope_keep(t));
-  return t;
-}
+#include "fashion_mnist.h" /* scopes, now(), the data and the accuracy counts */
 
 enum { CONV1_W, CONV1_B, CONV2_W, CONV2_B, FC1_W, FC1_B, FC2_W, FC2_B, FC3_W, FC3_B, NPARAMS };
 
@@ -112,93 +101,12 @@ static inline ctorch_tensor forward(ctorch_tensor *p, ctorch_tensor x) {
   return then(t, u);
 }
 
-/* Number of rows whose argmax equals the label. */
-static inline int64_t count_correct(ctorch_tensor logits, ctorch_tensor y) {
-  ctorch_handle_scope s = scope_enter();
-  ctorch_tensor t = NULL;
-  int64_t one_dim = 1, n = 0;
-  CHECK(ctorch_argmax(&t, logits, &one_dim, 0));
-  CHECK(ctorch_eq_Tensor(&t, t, y));
-  CHECK(ctorch_sum(&t, t, NULL));
-  CHECK(ctorch_tensor_item_int64(&n, t));
-  scope_leave(s);
-  return n;
-}
-
-/* Number of rows whose label is among the 5 largest logits. */
-static inline int64_t count_top5(ctorch_tensor logits, ctorch_tensor y) {
-  ctorch_handle_scope s = scope_enter();
-  ctorch_tensor vals = NULL, idx = NULL, yu = NULL, t = NULL;
-  int64_t n = 0;
-  CHECK(ctorch_topk(&vals, &idx, logits, 5, 1, 1, 1));
-  CHECK(ctorch_unsqueeze(&yu, y, 1));
-  CHECK(ctorch_eq_Tensor(&t, idx, yu));
-  CHECK(ctorch_sum(&t, t, NULL));
-  CHECK(ctorch_tensor_item_int64(&n, t));
-  scope_leave(s);
-  return n;
-}
-
-/* uint8 [N, 28, 28] -> float [N, 1, 28, 28], /255, then (x - mean) / std
- * with the training set's mean and (unbiased) std, exactly as lenet5.py. */
-static inline ctorch_tensor preprocess(ctorch_tensor images, ctorch_tensor mean, ctorch_tensor std) {
-  ctorch_handle_scope s = scope_enter();
-  ctorch_tensor t = NULL;
-  int64_t sizes[3], shape[4];
-  CHECK(ctorch_tensor_sizes(sizes, 3, images));
-  shape[0] = sizes[0];
-  shape[1] = 1;
-  shape[2] = sizes[1];
-  shape[3] = sizes[2];
-  CHECK(ctorch_tensor_to_dtype(&t, images, CTORCH_FLOAT32));
-  CHECK(ctorch_div_Scalar(&t, t, ctorch_scalar_float(255.0)));
-  CHECK(ctorch_sub_Tensor(&t, t, mean, ctorch_scalar_int(1)));
-  CHECK(ctorch_div_Tensor(&t, t, std));
-  CHECK(ctorch_reshape(&t, t, shape, 4));
-  scope_keep(t);
-  scope_leave(s);
-  return t;
-}
-
-/* Fashion-MNIST from dir (new handles): images as float [N, 1, 28, 28],
- * standardised with the training set's statistics as lenet5.py does, and
- * int64 labels. */
-static inline void load_data(const char *dir, ctorch_tensor *train_x, ctorch_tensor *train_y, ctorch_tensor *test_x,
-                             ctorch_tensor *test_y) {
-  ctorch_handle_scope s = scope_enter();
-  ctorch_tensor train_images = NULL, test_images = NULL, f = NULL, xf = NULL, mean = NULL, std = NULL;
-  CHECK(ctorch_data_mnist_read_dir(&train_images, train_y, dir, 1));
-  CHECK(ctorch_data_mnist_read_dir(&test_images, test_y, dir, 0));
-  /* f and xf (188 MB each) go at once rather than with the scope */
-  CHECK(ctorch_tensor_to_dtype(&f, train_images, CTORCH_FLOAT32));
-  CHECK(ctorch_div_Scalar(&xf, f, ctorch_scalar_float(255.0)));
-  ctorch_tensor_free(f);
-  CHECK(ctorch_mean(&mean, xf, NULL));
-  CHECK(ctorch_std(&std, xf, 1));
-  ctorch_tensor_free(xf);
-  *train_x = scope_keep(preprocess(train_images, mean, std));
-  *test_x = scope_keep(preprocess(test_images, mean, std));
-  scope_keep(*train_y);
-  scope_keep(*test_y);
-  scope_leave(s);
-}
-
 /* Logits and mean cross-entropy of one batch. */
 static inline ctorch_tensor batch_loss(ctorch_tensor *p, ctorch_tensor x, ctorch_tensor y, ctorch_tensor *logits) {
   ctorch_tensor loss = NULL;
   *logits = forward(p, x);
   CHECK(ctorch_cross_entropy_loss(&loss, *logits, y, NULL, 1 /* mean */, -100, 0.0));
   return loss;
-}
-
-/* count_correct for training metrics, without recording a graph. */
-static inline int64_t count_correct_no_grad(ctorch_tensor logits, ctorch_tensor y) {
-  ctorch_autograd_scope ng = NULL;
-  int64_t n;
-  CHECK(ctorch_autograd_scope_enter(&ng, CTORCH_SCOPE_NO_GRAD));
-  n = count_correct(logits, y);
-  CHECK(ctorch_autograd_scope_leave(ng));
-  return n;
 }
 
 /* A training step's forward pass (lenet5.c, ddp_lenet5.c): the loader's next
@@ -215,19 +123,6 @@ static inline int next_batch_loss(ctorch_tensor *p, ctorch_data_loader loader, c
   *loss = batch_loss(p, x, *y, logits);
   amp_leave(amp);
   return 1;
-}
-
-/* After the step: adds the batch to the epoch's training tallies (rows
- * predicted right, loss x rows, rows). Reads the loss: a sync on a GPU. */
-static inline void tally_batch(ctorch_tensor logits, ctorch_tensor y, ctorch_tensor loss, int64_t *correct,
-                               double *loss_sum, int64_t *seen) {
-  int64_t rows = 0;
-  double l = 0;
-  CHECK(ctorch_tensor_numel(&rows, y));
-  CHECK(ctorch_tensor_item_double(&l, loss));
-  *correct += count_correct_no_grad(logits, y);
-  *loss_sum += l * (double)rows;
-  *seen += rows;
 }
 
 /* Over every batch of loader, under inference mode: c[0] += rows predicted
@@ -252,12 +147,6 @@ static inline void count_on(ctorch_tensor *p, ctorch_data_loader loader, int64_t
     scope_leave(s);
   }
   CHECK(ctorch_autograd_scope_leave(scope));
-}
-
-static inline double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 #endif

@@ -9,7 +9,7 @@ layer defaults drawn in the same order from the same seed), data order
 
   python examples/resnet.py [--epochs N] [--steps K] [--width W] [--batch B]
                             [--seed S] [--threads T] [--data DIR]
-                            [--test-images N] [--device cpu|cuda[:N]]
+                            [--test-images N] [--save PATH] [--device cpu|cuda[:N]]
                             [--amp none|bf16|fp16]
 The last line of output is
   test_accuracy=<fraction> images_per_s=<number>
@@ -87,6 +87,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--test-images", type=int, default=0)
+    ap.add_argument("--save", default="", help="where to write the trained state_dict ('' = do not save)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--amp", default="none", choices=["none", "bf16", "fp16"])
     args = ap.parse_args()
@@ -151,6 +152,9 @@ def main():
         acc = evaluate(model, test_x, test_y, args.test_images, args.batch, device, args.amp)
         print(f"epoch {epoch + 1}/{args.epochs} test_acc={acc:.4f} images_per_s={seen / dt:.1f} time={dt:.1f}s",
               flush=True)
+    if args.save:
+        torch.save(model.to("cpu").state_dict(), args.save)
+        print(f"saved weights to {args.save}")
     print(f"test_accuracy={acc:.4f} images_per_s={images_seen / train_time:.1f}")
 
 

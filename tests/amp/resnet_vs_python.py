@@ -1,13 +1,19 @@
 """examples/resnet.c against its twin examples/resnet.py: a short run of each
 from the same seed must print the same losses and test accuracy (same
-initialisation, data order, batch norm and SGD), within float tolerance.
+initialisation, data order, batch norm and SGD), within float tolerance; the
+state dict the C program saves (its modules' keys) must load into resnet.py's
+ResNet with strict=True and be close to the one resnet.py saves.
 
 Usage: resnet_vs_python.py --resnet PATH --script examples/resnet.py --data DIR
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
+import tempfile
+
+import torch
 
 ARGS = ["--width", "4", "--batch", "32", "--steps", "20", "--test-images", "300", "--threads", "1", "--seed", "3"]
 
@@ -27,8 +33,10 @@ def main():
     ap.add_argument("--script", required=True)
     ap.add_argument("--data", required=True)
     a = ap.parse_args()
-    c_loss, c_acc, c_out = run([a.resnet, "--data", a.data] + ARGS)
-    p_loss, p_acc, p_out = run([sys.executable, a.script, "--data", a.data] + ARGS)
+    d = tempfile.mkdtemp()
+    c_pt, p_pt = os.path.join(d, "c.pt"), os.path.join(d, "py.pt")
+    c_loss, c_acc, c_out = run([a.resnet, "--data", a.data, "--save", c_pt] + ARGS)
+    p_loss, p_acc, p_out = run([sys.executable, a.script, "--data", a.data, "--save", p_pt] + ARGS)
     if not c_loss or len(c_loss) != len(p_loss):
         sys.exit(f"loss lines differ:\nC:\n{c_out}\nPython:\n{p_out}")
     for i, (x, y) in enumerate(zip(c_loss, p_loss)):
@@ -36,7 +44,20 @@ def main():
             sys.exit(f"loss {i}: C {x} vs Python {y}\nC:\n{c_out}\nPython:\n{p_out}")
     if abs(c_acc - p_acc) > 0.01:
         sys.exit(f"test accuracy: C {c_acc} vs Python {p_acc}")
-    print(f"resnet C and Python agree: losses {c_loss} vs {p_loss}, accuracy {c_acc} vs {p_acc}")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(a.script)))
+    from resnet import ResNet  # noqa: E402
+    c_sd, p_sd = torch.load(c_pt), torch.load(p_pt)
+    ResNet(int(ARGS[ARGS.index("--width") + 1])).load_state_dict(c_sd, strict=True)
+    if list(c_sd) != list(p_sd):
+        sys.exit(f"state-dict keys differ:\nC: {list(c_sd)}\nPython: {list(p_sd)}")
+    diff = max((c_sd[k].double() - p_sd[k].double()).abs().max().item() for k in c_sd)
+    for f in (c_pt, p_pt):
+        os.unlink(f)
+    os.rmdir(d)
+    if diff > 1e-3:
+        sys.exit(f"trained weights differ by {diff}")
+    print(f"resnet C and Python agree: losses {c_loss} vs {p_loss}, accuracy {c_acc} vs {p_acc}, "
+          f"{len(c_sd)} state-dict entries loaded strictly, weights {diff:.3g} apart")
 
 
 if __name__ == "__main__":
