@@ -379,6 +379,8 @@ def generate(doc: dict, out: str, build_lib, copy_tree, write_if_changed, here: 
     write_if_changed(os.path.join(out, "capi.js"), emit_capi(doc))
     write_if_changed(os.path.join(out, "ops.js"), emit_ops(doc))
     write_if_changed(os.path.join(out, "api.js"), emit_api(doc))
+    from .emit_node_nn import emit as emit_nn
+    write_if_changed(os.path.join(out, "nn_classes.js"), emit_nn(doc))
     write_if_changed(os.path.join(out, "build_config.json"), json.dumps({"lib": build_lib}) + "\n")
     with open(os.path.join(here, "node", "package.json"), encoding="utf-8") as f:
         pkg = json.load(f)

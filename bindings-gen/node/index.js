@@ -564,6 +564,10 @@ ct.nn.init = {
   normal_(t, mean, std) { api.init_normal_(t, mean, std); return t; },
   zeros_(t) { api.init_zeros_(t); return t; },
 };
+// The module classes (nn.js; nn_classes.js is generated from api.json's "nn_modules").
+// steal: a tensor's handle taken from its object (ownership passes to C).
+const steal = (t) => { const hv = t._h; t._h = 0n; registry.unregister(t); return hv; };
+require('./nn')(ct, { api, R, F, T, koffi, E, steal, check });
 
 // ---- asynchronous calls ------------------------------------------------------
 // ct.async.<group>.<overload>(...) runs one generated operator on a koffi
