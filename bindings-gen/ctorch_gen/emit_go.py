@@ -260,7 +260,7 @@ def emit_capi(doc: dict) -> str:
     for f in doc["functions"]:
         for p in f["params"]:
             bs = p.get("buffer_size")
-            if not bs:
+            if not bs or bs["rule"] == "filled":  # a fixed capacity: nothing to compute
                 continue
             if bs["rule"] == "reported":
                 out.append(f"// {f['name']}'s {p['name']} needs *{bs['length']} + {bs['plus']} {bs['unit']} "
@@ -477,6 +477,7 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
     sig, pre, cargs, post, rets, rexprs = [], [], [], [], [], []
     length_src: Dict[str, str] = {}
     lengths = {q["buffer_size"]["length"] for q in params if q.get("buffer_size", {}).get("rule") == "reported"}
+    lengths |= {q["buffer_size"]["count"] for q in params if q.get("buffer_size", {}).get("rule") == "filled"}
     reported = None
     selfname = e["self"] if recv else None
     for p in params:
@@ -505,6 +506,13 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
                         rets.append("[]byte")
                     rexprs.append(f"b__{v}[:n__{v}]")
                     length_src[p["array"]["length"]] = f"C.size_t(n__{v})"
+                elif bs["rule"] == "filled":  # handles into an array of bs["capacity"]; the count is reported
+                    cnt = go_arg(bs["count"])
+                    pre += [f"var b__{v} [{bs['capacity']}]C.{t['name']}", f"var r__{cnt} C.size_t"]
+                    cargs.append(f"&b__{v}[0]")
+                    length_src[p["array"]["length"]] = str(bs["capacity"])
+                    rets.append("[]*Tensor")
+                    rexprs.append(f"wrapAll(b__{v}[:r__{cnt}])")
                 else:
                     reported = (p, bs)
                     cargs.append(f"(*C.char)(unsafe.Pointer(&b__{v}[0]))" if k == "string"
@@ -555,7 +563,9 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
                 rexprs.append(f"{go_enum_type(t['name'])}(r__{v})")
             else:
                 gt, ct = _GO_SCALAR[t["name"]]
-                pre.append(f"var r__{v} {ct}")
+                if p["name"] not in lengths or not any(q.get("buffer_size", {}).get("count") == p["name"]
+                                                       for q in params):
+                    pre.append(f"var r__{v} {ct}")  # (a "filled" count is declared with its array)
                 if p["name"] in lengths:
                     cargs.append(f"&r__{v}")
                     continue
@@ -570,7 +580,15 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
         if p.get("role") in ("length", "capacity"):
             cargs.append(length_src.get(p["name"]) or f"n__{go_arg(p['length_of'][0])}")
             continue
+        if p.get("element_lengths_of"):  # taken from the arrays' lengths (int64Arrays)
+            cargs.append(f"l__{go_arg(p['element_lengths_of'])}")
+            continue
         opt = p.get("nullable")
+        if p.get("array", {}).get("element_length"):  # a list of int lists (shapes)
+            sig.append(f"{v} [][]int64")
+            pre += [f"p__{v}, l__{v}, n__{v}, free__{v} := int64Arrays({v})", f"defer free__{v}()"]
+            cargs.append(f"p__{v}")
+            continue
         if p["name"] != selfname:
             pass
         if p.get("array"):

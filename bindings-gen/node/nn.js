@@ -13,7 +13,6 @@
 // return are ordinary tensors (dispose, ct.scope, finalizers).
 module.exports = function defineNn(ct, rt) {
   const { api, R, F, T, koffi, E, steal, check } = rt;
-  const MAX_OUTPUTS = 16;
   const OK = 0;
   const RUNTIME = E.ctorch_status.CTORCH_RUNTIME;
 
@@ -77,23 +76,19 @@ module.exports = function defineNn(ct, rt) {
     }
   }, koffi.pointer(T.ctorch_nn_forward_fn));
 
-  // check() for calls that may have run JS forwards: their exception wins.
-  function checkForward(st) {
-    const e = pending;
-    pending = null;
-    if (st !== OK && e) throw e;
-    if (st !== OK) R.fail(st);
-  }
-
-  const OUTS = new BigUint64Array(MAX_OUTPUTS);
-  const NOUT = new BigUint64Array(1);
+  // forward through the generated wrapper (api.json: outputs filled into a
+  // caller's array); an exception a JS forward raised inside it wins.
   function forwardN(m, inputs, kwargs) {
     const flat = inputs.flat(Infinity); // LSTM's [h0, c0] -> h0, c0
-    const hs = R.handles(flat, true, false);
-    const st = F.ctorch_nn_module_forward_n(R.hh(m), hs, flat.length, kwargs === null ? null : kwText(kwargs),
-      OUTS, MAX_OUTPUTS, NOUT);
-    checkForward(st);
-    return Array.from(OUTS.subarray(0, Number(NOUT[0])), (hv) => R.tensorOf(hv));
+    try {
+      const res = api.nn_module_forward_n(m, flat, kwargs === null ? null : kwText(kwargs));
+      pending = null;
+      return res;
+    } catch (e) {
+      const js = pending;
+      pending = null;
+      throw js || e;
+    }
   }
 
   // ---- Module ----------------------------------------------------------------------------
@@ -192,6 +187,8 @@ module.exports = function defineNn(ct, rt) {
     toString() { return api.nn_module_repr(this._m); } // Python's repr(module)
     [Symbol.for('nodejs.util.inspect.custom')]() { return this._m.handle ? this.toString() : 'Module(<disposed>)'; }
     clone() { return adoptModule(api.nn_module_clone(this._m)); } // copy.deepcopy
+    // Output shapes of every submodule for inputs of these shapes, without computing (meta tensors).
+    shapeCheck(...shapes) { return api.nn_module_shape_check(this._m, shapes); }
     dispose() { this._m.dispose(); }
   }
 

@@ -189,6 +189,9 @@ test('nn module classes', () => {
   seq.train().to(ct.float64);
   assert.strictEqual(seq.parameters()[0].dtype, ct.float64);
   assert.throws(() => new ct.nn.Linear(4, 2, { biass: false }), /biass/);
+  const mlp = new ct.nn.Sequential(new ct.nn.Flatten(), new ct.nn.Linear(784, 10));
+  assert.ok(mlp.shapeCheck([3, 1, 28, 28]).includes('1: [3, 10]'));
+  assert.throws(() => mlp.shapeCheck([3, 1, 20, 28]), /in module '1' \(Linear\)/);
 });
 
 (async () => {

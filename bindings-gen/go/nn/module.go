@@ -33,9 +33,6 @@ import (
 	"ctorch"
 )
 
-// maxOutputs bounds the outputs of one forward (the C API's caller array).
-const maxOutputs = 16
-
 // Module is one ctorch_nn_module handle. Free it when done; a finalizer
 // frees forgotten built-in modules (a custom module's forward function is
 // held by the library until the module's last reference goes: Free it).
@@ -92,40 +89,21 @@ var pending sync.Map
 
 // ForwardN runs the module with several inputs (nil = None; LSTM: input,
 // h_0, c_0) and keyword arguments as Python text ("need_weights=False"), and
-// returns every output (nil where Python returns None).
+// returns every output (nil where Python returns None). The goroutine stays
+// on its OS thread meanwhile, where a custom forward leaves its Go error.
 func (m *Module) ForwardN(inputs []*ctorch.Tensor, kwargs string) ([]*ctorch.Tensor, error) {
-	hs := make([]C.ctorch_tensor, len(inputs)+1)
-	for i, t := range inputs {
-		if t != nil {
-			hs[i] = C.ctorch_tensor(t.Handle())
-		}
-	}
-	var kw *C.char
+	var kw *string
 	if kwargs != "" {
-		kw = C.CString(kwargs)
-		defer C.free(unsafe.Pointer(kw))
+		kw = &kwargs
 	}
-	var outs [maxOutputs]C.ctorch_tensor
-	var n C.size_t
 	runtime.LockOSThread()
-	st := C.ctorch_nn_module_forward_n(C.ctorch_nn_module(m.m.Handle()), &hs[0], C.size_t(len(inputs)), kw,
-		&outs[0], maxOutputs, &n)
+	outs, err := m.m.ForwardN(inputs, kw)
 	goErr, _ := pending.LoadAndDelete(uintptr(C.go_nn_thread()))
 	runtime.UnlockOSThread()
-	runtime.KeepAlive(inputs)
-	runtime.KeepAlive(m)
-	if st != 0 {
-		err := ctorch.StatusError(int32(st))
-		if goErr != nil {
-			return nil, fmt.Errorf("%w (%v)", goErr.(error), err)
-		}
-		return nil, err
+	if err != nil && goErr != nil {
+		return nil, fmt.Errorf("%w (%v)", goErr.(error), err)
 	}
-	res := make([]*ctorch.Tensor, int(n))
-	for i := range res {
-		res[i] = ctorch.AdoptTensor(unsafe.Pointer(outs[i]))
-	}
-	return res, nil
+	return outs, err
 }
 
 // ---- custom modules ------------------------------------------------------------------------
@@ -163,7 +141,9 @@ func goForward(key uintptr, in []C.ctorch_tensor, kwargs string, out []C.ctorch_
 	ins := make([]*ctorch.Tensor, len(in))
 	for i, h := range in {
 		if h != nil {
-			ref, err := ctorch.AdoptTensor(unsafe.Pointer(h)).Ref() // the borrowed input, as a tensor of our own
+			borrowed := ctorch.AdoptTensor(unsafe.Pointer(h))
+			runtime.SetFinalizer(borrowed, nil) // the caller's handle: never freed here
+			ref, err := borrowed.Ref()          // a tensor of our own
 			if err != nil {
 				return 0, err
 			}
@@ -380,3 +360,8 @@ func (m *Module) Get(path string) (*Module, error) { return wrap(m.m.Get(path)) 
 
 // Tensor is the parameter or buffer at a dotted path ("0.weight"), sharing the module's storage.
 func (m *Module) Tensor(name string) (*ctorch.Tensor, error) { return m.m.Tensor(name) }
+
+// ShapeCheck gives the output shape of every submodule for inputs of these
+// shapes without computing (meta tensors), or an error naming the first
+// module whose input does not fit.
+func (m *Module) ShapeCheck(shapes ...[]int64) (string, error) { return m.m.ShapeCheck(shapes) }

@@ -48,6 +48,12 @@ func nnChecks() {
 	expect("custom forward error", errors.Is(err, boom), err)
 	custom.Free()
 
+	mlp, _ := nn.Sequential(must(nn.NewFlatten(nil)), must(nn.NewLinear(784, 10, nil)))
+	shapes, err := mlp.ShapeCheck([]int64{3, 1, 28, 28})
+	expect("ShapeCheck", err == nil && strings.Contains(shapes, "1: [3, 10]"), shapes, err)
+	_, err = mlp.ShapeCheck([]int64{3, 1, 20, 28})
+	expect("ShapeCheck misfit", err != nil && strings.Contains(err.Error(), "(Linear)"), err)
+
 	lstm, _ := nn.NewLSTM(4, 3, nil)
 	seqIn, _ := ctorch.FromFloat32(make([]float32, 5*2*4), 5, 2, 4)
 	outs, err := lstm.ForwardN([]*ctorch.Tensor{seqIn, nil, nil}, "")
