@@ -35,7 +35,7 @@ module.exports = function defineNn(ct, rt) {
   const kwText = (opts) => Object.entries(opts).map(([k, v]) => `${snake(k)}=${text(v)}`).join(', ');
 
   // ---- JS forwards called by the library (a custom module inside a C container) ----
-  const live = new Map(); // key (user_data) -> WeakRef to the JS module
+  const live = new Map(); // key (user_data) -> WeakRef to the JS module, until the library releases the key
   let nextKey = 1;
   let pending = null; // the JS exception a callback caught, rethrown by the call that ran it
 
@@ -76,6 +76,11 @@ module.exports = function defineNn(ct, rt) {
     }
   }, koffi.pointer(T.ctorch_nn_forward_fn));
 
+  // The library calls this once the last reference to a JS-defined module
+  // goes (its clones share the key): the key's entry is dropped then.
+  const releaseCb = koffi.register((userData) => { live.delete(Number(koffi.address(userData))); },
+    koffi.pointer('ctorch_nn_custom_new_free_user_data_fn'));
+
   // forward through the generated wrapper (api.json: outputs filled into a
   // caller's array); an exception a JS forward raised inside it wins.
   function forwardN(m, inputs, kwargs) {
@@ -102,7 +107,7 @@ module.exports = function defineNn(ct, rt) {
       if (handle) { this._m = handle; return; } // a built-in kind or a module the library made
       const key = nextKey++;
       const out = new BigUint64Array(1);
-      check(F.ctorch_nn_custom_new(out, this.constructor.name, forwardCb, key, null));
+      check(F.ctorch_nn_custom_new(out, this.constructor.name, forwardCb, key, releaseCb));
       this._m = R.adopt(api.NnModule, out[0]);
       live.set(key, new WeakRef(this));
       // Assignments to properties register children and parameters, as Python's __setattr__.
