@@ -38,7 +38,8 @@ def python(doc: dict, out: str, build_lib: str | None) -> None:
     copy_tree(os.path.join(HERE, "python"), out)
     write_if_changed(os.path.join(out, "ctorch", "_capi.py"), emit_py.emit_capi(doc, build_lib))
     write_if_changed(os.path.join(out, "ctorch", "_ops.py"), emit_py.emit_ops(doc))
-    write_if_changed(os.path.join(out, "ctorch", "_api.py"), emit_py.emit_api(doc))
+    from ctorch_gen import emit_py_api
+    write_if_changed(os.path.join(out, "ctorch", "_api.py"), emit_py_api.emit_api(doc))
     from ctorch_gen import emit_py_nn
     write_if_changed(os.path.join(out, "ctorch", "_nn_classes.py"), emit_py_nn.emit(doc))
     write_if_changed(os.path.join(out, "pyproject.toml"), PYPROJECT.format(version=doc["ctorch_version"]))

@@ -101,6 +101,22 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     # A list whose elements are NULL for inputs that did not take part (allow_unused).
     "ctorch_autograd_grad": {"out": {"elements_null_result": True}},
     "ctorch_init_calculate_fan_in_and_fan_out": {},
+    # Outputs in the middle of the signature (after the inputs, as the
+    # callback's), into a caller's array: up to max_outputs NEW handles, NULL
+    # where Python returns None, the count written to *n_outputs; too small a
+    # capacity fails and writes nothing (calling twice would run forward twice).
+    "ctorch_nn_module_forward_n": {
+        "inputs": {"elements_nullable": True},  # None inputs (LSTM's missing h_0)
+        "outputs": {"direction": "out", "array": "max_outputs", "ownership": "new", "free": "ctorch_tensor_free",
+                    "null_result": True,
+                    "buffer_size": {"unit": "elements", "rule": "filled", "count": "n_outputs", "capacity": 16}},
+        "n_outputs": {"direction": "out"},
+    },
+    # shapes[i] is an array of ndims[i] sizes: a binding takes a list of shapes.
+    "ctorch_nn_module_shape_check": {
+        "shapes": {"element_length": "ndims"},
+        "ndims": {"element_lengths_of": "shapes"},
+    },
 }
 
 
@@ -324,6 +340,12 @@ class Describer:
             d.update(self._ownership(f, p, d, o, tags, is_free))
             if "buffer_size" in o:
                 d["buffer_size"] = o["buffer_size"]
+            if o.get("elements_nullable"):
+                d["elements_nullable"] = True
+            if "element_length" in o:  # an array of arrays: element i has element_length[i] items
+                d["array"]["element_length"] = o["element_length"]
+            if "element_lengths_of" in o:  # the lengths of another array's elements, taken from them
+                d["element_lengths_of"] = o["element_lengths_of"]
             elif d.get("ownership") == "caller_buffer" and "out_len" in {q.name for q in params}:
                 # The convention of the copy-out functions: *out_len gets the
                 # full length, a buffer too small gets what fits (text: cap - 1

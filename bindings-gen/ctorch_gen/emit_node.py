@@ -379,6 +379,8 @@ def generate(doc: dict, out: str, build_lib, copy_tree, write_if_changed, here: 
     write_if_changed(os.path.join(out, "capi.js"), emit_capi(doc))
     write_if_changed(os.path.join(out, "ops.js"), emit_ops(doc))
     write_if_changed(os.path.join(out, "api.js"), emit_api(doc))
+    from .emit_node_nn import emit as emit_nn
+    write_if_changed(os.path.join(out, "nn_classes.js"), emit_nn(doc))
     write_if_changed(os.path.join(out, "build_config.json"), json.dumps({"lib": build_lib}) + "\n")
     with open(os.path.join(here, "node", "package.json"), encoding="utf-8") as f:
         pkg = json.load(f)
@@ -456,6 +458,8 @@ def header_function(e: dict, funcs: dict) -> str:
     reported = None
     length_src: Dict[str, str] = {}
     lengths = {q["buffer_size"]["length"] for q in params if q.get("buffer_size", {}).get("rule") == "reported"}
+    lengths |= {q["buffer_size"]["count"] for q in params if q.get("buffer_size", {}).get("rule") == "filled"}
+    after: List[str] = []  # right after the call, whatever its status (C memory to free)
     for p in params:
         n = js_name(p["name"])
         t = p["type"]
@@ -475,6 +479,11 @@ def header_function(e: dict, funcs: dict) -> str:
                         rets.append(f"r_{n}.subarray(0, n_{n})")
                     cargs.append(f"r_{n}")
                     length_src[p["array"]["length"]] = f"n_{n}"
+                elif bs["rule"] == "filled":  # handles into an array of bs["capacity"]; the count is reported
+                    pre.append(f"const r_{n} = new BigUint64Array({bs['capacity']});")
+                    cargs.append(f"r_{n}")
+                    length_src[p["array"]["length"]] = str(bs["capacity"])
+                    rets.append(f"Array.from(r_{n}.subarray(0, Number(r_{js_name(bs['count'])}[0])), $R.tensorOf)")
                 else:
                     reported = (p, bs)
                     cargs.append(f"r_{n}")
@@ -505,8 +514,15 @@ def header_function(e: dict, funcs: dict) -> str:
                 arr = next(q for q in params if q["name"] == p["length_of"][0])
                 cargs.append(f"$R.bytesLen({src})" if arr["type"]["kind"] == "void" else f"$R.len({src})")
             continue
+        if p.get("element_lengths_of"):  # taken from the arrays' lengths ($R.i64arrays)
+            cargs.append(f"l_{js_name(p['element_lengths_of'])}")
+            continue
         opt = p.get("nullable")
-        if p.get("array"):
+        if p.get("array", {}).get("element_length"):  # a list of int lists (shapes), in C memory
+            pre.append(f"const [p_{n}, l_{n}, free_{n}] = $R.i64arrays({n});")
+            after.append(f"free_{n}();")
+            cargs.append(f"p_{n}")
+        elif p.get("array"):
             if k == "handle":
                 cargs.append(f"$R.handles({n}, {str(bool(p.get('elements_nullable'))).lower()}, {str(bool(opt)).lower()})")
             elif k == "int":
@@ -551,6 +567,7 @@ def header_function(e: dict, funcs: dict) -> str:
     else:
         freed_always = any(p["ownership"] == "freed" and p.get("when") == "always" for p in params)
         lines.append(f"  const $st = {call};")
+        lines += ["  " + x for x in after]
         if freed_always:
             lines += ["  " + s for s in post if s.endswith("._release();")]
             post = [s for s in post if not s.endswith("._release();")]

@@ -9,9 +9,21 @@ import ast
 import keyword
 from typing import List
 
+# The containers: every binding writes their classes by hand (their constructors take modules).
 HANDWRITTEN = {"Sequential", "ModuleList", "ModuleDict"}
-# How Python groups the flat outputs of a forward (the C API flattens them).
-STRUCTURE = {"LSTM": "lambda o: (o[0], (o[1], o[2]))"}
+# How the flat outputs of a forward (the C API flattens them) are grouped, as
+# output indices nested like the result: LSTM returns (output, (h_n, c_n)).
+# Shared by the bindings' emitters (emit_node_nn.py), each in its own syntax.
+OUTPUT_GROUPS = {"LSTM": [0, [1, 2]]}
+
+
+def _py_group(g) -> str:
+    if isinstance(g, int):
+        return f"o[{g}]"
+    return "(" + ", ".join(_py_group(x) for x in g) + ("," if len(g) == 1 else "") + ")"
+
+
+STRUCTURE = {k: "lambda o: " + _py_group(g) for k, g in OUTPUT_GROUPS.items()}
 
 
 def _ident(name: str) -> str:

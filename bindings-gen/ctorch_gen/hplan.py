@@ -34,19 +34,8 @@ def reader_name(handle: str) -> str:
     return "read_" + handle[len("ctorch_"):]
 
 
-# Header functions whose parameter shapes the typed wrappers do not handle
-# yet: each binding calls them through its raw prototypes (2026-11-23).
-HAND_WRITTEN = {
-    "ctorch_nn_module_forward_n": "output handles written into a caller's array with a reported count "
-                                  "(the bindings' module classes call it directly)",
-    "ctorch_nn_module_shape_check": "an array of shape arrays (int64_t *const *)",
-}
-
-
 def skip_reason(f: dict, lists=()) -> Optional[str]:
     """Why no typed wrapper is generated for header function f (None: one is)."""
-    if f["name"] in HAND_WRITTEN:
-        return HAND_WRITTEN[f["name"]]
     if f["inline"]:
         return None  # built from inline_body
     if f["returns"]["kind"] == "none":
@@ -64,7 +53,8 @@ def skip_reason(f: dict, lists=()) -> Optional[str]:
             return "takes ownership of raw memory"
         if t["kind"] == "void" and p["direction"] == "in" and not p.get("array"):
             return "an untyped void * context"
-        if p["direction"] == "out" and p.get("array") and t["kind"] == "handle":
+        if p["direction"] == "out" and p.get("array") and t["kind"] == "handle" and \
+                p.get("buffer_size", {}).get("rule") != "filled":
             return "takes a C callback (needs a trampoline into the language)"
     return None
 
@@ -86,11 +76,17 @@ def plan(doc: dict) -> List[dict]:
         for p in params:
             if p.get("role") in ("length", "capacity"):
                 derived.add(p["name"])
-        # A buffer's "reported" length output is read by the wrapper, not returned.
+        # A buffer's "reported" length and "filled" count outputs are read by
+        # the wrapper, not returned; an array of arrays' element lengths
+        # (element_lengths_of) are taken from its elements.
         for p in params:
             bs = p.get("buffer_size")
             if bs and bs["rule"] == "reported":
                 derived.add(bs["length"])
+            if bs and bs["rule"] == "filled":
+                derived.add(bs["count"])
+            if p.get("element_lengths_of"):
+                derived.add(p["name"])
         ins = [p for p in params if p["direction"] == "in" and p["name"] not in derived]
         outs = [p for p in params if p["direction"] == "out" and p["name"] not in derived]
         owner = method = None

@@ -83,3 +83,21 @@ func NoGrad(fn func() error) error {
 	}
 	return ferr
 }
+
+// Handle is t's borrowed ctorch_tensor handle, for cgo code in other packages
+// (ctorch/nn); valid while t lives and is not freed.
+func (t *Tensor) Handle() unsafe.Pointer { return unsafe.Pointer(t.handle()) }
+
+// AdoptTensor makes a Tensor own a NEW ctorch_tensor handle that a C call made
+// outside this package returned (nil for NULL).
+func AdoptTensor(h unsafe.Pointer) *Tensor { return wrap(C.ctorch_tensor(h)) }
+
+// Handle is m's borrowed ctorch_nn_module handle (as Tensor.Handle).
+func (m *NnModule) Handle() unsafe.Pointer { return unsafe.Pointer(m.handle()) }
+
+// AdoptNnModule makes an NnModule own a NEW ctorch_nn_module handle (as AdoptTensor).
+func AdoptNnModule(h unsafe.Pointer) *NnModule { return wrapNnModule(C.ctorch_nn_module(h)) }
+
+// StatusError is the error of a failed C call made outside this package
+// (ctorch/nn's cgo calls): st is the raw status the function returned.
+func StatusError(st int32) error { return statusError(C.ctorch_status(st)) }

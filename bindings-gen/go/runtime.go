@@ -184,6 +184,37 @@ func int64Array(v []int64) (*C.int64_t, C.size_t) {
 	return (*C.int64_t)(unsafe.Pointer(&v[0])), C.size_t(len(v))
 }
 
+// int64Arrays: a list of int lists (api.json's array.element_length: shapes)
+// as a C array of pointers, the lengths and the count, in C memory (cgo
+// forbids handing C an array of Go pointers); call free when done.
+func int64Arrays(v [][]int64) (**C.int64_t, *C.size_t, C.size_t, func()) {
+	n := len(v)
+	ptrs := (**C.int64_t)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+	lens := (*C.size_t)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof(C.size_t(0)))))
+	ps, ls := unsafe.Slice(ptrs, n+1), unsafe.Slice(lens, n+1)
+	for i, x := range v {
+		ps[i] = (*C.int64_t)(C.malloc(C.size_t(len(x)+1) * 8))
+		copy(unsafe.Slice((*int64)(unsafe.Pointer(ps[i])), len(x)), x)
+		ls[i] = C.size_t(len(x))
+	}
+	return ptrs, lens, C.size_t(n), func() {
+		for i := 0; i < n; i++ {
+			C.free(unsafe.Pointer(ps[i]))
+		}
+		C.free(unsafe.Pointer(ptrs))
+		C.free(unsafe.Pointer(lens))
+	}
+}
+
+// wrapAll: tensors owning the NEW handles a call wrote into a caller's array (nil where NULL).
+func wrapAll(hs []C.ctorch_tensor) []*Tensor {
+	out := make([]*Tensor, len(hs))
+	for i, h := range hs {
+		out[i] = wrap(h)
+	}
+	return out
+}
+
 func float64Array(v []float64) (*C.double, C.size_t) {
 	if v == nil {
 		return nil, 0

@@ -224,6 +224,19 @@ function bools(v, size, opt) {
   if (typeof v === 'boolean') v = new Array(size).fill(v);
   return Int32Array.from(v, (x) => (x ? 1 : 0));
 }
+// A list of int lists (api.json's array.element_length: shapes): C arrays
+// (koffi.alloc) of their items, the outer one holding their addresses;
+// [pointers, lengths, free].
+function i64arrays(v) {
+  const mem = v.map((x) => {
+    const p = koffi.alloc('int64_t', Math.max(x.length, 1));
+    if (x.length) koffi.encode(p, koffi.array('int64_t', x.length), x.map(BigInt));
+    return p;
+  });
+  const ptrs = BigUint64Array.from(mem, (p) => BigInt(koffi.address(p)));
+  const lens = BigUint64Array.from(v, (x) => BigInt(x.length));
+  return [ptrs.length ? ptrs : EMPTY_H, lens.length ? lens : EMPTY_H, () => mem.forEach((p) => koffi.free(p))];
+}
 function strs(v) { return v === null || v === undefined ? null : (typeof v === 'string' ? [v] : v); }
 const scalarCache = new Map();
 // The header's inline helpers (api.js, built from api.json's inline_body);
@@ -389,7 +402,7 @@ function structIn(name, v) { return v === null || !STRUCT_IN[name] ? v : STRUCT_
 
 const R = {
   EMPTY, OUTH0, OUTH1, OUTH2, OUTH3, OUTH4, OUTH5, OUTI64, OUTF64, OUTI32, isOpts, isT, isNum, h, ho, req, dflt,
-  len, lenOf, handles, i64s, f64s, bools, strs, scalar, scalaro, scalars, scalarOf, scalarValue, i64o, f64o,
+  len, lenOf, handles, i64s, i64arrays, f64s, bools, strs, scalar, scalaro, scalars, scalarOf, scalarValue, i64o, f64o,
   boolo, i32o, enumv, device, deviceo, tensorOf, tensorReq, dtypeOf, dispatch, fail,
   Handle, adopt, hh, hho, text, query, bytesLen, structIn,
 };
@@ -564,6 +577,10 @@ ct.nn.init = {
   normal_(t, mean, std) { api.init_normal_(t, mean, std); return t; },
   zeros_(t) { api.init_zeros_(t); return t; },
 };
+// The module classes (nn.js; nn_classes.js is generated from api.json's "nn_modules").
+// steal: a tensor's handle taken from its object (ownership passes to C).
+const steal = (t) => { const hv = t._h; t._h = 0n; registry.unregister(t); return hv; };
+require('./nn')(ct, { api, R, F, T, koffi, E, steal, check });
 
 // ---- asynchronous calls ------------------------------------------------------
 // ct.async.<group>.<overload>(...) runs one generated operator on a koffi

@@ -79,18 +79,27 @@ def _blocks(text, starts):
 
 
 def node_calls(root):
-    """Each F.ctorch_ call site of index.js, owned by the nearest function
-    start at or above it (a function, method, getter or arrow function:
-    approximate, JS has no parser here), or the module's top level."""
-    lines = open(os.path.join(root, "node", "index.js"), encoding="utf-8").read().split("\n")
+    """Each F.ctorch_ call site of the runtime's .js files (index.js, nn.js),
+    owned by the nearest function start at or above it (a function, method,
+    getter or arrow function: approximate, JS has no parser here), or the
+    module's top level."""
+    out = {}
+    d = os.path.join(root, "node")
+    for fn in sorted(os.listdir(d)):
+        if fn.endswith(".js"):
+            _node_file(os.path.join(d, fn), fn, out)
+    return out
+
+
+def _node_file(path, fn, out):
+    lines = open(path, encoding="utf-8").read().split("\n")
     start = re.compile(r"(?:function\s*\*?\s*(\w*)\s*\(|([\w.\[\]]+)\s*[=:]\s*(?:\([^)]*\)|\w+)\s*=>|"
                        r"(?:^|[{,]\s*)(?:get |set |static |\* ?)?(\[?[\w.]+\]?)\s*\([^)]*\)\s*\{)")
-    out = {}
     for i, line in enumerate(lines):
         calls = re.findall(r"F\.(ctorch_[a-z0-9_]+)", line)
         if not calls:
             continue
-        owner = "index.js:(top level)"
+        owner = f"{fn}:(top level)"
         for j in range(i, max(i - 40, -1), -1):
             if lines[j] and not lines[j][0].isspace() and j < i and not start.search(lines[j]):
                 break  # reached a top-level statement that is not a function
@@ -99,23 +108,29 @@ def node_calls(root):
                 name = next((g for g in m.groups() if g), "anonymous")
                 if name in ("if", "for", "while", "catch", "switch"):
                     continue
-                owner = f"index.js:{name}@{j + 1}"
+                owner = f"{fn}:{name}@{j + 1}"
                 break
         for c in calls:
             out.setdefault(c, []).append(owner)
-    return out
 
 
 def go_calls(root):
+    """C.ctorch_ calls of the runtime's packages (ctorch and ctorch/nn; not
+    the cmd/ programs), and the C helpers of their cgo preambles that call
+    ctorch_ functions (nn's go_nn_custom_new), owned by the preamble."""
     out = {}
     d = os.path.join(root, "go")
-    for fn in sorted(os.listdir(d)):
-        if not fn.endswith(".go"):
-            continue
-        text = open(os.path.join(d, fn), encoding="utf-8").read()
-        for name, body in _blocks(text, re.compile(r"^func\s+(?:\([^)]*\)\s*)?(\w+)")):
-            for c in set(re.findall(r"C\.(ctorch_[a-z0-9_]+)\(", body)):
-                out.setdefault(c, []).append(f"{fn}:{name}")
+    for sub in ("", "nn"):
+        for fn in sorted(os.listdir(os.path.join(d, sub))):
+            if not fn.endswith(".go"):
+                continue
+            rel = os.path.join(sub, fn)
+            text = open(os.path.join(d, rel), encoding="utf-8").read()
+            for name, body in _blocks(text, re.compile(r"^func\s+(?:\([^)]*\)\s*)?(\w+)")):
+                for c in set(re.findall(r"C\.(ctorch_[a-z0-9_]+)\(", body)):
+                    out.setdefault(c, []).append(f"{rel}:{name}")
+            for c in set(re.findall(r"^//.*\breturn (ctorch_[a-z0-9_]+)\(", text, re.M)):
+                out.setdefault(c, []).append(f"{rel}:(cgo preamble)")
     return out
 
 

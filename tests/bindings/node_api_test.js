@@ -160,6 +160,40 @@ async function asyncTests() {
   void F;
 }
 
+test('nn module classes', () => {
+  ct.manualSeed(0);
+  const seq = new ct.nn.Sequential(new ct.nn.Linear(4, 8), new ct.nn.ReLU(), new ct.nn.Linear(8, 2, { bias: false }));
+  assert.strictEqual(String(seq), 'Sequential(\n  (0): Linear(in_features=4, out_features=8, bias=True)\n' +
+    '  (1): ReLU()\n  (2): Linear(in_features=8, out_features=2, bias=False)\n)');
+  assert.deepStrictEqual([...seq.stateDict().keys()], ['0.weight', '0.bias', '2.weight']);
+  assert.strictEqual(seq.numParameters(), 4 * 8 + 8 + 16);
+  const x = ct.randn([5, 4]);
+  assert.deepStrictEqual(seq.forward(x).shape, [5, 2]);
+  // A JS subclass: properties register children and parameters under Python's names; inside a
+  // C container the library calls its forward back, and its exceptions come back out.
+  class Net extends ct.nn.Module {
+    constructor() { super(); this.scale = new ct.nn.Parameter(ct.ones([2])); this.fc = seq; }
+    forward(v) { return ct.mul(this.fc.forward(v), this.scale); }
+  }
+  const outer = new ct.nn.Sequential(new Net(), new ct.nn.Tanh());
+  assert.deepStrictEqual([...outer.stateDict().keys()], ['0.scale', '0.fc.0.weight', '0.fc.0.bias', '0.fc.2.weight']);
+  close(outer.forward(x).toArray().flat(), ct.tanh(seq.forward(x)).toArray().flat());
+  class Bad extends ct.nn.Module { forward() { throw new RangeError('boom in JS'); } }
+  assert.throws(() => new ct.nn.Sequential(new Bad()).forward(x), /boom in JS/);
+  const [out, [h, c]] = new ct.nn.LSTM(4, 6).forward(ct.randn([3, 2, 4])); // (output, (h_n, c_n))
+  assert.deepStrictEqual([out.shape, h.shape, c.shape], [[3, 2, 6], [1, 2, 6], [1, 2, 6]]);
+  const r = seq.loadStateDict(new Map([['0.weight', ct.zeros([8, 4])]]), { strict: false });
+  assert.deepStrictEqual(r, { missingKeys: ['0.bias', '2.weight'], unexpectedKeys: [] });
+  assert.throws(() => seq.loadStateDict({ '0.weight': ct.zeros([8, 4]) }), /Missing key\(s\) in state_dict: "0.bias"/);
+  assert.strictEqual(seq.eval().training, false);
+  seq.train().to(ct.float64);
+  assert.strictEqual(seq.parameters()[0].dtype, ct.float64);
+  assert.throws(() => new ct.nn.Linear(4, 2, { biass: false }), /biass/);
+  const mlp = new ct.nn.Sequential(new ct.nn.Flatten(), new ct.nn.Linear(784, 10));
+  assert.ok(mlp.shapeCheck([3, 1, 28, 28]).includes('1: [3, 10]'));
+  assert.throws(() => mlp.shapeCheck([3, 1, 20, 28]), /in module '1' \(Linear\)/);
+});
+
 (async () => {
   let failed = 0;
   for (const [name, fn] of tests) {

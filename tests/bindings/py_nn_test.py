@@ -179,5 +179,16 @@ try:
 except Exception as e:
     expect("encoder_layer" in str(e), f"the refusal names encoder_layer: {e}")
 
+# shapes without computing (ctorch's shape_check, through the generated capi.nn_module_shape_check)
+mlp = nn.Sequential(nn.Flatten(), nn.Linear(784, 10))
+expect("1: [3, 10]" in mlp.shape_check((3, 1, 28, 28)), "shape_check")
+try:
+    mlp.shape_check((3, 1, 20, 28))
+    expect(False, "shape_check refuses a misfit")
+except ctorch.CtorchError as e:
+    # With torch 2.x imported in the process its Python meta kernels answer ("a and b must
+    # have same reduction dim"), not libtorch's c10::Error: the message still names the module.
+    expect("560" in str(e) and "784" in str(e) and "(Linear)" in str(e), f"shape_check gives the shapes: {e}")
+
 print(f"torch {torch.__version__}: {'all checks passed' if not failures else f'{len(failures)} failed'}")
 sys.exit(1 if failures else 0)

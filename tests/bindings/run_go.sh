@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the generated Go module in $1 (cgo; no third-party modules, no
-# network) and runs one of its programs (./cmd/mlp, the MLP training, unless
+# network) and runs one of its programs (./cmd/lenet5, the LeNet-5 training, unless
 # $3 names another), written to $2. Skipped (77) without a Go toolchain.
 set -uo pipefail
-mod=$1 exe=$2 cmd=${3:-./cmd/mlp}
+mod=$1 exe=$2 cmd=${3:-./cmd/lenet5}
 if [ -n "${CTORCH_BINDING_SKIP:-}" ]; then echo "skipped: $CTORCH_BINDING_SKIP"; exit 77; fi
 go=$(command -v go || true)
 [ -z "$go" ] && [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go

@@ -289,6 +289,17 @@ def int_array(x, size=None):
     return (c_int64 * n)(*x), n
 
 
+def int_arrays(xs):
+    """(array of pointers, array of lengths, count) for a list of int lists
+    (api.json's array.element_length: shapes); the pointer array holds the
+    inner arrays (ctypes keeps what a cast came from)."""
+    made = [int_array(x) for x in xs]
+    p64 = ctypes.POINTER(c_int64)
+    n = len(made)
+    ptrs = (p64 * max(n, 1))(*[ctypes.cast(a, p64) for a, _ in made])
+    return ptrs, (ctypes.c_size_t * max(n, 1))(*[k for _, k in made]), n
+
+
 def int_array_o(x, size=None):
     if x is None:
         return None, 0

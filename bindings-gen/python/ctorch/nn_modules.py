@@ -17,12 +17,11 @@ import ctypes as _c
 import threading
 import weakref
 
-from . import _capi, _rt
+from . import _api, _capi, _rt
 from ._rt import lib, check, wrap, Tensor, Device
 
 _vp, _sz, _cp = _c.c_void_p, _c.c_size_t, _c.c_char_p
 _byref = _c.byref
-_MAX_OUTPUTS = 16
 
 _IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -129,13 +128,12 @@ _NO_FREE = lib.ctorch_nn_custom_new.argtypes[4]()  # a NULL free_user_data (ctyp
 _forward_cb = _capi.ctorch_nn_forward_fn(_forward_py)  # module-level: lives as long as the library may call it
 
 
-def _check_forward(st):
-    """check() for calls that may have run Python forwards: their exception wins."""
+def _raise_pending():
+    """After a call that may have run Python forwards: the exception one raised wins."""
     exc = getattr(_pending, "exc", None)
     _pending.exc = None
-    if st and exc is not None:
+    if exc is not None:
         raise exc
-    check(st)
 
 
 # ---- Module ---------------------------------------------------------------------------------
@@ -385,6 +383,11 @@ class Module:
 
     __deepcopy__ = lambda self, memo: self.clone()  # noqa: E731
 
+    def shape_check(self, *shapes):
+        """Output shapes of every submodule for inputs of these shapes, without
+        computing (meta tensors): ctorch's, torch.nn has no such method."""
+        return _api.nn_module_shape_check(self, [list(s) for s in shapes])
+
 
 def _rt_dtype(name):
     from ._dispatch import E
@@ -416,12 +419,12 @@ class _Builtin(Module):
         flat = []
         for x in inputs:  # LSTM's hx=(h0, c0) -> h0, c0
             flat.extend(x if isinstance(x, (tuple, list)) else (x,))
-        arr = (_vp * max(len(flat), 1))(*[None if x is None else _rt.th(x).value for x in flat])
-        outs = (_vp * _MAX_OUTPUTS)()
-        n = _sz()
-        kw = _args_text(kwargs.items()).encode() if kwargs else None
-        _check_forward(lib.ctorch_nn_module_forward_n(self._h, arr, len(flat), kw, outs, _MAX_OUTPUTS, _byref(n)))
-        res = tuple(wrap(outs[i]) for i in range(n.value))
+        try:  # the generated wrapper (api.json: outputs filled into a caller's array)
+            res = tuple(_api.nn_module_forward_n(self, flat, _args_text(kwargs.items()) if kwargs else None))
+        except _rt.CtorchError:
+            _raise_pending()
+            raise
+        _pending.exc = None
         if self._structure is not None:
             return self._structure(res)
         return res[0] if len(res) == 1 else res

@@ -80,6 +80,7 @@ func main() {
 	expect("Device", dev.Type == ctorch.DeviceTypeCpu, dev)
 	expect("DeviceCpu", ctorch.DeviceCpu().Type == ctorch.DeviceTypeCpu)
 
+	nnChecks()
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
 	if failed > 0 {
 		os.Exit(1)

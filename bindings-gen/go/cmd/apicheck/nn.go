@@ -1,0 +1,78 @@
+package main
+
+// The module classes of ctorch/nn: typed constructors with options, several
+// inputs and outputs (LSTM), state dicts strict and not, a Go forward inside
+// a C container and its error coming back out, repr.
+
+import (
+	"errors"
+	"strings"
+
+	"ctorch"
+	"ctorch/nn"
+)
+
+func nnChecks() {
+	lin, err := nn.NewLinear(4, 2, &nn.LinearOptions{Bias: ctorch.Ptr(false)})
+	expect("NewLinear", err == nil, err)
+	expect("Linear.String", lin.String() == "Linear(in_features=4, out_features=2, bias=False)", lin.String())
+	_, err = nn.New("Linear", "4, 2, biass=False")
+	expect("New: unknown option", err != nil && strings.Contains(err.Error(), "biass"), err)
+	seq, err := nn.Sequential(lin, must(nn.NewTanh()))
+	expect("Sequential", err == nil, err)
+	sd, _ := seq.StateDict()
+	expect("StateDict keys", len(sd) == 1 && sd[0].Name == "0.weight", sd)
+	missing, unexpected, err := seq.LoadStateDict(append(sd, nn.NamedTensor{Name: "x", Tensor: sd[0].Tensor}), false)
+	expect("LoadStateDict non-strict", err == nil && len(missing) == 0 && len(unexpected) == 1 && unexpected[0] == "x",
+		missing, unexpected, err)
+	_, _, err = seq.LoadStateDict(nil, true)
+	expect("LoadStateDict strict", err != nil && strings.Contains(err.Error(), "0.weight"), err)
+
+	x, _ := ctorch.FromFloat32([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 4)
+	boom := errors.New("boom in Go")
+	calls := 0
+	custom, err := nn.NewCustom("Scale", func(in []*ctorch.Tensor, _ string) ([]*ctorch.Tensor, error) {
+		if calls++; calls > 1 {
+			return nil, boom
+		}
+		y, err := ctorch.Mul_Scalar(in[0], ctorch.Float(2))
+		return []*ctorch.Tensor{y}, err
+	})
+	expect("NewCustom", err == nil, err)
+	outer, _ := nn.Sequential(custom, seq)
+	keys, _ := outer.StateDict()
+	expect("custom in Sequential: keys", len(keys) == 1 && keys[0].Name == "1.0.weight", keys)
+	y, err := outer.Forward(x)
+	expect("custom forward through C", err == nil && y != nil, err)
+	_, err = outer.Forward(x)
+	expect("custom forward error", errors.Is(err, boom), err)
+	custom.Free()
+
+	mlp, _ := nn.Sequential(must(nn.NewFlatten(nil)), must(nn.NewLinear(784, 10, nil)))
+	shapes, err := mlp.ShapeCheck([]int64{3, 1, 28, 28})
+	expect("ShapeCheck", err == nil && strings.Contains(shapes, "1: [3, 10]"), shapes, err)
+	_, err = mlp.ShapeCheck([]int64{3, 1, 20, 28})
+	expect("ShapeCheck misfit", err != nil && strings.Contains(err.Error(), "(Linear)"), err)
+
+	lstm, _ := nn.NewLSTM(4, 3, nil)
+	seqIn, _ := ctorch.FromFloat32(make([]float32, 5*2*4), 5, 2, 4)
+	outs, err := lstm.ForwardN([]*ctorch.Tensor{seqIn, nil, nil}, "")
+	expect("LSTM ForwardN", err == nil && len(outs) == 3, len(outs), err)
+	n, _ := lstm.NumParameters(false)
+	expect("NumParameters", n == 4*(3*4+3*3+3+3), n)
+	expect("Eval", lstm.Eval() == nil)
+	tr, _ := lstm.IsTraining()
+	expect("IsTraining", !tr)
+	f64 := ctorch.DTypeFloat64
+	expect("To", lstm.To(nil, &f64) == nil)
+	ps, _ := lstm.Parameters()
+	dt, _ := ps[0].Dtype()
+	expect("To float64", dt == ctorch.DTypeFloat64, dt)
+}
+
+func must(m *nn.Module, err error) *nn.Module {
+	if err != nil {
+		panic(err)
+	}
+	return m
+}

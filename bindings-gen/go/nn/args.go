@@ -1,0 +1,91 @@
+package nn
+
+// The constructor arguments of the typed constructors (kinds_gen.go) as the
+// Python text ctorch_nn_new parses: a nil pointer or slice is an option left
+// out (PyTorch's default applies), anything else is written as a literal.
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"ctorch"
+)
+
+type args struct{ parts []string }
+
+// add writes name=value unless v is nil (a nil pointer, slice or interface).
+func (a *args) add(name string, v any) {
+	if v == nil {
+		return
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Slice {
+		if rv.IsNil() {
+			return
+		}
+		if rv.Kind() == reflect.Pointer {
+			v = rv.Elem().Interface()
+		}
+	}
+	a.parts = append(a.parts, name+"="+literal(v))
+}
+
+func (a *args) String() string { return strings.Join(a.parts, ", ") }
+
+// repeat: an int[N] given as one number (PyTorch repeats it N times).
+func repeat(v []int64) any {
+	if len(v) == 1 {
+		return v[0]
+	}
+	return v
+}
+
+func literal(v any) string {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "nan"
+		case math.IsInf(x, 1):
+			return "inf"
+		case math.IsInf(x, -1):
+			return "-inf"
+		}
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".e") {
+			s += ".0" // a float argument stays a float
+		}
+		return s
+	case string:
+		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(x) + "'"
+	case ctorch.DType:
+		return "'" + dtypeNames[x] + "'"
+	case []int64:
+		return tuple(len(x), func(i int) string { return literal(x[i]) })
+	case []float64:
+		return tuple(len(x), func(i int) string { return literal(x[i]) })
+	}
+	panic(fmt.Sprintf("nn: cannot pass a %T as a module option", v))
+}
+
+func tuple(n int, item func(int) string) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = item(i)
+	}
+	if n == 1 {
+		return "(" + s[0] + ",)"
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}
