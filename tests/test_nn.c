@@ -520,6 +520,87 @@ START_TEST(to_casts_floating_tensors) {
 }
 END_TEST
 
+/* Module-valued constructor arguments: as text (built while read) and as
+ * handles by name (ctorch_nn_new_with_modules); the numbers against
+ * torch.nn are tests/nn/cases/seq.txt's te_* and td_* cases. */
+START_TEST(module_arguments) {
+  char buf[2048], deep[256] = "1, 2, ";
+  ctorch_nn_module enc, layer, norm, got = NULL, lin;
+  ctorch_tensor_dict sd = NULL;
+  ctorch_tensor w = NULL, ones = NULL;
+  const char *names[2] = {"encoder_layer", "norm"}, *twice[2] = {"norm", "norm"}, *bad[1] = {"bogus"};
+  ctorch_nn_module mods[2];
+  int i, eq = 0;
+  const int64_t d8[1] = {8};
+
+  enc = nn("TransformerEncoder", "torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16), 2, "
+                                 "norm=nn.LayerNorm(8)");
+  CT_OK(ctorch_nn_module_state_dict(&sd, enc));
+  keys_of(sd, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "layers.1.self_attn.in_proj_weight") && strstr(buf, "norm.bias"), "keys %s", buf);
+  ctorch_tensor_dict_free(sd);
+  ctorch_nn_module_free(enc);
+
+  /* handles: the layer is copied, the norm is shared */
+  layer = nn("TransformerEncoderLayer", "8, 2, dim_feedforward=16");
+  norm = nn("LayerNorm", "8");
+  mods[0] = layer;
+  mods[1] = norm;
+  CT_OK(ctorch_nn_new_with_modules(&enc, "TransformerEncoder", "num_layers=3", names, mods, 2));
+  CT_OK(ctorch_nn_module_get(&got, enc, "norm"));
+  CT_OK(ctorch_full(&ones, d8, 1, ctorch_scalar_float(2.0), NULL, NULL, NULL, NULL));
+  CT_OK(ctorch_nn_module_set_tensor(norm, "weight", ones));
+  CT_OK(ctorch_nn_module_tensor(&w, got, "weight"));
+  CT_OK(ctorch_equal(&eq, w, ones));
+  ck_assert_msg(eq, "the encoder's norm is the caller's");
+  ctorch_tensor_free(w);
+  ctorch_nn_module_free(got);
+  CT_OK(ctorch_nn_module_get(&got, enc, "layers.2"));
+  ck_assert_ptr_nonnull(got);
+  ctorch_nn_module_free(got);
+
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_new_with_modules(&got, "TransformerEncoder", "2", names, mods, 2));
+  CT_ERROR_HAS("'encoder_layer' given twice"); /* "2" is positional: encoder_layer's place, taken by the handle */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_new_with_modules(&got, "TransformerEncoder", "num_layers=2", twice,
+                                                             mods, 2));
+  CT_ERROR_HAS("given twice");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_new_with_modules(&got, "TransformerEncoder", "", bad, mods, 1));
+  CT_ERROR_HAS("bogus");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_new_with_modules(&got, "TransformerEncoder", "num_layers=2", NULL,
+                                                             mods, 2));
+  CT_ERROR_HAS("names");
+  mods[1] = NULL;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_new_with_modules(&got, "TransformerEncoder", "num_layers=2", names,
+                                                             mods, 2));
+  CT_ERROR_HAS("modules[1]");
+  lin = nn("Linear", "8, 8");
+  mods[0] = lin;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_new_with_modules(&got, "TransformerEncoder", "num_layers=2", names,
+                                                             mods, 1));
+  CT_ERROR_HAS("encoder_layer");
+  CT_ERROR_HAS("Linear");
+  ck_assert_ptr_null(got);
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_new_with_modules(&got, "Linear", "in_features=8", names, mods, 1));
+  CT_ERROR_HAS("encoder_layer"); /* Linear has no such argument */
+
+  expect_new_fails("TransformerEncoder", "torch.nn.Linear(8, 8), 2", "encoder_layer");
+  expect_new_fails("TransformerEncoder", "torch.nn.Nope(1), 2", "no module kind 'Nope'");
+  expect_new_fails("TransformerEncoder", "torch.nn.TransformerEncoderLayer(8, 2, 2", "missing ')'");
+  expect_new_fails("TransformerEncoder", "torch.nn.TransformerEncoderLayer(8, bogus=1), 2", "bogus");
+  expect_new_fails("Linear", "torch.nn.ReLU(), 2", "in_features");
+  for (i = 0; i < 40; ++i) strcat(deep, "(");
+  strcat(deep, "3");
+  for (i = 0; i < 40; ++i) strcat(deep, ")");
+  expect_new_fails("Conv2d", deep, "nested more than");
+
+  ctorch_nn_module_free(lin);
+  ctorch_tensor_free(ones);
+  ctorch_nn_module_free(enc);
+  ctorch_nn_module_free(layer);
+  ctorch_nn_module_free(norm);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("nn");
   TCase *tc = tcase_create("core");
@@ -532,6 +613,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, sequential_trains_with_an_optimizer);
   tcase_add_test(tc, train_eval_freeze_count);
   tcase_add_test(tc, to_casts_floating_tensors);
+  tcase_add_test(tc, module_arguments);
   suite_add_tcase(s, tc);
   tc = tcase_create("files");
   tcase_add_checked_fixture(tc, make_dir, ct_tmp_dir_remove);

@@ -118,6 +118,11 @@ std::string Value::repr() const {
 
 namespace {
 
+// Nesting of tuples, lists and module arguments, across the readers of
+// nested modules: text from elsewhere ("((((...") must not exhaust the stack.
+thread_local int tl_nesting = 0;
+constexpr int kMaxNesting = 32;
+
 struct Reader {
   const std::string &text;
   const std::string &what;
@@ -150,10 +155,24 @@ struct Reader {
     return text.substr(start, pos - start);
   }
 
+  struct Nest {
+    const Reader &r;
+    explicit Nest(const Reader &reader) : r(reader) {
+      if (++tl_nesting > kMaxNesting) {
+        --tl_nesting;
+        r.error("nested more than " + std::to_string(kMaxNesting) + " levels deep");
+      }
+    }
+    ~Nest() { --tl_nesting; }
+    Nest(const Nest &) = delete;
+    Nest &operator=(const Nest &) = delete;
+  };
+
   Value value() {
     Value v;
     char c = peek();
     if (c == '(' || c == '[') {
+      Nest nest(*this);
       ++pos;
       char close = c == '(' ? ')' : ']';
       v.kind = Value::Seq;
@@ -282,6 +301,7 @@ struct Reader {
   // "torch.nn.Kind(args)": the module, built now (Python evaluates an
   // argument before the call it is passed to: its random draws come first).
   Value module(const std::string &id) {
+    Nest nest(*this);
     std::string name = id.substr(id.rfind('.') + 1);
     const Kind *k = find_kind(name);
     if (!k) error("no module kind '" + name + "'");
