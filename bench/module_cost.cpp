@@ -11,7 +11,7 @@
 // 2026-11-23): glibc's malloc trims and re-grows the heap every step in some
 // runs and not in others (thousands of page faults per step), which is the
 // process's luck, not the library's; see docs/benchmarks.md.
-// Usage: module_cost [--quick]. Output: one JSON object.
+// Usage: module_cost [--quick | ROUNDS]. Output: one JSON object.
 #include <torch/torch.h>
 
 #include <sys/resource.h>
@@ -65,7 +65,7 @@ void print_stats(const char *key, std::vector<double> v, double scale, bool last
 
 int main(int argc, char **argv) {
   bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const int rounds = quick ? 2 : 21;
+  const int rounds = quick ? 2 : argc > 1 ? std::max(1, std::atoi(argv[1])) : 41;
   const long steps = quick ? 1 : 8;
   torch::set_num_threads(2);
   if (ctorch_set_num_threads(2) != CTORCH_OK) return 1;
