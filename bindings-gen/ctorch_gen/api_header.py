@@ -127,7 +127,9 @@ class DescribeError(ValueError):
 def _doc_tags(doc: str) -> Dict[str, List[str]]:
     tags: Dict[str, List[str]] = {}
     for m in re.finditer(r"@(nullable|borrowed|consumes|frees)\s+([\w, ]+)", doc):
-        tags.setdefault(m.group(1), []).extend(x.strip() for x in m.group(2).split(",") if x.strip())
+        # Names are separated by commas or spaces ("@nullable out_len, buf",
+        # "@nullable args names modules"): both are written in the header.
+        tags.setdefault(m.group(1), []).extend(x for x in re.split(r"[,\s]+", m.group(2)) if x)
     return tags
 
 

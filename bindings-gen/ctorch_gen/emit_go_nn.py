@@ -14,7 +14,8 @@ from .emit_go import GO_KEYWORDS, camel
 # Catalogue types -> (Go type of a required argument, of an option).
 _GO = {"int": ("int64", "*int64"), "float": ("float64", "*float64"), "bool": ("bool", "*bool"),
        "str": ("string", "*string"), "Device": ("string", "*string"),
-       "ScalarType": ("ctorch.DType", "*ctorch.DType"), "float[]": ("[]float64", "[]float64")}
+       "ScalarType": ("ctorch.DType", "*ctorch.DType"), "float[]": ("[]float64", "[]float64"),
+       "Module": ("*Module", "*Module")}
 # Names a constructor's parameters must not take: Go's keywords and the generated body's locals.
 _GO_KEYWORDS = set(GO_KEYWORDS) | {"a", "opts"}
 
@@ -47,10 +48,11 @@ def _sig(params: List[dict]) -> str:
                      + (f" = {p['default']}" if "default" in p else "") for p in params)
 
 
-def supported(k: dict) -> bool:
-    """Kinds with module-valued arguments (TransformerEncoder's encoder_layer)
-    get no typed constructor: ctorch_nn_new takes no Module values yet (use New)."""
-    return k["kind"] not in HANDWRITTEN and all(p["type"] != "Module" for p in k.get("init", []))
+def _add(p: dict, var: str) -> str:
+    """The body's line for one argument: module-valued ones (TransformerEncoder's
+    encoder_layer, norm) cannot be text; args.module passes them by handle."""
+    how = "module" if p["type"] == "Module" else "add"
+    return f'a.{how}("{p["name"]}", {_value(p, var)})'
 
 
 def emit_kind(k: dict) -> str:
@@ -76,13 +78,12 @@ def emit_kind(k: dict) -> str:
               f"// Forward({ins}) -> {outs}",
               f"func New{name}({', '.join(params)}) (*Module, error) {{",
               "\tvar a args"]
-    lines += [f"\ta.add({p['name']!r}, {_value(p, _param(p['name']))})".replace("'", '"') for p in req]
+    lines += ["\t" + _add(p, _param(p["name"])) for p in req]
     if opt:
         lines.append("\tif opts != nil {")
-        lines += [f"\t\ta.add({p['name']!r}, {_value(p, 'opts.' + camel(p['name']))})".replace("'", '"')
-                  for p in opt]
+        lines += ["\t\t" + _add(p, "opts." + camel(p["name"])) for p in opt]
         lines.append("\t}")
-    lines += [f'\treturn New("{name}", a.String())', "}", ""]
+    lines += [f'\treturn a.build("{name}")', "}", ""]
     return "\n".join(lines)
 
 
@@ -93,5 +94,5 @@ def emit(doc: dict) -> str:
              "package nn", "", 'import "ctorch"', "",
              "// dtypeNames: ctorch_dtype values as ctorch_nn_new reads them ('float64').",
              f"var dtypeNames = map[ctorch.DType]string{{{names}}}", ""]
-    parts += [emit_kind(k) for k in doc.get("nn_modules", []) if supported(k)]
+    parts += [emit_kind(k) for k in doc.get("nn_modules", []) if k["kind"] not in HANDWRITTEN]
     return "\n".join(parts)

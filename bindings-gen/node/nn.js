@@ -217,14 +217,22 @@ module.exports = function defineNn(ct, rt) {
 
   // A module of one of the library's built-in kinds: positional arguments in
   // torch.nn's order, then an options object (camelCase or Python's names).
+  // Every argument goes by name; module-valued ones (TransformerEncoder's
+  // encoder_layer and norm: the catalogue's type "Module") cannot be text,
+  // so they go by handle through ctorch_nn_new_with_modules, which copies or
+  // keeps each as torch.nn does (the layer deep-copied, the norm shared).
   class Builtin extends Module {
     constructor(...args) {
       const spec = new.target.spec;
       const opts = args.length && R.isOpts(args[args.length - 1]) ? args.pop() : {};
       if (args.length > spec.init.length) throw new TypeError(`${spec.kind}: too many arguments`);
-      const parts = args.map((v, i) => `${spec.init[i].name}=${text(v)}`);
-      const kw = kwText(opts);
-      super(api.nn_new(spec.kind, [...parts, ...(kw ? [kw] : [])].join(', ')));
+      const named = [...args.map((v, i) => [spec.init[i].name, v]),
+        ...Object.entries(opts).map(([k, v]) => [snake(k), v])];
+      const mods = named.filter(([, v]) => v instanceof Module);
+      const rest = named.filter(([, v]) => !(v instanceof Module)).map(([k, v]) => `${k}=${text(v)}`).join(', ');
+      super(mods.length
+        ? api.nn_new_with_modules(spec.kind, rest, mods.map(([k]) => k), mods.map(([, m]) => m._m))
+        : api.nn_new(spec.kind, rest));
     }
     forward(...inputs) {
       const n = inputs.length;

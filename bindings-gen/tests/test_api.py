@@ -47,7 +47,8 @@ CTORCH_API void ctorch_thing_free(ctorch_thing t);
 CTORCH_API ctorch_status ctorch_thing_name(size_t *out_len, char *buf, size_t cap, ctorch_thing t);
 /** Borrowed name, valid while t lives. */
 CTORCH_API ctorch_status ctorch_thing_label(const char **out, ctorch_thing t);
-/** Takes names and things (n each); options NULL = defaults. */
+/** Takes names and things (n each); options NULL = defaults.
+ * @nullable names things */
 CTORCH_API ctorch_status ctorch_thing_many(const char *const *names, const ctorch_thing *things, size_t n,
                                            const ctorch_pair *options);
 /** Helper. */
@@ -104,6 +105,8 @@ class Header(unittest.TestCase):
         many = d["ctorch_thing_many"]
         self.assertEqual(many["n"]["length_of"], ["names", "things"])
         self.assertTrue(many["options"]["nullable"])
+        # "@nullable names things": a tag's names separated by spaces.
+        self.assertTrue(many["names"]["nullable"] and many["things"]["nullable"])
         self.assertEqual(many["names"]["direction"], "in")
         self.assertEqual((new["out"]["null_result"], new["sizes"]["const"]), (False, True))
         self.assertEqual(many["names"]["const_levels"], [True, True, False])

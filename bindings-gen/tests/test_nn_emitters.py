@@ -31,7 +31,12 @@ class Emitters(unittest.TestCase):
         self.assertIn("\tDtype *ctorch.DType // dtype: ScalarType? = None", go)
         self.assertIn('\ta.add("kernel_size", repeat(kernelSize))', go)
         self.assertIn('var dtypeNames = map[ctorch.DType]string{9: "float32"}', go)
-        self.assertNotIn("NewTransformerEncoder", go)  # module-valued arguments: nn.New only
+        self.assertIn('\treturn a.build("Conv2d")', go)
+
+    def test_go_module_valued_arguments_go_by_handle(self):
+        go = emit_go_nn.emit(doc())
+        self.assertIn("func NewTransformerEncoder(encoderLayer *Module, numLayers int64) (*Module, error) {", go)
+        self.assertIn('\ta.module("encoder_layer", encoderLayer)', go)
 
 
 def param(name, **kw):

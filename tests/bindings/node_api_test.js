@@ -194,6 +194,25 @@ test('nn module classes', () => {
   assert.throws(() => mlp.shapeCheck([3, 1, 20, 28]), /in module '1' \(Linear\)/);
 });
 
+// Module-valued constructor arguments go by handle (ctorch_nn_new_with_modules):
+// the layer is deep-copied per stack entry, the norm is the caller's own module.
+test('nn modules as constructor arguments', () => {
+  const layer = new ct.nn.TransformerEncoderLayer(8, 2, { dimFeedforward: 16, dropout: 0.0 });
+  const norm = new ct.nn.LayerNorm(8);
+  const enc = new ct.nn.TransformerEncoder(layer, 2, { norm });
+  const keys = [...enc.stateDict().keys()];
+  assert.strictEqual(keys[0], 'layers.0.self_attn.in_proj_weight');
+  assert.ok(keys.includes('layers.1.linear2.bias'), keys.join(' '));
+  assert.deepStrictEqual(keys.slice(-2), ['norm.weight', 'norm.bias']);
+  ct.noGrad(() => ct.fill_(norm.tensor('weight'), 2.0));
+  assert.ok(enc.stateDict().get('norm.weight').toArray().every((v) => v === 2), 'the norm is shared');
+  assert.deepStrictEqual(enc.forward(ct.randn([5, 3, 8])).shape, [5, 3, 8]);
+  const dec = new ct.nn.TransformerDecoder(new ct.nn.TransformerDecoderLayer(8, 2, { dimFeedforward: 16 }), 1,
+    { norm: new ct.nn.LayerNorm(8) });
+  assert.deepStrictEqual([...dec.stateDict().keys()].slice(-2), ['norm.weight', 'norm.bias']);
+  assert.throws(() => new ct.nn.TransformerEncoder(new ct.nn.Linear(8, 8), 2), /encoder_layer/);
+});
+
 (async () => {
   let failed = 0;
   for (const [name, fn] of tests) {

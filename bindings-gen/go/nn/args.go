@@ -2,7 +2,8 @@ package nn
 
 // The constructor arguments of the typed constructors (kinds_gen.go) as the
 // Python text ctorch_nn_new parses: a nil pointer or slice is an option left
-// out (PyTorch's default applies), anything else is written as a literal.
+// out (PyTorch's default applies), anything else is written as a literal;
+// modules go by handle beside the text.
 
 import (
 	"fmt"
@@ -14,7 +15,13 @@ import (
 	"ctorch"
 )
 
-type args struct{ parts []string }
+// parts: the text arguments; names/mods: the module-valued ones (the
+// catalogue's type "Module"), which go by handle (ctorch_nn_new_with_modules).
+type args struct {
+	parts []string
+	names []string
+	mods  []*ctorch.NnModule
+}
 
 // add writes name=value unless v is nil (a nil pointer, slice or interface).
 func (a *args) add(name string, v any) {
@@ -33,6 +40,25 @@ func (a *args) add(name string, v any) {
 }
 
 func (a *args) String() string { return strings.Join(a.parts, ", ") }
+
+// module passes m as the argument name by handle unless it is nil (the
+// library copies or keeps it as torch.nn does: a stack's layer is
+// deep-copied, its norm is m itself).
+func (a *args) module(name string, m *Module) {
+	if m != nil {
+		a.names = append(a.names, name)
+		a.mods = append(a.mods, m.m)
+	}
+}
+
+// build makes the module of kind from the arguments added.
+func (a *args) build(kind string) (*Module, error) {
+	text := a.String()
+	if len(a.mods) == 0 {
+		return New(kind, text)
+	}
+	return wrap(ctorch.NnNewWithModules(kind, &text, a.names, a.mods))
+}
 
 // repeat: an int[N] given as one number (PyTorch repeats it N times).
 func repeat(v []int64) any {

@@ -2,7 +2,8 @@ package main
 
 // The module classes of ctorch/nn: typed constructors with options, several
 // inputs and outputs (LSTM), state dicts strict and not, a Go forward inside
-// a C container and its error coming back out, repr.
+// a C container and its error coming back out, repr, modules as constructor
+// arguments (TransformerEncoder).
 
 import (
 	"errors"
@@ -68,6 +69,37 @@ func nnChecks() {
 	ps, _ := lstm.Parameters()
 	dt, _ := ps[0].Dtype()
 	expect("To float64", dt == ctorch.DTypeFloat64, dt)
+	stackChecks()
+}
+
+// stackChecks: module-valued constructor arguments go by handle
+// (ctorch_nn_new_with_modules); the layer is deep-copied per stack entry,
+// the norm is the caller's own module.
+func stackChecks() {
+	layer := must(nn.NewTransformerEncoderLayer(8, 2, &nn.TransformerEncoderLayerOptions{
+		DimFeedforward: ctorch.Ptr[int64](16), Dropout: ctorch.Ptr(0.0)}))
+	norm := must(nn.NewLayerNorm([]int64{8}, nil))
+	enc, err := nn.NewTransformerEncoder(layer, 2, &nn.TransformerEncoderOptions{Norm: norm})
+	expect("NewTransformerEncoder", err == nil, err)
+	sd, _ := enc.StateDict()
+	n := len(sd)
+	expect("TransformerEncoder keys", n > 2 && sd[0].Name == "layers.0.self_attn.in_proj_weight" &&
+		sd[n-2].Name == "norm.weight" && sd[n-1].Name == "norm.bias", sd)
+	w, _ := norm.Tensor("weight")
+	sc, _ := ctorch.AutogradScopeEnter(ctorch.AutogradScopeKind(0)) // no_grad: w is a leaf needing grad
+	_, err = ctorch.Fill__Scalar(w, ctorch.Float(2))
+	expect("Leave", sc.Leave() == nil)
+	sd, _ = enc.StateDict()
+	low, _ := ctorch.Min(sd[n-2].Tensor)
+	v, _ := low.ItemDouble()
+	expect("the norm passed is shared", err == nil && v == 2, v, err)
+	dec, err := nn.NewTransformerDecoder(must(nn.NewTransformerDecoderLayer(8, 2, nil)), 1,
+		&nn.TransformerDecoderOptions{Norm: must(nn.NewLayerNorm([]int64{8}, nil))})
+	expect("NewTransformerDecoder", err == nil, err)
+	sd, _ = dec.StateDict()
+	expect("TransformerDecoder keys", len(sd) > 2 && sd[len(sd)-1].Name == "norm.bias", sd)
+	_, err = nn.NewTransformerEncoder(must(nn.NewLinear(8, 8, nil)), 2, nil)
+	expect("a Linear as encoder_layer is refused", err != nil && strings.Contains(err.Error(), "encoder_layer"), err)
 }
 
 func must(m *nn.Module, err error) *nn.Module {
