@@ -46,27 +46,20 @@ def ours(c):
     return m
 
 
-def our_inputs(spec):
+def our_inputs(spec_text):
     """The case's inputs drawn by ctorch after the same seed (same generator:
     the same values as H.make_inputs, checked), so the forward's own draws
     (dropout) start where torch's do."""
     ctorch.manual_seed(4321)
     xs = []
-    for tok in spec.split(";"):
-        tok = tok.strip()
-        if tok == "none":
+    for spec in H.input_specs(spec_text):
+        if spec is None:
             xs.append(None)
             continue
-        typ, dims = tok.split(":", 1)
+        typ, size, high, lit = spec
         if typ == "lit":
-            xs.append(ctorch.tensor([int(v) for v in dims.split(",")], dtype=ctorch.int64))
-            continue
-        high = None
-        if "<" in dims:
-            dims, h = dims.split("<")
-            high = int(h)
-        size = [int(d) for d in dims.split("x")] if dims else []
-        if typ in ("f32", "f64"):
+            xs.append(ctorch.tensor(lit, dtype=ctorch.int64))
+        elif typ in ("f32", "f64"):
             xs.append(ctorch.randn(size, dtype=ctorch.float32 if typ == "f32" else ctorch.float64).requires_grad_(True))
         elif typ == "i64":
             xs.append(ctorch.randint(0, high, size))

@@ -123,30 +123,44 @@ def parse_cases(path):
     return cases
 
 
-def make_inputs(spec):
-    xs = []
+def input_specs(spec):
+    """The case's inputs as (type, size, high, literal values), None for `none`:
+    the one reader of the input syntax (py_nn_cases.py draws them with ctorch)."""
+    out = []
     for tok in spec.split(";"):
         tok = tok.strip()
         if tok == "none":
-            xs.append(None)
+            out.append(None)
             continue
         typ, dims = tok.split(":", 1)
         if typ == "lit":
-            xs.append(torch.tensor([int(v) for v in dims.split(",")], dtype=torch.int64))
+            out.append((typ, [], None, [int(v) for v in dims.split(",")]))
             continue
+        if typ not in ("f32", "f64", "i64", "b"):
+            raise SystemExit(f"unknown input type {typ}")
         high = None
         if "<" in dims:
             dims, h = dims.split("<")
             high = int(h)
-        size = tuple(int(d) for d in dims.split("x")) if dims else ()
-        if typ in ("f32", "f64"):
+        out.append((typ, [int(d) for d in dims.split("x")] if dims else [], high, None))
+    return out
+
+
+def make_inputs(spec):
+    xs = []
+    for s in input_specs(spec):
+        if s is None:
+            xs.append(None)
+            continue
+        typ, size, high, lit = s
+        if typ == "lit":
+            xs.append(torch.tensor(lit, dtype=torch.int64))
+        elif typ in ("f32", "f64"):
             xs.append(torch.randn(size, dtype=torch.float32 if typ == "f32" else torch.float64).requires_grad_())
         elif typ == "i64":
             xs.append(torch.randint(0, high, size))
-        elif typ == "b":
+        else:  # b
             xs.append(torch.randn(size) > 0)
-        else:
-            raise SystemExit(f"unknown input type {typ}")
     return xs
 
 
