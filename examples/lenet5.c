@@ -14,7 +14,10 @@
  * keys: each program loads the other's weights (--load).
  *
  * Usage: lenet5 [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--load PATH]
- *               [--steps K] [--device cpu|cuda[:N]] [--amp none|bf16|fp16]
+ *               [--steps K] [--device cpu|cuda[:N]] [--amp none|bf16|fp16] [--logdir DIR]
+ * The loss, accuracies and hyper-parameters go to TensorBoard event files in
+ * --logdir (default runs/lenet5): look at them with
+ *   pip install tensorboard && tensorboard --logdir runs
  * The last line of output is machine-readable:
  *   test_accuracy=<fraction> top5=<fraction> images_per_s=<number>
  */
@@ -66,7 +69,7 @@ static void progress(int tty, int epoch, int epochs, int64_t batch, int64_t nbat
 static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s [--epochs N] [--data DIR] [--seed S] [--threads T] [--save PATH] [--load PATH]\n"
-          "          [--steps K] [--device cpu|cuda[:N]] [--amp none|bf16|fp16]\n"
+          "          [--steps K] [--device cpu|cuda[:N]] [--amp none|bf16|fp16] [--logdir DIR]\n"
           "  --epochs N    training epochs (default 1)\n"
           "  --data DIR    Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
           "  --seed S      seed of the initialisation and the data order (default 1)\n"
@@ -75,12 +78,14 @@ static void usage(const char *prog) {
           "  --load PATH   a state dict to start from (e.g. lenet5.py's), loaded strictly\n"
           "  --steps K     stop each epoch after K batches (quick checks, soak tests; default all)\n"
           "  --device D    cpu (default), cuda or cuda:N: where the model and the data live\n"
-          "  --amp P       none (default), bf16 or fp16: autocast the forward pass (fp16 scales the loss)\n",
+          "  --amp P       none (default), bf16 or fp16: autocast the forward pass (fp16 scales the loss)\n"
+          "  --logdir DIR  TensorBoard event files (default runs/lenet5; '' = none): tensorboard --logdir DIR\n",
           prog);
 }
 
 int main(int argc, char **argv) {
-  const char *data_dir = "/usr/share/datasets/fashion-mnist", *save = "lenet5.pt", *load = "";
+  const char *data_dir = "/usr/share/datasets/fashion-mnist", *save = "lenet5.pt", *load = "", *logdir = "runs/lenet5";
+  ctorch_summary_writer tb = NULL;
   int epochs = 1, threads = 0, steps = 0, tty = isatty(STDOUT_FILENO), epoch;
   unsigned long long seed = 1;
   ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL;
@@ -103,6 +108,7 @@ int main(int argc, char **argv) {
         EXAMPLE_INT("--steps", &steps),
         EXAMPLE_DEVICE("--device", &tgt.device, NULL),
         EXAMPLE_AMP("--amp", &tgt.amp),
+        EXAMPLE_STR("--logdir", &logdir),
     };
     int rc = example_parse_args(argc, argv, args, EXAMPLE_NARGS(args), usage);
     if (rc >= 0) return rc;
@@ -145,6 +151,7 @@ int main(int argc, char **argv) {
     opt = nn_optimizer(net, CTORCH_OPTIM_ADAMW, &o);
   }
 
+  if (*logdir) CHECK(ctorch_summary_writer_new(&tb, logdir, NULL));
   printf("LeNet-5 on Fashion-MNIST (%lld training images), %d epoch(s), batch %d, %d thread(s), seed %llu",
          (long long)n_train, epochs, BATCH, threads, seed);
   /* The CPU float32 header line stays exactly lenet5.py's. */
@@ -172,6 +179,9 @@ int main(int argc, char **argv) {
       }
       scope_leave(s);
       if (!has) break;
+      if (tb && (batch + 1) % 10 == 0) /* the running mean loss, every 10 steps */
+        CHECK(ctorch_summary_writer_add_scalar(tb, "train/loss_running", loss_sum / (double)seen,
+                                               epoch * nbatches + batch + 1, 0));
       progress(tty, epoch + 1, epochs, batch + 1, nbatches, loss_sum / (double)seen, (double)seen / (now() - t0));
     }
     dt = now() - t0;
@@ -189,6 +199,13 @@ int main(int argc, char **argv) {
     printf("epoch %d/%d loss=%.4f train_acc=%.4f test_acc=%.4f top5=%.4f images_per_s=%.1f time=%.1fs\n", epoch + 1,
            epochs, loss_sum / (double)seen, (double)correct / (double)seen, acc, top5, (double)seen / dt, dt);
     fflush(stdout);
+    if (tb) {
+      CHECK(ctorch_summary_writer_add_scalar(tb, "epoch/loss", loss_sum / (double)seen, epoch + 1, 0));
+      CHECK(ctorch_summary_writer_add_scalar(tb, "epoch/train_accuracy", (double)correct / (double)seen, epoch + 1, 0));
+      CHECK(ctorch_summary_writer_add_scalar(tb, "epoch/test_accuracy", acc, epoch + 1, 0));
+      CHECK(ctorch_summary_writer_add_scalar(tb, "epoch/test_top5", top5, epoch + 1, 0));
+      CHECK(ctorch_summary_writer_add_scalar(tb, "epoch/images_per_s", (double)seen / dt, epoch + 1, 0));
+    }
   }
 
   if (save && *save) {
@@ -196,6 +213,13 @@ int main(int argc, char **argv) {
     CHECK(ctorch_nn_module_to(net, &cpu, -1)); /* training is over: a file any machine can read */
     nn_save(net, save);
     printf("saved weights to %s\n", save);
+  }
+  if (tb) {
+    const char *names[4] = {"lr", "weight_decay", "batch_size", "epochs"};
+    const char *metrics[2] = {"hparam/test_accuracy", "hparam/test_top5"};
+    const double values[4] = {1e-3, 0.01, BATCH, epochs}, results[2] = {acc, top5};
+    CHECK(ctorch_summary_writer_add_hparams(tb, names, values, NULL, 4, metrics, results, 2, NULL));
+    ctorch_summary_writer_free(tb);
   }
   target_free(&tgt);
 

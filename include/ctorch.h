@@ -812,6 +812,29 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_chained(ctorch_lr_scheduler *out, c
                                                      size_t n);
 /** ReduceLROnPlateau's step with the epoch's metric (other kinds: INVALID_ARGUMENT; plateau with ctorch_lr_scheduler_step: INVALID_ARGUMENT). */
 CTORCH_API ctorch_status ctorch_lr_scheduler_step_metric(ctorch_lr_scheduler s, double metric);
+/**
+ * Writes s's state to path (torch.save format, atomically) as Python's
+ * scheduler.state_dict() of the same class and PyTorch version: its keys in
+ * its order; SequentialLR and ChainedScheduler hold their schedulers' dicts
+ * under "_schedulers". Python continues it with
+ * sched.load_state_dict(torch.load(path)). What is code rather than data
+ * is written as Python writes it or left out: LambdaLR/MultiplicativeLR's
+ * lr_lambdas are None; torch 1.13's CyclicLR weak method and OneCycleLR
+ * anneal_func are left out (Python keeps its own). MultiStepLR's milestones
+ * are a collections.Counter, which torch 1.13's weights_only loader refuses
+ * (2.x's accepts it).
+ */
+CTORCH_API ctorch_status ctorch_lr_scheduler_save_state_dict(ctorch_lr_scheduler s, const char *path);
+/**
+ * Restores into s a state written by ctorch_lr_scheduler_save_state_dict or
+ * by Python's torch.save(sched.state_dict(), path) for a scheduler of the
+ * same class (sequences and chains: of the same schedulers): epoch, step
+ * count, base and last lrs and every option Python's load_state_dict
+ * overwrites. The optimizer's lrs are not changed (they are the optimizer's
+ * state). Another class, a key missing or of the wrong type: CTORCH_VALUE
+ * naming the key, and s unchanged.
+ */
+CTORCH_API ctorch_status ctorch_lr_scheduler_load_state_dict(ctorch_lr_scheduler s, const char *path);
 
 /* ---- parameter initialisation (torch::nn::init; in place, no grad) -- */
 
@@ -924,6 +947,25 @@ CTORCH_API ctorch_status ctorch_summary_writer_add_image(ctorch_summary_writer w
 /** add_text(tag, text, step): text (UTF-8, copied) shown under tag + "/text_summary" (Markdown). */
 CTORCH_API ctorch_status ctorch_summary_writer_add_text(ctorch_summary_writer w, const char *tag, const char *text,
                                                         int64_t step, double wall_time);
+/**
+ * add_hparams(hparam_dict, metric_dict, run_name=run_name) as torch does it:
+ * a new event file in <log_dir>/<run_name> (run_name NULL: the time as
+ * Python's str(time.time()) prints it) holding the hparams plugin's
+ * experiment, session-start and session-end records, then one scalar per
+ * metric. Hyper-parameter i is named names[i] and is the string texts[i]
+ * when texts and texts[i] are non-NULL, else the number values[i]. All
+ * arrays are borrowed; n >= 1 hyper-parameters, n_metrics >= 0.
+ * @nullable values
+ * @nullable texts
+ * @nullable metric_names
+ * @nullable metric_values
+ * @nullable run_name
+ */
+CTORCH_API ctorch_status ctorch_summary_writer_add_hparams(ctorch_summary_writer w, const char *const *names,
+                                                           const double *values, const char *const *texts, size_t n,
+                                                           const char *const *metric_names,
+                                                           const double *metric_values, size_t n_metrics,
+                                                           const char *run_name);
 /** Forces the records written so far to the disk (fsync). */
 CTORCH_API ctorch_status ctorch_summary_writer_flush(ctorch_summary_writer w);
 /** Closes the file and frees the writer (records are already written). NULL-safe; returns nothing. */
@@ -989,6 +1031,15 @@ CTORCH_API ctorch_status ctorch_data_loader_next(int *has_batch, ctorch_tensor *
 CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_data_loader loader);
 /** Number of examples N. */
 CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loader loader);
+/**
+ * Where the loader is: *epoch (of the last start_epoch) and *batch (batches
+ * of that epoch already returned). Either may be NULL.
+ * @nullable epoch
+ * @nullable batch
+ */
+CTORCH_API ctorch_status ctorch_data_loader_position(uint64_t *epoch, int64_t *batch, ctorch_data_loader loader);
+/** Moves to batch `batch` (0..num_batches) of epoch `epoch`: start_epoch(epoch), then skips `batch` batches without making them. */
+CTORCH_API ctorch_status ctorch_data_loader_seek(ctorch_data_loader loader, uint64_t epoch, int64_t batch);
 /** Frees the loader and its references. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader);
 
@@ -1563,6 +1614,78 @@ CTORCH_API ctorch_status ctorch_nn_catalogue(char **out);
  */
 CTORCH_API ctorch_status ctorch_nn_module_shape_check(char **out, ctorch_nn_module m, const int64_t *const *shapes,
                                                const size_t *ndims, size_t n_inputs);
+
+/* ------------------------------------------------------------------ */
+/* Training checkpoints: resume a run exactly                          */
+/* ------------------------------------------------------------------ */
+
+/** Which kept checkpoint is the best (ctorch_train_state_save_kept). */
+typedef enum ctorch_best_mode CTORCH_ENUM_BASE {
+  CTORCH_BEST_NONE = 0, /**< keep no best checkpoint */
+  CTORCH_BEST_MIN = 1,  /**< a lower metric is better (a loss) */
+  CTORCH_BEST_MAX = 2   /**< a higher metric is better (an accuracy) */
+} ctorch_best_mode;
+
+/**
+ * Saves what a run needs to continue to path, as one torch.save dict laid
+ * out as PyTorch users lay theirs out, which Python reads with
+ * torch.load(path, weights_only=True) (2.x; torch 1.13's weights_only
+ * loader reads no float, so plain torch.load there):
+ *   "model"      model.state_dict() (an OrderedDict of tensors)
+ *   "optimizer"  optimizer.state_dict() (SGD, Adam, AdamW: the kinds whose
+ *                Python layout ctorch writes; others NOT_IMPLEMENTED)
+ *   "scheduler"  scheduler.state_dict() (ctorch_lr_scheduler_save_state_dict)
+ *   "epoch", "step"  the caller's counters; "metric" a float, None when NaN
+ *   "loader"     {"epoch": int, "batch": int} (ctorch_data_loader_position)
+ *   "rng_state"  {"cpu": torch.get_rng_state(), "cuda": [per device]}
+ * The handles are borrowed; a NULL one's key is left out. Atomic: a
+ * temporary file in the same directory, fsync, rename, fsync of the
+ * directory; a crash at any point leaves the previous file or the new one.
+ * @nullable model
+ * @nullable optimizer
+ * @nullable scheduler
+ * @nullable loader
+ */
+CTORCH_API ctorch_status ctorch_train_state_save(const char *path, ctorch_nn_module model, ctorch_optimizer optimizer,
+                                                 ctorch_lr_scheduler scheduler, ctorch_data_loader loader,
+                                                 int64_t epoch, int64_t step, double metric);
+/**
+ * Restores a file written by ctorch_train_state_save into the non-NULL
+ * handles (borrowed; the file must hold their keys) and the default
+ * generators, and returns its epoch, step and metric (NaN for None) through
+ * the out-parameters (each may be NULL). Everything is read and checked
+ * before anything changes: a file that does not fit (a key missing, another
+ * model, optimizer or scheduler, a loader position out of range) is
+ * CTORCH_VALUE naming what, and nothing is changed. Files are data: nothing
+ * in them is run.
+ * @nullable epoch
+ * @nullable step
+ * @nullable metric
+ * @nullable model
+ * @nullable optimizer
+ * @nullable scheduler
+ * @nullable loader
+ */
+CTORCH_API ctorch_status ctorch_train_state_load(int64_t *epoch, int64_t *step, double *metric, const char *path,
+                                                 ctorch_nn_module model, ctorch_optimizer optimizer,
+                                                 ctorch_lr_scheduler scheduler, ctorch_data_loader loader);
+/**
+ * ctorch_train_state_save to dir/checkpoint-<step, 12 digits>.pt (dir made
+ * if missing; step >= 0), then removes the older such files beyond the
+ * newest keep_last (>= 1). With CTORCH_BEST_MIN or _MAX, a state whose
+ * metric (not NaN) beats the one in dir/best.pt, or when there is none, is
+ * also saved as dir/best.pt.
+ * @nullable model
+ * @nullable optimizer
+ * @nullable scheduler
+ * @nullable loader
+ */
+CTORCH_API ctorch_status ctorch_train_state_save_kept(const char *dir, int keep_last, ctorch_best_mode best,
+                                                      ctorch_nn_module model, ctorch_optimizer optimizer,
+                                                      ctorch_lr_scheduler scheduler, ctorch_data_loader loader,
+                                                      int64_t epoch, int64_t step, double metric);
+/** NEW path of the newest dir/checkpoint-*.pt (free with ctorch_string_free), or *out = NULL when there is none. */
+CTORCH_API ctorch_status ctorch_train_state_latest(char **out, const char *dir);
 
 /* ------------------------------------------------------------------ */
 /* Distributed: torch.distributed (c10d) stores, process groups,       */

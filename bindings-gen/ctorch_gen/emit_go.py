@@ -605,6 +605,10 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
                 sig.append(f"{v} []int64")
                 pre.append(f"p__{v}, n__{v} := int64Array({v})")
                 post.append(f"runtime.KeepAlive({v})")
+            elif k == "float":
+                sig.append(f"{v} []float64")
+                pre.append(f"p__{v}, n__{v} := float64Array({v})")
+                post.append(f"runtime.KeepAlive({v})")
             elif k == "string":
                 sig.append(f"{v} []string")
                 pre += [f"p__{v}, n__{v}, free__{v} := stringArray({v})", f"defer free__{v}()"]

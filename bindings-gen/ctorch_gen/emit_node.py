@@ -527,6 +527,8 @@ def header_function(e: dict, funcs: dict) -> str:
                 cargs.append(f"$R.handles({n}, {str(bool(p.get('elements_nullable'))).lower()}, {str(bool(opt)).lower()})")
             elif k == "int":
                 cargs.append(f"$R.i64s({n}, 0, {str(bool(opt)).lower()})")
+            elif k == "float":
+                cargs.append(f"$R.f64s({n}, 0, {str(bool(opt)).lower()})")
             else:  # strings (koffi takes a JS array) and bytes (a TypedArray or Buffer)
                 cargs.append(f"$R.dflt({n}, null)" if opt else n)
         elif k == "handle":

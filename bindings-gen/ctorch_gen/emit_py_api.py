@@ -153,6 +153,8 @@ def header_function(e: dict, funcs: dict) -> Tuple[str, str]:
                 conv = f"_tensor_array({n}, {bool(p.get('elements_nullable'))})"
             elif k == "int":
                 conv = f"_int_array({n})"
+            elif k == "float":
+                conv = f"_float_array({n})"
             elif k == "string":
                 conv = f"_str_array({n})"
             elif k == "void":
@@ -226,7 +228,7 @@ def emit_api(doc: dict) -> str:
            '(Optimizer, DataLoader, ...) whose methods are the functions named after it."""',
            "import ctypes as _c", "", "from . import _capi, _rt",
            "from ._rt import (lib as _lib, wrap as _wrap, raise_status as _raise, "
-           "byref as _byref, tensor_array as _tensor_array, int_array as _int_array, int_arrays as _int_arrays, "
+           "byref as _byref, tensor_array as _tensor_array, int_array as _int_array, float_array as _float_array, int_arrays as _int_arrays, "
            "str_array as _str_array, "
            "float_o as _float_o, h as _h, ho as _ho, str_in as _str_in, str_in_o as _str_o, bytes_arg as _bytes_arg, "
            "text as _text, query as _query, struct_in as _struct_in, struct_out as _struct_out, "

@@ -33,6 +33,14 @@
 #define CTORCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
+// torch.optim.lr_scheduler's state_dict() keys (2026-11-23, measured on
+// 1.13.1 and 2.15.0): 1.13 stores `verbose` after last_epoch and, in
+// ReduceLROnPlateau, its attributes in another order without `_last_lr`
+// and `default_min_lr`; 2.x stores `_is_initial` after `_step_count`,
+// CyclicLR's `use_beta1` and OneCycleLR's `_anneal_func_type` (1.13: a
+// bound method, which is code). Used by optim/schedules_state.cpp.
+#define CTORCH_COMPAT_SCHED_STATE_1_13 (!CTORCH_TORCH_AT_LEAST(2, 0))
+
 #if defined(CTORCH_COMPAT_MEMORY) && CTORCH_TORCH_AT_LEAST(2, 8)
 #include <c10/core/CachingDeviceAllocator.h>
 #endif

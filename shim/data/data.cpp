@@ -219,13 +219,14 @@ struct ctorch_data_loader_s {
   at::Tensor data, targets;
   int64_t n = 0, batch = 1, pos = 0;
   bool shuffle = false, drop_last = false;
-  uint64_t seed = 0;
+  uint64_t seed = 0, epoch = 0;
   at::Tensor perm;
 
-  void start(uint64_t epoch) {
+  void start(uint64_t e) {
     pos = 0;
+    epoch = e;
     if (!shuffle) return;
-    auto gen = at::detail::createCPUGenerator(epoch_seed(seed, epoch));
+    auto gen = at::detail::createCPUGenerator(epoch_seed(seed, e));
     perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
     // Drawn on the CPU (the order Python reproduces), used where the data
     // is: index_select wants its index on the data's device (CUDA).
@@ -355,6 +356,27 @@ CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loade
   ctorch::require_out(out, "out");
   ctorch::require_ptr(loader, "loader");
   *out = loader->n;
+  CTORCH_CATCH
+}
+
+// The position a training checkpoint records (ctorch_train_state_save):
+// epoch and batches returned; seeking replays the epoch's order and skips.
+CTORCH_API ctorch_status ctorch_data_loader_position(uint64_t *epoch, int64_t *batch, ctorch_data_loader loader) {
+  CTORCH_TRY
+  ctorch::require_ptr(loader, "loader");
+  if (epoch) *epoch = loader->epoch;
+  if (batch) *batch = (loader->pos + loader->batch - 1) / loader->batch;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_loader_seek(ctorch_data_loader loader, uint64_t epoch, int64_t batch) {
+  CTORCH_TRY
+  ctorch::require_ptr(loader, "loader");
+  const int64_t batches = loader->batches();
+  if (batch < 0 || batch > batches)
+    ctorch::fail_arg("batch", "must be in 0.." + std::to_string(batches) + ", got " + std::to_string(batch));
+  loader->start(epoch);
+  loader->pos = std::min(loader->n, batch * loader->batch);
   CTORCH_CATCH
 }
 

@@ -29,7 +29,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -212,6 +214,58 @@ ctorch_summary_writer_s &require_writer(ctorch_summary_writer w) {
 
 std::atomic<int> g_uid{0};
 
+struct WriterDeleter {
+  void operator()(ctorch_summary_writer_s *w) const { ctorch_summary_writer_free(w); }
+};
+using WriterPtr = std::unique_ptr<ctorch_summary_writer_s, WriterDeleter>;
+
+// A new event file in dir (made with its parents), named as torch names them.
+WriterPtr open_writer(const std::string &dir, const std::string &suffix) {
+  make_dirs(dir);
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  char name[512];
+  const double t = now();
+  std::snprintf(name, sizeof name, "events.out.tfevents.%010lld.%s.%d.%d%s", static_cast<long long>(t), host,
+                static_cast<int>(getpid()), g_uid++, suffix.c_str());
+  WriterPtr w(new ctorch_summary_writer_s);
+  w->path = dir + "/" + name;
+  w->fd = ::open(w->path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (w->fd < 0) fail(CTORCH_IO, "cannot create '" + w->path + "': " + std::strerror(errno));
+  write_all(*w, tfrecord(event_file_version(t)));
+  return w;
+}
+
+// ---- hparams (torch.utils.tensorboard.summary.hparams) -------------------------
+// HParamsPluginData {version 1 = 0; experiment 2 | session_start_info 3 |
+// session_end_info 4} inside SummaryMetadata.PluginData{"hparams", content}.
+Proto hparams_value(const char *tag, int which, const std::string &message) {
+  Proto content;
+  content.varint_field(1, 0);  // PLUGIN_DATA_VERSION
+  content.bytes_field(which, message);
+  Proto plugin;
+  plugin.bytes_field(1, "hparams");
+  plugin.bytes_field(2, content.bytes());
+  Proto meta;
+  meta.bytes_field(1, plugin.bytes());
+  Proto value;
+  value.bytes_field(1, tag);
+  value.bytes_field(9, meta.bytes());
+  return value;
+}
+
+// Python's str(time.time()): the shortest repr of the double.
+std::string python_float(double x) {
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
 }  // namespace
 }  // namespace logging
 }  // namespace ctorch
@@ -228,19 +282,7 @@ CTORCH_API ctorch_status ctorch_summary_writer_new(ctorch_summary_writer *out, c
   if (!*log_dir) fail_arg("log_dir", "is empty");
   std::string suffix = filename_suffix ? filename_suffix : "";
   if (suffix.find('/') != std::string::npos) fail_arg("filename_suffix", "must not contain '/'");
-  make_dirs(log_dir);
-  char host[256] = "localhost";
-  gethostname(host, sizeof host - 1);
-  char name[512];
-  const double t = now();
-  std::snprintf(name, sizeof name, "events.out.tfevents.%010lld.%s.%d.%d%s", static_cast<long long>(t), host,
-                static_cast<int>(getpid()), g_uid++, suffix.c_str());
-  auto w = std::make_unique<ctorch_summary_writer_s>();
-  w->path = std::string(log_dir) + "/" + name;
-  w->fd = ::open(w->path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-  if (w->fd < 0) fail(CTORCH_IO, "cannot create '" + w->path + "': " + std::strerror(errno));
-  write_all(*w, tfrecord(event_file_version(t)));
-  *out = w.release();
+  *out = open_writer(log_dir, suffix).release();
   CTORCH_CATCH
 }
 
@@ -293,6 +335,62 @@ CTORCH_API ctorch_status ctorch_summary_writer_add_text(ctorch_summary_writer w,
   require_tag(tag);
   require_ptr(txt, "text");
   add(wr, text(tag, txt), step, wall_time);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_summary_writer_add_hparams(ctorch_summary_writer w, const char *const *names,
+                                                           const double *values, const char *const *texts, size_t n,
+                                                           const char *const *metric_names,
+                                                           const double *metric_values, size_t n_metrics,
+                                                           const char *run_name) {
+  CTORCH_TRY
+  auto &wr = require_writer(w);
+  require_ptr(names, "names");
+  if (n == 0) fail_arg("n", "must be >= 1 (torch logs nothing without hyper-parameters)");
+  if (!values && !texts) fail_arg("values", "and texts are both NULL");
+  if (n_metrics && (!metric_names || !metric_values)) fail_arg("metric_names", "and metric_values are needed for n_metrics > 0");
+  std::string run = run_name ? run_name : python_float(now());
+  if (run.empty() || run.find('/') != std::string::npos || run == "." || run == "..")
+    fail_arg("run_name", "must be a non-empty directory name without '/'");
+  // Experiment {hparam_infos 4: HParamInfo{name 1, type 4}; metric_infos 5: MetricInfo{name 1: MetricName{tag 2}}}
+  // SessionStartInfo {hparams 1: map<string, Value{number_value 2 | string_value 3}>}
+  Proto exp, start;
+  for (size_t i = 0; i < n; ++i) {
+    if (!names[i] || !*names[i]) fail_arg("names", "entry " + std::to_string(i) + " is NULL or empty");
+    const bool is_text = texts && texts[i];
+    if (!is_text && !values) fail_arg("values", "is NULL but hyper-parameter '" + std::string(names[i]) + "' is a number");
+    Proto info;
+    info.bytes_field(1, names[i]);
+    info.varint_field(4, is_text ? 1 : 3);  // DATA_TYPE_STRING, DATA_TYPE_FLOAT64
+    exp.bytes_field(4, info.bytes());
+    Proto value;
+    if (is_text) value.bytes_field(3, texts[i]);
+    else value.double_field(2, values[i]);
+    Proto entry;
+    entry.bytes_field(1, names[i]);
+    entry.bytes_field(2, value.bytes());
+    start.bytes_field(1, entry.bytes());
+  }
+  for (size_t i = 0; i < n_metrics; ++i) {
+    if (!metric_names[i] || !*metric_names[i]) fail_arg("metric_names", "entry " + std::to_string(i) + " is NULL or empty");
+    Proto tag, info;
+    tag.bytes_field(2, metric_names[i]);
+    info.bytes_field(1, tag.bytes());
+    exp.bytes_field(5, info.bytes());
+  }
+  Proto end;
+  end.varint_field(1, 1);  // STATUS_SUCCESS
+  const std::string dir = wr.path.substr(0, wr.path.rfind('/')) + "/" + run;
+  WriterPtr hp = open_writer(dir, "");
+  add(*hp, hparams_value("_hparams_/experiment", 2, exp.bytes()), 0, 0);
+  add(*hp, hparams_value("_hparams_/session_start_info", 3, start.bytes()), 0, 0);
+  add(*hp, hparams_value("_hparams_/session_end_info", 4, end.bytes()), 0, 0);
+  for (size_t i = 0; i < n_metrics; ++i) {
+    Proto v;
+    v.bytes_field(1, metric_names[i]);
+    v.float_field(2, static_cast<float>(metric_values[i]));
+    add(*hp, v, 0, 0);
+  }
   CTORCH_CATCH
 }
 

@@ -49,4 +49,15 @@ namespace optim {
 // The optimizer behind a handle; INVALID_ARGUMENT naming 'opt' if NULL.
 Optim &require_opt(ctorch_optimizer opt);
 }  // namespace optim
+struct PV;
+using P = std::shared_ptr<PV>;
+namespace optim {
+// Python's optimizer.state_dict() (optim_state.cpp; SGD, Adam, AdamW, else
+// NOT_IMPLEMENTED).
+P state_dict_value(Optim &o);
+// A new optimizer holding the state dict `root` (checked against o; `in`
+// names the file in messages); o is unchanged until the caller assigns
+// o.opt = the result.
+std::unique_ptr<torch::optim::Optimizer> state_dict_check(Optim &o, const P &root, const std::string &in);
+}  // namespace optim
 }  // namespace ctorch

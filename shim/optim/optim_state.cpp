@@ -274,13 +274,10 @@ void check_loaded_state(ctorch_optimizer_kind kind, torch::optim::Optimizer &opt
 }  // namespace optim
 }  // namespace ctorch
 
-extern "C" {
+namespace ctorch {
+namespace optim {
 
-CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, const char *path) {
-  CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
-  ctorch::require_ptr(path, "path");
-  if (!*path) ctorch::fail_arg("path", "is empty");
+P state_dict_value(Optim &o) {
   check_supported(o.kind);
   auto &states = o.opt->state();
   P state = PV::dict(), groups = PV::list({});
@@ -298,19 +295,11 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, 
   P root = PV::dict();
   root->put(str("state"), std::move(state));
   root->put(str("param_groups"), std::move(groups));
-  ctorch::write_pickled(path, *root);
-  CTORCH_CATCH
+  return root;
 }
 
-CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, const char *path) {
-  CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
-  ctorch::require_ptr(path, "path");
-  if (!*path) ctorch::fail_arg("path", "is empty");
+std::unique_ptr<torch::optim::Optimizer> state_dict_check(Optim &o, const P &root, const std::string &in) {
   check_supported(o.kind);
-  std::unique_ptr<ctorch::Pickled> file = ctorch::read_pickled(path);
-  const std::string in = std::string("'") + path + "'";
-  const P &root = file->root;
   if (root->kind != PV::Dict || !root->find("state") || !root->find("param_groups"))
     ctorch::fail(CTORCH_TYPE, in + " does not hold an optimizer state_dict ({'state': ..., 'param_groups': ...})");
   const PV &saved_state = need_kind(*root->find("state"), PV::Dict, in + "'s state");
@@ -360,7 +349,31 @@ CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, 
     const at::Tensor &p = hit->second.first;
     if (auto s = state_from(o.kind, d, p, options[hit->second.second], where)) states[optim_state_key(states, p)] = std::move(s);
   }
-  o.opt = std::move(fresh);
+  return fresh;
+}
+
+}  // namespace optim
+}  // namespace ctorch
+
+extern "C" {
+
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, const char *path) {
+  CTORCH_TRY
+  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::require_ptr(path, "path");
+  if (!*path) ctorch::fail_arg("path", "is empty");
+  ctorch::write_pickled(path, *ctorch::optim::state_dict_value(o));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, const char *path) {
+  CTORCH_TRY
+  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::require_ptr(path, "path");
+  if (!*path) ctorch::fail_arg("path", "is empty");
+  check_supported(o.kind);
+  std::unique_ptr<ctorch::Pickled> file = ctorch::read_pickled(path);
+  o.opt = ctorch::optim::state_dict_check(o, file->root, std::string("'") + path + "'");
   CTORCH_CATCH
 }
 

@@ -23,10 +23,6 @@
 using ctorch::optim::Optim;
 using namespace ctorch::optim::sched;
 
-struct ctorch_lr_scheduler_s {
-  std::shared_ptr<Sched> s;
-};
-
 
 namespace {
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "optim_internal.h"
+#include "serialize/serialize_value.h"
 
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
@@ -211,8 +212,8 @@ struct WarmRestarts : Sched {
     for (double b : base_lrs) v.push_back(eta_min + (b - eta_min) * (1 + std::cos(M_PI * t_cur / t_i)) / 2);
     return v;
   }
+  // Python's step() here replaces LRScheduler.step, so _step_count stays 0.
   void step() override {
-    ++step_count;
     int64_t epoch;
     if (last_epoch < 0) {
       epoch = 0;  // Python: step(None) before any step is step(0)
@@ -396,8 +397,14 @@ struct Sequential : Sched {
     size_t idx = static_cast<size_t>(std::upper_bound(milestones.begin(), milestones.end(), last_epoch) -
                                      milestones.begin());
     auto &s = children[idx];
-    if (idx > 0 && milestones[idx - 1] == last_epoch) s->update_lr(0);
-    else s->step();
+    if (idx > 0 && milestones[idx - 1] == last_epoch) {
+      // Python's step(0) counts as a step, but in CosineAnnealingWarmRestarts,
+      // whose step() does not count.
+      if (!dynamic_cast<WarmRestarts *>(s.get())) ++s->step_count;
+      s->update_lr(0);
+    } else {
+      s->step();
+    }
     last_lr = s->last_lr;
   }
 };
@@ -411,6 +418,23 @@ struct Chained : Sched {
   }
 };
 
+}  // namespace sched
+}  // namespace optim
+}  // namespace ctorch
+
+// The C handle (schedules.cpp makes them; schedules_state.cpp saves and loads them).
+struct ctorch_lr_scheduler_s {
+  std::shared_ptr<ctorch::optim::sched::Sched> s;
+};
+
+namespace ctorch {
+namespace optim {
+namespace sched {
+// The scheduler's state as Python's scheduler.state_dict() (schedules_state.cpp).
+P state_dict(Sched &s);
+// Checks d against s's class (apply false), or loads it (apply true; after
+// a check). Throws StatusError(VALUE) naming the key.
+void load_state_dict(Sched &s, const PV &d, bool apply);
 }  // namespace sched
 }  // namespace optim
 }  // namespace ctorch

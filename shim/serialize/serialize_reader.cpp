@@ -523,6 +523,15 @@ class Unpickler {
       d->ordered = true;
       return d;
     }
+    // Counter({key: count}): a dict subclass that torch.load(weights_only=True)
+    // allows (2.x); MultiStepLR's milestones are one.
+    if (m == "collections" && n == "Counter") {
+      if (a.size() > 1) corrupt("Counter called with " + std::to_string(a.size()) + " arguments");
+      P d = a.empty() ? make(PV::Dict) : expect(a[0], PV::Dict, "Counter contents");
+      if (d->ordered) corrupt("Counter made from an OrderedDict");
+      d->counter = true;
+      return d;
+    }
     // (storage, offset, size, stride, requires_grad, hooks, dtype[, metadata]):
     // PyTorch 2.x, for dtypes without a legacy storage class (uint16, ...).
     if (m == "torch._utils" && n == "_rebuild_tensor_v3") {

@@ -20,6 +20,7 @@ struct PV {
   int64_t i = 0;
   double f = 0;
   bool ordered = false;  // Dict: a collections.OrderedDict (as model.state_dict() is)
+  bool counter = false;  // Dict: a collections.Counter (MultiStepLR's milestones)
   std::string s, s2;     // Str; Global module (s) and name (s2)
   std::vector<P> items;  // Tuple, List; Dict as key, value, key, value...
   at::Tensor t;          // Tensor
@@ -133,8 +134,8 @@ std::unique_ptr<Pickled> read_pickled(const char *path);
 
 // Writes root in torch.save's format (zip, protocol-2 pickle with only the
 // globals torch.load(weights_only=True) allows) to path, atomically.
-// Values: None, bool, int, float, str, tuple, list, dict (str or int keys),
-// Tensor. Throws StatusError (IO, NOT_IMPLEMENTED for tensors torch.save
+// Values: None, bool, int, float, str, tuple, list, dict (str or int keys;
+// an OrderedDict or a Counter when flagged), Tensor. Throws StatusError (IO, NOT_IMPLEMENTED for tensors torch.save
 // cannot hold, INVALID_ARGUMENT for a str that is not UTF-8).
 void write_pickled(const char *path, const PV &root);
 

@@ -186,6 +186,7 @@ class Pickler {
         }
         return;
       case PV::Dict:
+        if (v.counter) global("collections", "Counter");  // Counter({...}): Counter.__reduce__
         if (v.ordered) empty_ordered_dict();
         else out_ += '}';
         if (!v.items.empty()) {
@@ -193,6 +194,7 @@ class Pickler {
           for (const auto &e : v.items) value(*e);
           out_ += 'u';  // SETITEMS
         }
+        if (v.counter) out_ += "\x85R";  // TUPLE1, REDUCE
         return;
       case PV::Tensor: tensor(v.t); return;
       default: fail(CTORCH_NOT_IMPLEMENTED, std::string("a ") + kind_name(v.kind) + " cannot be saved");

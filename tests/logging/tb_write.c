@@ -55,6 +55,23 @@ static void failures(const char *dir, ctorch_summary_writer w) {
   FAILS(ctorch_summary_writer_add_image(w, "i", img, 0, 0), CTORCH_INVALID_ARGUMENT, "1, 3 or 4 channels");
   FAILS(ctorch_summary_writer_add_image(w, "i", t, 0, 0), CTORCH_INVALID_ARGUMENT, "3-d");
   FAILS(ctorch_summary_writer_add_text(w, "t", NULL, 0, 0), CTORCH_INVALID_ARGUMENT, "text");
+  {
+    const char *names[2] = {"lr", NULL}, *bad_run = "a/b";
+    const double values[2] = {0.1, 2};
+    FAILS(ctorch_summary_writer_add_hparams(NULL, names, values, NULL, 1, NULL, NULL, 0, "r"), CTORCH_INVALID_ARGUMENT,
+          "writer");
+    FAILS(ctorch_summary_writer_add_hparams(w, NULL, values, NULL, 1, NULL, NULL, 0, "r"), CTORCH_INVALID_ARGUMENT,
+          "names");
+    FAILS(ctorch_summary_writer_add_hparams(w, names, values, NULL, 0, NULL, NULL, 0, "r"), CTORCH_INVALID_ARGUMENT, "n");
+    FAILS(ctorch_summary_writer_add_hparams(w, names, NULL, NULL, 1, NULL, NULL, 0, "r"), CTORCH_INVALID_ARGUMENT,
+          "values");
+    FAILS(ctorch_summary_writer_add_hparams(w, names, values, NULL, 2, NULL, NULL, 0, "r"), CTORCH_INVALID_ARGUMENT,
+          "entry 1");
+    FAILS(ctorch_summary_writer_add_hparams(w, names, values, NULL, 1, NULL, values, 1, "r"), CTORCH_INVALID_ARGUMENT,
+          "metric_names");
+    FAILS(ctorch_summary_writer_add_hparams(w, names, values, NULL, 1, NULL, NULL, 0, bad_run), CTORCH_INVALID_ARGUMENT,
+          "run_name");
+  }
   ctorch_summary_writer_free(NULL);
   ctorch_tensor_free(t);
   ctorch_tensor_free(img);
@@ -112,6 +129,14 @@ int main(int argc, char **argv) {
     ctorch_tensor_free(rgba);
   }
   OK(ctorch_summary_writer_add_text(w, "notes", "hello **world**: \xc3\xa9t\xc3\xa9", 4, 4000.0));
+  {
+    /* add_hparams({"lr": 0.01, "optimizer": "adam", "batch": 64},
+     *             {"hparam/accuracy": 0.9, "hparam/loss": 0.25}, run_name="run1") */
+    const char *names[3] = {"lr", "optimizer", "batch"}, *texts[3] = {NULL, "adam", NULL};
+    const char *metrics[2] = {"hparam/accuracy", "hparam/loss"};
+    const double values[3] = {0.01, 0, 64}, mv[2] = {0.9, 0.25};
+    OK(ctorch_summary_writer_add_hparams(w, names, values, texts, 3, metrics, mv, 2, "run1"));
+  }
   OK(ctorch_summary_writer_flush(w));
   OK(ctorch_summary_writer_path(&path, w));
   printf("%s\n", path);

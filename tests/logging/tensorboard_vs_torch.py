@@ -9,7 +9,9 @@ same data (seeded tensors, fixed steps and wall times):
   a running sum: the same numbers, added in another order);
 - images: width, height and decoded pixels equal (the PNG bytes differ:
   PIL's compressor and filters against ctorch's);
-- text: the string equal.
+- text: the string equal;
+- hparams: the run directory's experiment, session start and end records
+  (the hparams plugin's messages, parsed) and the metric scalars equal.
 Then a writer killed by SIGKILL right after its last add: every record it
 added is read back. Exit 77 (skipped) without the tensorboard package.
 
@@ -109,11 +111,24 @@ def torch_side(logdir):
     w.add_image("img/grey", grey, 2, walltime=3001.0)
     w.add_image("img/rgba", rgba, 3, walltime=3002.0)
     w.add_text("notes", "hello **world**: \u00e9t\u00e9", 4, walltime=4000.0)
+    w.add_hparams({"lr": 0.01, "optimizer": "adam", "batch": 64}, {"hparam/accuracy": 0.9, "hparam/loss": 0.25},
+                  run_name="run1")
     w.close()
     return logdir
 
 
 EXPECTED_HIST = {}
+
+
+def hparams_of(ea):
+    """{tag: parsed HParamsPluginData} of the hparams plugin's records."""
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+    out = {}
+    for tag, content in ea.PluginTagToContent("hparams").items():
+        m = HParamsPluginData()
+        m.ParseFromString(content)
+        out[tag] = m
+    return out
 
 
 def make_histogram(values):
@@ -188,6 +203,16 @@ def main():
                 expect(pa == pb, f"image {tag}: pixels {pa[:3]} vs torch {pb[:3]}")
             (a,), (b,) = c.Tensors("notes/text_summary"), t.Tensors("notes/text_summary")
             expect(a.tensor_proto.string_val == b.tensor_proto.string_val and a.step == b.step, "text equal")
+            # hparams: the run directory's plugin records (parsed messages) and metric scalars
+            ch, th = load(os.path.join(os.path.dirname(path), "run1")), load(os.path.join(ref_dir, "run1"))
+            hc, ht = hparams_of(ch), hparams_of(th)
+            expect(sorted(hc) == sorted(ht) == ["_hparams_/experiment", "_hparams_/session_end_info",
+                                                "_hparams_/session_start_info"], f"hparams tags {sorted(hc)}")
+            for tag in ht:
+                expect(hc.get(tag) == ht[tag], f"hparams {tag}: {hc.get(tag)} vs torch {ht[tag]}")
+            for tag in ("hparam/accuracy", "hparam/loss"):
+                expect([(e.step, e.value) for e in ch.Scalars(tag)] == [(e.step, e.value) for e in th.Scalars(tag)],
+                       f"hparams metric {tag}")
         else:
             h = c.Histograms("weights")[0].histogram_value
             expect(h.num == 1000 and sum(h.bucket) == 1000, "histogram counts add up")

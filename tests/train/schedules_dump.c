@@ -2,7 +2,13 @@
  * ctorch's schedules set on a two-group optimizer, one line per step:
  *   SCENARIO STEP LR0 LR1 MOMENTUM0
  * schedules_vs_torch.py runs the same scenarios with the installed torch
- * and compares (tests/train/CMakeLists.txt). Exit 1 on any failing call. */
+ * and compares (tests/train/CMakeLists.txt). Exit 1 on any failing call.
+ *
+ * `schedules_dump save DIR` also saves each scheduler's state at step
+ * steps/2 to DIR/c_SCENARIO.pt (ctorch_lr_scheduler_save_state_dict);
+ * `schedules_dump resume DIR` makes each scenario afresh, loads the state
+ * Python saved at that step (DIR/py_SCENARIO.pt) and the lrs it had
+ * (DIR/py_SCENARIO.lrs), and prints the steps from there on. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +25,9 @@
   } while (0)
 
 static ctorch_tensor p[2];
+static int mode; /* 0 print, 1 save, 2 resume */
+static const char *dir;
+static const double metrics[16] = {1.0, 0.9, 0.91, 0.905, 0.9, 0.95, 0.85, 0.86, 0.87, 0.88, 0.84, 0.845, 0.85, 0.86, 0.87, 0.7};
 
 /* SGD(lr 0.1, momentum 0.9) or Adam(lr 0.1), group 1 with lr 0.05 */
 static ctorch_optimizer make_opt(ctorch_optimizer_kind kind) {
@@ -42,6 +51,37 @@ static void show(const char *name, int step, ctorch_optimizer opt) {
   printf("%s %d %.17g %.17g %.17g\n", name, step, lr0, lr1, o.momentum != 0 ? o.momentum : o.beta1);
 }
 
+/* Steps s `steps` times printing every step; saves or resumes at steps/2
+ * (see the top). metric: ReduceLROnPlateau, stepped with metrics[i]. */
+static void drive(const char *name, ctorch_optimizer opt, ctorch_lr_scheduler s, int steps, int metric) {
+  int i = 0, k = steps / 2;
+  char path[4096];
+  if (mode == 2) {
+    double lr[2];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/py_%s.pt", dir, name);
+    OK(ctorch_lr_scheduler_load_state_dict(s, path));
+    snprintf(path, sizeof path, "%s/py_%s.lrs", dir, name);
+    f = fopen(path, "r");
+    if (!f || fscanf(f, "%lf %lf", &lr[0], &lr[1]) != 2) {
+      fprintf(stderr, "cannot read %s\n", path);
+      exit(1);
+    }
+    fclose(f);
+    OK(ctorch_optimizer_set_lr(opt, 0, lr[0]));
+    OK(ctorch_optimizer_set_lr(opt, 1, lr[1]));
+    i = k;
+  }
+  for (; i <= steps; ++i) {
+    show(name, i, opt);
+    if (mode == 1 && i == k) {
+      snprintf(path, sizeof path, "%s/c_%s.pt", dir, name);
+      OK(ctorch_lr_scheduler_save_state_dict(s, path));
+    }
+    if (i < steps) OK(metric ? ctorch_lr_scheduler_step_metric(s, metrics[i]) : ctorch_lr_scheduler_step(s));
+  }
+}
+
 static ctorch_status lambda_fn(void *user, int64_t epoch, size_t group, double *f) {
   (void)user;
   *f = (double)(group + 1) / (1.0 + (double)epoch);
@@ -58,7 +98,6 @@ static void run(const char *name, ctorch_optimizer_kind kind, ctorch_lr_schedule
                 int steps) {
   ctorch_optimizer opt = make_opt(kind);
   ctorch_lr_scheduler s = NULL;
-  int i;
   if (k == CTORCH_LR_MULTI_STEP) {
     static const int64_t ms[4] = {2, 5, 5, 9};
     OK(ctorch_lr_scheduler_multi_step(&s, opt, ms, 4, 0.3));
@@ -69,10 +108,7 @@ static void run(const char *name, ctorch_optimizer_kind kind, ctorch_lr_schedule
   } else {
     OK(ctorch_lr_scheduler_new(&s, opt, k, o));
   }
-  for (i = 0; i <= steps; ++i) {
-    show(name, i, opt);
-    if (i < steps) OK(ctorch_lr_scheduler_step(s));
-  }
+  drive(name, opt, s, steps, 0);
   ctorch_lr_scheduler_free(s);
   ctorch_optimizer_free(opt);
 }
@@ -88,26 +124,27 @@ static void pair(const char *name, ctorch_lr_schedule k0, ctorch_lr_schedule_opt
                  ctorch_lr_schedule_options *o1, int64_t milestone, int steps) {
   ctorch_optimizer opt = make_opt(CTORCH_OPTIM_SGD);
   ctorch_lr_scheduler s[2] = {NULL, NULL}, top = NULL;
-  int i;
   OK(ctorch_lr_scheduler_new(&s[0], opt, k0, o0));
   OK(ctorch_lr_scheduler_new(&s[1], opt, k1, o1));
   if (milestone > 0) OK(ctorch_lr_scheduler_sequential(&top, opt, s, 2, &milestone, 1));
   else OK(ctorch_lr_scheduler_chained(&top, s, 2));
   ctorch_lr_scheduler_free(s[0]); /* the composite keeps them */
   ctorch_lr_scheduler_free(s[1]);
-  for (i = 0; i <= steps; ++i) {
-    show(name, i, opt);
-    if (i < steps) OK(ctorch_lr_scheduler_step(top));
-  }
+  drive(name, opt, top, steps, 0);
   ctorch_lr_scheduler_free(top);
   ctorch_optimizer_free(opt);
 }
 
-int main(void) {
-  const double metrics[16] = {1.0, 0.9, 0.91, 0.905, 0.9, 0.95, 0.85, 0.86, 0.87, 0.88, 0.84, 0.845, 0.85, 0.86, 0.87, 0.7};
+int main(int argc, char **argv) {
   const int64_t one = 1;
   ctorch_lr_schedule_options o, o2;
-  int i;
+  if (argc == 3 && (strcmp(argv[1], "save") == 0 || strcmp(argv[1], "resume") == 0)) {
+    mode = argv[1][0] == 's' ? 1 : 2;
+    dir = argv[2];
+  } else if (argc != 1) {
+    fprintf(stderr, "usage: schedules_dump [save|resume DIR]\n");
+    return 2;
+  }
   OK(ctorch_ones(&p[0], &one, 1, NULL, NULL, NULL, NULL));
   OK(ctorch_ones(&p[1], &one, 1, NULL, NULL, NULL, NULL));
   OK(ctorch_tensor_set_requires_grad(p[0], 1));
@@ -147,10 +184,7 @@ int main(void) {
     o = dflt(CTORCH_LR_REDUCE_ON_PLATEAU), o.patience = 2, o.factor = 0.5, o.cooldown = 1, o.threshold = 0.01,
     o.min_lr = 0.004;
     OK(ctorch_lr_scheduler_new(&s, opt, CTORCH_LR_REDUCE_ON_PLATEAU, &o));
-    for (i = 0; i <= 16; ++i) {
-      show("plateau", i, opt);
-      if (i < 16) OK(ctorch_lr_scheduler_step_metric(s, metrics[i]));
-    }
+    drive("plateau", opt, s, 16, 1);
     ctorch_lr_scheduler_free(s);
     ctorch_optimizer_free(opt);
   }
