@@ -615,7 +615,7 @@ typedef struct ctorch_optim_options {
   double tolerance_grad;      /**< LBFGS (default 1e-7) */
   double tolerance_change;    /**< LBFGS (default 1e-9) */
   int64_t history_size;       /**< LBFGS (default 100) */
-  ctorch_line_search line_search; /**< LBFGS (default CTORCH_LINE_SEARCH_NONE) */
+  int line_search;            /**< LBFGS: a ctorch_line_search (default CTORCH_LINE_SEARCH_NONE) */
 } ctorch_optim_options;
 
 /** An optimizer (owns its state and references to its parameters). */
