@@ -192,7 +192,8 @@ class LBFGS : public torch::optim::Optimizer {
         for (auto &p : params_) x_init.push_back(p.clone(at::MemoryFormat::Contiguous));
         const int64_t max_ls = compat::kLbfgsLineSearchBudget ? max_eval - current_evals : 25;
         at::Tensor g_out;
-        strong_wolfe(closure, x_init, tolerance_change, max_ls, loss, flat_grad, gtd, &loss, &g_out, &ls_func_evals);
+        // Python calls _strong_wolfe without the group's tolerance_change: its default 1e-9 applies.
+        strong_wolfe(closure, x_init, 1e-9, max_ls, loss, flat_grad, gtd, &loss, &g_out, &ls_func_evals);
         flat_grad = g_out;
         add_grad(t_, d_);
         opt_cond = at::le(flat_grad.abs().max(), tolerance_grad).item<bool>();
