@@ -470,6 +470,10 @@ CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char 
   } catch (const std::exception &e) {
     ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' does not hold state for this optimizer: " + e.what());
   }
+  if (ctorch::optim::is_py_kind(o.kind))
+    for (auto &g : fresh->param_groups())
+      if (static_cast<ctorch::optim::PyOptions &>(g.options()).kind != o.kind)
+        ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' holds the state of another optimizer kind");
   check_loaded_state(o.kind, *fresh, std::string("'") + path + "' does not hold state for this optimizer: ");
   o.opt = std::move(fresh);
   CTORCH_CATCH

@@ -70,6 +70,7 @@ static ctorch_status closure(void *user_data, double *loss_out) {
   }
   OK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
   OK(ctorch_tensor_item_double(loss_out, loss));
+  if (getenv("OPTIM_DUMP_TRACE")) fprintf(stderr, "CALL %a\n", *loss_out);
   ctorch_tensor_free(loss);
   return CTORCH_OK;
 }

@@ -96,11 +96,15 @@ def python_side(sc):
         p.append(torch.randn(s, dtype=dt).requires_grad_())
         c.append(torch.randn(s, dtype=dt))
         w.append(torch.rand(s, dtype=dt) + 0.5)
-    if g1 == "-":
+    if kind == "lbfgs":
+        # LBFGS has one group; its constructor works out max_eval from max_iter
+        # (a group dict would take the defaults' max_eval instead).
+        groups = None
+    elif g1 == "-":
         groups = [dict(params=p, **kwargs(g0))]
     else:
         groups = [dict(params=p[:2], **kwargs(g0)), dict(params=p[2:], **kwargs(g1))]
-    opt = KINDS[kind](groups)
+    opt = KINDS[kind](p, **kwargs(g0)) if groups is None else KINDS[kind](groups)
     s = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.01, total_steps=steps + 1) if sched == "onecycle" else None
 
     def closure():

@@ -217,7 +217,9 @@ START_TEST(lbfgs_refusals_and_failing_closure) {
   CT_ERROR_HAS("call 3");
   ck_assert_int_eq(q.calls, 3);
   ctorch_optimizer_free(q.opt);
+  ctorch_tensor_free(q.p);
   /* a fresh one minimises sum(p^2) */
+  q.p = param(1.0f);
   q.calls = 0, q.fail_at = 0;
   CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_LBFGS));
   o.line_search = CTORCH_LINE_SEARCH_STRONG_WOLFE;
@@ -235,7 +237,8 @@ START_TEST(lbfgs_refusals_and_failing_closure) {
 END_TEST
 
 START_TEST(complex_params_refused) {
-  ctorch_tensor p = param(1.0f), c = NULL;
+  const float v[4] = {1, 2, 3, 4};
+  ctorch_tensor p = ct_floats(v, four, 1), c = NULL;
   ctorch_optimizer opt = NULL;
   const ctorch_dtype cf = CTORCH_COMPLEX64;
   int k;
