@@ -574,8 +574,19 @@ typedef enum ctorch_optimizer_kind CTORCH_ENUM_BASE {
   CTORCH_OPTIM_ADAM = 1,
   CTORCH_OPTIM_ADAMW = 2,
   CTORCH_OPTIM_RMSPROP = 3,
-  CTORCH_OPTIM_ADAGRAD = 4
+  CTORCH_OPTIM_ADAGRAD = 4,
+  CTORCH_OPTIM_NADAM = 5,    /**< written as the installed PyTorch's Python NAdam (single-tensor form) */
+  CTORCH_OPTIM_RADAM = 6,    /**< likewise RAdam */
+  CTORCH_OPTIM_ADAMAX = 7,   /**< likewise Adamax */
+  CTORCH_OPTIM_ADADELTA = 8, /**< likewise Adadelta */
+  CTORCH_OPTIM_LBFGS = 9     /**< one parameter group; steps only with ctorch_optimizer_step_closure */
 } ctorch_optimizer_kind;
+
+/** LBFGS's line search (Python's line_search_fn). */
+typedef enum ctorch_line_search CTORCH_ENUM_BASE {
+  CTORCH_LINE_SEARCH_NONE = 0,        /**< None: fixed step lr */
+  CTORCH_LINE_SEARCH_STRONG_WOLFE = 1 /**< 'strong_wolfe' */
+} ctorch_line_search;
 
 /**
  * Hyper-parameters of one parameter group. Fill it with
@@ -595,6 +606,16 @@ typedef struct ctorch_optim_options {
   double alpha;         /**< RMSprop smoothing constant */
   double lr_decay;      /**< Adagrad */
   double initial_accumulator_value; /**< Adagrad */
+  /* The fields below also serve NAdam, RAdam, Adamax (beta1, beta2, eps), Adadelta (eps) and LBFGS (lr). */
+  double momentum_decay;      /**< NAdam (default 4e-3) */
+  int decoupled_weight_decay; /**< NAdam, RAdam: AdamW-style decay (PyTorch >= 2.1; a 1.13 build refuses it) */
+  double rho;                 /**< Adadelta (default 0.9) */
+  int64_t max_iter;           /**< LBFGS: iterations per step (default 20) */
+  int64_t max_eval;           /**< LBFGS: closure calls per step; 0 = max_iter * 5 / 4 (Python's None) */
+  double tolerance_grad;      /**< LBFGS (default 1e-7) */
+  double tolerance_change;    /**< LBFGS (default 1e-9) */
+  int64_t history_size;       /**< LBFGS (default 100) */
+  int line_search;            /**< LBFGS: a ctorch_line_search (default CTORCH_LINE_SEARCH_NONE) */
 } ctorch_optim_options;
 
 /** An optimizer (owns its state and references to its parameters). */
@@ -627,8 +648,27 @@ CTORCH_API ctorch_status ctorch_optimizer_get_lr(double *out, ctorch_optimizer o
 CTORCH_API ctorch_status ctorch_optimizer_set_lr(ctorch_optimizer opt, size_t group, double lr);
 /** Clears every parameter's .grad: drops it if set_to_none (PyTorch 2's default), else zeroes it. */
 CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int set_to_none);
-/** One update of every parameter that has a .grad. */
+/** One update of every parameter that has a .grad. LBFGS refuses (INVALID_ARGUMENT): it needs ctorch_optimizer_step_closure. */
 CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt);
+/**
+ * The closure of ctorch_optimizer_step_closure (Python's step(closure)):
+ * typically zero the grads, compute the loss, call backward, and write the
+ * loss's value to *loss. Return CTORCH_OK, or a failure status, which the
+ * step returns (its own status when it is one, else RUNTIME) with a message
+ * naming the callback. Grad mode is on while it runs.
+ */
+typedef ctorch_status (*ctorch_optimizer_closure_fn)(void *user_data, double *loss);
+/**
+ * One step with a closure, as Python's optimizer.step(closure): any kind;
+ * LBFGS calls it as often as its options say (max_iter, max_eval), the
+ * others once before the update. *loss_out: the loss the first call
+ * returned (what Python's step returns). A failing closure stops the step
+ * (LBFGS's parameters and state may then be part way through an
+ * iteration; the other kinds are unchanged). Errors: INVALID_ARGUMENT
+ * (NULL opt, closure or loss_out), the closure's status.
+ */
+CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_optimizer opt,
+                                                       ctorch_optimizer_closure_fn closure, void *user_data);
 /** Writes the optimizer's state (per-parameter buffers, step counts, group options) to a file (libtorch archive). */
 CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path);
 /**

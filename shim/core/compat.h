@@ -430,3 +430,30 @@ inline at::Tensor clip_grad_total_norm(const std::vector<at::Tensor> &grads, dou
 }  // namespace compat
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_CLIP_GRAD
+
+// Python's torch.optim single-tensor (foreach=False) updates, which ctorch's
+// NAdam, RAdam, Adamax, Adadelta and LBFGS follow op for op (shim/optim/
+// optim_py*.cpp), as written in 1.13.1 and in 2.15.0, the two versions
+// tested bit for bit (the changes came in between; 2.0-2.14 take 2.15's
+// rules untested). (2026-11-23)
+//  - kOptimLerpExpAvg: NAdam, RAdam, Adamax update exp_avg with
+//    exp_avg.lerp_(grad, 1 - beta1) (1.13: mul_(beta1).add_(grad, alpha=1 - beta1)).
+//  - kNadamMuNextFromValue: NAdam's mu_product_next = mu_product.item() * mu_next
+//    in double (1.13: mu_product * mu * mu_next as float32 tensors, mu twice).
+//  - kOptimDecoupledWeightDecay: NAdam and RAdam take decoupled_weight_decay
+//    (1.13 has no such option).
+//  - kAdamaxMaximum: Adamax's exp_inf = maximum(exp_inf * beta2, |grad| + eps)
+//    (1.13: amax over the two stacked; the same values).
+//  - kLbfgsLineSearchBudget: LBFGS's strong-Wolfe search may make
+//    max_eval - (evaluations so far) evaluations (1.13: 25 each time).
+#ifdef CTORCH_COMPAT_OPTIM_PY
+namespace ctorch {
+namespace compat {
+constexpr bool kOptimLerpExpAvg = CTORCH_TORCH_AT_LEAST(2, 0);
+constexpr bool kNadamMuNextFromValue = CTORCH_TORCH_AT_LEAST(2, 0);
+constexpr bool kOptimDecoupledWeightDecay = CTORCH_TORCH_AT_LEAST(2, 0);
+constexpr bool kAdamaxMaximum = CTORCH_TORCH_AT_LEAST(2, 0);
+constexpr bool kLbfgsLineSearchBudget = CTORCH_TORCH_AT_LEAST(2, 0);
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_OPTIM_PY

@@ -1,5 +1,6 @@
 // Optimizers (torch::optim) and learning-rate schedules from C.
 #include "optim_internal.h"
+#include "optim_py.h"
 #include "models/models.h"
 
 #include <caffe2/serialize/read_adapter_interface.h>
@@ -22,7 +23,7 @@ using ctorch::optim::Optim;
 namespace {
 
 void check_kind(int kind) {
-  if (kind < CTORCH_OPTIM_SGD || kind > CTORCH_OPTIM_ADAGRAD)
+  if (kind < CTORCH_OPTIM_SGD || kind > CTORCH_OPTIM_LBFGS)
     ctorch::fail_arg("kind", "unknown optimizer kind " + std::to_string(kind));
 }
 
@@ -37,12 +38,26 @@ ctorch_optim_options defaults(ctorch_optimizer_kind kind) {
   o.beta2 = 0.999;
   o.eps = 1e-8;
   o.alpha = 0.99;
+  // Fields of the kinds that use them (the others ignore them).
+  o.momentum_decay = 4e-3;
+  o.rho = 0.9;
+  o.max_iter = 20;
+  o.max_eval = 0;  // Python's None: max_iter * 5 / 4
+  o.tolerance_grad = 1e-7;
+  o.tolerance_change = 1e-9;
+  o.history_size = 100;
+  o.line_search = CTORCH_LINE_SEARCH_NONE;
   switch (kind) {
     case CTORCH_OPTIM_SGD: o.lr = 1e-2; break;
     case CTORCH_OPTIM_ADAM: o.lr = 1e-3; break;
     case CTORCH_OPTIM_ADAMW: o.lr = 1e-3; o.weight_decay = 1e-2; break;
     case CTORCH_OPTIM_RMSPROP: o.lr = 1e-2; break;
     case CTORCH_OPTIM_ADAGRAD: o.lr = 1e-2; o.eps = 1e-10; break;
+    case CTORCH_OPTIM_NADAM: o.lr = 2e-3; break;
+    case CTORCH_OPTIM_RADAM: o.lr = 1e-3; break;
+    case CTORCH_OPTIM_ADAMAX: o.lr = 2e-3; break;
+    case CTORCH_OPTIM_ADADELTA: o.lr = 1.0; o.eps = 1e-6; break;
+    case CTORCH_OPTIM_LBFGS: o.lr = 1.0; break;
   }
   return o;
 }
@@ -65,6 +80,7 @@ namespace optim {
 // Validates like PyTorch's Python constructors (libtorch checks only some of
 // these, and none for added groups), then builds the libtorch options.
 std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options &o) {
+  if (is_py_kind(kind)) return make_py_options(kind, o);
   check_nonneg(o.lr, "lr");
   check_nonneg(o.weight_decay, "weight_decay");
   check_nonneg(o.eps, "eps");
@@ -104,11 +120,13 @@ std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_ki
       r->lr_decay(o.lr_decay).weight_decay(o.weight_decay).initial_accumulator_value(o.initial_accumulator_value).eps(o.eps);
       return r;
     }
+    default: break;
   }
   ctorch::fail_arg("kind", "unknown optimizer kind");
 }
 
 ctorch_optim_options read_options(ctorch_optimizer_kind kind, const torch::optim::OptimizerOptions &base) {
+  if (is_py_kind(kind)) return static_cast<const PyOptions &>(base).o;
   ctorch_optim_options o = defaults(kind);
   switch (kind) {
     case CTORCH_OPTIM_SGD: {
@@ -141,6 +159,7 @@ ctorch_optim_options read_options(ctorch_optimizer_kind kind, const torch::optim
       o.initial_accumulator_value = r.initial_accumulator_value(); o.eps = r.eps();
       break;
     }
+    default: break;
   }
   return o;
 }
@@ -150,6 +169,7 @@ ctorch_optim_options read_options(ctorch_optimizer_kind kind, const torch::optim
 std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
                                                    const std::vector<torch::optim::OptimizerParamGroup> &groups,
                                                    const torch::optim::OptimizerOptions &d) {
+  if (is_py_kind(kind)) return construct_py(kind, groups, d);
   switch (kind) {
     case CTORCH_OPTIM_SGD:
       return std::make_unique<torch::optim::SGD>(groups, static_cast<const torch::optim::SGDOptions &>(d));
@@ -161,6 +181,7 @@ std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
       return std::make_unique<torch::optim::RMSprop>(groups, static_cast<const torch::optim::RMSpropOptions &>(d));
     case CTORCH_OPTIM_ADAGRAD:
       return std::make_unique<torch::optim::Adagrad>(groups, static_cast<const torch::optim::AdagradOptions &>(d));
+    default: break;
   }
   ctorch::fail_arg("kind", "unknown optimizer kind");
 }
@@ -205,6 +226,7 @@ void load_options(ctorch_optimizer_kind kind, torch::serialize::InputArchive &ar
     case CTORCH_OPTIM_ADAMW: return load_group_options<torch::optim::AdamWOptions>(archive, opt);
     case CTORCH_OPTIM_RMSPROP: return load_group_options<torch::optim::RMSpropOptions>(archive, opt);
     case CTORCH_OPTIM_ADAGRAD: return load_group_options<torch::optim::AdagradOptions>(archive, opt);
+    default: return load_group_options<ctorch::optim::PyOptions>(archive, opt);
   }
 }
 
@@ -226,6 +248,15 @@ std::vector<at::Tensor> param_list(const ctorch_tensor *params, size_t n, const 
       ctorch::fail_arg("params", "entry " + std::to_string(i) + " appears twice (or is already in another group)");
   }
   return v;
+}
+
+// The kinds written after Python's code (optim_py.cpp) take real parameters only.
+void require_real(ctorch_optimizer_kind kind, const std::vector<at::Tensor> &v) {
+  if (!ctorch::optim::is_py_kind(kind)) return;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].is_complex())
+      ctorch::fail(CTORCH_TYPE, "argument 'params': entry " + std::to_string(i) +
+                                    " is complex; NAdam, RAdam, Adamax, Adadelta and LBFGS take real parameters");
 }
 
 }  // namespace
@@ -260,6 +291,7 @@ CTORCH_API ctorch_status ctorch_optimizer_new(ctorch_optimizer *out, ctorch_opti
   *out = nullptr;
   check_kind(kind);
   auto v = param_list(params, n, nullptr);
+  require_real(kind, v);
   auto opts = make_options(kind, options ? *options : defaults(kind));
   auto o = std::make_shared<Optim>();
   o->kind = kind;
@@ -274,7 +306,10 @@ CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, 
                                                           const ctorch_optim_options *options) {
   CTORCH_TRY
   Optim &o = require_opt(opt);
+  if (o.kind == CTORCH_OPTIM_LBFGS)
+    ctorch::fail_arg("opt", "LBFGS doesn't support per-parameter options (parameter groups), as in PyTorch");
   auto v = param_list(params, n, o.opt.get());
+  require_real(o.kind, v);
   std::unique_ptr<torch::optim::OptimizerOptions> opts =
       options ? make_options(o.kind, *options) : o.opt->defaults().clone();
   // libtorch's Adagrad makes each parameter's state (step, sum) in its
@@ -351,7 +386,34 @@ CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int se
 CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt) {
   CTORCH_TRY
   Optim &o = require_opt(opt);
+  if (o.kind == CTORCH_OPTIM_LBFGS)
+    ctorch::fail_arg("opt", "LBFGS steps with a closure: use ctorch_optimizer_step_closure");
   o.opt->step();
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_optimizer opt,
+                                                       ctorch_optimizer_closure_fn closure, void *user_data) {
+  CTORCH_TRY
+  ctorch::require_out(loss_out, "loss_out");
+  Optim &o = require_opt(opt);
+  ctorch::require_ptr(closure, "closure");
+  int64_t calls = 0;
+  // The C callback as Python's closure: its status becomes an exception
+  // that unwinds the step (C++ only) and is returned by CTORCH_CATCH.
+  auto fn = [&]() -> at::Tensor {
+    double loss = 0;
+    ++calls;
+    ctorch_status st = closure(user_data, &loss);
+    if (st != CTORCH_OK) {
+      bool known = static_cast<int>(st) > CTORCH_OK && static_cast<int>(st) <= CTORCH_UNKNOWN;
+      ctorch::fail(known ? st : CTORCH_RUNTIME, "the closure callback returned " + std::string(ctorch_status_name(st)) +
+                                                    " (call " + std::to_string(calls) + " of this step)");
+    }
+    return at::scalar_tensor(loss, at::kDouble);
+  };
+  at::Tensor loss = o.opt->step(fn);
+  *loss_out = loss.item<double>();
   CTORCH_CATCH
 }
 
@@ -359,6 +421,7 @@ CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char 
   CTORCH_TRY
   Optim &o = require_opt(opt);
   ctorch::require_ptr(path, "path");
+  if (o.kind == CTORCH_OPTIM_LBFGS) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "saving LBFGS's state is not implemented");
   torch::serialize::OutputArchive archive;
   o.opt->save(archive);
   try {
@@ -373,6 +436,7 @@ CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char 
   CTORCH_TRY
   Optim &o = require_opt(opt);
   ctorch::require_ptr(path, "path");
+  if (o.kind == CTORCH_OPTIM_LBFGS) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "loading LBFGS's state is not implemented");
   // The file is a TorchScript archive (what OutputArchive writes): it gets
   // every check ctorch_module_load makes before libtorch's reader sees it
   // (a regular file only; records that crash libtorch's importer refused;
@@ -406,6 +470,10 @@ CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char 
   } catch (const std::exception &e) {
     ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' does not hold state for this optimizer: " + e.what());
   }
+  if (ctorch::optim::is_py_kind(o.kind))
+    for (auto &g : fresh->param_groups())
+      if (static_cast<ctorch::optim::PyOptions &>(g.options()).kind != o.kind)
+        ctorch::fail(CTORCH_VALUE, std::string("'") + path + "' holds the state of another optimizer kind");
   check_loaded_state(o.kind, *fresh, std::string("'") + path + "' does not hold state for this optimizer: ");
   o.opt = std::move(fresh);
   CTORCH_CATCH

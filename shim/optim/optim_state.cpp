@@ -14,6 +14,7 @@
 // same order (Python's load_state_dict rule), whatever they are.
 #define CTORCH_COMPAT_OPTIM_STATE  // compat::optim_state_key
 #include "optim_internal.h"
+#include "optim_py.h"
 #include "serialize/serialize_value.h"
 
 #include <ATen/ops/scalar_tensor.h>
@@ -266,6 +267,20 @@ void check_loaded_state(ctorch_optimizer_kind kind, torch::optim::Optimizer &opt
         case CTORCH_OPTIM_ADAGRAD:
           need(static_cast<torch::optim::AdagradParamState &>(st).sum(), "sum", true);
           break;
+        default: {  // NAdam, RAdam, Adamax, Adadelta (optim_py.cpp); LBFGS keeps no such state
+          auto &ps = static_cast<PyState &>(st);
+          need(ps.a, state_name_a(kind), true);
+          need(ps.b, state_name_b(kind), true);
+          if (ps.step < 0 || ps.step > (int64_t(1) << 53))
+            ctorch::fail(CTORCH_VALUE, where + "parameter " + std::to_string(i) + "'s step count " + std::to_string(ps.step) +
+                                           " is out of range");
+          if (kind == CTORCH_OPTIM_NADAM &&
+              (!ps.mu_product.defined() || ps.mu_product.numel() != 1 || ps.mu_product.dim() != 0 ||
+               ps.mu_product.scalar_type() != at::kFloat || !ps.mu_product.device().is_cpu()))
+            ctorch::fail(CTORCH_VALUE, where + "parameter " + std::to_string(i) +
+                                           "'s state 'mu_product' is missing or not a float32 scalar on the CPU");
+          break;
+        }
       }
     }
   }

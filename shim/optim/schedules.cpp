@@ -151,7 +151,7 @@ std::shared_ptr<Sched> build(const std::shared_ptr<Optim> &o, ctorch_lr_schedule
       need(p.step_size_down >= 0, "step_size_down", "must be >= 0 (0: step_size_up)");
       need(p.mode >= CTORCH_CYCLIC_TRIANGULAR && p.mode <= CTORCH_CYCLIC_EXP_RANGE, "mode", "not a ctorch_cyclic_mode");
       need(!p.cycle_momentum || has_momentum(o->kind), "cycle_momentum",
-           "needs an optimizer with momentum or betas (SGD, RMSprop, Adam, AdamW)");
+           "needs an optimizer with momentum or betas (SGD, RMSprop, Adam, AdamW, NAdam, RAdam, Adamax)");
       auto x = std::make_shared<CyclicLR>();
       double up = static_cast<double>(p.step_size_up);
       double down = p.step_size_down ? static_cast<double>(p.step_size_down) : up;
@@ -175,7 +175,7 @@ std::shared_ptr<Sched> build(const std::shared_ptr<Optim> &o, ctorch_lr_schedule
       need(finite(p.div_factor) && p.div_factor != 0, "div_factor", "must be finite and not 0");
       need(finite(p.final_div_factor) && p.final_div_factor != 0, "final_div_factor", "must be finite and not 0");
       need(!p.cycle_momentum || has_momentum(o->kind), "cycle_momentum",
-           "needs an optimizer with momentum or betas (SGD, RMSprop, Adam, AdamW)");
+           "needs an optimizer with momentum or betas (SGD, RMSprop, Adam, AdamW, NAdam, RAdam, Adamax)");
       auto x = std::make_shared<OneCycleLR>();
       double t = static_cast<double>(p.total_steps);
       x->total_steps = p.total_steps, x->linear = p.anneal_linear != 0, x->cycle_momentum = p.cycle_momentum != 0;

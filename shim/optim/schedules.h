@@ -4,6 +4,7 @@
 #pragma once
 
 #include "optim_internal.h"
+#include "optim_py.h"
 #include "serialize/serialize_value.h"
 
 #include <torch/optim/adam.h>
@@ -268,7 +269,11 @@ struct MultiplicativeLR : LambdaBase {
 
 // Momentum of a group as CyclicLR / OneCycleLR cycle it: SGD's and
 // RMSprop's momentum, Adam's and AdamW's beta1 (Python's use_beta1).
-inline bool has_momentum(ctorch_optimizer_kind k) { return k != CTORCH_OPTIM_ADAGRAD; }
+// NAdam, RAdam, Adamax have betas (Python cycles their beta1); Adadelta and
+// LBFGS neither (Python's CyclicLR/OneCycleLR refuse them).
+inline bool has_momentum(ctorch_optimizer_kind k) {
+  return k != CTORCH_OPTIM_ADAGRAD && k != CTORCH_OPTIM_ADADELTA && k != CTORCH_OPTIM_LBFGS;
+}
 inline void set_momentum(Optim &o, size_t i, double m) {
   auto &opts = o.opt->param_groups()[i].options();
   switch (o.kind) {
@@ -284,6 +289,9 @@ inline void set_momentum(Optim &o, size_t i, double m) {
       a.betas(std::make_tuple(m, std::get<1>(a.betas())));
       break;
     }
+    case CTORCH_OPTIM_NADAM:
+    case CTORCH_OPTIM_RADAM:
+    case CTORCH_OPTIM_ADAMAX: static_cast<PyOptions &>(opts).o.beta1 = m; break;
     default: break;
   }
 }

@@ -57,7 +57,17 @@ const char *class_name(Sched &s) {
 const char *cyclic_mode(ctorch_cyclic_mode m) {
   return m == CTORCH_CYCLIC_TRIANGULAR ? "triangular" : m == CTORCH_CYCLIC_TRIANGULAR2 ? "triangular2" : "exp_range";
 }
-bool uses_beta1(Sched &s) { return s.o->kind == CTORCH_OPTIM_ADAM || s.o->kind == CTORCH_OPTIM_ADAMW; }
+// Python's use_beta1: "betas" in optimizer.defaults.
+bool uses_beta1(Sched &s) {
+  switch (s.o->kind) {
+    case CTORCH_OPTIM_ADAM:
+    case CTORCH_OPTIM_ADAMW:
+    case CTORCH_OPTIM_NADAM:
+    case CTORCH_OPTIM_RADAM:
+    case CTORCH_OPTIM_ADAMAX: return true;
+    default: return false;
+  }
+}
 
 // LRScheduler's own attributes, after the subclass's (its __init__ calls
 // super().__init__ last).
