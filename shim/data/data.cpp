@@ -270,11 +270,5 @@ CTORCH_API ctorch_status ctorch_data_mnist_read_dir(ctorch_tensor *images, ctorc
   CTORCH_CATCH
 }
 
-CTORCH_API ctorch_status ctorch_data_epoch_seed(uint64_t *out, uint64_t seed, uint64_t epoch) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = epoch_seed(seed, epoch);
-  CTORCH_CATCH
-}
 
 }  // extern "C"
