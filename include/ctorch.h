@@ -1083,6 +1083,154 @@ CTORCH_API ctorch_status ctorch_data_loader_seek(ctorch_data_loader loader, uint
 /** Frees the loader and its references. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader);
 
+/* ---- CIFAR files, datasets, loaders with workers ------------------ */
+
+/** Which CIFAR binary format a file holds (and, for CIFAR-100, which label is returned). Values are stable. */
+typedef enum ctorch_data_cifar_kind CTORCH_ENUM_BASE {
+  CTORCH_DATA_CIFAR10 = 0,          /**< records of 1 label byte (0..9) + 3072 image bytes */
+  CTORCH_DATA_CIFAR100_FINE = 1,    /**< records of coarse (0..19) + fine (0..99) label bytes + 3072; fine returned */
+  CTORCH_DATA_CIFAR100_COARSE = 2   /**< the same records; the coarse label returned */
+} ctorch_data_cifar_kind;
+
+/**
+ * Reads a CIFAR binary file ("data_batch_1.bin", "train.bin", ...): *images
+ * is a NEW UINT8 tensor [N, 3, 32, 32] (the records' CHW bytes as stored),
+ * *labels a NEW INT64 tensor [N]. A file whose size is not a positive
+ * multiple of the record size, or a label out of range (both labels are
+ * checked for CIFAR-100), gives CTORCH_VALUE naming the file and the record;
+ * a missing or unreadable file CTORCH_IO; a bad kind CTORCH_INVALID_ARGUMENT.
+ */
+CTORCH_API ctorch_status ctorch_data_cifar_read(ctorch_tensor *images, ctorch_tensor *labels, const char *path,
+                                                ctorch_data_cifar_kind kind);
+
+/**
+ * The indices rank `rank` of `world_size` visits in epoch `epoch`, exactly
+ * as torch.utils.data.DistributedSampler(dataset of dataset_len items,
+ * num_replicas=world_size, rank=rank, shuffle=shuffle, seed=seed,
+ * drop_last=drop_last) after set_epoch(epoch): randperm(dataset_len) from a
+ * generator seeded with seed + epoch (mod 2^64) when shuffling, else
+ * 0..dataset_len-1; without drop_last padded by repeating the order from its
+ * start up to a multiple of world_size, with drop_last cut down to one;
+ * then every world_size-th index from rank. *out is a NEW INT64 tensor.
+ * dataset_len >= 0, world_size >= 1, 0 <= rank < world_size (else
+ * CTORCH_INVALID_ARGUMENT).
+ */
+CTORCH_API ctorch_status ctorch_data_distributed_indices(ctorch_tensor *out, int64_t dataset_len, int64_t rank,
+                                                         int64_t world_size, int shuffle, uint64_t seed,
+                                                         uint64_t epoch, int drop_last);
+
+/**
+ * A dataset: items (data, target) by index, from tensors, files or the
+ * host's callbacks. Datasets are reference counted internally: a loader made
+ * over one keeps it alive, so the handle may be freed at once.
+ */
+typedef struct ctorch_dataset_s *ctorch_dataset;
+
+/**
+ * Callbacks of a host-defined dataset. len writes the number of items to
+ * *out. get_item writes the item at `index` (0 <= index < len) as NEW
+ * handles: *data_out (required) and *target_out (NULL for a dataset without
+ * targets; every item must agree); both are preset to NULL and ctorch takes
+ * whatever was written, whatever the status. Return CTORCH_OK, or a failure
+ * status, which the loader reports for that item's batch with a message
+ * naming the item index, followed by the calling thread's last error when a
+ * ctorch call inside the callback failed.
+ *
+ * Threads: with num_workers > 0, get_item runs on the loader's worker
+ * threads, several at once (distinct indices), so it and user_data must be
+ * thread-safe; len runs on the thread that starts an epoch. ctorch calls
+ * may be made from the callbacks (the contract's thread rules hold); the
+ * last error is per thread, and handle scopes are per thread: a scope open
+ * on the thread that drives the loader does not record the handles a
+ * callback makes on a worker (ctorch takes those anyway).
+ */
+typedef ctorch_status (*ctorch_dataset_len_fn)(void *user_data, int64_t *out);
+typedef ctorch_status (*ctorch_dataset_get_item_fn)(void *user_data, int64_t index, ctorch_tensor *data_out,
+                                                    ctorch_tensor *target_out);
+
+/**
+ * NEW dataset over examples along dimension 0 of `data` and of `targets`
+ * (targets may be NULL: items without targets): item i is (data[i],
+ * targets[i]). Both borrowed; the dataset keeps its own references. Their
+ * dim 0 sizes must agree (else INVALID_ARGUMENT).
+ * Loaders over it batch with one index_select (or a view when the order is
+ * sequential) instead of stacking items.
+ * @nullable targets
+ */
+CTORCH_API ctorch_status ctorch_dataset_from_tensors(ctorch_dataset *out, ctorch_tensor data, ctorch_tensor targets);
+/**
+ * NEW dataset of CIFAR files: paths[0..n_paths) (n_paths >= 1) read with
+ * ctorch_data_cifar_read and concatenated in order; items are UINT8
+ * [3, 32, 32] images with INT64 labels. Errors as ctorch_data_cifar_read.
+ */
+CTORCH_API ctorch_status ctorch_dataset_cifar(ctorch_dataset *out, const char *const *paths, size_t n_paths,
+                                              ctorch_data_cifar_kind kind);
+/** NEW dataset of the MNIST-style files in dir (as ctorch_data_mnist_read_dir): UINT8 [28, 28]-like images, INT64 labels. */
+CTORCH_API ctorch_status ctorch_dataset_mnist_dir(ctorch_dataset *out, const char *dir, int train);
+/**
+ * NEW dataset whose items come from the host's callbacks (see
+ * ctorch_dataset_get_item_fn for threads and errors). free_user_data (may be
+ * NULL) is called once with user_data when the last reference to the
+ * dataset goes (the handle and every loader over it freed), or at once if
+ * this call fails after its arguments were checked.
+ * @nullable user_data
+ * @nullable free_user_data
+ */
+CTORCH_API ctorch_status ctorch_dataset_from_callbacks(ctorch_dataset *out, ctorch_dataset_len_fn len,
+                                                       ctorch_dataset_get_item_fn get_item, void *user_data,
+                                                       void (*free_user_data)(void *));
+/** Number of items (calls the len callback of a host-defined dataset). */
+CTORCH_API ctorch_status ctorch_dataset_len(int64_t *out, ctorch_dataset ds);
+/** Frees the handle; loaders over the dataset keep it alive. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_dataset_free(ctorch_dataset ds);
+
+/**
+ * NEW loader over a dataset (borrowed; the loader keeps its own reference),
+ * used with the ctorch_data_loader_* functions above. A batch stacks the
+ * items of batch_size consecutive indices of the epoch's order along a new
+ * dimension 0 (data and targets alike), as torch's default collate does.
+ * The order is that of ctorch_data_loader_new (randperm from
+ * ctorch_data_epoch_seed(seed, epoch) when shuffling), or, after
+ * ctorch_data_loader_set_distributed, DistributedSampler's. It never depends
+ * on the number of workers. The length of a host-defined dataset is read at
+ * each epoch start. Starts at epoch 0, no workers, no pinning.
+ */
+CTORCH_API ctorch_status ctorch_data_loader_from_dataset(ctorch_data_loader *out, ctorch_dataset ds,
+                                                         int64_t batch_size, int shuffle, uint64_t seed,
+                                                         int drop_last);
+/**
+ * Background workers: num_workers threads (0: batches are made inside
+ * ctorch_data_loader_next, on the caller's thread; at most 64) each keep up
+ * to prefetch_factor batches ahead (>= 1; torch's default is 2), taken in
+ * turn as torch does. ctorch_data_loader_next delivers batches in order;
+ * a worker's failure is returned by the next call that reaches that batch
+ * (with the message naming the item index), and the call after it goes on
+ * with the following batch. Freeing the loader, starting an epoch or any
+ * setter stops and joins the workers (after the items being made), never
+ * waiting for the rest of the epoch. Rewinds the current epoch.
+ */
+CTORCH_API ctorch_status ctorch_data_loader_set_workers(ctorch_data_loader loader, int num_workers,
+                                                        int prefetch_factor);
+/**
+ * pin_memory: batches on the CPU are copied into page-locked memory (by the
+ * worker that made them) so a later non_blocking copy to CUDA can overlap.
+ * Needs CUDA: without it (no CUDA build or no device) enabling fails with
+ * CTORCH_NOT_IMPLEMENTED saying so, and the loader is unchanged. Disabling
+ * always succeeds. Rewinds the current epoch.
+ */
+CTORCH_API ctorch_status ctorch_data_loader_set_pin_memory(ctorch_data_loader loader, int pin_memory);
+/**
+ * Visits only rank's share of each epoch, in the order of
+ * ctorch_data_distributed_indices(len, rank, world_size, shuffle, seed,
+ * epoch, drop_last) with the loader's shuffle and seed (so the seed is used
+ * as DistributedSampler uses it: seed + epoch), drop_last being the
+ * sampler's; the loader's own drop_last still applies to the last batch.
+ * world_size 1 with rank 0 and shuffle off is the plain order. Rewinds the
+ * current epoch.
+ */
+CTORCH_API ctorch_status ctorch_data_loader_set_distributed(ctorch_data_loader loader, int64_t rank,
+                                                            int64_t world_size, int drop_last);
+
 /* ------------------------------------------------------------------ */
 /* Interop: DLPack, checkpoints (torch.save format), TorchScript       */
 /* ------------------------------------------------------------------ */

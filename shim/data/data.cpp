@@ -1,12 +1,10 @@
-// Data from C: IDX (MNIST-style) files, plain or gzip, and a batch iterator
-// whose shuffled order Python can reproduce with torch.randperm.
-#include "core/files.h"
-#include "core/internal.h"
+// Data from C: IDX (MNIST-style) files, plain or gzip. The loader is in
+// loader.cpp, datasets in dataset.cpp, CIFAR files in cifar.cpp.
+#include "data/data.h"
 
-#include <ATen/CPUGeneratorImpl.h>
+#include "core/files.h"
+
 #include <ATen/ops/empty.h>
-#include <ATen/ops/index_select.h>
-#include <ATen/ops/randperm.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -144,6 +142,11 @@ void to_host_order(unsigned char *p, size_t n, size_t width) {
     for (size_t a = 0, b = width - 1; a < b; ++a, --b) std::swap(p[a], p[b]);
 }
 
+}  // namespace
+
+namespace ctorch {
+namespace data {
+
 at::Tensor read_idx(const std::string &path) {
   Source src(path);
   unsigned char head[4];
@@ -189,7 +192,7 @@ at::Tensor read_idx(const std::string &path) {
   return t;
 }
 
-void mnist_pair(ctorch_tensor *images, ctorch_tensor *labels, const std::string &ip, const std::string &lp) {
+void mnist_pair(at::Tensor *images, at::Tensor *labels, const std::string &ip, const std::string &lp) {
   at::Tensor im = read_idx(ip);
   if (im.scalar_type() != at::kByte || im.dim() != 3)
     corrupt(ip, "MNIST images must be ubyte data of 3 dimensions, got " + std::string(c10::toString(im.scalar_type())) +
@@ -201,41 +204,29 @@ void mnist_pair(ctorch_tensor *images, ctorch_tensor *labels, const std::string 
   if (lb.size(0) != im.size(0))
     ctorch::fail(CTORCH_VALUE, "'" + lp + "' holds " + std::to_string(lb.size(0)) + " labels but '" + ip + "' holds " +
                                    std::to_string(im.size(0)) + " images");
-  *images = ctorch::give(std::move(im));
-  *labels = ctorch::give(lb.to(at::kLong));
+  *images = std::move(im);
+  *labels = lb.to(at::kLong);
 }
 
-std::string pick(const std::string &base) {
+static std::string pick(const std::string &base) {
   struct stat st {};
   if (stat((base + ".gz").c_str(), &st) == 0) return base + ".gz";
   return base;  // if this one is missing too, opening it reports CTORCH_IO
 }
 
+void mnist_dir(at::Tensor *images, at::Tensor *labels, const std::string &dir, bool train) {
+  std::string d(dir);
+  if (!d.empty() && d.back() != '/') d += '/';
+  std::string prefix = d + (train ? "train" : "t10k");
+  mnist_pair(images, labels, pick(prefix + "-images-idx3-ubyte"), pick(prefix + "-labels-idx1-ubyte"));
+}
+
 uint64_t epoch_seed(uint64_t seed, uint64_t epoch) { return seed * 1000003ull + epoch; }
 
-}  // namespace
+}  // namespace data
+}  // namespace ctorch
 
-struct ctorch_data_loader_s {
-  at::Tensor data, targets;
-  int64_t n = 0, batch = 1, pos = 0;
-  bool shuffle = false, drop_last = false;
-  uint64_t seed = 0, epoch = 0;
-  at::Tensor perm;
-
-  void start(uint64_t e) {
-    pos = 0;
-    epoch = e;
-    if (!shuffle) return;
-    auto gen = at::detail::createCPUGenerator(epoch_seed(seed, e));
-    perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
-    // Drawn on the CPU (the order Python reproduces), used where the data
-    // is: index_select wants its index on the data's device (CUDA).
-    if (perm.device() != data.device()) perm = perm.to(data.device());
-  }
-  // n / batch rounded up without n + batch - 1 (which overflows for a batch
-  // near INT64_MAX).
-  int64_t batches() const { return drop_last ? n / batch : n / batch + (n % batch != 0); }
-};
+using namespace ctorch::data;
 
 extern "C" {
 
@@ -257,7 +248,10 @@ CTORCH_API ctorch_status ctorch_data_mnist_read(ctorch_tensor *images, ctorch_te
   *labels = nullptr;
   ctorch::require_ptr(images_path, "images_path");
   ctorch::require_ptr(labels_path, "labels_path");
-  mnist_pair(images, labels, images_path, labels_path);
+  at::Tensor im, lb;
+  mnist_pair(&im, &lb, images_path, labels_path);
+  *images = ctorch::give(std::move(im));
+  *labels = ctorch::give(std::move(lb));
   CTORCH_CATCH
 }
 
@@ -269,117 +263,12 @@ CTORCH_API ctorch_status ctorch_data_mnist_read_dir(ctorch_tensor *images, ctorc
   *images = nullptr;
   *labels = nullptr;
   ctorch::require_ptr(dir, "dir");
-  std::string d(dir);
-  if (!d.empty() && d.back() != '/') d += '/';
-  std::string prefix = d + (train ? "train" : "t10k");
-  mnist_pair(images, labels, pick(prefix + "-images-idx3-ubyte"), pick(prefix + "-labels-idx1-ubyte"));
+  at::Tensor im, lb;
+  mnist_dir(&im, &lb, dir, train != 0);
+  *images = ctorch::give(std::move(im));
+  *labels = ctorch::give(std::move(lb));
   CTORCH_CATCH
 }
 
-CTORCH_API ctorch_status ctorch_data_epoch_seed(uint64_t *out, uint64_t seed, uint64_t epoch) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = epoch_seed(seed, epoch);
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_data_loader_new(ctorch_data_loader *out, ctorch_tensor data, ctorch_tensor targets,
-                                                int64_t batch_size, int shuffle, uint64_t seed, int drop_last) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  ctorch::require_tensor(data, "data");
-  if (batch_size < 1) ctorch::fail_arg("batch_size", "must be >= 1, got " + std::to_string(batch_size));
-  auto l = std::make_unique<ctorch_data_loader_s>();
-  l->data = ctorch::own(data);
-  if (l->data.dim() < 1) ctorch::fail_arg("data", "must have at least one dimension (examples along dim 0)");
-  l->n = l->data.size(0);
-  if (targets) {
-    l->targets = ctorch::own(targets);
-    if (l->targets.dim() < 1 || l->targets.size(0) != l->n)
-      ctorch::fail_arg("targets", "must have " + std::to_string(l->n) + " entries along dim 0 like data");
-  }
-  l->batch = batch_size;
-  l->shuffle = shuffle != 0;
-  l->drop_last = drop_last != 0;
-  l->seed = seed;
-  l->start(0);
-  *out = l.release();
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_data_loader_start_epoch(ctorch_data_loader loader, uint64_t epoch) {
-  CTORCH_TRY
-  ctorch::require_ptr(loader, "loader");
-  loader->start(epoch);
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_data_loader_next(int *has_batch, ctorch_tensor *data, ctorch_tensor *targets,
-                                                 ctorch_data_loader loader) {
-  CTORCH_TRY
-  ctorch::require_out(has_batch, "has_batch");
-  ctorch::require_out(data, "data");
-  *has_batch = 0;
-  *data = nullptr;
-  if (targets) *targets = nullptr;
-  ctorch::require_ptr(loader, "loader");
-  if (loader->targets.defined() && !targets) ctorch::fail_arg("targets", "is NULL but the loader has targets");
-  int64_t len = std::min(loader->batch, loader->n - loader->pos);
-  if (len <= 0 || (loader->drop_last && len < loader->batch)) return CTORCH_OK;
-  at::Tensor x, y;
-  if (loader->shuffle) {
-    at::Tensor idx = loader->perm.narrow(0, loader->pos, len);
-    x = at::index_select(loader->data, 0, idx);
-    if (loader->targets.defined()) y = at::index_select(loader->targets, 0, idx);
-  } else {
-    x = loader->data.narrow(0, loader->pos, len);
-    if (loader->targets.defined()) y = loader->targets.narrow(0, loader->pos, len);
-  }
-  loader->pos += len;
-  *data = ctorch::give(std::move(x));
-  if (targets) *targets = ctorch::give(std::move(y));
-  *has_batch = 1;
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_data_loader loader) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  ctorch::require_ptr(loader, "loader");
-  *out = loader->batches();
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loader loader) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  ctorch::require_ptr(loader, "loader");
-  *out = loader->n;
-  CTORCH_CATCH
-}
-
-// The position a training checkpoint records (ctorch_train_state_save):
-// epoch and batches returned; seeking replays the epoch's order and skips.
-CTORCH_API ctorch_status ctorch_data_loader_position(uint64_t *epoch, int64_t *batch, ctorch_data_loader loader) {
-  CTORCH_TRY
-  ctorch::require_ptr(loader, "loader");
-  if (epoch) *epoch = loader->epoch;
-  if (batch) *batch = (loader->pos + loader->batch - 1) / loader->batch;
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_data_loader_seek(ctorch_data_loader loader, uint64_t epoch, int64_t batch) {
-  CTORCH_TRY
-  ctorch::require_ptr(loader, "loader");
-  const int64_t batches = loader->batches();
-  if (batch < 0 || batch > batches)
-    ctorch::fail_arg("batch", "must be in 0.." + std::to_string(batches) + ", got " + std::to_string(batch));
-  loader->start(epoch);
-  loader->pos = std::min(loader->n, batch * loader->batch);
-  CTORCH_CATCH
-}
-
-CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader) { delete loader; }
 
 }  // extern "C"
