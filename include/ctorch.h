@@ -966,13 +966,14 @@ typedef struct ctorch_transform_s *ctorch_transform;
 
 /**
  * NEW transforms.functional.normalize: out[:, c] = (x[:, c] - mean[c]) /
- * std[c], mean and std (copied, n entries each, n = C of the batch at
- * apply time) cast to the batch's dtype first, as torchvision does. Floating
- * point batches only (TYPE otherwise). std with a 0 entry, or a NaN mean or
- * std: INVALID_ARGUMENT naming `std`/`mean`; n == 0: INVALID_ARGUMENT.
+ * std[c]. mean and std (borrowed, read once: their values are copied as
+ * float64) are 1-D real tensors of the same length n >= 1, n = C of the
+ * batch at apply time; they are cast to the batch's dtype before use, as
+ * torchvision does. Floating point batches only (TYPE otherwise). A std
+ * entry of 0, a NaN entry, or lengths that differ: INVALID_ARGUMENT naming
+ * `std` or `mean`.
  */
-CTORCH_API ctorch_status ctorch_transform_normalize(ctorch_transform *out, const double *mean, const double *std,
-                                                    size_t n);
+CTORCH_API ctorch_status ctorch_transform_normalize(ctorch_transform *out, ctorch_tensor mean, ctorch_tensor std);
 /**
  * NEW RandomCrop((height, width), padding, fill=fill,
  * padding_mode="constant"): pads every image with fill, then crops
