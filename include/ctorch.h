@@ -1012,6 +1012,154 @@ CTORCH_API ctorch_status ctorch_summary_writer_flush(ctorch_summary_writer w);
 CTORCH_API void ctorch_summary_writer_free(ctorch_summary_writer w);
 
 /* ------------------------------------------------------------------ */
+/* Transforms and metrics                                              */
+/*                                                                     */
+/* Batch transforms on images [N, C, H, W] as torchvision's transforms */
+/* would give applied per image by a DataLoader, each image drawing    */
+/* its own random numbers; and classification metrics equal to         */
+/* scikit-learn's (docs/training.md, "Transforms" and "Metrics").      */
+/* ------------------------------------------------------------------ */
+
+/**
+ * A transform of a batch of images. Handles are reference counted: a
+ * compose keeps references to its parts, so the caller may free its own
+ * handles after making one. A transform has no mutable state and may be
+ * applied from several threads at once (with distinct generators, or the
+ * default one).
+ *
+ * Draw order (what makes a run reproducible in Python): images are taken
+ * in order 0..N-1; for each image, the transforms of a compose run in
+ * order, each drawing from the generator as torchvision's does, through
+ * the same torch calls (so torch.Generator().manual_seed(s) passed to them
+ * replays a ctorch generator made with seed s):
+ *   random crop: when the (padded) image is larger than the crop,
+ *     i = randint(0, H' - h + 1, (1,)), then j = randint(0, W' - w + 1, (1,));
+ *     no draw when it has the crop's size;
+ *   random horizontal flip: rand(1) (float32); flipped when < p;
+ *   random resized crop: up to 10 tries of
+ *     empty(1).uniform_(scale_min, scale_max) (float32),
+ *     exp(empty(1).uniform_(log(ratio_min), log(ratio_max))) (log and
+ *     exp in float32), and on the first fitting try
+ *     randint(0, H - h + 1, (1,)), randint(0, W - w + 1, (1,));
+ *     after 10 misses the central crop, no more draws;
+ *   normalize: no draws.
+ */
+typedef struct ctorch_transform_s *ctorch_transform;
+
+/**
+ * NEW transforms.functional.normalize: out[:, c] = (x[:, c] - mean[c]) /
+ * std[c]. mean and std (borrowed, read once: their values are copied as
+ * float64) are 1-D real tensors of the same length n >= 1, n = C of the
+ * batch at apply time; they are cast to the batch's dtype before use, as
+ * torchvision does. Floating point batches only (TYPE otherwise). A std
+ * entry of 0, a NaN entry, or lengths that differ: INVALID_ARGUMENT naming
+ * `std` or `mean`.
+ */
+CTORCH_API ctorch_status ctorch_transform_normalize(ctorch_transform *out, ctorch_tensor mean, ctorch_tensor std);
+/**
+ * NEW RandomCrop((height, width), padding, fill=fill,
+ * padding_mode="constant"): pads every image with fill, then crops
+ * height x width at a random place. padding (copied) has n_padding = 0
+ * (none), 1 (all sides), 2 (left/right, top/bottom) or 4 (left, top,
+ * right, bottom) entries, each >= 0, as torchvision reads it. height and
+ * width >= 1. A padded image smaller than the crop fails at apply time
+ * (VALUE naming `height`/`width`). Any dtype.
+ * @nullable padding
+ */
+CTORCH_API ctorch_status ctorch_transform_random_crop(ctorch_transform *out, int64_t height, int64_t width,
+                                                      const int64_t *padding, size_t n_padding, double fill);
+/** NEW RandomHorizontalFlip(p): each image is mirrored (last dimension) with probability p in [0, 1]. Any dtype. */
+CTORCH_API ctorch_status ctorch_transform_random_horizontal_flip(ctorch_transform *out, double p);
+/**
+ * NEW RandomResizedCrop((height, width), scale=(scale_min, scale_max),
+ * ratio=(ratio_min, ratio_max), interpolation=BILINEAR, antialias=False):
+ * crops a random area and aspect ratio (torchvision's get_params, Python's
+ * round-half-even included), then resizes it to height x width with
+ * upsample_bilinear2d (align_corners=False). Floating point and UINT8
+ * batches (UINT8: resized in float32, rounded, cast back, as torchvision
+ * does). Errors: height or width < 1, 0 < scale_min <= scale_max and
+ * 0 < ratio_min <= ratio_max not holding (NaN included): INVALID_ARGUMENT
+ * naming the argument.
+ */
+CTORCH_API ctorch_status ctorch_transform_random_resized_crop(ctorch_transform *out, int64_t height, int64_t width,
+                                                              double scale_min, double scale_max, double ratio_min,
+                                                              double ratio_max);
+/**
+ * NEW Compose(ts[0..n)): applies the transforms in order to each image.
+ * The entries (borrowed; none NULL; composes allowed) are kept alive by
+ * the new transform. n == 0 is the identity.
+ */
+CTORCH_API ctorch_status ctorch_transform_compose(ctorch_transform *out, const ctorch_transform *ts, size_t n);
+/**
+ * Applies t to batch (borrowed; [N, C, H, W], N >= 0; CPU or any device
+ * the ops support) and writes the NEW result to *out (a new tensor, never
+ * a view of batch). Random numbers come from generator (a CPU generator;
+ * NULL = the default CPU generator), in the draw order described at
+ * ctorch_transform. Errors: rank other than 4 (INVALID_ARGUMENT naming
+ * `batch`), and each transform's own (naming the transform's argument).
+ * On failure the generator may have advanced.
+ * @nullable generator
+ */
+CTORCH_API ctorch_status ctorch_transform_apply(ctorch_tensor *out, ctorch_transform t, ctorch_tensor batch,
+                                                ctorch_generator generator);
+/** Drops the caller's reference to t (composes holding it keep it alive). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_transform_free(ctorch_transform t);
+
+/*
+ * Metrics. `pred` is either labels (INT64 [N]) or scores (floating [N, C],
+ * a row's label being its argmax, the first on ties, as numpy's); `target`
+ * is INT64 [N] labels. Inputs are borrowed (any device; read on the CPU).
+ * N >= 1. With num_classes, labels must lie in [0, num_classes) (VALUE
+ * naming the argument and the index otherwise) and scores must have
+ * num_classes columns: sklearn's results with labels=range(num_classes).
+ */
+
+/** Averages of per-class precision, recall and F1 (sklearn's `average`). */
+typedef enum ctorch_metric_average CTORCH_ENUM_BASE {
+  CTORCH_METRIC_MICRO = 1,    /**< from the summed counts of all classes */
+  CTORCH_METRIC_MACRO = 2,    /**< unweighted mean over the classes */
+  CTORCH_METRIC_WEIGHTED = 3  /**< mean weighted by each class's support (its count in target) */
+} ctorch_metric_average;
+
+/** sklearn accuracy_score(target, pred): the fraction of pred equal to target. Labels need no range here. */
+CTORCH_API ctorch_status ctorch_metric_accuracy(double *out, ctorch_tensor pred, ctorch_tensor target);
+/**
+ * sklearn top_k_accuracy_score(target, scores, k=k, labels=range(C)) for
+ * scores [N, C]: the fraction of rows whose target is among the k highest
+ * scores, ties ranked as sklearn ranks them (the higher class index
+ * first). k >= 1 (k >= C: 1.0).
+ */
+CTORCH_API ctorch_status ctorch_metric_top_k_accuracy(double *out, ctorch_tensor scores, ctorch_tensor target,
+                                                      int64_t k);
+/** NEW INT64 [num_classes, num_classes] sklearn confusion_matrix: out[t][p] counts samples of target t predicted p. */
+CTORCH_API ctorch_status ctorch_metric_confusion_matrix(ctorch_tensor *out, ctorch_tensor pred, ctorch_tensor target,
+                                                        int64_t num_classes);
+/**
+ * sklearn precision_recall_fscore_support(target, pred,
+ * labels=range(num_classes), average=..., zero_division=zero_division):
+ * precision tp/(tp+fp), recall tp/(tp+fn), F1 2tp/(2tp+fp+fn), each
+ * zero_division where its denominator is 0 (per class; micro: of the
+ * sums). zero_division is 0 (the default to use: sklearn's "warn" without
+ * the warning), 1, or NaN (sklearn >= 1.3; a NaN class is left out of a
+ * macro/weighted mean, as sklearn does). Any output may be NULL.
+ * @nullable precision, recall, f1
+ */
+CTORCH_API ctorch_status ctorch_metric_precision_recall_f1(double *precision, double *recall, double *f1,
+                                                           ctorch_tensor pred, ctorch_tensor target,
+                                                           int64_t num_classes, ctorch_metric_average average,
+                                                           double zero_division);
+/**
+ * The same per class (sklearn's average=None): NEW FLOAT64 [num_classes]
+ * precision, recall and F1, and NEW INT64 [num_classes] support (count of
+ * each class in target). Any output may be NULL (not computed).
+ * @nullable precision, recall, f1, support
+ */
+CTORCH_API ctorch_status ctorch_metric_precision_recall_f1_per_class(ctorch_tensor *precision, ctorch_tensor *recall,
+                                                                     ctorch_tensor *f1, ctorch_tensor *support,
+                                                                     ctorch_tensor pred, ctorch_tensor target,
+                                                                     int64_t num_classes, double zero_division);
+
+/* ------------------------------------------------------------------ */
 /* Data: IDX files (MNIST-style) and a batch iterator                  */
 /* ------------------------------------------------------------------ */
 
