@@ -235,7 +235,7 @@ START_TEST(defaults_match_pytorch) {
   ck_assert(o.lr == 1e-2 && o.alpha == 0.99);
   CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAGRAD));
   ck_assert(o.eps == 1e-10);
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optim_options_default(&o, (ctorch_optimizer_kind)9));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optim_options_default(&o, (ctorch_optimizer_kind)10));
 }
 END_TEST
 

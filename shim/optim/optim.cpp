@@ -320,7 +320,10 @@ CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, 
   // group's own initial_accumulator_value (as Python does).
   std::unique_ptr<torch::optim::Optimizer> adagrad_state;
   if (o.kind == CTORCH_OPTIM_ADAGRAD) adagrad_state = construct(o.kind, {torch::optim::OptimizerParamGroup(v)}, *opts);
+  std::unique_ptr<torch::optim::OptimizerOptions> mine = ctorch::optim::is_py_kind(o.kind) ? opts->clone() : nullptr;
   o.opt->add_param_group(torch::optim::OptimizerParamGroup(v, std::move(opts)));
+  // libtorch 2.x merges the group's options with the defaults and loses PyOptions' fields.
+  if (mine) o.opt->param_groups().back().set_options(std::move(mine));
   if (adagrad_state)
     for (auto &kv : adagrad_state->state()) o.opt->state()[kv.first] = std::move(kv.second);
   CTORCH_CATCH

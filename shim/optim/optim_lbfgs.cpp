@@ -121,6 +121,7 @@ class LBFGS : public torch::optim::Optimizer {
  public:
   LBFGS(const std::vector<torch::optim::OptimizerParamGroup> &groups, const PyOptions &d)
       : Optimizer(groups, std::make_unique<PyOptions>(d)) {
+    keep_group_options(*this, groups);
     if (param_groups_.size() != 1) ctorch::fail_arg("params", "LBFGS doesn't support per-parameter options (parameter groups)");
   }
 

@@ -145,7 +145,9 @@ void adadelta(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim
 class FirstOrder : public torch::optim::Optimizer {
  public:
   FirstOrder(ctorch_optimizer_kind kind, const std::vector<torch::optim::OptimizerParamGroup> &groups, const PyOptions &d)
-      : Optimizer(groups, std::make_unique<PyOptions>(d)), kind_(kind) {}
+      : Optimizer(groups, std::make_unique<PyOptions>(d)), kind_(kind) {
+    keep_group_options(*this, groups);
+  }
 
   at::Tensor step(LossClosure closure) override {
     at::Tensor loss;
@@ -194,6 +196,12 @@ class FirstOrder : public torch::optim::Optimizer {
 };
 
 }  // namespace
+
+void keep_group_options(torch::optim::Optimizer &opt, const std::vector<torch::optim::OptimizerParamGroup> &groups) {
+  auto &live = opt.param_groups();
+  for (size_t i = 0; i < groups.size() && i < live.size(); ++i)
+    if (groups[i].has_options()) live[i].set_options(groups[i].options().clone());
+}
 
 void PyOptions::serialize(torch::serialize::OutputArchive &archive) const {
   archive.write("kind", c10::IValue(static_cast<int64_t>(kind)));

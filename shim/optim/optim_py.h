@@ -51,6 +51,11 @@ std::unique_ptr<PyOptions> make_py_options(ctorch_optimizer_kind kind, const cto
 std::unique_ptr<torch::optim::Optimizer> construct_py(ctorch_optimizer_kind kind,
                                                       const std::vector<torch::optim::OptimizerParamGroup> &groups,
                                                       const torch::optim::OptimizerOptions &d);
+// Gives each group of opt the options its entry in groups has: libtorch 2.x's
+// add_param_group merges a group's options with the defaults field by field
+// for its own option classes and loses PyOptions' fields (found by
+// optim_vs_torch.py on 2.15.0: group 1 stepped with group 0's options).
+void keep_group_options(torch::optim::Optimizer &opt, const std::vector<torch::optim::OptimizerParamGroup> &groups);
 // LBFGS (optim_lbfgs.cpp). Its step needs a closure returning the loss.
 std::unique_ptr<torch::optim::Optimizer> make_lbfgs(const std::vector<torch::optim::OptimizerParamGroup> &groups,
                                                     const PyOptions &d);
