@@ -43,6 +43,9 @@ class Dataset {
 };
 
 std::shared_ptr<Dataset> tensor_dataset(at::Tensor data, at::Tensor targets);
+// The same over a caller's handles (borrowed; targets may be NULL), checked
+// as ctorch_dataset_from_tensors and ctorch_data_loader_new check them.
+std::shared_ptr<Dataset> tensor_dataset(ctorch_tensor data, ctorch_tensor targets);
 
 }  // namespace data
 }  // namespace ctorch

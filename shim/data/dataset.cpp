@@ -127,6 +127,18 @@ std::shared_ptr<Dataset> tensor_dataset(at::Tensor data, at::Tensor targets) {
   return std::make_shared<TensorDataset>(std::move(data), std::move(targets));
 }
 
+std::shared_ptr<Dataset> tensor_dataset(ctorch_tensor data, ctorch_tensor targets) {
+  ctorch::require_tensor(data, "data");
+  at::Tensor x = ctorch::own(data), y;
+  if (x.dim() < 1) ctorch::fail_arg("data", "must have at least one dimension (examples along dim 0)");
+  if (targets) {
+    y = ctorch::own(targets);
+    if (y.dim() < 1 || y.size(0) != x.size(0))
+      ctorch::fail_arg("targets", "must have " + std::to_string(x.size(0)) + " entries along dim 0 like data");
+  }
+  return tensor_dataset(std::move(x), std::move(y));
+}
+
 }  // namespace data
 }  // namespace ctorch
 
@@ -138,15 +150,7 @@ CTORCH_API ctorch_status ctorch_dataset_from_tensors(ctorch_dataset *out, ctorch
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  ctorch::require_tensor(data, "data");
-  at::Tensor x = ctorch::own(data), y;
-  if (x.dim() < 1) ctorch::fail_arg("data", "must have at least one dimension (examples along dim 0)");
-  if (targets) {
-    y = ctorch::own(targets);
-    if (y.dim() < 1 || y.size(0) != x.size(0))
-      ctorch::fail_arg("targets", "must have " + std::to_string(x.size(0)) + " entries along dim 0 like data");
-  }
-  *out = new ctorch_dataset_s{tensor_dataset(std::move(x), std::move(y))};
+  *out = new ctorch_dataset_s{tensor_dataset(data, targets)};
   CTORCH_CATCH
 }
 

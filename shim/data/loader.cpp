@@ -232,14 +232,7 @@ CTORCH_API ctorch_status ctorch_data_loader_new(ctorch_data_loader *out, ctorch_
   *out = nullptr;
   ctorch::require_tensor(data, "data");
   if (batch_size < 1) ctorch::fail_arg("batch_size", "must be >= 1, got " + std::to_string(batch_size));
-  at::Tensor x = ctorch::own(data), y;
-  if (x.dim() < 1) ctorch::fail_arg("data", "must have at least one dimension (examples along dim 0)");
-  if (targets) {
-    y = ctorch::own(targets);
-    if (y.dim() < 1 || y.size(0) != x.size(0))
-      ctorch::fail_arg("targets", "must have " + std::to_string(x.size(0)) + " entries along dim 0 like data");
-  }
-  *out = make_loader(tensor_dataset(std::move(x), std::move(y)), batch_size, shuffle, seed, drop_last);
+  *out = make_loader(tensor_dataset(data, targets), batch_size, shuffle, seed, drop_last);
   CTORCH_CATCH
 }
 

@@ -12,14 +12,7 @@
 
 #include "ctorch.h"
 
-#define OK(call)                                                               \
-  do {                                                                         \
-    ctorch_status st_ = (call);                                                \
-    if (st_ != CTORCH_OK) {                                                    \
-      fprintf(stderr, "%s: %s\n", #call, ctorch_last_error());                 \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#include "../dump_ok.h"
 
 int main(int argc, char **argv) {
   ctorch_device dev = ctorch_device_cpu();

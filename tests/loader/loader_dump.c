@@ -15,14 +15,7 @@
 
 #include "ctorch.h"
 
-#define OK(call)                                                                         \
-  do {                                                                                   \
-    ctorch_status st_ = (call);                                                          \
-    if (st_ != CTORCH_OK) {                                                              \
-      fprintf(stderr, "%s: %s: %s\n", #call, ctorch_status_name(st_), ctorch_last_error()); \
-      exit(2);                                                                           \
-    }                                                                                    \
-  } while (0)
+#include "../dump_ok.h"
 
 static int64_t g_len;
 static ctorch_status item_len(void *ud, int64_t *out) {

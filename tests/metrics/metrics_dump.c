@@ -15,13 +15,7 @@
 
 #include <ctorch.h>
 
-#define OK(call)                                                                          \
-  do {                                                                                    \
-    if ((call) != CTORCH_OK) {                                                            \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ctorch_last_error()); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
+#include "../dump_ok.h"
 
 static ctorch_tensor doubles(const double *v, int64_t n) {
   ctorch_tensor t = NULL;

@@ -22,15 +22,7 @@
 
 #include <ctorch.h>
 
-#define OK(call)                                                                                   \
-  do {                                                                                             \
-    ctorch_status st_ = (call);                                                                    \
-    if (st_ != CTORCH_OK) {                                                                        \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, ctorch_status_name(st_),   \
-              ctorch_last_error());                                                                \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
+#include "../dump_ok.h"
 
 #define NP 4
 static const int64_t shapes[NP][2] = {{3, 4}, {5, 0}, {2, 3}, {4, 0}};

@@ -30,15 +30,7 @@
 
 #define MAXP 16
 
-#define OK(call)                                                                                 \
-  do {                                                                                           \
-    ctorch_status st_ = (call);                                                                  \
-    if (st_ != CTORCH_OK) {                                                                      \
-      fprintf(stderr, "checkpoint_peer: %s -> %s: %s\n", #call, ctorch_status_name(st_),         \
-              ctorch_last_error());                                                              \
-      exit(1);                                                                                   \
-    }                                                                                            \
-  } while (0)
+#include "../dump_ok.h"
 
 static void path_in(char *buf, size_t n, const char *dir, const char *name) { snprintf(buf, n, "%s/%s", dir, name); }
 

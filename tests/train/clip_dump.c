@@ -13,13 +13,7 @@
 
 #include <ctorch.h>
 
-#define OK(call)                                                                          \
-  do {                                                                                    \
-    if ((call) != CTORCH_OK) {                                                            \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ctorch_last_error()); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
+#include "../dump_ok.h"
 
 #define NP 5
 static const int64_t shapes[NP][3] = {{3, 4, 0}, {5, 0, 0}, {2, 3, 4}, {2, 2, 0}, {7, 0, 0}};

@@ -26,13 +26,7 @@
 
 #include <ctorch.h>
 
-#define OK(call)                                                                           \
-  do {                                                                                     \
-    if ((call) != CTORCH_OK) {                                                             \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ctorch_last_error()); \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
+#include "../dump_ok.h"
 
 enum { N = 240, FEATURES = 20, CLASSES = 4, BATCH = 16, EPOCHS = 3 };
 

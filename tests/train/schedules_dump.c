@@ -16,13 +16,7 @@
 
 #include <ctorch.h>
 
-#define OK(call)                                                                       \
-  do {                                                                                 \
-    if ((call) != CTORCH_OK) {                                                         \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ctorch_last_error()); \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
+#include "../dump_ok.h"
 
 static ctorch_tensor p[2];
 static int mode; /* 0 print, 1 save, 2 resume */

@@ -14,13 +14,7 @@
 
 #include <ctorch.h>
 
-#define OK(call)                                                                          \
-  do {                                                                                    \
-    if ((call) != CTORCH_OK) {                                                            \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ctorch_last_error()); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
+#include "../dump_ok.h"
 
 int main(int argc, char **argv) {
   ctorch_tensor_dict in = NULL, out = NULL;
