@@ -5,7 +5,9 @@
  * it with SIGKILL at random moments (a kill may land inside a save), starts
  * it again each time from ctorch_train_state_latest, and at the end compares
  * every parameter with those of an uninterrupted run of the same seed:
- * they must be bit-identical.
+ * they must be bit-identical. The run reports each save on its standard
+ * output; the kills land a random 0-30 ms after the 1st to 6th save of each
+ * start, so in a later step or inside a save, however slow the machine.
  *
  *   resume_kill                 the test (spawns itself)
  *   resume_kill run DIR [STOP]  one run in DIR: resume from DIR's newest
@@ -108,6 +110,8 @@ static void run(const char *dir, int64_t stop) {
     OK(ctorch_tensor_item_double(&metric, loss));
     step += 1;
     OK(ctorch_train_state_save_kept(dir, 2, CTORCH_BEST_MIN, net, opt, sched, loader, epoch, step, metric));
+    printf("saved %lld\n", (long long)step); /* the parent's cue (spawn) */
+    fflush(stdout);
     ctorch_tensor_free(bx), ctorch_tensor_free(by), ctorch_tensor_free(logits), ctorch_tensor_free(loss);
     if (step == stop) exit(0);
   }
@@ -124,25 +128,42 @@ static void run(const char *dir, int64_t stop) {
   ctorch_tensor_free(x), ctorch_tensor_free(y);
 }
 
-/* Runs `self run dir`; kills it after kill_us microseconds unless kill_us < 0.
- * Returns 1 if it finished, 0 if it was killed. */
-static int spawn(const char *self, const char *dir, long kill_us) {
-  int status = 0;
-  pid_t pid = fork();
+/* Runs `self run dir`. With saves > 0, kills it (SIGKILL) once it has
+ * reported that many saves and then slept kill_us microseconds, so the kill
+ * lands somewhere in a later step (or inside a save), whatever the machine's
+ * speed. Returns 1 if it finished, 0 if it was killed. */
+static int spawn(const char *self, const char *dir, int saves, long kill_us) {
+  int status = 0, fds[2], seen = 0;
+  FILE *in;
+  char line[128];
+  pid_t pid;
+  if (pipe(fds) != 0) {
+    perror("pipe");
+    exit(1);
+  }
+  pid = fork();
   if (pid < 0) {
     perror("fork");
     exit(1);
   }
   if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], STDOUT_FILENO);
     execl(self, self, "run", dir, (char *)NULL);
     perror("execl");
     _exit(127);
   }
-  if (kill_us >= 0) {
-    struct timespec ts = {kill_us / 1000000, (kill_us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-    kill(pid, SIGKILL);
+  close(fds[1]);
+  in = fdopen(fds[0], "r");
+  while (fgets(line, sizeof line, in)) {
+    if (saves > 0 && ++seen == saves) {
+      struct timespec ts = {kill_us / 1000000, (kill_us % 1000000) * 1000};
+      nanosleep(&ts, NULL);
+      kill(pid, SIGKILL);
+      break;
+    }
   }
+  fclose(in);
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 1;
@@ -193,18 +214,14 @@ int main(int argc, char **argv) {
     perror("mkdtemp");
     return 1;
   }
-  spawn(argv[0], ref, -1);
+  spawn(argv[0], ref, 0, 0);
   srand((unsigned)time(NULL) ^ (unsigned)getpid());
-  /* A run takes ~0.5-2 s here (mostly start-up); kill at random times until
-   * 8 kills landed after training started or the run finishes on its own. */
-  for (tries = 0; tries < 40 && !done && kills < 8; ++tries) {
-    char *latest = NULL;
-    done = spawn(argv[0], killed, 200000 + rand() % 1500000);
-    OK(ctorch_train_state_latest(&latest, killed));
-    if (!done && latest) ++kills;
-    ctorch_string_free(latest);
+  /* Kill after 1-6 saves plus 0-30 ms, 8 times, then let the run finish. */
+  for (tries = 0; tries < 8 && !done; ++tries) {
+    done = spawn(argv[0], killed, 1 + rand() % 6, (long)(rand() % 30000));
+    if (!done) ++kills;
   }
-  if (!done) done = spawn(argv[0], killed, -1);
+  if (!done) done = spawn(argv[0], killed, 0, 0);
   snprintf(a, sizeof a, "%s/final.pt", ref);
   snprintf(b, sizeof b, "%s/final.pt", killed);
   if (!same_files(a, b)) {
