@@ -406,9 +406,11 @@ struct Sequential : Sched {
                                      milestones.begin());
     auto &s = children[idx];
     if (idx > 0 && milestones[idx - 1] == last_epoch) {
-      // Python's step(0) counts as a step, but in CosineAnnealingWarmRestarts,
-      // whose step() does not count.
-      if (!dynamic_cast<WarmRestarts *>(s.get())) ++s->step_count;
+      // torch 1.13 restarts with step(0), which counts as a step (not in
+      // CosineAnnealingWarmRestarts, whose step() does not count); 2.x with
+      // _update_lr(0), which does not (compat.h's CTORCH_COMPAT_SCHED_STATE_1_13:
+      // the difference shows in the state's _step_count).
+      if (CTORCH_COMPAT_SCHED_STATE_1_13 && !dynamic_cast<WarmRestarts *>(s.get())) ++s->step_count;
       s->update_lr(0);
     } else {
       s->step();

@@ -1,5 +1,5 @@
 /* Resume after a crash, exactly: a training run (Linear-ReLU-Dropout-Linear,
- * Adam, a cosine schedule stepped every step, a shuffling loader, dropout
+ * SGD with momentum, a cosine schedule stepped every step, a shuffling loader, dropout
  * drawing from the default generator) saves a training state after every
  * step (ctorch_train_state_save_kept: keep 2, best by loss). The test kills
  * it with SIGKILL at random moments (a kill may land inside a save), starts
@@ -78,9 +78,12 @@ static void run(const char *dir, int64_t stop) {
   params = calloc(n, sizeof *params);
   for (i = 0; i < n; ++i) OK(ctorch_tensor_list_get(&params[i], list, i));
   ctorch_tensor_list_free(list);
-  OK(ctorch_optim_options_default(&oo, CTORCH_OPTIM_ADAM));
-  oo.lr = 0.01;
-  OK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAM, params, n, &oo));
+  /* SGD with momentum: libtorch's update is Python's op for op on 1.13 and
+   * 2.x (Adam's is not on 2.x, whose Python uses lerp_), so Python can
+   * continue this run bit for bit (train_state_vs_torch.py). */
+  OK(ctorch_optim_options_default(&oo, CTORCH_OPTIM_SGD));
+  oo.lr = 0.05, oo.momentum = 0.9;
+  OK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_SGD, params, n, &oo));
   OK(ctorch_data_loader_new(&loader, x, y, BATCH, 1, 99, 0));
   OK(ctorch_data_loader_num_batches(&nb, loader));
   OK(ctorch_lr_schedule_options_default(&so, CTORCH_LR_COSINE));

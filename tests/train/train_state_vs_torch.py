@@ -1,6 +1,6 @@
 """A ctorch training state, opened and continued by PyTorch.
 
-resume_kill's run (Linear-ReLU-Dropout-Linear, Adam, CosineAnnealingLR,
+resume_kill's run (Linear-ReLU-Dropout-Linear, SGD with momentum, CosineAnnealingLR,
 a shuffling loader, 3 epochs) stops after step 20, and its checkpoint is
 read with torch.load(weights_only=True) (2.x; plain torch.load on 1.13,
 whose weights_only loader reads no float). Python
@@ -55,7 +55,7 @@ def main():
         y = torch.randint(CLASSES, (N,))
         net = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Dropout(0.2), nn.Linear(32, 4))
         net.load_state_dict(ck["model"])
-        opt = torch.optim.Adam(net.parameters(), lr=0.01)
+        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
         batches = (N + BATCH - 1) // BATCH
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=batches * EPOCHS)
         opt.load_state_dict(ck["optimizer"])
