@@ -95,6 +95,7 @@ START_TEST(loader_position_and_seek) {
   ctorch_tensor_free(x);
   CT_OK(ctorch_data_loader_seek(l, 2, 1));
   CT_OK(ctorch_data_loader_next(&has, &x, &y, l));
+  ctorch_tensor_free(x);
   {
     int64_t v0[3] = {0}, v1[3] = {1};
     ctorch_tensor s0 = NULL;

@@ -465,6 +465,7 @@ START_TEST(free_mid_epoch_joins_workers) {
   ck_assert_int_eq(it->freed, 1);
   ck_assert_msg((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9 < 0.5, "free took too long");
   ck_assert_int_lt(it->calls, 64);
+  free(it);
   /* and with a failed batch waiting, never read */
   it = items_new(12, FAIL_AT, 0);
   ds = items_dataset(it);
