@@ -147,7 +147,10 @@ static inline int ct_make_with_python(const char *script, const char *subdir, ch
  *   python         CTORCH_TORCH_PYTHON: a Python whose torch matches the build
  *   fashion_mnist  the Fashion-MNIST IDX files (package dataset-fashion-mnist)
  *   cuda           a CUDA device usable by this libtorch
- *   py_safetensors CTORCH_TORCH_PYTHON imports PyPI's safetensors package */
+ *   py_safetensors CTORCH_TORCH_PYTHON imports PyPI's safetensors package
+ *   py_MODULE      CTORCH_TORCH_PYTHON imports MODULE (py_onnxruntime, ...)
+ *   other_torch    CTORCH_TEST_OTHER_TORCH_DIR: the site directory of another torch
+ *   aoti_compile   CTORCH_TORCH_PYTHON's torch packages AOTInductor models (>= 2.6) */
 static inline int ct_requirement_missing(const char *need, char *why, size_t cap) {
   if (strcmp(need, "python") == 0) {
     const char *py = getenv("CTORCH_TORCH_PYTHON");
@@ -165,6 +168,33 @@ static inline int ct_requirement_missing(const char *need, char *why, size_t cap
     snprintf(cmd, sizeof cmd, "'%.4000s' -c 'import safetensors.torch' >/dev/null 2>&1", py);
     if (system(cmd) == 0) return 0;
     snprintf(why, cap, "%.4000s cannot import safetensors.torch (PyPI's safetensors: scripts/deps, scripts/torch-env)", py);
+    return 1;
+  }
+  if (strcmp(need, "other_torch") == 0) {
+    const char *o = getenv("CTORCH_TEST_OTHER_TORCH_DIR");
+    if (o && *o) return 0;
+    snprintf(why, cap, "no second Python with a different torch on this machine (Debian's python3-torch or a "
+             "scripts/torch-env venv, found when CMake configures)");
+    return 1;
+  }
+  if (strncmp(need, "py_", 3) == 0 || strcmp(need, "aoti_compile") == 0) {
+    const char *py = getenv("CTORCH_TORCH_PYTHON");
+    char cmd[4400];
+    int aoti = strcmp(need, "aoti_compile") == 0;
+    if (!py || !*py) {
+      snprintf(why, cap, "no Python whose torch matches this libtorch (CTORCH_TORCH_PYTHON is empty)");
+      return 1;
+    }
+    if (aoti)
+      snprintf(cmd, sizeof cmd, "'%.4000s' -c 'import torch._inductor, torch._export.converter; "
+               "torch._inductor.aoti_compile_and_package' >/dev/null 2>&1", py);
+    else
+      snprintf(cmd, sizeof cmd, "'%.4000s' -c 'import %.60s' >/dev/null 2>&1", py, need + 3);
+    if (system(cmd) == 0) return 0;
+    if (aoti)
+      snprintf(why, cap, "the torch of %.4000s has no torch.export + AOTInductor packaging (torch >= 2.6 has)", py);
+    else
+      snprintf(why, cap, "%.4000s cannot import %.60s (scripts/deps, scripts/torch-env install it)", py, need + 3);
     return 1;
   }
   if (strcmp(need, "fashion_mnist") == 0) {

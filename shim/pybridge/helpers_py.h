@@ -1,0 +1,110 @@
+// The bridge's Python half, run once by ctorch_py_start into the module
+// "_ctorch_bridge" (after the torch check: it imports torch). Kept in Python
+// because each step is one call of PyTorch's own API; the C++ side
+// (bridge.cpp, values.cpp, uses.cpp) calls these functions by name.
+#pragma once
+
+// Runs before torch is imported: where the interpreter's torch is and which
+// version it is, read from torch/version.py (plain assignments) so that a
+// mismatched torch is refused before its libtorch is loaded into a process
+// that already has another.
+static const char kProbeSource[] = R"PY(
+import os, sys, importlib.util
+def probe():
+    mod = sys.modules.get("torch")
+    if mod is not None:
+        d, ver = os.path.dirname(mod.__file__), mod.__version__
+    else:
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.submodule_search_locations:
+            return (sys.executable or "", os.pathsep.join(sys.path))
+        d = list(spec.submodule_search_locations)[0]
+        vf = os.path.join(d, "version.py")
+        ns = {}
+        with open(vf, encoding="utf-8") as f:
+            exec(compile(f.read(), vf, "exec"), ns)
+        ver = ns.get("__version__")
+    lib = os.path.join(d, "lib", "libtorch_cpu.so")
+    return (str(ver), os.path.realpath(lib) if os.path.exists(lib) else "", d, sys.executable or "")
+)PY";
+
+static const char kHelperSource[] = R"PY(
+import inspect, os, warnings
+import torch
+import torch.utils.dlpack as _dl
+
+Tensor = torch.Tensor
+
+def tensor_from_capsule(cap, is_bool):
+    t = _dl.from_dlpack(cap)
+    return t.view(torch.bool) if is_bool else t
+
+def tensor_to_capsule(t):
+    if not isinstance(t, torch.Tensor):
+        if not hasattr(t, "__dlpack__"):
+            raise TypeError(f"expected a torch.Tensor (or an object with __dlpack__), got {type(t).__name__}")
+        t = _dl.from_dlpack(t)
+    t = t.detach()
+    is_bool = t.dtype == torch.bool
+    if is_bool:
+        t = t.view(torch.uint8)
+    return _dl.to_dlpack(t), is_bool
+
+def module_to_file(model, inputs, path):
+    if not isinstance(model, torch.jit.ScriptModule):
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"expected a torch.nn.Module, got {type(model).__name__}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = torch.jit.trace(model, tuple(inputs))
+    torch.jit.save(model, path)
+
+def module_from_file(path):
+    return torch.jit.load(path)
+
+def _outputs(m, inputs):
+    with torch.no_grad():
+        out = m(*inputs)
+    if isinstance(out, torch.Tensor):
+        return 1
+    if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
+        return len(out)
+    raise TypeError(f"the module must return a tensor or a tuple of tensors, got {type(out).__name__}")
+
+def onnx_export(ts_path, inputs, path, opset, dynamic):
+    m = torch.jit.load(ts_path)
+    m.eval()
+    inputs = tuple(inputs)
+    ins = [f"input{i}" for i in range(len(inputs))]
+    outs = [f"output{i}" for i in range(_outputs(m, inputs))]
+    kw = dict(input_names=ins, output_names=outs)
+    if opset:
+        kw["opset_version"] = int(opset)
+    if dynamic:
+        kw["dynamic_axes"] = {n: {0: "batch"} for n in ins + outs}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kw["dynamo"] = False  # the TorchScript exporter: the module is TorchScript
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(m, inputs, path, **kw)
+
+def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch):
+    try:
+        import torch._inductor
+        from torch._export.converter import TS2EPConverter
+    except ImportError as e:
+        raise NotImplementedError(f"torch {torch.__version__} has no torch.export + AOTInductor packaging "
+                                  f"(torch >= 2.6 has): {e}") from None
+    if not hasattr(torch._inductor, "aoti_compile_and_package"):
+        raise NotImplementedError(f"torch {torch.__version__} has no torch._inductor.aoti_compile_and_package")
+    m = torch.jit.load(ts_path)
+    m.eval()
+    inputs = tuple(inputs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ep = TS2EPConverter(m, inputs).convert()
+        if dynamic:
+            batch = torch.export.Dim("batch", min=1, max=int(max_batch))
+            ep = torch.export.export(ep.module(), inputs, dynamic_shapes=tuple({0: batch} for _ in inputs))
+        return torch._inductor.aoti_compile_and_package(ep, package_path=package_path)
+)PY";
