@@ -150,7 +150,8 @@ static inline int ct_make_with_python(const char *script, const char *subdir, ch
  *   py_safetensors CTORCH_TORCH_PYTHON imports PyPI's safetensors package
  *   py_MODULE      CTORCH_TORCH_PYTHON imports MODULE (py_onnxruntime, ...)
  *   other_torch    CTORCH_TEST_OTHER_TORCH_DIR: the site directory of another torch
- *   aoti_compile   CTORCH_TORCH_PYTHON's torch packages AOTInductor models (>= 2.6) */
+ *   aoti_compile   CTORCH_TORCH_PYTHON's torch packages AOTInductor models (>= 2.6)
+ *   no_aoti_compile  ... and the opposite (1.13: the NOT_IMPLEMENTED check) */
 static inline int ct_requirement_missing(const char *need, char *why, size_t cap) {
   if (strcmp(need, "python") == 0) {
     const char *py = getenv("CTORCH_TORCH_PYTHON");
@@ -175,6 +176,11 @@ static inline int ct_requirement_missing(const char *need, char *why, size_t cap
     if (o && *o) return 0;
     snprintf(why, cap, "no second Python with a different torch on this machine (Debian's python3-torch or a "
              "scripts/torch-env venv, found when CMake configures)");
+    return 1;
+  }
+  if (strcmp(need, "no_aoti_compile") == 0) {
+    if (ct_requirement_missing("aoti_compile", why, cap)) return 0;
+    snprintf(why, cap, "this torch packages AOTInductor models (the aoti test runs instead)");
     return 1;
   }
   if (strncmp(need, "py_", 3) == 0 || strcmp(need, "aoti_compile") == 0) {

@@ -99,13 +99,23 @@ bool is_reserved(const std::string &s) {
   return s.size() >= 2 && s[0] == '_' && s[1] == '_';
 }
 
+bool is_index(const std::string &s) {
+  if (s.empty() || s.size() > 9) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+// Submodule names may also be indices ("0.weight", "layers.1.bias"): the
+// children of nn.Sequential and nn.ModuleList, which TorchScript writes as
+// getattr(self, "0") as it does for Python's traced Sequential.
 std::vector<std::string> split_name(const std::string &name, const char *arg) {
   std::vector<std::string> parts;
   size_t start = 0;
   for (;;) {
     size_t dot = name.find('.', start);
     std::string part = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!is_identifier(part))
+    if (!is_identifier(part) && !(dot != std::string::npos && is_index(part)))
       ctorch::fail_arg(arg, "'" + name + "' is not a dotted name of identifiers (such as \"fc1.weight\")");
     if (is_reserved(part))
       ctorch::fail_arg(arg, "'" + name + "': '" + part +

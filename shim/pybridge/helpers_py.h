@@ -29,7 +29,7 @@ def probe():
 )PY";
 
 static const char kHelperSource[] = R"PY(
-import inspect, os, warnings
+import importlib, inspect, os, warnings
 import torch
 import torch.utils.dlpack as _dl
 
@@ -90,12 +90,12 @@ def onnx_export(ts_path, inputs, path, opset, dynamic):
 
 def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch):
     try:
-        import torch._inductor
+        inductor = importlib.import_module("torch._inductor")
         from torch._export.converter import TS2EPConverter
     except ImportError as e:
         raise NotImplementedError(f"torch {torch.__version__} has no torch.export + AOTInductor packaging "
                                   f"(torch >= 2.6 has): {e}") from None
-    if not hasattr(torch._inductor, "aoti_compile_and_package"):
+    if not hasattr(inductor, "aoti_compile_and_package"):
         raise NotImplementedError(f"torch {torch.__version__} has no torch._inductor.aoti_compile_and_package")
     m = torch.jit.load(ts_path)
     m.eval()
@@ -106,5 +106,5 @@ def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch):
         if dynamic:
             batch = torch.export.Dim("batch", min=1, max=int(max_batch))
             ep = torch.export.export(ep.module(), inputs, dynamic_shapes=tuple({0: batch} for _ in inputs))
-        return torch._inductor.aoti_compile_and_package(ep, package_path=package_path)
+        return inductor.aoti_compile_and_package(ep, package_path=package_path)
 )PY";

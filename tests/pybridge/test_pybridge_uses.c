@@ -1,0 +1,204 @@
+/* Uses of the Python bridge on a network built with ctorch's nn modules and
+ * traced from C (examples/trace_nn.h):
+ *   onnx  ctorch_py_onnx_export with a dynamic batch, run by PyPI's
+ *         onnxruntime (called through the bridge) at batch 3 and 7: equal to
+ *         ctorch's forward within 1e-5;
+ *   aoti  ctorch_py_aoti_compile, loaded with ctorch_aoti_package_load and
+ *         run at batch 2 and 5: equal to ctorch's forward within 1e-5 (torch
+ *         >= 2.6; on 1.13 the suite's core tcase checks the NOT_IMPLEMENTED).
+ * Each runs as its own ctest test (tags onnx and aoti), skipped visibly when
+ * onnxruntime or AOTInductor is missing. */
+#include "../check_main.h"
+#include "../../examples/trace_nn.h"
+#include "ctorch_python.h"
+
+#define PY_OK(call)                                                                               \
+  do {                                                                                            \
+    ctorch_status st_ = (call);                                                                   \
+    ck_assert_msg(st_ == CTORCH_OK, "%s -> %s: %s", #call, ctorch_status_name(st_), ctorch_py_last_error()); \
+  } while (0)
+#define PY_FAILS(want, call)                                                                      \
+  do {                                                                                            \
+    ctorch_status st_ = (call);                                                                   \
+    ck_assert_msg(st_ == (want), "%s -> %s (wanted %s): %s", #call, ctorch_status_name(st_),       \
+                  ctorch_status_name(want), ctorch_py_last_error());                              \
+  } while (0)
+
+static const char *const kLayers[][2] = {
+    {"Conv2d", "1, 6, 5, padding=2"}, {"ReLU", ""}, {"MaxPool2d", "2"}, {"Conv2d", "6, 16, 5"},
+    {"BatchNorm2d", "16"},           {"ReLU", ""}, {"MaxPool2d", "2"}, {"Flatten", ""},
+    {"Linear", "400, 120"},          {"Tanh", ""}, {"Linear", "120, 10"}};
+
+/* LeNet-like, with a BatchNorm (buffers), in eval mode, traced at batch 2. */
+static ctorch_module traced_model(ctorch_nn_module *keep) {
+  ctorch_nn_module seq = NULL;
+  ctorch_module m = NULL;
+  ctorch_tensor x = NULL;
+  size_t i;
+  CT_OK(ctorch_manual_seed(7));
+  CT_OK(ctorch_nn_new(&seq, "Sequential", ""));
+  for (i = 0; i < sizeof kLayers / sizeof kLayers[0]; ++i) {
+    ctorch_nn_module layer = NULL;
+    CT_OK(ctorch_nn_new(&layer, kLayers[i][0], kLayers[i][1]));
+    CT_OK(ctorch_nn_module_append(seq, layer));
+    ctorch_nn_module_free(layer);
+  }
+  CT_OK(ctorch_nn_module_train(seq, 0));
+  CT_OK(ctorch_randn(&x, (int64_t[]){2, 1, 28, 28}, 4, NULL, NULL, NULL, NULL));
+  CT_OK(trace_nn_module(&m, seq, x, "LeNetBN"));
+  ctorch_tensor_free(x);
+  *keep = seq;
+  return m;
+}
+
+static ctorch_tensor batch(int64_t n) {
+  ctorch_tensor x = NULL;
+  CT_OK(ctorch_randn(&x, (int64_t[]){n, 1, 28, 28}, 4, NULL, NULL, NULL, NULL));
+  return x;
+}
+
+static void temp_path(char *buf, size_t cap, const char *suffix) {
+  snprintf(buf, cap, "%s/ctorch_uses_%d%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(), suffix);
+}
+
+static const char *kOrt =
+    "import onnxruntime as ort\n"
+    "def run(path, x):\n"
+    "    s = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+    "    (y,) = s.run(None, {s.get_inputs()[0].name: x.numpy()})\n"
+    "    import torch\n"
+    "    return torch.from_numpy(y)\n";
+
+START_TEST(onnx_matches_onnxruntime) {
+  ctorch_nn_module seq = NULL;
+  ctorch_module m = NULL;
+  ctorch_py_object ns = NULL, run = NULL;
+  char path[512];
+  int64_t sizes[2] = {3, 7};
+  int i;
+  PY_OK(ctorch_py_start(NULL, NULL));
+  m = traced_model(&seq);
+  temp_path(path, sizeof path, ".onnx");
+  {
+    ctorch_tensor x = batch(2);
+    PY_OK(ctorch_py_onnx_export(m, &x, 1, path, 0, 1));
+    ctorch_tensor_free(x);
+  }
+  PY_OK(ctorch_py_exec(&ns, kOrt, "ort_runner"));
+  PY_OK(ctorch_py_getattr(&run, ns, "run"));
+  for (i = 0; i < 2; ++i) { /* batches the export never saw: the dynamic axis */
+    ctorch_tensor x = batch(sizes[i]), want = NULL, got = NULL;
+    ctorch_value args[2] = {NULL, NULL}, out = NULL;
+    double diff;
+    int64_t shape[2] = {0, 0};
+    CT_OK(ctorch_nn_module_forward(&want, seq, x));
+    CT_OK(ctorch_value_string(&args[0], path));
+    CT_OK(ctorch_value_tensor(&args[1], x));
+    PY_OK(ctorch_py_call_values(&out, run, args, 2));
+    CT_OK(ctorch_value_to_tensor(&got, out));
+    CT_OK(ctorch_tensor_sizes(shape, 2, got));
+    ck_assert_int_eq(shape[0], sizes[i]);
+    ck_assert_int_eq(shape[1], 10);
+    diff = ct_max_abs_diff(want, got);
+    ck_assert_msg(diff <= 1e-5, "batch %lld: onnxruntime differs from ctorch by %g", (long long)sizes[i], diff);
+    ctorch_value_free(args[0]);
+    ctorch_value_free(args[1]);
+    ctorch_value_free(out);
+    ctorch_tensor_free(x);
+    ctorch_tensor_free(want);
+    ctorch_tensor_free(got);
+  }
+  /* errors: a bad path is the exporter's OSError, NULL arguments are checked */
+  {
+    ctorch_tensor x = batch(2);
+    PY_FAILS(CTORCH_IO, ctorch_py_onnx_export(m, &x, 1, "/nonexistent/dir/m.onnx", 0, 1));
+    PY_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_py_onnx_export(NULL, &x, 1, path, 0, 1));
+    PY_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_py_onnx_export(m, NULL, 1, path, 0, 1));
+    PY_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_py_onnx_export(m, &x, 1, path, -1, 1));
+    ctorch_tensor_free(x);
+  }
+  unlink(path);
+  ctorch_py_object_free(run);
+  ctorch_py_object_free(ns);
+  ctorch_module_free(m);
+  ctorch_nn_module_free(seq);
+}
+END_TEST
+
+START_TEST(aoti_package_matches_eager) {
+  ctorch_nn_module seq = NULL;
+  ctorch_module m = NULL;
+  ctorch_aoti_package pkg = NULL;
+  char path[512];
+  int64_t sizes[2] = {2, 5};
+  int i;
+  PY_OK(ctorch_py_start(NULL, NULL));
+  m = traced_model(&seq);
+  temp_path(path, sizeof path, ".pt2");
+  {
+    ctorch_tensor x = batch(2);
+    PY_OK(ctorch_py_aoti_compile(m, &x, 1, path, 1, 512));
+    PY_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_py_aoti_compile(m, &x, 1, path, 1, 1));
+    ctorch_tensor_free(x);
+  }
+  CT_OK(ctorch_aoti_package_load(&pkg, path, NULL));
+  for (i = 0; i < 2; ++i) {
+    ctorch_tensor x = batch(sizes[i]), want = NULL, got = NULL;
+    ctorch_tensor_list outs = NULL;
+    double diff;
+    CT_OK(ctorch_nn_module_forward(&want, seq, x));
+    CT_OK(ctorch_aoti_package_run(&outs, pkg, &x, 1));
+    CT_OK(ctorch_tensor_list_get(&got, outs, 0));
+    diff = ct_max_abs_diff(want, got);
+    ck_assert_msg(diff <= 1e-5, "batch %lld: the package differs from eager by %g", (long long)sizes[i], diff);
+    ctorch_tensor_list_free(outs);
+    ctorch_tensor_free(x);
+    ctorch_tensor_free(want);
+    ctorch_tensor_free(got);
+  }
+  ctorch_aoti_package_free(pkg);
+  unlink(path);
+  ctorch_module_free(m);
+  ctorch_nn_module_free(seq);
+}
+END_TEST
+
+/* Where torch has no torch.export/AOTInductor (1.13), the call says so. */
+START_TEST(aoti_absent_is_not_implemented) {
+  const char *v = NULL;
+  ctorch_nn_module seq = NULL;
+  ctorch_module m = NULL;
+  ctorch_tensor x = NULL;
+  char path[512];
+  CT_OK(ctorch_torch_version(&v));
+  PY_OK(ctorch_py_start(NULL, NULL));
+  m = traced_model(&seq);
+  x = batch(2);
+  temp_path(path, sizeof path, ".pt2");
+  PY_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_py_aoti_compile(m, &x, 1, path, 1, 64));
+  ck_assert_msg(strstr(ctorch_py_last_error(), "torch >= 2.6") != NULL, "%s", ctorch_py_last_error());
+  ck_assert_msg(strncmp(v, "1.", 2) == 0, "torch %s", v);
+  ctorch_tensor_free(x);
+  ctorch_module_free(m);
+  ctorch_nn_module_free(seq);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("pybridge_uses");
+  TCase *onnx = tcase_create("onnx"), *aoti = tcase_create("aoti"), *no_aoti = tcase_create("no_aoti");
+  tcase_set_timeout(onnx, 600);
+  tcase_set_timeout(aoti, 900);
+  tcase_set_tags(onnx, "onnx");
+  tcase_add_test(onnx, onnx_matches_onnxruntime);
+  tcase_set_tags(aoti, "aoti");
+  tcase_add_test(aoti, aoti_package_matches_eager);
+  tcase_set_tags(no_aoti, "no_aoti");
+  tcase_add_test(no_aoti, aoti_absent_is_not_implemented);
+  suite_add_tcase(s, onnx);
+  suite_add_tcase(s, aoti);
+  suite_add_tcase(s, no_aoti);
+  return s;
+}
+
+CTORCH_CHECK_MAIN()
