@@ -601,6 +601,40 @@ START_TEST(module_arguments) {
 }
 END_TEST
 
+/* A container's child whose forward takes more inputs than the one it is
+ * handed (TransformerEncoderLayer's masks) gets their defaults, as from
+ * ctorch_nn_module_forward (it read past its inputs before: a crash); one
+ * that needs more (MultiheadAttention: query, key, value) fails cleanly. */
+START_TEST(sequential_children_take_default_inputs) {
+  ctorch_nn_module seq = NULL, layer = NULL, mha = NULL, bad = NULL;
+  ctorch_tensor x = NULL, direct = NULL, via = NULL, y = NULL;
+  int eq = 0;
+  CT_OK(ctorch_manual_seed(0));
+  CT_OK(ctorch_nn_new(&seq, "Sequential", ""));
+  CT_OK(ctorch_nn_new(&layer, "TransformerEncoderLayer", "8, 2, dim_feedforward=16, batch_first=True"));
+  CT_OK(ctorch_nn_module_append(seq, layer));
+  CT_OK(ctorch_nn_module_train(seq, 0));
+  CT_OK(ctorch_randn(&x, (int64_t[]){2, 5, 8}, 3, NULL, NULL, NULL, NULL));
+  CT_OK(ctorch_nn_module_forward(&direct, layer, x));
+  CT_OK(ctorch_nn_module_forward(&via, seq, x));
+  CT_OK(ctorch_equal(&eq, direct, via));
+  ck_assert(eq);
+  CT_OK(ctorch_nn_new(&bad, "Sequential", ""));
+  CT_OK(ctorch_nn_new(&mha, "MultiheadAttention", "8, 2"));
+  CT_OK(ctorch_nn_module_append(bad, mha));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward(&y, bad, x));
+  CT_ERROR_HAS("MultiheadAttention");
+  ck_assert_ptr_null(y);
+  ctorch_tensor_free(x);
+  ctorch_tensor_free(direct);
+  ctorch_tensor_free(via);
+  ctorch_nn_module_free(layer);
+  ctorch_nn_module_free(mha);
+  ctorch_nn_module_free(seq);
+  ctorch_nn_module_free(bad);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("nn");
   TCase *tc = tcase_create("core");
@@ -608,6 +642,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, new_errors_name_the_option);
   tcase_add_test(tc, forward_checks_inputs);
   tcase_add_test(tc, sequential_names_repr_and_children);
+  tcase_add_test(tc, sequential_children_take_default_inputs);
   tcase_add_test(tc, containers);
   tcase_add_test(tc, load_state_dict_strict_and_not);
   tcase_add_test(tc, sequential_trains_with_an_optimizer);

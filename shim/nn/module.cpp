@@ -146,8 +146,15 @@ at::Tensor Module::call(size_t child, const at::Tensor &x) {
     return w;
   };
   try {
-    if (auto *tf = dynamic_cast<TextForward *>(&c)) out = tf->forward_text({x}, "");
-    else out = c.forward({x}, default_kwargs(c));
+    if (auto *tf = dynamic_cast<TextForward *>(&c)) {
+      out = tf->forward_text({x}, "");
+    } else {
+      // A child whose forward takes more inputs (TransformerEncoderLayer's
+      // masks) gets its defaults for the rest, as from ctorch_nn_module_forward.
+      std::vector<at::Tensor> in{x};
+      check_forward_inputs(c, in);
+      out = c.forward(in, default_kwargs(c));
+    }
   } catch (c10::Error &e) {
     if (tl_shapes && x.defined() && keeps_shape(c.kind()) && !missing_meta_kernel(e).empty()) {
       out = {x};

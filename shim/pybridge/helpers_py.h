@@ -100,11 +100,25 @@ def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch):
     m = torch.jit.load(ts_path)
     m.eval()
     inputs = tuple(inputs)
-    with warnings.catch_warnings():
+    # Size-oblivious shapes: without them export specializes sizes 0 and 1
+    # and the package refuses a batch of 1 (seen on 2.15).
+    try:
+        import torch.fx.experimental._config as fx_config
+        oblivious = fx_config.patch(backed_size_oblivious=True)
+    except (ImportError, AttributeError):
+        import contextlib
+        oblivious = contextlib.nullcontext()
+    with warnings.catch_warnings(), oblivious:
         warnings.simplefilter("ignore")
         ep = TS2EPConverter(m, inputs).convert()
         if dynamic:
             batch = torch.export.Dim("batch", min=1, max=int(max_batch))
             ep = torch.export.export(ep.module(), inputs, dynamic_shapes=tuple({0: batch} for _ in inputs))
-        return inductor.aoti_compile_and_package(ep, package_path=package_path)
+        # ctorch's loader runs the package's input checks
+        # (AOTI_RUNTIME_CHECK_INPUTS), whose lower bound for a dynamic size
+        # is 2 even here: let a batch of 1 through (the upper bound stays).
+        configs = {}
+        if dynamic and hasattr(inductor.config.aot_inductor, "check_lowerbound"):
+            configs["aot_inductor.check_lowerbound"] = False
+        return inductor.aoti_compile_and_package(ep, package_path=package_path, inductor_configs=configs)
 )PY";
