@@ -12,6 +12,7 @@ set(CTORCH_API_COMMAND
     --soname libctorch.so.${CTORCH_SOVERSION} --lib-file libctorch.so.${PROJECT_VERSION}
     --cc ${CMAKE_C_COMPILER} --include ${CMAKE_CURRENT_SOURCE_DIR}/include --include ${_gen}
     --nn-dir ${CMAKE_CURRENT_SOURCE_DIR}/shim/nn
+    --bridge-header ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch_python.h
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/api.json ${CMAKE_BINARY_DIR})
 list(APPEND _ctorch_gen_py ${_ctorch_gen_dir}/generate_api.py)
 # api.json's nn_modules are read from the module kinds' sources, so the

@@ -27,6 +27,8 @@ def main(argv=None) -> int:
     ap.add_argument("--include", action="append", default=[], help="include directories for the layout program")
     ap.add_argument("--soname", default=None, help="the library's SONAME (CMake's; default: derived the same way)")
     ap.add_argument("--lib-file", default=None, help="the library's real file name (libctorch.so.X.Y.Z)")
+    ap.add_argument("--bridge-header", default=None,
+                    help="include/ctorch_python.h: the Python bridge (libctorch_python), api.json's python_bridge")
     ap.add_argument("--nn-dir", default=None,
                     help="shim/nn: the module kinds (CTORCH_NN_KIND) for api.json's nn_modules")
     a = ap.parse_args(argv)
@@ -37,6 +39,9 @@ def main(argv=None) -> int:
     doc = emit_api.build_doc(header, ops, load_yaml(a.yaml), layouts, a.torch_version,
                              soname=a.soname, lib_file=a.lib_file,
                              nn_modules=nn_sig.catalogue(a.nn_dir) if a.nn_dir else [])
+    if a.bridge_header:
+        doc["python_bridge"] = emit_api.describe_bridge(cli.read_text(a.header), cli.read_text(a.bridge_header),
+                                                        doc["library"])
     os.makedirs(a.out, exist_ok=True)
     cli.write_if_changed(os.path.join(a.out, "api.json"), emit_api.emit_json(doc))
     cli.write_if_changed(os.path.join(a.out, "ctorch_abi.h"), emit_api.emit_abi_header(doc))

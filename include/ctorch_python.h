@@ -49,7 +49,7 @@ extern "C" {
 /** A strong reference to a Python object. */
 typedef struct ctorch_py_object_s *ctorch_py_object;
 
-/** Borrowed message of this thread's last failed bridge call ("" if none); valid until its next call. */
+/** Borrowed: the message of this thread's last failed bridge call; "" if none. Valid until this thread's next failing call. */
 CTORCH_API const char *ctorch_py_last_error(void);
 
 /**
@@ -67,6 +67,7 @@ CTORCH_API const char *ctorch_py_last_error(void);
  * ships its own): a different one is refused with CTORCH_RUNTIME naming
  * both (importing it would load a second libtorch into the process), and
  * every later call fails the same way.
+ * @nullable started python
  */
 CTORCH_API ctorch_status ctorch_py_start(int *started, const char *python);
 /** *out = 1 if ctorch_py_start succeeded in this process, else 0. */
@@ -85,6 +86,7 @@ CTORCH_API ctorch_status ctorch_py_setattr(ctorch_py_object o, const char *name,
  * Runs Python source (statements) in a new module namespace named
  * `name` (NULL: "__ctorch_exec__") and returns that module: its functions
  * and variables are then reached with ctorch_py_getattr. *out is NEW.
+ * @nullable name
  */
 CTORCH_API ctorch_status ctorch_py_exec(ctorch_py_object *out, const char *source, const char *name);
 
@@ -92,6 +94,7 @@ CTORCH_API ctorch_status ctorch_py_exec(ctorch_py_object *out, const char *sourc
  * *out = callable(*args, **kwargs). args: n borrowed objects (NULL when
  * n == 0); kwargs: a borrowed dict or NULL. *out is NEW (None is a real
  * object).
+ * @nullable kwargs
  */
 CTORCH_API ctorch_status ctorch_py_call(ctorch_py_object *out, ctorch_py_object callable, const ctorch_py_object *args,
                                         size_t n, ctorch_py_object kwargs);

@@ -153,6 +153,36 @@ def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, tor
     return doc
 
 
+def describe_bridge(ctorch_h: str, bridge_h: str, library: dict) -> dict:
+    """The Python bridge (ctorch_python.h, libctorch_python): its handles and
+    functions, described as ctorch.h's are (its types are ctorch.h's), and
+    the library a binding loads them from. Not part of the ABI hash: the
+    bridge is optional and versioned with libctorch."""
+    from .api_header import Describer, check
+    from .cheader import parse_header
+    h = parse_header(ctorch_h + "\n" + bridge_h)
+    ds = Describer(h)
+    funcs = [ds.describe(f) for f in h.functions if f.name.startswith("ctorch_py_")]
+    check(funcs, ds)
+    for f in funcs:
+        f["section"] = "Python bridge"
+        f.pop("line", None)
+    handles = [{"name": x.name, "free": ds.free_of.get(x.name), "doc": x.doc, "null": "invalid"}
+               for x in h.handles if x.name.startswith("ctorch_py_")]
+    suffix = library["soname"].split(".so", 1)[1]
+    return {
+        "header": "ctorch_python.h",
+        "library": {"name": "ctorch_python", "soname": "libctorch_python.so" + suffix,
+                    "link_name": "libctorch_python.so", "load_names": ["libctorch_python.so" + suffix],
+                    "requires": library["name"]},
+        "pkg_config": "ctorch-python",
+        "cmake_target": "ctorch::python",
+        "last_error": "ctorch_py_last_error",
+        "handles": handles,
+        "functions": funcs,
+    }
+
+
 def counts(doc: dict) -> dict:
     fs = doc["functions"]
     gen = [f for f in fs if f["origin"] == "generated"]

@@ -70,6 +70,8 @@ def main():
     ap.add_argument("--api", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--load-only", action="store_true", help="only check that the library loads by its described names")
+    ap.add_argument("--bridge-lib", default=None,
+                    help="libctorch_python: its exports must be api.json's python_bridge functions")
     a = ap.parse_args()
     with open(a.api, encoding="utf-8") as f:
         doc = json.load(f)
@@ -86,6 +88,17 @@ def main():
         problems.append(f"exported but not described: {n}")
     for n in sorted(described - syms):
         problems.append(f"described but not exported: {n}")
+    if a.bridge_lib:
+        bridge = {f["name"] for f in doc.get("python_bridge", {}).get("functions", [])}
+        bsyms = exported(a.bridge_lib)
+        for n in sorted(bsyms - bridge):
+            problems.append(f"exported by {a.bridge_lib} but not in python_bridge: {n}")
+        for n in sorted(bridge - bsyms):
+            problems.append(f"in python_bridge but not exported by {a.bridge_lib}: {n}")
+        for f in doc["python_bridge"]["functions"]:
+            for p in f["params"]:
+                if "ownership" not in p or p.get("direction") not in ("in", "out"):
+                    problems.append(f"python_bridge {f['name']}({p['name']}): no ownership or direction")
 
     lib = ctypes.CDLL(a.lib)
     out = ctypes.c_char_p()
