@@ -29,6 +29,7 @@ if(CTORCH_HAVE_PYTHON_BRIDGE)
   set_target_properties(ctorch_python PROPERTIES
     VERSION ${PROJECT_VERSION}
     SOVERSION ${CTORCH_SOVERSION}
+    EXPORT_NAME python  # find_package(ctorch): ctorch::python
     INSTALL_RPATH_USE_LINK_PATH TRUE
     LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/shim/pybridge/ctorch_python.map)
   target_include_directories(ctorch_python PRIVATE ${CTORCH_PYTHON_INCLUDE})

@@ -34,6 +34,26 @@ cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$tmp/pref
 cmake --build "$tmp/consumer/build" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$tmp/consumer/build/hello" > "$tmp/out_cmake.txt"
 grep -q "CTORCH_RUNTIME" "$tmp/out_cmake.txt"
+if [ -e "$pcdir/ctorch-python.pc" ]; then
+  echo "== the Python bridge: pkg-config ctorch-python, find_package(ctorch) + ctorch::python"
+  pflags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs ctorch-python)
+  echo "flags: $pflags"
+  "$cc" -std=c99 -Wall -Wextra -Werror "$src/examples/python/hello_python.c" $pflags -o "$tmp/hello_py_pc"
+  LD_LIBRARY_PATH="$libdir" "$tmp/hello_py_pc" > "$tmp/out_py_pc.txt"
+  grep -q "sum 20" "$tmp/out_py_pc.txt"
+  grep -q "ZeroDivisionError" "$tmp/out_py_pc.txt"
+  mkdir -p "$tmp/pyconsumer"
+  cat > "$tmp/pyconsumer/CMakeLists.txt" <<CMK
+cmake_minimum_required(VERSION 3.18)
+project(pyconsumer C)
+find_package(ctorch REQUIRED)
+add_executable(hello_python $src/examples/python/hello_python.c)
+target_link_libraries(hello_python PRIVATE ctorch::python)
+CMK
+  cmake -S "$tmp/pyconsumer" -B "$tmp/pyconsumer/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+  cmake --build "$tmp/pyconsumer/build" >/dev/null
+  LD_LIBRARY_PATH="$libdir" "$tmp/pyconsumer/build/hello_python" | grep -q "sum 20"
+fi
 echo "== Python package (share/ctorch/python)"
 py=$(command -v python3 || true)
 if [ -n "$py" ]; then
