@@ -267,8 +267,7 @@ CTORCH_API void ctorch_py_object_free(ctorch_py_object o) {
 CTORCH_API ctorch_status ctorch_py_import(ctorch_py_object *out, const char *name) {
   const char *fn = "ctorch_py_import";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (!name) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'name' is NULL"};
   require_started(fn);
   Gil gil;
@@ -282,8 +281,7 @@ CTORCH_API ctorch_status ctorch_py_import(ctorch_py_object *out, const char *nam
 CTORCH_API ctorch_status ctorch_py_getattr(ctorch_py_object *out, ctorch_py_object o, const char *name) {
   const char *fn = "ctorch_py_getattr";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (!name) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'name' is NULL"};
   require_started(fn);
   Gil gil;
@@ -321,8 +319,7 @@ CTORCH_API ctorch_status ctorch_py_setattr(ctorch_py_object o, const char *name,
 CTORCH_API ctorch_status ctorch_py_exec(ctorch_py_object *out, const char *source, const char *name) {
   const char *fn = "ctorch_py_exec";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (!source) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'source' is NULL"};
   require_started(fn);
   Gil gil;
@@ -346,8 +343,7 @@ CTORCH_API ctorch_status ctorch_py_call(ctorch_py_object *out, ctorch_py_object 
                                         size_t n, ctorch_py_object kwargs) {
   const char *fn = "ctorch_py_call";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (n && !args) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'args' is NULL with n > 0"};
   require_started(fn);
   Gil gil;
@@ -372,8 +368,7 @@ CTORCH_API ctorch_status ctorch_py_call_method(ctorch_py_object *out, ctorch_py_
                                                const ctorch_py_object *args, size_t n) {
   const char *fn = "ctorch_py_call_method";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (!method) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'method' is NULL"};
   ctorch_py_object bound = nullptr;
   {
@@ -390,8 +385,7 @@ CTORCH_API ctorch_status ctorch_py_call_method(ctorch_py_object *out, ctorch_py_
 CTORCH_API ctorch_status ctorch_py_repr(char **out, ctorch_py_object o) {
   const char *fn = "ctorch_py_repr";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   require_started(fn);
   Gil gil;
   Ref r(PyObject_Repr(object_of(o, fn, "o")));

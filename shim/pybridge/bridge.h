@@ -49,6 +49,13 @@ struct ValueGuard {
   ~ValueGuard() { ctorch_value_free(v); }
 };
 
+// Checks an out-parameter and clears it (so it is NULL on any failure).
+template <class T>
+void clear_out(T *out) {
+  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
+  *out = nullptr;
+}
+
 // The pending Python exception as a Fail (type mapped to a status; message:
 // "fn: Type: text" then the traceback). Clears the exception.
 [[noreturn]] void throw_python(const char *fn);

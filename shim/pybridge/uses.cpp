@@ -56,8 +56,7 @@ CTORCH_API ctorch_status ctorch_py_module_to_c(ctorch_module *out, ctorch_py_obj
                                                const ctorch_tensor *example_inputs, size_t n) {
   const char *fn = "ctorch_py_module_to_c";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   require_started(fn);
   TempFile ts(".pt");
   {
@@ -75,8 +74,7 @@ CTORCH_API ctorch_status ctorch_py_module_to_c(ctorch_module *out, ctorch_py_obj
 CTORCH_API ctorch_status ctorch_py_module_from_c(ctorch_py_object *out, ctorch_module m) {
   const char *fn = "ctorch_py_module_from_c";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   require_module(m);
   require_started(fn);
   TempFile ts(".pt");

@@ -238,8 +238,7 @@ extern "C" {
 CTORCH_API ctorch_status ctorch_py_from_value(ctorch_py_object *out, ctorch_value v) {
   const char *fn = "ctorch_py_from_value";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (!v) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'v' is NULL"};
   require_started(fn);
   Gil gil;
@@ -251,8 +250,7 @@ CTORCH_API ctorch_status ctorch_py_from_value(ctorch_py_object *out, ctorch_valu
 CTORCH_API ctorch_status ctorch_py_to_value(ctorch_value *out, ctorch_py_object o) {
   const char *fn = "ctorch_py_to_value";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   require_started(fn);
   Gil gil;
   *out = value_from_python(object_of(o, fn, "o"), 0);
@@ -263,8 +261,7 @@ CTORCH_API ctorch_status ctorch_py_to_value(ctorch_value *out, ctorch_py_object 
 CTORCH_API ctorch_status ctorch_py_from_tensor(ctorch_py_object *out, ctorch_tensor t) {
   const char *fn = "ctorch_py_from_tensor";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (!t) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 't' is NULL"};
   require_started(fn);
   Gil gil;
@@ -276,8 +273,7 @@ CTORCH_API ctorch_status ctorch_py_from_tensor(ctorch_py_object *out, ctorch_ten
 CTORCH_API ctorch_status ctorch_py_to_tensor(ctorch_tensor *out, ctorch_py_object o) {
   const char *fn = "ctorch_py_to_tensor";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   require_started(fn);
   Gil gil;
   *out = tensor_from_python(object_of(o, fn, "o"));
@@ -288,8 +284,7 @@ CTORCH_API ctorch_status ctorch_py_to_tensor(ctorch_tensor *out, ctorch_py_objec
 CTORCH_API ctorch_status ctorch_py_str(ctorch_py_object *out, const char *s) {
   const char *fn = "ctorch_py_str";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (!s) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 's' is NULL"};
   require_started(fn);
   Gil gil;
@@ -304,8 +299,7 @@ CTORCH_API ctorch_status ctorch_py_dict(ctorch_py_object *out, const char *const
                                         size_t n) {
   const char *fn = "ctorch_py_dict";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (n && (!keys || !values)) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'keys' or 'values' is NULL with n > 0"};
   require_started(fn);
   Gil gil;
@@ -324,8 +318,7 @@ CTORCH_API ctorch_status ctorch_py_call_values(ctorch_value *out, ctorch_py_obje
                                                size_t n) {
   const char *fn = "ctorch_py_call_values";
   CTORCH_PY_ENTRY
-  if (!out) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'out' is NULL"};
-  *out = nullptr;
+  clear_out(out);
   if (n && !args) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'args' is NULL with n > 0"};
   require_started(fn);
   Gil gil;

@@ -8,21 +8,8 @@
  *         >= 2.6; on 1.13 the suite's core tcase checks the NOT_IMPLEMENTED).
  * Each runs as its own ctest test (tags onnx and aoti), skipped visibly when
  * onnxruntime or AOTInductor is missing. */
-#include "../check_main.h"
+#include "py_check.h"
 #include "../../examples/trace_nn.h"
-#include "ctorch_python.h"
-
-#define PY_OK(call)                                                                               \
-  do {                                                                                            \
-    ctorch_status st_ = (call);                                                                   \
-    ck_assert_msg(st_ == CTORCH_OK, "%s -> %s: %s", #call, ctorch_status_name(st_), ctorch_py_last_error()); \
-  } while (0)
-#define PY_FAILS(want, call)                                                                      \
-  do {                                                                                            \
-    ctorch_status st_ = (call);                                                                   \
-    ck_assert_msg(st_ == (want), "%s -> %s (wanted %s): %s", #call, ctorch_status_name(st_),       \
-                  ctorch_status_name(want), ctorch_py_last_error());                              \
-  } while (0)
 
 static const char *const kLayers[][2] = {
     {"Conv2d", "1, 6, 5, padding=2"}, {"ReLU", ""}, {"MaxPool2d", "2"}, {"Conv2d", "6, 16, 5"},
