@@ -81,17 +81,35 @@ std::string shape_text(at::IntArrayRef s) {
   return out + "]";
 }
 
-const Args &default_kwargs(const Module &m) {
+namespace {
+// What a kind's forward needs per call, parsed once per kind: its default
+// keyword arguments, and whether it takes more than one positional input
+// (then a container's one-input call is padded with the defaults).
+struct ForwardDefaults {
+  Args kwargs;
+  bool more_inputs = false;
+};
+
+const ForwardDefaults &forward_defaults(const Module &m) {
   // One parse per kind, kept: a lookup per call, no parse on the hot path.
   static std::mutex mu;
-  static std::unordered_map<std::string, Args> cache;
+  static std::unordered_map<std::string, ForwardDefaults> cache;
   std::lock_guard<std::mutex> g(mu);
   auto it = cache.find(m.kind());
   if (it != cache.end()) return it->second;
-  const Kind *k = find_kind(m.kind());
-  Args a = k ? parse_args_sig(sig_of(k->forward), "", m.kind(), true) : Args();
-  return cache.emplace(m.kind(), std::move(a)).first->second;
+  ForwardDefaults d;
+  if (const Kind *k = find_kind(m.kind())) {
+    const Sig &sig = sig_of(k->forward);
+    d.kwargs = parse_args_sig(sig, "", m.kind(), true);
+    size_t positional = 0;
+    for (const auto &p : sig.params) positional += !p.kw_only;
+    d.more_inputs = positional > 1;
+  }
+  return cache.emplace(m.kind(), std::move(d)).first->second;
 }
+}  // namespace
+
+const Args &default_kwargs(const Module &m) { return forward_defaults(m).kwargs; }
 
 std::string missing_meta_kernel(const c10::Error &e) {
   std::string m = e.what_without_backtrace();
@@ -150,10 +168,12 @@ at::Tensor Module::call(size_t child, const at::Tensor &x) {
       out = tf->forward_text({x}, "");
     } else {
       // A child whose forward takes more inputs (TransformerEncoderLayer's
-      // masks) gets its defaults for the rest, as from ctorch_nn_module_forward.
+      // masks) gets its defaults for the rest, as from ctorch_nn_module_forward
+      // (checked only for those kinds: this is every container step's path).
+      const ForwardDefaults &fd = forward_defaults(c);
       std::vector<at::Tensor> in{x};
-      check_forward_inputs(c, in);
-      out = c.forward(in, default_kwargs(c));
+      if (fd.more_inputs) check_forward_inputs(c, in);
+      out = c.forward(in, fd.kwargs);
     }
   } catch (c10::Error &e) {
     if (tl_shapes && x.defined() && keeps_shape(c.kind()) && !missing_meta_kernel(e).empty()) {
