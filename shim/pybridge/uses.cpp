@@ -30,9 +30,10 @@ void require_module(ctorch_module m) {
   if (!m) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'm' is NULL"};
 }
 
-// Saves m (GIL not held), then calls the helper `name` with (path, inputs, extra...).
+// Saves m (GIL not held), then calls the helper `helper_name` with
+// (saved file, inputs, path, a, b).
 void call_with_saved_module(const char *fn, ctorch_module m, const ctorch_tensor *inputs, size_t n,
-                            const char *helper_name, const char *fmt_tail, const char *path, int64_t a, int64_t b) {
+                            const char *helper_name, const char *path, int64_t a, int64_t b) {
   require_module(m);
   if (!path) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'path' is NULL"};
   require_started(fn);
@@ -40,7 +41,7 @@ void call_with_saved_module(const char *fn, ctorch_module m, const ctorch_tensor
   check(ctorch_module_save(m, ts.path.c_str()));
   Gil gil;
   Ref list(tensor_list(inputs, n, fn));
-  Ref r(PyObject_CallFunction(helper(helper_name), fmt_tail, ts.path.c_str(), list.o, path, static_cast<long long>(a),
+  Ref r(PyObject_CallFunction(helper(helper_name), "sOsLL", ts.path.c_str(), list.o, path, static_cast<long long>(a),
                               static_cast<long long>(b)));
   if (!r) throw_python(fn);
 }
@@ -92,7 +93,7 @@ CTORCH_API ctorch_status ctorch_py_onnx_export(ctorch_module m, const ctorch_ten
   const char *fn = "ctorch_py_onnx_export";
   CTORCH_PY_ENTRY
   if (opset < 0) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'opset' is negative"};
-  call_with_saved_module(fn, m, example_inputs, n, "onnx_export", "sOsLL", path, opset, dynamic_batch ? 1 : 0);
+  call_with_saved_module(fn, m, example_inputs, n, "onnx_export", path, opset, dynamic_batch ? 1 : 0);
   return CTORCH_OK;
   CTORCH_PY_EXIT(fn)
 }
@@ -102,7 +103,7 @@ CTORCH_API ctorch_status ctorch_py_aoti_compile(ctorch_module m, const ctorch_te
   const char *fn = "ctorch_py_aoti_compile";
   CTORCH_PY_ENTRY
   if (dynamic_batch && max_batch < 2) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'max_batch' must be >= 2"};
-  call_with_saved_module(fn, m, example_inputs, n, "aoti_compile", "sOsLL", package_path, dynamic_batch ? 1 : 0,
+  call_with_saved_module(fn, m, example_inputs, n, "aoti_compile", package_path, dynamic_batch ? 1 : 0,
                          max_batch);
   return CTORCH_OK;
   CTORCH_PY_EXIT(fn)

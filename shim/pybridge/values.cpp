@@ -23,6 +23,15 @@ void capsule_destructor(PyObject *cap) {
 
 const char *type_name(PyObject *o) { return Py_TYPE(o)->tp_name; }
 
+// Values being collected for a list, tuple or dict, freed at scope end
+// (the container holds its own references).
+struct ValueList : std::vector<ctorch_value> {
+  explicit ValueList(size_t n = 0) : std::vector<ctorch_value>(n, nullptr) {}
+  ~ValueList() { for (ctorch_value x : *this) ctorch_value_free(x); }
+  ValueList(const ValueList &) = delete;
+  ValueList &operator=(const ValueList &) = delete;
+};
+
 }  // namespace
 
 PyObject *tensor_to_python(ctorch_tensor t) {
@@ -166,23 +175,15 @@ ctorch_value value_from_python(PyObject *o, int depth) {
     Ref fast(PySequence_Fast(o, "sequence"));
     if (!fast) throw_python("value_from_python");
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.o);
-    std::vector<ctorch_value> items(static_cast<size_t>(n), nullptr);
-    struct Free {
-      std::vector<ctorch_value> &v;
-      ~Free() { for (ctorch_value x : v) ctorch_value_free(x); }
-    } free_items{items};
+    ValueList items(static_cast<size_t>(n));
     for (Py_ssize_t i = 0; i < n; ++i)
       items[static_cast<size_t>(i)] = value_from_python(PySequence_Fast_GET_ITEM(fast.o, i), depth + 1);
     check(list ? ctorch_value_list(&out, items.data(), items.size())
                : ctorch_value_tuple(&out, items.data(), items.size()));
   } else if (PyDict_Check(o)) {
-    std::vector<ctorch_value> vals;
+    ValueList vals;
     std::vector<std::string> skeys;
     std::vector<int64_t> ikeys;
-    struct Free {
-      std::vector<ctorch_value> &v;
-      ~Free() { for (ctorch_value x : v) ctorch_value_free(x); }
-    } free_vals{vals};
     PyObject *k, *v;
     Py_ssize_t pos = 0;
     bool any_str = false, any_int = false;
