@@ -36,6 +36,7 @@ file(WRITE ${CMAKE_BINARY_DIR}/bindings-install/_installed.py
   "LIB = \"${_ctorch_py_lib}\"\n")
 # (__pycache__ too: importing then takes ~0.1 s, not ~2 s; not what a pip
 # build of the package left beside it.)
-install(DIRECTORY ${CTORCH_BINDINGS_DIR}/python/ DESTINATION ${_ctorch_py_dest}
+install(DIRECTORY ${CTORCH_BINDINGS_DIR}/python/ DESTINATION ${_ctorch_py_dest} COMPONENT python-binding
   PATTERN "*.tmp" EXCLUDE PATTERN "build" EXCLUDE PATTERN "*.egg-info" EXCLUDE)
-install(FILES ${CMAKE_BINARY_DIR}/bindings-install/_installed.py DESTINATION ${_ctorch_py_dest}/ctorch)
+install(FILES ${CMAKE_BINARY_DIR}/bindings-install/_installed.py DESTINATION ${_ctorch_py_dest}/ctorch
+  COMPONENT python-binding)

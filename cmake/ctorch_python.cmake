@@ -39,8 +39,16 @@ if(CTORCH_HAVE_PYTHON_BRIDGE)
     -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/shim/pybridge/ctorch_python.map -Wl,--no-undefined)
   target_compile_options(ctorch_python PRIVATE -Wall -Wno-unused-parameter -Wno-missing-field-initializers)
   add_library(ctorch::python ALIAS ctorch_python)
-  install(TARGETS ctorch_python EXPORT ctorchTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(FILES include/ctorch_python.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  # Its own export set and components (python-runtime, python-dev: the
+  # Debian packages libctorch-python*), so that ctorch's CMake package works
+  # without the bridge installed: ctorchConfig.cmake includes
+  # ctorchPythonTargets.cmake where it is there.
+  install(TARGETS ctorch_python EXPORT ctorchPythonTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT python-runtime NAMELINK_COMPONENT python-dev)
+  install(EXPORT ctorchPythonTargets NAMESPACE ctorch:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ctorch
+    COMPONENT python-dev)
+  install(FILES include/ctorch_python.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT python-dev)
   configure_file(pkgconfig/ctorch-python.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ctorch-python.pc @ONLY)
-  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ctorch-python.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ctorch-python.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+    COMPONENT python-dev)
 endif()

@@ -8,12 +8,25 @@ const vm = require('vm');
 const koffi = require('koffi');
 const capi = require('./capi');
 
+// Where libctorch is, in this order: $CTORCH_LIB; the build tree this package
+// was generated in (build_config.json, which the npm tarball leaves out);
+// pkg-config's libdir for ctorch plus the SONAME file (a prefix on
+// PKG_CONFIG_PATH, or Debian's libctorch-dev); else the bare SONAME, which
+// the system's loader resolves (Debian's libctorch0-torch1.13, ldconfig,
+// LD_LIBRARY_PATH). The SONAME names the libtorch the generated functions
+// were made from, so no other build's library is picked up.
 function findLibrary() {
   if (process.env.CTORCH_LIB) return process.env.CTORCH_LIB;
   try {
     const cfg = JSON.parse(fs.readFileSync(path.join(__dirname, 'build_config.json'), 'utf8'));
     if (cfg.lib && fs.existsSync(cfg.lib)) return cfg.lib;
   } catch (e) { /* not generated in a build tree */ }
+  try {
+    const libdir = require('child_process').execFileSync('pkg-config', ['--variable=libdir', 'ctorch'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const file = libdir && path.join(libdir, capi.SONAME);
+    if (file && fs.existsSync(file)) return file;
+  } catch (e) { /* no pkg-config, or no ctorch.pc on its path */ }
   return capi.SONAME;
 }
 
