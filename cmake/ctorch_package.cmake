@@ -45,16 +45,40 @@ endif()
 # cmake --install.
 set(_ctorch_doc_src ${CMAKE_CURRENT_BINARY_DIR}/package-doc)
 string(TIMESTAMP _ctorch_deb_date "%a, %d %b %Y %H:%M:%S +0000" UTC)  # honours SOURCE_DATE_EPOCH
+# The license is the one the project's packages declare (the Node package's
+# "license": BSD-3-Clause), written out in full as lintian asks.
+string(TIMESTAMP _ctorch_year "%Y" UTC)
 file(WRITE ${_ctorch_doc_src}/copyright
   "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
   "Upstream-Name: ctorch\n"
   "Upstream-Contact: ${CTORCH_PACKAGE_MAINTAINER}\n"
   "\n"
   "Files: *\n"
-  "Copyright: the ctorch contributors\n"
+  "Copyright: ${_ctorch_year} the ctorch contributors\n"
   "License: BSD-3-Clause\n"
-  " On Debian systems, the BSD 3-clause license text is in\n"
-  " /usr/share/common-licenses/BSD.\n")
+  " Redistribution and use in source and binary forms, with or without\n"
+  " modification, are permitted provided that the following conditions\n"
+  " are met:\n"
+  " 1. Redistributions of source code must retain the above copyright\n"
+  "    notice, this list of conditions and the following disclaimer.\n"
+  " 2. Redistributions in binary form must reproduce the above copyright\n"
+  "    notice, this list of conditions and the following disclaimer in the\n"
+  "    documentation and/or other materials provided with the distribution.\n"
+  " 3. Neither the name of the copyright holder nor the names of its\n"
+  "    contributors may be used to endorse or promote products derived from\n"
+  "    this software without specific prior written permission.\n"
+  " .\n"
+  " THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS\n"
+  " \"AS IS\" AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT\n"
+  " LIMITED TO, THE IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR\n"
+  " A PARTICULAR PURPOSE ARE DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT\n"
+  " HOLDER OR CONTRIBUTORS BE LIABLE FOR ANY DIRECT, INDIRECT, INCIDENTAL,\n"
+  " SPECIAL, EXEMPLARY, OR CONSEQUENTIAL DAMAGES (INCLUDING, BUT NOT\n"
+  " LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR SERVICES; LOSS OF USE,\n"
+  " DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON ANY\n"
+  " THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT\n"
+  " (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE\n"
+  " OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.\n")
 file(WRITE ${_ctorch_doc_src}/changelog.Debian
   "ctorch (${_ctorch_deb_version}) unstable; urgency=medium\n\n"
   "  * Packaged from ctorch ${PROJECT_VERSION} with CPack (scripts/package),\n"
@@ -80,7 +104,6 @@ set(CPACK_PACKAGE_NAME ctorch)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "ctorch")
 set(CPACK_PACKAGE_CONTACT "${CTORCH_PACKAGE_MAINTAINER}")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "C ABI over LibTorch")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_STRIP_FILES TRUE)  # lintian: unstripped-binary-or-object
 set(CPACK_COMPONENTS_ALL ${_ctorch_components})
@@ -95,6 +118,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # (docs/abi.md), so a program built against X needs >= X.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+# (The bridge needs libctorch, which no installed package has yet: found in
+# this build folder at package time; its Depends is written below.)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_CURRENT_BINARY_DIR})
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 # The ldconfig trigger modern packages use (lintian: package-must-activate-ldconfig-trigger).

@@ -102,7 +102,7 @@ fi
 
 echo "== LeNet-5 with modules (examples/lenet5.c), 20 steps"
 if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
-  "$cc" -std=c99 -O2 -I"$src/examples" "$src/examples/lenet5.c" $(pkg-config --cflags --libs ctorch) -lm -o lenet5
+  "$cc" -O2 -I"$src/examples" "$src/examples/lenet5.c" $(pkg-config --cflags --libs ctorch) -lm -o lenet5
   ./lenet5 --epochs 1 --steps 20 --threads 2 --data "$data" --save '' --logdir '' | tee lenet5.out
   acc=$(sed -n 's/^test_accuracy=\([0-9.]*\).*/\1/p' lenet5.out)
   awk -v a="$acc" 'BEGIN { exit !(a > 0.3) }' || { echo "FAIL: test accuracy $acc after 20 steps (want > 0.3)"; exit 1; }

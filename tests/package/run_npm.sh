@@ -55,7 +55,8 @@ export CTORCH_LIB=$lib
 [ "$(where)" = "$lib" ]
 first
 if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
-  OMP_NUM_THREADS=2 node "$src/tests/package/lenet5_short.js" "$data"
+  cp "$src/tests/package/lenet5_short.js" .  # require('ctorch') resolves from the project
+  OMP_NUM_THREADS=2 node lenet5_short.js "$data"
 else
   echo "LeNet-5 part skipped: no Fashion-MNIST in $data (package dataset-fashion-mnist)"
 fi
