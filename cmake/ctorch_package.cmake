@@ -125,6 +125,9 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 # The ldconfig trigger modern packages use (lintian: package-must-activate-ldconfig-trigger).
 file(WRITE ${_ctorch_doc_src}/triggers "activate-noawait ldconfig\n")
+# (CPack also writes postinst/postrm scripts that run ldconfig, which lintian
+# warns about: maintscript-calls-ldconfig. Scripts of our own that do nothing
+# only trade it for maintainer-script-empty; CPack's stay.)
 
 set(_ctorch_exact "(= ${_ctorch_deb_version})")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${_ctorch_pkg_runtime})
