@@ -12,6 +12,7 @@
 set -uo pipefail
 src=$1 cc=$2 version=$3 data=$4
 skip() { echo "skipped: $*"; exit 77; }
+if [ -n "${CTORCH_BINDING_SKIP:-}" ]; then skip "$CTORCH_BINDING_SKIP"; fi
 [ "$(id -u)" = 0 ] || skip "not root (apt-get install of the packages needs it)"
 for t in apt-get dpkg dpkg-query cmake pkg-config readelf; do
   command -v "$t" >/dev/null || skip "$t is not installed"
