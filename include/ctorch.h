@@ -614,7 +614,7 @@ typedef struct ctorch_optim_options {
 } ctorch_optim_options;
 
 /**
- * Every optimizer's hyper-parameters (216 bytes, frozen like
+ * Every optimizer's hyper-parameters (168 bytes, frozen like
  * ctorch_optim_options): its fields first, in the same order (so a pointer
  * to a ctorch_optim_options_v2 may be passed where a ctorch_optim_options is
  * read), then the fields of NAdam, RAdam, Adamax, Adadelta and LBFGS. Fill
