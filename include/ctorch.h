@@ -589,9 +589,14 @@ typedef enum ctorch_line_search CTORCH_ENUM_BASE {
 } ctorch_line_search;
 
 /**
- * Hyper-parameters of one parameter group. Fill it with
- * ctorch_optim_options_default, then change what you need; fields that the
- * kind does not use are ignored.
+ * Hyper-parameters of one parameter group, as of ctorch's first release
+ * (96 bytes, frozen: docs/abi.md's ABI policy; a caller-allocated struct
+ * never grows). Fill it with ctorch_optim_options_default, then change what
+ * you need; fields that the kind does not use are ignored. The functions
+ * taking it read and write these 96 bytes only; for the kinds and fields
+ * added later (NAdam's momentum_decay, Adadelta's rho, LBFGS's max_iter ...)
+ * use ctorch_optim_options_v2 and the _v2 functions. Given to a kind that
+ * has fields beyond it, the missing fields take their defaults.
  */
 typedef struct ctorch_optim_options {
   double lr;            /**< all */
@@ -606,7 +611,28 @@ typedef struct ctorch_optim_options {
   double alpha;         /**< RMSprop smoothing constant */
   double lr_decay;      /**< Adagrad */
   double initial_accumulator_value; /**< Adagrad */
-  /* The fields below also serve NAdam, RAdam, Adamax (beta1, beta2, eps), Adadelta (eps) and LBFGS (lr). */
+} ctorch_optim_options;
+
+/**
+ * Every optimizer's hyper-parameters (168 bytes, frozen like
+ * ctorch_optim_options): its fields first, in the same order (so a pointer
+ * to a ctorch_optim_options_v2 may be passed where a ctorch_optim_options is
+ * read), then the fields of NAdam, RAdam, Adamax, Adadelta and LBFGS. Fill
+ * it with ctorch_optim_options_default_v2.
+ */
+typedef struct ctorch_optim_options_v2 {
+  double lr;            /**< all */
+  double weight_decay;  /**< all (AdamW: decoupled) */
+  double momentum;      /**< SGD, RMSprop */
+  double dampening;     /**< SGD */
+  int nesterov;         /**< SGD: needs momentum > 0 and dampening 0 */
+  int amsgrad;          /**< Adam, AdamW */
+  int centered;         /**< RMSprop */
+  double beta1, beta2;  /**< Adam, AdamW, NAdam, RAdam, Adamax */
+  double eps;           /**< Adam, AdamW, RMSprop, Adagrad, NAdam, RAdam, Adamax, Adadelta */
+  double alpha;         /**< RMSprop smoothing constant */
+  double lr_decay;      /**< Adagrad */
+  double initial_accumulator_value; /**< Adagrad */
   double momentum_decay;      /**< NAdam (default 4e-3) */
   int decoupled_weight_decay; /**< NAdam, RAdam: AdamW-style decay (PyTorch >= 2.1; a 1.13 build refuses it) */
   double rho;                 /**< Adadelta (default 0.9) */
@@ -616,7 +642,7 @@ typedef struct ctorch_optim_options {
   double tolerance_change;    /**< LBFGS (default 1e-9) */
   int64_t history_size;       /**< LBFGS (default 100) */
   int line_search;            /**< LBFGS: a ctorch_line_search (default CTORCH_LINE_SEARCH_NONE) */
-} ctorch_optim_options;
+} ctorch_optim_options_v2;
 
 /** An optimizer (owns its state and references to its parameters). */
 typedef struct ctorch_optimizer_s *ctorch_optimizer;
@@ -642,6 +668,17 @@ CTORCH_API ctorch_status ctorch_optimizer_num_param_groups(size_t *out, ctorch_o
 CTORCH_API ctorch_status ctorch_optimizer_params(ctorch_tensor_list *out, ctorch_optimizer opt, size_t group);
 /** Options of group `group` (lr as currently set). */
 CTORCH_API ctorch_status ctorch_optimizer_get_options(ctorch_optim_options *out, ctorch_optimizer opt, size_t group);
+/** As ctorch_optim_options_default, writing every field of the larger struct. */
+CTORCH_API ctorch_status ctorch_optim_options_default_v2(ctorch_optim_options_v2 *out, ctorch_optimizer_kind kind);
+/** As ctorch_optimizer_new, with every option (options NULL = ctorch_optim_options_default_v2(kind)). */
+CTORCH_API ctorch_status ctorch_optimizer_new_v2(ctorch_optimizer *out, ctorch_optimizer_kind kind,
+                                                 const ctorch_tensor *params, size_t n,
+                                                 const ctorch_optim_options_v2 *options);
+/** As ctorch_optimizer_add_param_group, with every option (NULL = the optimizer's defaults). */
+CTORCH_API ctorch_status ctorch_optimizer_add_param_group_v2(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
+                                                             const ctorch_optim_options_v2 *options);
+/** As ctorch_optimizer_get_options, writing every field of the larger struct. */
+CTORCH_API ctorch_status ctorch_optimizer_get_options_v2(ctorch_optim_options_v2 *out, ctorch_optimizer opt, size_t group);
 /** Learning rate of group `group`. */
 CTORCH_API ctorch_status ctorch_optimizer_get_lr(double *out, ctorch_optimizer opt, size_t group);
 /** Sets the learning rate of group `group` (lr >= 0). */

@@ -93,6 +93,8 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_module_run_method": {"args": {"nullable": True}},
     "ctorch_optimizer_new": {"options": {"nullable": True}},
     "ctorch_optimizer_add_param_group": {"options": {"nullable": True}},
+    "ctorch_optimizer_new_v2": {"options": {"nullable": True}},
+    "ctorch_optimizer_add_param_group_v2": {"options": {"nullable": True}},
     "ctorch_tensor_set_grad": {"grad": {"nullable": True}},
     "ctorch_tensor_copy_to": {"dst": {"direction": "out", "buffer_size": {
         "unit": "bytes", "rule": "query", "product": [

@@ -551,12 +551,12 @@ ct.noGrad = function (fn) {
 const OPT_KINDS = Object.fromEntries(Object.entries(E.ctorch_optimizer_kind).map(([k, v]) => [k.slice(13).toLowerCase(), v]));
 class Optimizer extends api.Optimizer {
   constructor(kind, params, options = {}) {
-    const opts = api.optim_options_default(OPT_KINDS[kind]);
+    const opts = api.optim_options_default_v2(OPT_KINDS[kind]);
     for (const [k, v] of Object.entries(options)) {
       if (k === 'betas') { opts.beta1 = v[0]; opts.beta2 = v[1]; } else if (k in opts) opts[k] = v;
       else throw new TypeError(`unknown optimizer option '${k}'`);
     }
-    super(api.optimizer_new(OPT_KINDS[kind], params, opts)._take());
+    super(api.optimizer_new_v2(OPT_KINDS[kind], params, opts)._take());
   }
   zeroGrad(setToNone = true) { this.zero_grad(setToNone); }
 }

@@ -15,7 +15,8 @@ import sys
 
 def exported(lib):
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
-    return {ln.split()[-1] for ln in out.splitlines() if " T " in ln and ln.split()[-1].startswith("ctorch_")}
+    # A name as nm prints it may carry its version node (ctorch_foo@@CTORCH_0: shim/ctorch.map).
+    return {ln.split()[-1].split("@")[0] for ln in out.splitlines() if " T " in ln and ln.split()[-1].startswith("ctorch_")}
 
 
 def elf_soname(lib):

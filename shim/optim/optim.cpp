@@ -1,4 +1,6 @@
 // Optimizers (torch::optim) and learning-rate schedules from C.
+#include <cstddef>
+#include <cstring>
 #include "optim_internal.h"
 #include "optim_py.h"
 #include "models/models.h"
@@ -32,8 +34,8 @@ void check_kind(int kind) {
 namespace ctorch {
 namespace optim {
 
-ctorch_optim_options defaults(ctorch_optimizer_kind kind) {
-  ctorch_optim_options o{};
+ctorch_optim_options_v2 defaults(ctorch_optimizer_kind kind) {
+  ctorch_optim_options_v2 o{};
   o.beta1 = 0.9;
   o.beta2 = 0.999;
   o.eps = 1e-8;
@@ -79,7 +81,7 @@ namespace optim {
 
 // Validates like PyTorch's Python constructors (libtorch checks only some of
 // these, and none for added groups), then builds the libtorch options.
-std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options &o) {
+std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options_v2 &o) {
   if (is_py_kind(kind)) return make_py_options(kind, o);
   check_nonneg(o.lr, "lr");
   check_nonneg(o.weight_decay, "weight_decay");
@@ -125,9 +127,9 @@ std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_ki
   ctorch::fail_arg("kind", "unknown optimizer kind");
 }
 
-ctorch_optim_options read_options(ctorch_optimizer_kind kind, const torch::optim::OptimizerOptions &base) {
+ctorch_optim_options_v2 read_options(ctorch_optimizer_kind kind, const torch::optim::OptimizerOptions &base) {
   if (is_py_kind(kind)) return static_cast<const PyOptions &>(base).o;
-  ctorch_optim_options o = defaults(kind);
+  ctorch_optim_options_v2 o = defaults(kind);
   switch (kind) {
     case CTORCH_OPTIM_SGD: {
       auto &r = static_cast<const torch::optim::SGDOptions &>(base);
@@ -271,40 +273,32 @@ torch::optim::OptimizerParamGroup &group_of(Optim &o, size_t group) {
   return g[group];
 }
 
-}  // namespace
+// ctorch_optim_options is ctorch_optim_options_v2's leading fields (the
+// common initial sequence of both structs): copying that prefix is the whole
+// conversion, and never touches a byte past the 96 of the smaller one.
+static_assert(sizeof(ctorch_optim_options) == 96, "ctorch_optim_options is frozen at 96 bytes (docs/abi.md)");
+static_assert(sizeof(ctorch_optim_options_v2) == 168, "ctorch_optim_options_v2 is frozen at 168 bytes (docs/abi.md)");
+static_assert(offsetof(ctorch_optim_options_v2, initial_accumulator_value) ==
+                  offsetof(ctorch_optim_options, initial_accumulator_value),
+              "ctorch_optim_options_v2 must start with ctorch_optim_options's fields");
+void narrow(ctorch_optim_options *out, const ctorch_optim_options_v2 &o) { std::memcpy(out, &o, sizeof *out); }
+void widen(ctorch_optim_options_v2 *o, const ctorch_optim_options &in) { std::memcpy(o, &in, sizeof in); }
 
-extern "C" {
-
-CTORCH_API ctorch_status ctorch_optim_options_default(ctorch_optim_options *out, ctorch_optimizer_kind kind) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  check_kind(kind);
-  *out = defaults(kind);
-  CTORCH_CATCH
-}
-
-CTORCH_API ctorch_status ctorch_optimizer_new(ctorch_optimizer *out, ctorch_optimizer_kind kind,
-                                              const ctorch_tensor *params, size_t n,
-                                              const ctorch_optim_options *options) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  check_kind(kind);
+// The bodies of the optimizer constructors, shared by the entry points for
+// both option structs (each entry point's own CTORCH_CATCH names it in errors).
+void new_impl(ctorch_optimizer *out, ctorch_optimizer_kind kind, const ctorch_tensor *params, size_t n,
+              const ctorch_optim_options_v2 &options) {
   auto v = param_list(params, n, nullptr);
   require_real(kind, v);
-  auto opts = make_options(kind, options ? *options : defaults(kind));
+  auto opts = make_options(kind, options);
   auto o = std::make_shared<Optim>();
   o->kind = kind;
   o->opt = construct(kind, {torch::optim::OptimizerParamGroup(v)}, *opts);
   *out = new ctorch_optimizer_s{std::move(o)};
-  CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt) { delete opt; }
-
-CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
-                                                          const ctorch_optim_options *options) {
-  CTORCH_TRY
+void add_param_group_impl(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
+                          const ctorch_optim_options_v2 *options) {
   Optim &o = require_opt(opt);
   if (o.kind == CTORCH_OPTIM_LBFGS)
     ctorch::fail_arg("opt", "LBFGS doesn't support per-parameter options (parameter groups), as in PyTorch");
@@ -326,6 +320,76 @@ CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, 
   if (mine) o.opt->param_groups().back().set_options(std::move(mine));
   if (adagrad_state)
     for (auto &kv : adagrad_state->state()) o.opt->state()[kv.first] = std::move(kv.second);
+}
+
+}  // namespace
+
+extern "C" {
+
+// The 96-byte ctorch_optim_options of the first release (docs/abi.md): these
+// entry points read and write its bytes only, never the fields _v2 added
+// after them, so a program built against that header keeps working. The
+// options it passes are completed with the defaults for the rest (the
+// kind's; for an added group, the optimizer's).
+CTORCH_API ctorch_status ctorch_optim_options_default(ctorch_optim_options *out, ctorch_optimizer_kind kind) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  check_kind(kind);
+  narrow(out, defaults(kind));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optim_options_default_v2(ctorch_optim_options_v2 *out, ctorch_optimizer_kind kind) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  check_kind(kind);
+  *out = defaults(kind);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_new(ctorch_optimizer *out, ctorch_optimizer_kind kind,
+                                              const ctorch_tensor *params, size_t n,
+                                              const ctorch_optim_options *options) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  check_kind(kind);
+  ctorch_optim_options_v2 o = defaults(kind);
+  if (options) widen(&o, *options);
+  new_impl(out, kind, params, n, o);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_new_v2(ctorch_optimizer *out, ctorch_optimizer_kind kind,
+                                                 const ctorch_tensor *params, size_t n,
+                                                 const ctorch_optim_options_v2 *options) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  check_kind(kind);
+  new_impl(out, kind, params, n, options ? *options : defaults(kind));
+  CTORCH_CATCH
+}
+
+CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt) { delete opt; }
+
+CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
+                                                          const ctorch_optim_options *options) {
+  CTORCH_TRY
+  ctorch_optim_options_v2 o{};
+  if (options) {  // the fields it lacks from the optimizer's defaults, as Python's groups
+    Optim &opt_ = require_opt(opt);
+    o = read_options(opt_.kind, opt_.opt->defaults());
+    widen(&o, *options);
+  }
+  add_param_group_impl(opt, params, n, options ? &o : nullptr);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_add_param_group_v2(ctorch_optimizer opt, const ctorch_tensor *params,
+                                                             size_t n, const ctorch_optim_options_v2 *options) {
+  CTORCH_TRY
+  add_param_group_impl(opt, params, n, options);
   CTORCH_CATCH
 }
 
@@ -346,6 +410,14 @@ CTORCH_API ctorch_status ctorch_optimizer_params(ctorch_tensor_list *out, ctorch
 }
 
 CTORCH_API ctorch_status ctorch_optimizer_get_options(ctorch_optim_options *out, ctorch_optimizer opt, size_t group) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  Optim &o = require_opt(opt);
+  narrow(out, read_options(o.kind, group_of(o, group).options()));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_get_options_v2(ctorch_optim_options_v2 *out, ctorch_optimizer opt, size_t group) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
   Optim &o = require_opt(opt);

@@ -27,15 +27,15 @@ std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
                                                    const std::vector<torch::optim::OptimizerParamGroup> &groups,
                                                    const torch::optim::OptimizerOptions &d);
 // Validates the options like PyTorch's Python constructors and builds libtorch's.
-std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options &o);
+std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options_v2 &o);
 // The defaults of a kind (ctorch_optim_options_default).
-ctorch_optim_options defaults(ctorch_optimizer_kind kind);
+ctorch_optim_options_v2 defaults(ctorch_optimizer_kind kind);
 // Refuses (VALUE, `where` + which parameter and buffer) loaded per-parameter
 // state a step would trust: undefined where the step reads it, or not shaped,
 // typed and placed like its parameter (optim_state.cpp).
 void check_loaded_state(ctorch_optimizer_kind kind, torch::optim::Optimizer &opt, const std::string &where);
 // A group's options as the C struct.
-ctorch_optim_options read_options(ctorch_optimizer_kind kind, const torch::optim::OptimizerOptions &base);
+ctorch_optim_options_v2 read_options(ctorch_optimizer_kind kind, const torch::optim::OptimizerOptions &base);
 
 }  // namespace optim
 }  // namespace ctorch

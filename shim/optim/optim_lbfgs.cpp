@@ -129,7 +129,7 @@ class LBFGS : public torch::optim::Optimizer {
     if (!closure) ctorch::fail_arg("closure", "LBFGS needs a closure (ctorch_optimizer_step_closure)");
     at::NoGradGuard no_grad;
     params_ = param_groups_[0].params();
-    const ctorch_optim_options &o = static_cast<PyOptions &>(param_groups_[0].options()).o;
+    const ctorch_optim_options_v2 &o = static_cast<PyOptions &>(param_groups_[0].options()).o;
     const double lr = o.lr, tolerance_grad = o.tolerance_grad, tolerance_change = o.tolerance_change;
     const int64_t max_iter = o.max_iter, max_eval = o.max_eval, history_size = o.history_size;
 

@@ -55,7 +55,7 @@ void update_exp_avg(at::Tensor &exp_avg, const at::Tensor &grad, double beta1) {
 
 // Python's `grad = grad.add(param, alpha=weight_decay)` (coupled decay), or
 // 2.x's decoupled form `param.mul_(1 - lr * weight_decay)`.
-at::Tensor decay(const at::Tensor &grad, at::Tensor &param, const ctorch_optim_options &o, bool decoupled) {
+at::Tensor decay(const at::Tensor &grad, at::Tensor &param, const ctorch_optim_options_v2 &o, bool decoupled) {
   if (o.weight_decay == 0) return grad;
   if (decoupled) {
     param.mul_(1 - o.lr * o.weight_decay);
@@ -64,7 +64,7 @@ at::Tensor decay(const at::Tensor &grad, at::Tensor &param, const ctorch_optim_o
   return grad.add(param, o.weight_decay);
 }
 
-void nadam(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_options &o) {
+void nadam(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_options_v2 &o) {
   at::Tensor &exp_avg = s.a, &exp_avg_sq = s.b, &mu_product = s.mu_product;
   const double beta1 = o.beta1, beta2 = o.beta2, lr = o.lr;
   s.step += 1;
@@ -89,7 +89,7 @@ void nadam(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_op
   param.addcdiv_(exp_avg, denom, (-lr * mu_next) / (1. - mu_product_next));
 }
 
-void radam(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_options &o) {
+void radam(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_options_v2 &o) {
   at::Tensor &exp_avg = s.a, &exp_avg_sq = s.b;
   const double beta1 = o.beta1, beta2 = o.beta2, lr = o.lr;
   s.step += 1;
@@ -115,7 +115,7 @@ void radam(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_op
   }
 }
 
-void adamax(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_options &o) {
+void adamax(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_options_v2 &o) {
   at::Tensor &exp_avg = s.a, &exp_inf = s.b;
   s.step += 1;
   grad = decay(grad, param, o, false);
@@ -131,7 +131,7 @@ void adamax(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_o
   param.addcdiv_(exp_avg, exp_inf, -clr);
 }
 
-void adadelta(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_options &o) {
+void adadelta(at::Tensor &param, at::Tensor grad, PyState &s, const ctorch_optim_options_v2 &o) {
   at::Tensor &square_avg = s.a, &acc_delta = s.b;
   s.step += 1;
   grad = decay(grad, param, o, false);
@@ -157,7 +157,7 @@ class FirstOrder : public torch::optim::Optimizer {
     }
     at::NoGradGuard no_grad;
     for (auto &group : param_groups_) {
-      const ctorch_optim_options &o = static_cast<PyOptions &>(group.options()).o;
+      const ctorch_optim_options_v2 &o = static_cast<PyOptions &>(group.options()).o;
       for (auto &p : group.params()) {
         if (!p.grad().defined()) continue;
         const at::Tensor &grad = p.grad();
@@ -253,7 +253,7 @@ const char *state_name_b(ctorch_optimizer_kind kind) {
 }
 
 // Python's constructors' checks, in their order.
-std::unique_ptr<PyOptions> make_py_options(ctorch_optimizer_kind kind, const ctorch_optim_options &o) {
+std::unique_ptr<PyOptions> make_py_options(ctorch_optimizer_kind kind, const ctorch_optim_options_v2 &o) {
   check_nonneg(o.lr, "lr");
   switch (kind) {
     case CTORCH_OPTIM_NADAM:

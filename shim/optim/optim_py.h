@@ -23,7 +23,7 @@ inline bool is_py_kind(ctorch_optimizer_kind k) { return k >= CTORCH_OPTIM_NADAM
 struct PyOptions : torch::optim::OptimizerCloneableOptions<PyOptions> {
   explicit PyOptions(double lr = 0) { o.lr = lr; }
   ctorch_optimizer_kind kind = CTORCH_OPTIM_NADAM;
-  ctorch_optim_options o{};
+  ctorch_optim_options_v2 o{};
   double get_lr() const override { return o.lr; }
   void set_lr(const double lr) override { o.lr = lr; }
   void serialize(torch::serialize::OutputArchive &archive) const override;
@@ -46,7 +46,7 @@ const char *state_name_a(ctorch_optimizer_kind kind);
 const char *state_name_b(ctorch_optimizer_kind kind);
 
 // Validates like the Python constructor of `kind` (message names the field).
-std::unique_ptr<PyOptions> make_py_options(ctorch_optimizer_kind kind, const ctorch_optim_options &o);
+std::unique_ptr<PyOptions> make_py_options(ctorch_optimizer_kind kind, const ctorch_optim_options_v2 &o);
 // Builds an optimizer of a kind written here.
 std::unique_ptr<torch::optim::Optimizer> construct_py(ctorch_optimizer_kind kind,
                                                       const std::vector<torch::optim::OptimizerParamGroup> &groups,

@@ -45,7 +45,7 @@ P str(const char *s) { return PV::str(s); }
 
 // ---- save ---------------------------------------------------------------------
 
-P group_dict(ctorch_optimizer_kind kind, const ctorch_optim_options &o, std::vector<P> params) {
+P group_dict(ctorch_optimizer_kind kind, const ctorch_optim_options_v2 &o, std::vector<P> params) {
   P g = PV::dict();
   g->put(str("lr"), PV::real(o.lr));
   if (kind == CTORCH_OPTIM_SGD) {
@@ -130,8 +130,8 @@ void require_default_flag(const PV &g, const char *key, bool wanted, const std::
     ctorch::fail(CTORCH_NOT_IMPLEMENTED, where + " has " + key + "=" + (wanted ? "False" : "True") + ": " + why);
 }
 
-ctorch_optim_options group_options(ctorch_optimizer_kind kind, const PV &g, const std::string &where) {
-  ctorch_optim_options o = ctorch::optim::defaults(kind);
+ctorch_optim_options_v2 group_options(ctorch_optimizer_kind kind, const PV &g, const std::string &where) {
+  ctorch_optim_options_v2 o = ctorch::optim::defaults(kind);
   o.lr = number(need(g, "lr", where), where + "'s lr");
   o.weight_decay = number(need(g, "weight_decay", where), where + "'s weight_decay");
   require_default_flag(g, "maximize", false, where, "libtorch's optimizers only minimise");
@@ -181,7 +181,7 @@ std::unique_ptr<torch::optim::OptimizerParamState> adam_state_from(const PV &d, 
 }
 
 std::unique_ptr<torch::optim::OptimizerParamState> state_from(ctorch_optimizer_kind kind, const PV &d, const at::Tensor &p,
-                                                              const ctorch_optim_options &o, const std::string &where) {
+                                                              const ctorch_optim_options_v2 &o, const std::string &where) {
   switch (kind) {
     case CTORCH_OPTIM_SGD: {
       const P *buf = d.find("momentum_buffer");
@@ -327,7 +327,7 @@ std::unique_ptr<torch::optim::Optimizer> state_dict_check(Optim &o, const P &roo
   // The file's parameter numbers -> this optimizer's parameters, in order.
   std::unordered_map<int64_t, std::pair<at::Tensor, size_t>> by_id;
   std::vector<torch::optim::OptimizerParamGroup> groups;
-  std::vector<ctorch_optim_options> options;
+  std::vector<ctorch_optim_options_v2> options;
   for (size_t i = 0; i < live.size(); ++i) {
     const std::string where = in + "'s param group " + std::to_string(i);
     const PV &g = need_kind(saved_groups.items[i], PV::Dict, where);

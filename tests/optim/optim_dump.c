@@ -3,7 +3,7 @@
  *   optim_dump KIND F64 STEPS GROUP0 GROUP1 [SCHED]
  * KIND: sgd adam adamw rmsprop adagrad nadam radam adamax adadelta lbfgs.
  * F64: 1 for float64 parameters. GROUP0/GROUP1: options as key=value,...
- * (fields of ctorch_optim_options; "-" for the defaults); GROUP1 "-" puts
+ * (fields of ctorch_optim_options_v2; "-" for the defaults); GROUP1 "-" puts
  * every parameter in group 0, else p0, p1 are group 0 and p2, p3 group 1.
  * SCHED: "onecycle" steps a OneCycleLR (max_lr 0.01, total STEPS + 1,
  * cycle_momentum) after every step.
@@ -77,7 +77,7 @@ static int kind_of(const char *s) {
 }
 
 /* key=value,... onto *o (after ctorch_optim_options_default). */
-static void parse_options(ctorch_optim_options *o, const char *spec) {
+static void parse_options(ctorch_optim_options_v2 *o, const char *spec) {
   char buf[512], *tok, *save = NULL;
   if (!strcmp(spec, "-")) return;
   snprintf(buf, sizeof buf, "%s", spec);
@@ -105,7 +105,7 @@ static void parse_options(ctorch_optim_options *o, const char *spec) {
 
 int main(int argc, char **argv) {
   model m;
-  ctorch_optim_options o0, o1;
+  ctorch_optim_options_v2 o0, o1;
   ctorch_lr_scheduler sched = NULL;
   ctorch_optimizer_kind kind;
   ctorch_dtype dt;
@@ -128,12 +128,12 @@ int main(int argc, char **argv) {
     OK(ctorch_add_Scalar(&m.w[i], r, ctorch_scalar_float(0.5), ctorch_scalar_int(1)));
     ctorch_tensor_free(r);
   }
-  OK(ctorch_optim_options_default(&o0, kind));
+  OK(ctorch_optim_options_default_v2(&o0, kind));
   o1 = o0;
   parse_options(&o0, argv[4]);
   parse_options(&o1, argv[5]);
-  OK(ctorch_optimizer_new(&m.opt, kind, m.p, two ? 2 : NP, &o0));
-  if (two) OK(ctorch_optimizer_add_param_group(m.opt, m.p + 2, 2, &o1));
+  OK(ctorch_optimizer_new_v2(&m.opt, kind, m.p, two ? 2 : NP, &o0));
+  if (two) OK(ctorch_optimizer_add_param_group_v2(m.opt, m.p + 2, 2, &o1));
   if (argc > 6 && !strcmp(argv[6], "onecycle")) {
     ctorch_lr_schedule_options so;
     OK(ctorch_lr_schedule_options_default(&so, CTORCH_LR_ONE_CYCLE));

@@ -4,6 +4,7 @@
  * kinds. Their arithmetic is compared with torch.optim by
  * optim_vs_torch.py. */
 #include <math.h>
+#include <string.h>
 
 #include "../check_main.h"
 
@@ -49,51 +50,51 @@ static const ctorch_optimizer_kind new_kinds[5] = {CTORCH_OPTIM_NADAM, CTORCH_OP
                                                    CTORCH_OPTIM_ADADELTA, CTORCH_OPTIM_LBFGS};
 
 START_TEST(defaults_are_pytorchs) {
-  ctorch_optim_options o;
-  CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_NADAM));
+  ctorch_optim_options_v2 o;
+  CT_OK(ctorch_optim_options_default_v2(&o, CTORCH_OPTIM_NADAM));
   ck_assert(o.lr == 2e-3 && o.beta1 == 0.9 && o.beta2 == 0.999 && o.eps == 1e-8 && o.weight_decay == 0 &&
             o.momentum_decay == 4e-3 && !o.decoupled_weight_decay);
-  CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_RADAM));
+  CT_OK(ctorch_optim_options_default_v2(&o, CTORCH_OPTIM_RADAM));
   ck_assert(o.lr == 1e-3 && o.eps == 1e-8);
-  CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMAX));
+  CT_OK(ctorch_optim_options_default_v2(&o, CTORCH_OPTIM_ADAMAX));
   ck_assert(o.lr == 2e-3 && o.eps == 1e-8);
-  CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADADELTA));
+  CT_OK(ctorch_optim_options_default_v2(&o, CTORCH_OPTIM_ADADELTA));
   ck_assert(o.lr == 1.0 && o.rho == 0.9 && o.eps == 1e-6);
-  CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_LBFGS));
+  CT_OK(ctorch_optim_options_default_v2(&o, CTORCH_OPTIM_LBFGS));
   ck_assert(o.lr == 1.0 && o.max_iter == 20 && o.max_eval == 0 && o.tolerance_grad == 1e-7 &&
             o.tolerance_change == 1e-9 && o.history_size == 100 && o.line_search == CTORCH_LINE_SEARCH_NONE);
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optim_options_default(&o, (ctorch_optimizer_kind)10));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optim_options_default_v2(&o, (ctorch_optimizer_kind)10));
   CT_ERROR_HAS("kind");
 }
 END_TEST
 
 /* Each refusal names the field, as Python's constructors do. */
-static void refuses(ctorch_optimizer_kind kind, void (*edit)(ctorch_optim_options *), ctorch_status want, const char *field) {
+static void refuses(ctorch_optimizer_kind kind, void (*edit)(ctorch_optim_options_v2 *), ctorch_status want, const char *field) {
   ctorch_tensor p = param(1.0f);
   ctorch_optimizer opt = NULL;
-  ctorch_optim_options o;
-  CT_OK(ctorch_optim_options_default(&o, kind));
+  ctorch_optim_options_v2 o;
+  CT_OK(ctorch_optim_options_default_v2(&o, kind));
   edit(&o);
-  CT_FAILS(want, ctorch_optimizer_new(&opt, kind, &p, 1, &o));
+  CT_FAILS(want, ctorch_optimizer_new_v2(&opt, kind, &p, 1, &o));
   ck_assert_ptr_null(opt);
   CT_ERROR_HAS("ctorch_optimizer_new");
   CT_ERROR_HAS(field);
   ctorch_tensor_free(p);
 }
-static void beta1_one(ctorch_optim_options *o) { o->beta1 = 1.0; }
-static void beta2_neg(ctorch_optim_options *o) { o->beta2 = -0.1; }
-static void eps_neg(ctorch_optim_options *o) { o->eps = -1; }
-static void lr_nan(ctorch_optim_options *o) { o->lr = NAN; }
-static void wd_neg(ctorch_optim_options *o) { o->weight_decay = -1; }
-static void md_neg(ctorch_optim_options *o) { o->momentum_decay = -1e-3; }
-static void rho_big(ctorch_optim_options *o) { o->rho = 1.5; }
-static void decoupled(ctorch_optim_options *o) { o->decoupled_weight_decay = 1; }
-static void iter0(ctorch_optim_options *o) { o->max_iter = 0; }
-static void eval_neg(ctorch_optim_options *o) { o->max_eval = -1; }
-static void hist0(ctorch_optim_options *o) { o->history_size = 0; }
-static void ls_bad(ctorch_optim_options *o) { o->line_search = 7; }
-static void tol_nan(ctorch_optim_options *o) { o->tolerance_grad = NAN; }
-static void tolc_neg(ctorch_optim_options *o) { o->tolerance_change = -1; }
+static void beta1_one(ctorch_optim_options_v2 *o) { o->beta1 = 1.0; }
+static void beta2_neg(ctorch_optim_options_v2 *o) { o->beta2 = -0.1; }
+static void eps_neg(ctorch_optim_options_v2 *o) { o->eps = -1; }
+static void lr_nan(ctorch_optim_options_v2 *o) { o->lr = NAN; }
+static void wd_neg(ctorch_optim_options_v2 *o) { o->weight_decay = -1; }
+static void md_neg(ctorch_optim_options_v2 *o) { o->momentum_decay = -1e-3; }
+static void rho_big(ctorch_optim_options_v2 *o) { o->rho = 1.5; }
+static void decoupled(ctorch_optim_options_v2 *o) { o->decoupled_weight_decay = 1; }
+static void iter0(ctorch_optim_options_v2 *o) { o->max_iter = 0; }
+static void eval_neg(ctorch_optim_options_v2 *o) { o->max_eval = -1; }
+static void hist0(ctorch_optim_options_v2 *o) { o->history_size = 0; }
+static void ls_bad(ctorch_optim_options_v2 *o) { o->line_search = 7; }
+static void tol_nan(ctorch_optim_options_v2 *o) { o->tolerance_grad = NAN; }
+static void tolc_neg(ctorch_optim_options_v2 *o) { o->tolerance_change = -1; }
 
 START_TEST(bad_options_name_the_field) {
   int k;
@@ -121,17 +122,17 @@ END_TEST
 START_TEST(decoupled_weight_decay_by_version) {
   ctorch_tensor p = param(1.0f);
   ctorch_optimizer opt = NULL;
-  ctorch_optim_options o;
+  ctorch_optim_options_v2 o;
   ctorch_status st;
   int k;
   for (k = 0; k < 2; ++k) {
-    CT_OK(ctorch_optim_options_default(&o, new_kinds[k]));
+    CT_OK(ctorch_optim_options_default_v2(&o, new_kinds[k]));
     o.decoupled_weight_decay = 1;
     o.weight_decay = 0.1;
-    st = ctorch_optimizer_new(&opt, new_kinds[k], &p, 1, &o);
+    st = ctorch_optimizer_new_v2(&opt, new_kinds[k], &p, 1, &o);
     if (st == CTORCH_OK) {
-      ctorch_optim_options got;
-      CT_OK(ctorch_optimizer_get_options(&got, opt, 0));
+      ctorch_optim_options_v2 got;
+      CT_OK(ctorch_optimizer_get_options_v2(&got, opt, 0));
       ck_assert_int_eq(got.decoupled_weight_decay, 1);
       ctorch_optimizer_free(opt);
       opt = NULL;
@@ -199,7 +200,7 @@ START_TEST(lbfgs_refusals_and_failing_closure) {
   quad q = {0};
   double loss = -1;
   ctorch_tensor other = param(3.0f);
-  ctorch_optim_options o;
+  ctorch_optim_options_v2 o;
   q.p = param(1.0f);
   CT_OK(ctorch_optimizer_new(&q.opt, CTORCH_OPTIM_LBFGS, &q.p, 1, NULL));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_step(q.opt));
@@ -221,14 +222,14 @@ START_TEST(lbfgs_refusals_and_failing_closure) {
   /* a fresh one minimises sum(p^2) */
   q.p = param(1.0f);
   q.calls = 0, q.fail_at = 0;
-  CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_LBFGS));
+  CT_OK(ctorch_optim_options_default_v2(&o, CTORCH_OPTIM_LBFGS));
   o.line_search = CTORCH_LINE_SEARCH_STRONG_WOLFE;
-  CT_OK(ctorch_optimizer_new(&q.opt, CTORCH_OPTIM_LBFGS, &q.p, 1, &o));
+  CT_OK(ctorch_optimizer_new_v2(&q.opt, CTORCH_OPTIM_LBFGS, &q.p, 1, &o));
   CT_OK(ctorch_optimizer_step_closure(&loss, q.opt, quad_closure, &q));
   ck_assert(loss > 5.0);
   ck_assert(q.calls >= 2 && q.calls <= 25);
   ck_assert(fabs(elem(q.p, 0)) < 1e-3 && fabs(elem(q.p, 3)) < 1e-3);
-  CT_OK(ctorch_optimizer_get_options(&o, q.opt, 0));
+  CT_OK(ctorch_optimizer_get_options_v2(&o, q.opt, 0));
   ck_assert_int_eq(o.max_eval, 25); /* Python's max_iter * 5 // 4 */
   ctorch_optimizer_free(q.opt);
   ctorch_tensor_free(q.p);
@@ -305,7 +306,7 @@ START_TEST(schedules_on_new_kinds) {
     ctorch_optimizer opt = NULL;
     ctorch_lr_scheduler s = NULL;
     ctorch_lr_schedule_options so;
-    ctorch_optim_options o;
+    ctorch_optim_options_v2 o;
     double lr = 0;
     CT_OK(ctorch_optimizer_new(&opt, new_kinds[k], &p, 1, NULL));
     CT_OK(ctorch_lr_schedule_options_default(&so, CTORCH_LR_ONE_CYCLE));
@@ -313,10 +314,10 @@ START_TEST(schedules_on_new_kinds) {
     so.total_steps = 10;
     if (k < 3) {
       CT_OK(ctorch_lr_scheduler_new(&s, opt, CTORCH_LR_ONE_CYCLE, &so));
-      CT_OK(ctorch_optimizer_get_options(&o, opt, 0));
+      CT_OK(ctorch_optimizer_get_options_v2(&o, opt, 0));
       ck_assert(o.beta1 == so.max_momentum);
       CT_OK(ctorch_lr_scheduler_step(s));
-      CT_OK(ctorch_optimizer_get_options(&o, opt, 0));
+      CT_OK(ctorch_optimizer_get_options_v2(&o, opt, 0));
       ck_assert(o.beta1 < so.max_momentum);
       ctorch_lr_scheduler_free(s);
     } else {
@@ -335,6 +336,51 @@ START_TEST(schedules_on_new_kinds) {
 }
 END_TEST
 
+/* The first release's 96-byte ctorch_optim_options with the kinds added
+ * after it (docs/abi.md): the old entry points read and write its bytes
+ * only, and the fields it lacks take their defaults. */
+START_TEST(old_struct_with_new_kinds) {
+  for (int k = 0; k < 5; ++k) {
+    struct {
+      ctorch_optim_options o;
+      unsigned char after[80];
+    } g;
+    memset(&g, 0xA5, sizeof g);
+    CT_OK(ctorch_optim_options_default(&g.o, new_kinds[k]));
+    for (size_t i = 0; i < sizeof g.after; ++i) ck_assert_int_eq(g.after[i], 0xA5);
+    ctorch_optim_options_v2 want;
+    CT_OK(ctorch_optim_options_default_v2(&want, new_kinds[k]));
+    ck_assert(g.o.lr == want.lr && g.o.eps == want.eps && g.o.beta1 == want.beta1);
+    g.o.lr = 0.125;
+    ctorch_tensor p = param(1.0f);
+    ctorch_optimizer opt = NULL;
+    CT_OK(ctorch_optimizer_new(&opt, new_kinds[k], &p, 1, &g.o));
+    ctorch_optim_options_v2 got;
+    CT_OK(ctorch_optimizer_get_options_v2(&got, opt, 0));
+    ck_assert(got.lr == 0.125 && got.momentum_decay == want.momentum_decay && got.rho == want.rho &&
+              got.max_iter == want.max_iter && got.history_size == want.history_size);
+    memset(&g, 0xA5, sizeof g);
+    CT_OK(ctorch_optimizer_get_options(&g.o, opt, 0));
+    ck_assert(g.o.lr == 0.125);
+    for (size_t i = 0; i < sizeof g.after; ++i) ck_assert_int_eq(g.after[i], 0xA5);
+    ctorch_optimizer_free(opt);
+    ctorch_tensor_free(p);
+  }
+  ctorch_optim_options o;
+  ctorch_tensor p = param(1.0f);
+  ctorch_optimizer opt = NULL;
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_new(&opt, (ctorch_optimizer_kind)10, &p, 1, NULL));
+  CT_ERROR_HAS("ctorch_optimizer_new");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_new_v2(&opt, (ctorch_optimizer_kind)-1, &p, 1, NULL));
+  CT_ERROR_HAS("ctorch_optimizer_new_v2");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optim_options_default(&o, (ctorch_optimizer_kind)10));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_add_param_group(NULL, &p, 1, &o));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_add_param_group_v2(NULL, &p, 1, NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_optimizer_get_options_v2(NULL, opt, 0));
+  ctorch_tensor_free(p);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("optim_py");
   TCase *tc = tcase_create("core");
@@ -347,6 +393,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, complex_params_refused);
   tcase_add_test(tc, save_load_continue);
   tcase_add_test(tc, schedules_on_new_kinds);
+  tcase_add_test(tc, old_struct_with_new_kinds);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -9,13 +9,13 @@ _KINDS = {k[len("CTORCH_OPTIM_"):].lower(): v for k, v in _capi.ENUMS["ctorch_op
 
 class Optimizer(_api.Optimizer):
     """An optimizer over a list of parameters; keyword arguments set the
-    fields of ctorch_optim_options (lr, weight_decay, momentum, betas, eps, ...)."""
+    fields of ctorch_optim_options_v2 (lr, weight_decay, momentum, betas, eps, ...)."""
     kind = None
 
     def __init__(self, params, **options):
         params = list(params)
         self._params = params
-        opts = _api.optim_options_default(_KINDS[self.kind])
+        opts = _api.optim_options_default_v2(_KINDS[self.kind])
         betas = options.pop("betas", None)
         if betas is not None:
             options["beta1"], options["beta2"] = betas
@@ -23,7 +23,7 @@ class Optimizer(_api.Optimizer):
             if not hasattr(opts, k):
                 raise TypeError(f"{type(self).__name__}: unknown option {k!r}")
             setattr(opts, k, v)
-        self._h = _api.optimizer_new(_KINDS[self.kind], params, opts)._take()
+        self._h = _api.optimizer_new_v2(_KINDS[self.kind], params, opts)._take()
 
     def zero_grad(self, set_to_none=True):
         _api.optimizer_zero_grad(self, set_to_none)

@@ -1,0 +1,1758 @@
+/*
+ * ctorch.h - a C ABI over LibTorch.
+ *
+ * THE CONTRACT (read this once; every function below follows it)
+ *
+ * Status.  Every function returns a ctorch_status; CTORCH_OK (0) is success.
+ *   Results come back through out-parameters, which come first in the
+ *   argument list. On failure an out-handle is set to NULL (when the out
+ *   pointer itself is valid) and the calling thread's last error is set.
+ *   Exceptions to "returns a status", all documented where declared:
+ *   ctorch_last_error*, ctorch_status_name, the *_free functions (void,
+ *   NULL-safe) and the static inline ctorch_scalar_* constructors.
+ *
+ * Errors.  ctorch_last_error() returns the calling thread's last failure
+ *   message, starting with the name of the ctorch function that failed and
+ *   the argument at fault where there is one. It is thread-local, borrowed,
+ *   valid until the same thread's next failing call, and "" (never NULL) if
+ *   the thread never failed. A successful call does not clear it (as errno).
+ *   No C++ exception ever crosses this boundary. A binding whose FFI runs
+ *   calls on worker threads reads a failure's message from any thread by
+ *   its id or ticket (ctorch_error_message, near the end of this header).
+ *
+ * Ownership.  A ctorch_tensor returned through an out-parameter is NEW: the
+ *   caller owns it and frees it with ctorch_tensor_free. A ctorch_tensor
+ *   passed as an input is BORROWED: ctorch never frees it and keeps no
+ *   reference past the call unless documented (e.g. autograd graphs and
+ *   optimizers keep their own references). Handles are reference counted
+ *   views of one tensor: two new handles may be the same pointer value (for
+ *   example an op that returns its input); free each one once. NULL is the
+ *   undefined tensor: accepted where the schema says "Tensor?", rejected
+ *   with CTORCH_INVALID_ARGUMENT elsewhere. The same rule holds for every
+ *   other handle type (lists, generators, ...): new through out-params,
+ *   borrowed as inputs. Strings returned as `char **` are new (free with
+ *   ctorch_string_free); `const char **` outputs are borrowed static text.
+ *
+ * Enums and values.  ctorch owns its enums (dtype, device type, layout,
+ *   memory format, scalar kind); their numeric values are stable ABI and do
+ *   not follow c10's internal numbering. Out-of-range values are rejected
+ *   with CTORCH_INVALID_ARGUMENT. Booleans are `int` (0 false, nonzero true).
+ *   Optional by-value arguments are pointers (NULL = none). Lists are a
+ *   pointer plus a length (pointer may be NULL only when length is 0).
+ *   Length 0 is the empty list, exactly PyTorch's [] whatever the pointer;
+ *   for an optional list (schema T[]?) NULL is None and any non-NULL
+ *   pointer with length 0 is [].
+ *
+ * Threads.  Functions may be called from any thread. Distinct tensors may
+ *   be used concurrently; concurrent mutation of one tensor (in-place ops,
+ *   .grad, requires_grad) must be serialised by the caller, as in libtorch.
+ *
+ * Generated operators.  Every ATen operator is declared in ctorch_ops.h
+ *   (included at the end of this header), named ctorch_<name>_<overload>,
+ *   with its schema as its doc comment; the naming and type mapping are
+ *   described there and in the README.
+ */
+#ifndef CTORCH_H
+#define CTORCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTORCH_VERSION_MAJOR 0
+#define CTORCH_VERSION_MINOR 1
+#define CTORCH_VERSION_PATCH 0
+
+#if defined(__GNUC__)
+#define CTORCH_API __attribute__((visibility("default")))
+#else
+#define CTORCH_API
+#endif
+
+/* Enums are int32_t-sized in C (every supported ABI) and declared so in C++:
+ * with a fixed underlying type, any int32 value a C caller passes is a valid
+ * C++ value that ctorch can check and reject, not undefined behaviour. */
+#ifdef __cplusplus
+#define CTORCH_ENUM_BASE : int32_t
+#else
+#define CTORCH_ENUM_BASE
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                        */
+/* ------------------------------------------------------------------ */
+
+/** Result of every call. Values are stable. */
+typedef enum ctorch_status CTORCH_ENUM_BASE {
+  CTORCH_OK = 0,               /**< success */
+  CTORCH_INVALID_ARGUMENT = 1, /**< NULL/undefined handle, bad enum value, bad length */
+  CTORCH_INDEX = 2,            /**< index out of range (c10::IndexError) */
+  CTORCH_VALUE = 3,            /**< bad value (c10::ValueError), corrupt data */
+  CTORCH_TYPE = 4,             /**< wrong dtype or type (c10::TypeError) */
+  CTORCH_NOT_IMPLEMENTED = 5,  /**< no kernel for these inputs (c10::NotImplementedError) */
+  CTORCH_OUT_OF_MEMORY = 6,    /**< allocation failed (CPU or device) */
+  CTORCH_LINALG = 7,           /**< linear algebra failure (c10::LinAlgError) */
+  CTORCH_IO = 8,               /**< file or stream error */
+  CTORCH_RUNTIME = 9,          /**< any other libtorch error (shape mismatch, ...) */
+  CTORCH_UNKNOWN = 10          /**< an exception of unknown type */
+} ctorch_status;
+
+/** Borrowed static name of a status ("CTORCH_OK", ...); "CTORCH_?" if out of range. Returns the text, not a status. */
+CTORCH_API const char *ctorch_status_name(ctorch_status status);
+
+/** Borrowed: this thread's last error message without backtrace; "" if none. Valid until this thread's next failing call. */
+CTORCH_API const char *ctorch_last_error(void);
+
+/** Borrowed: this thread's last error message including libtorch's C++ backtrace when it had one; "" if none. */
+CTORCH_API const char *ctorch_last_error_backtrace(void);
+
+/* ------------------------------------------------------------------ */
+/* Enums and small value types                                         */
+/* ------------------------------------------------------------------ */
+
+/** Element type. 0 is deliberately invalid so zeroed memory is caught. */
+typedef enum ctorch_dtype CTORCH_ENUM_BASE {
+  CTORCH_BOOL = 1,
+  CTORCH_UINT8 = 2,
+  CTORCH_INT8 = 3,
+  CTORCH_INT16 = 4,
+  CTORCH_INT32 = 5,
+  CTORCH_INT64 = 6,
+  CTORCH_FLOAT16 = 7,
+  CTORCH_BFLOAT16 = 8,
+  CTORCH_FLOAT32 = 9,
+  CTORCH_FLOAT64 = 10,
+  CTORCH_COMPLEX32 = 11,  /**< complex of two float16 */
+  CTORCH_COMPLEX64 = 12,  /**< complex of two float32 */
+  CTORCH_COMPLEX128 = 13, /**< complex of two float64 */
+  CTORCH_QINT8 = 14,
+  CTORCH_QUINT8 = 15,
+  CTORCH_QINT32 = 16,
+  CTORCH_QUINT4X2 = 17,
+  CTORCH_QUINT2X4 = 18,
+  /* Types newer than libtorch 1.13: with an older libtorch every call given
+   * one returns CTORCH_NOT_IMPLEMENTED naming the version that has it. */
+  CTORCH_UINT16 = 19,          /**< libtorch >= 2.3 (limited kernel support) */
+  CTORCH_UINT32 = 20,          /**< libtorch >= 2.3 (limited kernel support) */
+  CTORCH_UINT64 = 21,          /**< libtorch >= 2.3 (limited kernel support) */
+  CTORCH_FLOAT8_E5M2 = 22,     /**< libtorch >= 2.1 */
+  CTORCH_FLOAT8_E4M3FN = 23,   /**< libtorch >= 2.1 */
+  CTORCH_FLOAT8_E5M2FNUZ = 24, /**< libtorch >= 2.2 */
+  CTORCH_FLOAT8_E4M3FNUZ = 25, /**< libtorch >= 2.2 */
+  CTORCH_FLOAT8_E8M0FNU = 26   /**< libtorch >= 2.7 (exponent only) */
+} ctorch_dtype;
+
+/** Kind of device. */
+typedef enum ctorch_device_type CTORCH_ENUM_BASE {
+  CTORCH_DEVICE_CPU = 0,
+  CTORCH_DEVICE_CUDA = 1,
+  CTORCH_DEVICE_META = 2, /**< shapes and dtypes only, no data */
+  CTORCH_DEVICE_MPS = 3,
+  CTORCH_DEVICE_XPU = 4,
+  CTORCH_DEVICE_HIP = 5
+} ctorch_device_type;
+
+/** A device: its type (ctorch_device_type) and index (-1 = the current/default one). */
+typedef struct ctorch_device {
+  int32_t type;  /**< a ctorch_device_type value */
+  int32_t index; /**< device ordinal, or -1 */
+} ctorch_device;
+
+/** Memory layout of a tensor. */
+typedef enum ctorch_layout CTORCH_ENUM_BASE {
+  CTORCH_LAYOUT_STRIDED = 0,
+  CTORCH_LAYOUT_SPARSE_COO = 1,
+  CTORCH_LAYOUT_SPARSE_CSR = 2,
+  CTORCH_LAYOUT_SPARSE_CSC = 3,
+  CTORCH_LAYOUT_SPARSE_BSR = 4,
+  CTORCH_LAYOUT_SPARSE_BSC = 5,
+  CTORCH_LAYOUT_MKLDNN = 6
+} ctorch_layout;
+
+/** Requested memory format of a strided tensor. */
+typedef enum ctorch_memory_format CTORCH_ENUM_BASE {
+  CTORCH_MEMORY_CONTIGUOUS = 0,
+  CTORCH_MEMORY_PRESERVE = 1,
+  CTORCH_MEMORY_CHANNELS_LAST = 2,
+  CTORCH_MEMORY_CHANNELS_LAST_3D = 3
+} ctorch_memory_format;
+
+/** What a ctorch_scalar holds. */
+typedef enum ctorch_scalar_kind CTORCH_ENUM_BASE {
+  CTORCH_SCALAR_FLOAT = 0,   /**< value in f */
+  CTORCH_SCALAR_INT = 1,     /**< value in i */
+  CTORCH_SCALAR_BOOL = 2,    /**< value in i (0 or 1) */
+  CTORCH_SCALAR_COMPLEX = 3  /**< value in f (real) and imag */
+} ctorch_scalar_kind;
+
+/** A number passed by value (no allocation). No union, so every FFI can build one. */
+typedef struct ctorch_scalar {
+  int32_t kind;     /**< a ctorch_scalar_kind value */
+  int32_t reserved; /**< must be 0 */
+  int64_t i;        /**< INT and BOOL values */
+  double f;         /**< FLOAT value, real part of COMPLEX */
+  double imag;      /**< imaginary part of COMPLEX */
+} ctorch_scalar;
+
+/** Builds a float scalar (inline helper, not a library symbol). */
+static inline ctorch_scalar ctorch_scalar_float(double v) {
+  ctorch_scalar s = {CTORCH_SCALAR_FLOAT, 0, 0, 0.0, 0.0};
+  s.f = v;
+  return s;
+}
+/** Builds an integer scalar (inline helper). */
+static inline ctorch_scalar ctorch_scalar_int(int64_t v) {
+  ctorch_scalar s = {CTORCH_SCALAR_INT, 0, 0, 0.0, 0.0};
+  s.i = v;
+  return s;
+}
+/** Builds a boolean scalar (inline helper). */
+static inline ctorch_scalar ctorch_scalar_bool(int v) {
+  ctorch_scalar s = {CTORCH_SCALAR_BOOL, 0, 0, 0.0, 0.0};
+  s.i = v ? 1 : 0;
+  return s;
+}
+/** Builds a complex scalar (inline helper). */
+static inline ctorch_scalar ctorch_scalar_complex(double re, double im) {
+  ctorch_scalar s = {CTORCH_SCALAR_COMPLEX, 0, 0, 0.0, 0.0};
+  s.f = re;
+  s.imag = im;
+  return s;
+}
+/** The CPU device (inline helper). */
+static inline ctorch_device ctorch_device_cpu(void) {
+  ctorch_device d = {CTORCH_DEVICE_CPU, -1};
+  return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* Handles                                                             */
+/* ------------------------------------------------------------------ */
+
+/** A tensor (one counted reference). NULL = undefined tensor. */
+typedef struct ctorch_tensor_s *ctorch_tensor;
+/** An owned list of tensors, returned by ops whose schema returns Tensor[]. */
+typedef struct ctorch_tensor_list_s *ctorch_tensor_list;
+/** A random number generator; NULL wherever one is optional = the default generator. */
+typedef struct ctorch_generator_s *ctorch_generator;
+
+/* ------------------------------------------------------------------ */
+/* Library                                                             */
+/* ------------------------------------------------------------------ */
+
+/** Borrowed static ctorch version string, e.g. "0.1.0". */
+CTORCH_API ctorch_status ctorch_version(const char **out);
+/** Borrowed static version of the libtorch ctorch was built against, e.g. "1.13.0". */
+CTORCH_API ctorch_status ctorch_torch_version(const char **out);
+/** Frees a string returned through a `char **` out-parameter. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_string_free(char *s);
+/** Seeds every default generator (CPU and, where present, CUDA). */
+CTORCH_API ctorch_status ctorch_manual_seed(uint64_t seed);
+/** Number of intra-op threads libtorch uses. */
+CTORCH_API ctorch_status ctorch_get_num_threads(int *out);
+/** Sets the number of intra-op threads (n >= 1). */
+CTORCH_API ctorch_status ctorch_set_num_threads(int n);
+/** Number of inter-op threads. */
+CTORCH_API ctorch_status ctorch_get_num_interop_threads(int *out);
+/** Sets the number of inter-op threads (n >= 1; only before any inter-op work started). */
+CTORCH_API ctorch_status ctorch_set_num_interop_threads(int n);
+/** 1 if a CUDA device is usable, else 0. */
+CTORCH_API ctorch_status ctorch_cuda_is_available(int *out);
+/** Number of CUDA devices (0 without CUDA). */
+CTORCH_API ctorch_status ctorch_cuda_device_count(int *out);
+/** Size in bytes of one element of dtype. */
+CTORCH_API ctorch_status ctorch_dtype_size(size_t *out, ctorch_dtype dtype);
+
+/* ------------------------------------------------------------------ */
+/* Tensors: creation, data, metadata                                   */
+/* ------------------------------------------------------------------ */
+
+/** Drops one reference. NULL-safe; returns nothing. The handle is invalid afterwards. */
+CTORCH_API void ctorch_tensor_free(ctorch_tensor t);
+
+/** New handle to the same tensor (shares data and autograd identity). */
+CTORCH_API ctorch_status ctorch_tensor_ref(ctorch_tensor *out, ctorch_tensor t);
+
+/**
+ * New CPU tensor holding a COPY of `data`. `sizes` has `ndim` entries (may be
+ * NULL when ndim is 0: a 0-dim tensor); `nbytes` must equal
+ * numel * ctorch_dtype_size(dtype). The caller keeps `data`.
+ */
+CTORCH_API ctorch_status ctorch_tensor_from_data(ctorch_tensor *out, const void *data, size_t nbytes,
+                                                 const int64_t *sizes, size_t ndim, ctorch_dtype dtype);
+
+/**
+ * New tensor OVER the caller's memory (zero-copy). `strides` (in elements) may
+ * be NULL for contiguous. On success ctorch owns the memory's lifetime: it
+ * calls release(ctx) exactly once, from whichever thread drops the last
+ * reference (release may be NULL if the caller manages lifetime itself).
+ * On failure release is not called and the caller keeps the memory.
+ * `data` must be aligned to the element size; quantized dtypes are refused
+ * (TYPE). A later resize_ past the buffer moves the tensor to new memory and
+ * releases the caller's buffer then.
+ */
+CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data, const int64_t *sizes,
+                                                 const int64_t *strides, size_t ndim, ctorch_dtype dtype,
+                                                 ctorch_device device, void (*release)(void *ctx), void *ctx);
+
+/**
+ * Copies the tensor's elements, in row-major (contiguous) order, to `dst`,
+ * converting device and layout as needed but not dtype. `dst_bytes` must be
+ * at least numel * element size. The tensor is borrowed.
+ */
+CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctorch_tensor t);
+
+/** Number of dimensions. */
+CTORCH_API ctorch_status ctorch_tensor_dim(int64_t *out, ctorch_tensor t);
+/** Writes the dim() sizes into out[0..cap); fails with INVALID_ARGUMENT if cap < dim(). */
+CTORCH_API ctorch_status ctorch_tensor_sizes(int64_t *out, size_t cap, ctorch_tensor t);
+/** Writes the dim() strides (in elements) into out[0..cap); fails if cap < dim(). */
+CTORCH_API ctorch_status ctorch_tensor_strides(int64_t *out, size_t cap, ctorch_tensor t);
+/** Number of elements. */
+CTORCH_API ctorch_status ctorch_tensor_numel(int64_t *out, ctorch_tensor t);
+/** Element type. */
+CTORCH_API ctorch_status ctorch_tensor_dtype(ctorch_dtype *out, ctorch_tensor t);
+/** Device the tensor lives on. */
+CTORCH_API ctorch_status ctorch_tensor_device(ctorch_device *out, ctorch_tensor t);
+/** Layout (strided, sparse, ...). */
+CTORCH_API ctorch_status ctorch_tensor_layout(ctorch_layout *out, ctorch_tensor t);
+/** 1 if contiguous in row-major order, else 0. */
+CTORCH_API ctorch_status ctorch_tensor_is_contiguous(int *out, ctorch_tensor t);
+/** Borrowed pointer to the first element (storage offset applied); valid while the tensor lives. NULL for 0 elements. */
+CTORCH_API ctorch_status ctorch_tensor_data_ptr(void **out, ctorch_tensor t);
+/** 1 if autograd records operations on this tensor. */
+CTORCH_API ctorch_status ctorch_tensor_requires_grad(int *out, ctorch_tensor t);
+
+/** Value of a one-element tensor as double. */
+CTORCH_API ctorch_status ctorch_tensor_item_double(double *out, ctorch_tensor t);
+/** Value of a one-element tensor as int64 (truncated toward zero for floats). */
+CTORCH_API ctorch_status ctorch_tensor_item_int64(int64_t *out, ctorch_tensor t);
+/** Value of a one-element tensor as 0/1. */
+CTORCH_API ctorch_status ctorch_tensor_item_bool(int *out, ctorch_tensor t);
+
+/** New tensor converted to dtype (a new handle to t itself if already that dtype). */
+CTORCH_API ctorch_status ctorch_tensor_to_dtype(ctorch_tensor *out, ctorch_tensor t, ctorch_dtype dtype);
+/** New tensor moved to device (a new handle to t itself if already there). */
+CTORCH_API ctorch_status ctorch_tensor_to_device(ctorch_tensor *out, ctorch_tensor t, ctorch_device device);
+/** New tensor with its own copy of the data (differentiable, like torch.clone). */
+CTORCH_API ctorch_status ctorch_tensor_clone(ctorch_tensor *out, ctorch_tensor t);
+/** New contiguous tensor (a new handle to t itself if already contiguous). */
+CTORCH_API ctorch_status ctorch_tensor_contiguous(ctorch_tensor *out, ctorch_tensor t);
+
+/** New NUL-terminated rendering of the tensor as libtorch prints it; free with ctorch_string_free. */
+CTORCH_API ctorch_status ctorch_tensor_to_string(char **out, ctorch_tensor t);
+
+/* ------------------------------------------------------------------ */
+/* Tensor lists (returned by ops whose schema returns Tensor[])        */
+/* ------------------------------------------------------------------ */
+
+/** Number of tensors in the list. */
+CTORCH_API ctorch_status ctorch_tensor_list_size(size_t *out, ctorch_tensor_list list);
+/** New handle to element i (0 <= i < size; INDEX otherwise); NULL if that element is undefined. */
+CTORCH_API ctorch_status ctorch_tensor_list_get(ctorch_tensor *out, ctorch_tensor_list list, size_t i);
+/** Frees the list and its references. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_tensor_list_free(ctorch_tensor_list list);
+
+/* ------------------------------------------------------------------ */
+/* Generators                                                          */
+/* ------------------------------------------------------------------ */
+
+/** New generator for device (CPU, or CUDA where available) seeded with seed. */
+CTORCH_API ctorch_status ctorch_generator_new(ctorch_generator *out, ctorch_device device, uint64_t seed);
+/** Reseeds a generator. */
+CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t seed);
+/** Frees a generator. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_generator_free(ctorch_generator g);
+
+/* ------------------------------------------------------------------ */
+/* Autograd                                                            */
+/*                                                                     */
+/* Gradients are recorded on tensors that require grad, as in PyTorch. */
+/* A graph keeps its own references to the tensors it needs, so inputs */
+/* may be freed by the caller while a graph still uses them.           */
+/* ------------------------------------------------------------------ */
+
+/** Sets whether autograd records operations on t (t must be a leaf to turn it on; floating/complex dtype). t is borrowed. */
+CTORCH_API ctorch_status ctorch_tensor_set_requires_grad(ctorch_tensor t, int requires_grad);
+/** 1 if t is a leaf of the graph (created by the user, not by a recorded op). */
+CTORCH_API ctorch_status ctorch_tensor_is_leaf(int *out, ctorch_tensor t);
+/** Makes a non-leaf t keep its .grad after backward (like Tensor.retain_grad()). */
+CTORCH_API ctorch_status ctorch_tensor_retain_grad(ctorch_tensor t);
+/** 1 if t keeps its .grad (a leaf that requires grad, or retain_grad was called). */
+CTORCH_API ctorch_status ctorch_tensor_retains_grad(int *out, ctorch_tensor t);
+/** NEW handle to t's accumulated gradient, or *out = NULL (and CTORCH_OK) when t has none. */
+CTORCH_API ctorch_status ctorch_tensor_grad(ctorch_tensor *out, ctorch_tensor t);
+/** Replaces t's .grad with grad (borrowed; t keeps its own reference). grad NULL clears it. Shape/dtype must match t. */
+CTORCH_API ctorch_status ctorch_tensor_set_grad(ctorch_tensor t, ctorch_tensor grad);
+/** Clears t's .grad: drops it if set_to_none, else zeroes it in place (no-op when there is none). */
+CTORCH_API ctorch_status ctorch_tensor_zero_grad(ctorch_tensor t, int set_to_none);
+/** NEW tensor sharing t's data, cut from the graph (requires_grad 0), like Tensor.detach(). */
+CTORCH_API ctorch_status ctorch_tensor_detach(ctorch_tensor *out, ctorch_tensor t);
+/** Borrowed static name of the node that produced t (e.g. "MulBackward0"), or "" for a leaf / no graph. */
+CTORCH_API ctorch_status ctorch_tensor_grad_fn_name(const char **out, ctorch_tensor t);
+
+/**
+ * Like Tensor.backward(): accumulates d(t)/d(leaf) into the .grad of the
+ * leaves (or only of `inputs`, when n_inputs > 0). `gradient` (borrowed, may
+ * be NULL only when t has one element) is the gradient of the final result
+ * with respect to t. retain_graph keeps the graph for another backward;
+ * create_graph records the backward pass itself so its gradients can be
+ * differentiated again (higher order); PyTorch defaults retain_graph to
+ * create_graph, so pass both set for its behaviour. All handles are borrowed.
+ */
+CTORCH_API ctorch_status ctorch_tensor_backward(ctorch_tensor t, ctorch_tensor gradient, int retain_graph,
+                                                int create_graph, const ctorch_tensor *inputs, size_t n_inputs);
+
+/**
+ * Like torch.autograd.grad(): *out is a NEW list of n_inputs gradients of
+ * sum(outputs[i] * grad_outputs[i]) with respect to inputs[j]; .grad fields
+ * are not touched. grad_outputs may be NULL (n_grad_outputs 0) when every
+ * output has one element; otherwise n_grad_outputs == n_outputs and a NULL
+ * entry means "ones" for a one-element output. With allow_unused, an input
+ * not reached by the graph gets a NULL entry in the list (else an error).
+ * create_graph makes the results differentiable (higher-order gradients).
+ */
+CTORCH_API ctorch_status ctorch_autograd_grad(ctorch_tensor_list *out, const ctorch_tensor *outputs, size_t n_outputs,
+                                              const ctorch_tensor *inputs, size_t n_inputs,
+                                              const ctorch_tensor *grad_outputs, size_t n_grad_outputs,
+                                              int retain_graph, int create_graph, int allow_unused);
+
+/* ---- grad-mode scopes -------------------------------------------- */
+
+/** Kind of scope opened by ctorch_autograd_scope_enter. */
+typedef enum ctorch_autograd_scope_kind CTORCH_ENUM_BASE {
+  CTORCH_SCOPE_NO_GRAD = 0,       /**< like `with torch.no_grad()` */
+  CTORCH_SCOPE_ENABLE_GRAD = 1,   /**< like `with torch.enable_grad()` */
+  CTORCH_SCOPE_INFERENCE_MODE = 2 /**< like `with torch.inference_mode()`: no grad, no version counters */
+} ctorch_autograd_scope_kind;
+
+/** An open grad-mode scope (see ctorch_autograd_scope_enter). */
+typedef struct ctorch_autograd_scope_s *ctorch_autograd_scope;
+
+/**
+ * Opens a scope on the CALLING THREAD (grad mode is thread-local, as in
+ * PyTorch) and returns a NEW scope handle. Scopes nest; each must be closed
+ * with ctorch_autograd_scope_leave on the same thread, innermost first.
+ */
+CTORCH_API ctorch_status ctorch_autograd_scope_enter(ctorch_autograd_scope *out, ctorch_autograd_scope_kind kind);
+/**
+ * Closes the scope, restoring exactly the modes in force when it was opened,
+ * and frees the handle. Leaving from another thread, or a scope that is not
+ * the innermost open one of this thread, fails with CTORCH_RUNTIME and
+ * changes nothing (the handle stays valid). NULL fails with INVALID_ARGUMENT.
+ * A thread that ends with scopes open leaks their handles.
+ */
+CTORCH_API ctorch_status ctorch_autograd_scope_leave(ctorch_autograd_scope scope);
+/** 1 if gradients are being recorded on this thread. */
+CTORCH_API ctorch_status ctorch_autograd_is_grad_enabled(int *out);
+/** 1 if this thread is in inference mode. */
+CTORCH_API ctorch_status ctorch_autograd_is_inference_mode(int *out);
+/** 1 if t was created in inference mode (an "inference tensor"). */
+CTORCH_API ctorch_status ctorch_tensor_is_inference(int *out, ctorch_tensor t);
+
+/* ---- custom functions written in C ------------------------------- */
+
+/** The context of one application of a custom function; BORROWED, valid only during the callback it is passed to. */
+typedef struct ctorch_autograd_ctx_s *ctorch_autograd_ctx;
+
+/**
+ * Forward callback: compute outputs[0..n_outputs) (write NEW handles; the
+ * shim takes them) from inputs (borrowed). Runs with grad recording off.
+ * May call ctorch_autograd_ctx_save_for_backward. Return CTORCH_OK, or a
+ * failure status (after ctorch_autograd_ctx_set_error, or straight after a
+ * failing ctorch call, whose message is then used).
+ */
+typedef ctorch_status (*ctorch_autograd_forward_fn)(ctorch_autograd_ctx ctx, void *user_data,
+                                                    const ctorch_tensor *inputs, size_t n_inputs,
+                                                    ctorch_tensor *outputs, size_t n_outputs);
+/**
+ * Backward callback: given grad_outputs (borrowed, one per output, zeros
+ * where the output got no gradient), write grad_inputs[0..n_inputs) as NEW
+ * handles (NULL = no gradient for that input; preset to NULL). Runs with
+ * grad recording on when the caller asked for create_graph, so the ops it
+ * uses are differentiable again. Same error convention as forward.
+ */
+typedef ctorch_status (*ctorch_autograd_backward_fn)(ctorch_autograd_ctx ctx, void *user_data,
+                                                     const ctorch_tensor *grad_outputs, size_t n_outputs,
+                                                     ctorch_tensor *grad_inputs, size_t n_inputs);
+
+/**
+ * Applies a custom differentiable function: calls forward now and records a
+ * graph node whose backward is `backward`. outputs[0..n_outputs) receive NEW
+ * handles (all NULL on failure). inputs are borrowed. user_data is passed to
+ * both callbacks and must stay valid while the node can run; `release` (may
+ * be NULL) is called with it exactly once when ctorch no longer needs it (the
+ * graph node was freed, or at once when no graph was recorded or on failure).
+ * An error inside a callback comes back as that callback's status and
+ * message, from this call (forward) or from the backward/grad call.
+ */
+CTORCH_API ctorch_status ctorch_autograd_function_apply(ctorch_tensor *outputs, size_t n_outputs,
+                                                        ctorch_autograd_forward_fn forward,
+                                                        ctorch_autograd_backward_fn backward, void *user_data,
+                                                        void (*release)(void *user_data),
+                                                        const ctorch_tensor *inputs, size_t n_inputs);
+/** In forward only: saves tensors (borrowed; the node keeps references) for backward. Call at most once. */
+CTORCH_API ctorch_status ctorch_autograd_ctx_save_for_backward(ctorch_autograd_ctx ctx, const ctorch_tensor *tensors,
+                                                               size_t n);
+/** In backward only: NEW list of the tensors saved in forward (fails if one was modified in place since). */
+CTORCH_API ctorch_status ctorch_autograd_ctx_saved_tensors(ctorch_tensor_list *out, ctorch_autograd_ctx ctx);
+/** In backward only: 1 if input i needs a gradient in this backward pass. */
+CTORCH_API ctorch_status ctorch_autograd_ctx_needs_input_grad(int *out, ctorch_autograd_ctx ctx, size_t i);
+/** In forward only: marks outputs (borrowed, each one of this call's outputs) as not differentiable. */
+CTORCH_API ctorch_status ctorch_autograd_ctx_mark_non_differentiable(ctorch_autograd_ctx ctx,
+                                                                     const ctorch_tensor *outputs, size_t n);
+/** Sets the message reported when the current callback returns a failure status (copied). */
+CTORCH_API ctorch_status ctorch_autograd_ctx_set_error(ctorch_autograd_ctx ctx, const char *message);
+
+/* ------------------------------------------------------------------ */
+/* Optimizers, learning-rate schedules, parameter initialisation       */
+/*                                                                     */
+/* Optimizers wrap libtorch's torch::optim. They keep their own        */
+/* references to the parameters, so the caller may free its handles.   */
+/* ------------------------------------------------------------------ */
+
+/** Which optimizer (the update rules are PyTorch's). */
+typedef enum ctorch_optimizer_kind CTORCH_ENUM_BASE {
+  CTORCH_OPTIM_SGD = 0,
+  CTORCH_OPTIM_ADAM = 1,
+  CTORCH_OPTIM_ADAMW = 2,
+  CTORCH_OPTIM_RMSPROP = 3,
+  CTORCH_OPTIM_ADAGRAD = 4
+} ctorch_optimizer_kind;
+
+/**
+ * Hyper-parameters of one parameter group. Fill it with
+ * ctorch_optim_options_default, then change what you need; fields that the
+ * kind does not use are ignored.
+ */
+typedef struct ctorch_optim_options {
+  double lr;            /**< all */
+  double weight_decay;  /**< all (AdamW: decoupled) */
+  double momentum;      /**< SGD, RMSprop */
+  double dampening;     /**< SGD */
+  int nesterov;         /**< SGD: needs momentum > 0 and dampening 0 */
+  int amsgrad;          /**< Adam, AdamW */
+  int centered;         /**< RMSprop */
+  double beta1, beta2;  /**< Adam, AdamW */
+  double eps;           /**< Adam, AdamW, RMSprop, Adagrad */
+  double alpha;         /**< RMSprop smoothing constant */
+  double lr_decay;      /**< Adagrad */
+  double initial_accumulator_value; /**< Adagrad */
+} ctorch_optim_options;
+
+/** An optimizer (owns its state and references to its parameters). */
+typedef struct ctorch_optimizer_s *ctorch_optimizer;
+
+/** Writes PyTorch's defaults for kind into *out (SGD lr, which PyTorch requires, defaults to 0.01). */
+CTORCH_API ctorch_status ctorch_optim_options_default(ctorch_optim_options *out, ctorch_optimizer_kind kind);
+/**
+ * NEW optimizer over params[0..n) (borrowed; must be leaves, floating
+ * point). options NULL = ctorch_optim_options_default(kind). Free with
+ * ctorch_optimizer_free.
+ */
+CTORCH_API ctorch_status ctorch_optimizer_new(ctorch_optimizer *out, ctorch_optimizer_kind kind,
+                                              const ctorch_tensor *params, size_t n,
+                                              const ctorch_optim_options *options);
+/** Frees the handle. NULL-safe; returns nothing. Schedulers made from it keep it alive until they are freed. */
+CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt);
+/** Adds a parameter group with its own options (NULL = the optimizer's defaults). params are borrowed; none may already be in the optimizer. */
+CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
+                                                          const ctorch_optim_options *options);
+/** Number of parameter groups. */
+CTORCH_API ctorch_status ctorch_optimizer_num_param_groups(size_t *out, ctorch_optimizer opt);
+/** NEW list of the parameters of group `group`. */
+CTORCH_API ctorch_status ctorch_optimizer_params(ctorch_tensor_list *out, ctorch_optimizer opt, size_t group);
+/** Options of group `group` (lr as currently set). */
+CTORCH_API ctorch_status ctorch_optimizer_get_options(ctorch_optim_options *out, ctorch_optimizer opt, size_t group);
+/** Learning rate of group `group`. */
+CTORCH_API ctorch_status ctorch_optimizer_get_lr(double *out, ctorch_optimizer opt, size_t group);
+/** Sets the learning rate of group `group` (lr >= 0). */
+CTORCH_API ctorch_status ctorch_optimizer_set_lr(ctorch_optimizer opt, size_t group, double lr);
+/** Clears every parameter's .grad: drops it if set_to_none (PyTorch 2's default), else zeroes it. */
+CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int set_to_none);
+/** One update of every parameter that has a .grad. */
+CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt);
+/** Writes the optimizer's state (per-parameter buffers, step counts, group options) to a file (libtorch archive). */
+CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path);
+/** Restores state written by ctorch_optimizer_save for an optimizer of the same kind and parameter shapes. */
+CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char *path);
+/**
+ * Writes the state in the format of Python's optimizer.state_dict(), as
+ * torch.save does ({'state': {index: {...}}, 'param_groups': [{options...,
+ * 'params': [index...]}]}), so that torch.optim.<Kind>(params)
+ * .load_state_dict(torch.load(path)) continues the run (PyTorch >= 1.13;
+ * loadable with weights_only=True). SGD, Adam and AdamW only (others:
+ * NOT_IMPLEMENTED). Parameters are numbered across the groups in order, as
+ * Python does. Atomic like ctorch_save. Errors: IO, NOT_IMPLEMENTED.
+ */
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, const char *path);
+/**
+ * Loads a state dict written by Python's torch.save(optimizer.state_dict())
+ * (PyTorch 1.13 or 2.x; 'step' a tensor or a number) or by
+ * ctorch_optimizer_save_state_dict into opt: group options (lr, betas, ...)
+ * and per-parameter state. The file's groups must match opt's in number and
+ * sizes, its parameter numbers map onto opt's parameters in order (Python's
+ * rule), state tensors must have their parameter's shape (cast to its dtype
+ * and device). On any error opt is left unchanged. Errors: IO; TYPE (not a
+ * state dict); VALUE (groups or shapes differ, another optimizer's state,
+ * corrupt file); NOT_IMPLEMENTED (maximize=True, Adam with
+ * decoupled_weight_decay=True, a kind other than SGD/Adam/AdamW).
+ */
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, const char *path);
+
+/* ---- learning-rate schedules ------------------------------------- */
+
+/**
+ * A schedule that sets every group's lr from its base lr (the group's lr
+ * when the scheduler was made) and an epoch counter, with the closed forms
+ * of PyTorch's StepLR and CosineAnnealingLR. Creating one sets epoch 0 (lr =
+ * base lr); each ctorch_lr_scheduler_step advances one epoch.
+ */
+typedef struct ctorch_lr_scheduler_s *ctorch_lr_scheduler;
+
+/** NEW StepLR: lr = base * gamma^floor(epoch / step_size) (step_size >= 1). Keeps opt alive. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_step_lr(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t step_size,
+                                                     double gamma);
+/** NEW CosineAnnealingLR: lr = eta_min + (base - eta_min) * (1 + cos(pi * epoch / t_max)) / 2 (t_max >= 1). Keeps opt alive. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_cosine(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t t_max,
+                                                    double eta_min);
+/** Advances one epoch and writes the new lr into every group. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s);
+/** The current epoch (0 after creation). */
+CTORCH_API ctorch_status ctorch_lr_scheduler_epoch(int64_t *out, ctorch_lr_scheduler s);
+/** The lr this scheduler last set for group `group`. */
+CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_scheduler s, size_t group);
+/** Frees the scheduler (and its reference to the optimizer). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s);
+
+/* ---- parameter initialisation (torch::nn::init; in place, no grad) -- */
+
+/** Non-linearity for gains (torch.nn.init.calculate_gain). */
+typedef enum ctorch_nonlinearity CTORCH_ENUM_BASE {
+  CTORCH_NONLINEARITY_LINEAR = 0,
+  CTORCH_NONLINEARITY_CONV1D = 1,
+  CTORCH_NONLINEARITY_CONV2D = 2,
+  CTORCH_NONLINEARITY_CONV3D = 3,
+  CTORCH_NONLINEARITY_CONV_TRANSPOSE1D = 4,
+  CTORCH_NONLINEARITY_CONV_TRANSPOSE2D = 5,
+  CTORCH_NONLINEARITY_CONV_TRANSPOSE3D = 6,
+  CTORCH_NONLINEARITY_SIGMOID = 7,
+  CTORCH_NONLINEARITY_TANH = 8,
+  CTORCH_NONLINEARITY_RELU = 9,
+  CTORCH_NONLINEARITY_LEAKY_RELU = 10 /**< param = negative slope */
+} ctorch_nonlinearity;
+
+/** Which fan kaiming init preserves. */
+typedef enum ctorch_fan_mode CTORCH_ENUM_BASE {
+  CTORCH_FAN_IN = 0,
+  CTORCH_FAN_OUT = 1
+} ctorch_fan_mode;
+
+/** Recommended gain for a non-linearity (param: leaky_relu slope; ignored otherwise). */
+CTORCH_API ctorch_status ctorch_init_calculate_gain(double *out, ctorch_nonlinearity nonlinearity, double param);
+/** fan_in and fan_out of a weight tensor (dim >= 2), as nn.init computes them. */
+CTORCH_API ctorch_status ctorch_init_calculate_fan_in_and_fan_out(int64_t *fan_in, int64_t *fan_out, ctorch_tensor t);
+/** t ~ U(a, b), in place. All init functions use the default generator (ctorch_manual_seed) and record no graph. */
+CTORCH_API ctorch_status ctorch_init_uniform_(ctorch_tensor t, double a, double b);
+/** t ~ N(mean, std^2), in place. */
+CTORCH_API ctorch_status ctorch_init_normal_(ctorch_tensor t, double mean, double std);
+/** Fills t with value, in place. */
+CTORCH_API ctorch_status ctorch_init_constant_(ctorch_tensor t, double value);
+/** Fills t with 0, in place. */
+CTORCH_API ctorch_status ctorch_init_zeros_(ctorch_tensor t);
+/** Fills t with 1, in place. */
+CTORCH_API ctorch_status ctorch_init_ones_(ctorch_tensor t);
+/** Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)). */
+CTORCH_API ctorch_status ctorch_init_xavier_uniform_(ctorch_tensor t, double gain);
+/** Glorot normal: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)). */
+CTORCH_API ctorch_status ctorch_init_xavier_normal_(ctorch_tensor t, double gain);
+/** He uniform: U(-b, b), b = gain(nonlinearity, a) * sqrt(3 / fan(mode)). PyTorch's layers use a = sqrt(5), FAN_IN, LEAKY_RELU. */
+CTORCH_API ctorch_status ctorch_init_kaiming_uniform_(ctorch_tensor t, double a, ctorch_fan_mode mode,
+                                                      ctorch_nonlinearity nonlinearity);
+/** He normal: N(0, std^2), std = gain(nonlinearity, a) / sqrt(fan(mode)). */
+CTORCH_API ctorch_status ctorch_init_kaiming_normal_(ctorch_tensor t, double a, ctorch_fan_mode mode,
+                                                     ctorch_nonlinearity nonlinearity);
+
+/* ------------------------------------------------------------------ */
+/* Data: IDX files (MNIST-style) and a batch iterator                  */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Reads an IDX file (plain, or gzip-compressed: told apart by its first
+ * bytes, not its name) into a NEW CPU tensor of the file's shape and element
+ * type (0x08 ubyte -> UINT8, 0x09 byte -> INT8, 0x0B short -> INT16,
+ * 0x0C int -> INT32, 0x0D float -> FLOAT32, 0x0E double -> FLOAT64).
+ * Missing/unreadable files give CTORCH_IO; corrupt, truncated or
+ * inconsistent contents give CTORCH_VALUE; both name the file.
+ */
+CTORCH_API ctorch_status ctorch_data_idx_read(ctorch_tensor *out, const char *path);
+
+/**
+ * Reads an MNIST-style pair of IDX files: *images is a NEW UINT8 tensor
+ * [N, rows, cols], *labels a NEW INT64 tensor [N]. The files must hold ubyte
+ * data of 3 and 1 dimensions with the same N (else CTORCH_VALUE).
+ */
+CTORCH_API ctorch_status ctorch_data_mnist_read(ctorch_tensor *images, ctorch_tensor *labels, const char *images_path,
+                                                const char *labels_path);
+
+/**
+ * As ctorch_data_mnist_read for the standard file names in dir:
+ * "train-images-idx3-ubyte" / "train-labels-idx1-ubyte" when train, else
+ * "t10k-...", each tried with ".gz" first and then without.
+ */
+CTORCH_API ctorch_status ctorch_data_mnist_read_dir(ctorch_tensor *images, ctorch_tensor *labels, const char *dir,
+                                                    int train);
+
+/**
+ * A batch iterator over examples along dimension 0 of `data` (and of
+ * `targets`, when given). It keeps its own references to both.
+ *
+ * Order: without shuffling, 0..N-1 (batches are views, no copy). With
+ * shuffling, epoch e visits randperm(N) drawn from a fresh CPU generator
+ * seeded with ctorch_data_epoch_seed(seed, e), so Python reproduces it with
+ *   torch.randperm(N, generator=torch.Generator().manual_seed(epoch_seed)).
+ * drop_last skips a final batch smaller than batch_size.
+ */
+typedef struct ctorch_data_loader_s *ctorch_data_loader;
+
+/** The generator seed used for epoch `epoch`: (seed * 1000003 + epoch) mod 2^64. Pure arithmetic (see the loader). */
+CTORCH_API ctorch_status ctorch_data_epoch_seed(uint64_t *out, uint64_t seed, uint64_t epoch);
+/** NEW loader. data (and targets, may be NULL) are borrowed; their dim 0 sizes must agree; batch_size >= 1. Starts at epoch 0. */
+CTORCH_API ctorch_status ctorch_data_loader_new(ctorch_data_loader *out, ctorch_tensor data, ctorch_tensor targets,
+                                                int64_t batch_size, int shuffle, uint64_t seed, int drop_last);
+/** Starts epoch `epoch`: reshuffles (when shuffling) and rewinds to the first batch. */
+CTORCH_API ctorch_status ctorch_data_loader_start_epoch(ctorch_data_loader loader, uint64_t epoch);
+/**
+ * Next batch of the current epoch. *has_batch = 1 and NEW handles in *data
+ * and *targets (NULL when the loader has no targets; `targets` itself may be
+ * NULL then), or *has_batch = 0 and NULL handles at the end of the epoch.
+ */
+CTORCH_API ctorch_status ctorch_data_loader_next(int *has_batch, ctorch_tensor *data, ctorch_tensor *targets,
+                                                 ctorch_data_loader loader);
+/** Number of batches in one epoch. */
+CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_data_loader loader);
+/** Number of examples N. */
+CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loader loader);
+/** Frees the loader and its references. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader);
+
+/* ------------------------------------------------------------------ */
+/* Interop: DLPack, checkpoints (torch.save format), TorchScript       */
+/* ------------------------------------------------------------------ */
+
+/* ---- DLPack ------------------------------------------------------- */
+/* The structs come from <dlpack/dlpack.h> (Debian libdlpack-dev 0.6, the
+ * version libtorch 1.13 speaks); include it yourself to read them. Bool is
+ * exchanged as {code 6, bits 8, lanes 1}, the numbering of kDLBool in
+ * DLPack >= 0.8 (0.6 has no bool code). torch 1.13 rejects that code, so
+ * python/ctorch.py passes bool through a uint8 view. */
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
+
+/** Type code used for bool tensors (kDLBool of DLPack >= 0.8). */
+#define CTORCH_DLPACK_BOOL_CODE 6
+
+/**
+ * Exports t zero-copy: *out points at t's data (storage offset applied,
+ * byte_offset 0) and keeps t's memory alive. The caller owns *out and must
+ * call (*out)->deleter(*out) exactly once (any thread), or hand it to a
+ * consumer that does. Autograd history is not carried (the data is shared).
+ * CPU and CUDA tensors only; tensors with the conjugate/negative bit set
+ * are rejected (VALUE) rather than silently copied.
+ */
+CTORCH_API ctorch_status ctorch_to_dlpack(struct DLManagedTensor **out, ctorch_tensor t);
+
+/**
+ * Imports src zero-copy as a new tensor (same data pointer, plus
+ * byte_offset). On success ctorch owns src and calls src->deleter(src)
+ * exactly once, from whichever thread drops the last reference to the
+ * data. On failure nothing is called and the caller still owns src.
+ * src is validated first: NULL src, NULL deleter, negative ndim, NULL
+ * shape with ndim > 0, negative sizes or strides, NULL data with elements
+ * -> INVALID_ARGUMENT; unknown code/bits or lanes != 1 -> TYPE; a device
+ * other than CPU (or CUDA when available) -> NOT_IMPLEMENTED. NULL strides
+ * mean row-major contiguous.
+ */
+CTORCH_API ctorch_status ctorch_from_dlpack(ctorch_tensor *out, struct DLManagedTensor *src);
+
+/**
+ * The same two operations for DLManagedTensorVersioned (DLPack >= 1.0).
+ * Only implemented when ctorch was built against headers that define it;
+ * otherwise they return CTORCH_NOT_IMPLEMENTED (and own nothing). The
+ * symbols always exist so the ABI does not depend on the build machine.
+ */
+CTORCH_API ctorch_status ctorch_to_dlpack_versioned(struct DLManagedTensorVersioned **out, ctorch_tensor t);
+/** See ctorch_to_dlpack_versioned; ownership rules as ctorch_from_dlpack. Read-only flagged inputs are rejected (VALUE). */
+CTORCH_API ctorch_status ctorch_from_dlpack_versioned(ctorch_tensor *out, struct DLManagedTensorVersioned *src);
+
+/* ---- Checkpoints (torch.save / torch.load zip format) -------------- */
+/* Files written here are read by Python's torch.load; files written by
+ * Python's torch.save (zip format, the default since 1.6) of a tensor or of
+ * a dict/OrderedDict of tensors (model.state_dict()) are read here. Legacy
+ * non-zip files are rejected with VALUE. Tensors load onto the CPU, with
+ * the requires_grad flag they were saved with. Writes are atomic: the data
+ * goes to a temporary file in the same directory, is fsync'ed and renamed
+ * over `path`, so a failing save leaves any previous file intact. Errors:
+ * a file that cannot be opened/written -> CTORCH_IO; a truncated, corrupt
+ * or unsupported file -> CTORCH_VALUE; a file holding something else than
+ * asked (e.g. a dict for ctorch_load) -> CTORCH_TYPE. */
+
+/** A loaded name -> tensor dictionary, in file order. */
+typedef struct ctorch_tensor_dict_s *ctorch_tensor_dict;
+
+/** Saves one tensor (borrowed) to path, torch.save compatible. Conjugate/negative views are saved resolved; sparse tensors are refused (NOT_IMPLEMENTED). */
+CTORCH_API ctorch_status ctorch_save(const char *path, ctorch_tensor t);
+/** New tensor loaded from a file holding one tensor (torch.save(tensor)). */
+CTORCH_API ctorch_status ctorch_load(ctorch_tensor *out, const char *path);
+/**
+ * Saves n named tensors as a dict[str, Tensor] (torch.load gives a dict that
+ * model.load_state_dict accepts). names and tensors are borrowed, n entries
+ * each; names must be distinct and non-NULL, tensors non-NULL.
+ */
+CTORCH_API ctorch_status ctorch_save_dict(const char *path, const char *const *names, const ctorch_tensor *tensors,
+                                          size_t n);
+/** New dict loaded from a file holding a dict/OrderedDict of str -> Tensor (a state dict). Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_load_dict(ctorch_tensor_dict *out, const char *path);
+/** Number of entries. */
+CTORCH_API ctorch_status ctorch_tensor_dict_size(size_t *out, ctorch_tensor_dict d);
+/** Borrowed name of entry i (INDEX if i >= size); valid while d lives. */
+CTORCH_API ctorch_status ctorch_tensor_dict_key(const char **out, ctorch_tensor_dict d, size_t i);
+/** New handle to the tensor of entry i (INDEX if i >= size). */
+CTORCH_API ctorch_status ctorch_tensor_dict_get(ctorch_tensor *out, ctorch_tensor_dict d, size_t i);
+/** New handle to the tensor named name; CTORCH_INDEX (and *out = NULL) if there is none. */
+CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tensor_dict d, const char *name);
+/** Frees the dict and its references. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_tensor_dict_free(ctorch_tensor_dict d);
+
+/* ---- TorchScript ---------------------------------------------------- */
+
+/** A loaded TorchScript module (torch.jit.save of a scripted or traced model). */
+typedef struct ctorch_module_s *ctorch_module;
+/** A TorchScript value (IValue): argument or result of a module method. */
+typedef struct ctorch_value_s *ctorch_value;
+
+/** What a ctorch_value holds. Values are stable. */
+typedef enum ctorch_value_kind CTORCH_ENUM_BASE {
+  CTORCH_VALUE_NONE = 0,
+  CTORCH_VALUE_BOOL = 1,
+  CTORCH_VALUE_INT = 2,
+  CTORCH_VALUE_DOUBLE = 3,
+  CTORCH_VALUE_STRING = 4,
+  CTORCH_VALUE_TENSOR = 5,
+  CTORCH_VALUE_LIST = 6,
+  CTORCH_VALUE_TUPLE = 7,
+  CTORCH_VALUE_DICT = 8,
+  CTORCH_VALUE_OTHER = 9 /**< anything else (objects, devices, ...): pass-through only */
+} ctorch_value_kind;
+
+/** Frees a value. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_value_free(ctorch_value v);
+/** New None value. */
+CTORCH_API ctorch_status ctorch_value_none(ctorch_value *out);
+/** New bool value (nonzero = true). */
+CTORCH_API ctorch_status ctorch_value_bool(ctorch_value *out, int v);
+/** New int value. */
+CTORCH_API ctorch_status ctorch_value_int(ctorch_value *out, int64_t v);
+/** New float (double) value. */
+CTORCH_API ctorch_status ctorch_value_double(ctorch_value *out, double v);
+/** New string value (s is copied; NUL-terminated UTF-8). */
+CTORCH_API ctorch_status ctorch_value_string(ctorch_value *out, const char *s);
+/** New tensor value holding its own reference to t (borrowed, non-NULL). */
+CTORCH_API ctorch_status ctorch_value_tensor(ctorch_value *out, ctorch_tensor t);
+/**
+ * New list of n values (borrowed; their contents are shared, not deep
+ * copied). TorchScript lists are typed: the element type is unified from
+ * the items (all tensors -> List[Tensor], ints -> List[int], ...; items of
+ * incompatible types -> TYPE, use a tuple). An empty list is retyped to
+ * the parameter's type when passed to a method.
+ */
+CTORCH_API ctorch_status ctorch_value_list(ctorch_value *out, const ctorch_value *items, size_t n);
+/** New tuple of n values (borrowed). */
+CTORCH_API ctorch_status ctorch_value_tuple(ctorch_value *out, const ctorch_value *items, size_t n);
+/** New Dict[str, V] from n keys (copied) and values (borrowed; V unified as for lists). Duplicate keys: the last wins. */
+CTORCH_API ctorch_status ctorch_value_dict_str(ctorch_value *out, const char *const *keys, const ctorch_value *values,
+                                               size_t n);
+/** New Dict[int, V] from n keys and values (borrowed). Duplicate keys: the last wins. */
+CTORCH_API ctorch_status ctorch_value_dict_int(ctorch_value *out, const int64_t *keys, const ctorch_value *values,
+                                               size_t n);
+
+/** Kind of the value. */
+CTORCH_API ctorch_status ctorch_value_kind_of(ctorch_value_kind *out, ctorch_value v);
+/** New tensor handle from a TENSOR value (TYPE otherwise; NULL for an undefined tensor). */
+CTORCH_API ctorch_status ctorch_value_to_tensor(ctorch_tensor *out, ctorch_value v);
+/** An INT (or BOOL) value's integer (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_int(int64_t *out, ctorch_value v);
+/** A DOUBLE or INT value as double (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_double(double *out, ctorch_value v);
+/** A BOOL value as 0/1 (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_bool(int *out, ctorch_value v);
+/** Borrowed text of a STRING value (TYPE otherwise); valid while v lives. */
+CTORCH_API ctorch_status ctorch_value_to_string(const char **out, ctorch_value v);
+/** Number of elements of a LIST, TUPLE or DICT value (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_size(size_t *out, ctorch_value v);
+/** New value holding element i of a LIST or TUPLE (INDEX if out of range). Lists share their elements. */
+CTORCH_API ctorch_status ctorch_value_get(ctorch_value *out, ctorch_value v, size_t i);
+/** New value holding the key of entry i of a DICT, in insertion order (INDEX if out of range). */
+CTORCH_API ctorch_status ctorch_value_dict_key(ctorch_value *out, ctorch_value v, size_t i);
+/** New value holding the value of entry i of a DICT, in insertion order (INDEX if out of range). */
+CTORCH_API ctorch_status ctorch_value_dict_value(ctorch_value *out, ctorch_value v, size_t i);
+/** New NUL-terminated description of the value's TorchScript type, e.g. "Dict[str, Tensor]"; free with ctorch_string_free. */
+CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
+
+/**
+ * Loads a module saved by torch.jit.save. map_location: NULL = the devices
+ * it was saved on, else every tensor is loaded onto that device. Missing
+ * or unreadable file -> IO; not a TorchScript archive, or code that does
+ * not compile -> VALUE. Before libtorch reads it, the archive is checked,
+ * its code scanned for the class bodies libtorch's importer crashes on and
+ * its pickles replayed for what libtorch's unpickler does not check (VALUE,
+ * naming the record); libtorch's compiler may still crash on other crafted
+ * code: load trusted files only (checkpoints, read by ctorch's own code,
+ * are the format for untrusted data).
+ */
+CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
+/** Frees a module. NULL-safe; returns nothing. Tensors obtained from it stay valid. */
+CTORCH_API void ctorch_module_free(ctorch_module m);
+/** Sets training mode on (nonzero) or off, recursively, like Module.train(on). */
+CTORCH_API ctorch_status ctorch_module_train(ctorch_module m, int on);
+/** Same as ctorch_module_train(m, 0). */
+CTORCH_API ctorch_status ctorch_module_eval(ctorch_module m);
+/** 1 if the module is in training mode. */
+CTORCH_API ctorch_status ctorch_module_is_training(int *out, ctorch_module m);
+/** Moves every parameter and buffer to device, in place. */
+CTORCH_API ctorch_status ctorch_module_to_device(ctorch_module m, ctorch_device device);
+/** 1 if the module has a method called name (e.g. "forward"). */
+CTORCH_API ctorch_status ctorch_module_has_method(int *out, ctorch_module m, const char *name);
+/**
+ * Runs forward(*args). args: nargs borrowed values (may be NULL when nargs
+ * is 0). *out is a new value. Wrong number or types of arguments -> TYPE
+ * or RUNTIME with TorchScript's message; errors raised inside the model
+ * -> RUNTIME (or the status matching the libtorch error).
+ */
+CTORCH_API ctorch_status ctorch_module_forward(ctorch_value *out, ctorch_module m, const ctorch_value *args,
+                                               size_t nargs);
+/** Runs the method called method (INDEX if there is none); otherwise as ctorch_module_forward. */
+CTORCH_API ctorch_status ctorch_module_run_method(ctorch_value *out, ctorch_module m, const char *method,
+                                                  const ctorch_value *args, size_t nargs);
+/** Tensor-only forward: n borrowed input tensors, *out a new tensor (TYPE if forward returns something else). */
+CTORCH_API ctorch_status ctorch_module_forward_tensors(ctorch_tensor *out, ctorch_module m, const ctorch_tensor *inputs,
+                                                       size_t n);
+/**
+ * New dict of the module's parameters named as in Python ("fc.weight"),
+ * recursive. The tensors are the module's own (shared storage, autograd
+ * leaves): in-place writes change the module. Free with ctorch_tensor_dict_free.
+ */
+CTORCH_API ctorch_status ctorch_module_named_parameters(ctorch_tensor_dict *out, ctorch_module m);
+/** New dict of the module's buffers ("bn.running_mean"), recursive; shared as for parameters. */
+CTORCH_API ctorch_status ctorch_module_named_buffers(ctorch_tensor_dict *out, ctorch_module m);
+/** New handle to the parameter with this dotted name (INDEX if none). Shares storage with the module. */
+CTORCH_API ctorch_status ctorch_module_parameter(ctorch_tensor *out, ctorch_module m, const char *name);
+/** New handle to the buffer with this dotted name (INDEX if none). Shares storage with the module. */
+CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module m, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Distributed: torch.distributed (c10d) stores, process groups,       */
+/* collectives and data-parallel helpers. See docs/distributed.md.     */
+/*                                                                     */
+/* Every rank must issue the same collectives in the same order (as   */
+/* in PyTorch). Every blocking call is bounded: store calls by the     */
+/* store's timeout, collectives by the group's timeout (or the one     */
+/* given to ctorch_work_wait). A dead or silent peer makes the others */
+/* return CTORCH_RUNTIME with a message, never hang. timeout_ms <= 0  */
+/* everywhere means "the default" stated at that function.            */
+/* Tensors passed to collectives are BORROWED; their memory is read   */
+/* or written in place, not recorded by autograd (as in PyTorch).     */
+/* ------------------------------------------------------------------ */
+
+/** A c10d key-value store used for rendezvous (TCPStore, FileStore or PrefixStore). */
+typedef struct ctorch_store_s *ctorch_store;
+/** A process group (c10d::ProcessGroup; Gloo on CPU). */
+typedef struct ctorch_process_group_s *ctorch_process_group;
+/** A pending asynchronous collective (c10d::Work). */
+typedef struct ctorch_work_s *ctorch_work;
+
+/** Reduction operator. AVG is computed as SUM followed by a division by the group size (Gloo has no AVG). */
+typedef enum ctorch_reduce_op CTORCH_ENUM_BASE {
+  CTORCH_REDUCE_SUM = 1,
+  CTORCH_REDUCE_AVG = 2, /**< floating-point and complex tensors only (CTORCH_TYPE otherwise) */
+  CTORCH_REDUCE_PRODUCT = 3,
+  CTORCH_REDUCE_MIN = 4,
+  CTORCH_REDUCE_MAX = 5
+} ctorch_reduce_op;
+
+/**
+ * New TCPStore client, and server too when is_master is nonzero (torch.distributed.TCPStore).
+ * port 0 is allowed for the master only: the OS picks a free port (read it with
+ * ctorch_store_port). The master does not wait for workers here (the group's
+ * rendezvous does); a client registers itself as Python's does, which a Python
+ * master waits for, so pass the real world_size (<= 0 means unknown). Connecting retries until timeout_ms
+ * (<= 0: 300 s, which is also the timeout of every later call on this store). A client first
+ * checks that the server speaks the TCPStore protocol of this ctorch's libtorch generation:
+ * a server of libtorch 1.x vs 2.x gives CTORCH_RUNTIME naming both versions.
+ * A store on a loopback host (127.x, localhost, ::1) makes Gloo groups built on it
+ * bind 127.0.0.1. Free with ctorch_store_free.
+ */
+CTORCH_API ctorch_status ctorch_store_tcp_new(ctorch_store *out, const char *host, int port, int world_size,
+                                              int is_master, int64_t timeout_ms);
+/** New FileStore on `path` shared by world_size processes (torch.distributed.FileStore); timeout_ms <= 0: 300 s. */
+CTORCH_API ctorch_status ctorch_store_file_new(ctorch_store *out, const char *path, int world_size, int64_t timeout_ms);
+/** New store that prefixes every key of `base` with "prefix/" (torch.distributed.PrefixStore). base stays the caller's. */
+CTORCH_API ctorch_status ctorch_store_prefix_new(ctorch_store *out, ctorch_store base, const char *prefix);
+/** The TCP port of a TCPStore (the one picked by the OS when created with port 0); INVALID_ARGUMENT for other stores. */
+CTORCH_API ctorch_status ctorch_store_port(int *out, ctorch_store store);
+/** Sets key to the `len` bytes at value (value may be NULL when len is 0). */
+CTORCH_API ctorch_status ctorch_store_set(ctorch_store store, const char *key, const void *value, size_t len);
+/**
+ * Waits (up to the store's timeout) for key, then copies min(len, cap) bytes of its value
+ * into buf and writes the full value length to *out_len. buf may be NULL when cap is 0.
+ */
+CTORCH_API ctorch_status ctorch_store_get(size_t *out_len, void *buf, size_t cap, ctorch_store store, const char *key);
+/** Atomically adds delta to the integer stored at key (created as 0) and returns the new value in *out. */
+CTORCH_API ctorch_status ctorch_store_add(int64_t *out, ctorch_store store, const char *key, int64_t delta);
+/** Waits until all n keys exist; fails with CTORCH_RUNTIME after timeout_ms (<= 0: the store's timeout). */
+CTORCH_API ctorch_status ctorch_store_wait(ctorch_store store, const char *const *keys, size_t n, int64_t timeout_ms);
+/** Drops this handle's reference to the store (groups built on it keep theirs). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_store_free(ctorch_store store);
+
+/**
+ * New Gloo process group of `size` ranks; this process is `rank`. Blocks until all ranks
+ * joined or timeout_ms (<= 0: 30 min, torch's default) passed; the same timeout bounds every
+ * collective of the group. Wire-compatible with Python's
+ * torch.distributed.init_process_group("gloo", store=S, rank=r, world_size=size) of the
+ * same PyTorch version: group n (n = groups this process created before) uses that
+ * version's store prefixes, store-based barrier and sequence numbers, so C and Python
+ * ranks can share a group. Every rank first shows its libtorch version: a rank of another
+ * version (a ctorch built against another libtorch, or a Python rank of the other 1.x/2.x
+ * generation) gives CTORCH_RUNTIME naming both versions, not a hang. Gloo binds the
+ * interfaces in GLOO_SOCKET_IFNAME when set, else 127.0.0.1 for a loopback TCPStore, else
+ * the host's default address (as Python does). The store is borrowed (the group keeps its
+ * own reference). Free with ctorch_process_group_free.
+ */
+CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out, ctorch_store store, int rank,
+                                                       int size, int64_t timeout_ms);
+/**
+ * New process group from the variables torchrun sets: MASTER_ADDR, MASTER_PORT, RANK,
+ * WORLD_SIZE (required) and LOCAL_RANK (optional; *local_rank = -1 when unset; local_rank
+ * may be NULL). Rank 0 hosts the TCPStore. backend: "gloo" or NULL (= "gloo"), or "nccl"
+ * (CTORCH_NOT_IMPLEMENTED unless ctorch_dist_nccl_available says 1). Same wire protocol as
+ * Python's init_process_group(backend, init_method="env://") of the same PyTorch version
+ * (store prefix "default_pg/"), so a group can mix C and Python ranks; versions checked as
+ * in ctorch_process_group_new_gloo and ctorch_store_tcp_new. timeout_ms as in
+ * ctorch_process_group_new_gloo.
+ */
+CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, int *local_rank, const char *backend,
+                                                   int64_t timeout_ms);
+/** 1 if an NCCL group can be made here (ctorch built against a libtorch with NCCL, and a CUDA device visible), else 0. */
+CTORCH_API ctorch_status ctorch_dist_nccl_available(int *out);
+/** This process's rank in the group. */
+CTORCH_API ctorch_status ctorch_process_group_rank(int *out, ctorch_process_group pg);
+/** Number of ranks in the group. */
+CTORCH_API ctorch_status ctorch_process_group_size(int *out, ctorch_process_group pg);
+/** Borrowed static backend name ("gloo" or "nccl"). */
+CTORCH_API ctorch_status ctorch_process_group_backend(const char **out, ctorch_process_group pg);
+/** libtorch's sequence number of the group: agreed at creation, +1 per collective issued. */
+CTORCH_API ctorch_status ctorch_process_group_sequence_number(uint64_t *out, ctorch_process_group pg);
+/**
+ * Shuts the group down (waits for queued work, bounded by the group's timeout) and closes its
+ * connections. The handle stays valid for ctorch_process_group_free; other calls then fail.
+ */
+CTORCH_API ctorch_status ctorch_process_group_destroy(ctorch_process_group pg);
+/** Destroys (if not yet) and frees the handle. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_process_group_free(ctorch_process_group pg);
+
+/*
+ * Collectives. Each blocks until done (bounded by the group's timeout); the _async form
+ * returns a NEW ctorch_work at once: results are guaranteed only after ctorch_work_wait
+ * returns CTORCH_OK (it also runs the AVG division and copies back into non-contiguous
+ * tensors). The work keeps its tensors alive (the caller may free its handles); their
+ * contents are undefined until then.
+ */
+
+/** In place: tensor = op over all ranks' tensors. */
+CTORCH_API ctorch_status ctorch_dist_all_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op);
+CTORCH_API ctorch_status ctorch_dist_all_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                      ctorch_reduce_op op);
+/** In place: every rank's tensor = root's tensor. */
+CTORCH_API ctorch_status ctorch_dist_broadcast(ctorch_process_group pg, ctorch_tensor tensor, int root);
+CTORCH_API ctorch_status ctorch_dist_broadcast_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                     int root);
+/** outputs[i] = rank i's input; n_outputs must be the group size; outputs are borrowed, written in place. */
+CTORCH_API ctorch_status ctorch_dist_all_gather(ctorch_process_group pg, const ctorch_tensor *outputs,
+                                                size_t n_outputs, ctorch_tensor input);
+CTORCH_API ctorch_status ctorch_dist_all_gather_async(ctorch_work *out, ctorch_process_group pg,
+                                                      const ctorch_tensor *outputs, size_t n_outputs,
+                                                      ctorch_tensor input);
+/** NEW list of group-size tensors, element i = rank i's input (allocated like input). */
+CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ctorch_process_group pg,
+                                                     ctorch_tensor input);
+/** On root, outputs[i] = rank i's input (n_outputs = group size); other ranks pass n_outputs 0. */
+CTORCH_API ctorch_status ctorch_dist_gather(ctorch_process_group pg, const ctorch_tensor *outputs, size_t n_outputs,
+                                            ctorch_tensor input, int root);
+CTORCH_API ctorch_status ctorch_dist_gather_async(ctorch_work *out, ctorch_process_group pg,
+                                                  const ctorch_tensor *outputs, size_t n_outputs, ctorch_tensor input,
+                                                  int root);
+/** output = root's inputs[rank]; root passes n_inputs = group size, other ranks 0. */
+CTORCH_API ctorch_status ctorch_dist_scatter(ctorch_process_group pg, ctorch_tensor output,
+                                             const ctorch_tensor *inputs, size_t n_inputs, int root);
+CTORCH_API ctorch_status ctorch_dist_scatter_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor output,
+                                                   const ctorch_tensor *inputs, size_t n_inputs, int root);
+/** In place on root: tensor = op over all ranks' tensors. Other ranks' tensors are undefined afterwards (Gloo uses them as scratch). */
+CTORCH_API ctorch_status ctorch_dist_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op,
+                                            int root);
+CTORCH_API ctorch_status ctorch_dist_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                  ctorch_reduce_op op, int root);
+/**
+ * output = op over all ranks of inputs[rank]; n_inputs = group size, all shaped like output.
+ * Gloo 1.13 has no reduce_scatter: ctorch stacks the inputs, all-reduces them (one
+ * collective moving group-size times the data) and keeps its slice.
+ */
+CTORCH_API ctorch_status ctorch_dist_reduce_scatter(ctorch_process_group pg, ctorch_tensor output,
+                                                    const ctorch_tensor *inputs, size_t n_inputs,
+                                                    ctorch_reduce_op op);
+CTORCH_API ctorch_status ctorch_dist_reduce_scatter_async(ctorch_work *out, ctorch_process_group pg,
+                                                          ctorch_tensor output, const ctorch_tensor *inputs,
+                                                          size_t n_inputs, ctorch_reduce_op op);
+/** Returns when every rank reached the barrier. */
+CTORCH_API ctorch_status ctorch_dist_barrier(ctorch_process_group pg);
+CTORCH_API ctorch_status ctorch_dist_barrier_async(ctorch_work *out, ctorch_process_group pg);
+/** Sends tensor to rank dst (!= own rank) with tag >= 0; matched by a recv with the same tag. */
+CTORCH_API ctorch_status ctorch_dist_send(ctorch_process_group pg, ctorch_tensor tensor, int dst, int tag);
+CTORCH_API ctorch_status ctorch_dist_send_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                int dst, int tag);
+/** Receives into tensor (shape and dtype must match the sender's) from rank src with tag. */
+CTORCH_API ctorch_status ctorch_dist_recv(ctorch_process_group pg, ctorch_tensor tensor, int src, int tag);
+CTORCH_API ctorch_status ctorch_dist_recv_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
+                                                int src, int tag);
+
+/**
+ * Waits for the work, at most timeout_ms (<= 0: the group's timeout). CTORCH_RUNTIME with a
+ * message if it failed (e.g. a peer died) or timed out; after a timeout the work is still
+ * pending and may be waited for again. Waiting again after success returns CTORCH_OK.
+ */
+CTORCH_API ctorch_status ctorch_work_wait(ctorch_work work, int64_t timeout_ms);
+/** 1 if the communication finished (successfully or not), else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_work_is_completed(int *out, ctorch_work work);
+/** Frees the handle; a pending operation continues in the background (its tensors are kept alive). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_work_free(ctorch_work work);
+
+/*
+ * Data-parallel helpers. Buckets: tensors are taken in order and packed into one flat
+ * buffer while they share dtype and device and the buffer stays <= bucket_bytes (a tensor
+ * larger than bucket_bytes gets a bucket of its own); bucket_bytes 0 means 25 MiB (DDP's
+ * default). One collective is issued per bucket, all before waiting for any.
+ */
+
+/** In place: each tensor = its average over the group (SUM then divide); floating-point only. */
+CTORCH_API ctorch_status ctorch_dist_average_tensors(ctorch_process_group pg, const ctorch_tensor *tensors, size_t n,
+                                                     size_t bucket_bytes);
+/**
+ * Averages the .grad of each parameter over the group (call after backward, before the
+ * optimizer step). A parameter without a gradient gets a zero one first, so every rank
+ * issues the same collectives. params are borrowed.
+ */
+CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, const ctorch_tensor *params, size_t n,
+                                                       size_t bucket_bytes);
+/** Copies root's parameter values to every rank (bucketed broadcasts, no autograd recording). */
+CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
+                                                          size_t n, int root);
+
+/* ------------------------------------------------------------------ */
+/* Models in and out: tracing C code into TorchScript modules, and    */
+/* AOTInductor packages (.pt2). See docs/interop.md.                   */
+/* ------------------------------------------------------------------ */
+
+/**
+ * A trace: records the ops that C code runs on one thread into the forward
+ * method of a new TorchScript module, as torch.jit.trace does in Python.
+ *
+ *   ctorch_tracer_new(&tr, "LeNet5");
+ *   ctorch_tracer_add_parameter(tr, "conv1.weight", w);   (and every other one)
+ *   ctorch_tracer_begin(tr, &x, 1);                        (x: an example input)
+ *   ... any ctorch ops on x and the parameters, on this thread ...
+ *   ctorch_tracer_finish(&module, tr, &logits, 1);
+ *   ctorch_tracer_free(tr);
+ *
+ * The module's forward(x0, x1, ...) replays the recorded graph in one call;
+ * ctorch_module_save writes it for Python's torch.jit.load. Only the ops
+ * are recorded, with every other value fixed as it was during the trace:
+ * sizes, numbers and flags passed from C, branches and loops taken in C on
+ * tensor contents, and tensors that are neither inputs, parameters or
+ * buffers nor computed from them (they become constants). See "What a trace
+ * cannot capture" in docs/interop.md.
+ *
+ * Threads: between begin and finish the beginning thread is in tracing
+ * mode (libtorch's tracer state is thread-local): every op it runs is
+ * recorded, ops on other threads are not. Finish or abandon a trace on the
+ * thread that began it. Statuses common to the trace functions: a NULL
+ * handle or a call in the wrong phase (adding a parameter after begin,
+ * finishing before begin, beginning twice, ...) -> INVALID_ARGUMENT naming
+ * the phase; the calling thread is not the trace's, or is already tracing
+ * -> RUNTIME.
+ */
+typedef struct ctorch_tracer_s *ctorch_tracer;
+
+/**
+ * New, empty trace. name: the module's class name (an identifier; NULL =
+ * "Traced"), which Python shows as original_name. Free with ctorch_tracer_free.
+ */
+CTORCH_API ctorch_status ctorch_tracer_new(ctorch_tracer *out, const char *name);
+/**
+ * Adds a parameter before ctorch_tracer_begin. name is its state_dict name:
+ * identifiers joined by dots ("fc1.weight" makes a submodule fc1), not a
+ * Python keyword, self, training, forward or a __dunder__ name
+ * (INVALID_ARGUMENT). The same name twice, a name that is a prefix of
+ * another, or the same tensor twice -> INVALID_ARGUMENT. tensor is borrowed;
+ * the trace and then the module keep their own reference to it: the
+ * module's parameter IS this tensor (an optimizer over it trains the module).
+ */
+CTORCH_API ctorch_status ctorch_tracer_add_parameter(ctorch_tracer trace, const char *name, ctorch_tensor tensor);
+/** Adds a buffer (e.g. "bn.running_mean"); as ctorch_tracer_add_parameter. */
+CTORCH_API ctorch_status ctorch_tracer_add_buffer(ctorch_tracer trace, const char *name, ctorch_tensor tensor);
+/**
+ * Starts recording on the calling thread. inputs: n_inputs borrowed example
+ * tensors (may be NULL when n_inputs is 0), the forward's arguments x0, x1,
+ * ... in order; the trace keeps a reference to each until it ends. Ops must
+ * then be run on these very handles (or tensors computed from them).
+ * Errors: a NULL element, the same tensor twice, or an input that is also a
+ * parameter or buffer -> INVALID_ARGUMENT (the tracer tells tensors apart by
+ * identity: pass a clone); the thread is already tracing (this or another
+ * trace, or Python's torch.jit.trace) -> RUNTIME. On failure nothing is
+ * recording and the trace may be begun again.
+ */
+CTORCH_API ctorch_status ctorch_tracer_begin(ctorch_tracer trace, const ctorch_tensor *inputs, size_t n_inputs);
+/**
+ * Stops recording and returns the NEW module (free with ctorch_module_free)
+ * whose forward returns outputs[0] when n_outputs is 1, else the tuple of
+ * the n_outputs tensors (borrowed). Checked before anything changes, leaving
+ * the trace recording: n_outputs 0 or a NULL element -> INVALID_ARGUMENT; an
+ * output that no op of the trace computed and that is not an input,
+ * parameter or buffer -> INVALID_ARGUMENT. An op that failed during the
+ * trace (any status) stopped libtorch's tracer on this thread: finishing
+ * then gives RUNTIME and the trace is abandoned (trace again). A failure
+ * while building the method also abandons it. The trace is not freed.
+ */
+CTORCH_API ctorch_status ctorch_tracer_finish(ctorch_module *out, ctorch_tracer trace, const ctorch_tensor *outputs,
+                                             size_t n_outputs);
+/**
+ * As ctorch_tracer_finish with a structured output (borrowed): a TENSOR value
+ * or a (nested) TUPLE of them. Any other kind anywhere in it (int, list,
+ * dict, ...) -> TYPE, leaving the trace recording.
+ */
+CTORCH_API ctorch_status ctorch_tracer_finish_value(ctorch_module *out, ctorch_tracer trace, ctorch_value output);
+/**
+ * Stops recording without making a module (OK in any phase; a finished trace
+ * stays finished). A trace recording on another thread -> RUNTIME.
+ */
+CTORCH_API ctorch_status ctorch_tracer_abandon(ctorch_tracer trace);
+/**
+ * Frees a trace in any phase. NULL-safe; returns nothing. A trace still
+ * recording is abandoned first when freed on its thread; freed on another
+ * thread, its thread goes on recording (into a graph nobody reads) until it
+ * next calls ctorch_tracer_begin or ctorch_tracer_active, which clear it.
+ */
+CTORCH_API void ctorch_tracer_free(ctorch_tracer trace);
+/** 1 if the calling thread is recording a trace (a ctorch trace or Python's torch.jit.trace), else 0. */
+CTORCH_API ctorch_status ctorch_tracer_active(int *out);
+/**
+ * Writes the module as torch.jit.save does (a zip archive that Python's
+ * torch.jit.load and ctorch_module_load read), replacing path. Cannot open
+ * or write the file -> IO.
+ */
+CTORCH_API ctorch_status ctorch_module_save(ctorch_module m, const char *path);
+/**
+ * New NUL-terminated text of a method's TorchScript graph (as graph.str() in
+ * Python; free with ctorch_string_free): the ops a trace recorded, for one.
+ * No such method -> INDEX.
+ */
+CTORCH_API ctorch_status ctorch_module_graph_str(char **out, ctorch_module m, const char *method);
+
+/**
+ * An AOTInductor package: a .pt2 file written by
+ * torch._inductor.aoti_compile_and_package(torch.export.export(model, args)),
+ * loaded with libtorch's AOTIModelPackageLoader and run from C. Needs
+ * libtorch 2.6 or newer: against an older libtorch (Debian's 1.13) every
+ * ctorch_aoti_* function but ctorch_aoti_available returns
+ * CTORCH_NOT_IMPLEMENTED, saying so. Use a package made by the same PyTorch
+ * version as the libtorch, for this machine's CPU (or a device it has).
+ *
+ * A package holds compiled code (a shared library the loader dlopens):
+ * load trusted files only. ctorch checks each file before libtorch reads it
+ * and refuses (CTORCH_VALUE) what the loader mishandles: not a zip, entries
+ * whose names escape the extraction directory, corrupt contents (CRC), no or
+ * several libraries for the model, a library for another machine, missing
+ * metadata. Packages with C++ sources and no library (package_cpp_only)
+ * would make libtorch run a compiler command read from the package:
+ * refused with CTORCH_NOT_IMPLEMENTED.
+ *
+ * Loading sets AOTI_RUNTIME_CHECK_INPUTS=1 in the process environment unless
+ * it is already set: AOTInductor then checks every run's inputs (dtype,
+ * sizes, strides, device) against the export and fails the run instead of
+ * reading out of bounds. Set it to 0 before the first load to skip the
+ * checks at your own risk. (Like any setenv, the first load should not race
+ * with other threads reading or changing the environment.)
+ */
+typedef struct ctorch_aoti_package_s *ctorch_aoti_package;
+
+/** 1 if this ctorch can load AOTInductor packages (libtorch >= 2.6), else 0. Never NOT_IMPLEMENTED. */
+CTORCH_API ctorch_status ctorch_aoti_available(int *out);
+/**
+ * Loads model model_name (NULL = "model", the default of
+ * aoti_compile_and_package) from the package at path. *out is NEW: free it
+ * with ctorch_aoti_package_free. Missing or unreadable file -> IO; not a
+ * loadable package (see above), a model name not in the package, or a
+ * library libtorch cannot load (the reason is in the message) -> VALUE;
+ * a package without a compiled library -> NOT_IMPLEMENTED. A failed load
+ * leaves no temporary files behind. Loads are serialised process-wide;
+ * runs are not.
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_load(ctorch_aoti_package *out, const char *path, const char *model_name);
+/** Frees a loaded package (and its extracted files). NULL-safe; returns nothing. Its outputs stay valid. */
+CTORCH_API void ctorch_aoti_package_free(ctorch_aoti_package package);
+/**
+ * Runs the model: inputs are the n_inputs borrowed tensors of the exported
+ * call's flattened arguments, in order (may be NULL when n_inputs is 0);
+ * *out is a NEW list of its flattened outputs (free with
+ * ctorch_tensor_list_free). No autograd graph is recorded. Wrong number,
+ * dtype, shape, stride or device of inputs, or a failure inside the model
+ * -> RUNTIME (AOTInductor prints the detail on stderr). A NULL element ->
+ * INVALID_ARGUMENT. May be called from several threads at once (runs are
+ * queued on the model).
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_run(ctorch_tensor_list *out, ctorch_aoti_package package,
+                                                 const ctorch_tensor *inputs, size_t n_inputs);
+/** Number of entries in the package's metadata (AOTI_DEVICE_KEY, AOTI_PLATFORM, ..., and the user's aot_inductor.metadata). */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_size(size_t *out, ctorch_aoti_package package);
+/** Entry i of the metadata in key order: *key and *value are borrowed, valid while package lives. i out of range -> INDEX. */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_entry(const char **key, const char **value,
+                                                            ctorch_aoti_package package, size_t i);
+/** Borrowed value of metadata key (valid while package lives); no such key -> INDEX. */
+CTORCH_API ctorch_status ctorch_aoti_package_metadata_find(const char **value, ctorch_aoti_package package,
+                                                           const char *key);
+/**
+ * Borrowed pytree specs (JSON text, torch.utils._pytree format) of the
+ * exported call's inputs and outputs, valid while package lives: how the
+ * flat tensor arrays of ctorch_aoti_package_run map onto the model's
+ * arguments and results.
+ */
+CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, const char **out_spec,
+                                                       ctorch_aoti_package package);
+/* GPUs: CUDA devices, memory, streams, events, CUDA graphs, mixed    */
+/* precision (autocast, loss scaling). See docs/gpu.md.               */
+/*                                                                     */
+/* Device arguments: an `int device` is a CUDA ordinal, -1 = the      */
+/* calling thread's current CUDA device. Every CUDA call made where   */
+/* no CUDA device is usable (a libtorch built without CUDA, or no     */
+/* device visible) fails with CTORCH_NOT_IMPLEMENTED and a message    */
+/* naming the device and saying which of the two it is; an ordinal    */
+/* that does not exist, or a non-CUDA device where CUDA is required,  */
+/* fails with CTORCH_INVALID_ARGUMENT. Nothing here crashes or        */
+/* initialises CUDA where there is none. Generators: ctorch_generator_new */
+/* also accepts CUDA devices; ctorch_manual_seed seeds every CUDA     */
+/* device's default generator, as torch.manual_seed does.            */
+/* ------------------------------------------------------------------ */
+
+/** The calling thread's current CUDA device (torch.cuda.current_device()). */
+CTORCH_API ctorch_status ctorch_cuda_current_device(int *out);
+/** Sets the calling thread's current CUDA device (torch.cuda.set_device); device >= 0. */
+CTORCH_API ctorch_status ctorch_cuda_set_device(int device);
+/** Waits until all work queued on every stream of device (-1 = current) has finished (torch.cuda.synchronize). */
+CTORCH_API ctorch_status ctorch_cuda_synchronize(int device);
+/** ctorch_cuda_synchronize on every CUDA device. */
+CTORCH_API ctorch_status ctorch_cuda_synchronize_all(void);
+
+/** Properties of a CUDA device (subset of cudaDeviceProp). */
+typedef struct ctorch_cuda_device_properties {
+  char name[256];                /**< NUL-terminated, e.g. "NVIDIA H100 80GB HBM3" */
+  uint64_t total_memory;         /**< bytes of device memory */
+  int32_t major;                 /**< compute capability major (9 on an H100) */
+  int32_t minor;                 /**< compute capability minor */
+  int32_t multi_processor_count; /**< streaming multiprocessors */
+  int32_t reserved;              /**< 0 */
+} ctorch_cuda_device_properties;
+
+/** Fills *out with the properties of device (-1 = current). */
+CTORCH_API ctorch_status ctorch_cuda_get_device_properties(ctorch_cuda_device_properties *out, int device);
+
+/** Counters of libtorch's CUDA caching allocator for one device (torch.cuda.memory_stats, "all" pools). */
+typedef struct ctorch_cuda_memory_stats {
+  uint64_t allocated_bytes;      /**< held by live tensors now (torch.cuda.memory_allocated) */
+  uint64_t reserved_bytes;       /**< obtained from the driver and cached (torch.cuda.memory_reserved) */
+  uint64_t peak_allocated_bytes; /**< max of allocated_bytes since start or the last reset */
+  uint64_t peak_reserved_bytes;  /**< max of reserved_bytes since start or the last reset */
+  uint64_t num_alloc_retries;    /**< cudaMalloc failures that freed the cache and retried */
+  uint64_t num_ooms;             /**< out-of-memory errors raised */
+} ctorch_cuda_memory_stats;
+
+/** Reads the allocator's counters for device (-1 = current). */
+CTORCH_API ctorch_status ctorch_cuda_memory_stats_get(ctorch_cuda_memory_stats *out, int device);
+/** Resets the peaks of device (-1 = current) to the current values (torch.cuda.reset_peak_memory_stats). */
+CTORCH_API ctorch_status ctorch_cuda_reset_peak_memory_stats(int device);
+/** Returns the cached, unused blocks of every device to the driver (torch.cuda.empty_cache). Tensors stay valid. */
+CTORCH_API ctorch_status ctorch_cuda_empty_cache(void);
+
+/* ---- generators, pinned memory, asynchronous copies ---------------- */
+
+/** NEW handle sharing device's default generator (CPU or CUDA): reseeding it changes what NULL-generator ops draw. */
+CTORCH_API ctorch_status ctorch_generator_default(ctorch_generator *out, ctorch_device device);
+/** The seed the generator was last seeded with (Generator.initial_seed()). */
+CTORCH_API ctorch_status ctorch_generator_initial_seed(uint64_t *out, ctorch_generator g);
+/** The generator's device (a CUDA generator has its ordinal). */
+CTORCH_API ctorch_status ctorch_generator_device(ctorch_device *out, ctorch_generator g);
+
+/**
+ * NEW CPU tensor with t's contents in page-locked (pinned) host memory, which
+ * CUDA copies read and write asynchronously (Tensor.pin_memory()). t must be
+ * a CPU tensor (INVALID_ARGUMENT otherwise); needs a CUDA device.
+ */
+CTORCH_API ctorch_status ctorch_tensor_pin_memory(ctorch_tensor *out, ctorch_tensor t);
+/** 1 if t's memory is pinned host memory (always 0 where there is no CUDA device). */
+CTORCH_API ctorch_status ctorch_tensor_is_pinned(int *out, ctorch_tensor t);
+/**
+ * As ctorch_tensor_to_device with non_blocking=True: a copy between pinned
+ * host memory and a CUDA device is queued on the current stream and the call
+ * returns at once; read the result only after synchronising (or on the same
+ * stream). From pageable memory the copy is synchronous, as in PyTorch.
+ */
+CTORCH_API ctorch_status ctorch_tensor_to_device_async(ctorch_tensor *out, ctorch_tensor t, ctorch_device device);
+
+/* ---- streams and events ------------------------------------------- */
+
+/** A CUDA stream (c10::Stream). Handles are values: freeing one never destroys the stream (libtorch pools them). */
+typedef struct ctorch_stream_s *ctorch_stream;
+/** A CUDA event (c10::Event). */
+typedef struct ctorch_event_s *ctorch_event;
+/** An open stream scope (see ctorch_stream_scope_enter). */
+typedef struct ctorch_stream_scope_s *ctorch_stream_scope;
+
+/** NEW handle to a stream from libtorch's pool on device (CUDA; index -1 = current); high_priority nonzero for a high-priority one. */
+CTORCH_API ctorch_status ctorch_stream_new(ctorch_stream *out, ctorch_device device, int high_priority);
+/** NEW handle to the calling thread's current stream on device (torch.cuda.current_stream). */
+CTORCH_API ctorch_status ctorch_stream_current(ctorch_stream *out, ctorch_device device);
+/** NEW handle to device's default (legacy NULL) stream (torch.cuda.default_stream). */
+CTORCH_API ctorch_status ctorch_stream_default(ctorch_stream *out, ctorch_device device);
+/** The stream's device. */
+CTORCH_API ctorch_status ctorch_stream_device(ctorch_device *out, ctorch_stream s);
+/** libtorch's id of the stream: two handles with equal device and id are the same stream. */
+CTORCH_API ctorch_status ctorch_stream_id(int64_t *out, ctorch_stream s);
+/** 1 if all work queued on s has finished, else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_stream_query(int *out, ctorch_stream s);
+/** Waits until all work queued on s has finished. */
+CTORCH_API ctorch_status ctorch_stream_synchronize(ctorch_stream s);
+/** Makes work queued on s from now on wait until e completes (returns at once; no-op if e was never recorded). */
+CTORCH_API ctorch_status ctorch_stream_wait_event(ctorch_stream s, ctorch_event e);
+/** Makes work queued on s from now on wait for all work queued on other so far (Stream.wait_stream). */
+CTORCH_API ctorch_status ctorch_stream_wait_stream(ctorch_stream s, ctorch_stream other);
+/** Frees the handle (not the stream). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_stream_free(ctorch_stream s);
+
+/**
+ * Opens a scope on the CALLING THREAD in which s is the current stream of its
+ * device and its device the current device (`with torch.cuda.stream(s)`),
+ * and returns a NEW scope handle. s is borrowed (the scope keeps a copy).
+ * Scopes nest and follow the rules of ctorch_autograd_scope_enter/leave:
+ * leave on the same thread, innermost first (CTORCH_RUNTIME otherwise,
+ * changing nothing); leaving restores the previous device and stream.
+ */
+CTORCH_API ctorch_status ctorch_stream_scope_enter(ctorch_stream_scope *out, ctorch_stream s);
+/** Closes the scope and frees the handle (see ctorch_stream_scope_enter). */
+CTORCH_API ctorch_status ctorch_stream_scope_leave(ctorch_stream_scope scope);
+
+/**
+ * NEW event for device_type (CTORCH_DEVICE_CUDA). enable_timing nonzero lets
+ * ctorch_event_elapsed_ms measure it (slightly costlier to record). The event
+ * binds to a device when first recorded.
+ */
+CTORCH_API ctorch_status ctorch_event_new(ctorch_event *out, ctorch_device_type device_type, int enable_timing);
+/** Records e on stream s (borrowed; NULL = the current stream of the current device). Re-recording replaces the previous record. */
+CTORCH_API ctorch_status ctorch_event_record(ctorch_event e, ctorch_stream s);
+/** 1 if the work recorded before e has finished (or e was never recorded), else 0. Never blocks. */
+CTORCH_API ctorch_status ctorch_event_query(int *out, ctorch_event e);
+/** Waits until the work recorded before e has finished. */
+CTORCH_API ctorch_status ctorch_event_synchronize(ctorch_event e);
+/**
+ * Milliseconds between the completion of start and of end (both created with
+ * enable_timing, recorded, and end finished: synchronise it first).
+ * CTORCH_NOT_IMPLEMENTED with libtorch 1.x, whose device-generic events
+ * cannot be timed.
+ */
+CTORCH_API ctorch_status ctorch_event_elapsed_ms(double *out, ctorch_event start, ctorch_event end);
+/** Frees the event. NULL-safe; returns nothing. Streams already waiting on it are unaffected. */
+CTORCH_API void ctorch_event_free(ctorch_event e);
+
+/* ---- CUDA graphs --------------------------------------------------- */
+
+/**
+ * A captured CUDA graph (at::cuda::CUDAGraph, torch.cuda.CUDAGraph). Capture
+ * records every kernel queued between capture_begin and capture_end, on the
+ * calling thread, without running them; replay launches them all at once.
+ * Caveats (as in PyTorch; docs/gpu.md): shapes, devices and every tensor the
+ * captured work reads or writes are fixed at capture: feed new inputs by
+ * copying into the captured input tensors, read outputs from the tensors
+ * made during capture; memory allocated during capture comes from a private
+ * pool that stays reserved until the graph is reset or freed; no CPU work,
+ * synchronisation or host-device copy may happen during capture (they fail,
+ * and the capture is abandoned); run a few warm-up iterations first, so
+ * lazily created state (optimizer buffers, cuBLAS handles) exists. Random
+ * ops of the default CUDA generators replay with fresh numbers.
+ */
+typedef struct ctorch_cuda_graph_s *ctorch_cuda_graph;
+
+/** NEW empty graph. Free with ctorch_cuda_graph_free. */
+CTORCH_API ctorch_status ctorch_cuda_graph_new(ctorch_cuda_graph *out);
+/**
+ * Synchronises the current device and starts capturing the calling thread's
+ * work into g on a side stream (made current until capture_end). share_pool
+ * (borrowed, may be NULL) is an already captured graph whose memory pool g
+ * shares (to be replayed in capture order). Fails if g is capturing or
+ * captured (reset it first).
+ */
+CTORCH_API ctorch_status ctorch_cuda_graph_capture_begin(ctorch_cuda_graph g, ctorch_cuda_graph share_pool);
+/** Ends the capture begun on this thread and instantiates the graph; restores the previous stream. */
+CTORCH_API ctorch_status ctorch_cuda_graph_capture_end(ctorch_cuda_graph g);
+/** Launches the captured work on the current stream (returns at once). */
+CTORCH_API ctorch_status ctorch_cuda_graph_replay(ctorch_cuda_graph g);
+/** Drops the captured graph and its memory pool; g can capture again. */
+CTORCH_API ctorch_status ctorch_cuda_graph_reset(ctorch_cuda_graph g);
+/** Frees the graph (ending a capture still open). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_cuda_graph_free(ctorch_cuda_graph g);
+
+/* ---- autocast (automatic mixed precision) ------------------------- */
+
+/** An open autocast scope (see ctorch_autocast_scope_enter). */
+typedef struct ctorch_autocast_scope_s *ctorch_autocast_scope;
+
+/**
+ * Opens an autocast region on the CALLING THREAD (`with torch.autocast(
+ * device_type, dtype, enabled, cache_enabled)`) and returns a NEW scope
+ * handle. Inside it, ops that autocast lists (matmul, linear, conv, ...)
+ * on device_type's tensors run in dtype, and precision-sensitive ones in
+ * float32; every generated ctorch op goes through it. device_type: CPU
+ * (dtype BFLOAT16; FLOAT16 where the libtorch supports it, 2.x) or CUDA
+ * (FLOAT16 or BFLOAT16; needs a CUDA device). enabled 0 opens a region with
+ * autocast off (e.g. a float32 island inside an autocast region).
+ * cache_enabled caches the low-precision copies of leaf weights until the
+ * outermost scope closes (PyTorch's default: 1). Scopes nest, are
+ * thread-local, and follow the rules of ctorch_autograd_scope_enter/leave.
+ * Run backward outside the scope, as PyTorch recommends.
+ */
+CTORCH_API ctorch_status ctorch_autocast_scope_enter(ctorch_autocast_scope *out, ctorch_device_type device_type,
+                                                     ctorch_dtype dtype, int enabled, int cache_enabled);
+/** Closes the scope, restoring the state in force when it opened, and frees the handle. */
+CTORCH_API ctorch_status ctorch_autocast_scope_leave(ctorch_autocast_scope scope);
+/** 1 if autocast is on for device_type (CPU or CUDA) on this thread. */
+CTORCH_API ctorch_status ctorch_autocast_is_enabled(int *out, ctorch_device_type device_type);
+/** The dtype autocast casts to on device_type on this thread (defaults: CPU BFLOAT16, CUDA FLOAT16). */
+CTORCH_API ctorch_status ctorch_autocast_get_dtype(ctorch_dtype *out, ctorch_device_type device_type);
+
+/* ---- loss scaling (torch.amp.GradScaler) -------------------------- */
+
+/** A dynamic loss scaler with the semantics of torch.amp.GradScaler. */
+typedef struct ctorch_grad_scaler_s *ctorch_grad_scaler;
+
+/** Options of a loss scaler; fill with ctorch_grad_scaler_options_default. */
+typedef struct ctorch_grad_scaler_options {
+  double init_scale;       /**< first scale (65536.0) */
+  double growth_factor;    /**< scale *= this after growth_interval steps without inf/NaN (2.0; > 1) */
+  double backoff_factor;   /**< scale *= this after a step with inf/NaN (0.5; in (0, 1)) */
+  int64_t growth_interval; /**< steps without inf/NaN before growing (2000; >= 1) */
+  int enabled;             /**< 0: every call passes through (scale returns the loss, step just steps) (1) */
+} ctorch_grad_scaler_options;
+
+/** Writes GradScaler's defaults into *out. */
+CTORCH_API ctorch_status ctorch_grad_scaler_options_default(ctorch_grad_scaler_options *out);
+/**
+ * NEW scaler whose scale and growth tracker live on device (CUDA, or CPU).
+ * options NULL = the defaults. Not thread-safe: one scaler per training
+ * loop. It keeps no reference to the optimizers it is given.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_new(ctorch_grad_scaler *out, ctorch_device device,
+                                                const ctorch_grad_scaler_options *options);
+/** Frees the scaler. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_grad_scaler_free(ctorch_grad_scaler s);
+/** NEW tensor loss * scale (differentiable: call backward on it). loss is borrowed. */
+CTORCH_API ctorch_status ctorch_grad_scaler_scale(ctorch_tensor *out, ctorch_grad_scaler s, ctorch_tensor loss);
+/**
+ * Divides the .grad of opt's parameters by the scale in place and records
+ * whether any is inf/NaN (GradScaler.unscale_). Optional before step (e.g. to
+ * clip gradients); at most once per optimizer between updates
+ * (CTORCH_RUNTIME otherwise). FLOAT16 gradients are refused (VALUE), as in
+ * PyTorch: keep parameters in float32 and let autocast cast.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_unscale(ctorch_grad_scaler s, ctorch_optimizer opt);
+/**
+ * As ctorch_grad_scaler_unscale for gradient tensors of your own (borrowed,
+ * unscaled in place), for training loops that do not use ctorch_optimizer:
+ * then read ctorch_grad_scaler_found_inf and skip your update when it is 1.
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_unscale_tensors(ctorch_grad_scaler s, const ctorch_tensor *grads, size_t n);
+/**
+ * Unscales opt's gradients (unless done since the last update), then runs
+ * ctorch_optimizer_step unless a gradient was inf/NaN (GradScaler.step).
+ * *stepped (may be NULL) = 1 if the step ran, 0 if skipped. Once per
+ * optimizer between updates. Reads found_inf from the device (a sync).
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_step(int *stepped, ctorch_grad_scaler s, ctorch_optimizer opt);
+/**
+ * Ends the iteration (GradScaler.update): with new_scale NULL, the scale is
+ * multiplied by backoff_factor if any unscale since the last update found
+ * inf/NaN (and the growth tracker reset), else the tracker counts one more
+ * good step and the scale grows by growth_factor every growth_interval of
+ * them (unless that overflows float32). With new_scale, the scale is set to
+ * *new_scale. Needs an unscale or step since the last update (RUNTIME).
+ */
+CTORCH_API ctorch_status ctorch_grad_scaler_update(ctorch_grad_scaler s, const double *new_scale);
+/** The current scale (reads the device: a sync). 1.0 when disabled. */
+CTORCH_API ctorch_status ctorch_grad_scaler_get_scale(double *out, ctorch_grad_scaler s);
+/** Good steps counted towards the next growth (0 after growth or backoff). */
+CTORCH_API ctorch_status ctorch_grad_scaler_get_growth_tracker(int64_t *out, ctorch_grad_scaler s);
+/** 1 if an unscale since the last update found an inf/NaN gradient, else 0 (reads the device). */
+CTORCH_API ctorch_status ctorch_grad_scaler_found_inf(int *out, ctorch_grad_scaler s);
+/** Number of optimizer steps ctorch_grad_scaler_step skipped since the scaler was made. */
+CTORCH_API ctorch_status ctorch_grad_scaler_skipped_steps(int64_t *out, ctorch_grad_scaler s);
+
+/* ---- NCCL ---------------------------------------------------------- */
+
+/**
+ * New NCCL process group (CUDA tensors only), otherwise as
+ * ctorch_process_group_new_gloo: same store protocol as Python's
+ * init_process_group("nccl", store=S, rank=r, world_size=size), so C and
+ * Python ranks can share a group. Each rank must have made its CUDA device
+ * current (ctorch_cuda_set_device) before. CTORCH_NOT_IMPLEMENTED unless
+ * ctorch_dist_nccl_available says 1. Free with ctorch_process_group_free.
+ */
+CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out, ctorch_store store, int rank,
+                                                       int size, int64_t timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* For language bindings: errors across threads, native memory, the    */
+/* API's identity, and enums for schema ints. See docs/bindings.md;    */
+/* api.json (installed beside ops.json) describes this whole header.   */
+/*                                                                     */
+/* Doc-comment tags read by the api.json generator where the rules of */
+/* the contract (outs new, inputs borrowed) do not say it all:         */
+/* "@nullable p" (p may be NULL), "@borrowed p" (output p is not to be */
+/* freed), "@consumes p" (ctorch owns p after success), "@frees p".    */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Failure ids. Every failing call gets a process-unique id (increasing from
+ * 1) and its message is also kept, with its status, in a process-wide log of
+ * the last 1024 failures, readable from any thread. This is what a binding
+ * whose FFI runs calls on worker threads (koffi's async calls, a Go
+ * goroutine that may change OS threads) uses: the thread-local
+ * ctorch_last_error() of a pool thread is out of its reach.
+ * Returns this thread's last failure id (0 if none), not a status.
+ */
+CTORCH_API uint64_t ctorch_last_error_id(void);
+/**
+ * Copies this thread's last message into buf (NUL-terminated, truncated to
+ * cap - 1 bytes; buf may be NULL when cap is 0) and its full length (without
+ * the NUL) into *out_len (may be NULL). The caller owns the copy.
+ * @nullable out_len, buf
+ */
+CTORCH_API ctorch_status ctorch_last_error_copy(size_t *out_len, char *buf, size_t cap);
+/**
+ * Message and status of failure `id`, from any thread: a failure id
+ * (ctorch_last_error_id) or a ticket (CTORCH_STATUS_TICKET of a status).
+ * Copies as ctorch_last_error_copy; *status (may be NULL) gets its status.
+ * CTORCH_INDEX when the failure is no longer in the log (or never was).
+ * @nullable status, out_len, buf
+ */
+CTORCH_API ctorch_status ctorch_error_message(ctorch_status *status, size_t *out_len, char *buf, size_t cap,
+                                              uint64_t id);
+/**
+ * Error tickets (off by default; process-wide). When on, a failing call
+ * returns its status in the low 8 bits and a ticket (1..0x7FFFFF) above
+ * them, so a binding that only gets the return value of a call made on
+ * another thread can fetch that call's message: ctorch_error_message(...,
+ * CTORCH_STATUS_TICKET(st)). Compare CTORCH_STATUS_CODE(st) to the status
+ * names then. Only a binding that owns the process's use of ctorch should
+ * turn them on. *previous (may be NULL) gets the previous setting.
+ * @nullable previous
+ */
+CTORCH_API ctorch_status ctorch_set_error_tickets(int *previous, int on);
+/** The ctorch_status of a returned status, with or without a ticket. */
+#define CTORCH_STATUS_CODE(st) ((ctorch_status)((uint32_t)(st) & 0xFFu))
+/** The ticket of a returned status (0: none). */
+#define CTORCH_STATUS_TICKET(st) (((uint32_t)(st) >> 8) & 0x7FFFFFu)
+
+/**
+ * Bytes of native memory held by live tensor storages on devices of `type`,
+ * for garbage-collected languages to weigh their handles (trigger a
+ * collection when it grows). CPU: every storage allocated through libtorch's
+ * default CPU allocator after ctorch was loaded (from any library in the
+ * process), counted as the C allocator sized it; one atomic read. CUDA: the
+ * bytes the caching allocator has handed out to tensors over all devices
+ * (0 without CUDA). Other types: NOT_IMPLEMENTED.
+ */
+CTORCH_API ctorch_status ctorch_memory_bytes(int64_t *out, ctorch_device_type type);
+/**
+ * Borrowed address of the CPU byte count ctorch_memory_bytes reads, valid
+ * for the life of the process: a binding may look at it from its garbage
+ * collector's hooks without a foreign call (an aligned 64-bit load; it is
+ * updated with relaxed atomic additions).
+ */
+CTORCH_API ctorch_status ctorch_memory_cpu_counter(const int64_t **out);
+
+/**
+ * Drops one reference of each of handles[0..n) (NULL entries are skipped),
+ * as n calls of ctorch_tensor_free would: for bindings that defer the frees
+ * their garbage collector asks for and release them in batches, one
+ * foreign call per batch. handles may be NULL when n is 0. Returns nothing.
+ * @nullable handles
+ * @frees handles
+ */
+CTORCH_API void ctorch_tensor_free_many(const ctorch_tensor *handles, size_t n);
+
+/**
+ * Borrowed static hex digest identifying this build's C API: every
+ * function's name and C signature, every enum value, every struct layout.
+ * api.json carries the same string as "abi_hash": a binding generated from
+ * one description checks it against the library it loads.
+ */
+CTORCH_API ctorch_status ctorch_abi_hash(const char **out);
+
+/*
+ * Schema `int` arguments that are enums in PyTorch, with PyTorch's values
+ * (the generated functions take them as int64_t; api.json names the enum of
+ * each such argument and of its default).
+ */
+
+/** `int reduction` of the loss functions (at::Reduction). */
+typedef enum ctorch_reduction CTORCH_ENUM_BASE {
+  CTORCH_REDUCTION_NONE = 0,
+  CTORCH_REDUCTION_MEAN = 1,
+  CTORCH_REDUCTION_SUM = 2
+} ctorch_reduction;
+
+/** `int interpolation_mode` of grid_sampler* (at::native::GridSamplerInterpolation). */
+typedef enum ctorch_grid_sampler_interpolation CTORCH_ENUM_BASE {
+  CTORCH_GRID_SAMPLER_BILINEAR = 0,
+  CTORCH_GRID_SAMPLER_NEAREST = 1,
+  CTORCH_GRID_SAMPLER_BICUBIC = 2
+} ctorch_grid_sampler_interpolation;
+
+/** `int padding_mode` of grid_sampler* (at::native::GridSamplerPadding). */
+typedef enum ctorch_grid_sampler_padding CTORCH_ENUM_BASE {
+  CTORCH_GRID_SAMPLER_PADDING_ZEROS = 0,
+  CTORCH_GRID_SAMPLER_PADDING_BORDER = 1,
+  CTORCH_GRID_SAMPLER_PADDING_REFLECTION = 2
+} ctorch_grid_sampler_padding;
+
+/** `int mode` of embedding_bag and its helpers. */
+typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
+  CTORCH_EMBEDDING_BAG_SUM = 0,
+  CTORCH_EMBEDDING_BAG_MEAN = 1,
+  CTORCH_EMBEDDING_BAG_MAX = 2
+} ctorch_embedding_bag_mode;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#include "ctorch_ops.h"
+
+#endif /* CTORCH_H */
