@@ -261,6 +261,29 @@ class Runner:
         why = check_output(b, rc, out)
         return ("FAIL", why) if why else ("ran", f"build {dt:.1f} s, run {dt2:.1f} s")
 
+    # ---- CMake: a consumer project around the block, building the file's C program before it
+    def cmake_block(self, b, n):
+        m = re.search(r"add_executable\((\w+)(?: PRIVATE)? ([\w.]+)\)", b.text)
+        prog = next((p for p in reversed(self.blocks) if p.path == b.path and p.line < b.line and p.lang == "c"
+                     and p.directive is None and re.search(r"\bmain\(", p.text)), None)
+        if not m or prog is None:
+            return "FAIL", "a cmake block needs add_executable(NAME FILE.c) and a C program earlier in its file"
+        d = os.path.join(self.tmp, f"cmake{n}")
+        os.makedirs(d)
+        open(os.path.join(d, m.group(2)), "w").write(prog.text)
+        open(os.path.join(d, "CMakeLists.txt"), "w").write(
+            "cmake_minimum_required(VERSION 3.18)\nproject(doc C)\n" + b.text)
+        rc, out, dt = run(["cmake", "-S", d, "-B", os.path.join(d, "b"), "-DCMAKE_C_COMPILER=" + self.a.cc,
+                           "-DCMAKE_PREFIX_PATH=" + self.prefix], d)
+        if rc == 0:
+            rc, out, dt2 = run(["cmake", "--build", os.path.join(d, "b")], d)
+        if rc:
+            b.output = out
+            return "FAIL", "the CMake project does not configure or build"
+        rc, out, dt3 = run([os.path.join(d, "b", m.group(1))], d, env=dict(os.environ, LD_LIBRARY_PATH=self.libdir))
+        why = check_output(prog, rc, out)
+        return ("FAIL", why) if why else ("ran", f"{prog.where}'s program built with CMake")
+
     # ---- shell: from the source root, with the directive's environment
     def sh_block(self, b, n):
         env = dict(os.environ)
@@ -302,7 +325,7 @@ class Runner:
         if b.lang == "text":
             return "text", "output or a format, not code"
         f = {"c": self.c_block, "python": self.py_block, "js": self.js_block, "go": self.go_block,
-             "sh": self.sh_block}.get(b.lang)
+             "sh": self.sh_block, "cmake": self.cmake_block}.get(b.lang)
         if f is None:
             return "FAIL", f"a {b.lang} block: mark it `<!-- doc-test: excerpt -->` or make it runnable"
         return f(b, n)
@@ -326,6 +349,7 @@ def main():
     if a.only:
         blocks = [b for b in blocks if b.where == a.only or b.path == a.only]
     r = Runner(a)
+    r.blocks = blocks
     r.install()
     # Go builds share one cache and C compiles are quick: run blocks two at a time
     # (the project's machines have two cores), Go ones one after another.
