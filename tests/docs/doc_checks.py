@@ -32,7 +32,7 @@ def _nn_cases(src):
     return n
 
 
-def check_all(src, build, api):
+def check_all(src, build, api, doc_files):
     errs = []
 
     def number(rel, pattern, want, what):
@@ -58,6 +58,14 @@ def check_all(src, build, api):
            "overloaded operator names (api.json counts.overloaded_names)")
     number("docs/modules.md", r"tests/nn/cases/\*\.txt: (\d+) cases", _nn_cases(src),
            "cases in tests/nn/cases/*.txt")
+
+    # Every repository path the docs name in backticks exists (a line may say it was removed).
+    tops = "tests|examples|bench|scripts|shim|bindings-gen|fuzz|include|cmake|pkgconfig|sanitize|docs"
+    for rel in doc_files:
+        for i, ln in enumerate(open(os.path.join(src, rel), encoding="utf-8"), 1):
+            for p in re.findall(r"`((?:%s)/[A-Za-z0-9_./-]*)`" % tops, ln):
+                if "*" not in p and not os.path.exists(os.path.join(src, p.rstrip("/"))) and "removed" not in ln:
+                    errs.append(f"{rel}:{i}: names `{p}`, which is not in the repository")
 
     # README's layout table names every capability folder and every script.
     rel = "README.md"

@@ -107,6 +107,7 @@ def expected_outputs(b):
         if m:
             e = next(g for g in m.groups() if g)
             e = e[len("prints"):].strip(" :") if e.startswith("prints") else e
+            e = re.sub(r"\s+\([a-z][^()]*\)$", "", e)  # a remark after the output: "(rows on lines)"
             if m.group(0).lstrip(") ;#/*").startswith("prints") or re.match(r"[-+0-9\[\]({'\"]", e):
                 out.append(e)
     return out
@@ -380,7 +381,7 @@ def main():
     tot = {k: sum(c.get(k, 0) for c in per.values()) for k in kinds}
     print("total: " + ", ".join(f"{v} {k}" for k, v in tot.items()) + f" of {len(blocks)} blocks")
     if not a.only:
-        errors += doc_checks.check_all(a.src, a.build, r.api)
+        errors += doc_checks.check_all(a.src, a.build, r.api, doc_files(a.src))
     for e in errors:
         print("FAIL " + e)
     print(f"docs_run: {time.time() - t0:.1f} s")
