@@ -8,7 +8,7 @@ done with each language: tests/docs/README.md.
 Usage: run_docs.py --src SRC --build BUILD [--cc CC] [--torch-python PY]
                    [--only FILE[:LINE]] [--keep]
 Exit: 0 when every block that could run passed, 1 naming each failing block
-(file:line), 2 on a usage error.
+(file:line), 2 on a usage error, 77 (skipped) with --skip REASON.
 """
 import argparse
 import concurrent.futures
@@ -341,7 +341,11 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--skip", default="", help="report the test skipped (exit 77) for this reason")
     a = ap.parse_args()
+    if a.skip:
+        print("skipped: " + a.skip)
+        return 77
     a.src, a.build = os.path.abspath(a.src), os.path.abspath(a.build)
     t0 = time.time()
     errors, blocks = [], []
