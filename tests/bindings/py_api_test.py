@@ -126,6 +126,16 @@ class Ops(unittest.TestCase):
         x = ctorch.ones([2, 3, 4, 5]).contiguous(memory_format=ctorch.channels_last)
         self.assertEqual(x.stride(), (60, 1, 15, 3))
 
+    def test_factories_take_requires_grad(self):
+        # As in PyTorch: torch.zeros([2], requires_grad=True), not for non-factories.
+        w = ctorch.zeros([2, 3], requires_grad=True)
+        self.assertTrue(w.requires_grad)
+        self.assertFalse(ctorch.ones([2], dtype=ctorch.float64, requires_grad=False).requires_grad)
+        (w * 2).sum().backward()
+        self.assertEqual(w.grad.tolist(), [[2.0] * 3] * 2)
+        with self.assertRaisesRegex(TypeError, r"add\(\): no overload accepts .*requires_grad=bool"):
+            ctorch.add(w, w, requires_grad=True)
+
 
 class SlowTensor(ctorch.Tensor):
     """Not exactly a ctorch.Tensor: the generated functions take their slow

@@ -107,10 +107,25 @@ def _binds(sig, args, kwargs):
     return True
 
 
+def _factory(sig):
+    """An overload taking TensorOptions (dtype, layout, device, pin_memory): a
+    factory, which PyTorch's Python also lets take requires_grad=."""
+    return {"layout", "pin_memory"} <= {p[0] for p in sig}
+
+
 def dispatch(name, group, args, kwargs):
+    grad = None
+    if "requires_grad" in kwargs:
+        kwargs = dict(kwargs)
+        grad = kwargs.pop("requires_grad")
     for fn, sig in group:
-        if _binds(sig, args, kwargs):
-            return fn(*args, **kwargs)
+        if (grad is None or _factory(sig)) and _binds(sig, args, kwargs):
+            out = fn(*args, **kwargs)
+            if grad:
+                out.requires_grad_(True)
+            return out
+    if grad is not None:
+        kwargs = dict(kwargs, requires_grad=grad)
     sigs = "\n  ".join(fn.__doc__ for fn, _ in group)
     got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
     raise TypeError(f"{name}(): no overload accepts ({got}); the overloads are:\n  {sigs}")
