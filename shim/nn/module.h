@@ -165,6 +165,11 @@ struct Kind {
 };
 // Registers a kind at static-initialisation time (CTORCH_NN_KIND).
 bool register_kind(Kind k);
+// k.make(a) after the size bound (bounds.cpp): OUT_OF_MEMORY naming the
+// argument, before anything is allocated, when the parameters and buffers
+// the kind would make pass ctorch_nn_set_max_parameters's bound. Every
+// construction of a kind from arguments goes through it.
+ModulePtr build(const Kind &k, const Args &a);
 const Kind *find_kind(const std::string &name);
 const std::vector<Kind> &kinds();
 
