@@ -1766,7 +1766,7 @@ typedef struct ctorch_nn_module_s *ctorch_nn_module;
  * wrong type or out of range, text that does not parse); OUT_OF_MEMORY,
  * before anything is allocated, when the module (with the modules its text
  * builds) would hold more parameter and buffer elements than
- * ctorch_nn_set_max_parameters allows (2^31 by default) or more than 2^20
+ * ctorch_nn_set_max_parameters allows (2^31 by default) or more than 2^16
  * tensors and modules: the message names the kind and its largest size
  * argument ("LSTM num_layers=4611686018427387904 would need ...").
  * @nullable args
@@ -1797,7 +1797,7 @@ CTORCH_API ctorch_status ctorch_nn_new_with_modules(ctorch_nn_module *out, const
  * counted from the arguments before anything is allocated (the layers of a
  * stack, hidden sizes, embedding rows, heads: every kind); a module over it
  * is refused with OUT_OF_MEMORY. Process-wide; 0 = no bound (the count of
- * tensors and modules stays bounded at 2^20). *previous (may be NULL) gets
+ * tensors and modules stays bounded at 2^16). *previous (may be NULL) gets
  * the previous bound. Constructions already running keep the bound they
  * started with. Never fails.
  * @nullable previous

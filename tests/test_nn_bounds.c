@@ -153,10 +153,17 @@ START_TEST(test_count_is_exact) {
 }
 END_TEST
 
-/* Stacks of layers that hold almost nothing still stop at 2^20 tensors and
- * modules, and the bound set to 0 lifts only the element bound. */
+/* Stacks of layers that hold almost nothing still stop at 2^16 tensors and
+ * modules (an LSTM layer: 4 tensors; the LSTM itself: 1 module), and the
+ * bound set to 0 lifts only the element bound. */
 START_TEST(test_object_bound) {
   uint64_t prev = 0;
+  ctorch_nn_module m = NULL;
+  double t0 = now_s();
+  CT_OK(ctorch_nn_new(&m, "LSTM", "1, 1, num_layers=16383"));  /* 65,533 objects: builds, */
+  ck_assert_msg(now_s() - t0 < 10.0, "16,383 LSTM layers took %.1f s to build", now_s() - t0);
+  ctorch_nn_module_free(m);
+  refused("LSTM", "1, 1, num_layers=16384", "would make 65537 tensors and modules");  /* 65,537: refused */
   refused("LSTM", "1, 1, num_layers=300000", "tensors and modules");
   CT_OK(ctorch_nn_set_max_parameters(&prev, 0));
   refused("LSTM", "1, 1, num_layers=300000", "num_layers=300000");

@@ -13,9 +13,12 @@
 //   250,000 x 8,192 embedding table 2.05 G), and less than the memory of the
 //   machines the project runs on, so that a wrong number fails fast instead
 //   of swapping. ctorch_nn_set_max_parameters changes it (0: no bound).
-// - tensors + modules: 2^20, fixed. It stops stacks whose layers hold few
-//   or no elements (num_layers=2**62 of a tiny layer) from looping for ever:
-//   each object costs hundreds of bytes and microseconds whatever its size.
+// - tensors + modules: 2^16 (65,536), fixed. It stops stacks whose layers
+//   hold few or no elements (num_layers=2**62 of a tiny layer) from looping
+//   for ever: each object costs hundreds of bytes and microseconds whatever
+//   its size. Real stacks stay far below it (a 1,000-layer
+//   TransformerEncoder holds about 22,000), and 65,536 tensors build in well under
+//   a second.
 //
 // Every built-in kind has an entry in the table below (a kind missing from
 // it is refused with NOT_IMPLEMENTED, so a new kind cannot forget its rule);
@@ -36,7 +39,7 @@ namespace nn {
 namespace {
 
 constexpr uint64_t kDefaultMaxElements = uint64_t{1} << 31;
-constexpr uint64_t kMaxObjects = uint64_t{1} << 20;
+constexpr uint64_t kMaxObjects = uint64_t{1} << 16;
 constexpr uint64_t kSat = std::numeric_limits<uint64_t>::max();
 
 std::atomic<uint64_t> g_max_elements{kDefaultMaxElements};
@@ -59,7 +62,9 @@ struct Size {
 
 // Reads the arguments a rule needs, remembering the largest integer read:
 // the argument a refusal names (num_layers=2**62 rather than hidden_size=20).
-// Negative values count as 0 (the constructor refuses them itself).
+// Negative values count as 0 (the constructor refuses them itself). Rules
+// read their arguments in signature order, one statement at a time (a tie
+// names the first).
 class Reader {
  public:
   explicit Reader(const Args &a) : a_(a) {}
@@ -128,7 +133,8 @@ Size transformer_layer(uint64_t d, uint64_t ff, bool bias, bool decoder) {
   return s;
 }
 Size transformer_layer(Reader &r, bool decoder) {
-  return transformer_layer(r.i("d_model"), r.i("dim_feedforward"), r.b("bias"), decoder);
+  uint64_t d = r.i("d_model"), ff = r.i("dim_feedforward");
+  return transformer_layer(d, ff, r.b("bias"), decoder);
 }
 
 // An existing module (an argument passed as a module): its tensors and modules.
@@ -167,7 +173,7 @@ Size rnn(Reader &r, uint64_t gates, bool lstm) {
   return s;
 }
 Size rnn_cell(Reader &r, uint64_t gates) {
-  uint64_t in = r.i("input_size"), h = r.i("hidden_size"), gh = sat_mul(gates, r.i("hidden_size"));
+  uint64_t in = r.i("input_size"), h = r.i("hidden_size"), gh = sat_mul(gates, h);
   Size s = module();
   s += tensor(sat_mul(gh, in));
   s += tensor(sat_mul(gh, h));
@@ -209,17 +215,23 @@ const std::unordered_map<std::string, Rule> &rules() {
                           "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
                           "AdaptiveAvgPool3d", "AdaptiveMaxPool2d"})
       t[k] = [](Reader &) { return module(); };
-    t["Linear"] = [](Reader &r) { return linear(r.i("in_features"), r.i("out_features"), r.b("bias")); };
+    t["Linear"] = [](Reader &r) {
+      uint64_t in = r.i("in_features"), out = r.i("out_features");
+      return linear(in, out, r.b("bias"));
+    };
     t["Bilinear"] = [](Reader &r) {
-      uint64_t out = r.i("out_features");
+      uint64_t in1 = r.i("in1_features"), in2 = r.i("in2_features"), out = r.i("out_features");
       Size s = module();
-      s += tensor(sat_mul(out, sat_mul(r.i("in1_features"), r.i("in2_features"))));
+      s += tensor(sat_mul(out, sat_mul(in1, in2)));
       s += maybe(r.b("bias"), out);
       return s;
     };
     t["PReLU"] = [](Reader &r) { return module() += tensor(r.i("num_parameters")); };
     for (const char *k : {"Embedding", "EmbeddingBag"})
-      t[k] = [](Reader &r) { return module() += tensor(sat_mul(r.i("num_embeddings"), r.i("embedding_dim"))); };
+      t[k] = [](Reader &r) {
+        uint64_t num = r.i("num_embeddings"), dim = r.i("embedding_dim");
+        return module() += tensor(sat_mul(num, dim));
+      };
     for (size_t nd = 1; nd <= 3; ++nd) {
       const std::string d = std::to_string(nd) + "d";
       t["Conv" + d] = [nd](Reader &r) { return conv(r, nd, false); };
@@ -240,7 +252,8 @@ const std::unordered_map<std::string, Rule> &rules() {
     t["MultiheadAttention"] = [](Reader &r) {
       uint64_t e = r.i("embed_dim");
       r.i("num_heads");
-      return mha(e, r.i_or("kdim", e), r.i_or("vdim", e), r.b("bias"), r.b("add_bias_kv"));
+      uint64_t kdim = r.i_or("kdim", e), vdim = r.i_or("vdim", e);
+      return mha(e, kdim, vdim, r.b("bias"), r.b("add_bias_kv"));
     };
     t["TransformerEncoderLayer"] = [](Reader &r) { return transformer_layer(r, false); };
     t["TransformerDecoderLayer"] = [](Reader &r) { return transformer_layer(r, true); };
@@ -261,8 +274,9 @@ const std::unordered_map<std::string, Rule> &rules() {
       bool bias = r.b("bias");
       r.i("nhead");
       Size s = module().times(5);  // Transformer, encoder, decoder, their layer lists
-      s += transformer_layer(d, ff, bias, false).times(sat_add(r.i("num_encoder_layers"), 1));
-      s += transformer_layer(d, ff, bias, true).times(sat_add(r.i("num_decoder_layers"), 1));
+      uint64_t n_enc = r.i("num_encoder_layers"), n_dec = r.i("num_decoder_layers");
+      s += transformer_layer(d, ff, bias, false).times(sat_add(n_enc, 1));
+      s += transformer_layer(d, ff, bias, true).times(sat_add(n_dec, 1));
       s += layer_norm(d, true, bias).times(2);
       return s;
     };
