@@ -44,10 +44,13 @@ bool well_formed(const std::string &s) {
 }
 
 const std::string &scratch() {
-  static const std::string d = [] {
+  // Never destroyed: the atexit handler below runs after static destructors
+  // registered later would have run.
+  static const std::string &d = *[] {
     const char *t = std::getenv("TMPDIR");
-    std::string p = std::string(t && *t ? t : "/tmp") + "/ctorch-fuzz-tb-" + std::to_string(getpid());
-    mkdir(p.c_str(), 0700);
+    auto *p = new std::string(std::string(t && *t ? t : "/tmp") + "/ctorch-fuzz-tb-" + std::to_string(getpid()));
+    mkdir(p->c_str(), 0700);
+    std::atexit([] { rmdir(scratch().c_str()); });  // emptied after every input
     return p;
   }();
   return d;
