@@ -11,6 +11,7 @@ import gzip
 import io
 import os
 import random
+import re
 import struct
 import sys
 import zipfile
@@ -208,4 +209,49 @@ write("idx", "gz_trailing_garbage", b"\x06" + idx_files["ubyte_3d"] + b"\x00")
 images, labels = idx(0x08, [3, 2, 2], range(12)), idx(0x08, [3], [1, 2, 9])
 write("idx", "mnist_plain", b"\x01" + struct.pack("<H", len(images)) + images + labels)
 write("idx", "mnist_gz_here", b"\x03" + struct.pack("<H", len(images)) + images + labels)
+# --- nn_args: first byte = the kind's index in fuzz_nn_args.cpp's kKinds, then the constructor text ---
+here = os.path.dirname(os.path.abspath(__file__))
+src = open(os.path.join(here, "fuzz_nn_args.cpp")).read()
+kinds = re.findall(r'"([A-Za-z0-9]+)"', src[src.index("kKinds[] = {"):src.index("};", src.index("kKinds[] = {"))])
+cases_dir = os.path.join(here, "..", "tests", "nn", "cases")
+seen = set()
+for fname in sorted(os.listdir(cases_dir)):
+    for line in open(os.path.join(cases_dir, fname)):
+        cols = [c.strip() for c in line.split("|")]
+        if line.startswith("#") or len(cols) < 3 or cols[1] not in kinds or (cols[1], cols[2]) in seen:
+            continue
+        seen.add((cols[1], cols[2]))
+        text = "" if cols[2] == "-" else cols[2]
+        write("nn_args", f"{cols[0]}", bytes([kinds.index(cols[1])]) + text.encode())
+P62 = str(1 << 62)
+for name, kind, text in [
+        ("lstm_huge_layers", "LSTM", f"10, 20, num_layers={P62}"),
+        ("gru_many_layers", "GRU", "1, 1, num_layers=300000"),
+        ("enc_huge_layers", "TransformerEncoder", f"torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16), {P62}"),
+        ("transformer_huge", "Transformer", f"8, 2, num_encoder_layers={P62}"),
+        ("embedding_huge", "Embedding", f"{P62}, 2"),
+        ("linear_overflow", "Linear", "4294967296, 4294967297"),
+        ("layernorm_overflow", "LayerNorm", "[65536, 65536, 65536, 65536]")]:
+    write("nn_args", name, bytes([kinds.index(kind)]) + text.encode())
+
+# --- tb_strings: first byte = entry point (0 scalar, 1 histogram, 2 image, 3 text, 4 hparams, 5 hparams
+# with a run name, 6 file-name suffix), then NUL-separated strings ---
+tb = {
+    "scalar_ascii": (0, [b"train/loss"]),
+    "scalar_utf8": (0, ["été/日本/😀".encode()]),
+    "scalar_surrogate": (0, [b"a\xed\xa0\x80b"]),
+    "histogram_overlong": (1, [b"\xc0\xafw"]),
+    "image_max": (2, ["img/􏿿".encode()]),
+    "image_past_max": (2, [b"img/\xf4\x90\x80\x80"]),
+    "text_body": (3, [b"notes", "hello **world** é".encode()]),
+    "text_truncated": (3, [b"notes", b"caf\xc3"]),
+    "hparams": (4, [b"lr", b"optimizer", b"adam", b"hparam/acc"]),
+    "hparams_bad_value": (4, [b"lr", b"opt", b"\xed\xbf\xbf", b"m"]),
+    "hparams_run": (5, [b"lr", b"opt", b"sgd", b"m", "runé".encode()]),
+    "hparams_bad_run": (5, [b"lr", b"opt", b"sgd", b"m", b"run\xff"]),
+    "suffix": (6, [".v2é".encode()]),
+    "suffix_cesu": (6, [b"\xed\xa0\xbd\xed\xb8\x80"]),
+}
+for name, (op, strings) in tb.items():
+    write("tb_strings", name, bytes([op]) + b"\x00".join(strings))
 print("seeds written under", out)

@@ -986,7 +986,14 @@ CTORCH_API ctorch_status ctorch_clip_grad_value_(const ctorch_tensor *params, si
  * call (docs/training.md says how each is built) and writes it to the file
  * before returning: a process killed afterwards, even by SIGKILL, leaves it
  * readable. wall_time <= 0 means now; step is the global step. A writer
- * may be used from several threads (records are written whole, in turn). */
+ * may be used from several threads (records are written whole, in turn).
+ * Every string that goes into a record or a file name (tags, text,
+ * hyper-parameter names and text values, metric names, run_name,
+ * filename_suffix) must be valid UTF-8: truncated or overlong sequences,
+ * code points above U+10FFFF and encoded surrogates (U+D800..U+DFFF) are
+ * refused with INVALID_ARGUMENT naming the argument and the byte, and
+ * nothing is written (TensorBoard's reader stops at such a string with
+ * "String field had bad UTF-8"). */
 
 /** An open event file. */
 typedef struct ctorch_summary_writer_s *ctorch_summary_writer;
@@ -1566,7 +1573,11 @@ CTORCH_API ctorch_status ctorch_safetensors_load(ctorch_tensor_dict *out, const 
  * New dict of a sharded checkpoint from its index (Hugging Face's
  * model.safetensors.index.json: {"metadata": {...}, "weight_map": {name:
  * shard file}}). Shards are resolved relative to the index's folder (an
- * absolute path or a ".." component is refused: VALUE) and each is loaded
+ * absolute path or a ".." component is refused: VALUE), and each with its
+ * symbolic links resolved (realpath) must lie inside the index's real
+ * folder: a shard that is a link to a file elsewhere, or is reached through
+ * a linked folder pointing out, is refused with VALUE naming the entry, the
+ * shard and where it leads (links that stay inside are fine). Each is loaded
  * once as by ctorch_safetensors_load (the load limit applies to each
  * shard); the dict holds exactly the weight map's names, in its order (a
  * name whose shard lacks it -> VALUE), and the index's "metadata" (strings,
@@ -1789,7 +1800,12 @@ typedef struct ctorch_nn_module_s *ctorch_nn_module;
  * args NULL or "" = no arguments. Every option not given takes PyTorch's
  * default. Errors: INVALID_ARGUMENT naming the option (unknown kind,
  * unknown or repeated option, a required option missing, a value of the
- * wrong type or out of range, text that does not parse).
+ * wrong type or out of range, text that does not parse); OUT_OF_MEMORY,
+ * before anything is allocated, when the module (with the modules its text
+ * builds) would hold more parameter and buffer elements than
+ * ctorch_nn_set_max_parameters allows (2^31 by default) or more than 2^16
+ * tensors and modules: the message names the kind and its largest size
+ * argument ("LSTM num_layers=4611686018427387904 would need ...").
  * @nullable args
  */
 CTORCH_API ctorch_status ctorch_nn_new(ctorch_nn_module *out, const char *kind, const char *args);
@@ -1812,6 +1828,18 @@ CTORCH_API ctorch_status ctorch_nn_new(ctorch_nn_module *out, const char *kind, 
 CTORCH_API ctorch_status ctorch_nn_new_with_modules(ctorch_nn_module *out, const char *kind, const char *args,
                                                     const char *const *names, const ctorch_nn_module *modules,
                                                     size_t n_modules);
+/**
+ * The most parameter and buffer elements (any dtype; 2^31 by default: 8 GiB
+ * in float32) one ctorch_nn_new or ctorch_nn_new_with_modules may make,
+ * counted from the arguments before anything is allocated (the layers of a
+ * stack, hidden sizes, embedding rows, heads: every kind); a module over it
+ * is refused with OUT_OF_MEMORY. Process-wide; 0 = no bound (the count of
+ * tensors and modules stays bounded at 2^16). *previous (may be NULL) gets
+ * the previous bound. Constructions already running keep the bound they
+ * started with. Never fails.
+ * @nullable previous
+ */
+CTORCH_API ctorch_status ctorch_nn_set_max_parameters(uint64_t *previous, uint64_t max_elements);
 /** Drops this handle's reference. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_nn_module_free(ctorch_nn_module m);
 /** Borrowed class name ("Linear", or a custom module's type name); valid while m lives. */

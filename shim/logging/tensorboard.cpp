@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/internal.h"
+#include "core/utf8.h"
 #include "logging/event_file.h"
 #include "logging/png.h"
 
@@ -89,9 +90,21 @@ void add(ctorch_summary_writer_s &w, const Proto &value, int64_t step, double wa
   write_all(w, tfrecord(event_summary(wall(wall_time), step, summary.bytes())));
 }
 
+// Every string that goes into a record (or names a file TensorBoard lists)
+// must be valid UTF-8 without surrogates (core/utf8.h): protobuf's string
+// fields are UTF-8, and TensorBoard's reader stops at the first bad one
+// ("String field had bad UTF-8"), losing the whole file after it.
+void require_utf8(const char *s, const std::string &arg) {
+  size_t at = 0;
+  if (!ctorch::valid_utf8(s, std::strlen(s), &at))
+    fail_arg(arg.c_str(), "is not valid UTF-8 (byte " + std::to_string(at) +
+                              "; TensorBoard cannot read such a record)");
+}
+
 void require_tag(const char *tag) {
   require_ptr(tag, "tag");
   if (!*tag) fail_arg("tag", "is empty");
+  require_utf8(tag, "tag");
 }
 
 // torch's SummaryWriter.default_bins: the same double arithmetic, so the same edges.
@@ -282,6 +295,7 @@ CTORCH_API ctorch_status ctorch_summary_writer_new(ctorch_summary_writer *out, c
   if (!*log_dir) fail_arg("log_dir", "is empty");
   std::string suffix = filename_suffix ? filename_suffix : "";
   if (suffix.find('/') != std::string::npos) fail_arg("filename_suffix", "must not contain '/'");
+  require_utf8(suffix.c_str(), "filename_suffix");
   *out = open_writer(log_dir, suffix).release();
   CTORCH_CATCH
 }
@@ -334,6 +348,7 @@ CTORCH_API ctorch_status ctorch_summary_writer_add_text(ctorch_summary_writer w,
   auto &wr = require_writer(w);
   require_tag(tag);
   require_ptr(txt, "text");
+  require_utf8(txt, "text");
   add(wr, text(tag, txt), step, wall_time);
   CTORCH_CATCH
 }
@@ -352,12 +367,15 @@ CTORCH_API ctorch_status ctorch_summary_writer_add_hparams(ctorch_summary_writer
   std::string run = run_name ? run_name : python_float(now());
   if (run.empty() || run.find('/') != std::string::npos || run == "." || run == "..")
     fail_arg("run_name", "must be a non-empty directory name without '/'");
+  require_utf8(run.c_str(), "run_name");
   // Experiment {hparam_infos 4: HParamInfo{name 1, type 4}; metric_infos 5: MetricInfo{name 1: MetricName{tag 2}}}
   // SessionStartInfo {hparams 1: map<string, Value{number_value 2 | string_value 3}>}
   Proto exp, start;
   for (size_t i = 0; i < n; ++i) {
     if (!names[i] || !*names[i]) fail_arg("names", "entry " + std::to_string(i) + " is NULL or empty");
     const bool is_text = texts && texts[i];
+    require_utf8(names[i], "names[" + std::to_string(i) + "]");
+    if (is_text) require_utf8(texts[i], "texts[" + std::to_string(i) + "]");
     if (!is_text && !values) fail_arg("values", "is NULL but hyper-parameter '" + std::string(names[i]) + "' is a number");
     Proto info;
     info.bytes_field(1, names[i]);
@@ -373,6 +391,7 @@ CTORCH_API ctorch_status ctorch_summary_writer_add_hparams(ctorch_summary_writer
   }
   for (size_t i = 0; i < n_metrics; ++i) {
     if (!metric_names[i] || !*metric_names[i]) fail_arg("metric_names", "entry " + std::to_string(i) + " is NULL or empty");
+    require_utf8(metric_names[i], "metric_names[" + std::to_string(i) + "]");
     Proto tag, info;
     tag.bytes_field(2, metric_names[i]);
     info.bytes_field(1, tag.bytes());

@@ -91,7 +91,7 @@ CTORCH_API ctorch_status ctorch_nn_new(ctorch_nn_module *out, const char *kind, 
   const nn::Kind *k = nn::find_kind(kind);
   if (!k) fail_arg("kind", std::string("no module kind '") + kind + "' (ctorch_nn_catalogue lists them)");
   nn::Args a = nn::parse_args(k->init, args ? args : "", kind);
-  nn::ModulePtr p = k->make(a);
+  nn::ModulePtr p = nn::build(*k, a);
   *out = give_module(std::move(p));
   CTORCH_CATCH
 }
@@ -119,7 +119,7 @@ CTORCH_API ctorch_status ctorch_nn_new_with_modules(ctorch_nn_module *out, const
     preset.emplace_back(names[i], std::move(v));
   }
   nn::Args a = nn::parse_args(k->init, args ? args : "", kind, preset);
-  *out = give_module(k->make(a));
+  *out = give_module(nn::build(*k, a));
   CTORCH_CATCH
 }
 

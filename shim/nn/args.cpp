@@ -326,7 +326,7 @@ struct Reader {
     ++pos;
     Value v;
     v.kind = Value::Mod;
-    v.mod = k->make(parse_args(k->init, inner.c_str(), name));
+    v.mod = build(*k, parse_args(k->init, inner.c_str(), name));
     return v;
   }
 };

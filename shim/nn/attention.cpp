@@ -43,7 +43,7 @@ ModulePtr make_child(const char *kind, const std::string &args, const Args &fact
       a.was_given[i] = factory.given(n.c_str());
     }
   }
-  return k->make(a);
+  return build(*k, a);
 }
 
 const double kNegInf = -std::numeric_limits<double>::infinity();

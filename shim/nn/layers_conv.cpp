@@ -50,7 +50,8 @@ class Conv : public Module {
     if (groups_ <= 0) fail_arg("groups", "groups must be a positive integer");
     if (in_ % groups_ != 0) fail_arg("groups", "in_channels must be divisible by groups");
     if (out_ % groups_ != 0) fail_arg("groups", "out_channels must be divisible by groups");
-    if (!padding_str_.empty()) {
+    // A string padding ('' included: it is not the ints path) must be one of Python's two.
+    if (!transposed && a.get("padding").kind == Value::Str) {
       if (padding_str_ != "same" && padding_str_ != "valid")
         fail_arg("padding", "Invalid padding string '" + padding_str_ + "', should be one of {'valid', 'same'}");
       if (padding_str_ == "same" && !all_equal(stride_, 1))

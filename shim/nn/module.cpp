@@ -20,6 +20,7 @@ void check_name(const Module &m, const std::string &name, bool replacing_child) 
   if (name.empty()) fail(CTORCH_INVALID_ARGUMENT, "a name may not be empty");
   if (name.find('.') != std::string::npos)
     fail(CTORCH_INVALID_ARGUMENT, "name '" + name + "' may not contain '.'");
+  if (!m.names.count(name)) return;  // the common case, without a scan
   for (const auto &e : m.params)
     if (e.name == name) fail(CTORCH_INVALID_ARGUMENT, "'" + name + "' is already a parameter of " + m.kind());
   for (const auto &e : m.buffers)
@@ -33,23 +34,26 @@ size_t Module::register_parameter(const std::string &name, at::Tensor t) {
   check_name(*this, name, false);
   if (t.defined() && !t.requires_grad()) t.set_requires_grad(true);
   params.push_back({name, std::move(t), true});
+  names.insert(name);
   return params.size() - 1;
 }
 
 size_t Module::register_buffer(const std::string &name, at::Tensor t, bool persistent) {
   check_name(*this, name, false);
   buffers.push_back({name, std::move(t), persistent});
+  names.insert(name);
   return buffers.size() - 1;
 }
 
 size_t Module::register_module(const std::string &name, ModulePtr child) {
   check_name(*this, name, true);
-  for (size_t k = 0; k < children.size(); ++k)
+  for (size_t k = 0; names.count(name) && k < children.size(); ++k)
     if (children[k].first == name) {
       children[k].second = std::move(child);  // Python's setattr keeps the key's place
       return k;
     }
   children.emplace_back(name, std::move(child));
+  names.insert(name);
   return children.size() - 1;
 }
 

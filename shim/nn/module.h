@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -129,6 +130,10 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<Entry> params;
   std::vector<Entry> buffers;
   std::vector<std::pair<std::string, ModulePtr>> children;
+  // Every name registered above (only register_* add to the three lists):
+  // the duplicate check in O(1), so a stack of many layers registers in
+  // linear time (a scan per name made LSTM(1, 1, num_layers=30000) take 24 s).
+  std::unordered_set<std::string> names;
   bool training = true;
 
  protected:
@@ -165,6 +170,11 @@ struct Kind {
 };
 // Registers a kind at static-initialisation time (CTORCH_NN_KIND).
 bool register_kind(Kind k);
+// k.make(a) after the size bound (bounds.cpp): OUT_OF_MEMORY naming the
+// argument, before anything is allocated, when the parameters and buffers
+// the kind would make pass ctorch_nn_set_max_parameters's bound. Every
+// construction of a kind from arguments goes through it.
+ModulePtr build(const Kind &k, const Args &a);
 const Kind *find_kind(const std::string &name);
 const std::vector<Kind> &kinds();
 

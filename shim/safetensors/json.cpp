@@ -1,4 +1,5 @@
 #include "json.h"
+#include "core/utf8.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,25 +12,7 @@ namespace {
   throw JsonError("invalid JSON at byte " + std::to_string(at) + ": " + what);
 }
 
-// Length of the UTF-8 sequence at p (1..4), or 0 if it is not a valid one.
-size_t utf8_len(const unsigned char *p, size_t n) {
-  unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  size_t len;
-  uint32_t cp;
-  if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-  else return 0;
-  if (len > n) return 0;
-  for (size_t i = 1; i < len; ++i) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
+using ctorch::utf8_len;  // core/utf8.h: the library's one UTF-8 check
 
 void put_utf8(std::string &out, uint32_t cp) {
   if (cp < 0x80) {
@@ -281,18 +264,7 @@ bool as_u64(const Value &v, uint64_t *out) {
   return true;
 }
 
-bool valid_utf8(const char *p, size_t n, size_t *bad_at) {
-  const auto *u = reinterpret_cast<const unsigned char *>(p);
-  for (size_t i = 0; i < n;) {
-    size_t len = utf8_len(u + i, n - i);
-    if (!len) {
-      if (bad_at) *bad_at = i;
-      return false;
-    }
-    i += len;
-  }
-  return true;
-}
+bool valid_utf8(const char *p, size_t n, size_t *bad_at) { return ctorch::valid_utf8(p, n, bad_at); }
 
 Value parse(const char *p, size_t n, Charge charge, void *ctx) { return Parser(p, n, charge, ctx).document(); }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -32,6 +33,16 @@ bool safe_relative(const std::string &s) {
     i = j + 1;
   }
   return true;
+}
+
+// The real path of p (symbolic links, "." and ".." resolved); "" if it
+// cannot be resolved (missing: the load then reports it).
+std::string real_path(const std::string &p) {
+  char *r = ::realpath(p.empty() ? "." : p.c_str(), nullptr);
+  if (!r) return std::string();
+  std::string out(r);
+  std::free(r);
+  return out;
 }
 
 }  // namespace
@@ -79,6 +90,12 @@ void load_sharded(ctorch_tensor_dict_s &d, const char *index_path, const ctorch_
     std::unordered_map<std::string, size_t> index;
   };
   std::unordered_map<std::string, Shard> shards;
+  // Symbolic links are resolved before a shard is opened: a shard that is a
+  // link to a file elsewhere, or a path through a linked folder, must still
+  // end inside the index's own (real) folder; links within it are fine.
+  const std::string real_dir = real_path(dir);
+  if (real_dir.empty()) fail(CTORCH_IO, file + ": its folder cannot be resolved: " + std::strerror(errno));
+  const std::string inside = real_dir == "/" ? real_dir : real_dir + "/";
   for (const auto &m : wm->members) {
     if (m.second.kind != json::Value::String) bad(file, "weight_map entry '" + m.first + "' is not a file name");
     const std::string &shard = m.second.text;
@@ -86,6 +103,10 @@ void load_sharded(ctorch_tensor_dict_s &d, const char *index_path, const ctorch_
       bad(file, "weight_map entry '" + m.first + "' names '" + shard +
                     "': a shard must be a relative path inside the index's folder");
     if (!shards.count(shard)) {
+      const std::string real = real_path(dir + shard);
+      if (!real.empty() && real.compare(0, inside.size(), inside) != 0)
+        bad(file, "weight_map entry '" + m.first + "' names '" + shard + "', which resolves to '" + real +
+                      "' outside the index's folder '" + real_dir + "' (through a symbolic link)");
       Shard &s = shards[shard];
       load_file(s.dict, (dir + shard).c_str(), device);
       for (size_t k = 0; k < s.dict.keys.size(); ++k) s.index.emplace(s.dict.keys[k], k);

@@ -12,6 +12,7 @@
 // PyTorchStreamWriter, the writer behind Python's torch.save (64-byte
 // aligned records, the version record, and in 2.x .data/serialization_id).
 #include "serialize_value.h"
+#include "core/utf8.h"
 
 #include <ATen/ops/empty.h>
 #include <caffe2/serialize/inline_container.h>
@@ -65,22 +66,7 @@ std::string lower_c10_name(c10::ScalarType st) {
   return n;
 }
 
-bool valid_utf8(const std::string &s) {
-  const unsigned char *p = reinterpret_cast<const unsigned char *>(s.data()), *e = p + s.size();
-  while (p < e) {
-    unsigned c = *p++;
-    int more = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
-    if (more < 0 || e - p < more) return false;
-    uint32_t cp = c & (0x3F >> more);
-    for (int k = 0; k < more; ++k) {
-      if ((*p >> 6) != 2) return false;
-      cp = (cp << 6) | (*p++ & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[more] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-  }
-  return true;
-}
+bool valid_utf8(const std::string &s) { return ctorch::valid_utf8(s.data(), s.size()); }  // core/utf8.h
 
 class Pickler {
  public:

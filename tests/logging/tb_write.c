@@ -3,6 +3,7 @@
  * times), after checking the writer's failures:
  *   tb_write DIR          the records, then prints the event file's path
  *   tb_write --kill DIR N N scalars, then SIGKILL itself (no close, no flush)
+ *   tb_write --strings DIR every record kind with non-ASCII UTF-8 strings
  * Exit 1 on an unexpected status. */
 #include <math.h>
 #include <signal.h>
@@ -71,10 +72,56 @@ static void failures(const char *dir, ctorch_summary_writer w) {
   ctorch_tensor_free(img);
 }
 
+/* tb_write --strings DIR: every record kind with non-ASCII strings of every
+ * UTF-8 length (tags, text, hyper-parameter names and values, metric names,
+ * run name, file-name suffix), after the same strings made invalid were
+ * refused; tensorboard_vs_torch.py reads each back (issue 36, item 4). */
+static const char *const kUtf8[4] = {"a/\xc3\xa9t\xc3\xa9", "b/\xe6\x97\xa5\xe6\x9c\xac", "c/\xf0\x9f\x98\x80",
+                                      "d/\xf4\x8f\xbf\xbf\xed\x9f\xbf\xee\x80\x80"};
+static int strings_mode(const char *dir) {
+  ctorch_summary_writer w = NULL;
+  ctorch_tensor h = NULL, img = NULL;
+  const char *path = NULL;
+  const int64_t n = 5, chw[3] = {3, 2, 2};
+  const char *names[2] = {kUtf8[0], kUtf8[1]}, *texts[2] = {NULL, kUtf8[2]}, *metrics[1] = {kUtf8[3]};
+  const double values[2] = {0.5, 0}, mv[1] = {0.75};
+  const char *surrogate = "x/\xed\xa0\x80";
+  int i;
+  OK(ctorch_summary_writer_new(&w, dir, ".\xc3\xa9"));
+  OK(ctorch_ones(&h, &n, 1, NULL, NULL, NULL, NULL));
+  OK(ctorch_zeros(&img, chw, 3, NULL, NULL, NULL, NULL));
+  for (i = 0; i < 4; ++i) {
+    char tag[64];
+    FAILS(ctorch_summary_writer_add_scalar(w, surrogate, 1, i, 0), CTORCH_INVALID_ARGUMENT, "UTF-8");
+    snprintf(tag, sizeof tag, "scalar/%s", kUtf8[i]);
+    OK(ctorch_summary_writer_add_scalar(w, tag, i, i, 100.0 + i));
+    snprintf(tag, sizeof tag, "hist/%s", kUtf8[i]);
+    OK(ctorch_summary_writer_add_histogram(w, tag, h, i, 200.0 + i));
+    snprintf(tag, sizeof tag, "img/%s", kUtf8[i]);
+    OK(ctorch_summary_writer_add_image(w, tag, img, i, 300.0 + i));
+    snprintf(tag, sizeof tag, "text/%s", kUtf8[i]);
+    FAILS(ctorch_summary_writer_add_text(w, tag, surrogate, i, 0), CTORCH_INVALID_ARGUMENT, "UTF-8");
+    OK(ctorch_summary_writer_add_text(w, tag, kUtf8[(i + 1) % 4], i, 400.0 + i));
+  }
+  texts[0] = NULL;
+  names[1] = surrogate;
+  FAILS(ctorch_summary_writer_add_hparams(w, names, values, texts, 2, metrics, mv, 1, "run_\xe6\x97\xa5"),
+        CTORCH_INVALID_ARGUMENT, "names[1]");
+  names[1] = kUtf8[1];
+  OK(ctorch_summary_writer_add_hparams(w, names, values, texts, 2, metrics, mv, 1, "run_\xe6\x97\xa5"));
+  OK(ctorch_summary_writer_path(&path, w));
+  printf("%s\n", path);
+  ctorch_summary_writer_free(w);
+  ctorch_tensor_free(h);
+  ctorch_tensor_free(img);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   ctorch_summary_writer w = NULL;
   const char *path = NULL;
   int i;
+  if (argc == 3 && !strcmp(argv[1], "--strings")) return strings_mode(argv[2]);
   if (argc == 4 && !strcmp(argv[1], "--kill")) {
     int n = atoi(argv[3]);
     OK(ctorch_summary_writer_new(&w, argv[2], NULL));

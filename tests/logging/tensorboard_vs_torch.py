@@ -12,8 +12,11 @@ same data (seeded tensors, fixed steps and wall times):
 - text: the string equal;
 - hparams: the run directory's experiment, session start and end records
   (the hparams plugin's messages, parsed) and the metric scalars equal.
-Then a writer killed by SIGKILL right after its last add: every record it
-added is read back. Exit 77 (skipped) without the tensorboard package.
+Then every record kind written with non-ASCII UTF-8 strings (tags, text,
+hparam names and values, metric names, run name, file-name suffix), after
+invalid UTF-8 in each was refused, is read back strictly record by record
+(protobuf's UTF-8 check) and through the reader. Then a writer killed by
+SIGKILL right after its last add: every record it added is read back. Exit 77 (skipped) without the tensorboard package.
 
 Usage: tensorboard_vs_torch.py PATH/TO/tb_write"""
 import math
@@ -151,6 +154,64 @@ def make_histogram(values):
             float(values.dot(values)), [float(x) for x in limits], [float(x) for x in counts])
 
 
+UTF8 = ["a/\u00e9t\u00e9", "b/\u65e5\u672c", "c/\U0001F600", "d/\U0010FFFF\uD7FF\uE000"]
+
+
+def strict_records(path):
+    """Every record of an event file parsed strictly (protobuf refuses a string
+    field with bad UTF-8: "String field had bad UTF-8"), with the plugin
+    contents and text tensors inside decoded too. Returns the events."""
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+    events = []
+    for raw in RawEventFileLoader(path).Load():
+        ev = event_pb2.Event.FromString(raw)
+        for v in ev.summary.value:
+            if v.metadata.plugin_data.plugin_name == "hparams":
+                HParamsPluginData.FromString(v.metadata.plugin_data.content)
+            for sv in v.tensor.string_val:
+                sv.decode("utf-8", errors="strict")
+        events.append(ev)
+    return events
+
+
+def strings_check(tb_write, tmp):
+    """Item 4 of issue 36: every record kind written with non-ASCII UTF-8 strings
+    (after invalid ones were refused, tb_write --strings) is read back, strictly
+    record by record and through EventAccumulator, with the strings intact."""
+    d = os.path.join(tmp, "strings")
+    path = subprocess.run([tb_write, "--strings", d], check=True, text=True, stdout=subprocess.PIPE).stdout.strip()
+    expect(path.endswith(".\u00e9"), f"file-name suffix kept: {path}")
+    events = strict_records(path)
+    tags = [v.tag for ev in events for v in ev.summary.value]
+    want = [f"{kind}/{s}" + ("/text_summary" if kind == "text" else "") for s in UTF8
+            for kind in ("scalar", "hist", "img", "text")]
+    expect(tags == want, f"strict read: tags {tags} vs {want}")
+    c = load(path)
+    t = c.Tags()
+    expect(sorted(t["scalars"]) == sorted(f"scalar/{s}" for s in UTF8), f"scalar tags {t['scalars']}")
+    expect(sorted(t["histograms"]) == sorted(f"hist/{s}" for s in UTF8), f"histogram tags {t['histograms']}")
+    expect(sorted(t["images"]) == sorted(f"img/{s}" for s in UTF8), f"image tags {t['images']}")
+    for i, s in enumerate(UTF8):
+        (e,) = c.Tensors(f"text/{s}/text_summary")
+        expect(e.tensor_proto.string_val[0].decode() == UTF8[(i + 1) % 4], f"text value of {s}")
+        expect([(x.step, x.value) for x in c.Scalars(f"scalar/{s}")] == [(i, float(i))], f"scalar {s}")
+        expect(c.Histograms(f"hist/{s}")[0].histogram_value.num == 5, f"histogram {s}")
+    run = os.path.join(d, "run_\u65e5")
+    runs = os.listdir(run)
+    expect(len(runs) == 1, f"one event file in the run directory: {runs}")
+    strict_records(os.path.join(run, runs[0]))
+    hp = hparams_of(load(run))
+    exp = hp.get("_hparams_/experiment")
+    expect(exp is not None and [h.name for h in exp.experiment.hparam_infos] == UTF8[:2],
+           f"hparam names {exp and [h.name for h in exp.experiment.hparam_infos]}")
+    expect(exp is not None and [m.name.tag for m in exp.experiment.metric_infos] == [UTF8[3]], "metric names")
+    start = hp.get("_hparams_/session_start_info")
+    expect(start is not None and start.session_start_info.hparams[UTF8[1]].string_value == UTF8[2], "hparam text value")
+    expect([x.value for x in load(run).Scalars(UTF8[3])] == [0.75], "metric scalar")
+
+
 def close(a, b, rel=1e-12):
     return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
 
@@ -220,6 +281,7 @@ def main():
             expect((img.width, img.height) == (10, 8) and png_pixels(img.encoded_image_string)[2] == 3, "image")
         (txt,) = c.Tensors("notes/text_summary")
         expect(txt.tensor_proto.string_val[0].decode() == "hello **world**: \u00e9t\u00e9", "text value")
+        strings_check(tb_write, tmp)
         # killed right after the last add: everything added is there
         killed = subprocess.run([tb_write, "--kill", os.path.join(tmp, "killed"), "25"], text=True,
                                 stdout=subprocess.PIPE)
