@@ -9,14 +9,18 @@
 //
 // Included by the hand-written shim (through internal.h) and by the generated
 // wrappers (through ctorch_gen_support.h).
-#pragma once
+// Not `#pragma once`: the base below is guarded once per translation unit,
+// and each opt-in section (a file defines CTORCH_COMPAT_<NAME> before it
+// includes this header, for the version-dependent code that needs headers
+// only that file has) has its own guard. A unity build puts several files in
+// one translation unit, so this header is re-read with more sections asked
+// for; each is compiled the first time it is asked for. (2026-11-24)
+#ifndef CTORCH_COMPAT_H_BASE
+#define CTORCH_COMPAT_H_BASE
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/SymIntArrayRef.h>
-#ifdef CTORCH_COMPAT_OPTIM_STATE
 #include <sstream>
-#include <string>
-#endif
 
 #include <cstdlib>
 #include <string>
@@ -41,9 +45,6 @@
 // bound method, which is code). Used by optim/schedules_state.cpp.
 #define CTORCH_COMPAT_SCHED_STATE_1_13 (!CTORCH_TORCH_AT_LEAST(2, 0))
 
-#if defined(CTORCH_COMPAT_MEMORY) && CTORCH_TORCH_AT_LEAST(2, 8)
-#include <c10/core/CachingDeviceAllocator.h>
-#endif
 
 // Element types newer than 1.13: X(ctorch enumerator, c10::ScalarType
 // member, "libtorch version that added it"). Only those the libtorch being
@@ -115,7 +116,30 @@ inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 // ostream << pointer), from 2.0 by the pointer itself (ska::flat_hash_map
 // <void*, ...>). Picked by the map's key type, so it needs no version test.
 // Only optim_state.cpp asks for this block. (2026-11-22)
-#ifdef CTORCH_COMPAT_OPTIM_STATE
+
+
+// AOTInductor model packages (.pt2, torch._inductor.aoti_compile_and_package):
+// libtorch's loader torch::inductor::AOTIModelPackageLoader and its header
+// <torch/csrc/inductor/aoti_package/model_package_loader.h> exist from 2.6;
+// 1.13 has no AOTInductor. aoti.cpp compiles its loader half only where this
+// is 1; elsewhere every ctorch_aoti_* call returns CTORCH_NOT_IMPLEMENTED, so
+// the exported symbols are the same on every libtorch. (2026-11-22)
+#define CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER CTORCH_TORCH_AT_LEAST(2, 6)
+// Native memory accounting (memory.cpp asks for this block). A wrapping
+// CPU allocator: c10::Allocator::allocate is const up to 2.2 and non-const
+// from 2.3, which also made copy_data a pure virtual the wrapper forwards.
+// CUDA's live bytes: c10's device-generic DeviceAllocator statistics exist
+// from 2.8 (2.11 and 2.15 checked); before that, and in Debian's CPU-only
+// 1.13, 0. (2026-11-22)
+
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_H_BASE
+
+#if defined(CTORCH_COMPAT_OPTIM_STATE) && !defined(CTORCH_COMPAT_OPTIM_STATE_DONE)
+#define CTORCH_COMPAT_OPTIM_STATE_DONE
+namespace ctorch {
+namespace compat {
 inline std::string optim_state_key_as(const at::Tensor &p, std::string *) {
   std::ostringstream os;
   os << static_cast<const void *>(p.unsafeGetTensorImpl());
@@ -126,9 +150,14 @@ template <class StateMap>
 typename StateMap::key_type optim_state_key(const StateMap &, const at::Tensor &p) {
   return optim_state_key_as(p, static_cast<typename StateMap::key_type *>(nullptr));
 }
+}  // namespace compat
+}  // namespace ctorch
 #endif  // CTORCH_COMPAT_OPTIM_STATE
 
-#ifdef CTORCH_COMPAT_C10D
+#if defined(CTORCH_COMPAT_C10D) && !defined(CTORCH_COMPAT_C10D_DONE)
+#define CTORCH_COMPAT_C10D_DONE
+namespace ctorch {
+namespace compat {
 constexpr bool kGlooIsBackend = CTORCH_TORCH_AT_LEAST(2, 0);
 
 template <class Gloo>
@@ -212,22 +241,17 @@ inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
 // dist_wire.cpp tells the two servers apart. (1.13.1 and 2.15.0 measured;
 // 2026-11-22)
 constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
+}  // namespace compat
+}  // namespace ctorch
 #endif  // CTORCH_COMPAT_C10D
 
-// AOTInductor model packages (.pt2, torch._inductor.aoti_compile_and_package):
-// libtorch's loader torch::inductor::AOTIModelPackageLoader and its header
-// <torch/csrc/inductor/aoti_package/model_package_loader.h> exist from 2.6;
-// 1.13 has no AOTInductor. aoti.cpp compiles its loader half only where this
-// is 1; elsewhere every ctorch_aoti_* call returns CTORCH_NOT_IMPLEMENTED, so
-// the exported symbols are the same on every libtorch. (2026-11-22)
-#define CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER CTORCH_TORCH_AT_LEAST(2, 6)
-// Native memory accounting (memory.cpp asks for this block). A wrapping
-// CPU allocator: c10::Allocator::allocate is const up to 2.2 and non-const
-// from 2.3, which also made copy_data a pure virtual the wrapper forwards.
-// CUDA's live bytes: c10's device-generic DeviceAllocator statistics exist
-// from 2.8 (2.11 and 2.15 checked); before that, and in Debian's CPU-only
-// 1.13, 0. (2026-11-22)
-#ifdef CTORCH_COMPAT_MEMORY
+#if defined(CTORCH_COMPAT_MEMORY) && !defined(CTORCH_COMPAT_MEMORY_DONE)
+#define CTORCH_COMPAT_MEMORY_DONE
+#if CTORCH_TORCH_AT_LEAST(2, 8)
+#include <c10/core/CachingDeviceAllocator.h>
+#endif
+namespace ctorch {
+namespace compat {
 #if CTORCH_TORCH_AT_LEAST(2, 3)
 #define CTORCH_COMPAT_ALLOCATE_CONST
 #define CTORCH_COMPAT_ALLOCATOR_COPY_DATA(base) \
@@ -247,17 +271,17 @@ inline int64_t cuda_allocated_bytes(int n_devices) {
   return 0;
 #endif
 }
-#endif  // CTORCH_COMPAT_MEMORY
-
 }  // namespace compat
 }  // namespace ctorch
+#endif  // CTORCH_COMPAT_MEMORY
 
 // ---- GPU and mixed precision -------------------------------------------------
 // Each block is compiled only by the file that defines its macro before
 // including internal.h: their headers are heavy, and this header is part of
 // every generated shard.
 
-#ifdef CTORCH_COMPAT_EVENTS  // stream.cpp
+#if defined(CTORCH_COMPAT_EVENTS) && !defined(CTORCH_COMPAT_EVENTS_DONE)  // stream.cpp
+#define CTORCH_COMPAT_EVENTS_DONE
 #include <c10/core/Event.h>
 #include <thread>
 namespace ctorch {
@@ -290,7 +314,8 @@ inline double event_elapsed_ms(const c10::Event &start, const c10::Event &end) {
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_EVENTS
 
-#ifdef CTORCH_COMPAT_CUDA_INIT  // device.cpp
+#if defined(CTORCH_COMPAT_CUDA_INIT) && !defined(CTORCH_COMPAT_CUDA_INIT_DONE)  // device.cpp
+#define CTORCH_COMPAT_CUDA_INIT_DONE
 #include <ATen/Context.h>
 #include <type_traits>
 namespace ctorch {
@@ -318,7 +343,8 @@ inline void lazy_init_cuda() { lazy_init_cuda_impl(at::globalContext(), 0); }
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_CUDA_INIT
 
-#ifdef CTORCH_COMPAT_AUTOCAST  // amp.cpp
+#if defined(CTORCH_COMPAT_AUTOCAST) && !defined(CTORCH_COMPAT_AUTOCAST_DONE)  // amp.cpp
+#define CTORCH_COMPAT_AUTOCAST_DONE
 #include <ATen/autocast_mode.h>
 namespace ctorch {
 namespace compat {
@@ -365,7 +391,8 @@ inline void set_autocast_dtype(c10::DeviceType d, at::ScalarType t) {
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_AUTOCAST
 
-#ifdef CTORCH_COMPAT_NCCL  // cuda_backend/with_cuda.cpp, after ProcessGroupNCCL.hpp
+#if defined(CTORCH_COMPAT_NCCL) && !defined(CTORCH_COMPAT_NCCL_DONE)  // cuda_backend/with_cuda.cpp, after ProcessGroupNCCL.hpp
+#define CTORCH_COMPAT_NCCL_DONE
 namespace ctorch {
 namespace compat {
 
@@ -393,7 +420,8 @@ inline c10::intrusive_ptr<c10d::ProcessGroup> nccl_process_group(
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_NCCL
 
-#ifdef CTORCH_COMPAT_CLIP_GRAD
+#if defined(CTORCH_COMPAT_CLIP_GRAD) && !defined(CTORCH_COMPAT_CLIP_GRAD_DONE)
+#define CTORCH_COMPAT_CLIP_GRAD_DONE
 #include <ATen/ATen.h>
 namespace ctorch {
 namespace compat {
@@ -446,7 +474,8 @@ inline at::Tensor clip_grad_total_norm(const std::vector<at::Tensor> &grads, dou
 //    (1.13: amax over the two stacked; the same values).
 //  - kLbfgsLineSearchBudget: LBFGS's strong-Wolfe search may make
 //    max_eval - (evaluations so far) evaluations (1.13: 25 each time).
-#ifdef CTORCH_COMPAT_OPTIM_PY
+#if defined(CTORCH_COMPAT_OPTIM_PY) && !defined(CTORCH_COMPAT_OPTIM_PY_DONE)
+#define CTORCH_COMPAT_OPTIM_PY_DONE
 namespace ctorch {
 namespace compat {
 constexpr bool kOptimLerpExpAvg = CTORCH_TORCH_AT_LEAST(2, 0);

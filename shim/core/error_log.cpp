@@ -26,7 +26,7 @@ struct Entry {
   std::string msg;
 };
 
-std::atomic<uint64_t> g_next_id{1};
+std::atomic<uint64_t> g_next_log_id{1};
 std::atomic<bool> g_tickets{false};
 std::mutex g_mu;
 Entry g_log[kLogSize];
@@ -41,7 +41,7 @@ namespace ctorch {
 namespace error_log {
 
 uint64_t record(ctorch_status status, const std::string &msg) noexcept {
-  uint64_t id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  uint64_t id = g_next_log_id.fetch_add(1, std::memory_order_relaxed);
   t_last_id = id;
   std::lock_guard<std::mutex> lock(g_mu);
   Entry &e = g_log[id % kLogSize];

@@ -44,7 +44,7 @@ struct Scope {
   size_t count = 0;                                    // sum of held's values
 };
 
-std::atomic<uint64_t> g_next_id{1};
+std::atomic<uint64_t> g_next_scope_id{1};
 
 // Drops every reference the scope recorded.
 void release(Scope &s) noexcept {
@@ -137,7 +137,7 @@ CTORCH_API ctorch_status ctorch_handle_scope_enter(ctorch_handle_scope *out) {
   ThreadScopes &ts = this_thread_scopes();
   ts.open.emplace_back();  // the only step that can fail: nothing changed yet
   Scope &s = ts.open.back();
-  s.id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  s.id = g_next_scope_id.fetch_add(1, std::memory_order_relaxed);
   // Relaxed is enough: a thread only needs to see its own scopes, and its
   // own increment is ordered before its own next give().
   ctorch::handle_scopes_open.fetch_add(1, std::memory_order_relaxed);

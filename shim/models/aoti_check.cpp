@@ -6,6 +6,7 @@
 // <prefix>data/constants), and those are checked completely: safe names,
 // one output path each, readable and CRC-correct contents, exactly one
 // shared library for this machine, and its metadata record.
+#include "core/text.h"
 #include "aoti_check.h"
 
 #include "zip/zip_directory.h"
@@ -30,10 +31,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool starts_with(const std::string &s, const std::string &p) { return s.compare(0, p.size(), p) == 0; }
-bool ends_with(const std::string &s, const std::string &e) {
-  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
-}
+using text::ends_with;
+using text::starts_with;
 
 // A name the loader joins to its temporary directory: relative, no empty,
 // "." or ".." component, no backslash (a separator on Windows, and in

@@ -15,6 +15,7 @@
 // same parser libtorch uses reads each code file here, in the order its
 // importer does; anything it cannot parse is left for libtorch to report.
 // The Enum members found here are what the pickle check compares against.
+#include "core/text.h"
 #include "jit_archive_check.h"
 
 #include <caffe2/serialize/inline_container.h>
@@ -111,10 +112,7 @@ void check_class(const ClassDef &cls, const std::string &qualifier, JitEnums &en
   }
 }
 
-bool ends_with(const std::string &s, const char *suffix) {
-  size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
+using text::ends_with;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 // the module could reach through any path is covered. Code that cannot be
 // compiled cannot be checked: it is refused (libtorch would refuse it too
 // when it is reachable).
+#include "core/text.h"
 #include "jit_archive_check.h"
 
 #include <caffe2/serialize/inline_container.h>
@@ -118,10 +119,7 @@ void scan_function(Function &f, std::unordered_set<const Function *> &seen) {
   scan_block(toGraphFunction(f).graph()->block(), f.qualname().qualifiedName());
 }
 
-bool ends_with(const std::string &s, const char *suffix) {
-  size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
+using text::ends_with;
 
 }  // namespace
 

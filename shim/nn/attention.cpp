@@ -9,6 +9,7 @@
 //
 // Also the helpers attention.h shares with transformer.cpp.
 #define CTORCH_COMPAT_AUTOCAST
+#include "core/compat.h"  // directly: a unity build may have read it already without this section
 #include "nn/attention.h"
 
 #include "core/compat_nn.h"

@@ -184,7 +184,7 @@ const std::vector<Kind> &kinds();
 //                [](const Args &a) { return std::make_shared<Linear>(a); });
 // The generator reads these three strings out of the sources (bindings-gen).
 #define CTORCH_NN_KIND(name, init, forward, make) \
-  static const bool CTORCH_NN_KIND_CAT(ctorch_nn_kind_, __LINE__) = ::ctorch::nn::register_kind({name, init, forward, make})
+  static const bool CTORCH_NN_KIND_CAT(ctorch_nn_kind_, __COUNTER__) = ::ctorch::nn::register_kind({name, init, forward, make})
 
 // Parses `text` (Python call arguments: positional then keyword) against a
 // signature; `what` names the caller in messages ("Conv2d").

@@ -10,6 +10,7 @@
 // uniform(-1/sqrt(hidden), 1/sqrt(hidden)) for each parameter in that same
 // order, so the draws are Python's.
 #include "nn/module.h"
+#include "layers_util.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gru.h>
@@ -41,12 +42,7 @@ std::string sizes_str(at::IntArrayRef s, bool tuple) {
 }
 
 // Python's repr of a float option (extra_repr prints self.dropout, a float).
-std::string float_repr(double f) {
-  Value v;
-  v.kind = Value::Float;
-  v.f = f;
-  return v.repr();
-}
+using layers::float_repr;
 
 // reset_parameters of RNNBase and RNNCellBase: every parameter, in
 // registration order, from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).

@@ -12,6 +12,7 @@
 // TransformerEncoder) are taken under Python's conditions: their numbers
 // differ from the slow path's, and Python's users get theirs.
 #define CTORCH_COMPAT_AUTOCAST
+#include "core/compat.h"  // directly: a unity build may have read it already without this section
 #include "nn/attention.h"
 #include "nn/nn_internal.h"
 

@@ -4,6 +4,7 @@
 // gradients and the returned norm are bit-identical to Python's
 // (tests/train/clip_vs_torch.py).
 #define CTORCH_COMPAT_CLIP_GRAD
+#include "core/compat.h"  // directly: a unity build may have read it already without this section
 #include "core/internal.h"
 
 #include <ATen/ATen.h>

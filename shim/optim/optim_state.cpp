@@ -13,6 +13,7 @@
 // on load the file's numbers map onto this optimizer's parameters in the
 // same order (Python's load_state_dict rule), whatever they are.
 #define CTORCH_COMPAT_OPTIM_STATE  // compat::optim_state_key
+#include "core/compat.h"  // directly: a unity build may have read it already without this section
 #include "optim_internal.h"
 #include "optim_py.h"
 #include "serialize/serialize_value.h"
@@ -41,7 +42,7 @@ void check_supported(ctorch_optimizer_kind kind) {
                  "PyTorch-format state dicts are implemented for SGD, Adam and AdamW only (use ctorch_optimizer_save/load)");
 }
 
-P str(const char *s) { return PV::str(s); }
+using ctorch::value::str;
 
 // ---- save ---------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ namespace {
 
 constexpr bool kV1 = CTORCH_COMPAT_SCHED_STATE_1_13;
 
-P str(const char *s) { return PV::str(s); }
+using ctorch::value::str;
 P reals(const std::vector<double> &v) {
   std::vector<P> x;
   for (double f : v) x.push_back(PV::real(f));

@@ -38,7 +38,7 @@ using ctorch::PV;
 
 namespace {
 
-P str(const char *s) { return PV::str(s); }
+using ctorch::value::str;
 
 // Calls a public ctorch function from inside one: its failure becomes ours.
 void call(ctorch_status st) {

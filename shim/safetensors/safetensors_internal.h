@@ -3,6 +3,7 @@
 
 #include "core/internal.h"
 #include "serialize/serialize.h"
+#include "core/files.h"
 
 #include <string>
 #include <utility>
@@ -13,6 +14,11 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 namespace ctorch {
 namespace st {
+
+// A malformed file: VALUE, naming the file (the reader and the sharded index).
+[[noreturn]] inline void bad(const std::string &file, const std::string &what) { fail(CTORCH_VALUE, file + ": " + what); }
+// The LoadBudget callback of the JSON reader (ctx is the LoadBudget).
+inline void charge_budget(void *ctx, uint64_t bytes) { static_cast<LoadBudget *>(ctx)->charge(bytes); }
 
 // The format's 100,000,000-byte bound on the JSON header (the Python
 // package's MAX_HEADER_SIZE), applied to sharded indexes too.

@@ -64,12 +64,10 @@ struct Entry {
   uint64_t begin, end;
 };
 
-[[noreturn]] void bad(const std::string &file, const std::string &what) { fail(CTORCH_VALUE, file + ": " + what); }
 [[noreturn]] void bad_tensor(const std::string &file, const std::string &name, const std::string &what) {
   fail(CTORCH_VALUE, file + ": tensor '" + name + "': " + what);
 }
 
-void charge_budget(void *ctx, uint64_t bytes) { static_cast<LoadBudget *>(ctx)->charge(bytes); }
 
 void read_exact(int fd, void *buf, size_t n, uint64_t at, const std::string &file) {
   char *p = static_cast<char *>(buf);

@@ -17,10 +17,6 @@ namespace ctorch {
 namespace st {
 namespace {
 
-[[noreturn]] void bad(const std::string &file, const std::string &what) { fail(CTORCH_VALUE, file + ": " + what); }
-
-void charge_budget(void *ctx, uint64_t bytes) { static_cast<LoadBudget *>(ctx)->charge(bytes); }
-
 // A shard's file name must stay inside the index's folder: relative, no
 // ".." component, no empty name.
 bool safe_relative(const std::string &s) {

@@ -144,4 +144,10 @@ bool dtype_from_python_name(const std::string &name, c10::ScalarType *out);
 // The dtype of a legacy storage class (torch.<Name>Storage); false if none.
 bool dtype_from_storage_class(const std::string &name, c10::ScalarType *out);
 
+// A str value from a C string (the state-file writers in optim/ spell their
+// keys with it: `str("lr")`).
+namespace value {
+inline P str(const char *s) { return PV::str(s); }
+}  // namespace value
+
 }  // namespace ctorch
