@@ -65,9 +65,9 @@ struct Size {
 // Negative values count as 0 (the constructor refuses them itself). Rules
 // read their arguments in signature order, one statement at a time (a tie
 // names the first).
-class Reader {
+class SizeReader {
  public:
-  explicit Reader(const Args &a) : a_(a) {}
+  explicit SizeReader(const Args &a) : a_(a) {}
   uint64_t i(const char *name) { return note(name, a_.i(name)); }
   uint64_t i_or(const char *name, uint64_t none) { return a_.is_none(name) ? none : i(name); }
   bool b(const char *name) const { return a_.b(name); }
@@ -132,7 +132,7 @@ Size transformer_layer(uint64_t d, uint64_t ff, bool bias, bool decoder) {
   s += module().times(decoder ? 4 : 3);  // dropouts
   return s;
 }
-Size transformer_layer(Reader &r, bool decoder) {
+Size transformer_layer(SizeReader &r, bool decoder) {
   uint64_t d = r.i("d_model"), ff = r.i("dim_feedforward");
   return transformer_layer(d, ff, r.b("bias"), decoder);
 }
@@ -153,7 +153,7 @@ Size existing(const Value &v) {
 // RNN (gates 1), LSTM (4) and GRU (3): per layer and direction w_ih, w_hh,
 // b_ih, b_hh and LSTM's w_hr; the first layer reads input_size, the others
 // the previous layer's output (real_hidden * directions).
-Size rnn(Reader &r, uint64_t gates, bool lstm) {
+Size rnn(SizeReader &r, uint64_t gates, bool lstm) {
   uint64_t in = r.i("input_size"), h = r.i("hidden_size"), layers = r.i("num_layers");
   uint64_t proj = lstm ? r.i("proj_size") : 0;
   bool bias = r.b("bias");
@@ -172,7 +172,7 @@ Size rnn(Reader &r, uint64_t gates, bool lstm) {
   s += layer(sat_mul(real, dirs)).times(layers - 1);
   return s;
 }
-Size rnn_cell(Reader &r, uint64_t gates) {
+Size rnn_cell(SizeReader &r, uint64_t gates) {
   uint64_t in = r.i("input_size"), h = r.i("hidden_size"), gh = sat_mul(gates, h);
   Size s = module();
   s += tensor(sat_mul(gh, in));
@@ -181,7 +181,7 @@ Size rnn_cell(Reader &r, uint64_t gates) {
   return s;
 }
 
-Size conv(Reader &r, size_t nd, bool transposed) {
+Size conv(SizeReader &r, size_t nd, bool transposed) {
   uint64_t in = r.i("in_channels"), out = r.i("out_channels"), groups = r.i("groups");
   uint64_t k = r.prod("kernel_size", nd);
   if (groups == 0) groups = 1;  // refused by the constructor
@@ -192,7 +192,7 @@ Size conv(Reader &r, size_t nd, bool transposed) {
   return s;
 }
 
-Size norm(Reader &r, const char *features) {
+Size norm(SizeReader &r, const char *features) {
   uint64_t c = r.i(features);
   bool affine = r.b("affine");
   Size s = layer_norm(c, affine, r.b("bias"));
@@ -203,7 +203,7 @@ Size norm(Reader &r, const char *features) {
   return s;
 }
 
-using Rule = std::function<Size(Reader &)>;
+using Rule = std::function<Size(SizeReader &)>;
 
 const std::unordered_map<std::string, Rule> &rules() {
   static const std::unordered_map<std::string, Rule> table = [] {
@@ -214,53 +214,53 @@ const std::unordered_map<std::string, Rule> &rules() {
                           "PixelShuffle", "Dropout", "Dropout2d", "Upsample", "MaxPool1d", "MaxPool2d", "MaxPool3d",
                           "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
                           "AdaptiveAvgPool3d", "AdaptiveMaxPool2d"})
-      t[k] = [](Reader &) { return module(); };
-    t["Linear"] = [](Reader &r) {
+      t[k] = [](SizeReader &) { return module(); };
+    t["Linear"] = [](SizeReader &r) {
       uint64_t in = r.i("in_features"), out = r.i("out_features");
       return linear(in, out, r.b("bias"));
     };
-    t["Bilinear"] = [](Reader &r) {
+    t["Bilinear"] = [](SizeReader &r) {
       uint64_t in1 = r.i("in1_features"), in2 = r.i("in2_features"), out = r.i("out_features");
       Size s = module();
       s += tensor(sat_mul(out, sat_mul(in1, in2)));
       s += maybe(r.b("bias"), out);
       return s;
     };
-    t["PReLU"] = [](Reader &r) { return module() += tensor(r.i("num_parameters")); };
+    t["PReLU"] = [](SizeReader &r) { return module() += tensor(r.i("num_parameters")); };
     for (const char *k : {"Embedding", "EmbeddingBag"})
-      t[k] = [](Reader &r) {
+      t[k] = [](SizeReader &r) {
         uint64_t num = r.i("num_embeddings"), dim = r.i("embedding_dim");
         return module() += tensor(sat_mul(num, dim));
       };
     for (size_t nd = 1; nd <= 3; ++nd) {
       const std::string d = std::to_string(nd) + "d";
-      t["Conv" + d] = [nd](Reader &r) { return conv(r, nd, false); };
-      t["ConvTranspose" + d] = [nd](Reader &r) { return conv(r, nd, true); };
-      t["BatchNorm" + d] = [](Reader &r) { return norm(r, "num_features"); };
-      t["InstanceNorm" + d] = [](Reader &r) { return norm(r, "num_features"); };
+      t["Conv" + d] = [nd](SizeReader &r) { return conv(r, nd, false); };
+      t["ConvTranspose" + d] = [nd](SizeReader &r) { return conv(r, nd, true); };
+      t["BatchNorm" + d] = [](SizeReader &r) { return norm(r, "num_features"); };
+      t["InstanceNorm" + d] = [](SizeReader &r) { return norm(r, "num_features"); };
     }
-    t["LayerNorm"] = [](Reader &r) {
+    t["LayerNorm"] = [](SizeReader &r) {
       return layer_norm(r.prod("normalized_shape"), r.b("elementwise_affine"), r.b("bias"));
     };
-    t["GroupNorm"] = [](Reader &r) { return norm(r, "num_channels"); };
-    t["RNN"] = [](Reader &r) { return rnn(r, 1, false); };
-    t["LSTM"] = [](Reader &r) { return rnn(r, 4, true); };
-    t["GRU"] = [](Reader &r) { return rnn(r, 3, false); };
-    t["RNNCell"] = [](Reader &r) { return rnn_cell(r, 1); };
-    t["LSTMCell"] = [](Reader &r) { return rnn_cell(r, 4); };
-    t["GRUCell"] = [](Reader &r) { return rnn_cell(r, 3); };
-    t["MultiheadAttention"] = [](Reader &r) {
+    t["GroupNorm"] = [](SizeReader &r) { return norm(r, "num_channels"); };
+    t["RNN"] = [](SizeReader &r) { return rnn(r, 1, false); };
+    t["LSTM"] = [](SizeReader &r) { return rnn(r, 4, true); };
+    t["GRU"] = [](SizeReader &r) { return rnn(r, 3, false); };
+    t["RNNCell"] = [](SizeReader &r) { return rnn_cell(r, 1); };
+    t["LSTMCell"] = [](SizeReader &r) { return rnn_cell(r, 4); };
+    t["GRUCell"] = [](SizeReader &r) { return rnn_cell(r, 3); };
+    t["MultiheadAttention"] = [](SizeReader &r) {
       uint64_t e = r.i("embed_dim");
       r.i("num_heads");
       uint64_t kdim = r.i_or("kdim", e), vdim = r.i_or("vdim", e);
       return mha(e, kdim, vdim, r.b("bias"), r.b("add_bias_kv"));
     };
-    t["TransformerEncoderLayer"] = [](Reader &r) { return transformer_layer(r, false); };
-    t["TransformerDecoderLayer"] = [](Reader &r) { return transformer_layer(r, true); };
+    t["TransformerEncoderLayer"] = [](SizeReader &r) { return transformer_layer(r, false); };
+    t["TransformerDecoderLayer"] = [](SizeReader &r) { return transformer_layer(r, true); };
     // The stacks hold num_layers deep copies of the layer passed, and the norm.
     for (const char *k : {"TransformerEncoder", "TransformerDecoder"}) {
       const char *layer = k[11] == 'E' ? "encoder_layer" : "decoder_layer";
-      t[k] = [layer](Reader &r) {
+      t[k] = [layer](SizeReader &r) {
         Size s = module();
         s += existing(r.value(layer)).times(r.i("num_layers"));
         s += existing(r.value("norm"));
@@ -269,7 +269,7 @@ const std::unordered_map<std::string, Rule> &rules() {
     }
     // Transformer: one layer of each kind made first (Python's order), then
     // the stacks of copies, each with its LayerNorm.
-    t["Transformer"] = [](Reader &r) {
+    t["Transformer"] = [](SizeReader &r) {
       uint64_t d = r.i("d_model"), ff = r.i("dim_feedforward");
       bool bias = r.b("bias");
       r.i("nhead");
@@ -291,7 +291,7 @@ void check_size(const Kind &k, const Args &a) {
   auto it = rules().find(k.name);
   if (it == rules().end())
     fail(CTORCH_NOT_IMPLEMENTED, std::string(k.name) + " has no size rule (shim/nn/bounds.cpp)");
-  Reader r(a);
+  SizeReader r(a);
   Size s = it->second(r);
   const uint64_t max = g_max_elements.load(std::memory_order_relaxed);
   if (max && s.elements > max)
