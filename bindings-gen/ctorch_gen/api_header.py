@@ -140,7 +140,7 @@ def _doc_says_nullable(doc: str, name: str) -> bool:
     n = r"`?" + re.escape(name) + r"`?"
     pats = [rf"\b{n}\s+(?:itself\s+)?may be NULL", rf"\b{n}\s*\((?:[^()]*?,\s*)?may be NULL",
             rf"\b{n}:?\s+NULL\b", rf"\band {n}, may be NULL", rf"\b{n}:?\s+\"[^\"]*\" or NULL",
-            rf"\b{n}\s*\(NULL\b(?! entr)"]
+            rf"\b{n}\s*\(NULL\b(?! entr)", rf"\b{n} are [^.;()]*\(may be NULL\b"]
     return any(re.search(p, doc) for p in pats)
 
 
