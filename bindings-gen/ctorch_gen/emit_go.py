@@ -260,7 +260,7 @@ def emit_capi(doc: dict) -> str:
     for f in doc["functions"]:
         for p in f["params"]:
             bs = p.get("buffer_size")
-            if not bs or bs["rule"] == "filled":  # a fixed capacity: nothing to compute
+            if not bs or bs["rule"] in ("filled", "chosen"):  # a fixed capacity, or the caller's: nothing to compute
                 continue
             if bs["rule"] == "reported":
                 out.append(f"// {f['name']}'s {p['name']} needs *{bs['length']} + {bs['plus']} {bs['unit']} "
