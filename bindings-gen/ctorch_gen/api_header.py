@@ -12,7 +12,15 @@ apply (docs/bindings.md lists them for binding authors):
   `const char **` outputs borrowed text; handles passed in are BORROWED,
   except the argument of a `*_free` function, which it frees;
 - a parameter may be NULL when the doc comment says so ("p may be NULL",
-  "NULL = ...", "NULL-safe", "(may be NULL)").
+  "NULL = ...", "NULL-safe", "(may be NULL)", "p (NULL = the defaults");
+- a handle output may be NULL on success when the doc says so ("*out NULL
+  if it is None", "*out = NULL (and CTORCH_OK) when", "NULL for an
+  undefined tensor"): null_result;
+- an int is a boolean by its name or the doc's wording ("1 if", "0/1",
+  "Whether", "p = 0", "(nonzero = true)", "X (1) or Y (0)"), and holds an
+  enum when the doc says "p < 0 = keep, else a ... ctorch_dtype".
+tests/test_api_header.py checks these against the header's wording by
+broader rules, so a declaration worded another way fails there.
 Doc-comment tags (`@nullable`, `@borrowed`, `@consumes`, `@frees`) and the
 OVERRIDES table below say what the rules cannot. check() refuses a
 declaration the rules cannot classify, so a new function in the header
