@@ -7,7 +7,7 @@
 2. Each test that calls need() (and each that imports such a test as a
    module, like bindings/py_nn_cases.py imports nn/nn_vs_torch.py) is run
    with each package it needs hidden (a folder first on PYTHONPATH whose
-   package raises ImportError, as in a venv without it): it must print
+   package raises ModuleNotFoundError, as in a venv without it): it must print
    "skipped:" and exit 77, which ctest reports as skipped.
 
 Usage: optional_deps_check.py [--pythonpath DIR]   (DIR: the Python binding,
@@ -89,7 +89,7 @@ def main():
             hide = os.path.join(d, pkg)
             os.makedirs(os.path.join(hide, pkg), exist_ok=True)
             with open(os.path.join(hide, pkg, "__init__.py"), "w") as f:
-                f.write(f"raise ImportError('{pkg} hidden by tests/optional_deps_check.py')\n")
+                f.write(f"raise ModuleNotFoundError('{pkg} hidden by tests/optional_deps_check.py', name='{pkg}')\n")
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (hide, a.pythonpath) if x),
                        PYTHONDONTWRITEBYTECODE="1")
             env.pop("CTORCH_BINDING_SKIP", None)
