@@ -39,6 +39,8 @@ def main(argv=None) -> int:
     doc = emit_api.build_doc(header, ops, load_yaml(a.yaml), layouts, a.torch_version,
                              soname=a.soname, lib_file=a.lib_file,
                              nn_modules=nn_sig.catalogue(a.nn_dir) if a.nn_dir else [])
+    if a.nn_dir:
+        doc["nn_conventions"] = nn_sig.conventions(a.nn_dir, doc["nn_modules"])
     if a.bridge_header:
         doc["python_bridge"] = emit_api.describe_bridge(cli.read_text(a.header), cli.read_text(a.bridge_header),
                                                         doc["library"])

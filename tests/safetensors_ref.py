@@ -24,13 +24,12 @@ import json
 import os
 import sys
 
-try:
-    import torch
-    import safetensors
-    from safetensors.torch import load_file, save_file
-except ImportError as e:  # pragma: no cover
-    print("skipped: %s" % e)
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
+
+torch = need("torch")
+safetensors = need("safetensors")
+load_file, save_file = need("safetensors.torch").load_file, need("safetensors.torch").save_file
 
 META_ONE = {"format": "pt"}
 META_THREE = {"format": "pt", "note": 'h\u00e9llo "quoted"\n\ttab \u0001', "z": ""}

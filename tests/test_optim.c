@@ -454,6 +454,9 @@ START_TEST(step_lr_schedule) {
   {
     ctorch_lr_scheduler s2 = NULL; /* a failing call NULLs its out-param: not s */
     CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step_lr(&s2, NULL, 3, 0.1));
+    /* the message names the function called, not the one it shares code with (issue 35) */
+    CT_ERROR_HAS("ctorch_lr_scheduler_step_lr");
+    ck_assert_msg(strstr(ctorch_last_error(), "ctorch_lr_scheduler_new") == NULL, "%s", ctorch_last_error());
   }
   ctorch_lr_scheduler_free(s);
   ctorch_tensor_free(p);
@@ -490,6 +493,12 @@ START_TEST(cosine_schedule_matches_recursive_form) {
   {
     ctorch_lr_scheduler s2 = NULL; /* a failing call NULLs its out-param: not s */
     CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_cosine(&s2, opt, 0, 0));
+    CT_ERROR_HAS("ctorch_lr_scheduler_cosine");
+    CT_ERROR_HAS("t_max");
+    ck_assert_msg(strstr(ctorch_last_error(), "ctorch_lr_scheduler_new") == NULL, "%s", ctorch_last_error());
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step_lr(&s2, opt, 0, 0.1));
+    CT_ERROR_HAS("ctorch_lr_scheduler_step_lr");
+    CT_ERROR_HAS("step_size");
   }
   ctorch_lr_scheduler_free(s);
   ctorch_lr_scheduler_free(NULL);

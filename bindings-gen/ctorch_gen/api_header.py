@@ -12,7 +12,15 @@ apply (docs/bindings.md lists them for binding authors):
   `const char **` outputs borrowed text; handles passed in are BORROWED,
   except the argument of a `*_free` function, which it frees;
 - a parameter may be NULL when the doc comment says so ("p may be NULL",
-  "NULL = ...", "NULL-safe", "(may be NULL)").
+  "NULL = ...", "NULL-safe", "(may be NULL)", "p (NULL = the defaults");
+- a handle output may be NULL on success when the doc says so ("*out NULL
+  if it is None", "*out = NULL (and CTORCH_OK) when", "NULL for an
+  undefined tensor"): null_result;
+- an int is a boolean by its name or the doc's wording ("1 if", "0/1",
+  "Whether", "p = 0", "(nonzero = true)", "X (1) or Y (0)"), and holds an
+  enum when the doc says "p < 0 = keep, else a ... ctorch_dtype".
+tests/test_api_header.py checks these against the header's wording by
+broader rules, so a declaration worded another way fails there.
 Doc-comment tags (`@nullable`, `@borrowed`, `@consumes`, `@frees`) and the
 OVERRIDES table below say what the rules cannot. check() refuses a
 declaration the rules cannot classify, so a new function in the header
@@ -69,6 +77,9 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     # twice) is refused and stays open: released only on success.
     "ctorch_handle_scope_leave": {"scope": {"ownership": "freed", "when": "on success"}},
     "ctorch_autograd_function_apply": {
+        # The caller chooses how many outputs the function has (forward
+        # computes exactly that many): every entry gets a NEW handle.
+        "outputs": {"buffer_size": {"unit": "elements", "rule": "chosen", "length": "n_outputs"}},
         "user_data": {"nullable": True, "lifetime": "until release(user_data) is called"},
         "release": {"nullable": True}, "backward": {"nullable": False},
     },
@@ -138,8 +149,22 @@ def _doc_tags(doc: str) -> Dict[str, List[str]]:
 def _doc_says_nullable(doc: str, name: str) -> bool:
     n = r"`?" + re.escape(name) + r"`?"
     pats = [rf"\b{n}\s+(?:itself\s+)?may be NULL", rf"\b{n}\s*\((?:[^()]*?,\s*)?may be NULL",
-            rf"\b{n}:?\s+NULL\b", rf"\band {n}, may be NULL", rf"\b{n}:?\s+\"[^\"]*\" or NULL"]
+            rf"\b{n}:?\s+NULL\b", rf"\band {n}, may be NULL", rf"\b{n}:?\s+\"[^\"]*\" or NULL",
+            rf"\b{n}\s*\(NULL\b(?! entr)", rf"\b{n} are [^.;()]*\(may be NULL\b"]
     return any(re.search(p, doc) for p in pats)
+
+
+def _doc_says_null_result(f, p) -> bool:
+    """A handle output the doc says may be NULL on success: "*out NULL if it
+    is None", "*out = NULL (and CTORCH_OK) when ...", "NULL if that element
+    is undefined", "NULL for an undefined tensor" (not "(and *out = NULL)"
+    after a failure status, nor "all NULL on failure")."""
+    n = re.escape(p.name)
+    if re.search(rf"(?<!and )\*{n}\s*(=\s*)?NULL\b(?! on failure)", f.doc):
+        return True
+    outs = [q for q in f.params if q.type and q.type.pointers == 1 and not q.type.const_pointee]
+    return len(outs) >= 1 and outs[0].name == p.name and \
+        re.search(r"\bNULL (if|for|when) (that element is undefined|an undefined tensor|it is None)", f.doc) is not None
 
 
 def _doc_lifetime(f) -> str:
@@ -160,20 +185,37 @@ def _doc_lifetime(f) -> str:
                         "(\"static\", \"valid while X lives\", \"for the life of the process\")")
 
 
-# int parameters and results that are booleans (0 false, nonzero true).
+# int parameters and results that are booleans (0 false, nonzero true): by
+# name (PyTorch's flag names), or by the doc comment's wording (below).
 BOOL_NAMES = {"on", "train", "shuffle", "drop_last", "is_master", "requires_grad", "set_to_none", "retain_graph",
-              "create_graph", "allow_unused", "has_batch", "previous", "nesterov", "amsgrad", "centered"}
+              "create_graph", "allow_unused", "has_batch", "previous", "nesterov", "amsgrad", "centered",
+              "recurse", "strict", "persistent", "pin_memory", "only_trainable"}
 
 
-_BOOL_NAME = re.compile(r"^(enable_|is_|has_|use_)|_enabled$|^(enabled|high_priority|stepped)$")
+_BOOL_NAME = re.compile(r"^(enable_|is_|has_|use_|only_)|_enabled$|_if_|^(enabled|high_priority|stepped)$")
+
+
+def _doc_says_bool(f, p, d) -> bool:
+    """The doc comment's wording of a boolean: an output "1 if ...", "as
+    0/1", "Whether ..."; an input "NAME = 0 ...", "NAME = 1 ...", "NAME
+    (nonzero)", "(nonzero = true)", "X (1) or Y (0)"; or the one int of a
+    function named *_bool (ctorch_value_bool, ctorch_tensor_item_bool)."""
+    doc, n = f.doc, re.escape(p.name)
+    ints = [q for q in f.params if q.type and q.type.text == "int"]
+    if f.name.endswith("_bool") and len(ints) == 1:
+        return True
+    if d["direction"] == "out":
+        return re.search(r"(^|: )1 (if|when)\b|\b0/1\b|^Whether\b", doc) is not None
+    return any(re.search(x, doc) for x in (rf"\b{n} = [01]\b", rf"\b{n} \(nonzero", r"\(nonzero = true\)",
+                                           rf"\b{n}\b[^.]*\(1\) or [^.]*\(0\)", rf"\({n}\) or [^.]*\(0\)"))
 
 
 def _is_bool(f, p, d) -> bool:
-    if d["type"].get("name") != "int":
+    if d["type"].get("name") != "int" or d.get("pointer", 0) > 1:
         return False
     if p.name in BOOL_NAMES or _BOOL_NAME.search(p.name):
         return True
-    return d["direction"] == "out" and p.name == "out" and re.match(r"^1 (if|when)\b", f.doc) is not None
+    return _doc_says_bool(f, p, d)
 
 
 class Describer:
@@ -329,10 +371,12 @@ class Describer:
             d["nullable"] = bool(nullable)
             if _is_bool(f, p, d):
                 d["boolean"] = True
+            d.update(self._int_enum(f, p, d))
             # A handle output that can come back NULL (no gradient, an
             # undefined element, no targets).
             if d["direction"] == "out" and d["type"]["kind"] == "handle":
-                d["null_result"] = bool(o.get("null_result"))
+                nr = o.get("null_result")
+                d["null_result"] = bool(_doc_says_null_result(f, p) if nr is None else nr)
             if d["direction"] == "out" and o.get("elements_null_result"):
                 d["elements_null_result"] = True
             if t.pointers:
@@ -357,6 +401,14 @@ class Describer:
                 text = d["type"]["kind"] == "string"
                 d["buffer_size"] = {"unit": "bytes", "rule": "reported", "length": "out_len", "plus": 1 if text else 0}
             result.append(d)
+        # A length shared by arrays some of which may be NULL
+        # (ctorch_summary_writer_add_hparams: names, values, texts; n): the
+        # required ones give it, a non-NULL optional one must have as many.
+        by = {d["name"]: d for d in result}
+        for d in result:
+            if d.get("role") == "length" and len(d["length_of"]) > 1 and \
+                    any(by[x]["nullable"] for x in d["length_of"]):
+                d["length_from"] = [x for x in d["length_of"] if not by[x]["nullable"]]
         ret = {"c_type": f.returns.text, "type": self.type_info(f.returns)}
         if f.returns.pointers:
             ret["const"] = f.returns.const_pointee
@@ -374,6 +426,22 @@ class Describer:
         if f.inline:
             entry["inline_body"] = self.inline_body(f)
         return entry
+
+    def _int_enum(self, f: Function, p: Param, d: dict) -> dict:
+        """A plain int parameter that holds an enum's values, as the doc says
+        ("dtype < 0 = keep, else a floating-point ctorch_dtype", "kind: a
+        ctorch_x value"): `enum` names the enum, `negative` what a negative
+        value means instead (a binding's None)."""
+        if d["type"]["kind"] != "int" or d["pointer"] != 0:
+            return {}
+        n = re.escape(p.name)
+        m = re.search(rf"\b{n} < 0 = (\w+), else an? [\w -]*?\b(ctorch_\w+)\b", f.doc)
+        if m and m.group(2) in self.enums:
+            return {"enum": m.group(2), "negative": m.group(1)}
+        m = re.search(rf"\b{n}:? an? (ctorch_\w+) value\b", f.doc)
+        if m and m.group(1) in self.enums:
+            return {"enum": m.group(1)}
+        return {}
 
     def inline_body(self, f: Function) -> dict:
         """What a static inline helper does, as data: the struct it returns
@@ -547,7 +615,9 @@ def check(funcs: List[dict], ds: Describer) -> None:
         for p in f["params"]:
             if p.get("ownership") == "new" and not p.get("free"):
                 problems.append(f"{f['name']}: output '{p['name']}' is new but its type has no free function")
-            if p.get("ownership") == "caller_buffer" and "buffer_size" not in p:
+            if p["direction"] == "out" and "array" in p and "buffer_size" not in p:
+                problems.append(f"{f['name']}: output array '{p['name']}' has no buffer_size rule (OVERRIDES)")
+            elif p.get("ownership") == "caller_buffer" and "buffer_size" not in p:
                 problems.append(f"{f['name']}: caller buffer '{p['name']}' has no buffer_size rule (OVERRIDES)")
             if p["direction"] == "out" and p["pointer"] == 0 and p["type"]["kind"] not in ("string", "void"):
                 problems.append(f"{f['name']}: output '{p['name']}' is not a pointer")

@@ -237,8 +237,10 @@ def _statements(src: str) -> Tuple[List[_Stmt], List[Macro], List[str]]:
                 name, params, body = m.group(1), m.group(3), m.group(4).strip()
                 body = re.sub(r"/\*.*?\*/", "", body).strip()
                 val = None
-                if params is None and re.fullmatch(r"-?\d+", body):
-                    val = int(body)
+                # Integer constants with C's suffixes and bases (1u, 0x10, 64UL).
+                mv = re.fullmatch(r"(-?)(0[xX][0-9a-fA-F]+|\d+)[uUlL]*", body)
+                if params is None and mv:
+                    val = int(mv.group(1) + mv.group(2), 0)
                 macros.append(Macro(name, [p.strip() for p in params.split(",")] if params is not None else None,
                                     body, pending_doc, val))
                 pending_doc = ""

@@ -260,7 +260,7 @@ def emit_capi(doc: dict) -> str:
     for f in doc["functions"]:
         for p in f["params"]:
             bs = p.get("buffer_size")
-            if not bs or bs["rule"] == "filled":  # a fixed capacity: nothing to compute
+            if not bs or bs["rule"] in ("filled", "chosen"):  # a fixed capacity, or the caller's: nothing to compute
                 continue
             if bs["rule"] == "reported":
                 out.append(f"// {f['name']}'s {p['name']} needs *{bs['length']} + {bs['plus']} {bs['unit']} "
@@ -578,6 +578,16 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
             cargs.append(f"&r__{v}")
             continue
         if p.get("role") in ("length", "capacity"):
+            if p["name"] not in length_src and "length_from" in p:
+                # One length for several arrays, some nil: that of the given
+                # ones, which must agree (api.json length_from).
+                lo = p["length_of"]
+                pre += [f"n__{v}, err := sharedLen({json.dumps(f['name'])}, []string{{{', '.join(json.dumps(q) for q in lo)}}}, "
+                        f"[]bool{{{', '.join(go_arg(q) + ' != nil' for q in lo)}}}, "
+                        f"[]int{{{', '.join('int(n__' + go_arg(q) + ')' for q in lo)}}})",
+                        "if err != nil {", "\treturn {ZERO}err", "}"]
+                cargs.append(f"C.size_t(n__{v})")
+                continue
             cargs.append(length_src.get(p["name"]) or f"n__{go_arg(p['length_of'][0])}")
             continue
         if p.get("element_lengths_of"):  # taken from the arrays' lengths (int64Arrays)

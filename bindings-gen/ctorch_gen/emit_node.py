@@ -509,6 +509,9 @@ def header_function(e: dict, funcs: dict) -> str:
         if p.get("role") in ("length", "capacity"):
             if p["name"] in length_src:
                 cargs.append(length_src[p["name"]])
+            elif "length_from" in p:  # one length for several arrays, some null: they must agree
+                items = ", ".join(f"[{json.dumps(q)}, {js_name(q)}]" for q in p["length_of"])
+                cargs.append(f"$R.sharedLen({json.dumps(f['name'])}, [{items}])")
             else:
                 src = js_name(p["length_of"][0])
                 arr = next(q for q in params if q["name"] == p["length_of"][0])

@@ -138,6 +138,11 @@ def header_function(e: dict, funcs: dict) -> Tuple[str, str]:
         if p.get("role") in ("length", "capacity"):
             if p["name"] in length_src:
                 cargs.append(length_src[p["name"]])
+            elif "length_from" in p:
+                # One length for several arrays, some of which may be None:
+                # that of the given ones, which must agree (api.json length_from).
+                items = ", ".join(f"({q!r}, {py_name(q)} is not None, _n_{py_name(q)})" for q in p["length_of"])
+                cargs.append(f"_rt.shared_length({f['name']!r}, [{items}])")
             else:
                 cargs.append(f"_n_{py_name(p['length_of'][0])}")
             continue
@@ -179,6 +184,8 @@ def header_function(e: dict, funcs: dict) -> Tuple[str, str]:
             cargs.append(f"_float_o({n})")
         elif p.get("boolean"):
             cargs.append(f"(1 if {n} else 0)")
+        elif p.get("negative"):  # an enum's value held in an int, None = a negative value
+            cargs.append(f"(-1 if {n} is None else int({n}))")
         else:
             cargs.append(n)
     call = f"_lib.{f['name']}({', '.join(cargs)})"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from typing import Dict, List, Tuple
 
 MACRO = "CTORCH_NN_KIND"
@@ -179,6 +180,99 @@ def describe(name: str, init: str, forward: str) -> dict:
             "inputs": [_arg(p, False) for p in f["params"] if not p["kw_only"]],
             "kwargs": [_arg(p, False) for p in f["params"] if p["kw_only"]],
             "outputs": [_arg(p, True) for p in f["outputs"]],
+        },
+    }
+
+
+def _macro_calls(src: str) -> Dict[str, str]:
+    """Kind name -> the whole text of its CTORCH_NN_KIND(...) call (the make
+    expression included), comments stripped."""
+    s = _strip_comments(src)
+    out, i = {}, 0
+    while True:
+        i = s.find(MACRO + "(", i)
+        if i < 0:
+            return out
+        j = i + len(MACRO) + 1
+        depth, k, quote = 1, j, None
+        while k < len(s) and depth:
+            c = s[k]
+            if quote:
+                if c == "\\":
+                    k += 1
+                elif c == quote:
+                    quote = None
+            elif c in "\"'":
+                quote = c
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            k += 1
+        text = s[j:k - 1]
+        m = re.match(r'\s*"(\w+)"', text)
+        if m:
+            out[m.group(1)] = text
+        i = k
+
+
+def conventions(nn_dir: str, entries: List[dict]) -> dict:
+    """What the catalogue's entries leave to convention (api.json's
+    "nn_conventions"), read from the same sources where the sources say it:
+    - module_args: each Module-typed constructor argument and the kind it
+      must be (the make expression's layer_arg(a, "arg", "Kind"); null: any
+      kind, e.g. TransformerEncoder's norm);
+    - values: how a value of each catalogue type is written in the
+      constructor text ctorch_nn_new takes (the dtype names from args.cpp's
+      table, which is what it accepts);
+    - containers: the kinds filled after construction, and by which call;
+    - outputs: when an optional (`?`) output is NULL and when it is absent
+      (not returned at all: a bool constructor argument return_indices
+      decides the count of outputs, as in torch.nn)."""
+    calls = {}
+    for path in sorted(glob.glob(os.path.join(nn_dir, "*.cpp"))):
+        with open(path, encoding="utf-8") as f:
+            calls.update(_macro_calls(f.read()))
+    module_args = []
+    for e in entries:
+        for a in e["init"]:
+            if a["type"] != "Module":
+                continue
+            m = re.search(r'layer_arg\(\s*a\s*,\s*"' + re.escape(a["name"]) + r'"\s*,\s*"(\w+)"', calls.get(e["kind"], ""))
+            module_args.append({"kind": e["kind"], "arg": a["name"], "module_kind": m.group(1) if m else None})
+    with open(os.path.join(nn_dir, "args.cpp"), encoding="utf-8") as f:
+        args_src = f.read()
+    table = args_src[args_src.index("kDtypeNames[]"):]
+    dtypes = re.findall(r'\{"(\w+)",\s*c10::k\w+\}', table[:table.index("};")])
+    absent = []
+    for e in entries:
+        flags = {a["name"] for a in e["init"] if a["type"] == "bool"}
+        for o in e["forward"]["outputs"]:
+            if o["optional"] and o["name"] == "indices" and "return_indices" in flags:
+                absent.append({"kind": e["kind"], "output": o["name"], "present_if": "return_indices"})
+    kinds = {e["kind"] for e in entries}
+    containers = [c for c in (
+        {"kind": "Sequential", "add": "ctorch_nn_module_append", "names": "0, 1, ... in order"},
+        {"kind": "ModuleList", "add": "ctorch_nn_module_append", "names": "0, 1, ... in order"},
+        {"kind": "ModuleDict", "add": "ctorch_nn_module_register_module", "names": "the name given"},
+    ) if c["kind"] in kinds]
+    return {
+        "values": {
+            "int": "3, -1", "float": "0.5, 1e-05, inf, nan, float('inf')", "bool": "True, False",
+            "str": "'zeros' (quoted, as in Python)",
+            "int[N]": "one int for N copies (3), or a tuple or list of N: (3, 3), [3, 3]",
+            "int[]": "a tuple or list: (1, 2), [1, 2]", "float[]": "a tuple or list: (0.5, 0.5)",
+            "ScalarType": {"text": "torch.NAME or 'NAME'", "names": dtypes},
+            "Device": "'cpu', 'cuda:0' or torch.device('cuda:0')",
+            "Module": "passed by handle and name through ctorch_nn_new_with_modules (module_args says which kind)",
+            "A|B": "a value of either type", "?": "None (the argument's type allows None)",
+        },
+        "module_args": module_args,
+        "containers": containers,
+        "outputs": {
+            "optional": "an output whose type ends in ? is NULL where Python returns None "
+                        "(MultiheadAttention's weights with need_weights=False), unless listed in absent",
+            "absent": absent,
         },
     }
 

@@ -355,3 +355,20 @@ func freeCString(s *C.char) {
 
 // Ptr returns a pointer to v, for optional arguments: ctorch.Ptr(int64(1)).
 func Ptr[T any](v T) *T { return &v }
+
+// sharedLen is the one C length of several slices, some of which may be nil
+// (api.json length_from): that of the non-nil ones, which must agree.
+func sharedLen(fname string, names []string, given []bool, lens []int) (int, error) {
+	n, first := 0, ""
+	for i := range names {
+		if !given[i] {
+			continue
+		}
+		if first == "" {
+			n, first = lens[i], names[i]
+		} else if lens[i] != n {
+			return 0, fmt.Errorf("%s: %s has %d entries, %s %d; they share one length", fname, first, n, names[i], lens[i])
+		}
+	}
+	return n, nil
+}

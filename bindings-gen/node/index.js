@@ -410,6 +410,15 @@ function hho(x) { return x === null || x === undefined ? null : hh(x); }
 function text(p) { return p === 0n ? null : koffi.decode.string(p); }
 function query(fn, Cell, ...args) { const c = new Cell(1); check(fn(c, ...args)); return Number(c[0]); }
 function bytesLen(v) { return v === null || v === undefined ? 0 : v.byteLength; }
+// One C length shared by several arrays, some of which may be null (api.json
+// length_from): that of the given ones, which must agree.
+function sharedLen(fname, items) {
+  const given = items.filter(([, v]) => v !== null && v !== undefined);
+  const ns = new Set(given.map(([, v]) => v.length));
+  if (ns.size > 1) throw new RangeError(`${fname}: ${given.map(([n, v]) => `${n} has ${v.length}`).join(', ')} entries; they share one length`);
+  return given.length ? given[0][1].length : 0;
+}
+
 const STRUCT_IN = { ctorch_device: (v) => device(v) };
 function structIn(name, v) { return v === null || !STRUCT_IN[name] ? v : STRUCT_IN[name](v); }
 
@@ -417,7 +426,7 @@ const R = {
   EMPTY, OUTH0, OUTH1, OUTH2, OUTH3, OUTH4, OUTH5, OUTI64, OUTF64, OUTI32, isOpts, isT, isNum, h, ho, req, dflt,
   len, lenOf, handles, i64s, i64arrays, f64s, bools, strs, scalar, scalaro, scalars, scalarOf, scalarValue, i64o, f64o,
   boolo, i32o, enumv, device, deviceo, tensorOf, tensorReq, dtypeOf, dispatch, fail,
-  Handle, adopt, hh, hho, text, query, bytesLen, structIn,
+  Handle, adopt, hh, hho, text, query, bytesLen, structIn, sharedLen,
 };
 const api = require('./api')(R, F); // before ops.js: its Scalar defaults use the inline helpers
 R.listOf = api.read_tensor_list; // Tensor[] results (ops.js): the generated reader (api.json handles[].elements)

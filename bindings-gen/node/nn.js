@@ -138,7 +138,7 @@ module.exports = function defineNn(ct, rt) {
       return p;
     }
     registerBuffer(name, t, persistent = true) {
-      api.nn_module_register_buffer(this._m, name, t, persistent ? 1 : 0);
+      api.nn_module_register_buffer(this._m, name, t, !!persistent);
       Object.defineProperty(this, name, { get: () => this.tensor(name), enumerable: true, configurable: true });
       return t;
     }
@@ -146,9 +146,9 @@ module.exports = function defineNn(ct, rt) {
     get(path) { return adoptModule(api.nn_module_get(this._m, path)); } // a submodule by dotted path
     forward() { throw new Error(`${this.constructor.name} has no forward`); }
     call(...inputs) { return this.forward(...inputs); }
-    namedParameters(recurse = true) { return readDict(api.nn_module_named_parameters(this._m, recurse ? 1 : 0)); }
+    namedParameters(recurse = true) { return readDict(api.nn_module_named_parameters(this._m, !!recurse)); }
     parameters() { return api.nn_module_parameters(this._m); } // what ct.optim takes
-    namedBuffers(recurse = true) { return readDict(api.nn_module_named_buffers(this._m, recurse ? 1 : 0)); }
+    namedBuffers(recurse = true) { return readDict(api.nn_module_named_buffers(this._m, !!recurse)); }
     buffers() { return this.namedBuffers().map(([, t]) => t); }
     namedChildren() {
       const n = api.nn_module_num_children(this._m);
@@ -169,16 +169,16 @@ module.exports = function defineNn(ct, rt) {
       try {
         for (const [k, t] of (sd instanceof Map ? sd : Object.entries(sd))) api.tensor_dict_set(d, k, t);
         const missingKeys = [], unexpectedKeys = [];
-        for (const line of (api.nn_module_load_state_dict(this._m, d, strict ? 1 : 0) || '').split('\n')) {
+        for (const line of (api.nn_module_load_state_dict(this._m, d, !!strict) || '').split('\n')) {
           const i = line.indexOf(': ');
           if (i > 0) (line.startsWith('missing') ? missingKeys : unexpectedKeys).push(line.slice(i + 2));
         }
         return { missingKeys, unexpectedKeys };
       } finally { d.dispose(); }
     }
-    train(mode = true) { api.nn_module_train(this._m, mode ? 1 : 0); return this; }
+    train(mode = true) { api.nn_module_train(this._m, !!mode); return this; }
     eval() { return this.train(false); }
-    get training() { return !!api.nn_module_is_training(this._m); }
+    get training() { return api.nn_module_is_training(this._m); }
     // to('cuda'), to(ct.float64), to('cpu', ct.float64)
     to(...args) {
       let device = null, dtype = -1;
@@ -188,7 +188,7 @@ module.exports = function defineNn(ct, rt) {
     }
     requiresGrad_(v = true) { api.nn_module_requires_grad(this._m, v); return this; }
     zeroGrad(setToNone = true) { api.nn_module_zero_grad(this._m, setToNone); }
-    numParameters({ onlyTrainable = false } = {}) { return Number(api.nn_module_num_parameters(this._m, onlyTrainable ? 1 : 0)); }
+    numParameters({ onlyTrainable = false } = {}) { return Number(api.nn_module_num_parameters(this._m, !!onlyTrainable)); }
     toString() { return api.nn_module_repr(this._m); } // Python's repr(module)
     [Symbol.for('nodejs.util.inspect.custom')]() { return this._m.handle ? this.toString() : 'Module(<disposed>)'; }
     clone() { return adoptModule(api.nn_module_clone(this._m)); } // copy.deepcopy

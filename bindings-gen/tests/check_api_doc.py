@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/bindings.md documents every key that occurs in api.json: walks the
-generated file (every object at every depth; the keys of the two maps keyed
-by names, `types` and `overload_groups`, are names, not keys) and fails on a
+generated file (every object at every depth; the keys of the maps keyed by names,
+`types`, `overload_groups` and `nn_conventions.values`, are names, not keys) and fails on a
 key the document never writes inside backticks (`key`, or in a `{"key": ...}`
 example). Prints the number of distinct keys and each undocumented one with
 a path where it occurs.
@@ -14,7 +14,7 @@ import re
 import sys
 
 # Objects whose keys are names (a type, an operator), not format keys.
-NAME_MAPS = {("types",), ("overload_groups",)}
+NAME_MAPS = {("types",), ("overload_groups",), ("nn_conventions", "values")}
 
 
 def walk(v, path, keys):

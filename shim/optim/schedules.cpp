@@ -252,6 +252,26 @@ std::vector<std::shared_ptr<Sched>> children(const ctorch_lr_scheduler *sch, siz
   return v;
 }
 
+// The body of ctorch_lr_scheduler_new, shared with ctorch_lr_scheduler_step_lr
+// and _cosine: it throws, so that each entry point's own CTORCH_TRY names
+// the function the caller called in the message (not ctorch_lr_scheduler_new).
+void new_scheduler(ctorch_lr_scheduler *out, ctorch_optimizer opt, ctorch_lr_schedule kind,
+                   const ctorch_lr_schedule_options *options) {
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::optim::require_opt(opt);
+  check_kind(kind);
+  ctorch_lr_schedule_options p = options ? *options : defaults(kind);
+  if (kind == CTORCH_LR_MULTI_STEP || kind == CTORCH_LR_LAMBDA || kind == CTORCH_LR_MULTIPLICATIVE)
+    fail_arg("kind", "has its own constructor (ctorch_lr_scheduler_multi_step / ctorch_lr_scheduler_lambda)");
+  if (!options && (kind == CTORCH_LR_STEP || kind == CTORCH_LR_COSINE || kind == CTORCH_LR_COSINE_WARM_RESTARTS ||
+                   kind == CTORCH_LR_CYCLIC || kind == CTORCH_LR_ONE_CYCLE))
+    fail_arg("options", "is NULL, but this schedule needs a value PyTorch has no default for");
+  auto h = std::make_unique<ctorch_lr_scheduler_s>();
+  h->s = build(opt->o, kind, p);
+  *out = h.release();
+}
+
 }  // namespace
 
 extern "C" {
@@ -267,19 +287,7 @@ CTORCH_API ctorch_status ctorch_lr_schedule_options_default(ctorch_lr_schedule_o
 CTORCH_API ctorch_status ctorch_lr_scheduler_new(ctorch_lr_scheduler *out, ctorch_optimizer opt, ctorch_lr_schedule kind,
                                                  const ctorch_lr_schedule_options *options) {
   CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  ctorch::optim::require_opt(opt);
-  check_kind(kind);
-  ctorch_lr_schedule_options p = options ? *options : defaults(kind);
-  if (kind == CTORCH_LR_MULTI_STEP || kind == CTORCH_LR_LAMBDA || kind == CTORCH_LR_MULTIPLICATIVE)
-    fail_arg("kind", "has its own constructor (ctorch_lr_scheduler_multi_step / ctorch_lr_scheduler_lambda)");
-  if (!options && (kind == CTORCH_LR_STEP || kind == CTORCH_LR_COSINE || kind == CTORCH_LR_COSINE_WARM_RESTARTS ||
-                   kind == CTORCH_LR_CYCLIC || kind == CTORCH_LR_ONE_CYCLE))
-    fail_arg("options", "is NULL, but this schedule needs a value PyTorch has no default for");
-  auto h = std::make_unique<ctorch_lr_scheduler_s>();
-  h->s = build(opt->o, kind, p);
-  *out = h.release();
+  new_scheduler(out, opt, kind, options);
   CTORCH_CATCH
 }
 
@@ -317,16 +325,20 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_lambda(ctorch_lr_scheduler *out, ct
 
 CTORCH_API ctorch_status ctorch_lr_scheduler_step_lr(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t step_size,
                                                      double gamma) {
+  CTORCH_TRY
   ctorch_lr_schedule_options o = defaults(CTORCH_LR_STEP);
   o.step_size = step_size, o.gamma = gamma;
-  return ctorch_lr_scheduler_new(out, opt, CTORCH_LR_STEP, &o);
+  new_scheduler(out, opt, CTORCH_LR_STEP, &o);
+  CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_lr_scheduler_cosine(ctorch_lr_scheduler *out, ctorch_optimizer opt, int64_t t_max,
                                                     double eta_min) {
+  CTORCH_TRY
   ctorch_lr_schedule_options o = defaults(CTORCH_LR_COSINE);
   o.t_max = t_max, o.eta_min = eta_min;
-  return ctorch_lr_scheduler_new(out, opt, CTORCH_LR_COSINE, &o);
+  new_scheduler(out, opt, CTORCH_LR_COSINE, &o);
+  CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_lr_scheduler_sequential(ctorch_lr_scheduler *out, ctorch_optimizer opt,

@@ -213,6 +213,18 @@ test('nn modules as constructor arguments', () => {
   assert.throws(() => new ct.nn.TransformerEncoder(new ct.nn.Linear(8, 8), 2), /encoder_layer/);
 });
 
+test('what api.json says since issue 35: booleans, length_from', () => {
+  const c = ct.capi;
+  const m = c.nn_new('Linear', '3, 2, bias=False');
+  c.nn_module_train(m, false);
+  assert.strictEqual(c.nn_module_is_training(m), false);
+  c.nn_module_train(m, true);
+  assert.strictEqual(c.nn_module_is_training(m), true);
+  assert.strictEqual(c.nn_module_tensor(m, 'bias'), null); // null_result: a parameter that is None
+  const w = c.summary_writer_new(require('fs').mkdtempSync(require('path').join(require('os').tmpdir(), 'ctorch_hp_')), null);
+  assert.throws(() => c.summary_writer_add_hparams(w, ['a', 'b'], [1.0], null, null, null, null), /share one length/);
+});
+
 (async () => {
   let failed = 0;
   for (const [name, fn] of tests) {

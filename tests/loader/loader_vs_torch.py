@@ -19,9 +19,13 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 import torch
 from torch.utils.data import DataLoader, DistributedSampler
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
+
+np = need("numpy")
 
 DUMP = sys.argv[1]
 failures = 0

@@ -27,12 +27,12 @@ import sys
 import tempfile
 import zlib
 
-try:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-except ImportError:
-    print("skipped: the tensorboard package (PyPI) is not installed for this Python")
-    sys.exit(77)
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
+
+EventAccumulator = need("tensorboard.backend.event_processing.event_accumulator").EventAccumulator
+need("numpy")  # the histograms' reference (make_histogram)
+import torch  # noqa: E402
 
 ALL = {"scalars": 0, "histograms": 0, "images": 0, "tensors": 0}
 failures = []

@@ -17,15 +17,14 @@ import sys
 import tempfile
 import warnings
 
-import numpy as np
 import torch
 
-try:
-    import sklearn
-    from sklearn import metrics as skm
-except ImportError:
-    print("skipped: scikit-learn is not installed for", sys.executable, "(scripts/deps, scripts/torch-env)")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
+
+np = need("numpy")
+sklearn = need("sklearn")
+skm = need("sklearn.metrics")
 
 warnings.filterwarnings("ignore")
 

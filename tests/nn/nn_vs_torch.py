@@ -62,8 +62,12 @@ import sys
 import warnings
 
 import torch
-from safetensors import safe_open
-from safetensors.torch import save_file
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
+
+safe_open = need("safetensors").safe_open
+save_file = need("safetensors.torch").save_file
 
 
 def flatten(o):

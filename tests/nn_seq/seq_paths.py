@@ -12,7 +12,11 @@ import sys
 import warnings
 
 import torch
-from safetensors.torch import load_file, save_file
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
+
+load_file, save_file = need("safetensors.torch").load_file, need("safetensors.torch").save_file
 
 V2 = tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 0)
 

@@ -5,16 +5,16 @@ logits on C's batch.
 
 Usage: finetune_check.py EXAMPLE_BINARY DATA_DIR WORK_DIR
 """
+import os
 import subprocess
 import sys
 
 import torch
 
-try:
-    import torchvision
-except ImportError as e:  # scripts/deps and scripts/torch-env install it
-    print(f"skipped: {sys.executable} has no torchvision ({e})")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
+
+torchvision = need("torchvision")  # scripts/deps and scripts/torch-env install it
 
 
 def main():

@@ -202,11 +202,7 @@ func (m *Module) RegisterParameter(name string, t *ctorch.Tensor) error {
 
 // RegisterBuffer registers t as a buffer; persistent ones are in the state dict.
 func (m *Module) RegisterBuffer(name string, t *ctorch.Tensor, persistent bool) error {
-	p := 0
-	if persistent {
-		p = 1
-	}
-	return m.m.RegisterBuffer(name, t, p)
+	return m.m.RegisterBuffer(name, t, persistent)
 }
 
 // ---- containers ----------------------------------------------------------------------------
@@ -262,10 +258,10 @@ func readDict(d *ctorch.TensorDict, err error) ([]NamedTensor, error) {
 }
 
 // NamedParameters lists the parameters, recursively, with Python's dotted names.
-func (m *Module) NamedParameters() ([]NamedTensor, error) { return readDict(m.m.NamedParameters(1)) }
+func (m *Module) NamedParameters() ([]NamedTensor, error) { return readDict(m.m.NamedParameters(true)) }
 
 // NamedBuffers lists the buffers, recursively, with Python's dotted names.
-func (m *Module) NamedBuffers() ([]NamedTensor, error) { return readDict(m.m.NamedBuffers(1)) }
+func (m *Module) NamedBuffers() ([]NamedTensor, error) { return readDict(m.m.NamedBuffers(true)) }
 
 // Parameters lists the parameters in Python's order: what ctorch.OptimizerNew takes.
 func (m *Module) Parameters() ([]*ctorch.Tensor, error) { return m.m.Parameters() }
@@ -286,11 +282,7 @@ func (m *Module) LoadStateDict(sd []NamedTensor, strict bool) (missing, unexpect
 			return nil, nil, err
 		}
 	}
-	s := 0
-	if strict {
-		s = 1
-	}
-	report, err := m.m.LoadStateDict(d, s)
+	report, err := m.m.LoadStateDict(d, strict)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -307,15 +299,14 @@ func (m *Module) LoadStateDict(sd []NamedTensor, strict bool) (missing, unexpect
 }
 
 // Train sets training mode recursively (train()).
-func (m *Module) Train() error { return m.m.Train(1) }
+func (m *Module) Train() error { return m.m.Train(true) }
 
 // Eval sets evaluation mode recursively (eval()).
-func (m *Module) Eval() error { return m.m.Train(0) }
+func (m *Module) Eval() error { return m.m.Train(false) }
 
 // IsTraining says whether the module is in training mode.
 func (m *Module) IsTraining() (bool, error) {
-	v, err := m.m.IsTraining()
-	return v != 0, err
+	return m.m.IsTraining()
 }
 
 // To moves and/or casts the parameters and buffers in place (nil: keep).
@@ -336,11 +327,7 @@ func (m *Module) ZeroGrad() error { return m.m.ZeroGrad(true) }
 
 // NumParameters counts the parameter elements (onlyTrainable: those requiring grad).
 func (m *Module) NumParameters(onlyTrainable bool) (int64, error) {
-	o := 0
-	if onlyTrainable {
-		o = 1
-	}
-	return m.m.NumParameters(o)
+	return m.m.NumParameters(onlyTrainable)
 }
 
 // String is Python's repr(module).

@@ -187,6 +187,17 @@ def wrap(h):
     return t
 
 
+def shared_length(fname, items):
+    """The length of arrays that share one C length parameter (api.json's
+    length_from): items are (name, given, length); the given ones must agree
+    (none given: 0)."""
+    given = [(n, k) for n, g, k in items if g]
+    if len({k for _, k in given}) > 1:
+        raise ValueError(f"{fname}: " + ", ".join(f"{n} has {k}" for n, k in given) +
+                         " entries; they share one length")
+    return given[0][1] if given else 0
+
+
 def raw_function(name, restype=c_int32):
     """A second function object for `name`, without argtypes, for the
     generated fast paths: they pass only ctypes objects (c_void_p handles,
