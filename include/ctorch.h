@@ -1662,44 +1662,17 @@ CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
  * prim::rpc_sync, prim::rpc_remote, any c10d::, _c10d_functional::,
  * _c10d_functional_autograd:: or symm_mem:: operator, and any operator with
  * a string argument named as a file (filename, path, file, ...). Printing
- * (print, warnings) is allowed. Code that cannot be compiled is refused, and
- * so is the legacy model.json format.
- *
- * Built-in (C++) TorchScript classes, torch.classes.NS.NAME, are checked
- * too: code that constructs one, calls its methods or handles a value of
- * its type, a class attribute of its type, or a pickle record naming it is
- * refused (VALUE, naming the class, why, and where) unless the class is on
- * the allow-list of classes that only compute: quantized.{Linear, Conv2d,
- * Conv3d, Embedding}PackedParamsBase, sparse.LinearPackedParamsBase,
- * xnnpack.{Linear, Conv2d, TransposeConv2d}OpContext, mkldnn.ConvOpContext,
- * rnn.CellParamsBase and profiler._RecordFunction (e.g.
- * torch.classes._nnapi.Compilation is refused: its init dlopens a library).
- *
- * A load returns in bounded time: code that runs during it (every
- * __setstate__, with the TorchScript it calls inlined) may only loop a
- * constant number of times (range of constants; at most 2^24 iterations,
- * nested loops together); a while loop, a loop over data or a call whose
- * target is not known before it runs there is refused (VALUE, naming the
- * function and line). Files in PyTorch's flatbuffer format (.ptl/.ff from
- * _save_for_lite_interpreter(..., _use_flatbuffer=True) or
- * torch.jit.save_jit_module_to_flatbuffer) are not zip archives and are
- * refused (VALUE). Same as ctorch_module_load_ex(out, path, map_location,
- * 0). See docs/interop.md.
+ * (print, warnings) is allowed. Code that cannot be compiled is refused, as
+ * are the model.json and flatbuffer formats, built-in classes and load-time
+ * loops (see the end of this header). Same as ctorch_module_load_ex(.., 0).
  */
 CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
 /** Flag of ctorch_module_load_ex: skip the side-effect check (trusted files only). */
 #define CTORCH_MODULE_LOAD_ALLOW_IO 1u
-/** Flag of ctorch_module_load_ex: load code that loops without a constant bound while it loads (may never return). */
-#define CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS 2u
-/** Flag of ctorch_module_load_ex: load code that uses built-in (torch.classes) classes off the allow-list. */
-#define CTORCH_MODULE_LOAD_ALLOW_CLASSES 4u
 /**
- * ctorch_module_load with flags, an OR of: CTORCH_MODULE_LOAD_ALLOW_IO,
- * which skips every check of the code (operators, built-in classes, loops
- * during the load: trusted files only); CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS,
- * which skips the loop rule only (the load may then never return);
- * CTORCH_MODULE_LOAD_ALLOW_CLASSES, which skips the built-in class check
- * only. Other bits -> INVALID_ARGUMENT.
+ * ctorch_module_load with flags, an OR of CTORCH_MODULE_LOAD_ALLOW_IO (skips
+ * every check of the code: trusted files only), _ALLOW_UNBOUNDED_LOOPS and
+ * _ALLOW_CLASSES (end of this header). Other bits -> INVALID_ARGUMENT.
  */
 CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *path, const ctorch_device *map_location,
                                                uint32_t flags);
@@ -2853,5 +2826,32 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
 #endif
 
 #include "ctorch_ops.h"
+
+/*
+ * ---- TorchScript loads: built-in classes and load-time loops (issue 36) ----
+ *
+ * ctorch_module_load also refuses (VALUE, naming the class, why and where)
+ * an archive whose code constructs a built-in (C++) TorchScript class
+ * (torch.classes.NS.NAME), calls its methods or handles a value of its type,
+ * has a class attribute of its type, or whose pickles name it, unless the
+ * class is on the allow-list of classes that only compute:
+ * quantized.{Linear,Conv2d,Conv3d,Embedding}PackedParamsBase,
+ * sparse.LinearPackedParamsBase, xnnpack.{Linear,Conv2d,TransposeConv2d}OpContext,
+ * mkldnn.ConvOpContext, rnn.CellParamsBase and profiler._RecordFunction
+ * (e.g. _nnapi.Compilation is refused: its init dlopens a library).
+ *
+ * A load returns in bounded time: code that runs during it (every
+ * __setstate__, with the TorchScript it calls inlined) may only loop a
+ * constant number of times (range of constants; at most 2^24 iterations,
+ * nested loops together); a while loop, a loop over data or a call whose
+ * target is not known before it runs there is refused (VALUE, naming the
+ * function and line). PyTorch's flatbuffer files (.ff/.ptl written with
+ * flatbuffers) hold bytecode, not checkable source: refused (VALUE)
+ * whatever the flags. See docs/interop.md, "What loading a file can do".
+ */
+/** Flag of ctorch_module_load_ex: load code that loops without a constant bound while it loads (may never return). */
+#define CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS 2u
+/** Flag of ctorch_module_load_ex: load code that uses built-in (torch.classes) classes off the allow-list. */
+#define CTORCH_MODULE_LOAD_ALLOW_CLASSES 4u
 
 #endif /* CTORCH_H */
