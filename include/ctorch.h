@@ -1710,17 +1710,17 @@ CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
  * prim::rpc_sync, prim::rpc_remote, any c10d::, _c10d_functional::,
  * _c10d_functional_autograd:: or symm_mem:: operator, and any operator with
  * a string argument named as a file (filename, path, file, ...). Printing
- * (print, warnings) is allowed. Code that cannot be compiled is refused, and
- * so is the legacy model.json format. Same as
- * ctorch_module_load_ex(out, path, map_location, 0). See docs/interop.md.
+ * (print, warnings) is allowed. Code that cannot be compiled is refused, as
+ * are the model.json and flatbuffer formats, built-in classes and load-time
+ * loops (see the end of this header). Same as ctorch_module_load_ex(.., 0).
  */
 CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
 /** Flag of ctorch_module_load_ex: skip the side-effect check (trusted files only). */
 #define CTORCH_MODULE_LOAD_ALLOW_IO 1u
 /**
- * ctorch_module_load with flags: 0 or CTORCH_MODULE_LOAD_ALLOW_IO, which
- * loads code that reads or writes files or talks to other processes
- * (trusted files only). Other bits -> INVALID_ARGUMENT.
+ * ctorch_module_load with flags, an OR of CTORCH_MODULE_LOAD_ALLOW_IO (skips
+ * every check of the code: trusted files only), _ALLOW_UNBOUNDED_LOOPS and
+ * _ALLOW_CLASSES (end of this header). Other bits -> INVALID_ARGUMENT.
  */
 CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *path, const ctorch_device *map_location,
                                                uint32_t flags);
@@ -2891,5 +2891,32 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
 #endif
 
 #include "ctorch_ops.h"
+
+/*
+ * ---- TorchScript loads: built-in classes and load-time loops (issue 36) ----
+ *
+ * ctorch_module_load also refuses (VALUE, naming the class, why and where)
+ * an archive whose code constructs a built-in (C++) TorchScript class
+ * (torch.classes.NS.NAME), calls its methods or handles a value of its type,
+ * has a class attribute of its type, or whose pickles name it, unless the
+ * class is on the allow-list of classes that only compute:
+ * quantized.{Linear,Conv2d,Conv3d,Embedding}PackedParamsBase,
+ * sparse.LinearPackedParamsBase, xnnpack.{Linear,Conv2d,TransposeConv2d}OpContext,
+ * mkldnn.ConvOpContext, rnn.CellParamsBase and profiler._RecordFunction
+ * (e.g. _nnapi.Compilation is refused: its init dlopens a library).
+ *
+ * A load returns in bounded time: code that runs during it (every
+ * __setstate__, with the TorchScript it calls inlined) may only loop a
+ * constant number of times (range of constants; at most 2^24 iterations,
+ * nested loops together); a while loop, a loop over data or a call whose
+ * target is not known before it runs there is refused (VALUE, naming the
+ * function and line). PyTorch's flatbuffer files (.ff/.ptl written with
+ * flatbuffers) hold bytecode, not checkable source: refused (VALUE)
+ * whatever the flags. See docs/interop.md, "What loading a file can do".
+ */
+/** Flag of ctorch_module_load_ex: load code that loops without a constant bound while it loads (may never return). */
+#define CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS 2u
+/** Flag of ctorch_module_load_ex: load code that uses built-in (torch.classes) classes off the allow-list. */
+#define CTORCH_MODULE_LOAD_ALLOW_CLASSES 4u
 
 #endif /* CTORCH_H */

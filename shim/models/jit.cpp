@@ -374,16 +374,18 @@ static void module_load(ctorch_module *out, const char *path, const ctorch_devic
   ctorch::require_out(out, "out");
   *out = nullptr;
   ctorch::require_ptr(path, "path");
-  if (flags & ~static_cast<uint32_t>(CTORCH_MODULE_LOAD_ALLOW_IO))
-    ctorch::fail_arg("flags", "unknown flag bits " + std::to_string(flags & ~static_cast<uint32_t>(CTORCH_MODULE_LOAD_ALLOW_IO)) +
-                                  " (the only flag is CTORCH_MODULE_LOAD_ALLOW_IO)");
+  const uint32_t known = CTORCH_MODULE_LOAD_ALLOW_IO | CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS |
+                         CTORCH_MODULE_LOAD_ALLOW_CLASSES;
+  if (flags & ~known)
+    ctorch::fail_arg("flags", "unknown flag bits " + std::to_string(flags & ~known) +
+                                  " (the flags are CTORCH_MODULE_LOAD_ALLOW_IO, _ALLOW_UNBOUNDED_LOOPS and _ALLOW_CLASSES)");
   c10::optional<c10::Device> dev;
   if (map_location) dev = ctorch::to_device(*map_location, "map_location");
   torch::jit::Module m;
   const std::string bad = std::string("'") + path + "' is not a loadable TorchScript module: ";
   try {
     ctorch::CheckedTorchScript checked =
-        ctorch::check_torchscript_file(path, (flags & CTORCH_MODULE_LOAD_ALLOW_IO) != 0);
+        ctorch::check_torchscript_file(path, flags);
     m = torch::jit::load(checked.in, dev);
   } catch (const ctorch::StatusError &e) {
     if (e.status() == CTORCH_IO) throw;  // its message names the path

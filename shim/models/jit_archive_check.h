@@ -65,8 +65,12 @@ void check_torchscript_archive(caffe2::serialize::PyTorchStreamReader &reader,
 // TorchScript without side effects (jit_sandbox.cpp): compiles every class
 // in code/ without running any of it and refuses (VALUE, naming the
 // operator, the function and the source line) code that calls an operator
-// reading or writing files or talking to other processes.
-void check_torchscript_side_effects(caffe2::serialize::PyTorchStreamReader &reader);
+// reading or writing files or talking to other processes; unless `allow`
+// has CTORCH_MODULE_LOAD_ALLOW_CLASSES, code, class attributes and pickles
+// that use a built-in (torch.classes) class off its allow-list; unless it
+// has CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS, a __setstate__ (with what
+// it calls) whose loops are not bounded by constants.
+void check_torchscript_side_effects(caffe2::serialize::PyTorchStreamReader &reader, uint32_t allow);
 
 // One pickle record: replays it as libtorch's Unpickler moves its stack.
 // storage_dir: where its persistent storages live ("data/", "constants/").

@@ -10,10 +10,35 @@
 #include <caffe2/serialize/in_memory_adapter.h>
 #include <caffe2/serialize/inline_container.h>
 
+#include <cstdio>
+#include <cstring>
+
 namespace ctorch {
 
-CheckedTorchScript check_torchscript_file(const char *path, bool allow_io) {
+namespace {
+
+// PyTorch's flatbuffer TorchScript (mobile) format: its file identifier
+// "PTMF" follows the 4-byte root offset. libtorch 1.13 reads it only when
+// built with flatbuffer support; 2.x's torch::jit::load reads it, running
+// its bytecode with none of the checks below, so it is refused whatever
+// the flags: such a file is no zip archive, and its code is bytecode, not
+// source ctorch can compile and check.
+void refuse_flatbuffer(const char *path) {
+  char head[8] = {0};
+  FILE *f = std::fopen(path, "rb");
+  if (!f) return;  // the zip check reports it
+  size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  if (n == sizeof head && std::memcmp(head + 4, "PTMF", 4) == 0)
+    fail(CTORCH_VALUE, "it is in PyTorch's flatbuffer (mobile, .ff/.ptl) format, which ctorch does not load (its "
+                       "bytecode cannot be checked before it runs); save the module with torch.jit.save instead");
+}
+
+}  // namespace
+
+CheckedTorchScript check_torchscript_file(const char *path, uint32_t flags) {
   require_regular_file(path);
+  refuse_flatbuffer(path);
   CheckedTorchScript out;
   std::unordered_map<std::string, uint64_t> sizes;
   // Zip archives only (what torch.jit.save writes), checked and rewritten
@@ -37,7 +62,7 @@ CheckedTorchScript check_torchscript_file(const char *path, bool allow_io) {
     check_deflated_records(*out.in);
     caffe2::serialize::PyTorchStreamReader reader(out.in);
     check_torchscript_archive(reader, sizes);
-    if (!allow_io) check_torchscript_side_effects(reader);
+    if (!(flags & CTORCH_MODULE_LOAD_ALLOW_IO)) check_torchscript_side_effects(reader, flags);
   } catch (const c10::Error &e) {
     fail(CTORCH_VALUE, e.what_without_backtrace());
   }

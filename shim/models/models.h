@@ -3,6 +3,7 @@
 // ctorch_optimizer_save's files, which are TorchScript archives, this way).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -20,14 +21,16 @@ namespace ctorch {
 // PyTorchStreamReader's constructor), deflated records that inflate to what
 // they declare, and every pickle and code record replayed by
 // check_torchscript_archive (records libtorch's importer would crash on),
-// and, unless allow_io, code that calls an operator touching the outside
-// world (check_torchscript_side_effects: files, rpc, c10d).
+// and, unless flags has CTORCH_MODULE_LOAD_ALLOW_IO, code that calls an
+// operator touching the outside world, uses a built-in class off the
+// allow-list or loops without a constant bound while it loads
+// (check_torchscript_side_effects; flags: ctorch_module_load_ex's).
 // Throws StatusError (IO: the file cannot be opened or is not a regular
 // file; VALUE: anything refused), its message not naming the path.
 struct CheckedTorchScript {
   std::shared_ptr<const std::string> bytes;  // the canonical archive (null for one too large for it)
   std::shared_ptr<caffe2::serialize::ReadAdapterInterface> in;  // over bytes, or the file
 };
-CheckedTorchScript check_torchscript_file(const char *path, bool allow_io = false);
+CheckedTorchScript check_torchscript_file(const char *path, uint32_t flags = 0);
 
 }  // namespace ctorch

@@ -168,9 +168,10 @@ ctorch_optim_options_v2 read_options(ctorch_optimizer_kind kind, const torch::op
 
 // Builds an optimizer of `kind` over param groups (groups without options
 // take the defaults' copy, as libtorch does).
-std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
-                                                   const std::vector<torch::optim::OptimizerParamGroup> &groups,
-                                                   const torch::optim::OptimizerOptions &d) {
+namespace {
+std::unique_ptr<torch::optim::Optimizer> construct_as_is(ctorch_optimizer_kind kind,
+                                                         const std::vector<torch::optim::OptimizerParamGroup> &groups,
+                                                         const torch::optim::OptimizerOptions &d) {
   if (is_py_kind(kind)) return construct_py(kind, groups, d);
   switch (kind) {
     case CTORCH_OPTIM_SGD:
@@ -186,6 +187,23 @@ std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
     default: break;
   }
   ctorch::fail_arg("kind", "unknown optimizer kind");
+}
+}  // namespace
+
+// libtorch 2.x's optimizers merge each group's options with the defaults
+// by comparison: a field equal to the options' constructor default (SGD's
+// lr 1e-3, a momentum of 0, ...) is taken from the optimizer's defaults
+// instead (seen 2026-11-24 with 2.15.0: a loaded state whose group lr was
+// 0.001 came back with the defaults' 0.1). A group's options are what its
+// caller or file says: set again after construction (a no-op on 1.13).
+std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
+                                                   const std::vector<torch::optim::OptimizerParamGroup> &groups,
+                                                   const torch::optim::OptimizerOptions &d) {
+  auto opt = construct_as_is(kind, groups, d);
+  auto &live = opt->param_groups();
+  for (size_t i = 0; i < groups.size() && i < live.size(); ++i)
+    if (groups[i].has_options()) live[i].set_options(groups[i].options().clone());
+  return opt;
 }
 
 Optim &require_opt(ctorch_optimizer opt) {
@@ -314,7 +332,7 @@ void add_param_group_impl(ctorch_optimizer opt, const ctorch_tensor *params, siz
   // group's own initial_accumulator_value (as Python does).
   std::unique_ptr<torch::optim::Optimizer> adagrad_state;
   if (o.kind == CTORCH_OPTIM_ADAGRAD) adagrad_state = construct(o.kind, {torch::optim::OptimizerParamGroup(v)}, *opts);
-  std::unique_ptr<torch::optim::OptimizerOptions> mine = ctorch::optim::is_py_kind(o.kind) ? opts->clone() : nullptr;
+  std::unique_ptr<torch::optim::OptimizerOptions> mine = opts->clone();  // every kind: see construct
   o.opt->add_param_group(torch::optim::OptimizerParamGroup(v, std::move(opts)));
   // libtorch 2.x merges the group's options with the defaults and loses PyOptions' fields.
   if (mine) o.opt->param_groups().back().set_options(std::move(mine));

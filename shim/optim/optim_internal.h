@@ -19,6 +19,12 @@ struct Optim {
   // Python's group['initial_lr'], per group, set by the first scheduler
   // made on the optimizer (schedules.cpp) and shared by the later ones.
   std::vector<double> initial_lr;
+  // Other keys a scheduler keeps in Python's param groups, per group, in
+  // Python's order (OneCycleLR: max_lr, min_lr, max_momentum, base_momentum;
+  // its get_lr reads them from the group, so a state file without them
+  // breaks Python's sched.step() after a resume). Written by
+  // state_dict_value after 'initial_lr'.
+  std::vector<std::vector<std::pair<std::string, double>>> group_keys;
 };
 
 // Builds an optimizer of `kind` over param groups (groups without options

@@ -306,7 +306,20 @@ P state_dict_value(Optim &o) {
         if (P s = param_state(o.kind, *it->second)) state->put(PV::integer(index), std::move(s));
       ids.push_back(PV::integer(index++));
     }
-    groups->items.push_back(group_dict(o.kind, ctorch::optim::read_options(o.kind, g.options()), std::move(ids)));
+    P gd = group_dict(o.kind, ctorch::optim::read_options(o.kind, g.options()), std::move(ids));
+    // What schedulers keep in Python's groups (Python's sched.step() after
+    // opt.load_state_dict reads them; ctorch's loader ignores them).
+    // Python's order: the group's keys as set, then 'params' (group_dict's last).
+    const size_t gi = groups->items.size();
+    if (gi < o.initial_lr.size() || gi < o.group_keys.size()) {
+      P params = gd->items.back();
+      gd->items.resize(gd->items.size() - 2);
+      if (gi < o.initial_lr.size()) gd->put(str("initial_lr"), PV::real(o.initial_lr[gi]));
+      if (gi < o.group_keys.size())
+        for (const auto &kv : o.group_keys[gi]) gd->put(str(kv.first.c_str()), PV::real(kv.second));
+      gd->put(str("params"), std::move(params));
+    }
+    groups->items.push_back(std::move(gd));
   }
   P root = PV::dict();
   root->put(str("state"), std::move(state));

@@ -195,6 +195,15 @@ std::shared_ptr<Sched> build(const std::shared_ptr<Optim> &o, ctorch_lr_schedule
         x->base_momentums.assign(ng, p.base_momentum), x->max_momentums.assign(ng, p.max_momentum);
         for (size_t i = 0; i < ng; ++i) set_momentum(*o, i, p.max_momentum);
       }
+      // The keys Python's OneCycleLR keeps in each group (state files carry them).
+      o->group_keys.resize(std::max(o->group_keys.size(), ng));
+      for (size_t i = 0; i < ng; ++i) {
+        auto &k = o->group_keys[i];
+        k.clear();
+        k.emplace_back("max_lr", x->max_lrs[i]);
+        k.emplace_back("min_lr", x->min_lrs[i]);
+        if (x->cycle_momentum) k.emplace_back("max_momentum", p.max_momentum), k.emplace_back("base_momentum", p.base_momentum);
+      }
       s = x;
       break;
     }

@@ -247,7 +247,12 @@ class Unpickler {
     expect(d, PV::Dict, "SETITEMS target");
     if (kv.size() % 2) corrupt("SETITEMS with an odd number of values");
     for (size_t j = 0; j < kv.size(); j += 2) {
-      if (kv[j]->kind != PV::Str && kv[j]->kind != PV::Int) corrupt(std::string("dict key of type ") + kind_name(kv[j]->kind));
+      // Tensor keys: a PyTorch 1.13 optimizer's `state` inside the scheduler
+      // object its OneCycleLR state holds (see placeholder); Python hashes
+      // tensors by identity, so the key is the value object's address.
+      if (kv[j]->kind == PV::Tensor) kv[j]->i = static_cast<int64_t>(reinterpret_cast<intptr_t>(kv[j].get()));
+      else if (kv[j]->kind != PV::Str && kv[j]->kind != PV::Int)
+        corrupt(std::string("dict key of type ") + kind_name(kv[j]->kind));
       dict_set(*d, kv[j], kv[j + 1]);
     }
     if (from_mark) budget_.release(kv.size() * kSlotCost);
@@ -398,13 +403,13 @@ class Unpickler {
         P args = pop(), fn = pop();
         expect(args, PV::Tuple, "call arguments");
         expect(fn, PV::Global, "called object");
-        push(call(*fn, args->items));
+        push(call(*fn, args->items, op == 0x81));
         break;
       }
       case 'b': {  // BUILD: object state (OrderedDict._metadata, tensor attributes): not needed
         pop();
         P &obj = top();
-        if (obj->kind != PV::Dict && obj->kind != PV::Tensor)
+        if (obj->kind != PV::Dict && obj->kind != PV::Tensor && !(obj->kind == PV::Global && obj->i == 1))
           corrupt(std::string("cannot set the state of a ") + kind_name(obj->kind));
         break;
       }
@@ -515,8 +520,28 @@ class Unpickler {
     if (flag->i && at::isFloatingType(tensor->t.scalar_type())) tensor->t.set_requires_grad(true);
   }
 
-  P call(const PV &fn, const std::vector<P> &a) {
+  // Code that a PyTorch 1.13 scheduler's state_dict() holds (OneCycleLR's
+  // `anneal_func`, a bound method): pickle writes getattr(<the scheduler
+  // object, made by NEWOBJ and BUILD>, name). Read as an inert placeholder
+  // (a global named <class>.<method>, i = 2; the object itself i = 1),
+  // never resolved nor called; only classes under torch.optim. are
+  // accepted this way, and readers of such files (scheduler states) skip
+  // the key.
+  static bool optim_class(const PV &fn) { return fn.s.compare(0, 12, "torch.optim.") == 0; }
+  P placeholder(const std::string &m, const std::string &n, int64_t what) {
+    P g = make(PV::Global);
+    g->s = m, g->s2 = n, g->i = what;
+    return g;
+  }
+
+  P call(const PV &fn, const std::vector<P> &a, bool newobj = false) {
     const std::string &m = fn.s, &n = fn.s2;
+    if (newobj && optim_class(fn)) return placeholder(m, n, 1);
+    if ((m == "__builtin__" || m == "builtins") && n == "getattr" && a.size() == 2 && a[0]->kind == PV::Global &&
+        a[0]->i == 1 && a[1]->kind == PV::Str)
+      return placeholder(a[0]->s + "." + a[0]->s2, a[1]->s, 2);
+    // defaultdict(dict): a 1.13 optimizer's `state` inside such an object.
+    if (m == "collections" && n == "defaultdict") return make(PV::Dict);
     if (m == "collections" && n == "OrderedDict") {
       if (!a.empty()) corrupt("OrderedDict called with arguments");
       P d = make(PV::Dict);
@@ -566,7 +591,9 @@ class Unpickler {
       return expect(a[0], PV::List, n.c_str());
     }
     corrupt("the checkpoint holds a '" + m + "." + n +
-            "' object; ctorch reads tensors and dicts of tensors only");
+            "' object; ctorch reads None, bool, int, float, str, bytes, tuples, lists, dicts, OrderedDicts, "
+            "Counters, tensors and parameters (and, as inert placeholders, the bound methods of torch.optim "
+            "objects that PyTorch 1.13's scheduler states hold)");
   }
 };
 
