@@ -106,6 +106,7 @@ struct ctorch_cuda_graph_s {
   ctorch::cuda_backend::Graph *graph = nullptr;
   bool capturing = false;
   std::thread::id owner;
+  ctorch::Live<ctorch_cuda_graph_s> live{this};  // last: see core/internal.h
 };
 
 extern "C" {
@@ -307,7 +308,7 @@ CTORCH_API ctorch_status ctorch_cuda_graph_reset(ctorch_cuda_graph g) {
 }
 
 CTORCH_API void ctorch_cuda_graph_free(ctorch_cuda_graph g) {
-  if (!g) return;
+  if (!ctorch::release_handle(g, __func__)) return;
   ctorch::cuda_backend::graph_free(g->graph);
   delete g;
 }
