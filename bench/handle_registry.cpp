@@ -8,7 +8,7 @@
 // Usage: build/bench/handle_registry [iterations]
 #include "core/internal.h"
 
-#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <chrono>
