@@ -43,6 +43,19 @@
  *   for an optional list (schema T[]?) NULL is None and any non-NULL
  *   pointer with length 0 is [].
  *
+ * Handle checks.  Every handle except ctorch_tensor is recorded by ctorch
+ *   from its creation to its free. A function given one that is NULL (where
+ *   not optional), already freed (or a scope already left), never returned
+ *   by ctorch, or of another handle type returns CTORCH_INVALID_ARGUMENT
+ *   naming the argument, without reading the memory it points to. A *_free
+ *   given such a pointer frees nothing and sets the thread's last error (so
+ *   a double free is harmless). Guaranteed for a handle freed BEFORE the
+ *   call; not for one another thread frees during a call using it (do not
+ *   free a handle in use), nor for a freed handle whose address a new
+ *   handle of the same type has taken. ctorch_tensor handles are checked
+ *   for NULL only: registering every tensor would cost the operators more
+ *   than their per-call budget (shim/core/README.md).
+ *
  * Threads.  Functions may be called from any thread. Distinct tensors may
  *   be used concurrently; concurrent mutation of one tensor (in-place ops,
  *   .grad, requires_grad) must be serialised by the caller, as in libtorch.

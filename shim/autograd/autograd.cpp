@@ -26,6 +26,7 @@ struct ctorch_autograd_scope_s {
   std::atomic<bool> left{false};  // see core/scope_stack.h
   std::unique_ptr<at::AutoGradMode> grad;
   std::unique_ptr<c10::InferenceMode> inference;
+  ctorch::Live<ctorch_autograd_scope_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -65,6 +66,7 @@ struct ctorch_autograd_ctx_s {
   uint64_t failures_before = ctorch_last_error_id();
   // Tensors given to mark_non_differentiable: each must be an output.
   std::vector<const c10::TensorImpl *> marked;
+  ctorch::Live<ctorch_autograd_ctx_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -140,7 +142,8 @@ struct CFunction : torch::autograd::Function<CFunction> {
 };
 
 void require_ctx(ctorch_autograd_ctx ctx) {
-  if (!ctx || !ctx->ctx) ctorch::fail_arg("ctx", "is NULL");
+  ctorch::check_handle(ctx, "ctx");
+  if (!ctx->ctx) ctorch::fail_arg("ctx", "is NULL");
 }
 
 }  // namespace

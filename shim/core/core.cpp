@@ -359,7 +359,9 @@ CTORCH_API ctorch_status ctorch_tensor_list_get(ctorch_tensor *out, ctorch_tenso
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_tensor_list_free(ctorch_tensor_list list) { delete list; }
+CTORCH_API void ctorch_tensor_list_free(ctorch_tensor_list list) {
+  if (ctorch::release_handle(list, __func__)) delete list;
+}
 
 // ---- generators --------------------------------------------------------------
 
@@ -381,6 +383,8 @@ CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t 
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_generator_free(ctorch_generator g) { delete g; }
+CTORCH_API void ctorch_generator_free(ctorch_generator g) {
+  if (ctorch::release_handle(g, __func__)) delete g;
+}
 
 }  // extern "C"

@@ -10,22 +10,146 @@
 #include <c10/util/Optional.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compat.h"
 #include "ctorch.h"
 
+namespace ctorch {
+
+// ---- the registry of live handles (handles.cpp) ---------------------------
+// Every handle type except ctorch_tensor (see below) is recorded, by pointer
+// value and type, from the end of its construction to the start of its
+// destruction. An entry point checks its handles against it before it reads
+// them (check_handle, or require_ptr, which calls it for handle types), so a
+// handle freed BEFORE the call, a pointer ctorch never returned, or a handle
+// of another type gets INVALID_ARGUMENT naming the argument without a byte of
+// the pointed-to memory being read. It cannot make safe a handle that another
+// thread frees DURING the call: the caller must not free a handle in use.
+//
+// ctorch_tensor is not registered: every generated operator creates and
+// frees tensor handles, and a registry's insert, lookups and erase per call
+// cost more than the per-call budget (shim/core/README.md has the numbers).
+// Tensor handles are checked for NULL only.
+enum class HandleKind : uint8_t {
+  none = 0,
+  tensor_list, generator, autograd_scope, autograd_ctx, optimizer, lr_scheduler,
+  summary_writer, transform, data_loader, dataset, tensor_dict, module, value, nn_module, store,
+  process_group, work, tracer, aoti_package, stream, event, stream_scope, cuda_graph,
+  autocast_scope, grad_scaler,
+};
+// The kind of each handle struct (none: not a registered handle type).
+template <class S>
+struct handle_info {
+  static constexpr HandleKind kind = HandleKind::none;
+};
+#define CTORCH_HANDLE_TYPE(NAME)                                    \
+  template <>                                                      \
+  struct handle_info<ctorch_##NAME##_s> {                          \
+    static constexpr HandleKind kind = HandleKind::NAME;            \
+  };
+CTORCH_HANDLE_TYPE(tensor_list)
+CTORCH_HANDLE_TYPE(generator)
+CTORCH_HANDLE_TYPE(autograd_scope)
+CTORCH_HANDLE_TYPE(autograd_ctx)
+CTORCH_HANDLE_TYPE(optimizer)
+CTORCH_HANDLE_TYPE(lr_scheduler)
+CTORCH_HANDLE_TYPE(summary_writer)
+CTORCH_HANDLE_TYPE(transform)
+CTORCH_HANDLE_TYPE(data_loader)
+CTORCH_HANDLE_TYPE(dataset)
+CTORCH_HANDLE_TYPE(tensor_dict)
+CTORCH_HANDLE_TYPE(module)
+CTORCH_HANDLE_TYPE(value)
+CTORCH_HANDLE_TYPE(nn_module)
+CTORCH_HANDLE_TYPE(store)
+CTORCH_HANDLE_TYPE(process_group)
+CTORCH_HANDLE_TYPE(work)
+CTORCH_HANDLE_TYPE(tracer)
+CTORCH_HANDLE_TYPE(aoti_package)
+CTORCH_HANDLE_TYPE(stream)
+CTORCH_HANDLE_TYPE(event)
+CTORCH_HANDLE_TYPE(stream_scope)
+CTORCH_HANDLE_TYPE(cuda_graph)
+CTORCH_HANDLE_TYPE(autocast_scope)
+CTORCH_HANDLE_TYPE(grad_scaler)
+#undef CTORCH_HANDLE_TYPE
+
+[[noreturn, gnu::cold, gnu::noinline]] void fail_null(const char *arg);
+
+// Records p as a live handle of kind k (throws bad_alloc only).
+void handle_add(const void *p, HandleKind k);
+// Forgets p if it is recorded as kind k.
+void handle_remove(const void *p, HandleKind k) noexcept;
+// Forgets p and returns true if it was recorded as kind k; false otherwise.
+// One of two threads freeing the same handle at once gets true.
+bool handle_take(const void *p, HandleKind k) noexcept;
+// The kind p is recorded as, or none.
+HandleKind handle_kind_of(const void *p) noexcept;
+// INVALID_ARGUMENT naming `arg`: p is not a live handle of kind `want`.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_handle(const void *p, HandleKind want, const char *arg);
+// A *_free given a pointer that is not a live handle of its type: recorded
+// as the thread's last error (and in the failure log); the free does nothing.
+[[gnu::cold, gnu::noinline]] void bad_free(const void *p, HandleKind want, const char *fn) noexcept;
+
+// Throws INVALID_ARGUMENT naming `arg` unless h is a live handle of its type.
+template <class S>
+inline void check_handle(S *h, const char *arg) {
+  constexpr HandleKind k = handle_info<std::remove_cv_t<S>>::kind;
+  static_assert(k != HandleKind::none, "not a registered handle type");
+  if (C10_UNLIKELY(!h)) fail_null(arg);
+  if (C10_UNLIKELY(handle_kind_of(h) != k)) fail_handle(h, k, arg);
+}
+
+// For a *_free: true if h is a live handle of its type, which is now
+// forgotten (the caller deletes it); false for NULL (quietly) and for a
+// freed, foreign or wrong-type pointer (recorded by bad_free).
+template <class S>
+inline bool release_handle(S *h, const char *fn) noexcept {
+  constexpr HandleKind k = handle_info<std::remove_cv_t<S>>::kind;
+  if (!h) return false;
+  if (handle_take(h, k)) return true;
+  bad_free(h, k, fn);
+  return false;
+}
+
+// The last member of every handle struct: `ctorch::Live<S> live{this};`.
+// Being last, it registers the handle once every other member is built and
+// forgets it before any is destroyed. It stores its offset in S so that a
+// copy (or move) of S registers the copy's own address.
+template <class S>
+class Live {
+ public:
+  explicit Live(S *owner)
+      : off_(reinterpret_cast<const char *>(this) - reinterpret_cast<const char *>(owner)) {
+    handle_add(owner_addr(), handle_info<S>::kind);
+  }
+  Live(const Live &o) : off_(o.off_) { handle_add(owner_addr(), handle_info<S>::kind); }
+  Live &operator=(const Live &) noexcept { return *this; }  // the address does not change
+  ~Live() { handle_remove(owner_addr(), handle_info<S>::kind); }
+
+ private:
+  const void *owner_addr() const noexcept { return reinterpret_cast<const char *>(this) - off_; }
+  std::ptrdiff_t off_;
+};
+
+}  // namespace ctorch
+
 // A list handle: owned tensors. Defined here so the generator and the core
 // agree on it.
 struct ctorch_tensor_list_s {
   std::vector<at::Tensor> items;
+  ctorch::Live<ctorch_tensor_list_s> live{this};
 };
 struct ctorch_generator_s {
   at::Generator gen;
+  ctorch::Live<ctorch_generator_s> live{this};
 };
 
 namespace ctorch {
@@ -163,10 +287,16 @@ inline at::Tensor own(ctorch_tensor h) { return Borrowed(h).get(); }
 C10_ALWAYS_INLINE void require_tensor(ctorch_tensor h, const char *arg) {
   if (C10_UNLIKELY(!h)) fail_null_handle(arg);
 }
-// Any other required pointer: a non-tensor handle, a string, a callback.
+// Any other required pointer: a non-tensor handle (checked against the
+// registry: live and of its type), a string, a callback (NULL only).
 template <class P>
 C10_ALWAYS_INLINE void require_ptr(P p, const char *arg) {
-  if (C10_UNLIKELY(!p)) fail_null(arg);
+  if constexpr (std::is_pointer_v<P> &&
+                handle_info<std::remove_cv_t<std::remove_pointer_t<P>>>::kind != HandleKind::none) {
+    check_handle(p, arg);
+  } else {
+    if (C10_UNLIKELY(!p)) fail_null(arg);
+  }
 }
 template <class T>
 C10_ALWAYS_INLINE void require_out(T *p, const char *arg) {
@@ -190,6 +320,7 @@ inline c10::optional<at::Tensor> opt_tensor(ctorch_tensor h) {
 // Generator? arguments: NULL = the default generator.
 inline c10::optional<at::Generator> opt_generator(ctorch_generator g) {
   if (!g) return c10::nullopt;
+  check_handle(g, "generator");
   return g->gen;
 }
 

@@ -39,7 +39,11 @@ class ScopeStack {
 
   // The shared *_leave: what = "stream " / "autocast " / "" for messages.
   void leave(S *scope, const char *what) {
-    require_ptr(scope, "scope");
+    // Leaving releases the handle whatever follows: it leaves the registry
+    // here, so a second leave, or one of a freed scope, is refused.
+    constexpr HandleKind k = handle_info<S>::kind;
+    if (!scope) fail_null("scope");
+    if (!handle_take(scope, k)) fail_handle(scope, k, "scope");
     if (scope->owner != std::this_thread::get_id()) {
       scope->left.store(true, std::memory_order_release);
       fail(CTORCH_RUNTIME, std::string("argument 'scope': was opened on another thread; the handle is released, and "

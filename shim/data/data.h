@@ -52,4 +52,5 @@ std::shared_ptr<Dataset> tensor_dataset(ctorch_tensor data, ctorch_tensor target
 
 struct ctorch_dataset_s {
   std::shared_ptr<ctorch::data::Dataset> ds;
+  ctorch::Live<ctorch_dataset_s> live{this};  // last: see core/internal.h
 };

@@ -216,6 +216,8 @@ CTORCH_API ctorch_status ctorch_dataset_len(int64_t *out, ctorch_dataset ds) {
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_dataset_free(ctorch_dataset ds) { delete ds; }
+CTORCH_API void ctorch_dataset_free(ctorch_dataset ds) {
+  if (ctorch::release_handle(ds, __func__)) delete ds;
+}
 
 }  // extern "C"

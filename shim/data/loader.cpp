@@ -184,6 +184,7 @@ struct ctorch_data_loader_s {
     *x = std::move(r.x);
     *y = std::move(r.y);
   }
+  ctorch::Live<ctorch_data_loader_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -355,6 +356,8 @@ CTORCH_API ctorch_status ctorch_data_loader_seek(ctorch_data_loader loader, uint
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader) { delete loader; }
+CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader) {
+  if (ctorch::release_handle(loader, __func__)) delete loader;
+}
 
 }  // extern "C"

@@ -42,6 +42,7 @@ struct ctorch_autocast_scope_s {
   bool prev_cache_enabled;
   bool entered = false;  // set once the state was changed: the destructor restores it
   ~ctorch_autocast_scope_s();
+  ctorch::Live<ctorch_autocast_scope_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -196,6 +197,7 @@ struct ctorch_grad_scaler_s {
     }
     return total;
   }
+  ctorch::Live<ctorch_grad_scaler_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -330,7 +332,9 @@ CTORCH_API ctorch_status ctorch_grad_scaler_new(ctorch_grad_scaler *out, ctorch_
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_grad_scaler_free(ctorch_grad_scaler s) { delete s; }
+CTORCH_API void ctorch_grad_scaler_free(ctorch_grad_scaler s) {
+  if (ctorch::release_handle(s, __func__)) delete s;
+}
 
 CTORCH_API ctorch_status ctorch_grad_scaler_scale(ctorch_tensor *out, ctorch_grad_scaler s, ctorch_tensor loss) {
   CTORCH_TRY

@@ -107,6 +107,7 @@ struct ctorch_cuda_graph_s {
   ctorch::cuda_backend::Graph *graph = nullptr;
   bool capturing = false;
   std::thread::id owner;
+  ctorch::Live<ctorch_cuda_graph_s> live{this};  // last: see core/internal.h
 };
 
 extern "C" {
@@ -272,6 +273,7 @@ CTORCH_API ctorch_status ctorch_cuda_graph_capture_begin(ctorch_cuda_graph g, ct
   CTORCH_TRY
   ctorch::require_ptr(g, "g");
   if (g->capturing) ctorch::fail(CTORCH_RUNTIME, "argument 'g': is already capturing");
+  if (share_pool) ctorch::check_handle(share_pool, "share_pool");
   if (share_pool == g) ctorch::fail_arg("share_pool", "is the graph being captured");
   if (share_pool && share_pool->capturing) ctorch::fail_arg("share_pool", "is still capturing; end its capture first");
   ctorch::cuda_backend::graph_capture_begin(g->graph, share_pool ? share_pool->graph : nullptr);
@@ -308,7 +310,7 @@ CTORCH_API ctorch_status ctorch_cuda_graph_reset(ctorch_cuda_graph g) {
 }
 
 CTORCH_API void ctorch_cuda_graph_free(ctorch_cuda_graph g) {
-  if (!g) return;
+  if (!ctorch::release_handle(g, __func__)) return;
   ctorch::cuda_backend::graph_free(g->graph);
   delete g;
 }

@@ -22,17 +22,20 @@
 
 struct ctorch_stream_s {
   c10::Stream stream;
+  ctorch::Live<ctorch_stream_s> live{this};  // last: see core/internal.h
 };
 
 struct ctorch_event_s {
   c10::Event event;
   bool timing;
+  ctorch::Live<ctorch_event_s> live{this};  // last: see core/internal.h
 };
 
 struct ctorch_stream_scope_s {
   std::thread::id owner;
   std::atomic<bool> left{false};  // see core/scope_stack.h
   std::unique_ptr<c10::StreamGuard> guard;
+  ctorch::Live<ctorch_stream_scope_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -146,7 +149,9 @@ CTORCH_API ctorch_status ctorch_stream_wait_stream(ctorch_stream s, ctorch_strea
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_stream_free(ctorch_stream s) { delete s; }
+CTORCH_API void ctorch_stream_free(ctorch_stream s) {
+  if (ctorch::release_handle(s, __func__)) delete s;
+}
 
 // ---- stream scopes -------------------------------------------------------------
 
@@ -225,6 +230,7 @@ CTORCH_API ctorch_status ctorch_event_elapsed_ms(double *out, ctorch_event start
 }
 
 CTORCH_API void ctorch_event_free(ctorch_event e) {
+  if (!ctorch::release_handle(e, __func__)) return;
   try {
     delete e;  // cudaEventDestroy; c10 swallows its errors in destructors
   } catch (...) {

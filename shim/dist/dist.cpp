@@ -16,6 +16,7 @@ struct ctorch_work_s {
   milliseconds timeout{0};
   std::string what;
   bool finished = false;
+  ctorch::Live<ctorch_work_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -479,7 +480,7 @@ CTORCH_API ctorch_status ctorch_dist_recv_async(ctorch_work *out, ctorch_process
 
 CTORCH_API ctorch_status ctorch_work_wait(ctorch_work work, int64_t timeout_ms) {
   CTORCH_TRY
-  if (!work) ctorch::fail_arg("work", "work handle is NULL");
+  ctorch::check_handle(work, "work");
   complete(*work->work, work->finish, work->finished, to_timeout(timeout_ms, work->timeout), work->what);
   CTORCH_CATCH
 }
@@ -487,12 +488,13 @@ CTORCH_API ctorch_status ctorch_work_wait(ctorch_work work, int64_t timeout_ms) 
 CTORCH_API ctorch_status ctorch_work_is_completed(int *out, ctorch_work work) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  if (!work) ctorch::fail_arg("work", "work handle is NULL");
+  ctorch::check_handle(work, "work");
   *out = work->finished || work->work->isCompleted() ? 1 : 0;
   CTORCH_CATCH
 }
 
 CTORCH_API void ctorch_work_free(ctorch_work work) {
+  if (!ctorch::release_handle(work, __func__)) return;
   try {
     delete work;
   } catch (...) {

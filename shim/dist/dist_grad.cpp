@@ -106,7 +106,7 @@ extern "C" {
 CTORCH_API ctorch_status ctorch_dist_average_tensors(ctorch_process_group pg, const ctorch_tensor *tensors, size_t n,
                                                      size_t bucket_bytes) {
   CTORCH_TRY
-  if (!pg) ctorch::fail_arg("pg", "process group handle is NULL");
+  ctorch::check_handle(pg, "pg");
   auto ts = ctorch::tensor_list(tensors, n, "tensors");
   average(pg, ts, bucket_bytes);
   CTORCH_CATCH
@@ -115,7 +115,7 @@ CTORCH_API ctorch_status ctorch_dist_average_tensors(ctorch_process_group pg, co
 CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, const ctorch_tensor *params, size_t n,
                                                        size_t bucket_bytes) {
   CTORCH_TRY
-  if (!pg) ctorch::fail_arg("pg", "process group handle is NULL");
+  ctorch::check_handle(pg, "pg");
   auto ps = ctorch::tensor_list(params, n, "params");
   std::vector<at::Tensor> grads;
   grads.reserve(n);
@@ -133,7 +133,7 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root) {
   CTORCH_TRY
-  if (!pg) ctorch::fail_arg("pg", "process group handle is NULL");
+  ctorch::check_handle(pg, "pg");
   auto ps = ctorch::tensor_list(params, n, "params");
   int rank = 0;
   check(ctorch_process_group_rank(&rank, pg));

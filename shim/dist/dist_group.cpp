@@ -145,7 +145,8 @@ CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  if (!store || !store->store) ctorch::fail_arg("store", "store handle is NULL");
+  ctorch::check_handle(store, "store");
+  if (!store->store) ctorch::fail_arg("store", "store handle is NULL");
   if (size < 1) ctorch::fail_arg("size", "must be >= 1");
   if (rank < 0 || rank >= size)
     ctorch::fail_arg("rank", std::to_string(rank) + " is outside [0, " + std::to_string(size) + ")");
@@ -158,7 +159,8 @@ CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  if (!store || !store->store) ctorch::fail_arg("store", "store handle is NULL");
+  ctorch::check_handle(store, "store");
+  if (!store->store) ctorch::fail_arg("store", "store handle is NULL");
   if (size < 1) ctorch::fail_arg("size", "must be >= 1");
   if (rank < 0 || rank >= size)
     ctorch::fail_arg("rank", std::to_string(rank) + " is outside [0, " + std::to_string(size) + ")");
@@ -238,12 +240,13 @@ CTORCH_API ctorch_status ctorch_process_group_sequence_number(uint64_t *out, cto
 
 CTORCH_API ctorch_status ctorch_process_group_destroy(ctorch_process_group pg) {
   CTORCH_TRY
-  if (!pg) ctorch::fail_arg("pg", "process group handle is NULL");
+  ctorch::check_handle(pg, "pg");
   pg->pg.reset();
   CTORCH_CATCH
 }
 
 CTORCH_API void ctorch_process_group_free(ctorch_process_group pg) {
+  if (!ctorch::release_handle(pg, __func__)) return;
   try {
     delete pg;
   } catch (...) {

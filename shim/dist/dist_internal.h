@@ -35,6 +35,7 @@ struct ctorch_store_s {
   // bind 127.0.0.1 and never touch another interface.
   bool loopback = false;
   int port = -1;  // TCPStore only
+  ctorch::Live<ctorch_store_s> live{this};  // last: see core/internal.h
 };
 
 struct ctorch_process_group_s {
@@ -43,6 +44,7 @@ struct ctorch_process_group_s {
   int rank = 0;
   int size = 0;
   const char *backend = "gloo";  // static text
+  ctorch::Live<ctorch_process_group_s> live{this};  // last: see core/internal.h
 };
 
 namespace ctorch {
@@ -66,7 +68,7 @@ inline std::string message_of(const std::exception &e) {
 }
 
 inline ctorch_process_group_s &live_pg(ctorch_process_group pg) {
-  if (!pg) fail_arg("pg", "process group handle is NULL");
+  check_handle(pg, "pg");
   if (!pg->pg) fail_arg("pg", "process group was destroyed");
   return *pg;
 }

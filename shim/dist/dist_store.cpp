@@ -17,7 +17,8 @@ using namespace ctorch::dist;
 namespace {
 
 c10d::Store &live_store(ctorch_store s, const char *arg) {
-  if (!s || !s->store) ctorch::fail_arg(arg, "store handle is NULL");
+  ctorch::check_handle(s, arg);
+  if (!s->store) ctorch::fail_arg(arg, "store handle is NULL");
   return *s->store;
 }
 
@@ -163,6 +164,7 @@ CTORCH_API ctorch_status ctorch_store_wait(ctorch_store store, const char *const
 }
 
 CTORCH_API void ctorch_store_free(ctorch_store store) {
+  if (!ctorch::release_handle(store, __func__)) return;
   try {
     delete store;
   } catch (...) {

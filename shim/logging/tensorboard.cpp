@@ -45,6 +45,7 @@ struct ctorch_summary_writer_s {
   int fd = -1;
   std::string path;
   std::mutex mu;
+  ctorch::Live<ctorch_summary_writer_s> live{this};  // last: see core/internal.h
 };
 
 namespace ctorch {
@@ -423,7 +424,7 @@ CTORCH_API ctorch_status ctorch_summary_writer_flush(ctorch_summary_writer w) {
 }
 
 CTORCH_API void ctorch_summary_writer_free(ctorch_summary_writer w) {
-  if (!w) return;
+  if (!ctorch::release_handle(w, __func__)) return;
   if (w->fd >= 0) ::close(w->fd);
   delete w;
 }

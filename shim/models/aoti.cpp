@@ -71,6 +71,7 @@ struct ctorch_aoti_package_s {
   std::unique_ptr<Loaded> loaded;
   std::vector<std::pair<std::string, std::string>> metadata;  // sorted by key
   std::string in_spec, out_spec;
+  ctorch::Live<ctorch_aoti_package_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -85,7 +86,7 @@ namespace {
 
 ctorch_aoti_package_s &pkg(ctorch_aoti_package p) {
   if (!kAvailable) not_available();
-  if (!p) ctorch::fail_arg("package", "package handle is NULL");
+  ctorch::check_handle(p, "package");
   return *p;
 }
 
@@ -198,7 +199,9 @@ CTORCH_API ctorch_status ctorch_aoti_package_load(ctorch_aoti_package *out, cons
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_aoti_package_free(ctorch_aoti_package package) { delete package; }
+CTORCH_API void ctorch_aoti_package_free(ctorch_aoti_package package) {
+  if (ctorch::release_handle(package, __func__)) delete package;
+}
 
 CTORCH_API ctorch_status ctorch_aoti_package_run(ctorch_tensor_list *out, ctorch_aoti_package package,
                                                  const ctorch_tensor *inputs, size_t n_inputs) {

@@ -20,12 +20,12 @@
 namespace {
 
 torch::jit::Module &mod(ctorch_module m) {
-  if (!m) ctorch::fail_arg("m", "module handle is NULL");
+  ctorch::check_handle(m, "m");
   return m->m;
 }
 
 const c10::IValue &val(ctorch_value v, const char *arg = "v") {
-  if (!v) ctorch::fail_arg(arg, "value handle is NULL");
+  ctorch::check_handle(v, arg);
   return v->v;
 }
 
@@ -60,6 +60,7 @@ c10::TypePtr unified_type(const ctorch_value *items, size_t n, const char *arg) 
   c10::TypePtr t;
   for (size_t i = 0; i < n; ++i) {
     if (!items[i]) ctorch::fail_arg(arg, "entry " + std::to_string(i) + " is NULL");
+    ctorch::check_handle(items[i], arg);
     c10::TypePtr ti = c10::unshapedType(items[i]->v.type());
     if (!t) {
       t = ti;
@@ -121,6 +122,7 @@ std::vector<c10::IValue> arg_values(const ctorch_value *args, size_t nargs) {
   v.reserve(nargs);
   for (size_t i = 0; i < nargs; ++i) {
     if (!args[i]) ctorch::fail_arg("args", "entry " + std::to_string(i) + " is NULL (use ctorch_value_none for None)");
+    ctorch::check_handle(args[i], "args");
     v.push_back(args[i]->v);
   }
   return v;
@@ -150,7 +152,9 @@ extern "C" {
 
 // ---- values -------------------------------------------------------------
 
-CTORCH_API void ctorch_value_free(ctorch_value v) { delete v; }
+CTORCH_API void ctorch_value_free(ctorch_value v) {
+  if (ctorch::release_handle(v, __func__)) delete v;
+}
 
 CTORCH_API ctorch_status ctorch_value_none(ctorch_value *out) {
   CTORCH_TRY
@@ -219,6 +223,7 @@ CTORCH_API ctorch_status ctorch_value_tuple(ctorch_value *out, const ctorch_valu
   e.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     if (!items[i]) ctorch::fail_arg("items", "entry " + std::to_string(i) + " is NULL");
+    ctorch::check_handle(items[i], "items");
     e.push_back(items[i]->v);
   }
   *out = give_value(c10::IValue(c10::ivalue::Tuple::create(std::move(e))));
@@ -411,7 +416,9 @@ CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *p
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_module_free(ctorch_module m) { delete m; }
+CTORCH_API void ctorch_module_free(ctorch_module m) {
+  if (ctorch::release_handle(m, __func__)) delete m;
+}
 
 CTORCH_API ctorch_status ctorch_module_train(ctorch_module m, int on) {
   CTORCH_TRY

@@ -9,7 +9,9 @@
 
 struct ctorch_module_s {
   torch::jit::Module m;
+  ctorch::Live<ctorch_module_s> live{this};  // last: see core/internal.h
 };
 struct ctorch_value_s {
   c10::IValue v;
+  ctorch::Live<ctorch_value_s> live{this};  // last: see core/internal.h
 };

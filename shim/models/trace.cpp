@@ -44,6 +44,7 @@ struct ctorch_tracer_s {
   c10::optional<torch::jit::Module> module;
   std::shared_ptr<tracer::TracingState> state;
   std::thread::id thread;
+  ctorch::Live<ctorch_tracer_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -129,7 +130,7 @@ std::vector<std::string> split_name(const std::string &name, const char *arg) {
 // ---- handle checks ---------------------------------------------------------
 
 ctorch_tracer_s &trace_of(ctorch_tracer tr) {
-  if (!tr) ctorch::fail_arg("trace", "trace handle is NULL");
+  ctorch::check_handle(tr, "trace");
   return *tr;
 }
 
@@ -403,7 +404,7 @@ CTORCH_API ctorch_status ctorch_tracer_abandon(ctorch_tracer trace) {
 }
 
 CTORCH_API void ctorch_tracer_free(ctorch_tracer trace) {
-  if (!trace) return;
+  if (!ctorch::release_handle(trace, __func__)) return;
   try {
     if (trace->phase == ctorch_tracer_s::TRACING) {
       if (trace->thread == std::this_thread::get_id()) {

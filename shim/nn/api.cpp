@@ -123,7 +123,9 @@ CTORCH_API ctorch_status ctorch_nn_new_with_modules(ctorch_nn_module *out, const
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_nn_module_free(ctorch_nn_module m) { delete m; }
+CTORCH_API void ctorch_nn_module_free(ctorch_nn_module m) {
+  if (ctorch::release_handle(m, __func__)) delete m;
+}
 
 CTORCH_API ctorch_status ctorch_nn_module_kind(const char **out, ctorch_nn_module m) {
   CTORCH_TRY

@@ -205,4 +205,5 @@ int64_t fan_in(const at::Tensor &t);
 // The C handle: one reference to a module.
 struct ctorch_nn_module_s {
   ctorch::nn::ModulePtr m;
+  ctorch::Live<ctorch_nn_module_s> live{this};  // last: see core/internal.h
 };

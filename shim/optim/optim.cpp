@@ -207,7 +207,8 @@ std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
 }
 
 Optim &require_opt(ctorch_optimizer opt) {
-  if (!opt || !opt->o) ctorch::fail_arg("opt", "is NULL");
+  ctorch::check_handle(opt, "opt");
+  if (!opt->o) ctorch::fail_arg("opt", "is NULL");
   return *opt->o;
 }
 
@@ -389,7 +390,9 @@ CTORCH_API ctorch_status ctorch_optimizer_new_v2(ctorch_optimizer *out, ctorch_o
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt) { delete opt; }
+CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt) {
+  if (ctorch::release_handle(opt, __func__)) delete opt;
+}
 
 CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
                                                           const ctorch_optim_options *options) {

@@ -48,6 +48,7 @@ ctorch_optim_options_v2 read_options(ctorch_optimizer_kind kind, const torch::op
 
 struct ctorch_optimizer_s {
   std::shared_ptr<ctorch::optim::Optim> o;
+  ctorch::Live<ctorch_optimizer_s> live{this};  // last: see core/internal.h
 };
 
 namespace ctorch {

@@ -250,6 +250,7 @@ std::vector<std::shared_ptr<Sched>> children(const ctorch_lr_scheduler *sch, siz
   std::vector<std::shared_ptr<Sched>> v;
   for (size_t i = 0; i < n; ++i) {
     if (!sch[i]) fail_arg("schedulers", "entry " + std::to_string(i) + " is NULL");
+    ctorch::check_handle(sch[i], "schedulers");
     auto &c = sch[i]->s;
     if (c->kind == CTORCH_LR_REDUCE_ON_PLATEAU)
       fail_arg("schedulers", "entry " + std::to_string(i) + " is a ReduceLROnPlateau, which cannot be sequenced");
@@ -440,6 +441,8 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s) { delete s; }
+CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s) {
+  if (ctorch::release_handle(s, __func__)) delete s;
+}
 
 }  // extern "C"

@@ -435,6 +435,7 @@ struct Chained : Sched {
 // The C handle (schedules.cpp makes them; schedules_state.cpp saves and loads them).
 struct ctorch_lr_scheduler_s {
   std::shared_ptr<ctorch::optim::sched::Sched> s;
+  ctorch::Live<ctorch_lr_scheduler_s> live{this};  // last: see core/internal.h
 };
 
 namespace ctorch {

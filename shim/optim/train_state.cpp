@@ -78,7 +78,16 @@ struct State {
   double metric;
 };
 
+// Each handle given (NULL: that part is not saved or loaded) must be live.
+void check_handles(const State &st) {
+  if (st.model) ctorch::check_handle(st.model, "model");
+  if (st.optimizer) ctorch::check_handle(st.optimizer, "optimizer");
+  if (st.scheduler) ctorch::check_handle(st.scheduler, "scheduler");
+  if (st.loader) ctorch::check_handle(st.loader, "loader");
+}
+
 P build(const State &st) {
+  check_handles(st);
   P root = PV::dict();
   if (st.model) root->put(str("model"), model_state(st.model));
   if (st.optimizer) root->put(str("optimizer"), ctorch::optim::state_dict_value(*st.optimizer->o));
@@ -145,6 +154,7 @@ std::unique_ptr<ctorch_tensor_dict_s> model_from(const PV &sd, ctorch_nn_module 
 int64_t integer(const PV &d, const char *key, const std::string &in) { return need(d, key, PV::Int, in).i; }
 
 void load(State &st, const char *path) {
+  check_handles(st);
   auto file = ctorch::read_pickled(path);
   const std::string in = std::string("'") + path + "'";
   const PV &root = *file->root;

@@ -15,7 +15,7 @@ void require_path(const char *path, const char *arg) {
 }
 
 ctorch_tensor_dict_s &dict_ref(ctorch_tensor_dict d) {
-  if (!d) ctorch::fail_arg("d", "dict handle is NULL");
+  ctorch::check_handle(d, "d");
   return *d;
 }
 

@@ -119,7 +119,7 @@ at::Tensor savable(const at::Tensor &t, const std::string &arg) {
 }
 
 ctorch_tensor_dict_s &dict_ref(ctorch_tensor_dict d) {
-  if (!d) ctorch::fail_arg("d", "dict handle is NULL");
+  ctorch::check_handle(d, "d");
   return *d;
 }
 
@@ -241,7 +241,9 @@ CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tens
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_tensor_dict_free(ctorch_tensor_dict d) { delete d; }
+CTORCH_API void ctorch_tensor_dict_free(ctorch_tensor_dict d) {
+  if (ctorch::release_handle(d, __func__)) delete d;
+}
 
 CTORCH_API ctorch_status ctorch_tensor_dict_new(ctorch_tensor_dict *out) {
   CTORCH_TRY

@@ -17,6 +17,7 @@ struct ctorch_tensor_dict_s {
   // A safetensors file's "__metadata__" (shim/safetensors/), in the order
   // read; empty for torch.save dicts.
   std::vector<std::pair<std::string, std::string>> metadata;
+  ctorch::Live<ctorch_tensor_dict_s> live{this};  // last: see core/internal.h
 };
 
 namespace ctorch {

@@ -25,6 +25,7 @@ struct ctorch_transform_s {
   double scale_min = 0, scale_max = 0, ratio_min = 0, ratio_max = 0;  // RESIZED_CROP
   std::vector<ctorch_transform> parts;               // COMPOSE (one reference each)
   explicit ctorch_transform_s(Kind k) : kind(k) {}
+  ctorch::Live<ctorch_transform_s> live{this};  // last: see core/internal.h
 };
 
 namespace {
@@ -284,6 +285,7 @@ CTORCH_API ctorch_status ctorch_transform_compose(ctorch_transform *out, const c
   ctorch::require_list(ts, n, "ts");
   for (size_t i = 0; i < n; ++i)
     if (!ts[i]) ctorch::fail_arg("ts", "entry " + std::to_string(i) + " is NULL");
+    else ctorch::check_handle(ts[i], "ts");
   auto *t = new ctorch_transform_s(ctorch_transform_s::COMPOSE);
   t->parts.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -304,6 +306,7 @@ CTORCH_API ctorch_status ctorch_transform_apply(ctorch_tensor *out, ctorch_trans
   ctorch::Borrowed b(batch);
   const at::Tensor &x = b.get();
   if (x.dim() != 4) ctorch::fail_arg("batch", "expected [N, C, H, W], got " + std::to_string(x.dim()) + " dimensions");
+  if (generator) ctorch::check_handle(generator, "generator");
   at::Generator gen = generator ? generator->gen : at::detail::getDefaultCPUGenerator();
   if (gen.device().type() != at::kCPU) ctorch::fail_arg("generator", "must be a CPU generator");
   int64_t h = x.size(2), w = x.size(3);
@@ -322,4 +325,11 @@ CTORCH_API ctorch_status ctorch_transform_apply(ctorch_tensor *out, ctorch_trans
   CTORCH_CATCH
 }
 
-CTORCH_API void ctorch_transform_free(ctorch_transform t) { release(t); }
+// A transform a compose still holds stays live (and registered) after its
+// own handle is freed: a second free of that handle is not detected.
+CTORCH_API void ctorch_transform_free(ctorch_transform t) {
+  if (!t) return;
+  if (ctorch::handle_kind_of(t) != ctorch::HandleKind::transform)
+    return ctorch::bad_free(t, ctorch::HandleKind::transform, __func__);
+  release(t);
+}
