@@ -75,7 +75,10 @@ void judge(ctorch_status st, const char *call, const std::vector<const std::stri
   bool ok = true;
   for (const auto *s : strings) ok = ok && well_formed(*s);
   if (st == CTORCH_OK && !ok) fz::violation("a string that is not UTF-8 was written", call, st);
-  if (st != CTORCH_OK && ok && std::strstr(ctorch_last_error(), "UTF-8"))
+  // A refusal *as bad UTF-8* is INVALID_ARGUMENT saying "is not valid UTF-8";
+  // other failures of good strings are fine (a long filename_suffix is an IO
+  // error, "File name too long", and its text may itself contain "UTF-8").
+  if (st == CTORCH_INVALID_ARGUMENT && ok && std::strstr(ctorch_last_error(), "is not valid UTF-8"))
     fz::violation("well-formed UTF-8 refused", call, st);
 }
 
