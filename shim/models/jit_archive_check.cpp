@@ -101,6 +101,11 @@ void check_class(const ClassDef &cls, const std::string &qualifier, JitEnums &en
         continue;  // the importer refuses it, or it matches no pickled literal
       }
       members->push_back(std::move(lit));
+    } else if (!valued && assign.lhs_list().size() == 1 && (*assign.lhs_list().begin()).kind() == TK_SUBSCRIPT) {
+      // importClass takes the type of "__annotations__[name] = T" from the
+      // right-hand side, unchecked: written as "__annotations__[name] : T"
+      // it reads an absent subtree (SEGV in parseTypeFromExpr, fuzz_optim).
+      refuse(assign, "attribute annotation of '" + name + "' has no right-hand side (expected '__annotations__[\"x\"] = T')");
     } else if ((base.empty() || base == "Module") && valued && !typed) {
       List<Expr> lhs = assign.lhs_list();
       if (lhs.size() != 1 || (*lhs.begin()).kind() != TK_VAR) continue;
