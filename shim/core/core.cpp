@@ -282,6 +282,11 @@ CTORCH_API ctorch_status ctorch_tensor_data_ptr(void **out, ctorch_tensor t) {
   // reading through NULL would crash.
   if (x._is_zerotensor())
     ctorch::fail(CTORCH_VALUE, "argument 't': a zero tensor (_efficientzerotensor) has no memory; clone or copy it out");
+  // Checked on the storage before data_ptr(): TensorImpl::data() adds the
+  // storage offset to the storage's pointer, which is undefined behaviour on
+  // a NULL one (a meta tensor's select/narrow view; UBSan in fuzz_interp).
+  if (x.is_meta() || (x.has_storage() && x.storage().data() == nullptr))
+    ctorch::fail(CTORCH_VALUE, "argument 't': the tensor has no memory (device " + x.device().str() + ")");
   void *p = x.data_ptr();
   if (!p) ctorch::fail(CTORCH_VALUE, "argument 't': the tensor has no memory (device " + x.device().str() + ")");
   *out = p;
