@@ -8,8 +8,9 @@
 #   2. a fresh venv holding PyPI's torch (wheel_env.py: hard links to the files
 #      pip installed for TORCH_PYTHON, torch and its requirements): the
 #      library found beside the binding and libtorch in that venv's torch
-#      (wheel_check.py), the README's first Python program, the binding
-#      README's, and a short LeNet-5 training with ctorch.nn modules
+#      (wheel_check.py), a torch of another release refused at import, the
+#      README's first Python program, the binding README's, and a short
+#      LeNet-5 training with ctorch.nn modules
 #      (tests/bindings/py_train.py, 30 steps);
 #   3. the venv of 1 with TORCH_PYTHON's site-packages added by a .pth file
 #      (torch in another folder of sys.path): the binding loads libtorch
@@ -88,6 +89,11 @@ run_ex() {  # FILE HEADING: runs the first python block under HEADING (with what
 }
 t=$(now)
 CTORCH_LIB=/nonexistent/libctorch.so "$py" "$src/tests/package/wheel_check.py" "$version" "$site/torch/lib"
+echo "-- another torch release first on sys.path (a torch-9.9.0 dist-info): import refused"
+mkdir -p "$tmp/fake/torch-9.9.0.dist-info"
+printf 'Metadata-Version: 2.1\nName: torch\nVersion: 9.9.0\n' >"$tmp/fake/torch-9.9.0.dist-info/METADATA"
+if PYTHONPATH=$tmp/fake "$py" -c 'import ctorch' >"$tmp/fake.log" 2>&1; then echo "FAIL: imported beside torch 9.9.0"; exit 1; fi
+grep -F "built for torch $torch_mm, and this Python has torch 9.9.0" "$tmp/fake.log"
 echo "-- README.md's first Python program"
 out=$(run_ex "$src/README.md" "**Python**" </dev/null)
 echo "$out"
