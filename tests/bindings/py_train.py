@@ -2,7 +2,9 @@
 module classes: a ctorch.nn.Module subclass holding Conv2d and Linear
 children) on Fashion-MNIST, 2 epochs of AdamW at batch 256, and checks the
 test accuracy and that the state-dict keys are Python's. Exit 77 (skipped)
-without the data set."""
+without the data set. CTORCH_TRAIN_STEPS=N stops after N steps, and then
+the loss must also have fallen (tests/package/run_wheel.sh: 30 steps, with
+CTORCH_TRAIN_MIN_ACCURACY=0.3, in a fresh venv with the wheel installed)."""
 import os
 import sys
 import time
@@ -15,8 +17,9 @@ if os.environ.get("CTORCH_BINDING_SKIP"):
     sys.exit(77)
 
 DATA = os.environ.get("CTORCH_FASHION_MNIST", "/usr/share/datasets/fashion-mnist")
-MIN_ACCURACY = 0.80
+MIN_ACCURACY = float(os.environ.get("CTORCH_TRAIN_MIN_ACCURACY", "0.80"))
 EPOCHS = 2
+MAX_STEPS = int(os.environ.get("CTORCH_TRAIN_STEPS", "0"))  # 0: all EPOCHS
 
 if not os.path.exists(os.path.join(DATA, "train-images-idx3-ubyte.gz")):
     print(f"skipped: Fashion-MNIST not found in {DATA} (package dataset-fashion-mnist)")
@@ -65,6 +68,7 @@ if keys != want or model.num_parameters() != 44426:
 opt = ctorch.optim.AdamW(model.parameters(), lr=2e-3)
 loader = ctorch.data.DataLoader(x_train, y_train, batch_size=256, shuffle=True, seed=1)
 steps = 0
+first_loss = None
 for _ in range(EPOCHS):
     for xb, yb in loader:
         loss = ctorch.nn.cross_entropy_loss(model(xb), yb)
@@ -72,14 +76,23 @@ for _ in range(EPOCHS):
         loss.backward()
         opt.step()
         steps += 1
+        if first_loss is None:
+            first_loss = loss.item()
+        if steps == MAX_STEPS:
+            break
+    if steps == MAX_STEPS:
+        break
 train_s = time.time() - t0
 
 model.eval()
 with ctorch.no_grad():
     pred = model(x_test).argmax(dim=1)
     accuracy = (pred == y_test).to(ctorch.float32).mean().item()
-print(f"python binding: LeNet-5 (ctorch.nn modules), {EPOCHS} epochs ({steps} steps of 256) in {train_s:.1f} s, "
-      f"final loss {loss.item():.4f}, test accuracy {accuracy * 100:.2f}%")
+print(f"python binding ({ctorch._rt.LIB_PATH}): LeNet-5 (ctorch.nn modules), {steps} steps of 256 in {train_s:.1f} s, "
+      f"loss {first_loss:.4f} -> {loss.item():.4f}, test accuracy {accuracy * 100:.2f}%")
+if MAX_STEPS and not loss.item() < first_loss:
+    print("FAIL: the loss did not fall")
+    sys.exit(1)
 if accuracy < MIN_ACCURACY:
     print(f"FAIL: accuracy below {MIN_ACCURACY * 100:.0f}%")
     sys.exit(1)

@@ -23,21 +23,54 @@ Device_ = _capi.ctorch_device
 
 
 def _installed_lib():
-    """The library CMake's install put beside this package (_installed.py), if any."""
+    """(path, info): the library CMake's install put beside this package
+    (_installed.py: LIB relative to it), or (None, None). info.BUNDLED is
+    true in the wheel, whose library is part of the package."""
     try:
         from . import _installed
     except ImportError:
-        return None
-    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), _installed.LIB))
+        return None, None
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), _installed.LIB)), _installed
+
+
+def _preload_torch(path, want):
+    """The wheel's library finds libtorch through its RUNPATH,
+    $ORIGIN/../../torch/lib: torch in the same site-packages, where pip puts
+    both. Where torch sits in another folder of sys.path (a venv over system
+    site-packages, --user, PYTHONPATH), its libtorch.so is loaded from there
+    first, as `import torch` before an extension does for torchvision (the
+    loader then matches libctorch's needs by SONAME), without importing
+    torch's Python. The torch found must be the release the wheel was built
+    for (pip's requirement, checked again here for --no-deps installs)."""
+    import importlib.util
+    try:
+        from importlib.metadata import version
+        got = version("torch")
+    except Exception:  # noqa: BLE001 (PackageNotFoundError)
+        got = None
+    if got is None or not (got == want or got.startswith(want + ".")):
+        raise ImportError(f"ctorch: this wheel's library ({path}) is built for torch {want}, and this Python has "
+                          f"{'torch ' + got if got else 'no torch'}: pip install 'torch=={want}.*'")
+    if os.path.isdir(os.path.join(os.path.dirname(path), "..", "..", "torch", "lib")):
+        return
+    spec = importlib.util.find_spec("torch")
+    tlib = os.path.join(spec.submodule_search_locations[0], "lib", "libtorch.so")
+    ctypes.CDLL(tlib)
 
 
 def _load():
-    """The library: $CTORCH_LIB, else the installed one (when this package was
-    installed by CMake), else the build tree's it was generated in, else
-    ctypes.util.find_library("ctorch"), else the SONAME."""
-    path = os.environ.get("CTORCH_LIB")
+    """The library: the wheel's own (beside this package), else $CTORCH_LIB,
+    else the installed one (when this package was installed by CMake), else
+    the build tree's it was generated in, else ctypes.util.find_library("ctorch"),
+    else the SONAME."""
+    inst, info = _installed_lib()
+    if getattr(info, "BUNDLED", False):
+        path = inst
+        _preload_torch(path, info.TORCH)
+    else:
+        path = os.environ.get("CTORCH_LIB")
     if not path:
-        for p in (_installed_lib(), getattr(_capi, "BUILD_LIB", None)):
+        for p in (inst, getattr(_capi, "BUILD_LIB", None)):
             if p and os.path.exists(p):
                 path = p
                 break
