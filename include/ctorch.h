@@ -2104,7 +2104,7 @@ CTORCH_API ctorch_status ctorch_train_state_latest(char **out, const char *dir);
 /* ------------------------------------------------------------------ */
 /* Training utilities: gradient checkpointing, early stopping, the    */
 /* autograd profiler (torch.utils.checkpoint, Lightning's             */
-/* EarlyStopping, torch.autograd.profiler). See docs/training.md.      */
+/* EarlyStopping, torch.autograd.profiler). See docs/training_utils.md.*/
 /* ------------------------------------------------------------------ */
 
 /** Flag of ctorch_nn_checkpoint: preserve_rng_state=False (the recompute draws fresh random numbers). */
@@ -2226,14 +2226,19 @@ CTORCH_API ctorch_status ctorch_profiler_export_chrome_trace(ctorch_profiler p, 
 /**
  * NEW text (free with ctorch_string_free): the events averaged by name, as
  * key_averages().table(sort_by, row_limit): Name, Self CPU %, Self CPU,
- * CPU total %, CPU total, CPU time avg, # of Calls (and Input Shapes when
- * recorded). sort_by (may be NULL = first-seen order): "cpu_time_total",
- * "self_cpu_time_total", "cpu_time" (average) or "count", descending; other
- * text INVALID_ARGUMENT. row_limit < 0 = all rows.
+ * CPU total %, CPU total, CPU time avg, # of Calls (and the first call's
+ * Input Shapes when recorded). sort_by (may be NULL = first-seen order):
+ * "cpu_time_total", "self_cpu_time_total", "cpu_time" (average) or "count",
+ * descending; other text INVALID_ARGUMENT. row_limit < 0 = all rows.
  * @nullable sort_by
  */
 CTORCH_API ctorch_status ctorch_profiler_table(char **out, ctorch_profiler p, const char *sort_by, int64_t row_limit);
-/** Frees a session (stopping it first if it still records, on its own thread). NULL-safe; returns nothing. */
+/**
+ * Frees a session. NULL-safe; returns nothing. One still recording is
+ * stopped first when freed on its own thread; freed from another thread,
+ * its thread's profiler stays on until that thread's next
+ * ctorch_profiler_start, which switches it off.
+ */
 CTORCH_API void ctorch_profiler_free(ctorch_profiler p);
 
 /* ------------------------------------------------------------------ */
