@@ -2102,6 +2102,146 @@ CTORCH_API ctorch_status ctorch_train_state_save_kept(const char *dir, int keep_
 CTORCH_API ctorch_status ctorch_train_state_latest(char **out, const char *dir);
 
 /* ------------------------------------------------------------------ */
+/* Training utilities: gradient checkpointing, early stopping, the    */
+/* autograd profiler (torch.utils.checkpoint, Lightning's             */
+/* EarlyStopping, torch.autograd.profiler). See docs/training_utils.md.*/
+/* ------------------------------------------------------------------ */
+
+/** Flag of ctorch_nn_checkpoint: preserve_rng_state=False (the recompute draws fresh random numbers). */
+#define CTORCH_CHECKPOINT_NO_RNG_STATE 1u
+/**
+ * Like torch.utils.checkpoint.checkpoint(m, input, use_reentrant=False):
+ * *out is a NEW handle to m's first output, computed WITHOUT keeping m's
+ * intermediate activations; backward runs m's forward again (with grad
+ * recording on) to get them, then its backward. Gradients, of input and of
+ * m's parameters, are the ones the plain forward would give (bit for bit on
+ * the same kernels); they flow through the outer graph, so
+ * ctorch_tensor_backward and ctorch_autograd_grad both work, as with
+ * Python's use_reentrant=False (the reentrant variant is not offered).
+ * Unless flags has CTORCH_CHECKPOINT_NO_RNG_STATE, the CPU generator's state
+ * (and that of the CUDA devices of input) is saved before the forward and
+ * restored for the recompute, so Dropout draws the same mask
+ * (preserve_rng_state=True, Python's default); the generators' states after
+ * backward are those before it. The autocast state in force is also used
+ * for the recompute. With grad recording off (no_grad) this is m's plain
+ * forward. m (borrowed; kept by the graph until backward has run or the
+ * graph is freed) must not change its parameters between forward and
+ * backward. Errors: INVALID_ARGUMENT (NULL or dead handles, other flag
+ * bits), and whatever m's forward raises, here or during backward.
+ */
+CTORCH_API ctorch_status ctorch_nn_checkpoint(ctorch_tensor *out, ctorch_nn_module m, ctorch_tensor input,
+                                              uint32_t flags);
+/**
+ * Like torch.utils.checkpoint.checkpoint_sequential(seq, segments, input,
+ * use_reentrant=False): the children of seq (a Sequential, or any module
+ * whose direct children run one after the other on one tensor) are split
+ * into `segments` runs of len/segments children; every run but the last is
+ * checkpointed as ctorch_nn_checkpoint, the last runs plainly (as
+ * Python's). 1 <= segments <= number of children, else INVALID_ARGUMENT.
+ * *out is a NEW handle. flags as ctorch_nn_checkpoint.
+ */
+CTORCH_API ctorch_status ctorch_nn_checkpoint_sequential(ctorch_tensor *out, ctorch_nn_module seq, size_t segments,
+                                                         ctorch_tensor input, uint32_t flags);
+
+/** Early stopping on a monitored value (see ctorch_early_stopping_new). */
+typedef struct ctorch_early_stopping_s *ctorch_early_stopping;
+/**
+ * NEW early-stopping rule, Lightning's EarlyStopping(monitor, min_delta,
+ * patience, mode, check_finite, stopping_threshold, divergence_threshold)
+ * applied to the values given to ctorch_early_stopping_step, in double:
+ * mode CTORCH_BEST_MIN (a loss) or CTORCH_BEST_MAX (an accuracy); NONE is
+ * INVALID_ARGUMENT. A value improves when value - min_delta > best (MAX) or
+ * value + min_delta < best (MIN) (Lightning negates min_delta in "min"
+ * mode); best starts at +inf (MIN) or -inf (MAX). patience >= 0 values in
+ * a row without improvement stop. check_finite (nonzero = true): a NaN or
+ * infinite value stops at once. stopping_threshold (may be NULL = None):
+ * stop once a value is better than it; divergence_threshold (may be NULL =
+ * None): stop once a value is worse than it. model (may be NULL, borrowed,
+ * kept by the handle) gets its state dict copied at every improvement
+ * (Keras's restore_best_weights), for ctorch_early_stopping_restore.
+ * min_delta must be finite, else INVALID_ARGUMENT.
+ * @nullable stopping_threshold
+ * @nullable divergence_threshold
+ * @nullable model
+ */
+CTORCH_API ctorch_status ctorch_early_stopping_new(ctorch_early_stopping *out, ctorch_best_mode mode, int64_t patience,
+                                                   double min_delta, int check_finite,
+                                                   const double *stopping_threshold,
+                                                   const double *divergence_threshold, ctorch_nn_module model);
+/**
+ * Feeds one epoch's monitored value. Outputs as 0/1: *should_stop, whether
+ * training should stop now (Lightning's rule, in its order: non-finite,
+ * stopping threshold, divergence threshold, improvement, then patience);
+ * *improved (may be NULL), whether value became the new best (the model's
+ * state was then copied). Steps after a stop are evaluated by the same rule.
+ * @nullable improved
+ */
+CTORCH_API ctorch_status ctorch_early_stopping_step(int *should_stop, int *improved, ctorch_early_stopping es,
+                                                    double value);
+/**
+ * The rule's state: best value so far (+-inf before any improvement), the
+ * count of values since the last improvement (Lightning's wait_count), and
+ * the 0-based index of the step that gave the best (-1 if none). Each
+ * output may be NULL.
+ * @nullable best
+ * @nullable wait_count
+ * @nullable best_step
+ */
+CTORCH_API ctorch_status ctorch_early_stopping_best(double *best, int64_t *wait_count, int64_t *best_step,
+                                                    ctorch_early_stopping es);
+/**
+ * Copies the best state saved so far back into the model given to
+ * ctorch_early_stopping_new (values bit-identical, no autograd recorded).
+ * CTORCH_VALUE if no model was given or no value has improved yet.
+ */
+CTORCH_API ctorch_status ctorch_early_stopping_restore(ctorch_early_stopping es);
+/** Frees the rule and its saved state. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_early_stopping_free(ctorch_early_stopping es);
+
+/** A profiling session (see ctorch_profiler_start). */
+typedef struct ctorch_profiler_s *ctorch_profiler;
+/**
+ * Starts recording the operators the CALLING THREAD runs (and the autograd
+ * engine runs for it) until ctorch_profiler_stop, as torch.autograd.profiler
+ * .profile() does on the CPU: libtorch's legacy profiler on both libtorch
+ * versions (no Kineto: no CUDA kernel timeline). record_shapes (nonzero =
+ * true) also records input shapes. One session per thread at a time: a
+ * second start on a thread with one open is CTORCH_RUNTIME. *out is NEW.
+ */
+CTORCH_API ctorch_status ctorch_profiler_start(ctorch_profiler *out, int record_shapes);
+/**
+ * Stops recording (on the thread that started it, else CTORCH_RUNTIME);
+ * the events are kept in p for export and table. Stopping twice is
+ * CTORCH_RUNTIME.
+ */
+CTORCH_API ctorch_status ctorch_profiler_stop(ctorch_profiler p);
+/**
+ * Writes the stopped session's events to path as a Chrome trace (JSON
+ * object {"traceEvents": [...]} of complete "X" events with microsecond
+ * ts/dur, what export_chrome_trace writes; Perfetto, chrome://tracing and
+ * TensorBoard open it). CTORCH_RUNTIME if p is still recording, IO if the
+ * file cannot be written.
+ */
+CTORCH_API ctorch_status ctorch_profiler_export_chrome_trace(ctorch_profiler p, const char *path);
+/**
+ * NEW text (free with ctorch_string_free): the events averaged by name, as
+ * key_averages().table(sort_by, row_limit): Name, Self CPU %, Self CPU,
+ * CPU total %, CPU total, CPU time avg, # of Calls (and the first call's
+ * Input Shapes when recorded). sort_by (may be NULL = first-seen order):
+ * "cpu_time_total", "self_cpu_time_total", "cpu_time" (average) or "count",
+ * descending; other text INVALID_ARGUMENT. row_limit < 0 = all rows.
+ * @nullable sort_by
+ */
+CTORCH_API ctorch_status ctorch_profiler_table(char **out, ctorch_profiler p, const char *sort_by, int64_t row_limit);
+/**
+ * Frees a session. NULL-safe; returns nothing. One still recording is
+ * stopped first when freed on its own thread; freed from another thread,
+ * its thread's profiler stays on until that thread's next
+ * ctorch_profiler_start, which switches it off.
+ */
+CTORCH_API void ctorch_profiler_free(ctorch_profiler p);
+
+/* ------------------------------------------------------------------ */
 /* Distributed: torch.distributed (c10d) stores, process groups,       */
 /* collectives and data-parallel helpers. See docs/distributed.md.     */
 /*                                                                     */

@@ -65,6 +65,8 @@ const char *kind_name(HandleKind k) {
     case HandleKind::cuda_graph: return "ctorch_cuda_graph";
     case HandleKind::autocast_scope: return "ctorch_autocast_scope";
     case HandleKind::grad_scaler: return "ctorch_grad_scaler";
+    case HandleKind::early_stopping: return "ctorch_early_stopping";
+    case HandleKind::profiler: return "ctorch_profiler";
   }
   return "?";
 }
