@@ -58,8 +58,10 @@ start=$(date +%s.%N)
 "$go" build -o first . || fail "go build of the README's program"
 printf 'first go build (empty GOCACHE): %.1f s\n' "$(echo "$(date +%s.%N) - $start" | bc)"
 if readelf -d first | grep -E 'RPATH|RUNPATH' | grep -F "$build"; then fail "the program has a run path into the build tree"; fi
-LD_LIBRARY_PATH=$libdir ldd first | grep libctorch
-LD_LIBRARY_PATH=$libdir ldd first | grep -q "libctorch.*=> $libdir/" || fail "the program does not load the prefix's libctorch"
+# (not `ldd | grep -q`: grep -q ends the writer early, which pipefail counts as a failure)
+loaded=$(LD_LIBRARY_PATH=$libdir ldd first | grep libctorch)
+echo "$loaded"
+case "$loaded" in *"=> $libdir/"*) ;; *) fail "the program does not load the prefix's libctorch" ;; esac
 LD_LIBRARY_PATH=$libdir ./first | tee "$tmp/first.out"
 grep -qx '\[7 10 15 22\] <nil>' "$tmp/first.out" || fail "the README's program did not print mm's [7 10 15 22]"
 
