@@ -1,3 +1,3 @@
-module ctorch
+module github.com/ctorch/ctorch-go
 
 go 1.21

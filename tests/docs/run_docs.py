@@ -243,14 +243,16 @@ class Runner:
         mod = os.path.join(self.bindings, "go")
         d = os.path.join(self.tmp, f"go{n}")
         os.makedirs(d)
-        gover = re.search(r"^go (\S+)", open(os.path.join(mod, "go.mod")).read(), re.M).group(1)
+        gomod = open(os.path.join(mod, "go.mod")).read()
+        gover = re.search(r"^go (\S+)", gomod, re.M).group(1)
+        path = re.search(r"^module (\S+)", gomod, re.M).group(1)  # github.com/ctorch/ctorch-go
         open(os.path.join(d, "go.mod"), "w").write(
-            f"module doctest\n\ngo {gover}\n\nrequire ctorch v0.0.0\n\nreplace ctorch => {mod}\n")
+            f"module doctest\n\ngo {gover}\n\nrequire {path} v0.0.0\n\nreplace {path} => {mod}\n")
         text = b.text
         if not re.search(r"^package ", text, re.M):
-            imports = [p for p, use in (("fmt", r"\bfmt\."), ("os", r"\bos\."), ("ctorch", r"\bctorch\."),
-                                        ("ctorch/nn", r"\bnn\.")) if re.search(use, text)]
-            text = ("package main\n\nimport (\n" + "".join(f'\t"{p}"\n' for p in imports) + ")\n\n" +
+            imports = [p for p, use in (('"fmt"', r"\bfmt\."), ('"os"', r"\bos\."), (f'ctorch "{path}"', r"\bctorch\."),
+                                        (f'"{path}/nn"', r"\bnn\.")) if re.search(use, text)]
+            text = ("package main\n\nimport (\n" + "".join(f'\t{p}\n' for p in imports) + ")\n\n" +
                     "func main() {\n" + text + "}\n")
         open(os.path.join(d, "main.go"), "w").write(text)
         env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GOPROXY="off", CGO_ENABLED="1")

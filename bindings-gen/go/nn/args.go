@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ctorch"
+	ctorch "github.com/ctorch/ctorch-go"
 )
 
 // parts: the text arguments; names/mods: the module-valued ones (the

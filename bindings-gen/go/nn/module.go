@@ -30,7 +30,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"ctorch"
+	ctorch "github.com/ctorch/ctorch-go"
 )
 
 // Module is one ctorch_nn_module handle. Free it when done; a finalizer

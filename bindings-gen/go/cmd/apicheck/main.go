@@ -12,7 +12,7 @@ import (
 	"reflect"
 	"strings"
 
-	"ctorch"
+	ctorch "github.com/ctorch/ctorch-go"
 )
 
 var passed, failed int

@@ -9,8 +9,8 @@ import (
 	"errors"
 	"strings"
 
-	"ctorch"
-	"ctorch/nn"
+	ctorch "github.com/ctorch/ctorch-go"
+	"github.com/ctorch/ctorch-go/nn"
 )
 
 func nnChecks() {

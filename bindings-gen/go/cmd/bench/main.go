@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"ctorch"
+	ctorch "github.com/ctorch/ctorch-go"
 )
 
 func must[T any](v T, err error) T {
