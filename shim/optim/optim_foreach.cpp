@@ -508,15 +508,19 @@ void adadelta(Bucket &b, const ctorch_optim_options_v2 &o) {
 // The state of p, made as the one-at-a-time step makes it when missing.
 torch::optim::OptimizerParamState *state_of(ctorch_optimizer_kind kind, torch::optim::Optimizer &opt,
                                            torch::optim::OptimizerOptions &go, const at::Tensor &p) {
-  auto &slot = opt.state()[compat::optim_state_key(opt.state(), p)];
-  if (slot) return slot.get();
+  auto &map = opt.state();
+  const auto key = compat::optim_state_key(map, p);
+  auto it = map.find(key);
+  if (it != map.end() && it->second) return it->second.get();
+  // SGD without momentum keeps no state (libtorch's and Python's for-loop
+  // alike); operator[] would leave a null entry that save() dereferences.
+  if (kind == CTORCH_OPTIM_SGD && static_cast<torch::optim::SGDOptions &>(go).momentum() == 0) return nullptr;
+  auto &slot = map[key];
   auto zeros = [&] { return at::zeros_like(p, at::MemoryFormat::Preserve); };
   switch (kind) {
-    case CTORCH_OPTIM_SGD: {
-      if (static_cast<torch::optim::SGDOptions &>(go).momentum() == 0) return nullptr;
+    case CTORCH_OPTIM_SGD:
       slot = std::make_unique<torch::optim::SGDParamState>();  // buffer: the first step's grad
       break;
-    }
     case CTORCH_OPTIM_ADAM:
     case CTORCH_OPTIM_ADAMW: {
       bool ams = kind == CTORCH_OPTIM_ADAM ? static_cast<torch::optim::AdamOptions &>(go).amsgrad()
