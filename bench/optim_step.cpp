@@ -8,7 +8,7 @@
 // random tensors set once; a timed loop runs `steps` steps. One intra-op
 // thread. bench/optim_step.py measures Python's foreach and for-loop on the
 // same shapes; bench/run puts them side by side.
-// Usage: optim_step [--quick]. Prints one JSON object:
+// Usage: optim_step [--quick] (OPTIM_STEP_ONLY=many_sgd: that case only). Prints one JSON object:
 //   "<set>_<opt>_<side>_us": {"median","min","max"} (us per step) and
 //   "<set>_<opt>_foreach_over_forloop" / "_foreach_over_cpp": the median of
 //   the per-round ratios.
@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -80,6 +81,8 @@ int main(int argc, char **argv) {
   bool first_key = true;
   for (std::string set : {"many", "lenet"})
     for (std::string opt : {"adam", "sgd"}) {
+      const char *only = std::getenv("OPTIM_STEP_ONLY");  // e.g. "many_sgd", for profiling one case
+      if (only && set + "_" + opt != only) continue;
       auto shapes = shapes_of(set);
       const int steps = quick ? 2 : (set == "many" ? 200 : 300);
       // ctorch, foreach and for-loop: two optimizers over two copies.

@@ -28,6 +28,7 @@
 #include <torch/optim/sgd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -505,11 +506,33 @@ void adadelta(Bucket &b, const ctorch_optim_options_v2 &o) {
 
 // ---- state and grouping -------------------------------------------------
 
+// libtorch 1.13 keys the state by the TensorImpl's address printed by an
+// ostringstream ("0x55d5..."): building one costs ~3 us, which made a
+// 200-parameter SGD step 1.8x Python's. snprintf's %p prints the same text
+// with glibc; checked once against compat's key, which is used if they differ.
+std::string fast_key(const at::Tensor &p, std::string *) {
+  static const bool same = [] {
+    at::Tensor t = at::zeros({1});
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", static_cast<const void *>(t.unsafeGetTensorImpl()));
+    return compat::optim_state_key_as(t, static_cast<std::string *>(nullptr)) == buf;
+  }();
+  if (!same) return compat::optim_state_key_as(p, static_cast<std::string *>(nullptr));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", static_cast<const void *>(p.unsafeGetTensorImpl()));
+  return buf;
+}
+void *fast_key(const at::Tensor &p, void **) { return p.unsafeGetTensorImpl(); }
+template <class Map>
+typename Map::key_type state_key(const Map &, const at::Tensor &p) {
+  return fast_key(p, static_cast<typename Map::key_type *>(nullptr));
+}
+
 // The state of p, made as the one-at-a-time step makes it when missing.
 torch::optim::OptimizerParamState *state_of(ctorch_optimizer_kind kind, torch::optim::Optimizer &opt,
                                            torch::optim::OptimizerOptions &go, const at::Tensor &p) {
   auto &map = opt.state();
-  const auto key = compat::optim_state_key(map, p);
+  const auto key = state_key(map, p);
   auto it = map.find(key);
   if (it != map.end() && it->second) return it->second.get();
   // SGD without momentum keeps no state (libtorch's and Python's for-loop
