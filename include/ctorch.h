@@ -754,6 +754,36 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, 
  */
 CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, const char *path);
 
+/**
+ * How an optimizer's step runs its arithmetic (Python's foreach= and
+ * fused= constructor arguments). The state (buffers, step counts), its
+ * files and state dicts are the same whichever runs a step, so the
+ * implementation may change between steps.
+ */
+typedef enum ctorch_optim_impl CTORCH_ENUM_BASE {
+  CTORCH_OPTIM_IMPL_DEFAULT = 0,  /**< PyTorch's default (foreach=None, fused=None): FOREACH when every parameter is on CUDA (so on CUDA the default is foreach), else FOR_LOOP */
+  CTORCH_OPTIM_IMPL_FOR_LOOP = 1, /**< foreach=False: one parameter at a time */
+  CTORCH_OPTIM_IMPL_FOREACH = 2,  /**< foreach=True: the multi-tensor (_foreach_*) form, parameters grouped by device and dtype as torch.optim groups them */
+  CTORCH_OPTIM_IMPL_FUSED = 3     /**< fused=True: one fused kernel per group (_fused_adam_, ...): only where the libtorch has it for the kind and device */
+} ctorch_optim_impl;
+/**
+ * Chooses how opt's later steps run (initially CTORCH_OPTIM_IMPL_DEFAULT).
+ * FOREACH computes what Python's torch.optim.<Kind>(..., foreach=True)
+ * computes, op for op (bit-identical on the CPU); FUSED what fused=True
+ * does. Refusals, opt unchanged: INVALID_ARGUMENT (NULL opt, impl not a
+ * ctorch_optim_impl); NOT_IMPLEMENTED (FOREACH or FUSED for LBFGS, which
+ * PyTorch has only one-at-a-time; FUSED where this libtorch has no fused
+ * kernel for the kind (libtorch 1.13 has none on the CPU; 2.x has Adam,
+ * AdamW, SGD and Adagrad) or for a parameter's device or dtype; the
+ * message names what is missing). A parameter added later on a device the
+ * fused kernel lacks makes the step fail with NOT_IMPLEMENTED.
+ */
+CTORCH_API ctorch_status ctorch_optimizer_set_implementation(ctorch_optimizer opt, ctorch_optim_impl impl);
+/** What ctorch_optimizer_set_implementation last chose (CTORCH_OPTIM_IMPL_DEFAULT if never called). Errors: INVALID_ARGUMENT (NULL opt or out). */
+CTORCH_API ctorch_status ctorch_optimizer_get_implementation(ctorch_optim_impl *out, ctorch_optimizer opt);
+/** What the next step runs: DEFAULT resolved against the parameters' devices now (FOR_LOOP, FOREACH or FUSED). Errors: INVALID_ARGUMENT (NULL opt or out). */
+CTORCH_API ctorch_status ctorch_optimizer_resolved_implementation(ctorch_optim_impl *out, ctorch_optimizer opt);
+
 /* ---- learning-rate schedules ------------------------------------- */
 
 /**

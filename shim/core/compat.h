@@ -474,6 +474,20 @@ inline at::Tensor clip_grad_total_norm(const std::vector<at::Tensor> &grads, dou
 //    (1.13: amax over the two stacked; the same values).
 //  - kLbfgsLineSearchBudget: LBFGS's strong-Wolfe search may make
 //    max_eval - (evaluations so far) evaluations (1.13: 25 each time).
+// CTORCH_COMPAT_OPTIM_FOREACH (2026-11-24, issue 37): torch.optim's
+// multi-tensor (_multi_tensor_<kind>) and fused functions as 2.x writes them:
+// exp_avg by _foreach_lerp_, coupled weight decay out of place
+// (_foreach_add), Adamax by _foreach_maximum_, Adagrad's lr factor in Python
+// floats, Adadelta's params after acc_delta; and the CPU fused kernels
+// _fused_adam_/_fused_adamw_/_fused_sgd_/_fused_adagrad_. 1.13 decays the
+// grads in place (_foreach_add_ on p.grad), has no _foreach_lerp_, computes
+// Adagrad's -lr/(1+(step-1)*lr_decay) with float32 step tensors, and has only
+// _fused_adam_, for CUDA. Used with #if (the 2.x functions do not exist in 1.13).
+#if defined(CTORCH_COMPAT_OPTIM_FOREACH) && !defined(CTORCH_COMPAT_OPTIM_FOREACH_DONE)
+#define CTORCH_COMPAT_OPTIM_FOREACH_DONE
+#define CTORCH_FOREACH_2X CTORCH_TORCH_AT_LEAST(2, 0)
+#endif  // CTORCH_COMPAT_OPTIM_FOREACH
+
 #if defined(CTORCH_COMPAT_OPTIM_PY) && !defined(CTORCH_COMPAT_OPTIM_PY_DONE)
 #define CTORCH_COMPAT_OPTIM_PY_DONE
 namespace ctorch {

@@ -484,7 +484,7 @@ CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt) {
   Optim &o = require_opt(opt);
   if (o.kind == CTORCH_OPTIM_LBFGS)
     ctorch::fail_arg("opt", "LBFGS steps with a closure: use ctorch_optimizer_step_closure");
-  o.opt->step();
+  if (!ctorch::optim::step_multi_tensor(o)) o.opt->step();
   CTORCH_CATCH
 }
 
@@ -508,7 +508,16 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
     }
     return at::scalar_tensor(loss, at::kDouble);
   };
-  at::Tensor loss = o.opt->step(fn);
+  at::Tensor loss;
+  if (o.kind != CTORCH_OPTIM_LBFGS && ctorch::optim::resolved_impl(o) != CTORCH_OPTIM_IMPL_FOR_LOOP) {
+    {  // Python's step(closure): the closure with grad mode on, then the update
+      at::AutoGradMode on(true);
+      loss = fn();
+    }
+    ctorch::optim::step_multi_tensor(o);
+  } else {
+    loss = o.opt->step(fn);
+  }
   *loss_out = loss.item<double>();
   CTORCH_CATCH
 }

@@ -25,6 +25,8 @@ struct Optim {
   // breaks Python's sched.step() after a resume). Written by
   // state_dict_value after 'initial_lr'.
   std::vector<std::vector<std::pair<std::string, double>>> group_keys;
+  // How steps run (ctorch_optimizer_set_implementation; optim_foreach.cpp).
+  ctorch_optim_impl impl = CTORCH_OPTIM_IMPL_DEFAULT;
 };
 
 // Builds an optimizer of `kind` over param groups (groups without options
@@ -59,6 +61,11 @@ Optim &require_opt(ctorch_optimizer opt);
 struct PV;
 using P = std::shared_ptr<PV>;
 namespace optim {
+// What o's next step runs: DEFAULT resolved (FOR_LOOP, FOREACH or FUSED).
+ctorch_optim_impl resolved_impl(const Optim &o);
+// One step of o in its foreach or fused form (optim_foreach.cpp); false when
+// the resolved implementation is FOR_LOOP (the caller steps o.opt itself).
+bool step_multi_tensor(Optim &o);
 // Python's optimizer.state_dict() (optim_state.cpp; SGD, Adam, AdamW, else
 // NOT_IMPLEMENTED).
 P state_dict_value(Optim &o);

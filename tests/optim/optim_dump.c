@@ -14,6 +14,11 @@
  * exactly (C99 hex floats), after each step:
  *   STEP k LOSS             the loss the step returned
  *   P i v0 v1 ...           every element of parameter i (as float64)
+ * Environment: OPTIM_DUMP_IMPL=forloop|foreach|fused sets the optimizer's
+ * implementation (ctorch_optimizer_set_implementation) after its groups are
+ * made; a refusal prints "REFUSED <status> <message>" and exits 3.
+ * OPTIM_DUMP_STATE=PATH writes ctorch_optimizer_save_state_dict to PATH
+ * after the last step.
  * Exit 1 on a failure. */
 #include <math.h>
 #include <stdio.h>
@@ -134,6 +139,17 @@ int main(int argc, char **argv) {
   parse_options(&o1, argv[5]);
   OK(ctorch_optimizer_new_v2(&m.opt, kind, m.p, two ? 2 : NP, &o0));
   if (two) OK(ctorch_optimizer_add_param_group_v2(m.opt, m.p + 2, 2, &o1));
+  if (getenv("OPTIM_DUMP_IMPL")) {
+    const char *v = getenv("OPTIM_DUMP_IMPL");
+    ctorch_optim_impl impl = !strcmp(v, "foreach") ? CTORCH_OPTIM_IMPL_FOREACH
+                             : !strcmp(v, "fused") ? CTORCH_OPTIM_IMPL_FUSED
+                                                   : CTORCH_OPTIM_IMPL_FOR_LOOP;
+    ctorch_status st = ctorch_optimizer_set_implementation(m.opt, impl);
+    if (st != CTORCH_OK) {
+      printf("REFUSED %s %s\n", ctorch_status_name(st), ctorch_last_error());
+      return 3;
+    }
+  }
   if (argc > 6 && !strcmp(argv[6], "onecycle")) {
     ctorch_lr_schedule_options so;
     OK(ctorch_lr_schedule_options_default(&so, CTORCH_LR_ONE_CYCLE));
@@ -160,6 +176,7 @@ int main(int argc, char **argv) {
       ctorch_tensor_free(c);
     }
   }
+  if (getenv("OPTIM_DUMP_STATE")) OK(ctorch_optimizer_save_state_dict(m.opt, getenv("OPTIM_DUMP_STATE")));
   ctorch_lr_scheduler_free(sched);
   ctorch_optimizer_free(m.opt);
   for (i = 0; i < NP; ++i) ctorch_tensor_free(m.p[i]), ctorch_tensor_free(m.c[i]), ctorch_tensor_free(m.w[i]);
