@@ -80,50 +80,108 @@ impl Lit for Device {
     }
 }
 
-/// An `int[N]` argument: one number (PyTorch repeats it N times) or N of them.
-#[derive(Clone, Debug)]
-pub struct Ints(pub Vec<i64>);
-impl Lit for Ints {
-    fn lit(&self) -> String {
-        if self.0.len() == 1 { self.0[0].to_string() } else { IntList(self.0.clone()).lit() }
+/// How a list of numbers is written: alone (one number), as a tuple (from a
+/// Rust array, as Python code usually writes them) or as a list (from a slice or Vec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Lone,
+    Tuple,
+    List,
+}
+
+fn seq(items: Vec<String>, style: Style) -> String {
+    match style {
+        Style::Lone if items.len() == 1 => items[0].clone(),
+        Style::List => format!("[{}]", items.join(", ")),
+        _ if items.len() == 1 => format!("({},)", items[0]),
+        _ => format!("({})", items.join(", ")),
     }
 }
-impl From<i64> for Ints {
+
+macro_rules! number_list {
+    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $name(pub Vec<$t>, pub Style);
+        impl Lit for $name {
+            fn lit(&self) -> String {
+                seq(self.0.iter().map(|v| v.lit()).collect(), self.1)
+            }
+        }
+        impl From<$t> for $name {
+            fn from(v: $t) -> Self {
+                $name(vec![v], Style::Lone)
+            }
+        }
+        impl<const N: usize> From<[$t; N]> for $name {
+            fn from(v: [$t; N]) -> Self {
+                $name(v.to_vec(), Style::Tuple)
+            }
+        }
+        impl<const N: usize> From<&[$t; N]> for $name {
+            fn from(v: &[$t; N]) -> Self {
+                $name(v.to_vec(), Style::Tuple)
+            }
+        }
+        impl From<&[$t]> for $name {
+            fn from(v: &[$t]) -> Self {
+                $name(v.to_vec(), Style::List)
+            }
+        }
+        impl From<Vec<$t>> for $name {
+            fn from(v: Vec<$t>) -> Self {
+                $name(v, Style::List)
+            }
+        }
+    };
+}
+number_list!(
+    /// An `int[N]` argument: one number (PyTorch repeats it N times), an array `[3, 2]`
+    /// (written as the tuple `(3, 2)`) or a slice/Vec (written as a list).
+    Ints, i64);
+number_list!(
+    /// An `int[]` argument: one number, an array (a tuple) or a slice/Vec (a list).
+    IntList, i64);
+number_list!(
+    /// A `float[]` argument: one number, an array (a tuple) or a slice/Vec (a list).
+    Floats, f64);
+
+/// A `float` argument: an f64, or an integer written as one (`Dropout::new().p(0)`
+/// keeps Python's `p=0` in the repr, as torch.nn keeps the value it was given).
+#[derive(Clone, Copy, Debug)]
+pub enum Float {
+    Int(i64),
+    F(f64),
+}
+impl Lit for Float {
+    fn lit(&self) -> String {
+        match self {
+            Float::Int(v) => v.lit(),
+            Float::F(v) => v.lit(),
+        }
+    }
+}
+impl From<f64> for Float {
+    fn from(v: f64) -> Self {
+        Float::F(v)
+    }
+}
+impl From<i32> for Float {
+    fn from(v: i32) -> Self {
+        Float::Int(v as i64)
+    }
+}
+impl From<i64> for Float {
     fn from(v: i64) -> Self {
-        Ints(vec![v])
-    }
-}
-impl<const N: usize> From<[i64; N]> for Ints {
-    fn from(v: [i64; N]) -> Self {
-        Ints(v.to_vec())
-    }
-}
-impl From<&[i64]> for Ints {
-    fn from(v: &[i64]) -> Self {
-        Ints(v.to_vec())
-    }
-}
-impl From<Vec<i64>> for Ints {
-    fn from(v: Vec<i64>) -> Self {
-        Ints(v)
+        Float::Int(v)
     }
 }
 
-/// An `int[]` argument (a list, whatever its length).
-#[derive(Clone, Debug)]
-pub struct IntList(pub Vec<i64>);
-impl Lit for IntList {
+/// None, for an optional argument whose default is not None (BatchNorm's `momentum`).
+pub struct NoneLit;
+impl Lit for NoneLit {
     fn lit(&self) -> String {
-        format!("[{}]", self.0.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))
-    }
-}
-
-/// A `float[]` argument.
-#[derive(Clone, Debug)]
-pub struct Floats(pub Vec<f64>);
-impl Lit for Floats {
-    fn lit(&self) -> String {
-        format!("[{}]", self.0.iter().map(|v| v.lit()).collect::<Vec<_>>().join(", "))
+        "None".into()
     }
 }
 
