@@ -1,5 +1,5 @@
 # Language bindings generated from api.json at build time (see
-# docs/bindings.md): build/bindings/{python,node,go}. Generation needs only
+# docs/bindings.md): build/bindings/{python,node,go,rust}. Generation needs only
 # Python; the Node and Go tests install or compile what they need themselves.
 # A target without outputs, run on every build after ctorch_generate (files
 # are rewritten only when they change, ~1 s each): listing api.json as a
@@ -16,7 +16,8 @@ add_custom_target(ctorch_bindings ALL
   COMMAND ${CTORCH_GEN_PYTHON} -m compileall -q ${CTORCH_BINDINGS_DIR}/python/ctorch
   COMMAND ${_ctorch_bind} --lang node --out ${CTORCH_BINDINGS_DIR}/node
   COMMAND ${_ctorch_bind} --lang go --out ${CTORCH_BINDINGS_DIR}/go --include ${CMAKE_CURRENT_SOURCE_DIR}/include
-  COMMENT "Generating the Python, Node.js and Go bindings from api.json"
+  COMMAND ${_ctorch_bind} --lang rust --out ${CTORCH_BINDINGS_DIR}/rust
+  COMMENT "Generating the Python, Node.js, Go and Rust bindings from api.json"
   VERBATIM)
 add_dependencies(ctorch_bindings ctorch_generate)
 

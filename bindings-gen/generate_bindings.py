@@ -6,6 +6,7 @@ generated code in bindings-gen/<lang>/):
   python: a pip-installable package (ctypes; no compiled extension)
   node:   an npm package (koffi)
   go:     a Go module (cgo)
+  rust:   two cargo crates, ctorch-sys (raw declarations, pkg-config) and ctorch (safe)
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def copy_tree(src: str, dst: str) -> None:
     """Copies the hand-written runtime files (only those that changed)."""
     for root, _dirs, files in os.walk(src):
         for fn in files:
-            if fn.endswith((".pyc",)) or "__pycache__" in root or "node_modules" in root:
+            if fn.endswith((".pyc",)) or "__pycache__" in root or "node_modules" in root or "/target" in root:
                 continue
             s = os.path.join(root, fn)
             d = os.path.join(dst, os.path.relpath(s, src))
@@ -67,7 +68,7 @@ packages = ["ctorch"]
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--api", required=True, help="api.json")
-    ap.add_argument("--lang", required=True, choices=["python", "node", "go"])
+    ap.add_argument("--lang", required=True, choices=["python", "node", "go", "rust"])
     ap.add_argument("--out", required=True, help="package directory to write")
     ap.add_argument("--build-lib", help="libctorch path the package falls back to (build-tree use)")
     ap.add_argument("--include", help="directory of ctorch.h (go: cgo's include path)")
@@ -78,6 +79,9 @@ def main(argv=None) -> int:
     elif a.lang == "node":
         from ctorch_gen import emit_node
         emit_node.generate(doc, a.out, a.build_lib, copy_tree, write_if_changed, HERE)
+    elif a.lang == "rust":
+        from ctorch_gen import emit_rust
+        emit_rust.generate(doc, a.out, copy_tree, write_if_changed, HERE)
     else:
         from ctorch_gen import emit_go
         emit_go.generate(doc, a.out, a.build_lib, a.include, copy_tree, write_if_changed, HERE)
