@@ -273,7 +273,10 @@ int main(int argc, char **argv) {
     CHECK(ctorch_tensor_sizes(hw, 2, grid));
     if (*samples) {
       pixels = (uint8_t *)malloc((size_t)(hw[0] * hw[1]));
-      if (!pixels) exit(1);
+      if (!pixels) {
+        fprintf(stderr, "vae: out of memory\n");
+        exit(1);
+      }
       CHECK(ctorch_tensor_copy_to(pixels, (size_t)(hw[0] * hw[1]), grid));
       if (png_write(samples, pixels, (uint32_t)hw[1], (uint32_t)hw[0], 1) != 0) {
         perror(samples);
