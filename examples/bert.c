@@ -134,53 +134,48 @@ static ctorch_status split_heads(ctorch_tensor *out, ctorch_tensor x, const int6
   return st ? st : ctorch_permute(out, *out, perm, 4);
 }
 
+/* BertSelfOutput / BertOutput (the child `block` of a layer):
+ * *out = LayerNorm(dropout(dense(h)) + residual). */
+static ctorch_status add_norm(ctorch_tensor *out, ctorch_nn_module layer, const char *block, ctorch_tensor h,
+                              ctorch_tensor residual) {
+  ctorch_nn_module b = NULL;
+  ctorch_status st = ctorch_nn_module_get(&b, layer, block);
+  if (!st) st = fwd(&h, b, "dense", h);
+  if (!st) st = fwd(&h, b, "dropout", h);
+  if (!st) st = ctorch_add_Tensor(&h, h, residual, ctorch_scalar_int(1));
+  if (!st) st = fwd(out, b, "LayerNorm", h);
+  ctorch_nn_module_free(b);
+  return st;
+}
+
 /* One BertLayer: x [B, L, H] and the additive mask [B, 1, 1, L] -> *x. */
-static ctorch_status layer_forward(ctorch_tensor *x, ctorch_nn_module self, int i, ctorch_tensor mask, int64_t heads) {
+static ctorch_status layer_forward(ctorch_tensor *x, ctorch_nn_module layer, ctorch_tensor mask, int64_t heads) {
   static const int64_t perm[4] = {0, 2, 1, 3};
-  char p[7][96];
-  const char *names[7] = {"attention.self.query", "attention.self.key", "attention.self.value",
-                          "attention.self.dropout", "attention.output", "intermediate", "output"};
   ctorch_tensor q = NULL, k = NULL, v = NULL, s = NULL, a = NULL, h = NULL;
   int64_t sizes[3], shape4[4];
-  int j;
   ctorch_status st = ctorch_tensor_sizes(sizes, 3, *x);
-  for (j = 0; j < 7; ++j) snprintf(p[j], sizeof p[j], "encoder.layer.%d.%s", i, names[j]);
   shape4[0] = sizes[0], shape4[1] = sizes[1], shape4[2] = heads, shape4[3] = sizes[2] / heads;
-  if (!st) st = fwd(&q, self, p[0], *x);
-  if (!st) st = fwd(&k, self, p[1], *x);
-  if (!st) st = fwd(&v, self, p[2], *x);
+  if (!st) st = fwd(&q, layer, "attention.self.query", *x);
+  if (!st) st = fwd(&k, layer, "attention.self.key", *x);
+  if (!st) st = fwd(&v, layer, "attention.self.value", *x);
   if (!st) st = split_heads(&q, q, shape4);
   if (!st) st = split_heads(&k, k, shape4);
   if (!st) st = split_heads(&v, v, shape4);
+  /* softmax(q k^T * head_size**-0.5 + mask) v, heads merged back */
   if (!st) st = ctorch_transpose_int(&k, k, 2, 3);
   if (!st) st = ctorch_matmul(&s, q, k);
   if (!st) st = ctorch_mul_Scalar(&s, s, ctorch_scalar_float(pow((double)shape4[3], -0.5)));
   if (!st) st = ctorch_add_Tensor(&s, s, mask, ctorch_scalar_int(1));
   if (!st) st = ctorch_softmax_int(&s, s, -1, NULL);
-  if (!st) st = fwd(&s, self, p[3], s);
+  if (!st) st = fwd(&s, layer, "attention.self.dropout", s);
   if (!st) st = ctorch_matmul(&a, s, v);
   if (!st) st = ctorch_permute(&a, a, perm, 4);
   if (!st) st = ctorch_contiguous(&a, a, CTORCH_MEMORY_CONTIGUOUS);
   if (!st) st = ctorch_view(&a, a, sizes, 3);
-  /* BertSelfOutput and BertOutput: LayerNorm(dropout(dense(h)) + residual) */
-  for (j = 0; !st && j < 2; ++j) {
-    const char *block = j ? p[6] : p[4];
-    char sub[128];
-    ctorch_tensor in = j ? a : *x, t = NULL;
-    if (j) {
-      snprintf(sub, sizeof sub, "%s.dense", p[5]);
-      st = fwd(&h, self, sub, a);
-      snprintf(sub, sizeof sub, "%s.intermediate_act_fn", p[5]);
-      if (!st) st = fwd(&h, self, sub, h);
-    }
-    snprintf(sub, sizeof sub, "%s.dense", block);
-    if (!st) st = fwd(&t, self, sub, j ? h : a);
-    snprintf(sub, sizeof sub, "%s.dropout", block);
-    if (!st) st = fwd(&t, self, sub, t);
-    if (!st) st = ctorch_add_Tensor(&t, t, in, ctorch_scalar_int(1));
-    snprintf(sub, sizeof sub, "%s.LayerNorm", block);
-    if (!st) st = fwd(j ? x : &a, self, sub, t);
-  }
+  if (!st) st = add_norm(&a, layer, "attention.output", a, *x);
+  if (!st) st = fwd(&h, layer, "intermediate.dense", a);
+  if (!st) st = fwd(&h, layer, "intermediate.intermediate_act_fn", h);
+  if (!st) st = add_norm(x, layer, "output", h, a);
   return st;
 }
 
@@ -192,8 +187,9 @@ static ctorch_status bert_forward(void *cfg, ctorch_nn_module self, const ctorch
   const ctorch_dtype f32 = CTORCH_FLOAT32;
   ctorch_handle_scope s = NULL;
   ctorch_tensor x = NULL, t = NULL, pos = NULL, mask = NULL;
+  ctorch_nn_module layers = NULL, layer = NULL;
   int64_t sizes[2], mask_shape[4];
-  int i;
+  size_t i;
   ctorch_status st = ctorch_handle_scope_enter(&s);
   (void)kwargs;
   *n_out = 0;
@@ -217,7 +213,14 @@ static ctorch_status bert_forward(void *cfg, ctorch_nn_module self, const ctorch
   if (!st) st = ctorch_view(&mask, mask, mask_shape, 4);
   if (!st) st = ctorch_rsub_Scalar(&mask, mask, ctorch_scalar_float(1.0), ctorch_scalar_int(1));
   if (!st) st = ctorch_mul_Scalar(&mask, mask, ctorch_scalar_float(-FLT_MAX));
-  for (i = 0; !st && i < (int)c->layers; ++i) st = layer_forward(&x, self, i, mask, (int64_t)c->heads);
+  if (!st) st = ctorch_nn_module_get(&layers, self, "encoder.layer");
+  for (i = 0; !st && i < (size_t)c->layers; ++i) {
+    st = ctorch_nn_module_child(&layer, NULL, layers, i);
+    if (!st) st = layer_forward(&x, layer, mask, (int64_t)c->heads);
+    ctorch_nn_module_free(layer);
+    layer = NULL;
+  }
+  ctorch_nn_module_free(layers);
   /* pooler: tanh(dense(hidden state of the first token)) */
   if (!st) st = ctorch_select_int(&t, x, 1, 0);
   if (!st) st = fwd(&t, self, "pooler.dense", t);
