@@ -1245,11 +1245,18 @@ typedef enum ctorch_image_read_mode CTORCH_ENUM_BASE {
  * Decodes a JPEG or PNG image held in memory (told apart by its first
  * bytes) into a NEW contiguous CPU tensor [C, H, W]: UINT8 for 8-bit (and
  * 1/2/4-bit, expanded) images; INT32 holding 0..65535 for 16-bit PNGs (as
- * torchvision 0.14's decode_png with 16-bit support: libtorch 1.13 has no
- * uint16; divide by 65535 for [0, 1], ConvertImageDtype would divide by
- * 2^31 - 1). data (borrowed, read during the call only) holds size bytes.
- * A JPEG in GRAY_ALPHA or RGB_ALPHA mode is refused (NOT_IMPLEMENTED, as
- * torchvision 0.14); a CMYK JPEG decodes only UNCHANGED (4 channels).
+ * torchvision 0.14's decode_png with 16-bit support; torchvision >= 0.19
+ * gives the same values as uint16, which libtorch 1.13 lacks; divide by
+ * 65535 for [0, 1], ConvertImageDtype would divide by 2^31 - 1). data
+ * (borrowed, read during the call only) holds size bytes. A JPEG in
+ * GRAY_ALPHA or RGB_ALPHA mode is refused (NOT_IMPLEMENTED, as torchvision
+ * 0.14); a CMYK JPEG decodes only UNCHANGED (4 channels; GRAY and RGB:
+ * VALUE, libjpeg's "Unsupported color conversion request", as 0.14, where
+ * newer torchvision converts it itself). Where torchvision 0.14 leaves
+ * pixels unwritten (a palette PNG without transparency, or 1/2/4-bit
+ * images, read with alpha; 1/2/4-bit palette indices; 16-bit Adam7 PNGs)
+ * or writes a filler alpha of (1 << depth) - 1, ctorch gives the decoded
+ * pixels and an opaque alpha.
  * Errors: NULL out or data, size 0, a bad mode: INVALID_ARGUMENT; neither
  * JPEG nor PNG, truncated or corrupt data, more than 16 bits: VALUE naming
  * the library's message; an image larger than the pixel limit or whose

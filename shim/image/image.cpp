@@ -95,9 +95,16 @@ void jpeg_silent_cb(j_common_ptr) {}  // warnings (corrupt data libjpeg recovers
 // torchvision's source manager says), never a wait.
 void src_init_cb(j_decompress_ptr) {}
 boolean src_fill_cb(j_decompress_ptr c) { jpeg_jump(reinterpret_cast<j_common_ptr>(c), "Image is incomplete or truncated"); }
+// Skipping past the end (a marker segment longer than the file) leaves an
+// end-of-image marker to read, as torchvision's source manager does.
+const JOCTET kEoi[2] = {0xFF, JPEG_EOI};
 void src_skip_cb(j_decompress_ptr c, long n) {
   if (n <= 0) return;
-  if (static_cast<unsigned long>(n) > c->src->bytes_in_buffer) src_fill_cb(c);
+  if (static_cast<unsigned long>(n) > c->src->bytes_in_buffer) {
+    c->src->next_input_byte = kEoi;
+    c->src->bytes_in_buffer = 2;
+    return;
+  }
   c->src->next_input_byte += n;
   c->src->bytes_in_buffer -= static_cast<size_t>(n);
 }

@@ -5,7 +5,10 @@ Decoding: PNGs of every layout (tests/image/png_encode.py: colour types
 RGB with three subsamplings, progressive, CMYK), each read by image_dump in
 every ImageReadMode, compared with
   1. torchvision.io's decoders where they load (Debian's torchvision 0.14.1
-     for torch 1.13: the same libjpeg and libpng, so bit for bit), PNG
+     for torch 1.13: the same libjpeg and libpng, so bit for bit; PyPI's
+     0.29.2 in the torch 2.15 venv, with its bundled libraries: its 16-bit
+     PNGs are uint16, compared as INT32 values, and it converts CMYK JPEGs
+     to GRAY/RGB, which ctorch refuses as 0.14 does: counted, not failed), PNG
      through torch.ops.image.decode_png(data, mode, True) (16-bit allowed,
      as torchvision.io._read_png_16). Where torchvision 0.14 leaves memory
      unwritten or writes alpha (1 << depth) - 1 (a palette without tRNS, or
@@ -63,7 +66,8 @@ if torchvision is not None:
 MODES = {1: "UNCHANGED", 2: "GRAY", 3: "GRAY_ALPHA", 4: "RGB", 5: "RGB_ALPHA"}
 rng = random.Random(38)
 failures = 0
-counts = {"torchvision": 0, "pillow": 0, "pixels": 0, "tv_divergent": 0, "errors_agree": 0}
+counts = {"torchvision": 0, "pillow": 0, "pixels": 0, "tv_divergent": 0, "errors_agree": 0, "tv_cmyk": 0,
+          "tv_uint16": 0}
 jpeg_pillow_max = 0
 
 
@@ -224,8 +228,15 @@ def check_decoding(dump, tmp):
             if info["kind"] == "png" and tv_divergent(info, mode):
                 counts["tv_divergent"] += 1
                 ref = None
+            elif ref is not None and info.get("pil") == "CMYK" and mode != 1:
+                counts["tv_cmyk"] += 1  # newer torchvision converts CMYK itself; ctorch, as 0.14, refuses
+                if mine is not None:
+                    fail(f"{name} {MODES[mode]}: ctorch converted a CMYK JPEG")
             elif ref is not None:
                 counts["torchvision"] += 1
+                if getattr(torch, "uint16", None) is not None and ref.dtype == torch.uint16:
+                    counts["tv_uint16"] += 1  # torchvision >= 0.19: 16-bit PNGs as uint16; ctorch: INT32
+                    ref = ref.to(torch.int32)
                 if mine is None:
                     fail(f"{name} {MODES[mode]}: torchvision decodes it, ctorch: {status}")
                 else:
@@ -413,7 +424,9 @@ def main():
     tvt = f"torchvision {torchvision.__version__} transforms" if VF is not None else "torchvision not installed"
     print(f"torch {torch.__version__}; decoding: {tv_decode_note}: {counts['torchvision']} bit-identical, "
           f"{counts['errors_agree']} refused by both, {counts['tv_divergent']} cases where torchvision leaves "
-          f"memory unwritten or alpha non-opaque (checked against the pixels instead); "
+          f"memory unwritten, alpha non-opaque or 16-bit Adam7 rows mixed (checked against the pixels instead); "
+          f"{counts['tv_uint16']} of the bit-identical are 16-bit (torchvision uint16, ctorch INT32), "
+          f"{counts['tv_cmyk']} CMYK conversions torchvision makes and ctorch refuses (as 0.14); "
           f"{counts['pixels']} equal to the pixels written; {pil}: {counts['pillow']} compared, JPEG max diff "
           f"{jpeg_pillow_max}; transforms ({tvt}): {n} comparisons ({tv_n} with torchvision); {failures} failures")
     sys.exit(1 if failures else 0)
