@@ -1248,7 +1248,7 @@ typedef enum ctorch_image_read_mode CTORCH_ENUM_BASE {
  * torchvision 0.14's decode_png with 16-bit support; torchvision >= 0.19
  * gives the same values as uint16, which libtorch 1.13 lacks; divide by
  * 65535 for [0, 1], ConvertImageDtype would divide by 2^31 - 1). data
- * (borrowed, read during the call only) holds size bytes. A JPEG in
+ * (borrowed, read during the call only) holds nbytes bytes. A JPEG in
  * GRAY_ALPHA or RGB_ALPHA mode is refused (NOT_IMPLEMENTED, as torchvision
  * 0.14); a CMYK JPEG decodes only UNCHANGED (4 channels; GRAY and RGB:
  * VALUE, libjpeg's "Unsupported color conversion request", as 0.14, where
@@ -1257,12 +1257,12 @@ typedef enum ctorch_image_read_mode CTORCH_ENUM_BASE {
  * images, read with alpha; 1/2/4-bit palette indices; 16-bit Adam7 PNGs)
  * or writes a filler alpha of (1 << depth) - 1, ctorch gives the decoded
  * pixels and an opaque alpha.
- * Errors: NULL out or data, size 0, a bad mode: INVALID_ARGUMENT; neither
+ * Errors: NULL out or data, nbytes 0, a bad mode: INVALID_ARGUMENT; neither
  * JPEG nor PNG, truncated or corrupt data, more than 16 bits: VALUE naming
  * the library's message; an image larger than the pixel limit or whose
  * tensor exceeds ctorch_set_load_limit: OUT_OF_MEMORY before allocating.
  */
-CTORCH_API ctorch_status ctorch_image_decode(ctorch_tensor *out, const void *data, size_t size,
+CTORCH_API ctorch_status ctorch_image_decode(ctorch_tensor *out, const void *data, size_t nbytes,
                                              ctorch_image_read_mode mode);
 /**
  * ctorch_image_decode of the file at path (torchvision.io.read_image). A

@@ -328,15 +328,15 @@ void check_mode(int mode) {
 
 }  // namespace
 
-CTORCH_API ctorch_status ctorch_image_decode(ctorch_tensor *out, const void *data, size_t size,
+CTORCH_API ctorch_status ctorch_image_decode(ctorch_tensor *out, const void *data, size_t nbytes,
                                              ctorch_image_read_mode mode) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
   ctorch::require_ptr(data, "data");
-  if (size == 0) ctorch::fail_arg("size", "is 0 (an empty buffer holds no image)");
+  if (nbytes == 0) ctorch::fail_arg("nbytes", "is 0 (an empty buffer holds no image)");
   check_mode(mode);
-  *out = ctorch::give(decode(static_cast<const uint8_t *>(data), size, mode));
+  *out = ctorch::give(decode(static_cast<const uint8_t *>(data), nbytes, mode));
   CTORCH_CATCH
 }
 

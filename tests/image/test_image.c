@@ -296,7 +296,7 @@ START_TEST(test_read_file_and_failures) {
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_image_decode(&t, NULL, b.n, CTORCH_IMAGE_READ_RGB));
   CT_ERROR_HAS("'data'");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_image_decode(&t, b.p, 0, CTORCH_IMAGE_READ_RGB));
-  CT_ERROR_HAS("'size'");
+  CT_ERROR_HAS("'nbytes'");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_image_decode(&t, b.p, b.n, (ctorch_image_read_mode)0));
   CT_ERROR_HAS("argument 'mode': is not a ctorch_image_read_mode");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_image_decode(&t, b.p, b.n, (ctorch_image_read_mode)6));
