@@ -254,4 +254,45 @@ tb = {
 }
 for name, (op, strings) in tb.items():
     write("tb_strings", name, bytes([op]) + b"\x00".join(strings))
+# --- image: first byte = mode (bits 0-2: 1 + value % 5) | ctorch_image_read (bit 3) | pixel limit
+# 4,096 (bit 4), then a PNG (tests/image/png_encode.py: every colour type and depth, Adam7, tRNS)
+# or a JPEG (Pillow: gray, RGB, progressive, CMYK), truncated copies and bomb headers ---
+if wanted("image"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "image"))
+    import zlib
+
+    import png_encode
+
+    imgs = {}
+    for color, depths in {0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 4, 8], 4: [8], 6: [8, 16]}.items():
+        for depth in depths:
+            ch = png_encode.CHANNELS[color]
+            top = min((1 << depth) - 1, 3) if color == 3 else (1 << depth) - 1
+            px = [[tuple(rng.randint(0, top) for _ in range(ch)) for _ in range(5)] for _ in range(4)]
+            pal = [(rng.randrange(256), rng.randrange(256), rng.randrange(256)) for _ in range(4)] if color == 3 else None
+            trns = b"\x80\x00" if color == 3 else None
+            imgs[f"png_c{color}_d{depth}"] = png_encode.encode(px, 5, 4, color, depth, depth == 8, pal, trns)
+    # Bomb headers: the size is checked before anything is allocated.
+    imgs["png_bomb"] = (b"\x89PNG\r\n\x1a\n" + png_encode.chunk(b"IHDR", struct.pack(">IIBBBBB", 60000, 60000, 8, 6, 0, 0, 0))
+                        + png_encode.chunk(b"IDAT", zlib.compress(b"\x00" * 4096)) + png_encode.chunk(b"IEND", b""))
+    try:
+        from PIL import Image
+        for name, mode, kw in [("jpeg_gray", "L", {}), ("jpeg_rgb", "RGB", {"subsampling": 2}),
+                               ("jpeg_rgb444", "RGB", {"subsampling": 0}), ("jpeg_prog", "RGB", {"progressive": True}),
+                               ("jpeg_cmyk", "CMYK", {})]:
+            im = Image.new(mode, (9, 7))
+            im.putdata([tuple(rng.randrange(256) for _ in range(len(mode))) if len(mode) > 1 else rng.randrange(256)
+                        for _ in range(63)])
+            b = io.BytesIO()
+            im.save(b, "JPEG", quality=80, **kw)
+            imgs[name] = b.getvalue()
+        j = bytearray(imgs["jpeg_rgb"])
+        k = j.find(b"\xff\xc0")
+        j[k + 5:k + 9] = struct.pack(">HH", 60000, 60000)
+        imgs["jpeg_bomb"] = bytes(j)
+    except ImportError:
+        print("Pillow missing: no JPEG seeds for image")
+    for i, (name, data) in enumerate(sorted(imgs.items())):
+        write("image", name, bytes([i % 5]) + data)
+        write("image", name + "_read_trunc", bytes([8 | (i % 5)]) + data[: len(data) * 2 // 3])
 print("seeds written under", out)

@@ -1193,6 +1193,128 @@ CTORCH_API ctorch_status ctorch_transform_apply(ctorch_tensor *out, ctorch_trans
 CTORCH_API void ctorch_transform_free(ctorch_transform t);
 
 /*
+ * Eval transforms (torchvision.transforms' Resize, CenterCrop and
+ * ConvertImageDtype on tensors). They draw no random numbers; they are
+ * applied image by image like the others (ctorch_transform_apply) and
+ * compose with them. Each equals torchvision's tensor functional
+ * (F.resize, F.center_crop, F.convert_image_dtype) on the same image, bit
+ * for bit: the same ATen kernels run (tests/image/image_vs_torchvision.py).
+ */
+
+/** Interpolation of ctorch_transform_resize (torchvision's InterpolationMode). 0 is invalid. */
+typedef enum ctorch_interpolation CTORCH_ENUM_BASE {
+  CTORCH_INTERPOLATION_BILINEAR = 1, /**< upsample_bilinear2d (align_corners=False) */
+  CTORCH_INTERPOLATION_BICUBIC = 2   /**< upsample_bicubic2d (align_corners=False); UINT8 results clamped to [0, 255] */
+} ctorch_interpolation;
+
+/**
+ * NEW Resize(size, interpolation, max_size, antialias) on tensors. size
+ * (copied) has n_size = 1 entry (the shorter side becomes size[0], the
+ * longer one int(size[0] * long / short), as torchvision computes it; an
+ * image already of that size is returned unchanged) or 2 entries (height,
+ * width). max_size (0 = None; only with n_size == 1, and then > size[0]):
+ * when the longer side would exceed it, the longer side becomes max_size
+ * and the shorter int(max_size * short / long). antialias (nonzero = true)
+ * uses _upsample_bilinear2d_aa / _upsample_bicubic2d_aa, torchvision's
+ * antialias=True (its default from 0.17; 0.14's default was False).
+ * Floating point batches are resized in their dtype; other real dtypes
+ * (UINT8 ...) in float32, then (bicubic UINT8: clamped to [0, 255])
+ * rounded and cast back, as torchvision does. Errors: sizes < 1, n_size
+ * other than 1 or 2, max_size < 0 or <= size[0] or given with two sizes,
+ * a bad interpolation: INVALID_ARGUMENT naming the argument; at apply
+ * time a BOOL or complex batch (TYPE) and an empty image (VALUE).
+ */
+CTORCH_API ctorch_status ctorch_transform_resize(ctorch_transform *out, const int64_t *size, size_t n_size,
+                                                 ctorch_interpolation interpolation, int64_t max_size,
+                                                 int antialias);
+/**
+ * NEW CenterCrop((height, width)): the central height x width region,
+ * top = round((H - height) / 2) and left = round((W - width) / 2) (Python's
+ * round, half to even). An image smaller than the crop is first padded
+ * with zeros as torchvision pads it (left/top get the floor of half the
+ * missing size, right/bottom the rest). Any dtype. height, width >= 1
+ * (INVALID_ARGUMENT naming the argument).
+ */
+CTORCH_API ctorch_status ctorch_transform_center_crop(ctorch_transform *out, int64_t height, int64_t width);
+/**
+ * NEW ConvertImageDtype(dtype) (and ToTensor's scaling of UINT8 images):
+ * integer -> floating: x.to(dtype) / max of the input dtype (UINT8: /255);
+ * floating -> integer: (x * (max + 1 - 0.001)).to(dtype); floating ->
+ * floating: a cast; integer -> integer: scaled by the ratio of the
+ * (max + 1)s (floor division when narrowing). dtype is UINT8, INT8, INT16,
+ * INT32, INT64, FLOAT16, BFLOAT16, FLOAT32 or FLOAT64 (else
+ * INVALID_ARGUMENT naming `dtype`). At apply time FLOAT32 -> INT32/INT64
+ * and FLOAT64 -> INT64 are refused (VALUE: "cannot be performed safely",
+ * as torchvision), and so are BOOL and complex batches (TYPE).
+ */
+CTORCH_API ctorch_status ctorch_transform_convert_image_dtype(ctorch_transform *out, ctorch_dtype dtype);
+
+/* ------------------------------------------------------------------ */
+/* Images: JPEG and PNG files into tensors (torchvision.io)            */
+/*                                                                     */
+/* Decoded with the system's libjpeg (libjpeg-turbo) and libpng, as    */
+/* torchvision.io.decode_jpeg / decode_png do: the same pixels where   */
+/* both use the same libraries (tests/image/image_vs_torchvision.py).  */
+/* Hostile input is safe: truncated or corrupt data gives VALUE and a  */
+/* message naming the library's complaint; the image's size is checked */
+/* from its header before any pixel memory is taken (see               */
+/* ctorch_image_set_max_pixels); libjpeg's and libpng's errors never   */
+/* exit the process and their warnings are not printed.                */
+/* ------------------------------------------------------------------ */
+
+/** How to convert the decoded pixels (torchvision.io.ImageReadMode; numbered from 1 here, 0 is invalid). */
+typedef enum ctorch_image_read_mode CTORCH_ENUM_BASE {
+  CTORCH_IMAGE_READ_UNCHANGED = 1, /**< the file's channels (a palette PNG: its indices, one byte each) */
+  CTORCH_IMAGE_READ_GRAY = 2,      /**< 1 channel (PNG colour -> gray with libpng's 0.2989/0.587/0.114) */
+  CTORCH_IMAGE_READ_GRAY_ALPHA = 3, /**< 2 channels (PNG only) */
+  CTORCH_IMAGE_READ_RGB = 4,       /**< 3 channels */
+  CTORCH_IMAGE_READ_RGB_ALPHA = 5  /**< 4 channels (PNG only); an image without alpha gets an opaque one */
+} ctorch_image_read_mode;
+
+/**
+ * Decodes a JPEG or PNG image held in memory (told apart by its first
+ * bytes) into a NEW contiguous CPU tensor [C, H, W]: UINT8 for 8-bit (and
+ * 1/2/4-bit, expanded) images; INT32 holding 0..65535 for 16-bit PNGs (as
+ * torchvision 0.14's decode_png with 16-bit support; torchvision >= 0.19
+ * gives the same values as uint16, which libtorch 1.13 lacks; divide by
+ * 65535 for [0, 1], ConvertImageDtype would divide by 2^31 - 1). data
+ * (borrowed, read during the call only) holds nbytes bytes. A JPEG in
+ * GRAY_ALPHA or RGB_ALPHA mode is refused (NOT_IMPLEMENTED, as torchvision
+ * 0.14); a CMYK JPEG decodes only UNCHANGED (4 channels; GRAY and RGB:
+ * VALUE, libjpeg's "Unsupported color conversion request", as 0.14, where
+ * newer torchvision converts it itself). Where torchvision 0.14 leaves
+ * pixels unwritten (a palette PNG without transparency, or 1/2/4-bit
+ * images, read with alpha; 1/2/4-bit palette indices; 16-bit Adam7 PNGs)
+ * or writes a filler alpha of (1 << depth) - 1, ctorch gives the decoded
+ * pixels and an opaque alpha.
+ * Errors: NULL out or data, nbytes 0, a bad mode: INVALID_ARGUMENT; neither
+ * JPEG nor PNG, truncated or corrupt data, more than 16 bits: VALUE naming
+ * the library's message; an image larger than the pixel limit or whose
+ * tensor exceeds ctorch_set_load_limit: OUT_OF_MEMORY before allocating.
+ */
+CTORCH_API ctorch_status ctorch_image_decode(ctorch_tensor *out, const void *data, size_t nbytes,
+                                             ctorch_image_read_mode mode);
+/**
+ * ctorch_image_decode of the file at path (torchvision.io.read_image). A
+ * missing or unreadable file, or one that is not a regular file: IO naming
+ * the path; a file larger than ctorch_set_load_limit (when set):
+ * OUT_OF_MEMORY; decoding errors as ctorch_image_decode, naming the path.
+ */
+CTORCH_API ctorch_status ctorch_image_read(ctorch_tensor *out, const char *path, ctorch_image_read_mode mode);
+/**
+ * The largest image (width x height, in pixels) the decoders accept
+ * (process-wide). The default, 178,956,970, is Pillow's decompression-bomb
+ * error threshold (2 x Image.MAX_IMAGE_PIXELS); 0 means no limit of its
+ * own (libjpeg's 65,500 and libpng's 1,000,000 per side still hold). The
+ * check is made from the header, before memory for pixels is taken;
+ * libjpeg's own working memory is bounded by the same limit (a
+ * progressive JPEG's coefficient buffers) and by ctorch_set_load_limit.
+ * *previous (may be NULL) gets the previous limit.
+ * @nullable previous
+ */
+CTORCH_API ctorch_status ctorch_image_set_max_pixels(uint64_t *previous, uint64_t max_pixels);
+
+/*
  * Metrics. `pred` is either labels (INT64 [N]) or scores (floating [N, C],
  * a row's label being its argmax, the first on ties, as numpy's); `target`
  * is INT64 [N] labels. Inputs are borrowed (any device; read on the CPU).

@@ -15,7 +15,7 @@
 #include <vector>
 
 struct ctorch_transform_s {
-  enum Kind { NORMALIZE, CROP, FLIP, RESIZED_CROP, COMPOSE } kind;
+  enum Kind { NORMALIZE, CROP, FLIP, RESIZED_CROP, COMPOSE, RESIZE, CENTER_CROP, CONVERT_DTYPE } kind;
   std::atomic<int64_t> refs{1};
   std::vector<double> mean, std;                     // NORMALIZE
   int64_t height = 0, width = 0;                     // CROP, RESIZED_CROP
@@ -24,6 +24,10 @@ struct ctorch_transform_s {
   double p = 0;                                      // FLIP
   double scale_min = 0, scale_max = 0, ratio_min = 0, ratio_max = 0;  // RESIZED_CROP
   std::vector<ctorch_transform> parts;               // COMPOSE (one reference each)
+  std::vector<int64_t> size;                         // RESIZE: 1 (shorter side) or 2 (height, width) entries
+  int64_t max_size = 0;                              // RESIZE: 0 = None
+  bool bicubic = false, antialias = false;           // RESIZE
+  c10::ScalarType dtype = at::kFloat;                // CONVERT_DTYPE
   explicit ctorch_transform_s(Kind k) : kind(k) {}
   ctorch::Live<ctorch_transform_s> live{this};  // last: see core/internal.h
 };
@@ -43,6 +47,9 @@ const char *kind_name(const ctorch_transform_s &t) {
     case ctorch_transform_s::FLIP: return "random_horizontal_flip";
     case ctorch_transform_s::RESIZED_CROP: return "random_resized_crop";
     case ctorch_transform_s::COMPOSE: return "compose";
+    case ctorch_transform_s::RESIZE: return "resize";
+    case ctorch_transform_s::CENTER_CROP: return "center_crop";
+    case ctorch_transform_s::CONVERT_DTYPE: return "convert_image_dtype";
   }
   return "?";
 }
@@ -53,9 +60,31 @@ const char *kind_name(const ctorch_transform_s &t) {
 
 std::string hw(int64_t h, int64_t w) { return std::to_string(h) + "x" + std::to_string(w); }
 
+// torchvision's output size of F.resize (_compute_resized_output_size):
+// one size sets the shorter side, the longer one int(size * long / short)
+// (true division of exact integers, then truncation, as Python's), capped
+// by max_size.
+void resize_size(const ctorch_transform_s &t, int64_t h, int64_t w, int64_t &nh, int64_t &nw) {
+  if (t.size.size() == 2) {
+    nh = t.size[0], nw = t.size[1];
+    return;
+  }
+  int64_t shorter = std::min(h, w), longer = std::max(h, w);
+  int64_t new_short = t.size[0];
+  auto new_long = static_cast<int64_t>(static_cast<double>(new_short * longer) / static_cast<double>(shorter));
+  if (t.max_size && new_long > t.max_size) {
+    new_short = static_cast<int64_t>(static_cast<double>(t.max_size * new_short) / static_cast<double>(new_long));
+    new_long = t.max_size;
+  }
+  if (w <= h) nw = new_short, nh = new_long;
+  else nh = new_short, nw = new_long;
+}
+
+bool is_real(c10::ScalarType d) { return d != at::kBool && !at::isComplexType(d); }
+
 // Shape and dtype checks of the whole pipeline before any draw: returns the
-// (H, W) an image of (C, H, W) has after t.
-void check(const ctorch_transform_s &t, c10::ScalarType dtype, int64_t c, int64_t &h, int64_t &w) {
+// (H, W) and dtype an image of (C, H, W) has after t.
+void check(const ctorch_transform_s &t, c10::ScalarType &dtype, int64_t c, int64_t &h, int64_t &w) {
   switch (t.kind) {
     case ctorch_transform_s::NORMALIZE:
       if (!at::isFloatingType(dtype))
@@ -83,6 +112,32 @@ void check(const ctorch_transform_s &t, c10::ScalarType dtype, int64_t c, int64_
       return;
     case ctorch_transform_s::COMPOSE:
       for (ctorch_transform p : t.parts) check(*p, dtype, c, h, w);
+      return;
+    case ctorch_transform_s::RESIZE: {
+      if (!is_real(dtype))
+        ctorch::fail(CTORCH_TYPE, std::string("argument 'batch': resize needs a real batch, got ") +
+                                      c10::toString(dtype));
+      if (h < 1 || w < 1) fail_in(CTORCH_VALUE, t, "batch", "the image " + hw(h, w) + " is empty");
+      int64_t nh, nw;
+      resize_size(t, h, w, nh, nw);
+      if (nh < 1 || nw < 1)
+        fail_in(CTORCH_VALUE, t, "size", "gives an empty image " + hw(nh, nw) + " for " + hw(h, w));
+      h = nh, w = nw;
+      return;
+    }
+    case ctorch_transform_s::CENTER_CROP:
+      h = t.height, w = t.width;
+      return;
+    case ctorch_transform_s::CONVERT_DTYPE:
+      if (!is_real(dtype))
+        ctorch::fail(CTORCH_TYPE, std::string("argument 'batch': convert_image_dtype needs a real batch, got ") +
+                                      c10::toString(dtype));
+      if ((dtype == at::kFloat && (t.dtype == at::kInt || t.dtype == at::kLong)) ||
+          (dtype == at::kDouble && t.dtype == at::kLong))
+        fail_in(CTORCH_VALUE, t, "dtype",
+                std::string("the cast from ") + c10::toString(dtype) + " to " + c10::toString(t.dtype) +
+                    " cannot be performed safely (as torchvision)");
+      dtype = t.dtype;
       return;
   }
 }
@@ -143,6 +198,76 @@ at::Tensor resize_bilinear(const at::Tensor &img, int64_t h, int64_t w) {
   return x.squeeze(0);
 }
 
+// torchvision's F_t.resize of one image [C, H, W] (after the size is
+// known): integer images go through float32 and come back rounded (bicubic
+// UINT8 clamped first); the same ATen kernels F.interpolate calls.
+at::Tensor resize(const ctorch_transform_s &t, const at::Tensor &img) {
+  int64_t h = img.size(1), w = img.size(2), nh, nw;
+  resize_size(t, h, w, nh, nw);
+  if (t.size.size() == 1 && nh == h && nw == w) return img;  // torchvision returns the image as is
+  c10::ScalarType out_dtype = img.scalar_type();
+  bool cast = out_dtype != at::kFloat && out_dtype != at::kDouble;
+  at::Tensor x = img.unsqueeze(0);
+  if (cast) x = x.to(at::kFloat);
+  if (t.bicubic)
+    x = t.antialias ? at::_upsample_bicubic2d_aa(x, {nh, nw}, false, c10::nullopt, c10::nullopt)
+                    : at::upsample_bicubic2d(x, {nh, nw}, false, c10::nullopt, c10::nullopt);
+  else
+    x = t.antialias ? at::_upsample_bilinear2d_aa(x, {nh, nw}, false, c10::nullopt, c10::nullopt)
+                    : at::upsample_bilinear2d(x, {nh, nw}, false, c10::nullopt, c10::nullopt);
+  if (t.bicubic && out_dtype == at::kByte) x = x.clamp(0, 255);
+  if (cast) {
+    if (at::isIntegralType(out_dtype, /*includeBool=*/false)) x = at::round(x);
+    x = x.to(out_dtype);
+  }
+  return x.squeeze(0);
+}
+
+// torchvision's F.center_crop of one image [C, H, W].
+at::Tensor center_crop(const ctorch_transform_s &t, at::Tensor x) {
+  int64_t h = x.size(1), w = x.size(2), ch = t.height, cw = t.width;
+  if (cw > w || ch > h) {
+    int64_t l = cw > w ? (cw - w) / 2 : 0, tp = ch > h ? (ch - h) / 2 : 0;
+    int64_t r = cw > w ? (cw - w + 1) / 2 : 0, b = ch > h ? (ch - h + 1) / 2 : 0;
+    x = at::constant_pad_nd(x, {l, r, tp, b}, 0);
+    h = x.size(1), w = x.size(2);
+    if (ch == h && cw == w) return x;
+  }
+  int64_t top = py_round(static_cast<double>(h - ch) / 2.0), left = py_round(static_cast<double>(w - cw) / 2.0);
+  return x.slice(1, top, top + ch).slice(2, left, left + cw);
+}
+
+// The largest value of an integer dtype (torchvision's _max_value).
+double max_value(c10::ScalarType d) {
+  switch (d) {
+    case at::kByte: return 255.0;
+    case at::kChar: return 127.0;
+    case at::kShort: return 32767.0;
+    case at::kInt: return 2147483647.0;
+    default: return 9223372036854775807.0;  // kLong
+  }
+}
+
+// torchvision's F.convert_image_dtype.
+at::Tensor convert_dtype(c10::ScalarType dtype, const at::Tensor &x) {
+  c10::ScalarType from = x.scalar_type();
+  if (from == dtype) return x;
+  bool from_float = at::isFloatingType(from), to_float = at::isFloatingType(dtype);
+  if (from_float) {
+    if (to_float) return x.to(dtype);
+    return x.mul(max_value(dtype) + 1.0 - 1e-3).to(dtype);
+  }
+  double in_max = max_value(from);
+  if (to_float) return x.to(dtype).div(in_max);
+  double out_max = max_value(dtype);
+  if (in_max > out_max) {
+    auto factor = static_cast<int64_t>(std::floor((in_max + 1) / (out_max + 1)));
+    return at::div(x, factor, "floor").to(dtype);
+  }
+  auto factor = static_cast<int64_t>(std::floor((out_max + 1) / (in_max + 1)));
+  return x.to(dtype).mul(factor);
+}
+
 at::Tensor apply_one(const ctorch_transform_s &t, at::Tensor x, const at::Generator &gen) {
   switch (t.kind) {
     case ctorch_transform_s::NORMALIZE: {
@@ -174,6 +299,9 @@ at::Tensor apply_one(const ctorch_transform_s &t, at::Tensor x, const at::Genera
     case ctorch_transform_s::COMPOSE:
       for (ctorch_transform p : t.parts) x = apply_one(*p, std::move(x), gen);
       return x;
+    case ctorch_transform_s::RESIZE: return resize(t, x);
+    case ctorch_transform_s::CENTER_CROP: return center_crop(t, std::move(x));
+    case ctorch_transform_s::CONVERT_DTYPE: return convert_dtype(t.dtype, x);
   }
   return x;
 }
@@ -310,11 +438,12 @@ CTORCH_API ctorch_status ctorch_transform_apply(ctorch_tensor *out, ctorch_trans
   at::Generator gen = generator ? generator->gen : at::detail::getDefaultCPUGenerator();
   if (gen.device().type() != at::kCPU) ctorch::fail_arg("generator", "must be a CPU generator");
   int64_t h = x.size(2), w = x.size(3);
-  check(*t, x.scalar_type(), x.size(1), h, w);
+  c10::ScalarType dtype = x.scalar_type();
+  check(*t, dtype, x.size(1), h, w);
   int64_t n = x.size(0);
   at::Tensor result;
   if (n == 0) {
-    result = at::empty({0, x.size(1), h, w}, x.options());
+    result = at::empty({0, x.size(1), h, w}, x.options().dtype(dtype));
   } else {
     std::vector<at::Tensor> items;
     items.reserve(n);
@@ -322,6 +451,70 @@ CTORCH_API ctorch_status ctorch_transform_apply(ctorch_tensor *out, ctorch_trans
     result = at::stack(items);  // a new tensor, never a view of batch
   }
   *out = ctorch::give(std::move(result));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_transform_resize(ctorch_transform *out, const int64_t *size, size_t n_size,
+                                                 ctorch_interpolation interpolation, int64_t max_size,
+                                                 int antialias) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_ptr(size, "size");
+  if (n_size != 1 && n_size != 2)
+    ctorch::fail_arg("n_size", "must be 1 (the shorter side) or 2 (height, width), got " + std::to_string(n_size));
+  for (size_t i = 0; i < n_size; ++i)
+    if (size[i] < 1 || size[i] > (int64_t{1} << 30))
+      ctorch::fail_arg("size", "entry " + std::to_string(i) + " is " + std::to_string(size[i]) +
+                                   " (must be in [1, 2^30])");
+  if (interpolation != CTORCH_INTERPOLATION_BILINEAR && interpolation != CTORCH_INTERPOLATION_BICUBIC)
+    ctorch::fail_arg("interpolation", "is not a ctorch_interpolation (1 or 2), got " +
+                                          std::to_string(static_cast<int>(interpolation)));
+  if (max_size < 0 || max_size > (int64_t{1} << 30))
+    ctorch::fail_arg("max_size", "must be 0 (None) or in [1, 2^30], got " + std::to_string(max_size));
+  if (max_size && n_size != 1)
+    ctorch::fail_arg("max_size", "is only allowed with one size (the shorter side), as torchvision");
+  if (max_size && max_size <= size[0])
+    ctorch::fail_arg("max_size", "= " + std::to_string(max_size) + " must be strictly greater than the requested size " +
+                                     std::to_string(size[0]));
+  auto *t = new ctorch_transform_s(ctorch_transform_s::RESIZE);
+  t->size.assign(size, size + n_size);
+  t->max_size = max_size;
+  t->bicubic = interpolation == CTORCH_INTERPOLATION_BICUBIC;
+  t->antialias = antialias != 0;
+  *out = t;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_transform_center_crop(ctorch_transform *out, int64_t height, int64_t width) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  check_size(height, "height");
+  check_size(width, "width");
+  if (height > (int64_t{1} << 30)) ctorch::fail_arg("height", "must be <= 2^30, got " + std::to_string(height));
+  if (width > (int64_t{1} << 30)) ctorch::fail_arg("width", "must be <= 2^30, got " + std::to_string(width));
+  auto *t = new ctorch_transform_s(ctorch_transform_s::CENTER_CROP);
+  t->height = height, t->width = width;
+  *out = t;
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_transform_convert_image_dtype(ctorch_transform *out, ctorch_dtype dtype) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  switch (dtype) {
+    case CTORCH_UINT8: case CTORCH_INT8: case CTORCH_INT16: case CTORCH_INT32: case CTORCH_INT64:
+    case CTORCH_FLOAT16: case CTORCH_BFLOAT16: case CTORCH_FLOAT32: case CTORCH_FLOAT64: break;
+    default:
+      ctorch::fail_arg("dtype", "must be an integer or floating point ctorch_dtype (UINT8, INT8, INT16, INT32, "
+                                "INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64), got " +
+                                    std::to_string(static_cast<int>(dtype)));
+  }
+  auto *t = new ctorch_transform_s(ctorch_transform_s::CONVERT_DTYPE);
+  t->dtype = ctorch::to_scalar_type(dtype, "dtype");
+  *out = t;
   CTORCH_CATCH
 }
 
