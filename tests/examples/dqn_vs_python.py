@@ -118,8 +118,10 @@ def main():
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--exact", action="store_true")
-    ap.add_argument("args", nargs="*")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    a = ap.parse_args(argv[:cut])
+    a.args = argv[cut + 1:]  # the programs' own options
     dynamics(a) if a.mode == "dynamics" else twins(a)
 
 
