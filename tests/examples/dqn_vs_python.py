@@ -15,7 +15,8 @@
     Both programs with the same ARGS: the same return in every episode and
     the same summary (times aside); the saved Q-networks have the same keys,
     and their largest difference is printed (0 when training was
-    bit-identical, which is required with --exact).
+    bit-identical, which is required with --exact); with --learn R the mean
+    return of the last 10 episodes is at least R (a random policy gets ~22).
 """
 import argparse
 import math
@@ -95,6 +96,9 @@ def twins(a):
         print(f"returns (C):      {' '.join(c_ret)}\nreturns (Python): {' '.join(p_ret)}")
         if not c_ret or c_ret != p_ret:
             sys.exit("the episode returns differ")
+        last = [int(r) for r in c_ret[-10:]]
+        if sum(last) / len(last) < a.learn:
+            sys.exit(f"did not learn: mean return of the last 10 episodes {sum(last) / len(last)} < {a.learn}")
         strip = lambda l: {kv.split("=")[0]: kv for kv in l.split() if not kv.startswith(("seconds=", "steps_per_s="))}
         if strip(c[-1]) != strip(p[-1]):
             sys.exit("the summaries differ")
@@ -118,6 +122,7 @@ def main():
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--exact", action="store_true")
+    ap.add_argument("--learn", type=float, default=0, help="twins: the least mean return of the last 10 episodes")
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
     a = ap.parse_args(argv[:cut])
