@@ -20,9 +20,9 @@
  * not) and, when exploring, randint(0, 2); per update, randint(0, size, 64)
  * for the batch. The networks' initial weights come from
  * ctorch_manual_seed(seed) as torch.nn's. examples/dqn.py is the same program
- * in Python PyTorch: from the same seed it prints the same returns (on one
- * thread, where the CPU kernels are deterministic, the same weights bit for
- * bit).
+ * in Python PyTorch: from the same seed it prints the same returns (with
+ * libtorch 1.13.1 on one thread, where the CPU kernels are deterministic,
+ * the same weights bit for bit; on 2.x see the demo's note below).
  *
  * Usage: dqn [--episodes K] [--seed S] [--threads N] [--learning-starts N]
  *            [--eps-steps N] [--target-every N] [--solve 0|1] [--save PATH]
