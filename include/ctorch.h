@@ -762,7 +762,7 @@ CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, 
  */
 typedef enum ctorch_optim_impl CTORCH_ENUM_BASE {
   CTORCH_OPTIM_IMPL_DEFAULT = 0,  /**< PyTorch's default (foreach=None, fused=None): FOREACH when every parameter is on CUDA (so on CUDA the default is foreach), else FOR_LOOP */
-  CTORCH_OPTIM_IMPL_FOR_LOOP = 1, /**< foreach=False: one parameter at a time */
+  CTORCH_OPTIM_IMPL_FOR_LOOP = 1, /**< foreach=False: one parameter at a time (with libtorch 2.x, Adam, AdamW and RMSprop on CPU parameters take torch.optim's order of operations, not libtorch's C++ optimizers', which round differently) */
   CTORCH_OPTIM_IMPL_FOREACH = 2,  /**< foreach=True: the multi-tensor (_foreach_*) form, parameters grouped by device and dtype as torch.optim groups them */
   CTORCH_OPTIM_IMPL_FUSED = 3     /**< fused=True: one fused kernel per group (_fused_adam_, ...): only where the libtorch has it for the kind and device */
 } ctorch_optim_impl;

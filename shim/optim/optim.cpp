@@ -509,7 +509,7 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
     return at::scalar_tensor(loss, at::kDouble);
   };
   at::Tensor loss;
-  if (o.kind != CTORCH_OPTIM_LBFGS && ctorch::optim::resolved_impl(o) != CTORCH_OPTIM_IMPL_FOR_LOOP) {
+  if (ctorch::optim::steps_itself(o)) {
     {  // Python's step(closure): the closure with grad mode on, then the update
       at::AutoGradMode on(true);
       loss = fn();

@@ -651,9 +651,35 @@ ctorch_optim_impl resolved_impl(const Optim &o) {
   return any ? CTORCH_OPTIM_IMPL_FOREACH : CTORCH_OPTIM_IMPL_FOR_LOOP;
 }
 
+// libtorch 2.x's C++ Adam, AdamW and RMSprop do not round as torch.optim's
+// for-loop does (exp_avg.mul_(b1).add_(g, 1 - b1) where Python lerp_s; found
+// by the vae and dqn twins, whose runs parted after some hundred steps). On
+// the CPU every _foreach_ op runs tensor by tensor, and torch.optim's
+// _single_tensor_<kind> and _multi_tensor_<kind> make the same calls per
+// tensor, so for these kinds ctorch's FOR_LOOP step on CPU parameters is the
+// multi-tensor code above: torch.optim's for-loop, bit for bit. (1.13's
+// Python and C++ steps agree: libtorch's own step runs there.)
+bool for_loop_in_python_order(const Optim &o) {
+#if CTORCH_FOREACH_2X
+  if (o.kind != CTORCH_OPTIM_ADAM && o.kind != CTORCH_OPTIM_ADAMW && o.kind != CTORCH_OPTIM_RMSPROP) return false;
+  for (auto &g : o.opt->param_groups())
+    for (auto &p : g.params())
+      if (!p.device().is_cpu() || (p.grad().defined() && p.grad().is_sparse())) return false;
+  return true;
+#else
+  (void)o;
+  return false;
+#endif
+}
+
+bool steps_itself(const Optim &o) {
+  if (o.kind == CTORCH_OPTIM_LBFGS) return false;
+  return resolved_impl(o) != CTORCH_OPTIM_IMPL_FOR_LOOP || for_loop_in_python_order(o);
+}
+
 bool step_multi_tensor(Optim &o) {
   const ctorch_optim_impl impl = resolved_impl(o);
-  if (impl == CTORCH_OPTIM_IMPL_FOR_LOOP) return false;
+  if (impl == CTORCH_OPTIM_IMPL_FOR_LOOP && !for_loop_in_python_order(o)) return false;
   const bool fused = impl == CTORCH_OPTIM_IMPL_FUSED;
   if (fused) foreach_impl::check_fused(o);  // a group added since set_implementation
   // Python's Adagrad runs its single-tensor form for sparse grads: the whole
