@@ -27,7 +27,9 @@ DIRECTIVE = re.compile(r"^<!-- doc-test: (\w[\w-]*)(?: (.*?))? -->$")
 KNOWN = {"excerpt", "fragment", "env", "generated"}
 # Languages by fence tag; untagged blocks are text (output, file formats), not code.
 LANGS = {"c": "c", "python": "python", "py": "python", "js": "js", "javascript": "js", "go": "go",
-         "sh": "sh", "bash": "sh", "shell": "sh", "json": "json", "cmake": "cmake", "": "text", "text": "text"}
+         "sh": "sh", "bash": "sh", "shell": "sh", "json": "json", "cmake": "cmake", "": "text", "text": "text",
+         # No runner: excerpts only (tests/package's run_cargo.sh runs the README's Rust program).
+         "rust": "rust", "toml": "toml"}
 README_DIRS = ["shim", "bindings-gen", "examples", "bench", "tests", "fuzz", "scripts"]
 
 
