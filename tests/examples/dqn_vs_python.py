@@ -15,8 +15,7 @@
     Both programs with the same ARGS: the same return in every episode and
     the same summary (times aside); the saved Q-networks have the same keys,
     and their largest difference is printed (0 when training was
-    bit-identical, which is required with --exact; on torch 2.x only the
-    first --same-first returns, see below); with --learn R the mean
+    bit-identical, which is required with --exact); with --learn R the mean
     return of the last 10 episodes is at least R (a random policy gets ~22).
 """
 import argparse
@@ -95,33 +94,22 @@ def twins(a):
         p_ret = [l.split()[3] for l in p if l.startswith("episode ")]
         print(f"C:      {c[-1]}\nPython: {p[-1]}")
         print(f"returns (C):      {' '.join(c_ret)}\nreturns (Python): {' '.join(p_ret)}")
-        # With libtorch 2.x ctorch's Adam steps in torch.optim's order of
-        # operations (exp_avg.lerp_; libtorch's C++ Adam's mul_/add_ rounds
-        # differently, and the runs parted after ~50 episodes): equal on both
-        # versions. --same-first remains for a torch whose Adam ctorch does not
-        # follow (drift=True would allow it).
-        drift = False
-        n_same = min(a.same_first, len(c_ret)) if drift else len(c_ret)
-        first_diff = next((i + 1 for i, (x, y) in enumerate(zip(c_ret, p_ret)) if x != y), None)
-        if drift:
-            print(f"torch {torch.__version__}: Adam's first moment rounds differently (lerp_), the first "
-                  f"{n_same} returns must agree; first differing episode: {first_diff}")
-        if not c_ret or len(c_ret) != len(p_ret) or c_ret[:n_same] != p_ret[:n_same]:
+        if not c_ret or c_ret != p_ret:
             sys.exit("the episode returns differ")
         last = [int(r) for r in c_ret[-10:]]
         if sum(last) / len(last) < a.learn:
             sys.exit(f"did not learn: mean return of the last 10 episodes {sum(last) / len(last)} < {a.learn}")
         strip = lambda l: {kv.split("=")[0]: kv for kv in l.split() if not kv.startswith(("seconds=", "steps_per_s="))}
-        if not drift and strip(c[-1]) != strip(p[-1]):
+        if strip(c[-1]) != strip(p[-1]):
             sys.exit("the summaries differ")
         c_sd, p_sd = torch.load(c_pt), torch.load(p_pt)
         if list(c_sd) != list(p_sd):
             sys.exit(f"state-dict keys differ: C {list(c_sd)}, Python {list(p_sd)}")
         diff = max((c_sd[k].double() - p_sd[k].double()).abs().max().item() for k in c_sd)
         print(f"Q-networks after training: {len(c_sd)} tensors, C and Python {diff:.3g} apart")
-        if a.exact and not drift and diff != 0:
+        if a.exact and diff != 0:
             sys.exit("--exact: the trained weights are not bit-identical")
-        if a.exact and not drift and [l for l in c if l.startswith("episode ")] != [l for l in p if l.startswith("episode ")]:
+        if a.exact and [l for l in c if l.startswith("episode ")] != [l for l in p if l.startswith("episode ")]:
             sys.exit("--exact: the episode lines (returns, losses) differ")
     print("ok")
 
@@ -134,7 +122,6 @@ def main():
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--exact", action="store_true")
-    ap.add_argument("--same-first", type=int, default=40, help="twins, torch 2.x: the returns that must agree")
     ap.add_argument("--learn", type=float, default=0, help="twins: the least mean return of the last 10 episodes")
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)

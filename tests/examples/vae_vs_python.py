@@ -18,12 +18,8 @@
 - vae.py evaluating the C weights (--steps 0 --load) prints the same test
   loss and writes the same picture.
 
-Where the weights differ, the twin is run again with torch.optim.Adam
-replaced by libtorch's C++ Adam (LibtorchAdam below: exp_avg.mul_(b1).add_(g,
-1 - b1)), which ctorch's CTORCH_OPTIM_ADAM is. That run must be bit-identical
-to C, and the torch.optim.Adam run within --tol: so it is on 2.x, whose
-torch.optim.Adam (single-tensor, the CPU default) updates exp_avg with
-lerp_(g, 1 - b1) and rounds differently (1.13's Python did mul_/add_ too).
+Training must be bit-identical on both libtorch versions: ctorch's Adam
+takes torch.optim's order of operations (with 2.x: exp_avg.lerp_).
 
 Usage: vae_vs_python.py --c BIN --script PY --learn 'test_loss<BOUND' -- ARGS...
 (ARGS must hold --seed S; --samples, --save, --load and --logdir are added here)
@@ -32,7 +28,6 @@ import argparse
 import glob
 import importlib.util
 import io
-import math
 import os
 import re
 import struct
@@ -122,27 +117,6 @@ def tensorboard_image(logdir, steps):
     return imgs[0].encoded_image_string, len(ea.Scalars("train/loss"))
 
 
-class LibtorchAdam(torch.optim.Optimizer):
-    """torch::optim::Adam's step (libtorch's adam.cpp), op for op, default hyper-parameters."""
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
-
-    @torch.no_grad()
-    def step(self):
-        for g in self.param_groups:
-            (b1, b2), eps = g["betas"], g["eps"]
-            for p in (p for p in g["params"] if p.grad is not None):
-                st = self.state[p]
-                if not st:
-                    st.update(step=0, exp_avg=torch.zeros_like(p), exp_avg_sq=torch.zeros_like(p))
-                st["step"] += 1
-                st["exp_avg"].mul_(b1).add_(p.grad, alpha=1 - b1)
-                st["exp_avg_sq"].mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
-                denom = (st["exp_avg_sq"].sqrt() / math.sqrt(1 - math.pow(b2, st["step"]))).add_(eps)
-                p.addcdiv_(st["exp_avg"], denom, value=-(g["lr"] / (1 - math.pow(b1, st["step"]))))
-
-
 def load_twin(script):
     spec = importlib.util.spec_from_file_location("vae_twin", script)
     twin = importlib.util.module_from_spec(spec)
@@ -172,16 +146,13 @@ def main():
     ap.add_argument("--c", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--learn", required=True, help="test_loss<BOUND: what the C run must reach")
-    ap.add_argument("--tol", type=float, default=2e-3, help="relative, for the torch.optim.Adam run where not exact")
-    ap.add_argument("--allow-libtorch-adam", action="store_true",
-                    help="where the weights differ, accept a twin stepped with libtorch's C++ Adam")
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
     seed = int(a.args[a.args.index("--seed") + 1])
     steps = int(a.args[a.args.index("--steps") + 1])
     twin = load_twin(a.script)
     with tempfile.TemporaryDirectory() as d:
-        f = {k: os.path.join(d, k) for k in ("c.pt", "py.pt", "lt.pt", "c.png", "py.png", "load.png", "runs")}
+        f = {k: os.path.join(d, k) for k in ("c.pt", "py.pt", "c.png", "py.png", "load.png", "runs")}
         c, c_out, c_last = run([a.c, *a.args, "--save", f["c.pt"], "--samples", f["c.png"], "--logdir", f["runs"]])
         p, p_out, p_last = run([sys.executable, a.script, *a.args, "--save", f["py.pt"], "--samples", f["py.png"]])
         print(f"C:      {c_last}\nPython: {p_last}")
@@ -190,22 +161,8 @@ def main():
         why = same_training(c_sd, p_sd, c_out, p_out)
         if why is None:
             print(f"bit-identical after {steps} steps: {len(c_sd)} tensors equal, the output equal line for line")
-        elif not a.allow_libtorch_adam:
-            # ctorch's Adam follows torch.optim's order of operations on both
-            # libtorch versions (with 2.x: lerp_), so the twins are equal.
-            sys.exit(f"{why}\nC:\n{c_out}\nPython:\n{p_out}")
         else:
-            for k in ("initial_loss", "final_loss", "test_loss"):
-                if abs(c[k] - p[k]) > a.tol * abs(p[k]) or (k == "initial_loss" and c[k] != p[k]):
-                    sys.exit(f"{why}; {k}: C {c[k]} Python {p[k]}\nC:\n{c_out}\nPython:\n{p_out}")
-            _, lt_out, lt_last = run([sys.executable, __file__, "--twin-with-libtorch-adam", a.script, *a.args,
-                                      "--save", f["lt.pt"], "--samples", ""])
-            lt_why = same_training(c_sd, torch.load(f["lt.pt"]), c_out, lt_out)
-            if lt_why is not None:
-                sys.exit(f"{why} (torch.optim.Adam), and {lt_why} with libtorch's Adam\nC:\n{c_out}\n"
-                         f"Python:\n{p_out}\nPython, libtorch's Adam:\n{lt_out}")
-            print(f"NOTE: with torch.optim.Adam {why} after {steps} steps (losses within {a.tol}); the twin with "
-                  f"libtorch's C++ Adam (ctorch's CTORCH_OPTIM_ADAM) is bit-identical:\n        {lt_last}")
+            sys.exit(f"{why}\nC:\n{c_out}\nPython:\n{p_out}")
         metric, bound = a.learn.split("<")
         if not c[metric] < float(bound):
             sys.exit(f"did not learn: {metric}={c[metric]}, bound {bound}\n{c_out}")
@@ -241,10 +198,4 @@ def main():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--twin-with-libtorch-adam"]:  # SCRIPT ARGS...: the twin, its Adam as libtorch's
-        twin_module = load_twin(sys.argv[2])
-        twin_module.torch.optim.Adam = LibtorchAdam
-        sys.argv = [sys.argv[2], *sys.argv[3:]]
-        twin_module.main()
-    else:
-        main()
+    main()
