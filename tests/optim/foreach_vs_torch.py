@@ -107,14 +107,7 @@ def c_side(dump, sc, impl, state_path=None):
         return "refused", r.stdout.strip()
     if r.returncode != 0:
         return None, r.stderr
-    out = []
-    for line in r.stdout.splitlines():
-        f = line.split()
-        if f[0] == "STEP":
-            out.append((float.fromhex(f[2]), []))
-        elif f[0] == "P":
-            out[-1][1].append([float.fromhex(v) for v in f[2:]])
-    return out, r.stderr
+    return base.parse_dump(r.stdout), r.stderr
 
 
 def differences(a, b):

@@ -131,14 +131,19 @@ def c_side(dump, sc):
                        text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if r.returncode != 0:
         return None, r.stderr
+    return parse_dump(r.stdout), r.stderr
+
+
+def parse_dump(stdout):
+    """optim_dump's output: per step (loss, [each parameter's values])."""
     out = []
-    for line in r.stdout.splitlines():
+    for line in stdout.splitlines():
         f = line.split()
         if f[0] == "STEP":
             out.append((float.fromhex(f[2]), []))
         elif f[0] == "P":
             out[-1][1].append([float.fromhex(v) for v in f[2:]])
-    return out, r.stderr
+    return out
 
 
 def same(a, b):
