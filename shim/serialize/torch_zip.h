@@ -76,21 +76,18 @@ class ZipReader {
       size_t slash = first.find('/');
       if (slash == std::string::npos) bad("its first entry '" + first + "' is not inside a folder");
       prefix_ = first.substr(0, slash + 1);
-      // libtorch looks records up by C string (a name with a NUL byte ends
-      // there) and through miniz's locate_file without
-      // MZ_ZIP_FLAG_CASE_SENSITIVE, so case-insensitively, returning any one
-      // of several equal names: every record it could take for the version
-      // must pass, or its constructor throws (and leaks).
+      // libtorch looks records up by C string: a folder name with a NUL
+      // byte ends there, its version record is not found and its
+      // constructor throws (and leaks). (find() matches names as miniz does,
+      // without regard to case, and refuses two that match.)
       if (prefix_.find('\0') != std::string::npos) bad("its first entry's folder name has a NUL byte");
-      std::vector<const zip::Entry *> versions = matching(prefix_ + ".data/version");
-      if (versions.empty()) versions = matching(prefix_ + "version");
-      if (versions.empty()) bad("it has no 'version' record");
-      for (const zip::Entry *v : versions) {
-        uint64_t version = parse_version(record(*v, 4096));
-        if (version < caffe2::serialize::kMinSupportedFileFormatVersion ||
-            version > caffe2::serialize::kMaxSupportedFileFormatVersion)
-          bad("archive format version " + std::to_string(version) + " is not supported by this libtorch");
-      }
+      const zip::Entry *v = dir_->find(prefix_ + ".data/version");
+      if (!v) v = dir_->find(prefix_ + "version");
+      if (!v) bad("it has no 'version' record");
+      uint64_t version = parse_version(record(*v, 4096));
+      if (version < caffe2::serialize::kMinSupportedFileFormatVersion ||
+          version > caffe2::serialize::kMaxSupportedFileFormatVersion)
+        bad("archive format version " + std::to_string(version) + " is not supported by this libtorch");
     });
   }
 
@@ -204,19 +201,6 @@ class ZipReader {
   uint64_t raw_offset(const zip::Entry &en) {
     zip::Directory::require_readable(en);
     return dir_->data_offset(en);
-  }
-
-  // The entries miniz's case-insensitive lookup finds for `name`.
-  std::vector<const zip::Entry *> matching(const std::string &name) const {
-    std::vector<const zip::Entry *> out;
-    for (const zip::Entry &en : dir_->entries()) {
-      if (en.name.size() != name.size()) continue;
-      bool same = true;
-      for (size_t i = 0; i < name.size() && same; ++i)
-        same = std::tolower(static_cast<unsigned char>(en.name[i])) == std::tolower(static_cast<unsigned char>(name[i]));
-      if (same) out.push_back(&en);
-    }
-    return out;
   }
 
   std::string record(const zip::Entry &en, uint64_t max) {
