@@ -1644,7 +1644,9 @@ CTORCH_API ctorch_status ctorch_data_loader_set_transform(ctorch_data_loader loa
  * callback and the item, followed by the worker thread's last error when a
  * ctorch call inside the callback failed. Threads: with num_workers > 0 it
  * runs on the worker threads, several at once, so it and user_data must be
- * thread-safe (as ctorch_dataset_get_item_fn).
+ * thread-safe (as ctorch_dataset_get_item_fn). It must not call the
+ * functions of the loader it runs in (a setter would wait for its own
+ * worker).
  */
 typedef ctorch_status (*ctorch_data_transform_fn)(void *user_data, int64_t index, ctorch_tensor data,
                                                   ctorch_tensor target, ctorch_tensor *data_out,
