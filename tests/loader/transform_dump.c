@@ -15,11 +15,17 @@
  *         transform x -> x * 2 (a new handle)
  * Pixel (i, c, h, w) of every mode is (i * 131 + c * 31 + h * 17 + w * 7) % 256.
  * Output: per batch "E K" then the data's shape, its float32 values as
- * hex (%a), and the targets (or "-").                                       */
+ * hex (%a), and the targets (or "-").
+ *   transform_dump bench DIR WORKERS
+ *         one epoch of Fashion-MNIST's training images (batch 256, shuffled)
+ *         through ConvertImageDtype(float32) + Normalize in the loader's
+ *         workers, and the same with the conversion done by hand on the
+ *         whole tensor first (the old way): "stage S s, by hand H s".       */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctorch.h"
 
@@ -124,12 +130,73 @@ static void print_batch(uint64_t e, int64_t k, ctorch_tensor x, ctorch_tensor y)
   printf("\n");
 }
 
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double epoch_time(ctorch_data_loader l) {
+  double t0 = now();
+  int has = 1;
+  OK(ctorch_data_loader_start_epoch(l, 0));
+  for (;;) {
+    ctorch_tensor x = NULL, y = NULL;
+    OK(ctorch_data_loader_next(&has, &x, &y, l));
+    if (!has) break;
+    ctorch_tensor_free(x);
+    ctorch_tensor_free(y);
+  }
+  return now() - t0;
+}
+
+static int bench(const char *dir, int workers) {
+  const double mean[1] = {0.2860}, std[1] = {0.3530};
+  ctorch_tensor im = NULL, lb = NULL, m = vec(mean, 1), s = vec(std, 1), f = NULL, a = NULL;
+  ctorch_transform ts[2], t;
+  ctorch_data_loader l = NULL;
+  double stage, by_hand, t0;
+  int64_t shape[4] = {-1, 1, 28, 28};
+  OK(ctorch_data_mnist_read_dir(&im, &lb, dir, 1));
+  OK(ctorch_transform_convert_image_dtype(&ts[0], CTORCH_FLOAT32));
+  OK(ctorch_transform_normalize(&ts[1], m, s));
+  t = compose(ts, 2);
+  OK(ctorch_data_loader_new(&l, im, lb, 256, 1, 1, 0));
+  OK(ctorch_data_loader_set_transform(l, t));
+  OK(ctorch_data_loader_set_workers(l, workers, 2));
+  stage = epoch_time(l);
+  ctorch_data_loader_free(l);
+  t0 = now(); /* the old way: the whole set converted on this thread, then batches */
+  OK(ctorch_tensor_to_dtype(&f, im, CTORCH_FLOAT32));
+  OK(ctorch_div_Scalar(&a, f, ctorch_scalar_float(255.0)));
+  ctorch_tensor_free(f);
+  OK(ctorch_sub_Tensor(&f, a, m, ctorch_scalar_int(1)));
+  ctorch_tensor_free(a);
+  OK(ctorch_div_Tensor(&a, f, s));
+  ctorch_tensor_free(f);
+  OK(ctorch_reshape(&f, a, shape, 4));
+  ctorch_tensor_free(a);
+  OK(ctorch_data_loader_new(&l, f, lb, 256, 1, 1, 0));
+  OK(ctorch_data_loader_set_workers(l, workers, 2));
+  by_hand = now() - t0 + epoch_time(l);
+  printf("workers %d: stage %.3f s, by hand %.3f s\n", workers, stage, by_hand);
+  ctorch_data_loader_free(l);
+  ctorch_transform_free(t);
+  ctorch_tensor_free(f);
+  ctorch_tensor_free(im);
+  ctorch_tensor_free(lb);
+  ctorch_tensor_free(m);
+  ctorch_tensor_free(s);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *mode;
   int64_t n, batch, shuffle, drop, workers, epochs, k;
   uint64_t seed, e;
   ctorch_data_loader l = NULL;
   ctorch_transform t = NULL;
+  if (argc == 4 && strcmp(argv[1], "bench") == 0) return bench(argv[2], atoi(argv[3]));
   if (argc != 9) {
     fprintf(stderr, "usage: transform_dump gray|rgb|sizes N BATCH SHUFFLE SEED DROP_LAST WORKERS EPOCHS\n");
     return 2;
