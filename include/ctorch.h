@@ -1660,7 +1660,9 @@ typedef ctorch_status (*ctorch_data_transform_fn)(void *user_data, int64_t index
  * free_user_data (may be NULL) is called once with user_data when the
  * callback is replaced or removed, or the loader freed, after any worker
  * still running it has stopped; or at once if this call fails after its
- * arguments were checked. Rewinds the current epoch.
+ * arguments were checked (with fn NULL, it is called at once). Errors: a
+ * loader that is not a live handle (INVALID_ARGUMENT naming `loader`;
+ * user_data stays the caller's). Rewinds the current epoch.
  * @nullable fn
  * @nullable user_data
  * @nullable free_user_data
