@@ -1588,6 +1588,88 @@ CTORCH_API ctorch_status ctorch_data_loader_set_pin_memory(ctorch_data_loader lo
 CTORCH_API ctorch_status ctorch_data_loader_set_distributed(ctorch_data_loader loader, int64_t rank,
                                                             int64_t world_size, int drop_last);
 
+/*
+ * The transform stage (torch.utils.data's Dataset transform, then default
+ * collate): each item of a batch goes through the loader's transform
+ * (ctorch_data_loader_set_transform) and then its callback
+ * (ctorch_data_loader_set_transform_fn), and only then are the items stacked
+ * into the batch. It runs per item, not per batch, as a Dataset's
+ * `transform` does in torch: random transforms draw per image, and items of
+ * different sizes (a callback dataset's photos) may be resized or cropped to
+ * one size before they are stacked. With num_workers > 0 it runs on the
+ * worker threads, never on the thread calling ctorch_data_loader_next; with
+ * 0 workers, inside ctorch_data_loader_next. Without a transform and a
+ * callback, batches are made as before (no per-item work).
+ *
+ * Float conversion (ToTensor's scaling): make the transform
+ * ctorch_transform_convert_image_dtype(FLOAT32) (UINT8 -> float32 / 255), or
+ * put it first in a compose before normalize.
+ *
+ * Random numbers: the items of batch k (0-based, in the epoch's order) of
+ * epoch e draw, in item order, from a fresh CPU generator seeded with
+ * ctorch_data_epoch_seed(seed, e) + 1 + k (mod 2^64; seed is the loader's),
+ * so the batches never depend on the number of workers, and Python replays
+ * them with torch.manual_seed(that seed) before the first item of each batch
+ * (tests/loader/transform_vs_torch.py).
+ */
+
+/**
+ * Sets the loader's per-item transform (NULL removes it). t is borrowed: the
+ * loader keeps its own reference (transforms are reference counted), so the
+ * caller may free t at once. Each item's data is one image: [C, H, W], or
+ * [H, W], which is taken as [1, H, W] (a gray image, as ToTensor makes
+ * one); the transform runs on it as ctorch_transform_apply runs on one
+ * image of a batch, drawing from the batch's generator (see above). Targets
+ * are not transformed (use the callback). A failure (an item of another
+ * rank, a dtype the transform refuses: TYPE or VALUE, ...) is returned by
+ * ctorch_data_loader_next for that batch with a message naming the dataset
+ * item and the transform's argument. Rewinds the current epoch (and stops
+ * the workers, as the other setters). Errors: a loader or t that is not a
+ * live handle (INVALID_ARGUMENT naming it).
+ * @nullable t
+ */
+CTORCH_API ctorch_status ctorch_data_loader_set_transform(ctorch_data_loader loader, ctorch_transform t);
+
+/**
+ * A per-item callback of the transform stage. data (and target, NULL for a
+ * dataset without targets) are the item after the loader's transform,
+ * borrowed for the call (ctorch frees them after it; do not free them).
+ * Write the NEW transformed data to *data_out (required) and, to replace
+ * the target (a target transform), a NEW handle to *target_out; leave
+ * *target_out NULL to keep the target. Both are preset to NULL; writing the
+ * borrowed handle itself back (*data_out = data) keeps it unchanged.
+ * ctorch takes whatever was written, whatever the status. index is the
+ * item's dataset index. Return CTORCH_OK or a failure status, which
+ * ctorch_data_loader_next reports for that batch with a message naming the
+ * callback and the item, followed by the worker thread's last error when a
+ * ctorch call inside the callback failed. Threads: with num_workers > 0 it
+ * runs on the worker threads, several at once, so it and user_data must be
+ * thread-safe (as ctorch_dataset_get_item_fn). It must not call the
+ * functions of the loader it runs in (a setter would wait for its own
+ * worker).
+ */
+typedef ctorch_status (*ctorch_data_transform_fn)(void *user_data, int64_t index, ctorch_tensor data,
+                                                  ctorch_tensor target, ctorch_tensor *data_out,
+                                                  ctorch_tensor *target_out);
+
+/**
+ * Sets the loader's per-item callback (fn NULL removes it), run after the
+ * loader's transform (ctorch_data_loader_set_transform), before the items
+ * are stacked. The stacked items must agree in dtype, shape and device
+ * (else TYPE or VALUE naming the item, from ctorch_data_loader_next).
+ * free_user_data (may be NULL) is called once with user_data when the
+ * callback is replaced or removed, or the loader freed, after any worker
+ * still running it has stopped; or at once if this call fails after its
+ * arguments were checked (with fn NULL, it is called at once). Errors: a
+ * loader that is not a live handle (INVALID_ARGUMENT naming `loader`;
+ * user_data stays the caller's). Rewinds the current epoch.
+ * @nullable fn
+ * @nullable user_data
+ * @nullable free_user_data
+ */
+CTORCH_API ctorch_status ctorch_data_loader_set_transform_fn(ctorch_data_loader loader, ctorch_data_transform_fn fn,
+                                                             void *user_data, void (*free_user_data)(void *));
+
 /* ------------------------------------------------------------------ */
 /* Interop: DLPack, checkpoints (torch.save format), TorchScript       */
 /* ------------------------------------------------------------------ */

@@ -578,6 +578,7 @@ class DataLoader extends api.DataLoader {
   constructor(data, targets, opts = {}) {
     super(api.data_loader_new(data, targets || null, opts.batchSize || 1, !!opts.shuffle, BigInt(opts.seed || 0),
       !!opts.dropLast)._take());
+    if (opts.transform) this.set_transform(opts.transform); // per item; the loader keeps a reference
     this.epoch = 0;
   }
   * [Symbol.iterator]() {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ctorch {
 namespace data {
@@ -37,10 +38,28 @@ class Dataset {
   // *y stays undefined for items without targets. Throws StatusError naming
   // the item at fault. Called from worker threads, several at once.
   virtual void batch(const at::Tensor &idx, int64_t first, at::Tensor *x, at::Tensor *y) = 0;
+  // The items at idx, one by one, not stacked (the loader's transform stage
+  // runs on them before collate()); ys stays empty without targets. The
+  // default splits batch(); a host-defined dataset gives its items as the
+  // callback wrote them (sizes may differ). Throws as batch().
+  virtual void items(const at::Tensor &idx, std::vector<at::Tensor> *xs, std::vector<at::Tensor> *ys);
   // Whether batches have targets, when known before the first batch (a
   // host-defined dataset only tells by its items): 1 yes, 0 no, -1 unknown.
   virtual int has_targets() const { return -1; }
 };
+
+// A host callback's failure status as ctorch reports it (out of range:
+// UNKNOWN), and the thread's last error when a ctorch call inside the
+// callback changed it since `before` (": ..." or "").
+ctorch_status callback_status(ctorch_status st);
+std::string errors_since(const std::string &before);
+
+// torch's default collate of items (a batch's, at dataset indices idx):
+// stacked along a new dimension 0 once they agree in dtype, shape, device and
+// having a target (TYPE or VALUE naming the item otherwise). m >= 1 items;
+// ys empty (no targets) or one entry per item (undefined: none).
+void collate(const std::vector<at::Tensor> &xs, const std::vector<at::Tensor> &ys, const at::Tensor &idx,
+             at::Tensor *x, at::Tensor *y);
 
 std::shared_ptr<Dataset> tensor_dataset(at::Tensor data, at::Tensor targets);
 // The same over a caller's handles (borrowed; targets may be NULL), checked

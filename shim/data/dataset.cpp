@@ -19,6 +19,16 @@ std::string shape_text(const at::Tensor &t) {
   return s + "]";
 }
 
+void check_like(const std::string &what, const at::Tensor &t, const at::Tensor &ref, const std::string &how) {
+  if (t.scalar_type() != ref.scalar_type())
+    fail(CTORCH_TYPE, what + " has dtype " + std::string(c10::toString(t.scalar_type())) + how + "which has " +
+                          std::string(c10::toString(ref.scalar_type())));
+  if (t.sizes() != ref.sizes())
+    fail(CTORCH_VALUE, what + " has shape " + shape_text(t) + how + "which has " + shape_text(ref));
+  if (t.device() != ref.device())
+    fail(CTORCH_VALUE, what + " is on " + t.device().str() + how + "which is on " + ref.device().str());
+}
+
 class TensorDataset : public Dataset {
  public:
   TensorDataset(at::Tensor data, at::Tensor targets) : data_(std::move(data)), targets_(std::move(targets)) {}
@@ -60,17 +70,24 @@ class CallbackDataset : public Dataset {
     int64_t n = -1;
     std::string before = ctorch_last_error();
     ctorch_status st = len_(ud_->data, &n);
-    if (st != CTORCH_OK) fail(valid(st), "dataset len callback returned " + std::string(ctorch_status_name(st)) + since(before));
+    if (st != CTORCH_OK)
+      fail(callback_status(st),
+           "dataset len callback returned " + std::string(ctorch_status_name(st)) + errors_since(before));
     if (n < 0) fail(CTORCH_VALUE, "dataset len callback gave a negative length " + std::to_string(n));
     return n;
   }
 
   void batch(const at::Tensor &idx, int64_t, at::Tensor *x, at::Tensor *y) override {
+    std::vector<at::Tensor> xs, ys;
+    items(idx, &xs, &ys);
+    if (!xs.empty()) collate(xs, ys, idx, x, y);
+  }
+
+  void items(const at::Tensor &idx, std::vector<at::Tensor> *xs, std::vector<at::Tensor> *ys) override {
     const int64_t m = idx.numel();
     const int64_t *ip = idx.data_ptr<int64_t>();
-    std::vector<at::Tensor> xs, ys;
-    xs.reserve(m);
-    ys.reserve(m);
+    xs->reserve(m);
+    ys->reserve(m);
     for (int64_t k = 0; k < m; ++k) {
       const int64_t i = ip[k];
       ctorch_tensor dh = nullptr, th = nullptr;
@@ -80,48 +97,52 @@ class CallbackDataset : public Dataset {
       at::Tensor d = take(dh), t = take(th);
       const std::string item = "dataset item " + std::to_string(i);
       if (st != CTORCH_OK)
-        fail(valid(st), item + ": get_item returned " + std::string(ctorch_status_name(st)) + since(before));
+        fail(callback_status(st), item + ": get_item returned " + std::string(ctorch_status_name(st)) +
+                                      errors_since(before));
       if (!d.defined()) fail(CTORCH_VALUE, item + ": get_item returned CTORCH_OK but wrote no data");
-      if (k > 0) {
-        const std::string ref = " unlike dataset item " + std::to_string(ip[0]) + ", the first of its batch, ";
-        check_like(item + ": data", d, xs[0], ref);
-        if (t.defined() != ys[0].defined())
-          fail(CTORCH_VALUE, item + ": " + (t.defined() ? "has a target" : "has no target") + ref.substr(0, ref.size() - 2) +
-                                 (t.defined() ? " (which has none)" : " (which has one)"));
-        if (t.defined()) check_like(item + ": target", t, ys[0], ref);
-      }
-      xs.push_back(std::move(d));
-      ys.push_back(std::move(t));
+      xs->push_back(std::move(d));
+      ys->push_back(std::move(t));
     }
-    *x = at::stack(xs, 0);
-    if (m > 0 && ys[0].defined()) *y = at::stack(ys, 0);
   }
 
  private:
   ctorch_dataset_len_fn len_;
   ctorch_dataset_get_item_fn get_;
   std::unique_ptr<UserData> ud_;
-
-  static ctorch_status valid(ctorch_status st) {
-    return st > CTORCH_OK && st <= CTORCH_UNKNOWN ? st : CTORCH_UNKNOWN;
-  }
-  // The thread's last error, when a ctorch call inside the callback set it.
-  static std::string since(const std::string &before) {
-    std::string after = ctorch_last_error();
-    return after != before ? ": " + after : std::string();
-  }
-  static void check_like(const std::string &what, const at::Tensor &t, const at::Tensor &ref, const std::string &how) {
-    if (t.scalar_type() != ref.scalar_type())
-      fail(CTORCH_TYPE, what + " has dtype " + std::string(c10::toString(t.scalar_type())) + how + "which has " +
-                            std::string(c10::toString(ref.scalar_type())));
-    if (t.sizes() != ref.sizes())
-      fail(CTORCH_VALUE, what + " has shape " + shape_text(t) + how + "which has " + shape_text(ref));
-    if (t.device() != ref.device())
-      fail(CTORCH_VALUE, what + " is on " + t.device().str() + how + "which is on " + ref.device().str());
-  }
 };
 
 }  // namespace
+
+ctorch_status callback_status(ctorch_status st) { return st > CTORCH_OK && st <= CTORCH_UNKNOWN ? st : CTORCH_UNKNOWN; }
+
+std::string errors_since(const std::string &before) {
+  std::string after = ctorch_last_error();
+  return after != before ? ": " + after : std::string();
+}
+
+void Dataset::items(const at::Tensor &idx, std::vector<at::Tensor> *xs, std::vector<at::Tensor> *ys) {
+  at::Tensor x, y;
+  batch(idx, -1, &x, &y);
+  *xs = x.unbind(0);
+  if (y.defined()) *ys = y.unbind(0);
+}
+
+void collate(const std::vector<at::Tensor> &xs, const std::vector<at::Tensor> &ys, const at::Tensor &idx,
+             at::Tensor *x, at::Tensor *y) {
+  const int64_t *ip = idx.data_ptr<int64_t>();
+  const bool targets = !ys.empty();  // entries, defined or not, to check
+  for (size_t k = 1; k < xs.size(); ++k) {
+    const std::string item = "dataset item " + std::to_string(ip[k]);
+    const std::string ref = " unlike dataset item " + std::to_string(ip[0]) + ", the first of its batch, ";
+    check_like(item + ": data", xs[k], xs[0], ref);
+    if (targets && ys[k].defined() != ys[0].defined())
+      fail(CTORCH_VALUE, item + ": " + (ys[k].defined() ? "has a target" : "has no target") +
+                             ref.substr(0, ref.size() - 2) + (ys[k].defined() ? " (which has none)" : " (which has one)"));
+    if (targets && ys[k].defined()) check_like(item + ": target", ys[k], ys[0], ref);
+  }
+  *x = at::stack(xs, 0);
+  if (targets && ys[0].defined()) *y = at::stack(ys, 0);
+}
 
 std::shared_ptr<Dataset> tensor_dataset(at::Tensor data, at::Tensor targets) {
   return std::make_shared<TensorDataset>(std::move(data), std::move(targets));

@@ -2,6 +2,7 @@
 // randperm, or DistributedSampler's), batching, and background workers that
 // make batches ahead while ctorch_data_loader_next hands them out in order.
 #include "data/data.h"
+#include "transforms/transforms.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/arange.h>
@@ -57,6 +58,72 @@ struct Result {
 
 constexpr int kMaxWorkers = 64;
 
+// The host's per-item callback and its data (freed once, when replaced,
+// removed or the loader freed: after the workers stopped).
+struct TransformFn {
+  ctorch_data_transform_fn fn = nullptr;
+  void *data = nullptr;
+  void (*release)(void *) = nullptr;
+  TransformFn(ctorch_data_transform_fn f, void *d, void (*r)(void *)) : fn(f), data(d), release(r) {}
+  TransformFn(const TransformFn &) = delete;
+  TransformFn &operator=(const TransformFn &) = delete;
+  ~TransformFn() {
+    if (release) release(data);
+  }
+};
+
+struct TransformRef {  // the loader's reference to its ctorch_transform
+  ctorch_transform t = nullptr;
+  TransformRef() = default;
+  TransformRef(const TransformRef &) = delete;
+  TransformRef &operator=(const TransformRef &) = delete;
+  ~TransformRef() { ctorch::transforms::release(t); }
+  void reset(ctorch_transform n) noexcept {
+    if (n) ctorch::transforms::retain(n);
+    ctorch::transforms::release(t);
+    t = n;
+  }
+};
+
+// One item through the loader's transform: an image [C, H, W] or [H, W]
+// (taken as [1, H, W]).
+at::Tensor transform_item(ctorch_transform t, at::Tensor x, int64_t index, const at::Generator &gen) {
+  const std::string item = "dataset item " + std::to_string(index);
+  if (x.dim() == 2) x = x.unsqueeze(0);
+  if (x.dim() != 3)
+    ctorch::fail(CTORCH_VALUE, item + ": the loader's transform needs an image [C, H, W] or [H, W], got " +
+                                   std::to_string(x.dim()) + " dimensions");
+  try {
+    return ctorch::transforms::apply_image(t, x, gen);
+  } catch (const ctorch::StatusError &e) {
+    ctorch::fail(e.status(), item + ": the loader's transform: " + e.what());
+  }
+}
+
+// One item through the host's callback: data and target lent as handles,
+// whatever it writes taken.
+void call_item_fn(const TransformFn &f, int64_t index, at::Tensor *x, at::Tensor *y) {
+  std::string before = ctorch_last_error();
+  ctorch_tensor dh = ctorch::give(*x), th = y->defined() ? ctorch::give(*y) : nullptr;
+  ctorch_tensor dout = nullptr, tout = nullptr;
+  ctorch_status st = f.fn(f.data, index, dh, th, &dout, &tout);
+  // The lent handles and whatever was written are ctorch's again (the
+  // callback may have written a lent handle back: it stays as it is).
+  at::Tensor d = dout == dh ? at::Tensor() : ctorch::take(dout);
+  at::Tensor t = tout == th ? at::Tensor() : ctorch::take(tout);
+  const bool keep_data = dout == dh && dout, keep_target = tout == th || !tout;
+  ctorch::take(dh);
+  if (th) ctorch::take(th);
+  const std::string item = "dataset item " + std::to_string(index);
+  if (st != CTORCH_OK)
+    ctorch::fail(callback_status(st), item + ": the loader's transform_fn returned " +
+                                          std::string(ctorch_status_name(st)) + errors_since(before));
+  if (!keep_data && !d.defined())
+    ctorch::fail(CTORCH_VALUE, item + ": the loader's transform_fn returned CTORCH_OK but wrote no data");
+  if (!keep_data) *x = std::move(d);
+  if (!keep_target) *y = std::move(t);
+}
+
 }  // namespace
 
 struct ctorch_data_loader_s {
@@ -67,6 +134,9 @@ struct ctorch_data_loader_s {
   bool dist = false, dist_drop_last = false;
   int64_t rank = 0, world = 1;
   int workers = 0, prefetch = 2;
+  // The transform stage (per item, before collate): none when both are unset.
+  TransformRef transform;
+  std::unique_ptr<TransformFn> transform_fn;
 
   // The epoch: the dataset's length at its start, its order (undefined:
   // 0..count-1), its batches and the next one to hand out.
@@ -119,7 +189,11 @@ struct ctorch_data_loader_s {
 
   void make(int64_t k, at::Tensor *x, at::Tensor *y) {
     const int64_t lo = k * batch, len = std::min(batch, count - lo);
-    if (order.defined()) {
+    if (transform.t || transform_fn) {
+      make_transformed(k, order.defined() ? order.narrow(0, lo, len)
+                                          : at::arange(lo, lo + len, at::TensorOptions().dtype(at::kLong)),
+                       x, y);
+    } else if (order.defined()) {
       ds->batch(order.narrow(0, lo, len), -1, x, y);
     } else {
       ds->batch(at::arange(lo, lo + len, at::TensorOptions().dtype(at::kLong)), lo, x, y);
@@ -128,6 +202,27 @@ struct ctorch_data_loader_s {
       if (x->defined() && x->device().is_cpu()) *x = x->pin_memory();
       if (y->defined() && y->device().is_cpu()) *y = y->pin_memory();
     }
+  }
+
+  // Batch k's items, each through the transform and the callback, then
+  // collated. The draws: a fresh generator per batch (see ctorch.h).
+  void make_transformed(int64_t k, const at::Tensor &idx, at::Tensor *x, at::Tensor *y) {
+    std::vector<at::Tensor> xs, ys;
+    ds->items(idx, &xs, &ys);
+    const int64_t *ip = idx.data_ptr<int64_t>();
+    at::Generator gen;
+    if (transform.t) gen = at::detail::createCPUGenerator(epoch_seed(seed, epoch) + 1 + uint64_t(k));
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (transform.t) xs[i] = transform_item(transform.t, std::move(xs[i]), ip[i], gen);
+      if (transform_fn) {
+        at::Tensor none;
+        call_item_fn(*transform_fn, ip[i], &xs[i], ys.empty() ? &none : &ys[i]);
+        if (none.defined())
+          ctorch::fail(CTORCH_VALUE, "dataset item " + std::to_string(ip[i]) +
+                                         ": the loader's transform_fn wrote a target, but the dataset has none");
+      }
+    }
+    collate(xs, ys, idx, x, y);
   }
 
   void work() noexcept {
@@ -287,6 +382,35 @@ CTORCH_API ctorch_status ctorch_data_loader_set_distributed(ctorch_data_loader l
   loader->rank = rank;
   loader->world = world_size;
   loader->dist_drop_last = drop_last != 0;
+  loader->start(loader->epoch);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_loader_set_transform(ctorch_data_loader loader, ctorch_transform t) {
+  CTORCH_TRY
+  ctorch::require_ptr(loader, "loader");
+  if (t) ctorch::check_handle(t, "t");
+  loader->stop_workers();
+  loader->transform.reset(t);
+  loader->start(loader->epoch);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_data_loader_set_transform_fn(ctorch_data_loader loader, ctorch_data_transform_fn fn,
+                                                             void *user_data, void (*free_user_data)(void *)) {
+  CTORCH_TRY
+  ctorch::require_ptr(loader, "loader");
+  // From here on free_user_data runs exactly once, also if this call fails.
+  std::unique_ptr<TransformFn> f;
+  try {
+    f.reset(new TransformFn{fn, user_data, free_user_data});
+  } catch (...) {
+    if (free_user_data) free_user_data(user_data);
+    throw;
+  }
+  if (!fn) f.reset();  // removing: user_data is released now
+  loader->stop_workers();
+  loader->transform_fn = std::move(f);
   loader->start(loader->epoch);
   CTORCH_CATCH
 }

@@ -4,7 +4,7 @@
 // item would, each drawing from the caller's generator through the torch
 // calls torchvision makes (the draw order is in ctorch.h), so that Python
 // replays a batch bit for bit (tests/transforms/transforms_vs_torch.py).
-#include "core/internal.h"
+#include "transforms/transforms.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -327,6 +327,22 @@ void check_size(int64_t v, const char *arg) {
 }
 
 }  // namespace
+
+namespace ctorch {
+namespace transforms {
+
+void retain(ctorch_transform t) noexcept { t->refs.fetch_add(1, std::memory_order_relaxed); }
+void release(ctorch_transform t) noexcept { ::release(t); }
+
+at::Tensor apply_image(ctorch_transform t, const at::Tensor &img, const at::Generator &gen) {
+  int64_t h = img.size(1), w = img.size(2);
+  c10::ScalarType dtype = img.scalar_type();
+  check(*t, dtype, img.size(0), h, w);
+  return apply_one(*t, img, gen);
+}
+
+}  // namespace transforms
+}  // namespace ctorch
 
 CTORCH_API ctorch_status ctorch_transform_normalize(ctorch_transform *out, ctorch_tensor mean, ctorch_tensor std) {
   CTORCH_TRY

@@ -5,6 +5,7 @@ native memory counter and the ABI check; and that the package pip-installs."""
 import math
 import os
 import subprocess
+import struct
 import sys
 import tempfile
 import unittest
@@ -245,6 +246,19 @@ class Autograd(unittest.TestCase):
         self.assertEqual(len(loader), 3)
         seen = sorted(v for _, y in loader for v in y.tolist())
         self.assertEqual(seen, [0, 1, 2, 3, 4])
+
+    def test_data_loader_transform(self):
+        # uint8 [3, 2, 2] images -> float32 [b, 1, 2, 2] / 255, per item, by the loader
+        data = ctorch.tensor([[[0, 51], [102, 255]]] * 3, dtype=ctorch.uint8)
+        t = ctorch._api.transform_convert_image_dtype(ctorch.float32)
+        loader = ctorch.data.DataLoader(data, ctorch.arange(3), batch_size=2, transform=t)
+        del t  # the loader keeps its own reference
+        batches = [(x.shape, x.dtype, x.tolist()[0][0], y.tolist()) for x, y in loader]
+        self.assertEqual([b[0] for b in batches], [(2, 1, 2, 2), (1, 1, 2, 2)])
+        self.assertEqual(batches[0][1], ctorch.float32)
+        f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]  # noqa: E731
+        self.assertEqual(batches[0][2], [[0.0, f32(51 / 255)], [f32(102 / 255), 1.0]])
+        self.assertEqual(batches[1][3], [2])
 
 
 class Interop(unittest.TestCase):

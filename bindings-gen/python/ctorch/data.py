@@ -15,9 +15,11 @@ class DataLoader(_api.DataLoader):
     """Batches along dimension 0 of data (and targets); shuffled per epoch
     from seed exactly as the C loader documents. Iterating runs one epoch."""
 
-    def __init__(self, data, targets=None, batch_size=1, shuffle=False, seed=0, drop_last=False):
+    def __init__(self, data, targets=None, batch_size=1, shuffle=False, seed=0, drop_last=False, transform=None):
         self._h = _api.data_loader_new(data, targets, batch_size, shuffle, seed, drop_last)._take()
         self._epoch = 0
+        if transform is not None:  # a ctorch transform handle, applied per item (the loader keeps a reference)
+            _api.data_loader_set_transform(self, transform)
 
     def __len__(self):
         return self.num_batches()
