@@ -17,8 +17,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include "paired.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +40,10 @@ void check(ctorch_status st, const char *what) {
   if (st != CTORCH_OK) bench_die(what, ctorch_last_error());
 }
 
-using ctorch_bench::handle_of;  // paired.h: through DLPack (a cast pointer is refused)
+// A handle sharing t (ctorch's handle is one owned TensorImpl reference).
+ctorch_tensor handle_of(const at::Tensor &t) {
+  return reinterpret_cast<ctorch_tensor>(at::Tensor(t).unsafeReleaseTensorImpl());
+}
 
 // Parameters with fixed grads (fresh copies per side: each side's own state).
 std::vector<at::Tensor> make_params(const std::vector<std::vector<int64_t>> &shapes) {
