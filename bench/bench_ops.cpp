@@ -11,7 +11,10 @@
 #include <ATen/ops/relu.h>
 #include <ATen/ops/transpose.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "paired.h"
@@ -31,7 +34,10 @@ int main(int argc, char **argv) {
   bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const long iters = quick ? 20000 : 400000;
   const long mm_iters = quick ? 3 : 10;
-  const int rounds = quick ? 3 : 15;
+  // CTORCH_BENCH_ROUNDS and CTORCH_BENCH_CASES ("add,mul": those cases only)
+  // narrow a run, e.g. to re-measure the per-call ops many times quickly.
+  const char *env_rounds = std::getenv("CTORCH_BENCH_ROUNDS");
+  const int rounds = env_rounds ? std::atoi(env_rounds) : quick ? 3 : 15;
   at::set_num_threads(1);
 
   at::Tensor a = at::ones({1}), b = at::ones({1});
@@ -54,6 +60,14 @@ int main(int argc, char **argv) {
       {"dlpack_small", bench_c_dlpack, ha, nullptr, iters, cpp_dlpack, &a, nullptr},
       {"dlpack_large", bench_c_dlpack, hbig, nullptr, iters, cpp_dlpack, &big, nullptr},
   };
+  if (const char *only = std::getenv("CTORCH_BENCH_CASES")) {
+    std::string list = std::string(",") + only + ",";
+    cases.erase(std::remove_if(cases.begin(), cases.end(),
+                               [&](const ctorch_bench::Case &c) {
+                                 return list.find(std::string(",") + c.name + ",") == std::string::npos;
+                               }),
+                cases.end());
+  }
   // The C loops and the C++ loops time themselves.
   auto time = [](bench_fn fn, void *x, void *y, long n) { return fn(x, y, n); };
   ctorch_bench::run_paired("op", cases, iters, rounds, time);

@@ -1,10 +1,14 @@
-// What the handle registry (shim/core/handles.cpp, compiled in here as it
-// ships) costs per operation, to decide which handles it can cover
-// (shim/core/README.md): a lookup (what every checked entry point does), and
-// a register + release pair (what making and freeing a handle adds). Tensor
-// handles would need, per generated 1-element add, two lookups (self, other),
-// one register (the result) and one release (its free): the last line prints
-// that sum as a fraction of a ctorch add's per-call time, measured here too.
+// What the handle registries cost per operation (shim/core/README.md): the
+// one of the non-tensor handle types (shim/core/handles.cpp: mutex-sharded
+// hash maps, as it ships) and the lock-free one tried for tensor handles
+// (bench/tensor_registry.*, not in the library: too dear): a lookup (what every checked entry
+// point does), and a register + release pair (what making and freeing a
+// handle adds), alone and while another thread makes and frees handles. Per
+// generated 1-element add a registry does two lookups (self, other), one
+// register (the result) and one release (its free): the output gives that
+// sum for each registry as a fraction of a ctorch add's per-call time,
+// measured here too. The paired ctorch/C++ figures with the tensor registry
+// wired in came from bench_ops on commit 7c9c340 (shim/core/README.md).
 // Usage: build/bench/handle_registry [iterations]
 #include "core/internal.h"
 
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "ctorch.h"
+#include "tensor_registry.h"
 
 // The two error paths handles.cpp calls, never reached here.
 namespace ctorch {
@@ -93,9 +98,51 @@ int main(int argc, char **argv) {
   });
   ctorch_tensor_free(a);
   ctorch_tensor_free(b);
-  double tensor_cost = 2 * lookup + add_take;
-  std::printf("{\"lookup_ns\": %.1f, \"lookup_contended_ns\": %.1f, \"register_release_ns\": %.1f, "
-              "\"ctorch_add_ns\": %.1f, \"tensor_registry_per_add_ns\": %.1f, \"tensor_registry_fraction\": %.4f}\n",
-              lookup, lookup_contended, add_take, add, tensor_cost, tensor_cost / add);
+
+  // The tensor registry: 1,000 live tensors' worth of pointers, as above.
+  for (auto &p : live) ctorch::tensor_register(p.get());
+  double t_lookup = ns_per(n, [&](long) { sink += int(ctorch::tensor_live(probe)); });
+  double t_add_take = ns_per(n, [&](long i) {
+    const void *p = fresh[i & 63].get();
+    ctorch::tensor_register(p);
+    sink += ctorch::tensor_release(p);
+  });
+  // A new address each time (what a program whose allocator hands out fresh
+  // addresses sees): the claim scans the run and may take a dormant slot.
+  std::vector<std::unique_ptr<char[]>> many;
+  for (int i = 0; i < 4096; ++i) many.emplace_back(new char[64]);
+  double t_add_take_spread = ns_per(n, [&](long i) {
+    const void *p = many[(i * 2654435761u) & 4095].get();
+    ctorch::tensor_register(p);
+    sink += ctorch::tensor_release(p);
+  });
+  stop = false;
+  std::thread tchurn([&] {
+    std::vector<std::unique_ptr<char[]>> mine;
+    for (int i = 0; i < 64; ++i) mine.emplace_back(new char[64]);
+    for (long i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+      ctorch::tensor_register(mine[i & 63].get());
+      ctorch::tensor_release(mine[i & 63].get());
+    }
+  });
+  double t_lookup_contended = ns_per(n, [&](long) { sink += int(ctorch::tensor_live(probe)); });
+  double t_add_take_contended = ns_per(n, [&](long i) {
+    const void *p = fresh[i & 63].get();
+    ctorch::tensor_register(p);
+    sink += ctorch::tensor_release(p);
+  });
+  stop = true;
+  tchurn.join();
+  for (auto &p : live) ctorch::tensor_release(p.get());
+
+  double map_cost = 2 * lookup + add_take, tensor_cost = 2 * t_lookup + t_add_take;
+  std::printf("{\"map_lookup_ns\": %.1f, \"map_lookup_contended_ns\": %.1f, \"map_register_release_ns\": %.1f, "
+              "\"tensor_lookup_ns\": %.1f, \"tensor_lookup_contended_ns\": %.1f, "
+              "\"tensor_register_release_ns\": %.1f, \"tensor_register_release_spread_ns\": %.1f, "
+              "\"tensor_register_release_contended_ns\": %.1f, \"ctorch_add_ns\": %.1f, "
+              "\"map_per_add_ns\": %.1f, \"map_fraction\": %.4f, "
+              "\"tensor_registry_per_add_ns\": %.1f, \"tensor_registry_fraction\": %.4f}\n",
+              lookup, lookup_contended, add_take, t_lookup, t_lookup_contended, t_add_take, t_add_take_spread,
+              t_add_take_contended, add, map_cost, map_cost / add, tensor_cost, tensor_cost / add);
   return 0;
 }
