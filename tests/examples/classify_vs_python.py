@@ -159,6 +159,14 @@ def main():
             if not strict:
                 print(f"  ({name}: torchvision decodes JPEG with another libjpeg: the top 5 required, the logits "
                       f"reported)")
+        # Failures: a missing image is named, a missing --weights gets usage (2).
+        missing = os.path.join(d, "missing.png")
+        p = subprocess.run([a.c, "--image", missing, "--weights", path["moved.pt"]], capture_output=True, text=True)
+        if p.returncode != 1 or missing not in p.stderr:
+            failures.append(f"a missing image: exit {p.returncode}, stderr {p.stderr!r}")
+        p = subprocess.run([a.c, "--image", path["image.png"]], capture_output=True, text=True)
+        if p.returncode != 2 or "usage" not in p.stderr:
+            failures.append(f"no --weights: exit {p.returncode}, stderr {p.stderr!r}")
     for f in failures:
         print("FAIL", f)
     if failures:
