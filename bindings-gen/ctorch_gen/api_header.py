@@ -125,6 +125,15 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
                     "buffer_size": {"unit": "elements", "rule": "filled", "count": "n_outputs", "capacity": 16}},
         "n_outputs": {"direction": "out"},
     },
+    # The same call on a child (module shortcuts): the same outputs.
+    "ctorch_nn_module_forward_child_n": {
+        "inputs": {"elements_nullable": True},
+        "outputs": {"direction": "out", "array": "max_outputs", "ownership": "new", "free": "ctorch_tensor_free",
+                    "null_result": True,
+                    "buffer_size": {"unit": "elements", "rule": "filled", "count": "n_outputs", "capacity": 16}},
+        "n_outputs": {"direction": "out"},
+    },
+    "ctorch_nn_module_forward_first": {"inputs": {"elements_nullable": True}},
     # shapes[i] is an array of ndims[i] sizes: a binding takes a list of shapes.
     "ctorch_nn_module_shape_check": {
         "shapes": {"element_length": "ndims"},
