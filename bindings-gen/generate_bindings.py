@@ -76,6 +76,7 @@ def main(argv=None) -> int:
     doc = json.loads(read_text(a.api))
     # Functions only C can call (api.json's c_only: variadic, va_list) are
     # left out of every binding; each language formats text itself.
+    doc["c_only_functions"] = {f["name"]: "C only: " + f["c_only"] for f in doc["functions"] if f.get("c_only")}
     doc["functions"] = [f for f in doc["functions"] if not f.get("c_only")]
     if a.lang == "python":
         python(doc, a.out, a.build_lib)
