@@ -23,6 +23,8 @@ import sys
 def param_decl(p, i):
     c_type = p["c_type"]
     name = f"p{i}"
+    if c_type == "...":  # a variadic tail (ctorch_nn_newf): unnamed
+        return "..."
     if "(*" in c_type:  # a function pointer spelled inline: void (*release)(void *ctx)
         return re.sub(r"\(\*\s*\w*\s*\)", f"(*{name})", c_type, count=1)
     return f"{c_type} {name}"

@@ -74,6 +74,10 @@ def main(argv=None) -> int:
     ap.add_argument("--include", help="directory of ctorch.h (go: cgo's include path)")
     a = ap.parse_args(argv)
     doc = json.loads(read_text(a.api))
+    # Functions only C can call (api.json's c_only: variadic, va_list) are
+    # left out of every binding; each language formats text itself.
+    doc["c_only_functions"] = {f["name"]: "C only: " + f["c_only"] for f in doc["functions"] if f.get("c_only")}
+    doc["functions"] = [f for f in doc["functions"] if not f.get("c_only")]
     if a.lang == "python":
         python(doc, a.out, a.build_lib)
     elif a.lang == "node":

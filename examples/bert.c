@@ -118,15 +118,6 @@ static bert_config read_config(const char *dir) {
   return c;
 }
 
-/* *out = the submodule at `path` of m applied to x (its handle freed here). */
-static ctorch_status fwd(ctorch_tensor *out, ctorch_nn_module m, const char *path, ctorch_tensor x) {
-  ctorch_nn_module sub = NULL;
-  ctorch_status st = ctorch_nn_module_get(&sub, m, path);
-  if (!st) st = ctorch_nn_module_forward(out, sub, x);
-  ctorch_nn_module_free(sub);
-  return st;
-}
-
 /* [B, L, H] -> [B, heads, L, H/heads]: transformers' view + transpose. */
 static ctorch_status split_heads(ctorch_tensor *out, ctorch_tensor x, const int64_t *shape4) {
   static const int64_t perm[4] = {0, 2, 1, 3};
@@ -140,10 +131,10 @@ static ctorch_status add_norm(ctorch_tensor *out, ctorch_nn_module layer, const 
                               ctorch_tensor residual) {
   ctorch_nn_module b = NULL;
   ctorch_status st = ctorch_nn_module_get(&b, layer, block);
-  if (!st) st = fwd(&h, b, "dense", h);
-  if (!st) st = fwd(&h, b, "dropout", h);
+  if (!st) st = ctorch_nn_module_forward_child(&h, b, "dense", h);
+  if (!st) st = ctorch_nn_module_forward_child(&h, b, "dropout", h);
   if (!st) st = ctorch_add_Tensor(&h, h, residual, ctorch_scalar_int(1));
-  if (!st) st = fwd(out, b, "LayerNorm", h);
+  if (!st) st = ctorch_nn_module_forward_child(out, b, "LayerNorm", h);
   ctorch_nn_module_free(b);
   return st;
 }
@@ -155,9 +146,9 @@ static ctorch_status layer_forward(ctorch_tensor *x, ctorch_nn_module layer, cto
   int64_t sizes[3], shape4[4];
   ctorch_status st = ctorch_tensor_sizes(sizes, 3, *x);
   shape4[0] = sizes[0], shape4[1] = sizes[1], shape4[2] = heads, shape4[3] = sizes[2] / heads;
-  if (!st) st = fwd(&q, layer, "attention.self.query", *x);
-  if (!st) st = fwd(&k, layer, "attention.self.key", *x);
-  if (!st) st = fwd(&v, layer, "attention.self.value", *x);
+  if (!st) st = ctorch_nn_module_forward_child(&q, layer, "attention.self.query", *x);
+  if (!st) st = ctorch_nn_module_forward_child(&k, layer, "attention.self.key", *x);
+  if (!st) st = ctorch_nn_module_forward_child(&v, layer, "attention.self.value", *x);
   if (!st) st = split_heads(&q, q, shape4);
   if (!st) st = split_heads(&k, k, shape4);
   if (!st) st = split_heads(&v, v, shape4);
@@ -167,14 +158,14 @@ static ctorch_status layer_forward(ctorch_tensor *x, ctorch_nn_module layer, cto
   if (!st) st = ctorch_mul_Scalar(&s, s, ctorch_scalar_float(pow((double)shape4[3], -0.5)));
   if (!st) st = ctorch_add_Tensor(&s, s, mask, ctorch_scalar_int(1));
   if (!st) st = ctorch_softmax_int(&s, s, -1, NULL);
-  if (!st) st = fwd(&s, layer, "attention.self.dropout", s);
+  if (!st) st = ctorch_nn_module_forward_child(&s, layer, "attention.self.dropout", s);
   if (!st) st = ctorch_matmul(&a, s, v);
   if (!st) st = ctorch_permute(&a, a, perm, 4);
   if (!st) st = ctorch_contiguous(&a, a, CTORCH_MEMORY_CONTIGUOUS);
   if (!st) st = ctorch_view(&a, a, sizes, 3);
   if (!st) st = add_norm(&a, layer, "attention.output", a, *x);
-  if (!st) st = fwd(&h, layer, "intermediate.dense", a);
-  if (!st) st = fwd(&h, layer, "intermediate.intermediate_act_fn", h);
+  if (!st) st = ctorch_nn_module_forward_child(&h, layer, "intermediate.dense", a);
+  if (!st) st = ctorch_nn_module_forward_child(&h, layer, "intermediate.intermediate_act_fn", h);
   if (!st) st = add_norm(x, layer, "output", h, a);
   return st;
 }
@@ -199,14 +190,14 @@ static ctorch_status bert_forward(void *cfg, ctorch_nn_module self, const ctorch
   }
   if (!st) st = ctorch_tensor_sizes(sizes, 2, in[0]);
   /* embeddings: word + token type, + position, LayerNorm, dropout */
-  if (!st) st = fwd(&x, self, "embeddings.word_embeddings", in[0]);
-  if (!st) st = fwd(&t, self, "embeddings.token_type_embeddings", in[2]);
+  if (!st) st = ctorch_nn_module_forward_child(&x, self, "embeddings.word_embeddings", in[0]);
+  if (!st) st = ctorch_nn_module_forward_child(&t, self, "embeddings.token_type_embeddings", in[2]);
   if (!st) st = ctorch_add_Tensor(&x, x, t, ctorch_scalar_int(1));
   if (!st) st = ctorch_arange(&pos, ctorch_scalar_int(sizes[1]), NULL, NULL, NULL, NULL);
-  if (!st) st = fwd(&t, self, "embeddings.position_embeddings", pos);
+  if (!st) st = ctorch_nn_module_forward_child(&t, self, "embeddings.position_embeddings", pos);
   if (!st) st = ctorch_add_Tensor(&x, x, t, ctorch_scalar_int(1));
-  if (!st) st = fwd(&x, self, "embeddings.LayerNorm", x);
-  if (!st) st = fwd(&x, self, "embeddings.dropout", x);
+  if (!st) st = ctorch_nn_module_forward_child(&x, self, "embeddings.LayerNorm", x);
+  if (!st) st = ctorch_nn_module_forward_child(&x, self, "embeddings.dropout", x);
   /* the additive mask: 0 where attended, float32's lowest where padded */
   mask_shape[0] = sizes[0], mask_shape[1] = mask_shape[2] = 1, mask_shape[3] = sizes[1];
   if (!st) st = ctorch_to_dtype(&mask, in[1], f32, 0, 0, NULL);
@@ -223,8 +214,8 @@ static ctorch_status bert_forward(void *cfg, ctorch_nn_module self, const ctorch
   ctorch_nn_module_free(layers);
   /* pooler: tanh(dense(hidden state of the first token)) */
   if (!st) st = ctorch_select_int(&t, x, 1, 0);
-  if (!st) st = fwd(&t, self, "pooler.dense", t);
-  if (!st) st = fwd(&out[1], self, "pooler.activation", t);
+  if (!st) st = ctorch_nn_module_forward_child(&t, self, "pooler.dense", t);
+  if (!st) st = ctorch_nn_module_forward_child(&out[1], self, "pooler.activation", t);
   if (!st) st = ctorch_handle_scope_keep(out[0] = x);
   if (!st) st = ctorch_handle_scope_keep(out[1]);
   ctorch_handle_scope_leave(s);

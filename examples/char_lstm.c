@@ -100,25 +100,18 @@ static ctorch_tensor batchify(const corpus *c, int64_t start, int64_t len, int64
  * callback's own scope; the outputs are kept out of it (ctorch takes them). */
 static ctorch_status lm_forward(void *unused, ctorch_nn_module self, const ctorch_tensor *in, size_t n_in,
                                 const char *kwargs, ctorch_tensor *out, size_t max_out, size_t *n_out) {
-  ctorch_nn_module embed = NULL, lstm = NULL, head = NULL;
   ctorch_handle_scope s = NULL;
   ctorch_tensor lstm_in[3] = {NULL, in[1], in[2]}, lstm_out[3] = {NULL, NULL, NULL};
   size_t got = 0, k;
   ctorch_status st = ctorch_handle_scope_enter(&s);
   (void)unused, (void)n_in, (void)kwargs, (void)max_out; /* made with 3 inputs, read 3 outputs */
-  if (!st) st = ctorch_nn_module_get(&embed, self, "embed");
-  if (!st) st = ctorch_nn_module_get(&lstm, self, "lstm");
-  if (!st) st = ctorch_nn_module_get(&head, self, "head");
-  if (!st) st = ctorch_nn_module_forward(&lstm_in[0], embed, in[0]);
-  if (!st) st = ctorch_nn_module_forward_n(lstm, lstm_in, 3, NULL, lstm_out, 3, &got);
-  if (!st) st = ctorch_nn_module_forward(&out[0], head, lstm_out[0]);
+  if (!st) st = ctorch_nn_module_forward_child(&lstm_in[0], self, "embed", in[0]);
+  if (!st) st = ctorch_nn_module_forward_child_n(self, "lstm", lstm_in, 3, NULL, lstm_out, 3, &got);
+  if (!st) st = ctorch_nn_module_forward_child(&out[0], self, "head", lstm_out[0]);
   out[1] = lstm_out[1];
   out[2] = lstm_out[2];
   for (k = 0; !st && k < 3; ++k) st = ctorch_handle_scope_keep(out[k]);
   ctorch_handle_scope_leave(s);
-  ctorch_nn_module_free(embed);
-  ctorch_nn_module_free(lstm);
-  ctorch_nn_module_free(head);
   *n_out = st == CTORCH_OK ? 3 : 0;
   return st;
 }
@@ -249,9 +242,8 @@ int main(int argc, char **argv) {
   unsigned long long seed = 1;
   corpus cp;
   ctorch_nn_module model = NULL;
-  ctorch_tensor train = NULL, val = NULL, h = NULL, c = NULL, *params;
+  ctorch_tensor train = NULL, val = NULL, h = NULL, c = NULL;
   ctorch_optimizer opt = NULL;
-  size_t np = 0;
   double first = 0, last = 0, val_loss, t0, dt;
 
   {
@@ -281,12 +273,11 @@ int main(int argc, char **argv) {
 
   CHECK(ctorch_manual_seed(seed));
   model = make_model(cp.v, hidden);
-  params = nn_params(model, &np);
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAM));
     o.lr = 3e-3;
-    CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAM, params, np, &o));
+    CHECK(ctorch_optimizer_new_from_module(&opt, CTORCH_OPTIM_ADAM, model, &o));
   }
   printf("char-LSTM (hidden %lld) on %s (%lld characters, %d distinct), %d steps, batch %lld x %lld, %d thread(s), "
          "seed %llu\n",
@@ -306,7 +297,7 @@ int main(int argc, char **argv) {
     CHECK(ctorch_optimizer_zero_grad(opt, 1));
     loss = window_loss(model, train, w * seq, seq, &h, &c);
     CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
-    CHECK(ctorch_clip_grad_norm_(NULL, params, np, 1.0, 2.0, 0));
+    CHECK(ctorch_nn_module_clip_grad_norm_(NULL, model, 1.0, 2.0, 0));
     CHECK(ctorch_optimizer_step(opt));
     CHECK(ctorch_tensor_item_double(&last, loss));
     if (step == 0) first = last;
@@ -330,7 +321,6 @@ int main(int argc, char **argv) {
   printf("initial_loss=%.6f final_loss=%.6f val_loss=%.6f val_ppl=%.4f chars_per_s=%.1f\n", first, last, val_loss,
          exp(val_loss), (double)(steps * batch * seq) / dt);
 
-  nn_free_params(params, np);
   ctorch_optimizer_free(opt);
   ctorch_nn_module_free(model);
   ctorch_tensor_free(train);

@@ -248,7 +248,7 @@ int main(int argc, char **argv) {
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW)); /* lr 1e-3, betas (0.9, 0.999), wd 0.01 */
-    CHECK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_ADAMW, params, np, &o));
+    CHECK(ctorch_optimizer_new_from_module(&opt, CTORCH_OPTIM_ADAMW, net, &o));
   }
 
   if (rank == 0) {

@@ -320,7 +320,7 @@ int main(int argc, char **argv) {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAM));
     o.lr = 1e-3;
-    opt = nn_optimizer(q, CTORCH_OPTIM_ADAM, &o);
+    CHECK(ctorch_optimizer_new_from_module(&opt, CTORCH_OPTIM_ADAM, q, &o));
   }
   printf("DQN on CartPole-v1, up to %d episodes, %d thread(s), seed %llu\n", episodes, threads, seed);
   fflush(stdout);

@@ -2,8 +2,8 @@
  * What the module-based examples (lenet5.c, ddp_lenet5.c, resnet.c,
  * char_lstm.c, transformer.c) share: handle scopes, a clock, and the few steps around
  * ctorch's module layer that every training program repeats (building a
- * container from a table, the parameters as an array for the optimizer and
- * gradient clipping, saving and loading a state dict). Header-only; the
+ * container from a table, the parameters as an array for the distributed
+ * calls, saving and loading a state dict). Header-only; the
  * includer defines CHECK(call) (how a failed call is reported) first.
  */
 #ifndef CTORCH_EXAMPLE_NN_H
@@ -55,14 +55,15 @@ static inline ctorch_nn_module nn_make(const char *kind, const char *args) {
   return m;
 }
 
-/* nn_make with the arguments formatted as printf does ("%d, %d, 3"). */
+/* nn_make with the arguments formatted as printf does ("%d, %d, 3"):
+ * ctorch_nn_newv (no fixed buffer: over-long text is refused, not cut). */
 static inline ctorch_nn_module nn_makef(const char *kind, const char *fmt, ...) {
-  char args[256];
+  ctorch_nn_module m = NULL;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  CHECK(ctorch_nn_newv(&m, kind, fmt, ap));
   va_end(ap);
-  return nn_make(kind, args);
+  return m;
 }
 
 /* Registers `child` in `parent` under `name` (NULL: appended to a Sequential
@@ -87,8 +88,10 @@ static inline ctorch_nn_module nn_sequential(const nn_layer *table, size_t n) {
 }
 
 /* The module's parameters (Python's model.parameters() order) as a malloc'd
- * array of NEW handles, *n of them: what ctorch_optimizer_new and
- * ctorch_clip_grad_norm_ take. Free with nn_free_params. */
+ * array of NEW handles, *n of them, for the calls that take an array
+ * (ctorch_dist_broadcast_parameters); optimizers and gradient clipping take
+ * the module itself (ctorch_optimizer_new_from_module,
+ * ctorch_nn_module_clip_grad_norm_). Free with nn_free_params. */
 static inline ctorch_tensor *nn_params(ctorch_nn_module m, size_t *n) {
   ctorch_tensor_list list = NULL;
   ctorch_tensor *p;
@@ -108,18 +111,6 @@ static inline void nn_free_params(ctorch_tensor *p, size_t n) {
   size_t i;
   for (i = 0; i < n; ++i) ctorch_tensor_free(p[i]);
   free(p);
-}
-
-/* NEW optimizer of `kind` over every parameter of m (the optimizer keeps its
- * own references). */
-static inline ctorch_optimizer nn_optimizer(ctorch_nn_module m, ctorch_optimizer_kind kind,
-                                            const ctorch_optim_options *o) {
-  ctorch_optimizer opt = NULL;
-  size_t n = 0;
-  ctorch_tensor *p = nn_params(m, &n);
-  CHECK(ctorch_optimizer_new(&opt, kind, p, n, o));
-  nn_free_params(p, n);
-  return opt;
 }
 
 /* torch.save(model.state_dict(), path): Python's keys, so the twin loads the

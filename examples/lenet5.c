@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW)); /* lr 1e-3, betas (0.9, 0.999), wd 0.01 */
-    opt = nn_optimizer(net, CTORCH_OPTIM_ADAMW, &o);
+    CHECK(ctorch_optimizer_new_from_module(&opt, CTORCH_OPTIM_ADAMW, net, &o));
   }
 
   if (*logdir) CHECK(ctorch_summary_writer_new(&tb, logdir, NULL));

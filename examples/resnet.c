@@ -49,15 +49,6 @@
 #include "example_nn.h"
 #include "fashion_mnist.h"
 
-/* out = the child `name` of self applied to x (a NEW handle). */
-static ctorch_status call_child(ctorch_tensor *out, ctorch_nn_module self, const char *name, ctorch_tensor x) {
-  ctorch_nn_module child = NULL;
-  ctorch_status st = ctorch_nn_module_get(&child, self, name);
-  if (st == CTORCH_OK) st = ctorch_nn_module_forward(out, child, x);
-  ctorch_nn_module_free(child);
-  return st;
-}
-
 /* resnet.py's Block.forward: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut),
  * the shortcut being proj(x) when the block has one (user_data nonzero), else
  * x. A forward callback reports failures by status (the module's caller gets
@@ -69,12 +60,12 @@ static ctorch_status block_forward(void *has_proj, ctorch_nn_module self, const 
   ctorch_status st = ctorch_handle_scope_enter(&s);
   (void)n_in, (void)kwargs, (void)max_out; /* the signature ("input -> output") was checked */
   if (st != CTORCH_OK) return st;
-  if (!st) st = call_child(&t, self, "conv1", in[0]);
-  if (!st) st = call_child(&t, self, "bn1", t);
+  if (!st) st = ctorch_nn_module_forward_child(&t, self, "conv1", in[0]);
+  if (!st) st = ctorch_nn_module_forward_child(&t, self, "bn1", t);
   if (!st) st = ctorch_relu(&t, t);
-  if (!st) st = call_child(&t, self, "conv2", t);
-  if (!st) st = call_child(&t, self, "bn2", t);
-  if (!st && has_proj) st = call_child(&sc, self, "proj", in[0]);
+  if (!st) st = ctorch_nn_module_forward_child(&t, self, "conv2", t);
+  if (!st) st = ctorch_nn_module_forward_child(&t, self, "bn2", t);
+  if (!st && has_proj) st = ctorch_nn_module_forward_child(&sc, self, "proj", in[0]);
   if (!st) st = ctorch_add_Tensor(&t, t, sc, ctorch_scalar_int(1));
   if (!st) st = ctorch_relu(&out[0], t);
   if (!st) st = ctorch_handle_scope_keep(out[0]); /* ctorch takes it from the caller's scope */
@@ -216,7 +207,7 @@ int main(int argc, char **argv) {
     o.lr = 0.05;
     o.momentum = 0.9;
     o.weight_decay = 5e-4;
-    opt = nn_optimizer(net, CTORCH_OPTIM_SGD, &o);
+    CHECK(ctorch_optimizer_new_from_module(&opt, CTORCH_OPTIM_SGD, net, &o));
   }
   printf("ResNet (width %lld, %d parameter tensors) on Fashion-MNIST (%lld images), %d epoch(s), batch %lld, "
          "%d thread(s), seed %llu, %s, %s\n",

@@ -51,31 +51,23 @@ static ctorch_status row_forward(void *unused, ctorch_nn_module self, const ctor
                                  const char *kwargs, ctorch_tensor *out, size_t max_out, size_t *n_out) {
   const int64_t rows_dim = 1;
   ctorch_handle_scope s = NULL;
-  ctorch_nn_module embed = NULL, head = NULL, layer = NULL;
   ctorch_tensor x = NULL, pos = NULL;
   char name[32];
   int i;
   ctorch_status st = ctorch_handle_scope_enter(&s);
   (void)unused, (void)n_in, (void)kwargs, (void)max_out; /* one input, one output */
-  if (!st) st = ctorch_nn_module_get(&embed, self, "embed");
-  if (!st) st = ctorch_nn_module_get(&head, self, "head");
   if (!st) st = ctorch_nn_module_tensor(&pos, self, "pos");
   if (!st) st = ctorch_flatten_using_ints(&x, in[0], 1, 2); /* [B, 28 rows, 28 pixels] */
-  if (!st) st = ctorch_nn_module_forward(&x, embed, x);
+  if (!st) st = ctorch_nn_module_forward_child(&x, self, "embed", x);
   if (!st) st = ctorch_add_Tensor(&x, x, pos, ctorch_scalar_int(1));
   for (i = 0; !st && i < LAYERS; ++i) {
     snprintf(name, sizeof name, "layers.%d", i);
-    st = ctorch_nn_module_get(&layer, self, name);
-    if (!st) st = ctorch_nn_module_forward(&x, layer, x);
-    ctorch_nn_module_free(layer);
-    layer = NULL;
+    st = ctorch_nn_module_forward_child(&x, self, name, x);
   }
   if (!st) st = ctorch_mean_dim(&x, x, &rows_dim, 1, 0, NULL);
-  if (!st) st = ctorch_nn_module_forward(&out[0], head, x);
+  if (!st) st = ctorch_nn_module_forward_child(&out[0], self, "head", x);
   if (!st) st = ctorch_handle_scope_keep(out[0]);
   ctorch_handle_scope_leave(s);
-  ctorch_nn_module_free(embed);
-  ctorch_nn_module_free(head);
   *n_out = st == CTORCH_OK;
   return st;
 }
@@ -158,7 +150,7 @@ int main(int argc, char **argv) {
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW)); /* lr 1e-3, betas (0.9, 0.999), wd 0.01 */
-    opt = nn_optimizer(model, CTORCH_OPTIM_ADAMW, &o);
+    CHECK(ctorch_optimizer_new_from_module(&opt, CTORCH_OPTIM_ADAMW, model, &o));
   }
   printf("Transformer encoder (%d layers, d_model %d) on Fashion-MNIST rows, %d steps, batch %lld, %d thread(s), "
          "seed %llu\n",

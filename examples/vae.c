@@ -48,51 +48,35 @@
 #define TILE 30 /* 28 pixels and the white line around them */
 
 /* The VAE of vae.py: a module holding the five layers (the state-dict keys
- * fc1.weight, fc1.bias, ...), and the layers themselves for the forward. */
-typedef struct {
-  ctorch_nn_module all, fc1, fc21, fc22, fc3, fc4;
-} vae_model;
-
-static ctorch_nn_module add_linear(ctorch_nn_module parent, const char *name, const char *args) {
-  ctorch_nn_module m = nn_make("Linear", args);
-  CHECK(ctorch_nn_module_register_module(parent, name, m));
-  return m;
-}
-
-/* In vae.py's __init__ order: the order of the random draws and of the keys. */
-static vae_model make_vae(void) {
-  vae_model v;
-  CHECK(ctorch_nn_custom_new(&v.all, "VAE", NULL, NULL, NULL));
-  v.fc1 = add_linear(v.all, "fc1", "784, 400");
-  v.fc21 = add_linear(v.all, "fc21", "400, 20");
-  v.fc22 = add_linear(v.all, "fc22", "400, 20");
-  v.fc3 = add_linear(v.all, "fc3", "20, 400");
-  v.fc4 = add_linear(v.all, "fc4", "400, 784");
+ * fc1.weight, fc1.bias, ...), made in its __init__'s order: the order of
+ * the random draws and of the keys. Its forward is encode/decode below. */
+static ctorch_nn_module make_vae(void) {
+  ctorch_nn_module v = NULL;
+  CHECK(ctorch_nn_custom_new(&v, "VAE", NULL, NULL, NULL));
+  nn_add(v, "fc1", nn_make("Linear", "784, 400"));
+  nn_add(v, "fc21", nn_make("Linear", "400, 20"));
+  nn_add(v, "fc22", nn_make("Linear", "400, 20"));
+  nn_add(v, "fc3", nn_make("Linear", "20, 400"));
+  nn_add(v, "fc4", nn_make("Linear", "400, 784"));
   return v;
-}
-
-static void free_vae(vae_model *v) {
-  ctorch_nn_module m[6] = {v->all, v->fc1, v->fc21, v->fc22, v->fc3, v->fc4};
-  int i;
-  for (i = 0; i < 6; ++i) ctorch_nn_module_free(m[i]);
 }
 
 /* The functions below run inside the caller's handle scope, which frees
  * every intermediate (so `&h, h` overwrites a handle without a leak). */
 
-static void encode(const vae_model *v, ctorch_tensor x, ctorch_tensor *mu, ctorch_tensor *logvar) {
+static void encode(ctorch_nn_module v, ctorch_tensor x, ctorch_tensor *mu, ctorch_tensor *logvar) {
   ctorch_tensor h = NULL;
-  CHECK(ctorch_nn_module_forward(&h, v->fc1, x));
+  CHECK(ctorch_nn_module_forward_child(&h, v, "fc1", x));
   CHECK(ctorch_relu(&h, h));
-  CHECK(ctorch_nn_module_forward(mu, v->fc21, h));
-  CHECK(ctorch_nn_module_forward(logvar, v->fc22, h));
+  CHECK(ctorch_nn_module_forward_child(mu, v, "fc21", h));
+  CHECK(ctorch_nn_module_forward_child(logvar, v, "fc22", h));
 }
 
-static ctorch_tensor decode(const vae_model *v, ctorch_tensor z) {
+static ctorch_tensor decode(ctorch_nn_module v, ctorch_tensor z) {
   ctorch_tensor h = NULL;
-  CHECK(ctorch_nn_module_forward(&h, v->fc3, z));
+  CHECK(ctorch_nn_module_forward_child(&h, v, "fc3", z));
   CHECK(ctorch_relu(&h, h));
-  CHECK(ctorch_nn_module_forward(&h, v->fc4, h));
+  CHECK(ctorch_nn_module_forward_child(&h, v, "fc4", h));
   CHECK(ctorch_sigmoid(&h, h));
   return h;
 }
@@ -128,7 +112,7 @@ static ctorch_tensor vae_loss(ctorch_tensor recon, ctorch_tensor x, ctorch_tenso
 /* 64 samples decoded from z ~ N(0, 1) (a generator seeded with seed) as one
  * uint8 [240, 240] picture: white-framed tiles, x * 255 + 0.5 clamped and
  * truncated (torchvision's save_image rounding). */
-static ctorch_tensor sample_grid(const vae_model *v, uint64_t seed) {
+static ctorch_tensor sample_grid(ctorch_nn_module v, uint64_t seed) {
   const int64_t zshape[2] = {GRID * GRID, LATENT}, tiles[3] = {GRID * GRID, 28, 28}, pad[4] = {1, 1, 1, 1},
                 rows[4] = {GRID, GRID, TILE, TILE}, order[4] = {0, 2, 1, 3}, side[2] = {GRID * TILE, GRID * TILE};
   const ctorch_scalar lo = ctorch_scalar_int(0), hi = ctorch_scalar_int(255);
@@ -170,7 +154,7 @@ int main(int argc, char **argv) {
   ctorch_tensor train_x = NULL, test_x = NULL;
   ctorch_summary_writer tb = NULL;
   ctorch_optimizer opt = NULL;
-  vae_model v;
+  ctorch_nn_module v = NULL;
   double first = 0, last = 0, test_loss = 0, t0, dt;
 
   {
@@ -215,11 +199,11 @@ int main(int argc, char **argv) {
 
   CHECK(ctorch_manual_seed(seed));
   v = make_vae();
-  if (*load) nn_load(v.all, load);
+  if (*load) nn_load(v, load);
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAM)); /* lr 1e-3, betas (0.9, 0.999) */
-    opt = nn_optimizer(v.all, CTORCH_OPTIM_ADAM, &o);
+    CHECK(ctorch_optimizer_new_from_module(&opt, CTORCH_OPTIM_ADAM, v, &o));
   }
   if (*logdir) CHECK(ctorch_summary_writer_new(&tb, logdir, NULL));
   printf("VAE (784-400-%d) on Fashion-MNIST, %d steps, batch %lld, %d thread(s), seed %llu\n", LATENT, steps,
@@ -239,8 +223,8 @@ int main(int argc, char **argv) {
       CHECK(ctorch_data_loader_next(&has, &x, NULL, train));
     }
     CHECK(ctorch_optimizer_zero_grad(opt, 1));
-    encode(&v, x, &mu, &logvar);
-    loss = vae_loss(decode(&v, reparameterize(mu, logvar)), x, mu, logvar);
+    encode(v, x, &mu, &logvar);
+    loss = vae_loss(decode(v, reparameterize(mu, logvar)), x, mu, logvar);
     CHECK(ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0));
     CHECK(ctorch_optimizer_step(opt));
     CHECK(ctorch_tensor_item_double(&last, loss));
@@ -264,11 +248,11 @@ int main(int argc, char **argv) {
     int64_t hw[2] = {0, 0};
     uint8_t *pixels;
     CHECK(ctorch_autograd_scope_enter(&inf, CTORCH_SCOPE_INFERENCE_MODE));
-    encode(&v, test_x, &mu, &logvar);
-    CHECK(ctorch_tensor_item_double(&test_loss, vae_loss(decode(&v, mu), test_x, mu, logvar)));
+    encode(v, test_x, &mu, &logvar);
+    CHECK(ctorch_tensor_item_double(&test_loss, vae_loss(decode(v, mu), test_x, mu, logvar)));
     test_loss /= (double)test_shape[0];
     printf("test loss %.6f (%lld images, z = mu)\n", test_loss, (long long)test_shape[0]);
-    grid = sample_grid(&v, seed);
+    grid = sample_grid(v, seed);
     CHECK(ctorch_autograd_scope_leave(inf));
     CHECK(ctorch_tensor_sizes(hw, 2, grid));
     if (*samples) {
@@ -293,7 +277,7 @@ int main(int argc, char **argv) {
     scope_leave(s);
   }
   if (*save) {
-    nn_save(v.all, save);
+    nn_save(v, save);
     printf("saved weights to %s\n", save);
   }
   printf("initial_loss=%.9g final_loss=%.9g test_loss=%.9g images_per_s=%.1f\n", first, last, test_loss,
@@ -301,7 +285,7 @@ int main(int argc, char **argv) {
 
   ctorch_summary_writer_free(tb);
   ctorch_optimizer_free(opt);
-  free_vae(&v);
+  ctorch_nn_module_free(v);
   ctorch_data_loader_free(train);
   ctorch_tensor_free(test_x);
   return 0;

@@ -68,6 +68,7 @@
 #ifndef CTORCH_H
 #define CTORCH_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -2262,6 +2263,89 @@ CTORCH_API ctorch_status ctorch_nn_catalogue(char **out);
  */
 CTORCH_API ctorch_status ctorch_nn_module_shape_check(char **out, ctorch_nn_module m, const int64_t *const *shapes,
                                                const size_t *ndims, size_t n_inputs);
+
+/* ---- shortcuts: what a training program otherwise writes by hand ---- */
+
+/**
+ * torch.optim.X(model.parameters(), ...): NEW optimizer over every parameter
+ * of m (recursive, Python's order and de-duplication: the list
+ * ctorch_nn_module_parameters gives), exactly as ctorch_optimizer_new over
+ * that list (the same steps, bit for bit). m is borrowed; the optimizer keeps
+ * its own references to the parameters, not to m. options NULL =
+ * ctorch_optim_options_default(kind). Free with ctorch_optimizer_free.
+ * Errors: INVALID_ARGUMENT (NULL out or m, a dead module, a module without
+ * parameters), and ctorch_optimizer_new's, whose message it quotes.
+ * @nullable options
+ */
+CTORCH_API ctorch_status ctorch_optimizer_new_from_module(ctorch_optimizer *out, ctorch_optimizer_kind kind,
+                                                          ctorch_nn_module m, const ctorch_optim_options *options);
+/**
+ * As ctorch_optimizer_new_from_module, with every option, as
+ * ctorch_optimizer_new_v2 (options NULL = ctorch_optim_options_default_v2(kind)).
+ * @nullable options
+ */
+CTORCH_API ctorch_status ctorch_optimizer_new_from_module_v2(ctorch_optimizer *out, ctorch_optimizer_kind kind,
+                                                             ctorch_nn_module m,
+                                                             const ctorch_optim_options_v2 *options);
+/**
+ * torch.nn.utils.clip_grad_norm_(model.parameters(), ...): ctorch_clip_grad_norm_
+ * over every parameter of m (borrowed; ctorch_nn_module_parameters' list),
+ * with its arguments, results and errors (bit-identical to it).
+ * @nullable total_norm
+ */
+CTORCH_API ctorch_status ctorch_nn_module_clip_grad_norm_(double *total_norm, ctorch_nn_module m, double max_norm,
+                                                          double norm_type, int error_if_nonfinite);
+/** torch.nn.utils.clip_grad_value_(model.parameters(), v): ctorch_clip_grad_value_ over every parameter of m (borrowed). */
+CTORCH_API ctorch_status ctorch_nn_module_clip_grad_value_(ctorch_nn_module m, double clip_value);
+/**
+ * ctorch_nn_new with args formatted as printf formats fmt and the values
+ * after it (sizes computed at run time: "%d, %d, kernel_size=%d"). C only:
+ * a binding formats the text with its own language and calls ctorch_nn_new.
+ * The formatted text may be at most 65535 bytes. Errors: INVALID_ARGUMENT
+ * (NULL out, kind or fmt; formatting failed; text too long, with its
+ * length), and ctorch_nn_new's, whose message it quotes after the text.
+ * @c_only variadic: a binding formats the text itself and calls ctorch_nn_new
+ */
+CTORCH_API ctorch_status ctorch_nn_newf(ctorch_nn_module *out, const char *kind, const char *fmt, ...);
+/**
+ * ctorch_nn_newf with the values as a va_list (for a caller's own variadic
+ * function); ap is read as vsnprintf reads it (its state is then
+ * indeterminate, as after vsnprintf).
+ * @c_only va_list: a binding formats the text itself and calls ctorch_nn_new
+ */
+CTORCH_API ctorch_status ctorch_nn_newv(ctorch_nn_module *out, const char *kind, const char *fmt, va_list ap);
+/**
+ * Forward of the submodule at dotted path `path` of m ("head",
+ * "encoder.layers.0"; "" = m itself) with one input: *out is a NEW handle
+ * to its first output (ctorch_nn_module_get + ctorch_nn_module_forward in
+ * one call, no child handle to free; what a custom module's forward does
+ * for each child). input is borrowed. Errors: INDEX (no such submodule,
+ * named in the message), and ctorch_nn_module_forward's.
+ */
+CTORCH_API ctorch_status ctorch_nn_module_forward_child(ctorch_tensor *out, ctorch_nn_module m, const char *path,
+                                                        ctorch_tensor input);
+/**
+ * ctorch_nn_module_forward_n on the submodule at dotted path `path` of m
+ * ("" = m itself): same inputs, kwargs, outputs and errors, and INDEX for
+ * no such submodule.
+ * @nullable kwargs
+ */
+CTORCH_API ctorch_status ctorch_nn_module_forward_child_n(ctorch_nn_module m, const char *path,
+                                                          const ctorch_tensor *inputs, size_t n_inputs,
+                                                          const char *kwargs, ctorch_tensor *outputs,
+                                                          size_t max_outputs, size_t *n_outputs);
+/**
+ * ctorch_nn_module_forward_n keeping only the first output: *out is a NEW
+ * handle to it (NULL if it is None), the others are dropped inside (an
+ * LSTM's output without taking and freeing h_n and c_n: Python's
+ * `out, _ = lstm(x, (h, c))`). Inputs as ctorch_nn_module_forward_n
+ * (borrowed; NULL entries = None). Errors: as ctorch_nn_module_forward_n,
+ * VALUE for a forward that returns nothing.
+ * @nullable kwargs
+ */
+CTORCH_API ctorch_status ctorch_nn_module_forward_first(ctorch_tensor *out, ctorch_nn_module m,
+                                                        const ctorch_tensor *inputs, size_t n_inputs,
+                                                        const char *kwargs);
 
 /* ------------------------------------------------------------------ */
 /* Training checkpoints: resume a run exactly                          */

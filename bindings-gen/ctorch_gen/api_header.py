@@ -125,6 +125,15 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
                     "buffer_size": {"unit": "elements", "rule": "filled", "count": "n_outputs", "capacity": 16}},
         "n_outputs": {"direction": "out"},
     },
+    # The same call on a child (module shortcuts): the same outputs.
+    "ctorch_nn_module_forward_child_n": {
+        "inputs": {"elements_nullable": True},
+        "outputs": {"direction": "out", "array": "max_outputs", "ownership": "new", "free": "ctorch_tensor_free",
+                    "null_result": True,
+                    "buffer_size": {"unit": "elements", "rule": "filled", "count": "n_outputs", "capacity": 16}},
+        "n_outputs": {"direction": "out"},
+    },
+    "ctorch_nn_module_forward_first": {"inputs": {"elements_nullable": True}},
     # shapes[i] is an array of ndims[i] sizes: a binding takes a list of shapes.
     "ctorch_nn_module_shape_check": {
         "shapes": {"element_length": "ndims"},
@@ -239,6 +248,10 @@ class Describer:
     # ---- types ---------------------------------------------------------
     def type_info(self, t: CType) -> dict:
         b = t.base
+        if b == "...":
+            return {"kind": "variadic", "name": "..."}
+        if b == "va_list":
+            return {"kind": "va_list", "name": "va_list"}
         if b in self.handles:
             d = {"kind": "handle", "name": b}
         elif b in self.enums or b == "ctorch_status":
@@ -338,6 +351,10 @@ class Describer:
         for p in params:
             o = ov.get(p.name, {})
             d: dict = {"name": p.name, "c_type": p.c_text[: -len(p.name)].strip() if not p.callback else p.c_text}
+            if p.name == "...":
+                result.append({"name": "...", "c_type": "...", "type": self.type_info(p.type), "direction": "in",
+                               "pointer": 0, "nullable": False, "ownership": "borrowed"})
+                continue
             if p.callback:
                 d["type"] = {"kind": "callback", "signature": self.callback_info(p.callback)}
                 d["direction"] = "in"
@@ -423,6 +440,13 @@ class Describer:
                 ret["lifetime"] = _doc_lifetime(f)
         entry = {"name": f.name, "origin": "header", "section": f.section, "doc": f.doc,
                  "returns": ret, "params": result, "inline": f.inline, "line": f.line}
+        # "@c_only WHY": a function only C can call (variadic, va_list); the
+        # bindings leave it out (generate_bindings.py) and api.json says why.
+        m = re.search(r"@c_only\s+([^\n]+)", f.doc or "")
+        if m:
+            entry["c_only"] = m.group(1).strip()
+        elif any(d["type"]["kind"] in ("variadic", "va_list") for d in result):
+            raise DescribeError(f"{f.name}: a variadic or va_list function needs '@c_only REASON' in its doc")
         if f.inline:
             entry["inline_body"] = self.inline_body(f)
         return entry

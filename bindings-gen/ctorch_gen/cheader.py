@@ -337,6 +337,11 @@ def parse_params(text: str) -> List[Param]:
         return []
     params = []
     for i, p in enumerate(_split_commas(text)):
+        if p.strip() == "...":
+            # A variadic function's tail (ctorch_nn_newf): api.json marks it,
+            # the bindings leave the function to C (its doc's @c_only).
+            params.append(Param("...", CType("...", "...", 0, False)))
+            continue
         m = _FNPTR.match(p)
         if m:
             params.append(Param(m.group(2), None, Callback(parse_ctype(m.group(1)), parse_params(m.group(3)))))

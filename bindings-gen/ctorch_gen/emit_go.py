@@ -780,6 +780,7 @@ def emit_hfuncs(doc: dict) -> str:
             skipped[e["name"]] = e["skip"]
             continue
         out.append(header_function(e, funcs, taken))
+    skipped.update(doc.get("c_only_functions", {}))  # left out before any emitter (generate_bindings.py)
     out.append("// notWrapped: the header functions with no Go wrapper here, and why.")
     out.append("var notWrapped = map[string]string{")
     for k, v in skipped.items():

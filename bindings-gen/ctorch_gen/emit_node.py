@@ -646,6 +646,7 @@ def emit_api(doc: dict) -> str:
     for cn, m, n in methods:
         out.append(f"{cn}.prototype.{m} = function (...a) {{ return api.{n}(this, ...a); }};")
     out.append(f"api.TENSOR_METHODS = {json.dumps(tensor_methods)};")
+    skipped.update(doc.get("c_only_functions", {}))  # left out before any emitter (generate_bindings.py)
     out.append(f"api.NOT_WRAPPED = {json.dumps(skipped)};")
     out.append("return api;")
     out.append("};")

@@ -282,6 +282,7 @@ def emit_api(doc: dict) -> str:
     out.append("")
     out.append("FUNCTIONS = " + repr(names))
     out.append("# Not wrapped here, and why (the hand-written runtime covers them where needed).")
+    skipped.update(doc.get("c_only_functions", {}))  # left out before any emitter (generate_bindings.py)
     out.append("NOT_WRAPPED = {" + ", ".join(f"{k!r}: {v!r}" for k, v in skipped.items()) + "}")
     out.append("TENSOR_METHODS = {" + ", ".join(f"{e['method']!r}: {e['short']}" for e in entries
                                                if e["owner"] == "ctorch_tensor" and not e["skip"]

@@ -565,7 +565,11 @@ class Optimizer extends api.Optimizer {
       if (k === 'betas') { opts.beta1 = v[0]; opts.beta2 = v[1]; } else if (k in opts) opts[k] = v;
       else throw new TypeError(`unknown optimizer option '${k}'`);
     }
-    super(api.optimizer_new_v2(OPT_KINDS[kind], params, opts)._take());
+    // An nn.Module (its ._m handle): every parameter, recursive, in
+    // parameters()'s order (ctorch_optimizer_new_from_module_v2); else a list.
+    const module = params && !Array.isArray(params) && params._m instanceof api.NnModule ? params._m : null;
+    super((module ? api.optimizer_new_from_module_v2(OPT_KINDS[kind], module, opts)
+      : api.optimizer_new_v2(OPT_KINDS[kind], params, opts))._take());
   }
   zeroGrad(setToNone = true) { this.zero_grad(setToNone); }
 }
@@ -595,6 +599,19 @@ ct.data = {
   DataLoader,
 };
 ct.nn = ct.nn || {};
+// torch.nn.utils' clipping over an nn.Module (ctorch_nn_module_clip_grad_*) or a list of parameters.
+const asModule = (p) => (p && !Array.isArray(p) && p._m instanceof api.NnModule ? p._m : null);
+ct.nn.utils = {
+  clipGradNorm_(params, maxNorm, normType = 2.0, errorIfNonfinite = false) {
+    const m = asModule(params);
+    return m ? api.nn_module_clip_grad_norm_(m, maxNorm, normType, errorIfNonfinite)
+      : api.clip_grad_norm_(params, maxNorm, normType, errorIfNonfinite);
+  },
+  clipGradValue_(params, clipValue) {
+    const m = asModule(params);
+    return m ? api.nn_module_clip_grad_value_(m, clipValue) : api.clip_grad_value_(params, clipValue);
+  },
+};
 ct.nn.init = {
   uniform_(t, a, b) { api.init_uniform_(t, a, b); return t; },
   normal_(t, mean, std) { api.init_normal_(t, mean, std); return t; },

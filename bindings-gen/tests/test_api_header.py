@@ -242,3 +242,38 @@ class Catalogue(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CallableFromCOnly(unittest.TestCase):
+    """Variadic and va_list functions (ctorch_nn_newf/newv): described with
+    their `...`/va_list parameter and a c_only reason; one without the
+    @c_only tag is refused; generate_bindings.py leaves them out of every
+    binding and lists them as not wrapped."""
+
+    def test_real_header(self):
+        with open(HEADER, encoding="utf-8") as f:
+            d = {x["name"]: x for x in describe_header(parse_header(f.read()))["functions"]}
+        self.assertIn("variadic", d["ctorch_nn_newf"]["c_only"])
+        self.assertEqual([p["type"]["kind"] for p in d["ctorch_nn_newf"]["params"]][-1], "variadic")
+        self.assertEqual(d["ctorch_nn_newv"]["params"][-1]["type"]["kind"], "va_list")
+        self.assertNotIn("c_only", d["ctorch_nn_new"])
+
+    def test_untagged_is_refused(self):
+        text = ("#include <stdarg.h>\ntypedef enum ctorch_status { CTORCH_OK = 0 } ctorch_status;\n"
+                "/** No tag. */\nCTORCH_API ctorch_status ctorch_f(const char *fmt, ...);\n")
+        with self.assertRaises(Exception) as e:
+            describe_header(parse_header(text))
+        self.assertIn("@c_only", str(e.exception))
+
+    def test_bindings_leave_it_out(self):
+        with open(HEADER, encoding="utf-8") as f:
+            doc = describe_header(parse_header(f.read()))
+        names = {f["name"] for f in doc["functions"]}
+        self.assertTrue({"ctorch_nn_newf", "ctorch_nn_newv", "ctorch_nn_new"} <= names)
+        from ctorch_gen import emit_py_api
+        kept = [f for f in doc["functions"] if not f.get("c_only")]
+        src = emit_py_api.emit_api(dict(doc, functions=kept, c_only_functions={
+            f["name"]: "C only: " + f["c_only"] for f in doc["functions"] if f.get("c_only")}))
+        self.assertNotIn("def nn_newf", src)
+        self.assertIn("'ctorch_nn_newf': 'C only: variadic", src)
+        self.assertIn("def nn_new(", src)

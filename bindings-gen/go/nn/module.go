@@ -266,6 +266,28 @@ func (m *Module) NamedBuffers() ([]NamedTensor, error) { return readDict(m.m.Nam
 // Parameters lists the parameters in Python's order: what ctorch.OptimizerNew takes.
 func (m *Module) Parameters() ([]*ctorch.Tensor, error) { return m.m.Parameters() }
 
+// Optimizer is torch.optim.X(model.parameters(), ...): a NEW optimizer over
+// every parameter, recursive, in Python's order (ctorch_optimizer_new_from_module_v2);
+// options nil = the kind's defaults.
+func (m *Module) Optimizer(kind ctorch.OptimizerKind, options *ctorch.OptimOptionsV2) (*ctorch.Optimizer, error) {
+	return ctorch.OptimizerNewFromModuleV2(kind, m.m, options)
+}
+
+// ClipGradNorm is torch.nn.utils.clip_grad_norm_(model.parameters(), ...): the
+// gradients scaled in place; returns their total norm before clipping.
+func (m *Module) ClipGradNorm(maxNorm, normType float64, errorIfNonfinite bool) (float64, error) {
+	return m.m.ClipGradNorm_(maxNorm, normType, errorIfNonfinite)
+}
+
+// ClipGradValue is torch.nn.utils.clip_grad_value_(model.parameters(), v).
+func (m *Module) ClipGradValue(clipValue float64) error { return m.m.ClipGradValue_(clipValue) }
+
+// ForwardChild runs the submodule at a dotted path ("fc1", "layers.0") on one
+// input and returns its first output (ctorch_nn_module_forward_child).
+func (m *Module) ForwardChild(path string, input *ctorch.Tensor) (*ctorch.Tensor, error) {
+	return m.m.ForwardChild(path, input)
+}
+
 // StateDict is Python's state_dict(): parameters and persistent buffers, in its order and with its keys.
 func (m *Module) StateDict() ([]NamedTensor, error) { return readDict(m.m.StateDict()) }
 

@@ -102,6 +102,8 @@ for _n in ("Module", "Parameter", "Sequential", "ModuleList", "ModuleDict"):
     setattr(nn, _n, getattr(_nn_modules, _n))
 for _n, _cls in _nn_classes.CLASSES.items():
     setattr(nn, _n, _cls)
+from . import nn_utils as _nn_utils  # noqa: E402
+nn.utils = _nn_utils  # clip_grad_norm_ / clip_grad_value_ over a Module or a parameter list
 
 # Public operators at the top level (ctorch.add, ctorch.relu, ...), without
 # replacing the hand-written names above; then PyTorch's dtype spellings.

@@ -8,12 +8,16 @@ _KINDS = {k[len("CTORCH_OPTIM_"):].lower(): v for k, v in _capi.ENUMS["ctorch_op
 
 
 class Optimizer(_api.Optimizer):
-    """An optimizer over a list of parameters; keyword arguments set the
+    """An optimizer over a list of parameters, or over every parameter of an
+    nn.Module (recursive, in model.parameters()'s order: Adam(model) is
+    Adam(model.parameters()), step for step); keyword arguments set the
     fields of ctorch_optim_options_v2 (lr, weight_decay, momentum, betas, eps, ...)."""
     kind = None
 
     def __init__(self, params, **options):
-        params = list(params)
+        from . import nn_modules
+        module = params if isinstance(params, nn_modules.Module) else None
+        params = None if module is not None else list(params)
         self._params = params
         opts = _api.optim_options_default_v2(_KINDS[self.kind])
         betas = options.pop("betas", None)
@@ -23,7 +27,10 @@ class Optimizer(_api.Optimizer):
             if not hasattr(opts, k):
                 raise TypeError(f"{type(self).__name__}: unknown option {k!r}")
             setattr(opts, k, v)
-        self._h = _api.optimizer_new_v2(_KINDS[self.kind], params, opts)._take()
+        if module is not None:  # ctorch_optimizer_new_from_module_v2: no parameter list is made here
+            self._h = _api.optimizer_new_from_module_v2(_KINDS[self.kind], module, opts)._take()
+        else:
+            self._h = _api.optimizer_new_v2(_KINDS[self.kind], params, opts)._take()
 
     def zero_grad(self, set_to_none=True):
         _api.optimizer_zero_grad(self, set_to_none)

@@ -70,6 +70,7 @@ func nnChecks() {
 	dt, _ := ps[0].Dtype()
 	expect("To float64", dt == ctorch.DTypeFloat64, dt)
 	stackChecks()
+	shortcutChecks()
 }
 
 // stackChecks: module-valued constructor arguments go by handle

@@ -49,6 +49,13 @@ impl Optimizer {
         check(unsafe { sys::ctorch_optimizer_new(&mut h, kind.0, hs.as_ptr(), hs.len(), &options.0) })?;
         unsafe { Optimizer::from_raw(h) }.ok_or_else(|| Error { status: sys::CTORCH_RUNTIME, message: "NULL optimizer".into() })
     }
+    /// `torch.optim.X(model.parameters(), ...)`: an optimizer of `kind` over every
+    /// parameter of `module`, recursive, in Python's order (ctorch_optimizer_new_from_module).
+    pub fn from_module(kind: OptimizerKind, module: &crate::nn::Module, options: OptimOptions) -> Result<Optimizer> {
+        let mut h = std::ptr::null_mut();
+        check(unsafe { sys::ctorch_optimizer_new_from_module(&mut h, kind.0, module.h, &options.0) })?;
+        unsafe { Optimizer::from_raw(h) }.ok_or_else(|| Error { status: sys::CTORCH_RUNTIME, message: "NULL optimizer".into() })
+    }
     /// `torch.optim.SGD(params, lr, momentum)`.
     pub fn sgd(params: &[Tensor], lr: f64, momentum: f64) -> Result<Optimizer> {
         Self::new(OptimizerKind::SGD, params, OptimOptions::new(OptimizerKind::SGD).lr(lr).momentum(momentum))

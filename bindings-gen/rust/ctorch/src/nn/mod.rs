@@ -308,6 +308,30 @@ impl Module {
         Ok(outs[..n].iter().map(|&h| Tensor::from_raw_opt(h)).collect())
     }
 
+    /// The submodule at a dotted path (`"fc1"`, `"layers.0"`) on one input: its
+    /// first output (ctorch_nn_module_forward_child).
+    pub fn forward_child(&self, path: &str, x: &Tensor) -> Result<Tensor> {
+        let p = cstring(path)?;
+        let mut h = std::ptr::null_mut();
+        check(unsafe { sys::ctorch_nn_module_forward_child(&mut h, self.h, p.as_ptr(), x.h) })?;
+        Tensor::from_raw_checked(h)
+    }
+
+    /// `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm, norm_type)`:
+    /// the total norm before clipping (ctorch_nn_module_clip_grad_norm_).
+    pub fn clip_grad_norm_(&self, max_norm: f64, norm_type: f64, error_if_nonfinite: bool) -> Result<f64> {
+        let mut total = 0.0;
+        check(unsafe {
+            sys::ctorch_nn_module_clip_grad_norm_(&mut total, self.h, max_norm, norm_type, error_if_nonfinite as i32)
+        })?;
+        Ok(total)
+    }
+
+    /// `torch.nn.utils.clip_grad_value_(model.parameters(), clip_value)`.
+    pub fn clip_grad_value_(&self, clip_value: f64) -> Result<()> {
+        check(unsafe { sys::ctorch_nn_module_clip_grad_value_(self.h, clip_value) })
+    }
+
     /// The parameters, recursively, in Python's order (what an optimizer takes).
     pub fn parameters(&self) -> Result<Vec<Tensor>> {
         let mut l = std::ptr::null_mut();
