@@ -15,6 +15,7 @@
 const fs = require('fs');
 const zlib = require('zlib');
 const ct = require(process.env.CTORCH_NODE_PKG || 'ctorch');
+const { fixed } = require('./cformat');
 
 const LATENT = 20, GRID = 8;
 const a = { steps: 4690, batch: 128, seed: 1, threads: 0, data: '/usr/share/datasets/fashion-mnist',
@@ -120,7 +121,7 @@ while (step < a.steps) {
     x.dispose();
     if (step === 0) first = last;
     step++;
-    if (step === 1 || step % 50 === 0 || step === a.steps) console.log(`step ${step}/${a.steps} loss ${last.toFixed(6)}`);
+    if (step === 1 || step % 50 === 0 || step === a.steps) console.log(`step ${step}/${a.steps} loss ${fixed(last, 6)}`);
     if (step === a.steps) break;
   }
 }
@@ -130,7 +131,7 @@ const testLoss = ct.scope(() => ct.inferenceMode(() => {
   const [mu, logvar] = model.encode(testX);
   return lossFunction(model.decode(mu), testX, mu, logvar).item() / testX.shape[0];
 }));
-console.log(`test loss ${testLoss.toFixed(6)} (${testX.shape[0]} images, z = mu)`);
+console.log(`test loss ${fixed(testLoss, 6)} (${testX.shape[0]} images, z = mu)`);
 if (a.samples) {
   ct.scope(() => writePng(a.samples, sampleGrid(model, a.seed)));
   console.log(`saved samples to ${a.samples}`);
