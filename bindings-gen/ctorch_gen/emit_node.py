@@ -305,7 +305,11 @@ _QUICK = {"Tensor": "$R.isT({x})", "Scalar": "$R.isNum({x})", "int": "Number.isI
 
 def _sig(f: dict) -> str:
     from .emit_py import kind_of
-    return json.dumps([[a["name"], kind_of(a), "default" in a, a["kwarg_only"]] for a in f["op"]["args"]])
+
+    def kind(a):  # an int the C API types as an enum takes its name too ('sum'): "int@ctorch_reduction"
+        k = kind_of(a)
+        return f"{k}@{a['enum']}" if k == "int" and "enum" in a else k
+    return json.dumps([[a["name"], kind(a), "default" in a, a["kwarg_only"]] for a in f["op"]["args"]])
 
 
 def group_function(name: str, ms: List[dict]) -> str:

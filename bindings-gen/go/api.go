@@ -70,10 +70,16 @@ func (t *Tensor) String() string {
 
 // NoGrad runs fn with gradient recording off on this OS thread (the
 // goroutine is locked to it meanwhile: grad mode is thread-local).
-func NoGrad(fn func() error) error {
+func NoGrad(fn func() error) error { return inAutogradScope(AutogradScopeKindNoGrad, fn) }
+
+// InferenceMode runs fn as under torch.inference_mode() (no graph, no
+// version counters), on this OS thread as NoGrad.
+func InferenceMode(fn func() error) error { return inAutogradScope(AutogradScopeKindInferenceMode, fn) }
+
+func inAutogradScope(kind AutogradScopeKind, fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	s, err := AutogradScopeEnter(AutogradScopeKind(0))
+	s, err := AutogradScopeEnter(kind)
 	if err != nil {
 		return err
 	}
@@ -101,3 +107,64 @@ func AdoptNnModule(h unsafe.Pointer) *NnModule { return wrapNnModule(C.ctorch_nn
 // StatusError is the error of a failed C call made outside this package
 // (ctorch/nn's cgo calls): st is the raw status the function returned.
 func StatusError(st int32) error { return statusError(C.ctorch_status(st)) }
+
+// Scope collects the tensors a computation makes and its first error, so
+// that an expression of several ops reads as one (Node's ct.scope, C's
+// handle scopes):
+//
+//	var s ctorch.Scope
+//	defer s.Free()
+//	y := s.T(ctorch.Relu(s.T(ctorch.Mm(a, b))))
+//	if err := s.Err(); err != nil { ... }
+//
+// T records what an op returned; after a failure the ops that follow get
+// nil tensors, which every call refuses without running (the first error
+// stays). Free frees every recorded tensor except those passed to Keep.
+// Not safe for concurrent use.
+type Scope struct {
+	made []*Tensor
+	err  error
+}
+
+// T records t (NEW, owned by the scope from now on) and err; it returns t.
+func (s *Scope) T(t *Tensor, err error) *Tensor {
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	if t != nil {
+		s.made = append(s.made, t)
+	}
+	return t
+}
+
+// Ts is T for ops returning several tensors (ForwardN, Chunk, ...).
+func (s *Scope) Ts(ts []*Tensor, err error) []*Tensor {
+	for _, t := range ts {
+		s.T(t, nil)
+	}
+	s.T(nil, err)
+	return ts
+}
+
+// Keep takes t out of the scope: Free leaves it to the caller.
+func (s *Scope) Keep(t *Tensor) *Tensor {
+	for i, m := range s.made {
+		if m == t {
+			s.made = append(s.made[:i], s.made[i+1:]...)
+			break
+		}
+	}
+	return t
+}
+
+// Err is the first error any recorded call returned.
+func (s *Scope) Err() error { return s.err }
+
+// Free frees the recorded tensors (safe to call twice) and returns Err.
+func (s *Scope) Free() error {
+	for _, t := range s.made {
+		t.Free()
+	}
+	s.made = nil
+	return s.err
+}

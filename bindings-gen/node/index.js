@@ -341,6 +341,11 @@ function accepts(kind, v) {
     if (!Array.isArray(v)) return false;
     return v.every((x) => accepts(el, x));
   }
+  const at = kind.indexOf('@'); // "int@ctorch_reduction": an int or one of the enum's names ('sum')
+  if (at > 0) {
+    if (typeof v === 'string') return !!ENUM_NAMES[kind.slice(at + 1)] && v in ENUM_NAMES[kind.slice(at + 1)];
+    kind = kind.slice(0, at);
+  }
   switch (kind) {
     case 'Tensor': return v instanceof Tensor;
     case 'Scalar': return isNum(v);
@@ -551,9 +556,38 @@ ct.tensor = function (data, opts = {}) {
 };
 ct.manualSeed = (s) => api.manual_seed(BigInt(s));
 ct.setNumThreads = api.set_num_threads;
-ct.noGrad = function (fn) {
-  const s = api.autograd_scope_enter(E.ctorch_autograd_scope_kind.CTORCH_SCOPE_NO_GRAD);
+function autogradScope(kind, fn) {
+  const s = api.autograd_scope_enter(kind);
   try { return fn(); } finally { api.autograd_scope_leave(s); }
+}
+ct.noGrad = (fn) => autogradScope(E.ctorch_autograd_scope_kind.CTORCH_SCOPE_NO_GRAD, fn);
+ct.inferenceMode = (fn) => autogradScope(E.ctorch_autograd_scope_kind.CTORCH_SCOPE_INFERENCE_MODE, fn);
+
+// torch.Generator(device).manualSeed(s): accepted by every operator's
+// `generator` option (ct.randn([2, 3], { generator: g })), as are the
+// handles ct.capi.generator_new/generator_default return.
+api.Generator.prototype._is_generator = true;
+class Generator extends api.Generator {
+  constructor(device = 'cpu') { super(api.generator_new(device, 67280421310721n)._take()); } // torch's default seed
+  manualSeed(s) { api.generator_set_seed(this, BigInt(s)); return this; }
+  initialSeed() { return api.generator_initial_seed(this); }
+}
+ct.Generator = Generator;
+
+// torch.save(stateDict, path) / torch.load(path) for dicts of tensors (a
+// Module's stateDict(), a Map or a plain object): the files C and Python read.
+ct.save = function (dict, path) {
+  const entries = [...(dict instanceof Map ? dict : Object.entries(dict))];
+  api.save_dict(path, entries.map(([k]) => k), entries.map(([, t]) => t));
+};
+ct.load = function (path) {
+  const d = api.load_dict(path);
+  try {
+    const n = api.tensor_dict_size(d);
+    const out = new Map();
+    for (let i = 0; i < n; i++) out.set(api.tensor_dict_key(d, i), api.tensor_dict_get(d, i));
+    return out;
+  } finally { d.dispose(); }
 };
 
 // ---- optimizers and data: the generated classes with JS constructors ---------

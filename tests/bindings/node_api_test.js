@@ -225,6 +225,30 @@ test('what api.json says since issue 35: booleans, length_from', () => {
   assert.throws(() => c.summary_writer_add_hparams(w, ['a', 'b'], [1.0], null, null, null, null), /share one length/);
 });
 
+// What examples/node/vae.js and dqn.js needed (issue 38 item 6).
+test('generators, enum names through overloads, inference mode, save/load', () => {
+  const draw = (seed) => ct.randn([3], { generator: new ct.Generator().manualSeed(seed) }).toArray();
+  assert.deepStrictEqual(draw(7), draw(7));
+  assert.notDeepStrictEqual(draw(7), draw(8));
+  const g = new ct.Generator().manualSeed(5);
+  assert.strictEqual(Number(g.initialSeed()), 5);
+  assert.strictEqual(ct.randint(10, [4], { generator: g, dtype: ct.int64 }).dtype, ct.int64);
+  const p = ct.tensor([0.25, 0.75], { dtype: ct.float32 });
+  const t = ct.tensor([0, 1], { dtype: ct.float32 });
+  const mean = ct.nn.binary_cross_entropy(p, t).item(); // two overloads (.out): through the dispatcher
+  close(ct.nn.binary_cross_entropy(p, t, { reduction: 'sum' }).item(), 2 * mean);
+  assert.throws(() => ct.nn.binary_cross_entropy(p, t, { reduction: 'average' }), /no overload/);
+  const w = ct.tensor([1, 2], { dtype: ct.float32, requiresGrad: true });
+  assert.strictEqual(ct.inferenceMode(() => ct.mul(w, 2).requiresGrad), false);
+  const path = require('path').join(require('os').tmpdir(), `ctorch-node-api-${process.pid}.pt`);
+  try {
+    ct.save(new Map([['a.weight', w], ['b', t]]), path);
+    const back = ct.load(path);
+    assert.deepStrictEqual([...back.keys()], ['a.weight', 'b']);
+    close(back.get('a.weight').toArray(), [1, 2]);
+  } finally { require('fs').rmSync(path, { force: true }); }
+});
+
 (async () => {
   let failed = 0;
   for (const [name, fn] of tests) {

@@ -304,6 +304,31 @@ func (m *Module) LoadStateDict(sd []NamedTensor, strict bool) (missing, unexpect
 			return nil, nil, err
 		}
 	}
+	return m.loadDict(d, strict)
+}
+
+// Save writes the state dict to path as torch.save(model.state_dict(), path)
+// does (a file Python's torch.load and Load read).
+func (m *Module) Save(path string) error {
+	d, err := m.m.StateDict()
+	if err != nil {
+		return err
+	}
+	defer d.Free()
+	return ctorch.TensorDictSave(path, d)
+}
+
+// Load is model.load_state_dict(torch.load(path)), with LoadStateDict's report.
+func (m *Module) Load(path string, strict bool) (missing, unexpected []string, err error) {
+	d, err := ctorch.LoadDict(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer d.Free()
+	return m.loadDict(d, strict)
+}
+
+func (m *Module) loadDict(d *ctorch.TensorDict, strict bool) (missing, unexpected []string, err error) {
 	report, err := m.m.LoadStateDict(d, strict)
 	if err != nil {
 		return nil, nil, err

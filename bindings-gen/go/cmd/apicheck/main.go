@@ -88,6 +88,26 @@ func main() {
 	expect("Device", dev.Type == ctorch.DeviceTypeCpu, dev)
 	expect("DeviceCpu", ctorch.DeviceCpu().Type == ctorch.DeviceTypeCpu)
 
+	// Scope (issue 38 item 6): records an expression's tensors and its first error.
+	var sc2 ctorch.Scope
+	sum := sc2.T(ctorch.Sum(sc2.T(ctorch.Mul_Tensor(w, w)), nil))
+	sv, _ := sum.ItemDouble()
+	expect("Scope", sc2.Err() == nil && sv == 14, sc2.Err(), sv)
+	kept := sc2.Keep(sc2.T(ctorch.Relu(w)))
+	bad := sc2.T(ctorch.Mm(w, w)) // 1-D: refused
+	after := sc2.T(ctorch.Relu(bad)) // nil input: refused too; the first error stays
+	expect("Scope first error", bad == nil && after == nil && sc2.Err() != nil &&
+		strings.Contains(sc2.Err().Error(), "mm"), sc2.Err())
+	expect("Scope.Free", sc2.Free() != nil && sum.Handle() == nil && kept.Handle() != nil)
+	kept.Free()
+	expect("InferenceMode", ctorch.InferenceMode(func() error {
+		on, _ := ctorch.AutogradIsGradEnabled()
+		if on {
+			return errors.New("grad on under InferenceMode")
+		}
+		return nil
+	}) == nil)
+
 	nnChecks()
 	fmt.Printf("%d passed, %d failed\n", passed, failed)
 	if failed > 0 {

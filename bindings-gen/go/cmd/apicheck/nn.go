@@ -7,6 +7,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"reflect"
 	"strings"
 
 	ctorch "github.com/ctorch/ctorch-go"
@@ -28,6 +30,18 @@ func nnChecks() {
 		missing, unexpected, err)
 	_, _, err = seq.LoadStateDict(nil, true)
 	expect("LoadStateDict strict", err != nil && strings.Contains(err.Error(), "0.weight"), err)
+	// Save / Load: torch.save(state_dict) and load_state_dict(torch.load(path)).
+	path := os.TempDir() + "/ctorch_go_apicheck.pt"
+	expect("Save", seq.Save(path) == nil)
+	seq2, _ := nn.Sequential(must(nn.NewLinear(4, 2, &nn.LinearOptions{Bias: ctorch.Ptr(false)})))
+	missing, unexpected, err = seq2.Load(path, true)
+	w1, _ := sd[0].Tensor.Float32s()
+	sd2, _ := seq2.StateDict()
+	w2, _ := sd2[0].Tensor.Float32s()
+	expect("Load", err == nil && len(missing)+len(unexpected) == 0 && reflect.DeepEqual(w1, w2), err, w1, w2)
+	_, _, err = seq2.Load(path+".absent", true)
+	expect("Load: no file", err != nil, err)
+	os.Remove(path)
 
 	x, _ := ctorch.FromFloat32([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 4)
 	boom := errors.New("boom in Go")
