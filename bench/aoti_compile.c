@@ -8,15 +8,24 @@
  * (Linear(28, 64), two TransformerEncoderLayer(64, 4 heads, feed-forward
  * 128, batch_first), then Flatten and Linear(28*64, 10)) on [B, 28, 28].
  * LeNet-5 gets one package with a dynamic batch (1..256). The Transformer
- * gets one package per batch size: traced from C, the sizes its C++ code
+ * gets two packages per batch size: traced from C, the sizes its C++ code
  * computes (the attention's reshapes) are constants of the trace, so its
- * batch size is fixed (export refuses to make it dynamic).
+ * batch size is fixed (export refuses to make it dynamic). "transformer" is
+ * traced with grad on (the decomposed layer, which Inductor compiles);
+ * "transformer_fused" under no_grad (the layer's fast path: one
+ * aten::_transformer_encoder_layer_fwd per layer, kept as one op in the
+ * package and run by AOTI's proxy executor). Issue 37 item 5 compared them
+ * (docs/benchmarks.md); bench/aoti_transformer.py is the Python-only control.
  *
- * Usage: aoti_compile WORKDIR [THREADS]
+ * Usage: [CTORCH_BENCH_PROFILE=1] aoti_compile WORKDIR [THREADS]
  * Prints per model: the compile time, max |package - eager| at batch 1 and
  * 256, and per batch the median microseconds per forward of each way over 7
- * interleaved rounds and eager/package (> 1: the package is faster). torch
- * < 2.6 cannot compile: prints "skipped: ..." and exits 77. */
+ * interleaved rounds (the starting way rotates) and eager/package (> 1: the
+ * package is faster); with CTORCH_BENCH_PROFILE, the profiler's top
+ * operators of each way. Inductor options reach the compile through the
+ * environment, as Python reads them (TORCHINDUCTOR_FREEZING=1,
+ * TORCHINDUCTOR_MAX_AUTOTUNE=1). torch < 2.6 cannot compile: prints
+ * "skipped: ..." and exits 77. */
 #include <string.h>
 
 #include <ctorch.h>

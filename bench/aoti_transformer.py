@@ -15,10 +15,16 @@ decomposed layer), and packages: export (torch.export of the module: the
 decomposed layer, as a trace from C with grad on records it), fused (a trace
 made under no_grad, converted as ctorch_py_aoti_compile does: the fused
 kernel kept, run by AOTI's proxy executor); a package name may end in
-+freeze (Inductor's freezing=True: weights as constants, linears packed for
-oneDNN) and/or +autotune (max_autotune=True: Inductor's C++ GEMM templates
++freeze (Inductor's freezing=True: weights as constants, linears packed when
+Inductor finds it pays; at this shape it generated the same code) and/or +autotune (max_autotune=True: Inductor's C++ GEMM templates
 tried against the library's). --profile prints torch.profiler's top operators
-of each variant."""
+of each variant.
+
+Run it with MALLOC_MMAP_THRESHOLD_=268435456 (and OMP_NUM_THREADS=1) to
+compare with the C figures: under glibc's default the Python process pays
+for fresh mmaps of the fused kernel's large temporaries on every eager call
+(~22 ms instead of ~17 at batch 256, 2026-11-24), which the C process does
+not, and which makes the packages look 1.2-1.46x faster than eager."""
 import argparse
 import statistics
 import time
