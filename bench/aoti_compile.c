@@ -8,15 +8,24 @@
  * (Linear(28, 64), two TransformerEncoderLayer(64, 4 heads, feed-forward
  * 128, batch_first), then Flatten and Linear(28*64, 10)) on [B, 28, 28].
  * LeNet-5 gets one package with a dynamic batch (1..256). The Transformer
- * gets one package per batch size: traced from C, the sizes its C++ code
+ * gets two packages per batch size: traced from C, the sizes its C++ code
  * computes (the attention's reshapes) are constants of the trace, so its
- * batch size is fixed (export refuses to make it dynamic).
+ * batch size is fixed (export refuses to make it dynamic). "transformer" is
+ * traced with grad on (the decomposed layer, which Inductor compiles);
+ * "transformer_fused" under no_grad (the layer's fast path: one
+ * aten::_transformer_encoder_layer_fwd per layer, kept as one op in the
+ * package and run by AOTI's proxy executor). Issue 37 item 5 compared them
+ * (docs/benchmarks.md); bench/aoti_transformer.py is the Python-only control.
  *
- * Usage: aoti_compile WORKDIR [THREADS]
+ * Usage: [CTORCH_BENCH_PROFILE=1] aoti_compile WORKDIR [THREADS]
  * Prints per model: the compile time, max |package - eager| at batch 1 and
  * 256, and per batch the median microseconds per forward of each way over 7
- * interleaved rounds and eager/package (> 1: the package is faster). torch
- * < 2.6 cannot compile: prints "skipped: ..." and exits 77. */
+ * interleaved rounds (the starting way rotates) and eager/package (> 1: the
+ * package is faster); with CTORCH_BENCH_PROFILE, the profiler's top
+ * operators of each way. Inductor options reach the compile through the
+ * environment, as Python reads them (TORCHINDUCTOR_FREEZING=1,
+ * TORCHINDUCTOR_MAX_AUTOTUNE=1). torch < 2.6 cannot compile: prints
+ * "skipped: ..." and exits 77. */
 #include <string.h>
 
 #include <ctorch.h>
@@ -89,77 +98,121 @@ static double max_diff(ctorch_nn_module m, ctorch_aoti_package p, ctorch_tensor 
   return v;
 }
 
-/* Median microseconds per forward, eager and package, over ROUNDS interleaved rounds. */
-static void measure(const char *name, ctorch_nn_module m, ctorch_aoti_package pkg, ctorch_tensor x, int64_t b) {
+enum { MAX_PKGS = 2 };
+
+/* With CTORCH_BENCH_PROFILE set: the operators 5 eager forwards and 5 runs
+ * of each package call (libtorch's profiler, self time first). A package's
+ * own C++ kernels do not show; the library calls it makes do. */
+static void profile(const char *name, ctorch_nn_module m, ctorch_aoti_package *pkgs, const char **labels, int np,
+                    ctorch_tensor x) {
+  int k;
+  if (!getenv("CTORCH_BENCH_PROFILE")) return;
+  for (k = -1; k < np; ++k) {
+    ctorch_profiler pr = NULL;
+    char *table = NULL;
+    CHECK(ctorch_profiler_start(&pr, 0));
+    if (k < 0) run_eager(m, x, 5);
+    else run_package(pkgs[k], x, 5);
+    CHECK(ctorch_profiler_stop(pr));
+    CHECK(ctorch_profiler_table(&table, pr, "self_cpu_time_total", 12));
+    printf("--- profile %s %s (5 calls)\n%s\n", name, k < 0 ? "eager" : labels[k][0] ? labels[k] : "package", table);
+    ctorch_string_free(table);
+    ctorch_profiler_free(pr);
+  }
+}
+
+/* Median microseconds per forward, eager and each package, over ROUNDS
+ * rounds in which every way runs in turn (the starting way rotates). */
+static void measure(const char *name, ctorch_nn_module m, ctorch_aoti_package *pkgs, const char **labels, int np,
+                    ctorch_tensor x, int64_t b) {
   ctorch_autograd_scope sc = NULL;
-  double te[ROUNDS], tp[ROUNDS], per_call_s, e, p, t0;
+  double t[MAX_PKGS + 1][ROUNDS], med[MAX_PKGS + 1], per_call_s, t0;
   long iters;
-  int r;
-  printf("%s batch %lld max_abs_diff %.3g\n", name, (long long)b, max_diff(m, pkg, x));
+  int r, k, w;
+  for (k = 0; k < np; ++k)
+    printf("%s%s batch %lld max_abs_diff %.3g\n", name, labels[k], (long long)b, max_diff(m, pkgs[k], x));
   CHECK(ctorch_autograd_scope_enter(&sc, CTORCH_SCOPE_INFERENCE_MODE));
   run_eager(m, x, 3);
-  run_package(pkg, x, 3);
+  for (k = 0; k < np; ++k) run_package(pkgs[k], x, 3);
   t0 = bench_now();
   run_eager(m, x, 3);
   per_call_s = (bench_now() - t0) / 3;
   iters = (long)(0.3 / (per_call_s > 1e-6 ? per_call_s : 1e-6)); /* ~0.3 s per way and round */
   if (iters < 2) iters = 2;
   for (r = 0; r < ROUNDS; ++r) {
-    t0 = bench_now();
-    run_eager(m, x, iters);
-    te[r] = (bench_now() - t0) * 1e6 / (double)iters;
-    t0 = bench_now();
-    run_package(pkg, x, iters);
-    tp[r] = (bench_now() - t0) * 1e6 / (double)iters;
+    for (k = 0; k <= np; ++k) {
+      w = (r + k) % (np + 1); /* 0 = eager, 1.. = the packages */
+      t0 = bench_now();
+      if (w == 0) run_eager(m, x, iters);
+      else run_package(pkgs[w - 1], x, iters);
+      t[w][r] = (bench_now() - t0) * 1e6 / (double)iters;
+    }
   }
+  profile(name, m, pkgs, labels, np, x);
   CHECK(ctorch_autograd_scope_leave(sc));
-  e = bench_median(te, ROUNDS);
-  p = bench_median(tp, ROUNDS);
-  printf("%s batch %lld eager_us %.1f aoti_us %.1f eager/aoti %.2f\n", name, (long long)b, e, p, e / p);
+  for (k = 0; k <= np; ++k) med[k] = bench_median(t[k], ROUNDS);
+  for (k = 0; k < np; ++k)
+    printf("%s%s batch %lld eager_us %.1f aoti_us %.1f eager/aoti %.2f\n", name, labels[k], (long long)b, med[0],
+           med[k + 1], med[0] / med[k + 1]);
 }
 
-/* Traces m on x and compiles it (dynamic: batch 1..256), timing the compile. */
-static ctorch_aoti_package compile(const char *name, ctorch_nn_module m, ctorch_tensor x, int dynamic,
+/* Traces m on x and compiles it (dynamic: batch 1..256), timing the
+ * compile. fused: the trace runs under no_grad, where a
+ * TransformerEncoderLayer takes its fast path, so the trace (and the
+ * exported program) keeps aten::_transformer_encoder_layer_fwd as one op,
+ * which the package runs through AOTI's proxy executor; with grad on (the
+ * parameters need it) the trace records the decomposed layer (linear,
+ * scaled_dot_product_attention, layer_norm), which Inductor compiles. */
+static ctorch_aoti_package compile(const char *name, ctorch_nn_module m, ctorch_tensor x, int dynamic, int fused,
                                    const char *workdir) {
   ctorch_module traced = NULL;
   ctorch_aoti_package pkg = NULL;
+  ctorch_autograd_scope sc = NULL;
   char path[4096];
   double t0;
+  if (fused) CHECK(ctorch_autograd_scope_enter(&sc, CTORCH_SCOPE_NO_GRAD));
   CHECK(trace_nn_module(&traced, m, x, name));
-  snprintf(path, sizeof path, "%s/%s.pt2", workdir, name);
+  if (fused) CHECK(ctorch_autograd_scope_leave(sc));
+  snprintf(path, sizeof path, "%s/%s%s.pt2", workdir, name, fused ? "_fused" : "");
   t0 = bench_now();
   if (ctorch_py_aoti_compile(traced, &x, 1, path, dynamic, 256) != CTORCH_OK)
     bench_die("ctorch_py_aoti_compile", ctorch_py_last_error());
-  printf("%s compile_s %.1f%s\n", name, bench_now() - t0, dynamic ? " (dynamic batch 1..256)" : "");
+  printf("%s%s compile_s %.1f%s\n", name, fused ? "_fused" : "", bench_now() - t0,
+         dynamic ? " (dynamic batch 1..256)" : "");
   CHECK(ctorch_aoti_package_load(&pkg, path, NULL));
   ctorch_module_free(traced);
   return pkg;
 }
 
+/* LeNet-5: one dynamic package. The Transformer: per batch size, the
+ * decomposed layer's package and the fused kernel's ("_fused"). */
 static void bench_model(const char *name, int transformer, const char *workdir) {
   int64_t batches[2] = {1, 256};
-  ctorch_aoti_package pkg = NULL;
+  const char *labels[MAX_PKGS] = {"", "_fused"};
+  ctorch_aoti_package pkgs[MAX_PKGS] = {NULL, NULL};
   ctorch_nn_module m;
-  int bi;
+  int bi, k, np = transformer ? 2 : 1;
   CHECK(ctorch_manual_seed(0));
   m = transformer ? make_transformer() : make_lenet5();
   CHECK(ctorch_nn_module_train(m, 0));
   if (!transformer) {
     ctorch_tensor ex = input(0, 8);
-    pkg = compile(name, m, ex, 1, workdir);
+    pkgs[0] = compile(name, m, ex, 1, 0, workdir);
     ctorch_tensor_free(ex);
   }
   for (bi = 0; bi < 2; ++bi) {
     ctorch_tensor x = input(transformer, batches[bi]);
-    if (transformer) pkg = compile(name, m, x, 0, workdir);
-    measure(name, m, pkg, x, batches[bi]);
-    if (transformer) {
-      ctorch_aoti_package_free(pkg);
-      pkg = NULL;
-    }
+    if (transformer)
+      for (k = 0; k < np; ++k) pkgs[k] = compile(name, m, x, 0, k, workdir);
+    measure(name, m, pkgs, labels, np, x, batches[bi]);
+    if (transformer)
+      for (k = 0; k < np; ++k) {
+        ctorch_aoti_package_free(pkgs[k]);
+        pkgs[k] = NULL;
+      }
     ctorch_tensor_free(x);
   }
-  ctorch_aoti_package_free(pkg);
+  ctorch_aoti_package_free(pkgs[0]);
   ctorch_nn_module_free(m);
 }
 
