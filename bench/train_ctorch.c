@@ -1,6 +1,6 @@
 /* Training throughput through ctorch from C; same definitions as
  * train_cpp.cpp and train_python.py (see there).
- * Usage: train_ctorch lenet|tiny STEPS
+ * Usage: train_ctorch lenet|tiny STEPS [THREADS]  (intra-op threads; default 2 for lenet, 1 for tiny)
  * Prints two rates: over the whole timed run, and at the median step. */
 #include <math.h>
 #include <string.h>
@@ -16,7 +16,7 @@
 
 #include "lenet5_model.h" /* the network of examples/lenet5.c */
 
-static void run(int lenet, long steps) {
+static void run(int lenet, long steps, int threads) {
   static const int64_t t1[2] = {64, 4}, t2[2] = {2, 64};
   const int64_t xs_lenet[4] = {256, 1, 28, 28}, ys_lenet[1] = {256}, xs_tiny[2] = {1, 4}, ys_tiny[2] = {1, 2};
   const ctorch_dtype f32 = CTORCH_FLOAT32, i64 = CTORCH_INT64;
@@ -28,7 +28,7 @@ static void run(int lenet, long steps) {
   double t0 = 0, ts, *dt = malloc(sizeof *dt * (size_t)steps), per = lenet ? 256.0 : 1.0;
   size_t k;
 
-  CHECK(ctorch_set_num_threads(lenet ? 2 : 1));
+  CHECK(ctorch_set_num_threads(threads));
   CHECK(ctorch_manual_seed(0));
   if (lenet) {
     make_model(p);
@@ -78,11 +78,13 @@ static void run(int lenet, long steps) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: train_ctorch lenet|tiny STEPS\n");
+  int lenet = argc > 1 && strcmp(argv[1], "lenet") == 0;
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: train_ctorch lenet|tiny STEPS [THREADS]\n");
     return 2;
   }
   if (atol(argv[2]) < 1) bench_die("STEPS", "must be at least 1");
-  run(strcmp(argv[1], "lenet") == 0, atol(argv[2]));
+  if (argc == 4 && atoi(argv[3]) < 1) bench_die("THREADS", "must be at least 1");
+  run(lenet, atol(argv[2]), argc == 4 ? atoi(argv[3]) : lenet ? 2 : 1);
   return 0;
 }
