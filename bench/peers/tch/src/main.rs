@@ -3,7 +3,10 @@
 //! as a tch user writes it (tch's own Tensor methods, nn modules and
 //! optimizer), printing the same numbers as the other sides.
 //!   peers-tch ops ITERS ROUNDS     -> JSON {"op_<case>_tch": {"median","min","max"}} (ns per call)
-//!   peers-tch lenet STEPS THREADS  -> "<img/s whole run> <img/s at the median step>"
+//!   peers-tch lenet STEPS THREADS zero|none  -> "<img/s whole run> <img/s at the median step>"
+//!     zero: the gradients are zeroed each step, as bench/train_*'s default;
+//!     none: tch's own zero_grad (libtorch's Optimizer::zero_grad(), which
+//!     sets them to None on 2.x).
 use std::time::Instant;
 use tch::{nn, nn::Module, nn::OptimizerConfig, Device, Kind, Reduction, Tensor};
 
@@ -64,7 +67,7 @@ fn ops(iters: usize, rounds: usize) {
 
 // LeNet-5 as bench/lenet_cpp.h and examples/lenet5.py: conv(6,k5) relu pool2,
 // conv(16,k5) relu pool2, flatten, 120 relu, 84 relu, 10.
-fn lenet(steps: usize, threads: i32) {
+fn lenet(steps: usize, threads: i32, set_to_none: bool) {
     tch::set_num_threads(threads);
     tch::manual_seed(0);
     let vs = nn::VarStore::new(Device::Cpu);
@@ -86,11 +89,23 @@ fn lenet(steps: usize, threads: i32) {
     let mut opt = nn::AdamW::default().build(&vs, 1e-3).unwrap();
     let x = Tensor::randn([256, 1, 28, 28], (Kind::Float, Device::Cpu));
     let y = Tensor::randint(10, [256], (Kind::Int64, Device::Cpu));
+    let vars = vs.trainable_variables();
     let mut step = || {
         let loss = net.forward(&x).cross_entropy_loss::<Tensor>(&y, None, Reduction::Mean, -100, 0.0);
-        // zero_grad (tch: libtorch's Optimizer::zero_grad(), which sets the
-        // gradients to None on 2.x), backward, step.
-        opt.backward_step(&loss);
+        if set_to_none {
+            opt.backward_step(&loss); // zero_grad (to None), backward, step
+        } else {
+            // tch has no zero_grad(set_to_none=false): zero each gradient by
+            // hand, as torch::optim's zero_grad(false) does.
+            for v in &vars {
+                let mut g = v.grad();
+                if g.defined() {
+                    let _ = g.zero_();
+                }
+            }
+            loss.backward();
+            opt.step();
+        }
     };
     for _ in 0..5 {
         step();
@@ -112,12 +127,16 @@ fn main() {
     let num = |i: usize| -> usize { args.get(i).and_then(|s| s.parse().ok()).unwrap_or_else(|| usage()) };
     match args.get(1).map(String::as_str) {
         Some("ops") => ops(num(2), num(3)),
-        Some("lenet") => lenet(num(2), num(3) as i32),
+        Some("lenet") => match args.get(4).map(String::as_str) {
+            Some("zero") => lenet(num(2), num(3) as i32, false),
+            Some("none") => lenet(num(2), num(3) as i32, true),
+            _ => usage(),
+        },
         _ => usage(),
     }
 }
 
 fn usage() -> ! {
-    eprintln!("usage: peers-tch ops ITERS ROUNDS | lenet STEPS THREADS");
+    eprintln!("usage: peers-tch ops ITERS ROUNDS | lenet STEPS THREADS zero|none");
     std::process::exit(2)
 }
