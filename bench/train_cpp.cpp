@@ -4,7 +4,8 @@
 //   lenet: LeNet-5 step (forward, cross-entropy, backward, AdamW), batch 256,
 //          fixed random inputs, 2 intra-op threads -> images/s
 //   tiny:  MLP 4-64-2 tanh, MSE, SGD lr 0.01, batch 1, 1 thread -> steps/s
-// Usage: train_cpp lenet|tiny STEPS
+// Usage: train_cpp lenet|tiny STEPS [THREADS [none]]  (intra-op threads; default 2 for lenet, 1 for tiny;
+//        none: set the gradients to None each step instead of zeroing them; torch >= 2)
 // Prints two rates: over the whole timed run, and at the median step.
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -19,10 +20,12 @@
 namespace {
 
 // Gradients are zeroed, not set to None, in all three programs: the default of
-// libtorch 1.13 (its zero_grad() has no argument), spelled out for 2.x.
+// libtorch 1.13 (its zero_grad() has no argument), spelled out for 2.x; on 2.x
+// "none" sets them to None (bench/peers/run compares both).
+bool set_to_none = false;
 void zero_grad(torch::optim::Optimizer &opt) {
 #if TORCH_VERSION_MAJOR >= 2
-  opt.zero_grad(false);
+  opt.zero_grad(set_to_none);
 #else
   opt.zero_grad();
 #endif
@@ -51,8 +54,8 @@ void timed(F step, int warm, long steps, double per) {
   std::printf("%.3f %.3f\n", per * steps / total, per / med);
 }
 
-void lenet(long steps) {
-  torch::set_num_threads(2);
+void lenet(long steps, int threads) {
+  torch::set_num_threads(threads);
   torch::manual_seed(0);
   LeNet net;
   torch::optim::AdamW opt(net->parameters(), torch::optim::AdamWOptions(1e-3));
@@ -67,8 +70,8 @@ void lenet(long steps) {
   timed(step, 5, steps, 256.0);
 }
 
-void tiny(long steps) {
-  torch::set_num_threads(1);
+void tiny(long steps, int threads) {
+  torch::set_num_threads(threads);
   torch::manual_seed(0);
   torch::nn::Linear l1(4, 64), l2(64, 2);
   std::vector<torch::Tensor> params = l1->parameters();
@@ -88,8 +91,9 @@ void tiny(long steps) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: train_cpp lenet|tiny STEPS\n");
+  set_to_none = argc == 5 && std::strcmp(argv[4], "none") == 0;
+  if (argc < 3 || argc > 5 || (argc == 5 && !set_to_none) || (set_to_none && TORCH_VERSION_MAJOR < 2)) {
+    std::fprintf(stderr, "usage: train_cpp lenet|tiny STEPS [THREADS [none]] (none: torch >= 2)\n");
     return 2;
   }
   long steps = std::atol(argv[2]);
@@ -97,7 +101,13 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "train_cpp: STEPS must be at least 1\n");
     return 2;
   }
-  if (std::strcmp(argv[1], "lenet") == 0) lenet(steps);
-  else tiny(steps);
+  bool is_lenet = std::strcmp(argv[1], "lenet") == 0;
+  int threads = argc >= 4 ? std::atoi(argv[3]) : is_lenet ? 2 : 1;
+  if (threads < 1) {
+    std::fprintf(stderr, "train_cpp: THREADS must be at least 1\n");
+    return 2;
+  }
+  if (is_lenet) lenet(steps, threads);
+  else tiny(steps, threads);
   return 0;
 }

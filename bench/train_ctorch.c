@@ -1,6 +1,7 @@
 /* Training throughput through ctorch from C; same definitions as
  * train_cpp.cpp and train_python.py (see there).
- * Usage: train_ctorch lenet|tiny STEPS
+ * Usage: train_ctorch lenet|tiny STEPS [THREADS [none]]  (intra-op threads; default 2 for lenet, 1 for tiny;
+ *        none: set the gradients to None each step instead of zeroing them)
  * Prints two rates: over the whole timed run, and at the median step. */
 #include <math.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 
 #include "lenet5_model.h" /* the network of examples/lenet5.c */
 
-static void run(int lenet, long steps) {
+static void run(int lenet, long steps, int threads, int set_to_none) {
   static const int64_t t1[2] = {64, 4}, t2[2] = {2, 64};
   const int64_t xs_lenet[4] = {256, 1, 28, 28}, ys_lenet[1] = {256}, xs_tiny[2] = {1, 4}, ys_tiny[2] = {1, 2};
   const ctorch_dtype f32 = CTORCH_FLOAT32, i64 = CTORCH_INT64;
@@ -28,7 +29,7 @@ static void run(int lenet, long steps) {
   double t0 = 0, ts, *dt = malloc(sizeof *dt * (size_t)steps), per = lenet ? 256.0 : 1.0;
   size_t k;
 
-  CHECK(ctorch_set_num_threads(lenet ? 2 : 1));
+  CHECK(ctorch_set_num_threads(threads));
   CHECK(ctorch_manual_seed(0));
   if (lenet) {
     make_model(p);
@@ -52,8 +53,8 @@ static void run(int lenet, long steps) {
     ts = bench_now();
     if (i == warm) t0 = ts;
     s = scope_enter(); /* frees the step's tensors */
-    /* zeroed, not set to None, as in train_cpp.cpp and train_python.py */
-    CHECK(ctorch_optimizer_zero_grad(opt, 0));
+    /* zeroed, not set to None (unless asked), as in train_cpp.cpp and train_python.py */
+    CHECK(ctorch_optimizer_zero_grad(opt, set_to_none));
     if (lenet) {
       out = forward(p, x);
       CHECK(ctorch_cross_entropy_loss(&loss, out, y, NULL, 1, -100, 0.0));
@@ -78,11 +79,13 @@ static void run(int lenet, long steps) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: train_ctorch lenet|tiny STEPS\n");
+  int lenet = argc > 1 && strcmp(argv[1], "lenet") == 0;
+  if (argc < 3 || argc > 5 || (argc == 5 && strcmp(argv[4], "none") != 0)) {
+    fprintf(stderr, "usage: train_ctorch lenet|tiny STEPS [THREADS [none]]\n");
     return 2;
   }
   if (atol(argv[2]) < 1) bench_die("STEPS", "must be at least 1");
-  run(strcmp(argv[1], "lenet") == 0, atol(argv[2]));
+  if (argc >= 4 && atoi(argv[3]) < 1) bench_die("THREADS", "must be at least 1");
+  run(lenet, atol(argv[2]), argc >= 4 ? atoi(argv[3]) : lenet ? 2 : 1, argc == 5);
   return 0;
 }
