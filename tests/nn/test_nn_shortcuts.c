@@ -323,7 +323,7 @@ START_TEST(forward_child_n_and_first) {
   ctorch_nn_module h = lstm_holder(), lstm = NULL;
   int64_t hs[3] = {1, 2, 6};
   ctorch_tensor x = NULL, h0 = NULL, c0 = NULL, out[3] = {NULL, NULL, NULL}, ref[3] = {NULL, NULL, NULL};
-  ctorch_tensor first = NULL, small[1] = {NULL};
+  ctorch_tensor first = NULL, small[1] = {NULL}, bad[3] = {NULL, NULL, NULL};
   size_t n = 0, k;
   {
     int64_t xs[3] = {2, 3, 4};
@@ -332,7 +332,9 @@ START_TEST(forward_child_n_and_first) {
     CT_OK(ctorch_randn(&c0, hs, 3, NULL, NULL, NULL, NULL));
   }
   {
-    ctorch_tensor in[3] = {x, h0, c0};
+    /* in[3]: a fourth input (one too many for an LSTM) for the n_inputs
+     * refusals below; the calls that pass 3 never read it */
+    ctorch_tensor in[4] = {x, h0, c0, x};
     CT_OK(ctorch_nn_module_forward_child_n(h, "lstm", in, 3, NULL, out, 3, &n));
     ck_assert_uint_eq(n, 3);
     CT_OK(ctorch_nn_module_get(&lstm, h, "lstm"));
@@ -356,17 +358,18 @@ START_TEST(forward_child_n_and_first) {
     ctorch_tensor_free(first);
     in[1] = h0;
     in[2] = c0;
-    /* failures */
+    /* failures (into bad[], not out[]: a call clears its outputs first,
+     * which would lose out[]'s live handles) */
     n = 7;
     CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward_child_n(h, "lstm", in, 3, NULL, small, 1, &n));
     CT_ERROR_HAS("max_outputs");
     ck_assert_uint_eq(n, 0);
     ck_assert_ptr_null(small[0]);
-    CT_FAILS(CTORCH_INDEX, ctorch_nn_module_forward_child_n(h, "gru", in, 3, NULL, out, 3, &n));
-    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward_child_n(h, "lstm", in, 4, NULL, out, 3, &n));
+    CT_FAILS(CTORCH_INDEX, ctorch_nn_module_forward_child_n(h, "gru", in, 3, NULL, bad, 3, &n));
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward_child_n(h, "lstm", in, 4, NULL, bad, 3, &n));
     CT_ERROR_HAS("n_inputs");
-    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward_child_n(h, "lstm", NULL, 3, NULL, out, 3, &n));
-    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward_child_n(h, "lstm", in, 3, NULL, out, 3, NULL));
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward_child_n(h, "lstm", NULL, 3, NULL, bad, 3, &n));
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward_child_n(h, "lstm", in, 3, NULL, bad, 3, NULL));
     first = (ctorch_tensor)1;
     CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_forward_first(&first, lstm, in, 4, NULL));
     ck_assert_ptr_null(first);
