@@ -24,6 +24,7 @@
 
 #include <cstring>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -76,7 +77,16 @@ void check_class(const ClassDef &cls, const std::string &qualifier, JitEnums &en
   }
   const std::string &name = cls.name().name();
   std::vector<JitLiteral> *members = base == "Enum" ? &enums[qualifier + "." + name] : nullptr;
+  std::set<std::string> methods;
   for (const Stmt &stmt : cls.body()) {
+    if (stmt.kind() == TK_DEF) {
+      // A method defined twice: libtorch's importer defines the first,
+      // throws on the second and leaks what it built (a class and its
+      // compilation unit that hold each other: fuzz_torchscript, LSan).
+      std::string method = Def(stmt).name().name();
+      if (!methods.insert(method).second) refuse(stmt, "method '" + method + "' of '" + name + "' is defined twice");
+      continue;
+    }
     if (stmt.kind() != TK_ASSIGN) continue;
     Assign assign(stmt);
     bool typed = assign.type().present(), valued = assign.rhs().present();
