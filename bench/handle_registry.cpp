@@ -1,14 +1,13 @@
 // What the handle registries cost per operation (shim/core/README.md): the
-// one of the non-tensor handle types (shim/core/handles.cpp: mutex-sharded
-// hash maps, as it ships) and the lock-free one tried for tensor handles
-// (bench/tensor_registry.*, not in the library: too dear): a lookup (what every checked entry
+// one of the other handle types (shim/core/handles.cpp: mutex-sharded hash
+// maps) and the lock-free one of tensor handles (shim/core/tensor_registry.cpp),
+// both compiled in here as they ship: a lookup (what every checked entry
 // point does), and a register + release pair (what making and freeing a
 // handle adds), alone and while another thread makes and frees handles. Per
 // generated 1-element add a registry does two lookups (self, other), one
 // register (the result) and one release (its free): the output gives that
 // sum for each registry as a fraction of a ctorch add's per-call time,
-// measured here too. The paired ctorch/C++ figures with the tensor registry
-// wired in came from bench_ops on commit 7c9c340 (shim/core/README.md).
+// measured here too (the library's add includes the tensor registry).
 // Usage: build/bench/handle_registry [iterations]
 #include "core/internal.h"
 
@@ -23,7 +22,6 @@
 #include <vector>
 
 #include "ctorch.h"
-#include "tensor_registry.h"
 
 // The two error paths handles.cpp calls, never reached here.
 namespace ctorch {

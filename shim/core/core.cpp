@@ -137,7 +137,10 @@ CTORCH_API ctorch_status ctorch_dtype_size(size_t *out, ctorch_dtype dtype) {
 // ---- tensors ---------------------------------------------------------------
 
 CTORCH_API void ctorch_tensor_free(ctorch_tensor t) {
-  ctorch::take(t);  // drops the reference (and an open scope's record of it)
+  if (!t) return;
+  // A freed or foreign pointer frees nothing (recorded as the last error).
+  if (C10_UNLIKELY(!ctorch::untrack(t))) return ctorch::bad_tensor_free(t, __func__);
+  ctorch::TensorImplPtr::reclaim(ctorch::impl_of(t));  // drops the reference
 }
 
 CTORCH_API ctorch_status ctorch_tensor_ref(ctorch_tensor *out, ctorch_tensor t) {

@@ -49,7 +49,8 @@ std::atomic<uint64_t> g_next_scope_id{1};
 // Drops every reference the scope recorded.
 void release(Scope &s) noexcept {
   for (auto &rec : s.held)
-    for (size_t k = 0; k < rec.second; ++k) TensorImplPtr::reclaim(rec.first);
+    for (size_t k = 0; k < rec.second; ++k)
+      if (ctorch::tensor_release(rec.first)) TensorImplPtr::reclaim(rec.first);  // each record is one live handle
   s.held.clear();
   s.count = 0;
 }

@@ -112,6 +112,27 @@ HandleKind handle_kind_of(const void *p) noexcept {
 
 void fail_handle(const void *p, HandleKind want, const char *arg) { fail_arg(arg, why(p, want)); }
 
+namespace {
+// Why p is not a live tensor handle. Reads the registries only.
+std::string why_tensor(const void *p) {
+  HandleKind got = handle_kind_of(p);
+  if (got == HandleKind::none)
+    return "is not a live ctorch_tensor handle (already freed, or a pointer ctorch never returned)";
+  return std::string("is a ") + kind_name(got) + " handle, not a ctorch_tensor";
+}
+}  // namespace
+
+void fail_tensor(const void *h, const char *arg) { fail_arg(arg, why_tensor(h)); }
+void fail_tensor_element(const void *h, const char *arg, size_t i) {
+  fail_arg(arg, "element " + std::to_string(i) + " " + why_tensor(h));
+}
+void bad_tensor_free(const void *h, const char *fn) noexcept {
+  try {
+    set_error(fn, CTORCH_INVALID_ARGUMENT, "the handle " + why_tensor(h) + "; nothing was freed");
+  } catch (...) {
+  }
+}
+
 void bad_free(const void *p, HandleKind want, const char *fn) noexcept {
   try {
     set_error(fn, CTORCH_INVALID_ARGUMENT, "the handle " + why(p, want) + "; nothing was freed");

@@ -33,10 +33,9 @@ namespace ctorch {
 // the pointed-to memory being read. It cannot make safe a handle that another
 // thread frees DURING the call: the caller must not free a handle in use.
 //
-// ctorch_tensor is not registered: every generated operator creates and
-// frees tensor handles, and a registry's insert, lookups and erase per call
-// cost more than the per-call budget (shim/core/README.md has the numbers).
-// Tensor handles are checked for NULL only.
+// ctorch_tensor has its own registry (tensor_live below, tensor_registry.cpp),
+// lock-free and inline, because every generated operator makes, checks and
+// frees tensor handles (shim/core/README.md has its per-call cost).
 enum class HandleKind : uint8_t {
   none = 0,
   tensor_list, generator, autograd_scope, autograd_ctx, optimizer, lr_scheduler,
@@ -193,6 +192,75 @@ ctorch_status set_error(const char *fn, ctorch_status status, const std::string 
 
 // ---- handles -------------------------------------------------------------
 
+// ---- the registry of live tensor handles (tensor_registry.cpp) ------------
+// A multiset of TensorImpl pointers: how many live handles each has. Words of
+// one fixed table, (pointer >> 3) << 20 | count, probed linearly from the
+// pointer's hash; the inline parts below try the home slot only (where a
+// pointer almost always is) and leave the rest to the *_slow functions.
+namespace treg {
+constexpr unsigned kBits = 18;  // 2^18 slots, 2 MiB of zero pages until used
+constexpr size_t kSlots = size_t(1) << kBits;
+constexpr unsigned kCountBits = 20;
+constexpr uint64_t kCountMax = (uint64_t(1) << kCountBits) - 1;
+constexpr unsigned kProbe = 32;  // a longer run of live slots: the overflow map
+// Hidden: generated wrappers read it directly, not through the GOT.
+[[gnu::visibility("hidden")]] extern std::atomic<uint64_t> slots[kSlots];
+// A pointer fits a word if 8-aligned and below 2^47 (user space on x86-64
+// and aarch64 with 48-bit addresses); others go to the overflow map.
+C10_ALWAYS_INLINE bool keyable(uintptr_t v) noexcept { return (v & 7) == 0 && (v >> 47) == 0; }
+C10_ALWAYS_INLINE uint64_t make_word(uintptr_t v, uint64_t count) noexcept {
+  return (uint64_t(v) >> 3) << kCountBits | count;
+}
+C10_ALWAYS_INLINE uintptr_t word_key(uint64_t w) noexcept { return uintptr_t(w >> kCountBits) << 3; }
+C10_ALWAYS_INLINE uint64_t word_count(uint64_t w) noexcept { return w & kCountMax; }
+C10_ALWAYS_INLINE size_t home_of(uintptr_t v) noexcept {
+  return size_t((uint64_t(v) >> 4) * 0x9E3779B97F4A7C15ull >> (64 - kBits));
+}
+}  // namespace treg
+
+// INVALID_ARGUMENT naming `arg` (or element i of list `arg`): h is not a live
+// tensor handle (freed, foreign, or another type's handle).
+[[noreturn, gnu::cold, gnu::noinline]] void fail_tensor(const void *h, const char *arg);
+[[noreturn, gnu::cold, gnu::noinline]] void fail_tensor_element(const void *h, const char *arg, size_t i);
+bool tensor_live_slow(const void *p) noexcept;
+// Never throws: if the overflow map cannot grow, p stays unregistered (its
+// handle is then refused as not live, and its free frees nothing).
+void tensor_register_slow(const void *p) noexcept;
+bool tensor_release_slow(const void *p) noexcept;
+
+// True if p is a live tensor handle. Reads the table only.
+C10_ALWAYS_INLINE bool tensor_live(const void *p) noexcept {
+  uintptr_t v = reinterpret_cast<uintptr_t>(p);
+  uint64_t w = treg::slots[treg::home_of(v)].load(std::memory_order_acquire);
+  // word_key(w) == v also proves v keyable (its low 3 and high bits are 0).
+  if (C10_LIKELY(treg::word_key(w) == v && treg::word_count(w) != 0)) return true;
+  return tensor_live_slow(p);
+}
+// Records one more live handle of p.
+C10_ALWAYS_INLINE void tensor_register(const void *p) noexcept {
+  uintptr_t v = reinterpret_cast<uintptr_t>(p);
+  std::atomic<uint64_t> &s = treg::slots[treg::home_of(v)];
+  uint64_t w = s.load(std::memory_order_relaxed);
+  // The home slot empty (then p holds no slot: a run never has a gap), or
+  // p's own with room: one compare-and-swap.
+  uint64_t want = w == 0 ? treg::make_word(v, 1) : w + 1;
+  if (C10_LIKELY((w == 0 || (treg::word_key(w) == v && treg::word_count(w) < treg::kCountMax)) && treg::keyable(v) &&
+                 s.compare_exchange_strong(w, want, std::memory_order_acq_rel)))
+    return;
+  tensor_register_slow(p);
+}
+// Forgets one live handle of p; false if p had none (freed or foreign).
+C10_ALWAYS_INLINE bool tensor_release(const void *p) noexcept {
+  uintptr_t v = reinterpret_cast<uintptr_t>(p);
+  std::atomic<uint64_t> &s = treg::slots[treg::home_of(v)];
+  uint64_t w = s.load(std::memory_order_relaxed);
+  if (C10_LIKELY(treg::word_key(w) == v && treg::word_count(w) != 0 &&
+                 s.compare_exchange_strong(w, w - 1, std::memory_order_acq_rel)))
+    return true;
+  return tensor_release_slow(p);
+}
+
+
 inline c10::TensorImpl *impl_of(ctorch_tensor h) { return reinterpret_cast<c10::TensorImpl *>(h); }
 
 // Views a borrowed handle as an at::Tensor without touching the reference
@@ -202,11 +270,15 @@ class Borrowed {
   // at::Tensor is exactly one TensorImpl pointer; writing it directly skips
   // Tensor's converting constructor (out of line, with a null check that
   // throws) and the intrusive_ptr temporary it would leave to destroy.
-  C10_ALWAYS_INLINE explicit Borrowed(ctorch_tensor h) noexcept {
-    c10::TensorImpl *p = h ? impl_of(h) : c10::UndefinedTensorImpl::singleton();
-    static_assert(sizeof(at::Tensor) == sizeof(p), "at::Tensor is one TensorImpl pointer");
-    std::memcpy(static_cast<void *>(&t_), &p, sizeof p);
+  // Checks h (NULL allowed) against the tensor registry: INVALID_ARGUMENT
+  // naming `arg` if it is not a live tensor handle.
+  C10_ALWAYS_INLINE explicit Borrowed(ctorch_tensor h, const char *arg = "tensor") {
+    if (C10_UNLIKELY(h && !tensor_live(h))) fail_tensor(h, arg);
+    set(h);
   }
+  // For a handle already checked (require_tensor): generated wrappers.
+  struct checked_t {};
+  C10_ALWAYS_INLINE Borrowed(ctorch_tensor h, checked_t) noexcept { set(h); }
   ~Borrowed() { t_.unsafeReleaseTensorImpl(); }
   Borrowed(const Borrowed &) = delete;
   Borrowed &operator=(const Borrowed &) = delete;
@@ -218,6 +290,11 @@ class Borrowed {
   at::Tensor *operator->() noexcept { return &t_; }
 
  private:
+  C10_ALWAYS_INLINE void set(ctorch_tensor h) noexcept {
+    c10::TensorImpl *p = h ? impl_of(h) : c10::UndefinedTensorImpl::singleton();
+    static_assert(sizeof(at::Tensor) == sizeof(p), "at::Tensor is one TensorImpl pointer");
+    std::memcpy(static_cast<void *>(&t_), &p, sizeof p);
+  }
   union {
     at::Tensor t_;
   };
@@ -246,16 +323,29 @@ class Borrowed {
 
 // The handle for a reference the caller now owns.
 C10_ALWAYS_INLINE ctorch_tensor new_handle(c10::TensorImpl *p) noexcept {
+  tensor_register(p);
   if (C10_UNLIKELY(handle_scopes_open.load(std::memory_order_relaxed) != 0)) scope_record(p);
   return reinterpret_cast<ctorch_tensor>(p);
 }
 
-// Adopts the reference of a NEW handle the caller gives up (what a callback
-// wrote into its outputs, or one being freed), forgetting the record a scope
-// made of it so that leaving the scope does not drop it a second time.
-inline at::Tensor take(ctorch_tensor h) noexcept {
-  if (!h) return at::Tensor();
+// ctorch_tensor_free given a freed or foreign pointer: recorded as the
+// thread's last error; nothing is freed.
+[[gnu::cold, gnu::noinline]] void bad_tensor_free(const void *h, const char *fn) noexcept;
+
+// Gives up handle h (live: checked, the registry forgets it): forgets the
+// record a scope made of it, so that leaving the scope does not drop it a
+// second time, and returns its reference. False for a freed or foreign h.
+C10_ALWAYS_INLINE bool untrack(ctorch_tensor h) noexcept {
+  if (!tensor_release(h)) return false;
   if (C10_UNLIKELY(handle_scopes_open.load(std::memory_order_relaxed) != 0)) scope_forget(impl_of(h));
+  return true;
+}
+// Adopts the reference of a NEW handle the caller gives up (what a callback
+// wrote into its outputs); INVALID_ARGUMENT naming `arg` if h is not a live
+// tensor handle.
+inline at::Tensor take(ctorch_tensor h, const char *arg = "output") {
+  if (!h) return at::Tensor();
+  if (C10_UNLIKELY(!untrack(h))) fail_tensor(h, arg);
   return at::Tensor(TensorImplPtr::reclaim(impl_of(h)));
 }
 
@@ -282,12 +372,44 @@ C10_ALWAYS_INLINE ctorch_tensor give_result(F &&make) {
   return p == c10::UndefinedTensorImpl::singleton() ? nullptr : new_handle(p);
 }
 
+// Handles lent to a callback for its duration: each is the tensor's own
+// TensorImpl pointer (no new reference), registered as live until this is
+// destroyed, so the callback's calls accept it. The callback must not free it.
+class Lent {
+ public:
+  Lent() = default;
+  Lent(const Lent &) = delete;
+  Lent &operator=(const Lent &) = delete;
+  ~Lent() {
+    for (c10::TensorImpl *p : lent_) tensor_release(p);
+  }
+  // The handle for t (NULL if undefined), live while this lives.
+  ctorch_tensor operator()(const at::Tensor &t) {
+    if (!t.defined()) return nullptr;
+    c10::TensorImpl *p = t.unsafeGetTensorImpl();
+    lent_.reserve(lent_.size() + 1);  // may throw: before the registration
+    tensor_register(p);
+    lent_.push_back(p);
+    return reinterpret_cast<ctorch_tensor>(p);
+  }
+
+ private:
+  std::vector<c10::TensorImpl *> lent_;
+};
+
 // Borrowed handle -> owned at::Tensor (one new reference), e.g. to store it.
-inline at::Tensor own(ctorch_tensor h) { return Borrowed(h).get(); }
+inline at::Tensor own(ctorch_tensor h, const char *arg = "tensor") { return Borrowed(h, arg).get(); }
 
 // Throws INVALID_ARGUMENT if a required tensor handle is NULL.
+// and INVALID_ARGUMENT if it is not a live tensor handle (freed, foreign, or
+// another type's handle), found without reading the memory it points to.
 C10_ALWAYS_INLINE void require_tensor(ctorch_tensor h, const char *arg) {
   if (C10_UNLIKELY(!h)) fail_null_handle(arg);
+  if (C10_UNLIKELY(!tensor_live(h))) fail_tensor(h, arg);
+}
+// The same for an optional tensor (NULL allowed).
+C10_ALWAYS_INLINE void check_opt_tensor(ctorch_tensor h, const char *arg) {
+  if (C10_UNLIKELY(h && !tensor_live(h))) fail_tensor(h, arg);
 }
 // Any other required pointer: a non-tensor handle (checked against the
 // registry: live and of its type), a string, a callback (NULL only).
@@ -314,9 +436,9 @@ C10_ALWAYS_INLINE void require_list(const T *p, size_t len, const char *arg) {
 std::vector<at::Tensor> tensor_list(const ctorch_tensor *p, size_t n, const char *arg);
 // For Tensor?[] arguments (NULL entries = none).
 c10::List<c10::optional<at::Tensor>> opt_tensor_list(const ctorch_tensor *p, size_t n, const char *arg);
-inline c10::optional<at::Tensor> opt_tensor(ctorch_tensor h) {
+inline c10::optional<at::Tensor> opt_tensor(ctorch_tensor h, const char *arg = "tensor") {
   if (!h) return c10::nullopt;
-  return own(h);
+  return own(h, arg);
 }
 
 // Generator? arguments: NULL = the default generator.

@@ -1,5 +1,5 @@
-// A lock-free registry of live tensor handles (tensor_registry.h: measured by
-// bench/handle_registry, not part of the library; tensor_registry.h says why). A ctorch_tensor is one counted TensorImpl
+// The registry of live tensor handles (internal.h: tensor_live,
+// tensor_register, tensor_release). A ctorch_tensor is one counted TensorImpl
 // reference and several handles may be one pointer, so the registry is a
 // multiset: pointer -> number of live handles.
 //
@@ -20,8 +20,8 @@
 // - a run of kProbe full slots sends the claim to a locked overflow map,
 //   which lookups read only when it is not empty.
 // A check reads the table, never the memory behind the pointer, so a freed
-// or foreign pointer would be refused without touching it (ASan-clean).
-#include "tensor_registry.h"
+// or foreign pointer is refused without touching it (ASan-clean).
+#include "internal.h"
 
 #include <mutex>
 #include <unordered_map>
