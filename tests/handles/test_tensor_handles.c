@@ -1,4 +1,4 @@
-/* Tensor handle validation (shim/core/tensor_registry.cpp): a tensor handle
+/* Tensor handle validation (shim/core/tensor_slots.cpp): a tensor handle
  * freed before the call, a pointer ctorch never returned and a handle of
  * another type each get CTORCH_INVALID_ARGUMENT naming the argument, from
  * hand-written entry points and from generated operators (Tensor, Tensor?
@@ -36,9 +36,8 @@ static void reset_error(void) {
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_tensor_dim(NULL, NULL));
 }
 
-/* A freed handle stays freed only until a new tensor handle takes its
- * address (the allocator decides; shim/core/README.md): each test checks
- * freed handles before it makes another tensor handle. */
+/* A handle is a slot and a generation: a freed handle stays refused while
+ * new handles reuse its slot (until the slot's 65,535th reuse). */
 
 START_TEST(freed_foreign_wrong_type) {
   ctorch_tensor a = vec(3), w = NULL, gone = vec(3), r = NULL;
@@ -105,9 +104,10 @@ START_TEST(several_handles_one_tensor) {
   ctorch_tensor a = vec(4), b = NULL, c = NULL;
   CT_OK(ctorch_tensor_ref(&b, a));
   CT_OK(ctorch_tensor_ref(&c, a));
-  ck_assert_ptr_eq(a, b); /* one TensorImpl, three references */
+  CT_ASSERT_SAME(a, b); /* one tensor, three handles */
   int64_t n = 0;
   ctorch_tensor_free(a);
+  BAD(ctorch_tensor_numel(&n, a), "t", FREED); /* a is gone, b and c are not */
   CT_OK(ctorch_tensor_numel(&n, b));
   ctorch_tensor_free(b);
   CT_OK(ctorch_tensor_numel(&n, c));
@@ -117,6 +117,76 @@ START_TEST(several_handles_one_tensor) {
   reset_error();
   ctorch_tensor_free(c);
   CT_ERROR_HAS("nothing was freed");
+}
+END_TEST
+
+START_TEST(freed_stays_freed_after_reuse) {
+  ctorch_tensor a = vec(2);
+  ctorch_tensor_free(a);
+  ctorch_tensor fresh[1000];
+  for (int i = 0; i < 1000; ++i) fresh[i] = vec(1); /* the first takes a's slot */
+  int64_t n = 0;
+  BAD(ctorch_tensor_numel(&n, a), "t", FREED);
+  for (int i = 0; i < 1000; ++i) {
+    CT_OK(ctorch_tensor_numel(&n, fresh[i]));
+    ctorch_tensor_free(fresh[i]);
+  }
+  reset_error();
+  ctorch_tensor_free(a); /* and it frees nothing of the new tensors */
+  CT_ERROR_HAS("nothing was freed");
+  /* a tensor handle where another type is expected */
+  ctorch_tensor t = vec(3);
+  ctorch_nn_module_free((ctorch_nn_module)(void *)t);
+  CT_ERROR_HAS("is a ctorch_tensor handle, not a ctorch_nn_module");
+  CT_OK(ctorch_tensor_numel(&n, t));
+  ck_assert_int_eq(n, 3);
+  ctorch_tensor_free(t);
+}
+END_TEST
+
+START_TEST(is_same) {
+  ctorch_tensor a = vec(4), b = NULL, v = NULL, other = vec(4);
+  int same = -1;
+  CT_OK(ctorch_tensor_ref(&b, a));
+  CT_ASSERT_SAME(a, b);
+  CT_OK(ctorch_view(&v, a, (const int64_t[]){2, 2}, 2));
+  CT_OK(ctorch_tensor_is_same(&same, a, v)); /* a view is another tensor */
+  ck_assert_int_eq(same, 0);
+  CT_OK(ctorch_tensor_is_same(&same, a, other));
+  ck_assert_int_eq(same, 0);
+  BAD(ctorch_tensor_is_same(&same, a, NULL), "b", "NULL");
+  BAD(ctorch_tensor_is_same(NULL, a, b), "out", "NULL");
+  ctorch_tensor_free(other);
+  BAD(ctorch_tensor_is_same(&same, other, a), "a", FREED);
+  ctorch_tensor_free(v);
+  ctorch_tensor_free(b);
+  ctorch_tensor_free(a);
+}
+END_TEST
+
+/* Handles made on one thread and freed on another (a binding's finaliser
+ * thread): the freeing thread's list grows and goes back to the shared pool
+ * in batches, so the making thread reuses slots instead of taking new ones. */
+enum { kCross = 50000 };
+static ctorch_tensor *g_cross;
+static void *free_all(void *arg) {
+  (void)arg;
+  for (int i = 0; i < kCross; ++i) ctorch_tensor_free(g_cross[i]);
+  return NULL;
+}
+
+START_TEST(freed_on_another_thread) {
+  g_cross = malloc(sizeof *g_cross * kCross);
+  ck_assert_ptr_nonnull(g_cross);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kCross; ++i) g_cross[i] = vec(1);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, free_all, NULL), 0);
+    pthread_join(th, NULL);
+    int64_t n = 0;
+    for (int i = 0; i < kCross; i += 499) BAD(ctorch_tensor_numel(&n, g_cross[i]), "t", FREED);
+  }
+  free(g_cross);
 }
 END_TEST
 
@@ -230,6 +300,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, freed_foreign_wrong_type);
   tcase_add_test(tc, double_and_foreign_free);
   tcase_add_test(tc, several_handles_one_tensor);
+  tcase_add_test(tc, freed_stays_freed_after_reuse);
+  tcase_add_test(tc, is_same);
+  tcase_add_test(tc, freed_on_another_thread);
   tcase_add_test(tc, handle_scope_leave_releases);
   tcase_add_test(tc, callback_handles);
   tcase_add_test(tc, threads);
