@@ -58,7 +58,9 @@
  *   handle is a slot number and a generation, not an address, so a freed
  *   one is refused until its slot has been reused 65,535 times; two threads
  *   freeing one tensor handle at the same instant is not caught
- *   (shim/core/README.md).
+ *   (shim/core/README.md). As a handle is not a pointer, LeakSanitizer
+ *   reports a tensor whose handle is still live at exit as leaked, even
+ *   when the handle is in a global: free handles before exit.
  *
  * Threads.  Functions may be called from any thread. Distinct tensors may
  *   be used concurrently; concurrent mutation of one tensor (in-place ops,

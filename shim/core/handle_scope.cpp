@@ -108,8 +108,8 @@ void scope_record(ctorch_tensor p) noexcept {
     ++s.count;
   } catch (...) {
     // Out of memory growing the table: the handle stays the caller's, as
-    // without a scope (a leak at worst, never a double free). give() is
-    // noexcept: the wrappers give handles out last so nothing can fail after.
+    // without a scope (a leak at worst, never a double free): the wrappers
+    // give handles out last so nothing can fail after.
   }
 }
 

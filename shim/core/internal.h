@@ -293,9 +293,6 @@ C10_ALWAYS_INLINE c10::TensorImpl *tensor_release(const void *h) noexcept {
 [[noreturn, gnu::cold, gnu::noinline]] void fail_tensor(const void *h, const char *arg);
 [[noreturn, gnu::cold, gnu::noinline]] void fail_tensor_element(const void *h, const char *arg, size_t i);
 
-// The TensorImpl of a handle already checked (NULL if it is not live).
-C10_ALWAYS_INLINE c10::TensorImpl *impl_of(ctorch_tensor h) noexcept { return tensor_live(h); }
-
 // Views a borrowed handle as an at::Tensor without touching the reference
 // count (no atomics on the hot path). NULL becomes the undefined tensor.
 class Borrowed {
@@ -456,10 +453,6 @@ inline at::Tensor own(ctorch_tensor h, const char *arg = "tensor") { return Borr
 C10_ALWAYS_INLINE void require_tensor(ctorch_tensor h, const char *arg) {
   c10::TensorImpl *p;
   if (C10_UNLIKELY(!tensor_get(h, p))) fail_tensor(h, arg);
-}
-// The same for an optional tensor (NULL allowed).
-C10_ALWAYS_INLINE void check_opt_tensor(ctorch_tensor h, const char *arg) {
-  if (C10_UNLIKELY(h && !tensor_live(h))) fail_tensor(h, arg);
 }
 // Any other required pointer: a non-tensor handle (checked against the
 // registry: live and of its type), a string, a callback (NULL only).
