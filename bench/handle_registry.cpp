@@ -1,14 +1,13 @@
 // What the handle registries cost per operation (shim/core/README.md): the
-// one of the non-tensor handle types (shim/core/handles.cpp: mutex-sharded
-// hash maps, as it ships) and the lock-free one tried for tensor handles
-// (bench/tensor_registry.*, not in the library: too dear): a lookup (what every checked entry
+// one of the other handle types (shim/core/handles.cpp: mutex-sharded hash
+// maps) and the slots of tensor handles (shim/core/tensor_slots.cpp),
+// both compiled in here as they ship: a lookup (what every checked entry
 // point does), and a register + release pair (what making and freeing a
 // handle adds), alone and while another thread makes and frees handles. Per
-// generated 1-element add a registry does two lookups (self, other), one
-// register (the result) and one release (its free): the output gives that
-// sum for each registry as a fraction of a ctorch add's per-call time,
-// measured here too. The paired ctorch/C++ figures with the tensor registry
-// wired in came from bench_ops on commit 7c9c340 (shim/core/README.md).
+// generated 1-element add there are two checks (self, other), one make
+// (the result) and one release (its free): the output gives that sum for
+// each as a fraction of a ctorch add's per-call time, measured here too
+// (the library's add includes the tensor slots).
 // Usage: build/bench/handle_registry [iterations]
 #include "core/internal.h"
 
@@ -23,11 +22,11 @@
 #include <vector>
 
 #include "ctorch.h"
-#include "tensor_registry.h"
 
-// The two error paths handles.cpp calls, never reached here.
+// The error paths handles.cpp calls, never reached here.
 namespace ctorch {
 void fail_arg(const char *, const std::string &) { std::abort(); }
+void fail_null_handle(const char *) { std::abort(); }
 ctorch_status set_error(const char *, ctorch_status s, const std::string &) noexcept { return s; }
 }  // namespace ctorch
 
@@ -99,41 +98,39 @@ int main(int argc, char **argv) {
   ctorch_tensor_free(a);
   ctorch_tensor_free(b);
 
-  // The tensor registry: 1,000 live tensors' worth of pointers, as above.
-  for (auto &p : live) ctorch::tensor_register(p.get());
-  double t_lookup = ns_per(n, [&](long) { sink += int(ctorch::tensor_live(probe)); });
+  // Tensor handles (slots): 1,000 live handles, as above; a check of one,
+  // and a make + free pair (what each result adds), alone and while another
+  // thread makes and frees handles of its own.
+  std::vector<ctorch_tensor> hs;
+  for (auto &p : live) hs.push_back(ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(p.get())));
+  const ctorch_tensor hprobe = hs[500];
+  double t_lookup = ns_per(n, [&](long) { sink += int(ctorch::tensor_live(hprobe) != nullptr); });
   double t_add_take = ns_per(n, [&](long i) {
-    const void *p = fresh[i & 63].get();
-    ctorch::tensor_register(p);
-    sink += ctorch::tensor_release(p);
+    ctorch_tensor h = ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(fresh[i & 63].get()));
+    sink += int(ctorch::tensor_release(h) != nullptr);
   });
-  // A new address each time (what a program whose allocator hands out fresh
-  // addresses sees): the claim scans the run and may take a dormant slot.
-  std::vector<std::unique_ptr<char[]>> many;
-  for (int i = 0; i < 4096; ++i) many.emplace_back(new char[64]);
+  // Eight live at a time, freed oldest first (slots not reused at once).
   double t_add_take_spread = ns_per(n, [&](long i) {
-    const void *p = many[(i * 2654435761u) & 4095].get();
-    ctorch::tensor_register(p);
-    sink += ctorch::tensor_release(p);
+    static ctorch_tensor ring[8];
+    ctorch_tensor &r = ring[i & 7];
+    if (r) sink += int(ctorch::tensor_release(r) != nullptr);
+    r = ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(fresh[i & 63].get()));
   });
   stop = false;
   std::thread tchurn([&] {
     std::vector<std::unique_ptr<char[]>> mine;
     for (int i = 0; i < 64; ++i) mine.emplace_back(new char[64]);
-    for (long i = 0; !stop.load(std::memory_order_relaxed); ++i) {
-      ctorch::tensor_register(mine[i & 63].get());
-      ctorch::tensor_release(mine[i & 63].get());
-    }
+    for (long i = 0; !stop.load(std::memory_order_relaxed); ++i)
+      ctorch::tensor_release(ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(mine[i & 63].get())));
   });
-  double t_lookup_contended = ns_per(n, [&](long) { sink += int(ctorch::tensor_live(probe)); });
+  double t_lookup_contended = ns_per(n, [&](long) { sink += int(ctorch::tensor_live(hprobe) != nullptr); });
   double t_add_take_contended = ns_per(n, [&](long i) {
-    const void *p = fresh[i & 63].get();
-    ctorch::tensor_register(p);
-    sink += ctorch::tensor_release(p);
+    ctorch_tensor h = ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(fresh[i & 63].get()));
+    sink += int(ctorch::tensor_release(h) != nullptr);
   });
   stop = true;
   tchurn.join();
-  for (auto &p : live) ctorch::tensor_release(p.get());
+  for (ctorch_tensor h : hs) ctorch::tensor_release(h);
 
   double map_cost = 2 * lookup + add_take, tensor_cost = 2 * t_lookup + t_add_take;
   std::printf("{\"map_lookup_ns\": %.1f, \"map_lookup_contended_ns\": %.1f, \"map_register_release_ns\": %.1f, "

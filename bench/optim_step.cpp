@@ -17,6 +17,8 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "paired.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -40,10 +42,7 @@ void check(ctorch_status st, const char *what) {
   if (st != CTORCH_OK) bench_die(what, ctorch_last_error());
 }
 
-// A handle sharing t (ctorch's handle is one owned TensorImpl reference).
-ctorch_tensor handle_of(const at::Tensor &t) {
-  return reinterpret_cast<ctorch_tensor>(at::Tensor(t).unsafeReleaseTensorImpl());
-}
+using ctorch_bench::handle_of;  // paired.h: through DLPack (a cast pointer is refused)
 
 // Parameters with fixed grads (fresh copies per side: each side's own state).
 std::vector<at::Tensor> make_params(const std::vector<std::vector<int64_t>> &shapes) {

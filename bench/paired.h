@@ -9,6 +9,7 @@
 #define CTORCH_BENCH_PAIRED_H
 
 #include <ATen/core/Tensor.h>
+#include <ATen/DLConvertor.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -35,8 +36,21 @@
 namespace ctorch_bench {
 
 // A handle that shares the tensor (no copy), so both sides get the same data.
+// A ctorch handle to t's memory (same sizes, strides, dtype, device; its
+// requires_grad and grad copied). Made through ctorch_from_dlpack: ctorch
+// checks every tensor handle against its registry, so a TensorImpl pointer
+// cast to a handle is refused.
 inline ctorch_tensor handle_of(const at::Tensor &t) {
-  return reinterpret_cast<ctorch_tensor>(at::Tensor(t).unsafeReleaseTensorImpl());
+  ctorch_tensor h = nullptr;
+  if (ctorch_from_dlpack(&h, at::toDLPack(t.detach())) != CTORCH_OK) bench_die("handle_of", ctorch_last_error());
+  if (t.requires_grad() && ctorch_tensor_set_requires_grad(h, 1) != CTORCH_OK)
+    bench_die("handle_of", ctorch_last_error());
+  if (t.grad().defined()) {
+    ctorch_tensor g = handle_of(t.grad());
+    if (ctorch_tensor_set_grad(h, g) != CTORCH_OK) bench_die("handle_of", ctorch_last_error());
+    ctorch_tensor_free(g);
+  }
+  return h;
 }
 
 struct Case {

@@ -24,9 +24,10 @@
  *   caller owns it and frees it with ctorch_tensor_free. A ctorch_tensor
  *   passed as an input is BORROWED: ctorch never frees it and keeps no
  *   reference past the call unless documented (e.g. autograd graphs and
- *   optimizers keep their own references). Handles are reference counted
- *   views of one tensor: two new handles may be the same pointer value (for
- *   example an op that returns its input); free each one once. NULL is the
+ *   optimizers keep their own references). Each new handle is a distinct
+ *   value holding one reference, even when it is a tensor the caller
+ *   already has a handle to (an op that returns its input): free each one
+ *   once, and compare tensors with ctorch_tensor_is_same. NULL is the
  *   undefined tensor: accepted where the schema says "Tensor?", rejected
  *   with CTORCH_INVALID_ARGUMENT elsewhere. The same rule holds for every
  *   other handle type (lists, generators, ...): new through out-params,
@@ -52,9 +53,14 @@
  *   a double free is harmless). Guaranteed for a handle freed BEFORE the
  *   call; not for one another thread frees during a call using it (do not
  *   free a handle in use), nor for a freed handle whose address a new
- *   handle of the same type has taken. ctorch_tensor handles are checked
- *   for NULL only: registering every tensor would cost the operators more
- *   than their per-call budget (shim/core/README.md).
+ *   handle of the same type has taken. ctorch_tensor handles are checked the
+ *   same way, by every entry point, generated operators included: a tensor
+ *   handle is a slot number and a generation, not an address, so a freed
+ *   one is refused until its slot has been reused 65,535 times; two threads
+ *   freeing one tensor handle at the same instant is not caught
+ *   (shim/core/README.md). As a handle is not a pointer, LeakSanitizer
+ *   reports a tensor whose handle is still live at exit as leaked, even
+ *   when the handle is in a global: free handles before exit.
  *
  * Threads.  Functions may be called from any thread. Distinct tensors may
  *   be used concurrently; concurrent mutation of one tensor (in-place ops,
@@ -246,7 +252,7 @@ static inline ctorch_device ctorch_device_cpu(void) {
 /* Handles                                                             */
 /* ------------------------------------------------------------------ */
 
-/** A tensor (one counted reference). NULL = undefined tensor. */
+/** A tensor (one counted reference; an opaque value, not a pointer). NULL = undefined tensor. */
 typedef struct ctorch_tensor_s *ctorch_tensor;
 /** An owned list of tensors, returned by ops whose schema returns Tensor[]. */
 typedef struct ctorch_tensor_list_s *ctorch_tensor_list;
@@ -284,11 +290,24 @@ CTORCH_API ctorch_status ctorch_dtype_size(size_t *out, ctorch_dtype dtype);
 /* Tensors: creation, data, metadata                                   */
 /* ------------------------------------------------------------------ */
 
-/** Drops one reference. NULL-safe; returns nothing. The handle is invalid afterwards. */
+/**
+ * Drops one reference. NULL-safe; returns nothing. The handle is invalid
+ * afterwards. A handle already freed (or a value ctorch never returned)
+ * frees nothing and sets the thread's last error.
+ */
 CTORCH_API void ctorch_tensor_free(ctorch_tensor t);
 
 /** New handle to the same tensor (shares data and autograd identity). */
 CTORCH_API ctorch_status ctorch_tensor_ref(ctorch_tensor *out, ctorch_tensor t);
+
+/**
+ * Whether handles `a` and `b` are the same tensor: *out = 1 if they are
+ * one tensor object, as Python's `a is b` (ctorch_tensor_ref, or an op
+ * that returns its input, gives a new handle to the same tensor), 0
+ * otherwise (views of one storage are different tensors). Two handles are never equal as values, so this is
+ * how to compare them. Both borrowed, neither may be NULL.
+ */
+CTORCH_API ctorch_status ctorch_tensor_is_same(int *out, ctorch_tensor a, ctorch_tensor b);
 
 /**
  * New CPU tensor holding a COPY of `data`. `sizes` has `ndim` entries (may be

@@ -30,6 +30,16 @@
                   ctorch_status_name(want), ctorch_last_error());                    \
   } while (0)
 
+/* Asserts two tensor handles are distinct values for the same tensor
+ * (ctorch_tensor_is_same): every new handle is a handle of its own. */
+#define CT_ASSERT_SAME(a, b)                                                         \
+  do {                                                                               \
+    int ct_same_ = -1;                                                               \
+    CT_OK(ctorch_tensor_is_same(&ct_same_, (a), (b)));                               \
+    ck_assert_msg(ct_same_ == 1, "%s and %s are not the same tensor", #a, #b);      \
+    ck_assert_ptr_ne((a), (b));                                                      \
+  } while (0)
+
 /* Asserts the last error mentions `needle`. */
 #define CT_ERROR_HAS(needle) \
   ck_assert_msg(strstr(ctorch_last_error(), (needle)) != NULL, "last error '%s' lacks '%s'", ctorch_last_error(), (needle))

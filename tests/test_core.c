@@ -180,13 +180,13 @@ START_TEST(conversions) {
   ctorch_tensor_free(d);
   d = NULL;
   CT_OK(ctorch_tensor_to_device(&same, t, ctorch_device_cpu()));
-  ck_assert_ptr_eq(same, t); /* no-op conversion returns a new reference to t */
+  CT_ASSERT_SAME(same, t); /* no-op conversion returns a new reference to t */
   CT_OK(ctorch_tensor_clone(&cl, t));
   CT_OK(ctorch_tensor_data_ptr(&p1, t));
   CT_OK(ctorch_tensor_data_ptr(&p2, cl));
   ck_assert_ptr_ne(p1, p2);
   CT_OK(ctorch_tensor_ref(&r, t));
-  ck_assert_ptr_eq(r, t);
+  CT_ASSERT_SAME(r, t);
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_tensor_to_dtype(&d, t, (ctorch_dtype)-5));
   ck_assert_ptr_null(d);
   {

@@ -128,8 +128,8 @@ START_TEST(nesting_and_keep) {
   CT_OK(ctorch_handle_scope_leave(inner));
   ck_assert_uint_eq(scope_size(), 2); /* a and c */
   CT_OK(ctorch_fill__Scalar(c, ctorch_scalar_float(2.0))); /* c is alive */
-  CT_OK(ctorch_tensor_ref(&e, c)); /* a new handle with c's pointer value */
-  ck_assert_ptr_eq(e, c);
+  CT_OK(ctorch_tensor_ref(&e, c)); /* a new handle to c's tensor */
+  CT_ASSERT_SAME(e, c);
   ck_assert_uint_eq(scope_size(), 3);
   CT_OK(ctorch_handle_scope_keep(e)); /* one record out of all scopes: the caller's */
   ck_assert_uint_eq(scope_size(), 2);
@@ -160,11 +160,11 @@ START_TEST(free_inside_a_scope_forgets_one_record) {
   ctorch_tensor_free(a); /* freed at once, forgotten: no double free at leave */
   ck_assert_uint_eq(scope_size(), 0);
   one_big_alive(before);
-  /* two new handles with x's pointer value: one record each */
+  /* two new handles to x's tensor: one record each */
   CT_OK(ctorch_tensor_ref(&r1, x));
   CT_OK(ctorch_tensor_contiguous(&r2, x));
-  ck_assert_ptr_eq(r1, x);
-  ck_assert_ptr_eq(r2, x);
+  CT_ASSERT_SAME(r1, x);
+  CT_ASSERT_SAME(r2, x);
   ck_assert_uint_eq(scope_size(), 2);
   ctorch_tensor_free(r1);
   ck_assert_uint_eq(scope_size(), 1);

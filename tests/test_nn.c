@@ -247,7 +247,7 @@ START_TEST(containers) {
   {
     ctorch_nn_module s = nn("Sequential", "");
     CT_OK(ctorch_nn_module_forward(&y, s, x));
-    ck_assert_ptr_eq(y, x);
+    CT_ASSERT_SAME(y, x);
     ctorch_tensor_free(y);
     expect_repr(s, "Sequential()");
     ctorch_nn_module_free(s);
@@ -355,7 +355,7 @@ START_TEST(state_dict_saved_and_loaded_back) {
     ctorch_tensor t = NULL;
     ck_assert_str_eq(keys_of(d, buf, sizeof buf), "x,y");
     CT_OK(ctorch_tensor_dict_get(&t, d, 0));
-    ck_assert_ptr_eq(t, wb);
+    CT_ASSERT_SAME(t, wb);
     ctorch_tensor_free(t);
   }
   ctorch_tensor_dict_free(d);

@@ -97,10 +97,10 @@ def bind_argument(a: Argument, n: str, len_name: str) -> ArgBinding:
                      f"{local}.get()", prio=PRIO_TENSOR, requires_tensor=True, dummy=["NULL"],
                      post=[f"{local}.check();"])
         return B([("ctorch_tensor", n)],
-                 [f'ctorch::require_tensor({n}, "{n}");', f"ctorch::Borrowed {local}({n});"],
+                 [f'ctorch::Borrowed {local}({n}, "{n}", ctorch::Borrowed::required_t{{}});'],
                  f"{local}.get()", prio=PRIO_TENSOR, requires_tensor=True, dummy=["NULL"])
     if isinstance(t, OptionalType) and _base(t.elem) == "Tensor":
-        return B([("ctorch_tensor", n)], [f"ctorch_gen::BorrowedOpt {local}({n});"],
+        return B([("ctorch_tensor", n)], [f'ctorch_gen::BorrowedOpt {local}({n}, "{n}");'],
                  f"{local}.get()", nullable=True, dummy=["NULL"])
     if isinstance(t, ListType) and _base(t.elem) == "Tensor":
         if t.size is not None:

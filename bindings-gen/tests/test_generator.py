@@ -116,7 +116,7 @@ class Mapping(unittest.TestCase):
     def test_required_tensors_checked_first(self):
         p = plan("f(bool[2] mask, ScalarType t, Tensor[] xs, Tensor self) -> Tensor")
         body = emit_cpp.wrapper(p)
-        first_check = body.index("require_tensor(self")
+        first_check = body.index("Borrowed a_self(self")
         self.assertLess(first_check, body.index("tensor_list(xs"))
         self.assertLess(body.index("tensor_list(xs"), body.index("bool_array<2>"))
         self.assertLess(body.index("*ret = nullptr"), first_check)

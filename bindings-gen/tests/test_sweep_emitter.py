@@ -45,7 +45,7 @@ class Guards(unittest.TestCase):
         g = w.index("ctorch::guard::gru_cell(a_input.get(), a_hx.get(), a_w_ih.get(), a_w_hh.get(), "
                     "a_b_ih.get(), a_b_hh.get());")
         self.assertLess(g, w.index("at::_ops::gru_cell::call("))
-        self.assertGreater(g, w.index("ctorch::Borrowed a_w_hh(w_hh);"))
+        self.assertGreater(g, w.index('ctorch::Borrowed a_w_hh(w_hh, "w_hh", ctorch::Borrowed::required_t{});'))
 
     def test_unsafe_flag_reaches_header_and_ops_json(self):
         reasons = unsafe_reasons("# comment\n\nctorch_foo: reads past x  # trailing\nctorch_bar\n")
@@ -80,7 +80,7 @@ class SchemaDerivedChecks(unittest.TestCase):
         w = emit_cpp.wrapper(plan("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"))
         self.assertIn('ctorch_gen::OutArg a_out(out, "out");', w)
         self.assertLess(w.index("add_out::call("), w.index("  a_out.check();"))
-        self.assertIn("ctorch::Borrowed a_self(self);", w)
+        self.assertIn('ctorch::Borrowed a_self(self, "self", ctorch::Borrowed::required_t{});', w)
         # In-place self is borrowed as before.
         w = emit_cpp.wrapper(plan("relu_(Tensor(a!) self) -> Tensor(a!)"))
         self.assertNotIn("OutArg", w)

@@ -98,8 +98,9 @@ struct CFunction : torch::autograd::Function<CFunction> {
     ctx->saved_data[kHolderKey] = c10::IValue::make_capsule(h);
     ctorch_autograd_ctx_s c{ctx, true};
     // The callback reads borrowed handles: plain impl pointers of the inputs.
+    ctorch::Lent lend;
     std::vector<ctorch_tensor> in(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<ctorch_tensor>(inputs[i].unsafeGetTensorImpl());
+    for (size_t i = 0; i < inputs.size(); ++i) in[i] = lend(inputs[i]);
     std::vector<ctorch_tensor> out(h->n_outputs, nullptr);
     ctorch_status st = h->forward(&c, h->user_data, in.data(), in.size(), out.data(), out.size());
     torch::autograd::variable_list result;
@@ -126,9 +127,9 @@ struct CFunction : torch::autograd::Function<CFunction> {
     auto h = ctx->saved_data.at(kHolderKey).toCapsule();
     auto *holder = static_cast<CallbackHolder *>(h.get());
     ctorch_autograd_ctx_s c{ctx, false};
+    ctorch::Lent lend;
     std::vector<ctorch_tensor> gout(grad_outputs.size());
-    for (size_t i = 0; i < grad_outputs.size(); ++i)
-      gout[i] = grad_outputs[i].defined() ? reinterpret_cast<ctorch_tensor>(grad_outputs[i].unsafeGetTensorImpl()) : nullptr;
+    for (size_t i = 0; i < grad_outputs.size(); ++i) gout[i] = lend(grad_outputs[i]);
     std::vector<ctorch_tensor> gin(holder->n_inputs, nullptr);
     ctorch_status st = holder->backward(&c, holder->user_data, gout.data(), gout.size(), gin.data(), gin.size());
     // One extra undefined gradient for the non-tensor holder argument.

@@ -136,6 +136,7 @@ std::vector<at::Tensor> tensor_list(const ctorch_tensor *p, size_t n, const char
   v.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     if (!p[i]) fail_arg(arg, "element " + std::to_string(i) + " is NULL");
+    if (!tensor_live(p[i])) fail_tensor_element(p[i], arg, i);
     v.push_back(own(p[i]));
   }
   return v;
@@ -145,7 +146,10 @@ c10::List<c10::optional<at::Tensor>> opt_tensor_list(const ctorch_tensor *p, siz
   require_list(p, n, arg);
   c10::List<c10::optional<at::Tensor>> l;
   l.reserve(n);
-  for (size_t i = 0; i < n; ++i) l.push_back(opt_tensor(p[i]));
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] && !tensor_live(p[i])) fail_tensor_element(p[i], arg, i);
+    l.push_back(opt_tensor(p[i]));
+  }
   return l;
 }
 

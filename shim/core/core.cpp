@@ -137,7 +137,11 @@ CTORCH_API ctorch_status ctorch_dtype_size(size_t *out, ctorch_dtype dtype) {
 // ---- tensors ---------------------------------------------------------------
 
 CTORCH_API void ctorch_tensor_free(ctorch_tensor t) {
-  ctorch::take(t);  // drops the reference (and an open scope's record of it)
+  if (!t) return;
+  // A freed or foreign pointer frees nothing (recorded as the last error).
+  c10::TensorImpl *p = ctorch::untrack(t);
+  if (C10_UNLIKELY(!p)) return ctorch::bad_tensor_free(t, __func__);
+  ctorch::TensorImplPtr::reclaim(p);  // drops the reference
 }
 
 CTORCH_API ctorch_status ctorch_tensor_ref(ctorch_tensor *out, ctorch_tensor t) {
@@ -146,6 +150,16 @@ CTORCH_API ctorch_status ctorch_tensor_ref(ctorch_tensor *out, ctorch_tensor t) 
   *out = nullptr;
   ctorch::require_tensor(t, "t");
   *out = ctorch::give(ctorch::own(t));
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_tensor_is_same(int *out, ctorch_tensor a, ctorch_tensor b) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = 0;
+  ctorch::Borrowed ta(a, "a", ctorch::Borrowed::required_t{});
+  ctorch::Borrowed tb(b, "b", ctorch::Borrowed::required_t{});
+  *out = ta->is_same(tb.get()) ? 1 : 0;
   CTORCH_CATCH
 }
 

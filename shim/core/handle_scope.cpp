@@ -10,12 +10,10 @@
 // process they cost one load of handle_scopes_open and a branch; only this
 // file touches thread-local state.
 //
-// Handles are counted TensorImpl pointers and two new handles may be the
-// same pointer (an op returning its input), so a scope keeps a count per
-// pointer, not a set: each record is one reference the scope will drop.
-// When a handle made outside any scope aliases a recorded one, freeing
-// either forgets a record: the pointers cannot be told apart, and this way
-// round a mistake leaks a reference instead of freeing one twice.
+// A scope records handles (slot and generation, never reused while live), so
+// two handles of one tensor are two records, and freeing a handle made
+// outside any scope never forgets another's record. Leaving frees each
+// recorded handle still live (tensor_release refuses a freed one).
 #include "core/internal.h"
 
 #include <c10/util/flat_hash_map.h>
@@ -40,8 +38,8 @@ struct Scope {
   // thread opened, is recognised as such without dereferencing anything
   // (a freed address could come back as a new scope's).
   uint64_t id;
-  ska::flat_hash_map<c10::TensorImpl *, size_t> held;  // pointer -> records
-  size_t count = 0;                                    // sum of held's values
+  ska::flat_hash_map<ctorch_tensor, size_t> held;  // handle -> records (1)
+  size_t count = 0;                                // sum of held's values
 };
 
 std::atomic<uint64_t> g_next_scope_id{1};
@@ -49,7 +47,8 @@ std::atomic<uint64_t> g_next_scope_id{1};
 // Drops every reference the scope recorded.
 void release(Scope &s) noexcept {
   for (auto &rec : s.held)
-    for (size_t k = 0; k < rec.second; ++k) TensorImplPtr::reclaim(rec.first);
+    for (size_t k = 0; k < rec.second; ++k)
+      if (c10::TensorImpl *p = ctorch::tensor_release(rec.first)) TensorImplPtr::reclaim(p);
   s.held.clear();
   s.count = 0;
 }
@@ -100,7 +99,7 @@ ctorch_handle_scope handle_of(uint64_t id) { return reinterpret_cast<ctorch_hand
 
 namespace ctorch {
 
-void scope_record(c10::TensorImpl *p) noexcept {
+void scope_record(ctorch_tensor p) noexcept {
   ThreadScopes *ts = t_scopes;
   if (!ts || ts->open.empty()) return;  // a scope open on another thread
   Scope &s = ts->open.back();
@@ -109,12 +108,12 @@ void scope_record(c10::TensorImpl *p) noexcept {
     ++s.count;
   } catch (...) {
     // Out of memory growing the table: the handle stays the caller's, as
-    // without a scope (a leak at worst, never a double free). give() is
-    // noexcept: the wrappers give handles out last so nothing can fail after.
+    // without a scope (a leak at worst, never a double free): the wrappers
+    // give handles out last so nothing can fail after.
   }
 }
 
-void scope_forget(c10::TensorImpl *p) noexcept {
+void scope_forget(ctorch_tensor p) noexcept {
   ThreadScopes *ts = t_scopes;
   if (!ts) return;
   for (auto it = ts->open.rbegin(); it != ts->open.rend(); ++it) {
@@ -165,7 +164,7 @@ CTORCH_API ctorch_status ctorch_handle_scope_keep(ctorch_tensor t) {
   ctorch::require_tensor(t, "t");
   ThreadScopes *ts = t_scopes;
   if (!ts) return CTORCH_OK;
-  c10::TensorImpl *p = ctorch::impl_of(t);
+  ctorch_tensor p = t;
   for (size_t i = ts->open.size(); i-- > 0;) {
     Scope &s = ts->open[i];
     auto f = s.held.find(p);

@@ -73,6 +73,8 @@ const char *kind_name(HandleKind k) {
 
 std::string why(const void *p, HandleKind want) {
   HandleKind got = handle_kind_of(p);
+  if (got == HandleKind::none && tensor_live(p))
+    return std::string("is a ctorch_tensor handle, not a ") + kind_name(want);
   if (got == HandleKind::none)
     return std::string("is not a live ") + kind_name(want) +
            " handle (already freed, or a pointer ctorch never returned)";
@@ -111,6 +113,31 @@ HandleKind handle_kind_of(const void *p) noexcept {
 }
 
 void fail_handle(const void *p, HandleKind want, const char *arg) { fail_arg(arg, why(p, want)); }
+
+namespace {
+// Why p is not a live tensor handle. Reads the registries and the slot
+// table only, never the memory p may point to.
+std::string why_tensor(const void *p) {
+  HandleKind got = handle_kind_of(p);
+  if (got == HandleKind::none)
+    return "is not a live ctorch_tensor handle (already freed, or a value ctorch never returned)";
+  return std::string("is a ") + kind_name(got) + " handle, not a ctorch_tensor";
+}
+}  // namespace
+
+void fail_tensor(const void *h, const char *arg) {
+  if (!h) fail_null_handle(arg);
+  fail_arg(arg, why_tensor(h));
+}
+void fail_tensor_element(const void *h, const char *arg, size_t i) {
+  fail_arg(arg, "element " + std::to_string(i) + (h ? " " + why_tensor(h) : std::string(" is NULL")));
+}
+void bad_tensor_free(const void *h, const char *fn) noexcept {
+  try {
+    set_error(fn, CTORCH_INVALID_ARGUMENT, "the handle " + why_tensor(h) + "; nothing was freed");
+  } catch (...) {
+  }
+}
 
 void bad_free(const void *p, HandleKind want, const char *fn) noexcept {
   try {

@@ -33,10 +33,10 @@ namespace ctorch {
 // the pointed-to memory being read. It cannot make safe a handle that another
 // thread frees DURING the call: the caller must not free a handle in use.
 //
-// ctorch_tensor is not registered: every generated operator creates and
-// frees tensor handles, and a registry's insert, lookups and erase per call
-// cost more than the per-call budget (shim/core/README.md has the numbers).
-// Tensor handles are checked for NULL only.
+// ctorch_tensor is checked without it: a tensor handle is a slot number and a
+// generation (tensor_live below, tensor_slots.cpp), because every generated
+// operator makes, checks and frees tensor handles (shim/core/README.md has
+// the per-call cost).
 enum class HandleKind : uint8_t {
   none = 0,
   tensor_list, generator, autograd_scope, autograd_ctx, optimizer, lr_scheduler,
@@ -193,7 +193,105 @@ ctorch_status set_error(const char *fn, ctorch_status status, const std::string 
 
 // ---- handles -------------------------------------------------------------
 
-inline c10::TensorImpl *impl_of(ctorch_tensor h) { return reinterpret_cast<c10::TensorImpl *>(h); }
+// ---- tensor handles: slots (tensor_slots.cpp) ----------------------------
+// A ctorch_tensor is not a pointer but a generation and a slot's offset:
+//   handle = generation << 48 | index << 3       (generation 1..65535)
+// The slot, one 64-bit word of a table reserved at load, holds
+//   live:  generation << 48 | TensorImpl pointer (one counted reference) | 1
+//   free:  next generation << 48 | next free slot's offset
+//   never used: 0
+// Freeing a handle bumps its slot's generation, so a freed handle, a handle
+// of another type (a pointer: generation 0), or any value ctorch never
+// returned is refused by one read of the table, never by reading the memory
+// the value may point to. The whole table is readable (pages not yet used
+// read as zeros, which no handle matches), so no bound is checked: the
+// offset is the value masked to the table's size. Handles are made from a
+// per-thread list of free slots, and checks, makes and frees are plain
+// loads and stores: no atomic read-modify-write, no lock.
+namespace tslot {
+constexpr unsigned kGenShift = 48;
+constexpr uint64_t kPtrMask = (uint64_t(1) << kGenShift) - 1;
+constexpr uint64_t kTagMask = ~kPtrMask | 1;  // generation and the live bit
+struct Table {
+  char *base;     // the table (before it is reserved: one word reading 0)
+  uint64_t mask;  // its size - 1, without the low 3 bits (0 before)
+};
+// Set once, while the library loads. Hidden: read directly, not via the GOT.
+[[gnu::visibility("hidden")]] extern Table table;
+C10_ALWAYS_INLINE std::atomic<uint64_t> &slot_at(uint64_t off) noexcept {
+  return *reinterpret_cast<std::atomic<uint64_t> *>(table.base + off);
+}
+// The calling thread's free slots: a list threaded through the slots' words.
+struct Cache {
+  uint64_t head;   // offset of the first free slot, 0 = empty
+  uint64_t count;  // slots on the list
+};
+// __thread, not thread_local: no wrapper call (the type is trivial); the
+// initial-exec model: a %fs-relative access, not a __tls_get_addr call.
+[[gnu::visibility("hidden"), gnu::tls_model("initial-exec")]] extern __thread Cache cache;
+// Refills the thread's list (from the shared pool, or new slots); throws
+// std::bad_alloc when no slot can be had.
+[[gnu::noinline]] uint64_t refill();
+// Gives part of a long list back to the shared pool.
+[[gnu::noinline]] void spill() noexcept;
+constexpr uint64_t kCacheMax = 512;
+// True if v is a live handle whose slot word is w: w live, and v nothing
+// but w's generation and the offset.
+C10_ALWAYS_INLINE bool matches(uint64_t v, uint64_t w) noexcept {
+  return ((v & ~table.mask) ^ (w & kTagMask)) == 1;
+}
+}  // namespace tslot
+
+// If h is a live tensor handle, sets p to its TensorImpl and returns true;
+// false for NULL, a freed handle, another type's handle or any other value.
+C10_ALWAYS_INLINE bool tensor_get(const void *h, c10::TensorImpl *&p) noexcept {
+  const uint64_t v = reinterpret_cast<uintptr_t>(h);
+  const uint64_t w = tslot::slot_at(v & tslot::table.mask).load(std::memory_order_acquire);
+  p = reinterpret_cast<c10::TensorImpl *>(w & tslot::kPtrMask & ~uint64_t(1));
+  return tslot::matches(v, w);
+}
+// The TensorImpl of live handle h, or NULL.
+C10_ALWAYS_INLINE c10::TensorImpl *tensor_live(const void *h) noexcept {
+  c10::TensorImpl *p;
+  return tensor_get(h, p) ? p : nullptr;
+}
+// A new handle holding p (the caller's reference, now the handle's).
+C10_ALWAYS_INLINE ctorch_tensor tensor_make(c10::TensorImpl *p) {
+  tslot::Cache &c = tslot::cache;
+  uint64_t off = c.head;
+  if (C10_UNLIKELY(off == 0)) off = tslot::refill();
+  std::atomic<uint64_t> &s = tslot::slot_at(off);
+  const uint64_t w = s.load(std::memory_order_relaxed);
+  c.head = w & tslot::kPtrMask;
+  --c.count;
+  const uint64_t gen = w & ~tslot::kPtrMask;
+  s.store(gen | reinterpret_cast<uintptr_t>(p) | 1, std::memory_order_release);
+  return reinterpret_cast<ctorch_tensor>(gen | off);
+}
+// Frees handle h's slot and returns the reference it held; NULL (nothing
+// done) if h is not a live handle.
+C10_ALWAYS_INLINE c10::TensorImpl *tensor_release(const void *h) noexcept {
+  const uint64_t v = reinterpret_cast<uintptr_t>(h);
+  const uint64_t off = v & tslot::table.mask;
+  std::atomic<uint64_t> &s = tslot::slot_at(off);
+  const uint64_t w = s.load(std::memory_order_relaxed);
+  if (C10_UNLIKELY(!tslot::matches(v, w))) return nullptr;
+  tslot::Cache &c = tslot::cache;
+  uint64_t gen = (w >> tslot::kGenShift) + 1;
+  gen += gen >> 16;  // 65535 wraps to 1: generation 0 is never a handle's
+  // A plain store, not a compare-and-swap (which costs 1% of a 1-element
+  // add): two threads freeing one handle at the same instant is a race in
+  // the caller that this does not catch (shim/core/README.md).
+  s.store(gen << tslot::kGenShift | c.head, std::memory_order_release);
+  c.head = off;
+  if (C10_UNLIKELY(++c.count > tslot::kCacheMax)) tslot::spill();
+  return reinterpret_cast<c10::TensorImpl *>(w & tslot::kPtrMask & ~uint64_t(1));
+}
+
+// INVALID_ARGUMENT naming `arg` (or element i of list `arg`): h is not a live
+// tensor handle (freed, foreign, or another type's handle).
+[[noreturn, gnu::cold, gnu::noinline]] void fail_tensor(const void *h, const char *arg);
+[[noreturn, gnu::cold, gnu::noinline]] void fail_tensor_element(const void *h, const char *arg, size_t i);
 
 // Views a borrowed handle as an at::Tensor without touching the reference
 // count (no atomics on the hot path). NULL becomes the undefined tensor.
@@ -202,10 +300,19 @@ class Borrowed {
   // at::Tensor is exactly one TensorImpl pointer; writing it directly skips
   // Tensor's converting constructor (out of line, with a null check that
   // throws) and the intrusive_ptr temporary it would leave to destroy.
-  C10_ALWAYS_INLINE explicit Borrowed(ctorch_tensor h) noexcept {
-    c10::TensorImpl *p = h ? impl_of(h) : c10::UndefinedTensorImpl::singleton();
-    static_assert(sizeof(at::Tensor) == sizeof(p), "at::Tensor is one TensorImpl pointer");
-    std::memcpy(static_cast<void *>(&t_), &p, sizeof p);
+  // NULL allowed (the undefined tensor); INVALID_ARGUMENT naming `arg` if h
+  // is not a live tensor handle.
+  C10_ALWAYS_INLINE explicit Borrowed(ctorch_tensor h, const char *arg = "tensor") {
+    c10::TensorImpl *p = c10::UndefinedTensorImpl::singleton();
+    if (h && C10_UNLIKELY(!tensor_get(h, p))) fail_tensor(h, arg);
+    set(p);
+  }
+  // NULL refused too (require_tensor and Borrowed in one: generated wrappers).
+  struct required_t {};
+  C10_ALWAYS_INLINE Borrowed(ctorch_tensor h, const char *arg, required_t) {
+    c10::TensorImpl *p;
+    if (C10_UNLIKELY(!tensor_get(h, p))) fail_tensor(h, arg);
+    set(p);
   }
   ~Borrowed() { t_.unsafeReleaseTensorImpl(); }
   Borrowed(const Borrowed &) = delete;
@@ -218,6 +325,10 @@ class Borrowed {
   at::Tensor *operator->() noexcept { return &t_; }
 
  private:
+  C10_ALWAYS_INLINE void set(c10::TensorImpl *p) noexcept {
+    static_assert(sizeof(at::Tensor) == sizeof(p), "at::Tensor is one TensorImpl pointer");
+    std::memcpy(static_cast<void *>(&t_), &p, sizeof p);
+  }
   union {
     at::Tensor t_;
   };
@@ -238,33 +349,51 @@ class Borrowed {
 // reached only while some thread has a scope open. Hidden: read directly,
 // not through the GOT.
 [[gnu::visibility("hidden")]] extern std::atomic<uint32_t> handle_scopes_open;
-// Records p in the calling thread's innermost scope, if it has one.
-[[gnu::noinline]] void scope_record(c10::TensorImpl *p) noexcept;
-// Forgets one record of p (innermost scope first), if a scope of the calling
+// Records handle h in the calling thread's innermost scope, if it has one.
+[[gnu::noinline]] void scope_record(ctorch_tensor h) noexcept;
+// Forgets the record of h (innermost scope first), if a scope of the calling
 // thread holds one.
-[[gnu::noinline]] void scope_forget(c10::TensorImpl *p) noexcept;
+[[gnu::noinline]] void scope_forget(ctorch_tensor h) noexcept;
 
-// The handle for a reference the caller now owns.
-C10_ALWAYS_INLINE ctorch_tensor new_handle(c10::TensorImpl *p) noexcept {
-  if (C10_UNLIKELY(handle_scopes_open.load(std::memory_order_relaxed) != 0)) scope_record(p);
-  return reinterpret_cast<ctorch_tensor>(p);
+// The handle for a reference the caller now owns. Throws std::bad_alloc
+// (the reference then still the caller's) only when no slot can be had.
+C10_ALWAYS_INLINE ctorch_tensor new_handle(c10::TensorImpl *p) {
+  ctorch_tensor h = tensor_make(p);
+  if (C10_UNLIKELY(handle_scopes_open.load(std::memory_order_relaxed) != 0)) scope_record(h);
+  return h;
 }
 
+// ctorch_tensor_free given a freed or foreign pointer: recorded as the
+// thread's last error; nothing is freed.
+[[gnu::cold, gnu::noinline]] void bad_tensor_free(const void *h, const char *fn) noexcept;
+
+// Gives up handle h (its slot freed): forgets the record a scope made of
+// it, so that leaving the scope does not free it a second time, and returns
+// its reference. NULL for a freed or foreign h (nothing done).
+C10_ALWAYS_INLINE c10::TensorImpl *untrack(ctorch_tensor h) noexcept {
+  c10::TensorImpl *p = tensor_release(h);
+  if (C10_UNLIKELY(p && handle_scopes_open.load(std::memory_order_relaxed) != 0)) scope_forget(h);
+  return p;
+}
 // Adopts the reference of a NEW handle the caller gives up (what a callback
-// wrote into its outputs, or one being freed), forgetting the record a scope
-// made of it so that leaving the scope does not drop it a second time.
-inline at::Tensor take(ctorch_tensor h) noexcept {
+// wrote into its outputs); INVALID_ARGUMENT naming `arg` if h is not a live
+// tensor handle.
+inline at::Tensor take(ctorch_tensor h, const char *arg = "output") {
   if (!h) return at::Tensor();
-  if (C10_UNLIKELY(handle_scopes_open.load(std::memory_order_relaxed) != 0)) scope_forget(impl_of(h));
-  return at::Tensor(TensorImplPtr::reclaim(impl_of(h)));
+  c10::TensorImpl *p = untrack(h);
+  if (C10_UNLIKELY(!p)) fail_tensor(h, arg);
+  return at::Tensor(TensorImplPtr::reclaim(p));
 }
 
-// Transfers one reference of `t` to a new handle (NULL if undefined).
-inline ctorch_tensor give(at::Tensor &&t) noexcept {
+// Transfers one reference of `t` to a new handle (NULL if undefined). On
+// std::bad_alloc (no slot), t keeps its reference.
+inline ctorch_tensor give(at::Tensor &&t) {
   if (!t.defined()) return nullptr;
-  return new_handle(t.unsafeReleaseTensorImpl());
+  ctorch_tensor h = new_handle(t.unsafeGetTensorImpl());
+  (void)t.unsafeReleaseTensorImpl();
+  return h;
 }
-inline ctorch_tensor give(const at::Tensor &t) noexcept { return give(at::Tensor(t)); }
+inline ctorch_tensor give(const at::Tensor &t) { return give(at::Tensor(t)); }
 
 // give(make()) without the moved-from temporary: make's at::Tensor is built in
 // place (C++17 guaranteed elision) and never destroyed, its one reference
@@ -279,15 +408,51 @@ C10_ALWAYS_INLINE ctorch_tensor give_result(F &&make) {
   } slot;
   new (&slot.t) at::Tensor(make());
   c10::TensorImpl *p = slot.t.unsafeGetTensorImpl();
-  return p == c10::UndefinedTensorImpl::singleton() ? nullptr : new_handle(p);
+  if (p == c10::UndefinedTensorImpl::singleton()) return nullptr;
+  try {
+    return new_handle(p);
+  } catch (...) {
+    slot.t.~Tensor();  // no slot: the result is dropped, the error reported
+    throw;
+  }
 }
 
-// Borrowed handle -> owned at::Tensor (one new reference), e.g. to store it.
-inline at::Tensor own(ctorch_tensor h) { return Borrowed(h).get(); }
+// Handles lent to a callback for its duration: each holds a reference of its
+// own and is freed when this is destroyed, unless the callback freed it
+// first (a freed handle's slot refuses a second free, so either is safe).
+class Lent {
+ public:
+  Lent() = default;
+  Lent(const Lent &) = delete;
+  Lent &operator=(const Lent &) = delete;
+  ~Lent() {
+    for (ctorch_tensor h : lent_)
+      if (c10::TensorImpl *p = tensor_release(h)) TensorImplPtr::reclaim(p);
+  }
+  // The handle for t (NULL if undefined), live while this lives.
+  ctorch_tensor operator()(const at::Tensor &t) {
+    if (!t.defined()) return nullptr;
+    lent_.reserve(lent_.size() + 1);  // may throw: before the handle
+    at::Tensor ref(t);
+    ctorch_tensor h = tensor_make(ref.unsafeGetTensorImpl());
+    (void)ref.unsafeReleaseTensorImpl();  // now the handle's
+    lent_.push_back(h);
+    return h;
+  }
 
-// Throws INVALID_ARGUMENT if a required tensor handle is NULL.
+ private:
+  std::vector<ctorch_tensor> lent_;
+};
+
+// Borrowed handle -> owned at::Tensor (one new reference), e.g. to store it.
+inline at::Tensor own(ctorch_tensor h, const char *arg = "tensor") { return Borrowed(h, arg).get(); }
+
+// Throws INVALID_ARGUMENT if a required tensor handle is NULL or not a live
+// tensor handle (freed, foreign, or another type's handle), found without
+// reading the memory it points to.
 C10_ALWAYS_INLINE void require_tensor(ctorch_tensor h, const char *arg) {
-  if (C10_UNLIKELY(!h)) fail_null_handle(arg);
+  c10::TensorImpl *p;
+  if (C10_UNLIKELY(!tensor_get(h, p))) fail_tensor(h, arg);
 }
 // Any other required pointer: a non-tensor handle (checked against the
 // registry: live and of its type), a string, a callback (NULL only).
@@ -314,9 +479,9 @@ C10_ALWAYS_INLINE void require_list(const T *p, size_t len, const char *arg) {
 std::vector<at::Tensor> tensor_list(const ctorch_tensor *p, size_t n, const char *arg);
 // For Tensor?[] arguments (NULL entries = none).
 c10::List<c10::optional<at::Tensor>> opt_tensor_list(const ctorch_tensor *p, size_t n, const char *arg);
-inline c10::optional<at::Tensor> opt_tensor(ctorch_tensor h) {
+inline c10::optional<at::Tensor> opt_tensor(ctorch_tensor h, const char *arg = "tensor") {
   if (!h) return c10::nullopt;
-  return own(h);
+  return own(h, arg);
 }
 
 // Generator? arguments: NULL = the default generator.

@@ -349,10 +349,9 @@ CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ct
   ctorch::Borrowed in(input);
   std::vector<at::Tensor> outs;
   std::vector<ctorch_tensor> handles;
-  for (int i = 0; i < g.size; ++i) {
-    outs.push_back(at::empty(in->sizes(), in->options().requires_grad(false)));
-    handles.push_back(reinterpret_cast<ctorch_tensor>(outs.back().unsafeGetTensorImpl()));
-  }
+  ctorch::Lent lend;
+  for (int i = 0; i < g.size; ++i) outs.push_back(at::empty(in->sizes(), in->options().requires_grad(false)));
+  for (const auto &o : outs) handles.push_back(lend(o));
   run_sync(g, start_all_gather(g, handles.data(), handles.size(), input));
   *out = ctorch::give_list(std::move(outs));
   CTORCH_CATCH

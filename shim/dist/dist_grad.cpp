@@ -17,8 +17,6 @@ void check(ctorch_status st) {
   if (st != CTORCH_OK) ctorch::fail(st, ctorch_last_error());
 }
 
-ctorch_tensor borrow(const at::Tensor &t) { return reinterpret_cast<ctorch_tensor>(t.unsafeGetTensorImpl()); }
-
 // Consecutive tensors of one dtype and device, at most `cap` bytes (a larger
 // tensor alone). The rule is in ctorch.h; tests recompute it independently.
 std::vector<std::vector<size_t>> plan_buckets(const std::vector<at::Tensor> &ts, size_t cap) {
@@ -67,13 +65,14 @@ void average(ctorch_process_group pg, std::vector<at::Tensor> &ts, size_t bucket
                    ": averaging needs floating-point tensors");
   auto buckets = plan_buckets(ts, bucket_bytes ? bucket_bytes : kDefaultBucketBytes);
   std::vector<at::Tensor> flats;
+  ctorch::Lent lend;  // handles to the flats for the public calls below
   std::vector<ctorch_work> works;
   ctorch_status first = CTORCH_OK;
   std::string first_msg;
   for (auto &b : buckets) {
     flats.push_back(flatten(ts, b));
     ctorch_work w = nullptr;
-    ctorch_status st = ctorch_dist_all_reduce_async(&w, pg, borrow(flats.back()), CTORCH_REDUCE_SUM);
+    ctorch_status st = ctorch_dist_all_reduce_async(&w, pg, lend(flats.back()), CTORCH_REDUCE_SUM);
     if (st != CTORCH_OK) {
       first = st;
       first_msg = ctorch_last_error();
@@ -142,7 +141,8 @@ CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group p
   auto buckets = plan_buckets(data, kDefaultBucketBytes);
   for (auto &b : buckets) {
     at::Tensor flat = flatten(data, b);
-    check(ctorch_dist_broadcast(pg, borrow(flat), root));
+    ctorch::Lent lend;
+    check(ctorch_dist_broadcast(pg, lend(flat), root));
     if (rank != root) unflatten(data, b, flat);
   }
   CTORCH_CATCH

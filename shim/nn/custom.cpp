@@ -38,8 +38,8 @@ class Custom : public Module, public TextForward {
     // Borrowed handles: the callback reads them while `in` keeps them alive.
     std::vector<ctorch_tensor> handles;
     handles.reserve(in.size());
-    for (const auto &t : in)
-      handles.push_back(t.defined() ? reinterpret_cast<ctorch_tensor>(t.unsafeGetTensorImpl()) : nullptr);
+    ctorch::Lent lend;  // registered as live tensor handles during the call
+    for (const auto &t : in) handles.push_back(lend(t));
     ctorch_nn_module_s self{shared_from_this()};
     ctorch_tensor outs[kMaxOutputs] = {};
     size_t n = 0;

@@ -23,11 +23,15 @@ namespace ctorch_gen {
 
 // Tensor? argument viewed without reference-count traffic (like
 // ctorch::Borrowed): the optional adopts the caller's reference for the
-// duration of the call and gives it back un-decremented.
+// duration of the call and gives it back un-decremented. NULL is none; a
+// handle that is not live is INVALID_ARGUMENT naming `arg`.
 class BorrowedOpt {
  public:
-  explicit BorrowedOpt(ctorch_tensor h) noexcept {
-    if (h) o_.emplace(ctorch::TensorImplPtr::reclaim(ctorch::impl_of(h)));
+  BorrowedOpt(ctorch_tensor h, const char *arg) {
+    if (!h) return;
+    c10::TensorImpl *p = ctorch::tensor_live(h);
+    if (C10_UNLIKELY(!p)) ctorch::fail_tensor(h, arg);
+    o_.emplace(ctorch::TensorImplPtr::reclaim(p));
   }
   ~BorrowedOpt() {
     if (o_.has_value()) o_->unsafeReleaseTensorImpl();

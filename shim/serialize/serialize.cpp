@@ -273,8 +273,9 @@ CTORCH_API ctorch_status ctorch_tensor_dict_save(const char *path, ctorch_tensor
   CTORCH_TRY
   require_path(path);
   auto &r = dict_ref(d);
+  ctorch::Lent lend;
   save_named(path, r.keys.size(), [&](size_t i) { return r.keys[i].c_str(); },
-             [&](size_t i) { return reinterpret_cast<ctorch_tensor>(r.values[i].unsafeGetTensorImpl()); }, "d", "d");
+             [&](size_t i) { return lend(r.values[i]); }, "d", "d");
   CTORCH_CATCH
 }
 

@@ -92,7 +92,7 @@ START_TEST(replay_equals_ops) {
   CT_OK(ctorch_tensor_dict_key(&k, d, 0));
   ck_assert_str_eq(k, "fc1.weight");
   CT_OK(ctorch_module_parameter(&p, m, "fc1.bias"));
-  ck_assert_ptr_eq(p, b);
+  CT_ASSERT_SAME(p, b);
   ctorch_tensor_dict_free(d);
   ctorch_tensor_free(p);
   ctorch_tensor_free(want);
@@ -266,7 +266,7 @@ START_TEST(several_outputs_and_buffers) {
   CT_OK(ctorch_value_to_tensor(&got, r1));
   ck_assert_double_eq(ct_max_abs_diff(got, b), 0.0);
   CT_OK(ctorch_module_buffer(&want, m, "scale"));
-  ck_assert_ptr_eq(want, scale);
+  CT_ASSERT_SAME(want, scale);
   ctorch_tensor_free(want), ctorch_tensor_free(got), ctorch_value_free(r), ctorch_value_free(r1);
   ctorch_tensor_free(a), ctorch_tensor_free(b);
 
