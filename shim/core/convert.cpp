@@ -135,9 +135,9 @@ std::vector<at::Tensor> tensor_list(const ctorch_tensor *p, size_t n, const char
   std::vector<at::Tensor> v;
   v.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (!p[i]) fail_arg(arg, "element " + std::to_string(i) + " is NULL");
-    if (!tensor_live(p[i])) fail_tensor_element(p[i], arg, i);
-    v.push_back(own(p[i]));
+    c10::TensorImpl *q;  // one check per element: NULL, freed and foreign alike
+    if (!tensor_get(p[i], q)) fail_tensor_element(p[i], arg, i);
+    v.emplace_back(TensorImplPtr::reclaim_copy(q));
   }
   return v;
 }
@@ -147,8 +147,13 @@ c10::List<c10::optional<at::Tensor>> opt_tensor_list(const ctorch_tensor *p, siz
   c10::List<c10::optional<at::Tensor>> l;
   l.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (p[i] && !tensor_live(p[i])) fail_tensor_element(p[i], arg, i);
-    l.push_back(opt_tensor(p[i]));
+    c10::TensorImpl *q;
+    if (!p[i]) {
+      l.push_back(c10::nullopt);
+    } else {
+      if (!tensor_get(p[i], q)) fail_tensor_element(p[i], arg, i);
+      l.push_back(at::Tensor(TensorImplPtr::reclaim_copy(q)));
+    }
   }
   return l;
 }

@@ -479,10 +479,6 @@ C10_ALWAYS_INLINE void require_list(const T *p, size_t len, const char *arg) {
 std::vector<at::Tensor> tensor_list(const ctorch_tensor *p, size_t n, const char *arg);
 // For Tensor?[] arguments (NULL entries = none).
 c10::List<c10::optional<at::Tensor>> opt_tensor_list(const ctorch_tensor *p, size_t n, const char *arg);
-inline c10::optional<at::Tensor> opt_tensor(ctorch_tensor h, const char *arg = "tensor") {
-  if (!h) return c10::nullopt;
-  return own(h, arg);
-}
 
 // Generator? arguments: NULL = the default generator.
 inline c10::optional<at::Generator> opt_generator(ctorch_generator g) {
