@@ -10,21 +10,11 @@
  * are checked with foreign and wrong-type pointers only (they cannot be made
  * on a CPU-only machine); AOTInductor packages (libtorch >= 2.6 and a
  * compiled package) are not exercised here. */
-#include <stdint.h>
-
-#include "check_main.h"
+#include "handle_checks.h"
 
 /* A pointer ctorch never returned. */
 static int64_t foreign_word[4];
 #define FOREIGN(T) ((T)(void *)foreign_word)
-
-/* The call fails with INVALID_ARGUMENT naming argument ARG and saying WHY. */
-#define BAD(call, arg, why)                          \
-  do {                                               \
-    CT_FAILS(CTORCH_INVALID_ARGUMENT, call);         \
-    CT_ERROR_HAS("argument '" arg "'");              \
-    CT_ERROR_HAS(why);                               \
-  } while (0)
 
 #define FREED(type) "is not a live " type " handle"
 #define WRONG(got, want) "is a " got " handle, not a " want
@@ -37,13 +27,6 @@ static int64_t foreign_word[4];
     CT_ERROR_HAS("nothing was freed");                                       \
     CT_ERROR_HAS(type);                                                      \
   } while (0)
-
-static ctorch_tensor vec(int64_t n) {
-  const ctorch_dtype f32 = CTORCH_FLOAT32;
-  ctorch_tensor t = NULL;
-  CT_OK(ctorch_ones(&t, &n, 1, &f32, NULL, NULL, NULL));
-  return t;
-}
 
 static ctorch_nn_module linear(void) {
   ctorch_nn_module m = NULL;

@@ -8,27 +8,13 @@
  * making, checking and freeing handles at once see no false refusal. Under
  * AddressSanitizer this also shows that no check reads the freed memory. */
 #include <pthread.h>
-#include <stdint.h>
 
-#include "check_main.h"
+#include "handle_checks.h"
 
 static int64_t foreign_word[4];
 #define FOREIGN ((ctorch_tensor)(void *)foreign_word)
 
-#define BAD(call, arg, why)                  \
-  do {                                       \
-    CT_FAILS(CTORCH_INVALID_ARGUMENT, call); \
-    CT_ERROR_HAS("argument '" arg "'");      \
-    CT_ERROR_HAS(why);                       \
-  } while (0)
 #define FREED "is not a live ctorch_tensor handle"
-
-static ctorch_tensor vec(int64_t n) {
-  const ctorch_dtype f32 = CTORCH_FLOAT32;
-  ctorch_tensor t = NULL;
-  CT_OK(ctorch_ones(&t, &n, 1, &f32, NULL, NULL, NULL));
-  return t;
-}
 
 /* ctorch has no call that clears the last error: a distinct failure stands
  * in, so that a later CT_ERROR_HAS sees only what came after it. */
