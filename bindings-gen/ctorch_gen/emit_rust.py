@@ -294,8 +294,8 @@ def _out(p: dict) -> Tuple[str, str, str]:
     tn = p["type"]["name"]
     if tn == "ctorch_tensor":
         if p.get("null_result"):
-            return "Option<Tensor>", "::std::ptr::null_mut()", "Tensor::from_raw_opt({r})"
-        return "Tensor", "::std::ptr::null_mut()", "Tensor::from_raw_checked({r})?"
+            return "Option<Tensor>", "::std::ptr::null_mut()", "Tensor::own_opt({r})"
+        return "Tensor", "::std::ptr::null_mut()", "Tensor::own({r})?"
     if tn == "ctorch_tensor_list":
         if p.get("elements_null_result"):
             return "Vec<Option<Tensor>>", "::std::ptr::null_mut()", "read_tensor_list_opt({r})?"
@@ -305,6 +305,11 @@ def _out(p: dict) -> Tuple[str, str, str]:
     return {"int64_t": ("i64", "0", "{r}"), "double": ("f64", "0.0", "{r}"),
             "ctorch_scalar": ("Scalar", "sys::ctorch_scalar_int(0)", "Scalar::from_c({r})"),
             "ctorch_dtype": ("DType", "0", "DType({r})")}[tn]
+
+
+def is_unsafe(f: dict) -> bool:
+    """api.json marks the operator unsafe (ops_json.unsafe: the sweep crashed it)."""
+    return bool(f.get("ops_json", {}).get("unsafe"))
 
 
 def op_function(f: dict) -> str:
@@ -334,10 +339,19 @@ def op_function(f: dict) -> str:
             lines.append(f"/// Result {k} is None where {p.get('null_when', 'the result is undefined')}.")
     if op["returns_convention"] == "mutated_args":
         lines.append("/// In place / out=: the result is the argument written.")
+    unsafe = is_unsafe(f)
+    if unsafe:
+        # api.json (ops_json.unsafe, from bindings-gen/unsafe_ops.txt): the sweep found
+        # arguments that crash or corrupt memory, so a safe fn would be unsound.
+        lines += ["///", "/// # Safety", "///",
+                  "/// The library does not check this operator's arguments fully; bad ones crash the process or",
+                  f"/// corrupt memory (bindings-gen/unsafe_ops.txt): {f['ops_json'].get('unsafe_reason', '')}.",
+                  "/// The caller must pass exactly what libtorch's own autograd would (tensors from the",
+                  "/// matching forward, of the shapes it made)."]
     ret = rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
     res = convs[0] if len(convs) == 1 else f"({', '.join(convs)})"
     lines.append("#[inline]")
-    lines.append(f"pub fn {name}({', '.join(params)}) -> Result<{ret}> {{")
+    lines.append(f"pub {'unsafe ' if unsafe else ''}fn {name}({', '.join(params)}) -> Result<{ret}> {{")
     lines += ["    " + s for s in pre]
     lines.append(f"    check(unsafe {{ sys::{f['name']}({', '.join(cargs)}) }})?;")
     lines.append(f"    Ok({res})")
@@ -403,6 +417,16 @@ def emit_enums(doc: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+# Handle types named otherwise than hplan.class_name: the TorchScript module
+# would be `Module`, as torch.nn's (nn::Module) is; a deprecated alias keeps the old name.
+RENAMED = {"ctorch_module": "ScriptModule"}
+# Handles bound to the thread that made them (scopes restore thread-local modes on
+# their own thread; a profiler or tracer session records its thread; an autograd
+# ctx is borrowed during one callback): not Send.
+NOT_SEND = {"ctorch_handle_scope", "ctorch_autograd_scope", "ctorch_stream_scope", "ctorch_autocast_scope",
+            "ctorch_autograd_ctx", "ctorch_profiler", "ctorch_tracer"}
+
+
 def emit_handles(doc: dict) -> str:
     """A type per handle (but Tensor, written by hand) owning one reference,
     freed by its free function on Drop."""
@@ -413,7 +437,7 @@ def emit_handles(doc: dict) -> str:
     for h in doc["handles"]:
         if h["name"] in ("ctorch_tensor", "ctorch_nn_module"):
             continue  # hand-written: Tensor (lib.rs), nn::Module (nn/mod.rs)
-        cn = class_name(h["name"])
+        cn = RENAMED.get(h["name"]) or class_name(h["name"])
         out += doc_lines(h.get("doc", "") or f"Owns a `{h['name']}`.")
         out.append(f"/// Freed on Drop by `{h['free']}`." if h["free"] else
                    "/// Borrowed only (api.json: no free function): valid during the callback that got it.")
@@ -432,6 +456,15 @@ def emit_handles(doc: dict) -> str:
             out.append(f"impl Drop for {cn} {{")
             out.append(f"    fn drop(&mut self) {{ unsafe {{ sys::{free}(self.h) }}; }}")
             out.append("}")
+        if h["name"] not in NOT_SEND:
+            out.append(f"// The C contract (ctorch.h, Threads): any thread may use or free a handle; no Sync, as")
+            out.append(f"// concurrent use of one object must be serialised by the caller.")
+            out.append(f"unsafe impl Send for {cn} {{}}")
+        if h["name"] in RENAMED:
+            old = class_name(h["name"])
+            out.append(f"/// The former name of [`{cn}`] (it collided with [`crate::nn::Module`]).")
+            out.append(f"#[deprecated(note = \"renamed {cn}: nn::Module is torch.nn's module\")]")
+            out.append(f"pub type {old} = {cn};")
         out.append("")
     return "\n".join(out) + "\n"
 

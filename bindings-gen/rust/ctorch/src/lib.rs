@@ -273,16 +273,33 @@ impl Element for bool {
 
 impl Tensor {
     /// Takes ownership of a handle a C call returned; NULL is an error.
+    ///
+    /// # Safety
+    /// `h` must be NULL or a tensor handle the caller owns (a NEW handle from a
+    /// `ctorch_*` call, not freed, not owned by another value): it is freed on Drop.
     #[inline]
-    pub fn from_raw_checked(h: sys::ctorch_tensor) -> Result<Tensor> {
+    pub unsafe fn from_raw_checked(h: sys::ctorch_tensor) -> Result<Tensor> {
+        Tensor::own(h)
+    }
+    /// Takes ownership of a handle a C call returned; NULL (an undefined tensor) is None.
+    ///
+    /// # Safety
+    /// As [`Tensor::from_raw_checked`].
+    #[inline]
+    pub unsafe fn from_raw_opt(h: sys::ctorch_tensor) -> Option<Tensor> {
+        Tensor::own_opt(h)
+    }
+    /// The crate's own: `h` is a NEW handle a ctorch call just returned.
+    #[doc(hidden)]
+    #[inline]
+    pub(crate) fn own(h: sys::ctorch_tensor) -> Result<Tensor> {
         if h.is_null() {
             return Err(Error { status: sys::CTORCH_RUNTIME, message: "unexpected NULL tensor".into() });
         }
         Ok(Tensor { h })
     }
-    /// Takes ownership of a handle a C call returned; NULL (an undefined tensor) is None.
     #[inline]
-    pub fn from_raw_opt(h: sys::ctorch_tensor) -> Option<Tensor> {
+    pub(crate) fn own_opt(h: sys::ctorch_tensor) -> Option<Tensor> {
         if h.is_null() { None } else { Some(Tensor { h }) }
     }
     /// The raw handle, still owned by this tensor.
@@ -310,14 +327,14 @@ impl Tensor {
                 T::DTYPE.0,
             )
         })?;
-        Tensor::from_raw_checked(h)
+        Tensor::own(h)
     }
 
     /// A new handle to the same tensor (as Python's `b = a`).
     pub fn shallow_clone(&self) -> Result<Tensor> {
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_tensor_ref(&mut h, self.h) })?;
-        Tensor::from_raw_checked(h)
+        Tensor::own(h)
     }
 
     pub fn dim(&self) -> i64 {
@@ -376,7 +393,7 @@ impl Tensor {
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_tensor_to_dtype(&mut h, self.h, dtype.0) })?;
-        Tensor::from_raw_checked(h)
+        Tensor::own(h)
     }
 
     /// `t.backward()`: accumulates gradients into the leaves' `.grad`.
@@ -388,7 +405,7 @@ impl Tensor {
     pub fn grad(&self) -> Result<Option<Tensor>> {
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_tensor_grad(&mut h, self.h) })?;
-        Ok(Tensor::from_raw_opt(h))
+        Ok(Tensor::own_opt(h))
     }
 
     pub fn requires_grad(&self) -> bool {
@@ -405,7 +422,7 @@ impl Tensor {
     pub fn detach(&self) -> Result<Tensor> {
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_tensor_detach(&mut h, self.h) })?;
-        Tensor::from_raw_checked(h)
+        Tensor::own(h)
     }
 }
 
@@ -468,7 +485,7 @@ pub(crate) fn read_tensor_list_opt(l: sys::ctorch_tensor_list) -> Result<Vec<Opt
     for i in 0..n {
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_tensor_list_get(&mut h, g.0, i) })?;
-        v.push(Tensor::from_raw_opt(h));
+        v.push(Tensor::own_opt(h));
     }
     Ok(v)
 }
@@ -488,7 +505,7 @@ impl TensorDict {
         let key = unsafe { CStr::from_ptr(k) }.to_string_lossy().into_owned();
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_tensor_dict_get(&mut h, self.h, i) })?;
-        Ok((key, Tensor::from_raw_checked(h)?))
+        Ok((key, Tensor::own(h)?))
     }
     /// Every entry, in order.
     pub fn to_vec(&self) -> Result<Vec<(String, Tensor)>> {
@@ -523,7 +540,7 @@ pub fn read_mnist(dir: &str, train: bool) -> Result<(Tensor, Tensor)> {
     let d = cstring(dir)?;
     let (mut x, mut y) = (std::ptr::null_mut(), std::ptr::null_mut());
     check(unsafe { sys::ctorch_data_mnist_read_dir(&mut x, &mut y, d.as_ptr(), train as i32) })?;
-    Ok((Tensor::from_raw_checked(x)?, Tensor::from_raw_checked(y)?))
+    Ok((Tensor::own(x)?, Tensor::own(y)?))
 }
 
 /// Loads a safetensors file into a dict (tensors on the CPU).

@@ -250,7 +250,7 @@ impl<'a> Args<'a> {
         let hs: Vec<sys::ctorch_nn_module> = self.mods.iter().map(|m| m.h).collect();
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_nn_new_with_modules(&mut h, k.as_ptr(), a.as_ptr(), np.as_ptr(), hs.as_ptr(), hs.len()) })?;
-        Module::from_raw(h)
+        Module::own(h)
     }
 }
 
@@ -275,9 +275,17 @@ impl Module {
         let (k, a) = (cstring(kind)?, cstring(args)?);
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_nn_new(&mut h, k.as_ptr(), a.as_ptr()) })?;
-        Module::from_raw(h)
+        Module::own(h)
     }
-    pub fn from_raw(h: sys::ctorch_nn_module) -> Result<Module> {
+    /// Takes ownership of a module handle (NULL is an error).
+    ///
+    /// # Safety
+    /// `h` must be NULL or a module handle the caller owns (NEW from a `ctorch_*` call,
+    /// not freed, not owned by another value): it is freed on Drop.
+    pub unsafe fn from_raw(h: sys::ctorch_nn_module) -> Result<Module> {
+        Module::own(h)
+    }
+    pub(crate) fn own(h: sys::ctorch_nn_module) -> Result<Module> {
         if h.is_null() {
             return Err(Error { status: sys::CTORCH_RUNTIME, message: "unexpected NULL module".into() });
         }
@@ -291,7 +299,7 @@ impl Module {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_nn_module_forward(&mut h, self.h, x.h) })?;
-        Tensor::from_raw_checked(h)
+        Tensor::own(h)
     }
 
     /// `m(*inputs, **kwargs)`: every output (None where Python returns None);
@@ -305,7 +313,7 @@ impl Module {
         check(unsafe {
             sys::ctorch_nn_module_forward_n(self.h, hs.as_ptr(), hs.len(), kw.as_ptr(), outs.as_mut_ptr(), MAX, &mut n)
         })?;
-        Ok(outs[..n].iter().map(|&h| Tensor::from_raw_opt(h)).collect())
+        Ok(outs[..n].iter().map(|&h| Tensor::own_opt(h)).collect())
     }
 
     /// The submodule at a dotted path (`"fc1"`, `"layers.0"`) on one input: its
@@ -314,7 +322,7 @@ impl Module {
         let p = cstring(path)?;
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_nn_module_forward_child(&mut h, self.h, p.as_ptr(), x.h) })?;
-        Tensor::from_raw_checked(h)
+        Tensor::own(h)
     }
 
     /// `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm, norm_type)`:
