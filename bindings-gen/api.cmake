@@ -13,8 +13,12 @@ set(CTORCH_API_COMMAND
     --cc ${CMAKE_C_COMPILER} --include ${CMAKE_CURRENT_SOURCE_DIR}/include --include ${_gen}
     --nn-dir ${CMAKE_CURRENT_SOURCE_DIR}/shim/nn
     --bridge-header ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch_python.h
+    --version-script ${CMAKE_CURRENT_SOURCE_DIR}/shim/ctorch.map
+    --bridge-version-script ${CMAKE_CURRENT_SOURCE_DIR}/shim/pybridge/ctorch_python.map
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/api.json ${CMAKE_BINARY_DIR})
-list(APPEND _ctorch_gen_py ${_ctorch_gen_dir}/generate_api.py)
+# (the version scripts too: their node is api.json's library.symbol_version)
+list(APPEND _ctorch_gen_py ${_ctorch_gen_dir}/generate_api.py
+  ${CMAKE_CURRENT_SOURCE_DIR}/shim/ctorch.map ${CMAKE_CURRENT_SOURCE_DIR}/shim/pybridge/ctorch_python.map)
 # api.json's nn_modules are read from the module kinds' sources, so the
 # command reruns when they change (its outputs are rewritten only if changed).
 file(GLOB CTORCH_NN_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/shim/nn/*.cpp)

@@ -31,19 +31,25 @@ def main(argv=None) -> int:
                     help="include/ctorch_python.h: the Python bridge (libctorch_python), api.json's python_bridge")
     ap.add_argument("--nn-dir", default=None,
                     help="shim/nn: the module kinds (CTORCH_NN_KIND) for api.json's nn_modules")
+    ap.add_argument("--version-script", default=None,
+                    help="shim/ctorch.map: its version node is api.json's library.symbol_version")
+    ap.add_argument("--bridge-version-script", default=None,
+                    help="shim/pybridge/ctorch_python.map: python_bridge.library.symbol_version")
     a = ap.parse_args(argv)
+    node = (lambda path: emit_api.version_node(cli.read_text(path)) if path else None)
 
     header = parse_header(cli.read_text(a.header))
     ops = json.loads(cli.read_text(a.ops))
     layouts = emit_api.measure_layouts(header, a.cc, a.include)
     doc = emit_api.build_doc(header, ops, load_yaml(a.yaml), layouts, a.torch_version,
                              soname=a.soname, lib_file=a.lib_file,
-                             nn_modules=nn_sig.catalogue(a.nn_dir) if a.nn_dir else [])
+                             nn_modules=nn_sig.catalogue(a.nn_dir) if a.nn_dir else [],
+                             symbol_version=node(a.version_script))
     if a.nn_dir:
         doc["nn_conventions"] = nn_sig.conventions(a.nn_dir, doc["nn_modules"])
     if a.bridge_header:
         doc["python_bridge"] = emit_api.describe_bridge(cli.read_text(a.header), cli.read_text(a.bridge_header),
-                                                        doc["library"])
+                                                        doc["library"], node(a.bridge_version_script))
     os.makedirs(a.out, exist_ok=True)
     cli.write_if_changed(os.path.join(a.out, "api.json"), emit_api.emit_json(doc))
     cli.write_if_changed(os.path.join(a.out, "ctorch_abi.h"), emit_api.emit_abi_header(doc))

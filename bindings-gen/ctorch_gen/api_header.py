@@ -350,12 +350,16 @@ class Describer:
         result = []
         for p in params:
             o = ov.get(p.name, {})
-            d: dict = {"name": p.name, "c_type": p.c_text[: -len(p.name)].strip() if not p.callback else p.c_text}
+            # c_type is a C type name, never with the parameter's name inside:
+            # a function pointer spelled inline is `void (*)(void *)` and its
+            # declaration, as the header writes it, is c_decl (format 4).
+            d: dict = {"name": p.name, "c_type": p.decl(None)}
             if p.name == "...":
                 result.append({"name": "...", "c_type": "...", "type": self.type_info(p.type), "direction": "in",
                                "pointer": 0, "nullable": False, "ownership": "borrowed"})
                 continue
             if p.callback:
+                d["c_decl"] = p.decl()
                 d["type"] = {"kind": "callback", "signature": self.callback_info(p.callback)}
                 d["direction"] = "in"
                 d["pointer"] = 0
@@ -611,9 +615,50 @@ def describe_header(h: Header) -> dict:
             e["body"] = m.body
             e["bits"] = _macro_bits(m)
         macros.append(e)
+    _link_flags(funcs, macros)
     return {"functions": funcs, "handles": handles, "enums": enums, "callbacks": callbacks,
             "macros": macros, "opaque_types": list(h.opaque),
             "structs_raw": h.structs}
+
+
+# The name prefix of each function's flag constants (a binding strips it to
+# name its options): the names alone cannot say where the group's prefix
+# ends (CTORCH_CHECKPOINT_NO_RNG_STATE is alone in its group).
+FLAG_PREFIX = {"ctorch_module_load_ex": "CTORCH_MODULE_LOAD_", "ctorch_nn_checkpoint": "CTORCH_CHECKPOINT_"}
+
+_FLAG_OF = re.compile(r"^Flags? of (ctorch_\w+)\b")
+_FLAGS_AS = re.compile(r"\bflags as (ctorch_\w+)\b")
+
+
+def _link_flags(funcs: List[dict], macros: List[dict]) -> None:
+    """Each `flags` parameter (an OR of bit constants) gets flag_constants:
+    the macros whose doc begins "Flag of <function>:", or those of the
+    function its doc names ("flags as ctorch_nn_checkpoint"), and their
+    common prefix. A flags parameter with none found, or a "Flag of" macro no
+    parameter takes, is an error: the header's wording must say."""
+    of: Dict[str, List[str]] = {}
+    for m in macros:
+        mm = _FLAG_OF.match(m.get("doc") or "")
+        if mm and "value" in m:
+            of.setdefault(mm.group(1), []).append(m["name"])
+    used = set()
+    for f in funcs:
+        for p in f["params"]:
+            if p["name"] != "flags" or p["type"]["kind"] != "int" or p["pointer"]:
+                continue
+            src = f["name"] if f["name"] in of else next(iter(_FLAGS_AS.findall(f["doc"] or "")), None)
+            names = of.get(src or "")
+            if not names:
+                raise DescribeError(f"{f['name']}: flags has no constants (a macro documented "
+                                    f"'Flag of {f['name']}: ...', or 'flags as <function>' in its doc)")
+            used.add(src)
+            prefix = FLAG_PREFIX.get(src)
+            if not prefix or not all(n.startswith(prefix) for n in names):
+                raise DescribeError(f"{f['name']}: flags {names}: no FLAG_PREFIX entry for {src} they all start with")
+            value = {m["name"]: m["value"] for m in macros if "value" in m}
+            p["flag_constants"] = {"prefix": prefix, "names": sorted(names, key=lambda n: (value[n], n))}
+    for fn in sorted(set(of) - used):
+        raise DescribeError(f"macros {of[fn]} are documented as flags of {fn}, which has no flags parameter")
 
 
 def _macro_bits(m) -> dict:

@@ -51,14 +51,31 @@ class Param:
     name: str
     type: Optional[CType]
     callback: Optional[Callback] = None
+    named: bool = True  # False: the header gives no name (a callback prototype's `void *`), `name` is argN
 
     @property
     def c_text(self) -> str:
+        """The declaration, unnamed parameters as argN: the spelling api.json
+        format 3 gave as a function pointer's c_type, kept for the ABI hash."""
         if self.callback:
             ps = ", ".join(p.c_text for p in self.callback.params) or "void"
             return f"{self.callback.returns.text} (*{self.name})({ps})"
         t = self.type.text
         return f"{t}{self.name}" if t.endswith("*") else f"{t} {self.name}"
+
+    def decl(self, name: Optional[str] = "") -> str:
+        """The declaration as the header writes it: `name` replaces the
+        parameter's name; None gives the abstract type (`void (*)(void *)`,
+        `const char *`), which is a C type name, without any name inside."""
+        own = self.name if name == "" else name
+        if self.callback:
+            inner = ", ".join(p.decl(None if name is None or not p.named else "")
+                              for p in self.callback.params) or "void"
+            return f"{self.callback.returns.text} (*{own or ''})({inner})"
+        t = self.type.text
+        if not own or self.name == "...":
+            return t
+        return f"{t}{own}" if t.endswith("*") else f"{t} {own}"
 
 
 @dataclass
@@ -349,7 +366,7 @@ def parse_params(text: str) -> List[Param]:
         m = re.match(r"^(.*?)(" + _IDENT + r")$", p.strip())
         if not m or not m.group(1).strip():
             # An unnamed parameter (callback prototypes may omit names).
-            params.append(Param(f"arg{i}", parse_ctype(p)))
+            params.append(Param(f"arg{i}", parse_ctype(p), named=False))
             continue
         params.append(Param(m.group(2), parse_ctype(m.group(1))))
     return params

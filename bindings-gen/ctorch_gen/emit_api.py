@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import tempfile
 from typing import Dict, List
@@ -14,12 +15,17 @@ from .api_header import Describer, describe_header
 from .api_ops import describe_op, overload_groups
 from .cheader import Header
 
-# 2 (issue 26): null_result only where an operator can return an undefined
-# tensor (null_when, elements_null_result); library's real file names;
-# buffer_size; inline_body; macros' bits; const/const_levels; a lifetime on
-# every borrowed output; enum on generated C parameters; scope leaves always
-# free (when: always). docs/bindings.md lists the changes.
-FORMAT_VERSION = 3
+# The format's version, by the rule of docs/bindings.md section 7:
+# FORMAT_VERSION (api.json's format_version) is the major, raised by any
+# change a generator written for the previous one could trip on (a key
+# removed, renamed or respelled, a new value where a generator must know
+# every one: type kinds, ownership, directions, buffer_size rules, ...);
+# FORMAT_MINOR counts additions within a major (new keys only), reset to 0
+# by a new major. 4 (issue 44): function pointers' c_type without names
+# (c_decl), the variadic/va_list kinds (c_only) that 3 added unannounced;
+# 4.0 also adds library.symbol_version and flag_constants.
+FORMAT_VERSION = 4
+FORMAT_MINOR = 0
 
 
 def layout_program(h: Header) -> str:
@@ -63,11 +69,24 @@ def measure_layouts(h: Header, cc: str, include_dirs: List[str]) -> dict:
     return json.loads(out)
 
 
+def _hashed_c_type(p: dict) -> str:
+    """A parameter's C type as format 3 spelled it, which the ABI hash covers:
+    a function pointer spelled inline with its names inside (`void
+    (*release)(void *ctx)`, an unnamed parameter as argN). Format 4's c_type
+    drops the names; hashing the old spelling keeps the hash, so a binding
+    generated before still accepts an unchanged library."""
+    if "c_decl" not in p:
+        return p["c_type"]
+    sig = p["type"]["signature"]
+    ps = ", ".join(q["c_type"] + ("" if q["c_type"].endswith("*") else " ") + q["name"] for q in sig["params"])
+    return f"{sig['returns']['c_type']} (*{p['name']})({ps or 'void'})"
+
+
 def abi_facts(doc: dict) -> dict:
     """What the ABI hash covers: every exported function's name and C
     signature, enum values, struct layouts, handle and callback types."""
     return {
-        "functions": sorted([f["name"], f["returns"]["c_type"], [p["c_type"] for p in f["params"]]]
+        "functions": sorted([f["name"], f["returns"]["c_type"], [_hashed_c_type(p) for p in f["params"]]]
                             for f in doc["functions"] if not f["inline"]),
         "enums": {e["name"]: [[v["name"], v["value"]] for v in e["values"]] for e in doc["enums"]},
         "structs": {s["name"]: [s["size"], [[x["name"], x["c_type"], x["offset"]] for x in s["fields"]]]
@@ -80,6 +99,18 @@ def abi_facts(doc: dict) -> dict:
 def abi_hash(doc: dict) -> str:
     text = json.dumps(abi_facts(doc), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def version_node(script: str) -> str:
+    """The version node of a linker version script (shim/ctorch.map): the
+    name every exported symbol carries (nm prints ctorch_add@@CTORCH_0). One
+    node only: a second (CTORCH_1 for later additions) needs api.json to say
+    which function carries which, a format change this refuses to guess."""
+    text = re.sub(r"/\*.*?\*/", "", script, flags=re.S)
+    nodes = re.findall(r"(?m)^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\{", text)
+    if len(nodes) != 1:
+        raise ValueError(f"version script: expected one version node, found {nodes}")
+    return nodes[0]
 
 
 def library_names(version: str, torch_version: str, soname=None, lib_file=None) -> dict:
@@ -96,7 +127,7 @@ def library_names(version: str, torch_version: str, soname=None, lib_file=None) 
 
 
 def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, torch_version: str,
-              soname=None, lib_file=None, nn_modules=None) -> dict:
+              soname=None, lib_file=None, nn_modules=None, symbol_version=None) -> dict:
     hd = describe_header(h)
     ds = Describer(h)
     enums_values: Dict[str, Dict[str, int]] = {e["name"]: {v["name"]: v["value"] for v in e["values"]}
@@ -131,9 +162,10 @@ def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, tor
     doc = {
         "format": "ctorch-api",
         "format_version": FORMAT_VERSION,
+        "format_minor": FORMAT_MINOR,
         "ctorch_version": version,
         "torch_version": torch_version,
-        "library": library_names(version, torch_version, soname, lib_file),
+        "library": dict(library_names(version, torch_version, soname, lib_file), symbol_version=symbol_version),
         "abi_hash": "",
         "types": {k: {"size": v[0], "align": v[1]} for k, v in layouts["types"].items()},
         "enums": hd["enums"],
@@ -153,7 +185,7 @@ def build_doc(h: Header, ops: dict, yaml_entries: List[dict], layouts: dict, tor
     return doc
 
 
-def describe_bridge(ctorch_h: str, bridge_h: str, library: dict) -> dict:
+def describe_bridge(ctorch_h: str, bridge_h: str, library: dict, symbol_version=None) -> dict:
     """The Python bridge (ctorch_python.h, libctorch_python): its handles and
     functions, described as ctorch.h's are (its types are ctorch.h's), and
     the library a binding loads them from. Not part of the ABI hash: the
@@ -174,7 +206,7 @@ def describe_bridge(ctorch_h: str, bridge_h: str, library: dict) -> dict:
         "header": "ctorch_python.h",
         "library": {"name": "ctorch_python", "soname": "libctorch_python.so" + suffix,
                     "link_name": "libctorch_python.so", "load_names": ["libctorch_python.so" + suffix],
-                    "requires": library["name"]},
+                    "requires": library["name"], "symbol_version": symbol_version},
         "pkg_config": "ctorch-python",
         "cmake_target": "ctorch::python",
         "last_error": "ctorch_py_last_error",

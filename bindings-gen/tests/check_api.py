@@ -19,6 +19,27 @@ def exported(lib):
     return {ln.split()[-1].split("@")[0] for ln in out.splitlines() if " T " in ln and ln.split()[-1].startswith("ctorch_")}
 
 
+def symbol_versions(lib):
+    """{ctorch_* name: its version node} of the defined functions, as nm -D
+    prints them (ctorch_foo@@CTORCH_0; no node: None)."""
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
+    got = {}
+    for ln in out.splitlines():
+        if " T " in ln and ln.split()[-1].startswith("ctorch_"):
+            name, _, node = ln.split()[-1].partition("@")
+            got[name] = node.lstrip("@") or None
+    return got
+
+
+def check_symbol_version(where, described, lib):
+    """Every exported function carries the node api.json's library names."""
+    want = described.get("symbol_version")
+    if not want:
+        return [f"{where}.symbol_version missing"]
+    bad = sorted(n for n, v in symbol_versions(lib).items() if v != want)
+    return [f"{where}.symbol_version {want!r}: {len(bad)} symbols carry another, e.g. {bad[:3]}"] if bad else []
+
+
 def elf_soname(lib):
     out = subprocess.run(["readelf", "-d", lib], capture_output=True, text=True, check=True).stdout
     for ln in out.splitlines():
@@ -89,7 +110,9 @@ def main():
         problems.append(f"exported but not described: {n}")
     for n in sorted(described - syms):
         problems.append(f"described but not exported: {n}")
+    problems += check_symbol_version("library", doc["library"], a.lib)
     if a.bridge_lib:
+        problems += check_symbol_version("python_bridge.library", doc["python_bridge"]["library"], a.bridge_lib)
         bridge = {f["name"] for f in doc.get("python_bridge", {}).get("functions", [])}
         bsyms = exported(a.bridge_lib)
         for n in sorted(bsyms - bridge):

@@ -53,7 +53,14 @@ def main() -> int:
     print(f"api.json: {len(keys)} distinct keys, {len(keys) - len(missing)} documented in {a.doc}")
     for k in missing:
         print(f"  UNDOCUMENTED {k!r} (e.g. at {keys[k]})")
-    return 1 if missing else 0
+    # Section 7 has an entry for the version this build writes (the bump
+    # rule: a new major says what breaks, a minor what it adds).
+    ver = f"{doc['format_version']}.{doc.get('format_minor', 0)}"
+    with open(a.doc, encoding="utf-8") as f:
+        has_entry = f"**Version {ver}**" in f.read()
+    if not has_entry:
+        print(f"  NO ENTRY '**Version {ver}**' in {a.doc}'s format changes for format {ver}")
+    return 1 if missing or not has_entry else 0
 
 
 if __name__ == "__main__":
