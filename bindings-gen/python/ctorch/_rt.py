@@ -55,7 +55,32 @@ def _preload_torch(path, want):
         return
     spec = importlib.util.find_spec("torch")
     tlib = os.path.join(spec.submodule_search_locations[0], "lib", "libtorch.so")
-    ctypes.CDLL(tlib)
+    ctypes.CDLL(tlib, mode=_DLOPEN_MODE)
+
+
+# RTLD_GLOBAL, not ctypes' default RTLD_LOCAL: an AOTInductor package's
+# model library (dlopened by libtorch's loader) has no DT_NEEDED on libtorch
+# and expects its aoti_torch_* shim symbols (libtorch_cpu's) in the global
+# scope, as a C program linked against libctorch has them. glibc puts the
+# library and the dependencies this dlopen loads into the global scope.
+# (ctypes adds RTLD_NOW itself.)
+_DLOPEN_MODE = os.RTLD_GLOBAL | os.RTLD_NOW
+
+
+# The system libraries libctorch needs beyond libtorch (image decoding and
+# checkpoints' zip), which pip cannot install: the package that has each.
+_SYSTEM_LIBS = {
+    "libjpeg.so.62": "libjpeg62-turbo on Debian, libjpeg62 on Ubuntu, libjpeg-turbo on Fedora/RHEL",
+    "libpng16.so.16": "libpng16-16 (libpng16-16t64 on newer Debian/Ubuntu); libpng on Fedora/RHEL",
+    "libz.so.1": "zlib1g on Debian/Ubuntu; zlib on Fedora/RHEL",
+}
+
+
+def _missing_system_lib_hint(msg):
+    for so, pkgs in _SYSTEM_LIBS.items():
+        if so in msg:
+            return f" (the system library {so} is missing; install it with the OS's package manager: {pkgs})"
+    return ""
 
 
 def _load():
@@ -76,7 +101,10 @@ def _load():
                 break
         else:
             path = ctypes.util.find_library("ctorch") or _capi.SONAME
-    lib = ctypes.CDLL(path)
+    try:
+        lib = ctypes.CDLL(path, mode=_DLOPEN_MODE)
+    except OSError as e:
+        raise ImportError(f"ctorch: cannot load {path}: {e}{_missing_system_lib_hint(str(e))}") from e
     _capi.bind(lib)
     got = c_char_p()
     lib.ctorch_abi_hash(byref(got))

@@ -1,5 +1,6 @@
 """Hand-written Tensor properties and conversions, tensor creation and
 library-wide settings (installed on ctorch.Tensor / exported by __init__)."""
+import ctypes as _ctypes
 import struct as _struct
 
 from . import _api, _capi, _ops, _rt
@@ -105,12 +106,99 @@ def _grad_fn(self):
     return _api.tensor_grad_fn_name(self) or None
 
 
-def _numpy(self):
+# NumPy's array-interface type strings (little-endian: the only byte order
+# ctorch's platforms have). bfloat16 and the other types NumPy lacks are absent.
+_NP_TYPESTR = {bool_: "|b1", uint8: "|u1", int8: "|i1", int16: "<i2", int32: "<i4", int64: "<i8", float16: "<f2",
+               float32: "<f4", float64: "<f8", complex64: "<c8", complex128: "<c16"}
+
+
+_EMPTY = _ctypes.create_string_buffer(16)
+_EMPTY_AT = _ctypes.addressof(_EMPTY)
+
+
+class _NumpyView:
+    """What np.asarray(t) views: NumPy's __array_interface__ over the memory of
+    a second handle to t's tensor (a detached alias). The array's .base is
+    this object, so the storage lives as long as the array, even after
+    t.dispose()."""
+    __slots__ = ("__array_interface__", "_t")
+
+    def __init__(self, t):
+        alias = _api.tensor_detach(t)
+        shape = _shape(alias)
+        size = _api.dtype_size(_dtype(alias))
+        self._t = alias
+        self.__array_interface__ = {
+            "version": 3, "shape": tuple(shape), "typestr": _NP_TYPESTR[_dtype(alias)],
+            # An empty tensor has no data pointer, and NumPy refuses 0 (it
+            # then silently falls back to an object array): a valid address
+            # of no use instead, never read for 0 elements.
+            "data": (_api.tensor_data_ptr(alias) or _EMPTY_AT, False),
+            "strides": tuple(s * size for s in _strides(alias))}
+
+
+def _numpy_refusal(self, force=False):
+    """None if NumPy may share this tensor's memory, else (exception type,
+    message) as torch's Tensor.numpy() words them."""
+    dt = _dtype(self)
+    if dt not in _NP_TYPESTR:
+        name = str(dt).rpartition(".")[2]
+        name = {"bfloat16": "BFloat16", "complex32": "ComplexHalf"}.get(name, name)  # torch's ScalarType names
+        return TypeError, (f"Got unsupported ScalarType {name}: NumPy has no such type (convert with t.float() or "
+                           "t.to(dtype) first)")
+    if _api.tensor_layout(self) != _E["CTORCH_LAYOUT_STRIDED"]:
+        return TypeError, f"can't convert a {_api.tensor_layout(self)} tensor to numpy (use t.to_dense() first)"
+    if force:
+        return None
+    dev = _api.tensor_device(self)
+    if dev.type != "cpu":
+        return TypeError, (f"can't convert {dev.type} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                           "tensor to host memory first.")
+    if _api.tensor_requires_grad(self):
+        return RuntimeError, "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+    if _ops.is_conj(self):
+        return RuntimeError, ("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                              "tensor.resolve_conj().numpy() instead.")
+    if _ops.is_neg(self):
+        return RuntimeError, ("Can't call numpy() on Tensor that has negative bit set. Use "
+                              "tensor.resolve_neg().numpy() instead.")
+    return None
+
+
+def _numpy(self, force=False):
+    """A NumPy array sharing this CPU tensor's memory (as torch's
+    Tensor.numpy(): writes through either are seen by the other). Refused,
+    as torch refuses, for a tensor on another device, one that requires
+    grad, or one with the conjugate/negative bit set; force=True copies what
+    must be copied (detached, resolved, on the CPU) instead."""
     import numpy as np
-    dt = {bool_: np.bool_, uint8: np.uint8, int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
-          float16: np.float16, float32: np.float32, float64: np.float64, complex64: np.complex64,
-          complex128: np.complex128}[_dtype(self)]
-    return np.frombuffer(_bytes(self), dtype=dt).reshape(_shape(self)).copy()
+    why = _numpy_refusal(self, force)
+    if why:
+        raise why[0](why[1])
+    t = self
+    if force:
+        t = _api.tensor_detach(t)
+        if _api.tensor_device(t).type != "cpu":
+            t = _to(t, device="cpu")
+        t = _ops.resolve_neg(_ops.resolve_conj(t))
+    return np.asarray(_NumpyView(t))
+
+
+def _array(self, dtype=None, copy=None):
+    """NumPy's protocol: np.asarray(t) / np.array(t). The array has the
+    tensor's dtype and shares its memory (any strides) unless a copy is asked
+    (copy=True, np.array's default) or a dtype conversion needs one; refusals
+    as numpy()."""
+    import numpy as np
+    why = _numpy_refusal(self)
+    if why:
+        raise why[0](why[1])
+    a = np.asarray(_NumpyView(self))
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        if copy is False:
+            raise ValueError(f"converting {_dtype(self)} to {np.dtype(dtype)} needs a copy (copy=False)")
+        return a.astype(dtype)
+    return a.copy() if copy else a
 
 
 def _getitem(self, idx):
@@ -152,6 +240,7 @@ def _setitem(self, idx, value):
 for _name, _fn in {
         "dim": _dim, "size": _size, "stride": lambda self, d=None: _strides(self) if d is None else _strides(self)[d],
         "tolist": _tolist, "item": _item, "__repr__": _repr, "__str__": _repr, "to": _to, "numpy": _numpy,
+        "__array__": _array,
         "backward": _backward, "detach": _api.tensor_detach, "requires_grad_": _requires_grad_,
         "numel": _api.tensor_numel, "element_size": lambda self: _api.dtype_size(_dtype(self)),
         "tobytes": _bytes, "is_contiguous": _api.tensor_is_contiguous, "data_ptr": _api.tensor_data_ptr,

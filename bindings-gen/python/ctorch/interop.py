@@ -25,11 +25,13 @@ imported only by the functions that need it.
 import ctypes
 import os
 import sys
+from collections import OrderedDict
+from collections.abc import Mapping
 
 from . import _api as _gen
-from ._rt import Tensor, check, wrap, byref, c_void_p, raw_function
+from ._rt import Tensor, CtorchError, check, wrap, byref, c_void_p, raw_function
 
-__all__ = ["from_torch", "to_torch", "to_dlpack_capsule", "from_handle", "save", "load", "save_dict", "load_dict",
+__all__ = ["from_torch", "to_torch", "to_dlpack_capsule", "from_dlpack", "from_handle", "save", "load", "save_dict", "load_dict",
            "save_safetensors", "load_safetensors"]
 
 # ---- DLPack structs (DLPack's ABI, the same in 0.6 and 1.x) ---------------------------------
@@ -271,8 +273,70 @@ def from_handle(h):
     return wrap(h)
 
 
-Tensor.__dlpack__ = lambda self, stream=None: to_dlpack_capsule(self)
-Tensor.__dlpack_device__ = lambda self: (1, 0)
+# DLPack's device types (DLDeviceType) of the devices ctorch exports.
+_DL_DEVICE = {"cpu": 1, "cuda": 2}
+
+
+def _dlpack_device(self):
+    """(DLPack device type, index): (1, 0) for the CPU, (2, i) for cuda:i."""
+    from . import _api
+    d = _api.tensor_device(self)
+    if d.type not in _DL_DEVICE:
+        raise BufferError(f"__dlpack_device__: DLPack exchange covers CPU and CUDA tensors, not {d.type}")
+    return _DL_DEVICE[d.type], max(d.index, 0)
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """The array API's DLPack export (np.from_dlpack(t), torch.from_dlpack(t)):
+    a legacy "dltensor" capsule sharing t's memory (bool as DLPack's bool,
+    code 6), whatever max_version asks (the standard lets a producer answer
+    the legacy form). stream: the consumer's CUDA stream; ctorch does not
+    order its CUDA work on another stream here, so synchronise before
+    handing over CUDA tensors. copy=True exports a copy; dl_device other
+    than this tensor's -> BufferError."""
+    if dl_device is not None and tuple(dl_device) != _dlpack_device(self):
+        raise BufferError(f"__dlpack__: the tensor is on {_dlpack_device(self)}, dl_device {tuple(dl_device)} asked "
+                          "(move it with .to() first)")
+    t = self.clone() if copy else self
+    m = c_void_p()
+    st = _to_dlpack(byref(m), _handle(t))
+    if st:
+        check(st)
+    return _PyCapsule_New(m, b"dltensor", _capsule_destructor_ptr)
+
+
+Tensor.__dlpack__ = _dlpack
+Tensor.__dlpack_device__ = _dlpack_device
+
+
+def from_dlpack(obj):
+    """New ctorch Tensor sharing the memory of obj (no copy), as
+    torch.from_dlpack: anything with __dlpack__ (a torch.Tensor, a NumPy
+    array, a ctorch.Tensor, CuPy, JAX ...) or a "dltensor" capsule (consumed).
+    A torch.Tensor goes through from_torch (bool too, on torch 1.13). The
+    producer's refusals pass through (NumPy refuses read-only arrays with
+    BufferError); ctorch's (an unknown dtype code, a device it cannot use)
+    raise CtorchError and leave the capsule to its producer's destructor."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor):
+        return from_torch(obj)
+    if type(obj).__name__ == "PyCapsule":
+        cap = obj
+    elif hasattr(obj, "__dlpack__"):
+        cap = obj.__dlpack__()
+    else:
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__ (torch.Tensor, numpy.ndarray, ...) or a "
+                        f"DLPack capsule, got {type(obj).__name__}")
+    m = _PyCapsule_GetPointer(cap, b"dltensor")  # ValueError for a capsule of another name (used or versioned)
+    _PyCapsule_SetName(cap, _USED_NAME)  # ctorch owns it from here on, if the import succeeds
+    out = c_void_p()
+    st = _from_dlpack(byref(out), c_void_p(m))
+    if st:
+        _PyCapsule_SetName(cap, b"dltensor")  # still the producer's: its destructor frees it
+        check(st)
+    t = _new(Tensor)
+    t._h = out
+    return t
 
 # ---- safetensors (the generated functions) --------------------------------------------------
 
@@ -318,15 +382,59 @@ def _obj(t):
     return t if hasattr(t, "_h") else _Borrowed(_handle(t))
 
 
-def save(t, path):
-    """Writes one tensor as torch.save does (atomic write); torch.load reads it.
-    save(path, t), python/ctorch.py's order, is accepted too."""
-    if _is_path(t) and not _is_path(path):
-        t, path = path, t
-    _gen.save(path, _obj(t))
+_SAVE_TAKES = ("ctorch.save takes what torch.save takes for weights: a Tensor, or a mapping of str -> Tensor "
+               "(a state dict: model.state_dict(), a dict or OrderedDict; torch.Tensor and NumPy values are "
+               "taken too)")
 
 
-load = _gen.load
+def _state_dict_items(d):
+    """(names, tensors) of a state dict, values converted zero-copy where
+    they are not ctorch Tensors; TypeError naming what is accepted otherwise."""
+    names, tensors = [], []
+    for k, v in d.items():
+        if not isinstance(k, str):
+            raise TypeError(f"{_SAVE_TAKES}; this one has a key of type {type(k).__name__} ({k!r})")
+        if not isinstance(v, Tensor):
+            if not hasattr(v, "__dlpack__"):
+                raise TypeError(f"{_SAVE_TAKES}; entry {k!r} is of type {type(v).__name__} (an optimizer's "
+                                "state: ctorch.capi.optimizer_save(opt, path); other objects: torch.save)")
+            v = from_dlpack(v)
+        names.append(k)
+        tensors.append(v)
+    return names, tensors
+
+
+def save(obj, path):
+    """torch.save for weights: writes a Tensor, or a state dict (a mapping of
+    str -> Tensor, e.g. model.state_dict()), in torch.save's zip format with
+    only what torch.load(weights_only=True) allows (atomic write). Anything
+    else -> TypeError saying what is taken. save(path, obj), python/ctorch.py's
+    order, is accepted too."""
+    if _is_path(obj) and not _is_path(path):
+        obj, path = path, obj
+    if isinstance(obj, Mapping):
+        names, tensors = _state_dict_items(obj)
+        _gen.save_dict(path, names, tensors)
+    elif isinstance(obj, Tensor) or isinstance(obj, int):
+        _gen.save(path, _obj(obj))
+    elif hasattr(obj, "__dlpack__"):
+        _gen.save(path, from_dlpack(obj))
+    else:
+        raise TypeError(f"{_SAVE_TAKES}; got {type(obj).__name__}")
+
+
+def load(path):
+    """torch.load for weights: what torch.save (or ctorch.save) wrote of a
+    tensor, or of a dict/OrderedDict of str -> tensor (a state dict, given
+    back as an OrderedDict in file order, as model.state_dict() is), with
+    the tensors on the CPU. Other contents -> CtorchError (TYPE); the reader
+    runs no pickled code."""
+    try:
+        return _gen.load(path)
+    except CtorchError as e:
+        if e.status_name != "CTORCH_TYPE":
+            raise
+    return OrderedDict(_load_dict_items(path))
 
 
 def save_dict(d, path):
@@ -334,14 +442,20 @@ def save_dict(d, path):
     save_dict(path, d), python/ctorch.py's order, is accepted too."""
     if _is_path(d) and not _is_path(path):
         d, path = path, d
-    names = list(d)
-    _gen.save_dict(path, names, [d[k] for k in names])
+    if not isinstance(d, Mapping):
+        raise TypeError(f"save_dict takes a mapping of str -> Tensor (a state dict), got {type(d).__name__}")
+    names, tensors = _state_dict_items(d)
+    _gen.save_dict(path, names, tensors)
+
+
+def _load_dict_items(path):
+    d = _gen.load_dict(path)
+    try:
+        return [(d.key(i), d.get(i)) for i in range(d.size())]
+    finally:
+        d.dispose()
 
 
 def load_dict(path):
     """{name: Tensor} from a torch.save'd dict/OrderedDict of tensors, in file order."""
-    d = _gen.load_dict(path)
-    try:
-        return {d.key(i): d.get(i) for i in range(d.size())}
-    finally:
-        d.dispose()
+    return dict(_load_dict_items(path))
