@@ -522,8 +522,9 @@ CTORCH_API ctorch_status ctorch_autograd_scope_enter(ctorch_autograd_scope *out,
  * - from another thread: fails with CTORCH_RUNTIME but releases the handle
  *   too; the scope closes on its own thread at that thread's next enter or
  *   leave of a scope of this kind.
- * NULL fails with INVALID_ARGUMENT; a handle that is not an open scope of
- * this thread (already left) with CTORCH_RUNTIME. A thread that ends with
+ * NULL, or a handle that is no live scope (already left, wherever; never
+ * returned by ctorch; another handle type), fails with INVALID_ARGUMENT
+ * (the handle checks above) and changes nothing. A thread that ends with
  * scopes open leaks them.
  */
 CTORCH_API ctorch_status ctorch_autograd_scope_leave(ctorch_autograd_scope scope);
