@@ -6,6 +6,8 @@ import ast
 import os
 import re
 
+import doc_lists
+
 
 def _find(src, rel, pattern):
     text = open(os.path.join(src, rel), encoding="utf-8").read()
@@ -61,7 +63,7 @@ def check_all(src, build, api, doc_files):
            "cases in tests/nn/cases/*.txt")
 
     # Every repository path the docs name in backticks exists (a line may say it was removed).
-    tops = "tests|examples|bench|scripts|shim|bindings-gen|fuzz|include|cmake|pkgconfig|sanitize|docs"
+    tops = "tests|examples|bench|scripts|shim|bindings-gen|fuzz|include|cmake|pkgconfig|sanitize|docs|abi"
     for rel in doc_files:
         for i, ln in enumerate(open(os.path.join(src, rel), encoding="utf-8"), 1):
             for p in re.findall(r"`((?:%s)/[A-Za-z0-9_./-]*)`" % tops, ln):
@@ -80,4 +82,5 @@ def check_all(src, build, api, doc_files):
     for s in sorted(os.listdir(os.path.join(src, "scripts"))):
         if not s.startswith(".") and f"`{s}`" not in row:
             errs.append(f"{rel}: the layout table's `scripts/` row does not list `{s}`")
+    errs += doc_lists.check_lists(src, api)
     return errs
