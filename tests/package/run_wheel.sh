@@ -14,7 +14,13 @@
 #      (tests/bindings/py_train.py, 30 steps);
 #   3. the venv of 1 with TORCH_PYTHON's site-packages added by a .pth file
 #      (torch in another folder of sys.path): the binding loads libtorch
-#      from there.
+#      from there;
+#   4. a venv of another CPython minor than TORCH_PYTHON's (the wheel is
+#      py3-none: ctypes, no extension), found among python3.X on PATH and
+#      pyenv's versions, with torch's files linked in as in 2 (its C++
+#      libraries, which ctorch uses, are the same for every Python; its own
+#      extension, for TORCH_PYTHON's minor, is not imported): the binding
+#      loads and trains a step. Skipped, saying so, where there is none.
 # Usage: run_wheel.sh SOURCE_DIR TORCH_PYTHON VERSION DATA_DIR
 set -uo pipefail
 src=$1 torch_py=$2 version=$3 data=$4
@@ -42,9 +48,12 @@ if ! CTORCH_WHEEL_TORCH=$torch_py "$src/scripts/package" --out "$tmp/dist" wheel
 fi
 grep 'wheel built in' "$tmp/package.log"
 took "$t"
-whl=$(ls "$tmp"/dist/ctorch-"$version"-cp3*-linux_x86_64.whl)
+whl=$(ls "$tmp"/dist/ctorch-"$version"-py3-none-linux_x86_64.whl) ||
+  { echo "FAIL: no py3-none wheel (ctypes only: one wheel for every CPython 3): $(ls "$tmp/dist")"; exit 1; }
 echo "$(basename "$whl"): $(stat -c %s "$whl") bytes"
 mkdir "$tmp/whl" && (cd "$tmp/whl" && python3 -m zipfile -e "$whl" .)
+grep -qx 'Tag: py3-none-linux_x86_64' "$tmp"/whl/ctorch-"$version".dist-info/WHEEL ||
+  { echo "FAIL: WHEEL's tags are not py3-none-linux_x86_64:"; cat "$tmp"/whl/*.dist-info/WHEEL; exit 1; }
 soname=$(cd "$tmp/whl/ctorch/lib" && ls)
 for f in ctorch/__init__.py ctorch/_capi.py ctorch/_ops.py ctorch/_installed.py ctorch/lib/libctorch.so.0-torch$torch_mm; do
   [ -f "$tmp/whl/$f" ] || { echo "FAIL: the wheel lacks $f (its lib/: $soname)"; exit 1; }
@@ -121,4 +130,37 @@ pip_in "$tmp/bare" install -q --no-index --no-deps "$whl"
 py=$tmp/bare/bin/python
 CTORCH_LIB=/nonexistent/libctorch.so "$py" "$src/tests/package/wheel_check.py" "$version" "$torch_site/torch/lib"
 took "$t"
-echo "the wheel installs into a fresh venv, requires torch==$torch_mm.*, and finds its library and libtorch"
+
+echo "== 4. another CPython minor"
+# The first CPython 3.9+ (requires-python) of another minor that runs, newest
+# torch supports first: a pyenv shim of a version not selected fails and
+# pyenv's own copy of it is tried.
+torch_pyver=$("$torch_py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+cands=()
+proot=$(pyenv root 2>/dev/null) || proot=/nonexistent
+for m in 12 13 10 14 9; do
+  c=$(command -v "python3.$m" 2>/dev/null) && cands+=("$c")
+  for c in "$proot"/versions/3.$m.*/bin/python3; do [ -x "$c" ] && cands+=("$c"); done
+done
+other= other_v=
+for c in "${cands[@]}"; do
+  v=$("$c" -c 'import sys, venv; sys.exit(1) if sys.version_info < (3, 9) else print("%d.%d" % sys.version_info[:2])' \
+      2>/dev/null) || continue
+  [ "$v" != "$torch_pyver" ] && { other=$c other_v=$v; break; }
+done
+if [ -z "$other" ]; then
+  echo "part 4 skipped: no CPython 3.9+ other than $torch_pyver found (python3.X on PATH, pyenv versions)"
+else
+  t=$(now)
+  echo "-- CPython $other_v ($other)"
+  "$other" -m venv --without-pip "$tmp/minor"
+  py=$tmp/minor/bin/python
+  site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$torch_py" "$src/tests/package/wheel_env.py" "$site"
+  # (--no-deps: torch's requirements were resolved for $torch_pyver's markers;
+  # 1 and 2 checked the wheel's own.)
+  pip_in "$tmp/minor" install -q --no-index --no-deps "$whl"
+  CTORCH_LIB=/nonexistent/libctorch.so "$py" "$src/tests/package/wheel_minor_check.py" "$site/torch/lib"
+  took "$t"
+fi
+echo "the wheel installs into fresh venvs${other_v:+ (CPython $torch_pyver and $other_v)}, requires torch==$torch_mm.*, and finds its library and libtorch"
