@@ -129,6 +129,14 @@ file(WRITE ${_ctorch_doc_src}/triggers "activate-noawait ldconfig\n")
 # warns about: maintscript-calls-ldconfig. Scripts of our own that do nothing
 # only trade it for maintainer-script-empty; CPack's stay.)
 
+# Debian's libtorch (the default, CTORCH_TORCH empty) calls BLAS through the
+# libblas.so.3 alternative; without an optimised BLAS installed that is the
+# reference netlib BLAS, 23-30x slower on a matmul (docs/benchmarks.md, "The
+# embedded default's BLAS"). The runtime package pulls OpenBLAS in, which
+# switches the alternative (a PyPI torch brings its own MKL: nothing to add).
+if(NOT CTORCH_TORCH)
+  set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0-pthread | libopenblas0")
+endif()
 set(_ctorch_exact "(= ${_ctorch_deb_version})")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${_ctorch_pkg_runtime})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)

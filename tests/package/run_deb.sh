@@ -50,6 +50,11 @@ debs=()
 for f in "$tmp"/dist/*.deb; do debs+=("$(dpkg-deb -f "$f" Package)"); done
 echo "packages: ${debs[*]}"
 [ "$(dpkg-deb -f "$tmp"/dist/libctorch-dev_*.deb Version)" = "$version-1" ]
+# Debian's libtorch calls BLAS through the libblas.so.3 alternative: the
+# runtime package must bring an optimised one, or the reference BLAS serves it.
+rt_deps=$(dpkg-deb -f "$(ls "$tmp"/dist/libctorch[0-9]*.deb | head -1)" Depends)
+echo "runtime Depends: $rt_deps"
+case "$rt_deps" in *libopenblas0*) ;; *) echo "FAIL: the runtime package does not depend on OpenBLAS"; exit 1 ;; esac
 
 echo "== apt-get install ./*.deb"
 names=("${debs[@]}")  # from here on, the trap purges them

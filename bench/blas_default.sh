@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# What the libblas.so.3 alternative does to Debian's libtorch (issue 45 item 4):
+# the same programs with the reference BLAS (netlib, what a fresh Debian 12
+# has) and with OpenBLAS (what scripts/deps now installs), alternating, in one
+# run. Needs root (update-alternatives) and both BLAS packages; restores the
+# alternative's automatic choice on exit. Prints one line per measurement and
+# the ratios; the method and a run's figures are in docs/benchmarks.md.
+# Usage: bench/blas_default.sh [BUILD_DIR=build] [ROUNDS=2]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build} rounds=${2:-2}
+alt=libblas.so.3-x86_64-linux-gnu
+netlib=/usr/lib/x86_64-linux-gnu/blas/libblas.so.3
+openblas=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3
+py=$(sed -n 's/^CTORCH_TORCH_PYTHON:[A-Z]*=//p' "$build/CMakeCache.txt")
+[ "$(id -u)" = 0 ] || { echo "blas_default: needs root (update-alternatives)" >&2; exit 2; }
+for f in "$netlib" "$openblas" "$build/examples/lenet5"; do
+  [ -e "$f" ] || { echo "blas_default: $f is missing (apt-get install libblas3 libopenblas0-pthread; build lenet5)" >&2; exit 2; }
+done
+trap 'update-alternatives --quiet --auto "$alt"' EXIT
+mm() {  # GFLOP/s of a 128x768x3072 float matmul (BERT-base's FFN shape), 1 thread
+  "$py" - <<'EOF'
+import time, torch
+torch.set_num_threads(1)
+a, b = torch.randn(128, 768), torch.randn(768, 3072)
+for _ in range(2): a @ b
+best = 1e9
+for _ in range(5):
+    t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)
+print(f"{2 * 128 * 768 * 3072 / best / 1e9:.1f}")
+EOF
+}
+demo() {  # img/s of the demo's epoch (examples/lenet5, 1 epoch, 1 thread), and its test accuracy
+  "$build/examples/lenet5" --epochs 1 --threads 1 --logdir '' 2>&1 | sed -n 's/^test_accuracy=/test_accuracy=/p'
+}
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq "$rounds"); do
+  for name in netlib openblas; do
+    lib=$netlib; [ $name = openblas ] && lib=$openblas
+    update-alternatives --quiet --set "$alt" "$lib"
+    echo "round $r $name: matmul $(mm) GFLOP/s; demo $(demo)"
+  done
+done
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
