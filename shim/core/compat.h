@@ -45,6 +45,14 @@
 // bound method, which is code). Used by optim/schedules_state.cpp.
 #define CTORCH_COMPAT_SCHED_STATE_1_13 (!CTORCH_TORCH_AT_LEAST(2, 0))
 
+// fractional_max_pool{2,3}d's random_samples: 1.13 reads it as a flat
+// [N, C, k] array whatever its strides (a non-contiguous one pools other
+// windows, a strided view is read past its memory); 2.x pools with its
+// contiguous copy. Measured on 1.13.1 and 2.15.0 (2026-11-25); 2.0 is where
+// pytorch#89992 rewrote the samples' handling (its shape check, which the
+// guard mirrors). Used by ops/guards_pool.cpp (contiguity refused only on 1.13).
+#define CTORCH_COMPAT_FRACTIONAL_SAMPLES_FLAT (!CTORCH_TORCH_AT_LEAST(2, 0))
+
 
 // Element types newer than 1.13: X(ctorch enumerator, c10::ScalarType
 // member, "libtorch version that added it"). Only those the libtorch being

@@ -466,7 +466,8 @@ void pixel_unshuffle(const at::Tensor &self, int64_t downscale_factor);
 // empty windows for kernel 0 (SIGSEGV). 2.x's own check: 3 dims, size(0) no
 // less than the batch, size(1) the channels, size(2) 2|3. Issue 25: narrowed
 // to exactly that check: a larger batch is computed (1.13 and 2.15); other
-// sizes 1.13 computes but 2.15 refuses stay refused.
+// sizes 1.13 computes but 2.15 refuses stay refused. Non-contiguous samples:
+// refused on 1.13 only (2.x pools with their contiguous copy; issue 44).
 void fractional_max_pool2d(const at::Tensor &self, Ints kernel_size, Ints output_size,
                            const at::Tensor &random_samples);
 void fractional_max_pool2d_output(const at::Tensor &self, Ints kernel_size, Ints output_size,
@@ -596,6 +597,7 @@ void range_out_(const at::Scalar &start, const at::Scalar &end, const at::Tensor
 // read is wild; found by the 30-minute sweep). The view must lie inside
 // the storage (inside the clone's storage for the _copy/_scatter forms):
 // offset, sizes and strides non-negative, the last element's byte in it.
+// A view with no element reads nothing: any offset, as libtorch allows.
 void as_strided(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset);
 void as_strided_(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset);
 void as_strided_copy(const at::Tensor &self, Ints size, Ints stride, c10::optional<c10::SymInt> storage_offset);

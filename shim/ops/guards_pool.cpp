@@ -20,7 +20,7 @@ void conv_groups(int64_t groups) { in_range(groups, 1, kBig, "groups"); }
 
 void factor(int64_t f, const char *arg) { in_range(f, 1, kBig, arg); }
 
-// random_samples is read as a flat [N, C, k] array (k = 2 or 3 dims pooled).
+// random_samples is [N, C, k] (k = 2 or 3 dims pooled).
 void fractional(const at::Tensor &self, Ints kernel_size, Ints output_size, const at::Tensor &random_samples,
                 int64_t k) {
   all_in_range(kernel_size, 1, kBig, "kernel_size");
@@ -35,8 +35,9 @@ void fractional(const at::Tensor &self, Ints kernel_size, Ints output_size, cons
     fail_arg("random_samples", "expected sizes [>= " + str(n) + ", " + str(c) + ", " + str(k) +
                                    "] (batch, channels, " + str(k) + " pooled dimensions), got " +
                                    c10::str(random_samples.sizes()));
-  if (!random_samples.is_contiguous())
-    fail_arg("random_samples", "must be contiguous (the kernel reads it as a flat array)");
+  // 1.13 reads it as a flat array; 2.x takes its contiguous copy (compat.h).
+  if (CTORCH_COMPAT_FRACTIONAL_SAMPLES_FLAT && !random_samples.is_contiguous())
+    fail_arg("random_samples", "must be contiguous (libtorch 1.13's kernel reads it as a flat array)");
 }
 
 void adaptive(Ints output_size) { all_in_range(output_size, 0, kBig, "output_size"); }

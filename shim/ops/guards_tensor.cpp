@@ -332,15 +332,17 @@ void view_in_storage(const at::Tensor &self, Ints size, Ints stride, int64_t off
   in_range(offset, 0, std::numeric_limits<int64_t>::max(), "storage_offset");
   all_in_range(size, 0, std::numeric_limits<int64_t>::max(), "size");
   all_in_range(stride, 0, std::numeric_limits<int64_t>::max(), "stride");
+  // A view without elements reads nothing, so it is in bounds at any
+  // offset: libtorch's own check (checkInBoundsForStorage, 1.13 and 2.x)
+  // returns early for it, its slice makes such views past a 0-byte storage
+  // (empty([1,0,6])[:, :, 2::2] has offset 2), and ctorch_tensor_data_ptr
+  // gives NULL for it. Refusing it refused what torch accepts (issue 44).
+  for (int64_t v : size)
+    if (v == 0) return;
   const __int128 item = static_cast<__int128>(self.element_size());
-  bool empty = false;
-  for (int64_t v : size) empty = empty || v == 0;
-  __int128 last = empty ? offset : last_index(offset, size, stride);
-  // An empty view still points at its offset: keep that inside (or at the
-  // end of) the storage, so its data pointer is a real address.
-  __int128 need = (empty ? last : last + 1) * item;
+  __int128 need = (last_index(offset, size, stride) + 1) * item;
   if (need > capacity)
-    fail_arg(empty ? "storage_offset" : "size",
+    fail_arg("size",
              "the view (storage_offset " + std::to_string(offset) + ", size " + c10::str(size.ref()) + ", stride " +
                  c10::str(stride.ref()) + ") reaches past its storage of " +
                  std::to_string(static_cast<int64_t>(capacity)) + " bytes");
