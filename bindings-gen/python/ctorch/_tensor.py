@@ -1,9 +1,9 @@
 """Hand-written Tensor properties and conversions, tensor creation and
 library-wide settings (installed on ctorch.Tensor / exported by __init__)."""
-import ctypes as _ctypes
 import struct as _struct
 
 from . import _api, _capi, _ops, _rt
+from . import interop as _interop
 from ._rt import Device, Tensor
 from ._dispatch import E as _E
 import builtins as _b
@@ -106,42 +106,16 @@ def _grad_fn(self):
     return _api.tensor_grad_fn_name(self) or None
 
 
-# NumPy's array-interface type strings (little-endian: the only byte order
-# ctorch's platforms have). bfloat16 and the other types NumPy lacks are absent.
-_NP_TYPESTR = {bool_: "|b1", uint8: "|u1", int8: "|i1", int16: "<i2", int32: "<i4", int64: "<i8", float16: "<f2",
-               float32: "<f4", float64: "<f8", complex64: "<c8", complex128: "<c16"}
-
-
-_EMPTY = _ctypes.create_string_buffer(16)
-_EMPTY_AT = _ctypes.addressof(_EMPTY)
-
-
-class _NumpyView:
-    """What np.asarray(t) views: NumPy's __array_interface__ over the memory of
-    a second handle to t's tensor (a detached alias). The array's .base is
-    this object, so the storage lives as long as the array, even after
-    t.dispose()."""
-    __slots__ = ("__array_interface__", "_t")
-
-    def __init__(self, t):
-        alias = _api.tensor_detach(t)
-        shape = _shape(alias)
-        size = _api.dtype_size(_dtype(alias))
-        self._t = alias
-        self.__array_interface__ = {
-            "version": 3, "shape": tuple(shape), "typestr": _NP_TYPESTR[_dtype(alias)],
-            # An empty tensor has no data pointer, and NumPy refuses 0 (it
-            # then silently falls back to an object array): a valid address
-            # of no use instead, never read for 0 elements.
-            "data": (_api.tensor_data_ptr(alias) or _EMPTY_AT, False),
-            "strides": tuple(s * size for s in _strides(alias))}
+# The dtypes NumPy has (what _numpy_refusal lets through; the array's own
+# type comes from the DLPack export, interop.numpy_view).
+_NP_DTYPES = {bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128}
 
 
 def _numpy_refusal(self, force=False):
     """None if NumPy may share this tensor's memory, else (exception type,
     message) as torch's Tensor.numpy() words them."""
     dt = _dtype(self)
-    if dt not in _NP_TYPESTR:
+    if dt not in _NP_DTYPES:
         name = str(dt).rpartition(".")[2]
         name = {"bfloat16": "BFloat16", "complex32": "ComplexHalf"}.get(name, name)  # torch's ScalarType names
         return TypeError, (f"Got unsupported ScalarType {name}: NumPy has no such type (convert with t.float() or "
@@ -165,23 +139,36 @@ def _numpy_refusal(self, force=False):
     return None
 
 
+def _view(self):
+    """np.asarray over this tensor's memory, or torch's refusal: one export
+    through DLPack (interop.numpy_view) does the work of the dtype, device,
+    layout, conj/neg checks and of reading sizes, strides and the data
+    pointer; the refusal's wording is worked out only when it fails."""
+    import numpy as np
+    if _api.tensor_requires_grad(self):
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+    v = _interop.numpy_view(self)
+    if v is None:
+        why = _numpy_refusal(self) or (TypeError, "ctorch cannot give NumPy this tensor (DLPack export refused)")
+        raise why[0](why[1])
+    return np.asarray(v)
+
+
 def _numpy(self, force=False):
     """A NumPy array sharing this CPU tensor's memory (as torch's
     Tensor.numpy(): writes through either are seen by the other). Refused,
     as torch refuses, for a tensor on another device, one that requires
     grad, or one with the conjugate/negative bit set; force=True copies what
     must be copied (detached, resolved, on the CPU) instead."""
-    import numpy as np
-    why = _numpy_refusal(self, force)
-    if why:
-        raise why[0](why[1])
-    t = self
     if force:
-        t = _api.tensor_detach(t)
+        why = _numpy_refusal(self, force)
+        if why:
+            raise why[0](why[1])
+        t = _api.tensor_detach(self)
         if _api.tensor_device(t).type != "cpu":
             t = _to(t, device="cpu")
-        t = _ops.resolve_neg(_ops.resolve_conj(t))
-    return np.asarray(_NumpyView(t))
+        return _view(_ops.resolve_neg(_ops.resolve_conj(t)))
+    return _view(self)
 
 
 def _array(self, dtype=None, copy=None):
@@ -190,10 +177,7 @@ def _array(self, dtype=None, copy=None):
     (copy=True, np.array's default) or a dtype conversion needs one; refusals
     as numpy()."""
     import numpy as np
-    why = _numpy_refusal(self)
-    if why:
-        raise why[0](why[1])
-    a = np.asarray(_NumpyView(self))
+    a = _view(self)
     if dtype is not None and np.dtype(dtype) != a.dtype:
         if copy is False:
             raise ValueError(f"converting {_dtype(self)} to {np.dtype(dtype)} needs a copy (copy=False)")

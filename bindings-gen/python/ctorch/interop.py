@@ -273,6 +273,52 @@ def from_handle(h):
     return wrap(h)
 
 
+# ---- NumPy's array interface over an export ----------------------------------------------
+# (DLPack code, bits) -> NumPy typestr (little-endian: ctorch's platforms
+# are). bfloat16 (code 4) and what else NumPy lacks are absent.
+_NP_TYPESTR = {(0, 8): "|i1", (0, 16): "<i2", (0, 32): "<i4", (0, 64): "<i8", (1, 8): "|u1", (1, 16): "<u2",
+               (1, 32): "<u4", (1, 64): "<u8", (2, 16): "<f2", (2, 32): "<f4", (2, 64): "<f8", (5, 64): "<c8",
+               (5, 128): "<c16", (BOOL_CODE, 8): "|b1"}
+# An empty tensor's data pointer is NULL, which NumPy refuses (it then falls
+# back to an object array): a valid address of no use instead, never read.
+_EMPTY = ctypes.create_string_buffer(16)
+_EMPTY_AT = ctypes.addressof(_EMPTY)
+
+
+class _NumpyView:
+    """What np.asarray(t) views (the array's .base): NumPy's
+    __array_interface__ over a DLManagedTensor ctorch exported, which holds
+    a reference to t's storage until this object dies (then its deleter
+    runs), so the array outlives t, even t.dispose()."""
+    __slots__ = ("__array_interface__", "_m")
+
+    def __del__(self):
+        m = self._m
+        if m:
+            _Deleter(_vp_at(m + _DELETER_OFFSET).value)(m)
+
+
+def numpy_view(t):
+    """A _NumpyView of CPU tensor t (no copy), or None when ctorch refuses
+    to export it (conj/neg bit, a device, a layout) or NumPy has no such
+    type: one C call instead of one per property."""
+    m = c_void_p()
+    if _to_dlpack(byref(m), t._h):
+        return None
+    v = _new(_NumpyView)
+    v._m = p = m.value  # from here on v frees the export, whatever follows
+    dl = DLTensor.from_address(p)
+    typ = _NP_TYPESTR.get((dl.dtype.code, dl.dtype.bits))
+    if typ is None or dl.device.device_type != 1:
+        return None
+    n, size = dl.ndim, dl.dtype.bits // 8
+    shape = tuple(dl.shape[:n])
+    v.__array_interface__ = {"version": 3, "shape": shape, "typestr": typ,
+                             "data": (((dl.data or 0) + dl.byte_offset) or _EMPTY_AT, False),
+                             "strides": tuple(x * size for x in dl.strides[:n]) if dl.strides else None}
+    return v
+
+
 # DLPack's device types (DLDeviceType) of the devices ctorch exports.
 _DL_DEVICE = {"cpu": 1, "cuda": 2}
 
