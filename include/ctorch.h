@@ -65,6 +65,45 @@
  * Threads.  Functions may be called from any thread. Distinct tensors may
  *   be used concurrently; concurrent mutation of one tensor (in-place ops,
  *   .grad, requires_grad) must be serialised by the caller, as in libtorch.
+ *   The last error, handle scopes and grad-mode scopes are per thread.
+ *
+ * Sharing one handle between threads (serving one model from N threads).
+ *   "Concurrent" below means any number of threads at once on the SAME
+ *   handle; "exclusive" means no other call may use that handle meanwhile.
+ *   - ctorch_tensor: reads are concurrent (an input to any op, metadata,
+ *     copy_to, data_ptr, to_dlpack); a write (in-place or out= op, resize_,
+ *     requires_grad, grad, zero_grad, a backward accumulating into it) is
+ *     exclusive. Free a handle only once no other thread uses it.
+ *   - ctorch_nn_module: forward (ctorch_nn_module_forward, _forward_n,
+ *     _forward_first, _forward_child) is concurrent in eval mode, under
+ *     no_grad, inference mode or with grad recording (each call records its
+ *     own graph). In training mode a forward may write the module (BatchNorm
+ *     running statistics): exclusive. Anything that changes the module
+ *     (train/eval, to, load_state_dict, register_*, append, an optimizer
+ *     step on its parameters) is exclusive. A custom module's forward
+ *     callback runs on each calling thread, concurrently: it must be
+ *     thread-safe.
+ *   - ctorch_module (TorchScript): forward, forward_tensors and run_method
+ *     are concurrent (libtorch compiles a method's graph once, under its own
+ *     lock), unless the module's own code assigns its attributes; train,
+ *     eval and to_device are exclusive.
+ *   - ctorch_aoti_package: run is concurrent and safe, but the package
+ *     holds one model instance, so runs on one package take turns; load a
+ *     package once per thread to run in parallel. Metadata reads are
+ *     concurrent.
+ *   - ctorch_optimizer, LR schedulers, grad scalers, ctorch_data_loader,
+ *     distributed groups: exclusive (every call changes their state; a
+ *     loader's own workers are internal). Summary writers and early
+ *     stopping: concurrent (serialised inside).
+ *   - ctorch_generator: concurrent (random ops lock it), but which thread
+ *     draws which numbers then depends on scheduling: use one generator per
+ *     thread for reproducible draws.
+ *   - lists, dicts, values, transforms: reads are concurrent.
+ *   - Process-wide settings (ctorch_set_num_threads, ctorch_manual_seed,
+ *     limits): set them before other threads run ops.
+ *   Tested: tests/test_threads_shared.c (4 threads, one nn module or one
+ *   TorchScript module, outputs bit for bit those of one thread);
+ *   docs/guarantees.md, "What may be shared between threads".
  *
  * Generated operators.  Every ATen operator is declared in ctorch_ops.h
  *   (included at the end of this header), named ctorch_<name>_<overload>,
