@@ -48,7 +48,8 @@ def go_func_name(op: dict) -> str:
 # Exported names of the hand-written runtime (bindings-gen/go/*.go): a
 # generated function with one of these names gets an "Op" suffix.
 RUNTIME_NAMES = {"Int", "Float", "Bool", "ComplexScalar", "Ptr", "FromFloat32", "FromInt64", "NoGrad", "CPU",
-                 "ABIHash", "Version"}
+                 "ABIHash", "Version", "FromFloat64", "FromInt32", "FromUint8", "FromBool", "FromSlice", "ToSlice",
+                 "DTypeOf", "Element", "Must", "Must0", "Catch", "NewOptimizer"}
 
 
 def go_arg(n: str) -> str:
@@ -225,6 +226,9 @@ def emit_enums(doc: dict) -> str:
             out.append(f"\t{cn} {gt} = {v['value']}")
         out.append(")")
         out.append("")
+        if e["name"] == "ctorch_dtype":  # for messages: the names torch prints (float32)
+            names = ", ".join(f'{v["value"]}: "{v["name"][len("CTORCH_"):].lower()}"' for v in e["values"])
+            out += [f"var dtypeNames = map[DType]string{{{names}}}", ""]
     return "\n".join(out)
 
 
@@ -338,6 +342,10 @@ def generate(doc: dict, out: str, build_lib, include: str, copy_tree, write_if_c
     write_if_changed(os.path.join(out, "ops_tramp_gen.c"), tramp.source())
     write_if_changed(os.path.join(out, "capi_gen.go"), emit_capi(doc))
     write_if_changed(os.path.join(out, "hfuncs_gen.go"), emit_hfuncs(doc))
+    # Last: the lists of exported functions and types, read from the files written above.
+    from .emit_go_exports import emit as emit_exports
+    write_if_changed(os.path.join(out, "exports_gen_test.go"), emit_exports(out, "ctorch"))
+    write_if_changed(os.path.join(out, "nn", "exports_gen_test.go"), emit_exports(os.path.join(out, "nn"), "nn"))
 
 
 # ---- hfuncs_gen.go: the header's functions as typed Go functions ----------------------------
@@ -449,7 +457,9 @@ def emit_handles(doc: dict) -> List[str]:
         if h["name"] == "ctorch_tensor" or h["name"] in _LISTS:
             continue
         gn = go_handle_type(h["name"])
-        out += [f"// {gn} owns a {h['name']}: {h['doc']}", f"type {gn} struct{{ h C.{h['name']} }}", "",
+        # The loader also keeps the error that ended its All loop (train.go: Err).
+        extra = "; err error" if h["name"] == "ctorch_data_loader" else ""
+        out += [f"// {gn} owns a {h['name']}: {h['doc']}", f"type {gn} struct{{ h C.{h['name']}{extra} }}", "",
                 f"func (x *{gn}) handle() C.{h['name']} {{", "\tif x == nil {", "\t\treturn nil", "\t}", "\treturn x.h",
                 "}", "", f"func wrap{gn}(h C.{h['name']}) *{gn} {{", "\tif h == nil {", "\t\treturn nil", "\t}",
                 f"\tx := &{gn}{{h: h}}"]
@@ -655,9 +665,8 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
                 sig.append(f"{v} {gt}")
             cargs.append(f"{v}.handle()")
             post.append(f"runtime.KeepAlive({v})")
-            if p["ownership"] == "freed":
-                post.insert(0, f"{v}.h = nil")
-                post.insert(1, f"runtime.SetFinalizer({v}, nil)")
+            if p["ownership"] == "freed":  # nil-safe: a nil handle is refused by C, not a Go panic
+                post.insert(0, f"if {v} != nil {{ {v}.h = nil; runtime.SetFinalizer({v}, nil) }}")
         elif k == "string":
             if opt:
                 sig.append(f"{v} *string")

@@ -22,7 +22,7 @@ _GO_KEYWORDS = set(GO_KEYWORDS) | {"a", "opts"}
 
 def _go_type(t: str, optional: bool, option: bool) -> str:
     if "|" in t:
-        return "any"  # a union (int[2]|str): the value's own Go type decides
+        return "[]int64"  # a union (int[2]|str): the list here, the string in <Name>String (emit_kind)
     if t.startswith("int["):
         return "[]int64"
     req, opt = _GO[t]
@@ -32,7 +32,7 @@ def _go_type(t: str, optional: bool, option: bool) -> str:
 def _value(p: dict, var: str) -> str:
     """The expression handed to args.add: an int[N] of one number is repeated by PyTorch."""
     t = p["type"]
-    if t.startswith("int[") and t != "int[]" and "|" not in t:
+    if t.startswith("int[") and t != "int[]":
         return f"repeat({var})"  # nil stays nil: the option is left out
     return var
 
@@ -51,6 +51,8 @@ def _sig(params: List[dict]) -> str:
 def _add(p: dict, var: str) -> str:
     """The body's line for one argument: module-valued ones (TransformerEncoder's
     encoder_layer, norm) cannot be text; args.module passes them by handle."""
+    if "|" in p["type"]:  # the list or the string (a <Name>String field beside it; "" = not given)
+        return f'a.union("{p["name"]}", {_value(p, var)}, {var}String)'
     how = "module" if p["type"] == "Module" else "add"
     return f'a.{how}("{p["name"]}", {_value(p, var)})'
 
@@ -70,6 +72,9 @@ def emit_kind(k: dict) -> str:
         for p in opt:
             lines.append(f"\t{camel(p['name'])} {_go_type(p['type'], p.get('optional'), True)}"
                          f" // {p['name']}: {p['type']}{'?' if p.get('optional') else ''} = {p['default']}")
+            if "|" in p["type"]:  # typed halves of a union: no `any`
+                lines.append(f"\t{camel(p['name'])}String string // {p['name']} as a string (\"same\", \"valid\"); "
+                             f"\"\" = {camel(p['name'])}; not both")
         lines += ["}", ""]
     params = [f"{_param(p['name'])} {_go_type(p['type'], p.get('optional'), False)}" for p in req]
     if opt:

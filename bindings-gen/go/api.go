@@ -10,6 +10,7 @@ package ctorch
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"unsafe"
 )
@@ -22,30 +23,64 @@ func asBytes[T any](data []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*int(unsafe.Sizeof(z)))
 }
 
-// FromFloat32 copies data into a new float32 tensor of the given shape.
-func FromFloat32(data []float32, shape ...int64) (*Tensor, error) {
-	t, err := TensorFromData(asBytes(data), shapeOrScalar(shape), DTypeFloat32)
-	runtime.KeepAlive(data)
-	return t, err
+// Element is a Go element type with a torch dtype: what FromSlice and
+// ToSlice take. (Go has no float16/bfloat16: convert such tensors with ToOp
+// or the generated casts first.)
+type Element interface {
+	float32 | float64 | int64 | int32 | int16 | int8 | uint8 | bool | complex64 | complex128
 }
 
-// FromInt64 copies data into a new int64 tensor of the given shape.
-func FromInt64(data []int64, shape ...int64) (*Tensor, error) {
-	t, err := TensorFromData(asBytes(data), shapeOrScalar(shape), DTypeInt64)
-	runtime.KeepAlive(data)
-	return t, err
-}
-
-func shapeOrScalar(shape []int64) []int64 {
-	if shape == nil {
-		return []int64{} // a 0-dim tensor: [] is not None
+// DTypeOf is the dtype of T's elements.
+func DTypeOf[T Element]() DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return DTypeFloat32
+	case float64:
+		return DTypeFloat64
+	case int64:
+		return DTypeInt64
+	case int32:
+		return DTypeInt32
+	case int16:
+		return DTypeInt16
+	case int8:
+		return DTypeInt8
+	case uint8:
+		return DTypeUint8
+	case bool:
+		return DTypeBool
+	case complex64:
+		return DTypeComplex64
 	}
-	return shape
+	return DTypeComplex128
 }
 
-func fromBytes[T any](b []byte, err error) ([]T, error) {
-	if err != nil || len(b) == 0 {
-		return []T{}, err
+// FromSlice copies data into a new CPU tensor of T's dtype and the given
+// shape (none: a 0-dim tensor); the library refuses a shape whose numel is
+// not len(data).
+func FromSlice[T Element](data []T, shape ...int64) (*Tensor, error) {
+	t, err := TensorFromData(asBytes(data), shapeOrScalar(shape), DTypeOf[T]())
+	runtime.KeepAlive(data)
+	return t, err
+}
+
+// ToSlice copies t's elements (row-major) into a new []T. It fails, copying
+// nothing, unless t's dtype is T's: the bytes of an int64 tensor are not
+// float32s (convert with t.ToDtype-style ops first).
+func ToSlice[T Element](t *Tensor) ([]T, error) {
+	want := DTypeOf[T]()
+	got, err := t.Dtype()
+	if err != nil {
+		return nil, err
+	}
+	if got != want {
+		return nil, &Error{Status: StatusType, Message: fmt.Sprintf(
+			"ToSlice: the tensor's dtype is %s, not %s (Go %T); convert it first", dtypeName(got), dtypeName(want), *new(T))}
+	}
+	b, err := t.CopyTo()
+	if err != nil {
+		return nil, err
 	}
 	var z T
 	out := make([]T, len(b)/int(unsafe.Sizeof(z)))
@@ -53,11 +88,57 @@ func fromBytes[T any](b []byte, err error) ([]T, error) {
 	return out, nil
 }
 
-// Float32s copies the elements (row-major) of a float32 tensor.
-func (t *Tensor) Float32s() ([]float32, error) { return fromBytes[float32](t.CopyTo()) }
+func dtypeName(d DType) string {
+	if n, ok := dtypeNames[d]; ok {
+		return n
+	}
+	return fmt.Sprintf("dtype %d", int32(d))
+}
 
-// Int64s copies the elements of an int64 tensor.
-func (t *Tensor) Int64s() ([]int64, error) { return fromBytes[int64](t.CopyTo()) }
+// The typed pairs of FromSlice and ToSlice: each accessor fails on a tensor of another dtype.
+
+// FromFloat32 copies data into a new float32 tensor of the given shape.
+func FromFloat32(data []float32, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
+
+// FromFloat64 copies data into a new float64 tensor of the given shape.
+func FromFloat64(data []float64, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
+
+// FromInt64 copies data into a new int64 tensor of the given shape.
+func FromInt64(data []int64, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
+
+// FromInt32 copies data into a new int32 tensor of the given shape.
+func FromInt32(data []int32, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
+
+// FromUint8 copies data into a new uint8 tensor of the given shape.
+func FromUint8(data []uint8, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
+
+// FromBool copies data into a new bool tensor of the given shape.
+func FromBool(data []bool, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
+
+// Float32s copies the elements of a float32 tensor; an error for any other dtype.
+func (t *Tensor) Float32s() ([]float32, error) { return ToSlice[float32](t) }
+
+// Float64s copies the elements of a float64 tensor; an error for any other dtype.
+func (t *Tensor) Float64s() ([]float64, error) { return ToSlice[float64](t) }
+
+// Int64s copies the elements of an int64 tensor; an error for any other dtype.
+func (t *Tensor) Int64s() ([]int64, error) { return ToSlice[int64](t) }
+
+// Int32s copies the elements of an int32 tensor; an error for any other dtype.
+func (t *Tensor) Int32s() ([]int32, error) { return ToSlice[int32](t) }
+
+// Uint8s copies the elements of a uint8 tensor; an error for any other dtype.
+func (t *Tensor) Uint8s() ([]uint8, error) { return ToSlice[uint8](t) }
+
+// Bools copies the elements of a bool tensor; an error for any other dtype.
+func (t *Tensor) Bools() ([]bool, error) { return ToSlice[bool](t) }
+
+func shapeOrScalar(shape []int64) []int64 {
+	if shape == nil {
+		return []int64{} // a 0-dim tensor: [] is not None
+	}
+	return shape
+}
 
 // String renders the tensor as libtorch prints it.
 func (t *Tensor) String() string {
@@ -77,6 +158,9 @@ func NoGrad(fn func() error) error { return inAutogradScope(AutogradScopeKindNoG
 func InferenceMode(fn func() error) error { return inAutogradScope(AutogradScopeKindInferenceMode, fn) }
 
 func inAutogradScope(kind AutogradScopeKind, fn func() error) error {
+	if fn == nil {
+		return &Error{Status: StatusInvalidArgument, Message: "NoGrad/InferenceMode: fn is nil"}
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	s, err := AutogradScopeEnter(kind)
@@ -128,6 +212,9 @@ type Scope struct {
 
 // T records t (NEW, owned by the scope from now on) and err; it returns t.
 func (s *Scope) T(t *Tensor, err error) *Tensor {
+	if s == nil { // a nil scope records nothing
+		return t
+	}
 	if err != nil && s.err == nil {
 		s.err = err
 	}
@@ -148,6 +235,9 @@ func (s *Scope) Ts(ts []*Tensor, err error) []*Tensor {
 
 // Keep takes t out of the scope: Free leaves it to the caller.
 func (s *Scope) Keep(t *Tensor) *Tensor {
+	if s == nil {
+		return t
+	}
 	for i, m := range s.made {
 		if m == t {
 			s.made = append(s.made[:i], s.made[i+1:]...)
@@ -158,10 +248,18 @@ func (s *Scope) Keep(t *Tensor) *Tensor {
 }
 
 // Err is the first error any recorded call returned.
-func (s *Scope) Err() error { return s.err }
+func (s *Scope) Err() error {
+	if s == nil {
+		return nil
+	}
+	return s.err
+}
 
 // Free frees the recorded tensors (safe to call twice) and returns Err.
 func (s *Scope) Free() error {
+	if s == nil {
+		return nil
+	}
 	for _, t := range s.made {
 		t.Free()
 	}

@@ -20,7 +20,12 @@ type Error struct {
 	Message string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s: %s", StatusName(e.Status), e.Message) }
+func (e *Error) Error() string {
+	if e == nil {
+		return "ctorch: <nil *Error>"
+	}
+	return fmt.Sprintf("%s: %s", StatusName(e.Status), e.Message)
+}
 
 func init() {
 	// The main goroutine stays on the main OS thread (Go's rule for an init

@@ -27,7 +27,9 @@ class Emitters(unittest.TestCase):
         go = emit_go_nn.emit(doc())
         self.assertIn("func NewConv2d(inChannels int64, outChannels int64, kernelSize []int64, "
                       "opts *Conv2dOptions) (*Module, error) {", go)
-        self.assertIn("\tPadding any // padding: int[2]|str = 0", go)
+        self.assertIn("\tPadding []int64 // padding: int[2]|str = 0", go)
+        self.assertIn("\tPaddingString string", go)
+        self.assertIn('a.union("padding", repeat(opts.Padding), opts.PaddingString)', go)
         self.assertIn("\tDtype *ctorch.DType // dtype: ScalarType? = None", go)
         self.assertIn('\ta.add("kernel_size", repeat(kernelSize))', go)
         self.assertIn('var dtypeNames = map[ctorch.DType]string{9: "float32"}', go)

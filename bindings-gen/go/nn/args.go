@@ -21,6 +21,7 @@ type args struct {
 	parts []string
 	names []string
 	mods  []*ctorch.NnModule
+	err   error // the first argument that cannot be written (build returns it)
 }
 
 // add writes name=value unless v is nil (a nil pointer, slice or interface).
@@ -36,7 +37,30 @@ func (a *args) add(name string, v any) {
 			v = rv.Elem().Interface()
 		}
 	}
-	a.parts = append(a.parts, name+"="+literal(v))
+	text, err := literal(v)
+	if err != nil {
+		if a.err == nil {
+			a.err = fmt.Errorf("nn: option %s: %w", name, err)
+		}
+		return
+	}
+	a.parts = append(a.parts, name+"="+text)
+}
+
+// union writes an int[N]|str option (Conv's padding): the list v or the
+// string s ("same", "valid"); giving both is an error, neither leaves it out.
+func (a *args) union(name string, v any, s string) {
+	if s == "" {
+		a.add(name, v)
+		return
+	}
+	if rv := reflect.ValueOf(v); v != nil && !(rv.Kind() == reflect.Slice && rv.IsNil()) {
+		if a.err == nil {
+			a.err = fmt.Errorf("nn: option %s: give the list or the string, not both", name)
+		}
+		return
+	}
+	a.add(name, s)
 }
 
 func (a *args) String() string { return strings.Join(a.parts, ", ") }
@@ -53,6 +77,9 @@ func (a *args) module(name string, m *Module) {
 
 // build makes the module of kind from the arguments added.
 func (a *args) build(kind string) (*Module, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
 	text := a.String()
 	if len(a.mods) == 0 {
 		return New(kind, text)
@@ -68,41 +95,46 @@ func repeat(v []int64) any {
 	return v
 }
 
-func literal(v any) string {
+func literal(v any) (string, error) {
 	switch x := v.(type) {
 	case bool:
 		if x {
-			return "True"
+			return "True", nil
 		}
-		return "False"
+		return "False", nil
 	case int:
-		return strconv.Itoa(x)
+		return strconv.Itoa(x), nil
 	case int64:
-		return strconv.FormatInt(x, 10)
+		return strconv.FormatInt(x, 10), nil
 	case float64:
 		switch {
 		case math.IsNaN(x):
-			return "nan"
+			return "nan", nil
 		case math.IsInf(x, 1):
-			return "inf"
+			return "inf", nil
 		case math.IsInf(x, -1):
-			return "-inf"
+			return "-inf", nil
 		}
 		s := strconv.FormatFloat(x, 'g', -1, 64)
 		if !strings.ContainsAny(s, ".e") {
 			s += ".0" // a float argument stays a float
 		}
-		return s
+		return s, nil
 	case string:
-		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(x) + "'"
+		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(x) + "'", nil
 	case ctorch.DType:
-		return "'" + dtypeNames[x] + "'"
+		n, ok := dtypeNames[x]
+		if !ok {
+			return "", fmt.Errorf("no dtype %d", int32(x))
+		}
+		return "'" + n + "'", nil
 	case []int64:
-		return tuple(len(x), func(i int) string { return literal(x[i]) })
+		return tuple(len(x), func(i int) string { s, _ := literal(x[i]); return s }), nil
 	case []float64:
-		return tuple(len(x), func(i int) string { return literal(x[i]) })
+		return tuple(len(x), func(i int) string { s, _ := literal(x[i]); return s }), nil
 	}
-	panic(fmt.Sprintf("nn: cannot pass a %T as a module option", v))
+	// The generated options have only the types above; this is for a hand-made call.
+	return "", fmt.Errorf("cannot pass a %T as a module option", v)
 }
 
 func tuple(n int, item func(int) string) string {

@@ -63,10 +63,19 @@ func wrap(m *ctorch.NnModule, err error) (*Module, error) {
 func New(kind, args string) (*Module, error) { return wrap(ctorch.NnNew(kind, &args)) }
 
 // NnModule is the generated handle type underneath (its methods are every ctorch_nn_module_* function).
-func (m *Module) NnModule() *ctorch.NnModule { return m.m }
+func (m *Module) NnModule() *ctorch.NnModule { return m.h() }
+
+// h is the handle underneath, nil for a nil Module: every method then gets
+// the library's error for a NULL module rather than a Go panic.
+func (m *Module) h() *ctorch.NnModule {
+	if m == nil {
+		return nil
+	}
+	return m.m
+}
 
 // Free drops this handle's reference (children stay alive while a parent holds them); safe twice.
-func (m *Module) Free() { m.m.Free() }
+func (m *Module) Free() { m.h().Free() }
 
 // Forward runs the module on inputs and returns its first output (model(x)).
 func (m *Module) Forward(inputs ...*ctorch.Tensor) (*ctorch.Tensor, error) {
@@ -74,11 +83,11 @@ func (m *Module) Forward(inputs ...*ctorch.Tensor) (*ctorch.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range outs[1:] {
-		o.Free()
-	}
 	if len(outs) == 0 {
 		return nil, errors.New("nn: forward returned nothing")
+	}
+	for _, o := range outs[1:] {
+		o.Free()
 	}
 	return outs[0], nil
 }
@@ -97,7 +106,7 @@ func (m *Module) ForwardN(inputs []*ctorch.Tensor, kwargs string) ([]*ctorch.Ten
 		kw = &kwargs
 	}
 	runtime.LockOSThread()
-	outs, err := m.m.ForwardN(inputs, kw)
+	outs, err := m.h().ForwardN(inputs, kw)
 	goErr, _ := pending.LoadAndDelete(uintptr(C.go_nn_thread()))
 	runtime.UnlockOSThread()
 	if err != nil && goErr != nil {
@@ -192,17 +201,17 @@ func ctorchGoNnForward(key unsafe.Pointer, self C.ctorch_nn_module, inputs *C.ct
 
 // RegisterModule registers child under name (Python's self.name = child) and returns it.
 func (m *Module) RegisterModule(name string, child *Module) (*Module, error) {
-	return child, m.m.RegisterModule(name, child.m)
+	return child, m.h().RegisterModule(name, child.h())
 }
 
 // RegisterParameter registers t (shared, not copied; requires_grad set) as a parameter.
 func (m *Module) RegisterParameter(name string, t *ctorch.Tensor) error {
-	return m.m.RegisterParameter(name, t)
+	return m.h().RegisterParameter(name, t)
 }
 
 // RegisterBuffer registers t as a buffer; persistent ones are in the state dict.
 func (m *Module) RegisterBuffer(name string, t *ctorch.Tensor, persistent bool) error {
-	return m.m.RegisterBuffer(name, t, persistent)
+	return m.h().RegisterBuffer(name, t, persistent)
 }
 
 // ---- containers ----------------------------------------------------------------------------
@@ -232,7 +241,7 @@ func ModuleList(modules ...*Module) (*Module, error) {
 }
 
 // Append adds child to a Sequential or ModuleList under the next index.
-func (m *Module) Append(child *Module) error { return m.m.Append(child.m) }
+func (m *Module) Append(child *Module) error { return m.h().Append(child.h()) }
 
 // ---- what every module can do ----------------------------------------------------------------
 
@@ -258,38 +267,51 @@ func readDict(d *ctorch.TensorDict, err error) ([]NamedTensor, error) {
 }
 
 // NamedParameters lists the parameters, recursively, with Python's dotted names.
-func (m *Module) NamedParameters() ([]NamedTensor, error) { return readDict(m.m.NamedParameters(true)) }
+func (m *Module) NamedParameters() ([]NamedTensor, error) { return readDict(m.h().NamedParameters(true)) }
 
 // NamedBuffers lists the buffers, recursively, with Python's dotted names.
-func (m *Module) NamedBuffers() ([]NamedTensor, error) { return readDict(m.m.NamedBuffers(true)) }
+func (m *Module) NamedBuffers() ([]NamedTensor, error) { return readDict(m.h().NamedBuffers(true)) }
 
 // Parameters lists the parameters in Python's order: what ctorch.OptimizerNew takes.
-func (m *Module) Parameters() ([]*ctorch.Tensor, error) { return m.m.Parameters() }
+func (m *Module) Parameters() ([]*ctorch.Tensor, error) { return m.h().Parameters() }
 
-// Optimizer is torch.optim.X(model.parameters(), ...): a NEW optimizer over
-// every parameter, recursive, in Python's order (ctorch_optimizer_new_from_module_v2);
-// options nil = the kind's defaults.
+// NewOptimizer is torch.optim.X(model.parameters(), ...) in one statement: a
+// NEW optimizer over every parameter, recursive, in Python's order
+// (ctorch_optimizer_new_from_module_v2); opts nil or zero fields = the kind's
+// defaults: model.NewOptimizer(ctorch.OptimizerKindAdamw, &ctorch.OptimizerOptions{Lr: 1e-3}).
+func (m *Module) NewOptimizer(kind ctorch.OptimizerKind, opts *ctorch.OptimizerOptions) (*ctorch.Optimizer, error) {
+	v, err := opts.V2(kind)
+	if err != nil {
+		return nil, err
+	}
+	return ctorch.OptimizerNewFromModuleV2(kind, m.h(), &v)
+}
+
+// Optimizer is NewOptimizer with the full C struct (fill it with
+// ctorch.OptimOptionsDefaultV2 first).
+//
+// Deprecated: use NewOptimizer, whose zero options are torch's defaults.
 func (m *Module) Optimizer(kind ctorch.OptimizerKind, options *ctorch.OptimOptionsV2) (*ctorch.Optimizer, error) {
-	return ctorch.OptimizerNewFromModuleV2(kind, m.m, options)
+	return ctorch.OptimizerNewFromModuleV2(kind, m.h(), options)
 }
 
 // ClipGradNorm is torch.nn.utils.clip_grad_norm_(model.parameters(), ...): the
 // gradients scaled in place; returns their total norm before clipping.
 func (m *Module) ClipGradNorm(maxNorm, normType float64, errorIfNonfinite bool) (float64, error) {
-	return m.m.ClipGradNorm_(maxNorm, normType, errorIfNonfinite)
+	return m.h().ClipGradNorm_(maxNorm, normType, errorIfNonfinite)
 }
 
 // ClipGradValue is torch.nn.utils.clip_grad_value_(model.parameters(), v).
-func (m *Module) ClipGradValue(clipValue float64) error { return m.m.ClipGradValue_(clipValue) }
+func (m *Module) ClipGradValue(clipValue float64) error { return m.h().ClipGradValue_(clipValue) }
 
 // ForwardChild runs the submodule at a dotted path ("fc1", "layers.0") on one
 // input and returns its first output (ctorch_nn_module_forward_child).
 func (m *Module) ForwardChild(path string, input *ctorch.Tensor) (*ctorch.Tensor, error) {
-	return m.m.ForwardChild(path, input)
+	return m.h().ForwardChild(path, input)
 }
 
 // StateDict is Python's state_dict(): parameters and persistent buffers, in its order and with its keys.
-func (m *Module) StateDict() ([]NamedTensor, error) { return readDict(m.m.StateDict()) }
+func (m *Module) StateDict() ([]NamedTensor, error) { return readDict(m.h().StateDict()) }
 
 // LoadStateDict copies sd into the module as Python's load_state_dict; strict
 // fails on missing, unexpected or mis-shaped keys, else they are reported.
@@ -310,7 +332,7 @@ func (m *Module) LoadStateDict(sd []NamedTensor, strict bool) (missing, unexpect
 // Save writes the state dict to path as torch.save(model.state_dict(), path)
 // does (a file Python's torch.load and Load read).
 func (m *Module) Save(path string) error {
-	d, err := m.m.StateDict()
+	d, err := m.h().StateDict()
 	if err != nil {
 		return err
 	}
@@ -329,7 +351,7 @@ func (m *Module) Load(path string, strict bool) (missing, unexpected []string, e
 }
 
 func (m *Module) loadDict(d *ctorch.TensorDict, strict bool) (missing, unexpected []string, err error) {
-	report, err := m.m.LoadStateDict(d, strict)
+	report, err := m.h().LoadStateDict(d, strict)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -346,14 +368,14 @@ func (m *Module) loadDict(d *ctorch.TensorDict, strict bool) (missing, unexpecte
 }
 
 // Train sets training mode recursively (train()).
-func (m *Module) Train() error { return m.m.Train(true) }
+func (m *Module) Train() error { return m.h().Train(true) }
 
 // Eval sets evaluation mode recursively (eval()).
-func (m *Module) Eval() error { return m.m.Train(false) }
+func (m *Module) Eval() error { return m.h().Train(false) }
 
 // IsTraining says whether the module is in training mode.
 func (m *Module) IsTraining() (bool, error) {
-	return m.m.IsTraining()
+	return m.h().IsTraining()
 }
 
 // To moves and/or casts the parameters and buffers in place (nil: keep).
@@ -363,23 +385,23 @@ func (m *Module) To(device *ctorch.Device, dtype *ctorch.DType) error {
 	if dtype != nil {
 		d = int(*dtype)
 	}
-	return m.m.To(device, d)
+	return m.h().To(device, d)
 }
 
 // RequiresGrad sets requires_grad on every parameter (false freezes the module).
-func (m *Module) RequiresGrad(on bool) error { return m.m.RequiresGrad(on) }
+func (m *Module) RequiresGrad(on bool) error { return m.h().RequiresGrad(on) }
 
 // ZeroGrad drops every parameter's gradient (PyTorch 2's zero_grad(set_to_none=True)).
-func (m *Module) ZeroGrad() error { return m.m.ZeroGrad(true) }
+func (m *Module) ZeroGrad() error { return m.h().ZeroGrad(true) }
 
 // NumParameters counts the parameter elements (onlyTrainable: those requiring grad).
 func (m *Module) NumParameters(onlyTrainable bool) (int64, error) {
-	return m.m.NumParameters(onlyTrainable)
+	return m.h().NumParameters(onlyTrainable)
 }
 
 // String is Python's repr(module).
 func (m *Module) String() string {
-	s, err := m.m.Repr()
+	s, err := m.h().Repr()
 	if err != nil {
 		return fmt.Sprintf("<nn.Module: %v>", err)
 	}
@@ -387,15 +409,15 @@ func (m *Module) String() string {
 }
 
 // Clone is copy.deepcopy(module).
-func (m *Module) Clone() (*Module, error) { return wrap(m.m.Clone()) }
+func (m *Module) Clone() (*Module, error) { return wrap(m.h().Clone()) }
 
 // Get is the submodule at a dotted path ("0", "encoder.layers.0"); Free it when done.
-func (m *Module) Get(path string) (*Module, error) { return wrap(m.m.Get(path)) }
+func (m *Module) Get(path string) (*Module, error) { return wrap(m.h().Get(path)) }
 
 // Tensor is the parameter or buffer at a dotted path ("0.weight"), sharing the module's storage.
-func (m *Module) Tensor(name string) (*ctorch.Tensor, error) { return m.m.Tensor(name) }
+func (m *Module) Tensor(name string) (*ctorch.Tensor, error) { return m.h().Tensor(name) }
 
 // ShapeCheck gives the output shape of every submodule for inputs of these
 // shapes without computing (meta tensors), or an error naming the first
 // module whose input does not fit.
-func (m *Module) ShapeCheck(shapes ...[]int64) (string, error) { return m.m.ShapeCheck(shapes) }
+func (m *Module) ShapeCheck(shapes ...[]int64) (string, error) { return m.h().ShapeCheck(shapes) }

@@ -1,6 +1,6 @@
 module example.com/ctorch-examples/vae
 
-go 1.21
+go 1.23
 
 require github.com/ctorch/ctorch-go v0.1.0
 

@@ -1,0 +1,68 @@
+package ctorch
+
+// Issue 43: no exported function or method of package ctorch panics on nil
+// or zero values; each returns an error (or does nothing, as Free).
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/ctorch/ctorch-go/internal/zerocall"
+)
+
+func TestExportsListed(t *testing.T) { zerocall.CheckComplete(t, ".", exportedFuncs, exportedTypes) }
+
+func TestNilAndZeroValuesDoNotPanic(t *testing.T) {
+	// Global settings the sweep changes (it calls the setters with 0): read
+	// them by setting and setting back, restore them after.
+	px, _ := ImageSetMaxPixels(1)
+	ImageSetMaxPixels(px)
+	ll, _ := SetLoadLimit(1)
+	SetLoadLimit(ll)
+	mp, _ := NnSetMaxParameters(1)
+	NnSetMaxParameters(mp)
+	nt, _ := GetNumThreads()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(t.TempDir()); err != nil { // what a zero path might create lands there
+		t.Fatal(err)
+	}
+	defer func() {
+		os.Chdir(wd)
+		SetErrorTickets(true)
+		ImageSetMaxPixels(px)
+		SetLoadLimit(ll)
+		NnSetMaxParameters(mp)
+		SetNumThreads(nt)
+	}()
+	nf, nm := zerocall.Sweep(t, exportedFuncs, exportedTypes, nil)
+	fmt.Printf("nil/zero sweep of package ctorch: %d functions, %d methods (on a nil and a zero receiver)\n", nf, nm)
+	if nf < 2000 || nm < 200 {
+		t.Errorf("the sweep called only %d functions and %d methods", nf, nm)
+	}
+}
+
+// The cases issue 43 names, and that a nil handle is an error, not a success.
+func TestNilHandlesAreErrors(t *testing.T) {
+	var tn *Tensor
+	tn.Free()
+	if _, err := tn.Float32s(); err == nil {
+		t.Error("Float32s on a nil tensor: no error")
+	}
+	var m *NnModule
+	m.Free()
+	if err := m.Train(true); err == nil {
+		t.Error("Train on a nil module: no error")
+	}
+	var l *DataLoader
+	for range l.All() {
+		t.Error("a nil loader yielded a batch")
+	}
+	if l.Err() == nil {
+		t.Error("Err of a nil loader: nil")
+	}
+	var s *Scope
+	if s.T(nil, nil) != nil || s.Free() != nil {
+		t.Error("a nil Scope is not a no-op")
+	}
+}
