@@ -342,8 +342,12 @@ def generate(doc: dict, out: str, build_lib, include: str, copy_tree, write_if_c
     write_if_changed(os.path.join(out, "ops_tramp_gen.c"), tramp.source())
     write_if_changed(os.path.join(out, "capi_gen.go"), emit_capi(doc))
     write_if_changed(os.path.join(out, "hfuncs_gen.go"), emit_hfuncs(doc))
+    # The options form of every op with defaults, named clear of every other exported name.
+    from .emit_go_exports import emit as emit_exports, scan
+    from .emit_go_opts import emit as emit_opts
+    names = scan(out, exclude=("ops_opts_gen.go",))
+    write_if_changed(os.path.join(out, "ops_opts_gen.go"), emit_opts(doc, set(RUNTIME_NAMES) | set(names[0]) | set(names[1])))
     # Last: the lists of exported functions and types, read from the files written above.
-    from .emit_go_exports import emit as emit_exports
     write_if_changed(os.path.join(out, "exports_gen_test.go"), emit_exports(out, "ctorch"))
     write_if_changed(os.path.join(out, "nn", "exports_gen_test.go"), emit_exports(os.path.join(out, "nn"), "nn"))
 
