@@ -385,6 +385,8 @@ def generate(doc: dict, out: str, build_lib, copy_tree, write_if_changed, here: 
     write_if_changed(os.path.join(out, "api.js"), emit_api(doc))
     from .emit_node_nn import emit as emit_nn
     write_if_changed(os.path.join(out, "nn_classes.js"), emit_nn(doc))
+    from .emit_node_dts import emit as emit_dts
+    write_if_changed(os.path.join(out, "index.d.ts"), emit_dts(doc, here))
     write_if_changed(os.path.join(out, "build_config.json"), json.dumps({"lib": build_lib}) + "\n")
     with open(os.path.join(here, "node", "package.json"), encoding="utf-8") as f:
         pkg = json.load(f)

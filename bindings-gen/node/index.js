@@ -1,6 +1,10 @@
 'use strict';
 // ctorch for Node.js: the runtime of the generated binding (capi.js and
 // ops.js are generated from api.json by bindings-gen/ctorch_gen/emit_node.py).
+// Node 18 lacks the explicit-resource-management symbols (Node 20 has them): the
+// polyfill TypeScript's `using` and Node itself look up.
+if (!Symbol.dispose) Object.defineProperty(Symbol, 'dispose', { value: Symbol('Symbol.dispose') });
+if (!Symbol.asyncDispose) Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol('Symbol.asyncDispose') });
 const fs = require('fs');
 const path = require('path');
 const v8 = require('v8');
@@ -14,24 +18,37 @@ const capi = require('./capi');
 // PKG_CONFIG_PATH, or Debian's libctorch-dev); else the bare SONAME, which
 // the system's loader resolves (Debian's libctorch0-torch1.13, ldconfig,
 // LD_LIBRARY_PATH). The SONAME names the libtorch the generated functions
-// were made from, so no other build's library is picked up.
-function findLibrary() {
+// were made from, so no other build's library is picked up. Every place
+// looked at is recorded: when nothing loads, the error lists them all.
+function findLibrary(tried) {
   if (process.env.CTORCH_LIB) return process.env.CTORCH_LIB;
+  tried.push('$CTORCH_LIB: not set');
+  const cfgFile = path.join(__dirname, 'build_config.json');
   try {
-    const cfg = JSON.parse(fs.readFileSync(path.join(__dirname, 'build_config.json'), 'utf8'));
+    const cfg = JSON.parse(fs.readFileSync(cfgFile, 'utf8'));
     if (cfg.lib && fs.existsSync(cfg.lib)) return cfg.lib;
-  } catch (e) { /* not generated in a build tree */ }
+    tried.push(`${cfgFile}: names ${cfg.lib}, which does not exist`);
+  } catch (e) { tried.push(`${cfgFile}: absent (a package not generated in a build tree)`); }
   try {
     const libdir = require('child_process').execFileSync('pkg-config', ['--variable=libdir', 'ctorch'],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const file = libdir && path.join(libdir, capi.SONAME);
     if (file && fs.existsSync(file)) return file;
-  } catch (e) { /* no pkg-config, or no ctorch.pc on its path */ }
+    tried.push(`pkg-config --variable=libdir ctorch: ${file || '(empty)'} does not exist`);
+  } catch (e) { tried.push('pkg-config --variable=libdir ctorch: no pkg-config, or no ctorch.pc on PKG_CONFIG_PATH'); }
   return capi.SONAME;
 }
 
-const LIB_PATH = findLibrary();
-const lib = koffi.load(LIB_PATH);
+const triedPlaces = [];
+const LIB_PATH = findLibrary(triedPlaces);
+let lib;
+try {
+  lib = koffi.load(LIB_PATH);
+} catch (e) {
+  const last = process.env.CTORCH_LIB ? `$CTORCH_LIB=${LIB_PATH}` : `${LIB_PATH} through the system's loader (ld.so.cache, LD_LIBRARY_PATH)`;
+  throw new Error(`ctorch: cannot load libctorch. Tried, in order:\n  ${[...triedPlaces, `${last}: ${e.message}`].join('\n  ')}\n` +
+    'Install ctorch (its Debian packages or cmake --install), or set CTORCH_LIB to the path of libctorch.so.');
+}
 const { T, F } = capi.declare(lib);
 const E = capi.ENUMS;
 
@@ -118,14 +135,28 @@ const registry = new FinalizationRegistry((h) => {
 });
 
 // Scopes: every tensor created while one is open is disposed when it closes,
-// except the values returned (tensors, or arrays/objects of tensors).
+// except the values returned (tensors, or arrays/objects of tensors). A
+// synchronous scope is the top of `scopes` while its function runs (nothing
+// else runs then). A scope whose function returns a Promise stays open until
+// the Promise settles and follows its own async context (AsyncLocalStorage):
+// tensors made after an `await` belong to it, tensors made meanwhile by
+// unrelated callbacks do not. The store is read only while such a scope is
+// pending (asyncOpen > 0), so synchronous code pays nothing for it.
+const { AsyncLocalStorage } = require('async_hooks');
 const scopes = [];
+const asyncScope = new AsyncLocalStorage();
+let asyncOpen = 0;
+function currentScope() {
+  if (scopes.length) return scopes[scopes.length - 1];
+  return asyncOpen ? asyncScope.getStore() : undefined;
+}
 
 class Tensor {
   constructor(h) {
     this._h = h;
     registry.register(this, h, this);
-    if (scopes.length) scopes[scopes.length - 1].push(this);
+    const s = scopes.length ? scopes[scopes.length - 1] : asyncOpen ? asyncScope.getStore() : undefined;
+    if (s) s.push(this);
     if (++sinceCheck >= config.checkEvery) pressure();
   }
   get handle() { return this._h; }
@@ -138,34 +169,47 @@ class Tensor {
     }
   }
   get disposed() { return !this._h; }
+  [Symbol.dispose]() { this.dispose(); } // `using t = ct.randn([2])` (TypeScript 5.2+, Node 24+)
 }
 
+function isThenable(v) { return v !== null && typeof v === 'object' && typeof v.then === 'function'; }
 function scope(fn) {
   const mine = [];
   scopes.push(mine);
   let result;
-  try {
-    result = fn();
-  } finally {
-    scopes.pop();
+  let done = false;
+  const finish = (v) => {
     const keep = new Set();
-    (function mark(v) {
-      if (v instanceof Tensor) keep.add(v);
-      else if (Array.isArray(v)) v.forEach(mark);
-      else if (v && typeof v === 'object' && v.constructor === Object) Object.values(v).forEach(mark);
-    })(result);
+    (function mark(x) {
+      if (x instanceof Tensor) keep.add(x);
+      else if (Array.isArray(x)) x.forEach(mark);
+      else if (x && typeof x === 'object' && x.constructor === Object) Object.values(x).forEach(mark);
+    })(v);
+    const outer = currentScope();
     for (const t of mine) {
       if (keep.has(t)) {
-        if (scopes.length) scopes[scopes.length - 1].push(t); // survives into the enclosing scope
+        if (outer) outer.push(t); // survives into the enclosing scope
       } else t.dispose();
     }
+  };
+  try {
+    result = asyncScope.run(mine, fn);
+    done = !isThenable(result);
+  } finally {
+    scopes.pop();
+    if (done || !isThenable(result)) finish(done ? result : undefined);
   }
-  return result;
+  if (done) return result;
+  // An async function: the scope closes when its Promise settles, in the
+  // caller's context (an enclosing async scope takes what it returns).
+  asyncOpen++;
+  return Promise.resolve(result).then((v) => { asyncOpen--; finish(v); return v; },
+    (e) => { asyncOpen--; finish(undefined); throw e; });
 }
 
 function keep(t) { // leaves the current scope alive
-  if (scopes.length) {
-    const s = scopes[scopes.length - 1];
+  const s = currentScope();
+  if (s) {
     const i = s.indexOf(t);
     if (i >= 0) s.splice(i, 1);
   }
@@ -397,16 +441,32 @@ class Handle {
   get handle() { return this._h; }
   dispose() {
     const hv = this._h;
-    if (hv) { this._release(); if (this._free) this._free(hv); }
+    if (hv) {
+      busyCheck(this, 'dispose()');
+      this._release();
+      if (this._free) this._free(hv);
+    }
   }
+  [Symbol.dispose]() { this.dispose(); }
+  // After the Promise calls pending on it (promise.js), then dispose().
+  async [Symbol.asyncDispose]() { if (this._queue) await this._queue; this.dispose(); }
   _release() { this._h = 0n; handleRegistry.unregister(this); } // the C function freed it
   _take() { const hv = this._h; this._release(); return hv; } // the handle, no longer freed by this object
+}
+// An object with a Promise call in flight (promise.js sets _busy) is the
+// worker thread's until the call ends: a synchronous call through it, or
+// dispose(), would race with it, so it throws instead.
+function busyCheck(x, what) {
+  if (x._busy) {
+    throw new Error(`ctorch: ${x.constructor.name}.${what} while a Promise call on it is pending; await it first`);
+  }
 }
 function adopt(C, hv) { return hv === 0n ? null : new C(hv); }
 function hh(x) {
   if (x instanceof Tensor) return h(x);
   if (x !== null && typeof x === 'object' && typeof x._h === 'bigint') {
     if (!x._h) throw new Error('ctorch: handle used after dispose()');
+    if (x._busy) busyCheck(x, 'a call');
     return x._h;
   }
   throw new TypeError(`expected a ctorch handle object, got ${x === null ? 'null' : typeof x}`);
@@ -556,12 +616,26 @@ ct.tensor = function (data, opts = {}) {
 };
 ct.manualSeed = (s) => api.manual_seed(BigInt(s));
 ct.setNumThreads = api.set_num_threads;
-function autogradScope(kind, fn) {
+// Grad mode is libtorch's per-thread state. An async function cannot hold
+// it across `await`: while it waits, other callbacks run on the same thread
+// and would run without a graph too, and the Promise calls (promise.js) run
+// on koffi's worker threads, which the mode of this thread does not reach.
+// So an async function (or one returning a Promise) is refused: run the
+// synchronous part inside the mode, `await` outside it.
+function autogradScope(kind, name, fn) {
+  if (typeof fn !== 'function') throw new TypeError(`ct.${name}(fn): fn must be a function`);
+  const refuse = (why) => new TypeError(`ct.${name}(fn): fn ${why}; grad mode is per thread and cannot hold across ` +
+    `await (other callbacks would run inside it). Call it around synchronous code: ` +
+    `const y = ct.${name}(() => model.forward(x)), and await outside it`);
+  if (fn.constructor && fn.constructor.name === 'AsyncFunction') throw refuse('is an async function');
   const s = api.autograd_scope_enter(kind);
-  try { return fn(); } finally { api.autograd_scope_leave(s); }
+  let r;
+  try { r = fn(); } finally { api.autograd_scope_leave(s); }
+  if (isThenable(r)) throw refuse('returned a Promise (its code after the first await ran with grad enabled)');
+  return r;
 }
-ct.noGrad = (fn) => autogradScope(E.ctorch_autograd_scope_kind.CTORCH_SCOPE_NO_GRAD, fn);
-ct.inferenceMode = (fn) => autogradScope(E.ctorch_autograd_scope_kind.CTORCH_SCOPE_INFERENCE_MODE, fn);
+ct.noGrad = (fn) => autogradScope(E.ctorch_autograd_scope_kind.CTORCH_SCOPE_NO_GRAD, 'noGrad', fn);
+ct.inferenceMode = (fn) => autogradScope(E.ctorch_autograd_scope_kind.CTORCH_SCOPE_INFERENCE_MODE, 'inferenceMode', fn);
 
 // torch.Generator(device).manualSeed(s): accepted by every operator's
 // `generator` option (ct.randn([2, 3], { generator: g })), as are the
@@ -580,15 +654,15 @@ ct.save = function (dict, path) {
   const entries = [...(dict instanceof Map ? dict : Object.entries(dict))];
   api.save_dict(path, entries.map(([k]) => k), entries.map(([, t]) => t));
 };
-ct.load = function (path) {
-  const d = api.load_dict(path);
+function readDictMap(d) { // the entries of a NEW tensor dict as a Map; the dict is freed
   try {
     const n = api.tensor_dict_size(d);
     const out = new Map();
     for (let i = 0; i < n; i++) out.set(api.tensor_dict_key(d, i), api.tensor_dict_get(d, i));
     return out;
   } finally { d.dispose(); }
-};
+}
+ct.load = (path) => readDictMap(api.load_dict(path));
 
 // ---- optimizers and data: the generated classes with JS constructors ---------
 const OPT_KINDS = Object.fromEntries(Object.entries(E.ctorch_optimizer_kind).map(([k, v]) => [k.slice(13).toLowerCase(), v]));
@@ -654,13 +728,18 @@ ct.nn.init = {
 // The module classes (nn.js; nn_classes.js is generated from api.json's "nn_modules").
 // steal: a tensor's handle taken from its object (ownership passes to C).
 const steal = (t) => { const hv = t._h; t._h = 0n; registry.unregister(t); return hv; };
-require('./nn')(ct, { api, R, F, T, koffi, E, steal, check });
+const nnRt = { api, R, F, T, koffi, E, steal, check };
+require('./nn')(ct, nnRt);
 
 // ---- asynchronous calls ------------------------------------------------------
-// ct.async.<group>.<overload>(...) runs one generated operator on a koffi
-// worker thread and resolves to its result; errors come back through tickets.
+// ct.callAsync('ctorch_<name>', ...C arguments) runs one C function (koffi's
+// declaration, raw handles and out-arrays) on a koffi worker thread and
+// resolves once it returned 0; errors come back through tickets. The Promise
+// API built on it (model.forwardAsync, t.backwardAsync, opt.stepAsync,
+// loader.nextAsync / for await, ct.saveAsync / ct.loadAsync) is promise.js.
 ct.callAsync = function (cName, ...args) {
   const fn = F[cName];
+  if (!fn) return Promise.reject(new TypeError(`ct.callAsync: no C function '${cName}'`));
   return new Promise((resolve, reject) => {
     fn.async(...args, (err, st) => {
       if (err) reject(err);
@@ -669,6 +748,7 @@ ct.callAsync = function (cName, ...args) {
     });
   });
 };
+require('./promise')(ct, { api, R, F, check, Tensor, DataLoader, readDictMap, kwText: nnRt.kwText });
 ct.errorOf = errorOf;
 
 // ABI check: this package was generated for one build of the C API.

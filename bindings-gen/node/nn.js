@@ -33,6 +33,7 @@ module.exports = function defineNn(ct, rt) {
   }
   const snake = (k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
   const kwText = (opts) => Object.entries(opts).map(([k, v]) => `${snake(k)}=${text(v)}`).join(', ');
+  rt.kwText = kwText; // forwardAsync's (promise.js)
 
   // ---- JS forwards called by the library (a custom module inside a C container) ----
   const live = new Map(); // key (user_data) -> WeakRef to the JS module, until the library releases the key
@@ -195,6 +196,9 @@ module.exports = function defineNn(ct, rt) {
     // Output shapes of every submodule for inputs of these shapes, without computing (meta tensors).
     shapeCheck(...shapes) { return api.nn_module_shape_check(this._m, shapes); }
     dispose() { this._m.dispose(); }
+    [Symbol.dispose]() { this.dispose(); }
+    // After the Promise calls pending on it (forwardAsync), then dispose().
+    async [Symbol.asyncDispose]() { await this._m[Symbol.asyncDispose](); }
   }
 
   function readDict(d) {

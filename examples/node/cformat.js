@@ -4,6 +4,7 @@
 // rounds the double's exact value too, but breaks an exact tie upwards where
 // glibc's printf takes the even digit (21.125 -> "21.13" against "21.12").
 // x is a tie at d decimals exactly when x * 2^(d+1) is an odd integer.
+/** @param {number} x @param {number} d @returns {string} */
 function fixed(x, d) {
   const c = x * 2 ** (d + 1); // exact: a power of two
   if (Number.isInteger(c) && Math.abs(c % 2) === 1) {

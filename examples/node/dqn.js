@@ -12,12 +12,14 @@
 //   node examples/node/dqn.js [--episodes K] [--seed S] [--threads N] [--learning-starts N]
 //                             [--eps-steps N] [--target-every N] [--solve 0|1] [--save PATH]
 // The last line: episodes=<n> steps=<n> solved_at=<episode or 0> mean100=<return> last_loss=<mse> ...
+/** @type {import('ctorch')} */ // a require(expression) is untyped: tsc --checkJs takes this
 const ct = require(process.env.CTORCH_NODE_PKG || 'ctorch');
 const { fixed } = require('./cformat');
 
 const libm = ct.lib.koffi.load('libm.so.6');
 const cos = libm.func('double cos(double)'), sin = libm.func('double sin(double)');
 
+/** @type {Record<string, any>} */
 const a = { episodes: 1000, seed: 1, threads: 0, learningStarts: 1000, epsSteps: 10000, targetEvery: 500, solve: 1, save: '' };
 for (let i = 2; i < process.argv.length; i += 2) {
   const k = process.argv[i].replace(/^--/, '').replace(/-(.)/g, (_, c) => c.toUpperCase());
@@ -30,6 +32,7 @@ const GRAVITY = 9.8, MASSPOLE = 0.1, TOTAL_MASS = 0.1 + 1.0, LENGTH = 0.5, POLEM
 const FORCE_MAG = 10.0, TAU = 0.02, X_THRESHOLD = 2.4, THETA_THRESHOLD = 12 * 2 * Math.PI / 360, MAX_STEPS = 500;
 const CAPACITY = 50000, BATCH = 64, GAMMA = 0.99;
 
+/** @param {Float64Array} s @param {number} action */
 function cartpoleStep(s, action) { // s: Float64Array(4), updated; returns terminated
   const [x, xDot, theta, thetaDot] = s;
   const force = action === 1 ? FORCE_MAG : -FORCE_MAG;
@@ -43,9 +46,11 @@ function cartpoleStep(s, action) { // s: Float64Array(4), updated; returns termi
 }
 
 const g = new ct.Generator().manualSeed(a.seed);
+/** @param {() => import('ctorch').Tensor} fn @returns {any} a typed array of the tensor's dtype */
 const draw = (fn) => ct.scope(() => fn().toTypedArray());
-const reset = () => draw(() => ct.rand([4], { generator: g, dtype: ct.float64 })).map((u) => u * 0.1 - 0.05);
+const reset = () => draw(() => ct.rand([4], { generator: g, dtype: ct.float64 })).map((/** @type {number} */ u) => u * 0.1 - 0.05);
 const uniform = () => draw(() => ct.rand([1], { generator: g }))[0];
+/** @param {number} high @param {number} n */
 const randint = (high, n) => draw(() => ct.randint(high, [n], { generator: g, dtype: ct.int64 }));
 
 const qnet = () => new ct.nn.Sequential(new ct.nn.Linear(4, 128), new ct.nn.ReLU(), new ct.nn.Linear(128, 128),
@@ -59,9 +64,10 @@ const opt = ct.optim.Adam(q.parameters(), { lr: 1e-3 });
 // The replay buffer in JS arrays; a batch's rows become tensors.
 const buf = { obs: new Float32Array(CAPACITY * 4), next: new Float32Array(CAPACITY * 4),
   act: new BigInt64Array(CAPACITY), notdone: new Float32Array(CAPACITY), size: 0, pos: 0 };
+/** @param {any} src @param {number} width @param {any} idx @param {any} C */
 const rows = (src, width, idx, C = Float32Array) => {
   const out = new C(idx.length * width);
-  idx.forEach((i, k) => out.set(src.subarray(Number(i) * width, (Number(i) + 1) * width), k * width));
+  idx.forEach((/** @type {bigint} */ i, /** @type {number} */ k) => out.set(src.subarray(Number(i) * width, (Number(i) + 1) * width), k * width));
   return ct.tensor(out, { shape: width === 1 ? [idx.length] : [idx.length, width] });
 };
 
@@ -77,9 +83,10 @@ function update() {
     opt.zeroGrad();
     loss.backward();
     opt.step();
-    return loss.item();
+    return Number(loss.item());
   });
 }
+/** @param {Float32Array} obs */
 const greedy = (obs) => ct.scope(() => ct.noGrad(() => {
   const v = q.forward(ct.tensor(obs, { shape: [1, 4] })).toTypedArray();
   return v[1] > v[0] ? 1 : 0; // the first on a tie, as torch.argmax

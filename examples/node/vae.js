@@ -14,10 +14,13 @@
 // The last line: initial_loss=<nats/image> final_loss=<nats/image> test_loss=<nats/image> images_per_s=<n>
 const fs = require('fs');
 const zlib = require('zlib');
+/** @type {import('ctorch')} */ // a require(expression) is untyped: tsc --checkJs takes this
 const ct = require(process.env.CTORCH_NODE_PKG || 'ctorch');
 const { fixed } = require('./cformat');
+/** @typedef {import('ctorch').Tensor} Tensor */
 
 const LATENT = 20, GRID = 8;
+/** @type {Record<string, any>} */
 const a = { steps: 4690, batch: 128, seed: 1, threads: 0, data: '/usr/share/datasets/fashion-mnist',
   testImages: 0, samples: 'vae_samples.png', save: '', load: '' };
 for (let i = 2; i < process.argv.length; i += 2) {
@@ -40,15 +43,19 @@ class VAE extends ct.nn.Module {
     this.fc3 = new ct.nn.Linear(LATENT, 400);
     this.fc4 = new ct.nn.Linear(400, 784);
   }
+  /** @param {Tensor} x @returns {[Tensor, Tensor]} */
   encode(x) {
     const h1 = ct.relu(this.fc1.forward(x));
     return [this.fc21.forward(h1), this.fc22.forward(h1)];
   }
+  /** @param {Tensor} mu @param {Tensor} logvar */
   reparameterize(mu, logvar) {
     const std = ct.exp(ct.mul(logvar, 0.5));
     return ct.add(mu, ct.mul(ct.randn_like(std), std));
   }
+  /** @param {Tensor} z */
   decode(z) { return ct.sigmoid(this.fc4.forward(ct.relu(this.fc3.forward(z)))); }
+  /** @param {Tensor} x */
   forward(x) {
     const [mu, logvar] = this.encode(x);
     return [this.decode(this.reparameterize(mu, logvar)), mu, logvar];
@@ -56,6 +63,7 @@ class VAE extends ct.nn.Module {
 }
 
 // BCE(sum) + KL, op for op as vae.py's loss_function.
+/** @param {Tensor} recon @param {Tensor} x @param {Tensor} mu @param {Tensor} logvar */
 function lossFunction(recon, x, mu, logvar) {
   const bce = ct.nn.binary_cross_entropy(recon, x, { reduction: 'sum' });
   const kld = ct.mul(ct.sum(ct.sub(ct.sub(ct.add(logvar, 1), ct.pow(mu, 2)), ct.exp(logvar))), -0.5);
@@ -63,6 +71,7 @@ function lossFunction(recon, x, mu, logvar) {
 }
 
 // uint8 [240, 240]: 64 decoded draws in an 8x8 grid of white-framed 28x28 tiles.
+/** @param {VAE} model @param {number} seed */
 function sampleGrid(model, seed) {
   return ct.inferenceMode(() => {
     const z = ct.randn([GRID * GRID, LATENT], { generator: new ct.Generator().manualSeed(seed) });
@@ -72,10 +81,12 @@ function sampleGrid(model, seed) {
   });
 }
 
+/** @param {string} path @param {Tensor} grey */
 function writePng(path, grey) {
-  const [h, w] = grey.shape, px = grey.toTypedArray();
+  const [h, w] = grey.shape, px = /** @type {Uint8Array} */ (grey.toTypedArray()); // uint8
   const rows = Buffer.alloc(h * (w + 1)); // filter byte 0 before each row
   for (let y = 0; y < h; y++) rows.set(px.subarray(y * w, (y + 1) * w), y * (w + 1) + 1);
+  /** @param {string} kind @param {Buffer} data */
   const chunk = (kind, data) => {
     const head = Buffer.alloc(4), tail = Buffer.alloc(4), body = Buffer.concat([Buffer.from(kind), data]);
     head.writeUInt32BE(data.length);
@@ -90,6 +101,7 @@ function writePng(path, grey) {
     chunk('IDAT', zlib.deflateSync(rows, { level: 9 })), chunk('IEND', Buffer.alloc(0))]));
 }
 
+/** @param {boolean} train */
 const images = (train) => ct.scope(() => {
   let x = ct.reshape(ct.div(ct.data.readMnist(a.data, train)[0].to(ct.float32), 255), [-1, 784]);
   if (!train && a.testImages > 0) x = ct.narrow(x, 0, 0, a.testImages);
@@ -115,7 +127,7 @@ while (step < a.steps) {
       const loss = lossFunction(recon, x, mu, logvar);
       loss.backward();
       opt.step();
-      return loss.item() / x.shape[0];
+      return Number(loss.item()) / x.shape[0];
     });
     seen += x.shape[0];
     x.dispose();
@@ -129,7 +141,7 @@ const dt = Number(process.hrtime.bigint() - t0) / 1e9;
 
 const testLoss = ct.scope(() => ct.inferenceMode(() => {
   const [mu, logvar] = model.encode(testX);
-  return lossFunction(model.decode(mu), testX, mu, logvar).item() / testX.shape[0];
+  return Number(lossFunction(model.decode(mu), testX, mu, logvar).item()) / testX.shape[0];
 }));
 console.log(`test loss ${fixed(testLoss, 6)} (${testX.shape[0]} images, z = mu)`);
 if (a.samples) {
@@ -140,6 +152,7 @@ if (a.save) {
   ct.save(model.stateDict(), a.save);
   console.log(`saved weights to ${a.save}`);
 }
+/** @param {number} v */
 const g9 = (v) => String(Number(v.toPrecision(9))); // C's %.9g for these magnitudes
 console.log(`initial_loss=${g9(first)} final_loss=${g9(last)} test_loss=${g9(testLoss)} ` +
   `images_per_s=${(a.steps ? seen / dt : 0).toFixed(1)}`);

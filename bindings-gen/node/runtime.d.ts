@@ -1,0 +1,210 @@
+/// <reference types="node" />
+// The hand-written runtime (index.js, nn.js, promise.js), declared by hand;
+// bindings-gen/ctorch_gen/emit_node_dts.py appends the generated part (the
+// operators, ct.capi, the module classes, the dtypes) to make index.d.ts.
+
+/** A dtype (ct.float32): value is ctorch_dtype's, name torch's. */
+export interface DType { readonly value: number; readonly name: string; toString(): string }
+export interface Layout { readonly value: number }
+export interface MemoryFormat { readonly value: number }
+/** 'cpu', 'cuda:1', or ctorch_device's fields. */
+export type DeviceLike = string | { type: number; index: number };
+declare const floatBrand: unique symbol;
+/** ct.float(2): a FLOAT Scalar although integral. */
+export interface FloatScalar { readonly [floatBrand]: true; readonly v: number }
+/** An integer-valued number is an INT Scalar, others FLOAT; booleans BOOL. */
+export type Scalar = number | boolean | bigint | FloatScalar;
+export type NestedData = number | boolean | bigint | readonly NestedData[];
+/** What ct.save and loadStateDict take (a null entry is refused with an error, as C refuses it). */
+export type StateDict = ReadonlyMap<string, Tensor | null> | { readonly [name: string]: Tensor | null };
+export interface BackwardOptions {
+  gradient?: Tensor | null; retainGraph?: boolean; createGraph?: boolean; inputs?: readonly Tensor[] | null;
+}
+
+export declare class CtorchError extends Error {
+  constructor(status: number, message: string);
+  /** ctorch_status's value (its code bits) and name. */
+  readonly status: number;
+  readonly statusName: string;
+}
+
+/** A tensor: native memory, freed by dispose(), ct.scope, `using`, or a finalizer. */
+export declare class Tensor {
+  constructor(handle: bigint);
+  readonly handle: bigint;
+  readonly disposed: boolean;
+  readonly shape: ReturnType<typeof capi.tensor_sizes>;
+  readonly dtype: DType;
+  requiresGrad: boolean;
+  readonly grad: ReturnType<typeof capi.tensor_grad>;
+  stride(): ReturnType<typeof capi.tensor_strides>;
+  numel(): number;
+  /** The value of a one-element tensor: a boolean for ct.bool, else a number. */
+  item(): number | boolean;
+  toTypedArray(): Float32Array | Float64Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
+  /** Nested arrays of numbers (booleans for ct.bool). */
+  toArray(): any;
+  backward(opts?: BackwardOptions): void;
+  /** backward() on a worker thread (README.md, "Promises"). */
+  backwardAsync(opts?: BackwardOptions): Promise<void>;
+  detach(): Tensor;
+  to(dtype: DType): Tensor;
+  requiresGrad_(v?: boolean): this;
+  toString(): string;
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+export interface Tensor extends TensorMethods {}
+
+/** Base of the handle classes of ct.capi (not exported by the package). */
+declare class Handle {
+  readonly handle: bigint;
+  dispose(): void;
+  [Symbol.dispose](): void;
+  /** Waits for the Promise calls pending on the object, then disposes it. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export declare const ops: { [group: string]: any };
+export declare const lib: { readonly path: string; readonly F: any; readonly T: any; readonly koffi: any };
+export declare const config: { gcThresholdBytes: number; checkEvery: number };
+export declare const version: string;
+export declare const abiHash: string;
+export declare const strided: Layout;
+export declare const contiguous_format: MemoryFormat;
+export declare const preserve_format: MemoryFormat;
+export declare const channels_last: MemoryFormat;
+
+/**
+ * Runs fn; every tensor made inside is disposed when it ends, except those it
+ * returns (a tensor, or arrays / plain objects of them). An async fn (one
+ * returning a Promise) keeps the scope open until the Promise settles, and
+ * only tensors made in its own async context belong to it.
+ */
+export declare function scope<T>(fn: () => Promise<T>): Promise<T>;
+export declare function scope<T>(fn: () => T): T;
+/** Takes t out of the current scope. */
+export declare function keep<T extends Tensor>(t: T): T;
+/** Runs fn (synchronous only: an async fn is refused with a TypeError) without recording a graph. */
+export declare function noGrad<T>(fn: () => T): T;
+export declare function inferenceMode<T>(fn: () => T): T;
+export declare function memoryBytes(deviceType?: number): number;
+export declare function flushFrees(): void;
+export declare function float(v: number): FloatScalar;
+export declare function tensor(data: NestedData | ArrayBufferView,
+  opts?: { dtype?: DType; requiresGrad?: boolean; shape?: readonly number[] }): Tensor;
+export declare function manualSeed(seed: number | bigint): void;
+export declare function setNumThreads(n: number): void;
+export declare function save(dict: StateDict, path: string): void;
+export declare function load(path: string): Map<string, Tensor>;
+/** ct.save / ct.load on a worker thread. */
+export declare function saveAsync(dict: StateDict, path: string): Promise<void>;
+export declare function loadAsync(path: string): Promise<Map<string, Tensor>>;
+/** One C function (koffi's raw declaration: handles as bigint, out-arrays) on a worker thread. */
+export declare function callAsync(cName: string, ...args: unknown[]): Promise<void>;
+export declare function errorOf(status: number): CtorchError;
+
+export declare class Generator extends capi.Generator {
+  constructor(device?: DeviceLike);
+  manualSeed(seed: number | bigint): this;
+  initialSeed(): ReturnType<typeof capi.generator_initial_seed>;
+}
+
+export interface Optimizer extends capi.Optimizer { zeroGrad(setToNone?: boolean): void }
+export type OptimizerOptions = { [K in keyof capi.ctorch_optim_options_v2]?: number } & { betas?: [number, number] };
+export namespace optim {
+  function SGD(params: readonly Tensor[] | nn.Module, options?: OptimizerOptions): Optimizer;
+  function Adam(params: readonly Tensor[] | nn.Module, options?: OptimizerOptions): Optimizer;
+  function AdamW(params: readonly Tensor[] | nn.Module, options?: OptimizerOptions): Optimizer;
+  function RMSprop(params: readonly Tensor[] | nn.Module, options?: OptimizerOptions): Optimizer;
+  function Adagrad(params: readonly Tensor[] | nn.Module, options?: OptimizerOptions): Optimizer;
+}
+
+export namespace data {
+  /** The IDX files of MNIST / Fashion-MNIST in dir (gzip or not): [images uint8 [N,28,28], labels int64 [N]]. */
+  function readMnist(dir: string, train?: boolean): ReturnType<typeof capi.data_mnist_read_dir>;
+  class DataLoader extends capi.DataLoader {
+    constructor(data: Tensor, targets?: Tensor | null, opts?: {
+      batchSize?: number; shuffle?: boolean; seed?: number | bigint; dropLast?: boolean;
+      transform?: Parameters<capi.DataLoader['set_transform']>[0];
+    });
+    /** The epoch the next iteration starts (its shuffle order). */
+    epoch: number;
+    [Symbol.iterator](): IterableIterator<[Tensor, Tensor | null]>;
+    /** for await: the batches of one epoch, each read on a worker thread. */
+    [Symbol.asyncIterator](): AsyncIterableIterator<[Tensor, Tensor | null]>;
+  }
+}
+
+/** Inputs of forward: tensors, nested arrays of them (LSTM's [h, c]), a trailing kwargs object. */
+export type ForwardArg = Tensor | null | readonly ForwardArg[] | { [kwarg: string]: unknown };
+
+declare class Builtin extends nn.Module {
+  forward(...inputs: ForwardArg[]): any;
+}
+
+export namespace nn {
+  /** torch.nn.Module: assign modules and Parameters to properties in the constructor; define forward. */
+  class Module {
+    constructor();
+    readonly handle: bigint;
+    registerModule<M extends Module>(name: string, m: M): M;
+    registerParameter(name: string, p: Parameter | null): Parameter | null;
+    registerBuffer(name: string, t: Tensor | null, persistent?: boolean): Tensor | null;
+    tensor(name: string): ReturnType<typeof capi.nn_module_tensor>;
+    get(path: string): Module;
+    forward(...inputs: any[]): any;
+    call(...inputs: any[]): any;
+    /** forward on a worker thread (a JS-defined forward still runs on this thread, called back). */
+    forwardAsync(...inputs: ForwardArg[]): Promise<any>;
+    // A parameter or buffer registered as null is left out, as in torch.
+    namedParameters(recurse?: boolean): [string, Tensor][];
+    parameters(): Tensor[];
+    namedBuffers(recurse?: boolean): [string, Tensor][];
+    buffers(): Tensor[];
+    namedChildren(): [string, Module][];
+    children(): Module[];
+    stateDict(): Map<string, Tensor>;
+    loadStateDict(sd: StateDict, opts?: { strict?: boolean }): { missingKeys: string[]; unexpectedKeys: string[] };
+    train(mode?: boolean): this;
+    eval(): this;
+    readonly training: boolean;
+    to(...args: (DeviceLike | DType | null | undefined)[]): this;
+    requiresGrad_(v?: boolean): this;
+    zeroGrad(setToNone?: boolean): void;
+    numParameters(opts?: { onlyTrainable?: boolean }): number;
+    toString(): string;
+    clone(): Module;
+    shapeCheck(...shapes: (readonly number[])[]): ReturnType<typeof capi.nn_module_shape_check>;
+    dispose(): void;
+    [Symbol.dispose](): void;
+    [Symbol.asyncDispose](): Promise<void>;
+  }
+  class Parameter extends Tensor { constructor(data: Tensor, requiresGrad?: boolean) }
+  class Sequential extends Builtin {
+    constructor(...modules: Module[]);
+    append(m: Module): this;
+    readonly length: number;
+    at(i: number): Module;
+    [Symbol.iterator](): Iterator<Module>;
+  }
+  class ModuleList extends Sequential {}
+  class ModuleDict extends Builtin {
+    constructor(modules?: { [name: string]: Module });
+    set(name: string, m: Module): this;
+    /** The child named k, or undefined. */
+    get(name: string): any;
+    keys(): string[];
+    entries(): [string, Module][];
+  }
+  namespace utils {
+    function clipGradNorm_(params: readonly Tensor[] | Module, maxNorm: number, normType?: number,
+      errorIfNonfinite?: boolean): number;
+    function clipGradValue_(params: readonly Tensor[] | Module, clipValue: number): void;
+  }
+  namespace init {
+    function uniform_(t: Tensor, a: number, b: number): Tensor;
+    function normal_(t: Tensor, mean: number, std: number): Tensor;
+    function zeros_(t: Tensor): Tensor;
+  }
+}
