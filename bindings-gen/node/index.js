@@ -748,7 +748,8 @@ ct.callAsync = function (cName, ...args) {
     });
   });
 };
-require('./promise')(ct, { api, R, F, check, Tensor, DataLoader, readDictMap, kwText: nnRt.kwText });
+require('./promise')(ct, { api, R, F, check, Tensor, DataLoader, readDictMap, kwText: nnRt.kwText,
+  takePending: nnRt.takePending });
 ct.errorOf = errorOf;
 
 // ABI check: this package was generated for one build of the C API.

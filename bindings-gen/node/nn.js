@@ -33,7 +33,6 @@ module.exports = function defineNn(ct, rt) {
   }
   const snake = (k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
   const kwText = (opts) => Object.entries(opts).map(([k, v]) => `${snake(k)}=${text(v)}`).join(', ');
-  rt.kwText = kwText; // forwardAsync's (promise.js)
 
   // ---- JS forwards called by the library (a custom module inside a C container) ----
   const live = new Map(); // key (user_data) -> WeakRef to the JS module, until the library releases the key
@@ -81,6 +80,11 @@ module.exports = function defineNn(ct, rt) {
   // goes (its clones share the key): the key's entry is dropped then.
   const releaseCb = koffi.register((userData) => { live.delete(Number(koffi.address(userData))); },
     koffi.pointer('ctorch_nn_custom_new_free_user_data_fn'));
+
+  // For forwardAsync (promise.js): the kwargs text, and the JS exception a
+  // callback caught during the call (rethrown instead of the status).
+  rt.kwText = kwText;
+  rt.takePending = () => { const js = pending; pending = null; return js; };
 
   // forward through the generated wrapper (api.json: outputs filled into a
   // caller's array); an exception a JS forward raised inside it wins.

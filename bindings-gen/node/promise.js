@@ -16,7 +16,7 @@
 // - Grad mode is per thread: the worker threads run with libtorch's default
 //   (grad enabled) whatever ct.noGrad does on the JS thread.
 module.exports = function definePromises(ct, rt) {
-  const { api, R, F, check, Tensor, DataLoader, readDictMap, kwText } = rt;
+  const { api, R, F, check, Tensor, DataLoader, readDictMap, kwText, takePending } = rt;
 
   // One C call on a worker thread; rejects with the CtorchError of its status.
   const raw = (cName, args) => ct.callAsync(cName, ...args);
@@ -92,8 +92,13 @@ module.exports = function definePromises(ct, rt) {
     const structure = this.constructor.structure;
     return onObject(this._m, () => pinned(flat, async (hs) => {
       const outs = new BigUint64Array(MAX_OUT), nOut = new BigUint64Array(1);
-      await raw('ctorch_nn_module_forward_n', [this._m._h, handleArray(hs), hs.length,
-        kw === null ? null : kwText(kw), outs, MAX_OUT, nOut]);
+      takePending();
+      try {
+        await raw('ctorch_nn_module_forward_n', [this._m._h, handleArray(hs), hs.length,
+          kw === null ? null : kwText(kw), outs, MAX_OUT, nOut]);
+      } catch (e) {
+        throw takePending() || e; // a JS forward's own exception, as forward() rethrows it
+      }
       const res = Array.from(outs.subarray(0, Number(nOut[0])), R.tensorOf);
       if (structure) return structure(res);
       return res.length === 1 ? res[0] : res;

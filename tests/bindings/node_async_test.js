@@ -83,6 +83,17 @@ async function main() {
   console.log(`5 forwardAsync of 1500x1500: ${ms} ms, ${ticks} timer ticks meanwhile`);
   assert.ok(ticks > 0, 'timers fired while forwardAsync ran');
 
+  // A module defined in JS (its forward called back from the worker thread), alone and inside a C Sequential.
+  class Mlp extends ct.nn.Module {
+    constructor() { super(); this.fc = new ct.nn.Linear(4, 3); }
+    forward(x) { if (x.shape[1] !== 4) throw new RangeError('Mlp wants 4 features'); return ct.relu(this.fc.forward(x)); }
+  }
+  const mlp = new Mlp(), x4 = ct.randn([5, 4]);
+  assert.deepStrictEqual((await mlp.forwardAsync(x4)).toArray(), mlp.forward(x4).toArray());
+  const seqJs = new ct.nn.Sequential(mlp, new ct.nn.Linear(3, 2));
+  assert.deepStrictEqual((await seqJs.forwardAsync(x4)).toArray(), seqJs.forward(x4).toArray());
+  await assert.rejects(seqJs.forwardAsync(ct.randn([5, 6])), /Mlp wants 4 features/);
+
   // 3. saveAsync / loadAsync give what save / load give.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctorch-node-async-'));
   const file = path.join(dir, 'sd.pt');
