@@ -85,9 +85,11 @@ export declare function scope<T>(fn: () => Promise<T>): Promise<T>;
 export declare function scope<T>(fn: () => T): T;
 /** Takes t out of the current scope. */
 export declare function keep<T extends Tensor>(t: T): T;
-/** Runs fn (synchronous only: an async fn is refused with a TypeError) without recording a graph. */
-export declare function noGrad<T>(fn: () => T): T;
-export declare function inferenceMode<T>(fn: () => T): T;
+/** What a synchronous function returns: a Promise is refused (grad mode is per thread). */
+export type NotPromise<T> = T extends PromiseLike<unknown> ? never : T;
+/** Runs fn without recording a graph; an async fn (or one returning a Promise) is refused with a TypeError. */
+export declare function noGrad<T>(fn: () => NotPromise<T>): T;
+export declare function inferenceMode<T>(fn: () => NotPromise<T>): T;
 export declare function memoryBytes(deviceType?: number): number;
 export declare function flushFrees(): void;
 export declare function float(v: number): FloatScalar;

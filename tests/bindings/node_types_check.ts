@@ -74,6 +74,10 @@ ct.nn.cross_entropy_loss(a, a, { reduction: 'average' });
 new ct.nn.Linear('4', 2);
 // @ts-expect-error noGrad takes a function
 ct.noGrad(1);
+// @ts-expect-error noGrad refuses an async function
+ct.noGrad(async () => ct.relu(a));
+// @ts-expect-error inferenceMode refuses a function returning a Promise
+ct.inferenceMode(() => net.forwardAsync(a));
 // @ts-expect-error the result of max over a dim is a pair
 const notOne: Tensor = ct.max(a, 1);
 // @ts-expect-error shape is read-only
