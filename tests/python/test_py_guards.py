@@ -55,6 +55,21 @@ class EmptyViews(unittest.TestCase):
                 self.assertIsNone(ctorch.capi.tensor_data_ptr(v) or None)
                 self.assertEqual(tv.data_ptr(), 0)
 
+    def test_what_follows_such_a_view_stays_safe(self):
+        # Growing it fails whole (the storage size overflows; the view stays
+        # empty), and a view with elements at its offset is refused (no torch
+        # call: 1.13's own check wraps there).
+        for off in (2 ** 61, 2 ** 63 - 1):
+            with self.subTest(offset=off):
+                v = ctorch.ops.as_strided.default(ctorch.ops.empty.memory_format([0]), [0], [1], off)
+                with self.assertRaises(ctorch.CtorchError):
+                    ctorch.ops.resize_.default(v, [4])
+                self.assertEqual(tuple(v.shape), (0,))
+                self.assertEqual(ctorch.ops.sum.default(v).item(), 0.0)
+                with self.assertRaises(ctorch.CtorchError) as cm:
+                    ctorch.ops.as_strided.default(v, [1], [1])
+                self.assertIn("argument 'size'", str(cm.exception))
+
     def test_the_other_forms(self):
         x, tx = ctorch.ops.empty.memory_format([0]), torch.empty(0)
         c = ctorch.ops.as_strided_copy.default(x, [2, 0], [1, 1], 5)
