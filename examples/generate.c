@@ -1,0 +1,539 @@
+/*
+ * Text generation in C: a GPT-2 decoder loaded from a Hugging Face
+ * `transformers` GPT2LMHeadModel saved with save_pretrained (a folder holding
+ * config.json and model.safetensors), run on prompt token ids with a KV
+ * cache, producing new ids greedily or by sampling (temperature, top-k,
+ * top-p) from a seeded ctorch generator.
+ *
+ *   transformer.wte / wpe: token and position Embedding
+ *   transformer.h.N: ln_1, attn (c_attn Conv1D -> q, k, v; causal softmax of
+ *     scaled q k^T; c_proj Conv1D), residual; ln_2, mlp (c_fc Conv1D,
+ *     gelu_new, c_proj Conv1D), residual
+ *   transformer.ln_f, then the logits: hidden @ wte^T (lm_head tied to wte)
+ *
+ * Conv1D is GPT-2's linear layer with its weight stored transposed
+ * ([in, out]): out = addmm(bias, x, weight). The module tree carries
+ * GPT2LMHeadModel's names, so the safetensors file loads into it strictly;
+ * the forward then runs on the loaded tensors directly (no per-call lookups).
+ * The KV cache is, per layer, the keys and values [B, heads, T, head_size]
+ * of every position so far, grown by cat along T at each step.
+ *
+ * The operations are transformers' eager attention and generate() in their
+ * order (examples/generate.py is the same program with transformers), so the
+ * logits, and with them the greedy ids, are bit-identical. Sampling applies
+ * transformers' warpers in its order (temperature, top-k, top-p, each as its
+ * LogitsWarper computes it), softmax, then torch.multinomial(probs, 1) on a
+ * generator seeded with --seed: the draw transformers makes after
+ * torch.manual_seed(seed), as long as the probabilities are the same bits.
+ * The score scale is a multiplication by head_size**-0.5 (transformers 5;
+ * 4.x divides by sqrt(head_size): the same number when the head size is a
+ * power of 4, GPT-2's 64 too).
+ *
+ * Usage: generate --model DIR --prompt "464,3290,318" [--new N] [--sample]
+ *                 [--seed S] [--temperature T] [--top-k K] [--top-p P]
+ *                 [--eos ID] [--all-logits] [--threads T]
+ * --top-k 0 and --top-p 1 turn those filters off (transformers' values that
+ * do); --eos defaults to config.json's eos_token_id (-1: none): generation
+ * stops after producing it. --all-logits computes the prompt's logits at
+ * every position, as transformers' GPT-2 without logits_to_keep (4.46) does
+ * (see gpt2_step). The last line is machine-readable:
+ * prompt=L new=N seconds=S tok_per_s=R ids=<the new ids, comma-separated>.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctorch.h"
+
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    ctorch_status st_ = (call);                                                                    \
+    if (st_ != CTORCH_OK) {                                                                        \
+      fprintf(stderr, "generate: %s:%d: %s failed with %s: %s\n", __FILE__, __LINE__, #call,       \
+              ctorch_status_name(st_), ctorch_last_error());                                       \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+#include "train_device.h" /* example_args.h's device options (unused here) */
+#include "example_args.h"
+#include "example_nn.h"
+
+/* The config.json fields the model needs (GPT2Config's defaults where absent). */
+typedef struct {
+  double vocab, n_embd, n_layer, n_head, n_pos, n_inner, eps, eos;
+  int tied;
+} gpt2_config;
+
+/* Where the value of key "name" starts in JSON text (after the ':'), or NULL.
+ * config.json is flat for every key read here (a tiny reader, as bert.c's). */
+static const char *json_value(const char *text, const char *name) {
+  char quoted[64];
+  const char *p = text;
+  snprintf(quoted, sizeof quoted, "\"%s\"", name);
+  while ((p = strstr(p, quoted)) != NULL) {
+    p += strlen(quoted);
+    p += strspn(p, " \t\r\n");
+    if (*p == ':') return p + 1 + strspn(p + 1, " \t\r\n");
+  }
+  return NULL;
+}
+
+/* The number at key "name", or dflt when it is absent or not a number (null). */
+static double json_number(const char *text, const char *name, double dflt) {
+  const char *v = json_value(text, name);
+  char *end;
+  double x = v ? strtod(v, &end) : dflt;
+  return v && end != v ? x : dflt;
+}
+
+/* Whether key "name" is absent or its value starts with `want` ("true", "\"gelu_new\""). */
+static int json_is(const char *text, const char *name, const char *want) {
+  const char *v = json_value(text, name);
+  return !v || !strncmp(v, want, strlen(want));
+}
+
+static gpt2_config read_config(const char *dir) {
+  char path[4096], *text;
+  long n;
+  FILE *f;
+  gpt2_config c;
+  snprintf(path, sizeof path, "%s/config.json", dir);
+  if (!(f = fopen(path, "rb")) || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || n > (1 << 20) ||
+      fseek(f, 0, SEEK_SET) || !(text = calloc((size_t)n + 1, 1)) || fread(text, 1, (size_t)n, f) != (size_t)n) {
+    fprintf(stderr, "generate: cannot read %s (a save_pretrained folder's config.json, at most 1 MiB)\n", path);
+    exit(1);
+  }
+  fclose(f);
+  c.vocab = json_number(text, "vocab_size", 50257);
+  c.n_embd = json_number(text, "n_embd", 768);
+  c.n_layer = json_number(text, "n_layer", 12);
+  c.n_head = json_number(text, "n_head", 12);
+  c.n_pos = json_number(text, "n_positions", 1024);
+  c.n_inner = json_number(text, "n_inner", 4 * c.n_embd); /* null: 4 * n_embd */
+  c.eps = json_number(text, "layer_norm_epsilon", 1e-5);
+  c.eos = json_number(text, "eos_token_id", -1); /* null: none */
+  c.tied = json_is(text, "tie_word_embeddings", "true");
+  /* What the forward below computes; other variants are refused, not run wrong. */
+  if (!json_is(text, "activation_function", "\"gelu_new\"") || !json_is(text, "scale_attn_weights", "true") ||
+      !json_is(text, "scale_attn_by_inverse_layer_idx", "false") ||
+      !json_is(text, "reorder_and_upcast_attn", "false") || !json_is(text, "add_cross_attention", "false")) {
+    fprintf(stderr, "generate: %s: only activation_function \"gelu_new\", scale_attn_weights true and "
+                    "no inverse-layer scaling, reordered attention or cross attention are supported\n", path);
+    exit(1);
+  }
+  free(text);
+  if (c.n_embd < 1 || c.n_head < 1 || fmod(c.n_embd, c.n_head) != 0 || c.n_layer < 0 || c.n_layer > 1000 ||
+      c.vocab < 1 || c.n_pos < 1 || c.n_inner < 1) {
+    fprintf(stderr, "generate: %s: n_embd must be a multiple of n_head, sizes positive\n", path);
+    exit(1);
+  }
+  return c;
+}
+
+/* ---- the module tree (GPT2LMHeadModel's names, for a strict load) ---- */
+
+/* A module that only holds children (GPT2Model, GPT2Block, ...). */
+static ctorch_nn_module box(const char *type) {
+  ctorch_nn_module m = NULL;
+  CHECK(ctorch_nn_custom_new(&m, type, NULL, NULL, NULL));
+  return m;
+}
+
+/* transformers' Conv1D(nf, nx): weight [nx, nf], bias [nf] (zeros until loaded). */
+static ctorch_nn_module conv1d(double nf, double nx) {
+  const ctorch_dtype f32 = CTORCH_FLOAT32;
+  ctorch_nn_module m = box("Conv1D");
+  ctorch_tensor w = NULL, b = NULL;
+  int64_t ws[2] = {(int64_t)nx, (int64_t)nf}, bs[1] = {(int64_t)nf};
+  CHECK(ctorch_zeros(&w, ws, 2, &f32, NULL, NULL, NULL));
+  CHECK(ctorch_zeros(&b, bs, 1, &f32, NULL, NULL, NULL));
+  CHECK(ctorch_nn_module_register_parameter(m, "weight", w));
+  CHECK(ctorch_nn_module_register_parameter(m, "bias", b));
+  ctorch_tensor_free(w);
+  ctorch_tensor_free(b);
+  return m;
+}
+
+static ctorch_nn_module make_model(const gpt2_config *c) {
+  ctorch_nn_module m = box("GPT2LMHeadModel"), t = box("GPT2Model"), h = nn_make("ModuleList", "");
+  int i;
+  nn_add(t, "wte", nn_makef("Embedding", "%.0f, %.0f", c->vocab, c->n_embd));
+  nn_add(t, "wpe", nn_makef("Embedding", "%.0f, %.0f", c->n_pos, c->n_embd));
+  for (i = 0; i < (int)c->n_layer; ++i) {
+    ctorch_nn_module block = box("GPT2Block"), attn = box("GPT2Attention"), mlp = box("GPT2MLP");
+    nn_add(block, "ln_1", nn_makef("LayerNorm", "%.0f, eps=%.17g", c->n_embd, c->eps));
+    nn_add(attn, "c_attn", conv1d(3 * c->n_embd, c->n_embd));
+    nn_add(attn, "c_proj", conv1d(c->n_embd, c->n_embd));
+    nn_add(block, "attn", attn);
+    nn_add(block, "ln_2", nn_makef("LayerNorm", "%.0f, eps=%.17g", c->n_embd, c->eps));
+    nn_add(mlp, "c_fc", conv1d(c->n_inner, c->n_embd));
+    nn_add(mlp, "c_proj", conv1d(c->n_embd, c->n_inner));
+    nn_add(block, "mlp", mlp);
+    nn_add(h, NULL, block);
+  }
+  nn_add(t, "h", h);
+  nn_add(t, "ln_f", nn_makef("LayerNorm", "%.0f, eps=%.17g", c->n_embd, c->eps));
+  nn_add(m, "transformer", t);
+  /* Tied (GPT-2's default): lm_head.weight is wte's, and save_pretrained
+   * stores it once, under transformer.wte.weight. */
+  if (!c->tied) nn_add(m, "lm_head", nn_makef("Linear", "%.0f, %.0f, bias=False", c->n_embd, c->vocab));
+  return m;
+}
+
+/* ---- the loaded weights, and the forward over them ---- */
+
+enum { LN1_W, LN1_B, ATTN_W, ATTN_B, APROJ_W, APROJ_B, LN2_W, LN2_B, FC_W, FC_B, MPROJ_W, MPROJ_B, N_BLOCK_W };
+static const char *const block_names[N_BLOCK_W] = {
+    "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
+    "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight",    "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
+
+typedef struct {
+  gpt2_config c;
+  ctorch_tensor wte, wpe, lnf_w, lnf_b, head; /* head: lm_head's weight (wte when tied) */
+  ctorch_tensor (*h)[N_BLOCK_W];
+  ctorch_tensor *past_k, *past_v; /* the KV cache: [B, heads, T, head_size] per layer, NULL before the prompt */
+  int64_t past;                   /* T: positions in the cache */
+  int all_logits;                 /* --all-logits: lm_head on every prompt position */
+} gpt2;
+
+/* NEW handle to the parameter at `name` (printf-style) of the loaded model. */
+static ctorch_tensor param(ctorch_nn_module m, const char *fmt, ...) {
+  char name[256];
+  ctorch_tensor t = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  CHECK(ctorch_nn_module_tensor(&t, m, name));
+  return t;
+}
+
+static gpt2 take_weights(ctorch_nn_module m, const gpt2_config *c) {
+  gpt2 g;
+  int i, j;
+  memset(&g, 0, sizeof g);
+  g.c = *c;
+  g.wte = param(m, "transformer.wte.weight");
+  g.wpe = param(m, "transformer.wpe.weight");
+  g.lnf_w = param(m, "transformer.ln_f.weight");
+  g.lnf_b = param(m, "transformer.ln_f.bias");
+  g.head = c->tied ? param(m, "transformer.wte.weight") : param(m, "lm_head.weight");
+  g.h = calloc((size_t)c->n_layer + 1, sizeof *g.h);
+  g.past_k = calloc((size_t)c->n_layer + 1, sizeof *g.past_k);
+  g.past_v = calloc((size_t)c->n_layer + 1, sizeof *g.past_v);
+  if (!g.h || !g.past_k || !g.past_v) exit(1);
+  for (i = 0; i < (int)c->n_layer; ++i)
+    for (j = 0; j < N_BLOCK_W; ++j) g.h[i][j] = param(m, "transformer.h.%d.%s", i, block_names[j]);
+  return g;
+}
+
+/* Conv1D.forward: addmm(bias, x.view(-1, nx), weight).view(B, T, nf). */
+static ctorch_status conv1d_forward(ctorch_tensor *out, ctorch_tensor x, ctorch_tensor w, ctorch_tensor b) {
+  int64_t xs[3], ws[2], flat[2], shape[3];
+  ctorch_status st = ctorch_tensor_sizes(xs, 3, x);
+  if (!st) st = ctorch_tensor_sizes(ws, 2, w);
+  flat[0] = -1, flat[1] = xs[2], shape[0] = xs[0], shape[1] = xs[1], shape[2] = ws[1];
+  if (!st) st = ctorch_view(out, x, flat, 2);
+  if (!st) st = ctorch_addmm(out, b, *out, w, ctorch_scalar_int(1), ctorch_scalar_int(1));
+  return st ? st : ctorch_view(out, *out, shape, 3);
+}
+
+static ctorch_status layer_norm(ctorch_tensor *out, ctorch_tensor x, ctorch_tensor w, ctorch_tensor b, const gpt2 *g) {
+  const int64_t shape[1] = {(int64_t)g->c.n_embd};
+  return ctorch_layer_norm(out, x, shape, 1, w, b, g->c.eps, 1);
+}
+
+/* gelu_new as transformers' NewGELUActivation writes it, op for op:
+ * 0.5 * x * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3.0)))). */
+static ctorch_status gelu_new(ctorch_tensor *out, ctorch_tensor x) {
+  ctorch_tensor half = NULL, t = NULL;
+  ctorch_status st = ctorch_mul_Scalar(&half, x, ctorch_scalar_float(0.5));
+  if (!st) st = ctorch_pow_Tensor_Scalar(&t, x, ctorch_scalar_float(3.0));
+  if (!st) st = ctorch_mul_Scalar(&t, t, ctorch_scalar_float(0.044715));
+  if (!st) st = ctorch_add_Tensor(&t, x, t, ctorch_scalar_int(1));
+  if (!st) st = ctorch_mul_Scalar(&t, t, ctorch_scalar_float(sqrt(2.0 / 3.14159265358979323846) /* math.pi */));
+  if (!st) st = ctorch_tanh(&t, t);
+  if (!st) st = ctorch_add_Scalar(&t, t, ctorch_scalar_float(1.0), ctorch_scalar_int(1));
+  return st ? st : ctorch_mul_Tensor(out, half, t);
+}
+
+/* [B, T, E] (a view of c_attn's output) -> [B, heads, T, head_size]. */
+static ctorch_status split_heads(ctorch_tensor *out, ctorch_tensor x, const int64_t *shape4) {
+  static const int64_t perm[4] = {0, 2, 1, 3};
+  ctorch_status st = ctorch_view(out, x, shape4, 4);
+  return st ? st : ctorch_permute(out, *out, perm, 4);
+}
+
+/* One GPT2Block on x [B, T, E] at positions past..past+T-1; layer i's cache
+ * grows by T (its new tensors kept out of the caller's handle scope). */
+static ctorch_status block_forward(ctorch_tensor *x, gpt2 *g, int i, ctorch_tensor causal) {
+  static const int64_t perm[4] = {0, 2, 1, 3};
+  ctorch_tensor *w = g->h[i], h = NULL, q = NULL, k = NULL, v = NULL, s = NULL, a = NULL;
+  int64_t xs[3], shape4[4], e = (int64_t)g->c.n_embd;
+  ctorch_status st = ctorch_tensor_sizes(xs, 3, *x);
+  shape4[0] = xs[0], shape4[1] = xs[1], shape4[2] = (int64_t)g->c.n_head, shape4[3] = e / shape4[2];
+  if (!st) st = layer_norm(&h, *x, w[LN1_W], w[LN1_B], g);
+  if (!st) st = conv1d_forward(&h, h, w[ATTN_W], w[ATTN_B]);
+  /* split(E, dim=2) into views, each to heads */
+  if (!st) st = ctorch_narrow(&q, h, 2, 0, e);
+  if (!st) st = ctorch_narrow(&k, h, 2, e, e);
+  if (!st) st = ctorch_narrow(&v, h, 2, 2 * e, e);
+  if (!st) st = split_heads(&q, q, shape4);
+  if (!st) st = split_heads(&k, k, shape4);
+  if (!st) st = split_heads(&v, v, shape4);
+  /* the cache: past keys/values then these (transformers 5's DynamicCache
+   * cats onto an empty tensor at the first step too: a contiguous copy) */
+  if (!st) {
+    ctorch_tensor kk[2] = {g->past_k[i], k}, vv[2] = {g->past_v[i], v};
+    if (!kk[0]) st = ctorch_contiguous(&k, k, CTORCH_MEMORY_CONTIGUOUS);
+    else st = ctorch_cat(&k, kk, 2, 2);
+    if (!st) st = kk[0] ? ctorch_cat(&v, vv, 2, 2) : ctorch_contiguous(&v, v, CTORCH_MEMORY_CONTIGUOUS);
+    if (!st) st = ctorch_handle_scope_keep(k);
+    if (!st) st = ctorch_handle_scope_keep(v);
+    if (!st) {
+      ctorch_tensor_free(g->past_k[i]);
+      ctorch_tensor_free(g->past_v[i]);
+      g->past_k[i] = k, g->past_v[i] = v;
+    }
+  }
+  /* softmax(q k^T * head_size**-0.5, causal) v, heads merged back */
+  if (!st) st = ctorch_transpose_int(&s, k, -1, -2);
+  if (!st) st = ctorch_matmul(&s, q, s);
+  if (!st) st = ctorch_mul_Scalar(&s, s, ctorch_scalar_float(pow((double)shape4[3], -0.5)));
+  if (!st && causal) st = ctorch_masked_fill_Scalar(&s, s, causal, ctorch_scalar_float(-FLT_MAX));
+  if (!st) st = ctorch_softmax_int(&s, s, -1, NULL);
+  if (!st) st = ctorch_matmul(&a, s, v);
+  if (!st) st = ctorch_permute(&a, a, perm, 4);
+  if (!st) st = ctorch_contiguous(&a, a, CTORCH_MEMORY_CONTIGUOUS);
+  if (!st) st = ctorch_view(&a, a, xs, 3);
+  if (!st) st = conv1d_forward(&a, a, w[APROJ_W], w[APROJ_B]);
+  if (!st) st = ctorch_add_Tensor(x, a, *x, ctorch_scalar_int(1));
+  /* MLP */
+  if (!st) st = layer_norm(&h, *x, w[LN2_W], w[LN2_B], g);
+  if (!st) st = conv1d_forward(&h, h, w[FC_W], w[FC_B]);
+  if (!st) st = gelu_new(&h, h);
+  if (!st) st = conv1d_forward(&h, h, w[MPROJ_W], w[MPROJ_B]);
+  if (!st) st = ctorch_add_Tensor(x, *x, h, ctorch_scalar_int(1));
+  return st;
+}
+
+/* The logits of the last position [B, V] for ids [B, T] following the cached
+ * positions (NEW handle); the cache grows by T. Called inside a handle scope
+ * of the caller's: everything but the cache and the result goes with it. */
+static ctorch_status gpt2_step(ctorch_tensor *logits, gpt2 *g, ctorch_tensor ids) {
+  const ctorch_dtype i64 = CTORCH_INT64;
+  ctorch_tensor x = NULL, pos = NULL, causal = NULL;
+  int64_t sizes[2];
+  int i;
+  ctorch_status st = ctorch_tensor_sizes(sizes, 2, ids);
+  if (!st && g->past + sizes[1] > (int64_t)g->c.n_pos) {
+    fprintf(stderr, "generate: %lld positions exceed n_positions %.0f\n", (long long)(g->past + sizes[1]), g->c.n_pos);
+    exit(2);
+  }
+  /* wte(ids) + wpe(past .. past+T-1) */
+  if (!st) st = ctorch_embedding(&x, g->wte, ids, -1, 0, 0);
+  if (!st)
+    st = ctorch_arange_start(&pos, ctorch_scalar_int(g->past), ctorch_scalar_int(g->past + sizes[1]), &i64, NULL,
+                             NULL, NULL);
+  if (!st) st = ctorch_embedding(&pos, g->wpe, pos, -1, 0, 0);
+  if (!st) st = ctorch_add_Tensor(&x, x, pos, ctorch_scalar_int(1));
+  /* The causal mask over [T, past + T]: true above the diagonal (hidden).
+   * One new position sees everything: no mask. transformers' masked entries
+   * hold float32's lowest too, whose exp is 0 in the softmax. */
+  if (!st && sizes[1] > 1) {
+    const ctorch_dtype b = CTORCH_BOOL;
+    int64_t ms[2] = {sizes[1], g->past + sizes[1]};
+    st = ctorch_ones(&causal, ms, 2, &b, NULL, NULL, NULL);
+    if (!st) st = ctorch_triu(&causal, causal, g->past + 1);
+  }
+  for (i = 0; !st && i < (int)g->c.n_layer; ++i) st = block_forward(&x, g, i, causal);
+  if (!st) g->past += sizes[1];
+  /* ln_f, then lm_head on the last position only (generate's
+   * logits_to_keep=1, transformers 5), or on every position, then the last
+   * (a GPT-2 without logits_to_keep, 4.46's: the matrix product of T rows,
+   * not of one, gives the last row's logits other rounding). [B, V]. */
+  if (!st && !g->all_logits) st = ctorch_narrow(&x, x, 1, sizes[1] - 1, 1);
+  if (!st) st = layer_norm(&x, x, g->lnf_w, g->lnf_b, g);
+  if (!st) st = ctorch_linear(&x, x, g->head, NULL);
+  if (!st) st = ctorch_select_int(logits, x, 1, g->all_logits ? sizes[1] - 1 : 0);
+  return st ? st : ctorch_handle_scope_keep(*logits);
+}
+
+/* ---- choosing the next id: transformers' generate() for one row ---- */
+
+typedef struct {
+  int sample;
+  double temperature, top_p;
+  int64_t top_k;
+} gen_options;
+
+/* The next id from logits [1, V]: argmax, or transformers' warpers in its
+ * order (_get_logits_processor), softmax, multinomial(probs, 1). */
+static ctorch_status next_id(int64_t *id, ctorch_tensor logits, const gen_options *o, ctorch_generator gen) {
+  ctorch_tensor s = logits, t = NULL, u = NULL, rm = NULL;
+  int64_t sizes[2], last = -1;
+  ctorch_status st = ctorch_tensor_sizes(sizes, 2, logits);
+  if (!o->sample) {
+    if (!st) st = ctorch_argmax(&t, s, &last, 0);
+    return st ? st : ctorch_tensor_item_int64(id, t);
+  }
+  /* TemperatureLogitsWarper: scores / temperature */
+  if (!st && o->temperature != 1.0) st = ctorch_div_Scalar(&s, s, ctorch_scalar_float(o->temperature));
+  /* TopKLogitsWarper: scores < topk(scores, k)[0][..., -1, None] -> -inf */
+  if (!st && o->top_k != 0) {
+    int64_t k = o->top_k < sizes[1] ? o->top_k : sizes[1];
+    st = ctorch_topk(&t, &u, s, k, -1, 1, 1);
+    if (!st) st = ctorch_narrow(&t, t, -1, k - 1, 1);
+    if (!st) st = ctorch_lt_Tensor(&rm, s, t);
+    if (!st) st = ctorch_masked_fill_Scalar(&s, s, rm, ctorch_scalar_float(-INFINITY));
+  }
+  /* TopPLogitsWarper: sort ascending, cumulative softmax <= 1 - top_p is
+   * removed except the last (min_tokens_to_keep 1), scattered back */
+  if (!st && o->top_p < 1.0) {
+    st = ctorch_sort(&t, &u, s, -1, 0);
+    if (!st) st = ctorch_softmax_int(&t, t, -1, NULL);
+    if (!st) st = ctorch_cumsum(&t, t, -1, NULL);
+    if (!st) st = ctorch_le_Scalar(&rm, t, ctorch_scalar_float(1 - o->top_p));
+    if (!st) st = ctorch_narrow(&t, rm, -1, sizes[1] - 1, 1);
+    if (!st) st = ctorch_fill__Scalar(t, ctorch_scalar_int(0));
+    if (!st) st = ctorch_scatter_src(&rm, rm, 1, u, rm);
+    if (!st) st = ctorch_masked_fill_Scalar(&s, s, rm, ctorch_scalar_float(-INFINITY));
+  }
+  if (!st) st = ctorch_softmax_int(&t, s, -1, NULL);
+  if (!st) st = ctorch_multinomial(&t, t, 1, 0, gen);
+  return st ? st : ctorch_tensor_item_int64(id, t);
+}
+
+/* "1,2,3" -> malloc'd ids, *n of them (at least one). */
+static int64_t *parse_ids(const char *text, int64_t *n) {
+  int64_t *v = calloc(strlen(text) + 1, sizeof *v);
+  const char *p = text;
+  *n = 0;
+  if (!v) exit(1);
+  for (;;) {
+    char *end;
+    v[*n] = strtoll(p, &end, 10);
+    if (end == p) break;
+    ++*n;
+    if (*end == '\0') return v;
+    if (*end != ',') break;
+    p = end + 1;
+  }
+  fprintf(stderr, "generate: --prompt: expected token ids like \"464,3290,318\", got \"%s\"\n", text);
+  exit(2);
+}
+
+static void usage(const char *prog) {
+  fprintf(stderr,
+          "usage: %s --model DIR --prompt IDS [--new N] [--sample] [--seed S] [--temperature T]\n"
+          "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T]\n"
+          "  DIR: a transformers GPT2LMHeadModel's save_pretrained folder (config.json, model.safetensors)\n"
+          "  IDS: prompt token ids like \"464,3290,318\"; N new ids (default 20), greedy unless --sample\n",
+          prog);
+}
+
+int main(int argc, char **argv) {
+  const char *dir = NULL, *prompt_text = NULL, *temp_text = "1", *top_p_text = "1", *sample_text = NULL;
+  int all_logits = 0;
+  int threads = 0, n_new = 20;
+  int64_t n_prompt = 0, top_k = 0, eos = -2, *prompt, *out_ids, n_out = 0, shape[2] = {1, 0};
+  unsigned long long seed = 0;
+  char path[4096];
+  gpt2_config cfg;
+  gpt2 g;
+  gen_options opt;
+  ctorch_nn_module model;
+  ctorch_tensor_dict weights = NULL;
+  ctorch_tensor ids = NULL, logits = NULL;
+  ctorch_generator gen = NULL;
+  ctorch_autograd_scope no_grad = NULL;
+  double t0, seconds;
+  int i, j;
+  for (i = j = 1; i < argc; ++i) /* --sample, --all-logits: bare flags; the table takes "--name VALUE" pairs */
+    if (!strcmp(argv[i], "--sample")) sample_text = argv[i];
+    else if (!strcmp(argv[i], "--all-logits")) all_logits = 1;
+    else argv[j++] = argv[i];
+  argc = j;
+  {
+    const example_arg args[] = {
+        EXAMPLE_STR("--model", &dir),          EXAMPLE_STR("--prompt", &prompt_text), EXAMPLE_INT("--new", &n_new),
+        EXAMPLE_U64("--seed", &seed),          EXAMPLE_STR("--temperature", &temp_text),
+        EXAMPLE_INT64("--top-k", &top_k),      EXAMPLE_STR("--top-p", &top_p_text),   EXAMPLE_INT64("--eos", &eos),
+        EXAMPLE_INT("--threads", &threads),
+    };
+    int rc = example_parse_args(argc, argv, args, EXAMPLE_NARGS(args), usage);
+    if (rc >= 0) return rc;
+  }
+  opt.sample = sample_text != NULL;
+  opt.temperature = strtod(temp_text, NULL);
+  opt.top_p = strtod(top_p_text, NULL);
+  opt.top_k = top_k;
+  if (!dir || !prompt_text || n_new < 0 || !(opt.temperature > 0) || !(opt.top_p >= 0 && opt.top_p <= 1) ||
+      top_k < 0) {
+    usage(argv[0]);
+    return 2;
+  }
+  if (threads > 0) CHECK(ctorch_set_num_threads(threads));
+
+  cfg = read_config(dir);
+  if (eos == -2) eos = (int64_t)cfg.eos;
+  model = make_model(&cfg);
+  snprintf(path, sizeof path, "%s/model.safetensors", dir);
+  CHECK(ctorch_safetensors_load(&weights, path, NULL));
+  CHECK(ctorch_nn_module_load_state_dict(NULL, model, weights, 1)); /* strict: GPT2LMHeadModel's keys, every one */
+  ctorch_tensor_dict_free(weights);
+  g = take_weights(model, &cfg);
+  g.all_logits = all_logits;
+  prompt = parse_ids(prompt_text, &n_prompt);
+  for (i = 0; i < n_prompt; ++i)
+    if (prompt[i] < 0 || prompt[i] >= (int64_t)cfg.vocab) {
+      fprintf(stderr, "generate: --prompt: id %lld is outside the vocabulary (%.0f)\n", (long long)prompt[i], cfg.vocab);
+      return 2;
+    }
+  out_ids = calloc((size_t)n_new + 1, sizeof *out_ids);
+  if (!out_ids) return 1;
+  if (opt.sample) CHECK(ctorch_generator_new(&gen, ctorch_device_cpu(), seed));
+
+  CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
+  t0 = now();
+  shape[1] = n_prompt;
+  CHECK(ctorch_tensor_from_data(&ids, prompt, (size_t)n_prompt * sizeof *prompt, shape, 2, CTORCH_INT64));
+  while (n_out < n_new) {
+    ctorch_handle_scope s = scope_enter();
+    CHECK(gpt2_step(&logits, &g, ids)); /* the whole prompt first, then one id a step */
+    CHECK(next_id(&out_ids[n_out], logits, &opt, gen));
+    scope_leave(s);
+    ctorch_tensor_free(logits);
+    ctorch_tensor_free(ids);
+    ids = NULL;
+    if (out_ids[n_out++] == eos) break; /* transformers stops a row at its eos id (kept) */
+    shape[1] = 1;
+    CHECK(ctorch_tensor_from_data(&ids, &out_ids[n_out - 1], sizeof *out_ids, shape, 2, CTORCH_INT64));
+  }
+  seconds = now() - t0;
+  CHECK(ctorch_autograd_scope_leave(no_grad));
+
+  printf("GPT-2 from %s: %.0f layers, n_embd %.0f, %.0f heads, vocab %.0f; %s\n", dir, cfg.n_layer, cfg.n_embd,
+         cfg.n_head, cfg.vocab, opt.sample ? "sampling" : "greedy");
+  printf("prompt=%lld new=%lld seconds=%.6f tok_per_s=%.2f ids=", (long long)n_prompt, (long long)n_out, seconds,
+         seconds > 0 ? n_out / seconds : 0.0);
+  for (i = 0; i < n_out; ++i) printf("%s%lld", i ? "," : "", (long long)out_ids[i]);
+  printf("\n");
+
+  ctorch_tensor_free(ids);
+  for (i = 0; i < (int)cfg.n_layer; ++i) {
+    for (j = 0; j < N_BLOCK_W; ++j) ctorch_tensor_free(g.h[i][j]);
+    ctorch_tensor_free(g.past_k[i]);
+    ctorch_tensor_free(g.past_v[i]);
+  }
+  ctorch_tensor_free(g.wte), ctorch_tensor_free(g.wpe), ctorch_tensor_free(g.head);
+  ctorch_tensor_free(g.lnf_w), ctorch_tensor_free(g.lnf_b);
+  free(g.h), free(g.past_k), free(g.past_v), free(prompt), free(out_ids);
+  ctorch_generator_free(gen);
+  ctorch_nn_module_free(model);
+  return 0;
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""The Python twin of examples/generate.c: a transformers GPT2LMHeadModel
+loaded from a save_pretrained folder, in eval mode, generating from the same
+prompt ids with GPT2LMHeadModel.generate (KV cache on), greedily or by
+sampling after torch.manual_seed(seed); the same output lines.
+
+--attn eager (the default) is the attention generate.c computes; --attn sdpa
+is transformers' own default (scaled_dot_product_attention), for timing.
+
+Usage: generate.py --model DIR --prompt "464,3290,318" [--new N] [--sample] [--seed S]
+                   [--temperature T] [--top-k K] [--top-p P] [--eos ID] [--threads T]
+                   [--attn eager|sdpa]
+"""
+import argparse
+import time
+
+import torch
+from transformers import GPT2LMHeadModel
+
+try:
+    import torch.distributed.fsdp  # noqa: F401  (what generate() imports to ask whether the model is FSDP's)
+except Exception:  # Debian's torch 1.13 under Python 3.11: its FSDP package fails to import (a dataclass
+    # with a mutable default); the model is not FSDP-managed, so answer generate()'s question without it.
+    import transformers.generation.utils as _gen_utils
+
+    _gen_utils.is_fsdp_managed_module = lambda module: False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--prompt", required=True)
+    ap.add_argument("--new", type=int, default=20)
+    ap.add_argument("--sample", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--temperature", type=float, default=1.0)
+    ap.add_argument("--top-k", type=int, default=0)
+    ap.add_argument("--top-p", type=float, default=1.0)
+    ap.add_argument("--eos", type=int, default=-2)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--attn", choices=("eager", "sdpa"), default="eager")
+    a = ap.parse_args()
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
+
+    model = GPT2LMHeadModel.from_pretrained(a.model, attn_implementation=a.attn).eval()
+    c = model.config
+    eos = c.eos_token_id if a.eos == -2 else (None if a.eos < 0 else a.eos)
+    prompt = torch.tensor([[int(v) for v in a.prompt.split(",")]], dtype=torch.int64)
+    # Every option given explicitly: generate's defaults (top_k 50 when
+    # sampling) and the model's generation_config would otherwise apply.
+    kwargs = dict(max_new_tokens=a.new, min_new_tokens=0, do_sample=a.sample, num_beams=1, use_cache=True,
+                  attention_mask=torch.ones_like(prompt), eos_token_id=eos,
+                  pad_token_id=eos if eos is not None else 0)
+    if a.sample:
+        kwargs.update(temperature=a.temperature, top_k=a.top_k, top_p=a.top_p)
+    with torch.no_grad():
+        torch.manual_seed(a.seed)  # multinomial draws from the default generator
+        t0 = time.perf_counter()
+        out = model.generate(prompt, **kwargs)
+        seconds = time.perf_counter() - t0
+    new = out[0, prompt.shape[1]:].tolist()
+
+    print(f"GPT-2 from {a.model}: {c.n_layer} layers, n_embd {c.n_embd}, {c.n_head} heads, vocab {c.vocab_size}; "
+          f"{'sampling' if a.sample else 'greedy'}")
+    print(f"prompt={prompt.shape[1]} new={len(new)} seconds={seconds:.6f} "
+          f"tok_per_s={len(new) / seconds if seconds > 0 else 0:.2f} ids={','.join(str(v) for v in new)}")
+
+
+if __name__ == "__main__":
+    main()
