@@ -517,6 +517,8 @@ ctorch-sys = {{ path = "../ctorch-sys", version = "={version}" }}
 
 def generate(doc: dict, out: str, copy_tree, write_if_changed, here: str) -> None:
     from .emit_rust_nn import emit as emit_nn
+    from .emit_rust_methods import emit as emit_methods
+    from .emit_rust_capi import emit as emit_capi
     copy_tree(os.path.join(here, "rust"), out)
     v = doc["ctorch_version"]
     sysd, safe = os.path.join(out, "ctorch-sys"), os.path.join(out, "ctorch")
@@ -534,4 +536,6 @@ def generate(doc: dict, out: str, copy_tree, write_if_changed, here: str) -> Non
                      + "".join(f"mod {m};\npub use {m}::*;\n" for m, _ in parts))
     write_if_changed(os.path.join(safe, "src", "enums_gen.rs"), emit_enums(doc))
     write_if_changed(os.path.join(safe, "src", "handles_gen.rs"), emit_handles(doc))
+    write_if_changed(os.path.join(safe, "src", "methods_gen.rs"), emit_methods(doc))
+    write_if_changed(os.path.join(safe, "src", "capi_gen.rs"), emit_capi(doc)[0])
     write_if_changed(os.path.join(safe, "src", "nn", "kinds_gen.rs"), emit_nn(doc))

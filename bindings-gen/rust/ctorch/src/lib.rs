@@ -1,27 +1,55 @@
 //! ctorch for Rust: PyTorch's operators, autograd, `torch.nn` modules,
 //! optimizers and schedules through libctorch's C API.
 //!
-//! Generated from the `api.json` of a ctorch build (bindings-gen/ctorch_gen/emit_rust.py);
-//! this file and `nn/mod.rs`, `optim.rs` are the hand-written runtime.
+//! Generated from the `api.json` of a ctorch build (bindings-gen/ctorch_gen/emit_rust*.py);
+//! this file and `data.rs`, `nn/mod.rs`, `optim.rs` are the hand-written runtime.
 //!
+//! - [`Tensor`] methods for every operator taking `self` first, with torch's defaults for
+//!   the arguments that have one: `x.relu()?`, `a.matmul(&b)?`, `logits.cross_entropy_loss(&y)?`.
 //! - [`ops`]: every ATen operator, one function per overload named as in C without
 //!   `ctorch_` (`ops::add_Tensor`, `ops::add__Tensor`, `ops::sum`), every argument explicit
 //!   in the schema's order (`Option` = None; a slice `&[]` is `[]`).
+//! - [`capi`]: the header's own functions (devices, threads, data, checkpoints,
+//!   safetensors, TorchScript, TensorBoard, dist, ...) as safe functions.
 //! - [`Tensor`] owns one handle and frees it on `Drop`; every other handle type
-//!   ([`Generator`], [`TensorDict`], ...) likewise.
+//!   ([`Generator`], [`TensorDict`], [`ScriptModule`], [`DataLoader`], ...) likewise.
 //! - Failures are [`Error`]s: the C status and the library's message for this thread.
 //! - [`nn`]: the module kinds of torch.nn as builders (`nn::Conv2d::new(1, 6, 5).padding(2).build()?`).
 //! - [`optim`]: optimizers and learning-rate schedules.
+//! - [`no_grad`]`(|| ...)`, [`DataLoader::epoch`] (an iterator of batches).
+//!
+//! # Safety
+//!
+//! No safe function of this crate can crash the process on bad arguments: an operator
+//! the library cannot check fully (api.json's `unsafe`, bindings-gen/unsafe_ops.txt) is
+//! an `unsafe fn` with a `# Safety` section; `from_raw` constructors are `unsafe fn`.
+//!
+//! # Threads
+//!
+//! The C contract (ctorch.h, "Threads"): any thread may call any function and use or
+//! free any handle; distinct objects may be used concurrently, but concurrent use of
+//! one object (an in-place operator on a tensor, a step of an optimizer) must be
+//! serialised by the caller, as in libtorch. So the handle types are `Send` (move a
+//! tensor, module, optimizer, loader, ... to another thread) and not `Sync` (share
+//! one through a `Mutex`). Handles bound to the thread that made them are neither:
+//! the scopes (grad mode, autocast, streams, handle scopes), profiler and tracer
+//! sessions, and the autograd ctx a callback borrows.
 #![allow(non_snake_case)]
 
 pub use ctorch_sys as sys;
 
+/// The header's C functions as safe Rust functions (generated; see emit_rust_capi.py).
+#[path = "capi_gen.rs"]
+pub mod capi;
+mod data;
 mod enums_gen;
 mod handles_gen;
+mod methods_gen;
 pub mod nn;
 pub mod ops;
 pub mod optim;
 
+pub use data::{cuda_is_available, set_num_threads, Batches};
 pub use enums_gen::*;
 pub use handles_gen::*;
 
@@ -510,6 +538,16 @@ impl TensorDict {
     /// Every entry, in order.
     pub fn to_vec(&self) -> Result<Vec<(String, Tensor)>> {
         (0..self.len()).map(|i| self.entry(i)).collect()
+    }
+}
+
+impl Generator {
+    /// `torch.Generator(device).manual_seed(seed)` (ctorch_generator_new).
+    pub fn new(device: Device, seed: u64) -> Result<Generator> {
+        abi_once();
+        let mut h = std::ptr::null_mut();
+        check(unsafe { sys::ctorch_generator_new(&mut h, device.c(), seed) })?;
+        unsafe { Generator::from_raw(h) }.ok_or_else(|| Error::binding("ctorch_generator_new returned NULL"))
     }
 }
 

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The Rust crates of this build (build/bindings/rust) in small cargo projects
+# under WORK (kept, with CARGO_TARGET_DIR=WORK/target, so a rerun is warm),
+# linked to this build's libctorch through a pkg-config file written here.
+#   compile_fail: a call of an operator api.json marks unsafe, and of
+#                 Tensor::from_raw_checked, without `unsafe` must not compile
+#                 (error E0133); the same calls inside `unsafe {}` must.
+#   sweep:        every safe operator with bad arguments (rust_sweep_gen.py,
+#                 rust_sweep.py): no crash.
+#   example NAME: builds examples/rust/NAME.rs and runs it with the remaining
+#                 arguments.
+# Skipped (77) without cargo or pkg-config, or when crates.io (the pkg-config
+# crate) cannot be reached. cargo runs under the project's build lock.
+# Usage: run_rust.sh MODE SOURCE_DIR BINDINGS_RUST_DIR LIBCTORCH API_JSON WORK [ARGS...]
+set -uo pipefail
+mode=$1 src=$2 crates=$3 lib=$4 api=$5 work=$6
+shift 6
+skip() { echo "skipped: $*"; exit 77; }
+if [ -n "${CTORCH_BINDING_SKIP:-}" ]; then skip "$CTORCH_BINDING_SKIP"; fi
+command -v cargo >/dev/null || skip "cargo is not installed"
+command -v pkg-config >/dev/null || skip "pkg-config is not installed (ctorch-sys links through it)"
+set -e
+mkdir -p "$work/pc"
+libdir=$(dirname "$lib")
+cat >"$work/pc/ctorch.pc" <<PC
+libdir=$libdir
+includedir=$src/include
+Name: ctorch
+Description: this build's libctorch (tests/bindings/run_rust.sh)
+Version: 0.0.0
+Libs: -L\${libdir} -lctorch
+Cflags: -I\${includedir}
+PC
+export PKG_CONFIG_PATH=$work/pc LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export CARGO_TARGET_DIR=$work/target CARGO_BUILD_JOBS=1
+
+project() {  # project NAME: WORK/NAME with a Cargo.toml depending on the crates by path
+  mkdir -p "$work/$1/src"
+  cat >"$work/$1/Cargo.toml" <<TOML
+[package]
+name = "$1"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+ctorch = { path = "$crates/ctorch" }
+
+[workspace]
+TOML
+  cd "$work/$1"
+}
+
+cargo_locked() {  # cargo SUBCOMMAND... under the build lock; the log in $work/cargo.log
+  flock /tmp/ctorch-build.lock cargo "$@" >"$work/cargo.log" 2>&1
+}
+network_skip() {
+  if grep -Eq 'failed to (download|query|get|fetch|load source)|Couldn.t resolve host|network failure|spurious network' \
+      "$work/cargo.log"; then
+    skip "crates.io is unreachable (the pkg-config crate comes from it)"
+  fi
+}
+
+case $mode in
+compile_fail)
+  project rust-compile-fail
+  # Each case: a statement that needs `unsafe`. Inside `unsafe {}` it must
+  # compile (so the failure below is the missing unsafe, nothing else).
+  cases=(
+    'let _ = ctorch::ops::_cummax_helper(&x, &x, &x, 0);'
+    'let _ = ctorch::Tensor::from_raw_checked(std::ptr::null_mut());'
+    'let _ = ctorch::nn::Module::from_raw(std::ptr::null_mut());'
+  )
+  for c in "${cases[@]}"; do
+    for wrap in yes no; do
+      body=$c
+      [ $wrap = yes ] && body="unsafe { $c }"
+      printf 'fn main() {\n    let x = ctorch::Tensor::from_slice(&[1f32; 6], &[2, 3]).unwrap();\n    %s\n    drop(x);\n}\n' \
+        "$body" >src/main.rs
+      if cargo_locked check --quiet; then
+        [ $wrap = yes ] || { cat src/main.rs; echo "FAIL: compiled without unsafe: $c"; exit 1; }
+        echo "ok: compiles inside unsafe {}: $c"
+      else
+        network_skip
+        if [ $wrap = yes ]; then cat "$work/cargo.log"; echo "FAIL: does not compile even inside unsafe {}: $c"; exit 1; fi
+        grep -q 'error\[E0133\]' "$work/cargo.log" || { cat "$work/cargo.log"; echo "FAIL: not E0133: $c"; exit 1; }
+        echo "ok: refused without unsafe (E0133): $c"
+      fi
+    done
+  done
+  ;;
+sweep)
+  project rust-sweep
+  python3 "$src/tests/bindings/rust_sweep_gen.py" "$api" src/main.rs
+  t=$(date +%s)
+  cargo_locked build --quiet || { network_skip; cat "$work/cargo.log"; echo "FAIL: cargo build"; exit 1; }
+  echo "cargo build: $(($(date +%s) - t)) s"
+  exec python3 "$src/tests/bindings/rust_sweep.py" "$CARGO_TARGET_DIR/debug/rust-sweep" "$@"
+  ;;
+example)
+  name=$1
+  shift
+  project "rust-example-$name"
+  cp "$src/examples/rust/$name.rs" src/main.rs
+  cargo_locked build --quiet --release || { network_skip; cat "$work/cargo.log"; echo "FAIL: cargo build"; exit 1; }
+  exec "$CARGO_TARGET_DIR/release/rust-example-$name" "$@"
+  ;;
+*)
+  echo "usage: run_rust.sh compile_fail|sweep|example ..." >&2
+  exit 2
+  ;;
+esac
