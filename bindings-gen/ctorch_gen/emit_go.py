@@ -49,7 +49,7 @@ def go_func_name(op: dict) -> str:
 # generated function with one of these names gets an "Op" suffix.
 RUNTIME_NAMES = {"Int", "Float", "Bool", "ComplexScalar", "Ptr", "FromFloat32", "FromInt64", "NoGrad", "CPU",
                  "ABIHash", "Version", "FromFloat64", "FromInt32", "FromUint8", "FromBool", "FromSlice", "ToSlice",
-                 "DTypeOf", "Element", "Must", "Must0", "Catch", "NewOptimizer"}
+                 "DTypeOf", "Element", "Must", "Must0", "Must2", "Catch", "NewOptimizer"}
 
 
 def go_arg(n: str) -> str:

@@ -157,7 +157,7 @@ func NoGrad(fn func() error) error { return inAutogradScope(AutogradScopeKindNoG
 // version counters), on this OS thread as NoGrad.
 func InferenceMode(fn func() error) error { return inAutogradScope(AutogradScopeKindInferenceMode, fn) }
 
-func inAutogradScope(kind AutogradScopeKind, fn func() error) error {
+func inAutogradScope(kind AutogradScopeKind, fn func() error) (ferr error) {
 	if fn == nil {
 		return &Error{Status: StatusInvalidArgument, Message: "NoGrad/InferenceMode: fn is nil"}
 	}
@@ -167,11 +167,13 @@ func inAutogradScope(kind AutogradScopeKind, fn func() error) error {
 	if err != nil {
 		return err
 	}
-	ferr := fn()
-	if err := s.Leave(); err != nil && ferr == nil {
-		ferr = err
-	}
-	return ferr
+	// Left even when fn panics (ctorch.Must inside it, recovered by a Catch outside).
+	defer func() {
+		if err := s.Leave(); err != nil && ferr == nil {
+			ferr = err
+		}
+	}()
+	return fn()
 }
 
 // Handle is t's borrowed ctorch_tensor handle, for cgo code in other packages
@@ -231,6 +233,12 @@ func (s *Scope) Ts(ts []*Tensor, err error) []*Tensor {
 	}
 	s.T(nil, err)
 	return ts
+}
+
+// T2 is T for ops returning two tensors (Topk, Max_dim, ...).
+func (s *Scope) T2(a, b *Tensor, err error) (*Tensor, *Tensor) {
+	s.T(a, err)
+	return a, s.T(b, nil)
 }
 
 // Keep takes t out of the scope: Free leaves it to the caller.

@@ -103,6 +103,18 @@ func NewOptimizer(kind OptimizerKind, params []*Tensor, opts *OptimizerOptions) 
 	return OptimizerNewV2(kind, params, &v)
 }
 
+// BackwardStep is one optimizer step on loss: ZeroGrad(true) (PyTorch 2's
+// set_to_none), loss.Backward, Step (gotch's BackwardStep).
+func (o *Optimizer) BackwardStep(loss *Tensor) error {
+	if err := o.ZeroGrad(true); err != nil {
+		return err
+	}
+	if err := loss.Backward(nil, false, false, nil); err != nil {
+		return err
+	}
+	return o.Step()
+}
+
 // All ranges over the batches left in the current epoch (all of them after
 // StartEpoch):
 //
@@ -176,6 +188,14 @@ func Must[T any](v T, err error) T {
 		panic(mustError{err})
 	}
 	return v
+}
+
+// Must2 is Must for calls that return two values and an error (DataMnistReadDir, Topk).
+func Must2[A, B any](a A, b B, err error) (A, B) {
+	if err != nil {
+		panic(mustError{err})
+	}
+	return a, b
 }
 
 // Must0 is Must for calls that return only an error (Backward, Step).
