@@ -1,22 +1,28 @@
 """An AOTInductor package loaded and run from Python through ctorch
-(issue 44): ctorch.capi.aoti_package_load("model.pt2", None) used to fail
-with "undefined symbol: aoti_torch_dtype_float32" because ctypes loaded
-libctorch RTLD_LOCAL, hiding libtorch's aoti_torch_* shim symbols from the
-model library AOTInductor's loader dlopens. The binding now loads it
-RTLD_GLOBAL (_rt._DLOPEN_MODE).
+(issue 44): ctorch.capi.aoti_package_load("model.pt2", None) failed with
+"undefined symbol: aoti_torch_dtype_float32" because ctypes loaded libctorch
+RTLD_LOCAL: a model library compiled without linking libtorch
+(inductor_configs aot_inductor.link_libtorch=False, a standalone model: its
+only NEEDED are the C/C++ runtime's) finds libtorch's aoti_torch_* shim
+functions only in the global scope, where a C program linked against
+libctorch has them. The binding now loads the library RTLD_GLOBAL
+(_rt._DLOPEN_MODE). (A model linked against libtorch, inductor's default,
+resolves them through its own NEEDED and loads either way.)
 
-The package is tests/models/make_aoti_package.py's (the C test_aoti's model:
-two inputs, two outputs, eager outputs beside it), compiled by this Python's
-torch into CTORCH_AOTI_PY_DIR (kept between runs: its stamp). The load runs
-in a child process that imports ctorch and not torch, as a user's program
-may: an `import torch` would load libtorch globally and hide the bug. A
-second child loads the library the former way (RTLD_LOCAL) and must fail
-with the undefined symbol: the check that this test sees what it fixes.
+The package (a Linear + tanh, and a second output, so both tensor arrays of
+the run are exercised) is compiled by this Python's torch into
+CTORCH_AOTI_PY_DIR (kept between runs: a stamp of the torch version and this
+file). The load runs in a child process that imports ctorch and not torch,
+as a user's program may: an `import torch` would load libtorch globally and
+hide the bug. A second child loads the library the former way (RTLD_LOCAL)
+and must fail with the undefined symbol: the check that this test sees what
+it fixes.
 
 Skipped (77) where libtorch has no AOTInductor loader (before 2.6: Debian's
 1.13), saying so. Run by ctest with CTORCH_TORCH_PYTHON, CTORCH_LIB and
 PYTHONPATH set.
 """
+import hashlib
 import os
 import subprocess
 import sys
@@ -28,8 +34,49 @@ if not ctorch.capi.aoti_available():
     print(f"skipped: libtorch {ctorch.torch_version} has no AOTInductor package loader (2.6 or newer has)")
     sys.exit(77)
 
-SRC = os.environ.get("CTORCH_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
 OUT = os.environ.get("CTORCH_AOTI_PY_DIR") or tempfile.mkdtemp(prefix="ctorch_aoti_py_")
+
+MAKER = r"""
+import hashlib, os, sys, time
+import torch
+out, stamp = sys.argv[1], sys.argv[2]
+try:
+    with open(os.path.join(out, "stamp")) as f:
+        if f.read() == stamp and os.path.exists(os.path.join(out, "y1.bin")):
+            print(f"torch {torch.__version__}: reusing {out}/mlp.pt2 (same torch, same test)")
+            sys.exit(0)
+    os.remove(os.path.join(out, "stamp"))  # rewritten last, once every file is complete
+except OSError:
+    pass
+
+class TwoOut(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 8)
+        self.fc2 = torch.nn.Linear(8, 3)
+
+    def forward(self, x, b):
+        h = torch.tanh(self.fc1(x))
+        return self.fc2(h) + b, h
+
+torch.manual_seed(0)
+model = TwoOut().eval()
+x, b = torch.randn(2, 4), torch.randn(3)
+t0 = time.monotonic()
+with torch.no_grad():
+    ep = torch.export.export(model, (x, b))
+    y0, y1 = model(x, b)
+torch._inductor.aoti_compile_and_package(
+    ep, package_path=os.path.join(out, "mlp.pt2"),
+    inductor_configs={"aot_inductor.link_libtorch": False, "aot_inductor.metadata": {"ctorch_test": "py_aoti"}})
+for name, t in (("x", x), ("b", b), ("y0", y0), ("y1", y1)):
+    with open(os.path.join(out, name + ".bin"), "wb") as f:
+        f.write(bytes(t.detach().contiguous().view(torch.uint8).flatten().tolist()))
+with open(os.path.join(out, "stamp"), "w") as f:
+    f.write(stamp)
+print(f"torch {torch.__version__}: exported and compiled {out}/mlp.pt2 (link_libtorch=False) in "
+      f"{time.monotonic() - t0:.1f} s")
+"""
 
 CHILD = r"""
 import os, struct, sys
@@ -60,7 +107,7 @@ print(f"outputs {[o.shape for o in outs]}, max |aoti - eager| = {diff:.3g}")
 assert [o.shape for o in outs] == [(2, 3), (2, 8)]
 assert diff < 1e-5, diff
 print("metadata ctorch_test =", ctorch.capi.aoti_package_metadata_find(pkg, "ctorch_test"))
-assert ctorch.capi.aoti_package_metadata_find(pkg, "ctorch_test") == "two_in_two_out"
+assert ctorch.capi.aoti_package_metadata_find(pkg, "ctorch_test") == "py_aoti"
 pkg.dispose()
 """
 
@@ -70,12 +117,14 @@ def child(mode):
 
 
 def main():
-    r = subprocess.run([sys.executable, os.path.join(SRC, "tests", "models", "make_aoti_package.py"), OUT],
-                       capture_output=True, text=True, timeout=900)
+    os.makedirs(OUT, exist_ok=True)
+    with open(__file__, "rb") as f:
+        stamp = f"{ctorch.torch_version} {hashlib.sha256(f.read()).hexdigest()}\n"
+    r = subprocess.run([sys.executable, "-c", MAKER, OUT, stamp], capture_output=True, text=True, timeout=900)
     print(r.stdout.strip())
     if r.returncode:
         print(r.stderr[-4000:])
-        sys.exit("FAIL: make_aoti_package.py could not make the package")
+        sys.exit("FAIL: could not make the package")
     r = child("global")
     print(r.stdout.strip())
     if r.returncode:
