@@ -26,6 +26,25 @@ except Exception:  # Debian's torch 1.13 under Python 3.11: its FSDP package fai
     _gen_utils.is_fsdp_managed_module = lambda module: False
 
 
+def generate(model, prompt, new, sample=False, seed=0, temperature=1.0, top_k=0, top_p=1.0, eos=-2):
+    """The new ids and the seconds generate() took. eos -2: the config's; -1: none."""
+    eos = model.config.eos_token_id if eos == -2 else (None if eos < 0 else eos)
+    prompt = torch.tensor([prompt], dtype=torch.int64)
+    # Every option given explicitly: generate's defaults (top_k 50 when
+    # sampling) and the model's generation_config would otherwise apply.
+    kwargs = dict(max_new_tokens=new, min_new_tokens=0, do_sample=sample, num_beams=1, use_cache=True,
+                  attention_mask=torch.ones_like(prompt), eos_token_id=eos,
+                  pad_token_id=eos if eos is not None else 0)
+    if sample:
+        kwargs.update(temperature=temperature, top_k=top_k, top_p=top_p)
+    with torch.no_grad():
+        torch.manual_seed(seed)  # multinomial draws from the default generator
+        t0 = time.perf_counter()
+        out = model.generate(prompt, **kwargs)
+        seconds = time.perf_counter() - t0
+    return out[0, prompt.shape[1]:].tolist(), seconds
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
@@ -44,26 +63,13 @@ def main():
         torch.set_num_threads(a.threads)
 
     model = GPT2LMHeadModel.from_pretrained(a.model, attn_implementation=a.attn).eval()
-    c = model.config
-    eos = c.eos_token_id if a.eos == -2 else (None if a.eos < 0 else a.eos)
-    prompt = torch.tensor([[int(v) for v in a.prompt.split(",")]], dtype=torch.int64)
-    # Every option given explicitly: generate's defaults (top_k 50 when
-    # sampling) and the model's generation_config would otherwise apply.
-    kwargs = dict(max_new_tokens=a.new, min_new_tokens=0, do_sample=a.sample, num_beams=1, use_cache=True,
-                  attention_mask=torch.ones_like(prompt), eos_token_id=eos,
-                  pad_token_id=eos if eos is not None else 0)
-    if a.sample:
-        kwargs.update(temperature=a.temperature, top_k=a.top_k, top_p=a.top_p)
-    with torch.no_grad():
-        torch.manual_seed(a.seed)  # multinomial draws from the default generator
-        t0 = time.perf_counter()
-        out = model.generate(prompt, **kwargs)
-        seconds = time.perf_counter() - t0
-    new = out[0, prompt.shape[1]:].tolist()
+    prompt = [int(v) for v in a.prompt.split(",")]
+    new, seconds = generate(model, prompt, a.new, a.sample, a.seed, a.temperature, a.top_k, a.top_p, a.eos)
 
+    c = model.config
     print(f"GPT-2 from {a.model}: {c.n_layer} layers, n_embd {c.n_embd}, {c.n_head} heads, vocab {c.vocab_size}; "
           f"{'sampling' if a.sample else 'greedy'}")
-    print(f"prompt={prompt.shape[1]} new={len(new)} seconds={seconds:.6f} "
+    print(f"prompt={len(prompt)} new={len(new)} seconds={seconds:.6f} "
           f"tok_per_s={len(new) / seconds if seconds > 0 else 0:.2f} ids={','.join(str(v) for v in new)}")
 
 

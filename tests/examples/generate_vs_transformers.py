@@ -7,6 +7,8 @@
   parameter then moved off its initial value (zero biases and LayerNorm 1/0
   would not show one loaded into the wrong place), saved with save_pretrained
   as safetensors (lm_head tied to wte, stored once);
+- the twin's generate() (examples/generate.py, imported) on the loaded model
+  against the C program, case by case;
 - greedy: the same new ids (40 after an 8-id prompt, KV cache on both sides);
 - sampling, several seeds and warper settings (temperature, top-k, top-p,
   alone and together): the same ids, since generate.c applies transformers'
@@ -25,6 +27,7 @@ scripts/torch-env).
 Usage: generate_vs_transformers.py --c BIN --script examples/generate.py
 """
 import argparse
+import importlib.util
 import inspect
 import os
 import subprocess
@@ -76,9 +79,17 @@ def main():
     # row of an 8-row product is not rounded as a 1-row product is).
     c_flags = [] if "logits_to_keep" in inspect.signature(GPT2LMHeadModel.forward).parameters else ["--all-logits"]
 
-    def both(what, extra):
+    # The twin's generate(), called here on one loaded model (a Python start
+    # per case took minutes with the torch 2.x venv); its main() is the same call.
+    spec = importlib.util.spec_from_file_location("generate_twin", a.script)
+    twin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(twin)
+    torch.set_num_threads(1)
+
+    def both(what, extra, **kw):
         base = ["--model", folder, "--prompt", PROMPT, "--new", str(NEW), "--threads", "1", *extra]
-        (_, c_ids), (_, p_ids) = run([a.c, *base, *c_flags]), run([sys.executable, a.script, *base])
+        _, c_ids = run([a.c, *base, *c_flags])
+        p_ids, _ = twin.generate(loaded, [int(v) for v in PROMPT.split(",")], NEW, **kw)
         same = c_ids == p_ids
         print(f"{what}: {'same' if same else 'DIFFERENT'}\n  C:      {c_ids}\n  Python: {p_ids}")
         if not same:
@@ -88,19 +99,23 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         folder = os.path.join(d, "gpt2")
         model.save_pretrained(folder, safe_serialization=True)
+        loaded = GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager").eval()
         greedy = both("greedy", [])
+        cli = run([sys.executable, a.script, "--model", folder, "--prompt", PROMPT, "--new", str(NEW), "--threads", "1"])
+        if cli[1] != greedy:
+            failures.append(f"generate.py from its command line made {cli[1]}")
         if len(greedy) != NEW:
             failures.append(f"greedy made {len(greedy)} ids, not {NEW}")
         sampled = []
         for seed, t, k, p in SAMPLING:
             sampled.append(both(f"sample seed={seed} temperature={t} top_k={k} top_p={p}",
                                 ["--sample", "--seed", str(seed), "--temperature", str(t), "--top-k", str(k),
-                                 "--top-p", str(p)]))
+                                 "--top-p", str(p)], sample=True, seed=seed, temperature=t, top_k=k, top_p=p))
         if any(s == greedy for s in sampled) or len({tuple(s) for s in sampled}) != len(sampled):
             failures.append("sampled ids equal the greedy ones or each other's: the draws do not depend on the seed")
         eos = greedy[5]
         stop = greedy.index(eos) + 1
-        ids = both(f"greedy with eos={eos}", ["--eos", str(eos)])
+        ids = both(f"greedy with eos={eos}", ["--eos", str(eos)], eos=eos)
         if ids != greedy[:stop]:
             failures.append(f"with eos {eos}, C made {ids}, expected the greedy ids up to it: {greedy[:stop]}")
     if failures:
