@@ -65,4 +65,22 @@ func TestNilHandlesAreErrors(t *testing.T) {
 	if s.T(nil, nil) != nil || s.Free() != nil {
 		t.Error("a nil Scope is not a no-op")
 	}
+	// The generic functions, which reflection cannot list, with zero values.
+	if x, err := FromSlice[float32](nil); err == nil { // no shape: a 0-dim tensor, whose one value is missing
+		t.Errorf("FromSlice(nil) = %v, nil; want an error", x)
+	}
+	if x, err := FromSlice[float32](nil, 0); err != nil || Must(x.Numel()) != 0 {
+		t.Errorf("FromSlice(nil, 0): %v, %v; want an empty tensor", x, err)
+	} else {
+		x.Free()
+	}
+	if v, err := ToSlice[int64](nil); err == nil {
+		t.Errorf("ToSlice(nil tensor) = %v, nil", v)
+	}
+	if DTypeOf[bool]() != DTypeBool || *Ptr(0) != 0 || Must(0, nil) != 0 {
+		t.Error("DTypeOf, Ptr or Must on zero values")
+	}
+	if a, b := Must2(0, "", nil); a != 0 || b != "" {
+		t.Error("Must2 on zero values")
+	}
 }
