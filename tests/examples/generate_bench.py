@@ -5,14 +5,15 @@
 nothing downloaded): a 32-id prompt, 128 new ids, greedy, KV cache on, one
 intra-op thread. Prints each program's tok/s (128 new ids over the whole
 generate call, prompt included; model loading excluded) and whether the ids
-are the same. Python runs with the eager attention (generate.c's) and with
+are the same; the median of --rounds interleaved rounds. Python runs with the eager attention (generate.c's) and with
 transformers' default SDPA. A measurement, not a test: no ctest entry.
 
 Usage: generate_bench.py --c build/examples/generate --script examples/generate.py
-                         [--threads 1] [--keep DIR]
+                         [--threads 1] [--rounds 3] [--keep DIR]
 """
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,7 @@ def main():
     ap.add_argument("--c", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keep", help="a folder for the model (reused if it holds one)")
     a = ap.parse_args()
 
@@ -49,16 +51,24 @@ def main():
         g = torch.Generator().manual_seed(1)
         prompt = ",".join(str(v) for v in torch.randint(0, 50257, (32,), generator=g).tolist())
         args = ["--model", folder, "--prompt", prompt, "--new", "128", "--threads", str(a.threads)]
-        c_rate, c_ids = run([a.c, *args])
-        eager_rate, eager_ids = run([sys.executable, a.script, *args, "--attn", "eager"])
-        sdpa_rate, sdpa_ids = run([sys.executable, a.script, *args, "--attn", "sdpa"])
-    print(f"torch {torch.__version__}, transformers {transformers.__version__}, {a.threads} thread(s)")
-    print(f"C generate.c:                 {c_rate:8.2f} tok/s")
-    print(f"transformers generate, eager: {eager_rate:8.2f} tok/s  (C/Python {c_rate / eager_rate:.3f}), "
-          f"ids {'same' if eager_ids == c_ids else 'DIFFERENT'}")
-    print(f"transformers generate, sdpa:  {sdpa_rate:8.2f} tok/s  (C/Python {c_rate / sdpa_rate:.3f}), "
-          f"ids {'same' if sdpa_ids == c_ids else 'DIFFERENT'}")
-
+        # transformers refuses SDPA below torch 2.1.1 (Debian's 1.13).
+        ways = {"C generate.c": [a.c, *args],
+                "transformers generate, eager": [sys.executable, a.script, *args, "--attn", "eager"]}
+        if int(torch.__version__.split(".")[0]) >= 2:
+            ways["transformers generate, sdpa"] = [sys.executable, a.script, *args, "--attn", "sdpa"]
+        rates, ids = {w: [] for w in ways}, {}
+        for r in range(a.rounds):  # interleaved: a shared machine's load hits every way alike
+            for w, cmd in ways.items():
+                rate, ids[w] = run(cmd)
+                rates[w].append(rate)
+            print(f"round {r + 1}: " + ", ".join(f"{w} {rates[w][-1]:.2f}" for w in ways), flush=True)
+    print(f"torch {torch.__version__}, transformers {transformers.__version__}, {a.threads} thread(s), "
+          f"median of {a.rounds} interleaved rounds (tok/s)")
+    c = statistics.median(rates["C generate.c"])
+    for w in ways:
+        m = statistics.median(rates[w])
+        ratio = "" if w.startswith("C ") else f"  C/Python {c / m:.3f}, ids {'same' if ids[w] == ids['C generate.c'] else 'DIFFERENT'}"
+        print(f"{w:30s} {m:8.2f} tok/s  (rounds {', '.join(f'{v:.2f}' for v in rates[w])}){ratio}")
 
 if __name__ == "__main__":
     main()
