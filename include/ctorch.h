@@ -100,7 +100,11 @@
  *     thread for reproducible draws.
  *   - lists, dicts, values, transforms: reads are concurrent.
  *   - Process-wide settings (ctorch_set_num_threads, ctorch_manual_seed,
- *     limits): set them before other threads run ops.
+ *     limits): set them before other threads run ops. libtorch 2.x applies
+ *     the intra-op thread count to a new thread lazily: a serving thread's
+ *     first MKL/oneDNN kernel may run with the default count (the same
+ *     values up to rounding), so a thread that needs the results bit for
+ *     bit calls ctorch_set_num_threads itself first.
  *   Tested: tests/test_threads_shared.c (4 threads, one nn module or one
  *   TorchScript module, outputs bit for bit those of one thread);
  *   docs/guarantees.md, "What may be shared between threads".

@@ -51,6 +51,15 @@ static void *run_worker(void *arg) {
   ctorch_autograd_scope scope = NULL;
   void *got = NULL;
   int i;
+  /* The intra-op thread count, as the reference had it. libtorch 2.x gives
+   * a new thread the process's count lazily, at its first parallel_for; a
+   * kernel reaching MKL/oneDNN before that runs with the default count and
+   * may differ in the last bits (a TransformerEncoderLayer's first forward
+   * in a new thread, in Python's threads too; measured on 2.15.0). */
+  if (ctorch_set_num_threads(1) != CTORCH_OK) {
+    snprintf(w->msg, sizeof w->msg, "set_num_threads: %s", ctorch_last_error());
+    w->failures++;
+  }
   /* grad mode is per thread: each worker opens its own scope */
   if (ctorch_autograd_scope_enter(&scope, c->mode) != CTORCH_OK) {
     snprintf(w->msg, sizeof w->msg, "scope_enter: %s", ctorch_last_error());
