@@ -8,10 +8,14 @@ issue 43), same seed, one epoch on Fashion-MNIST:
 - bit-identical weights: the state dicts both saved are equal byte for
   byte; the Go program's last line is computed from its saved weights
   loaded into a fresh model, so the reload is checked by the comparison;
-- the model learns: test accuracy at least --min-accuracy.
+- the model learns: test accuracy at least --min-accuracy;
+- with --readme README --program MAIN_GO: the README's Go block that opens
+  with MAIN_GO's first line is MAIN_GO, verbatim (the Go README shows the
+  tested program).
 
 The Go program runs first: its exit 77 (no Go, no data) is this test's.
-Usage: go_lenet5_twin.py --c LENET5 --work DIR [--min-accuracy A] -- TWIN_CMD... -- ARGS...
+Usage: go_lenet5_twin.py --c LENET5 --work DIR [--min-accuracy A] [--readme R --program P]
+                         -- TWIN_CMD... -- ARGS...
 """
 import argparse
 import os
@@ -51,7 +55,16 @@ def main():
     ap.add_argument("--c", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--min-accuracy", type=float, default=0.70)
+    ap.add_argument("--readme")
+    ap.add_argument("--program")
     a = ap.parse_args(argv[:i])
+    if a.readme:
+        prog = open(a.program, encoding="utf-8").read()
+        blocks = re.findall(r"^```go\n(.*?)^```$", open(a.readme, encoding="utf-8").read(), re.M | re.S)
+        shown = [b for b in blocks if b.split("\n", 1)[0] == prog.split("\n", 1)[0]]
+        if shown != [prog]:
+            sys.exit(f"FAIL: {a.readme} does not show {a.program} verbatim ({len(shown)} block(s) open like it)")
+        print(f"{a.readme} shows {a.program} verbatim")
     twin, args = argv[i + 1:j], argv[j + 1:]
     os.makedirs(a.work, exist_ok=True)
     pt = {k: os.path.join(a.work, f"{k}.pt") for k in ("twin", "c")}
