@@ -37,7 +37,9 @@
  * stops after producing it. --all-logits computes the prompt's logits at
  * every position, as transformers' GPT-2 without logits_to_keep (4.46) does
  * (see gpt2_step). The last line is machine-readable:
- * prompt=L new=N seconds=S tok_per_s=R ids=<the new ids, comma-separated>.
+ * prompt=L new=N seconds=S tok_per_s=R cpu_seconds=C ids=<the new ids,
+ * comma-separated> (S wall-clock, C the process's CPU time, of the prompt
+ * and the N steps; loading excluded).
  */
 #include <float.h>
 #include <math.h>
@@ -408,6 +410,14 @@ static ctorch_status next_id(int64_t *id, ctorch_tensor logits, const gen_option
   return st ? st : ctorch_tensor_item_int64(id, t);
 }
 
+/* CPU seconds of this process (every thread): on a shared machine, a time
+ * that leaves out the waits for a core that wall-clock time includes. */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* "1,2,3" -> malloc'd ids, *n of them (at least one). */
 static int64_t *parse_ids(const char *text, int64_t *n) {
   int64_t *v = calloc(strlen(text) + 1, sizeof *v);
@@ -451,7 +461,7 @@ int main(int argc, char **argv) {
   ctorch_tensor ids = NULL, logits = NULL;
   ctorch_generator gen = NULL;
   ctorch_autograd_scope no_grad = NULL;
-  double t0, seconds;
+  double t0, seconds, cpu0, cpu_seconds;
   int i, j;
   for (i = j = 1; i < argc; ++i) /* --sample, --all-logits: bare flags; the table takes "--name VALUE" pairs */
     if (!strcmp(argv[i], "--sample")) sample_text = argv[i];
@@ -499,7 +509,7 @@ int main(int argc, char **argv) {
   if (opt.sample) CHECK(ctorch_generator_new(&gen, ctorch_device_cpu(), seed));
 
   CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
-  t0 = now();
+  t0 = now(), cpu0 = cpu_now();
   shape[1] = n_prompt;
   CHECK(ctorch_tensor_from_data(&ids, prompt, (size_t)n_prompt * sizeof *prompt, shape, 2, CTORCH_INT64));
   while (n_out < n_new) {
@@ -514,13 +524,13 @@ int main(int argc, char **argv) {
     shape[1] = 1;
     CHECK(ctorch_tensor_from_data(&ids, &out_ids[n_out - 1], sizeof *out_ids, shape, 2, CTORCH_INT64));
   }
-  seconds = now() - t0;
+  seconds = now() - t0, cpu_seconds = cpu_now() - cpu0;
   CHECK(ctorch_autograd_scope_leave(no_grad));
 
   printf("GPT-2 from %s: %.0f layers, n_embd %.0f, %.0f heads, vocab %.0f; %s\n", dir, cfg.n_layer, cfg.n_embd,
          cfg.n_head, cfg.vocab, opt.sample ? "sampling" : "greedy");
-  printf("prompt=%lld new=%lld seconds=%.6f tok_per_s=%.2f ids=", (long long)n_prompt, (long long)n_out, seconds,
-         seconds > 0 ? n_out / seconds : 0.0);
+  printf("prompt=%lld new=%lld seconds=%.6f tok_per_s=%.2f cpu_seconds=%.6f ids=", (long long)n_prompt,
+         (long long)n_out, seconds, seconds > 0 ? n_out / seconds : 0.0, cpu_seconds);
   for (i = 0; i < n_out; ++i) printf("%s%lld", i ? "," : "", (long long)out_ids[i]);
   printf("\n");
 

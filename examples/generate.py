@@ -27,7 +27,7 @@ except Exception:  # Debian's torch 1.13 under Python 3.11: its FSDP package fai
 
 
 def generate(model, prompt, new, sample=False, seed=0, temperature=1.0, top_k=0, top_p=1.0, eos=-2):
-    """The new ids and the seconds generate() took. eos -2: the config's; -1: none."""
+    """The new ids, and the wall-clock and CPU seconds generate() took. eos -2: the config's; -1: none."""
     eos = model.config.eos_token_id if eos == -2 else (None if eos < 0 else eos)
     prompt = torch.tensor([prompt], dtype=torch.int64)
     # Every option given explicitly: generate's defaults (top_k 50 when
@@ -39,10 +39,10 @@ def generate(model, prompt, new, sample=False, seed=0, temperature=1.0, top_k=0,
         kwargs.update(temperature=temperature, top_k=top_k, top_p=top_p)
     with torch.no_grad():
         torch.manual_seed(seed)  # multinomial draws from the default generator
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         out = model.generate(prompt, **kwargs)
-        seconds = time.perf_counter() - t0
-    return out[0, prompt.shape[1]:].tolist(), seconds
+        seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - cpu0
+    return out[0, prompt.shape[1]:].tolist(), seconds, cpu_seconds
 
 
 def main():
@@ -64,13 +64,13 @@ def main():
 
     model = GPT2LMHeadModel.from_pretrained(a.model, attn_implementation=a.attn).eval()
     prompt = [int(v) for v in a.prompt.split(",")]
-    new, seconds = generate(model, prompt, a.new, a.sample, a.seed, a.temperature, a.top_k, a.top_p, a.eos)
+    new, seconds, cpu_seconds = generate(model, prompt, a.new, a.sample, a.seed, a.temperature, a.top_k, a.top_p, a.eos)
 
     c = model.config
     print(f"GPT-2 from {a.model}: {c.n_layer} layers, n_embd {c.n_embd}, {c.n_head} heads, vocab {c.vocab_size}; "
           f"{'sampling' if a.sample else 'greedy'}")
     print(f"prompt={len(prompt)} new={len(new)} seconds={seconds:.6f} "
-          f"tok_per_s={len(new) / seconds if seconds > 0 else 0:.2f} ids={','.join(str(v) for v in new)}")
+          f"tok_per_s={len(new) / seconds if seconds > 0 else 0:.2f} cpu_seconds={cpu_seconds:.6f} ids={','.join(str(v) for v in new)}")
 
 
 if __name__ == "__main__":

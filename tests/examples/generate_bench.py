@@ -4,9 +4,11 @@
 12 heads, vocab 50257, random weights from a seed, saved with save_pretrained;
 nothing downloaded): a 32-id prompt, 128 new ids, greedy, KV cache on, one
 intra-op thread. Prints each program's tok/s (128 new ids over the whole
-generate call, prompt included; model loading excluded) and whether the ids
-are the same; the median of --rounds interleaved rounds. Python runs with the eager attention (generate.c's) and with
-transformers' default SDPA. A measurement, not a test: no ctest entry.
+generate call, prompt included; model loading excluded), by the clock and per
+CPU second of the process (on a shared machine the clock also counts the
+waits for a core), the median of --rounds interleaved rounds, and whether the
+ids are the same. Python runs with the eager attention (generate.c's) and
+with transformers' default SDPA. A measurement, not a test: no ctest entry.
 
 Usage: generate_bench.py --c build/examples/generate --script examples/generate.py
                          [--threads 1] [--rounds 3] [--keep DIR]
@@ -29,7 +31,7 @@ def run(cmd):
         sys.exit(f"{cmd} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     last = p.stdout.strip().splitlines()[-1]
     fields = dict(kv.split("=", 1) for kv in last.split())
-    return float(fields["tok_per_s"]), fields["ids"]
+    return float(fields["tok_per_s"]), int(fields["new"]) / float(fields["cpu_seconds"]), fields["ids"]
 
 
 def main():
@@ -56,19 +58,24 @@ def main():
                 "transformers generate, eager": [sys.executable, a.script, *args, "--attn", "eager"]}
         if int(torch.__version__.split(".")[0]) >= 2:
             ways["transformers generate, sdpa"] = [sys.executable, a.script, *args, "--attn", "sdpa"]
-        rates, ids = {w: [] for w in ways}, {}
+        rates, cpu_rates, ids = {w: [] for w in ways}, {w: [] for w in ways}, {}
         for r in range(a.rounds):  # interleaved: a shared machine's load hits every way alike
             for w, cmd in ways.items():
-                rate, ids[w] = run(cmd)
+                rate, cpu_rate, ids[w] = run(cmd)
                 rates[w].append(rate)
-            print(f"round {r + 1}: " + ", ".join(f"{w} {rates[w][-1]:.2f}" for w in ways), flush=True)
+                cpu_rates[w].append(cpu_rate)
+            print(f"round {r + 1}: " + ", ".join(f"{w} {rates[w][-1]:.2f} ({cpu_rates[w][-1]:.2f} per CPU s)"
+                                                 for w in ways), flush=True)
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, {a.threads} thread(s), "
-          f"median of {a.rounds} interleaved rounds (tok/s)")
-    c = statistics.median(rates["C generate.c"])
+          f"median of {a.rounds} interleaved rounds: tok/s by the clock / per CPU second")
+    c, c_cpu = statistics.median(rates["C generate.c"]), statistics.median(cpu_rates["C generate.c"])
     for w in ways:
-        m = statistics.median(rates[w])
-        ratio = "" if w.startswith("C ") else f"  C/Python {c / m:.3f}, ids {'same' if ids[w] == ids['C generate.c'] else 'DIFFERENT'}"
-        print(f"{w:30s} {m:8.2f} tok/s  (rounds {', '.join(f'{v:.2f}' for v in rates[w])}){ratio}")
+        m, m_cpu = statistics.median(rates[w]), statistics.median(cpu_rates[w])
+        line = f"{w:30s} {m:8.2f} / {m_cpu:8.2f}"
+        if not w.startswith("C "):
+            line += (f"  C/Python {c / m:.3f} / {c_cpu / m_cpu:.3f}, "
+                     f"ids {'same' if ids[w] == ids['C generate.c'] else 'DIFFERENT'}")
+        print(line)
 
 if __name__ == "__main__":
     main()

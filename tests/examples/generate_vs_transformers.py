@@ -89,7 +89,7 @@ def main():
     def both(what, extra, **kw):
         base = ["--model", folder, "--prompt", PROMPT, "--new", str(NEW), "--threads", "1", *extra]
         _, c_ids = run([a.c, *base, *c_flags])
-        p_ids, _ = twin.generate(loaded, [int(v) for v in PROMPT.split(",")], NEW, **kw)
+        p_ids = twin.generate(loaded, [int(v) for v in PROMPT.split(",")], NEW, **kw)[0]
         same = c_ids == p_ids
         print(f"{what}: {'same' if same else 'DIFFERENT'}\n  C:      {c_ids}\n  Python: {p_ids}")
         if not same:
