@@ -39,6 +39,14 @@ function findLibrary(tried) {
   return capi.SONAME;
 }
 
+// koffi runs an async call on a stack of its own, 128 KiB by default: too
+// little for libtorch (Adam's step overflowed it: a segfault), so as much as
+// the calls get on the JS thread's side, twice koffi's synchronous 2 MiB.
+{
+  const cfg = koffi.config();
+  if (cfg.async_stack_size < 4 << 20) koffi.config({ ...cfg, async_stack_size: 4 << 20 });
+}
+
 const triedPlaces = [];
 const LIB_PATH = findLibrary(triedPlaces);
 let lib;

@@ -125,16 +125,18 @@ export namespace optim {
 export namespace data {
   /** The IDX files of MNIST / Fashion-MNIST in dir (gzip or not): [images uint8 [N,28,28], labels int64 [N]]. */
   function readMnist(dir: string, train?: boolean): ReturnType<typeof capi.data_mnist_read_dir>;
-  class DataLoader extends capi.DataLoader {
-    constructor(data: Tensor, targets?: Tensor | null, opts?: {
+  /** Y: the targets' type in a batch (Tensor when the loader has targets, null without). */
+  class DataLoader<Y extends Tensor | null = Tensor | null> extends capi.DataLoader {
+    constructor(data: Tensor, targets?: Y, opts?: {
       batchSize?: number; shuffle?: boolean; seed?: number | bigint; dropLast?: boolean;
       transform?: Parameters<capi.DataLoader['set_transform']>[0];
     });
     /** The epoch the next iteration starts (its shuffle order). */
     epoch: number;
-    [Symbol.iterator](): IterableIterator<[Tensor, Tensor | null]>;
+    [Symbol.iterator](): IterableIterator<[Tensor, Y]>;
     /** for await: the batches of one epoch, each read on a worker thread. */
-    [Symbol.asyncIterator](): AsyncIterableIterator<[Tensor, Tensor | null]>;
+    [Symbol.asyncIterator](): AsyncIterableIterator<[Tensor, Y]>;
+    nextAsync(): Promise<[Tensor, Y] | null>;
   }
 }
 

@@ -50,13 +50,18 @@ async function promises(): Promise<number> {
   let total = 0;
   for await (const [x, t] of loader) {
     const out: Tensor = await seq.forwardAsync(ct.flatten(x.to(ct.float32), { start_dim: 1 }));
-    const l = ct.nn.cross_entropy_loss(out, t!);
+    const l = ct.nn.cross_entropy_loss(out, t); // t: Tensor, the loader having targets
     await l.backwardAsync();
     await sgd.stepAsync();
     sgd.zeroGrad();
     total += Number(l.item());
   }
-  const batch: [Tensor, Tensor | null] | null = await loader.nextAsync();
+  const batch: [Tensor, Tensor] | null = await loader.nextAsync();
+  for (const [x, none] of new ct.data.DataLoader(images, null)) {
+    // @ts-expect-error a loader without targets yields null targets
+    none.dispose();
+    x.dispose();
+  }
   await ct.saveAsync(net.stateDict(), '/tmp/ctorch-never-written.pt');
   const back: Map<string, Tensor> = await ct.loadAsync('/tmp/ctorch-never-written.pt');
   await using m = new Net();
