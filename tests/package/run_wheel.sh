@@ -9,7 +9,9 @@
 #      pip installed for TORCH_PYTHON, torch and its requirements): the
 #      library found beside the binding and libtorch in that venv's torch
 #      (wheel_check.py), a torch of another release refused at import, the
-#      README's first Python program, the binding README's, and a short
+#      README's first Python program, the binding README's, an AOTInductor
+#      package compiled by that torch without linking libtorch loaded and
+#      run (tests/python/test_py_aoti.py: 15 s with inductor warm, 100 s cold), and a short
 #      LeNet-5 training with ctorch.nn modules
 #      (tests/bindings/py_train.py, 30 steps);
 #   3. the venv of 1 with TORCH_PYTHON's site-packages added by a .pth file
@@ -98,6 +100,10 @@ run_ex() {  # FILE HEADING: runs the first python block under HEADING (with what
 }
 t=$(now)
 CTORCH_LIB=/nonexistent/libctorch.so "$py" "$src/tests/package/wheel_check.py" "$version" "$site/torch/lib"
+echo "-- an AOTInductor package from the wheel (tests/python/test_py_aoti.py: compiled without linking libtorch)"
+rc=0
+CTORCH_LIB=/nonexistent/libctorch.so CTORCH_AOTI_PY_DIR=$tmp/aoti "$py" "$src/tests/python/test_py_aoti.py" || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 77 ] || { echo "FAIL: the AOTInductor package did not load from the wheel"; exit 1; }
 echo "-- another torch release first on sys.path (a torch-9.9.0 dist-info): import refused"
 mkdir -p "$tmp/fake/torch-9.9.0.dist-info"
 printf 'Metadata-Version: 2.1\nName: torch\nVersion: 9.9.0\n' >"$tmp/fake/torch-9.9.0.dist-info/METADATA"
