@@ -105,8 +105,9 @@
  *     first MKL/oneDNN kernel may run with the default count (the same
  *     values up to rounding), so a thread that needs the results bit for
  *     bit calls ctorch_set_num_threads itself first.
- *   Tested: tests/test_threads_shared.c (4 threads, one nn module or one
- *   TorchScript module, outputs bit for bit those of one thread);
+ *   Tested: tests/test_threads_shared.c (4 threads, one nn module, one
+ *   TorchScript module or one AOTI package, outputs bit for bit those of
+ *   one thread);
  *   docs/guarantees.md, "What may be shared between threads".
  *
  * Generated operators.  Every ATen operator is declared in ctorch_ops.h

@@ -1,10 +1,12 @@
 /* Serving from threads (issue 45 item 2): N threads share ONE model and run
  * many forwards at once on different inputs; every output must equal, bit
  * for bit, what a single thread computed for the same input beforehand.
- * This is what include/ctorch.h's "Sharing handles between threads" section
+ * This is what include/ctorch.h's "Sharing one handle between threads" section
  * promises for nn modules (eval, under no_grad or inference mode, and with
  * grad recording on) and TorchScript modules (modules Python scripted and
- * traced: tests/python/make_jit_models.py; those tcases are tagged python).
+ * traced: tests/python/make_jit_models.py; those tcases are tagged python)
+ * and AOTInductor packages (one run at a time inside: the package's single
+ * model instance; tagged aoti_compile, libtorch >= 2.6).
  * The threads start together behind a barrier so the forwards overlap.
  * Intra-op threads are set to 1 first: the comparison is bit for bit, and a
  * kernel may split its work differently with another thread count. */
@@ -263,10 +265,55 @@ START_TEST(torchscript_scripted_inference_mode) {
 }
 END_TEST
 
+/* ---- AOTInductor packages (libtorch >= 2.6) ----------------------------- */
+
+/* tests/models/make_aoti_package.py's model: (x [2, 4], b [3]) -> (fc2(tanh(
+ * fc1(x))) + b, tanh(fc1(x))); the threads vary x and share b. */
+static ctorch_tensor g_aoti_b;
+
+static ctorch_status aoti_forward(ctorch_tensor *out, void *p, ctorch_tensor x) {
+  ctorch_tensor in[2];
+  ctorch_tensor_list l = NULL;
+  ctorch_status st;
+  in[0] = x;
+  in[1] = g_aoti_b;
+  st = ctorch_aoti_package_run(&l, (ctorch_aoti_package)p, in, 2);
+  if (st != CTORCH_OK) return st;
+  st = ctorch_tensor_list_get(out, l, 0);
+  ctorch_tensor_list_free(l);
+  return st;
+}
+
+START_TEST(aoti_package_run) {
+  static char dir[4096], err[8400];
+  char path[4096 + 64];
+  float b[3];
+  int64_t b_shape[1] = {3}, x_shape[2] = {2, 4};
+  size_t n = 0;
+  char *bytes;
+  ctorch_aoti_package p = NULL;
+  ck_assert_msg(ct_make_with_python("tests/models/make_aoti_package.py", "aoti_package_threads", dir, sizeof dir, err,
+                                    sizeof err),
+                "the AOTInductor package was not made: %s", err);
+  snprintf(path, sizeof path, "%s/b.bin", dir);
+  bytes = ct_read_file(path, &n);
+  ck_assert_uint_eq(n, sizeof b);
+  memcpy(b, bytes, sizeof b);
+  free(bytes);
+  CT_OK(ctorch_tensor_from_data(&g_aoti_b, b, sizeof b, b_shape, 1, CTORCH_FLOAT32));
+  snprintf(path, sizeof path, "%s/mlp.pt2", dir);
+  CT_OK(ctorch_aoti_package_load(&p, path, NULL));
+  run_shared(aoti_forward, p, CTORCH_SCOPE_NO_GRAD, x_shape, 2);
+  ctorch_aoti_package_free(p);
+  ctorch_tensor_free(g_aoti_b);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("threads_shared");
   TCase *tc = tcase_create("nn");
   TCase *jit = tcase_create("torchscript");
+  TCase *aoti = tcase_create("aoti");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, nn_sequential_eval_no_grad);
   tcase_add_test(tc, nn_sequential_eval_inference_mode);
@@ -278,6 +325,12 @@ static Suite *make_suite(void) {
   tcase_add_test(jit, torchscript_traced_no_grad);
   tcase_add_test(jit, torchscript_scripted_inference_mode);
   suite_add_tcase(s, jit);
+  /* making the package compiles C++: about 20 s with a warm inductor cache,
+   * minutes cold on 2 cores */
+  tcase_set_tags(aoti, "aoti_compile");
+  tcase_set_timeout(aoti, 900);
+  tcase_add_test(aoti, aoti_package_run);
+  suite_add_tcase(s, aoti);
   return s;
 }
 
