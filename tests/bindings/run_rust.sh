@@ -10,7 +10,8 @@
 #   example NAME: builds examples/rust/NAME.rs and runs it with the remaining
 #                 arguments.
 # Skipped (77) without cargo or pkg-config, or when crates.io (the pkg-config
-# crate) cannot be reached. cargo runs under the project's build lock.
+# crate) cannot be reached. The modes share CARGO_TARGET_DIR (cargo locks it
+# itself, so ctest -j runs them side by side); each keeps its own cargo.log.
 # Usage: run_rust.sh MODE SOURCE_DIR BINDINGS_RUST_DIR LIBCTORCH API_JSON WORK [ARGS...]
 set -uo pipefail
 mode=$1 src=$2 crates=$3 lib=$4 api=$5 work=$6
@@ -51,12 +52,12 @@ TOML
   cd "$work/$1"
 }
 
-cargo_locked() {  # cargo SUBCOMMAND... under the build lock; the log in $work/cargo.log
-  flock /tmp/ctorch-build.lock cargo "$@" >"$work/cargo.log" 2>&1
+cargo_run() {  # cargo SUBCOMMAND..., its log in the project's own cargo.log
+  cargo "$@" >cargo.log 2>&1
 }
 network_skip() {
   if grep -Eq 'failed to (download|query|get|fetch|load source)|Couldn.t resolve host|network failure|spurious network' \
-      "$work/cargo.log"; then
+      cargo.log; then
     skip "crates.io is unreachable (the pkg-config crate comes from it)"
   fi
 }
@@ -77,13 +78,13 @@ compile_fail)
       [ $wrap = yes ] && body="unsafe { $c }"
       printf 'fn main() {\n    let x = ctorch::Tensor::from_slice(&[1f32; 6], &[2, 3]).unwrap();\n    %s\n    drop(x);\n}\n' \
         "$body" >src/main.rs
-      if cargo_locked check --quiet; then
+      if cargo_run check --quiet; then
         [ $wrap = yes ] || { cat src/main.rs; echo "FAIL: compiled without unsafe: $c"; exit 1; }
         echo "ok: compiles inside unsafe {}: $c"
       else
         network_skip
-        if [ $wrap = yes ]; then cat "$work/cargo.log"; echo "FAIL: does not compile even inside unsafe {}: $c"; exit 1; fi
-        grep -q 'error\[E0133\]' "$work/cargo.log" || { cat "$work/cargo.log"; echo "FAIL: not E0133: $c"; exit 1; }
+        if [ $wrap = yes ]; then cat cargo.log; echo "FAIL: does not compile even inside unsafe {}: $c"; exit 1; fi
+        grep -q 'error\[E0133\]' cargo.log || { cat cargo.log; echo "FAIL: not E0133: $c"; exit 1; }
         echo "ok: refused without unsafe (E0133): $c"
       fi
     done
@@ -93,7 +94,7 @@ sweep)
   project rust-sweep
   python3 "$src/tests/bindings/rust_sweep_gen.py" "$api" src/main.rs
   t=$(date +%s)
-  cargo_locked build --quiet || { network_skip; cat "$work/cargo.log"; echo "FAIL: cargo build"; exit 1; }
+  cargo_run build --quiet || { network_skip; cat cargo.log; echo "FAIL: cargo build"; exit 1; }
   echo "cargo build: $(($(date +%s) - t)) s"
   exec python3 "$src/tests/bindings/rust_sweep.py" "$CARGO_TARGET_DIR/debug/rust-sweep" "$@"
   ;;
@@ -102,7 +103,7 @@ example)
   shift
   project "rust-example-$name"
   cp "$src/examples/rust/$name.rs" src/main.rs
-  cargo_locked build --quiet --release || { network_skip; cat "$work/cargo.log"; echo "FAIL: cargo build"; exit 1; }
+  cargo_run build --quiet --release || { network_skip; cat cargo.log; echo "FAIL: cargo build"; exit 1; }
   exec "$CARGO_TARGET_DIR/release/rust-example-$name" "$@"
   ;;
 *)
