@@ -10,7 +10,7 @@ waits for a core), the median of --rounds interleaved rounds, and whether the
 ids are the same. Python runs with the eager attention (generate.c's) and
 with transformers' default SDPA. A measurement, not a test: no ctest entry.
 
-Usage: generate_bench.py --c build/examples/generate --script examples/generate.py
+Usage: bench/generate_bench.py --c build/examples/generate --script examples/generate.py
                          [--threads 1] [--rounds 3] [--keep DIR]
 """
 import argparse
