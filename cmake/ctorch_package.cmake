@@ -134,8 +134,9 @@ file(WRITE ${_ctorch_doc_src}/triggers "activate-noawait ldconfig\n")
 # reference netlib BLAS, 23-30x slower on a matmul (docs/benchmarks.md, "The
 # embedded default's BLAS"). The runtime package pulls OpenBLAS in, which
 # switches the alternative (a PyPI torch brings its own MKL: nothing to add).
+# The OpenMP build: libtorch's thread count then governs it (scripts/deps).
 if(NOT CTORCH_TORCH)
-  set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0-pthread | libopenblas0")
+  set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0-openmp | libopenblas0")
 endif()
 set(_ctorch_exact "(= ${_ctorch_deb_version})")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${_ctorch_pkg_runtime})
