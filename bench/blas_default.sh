@@ -30,7 +30,7 @@ print(f"{2 * 128 * 768 * 3072 / best / 1e9:.1f}")
 EOF
 }
 demo() {  # the demo's epoch (examples/lenet5 as scripts/demo runs it): test accuracy and img/s
-  "$build/examples/lenet5" --epochs 1 --logdir '' 2>&1 | sed -n 's/^test_accuracy=/test_accuracy=/p'
+  "$build/examples/lenet5" --epochs 1 --logdir '' --save "$build/blas_default_lenet5.pt" 2>&1 | sed -n 's/^test_accuracy=/test_accuracy=/p'
 }
 base_ldp=${LD_LIBRARY_PATH:-}
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
