@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""Three models, several ways, same weights, outputs compared (issue 45 item 1).
+
+Run through bench/compare/run, which finds the torch 2.15.0 venv (with
+transformers, onnxruntime, torchvision from scripts/torch-env), builds the C
+program and the candle program, then calls
+
+    compare.py run --work DIR --build-dir BUILD [--candle BIN] [--models bert,gpt2,resnet50]
+                   [--threads 1,2] [--iters N]
+
+Ways, each in its own process (threads set before anything runs):
+  ctorch eager (C)   bench/compare/model_bench.c: the model from C modules
+  ctorch AOTI (C)    the same model_bench.c running an AOTInductor package
+                     compiled here by torch._inductor.aoti_compile_and_package
+                     (one package per model and batch size)
+  torch eager        Python, inference_mode (transformers' default attention, SDPA)
+  torch.compile      Python, default mode (first calls excluded: warm-up)
+  ONNX Runtime       onnxruntime's Python API on torch.onnx.export(dynamo=False)'s
+                     graph of the same model, ORT_ENABLE_ALL, intra-op threads set
+  candle             bench/compare/candle (candle-transformers' BertModel / resnet50
+                     on the same safetensors)
+GPT-2: examples/generate.c against examples/generate.py (transformers'
+generate, eager and SDPA attention): tok/s of 128 new greedy ids, ids compared.
+
+Every way reads the same inputs (a safetensors file in0, in1, ...) and writes
+its first output; the table gives max |difference| against torch eager. Per
+point: p50 and p99 of the per-call wall times (with few calls p99 is about
+the max), throughput (items/s from the mean), and each as a ratio to ctorch's
+best path (p50 ratio > 1: slower than ctorch; throughput ratio < 1: slower).
+A measurement, not a test: nothing here asserts a time.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SEQ = 128
+
+
+def sh(cmd, env=None, timeout=1800):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def load_avg():
+    return open("/proc/loadavg").read().split()[0]
+
+
+# ---------------------------------------------------------------- setup
+
+
+def bert_setup(work):
+    import torch
+    from safetensors.torch import save_file
+    from transformers import BertConfig, BertModel
+    d = os.path.join(work, "bert")
+    if not os.path.exists(os.path.join(d, "model.safetensors")):
+        torch.manual_seed(0)
+        BertModel(BertConfig()).eval().save_pretrained(d, safe_serialization=True)  # BERT-base shape
+    for b in (1, 8):
+        p = os.path.join(d, f"in_b{b}.safetensors")
+        if not os.path.exists(p):
+            g = torch.Generator().manual_seed(b)
+            ids = torch.randint(1000, 30000, (b, SEQ), generator=g)
+            ids[:, 0], ids[:, -1] = 101, 102  # [CLS] ... [SEP]
+            save_file({"in0": ids, "in1": torch.ones_like(ids), "in2": torch.zeros_like(ids)}, p)
+    return d
+
+
+def bert_model(d):
+    import torch
+    from transformers import BertModel
+
+    class Wrap(torch.nn.Module):  # positional (ids, mask, types) -> last_hidden_state
+        def __init__(self):
+            super().__init__()
+            self.m = BertModel.from_pretrained(d).eval()
+
+        def forward(self, ids, mask, types):
+            return self.m(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+    return Wrap().eval()
+
+
+def resnet_setup(work):
+    import torch
+    import torchvision
+    from safetensors.torch import save_file
+    d = os.path.join(work, "resnet50")
+    os.makedirs(d, exist_ok=True)
+    f = os.path.join(d, "model.safetensors")
+    if not os.path.exists(f):
+        torch.manual_seed(0)
+        m = torchvision.models.resnet50(weights=None).eval()
+        save_file({k: v.contiguous() for k, v in m.state_dict().items()}, f)
+    for b in (1, 16):
+        p = os.path.join(d, f"in_b{b}.safetensors")
+        if not os.path.exists(p):
+            g = torch.Generator().manual_seed(b)
+            save_file({"in0": torch.randn(b, 3, 224, 224, generator=g)}, p)
+    return d
+
+
+def resnet_model(d):
+    import torchvision
+    from safetensors.torch import load_file
+    m = torchvision.models.resnet50(weights=None)
+    m.load_state_dict(load_file(os.path.join(d, "model.safetensors")))
+    return m.eval()
+
+
+MODELS = {"bert": (bert_setup, bert_model, (1, 8)), "resnet50": (resnet_setup, resnet_model, (1, 16))}
+
+
+def inputs(d, b):
+    from safetensors.torch import load_file
+    t = load_file(os.path.join(d, f"in_b{b}.safetensors"))
+    return [t[f"in{i}"] for i in range(len(t))]
+
+
+def export_onnx(name, d):
+    import torch
+    f = os.path.join(d, "model.onnx")
+    if not os.path.exists(f):
+        args = tuple(inputs(d, 1))
+        names = [f"in{i}" for i in range(len(args))]
+        with torch.no_grad():
+            torch.onnx.export(MODELS[name][1](d), args, f, dynamo=False, opset_version=17, input_names=names,
+                              output_names=["out"], dynamic_axes={n: {0: "batch"} for n in names + ["out"]})
+    return f
+
+
+def export_aoti(name, d, b):
+    """One package per batch size: a dynamic batch dimension exported from a
+    batch-8 example still refuses batch 1 (export specialises 0/1 sizes)."""
+    import torch
+    f = os.path.join(d, f"model_b{b}.pt2")
+    if not os.path.exists(f):
+        with torch.no_grad():
+            ep = torch.export.export(MODELS[name][1](d), tuple(inputs(d, b)))
+            torch._inductor.aoti_compile_and_package(ep, package_path=f)
+    return f
+
+
+# ---------------------------------------------------------------- Python ways (worker)
+
+
+def worker(a):
+    import torch
+    from safetensors.torch import save_file
+    torch.set_num_threads(a.threads)
+    d = os.path.join(a.work, a.model)
+    xs = inputs(d, a.batch)
+    if a.way == "ort":
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads, so.inter_op_num_threads = a.threads, 1
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        s = ort.InferenceSession(os.path.join(d, "model.onnx"), so, providers=["CPUExecutionProvider"])
+        feed = {f"in{i}": x.numpy() for i, x in enumerate(xs)}
+        f = lambda: torch.from_numpy(s.run(None, feed)[0])  # noqa: E731
+    else:
+        m = MODELS[a.model][1](d)
+        if a.way == "compile":
+            m = torch.compile(m)
+        f = lambda: m(*xs)  # noqa: E731
+    ms = []
+    with torch.inference_mode():
+        out = f()
+        if a.way == "compile":
+            out = f()  # a second warm-up: compile may specialise again on the second call
+        for _ in range(a.iters):
+            t0 = time.perf_counter()
+            out = f()
+            ms.append((time.perf_counter() - t0) * 1e3)
+    save_file({"out": out.contiguous()}, a.out)
+    print("ms=" + ",".join(f"{v:.3f}" for v in ms))
+
+
+# ---------------------------------------------------------------- driver
+
+
+def timed_ways(a, name, d):
+    c_bin = os.path.join(a.build_dir, "bench", "compare", "compare_model_bench")
+    weights = d if name == "bert" else os.path.join(d, "model.safetensors")
+    me = [sys.executable, os.path.abspath(__file__), "worker", "--work", a.work, "--model", name]
+    ways = {"ctorch eager (C)": lambda b, t, it, o: [c_bin, name, weights, f"{d}/in_b{b}.safetensors", str(it),
+                                                     str(t), o]}
+    if a.aoti:
+        ways["ctorch AOTI (C)"] = lambda b, t, it, o: [c_bin, "aoti", f"{d}/model_b{b}.pt2", f"{d}/in_b{b}.safetensors",
+                                                       str(it), str(t), o]
+    ways["torch eager (Python)"] = lambda b, t, it, o: me + ["--way", "eager", "--batch", str(b), "--threads", str(t),
+                                                             "--iters", str(it), "--out", o]
+    ways["torch.compile (Python)"] = lambda b, t, it, o: me + ["--way", "compile", "--batch", str(b), "--threads",
+                                                               str(t), "--iters", str(it), "--out", o]
+    ways["ONNX Runtime (Python API)"] = lambda b, t, it, o: me + ["--way", "ort", "--batch", str(b), "--threads",
+                                                                  str(t), "--iters", str(it), "--out", o]
+    if a.candle:
+        ways["candle"] = lambda b, t, it, o: [a.candle, "bert" if name == "bert" else "resnet", weights,
+                                              f"{d}/in_b{b}.safetensors", str(it), o]
+    return ways
+
+
+def run_model(a, name, rows, log):
+    import torch
+    from safetensors.torch import load_file
+    setup, _, batches = MODELS[name]
+    d = setup(a.work)
+    t0 = time.time()
+    export_onnx(name, d)
+    log(f"{name}: ONNX export {time.time() - t0:.0f} s")
+    if a.aoti:
+        for b in batches:
+            t0 = time.time()
+            export_aoti(name, d, b)
+            log(f"{name}: AOTI compile batch {b} {time.time() - t0:.0f} s (load {load_avg()})")
+    ways = timed_ways(a, name, d)
+    for t in a.threads:
+        env = dict(os.environ, OMP_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t), RAYON_NUM_THREADS=str(t))
+        for b in batches:
+            iters = max(3, a.iters // b) if name == "bert" else max(3, a.iters // max(1, b // 4))
+            res = {}
+            for w, cmd in ways.items():
+                o = os.path.join(a.work, f"out_{name}_{b}_{t}_{len(res)}.safetensors")
+                la = load_avg()
+                try:
+                    out = sh(cmd(b, t, iters, o), env=env)
+                except Exception as e:  # a way that fails is reported, not fatal
+                    log(f"{name} b{b} t{t} {w}: FAILED {str(e)[-600:]}")
+                    continue
+                ms = [float(v) for v in out.strip().splitlines()[-1].split("=", 1)[1].split(",")]
+                res[w] = dict(ms=ms, out=load_file(o)["out"], load=la)
+                log(f"{name} b{b} t{t} {w}: p50 {statistics.median(ms):.1f} ms (load {la})")
+            ref = res.get("torch eager (Python)")
+            best = min((v for k, v in res.items() if k.startswith("ctorch")), default=None,
+                       key=lambda v: statistics.median(v["ms"]))
+            for w, v in res.items():
+                ms = sorted(v["ms"])
+                p50, p99 = statistics.median(ms), ms[min(len(ms) - 1, int(round(0.99 * (len(ms) - 1))))]
+                thr = b * 1e3 / statistics.mean(ms)
+                row = dict(model=name, batch=b, threads=t, way=w, n=len(ms), p50=p50, p99=p99, thr=thr,
+                           load=v["load"])
+                if best:
+                    bms = best["ms"]
+                    row["r50"] = p50 / statistics.median(bms)
+                    row["rthr"] = thr / (b * 1e3 / statistics.mean(bms))
+                if ref is not None and ref["out"].shape == v["out"].shape:
+                    row["diff"] = (v["out"].float() - ref["out"].float()).abs().max().item()
+                rows.append(row)
+
+
+def run_gpt2(a, rows, log):
+    """examples/generate.c against examples/generate.py, as bench/generate_bench.py does."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+    d = os.path.join(a.work, "gpt2")
+    if not os.path.exists(os.path.join(d, "model.safetensors")):
+        torch.manual_seed(0)
+        cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024, bos_token_id=None,
+                         eos_token_id=None)
+        GPT2LMHeadModel(cfg).save_pretrained(d, safe_serialization=True)
+    g = torch.Generator().manual_seed(1)
+    prompt = ",".join(str(v) for v in torch.randint(0, 50257, (32,), generator=g).tolist())
+    ways = {"ctorch generate.c (C)": [os.path.join(a.build_dir, "examples", "generate")],
+            "transformers generate, eager attn": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),
+                                                  "--attn", "eager"],
+            "transformers generate, sdpa": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),
+                                            "--attn", "sdpa"]}
+    for t in a.threads:
+        env = dict(os.environ, OMP_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t))
+        res = {w: [] for w in ways}
+        ids = {}
+        for r in range(a.gpt2_rounds):  # interleaved rounds: load hits every way alike
+            for w, cmd in ways.items():
+                la = load_avg()
+                out = sh(cmd + ["--model", d, "--prompt", prompt, "--new", "128", "--threads", str(t)], env=env)
+                f = dict(kv.split("=", 1) for kv in out.strip().splitlines()[-1].split())
+                res[w].append(float(f["tok_per_s"]))
+                ids[w] = f["ids"]
+                log(f"gpt2 t{t} round {r + 1} {w}: {float(f['tok_per_s']):.2f} tok/s (load {la})")
+        c = statistics.median(res["ctorch generate.c (C)"])
+        for w, v in res.items():
+            m = statistics.median(v)
+            rows.append(dict(model="gpt2", batch=1, threads=t, way=w, n=len(v), thr=m, rthr=m / c,
+                             p50=128e3 / m, same_ids=ids[w] == ids["ctorch generate.c (C)"], load=la))
+
+
+def table(rows):
+    out = ["| model | batch | threads | way | calls | p50 ms | p99 ms | items/s | p50 / ctorch best | items/s / "
+           "ctorch best | max abs diff vs torch eager | load |", "|" + "---|" * 12]
+    for r in rows:
+        if r["model"] == "gpt2":
+            out.append(f"| gpt2 (32 + 128 greedy) | 1 | {r['threads']} | {r['way']} | {r['n']} rounds | "
+                       f"{r['p50']:.0f} (whole generate) | | {r['thr']:.2f} tok/s | {1 / r['rthr']:.3f} | "
+                       f"{r['rthr']:.3f} | ids {'same' if r['same_ids'] else 'DIFFERENT'} | {r['load']} |")
+            continue
+        diff = f"{r['diff']:.2e}" if "diff" in r else "n/a"
+        out.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['way']} | {r['n']} | {r['p50']:.1f} | "
+                   f"{r['p99']:.1f} | {r['thr']:.2f} | {r.get('r50', float('nan')):.3f} | "
+                   f"{r.get('rthr', float('nan')):.3f} | {diff} | {r['load']} |")
+    return "\n".join(out)
+
+
+def versions(a):
+    import onnxruntime
+    import torch
+    import transformers
+    v = dict(torch=torch.__version__, transformers=transformers.__version__, onnxruntime=onnxruntime.__version__)
+    try:
+        import torchvision
+        v["torchvision"] = torchvision.__version__
+    except ImportError:
+        pass
+    lock = os.path.join(HERE, "candle", "Cargo.lock")
+    if os.path.exists(lock):
+        txt = open(lock).read()
+        i = txt.find('name = "candle-core"')
+        if i >= 0:
+            v["candle"] = txt[i:].split('version = "', 1)[1].split('"', 1)[0]
+    v["cpu"] = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")][0]
+    v["cores"] = os.cpu_count()
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cmd", choices=["run", "worker"])
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--build-dir")
+    ap.add_argument("--candle")
+    ap.add_argument("--models", default="bert,gpt2,resnet50")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--iters", type=int, default=10, help="timed calls at batch 1 (fewer at larger batches)")
+    ap.add_argument("--gpt2-rounds", type=int, default=2)
+    ap.add_argument("--no-aoti", dest="aoti", action="store_false")
+    # worker
+    ap.add_argument("--model")
+    ap.add_argument("--way")
+    ap.add_argument("--batch", type=int)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    if a.cmd == "worker":
+        a.threads = int(a.threads)
+        return worker(a)
+    a.threads = [int(t) for t in a.threads.split(",")]
+    a.work = os.path.abspath(a.work)
+    os.makedirs(a.work, exist_ok=True)
+    logf = open(os.path.join(a.work, "log.txt"), "a")
+
+    def log(msg):
+        line = f"{time.strftime('%H:%M:%S')} {msg}"
+        print(line, flush=True)
+        logf.write(line + "\n")
+        logf.flush()
+    v = versions(a)
+    log(f"versions {json.dumps(v)}; uptime: {sh(['uptime']).strip()}")
+    rows = []
+    for name in a.models.split(","):
+        if name == "gpt2":
+            run_gpt2(a, rows, log)
+        else:
+            run_model(a, name, rows, log)
+        with open(os.path.join(a.work, "results.json"), "w") as f:
+            json.dump(dict(versions=v, rows=rows), f, indent=1)
+        log(f"after {name}: uptime: {sh(['uptime']).strip()}")
+    t = table(rows)
+    open(os.path.join(a.work, "results.md"), "w").write(t + "\n")
+    print(t)
+
+
+if __name__ == "__main__":
+    main()

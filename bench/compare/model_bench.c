@@ -1,0 +1,212 @@
+/*
+ * The ctorch side of bench/compare/run (issue 45 item 1): one model's
+ * forward from C, timed call by call.
+ *
+ *   model_bench bert     DIR  INPUTS ITERS THREADS OUT
+ *   model_bench resnet50 FILE INPUTS ITERS THREADS OUT
+ *   model_bench aoti     PKG  INPUTS ITERS THREADS OUT
+ *
+ * bert: examples/bert.c's module tree (BertModel's names) loaded from a
+ * save_pretrained folder; resnet50: torchvision's resnet50 built with the
+ * module layer under torchvision's names, loaded from a safetensors state
+ * dict; aoti: an AOTInductor package (libtorch >= 2.6; exits 2 otherwise).
+ * INPUTS is a safetensors file with tensors in0, in1, ... (the model's
+ * inputs in order, made by compare.py so every way sees the same ones).
+ * Prints one line `ms=<t1>,<t2>,...` (wall time of each call after one
+ * warm-up call) and writes the first output of the last call to OUT as
+ * tensor "out". Under no_grad, dropout off (eval).
+ */
+#define main bert_example_main
+#include "bert.c" /* examples/: read_config, make_model, bert_forward */
+#undef main
+
+#include "bench.h"
+
+/* torchvision's Bottleneck (v1.5: stride on conv2): boxes for names only; the
+ * forward is resnet50_forward's, by paths. */
+static ctorch_nn_module bottleneck(int64_t in, int64_t width, int64_t stride) {
+  ctorch_nn_module b = box("Bottleneck");
+  nn_add(b, "conv1", nn_makef("Conv2d", "%lld, %lld, 1, bias=False", (long long)in, (long long)width));
+  nn_add(b, "bn1", nn_makef("BatchNorm2d", "%lld", (long long)width));
+  nn_add(b, "conv2", nn_makef("Conv2d", "%lld, %lld, 3, stride=%lld, padding=1, bias=False", (long long)width,
+                              (long long)width, (long long)stride));
+  nn_add(b, "bn2", nn_makef("BatchNorm2d", "%lld", (long long)width));
+  nn_add(b, "conv3", nn_makef("Conv2d", "%lld, %lld, 1, bias=False", (long long)width, (long long)width * 4));
+  nn_add(b, "bn3", nn_makef("BatchNorm2d", "%lld", (long long)width * 4));
+  if (stride != 1 || in != width * 4) {
+    ctorch_nn_module d = nn_make("Sequential", "");
+    nn_add(d, NULL, nn_makef("Conv2d", "%lld, %lld, 1, stride=%lld, bias=False", (long long)in, (long long)width * 4,
+                             (long long)stride));
+    nn_add(d, NULL, nn_makef("BatchNorm2d", "%lld", (long long)width * 4));
+    nn_add(b, "downsample", d);
+  }
+  return b;
+}
+
+static const int resnet50_blocks[4] = {3, 4, 6, 3};
+
+static ctorch_status fwd(ctorch_tensor *out, ctorch_nn_module m, const char *prefix, const char *child,
+                         ctorch_tensor x) {
+  char path[64];
+  snprintf(path, sizeof path, "%s%s", prefix, child);
+  return ctorch_nn_module_forward_child(out, m, path, x);
+}
+
+/* torchvision ResNet._forward_impl, relu in place as there. */
+static ctorch_status resnet50_forward(void *cfg, ctorch_nn_module self, const ctorch_tensor *in, size_t n_in,
+                                      const char *kwargs, ctorch_tensor *out, size_t max_out, size_t *n_out) {
+  ctorch_handle_scope s = NULL;
+  ctorch_tensor x = NULL, h = NULL, id = NULL;
+  ctorch_status st = ctorch_handle_scope_enter(&s);
+  int l, b;
+  (void)cfg, (void)kwargs;
+  *n_out = 0;
+  if (n_in != 1 || max_out < 1) {
+    ctorch_handle_scope_leave(s);
+    return CTORCH_INVALID_ARGUMENT;
+  }
+  if (!st) st = fwd(&x, self, "", "conv1", in[0]);
+  if (!st) st = fwd(&x, self, "", "bn1", x);
+  if (!st) st = ctorch_relu_(x);
+  if (!st) st = fwd(&x, self, "", "maxpool", x);
+  for (l = 0; !st && l < 4; ++l)
+    for (b = 0; !st && b < resnet50_blocks[l]; ++b) {
+      char p[32];
+      snprintf(p, sizeof p, "layer%d.%d.", l + 1, b);
+      id = x;
+      st = fwd(&h, self, p, "conv1", x);
+      if (!st) st = fwd(&h, self, p, "bn1", h);
+      if (!st) st = ctorch_relu_(h);
+      if (!st) st = fwd(&h, self, p, "conv2", h);
+      if (!st) st = fwd(&h, self, p, "bn2", h);
+      if (!st) st = ctorch_relu_(h);
+      if (!st) st = fwd(&h, self, p, "conv3", h);
+      if (!st) st = fwd(&h, self, p, "bn3", h);
+      if (!st && b == 0) st = fwd(&id, self, p, "downsample", x);
+      if (!st) st = ctorch_add__Tensor(h, id, ctorch_scalar_int(1));
+      if (!st) st = ctorch_relu_(h);
+      x = h;
+    }
+  if (!st) st = fwd(&x, self, "", "avgpool", x);
+  if (!st) st = ctorch_flatten_using_ints(&x, x, 1, -1);
+  if (!st) st = fwd(&x, self, "", "fc", x);
+  if (!st) st = ctorch_handle_scope_keep(out[0] = x);
+  ctorch_handle_scope_leave(s);
+  *n_out = st ? 0 : 1;
+  return st;
+}
+
+static ctorch_nn_module make_resnet50(void) {
+  ctorch_nn_module m = NULL;
+  int64_t in = 64;
+  int l, b;
+  CHECK(ctorch_nn_custom_new(&m, "ResNet", resnet50_forward, NULL, NULL));
+  nn_add(m, "conv1", nn_make("Conv2d", "3, 64, 7, stride=2, padding=3, bias=False"));
+  nn_add(m, "bn1", nn_make("BatchNorm2d", "64"));
+  nn_add(m, "maxpool", nn_make("MaxPool2d", "3, stride=2, padding=1"));
+  for (l = 0; l < 4; ++l) {
+    ctorch_nn_module layer = nn_make("Sequential", "");
+    char name[16];
+    int64_t width = 64 << l;
+    for (b = 0; b < resnet50_blocks[l]; ++b) {
+      nn_add(layer, NULL, bottleneck(in, width, b == 0 && l > 0 ? 2 : 1));
+      in = width * 4;
+    }
+    snprintf(name, sizeof name, "layer%d", l + 1);
+    nn_add(m, name, layer);
+  }
+  nn_add(m, "avgpool", nn_make("AdaptiveAvgPool2d", "1"));
+  nn_add(m, "fc", nn_make("Linear", "2048, 1000"));
+  return m;
+}
+
+/* One call of whichever way: *out NEW (the first output). */
+typedef struct {
+  ctorch_nn_module model;
+  ctorch_aoti_package pkg;
+  ctorch_tensor in[8];
+  size_t n_in;
+} way;
+
+static void call(ctorch_tensor *out, const way *w) {
+  if (w->pkg) {
+    ctorch_tensor_list l = NULL;
+    CHECK(ctorch_aoti_package_run(&l, w->pkg, w->in, w->n_in));
+    CHECK(ctorch_tensor_list_get(out, l, 0));
+    ctorch_tensor_list_free(l);
+  } else {
+    ctorch_tensor outs[2] = {NULL, NULL};
+    size_t n = 0, i;
+    CHECK(ctorch_nn_module_forward_n(w->model, w->in, w->n_in, NULL, outs, 2, &n));
+    *out = outs[0];
+    for (i = 1; i < n; ++i) ctorch_tensor_free(outs[i]);
+  }
+}
+
+int main(int argc, char **argv) {
+  way w = {NULL, NULL, {NULL}, 0};
+  ctorch_tensor_dict inputs = NULL;
+  ctorch_autograd_scope no_grad = NULL;
+  ctorch_tensor out = NULL;
+  bert_config cfg;
+  long iters, i;
+  double *ms;
+  if (argc != 7 || atol(argv[4]) < 1) {
+    fprintf(stderr, "usage: model_bench bert|resnet50|aoti MODEL INPUTS ITERS THREADS OUT\n");
+    return 2;
+  }
+  iters = atol(argv[4]);
+  if (atoi(argv[5]) > 0) CHECK(ctorch_set_num_threads(atoi(argv[5])));
+  if (!strcmp(argv[1], "aoti")) {
+    int avail = 0;
+    CHECK(ctorch_aoti_available(&avail));
+    if (!avail) {
+      fprintf(stderr, "model_bench: this libtorch has no AOTInductor package loader\n");
+      return 2;
+    }
+    CHECK(ctorch_aoti_package_load(&w.pkg, argv[2], NULL));
+  } else {
+    ctorch_tensor_dict weights = NULL;
+    char path[4096];
+    if (!strcmp(argv[1], "bert")) {
+      cfg = read_config(argv[2]);
+      w.model = make_model(&cfg);
+      snprintf(path, sizeof path, "%s/model.safetensors", argv[2]);
+    } else if (!strcmp(argv[1], "resnet50")) {
+      w.model = make_resnet50();
+      snprintf(path, sizeof path, "%s", argv[2]);
+    } else {
+      fprintf(stderr, "model_bench: unknown model %s\n", argv[1]);
+      return 2;
+    }
+    CHECK(ctorch_safetensors_load(&weights, path, NULL));
+    CHECK(ctorch_nn_module_load_state_dict(NULL, w.model, weights, 1));
+    ctorch_tensor_dict_free(weights);
+    CHECK(ctorch_nn_module_train(w.model, 0));
+  }
+  CHECK(ctorch_safetensors_load(&inputs, argv[3], NULL));
+  for (w.n_in = 0; w.n_in < 8; ++w.n_in) {
+    char name[8];
+    snprintf(name, sizeof name, "in%zu", w.n_in);
+    if (ctorch_tensor_dict_find(&w.in[w.n_in], inputs, name) != CTORCH_OK) break;
+  }
+  ms = malloc(sizeof *ms * (size_t)iters);
+  CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
+  call(&out, &w); /* warm-up */
+  for (i = 0; i < iters; ++i) {
+    double t0 = bench_now();
+    ctorch_tensor_free(out);
+    call(&out, &w);
+    ms[i] = (bench_now() - t0) * 1e3;
+  }
+  CHECK(ctorch_autograd_scope_leave(no_grad));
+  {
+    const char *names[1] = {"out"};
+    CHECK(ctorch_safetensors_save(argv[6], names, &out, 1, NULL, NULL, 0));
+  }
+  printf("ms=");
+  for (i = 0; i < iters; ++i) printf("%s%.3f", i ? "," : "", ms[i]);
+  printf("\n");
+  free(ms);
+  return 0;
+}
