@@ -11,7 +11,7 @@ issue 43), same seed, one epoch on Fashion-MNIST:
 - the model learns: test accuracy at least --min-accuracy;
 - with --readme README --program MAIN_GO: the README's Go block that opens
   with MAIN_GO's first line is MAIN_GO, verbatim (the Go README shows the
-  tested program).
+  tested program; a .rs program: the README's Rust block, as the ctorch crate's).
 
 The Go program runs first: its exit 77 (no Go, no data) is this test's.
 Usage: go_lenet5_twin.py --c LENET5 --work DIR [--min-accuracy A] [--readme R --program P]
@@ -60,7 +60,8 @@ def main():
     a = ap.parse_args(argv[:i])
     if a.readme:
         prog = open(a.program, encoding="utf-8").read()
-        blocks = re.findall(r"^```go\n(.*?)^```$", open(a.readme, encoding="utf-8").read(), re.M | re.S)
+        fence = {".rs": "rust", ".js": "js"}.get(os.path.splitext(a.program)[1], "go")  # the program's language
+        blocks = re.findall(rf"^```{fence}\n(.*?)^```$", open(a.readme, encoding="utf-8").read(), re.M | re.S)
         shown = [b for b in blocks if b.split("\n", 1)[0] == prog.split("\n", 1)[0]]
         if shown != [prog]:
             sys.exit(f"FAIL: {a.readme} does not show {a.program} verbatim ({len(shown)} block(s) open like it)")

@@ -48,10 +48,12 @@ mod methods_gen;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+mod train;
 
 pub use data::{cuda_is_available, set_num_threads, Batches};
 pub use enums_gen::*;
 pub use handles_gen::*;
+pub use train::inference_mode;
 
 use std::ffi::{CStr, CString};
 use std::fmt;
