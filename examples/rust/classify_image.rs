@@ -6,15 +6,11 @@
 //! Usage: classify_image --image PATH --weights PATH [--antialias 0|1] [--threads T] [--logits PATH]
 use ctorch::{capi, nn::Module, nn::Sequential, AutogradScopeKind, DType, ImageReadMode, Interpolation};
 use ctorch::{MemoryFormat, Result, Tensor};
-use std::collections::HashMap;
 
 fn conv(cin: i64, cout: i64, k: i64, stride: i64, pad: i64) -> Result<Module> {
     Module::new("Conv2d", &format!("{cin}, {cout}, {k}, {stride}, {pad}, bias=False"))
 }
-
-fn bn(c: i64) -> Result<Module> {
-    Module::new("BatchNorm2d", &c.to_string())
-}
+fn bn(c: i64) -> Result<Module> { Module::new("BatchNorm2d", &c.to_string()) }
 
 /// torchvision.models.resnet18's parameters and buffers (layers without any are ops in `forward`).
 fn resnet18() -> Result<Module> {
@@ -62,22 +58,24 @@ fn forward(net: &Module, x: &Tensor) -> Result<Tensor> {
 
 /// C's printf("%.9g") of a float: 9 significant digits, trailing zeros dropped.
 fn g9(v: f32) -> String {
-    let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    let e = format!("{:.8e}", v as f64);
-    let (m, x) = e.split_once('e').unwrap_or((&e, "0"));
-    match x.parse::<i32>().unwrap_or(0) {
-        x if !(-4..9).contains(&x) => format!("{}e{}{:02}", trim(m.to_string()), if x < 0 { '-' } else { '+' }, x.abs()),
-        x => trim(format!("{:.*}", (8 - x) as usize, v as f64)),
-    }
+    let trim = |s: &str| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.into() };
+    let e = format!("{:.8e}", v as f64); // the exponent after rounding to 9 digits decides, as in C
+    let x: i32 = e.split_once('e').map_or(0, |(_, x)| x.parse().unwrap_or(0));
+    if (-4..9).contains(&x) { return trim(&format!("{:.*}", (8 - x) as usize, v as f64)); }
+    format!("{}e{}{:02}", trim(&e[..e.find('e').unwrap_or(0)]), if x < 0 { '-' } else { '+' }, x.abs())
 }
 
-fn run(a: &HashMap<String, String>, image: &str, weights: &str) -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let antialias: i32 = a.get("--antialias").map_or(Ok(1), |s| s.parse())?;
-    let threads: i32 = a.get("--threads").map_or(Ok(0), |s| s.parse())?;
+fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let arg = |k: &str| std::env::args().skip_while(|a| a != k).nth(1);
+    let (Some(image), Some(weights)) = (arg("--image"), arg("--weights")) else {
+        eprintln!("usage: classify_image --image PATH --weights PATH [--antialias 0|1] [--threads T] [--logits PATH]");
+        std::process::exit(2)
+    };
+    let (antialias, threads): (i32, i32) = (arg("--antialias").map_or(Ok(1), |s| s.parse())?, arg("--threads").map_or(Ok(0), |s| s.parse())?);
     if threads > 0 {
         ctorch::set_num_threads(threads)?;
     }
-    let img = capi::image_read(image, ImageReadMode::RGB)?;
+    let img = capi::image_read(&image, ImageReadMode::RGB)?;
     // The decoder's pixels stay channels last (as read_image keeps them): the resize rounds alike.
     let batch = ctorch::ops::contiguous(&img.unsqueeze(0)?, MemoryFormat::CHANNELS_LAST)?;
     let (mean, std) = (Tensor::from_slice(&[0.485, 0.456, 0.406], &[3])?, Tensor::from_slice(&[0.229, 0.224, 0.225], &[3])?);
@@ -89,39 +87,20 @@ fn run(a: &HashMap<String, String>, image: &str, weights: &str) -> std::result::
     ];
     let x = capi::transform_apply(&capi::transform_compose(&steps.iter().collect::<Vec<_>>())?, &batch, None)?;
     let net = resnet18()?;
-    net.load(weights)?;
+    net.load(&weights)?;
     net.eval()?;
     let inference = capi::autograd_scope_enter(AutogradScopeKind::INFERENCE_MODE)?;
     let logits = forward(&net, &x)?;
     let probs = logits.softmax(1)?;
     let top = probs.topk(5)?.1.to_vec::<i64>()?;
     drop(inference);
-    let (logits, probs) = (logits.to_vec::<f32>()?, probs.to_vec::<f32>()?);
-    let shape = img.size();
+    let (logits, probs, shape) = (logits.to_vec::<f32>()?, probs.to_vec::<f32>()?, img.size());
     println!("resnet18 on {image} ({}x{}), antialias {antialias}", shape[1], shape[2]);
     for (rank, &c) in top.iter().enumerate() {
         println!("rank={} class={c} prob={} logit={}", rank + 1, g9(probs[c as usize]), g9(logits[c as usize]));
     }
-    if let Some(path) = a.get("--logits") {
+    if let Some(path) = arg("--logits") {
         std::fs::write(path, logits.iter().map(|&v| g9(v) + "\n").collect::<String>())?;
     }
     Ok(())
-}
-
-fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let a: HashMap<String, String> = argv.chunks(2).map(|kv| (kv[0].clone(), kv.get(1).cloned().unwrap_or_default())).collect();
-    let known = ["--image", "--weights", "--antialias", "--threads", "--logits"];
-    let (Some(image), Some(weights)) = (a.get("--image"), a.get("--weights")) else {
-        eprintln!("usage: classify_image --image PATH --weights PATH [--antialias 0|1] [--threads T] [--logits PATH]");
-        std::process::exit(2)
-    };
-    if argv.len() % 2 != 0 || a.keys().any(|k| !known.contains(&k.as_str())) {
-        eprintln!("classify_image: options are {known:?}, each with a value");
-        std::process::exit(2)
-    }
-    if let Err(e) = run(&a, image, weights) {
-        eprintln!("classify_image: {e}");
-        std::process::exit(1)
-    }
 }
