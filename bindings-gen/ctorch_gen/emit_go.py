@@ -505,6 +505,18 @@ def hfunc_name(e: dict, taken: set) -> Tuple[Optional[str], str]:
     return None, n
 
 
+def go_comment(text: str, width: int = 100) -> List[str]:
+    """text as `//` lines of at most about width characters (words never split)."""
+    lines, cur = [], ""
+    for w in text.split():
+        if cur and len(cur) + 1 + len(w) > width:
+            lines.append("// " + cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    return lines + ["// " + cur]
+
+
 def header_function(e: dict, funcs: dict, taken: set) -> str:
     f = e["f"]
     params = f["params"]
@@ -705,7 +717,9 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
             cargs.append(f"{ct}({v})")
     call = f"C.{f['name']}({', '.join(cargs)})"
     head = f"func ({go_arg(selfname)} *{recv}) {name}" if recv else f"func {name}"
-    doc = f"// {name} calls {f['name']}: {' '.join(f['doc'].split())[:400]}"
+    # The header's whole text (go doc shows it; `X_async` has its twin's: emit_rust.func_doc).
+    from .emit_rust import func_doc
+    doc = "\n".join(go_comment(f"{name} calls {f['name']}: {' '.join(func_doc({'functions': list(funcs.values())}, f).split())}"))
     if f["returns"]["kind"] == "value":
         rt = f["returns"]["type"]
         if rt["kind"] == "string":

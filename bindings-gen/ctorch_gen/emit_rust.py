@@ -80,12 +80,36 @@ def param_type(p: dict) -> str:
     return rust_c_type(p["c_type"])
 
 
+def md_escape(text: str) -> str:
+    """The header's text for rustdoc's Markdown: outside `code spans`, backslash-escapes what
+    Markdown would read as links, HTML or emphasis (`outputs[i]`, `<pid>`, `a * b`, `__init__`),
+    so `cargo doc` shows the C text as written and warns of no broken links or unclosed tags."""
+    parts = re.split(r"(`[^`]*`)", text)
+    for i in range(0, len(parts), 2):
+        t = re.sub(r"([\\\[\]<>*])", r"\\\1", parts[i])
+        parts[i] = re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", t)
+    return "".join(parts)
+
+
 def doc_lines(text: str, indent: str = "") -> List[str]:
     text = (text or "").strip()
     if not text:
         return []
-    # Rustdoc reads Markdown: brackets and angle brackets of C text are not links or HTML.
-    return [f"{indent}/// {ln}".rstrip() for ln in text.replace("\t", " ").split("\n")]
+    return [f"{indent}/// {ln}".rstrip() for ln in md_escape(text.replace("\t", " ")).split("\n")]
+
+
+def func_doc(doc: dict, f: dict) -> str:
+    """A function's header text. The header documents each `X_async` with its `X` (one
+    comment over the pair, and the section's: a NEW ctorch_work, results after
+    ctorch_work_wait), so api.json has no text of its own for them."""
+    if f.get("doc"):
+        return f["doc"]
+    if f["name"].endswith("_async"):
+        sync = next((g for g in doc["functions"] if g["name"] == f["name"][:-len("_async")]), None)
+        if sync and sync.get("doc"):
+            return (sync["doc"] + "\n\nAsynchronous: returns a NEW ctorch_work at once; the results are "
+                    "guaranteed only after ctorch_work_wait returns CTORCH_OK.")
+    return f"`{f['name']}` (C)."
 
 
 def emit_sys(doc: dict) -> str:
@@ -105,14 +129,14 @@ def emit_sys(doc: dict) -> str:
     sizes = doc["types"]
     for m in doc["macros"]:
         if "value" in m and isinstance(m["value"], int):
-            out += doc_lines(m.get("doc", ""))
+            out += doc_lines(m.get("doc", "") or f"The header's `{m['name']}`.")
             out.append(f"pub const {m['name']}: i64 = {m['value']};")
     out.append("")
     for e in doc["enums"]:
         out += doc_lines(e["doc"])
         out.append(f"pub type {e['name']} = {_PRIM.get(e['c_type'], 'i32')};")
         for v in e["values"]:
-            out += doc_lines(v.get("doc", ""))
+            out += doc_lines(v.get("doc", "") or f"`{v['name']}` (= {v['value']}).")
             out.append(f"pub const {v['name']}: {e['name']} = {v['value']};")
         out.append(f"const _: () = assert!(::std::mem::size_of::<{e['name']}>() == {sizes[e['name']]['size']});")
         out.append("")
@@ -133,7 +157,7 @@ def emit_sys(doc: dict) -> str:
                    "::std::marker::PhantomPinned)> }")
     out.append("")
     for cb in doc["callbacks"]:
-        out += doc_lines(cb["doc"])
+        out += doc_lines(cb["doc"] or f"`{cb['name']}` (C; the header documents it with its neighbour).")
         out.append(f"pub type {cb['name']} = {callback_type(cb['signature'])};")
     out.append("")
     for s in doc["structs"]:
@@ -159,7 +183,7 @@ def emit_sys(doc: dict) -> str:
     for f in doc["functions"]:
         if f["inline"]:
             continue
-        out += doc_lines(f["doc"], "    ")
+        out += doc_lines(func_doc(doc, f), "    ")
         ps = ", ".join(f"{ident(p['name'])}: {param_type(p)}" for p in f["params"])
         rt = f["returns"]["c_type"]
         ret = "" if rt == "void" else " -> " + rust_c_type(rt)
@@ -171,7 +195,7 @@ def emit_sys(doc: dict) -> str:
         if not f["inline"] or "inline_body" not in f:
             continue
         body = f["inline_body"]
-        out += doc_lines(f["doc"])
+        out += doc_lines(func_doc(doc, f))
         ps = ", ".join(f"{ident(p['name'])}: {param_type(p)}" for p in f["params"])
         out.append("#[inline]")
         out.append(f"pub fn {f['name']}({ps}) -> {body['returns_struct']} {{")
@@ -401,7 +425,8 @@ def emit_enums(doc: dict) -> str:
             cn = v["name"][len(pre):].upper()
             if cn[:1].isdigit():
                 cn = "_" + cn
-            out += doc_lines(v.get("doc", ""), "    ")
+            # A value the header leaves undocumented still names its C constant (missing_docs).
+            out += doc_lines(v.get("doc", "") or f"`{v['name']}` (= {v['value']}).", "    ")
             out.append(f"    pub const {cn}: {rt} = {rt}(sys::{v['name']});")
         if e["name"] == "ctorch_dtype":
             out.append("    /// torch's name of the dtype (`float32`), as constructor text writes it.")

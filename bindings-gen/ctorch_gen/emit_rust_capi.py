@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from .emit_rust import RENAMED, _PRIM, doc_lines, enum_type, ident, rust_c_type
+from .emit_rust import RENAMED, _PRIM, doc_lines, enum_type, func_doc, ident, rust_c_type
 from .hplan import class_name, list_handles, plan
 
 
@@ -186,7 +186,7 @@ def _out(p: dict, lists: dict) -> Tuple[str, str, str, str]:
     raise Unsupported(f"out {k}")
 
 
-def function(e: dict, lists: dict) -> str:
+def function(e: dict, lists: dict, doc: Optional[dict] = None) -> str:
     f = e["f"]
     if f["returns"]["kind"] != "status":
         raise Unsupported("returns a value")
@@ -210,7 +210,7 @@ def function(e: dict, lists: dict) -> str:
             pre += s
             cargs.append(carg)
     ret = "()" if not rets else rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
-    out = doc_lines(f["doc"]) + [f"/// (C: `{f['name']}`.)", "#[inline]",
+    out = doc_lines(func_doc(doc, f) if doc else f["doc"]) + [f"/// (C: `{f['name']}`.)", "#[inline]",
                                  f"pub fn {ident(e['short'])}({', '.join(params)}) -> Result<{ret}> {{",
                                  "    abi_once();"]
     out += ["    " + s for s in pre + decls]
@@ -231,7 +231,7 @@ def emit(doc: dict) -> Tuple[str, List[str], List[Tuple[str, str]]]:
             left.append((e["name"], e["skip"]))
             continue
         try:
-            parts.append(function(e, lists))
+            parts.append(function(e, lists, doc))
             done.append(e["name"])
         except Unsupported as x:
             left.append((e["name"], str(x)))

@@ -132,7 +132,7 @@ def method(f: dict, m: str) -> str:
     ret = "()" if not rets else rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
     lines = [f"    /// `{op['schema']}`"]
     if dflt:
-        lines.append(f"    /// torch's defaults: {', '.join(dflt)}; every argument: [`ops::{fname}`].")
+        lines.append(f"    /// torch's defaults: `{', '.join(dflt)}`; every argument: [`ops::{fname}`].")
     else:
         lines.append(f"    /// As [`ops::{fname}`].")
     lines.append("    #[inline]")

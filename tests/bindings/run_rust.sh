@@ -7,6 +7,8 @@
 #                 (error E0133); the same calls inside `unsafe {}` must.
 #   sweep:        every safe operator with bad arguments (rust_sweep_gen.py,
 #                 rust_sweep.py): no crash.
+#   doc:          cargo doc of the crates warns of nothing (missing docs on) and
+#                 shows every item with the header's text (rust_doc_check.py).
 #   example NAME: builds examples/rust/NAME.rs and runs it with the remaining
 #                 arguments.
 # Skipped (77) without cargo or pkg-config, or when crates.io (the pkg-config
@@ -98,6 +100,17 @@ sweep)
   echo "cargo build: $(($(date +%s) - t)) s"
   exec python3 "$src/tests/bindings/rust_sweep.py" "$CARGO_TARGET_DIR/debug/rust-sweep" "$@"
   ;;
+doc)
+  # cargo doc of both crates: no warning (missing docs included), then every
+  # item's page carries the C header's text for it (rust_doc_check.py).
+  project rust-doc
+  printf 'fn main() {}\n' >src/main.rs
+  RUSTDOCFLAGS="-W missing_docs" cargo_run doc --quiet -p ctorch -p ctorch-sys --no-deps ||
+    { network_skip; cat cargo.log; echo "FAIL: cargo doc"; exit 1; }
+  if grep -E '^(warning|error)' cargo.log; then cat cargo.log; echo "FAIL: cargo doc warns"; exit 1; fi
+  echo "cargo doc: no warnings (missing_docs on)"
+  exec python3 "$src/tests/bindings/rust_doc_check.py" "$api" "$CARGO_TARGET_DIR/doc" "$src"
+  ;;
 example)
   name=$1
   shift
@@ -107,7 +120,7 @@ example)
   exec "$CARGO_TARGET_DIR/release/rust-example-$name" "$@"
   ;;
 *)
-  echo "usage: run_rust.sh compile_fail|sweep|example ..." >&2
+  echo "usage: run_rust.sh compile_fail|sweep|doc|example ..." >&2
   exit 2
   ;;
 esac

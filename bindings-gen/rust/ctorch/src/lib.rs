@@ -167,13 +167,18 @@ pub(crate) fn abi_once() {
 /// an integer tensor plus `Scalar::Int(2)` stays integer, plus `Scalar::Float(2.0)` becomes float.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
+    /// An integer (`ctorch_scalar_int`).
     Int(i64),
+    /// A float (`ctorch_scalar_float`).
     Float(f64),
+    /// A boolean (`ctorch_scalar_bool`).
     Bool(bool),
+    /// A complex number: real and imaginary parts (`ctorch_scalar_complex`).
     Complex(f64, f64),
 }
 
 impl Scalar {
+    /// The C value (`ctorch_scalar`).
     pub fn c(&self) -> sys::ctorch_scalar {
         let mut s = sys::ctorch_scalar { kind: 0, reserved: 0, i: 0, f: 0.0, imag: 0.0 };
         match *self {
@@ -197,6 +202,7 @@ impl Scalar {
         }
         s
     }
+    /// From the C value (an unknown kind reads as a float).
     pub fn from_c(s: sys::ctorch_scalar) -> Scalar {
         match s.kind {
             k if k == sys::CTORCH_SCALAR_INT => Scalar::Int(s.i),
@@ -245,16 +251,20 @@ impl From<bool> for Scalar {
 /// A device (`ctorch_device`): `Device::CPU`, `Device::cuda(0)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Device {
+    /// The device type (CPU, CUDA, ...).
     pub kind: DeviceType,
     /// -1: the current device of that type.
     pub index: i32,
 }
 
 impl Device {
+    /// The CPU.
     pub const CPU: Device = Device { kind: DeviceType::CPU, index: -1 };
+    /// CUDA device `index` (-1: the current one).
     pub fn cuda(index: i32) -> Device {
         Device { kind: DeviceType::CUDA, index }
     }
+    /// The C value (`ctorch_device`).
     pub fn c(&self) -> sys::ctorch_device {
         sys::ctorch_device { r#type: self.kind.0, index: self.index }
     }
@@ -280,6 +290,7 @@ impl Drop for Tensor {
 
 /// Element types a tensor can be made from and read into.
 pub trait Element: Copy + Default {
+    /// The tensor dtype of this element type.
     const DTYPE: DType;
 }
 impl Element for f32 {
@@ -367,6 +378,7 @@ impl Tensor {
         Tensor::own(h)
     }
 
+    /// The number of dimensions (0 when the handle cannot be read).
     pub fn dim(&self) -> i64 {
         let mut n = 0;
         check(unsafe { sys::ctorch_tensor_dim(&mut n, self.h) }).map(|_| n).unwrap_or(0)
@@ -381,23 +393,27 @@ impl Tensor {
         }
     }
 
+    /// The number of elements (0 when the handle cannot be read).
     pub fn numel(&self) -> i64 {
         let mut n = 0;
         check(unsafe { sys::ctorch_tensor_numel(&mut n, self.h) }).map(|_| n).unwrap_or(0)
     }
 
+    /// The element type.
     pub fn dtype(&self) -> DType {
         let mut d = 0;
         let _ = check(unsafe { sys::ctorch_tensor_dtype(&mut d, self.h) });
         DType(d)
     }
 
+    /// The layout (strided, sparse, ...).
     pub fn layout(&self) -> Layout {
         let mut d = 0;
         let _ = check(unsafe { sys::ctorch_tensor_layout(&mut d, self.h) });
         Layout(d)
     }
 
+    /// `t.is_floating_point()`: float16, bfloat16, float32 or float64.
     pub fn is_floating_point(&self) -> bool {
         matches!(self.dtype(), DType::FLOAT16 | DType::BFLOAT16 | DType::FLOAT32 | DType::FLOAT64)
     }
@@ -420,6 +436,7 @@ impl Tensor {
         Ok(v)
     }
 
+    /// `t.to(dtype)`: a copy converted to `dtype` (this tensor itself when it has it).
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_tensor_to_dtype(&mut h, self.h, dtype.0) })?;
@@ -438,6 +455,7 @@ impl Tensor {
         Ok(Tensor::own_opt(h))
     }
 
+    /// `t.requires_grad`.
     pub fn requires_grad(&self) -> bool {
         let mut v = 0;
         check(unsafe { sys::ctorch_tensor_requires_grad(&mut v, self.h) }).map(|_| v != 0).unwrap_or(false)
@@ -449,6 +467,7 @@ impl Tensor {
         Ok(self)
     }
 
+    /// `t.detach()`: the same data, out of the graph.
     pub fn detach(&self) -> Result<Tensor> {
         let mut h = std::ptr::null_mut();
         check(unsafe { sys::ctorch_tensor_detach(&mut h, self.h) })?;
@@ -521,10 +540,12 @@ pub(crate) fn read_tensor_list_opt(l: sys::ctorch_tensor_list) -> Result<Vec<Opt
 }
 
 impl TensorDict {
+    /// The number of entries.
     pub fn len(&self) -> usize {
         let mut n = 0usize;
         check(unsafe { sys::ctorch_tensor_dict_size(&mut n, self.h) }).map(|_| n).unwrap_or(0)
     }
+    /// No entries.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -574,7 +595,7 @@ pub fn no_grad<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// Reads the MNIST-format IDX files in `dir` (`train` or t10k): (images uint8 [N, 28, 28], labels int64 [N]).
+/// Reads the MNIST-format IDX files in `dir` (`train` or t10k): (images uint8 `[N, 28, 28]`, labels int64 `[N]`).
 pub fn read_mnist(dir: &str, train: bool) -> Result<(Tensor, Tensor)> {
     abi_once();
     let d = cstring(dir)?;

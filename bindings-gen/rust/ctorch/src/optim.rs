@@ -82,6 +82,7 @@ impl Optimizer {
         check(unsafe { sys::ctorch_optimizer_get_lr(&mut v, self.h, group) })?;
         Ok(v)
     }
+    /// Sets the learning rate of param group `group`.
     pub fn set_lr(&self, group: usize, lr: f64) -> Result<()> {
         check(unsafe { sys::ctorch_optimizer_set_lr(self.h, group, lr) })
     }
@@ -92,6 +93,7 @@ impl Optimizer {
 pub struct LrScheduleOptions(pub sys::ctorch_lr_schedule_options);
 
 impl LrScheduleOptions {
+    /// PyTorch's defaults for `kind` (ctorch_lr_schedule_options_default).
     pub fn new(kind: LrSchedule) -> LrScheduleOptions {
         let mut o = unsafe { std::mem::zeroed::<sys::ctorch_lr_schedule_options>() };
         unsafe { sys::ctorch_lr_schedule_options_default(&mut o, kind.0) };

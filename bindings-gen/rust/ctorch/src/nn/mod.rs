@@ -23,6 +23,7 @@ use std::os::raw::c_char;
 
 /// A value written as constructor text (Python literal syntax, what ctorch_nn_new parses).
 pub trait Lit {
+    /// The Python literal text of the value.
     fn lit(&self) -> String;
 }
 impl Lit for i64 {
@@ -84,8 +85,11 @@ impl Lit for Device {
 /// Rust array, as Python code usually writes them) or as a list (from a slice or Vec).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
+    /// One number alone (`3`); more than one as a tuple.
     Lone,
+    /// A tuple (`(3, 2)`).
     Tuple,
+    /// A list (`[3, 2]`).
     List,
 }
 
@@ -150,7 +154,9 @@ number_list!(
 /// keeps Python's `p=0` in the repr, as torch.nn keeps the value it was given).
 #[derive(Clone, Copy, Debug)]
 pub enum Float {
+    /// An integer, written without a decimal point.
     Int(i64),
+    /// A float.
     F(f64),
 }
 impl Lit for Float {
@@ -188,7 +194,9 @@ impl Lit for NoneLit {
 /// An `int[N]|str` argument (Conv's padding: `1`, `[1, 2]` or `"same"`).
 #[derive(Clone, Debug)]
 pub enum IntsOrStr {
+    /// Numbers (`1`, `(1, 2)`).
     Ints(Ints),
+    /// A string (`'same'`).
     Str(String),
 }
 impl Lit for IntsOrStr {
@@ -291,6 +299,7 @@ impl Module {
         }
         Ok(Module { h })
     }
+    /// The raw handle, still owned by this module.
     pub fn as_raw(&self) -> sys::ctorch_nn_module {
         self.h
     }
@@ -373,6 +382,7 @@ impl Module {
     pub fn train(&self, mode: bool) -> Result<()> {
         check(unsafe { sys::ctorch_nn_module_train(self.h, mode as i32) })
     }
+    /// `eval()`: `train(false)`.
     pub fn eval(&self) -> Result<()> {
         self.train(false)
     }
@@ -413,6 +423,7 @@ impl fmt::Display for Module {
 /// `torch.nn.Sequential(*modules)`: its forward runs them in order.
 pub struct Sequential;
 impl Sequential {
+    /// `Sequential(*modules)` (children named "0", "1", ...).
     pub fn new(modules: &[&Module]) -> Result<Module> {
         let m = Module::new("Sequential", "")?;
         for c in modules {
@@ -425,6 +436,7 @@ impl Sequential {
 /// `torch.nn.ModuleList(modules)`.
 pub struct ModuleList;
 impl ModuleList {
+    /// `ModuleList(modules)`.
     pub fn new(modules: &[&Module]) -> Result<Module> {
         let m = Module::new("ModuleList", "")?;
         for c in modules {
@@ -437,6 +449,7 @@ impl ModuleList {
 /// `torch.nn.ModuleDict(dict)`: the entries in order.
 pub struct ModuleDict;
 impl ModuleDict {
+    /// `ModuleDict(dict)`, in the given order.
     pub fn new(modules: &[(&str, &Module)]) -> Result<Module> {
         let m = Module::new("ModuleDict", "")?;
         for (n, c) in modules {
