@@ -16,6 +16,7 @@ text) is this test's. Usage:
 (ARGS go to both programs; --save is added here)
 """
 import argparse
+import itertools
 import os
 import re
 import sys
@@ -52,7 +53,7 @@ def main():
     print(out_twin.rstrip())
     lt, lc = compared(out_twin), compared(out_c)
     if lt != lc or len(lc) < 5:
-        for x, y in zip(lt + [""] * len(lc), lc + [""] * len(lt)):
+        for x, y in itertools.zip_longest(lt, lc, fillvalue=""):
             print(f"{'  ' if x == y else '!='} twin: {x:<60} C: {y}")
         sys.exit("FAIL: the twin's output differs from char_lstm.c's")
     print(f"output: {len(lc)} lines equal to char_lstm.c's (the sample included)")
