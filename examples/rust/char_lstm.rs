@@ -72,25 +72,12 @@ impl CharLstm {
 }
 
 fn main() -> R<()> {
-    let (mut text, mut save) = ("/usr/share/common-licenses/GPL-3".to_string(), String::new());
-    let (mut steps, mut batch, mut seq, mut hidden) = (200, 32, 32, 128);
-    let (mut seed, mut threads, mut n_sample) = (1u64, 0, 200);
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    for kv in args.chunks(2) {
-        let v = kv.get(1).ok_or("usage: every option takes a value")?;
-        match kv[0].as_str() {
-            "--text" => text = v.clone(),
-            "--save" => save = v.clone(),
-            "--steps" => steps = v.parse()?,
-            "--batch" => batch = v.parse()?,
-            "--seq" => seq = v.parse()?,
-            "--hidden" => hidden = v.parse()?,
-            "--seed" => seed = v.parse()?,
-            "--threads" => threads = v.parse()?,
-            "--sample" => n_sample = v.parse()?,
-            o => Err(format!("unknown option {o}"))?,
-        }
-    }
+    let arg = |k: &str, d: &str| std::env::args().skip_while(|a| a != k).nth(1).unwrap_or(d.into());
+    let num = |k: &str, d: &str| arg(k, d).parse::<i64>();
+    let (text, save) = (arg("--text", "/usr/share/common-licenses/GPL-3"), arg("--save", ""));
+    let (steps, batch, seq) = (num("--steps", "200")?, num("--batch", "32")?, num("--seq", "32")?);
+    let (hidden, threads, n_sample) = (num("--hidden", "128")?, num("--threads", "0")? as i32, num("--sample", "200")?);
+    let seed: u64 = arg("--seed", "1").parse()?;
     let bytes = match std::fs::read(&text) {
         Ok(b) if !b.is_empty() => b,
         _ => {
@@ -144,7 +131,7 @@ fn main() -> R<()> {
     let dt = t0.elapsed().as_secs_f64();
     let val_loss = model.evaluate(&val, seq)?;
     println!("held-out loss {val_loss:.6} perplexity {:.4} (uniform: {})", val_loss.exp(), vocab.len());
-    let sample = model.sample(&vocab, "The ", n_sample, seed)?;
+    let sample = model.sample(&vocab, "The ", n_sample.max(0) as usize, seed)?;
     let mut out = std::io::stdout().lock();
     out.write_all(&[b"sample: The ", &sample[..], b"\n"].concat())?;
     if !save.is_empty() {
