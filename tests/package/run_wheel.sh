@@ -23,9 +23,12 @@
 #      libraries, which ctorch uses, are the same for every Python; its own
 #      extension, for TORCH_PYTHON's minor, is not imported): the binding
 #      loads and trains a step. Skipped, saying so, where there is none.
-# Usage: run_wheel.sh SOURCE_DIR TORCH_PYTHON VERSION DATA_DIR
+# Usage: run_wheel.sh SOURCE_DIR TORCH_PYTHON VERSION DATA_DIR [AOTI_DIR]
+# AOTI_DIR: where test_py_aoti.py keeps its compiled package (the python_aoti
+# test's folder: compiled once per tree, stamped with the torch version); a
+# fresh temporary folder without it.
 set -uo pipefail
-src=$1 torch_py=$2 version=$3 data=$4
+src=$1 torch_py=$2 version=$3 data=$4 aoti_dir=${5:-}
 skip() { echo "skipped: $*"; exit 77; }
 if [ -n "${CTORCH_BINDING_SKIP:-}" ]; then skip "$CTORCH_BINDING_SKIP"; fi
 [ -x "$torch_py" ] || skip "no Python with PyPI's torch for this tree ('$torch_py')"
@@ -102,7 +105,7 @@ t=$(now)
 CTORCH_LIB=/nonexistent/libctorch.so "$py" "$src/tests/package/wheel_check.py" "$version" "$site/torch/lib"
 echo "-- an AOTInductor package from the wheel (tests/python/test_py_aoti.py: compiled without linking libtorch)"
 rc=0
-CTORCH_LIB=/nonexistent/libctorch.so CTORCH_AOTI_PY_DIR=$tmp/aoti "$py" "$src/tests/python/test_py_aoti.py" || rc=$?
+CTORCH_LIB=/nonexistent/libctorch.so CTORCH_AOTI_PY_DIR=${aoti_dir:-$tmp/aoti} "$py" "$src/tests/python/test_py_aoti.py" || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 77 ] || { echo "FAIL: the AOTInductor package did not load from the wheel"; exit 1; }
 echo "-- another torch release first on sys.path (a torch-9.9.0 dist-info): import refused"
 mkdir -p "$tmp/fake/torch-9.9.0.dist-info"
