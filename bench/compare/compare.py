@@ -187,7 +187,7 @@ def worker(a):
 
 
 def timed_ways(a, name, d):
-    c_bin = os.path.join(a.build_dir, "bench", "compare", "compare_model_bench")
+    c_bin = a.c_bin or os.path.join(a.build_dir, "bench", "compare", "compare_model_bench")
     weights = d if name == "bert" else os.path.join(d, "model.safetensors")
     me = [sys.executable, os.path.abspath(__file__), "worker", "--work", a.work, "--model", name]
     ways = {"ctorch eager (C)": lambda b, t, it, o: [c_bin, name, weights, f"{d}/in_b{b}.safetensors", str(it),
@@ -204,6 +204,8 @@ def timed_ways(a, name, d):
     if a.candle:
         ways["candle"] = lambda b, t, it, o: [a.candle, "bert" if name == "bert" else "resnet", weights,
                                               f"{d}/in_b{b}.safetensors", str(it), o]
+    if a.ways:
+        ways = {k: v for k, v in ways.items() if any(w in k for w in a.ways.split(","))}
     return ways
 
 
@@ -226,17 +228,23 @@ def run_model(a, name, rows, log):
         for b in batches:
             iters = max(3, a.iters // b) if name == "bert" else max(3, a.iters // max(1, b // 4))
             res = {}
-            for w, cmd in ways.items():
-                o = os.path.join(a.work, f"out_{name}_{b}_{t}_{len(res)}.safetensors")
-                la = load_avg()
-                try:
-                    out = sh(cmd(b, t, iters, o), env=env)
-                except Exception as e:  # a way that fails is reported, not fatal
-                    log(f"{name} b{b} t{t} {w}: FAILED {str(e)[-600:]}")
-                    continue
-                ms = [float(v) for v in out.strip().splitlines()[-1].split("=", 1)[1].split(",")]
-                res[w] = dict(ms=ms, out=load_file(o)["out"], load=la)
-                log(f"{name} b{b} t{t} {w}: p50 {statistics.median(ms):.1f} ms (load {la})")
+            for r in range(a.rounds):  # interleaved rounds: the load of other jobs hits every way alike
+                for w, cmd in ways.items():
+                    if r > 0 and "compile" in w:
+                        continue  # each torch.compile process recompiles (40-60 s here): one round only
+                    o = os.path.join(a.work, f"out_{name}_{b}_{t}_{len(res)}.safetensors")
+                    la = load_avg()
+                    try:
+                        out = sh(cmd(b, t, iters, o), env=env)
+                    except Exception as e:  # a way that fails is reported, not fatal
+                        log(f"{name} b{b} t{t} {w}: FAILED {str(e)[-600:]}")
+                        continue
+                    ms = [float(v) for v in out.strip().splitlines()[-1].split("=", 1)[1].split(",")]
+                    prev = res.get(w, dict(ms=[], loads=[]))
+                    res[w] = dict(ms=prev["ms"] + ms, out=load_file(o)["out"], loads=prev["loads"] + [la])
+                    lo = sorted(res[w]["loads"], key=float)
+                    res[w]["load"] = lo[0] if lo[0] == lo[-1] else f"{lo[0]}-{lo[-1]}"
+                    log(f"{name} b{b} t{t} round {r + 1} {w}: p50 {statistics.median(ms):.1f} ms (load {la})")
             ref = res.get("torch eager (Python)")
             best = min((v for k, v in res.items() if k.startswith("ctorch")), default=None,
                        key=lambda v: statistics.median(v["ms"]))
@@ -332,13 +340,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cmd", choices=["run", "worker"])
     ap.add_argument("--work", required=True)
+    ap.add_argument("--c-bin", help="model_bench's path (default: BUILD/bench/compare/compare_model_bench)")
     ap.add_argument("--build-dir")
     ap.add_argument("--candle")
     ap.add_argument("--models", default="bert,gpt2,resnet50")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--iters", type=int, default=10, help="timed calls at batch 1 (fewer at larger batches)")
     ap.add_argument("--gpt2-rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per point (torch.compile: one)")
     ap.add_argument("--no-aoti", dest="aoti", action="store_false")
+    ap.add_argument("--ways", help="only the ways whose name contains one of these comma-separated words")
     # worker
     ap.add_argument("--model")
     ap.add_argument("--way")
@@ -361,16 +372,18 @@ def main():
     v = versions(a)
     log(f"versions {json.dumps(v)}; uptime: {sh(['uptime']).strip()}")
     rows = []
+    tag = a.models + (f"-{a.ways}" if a.ways else "") + f"-t{','.join(map(str, a.threads))}"
+    tag = "".join(ch if ch.isalnum() or ch in ",.-" else "_" for ch in tag)
     for name in a.models.split(","):
         if name == "gpt2":
             run_gpt2(a, rows, log)
         else:
             run_model(a, name, rows, log)
-        with open(os.path.join(a.work, "results.json"), "w") as f:
+        with open(os.path.join(a.work, f"results-{tag}.json"), "w") as f:
             json.dump(dict(versions=v, rows=rows), f, indent=1)
         log(f"after {name}: uptime: {sh(['uptime']).strip()}")
     t = table(rows)
-    open(os.path.join(a.work, "results.md"), "w").write(t + "\n")
+    open(os.path.join(a.work, f"results-{tag}.md"), "w").write(t + "\n")
     print(t)
 
 
