@@ -9,6 +9,10 @@
 #                 rust_sweep.py): no crash.
 #   doc:          cargo doc of the crates warns of nothing (missing docs on) and
 #                 shows every item with the header's text (rust_doc_check.py).
+#   reach:        the hand-written wrappers of the header functions the
+#                 generator does not reach (ctorch/src/extra.rs), each called
+#                 and asserted (rust_reach_test.rs), panicking closures
+#                 included; then rust_reach.py's count.
 #   example NAME: builds examples/rust/NAME.rs and runs it with the remaining
 #                 arguments.
 # Skipped (77) without cargo or pkg-config, or when crates.io (the pkg-config
@@ -111,6 +115,13 @@ doc)
   echo "cargo doc: no warnings (missing_docs on)"
   exec python3 "$src/tests/bindings/rust_doc_check.py" "$api" "$CARGO_TARGET_DIR/doc" "$src"
   ;;
+reach)
+  project rust-reach
+  cp "$src/tests/bindings/rust_reach_test.rs" src/main.rs
+  cargo_run build --quiet || { network_skip; cat cargo.log; echo "FAIL: cargo build"; exit 1; }
+  "$CARGO_TARGET_DIR/debug/rust-reach"
+  exec python3 "$src/tests/bindings/rust_reach.py" "$api" "$crates/ctorch/src" --list
+  ;;
 example)
   name=$1
   shift
@@ -120,7 +131,7 @@ example)
   exec "$CARGO_TARGET_DIR/release/rust-example-$name" "$@"
   ;;
 *)
-  echo "usage: run_rust.sh compile_fail|sweep|doc|example ..." >&2
+  echo "usage: run_rust.sh compile_fail|sweep|doc|reach|example ..." >&2
   exit 2
   ;;
 esac

@@ -43,6 +43,7 @@ pub use ctorch_sys as sys;
 pub mod capi;
 mod data;
 mod enums_gen;
+mod extra;
 mod handles_gen;
 mod methods_gen;
 pub mod nn;
@@ -52,6 +53,8 @@ mod train;
 
 pub use data::{cuda_is_available, set_num_threads, Batches};
 pub use enums_gen::*;
+pub use extra::{add_hparams, error_message, last_error_backtrace, last_error_copy, last_error_id,
+                memory_cpu_counter, store_get, tensor_free_many, DlPack, DlPackVersioned, HParam};
 pub use handles_gen::*;
 pub use train::inference_mode;
 

@@ -1,0 +1,162 @@
+// binding_rust_reach (issue 43 item 2): the hand-written wrappers of ctorch's
+// extra.rs (strides, Vec and DLPack tensors, store values, hparams, shape
+// checks, the failure log, the CPU counter, batch frees, closures as optimizer
+// closures, LambdaLR factors and loader transforms), each called and its
+// result asserted; closures that panic or fail give an Err, never an abort.
+// Built and run by tests/bindings/run_rust.sh reach.
+use ctorch::nn::{Linear, Sequential};
+use ctorch::{capi, sys, DataLoader, DeviceType, Error, HParam, LrScheduler, Optimizer, Result, Tensor};
+use std::sync::atomic::Ordering::Relaxed;
+
+fn ok(what: &str) {
+    println!("ok: {what}");
+}
+
+fn main() -> Result<()> {
+    // The closures below panic on purpose: one line each instead of a backtrace.
+    std::panic::set_hook(Box::new(|i| eprintln!("(expected) {i}")));
+    // strides, data_ptr, from_vec (zero-copy over a Vec)
+    let x = Tensor::from_slice(&[1f32, 2., 3., 4., 5., 6.], &[2, 3])?;
+    assert_eq!(x.strides()?, vec![3, 1]);
+    assert_eq!(x.t()?.strides()?, vec![1, 3]);
+    let v = Tensor::from_vec(vec![1.5f64, 2.5, 3.5, 4.5], &[2, 2])?;
+    assert_eq!(v.to_vec::<f64>()?, vec![1.5, 2.5, 3.5, 4.5]);
+    let p = v.data_ptr()? as *const f64;
+    assert_eq!(unsafe { *p.add(3) }, 4.5);
+    assert!(Tensor::from_vec(vec![1f32; 5], &[2, 3]).is_err());
+    assert!(Tensor::from_vec(vec![1f32; 0], &[-1]).is_err());
+    assert_eq!(Tensor::from_vec(Vec::<f32>::new(), &[0, 3])?.size(), vec![0, 3]);
+    ok("stride, data_ptr, from_vec");
+
+    // DLPack: shape read from the capsule, zero-copy round trip, Drop frees an unused one
+    let cap = x.to_dlpack()?;
+    assert_eq!(cap.shape(), vec![2, 3]);
+    let y = Tensor::from_dlpack(cap)?;
+    assert_eq!(y.to_vec::<f32>()?, x.to_vec::<f32>()?);
+    assert_eq!(y.data_ptr()?, x.data_ptr()?);
+    drop(x.to_dlpack()?);
+    match x.to_dlpack_versioned() {
+        Ok(c) => {
+            assert_eq!(c.shape(), vec![2, 3]);
+            let z = Tensor::from_dlpack_versioned(c)?;
+            assert_eq!(z.data_ptr()?, x.data_ptr()?);
+            drop(x.to_dlpack_versioned()?);
+            ok("dlpack versioned round trip");
+        }
+        Err(e) => {
+            assert_eq!(e.status, sys::CTORCH_NOT_IMPLEMENTED, "{e}");
+            ok("dlpack versioned: NOT_IMPLEMENTED in this build");
+        }
+    }
+    ok("dlpack");
+
+    // the CPU counter and free_many: 3 tensors of 1 MiB each come and go
+    let c = ctorch::memory_cpu_counter()?;
+    assert_eq!(c.load(Relaxed), capi::memory_bytes(DeviceType::CPU)?);
+    let before = c.load(Relaxed);
+    let ts: Vec<Tensor> = (0..3).map(|_| Tensor::from_slice(&vec![0f32; 1 << 18], &[1 << 18])).collect::<Result<_>>()?;
+    let mid = c.load(Relaxed);
+    assert!(mid - before >= 3 << 20, "counter grew by {}", mid - before);
+    ctorch::tensor_free_many(ts);
+    assert!(mid - c.load(Relaxed) >= 3 << 20, "free_many freed {}", mid - c.load(Relaxed));
+    ok("memory_cpu_counter, tensor_free_many");
+
+    // the failure log
+    let a = Tensor::from_slice(&[1f32; 6], &[2, 3])?;
+    let e = a.matmul(&a).unwrap_err();
+    let id = ctorch::last_error_id();
+    assert!(id > 0);
+    assert_eq!(ctorch::last_error_copy()?, e.message);
+    assert!(ctorch::last_error_backtrace().starts_with(&e.message[..e.message.len().min(40)]));
+    let logged = std::thread::spawn(move || ctorch::error_message(id)).join().unwrap()?;
+    assert_eq!((logged.status, &logged.message), (e.status, &e.message));
+    assert_eq!(ctorch::error_message(id + 1_000_000).unwrap_err().status, sys::CTORCH_INDEX);
+    ok("last_error_id, last_error_copy, last_error_backtrace, error_message");
+
+    // store_get
+    let dir = std::env::temp_dir().join(format!("ctorch-reach-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = capi::store_file_new(dir.join("store").to_str().unwrap(), 1, 5000)?;
+    capi::store_set(&store, "k", Some(b"hello"))?;
+    assert_eq!(ctorch::store_get(&store, "k")?, b"hello");
+    let long = vec![7u8; 10000];
+    capi::store_set(&store, "k", Some(&long))?;
+    assert_eq!(ctorch::store_get(&store, "k")?, long);
+    capi::store_set(&store, "empty", None)?;
+    assert_eq!(ctorch::store_get(&store, "empty")?, b"");
+    ok("store_get");
+
+    // add_hparams: a run directory with an event file; no hparams is refused
+    let w = capi::summary_writer_new(dir.join("tb").to_str().unwrap(), None)?;
+    ctorch::add_hparams(&w, &[("lr", HParam::Num(0.1)), ("opt", HParam::Text("adam"))], &[("acc", 0.9)], Some("run1"))?;
+    let run = std::fs::read_dir(dir.join("tb").join("run1")).unwrap().count();
+    assert!(run >= 1, "no event file in run1");
+    assert!(ctorch::add_hparams(&w, &[], &[], None).is_err());
+    ok("add_hparams");
+
+    // shape_check, forward_child_n
+    let lin = Linear::new(4, 3).build()?;
+    let m = Sequential::new(&[&lin])?;
+    let text = m.shape_check(&[&[2, 4]])?;
+    assert!(text.contains("[2, 3]"), "{text}");
+    assert!(m.shape_check(&[&[2, 5]]).is_err());
+    let xin = Tensor::from_slice(&[0.5f32; 8], &[2, 4])?;
+    let outs = m.forward_child_n("0", &[Some(&xin)], "")?;
+    assert_eq!(outs.len(), 1);
+    let o = outs[0].as_ref().unwrap();
+    assert_eq!(o.to_vec::<f32>()?, lin.forward(&xin)?.to_vec::<f32>()?);
+    assert_eq!(m.forward_child_n("nope", &[Some(&xin)], "").unwrap_err().status, sys::CTORCH_INDEX);
+    ok("shape_check, forward_child_n");
+
+    // step_closure: the loss is sum(w^2); SGD with lr 0.1 moves w to 0.8 w
+    let wt = Tensor::from_slice(&[1f32, -2.], &[2])?.requires_grad_(true)?;
+    let opt = Optimizer::sgd(&[wt.shallow_clone()?], 0.1, 0.0)?;
+    let loss = opt.step_closure(|| {
+        opt.zero_grad(true)?;
+        let l = wt.square()?.sum()?;
+        l.backward()?;
+        l.item()
+    })?;
+    assert_eq!(loss, 5.0);
+    assert_eq!(wt.to_vec::<f32>()?, vec![0.8, -1.6]);
+    let e = opt.step_closure(|| panic!("boom")).unwrap_err();
+    assert!(e.message.contains("panicked: boom"), "{e}");
+    let e = opt.step_closure(|| Err(Error { status: sys::CTORCH_VALUE, message: "mine".into() })).unwrap_err();
+    assert!(e.status == sys::CTORCH_VALUE && e.message.contains("mine"), "{e}");
+    assert_eq!(wt.to_vec::<f32>()?, vec![0.8, -1.6]);
+    ok("step_closure (and a panicking closure is an Err)");
+
+    // LambdaLR: lr = 0.1 * 0.5^epoch; a panic at epoch 2 fails that step, lr kept
+    let s = LrScheduler::lambda(&opt, false, |e, _| if e == 2 { panic!("epoch 2") } else { 0.5f64.powi(e as i32) })?;
+    assert!((opt.lr(0)? - 0.1).abs() < 1e-12);
+    capi::lr_scheduler_step(&s)?;
+    assert!((opt.lr(0)? - 0.05).abs() < 1e-12);
+    assert!(capi::lr_scheduler_step(&s).is_err());
+    assert!((opt.lr(0)? - 0.05).abs() < 1e-12);
+    let s2 = LrScheduler::lambda(&opt, true, |_, _| 0.5)?;
+    capi::lr_scheduler_step(&s2)?;
+    assert!((opt.lr(0)? - 0.025).abs() < 1e-12);
+    ok("lr_scheduler_lambda (and a panicking lambda is an Err)");
+
+    // loader transform: data doubled, target replaced by index; then a panicking one
+    let data = Tensor::from_slice(&[1f32, 2., 3., 4.], &[4, 1])?;
+    let tgt = Tensor::from_slice(&[0i64; 4], &[4])?;
+    let mut loader = DataLoader::new(&data, Some(&tgt), 4, false, 0, false)?;
+    loader.set_transform_fn(|i, d, t| {
+        assert!(t.is_some());
+        Ok((d.mul_Scalar(2.0.into())?, Some(Tensor::from_slice(&[i], &[])?)))
+    })?;
+    let (d, t) = loader.epoch(0)?.next().unwrap()?;
+    assert_eq!(d.to_vec::<f32>()?, vec![2., 4., 6., 8.]);
+    assert_eq!(t.to_vec::<i64>()?, vec![0, 1, 2, 3]);
+    loader.set_transform_fn(|_, _, _| panic!("transform"))?;
+    assert!(loader.epoch(1)?.next().unwrap().is_err());
+    loader.clear_transform_fn()?;
+    let (d, _) = loader.epoch(2)?.next().unwrap()?;
+    assert_eq!(d.to_vec::<f32>()?, vec![1., 2., 3., 4.]);
+    ok("data_loader_set_transform_fn (and a panicking transform is an Err)");
+
+    std::fs::remove_dir_all(&dir).ok();
+    println!("reach: all wrappers behave");
+    Ok(())
+}
