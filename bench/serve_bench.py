@@ -20,7 +20,12 @@ Run it with the Python whose torch is the C build's libtorch:
       --serve build-torch2.15.0/examples/serve --out serve-2.15.md
 Every worker uses 1 intra-op thread (set in each thread; OMP_NUM_THREADS=1 in
 every child), so N workers use N cores. Latency is service time (dequeue to
-checked output), throughput is requests / wall time of the serving phase.
+checked output), throughput is requests / wall time of the serving phase;
+CPU ms/req is the workers' thread CPU time per request, which the machine's
+other load stretches far less than the clock: if it stays flat from N=1 to
+N=4, the workers add no work to each other (no lock spinning, no cache
+thrash measurable here), and 16 workers on 16 idle cores would serve about
+16 / CPU time per request (the last column; memory bandwidth not modelled).
 """
 import argparse
 import json
@@ -72,10 +77,11 @@ def py_threads(model, inputs, want, n, requests):
     """N Python threads sharing one model, a queue, outputs checked."""
     q = queue.Queue(maxsize=2 * n)
     lat = [0.0] * requests
+    cpu = [0.0] * n
     bad = []
     start = threading.Barrier(n + 1)
 
-    def work():
+    def work(i):
         torch.set_num_threads(1)  # per thread, as serve.c does
         with torch.inference_mode():
             start.wait()
@@ -84,13 +90,14 @@ def py_threads(model, inputs, want, n, requests):
                 if r is None:
                     return
                 rid, k = r
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 y = model(inputs[k])
                 if not torch.equal(y, want[k]):
                     bad.append(rid)
                 lat[rid] = time.perf_counter() - t0
+                cpu[i] += time.thread_time() - c0
 
-    th = [threading.Thread(target=work) for _ in range(n)]
+    th = [threading.Thread(target=work, args=(i,)) for i in range(n)]
     for t in th:
         t.start()
     start.wait()
@@ -103,7 +110,7 @@ def py_threads(model, inputs, want, n, requests):
         t.join()
     secs = time.perf_counter() - t0
     assert not bad, f"python threads: {len(bad)} outputs differ from the single-thread forward"
-    return requests / secs, 1e3 * pct(lat, 0.5), 1e3 * pct(lat, 0.99)
+    return requests / secs, 1e3 * pct(lat, 0.5), 1e3 * pct(lat, 0.99), 1e3 * sum(cpu) / requests
 
 
 def py_worker(args):
@@ -118,7 +125,7 @@ def py_worker(args):
         while time.time() * 1000 < args.start_at:
             time.sleep(0.001)
         lat = []
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         for i in range(args.requests):
             k = i % len(inputs)
             t1 = time.perf_counter()
@@ -126,9 +133,10 @@ def py_worker(args):
             assert torch.equal(y, want[k])
             lat.append(1e3 * (time.perf_counter() - t1))
         secs = time.perf_counter() - t0
+        cpu = time.thread_time() - c0
     with open(args.latencies, "a") as f:
         f.write("".join(f"{x:.4f}\n" for x in lat))
-    print(f"seconds={secs:.4f}")
+    print(f"seconds={secs:.4f} cpu_ms={1e3 * cpu / args.requests:.4f}")
 
 
 def parse_serve(line):
@@ -143,7 +151,7 @@ def processes(cmd_of, n, requests, env):
         per = requests // n
         ps = [subprocess.Popen(cmd_of(per, start_at, lat_path), stdout=subprocess.PIPE, text=True, env=env)
               for _ in range(n)]
-        secs = []
+        secs, cpu = [], []
         for p in ps:
             out, _ = p.communicate()
             assert p.returncode == 0, f"a worker process failed ({p.returncode}): {out}"
@@ -151,9 +159,10 @@ def processes(cmd_of, n, requests, env):
                 if "seconds=" in line:
                     kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
                     secs.append(float(kv["seconds"]))
+                    cpu.append(float(kv["cpu_ms"]))
         with open(lat_path) as f:
             lat = [float(x) for x in f]
-    return per * n / max(secs), pct(lat, 0.5), pct(lat, 0.99)
+    return per * n / max(secs), pct(lat, 0.5), pct(lat, 0.99), sum(cpu) / len(cpu)
 
 
 def main():
@@ -204,7 +213,7 @@ def main():
             if line.startswith("serve: threads="):
                 kv = parse_serve(line)
                 rows.append(("ctorch C, threads sharing one model", int(kv["threads"]), float(kv["req_per_s"]),
-                             float(kv["p50_ms"]), float(kv["p99_ms"])))
+                             float(kv["p50_ms"]), float(kv["p99_ms"]), float(kv["cpu_ms"])))
         # Python threads sharing one model
         for n in ns:
             rows.append(("Python torch, threads sharing one model", n, *py_threads(model, inputs, want, n,
@@ -226,10 +235,14 @@ def main():
              f"{args.heads} heads, ffn {args.ffn}), input [1, {args.seq}, {args.d_model}], inference mode; "
              f"{args.requests} requests per point; 1 intra-op thread per worker; load average before "
              f"{' '.join(load0)}, after {' '.join(load1)}; Python vs C outputs max abs diff {diff:.3g}",
-             "", "| way | N | req/s | x N=1 | p50 ms | p99 ms |", "|---|---|---|---|---|---|"]
-    for way, n, rps, p50, p99 in rows:
+             "", "| way | N | req/s | x N=1 | p50 ms | p99 ms | CPU ms/req | 16 cores, req/s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for way, n, rps, p50, p99, cpu in rows:
         base.setdefault(way, rps)
-        lines.append(f"| {way} | {n} | {rps:.1f} | {rps / base[way]:.2f} | {p50:.2f} | {p99:.2f} |")
+        # 16 workers on 16 idle cores if each request keeps this CPU cost
+        # (what the cost's growth from N=1 to N=4 tests): 16 / CPU time.
+        lines.append(f"| {way} | {n} | {rps:.1f} | {rps / base[way]:.2f} | {p50:.2f} | {p99:.2f} | {cpu:.2f} | "
+                     f"{16e3 / cpu:.0f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

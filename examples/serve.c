@@ -36,8 +36,9 @@
  *              (a control for the comparison)
  * Per N, one machine-readable line:
  *   serve: threads=N intra=T requests=R seconds=S req_per_s=X p50_ms=A
- *          p99_ms=B mismatches=0
- * Latency is service time (dequeue to checked output; the queue wait is
+ *          p99_ms=B cpu_ms=C mismatches=0
+ * (cpu_ms: the workers' thread CPU time per request, which a busy machine
+ * stretches far less than the wall clock.) Latency is service time (dequeue to checked output; the queue wait is
  * excluded: the producer keeps the queue full, a closed-loop load).
  */
 #include <pthread.h>
@@ -60,6 +61,12 @@
   } while (0)
 
 #define MAX_INPUTS 64
+
+static double thread_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static double now_s(void) {
   struct timespec ts;
@@ -145,6 +152,7 @@ typedef struct {
 
 typedef struct {
   server *s;
+  double cpu; /* this thread's CPU seconds in forwards: load-independent */
   int mismatches, failures;
   char msg[512];
 } worker;
@@ -164,7 +172,7 @@ static void *work(void *arg) {
   pthread_barrier_wait(&s->start);
   while (queue_pop(&s->q, &r)) {
     ctorch_tensor out = NULL;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = thread_cpu_s();
     if (w->failures) continue; /* drain the queue so the producer finishes */
     if (ctorch_nn_module_forward(&out, s->model, s->inputs[r.input]) != CTORCH_OK ||
         ctorch_tensor_copy_to(got, s->out_bytes, out) != CTORCH_OK) {
@@ -178,6 +186,7 @@ static void *work(void *arg) {
     }
     ctorch_tensor_free(out);
     s->latency[r.id] = now_s() - t0;
+    w->cpu += thread_cpu_s() - c0;
   }
   if (scope) ctorch_autograd_scope_leave(scope);
   free(got);
@@ -196,7 +205,7 @@ static int serve_n(server *s, int n, int requests) {
   pthread_t *th = calloc((size_t)n, sizeof *th);
   worker *w = calloc((size_t)n, sizeof *w);
   int i, bad = 0;
-  double t0, secs;
+  double t0, secs, cpu = 0;
   s->latency = calloc((size_t)requests, sizeof *s->latency);
   queue_init(&s->q, 2 * n);
   pthread_barrier_init(&s->start, NULL, (unsigned)n + 1);
@@ -219,6 +228,7 @@ static int serve_n(server *s, int n, int requests) {
   for (i = 0; i < n; ++i) {
     if (w[i].failures || w[i].mismatches) fprintf(stderr, "serve: worker %d: %s\n", i, w[i].msg);
     bad += w[i].failures + w[i].mismatches;
+    cpu += w[i].cpu;
   }
   qsort(s->latency, (size_t)requests, sizeof *s->latency, cmp_double);
   if (latencies_path) {
@@ -230,9 +240,9 @@ static int serve_n(server *s, int n, int requests) {
     for (i = 0; i < requests; ++i) fprintf(f, "%.4f\n", 1e3 * s->latency[i]);
     fclose(f);
   }
-  printf("serve: threads=%d intra=%d requests=%d seconds=%.3f req_per_s=%.2f p50_ms=%.3f p99_ms=%.3f mismatches=%d\n",
+  printf("serve: threads=%d intra=%d requests=%d seconds=%.3f req_per_s=%.2f p50_ms=%.3f p99_ms=%.3f cpu_ms=%.3f mismatches=%d\n",
          n, s->intra, requests, secs, requests / secs, 1e3 * s->latency[(requests - 1) / 2],
-         1e3 * s->latency[(int)((requests - 1) * 0.99)], bad);
+         1e3 * s->latency[(int)((requests - 1) * 0.99)], 1e3 * cpu / requests, bad);
   fflush(stdout);
   pthread_barrier_destroy(&s->start);
   queue_destroy(&s->q);
