@@ -156,6 +156,44 @@ fn main() -> Result<()> {
     assert_eq!(d.to_vec::<f32>()?, vec![1., 2., 3., 4.]);
     ok("data_loader_set_transform_fn (and a panicking transform is an Err)");
 
+    // a dataset from closures, batched by a loader; a panicking get_item fails the batch
+    let ds = ctorch::Dataset::from_fn(|| Ok(4), |i| {
+        Ok((Tensor::from_slice(&[i as f32], &[1])?, Some(Tensor::from_slice(&[i * 10], &[])?)))
+    })?;
+    assert_eq!(capi::dataset_len(&ds)?, 4);
+    let mut dl = capi::data_loader_from_dataset(&ds, 4, false, 0, false)?;
+    drop(ds);
+    let (d, t) = dl.epoch(0)?.next().unwrap()?;
+    assert_eq!((d.to_vec::<f32>()?, t.to_vec::<i64>()?), (vec![0., 1., 2., 3.], vec![0, 10, 20, 30]));
+    drop(dl);
+    let bad = ctorch::Dataset::from_fn(|| Ok(2), |i| if i == 1 { panic!("item 1") } else { Err(Error { status: sys::CTORCH_VALUE, message: "x".into() }) })?;
+    let mut dl = capi::data_loader_from_dataset(&bad, 2, false, 0, false)?;
+    assert!(dl.epoch(0)?.next().unwrap().is_err());
+    let nolen = ctorch::Dataset::from_fn(|| panic!("len"), |_| unreachable!())?;
+    assert!(capi::dataset_len(&nolen).is_err());
+    ok("dataset_from_callbacks (and panicking callbacks are Errs)");
+
+    // a module whose forward is a closure: every input times 3, kwargs checked
+    let m = ctorch::nn::Module::custom("Scale", |_m, ins, kw| {
+        if !kw.is_empty() { return Err(Error { status: sys::CTORCH_INVALID_ARGUMENT, message: format!("kwargs {kw}") }) }
+        ins.iter().map(|t| t.map(|t| t.mul_Scalar(3.0.into())).transpose()).collect()
+    })?;
+    assert!(m.repr()?.contains("Scale"));
+    let a2 = Tensor::from_slice(&[1f32, 2.], &[2])?;
+    assert_eq!(m.forward(&a2)?.to_vec::<f32>()?, vec![3., 6.]);
+    let outs = m.forward_n(&[Some(&a2), None, Some(&a2)], "")?;
+    assert_eq!(outs.len(), 3);
+    assert!(outs[1].is_none());
+    assert_eq!(outs[2].as_ref().unwrap().to_vec::<f32>()?, vec![3., 6.]);
+    assert!(m.forward_n(&[Some(&a2)], "k=1").is_err());
+    let seq = Sequential::new(&[&m, &m])?;
+    assert_eq!(seq.forward(&a2)?.to_vec::<f32>()?, vec![9., 18.]);
+    let boom = ctorch::nn::Module::custom("Boom", |_, _, _| panic!("forward"))?;
+    assert!(boom.forward(&a2).is_err());
+    let many = ctorch::nn::Module::custom("Many", |_, _, _| Ok((0..20).map(|_| None).collect()))?;
+    assert!(many.forward_n(&[Some(&a2)], "").is_err());
+    ok("nn_custom_new (and a panicking forward is an Err)");
+
     std::fs::remove_dir_all(&dir).ok();
     println!("reach: all wrappers behave");
     Ok(())

@@ -511,3 +511,103 @@ impl DataLoader {
         check(unsafe { sys::ctorch_data_loader_set_transform_fn(self.h, None, std::ptr::null_mut(), None) })
     }
 }
+
+/// Turns the borrowed `inputs[0..n)` of a callback into `Tensor`s never dropped here.
+unsafe fn borrowed_inputs(inputs: *const sys::ctorch_tensor, n: usize) -> Vec<Option<std::mem::ManuallyDrop<Tensor>>> {
+    if inputs.is_null() || n == 0 {
+        return Vec::new();
+    }
+    std::slice::from_raw_parts(inputs, n).iter().map(|&h| if h.is_null() { None } else { Some(borrowed(h)) }).collect()
+}
+
+impl crate::Dataset {
+    /// A dataset whose items come from closures (C: `ctorch_dataset_from_callbacks`): `len`
+    /// gives the number of items, `get_item(i)` item i's data and target (None for items
+    /// without targets; every item must agree). With `num_workers > 0` loaders call
+    /// `get_item` on worker threads, several at once (hence `Send + Sync`). An `Err` or a
+    /// panic fails that item's batch. The closures are freed when the last reference to the
+    /// dataset goes (the handle and every loader over it freed).
+    pub fn from_fn<L, G>(len: L, get_item: G) -> Result<crate::Dataset>
+    where L: Fn() -> Result<i64> + Send + Sync + 'static,
+          G: Fn(i64) -> Result<(Tensor, Option<Tensor>)> + Send + Sync + 'static {
+        type St<L, G> = (L, G);
+        unsafe extern "C" fn len_t<L: Fn() -> Result<i64>, G>(ud: *mut c_void, out: *mut i64) -> sys::ctorch_status {
+            let st = &*(ud as *const St<L, G>);
+            match catch_unwind(AssertUnwindSafe(|| (st.0)())) {
+                Ok(Ok(n)) => { *out = n; sys::CTORCH_OK }
+                Ok(Err(e)) => e.status,
+                Err(_) => sys::CTORCH_RUNTIME,
+            }
+        }
+        unsafe extern "C" fn item_t<L, G: Fn(i64) -> Result<(Tensor, Option<Tensor>)>>(
+            ud: *mut c_void, index: i64, data_out: *mut sys::ctorch_tensor, target_out: *mut sys::ctorch_tensor,
+        ) -> sys::ctorch_status {
+            let st = &*(ud as *const St<L, G>);
+            match catch_unwind(AssertUnwindSafe(|| (st.1)(index))) {
+                Ok(Ok((d, t))) => {
+                    *data_out = d.into_raw();
+                    if let Some(t) = t { *target_out = t.into_raw() }
+                    sys::CTORCH_OK
+                }
+                Ok(Err(e)) => e.status,
+                Err(_) => sys::CTORCH_RUNTIME,
+            }
+        }
+        unsafe extern "C" fn free<L, G>(ud: *mut c_void) {
+            drop(Box::from_raw(ud as *mut St<L, G>));
+        }
+        let ud = Box::into_raw(Box::new((len, get_item))) as *mut c_void;
+        let mut h = std::ptr::null_mut();
+        // On failure ctorch frees user_data itself once its arguments were checked (they always
+        // are here); the box is never freed on this side then.
+        check(unsafe {
+            sys::ctorch_dataset_from_callbacks(&mut h, Some(len_t::<L, G>), Some(item_t::<L, G>), ud, Some(free::<L, G>))
+        })?;
+        unsafe { crate::Dataset::from_raw(h) }.ok_or_else(|| Error::binding("ctorch_dataset_from_callbacks returned NULL"))
+    }
+}
+
+impl crate::nn::Module {
+    /// A module whose forward is a closure (C: `ctorch_nn_custom_new`): it gets the module
+    /// itself (borrowed: register parameters and children on it with the usual methods and
+    /// call them with [`forward_child`](crate::nn::Module::forward_child)), the inputs
+    /// (borrowed; None = None) and the keyword text, and returns the outputs (at most 16).
+    /// `type_name` is Python's class name, shown by the repr. An `Err` or a panic is the
+    /// forward's failure. The closure is freed when the last reference to the module goes;
+    /// a module may be moved to and run on another thread, hence `Send + Sync`.
+    pub fn custom<F>(type_name: &str, forward: F) -> Result<crate::nn::Module>
+    where F: Fn(&crate::nn::Module, &[Option<&Tensor>], &str) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static {
+        unsafe extern "C" fn fwd<F: Fn(&crate::nn::Module, &[Option<&Tensor>], &str) -> Result<Vec<Option<Tensor>>>>(
+            ud: *mut c_void, this: sys::ctorch_nn_module, inputs: *const sys::ctorch_tensor, n_inputs: usize,
+            kwargs: *const c_char, outputs: *mut sys::ctorch_tensor, max_outputs: usize, n_outputs: *mut usize,
+        ) -> sys::ctorch_status {
+            let f = &*(ud as *const F);
+            let m = std::mem::ManuallyDrop::new(crate::nn::Module { h: this });
+            let ins = borrowed_inputs(inputs, n_inputs);
+            let refs: Vec<Option<&Tensor>> = ins.iter().map(|t| t.as_deref()).collect();
+            let kw = if kwargs.is_null() { String::new() } else { std::ffi::CStr::from_ptr(kwargs).to_string_lossy().into_owned() };
+            match catch_unwind(AssertUnwindSafe(|| f(&m, &refs, &kw))) {
+                Ok(Ok(outs)) if outs.len() <= max_outputs => {
+                    *n_outputs = 0;
+                    for (i, o) in outs.into_iter().enumerate() {
+                        *outputs.add(i) = o.map_or(std::ptr::null_mut(), Tensor::into_raw);
+                        *n_outputs = i + 1;
+                    }
+                    sys::CTORCH_OK
+                }
+                Ok(Ok(_)) => sys::CTORCH_INVALID_ARGUMENT, // more outputs than the caller takes (dropped)
+                Ok(Err(e)) => e.status,
+                Err(_) => sys::CTORCH_RUNTIME,
+            }
+        }
+        unsafe extern "C" fn free<F>(ud: *mut c_void) {
+            drop(Box::from_raw(ud as *mut F));
+        }
+        let name = cstring(type_name)?;
+        let ud = Box::into_raw(Box::new(forward)) as *mut c_void;
+        let mut h = std::ptr::null_mut();
+        // A failing call leaves the box leaked rather than risk freeing it twice.
+        check(unsafe { sys::ctorch_nn_custom_new(&mut h, name.as_ptr(), Some(fwd::<F>), ud, Some(free::<F>)) })?;
+        crate::nn::Module::own(h)
+    }
+}
