@@ -194,6 +194,33 @@ fn main() -> Result<()> {
     assert!(many.forward_n(&[Some(&a2)], "").is_err());
     ok("nn_custom_new (and a panicking forward is an Err)");
 
+    // a custom autograd function: y = x * x, dy/dx = 2 x from the saved x
+    let xg = Tensor::from_slice(&[1f32, 3.], &[2])?.requires_grad_(true)?;
+    let y = ctorch::autograd_function_apply(&[&xg], 1, |ctx, ins| {
+        let x = ins[0].unwrap();
+        capi::autograd_ctx_save_for_backward(ctx, &[x])?;
+        Ok(vec![x.mul(x)?])
+    }, |ctx, gs| {
+        let saved = capi::autograd_ctx_saved_tensors(ctx)?;
+        Ok(vec![Some(gs[0].unwrap().mul(&saved[0].mul_Scalar(2.0.into())?)?)])
+    })?;
+    assert_eq!(y[0].to_vec::<f32>()?, vec![1., 9.]);
+    y[0].sum()?.backward()?;
+    assert_eq!(xg.grad()?.unwrap().to_vec::<f32>()?, vec![2., 6.]);
+    let e = ctorch::autograd_function_apply(&[&xg], 1, |_, _| panic!("fwd"), |_, _| Ok(vec![None])).unwrap_err();
+    assert!(e.message.contains("panicked: fwd"), "{e}");
+    let e = ctorch::autograd_function_apply(&[&xg], 2, |_, ins| Ok(vec![ins[0].unwrap().mul_Scalar(1.0.into())?]),
+                                            |_, _| Ok(vec![None])).unwrap_err();
+    assert!(e.message.contains("not 2"), "{e}");
+    let y = ctorch::autograd_function_apply(&[&xg], 1, |_, ins| Ok(vec![ins[0].unwrap().mul_Scalar(1.0.into())?]),
+        |_, _| Err(Error { status: sys::CTORCH_VALUE, message: "bwd says no".into() }))?;
+    let e = y[0].sum()?.backward().unwrap_err();
+    assert!(e.message.contains("bwd says no"), "{e}");
+    let y = ctorch::autograd_function_apply(&[&xg], 1, |_, ins| Ok(vec![ins[0].unwrap().mul_Scalar(1.0.into())?]),
+        |_, _| panic!("bwd"))?;
+    assert!(y[0].sum()?.backward().unwrap_err().message.contains("panicked: bwd"));
+    ok("autograd_function_apply (and panicking callbacks are Errs)");
+
     std::fs::remove_dir_all(&dir).ok();
     println!("reach: all wrappers behave");
     Ok(())

@@ -7,6 +7,10 @@
 //! Every closure runs behind `std::panic::catch_unwind`: a panic never unwinds
 //! into C; it becomes a failure status (and, where the call is synchronous, its
 //! message is appended to the returned [`Error`]).
+//!
+//! Not wrapped: `ctorch_nn_newf` / `ctorch_nn_newv` take a C format string and C varargs
+//! (`...`, `va_list`), which stable Rust can neither build safely nor check against the
+//! format; the `nn` builders pass the same arguments as keyword text to `ctorch_nn_new`.
 use crate::{check, cstring, cstrings, sys, take_string, DataLoader, Element, Error, LrSchedule, LrScheduler, Optimizer,
             Result, Store, SummaryWriter, Tensor};
 use std::ffi::c_void;
@@ -610,4 +614,85 @@ impl crate::nn::Module {
         check(unsafe { sys::ctorch_nn_custom_new(&mut h, name.as_ptr(), Some(fwd::<F>), ud, Some(free::<F>)) })?;
         crate::nn::Module::own(h)
     }
+}
+
+/// Runs `f` for an autograd callback: its result, or the panic, as a status, the message
+/// set on `ctx` (ctorch reports it from the call that ran the callback).
+fn autograd_guard(ctx: &crate::AutogradCtx, f: impl FnOnce() -> Result<()>) -> sys::ctorch_status {
+    let (st, msg) = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => return sys::CTORCH_OK,
+        Ok(Err(e)) => (e.status, e.message),
+        Err(p) => (sys::CTORCH_RUNTIME, panic_text(p)),
+    };
+    if let Ok(m) = cstring(&msg.replace('\0', " ")) {
+        unsafe { sys::ctorch_autograd_ctx_set_error(ctx.h, m.as_ptr()) };
+    }
+    st
+}
+
+/// Applies a custom differentiable function, as Python's `torch.autograd.Function.apply`
+/// (C: `ctorch_autograd_function_apply`): calls `forward(ctx, inputs)` now (it returns
+/// exactly `n_outputs` tensors and may save tensors for backward through `ctx`) and records a
+/// graph node whose backward is `backward(ctx, grad_outputs)`, returning one gradient per input
+/// (None = no gradient). Inputs are borrowed. An `Err` or a panic in a callback comes back as
+/// that callback's status and message, from this call (forward) or from the backward call.
+/// The closures are freed when ctorch no longer needs them (the graph node freed); backward
+/// may run on an autograd thread, hence `Send + Sync`.
+pub fn autograd_function_apply<F, B>(inputs: &[&Tensor], n_outputs: usize, forward: F, backward: B) -> Result<Vec<Tensor>>
+where F: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+      B: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static {
+    type St<F, B> = (F, B);
+    unsafe extern "C" fn fwd<F: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Tensor>>, B>(
+        ctx: sys::ctorch_autograd_ctx, ud: *mut c_void, inputs: *const sys::ctorch_tensor, n_inputs: usize,
+        outputs: *mut sys::ctorch_tensor, n_outputs: usize,
+    ) -> sys::ctorch_status {
+        let st = &*(ud as *const St<F, B>);
+        let c = crate::AutogradCtx { h: ctx };
+        autograd_guard(&c, || {
+            let ins = borrowed_inputs(inputs, n_inputs);
+            let refs: Vec<Option<&Tensor>> = ins.iter().map(|t| t.as_deref()).collect();
+            let outs = (st.0)(&c, &refs)?;
+            if outs.len() != n_outputs {
+                return Err(Error::binding(format!("forward returned {} outputs, not {n_outputs}", outs.len())));
+            }
+            for (i, o) in outs.into_iter().enumerate() {
+                *outputs.add(i) = o.into_raw();
+            }
+            Ok(())
+        })
+    }
+    unsafe extern "C" fn bwd<F, B: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>>>(
+        ctx: sys::ctorch_autograd_ctx, ud: *mut c_void, grads: *const sys::ctorch_tensor, n_outputs: usize,
+        grad_inputs: *mut sys::ctorch_tensor, n_inputs: usize,
+    ) -> sys::ctorch_status {
+        let st = &*(ud as *const St<F, B>);
+        let c = crate::AutogradCtx { h: ctx };
+        autograd_guard(&c, || {
+            let gs = borrowed_inputs(grads, n_outputs);
+            let refs: Vec<Option<&Tensor>> = gs.iter().map(|t| t.as_deref()).collect();
+            let outs = (st.1)(&c, &refs)?;
+            if outs.len() != n_inputs {
+                return Err(Error::binding(format!("backward returned {} gradients, not {n_inputs}", outs.len())));
+            }
+            for (i, o) in outs.into_iter().enumerate() {
+                *grad_inputs.add(i) = o.map_or(std::ptr::null_mut(), Tensor::into_raw);
+            }
+            Ok(())
+        })
+    }
+    unsafe extern "C" fn release<F, B>(ud: *mut c_void) {
+        drop(Box::from_raw(ud as *mut St<F, B>));
+    }
+    let hs: Vec<sys::ctorch_tensor> = inputs.iter().map(|t| t.h).collect();
+    let mut outs = vec![std::ptr::null_mut(); n_outputs];
+    // ctorch calls release exactly once, failure included: the box is never freed here.
+    let ud = Box::into_raw(Box::new((forward, backward))) as *mut c_void;
+    let st = unsafe {
+        sys::ctorch_autograd_function_apply(outs.as_mut_ptr(), n_outputs, Some(fwd::<F, B>), Some(bwd::<F, B>), ud,
+                                            Some(release::<F, B>), hs.as_ptr(), hs.len())
+    };
+    // Take what was written whatever the status (all NULL on failure), so nothing leaks.
+    let owned: Vec<Option<Tensor>> = outs.iter().map(|&h| Tensor::own_opt(h)).collect();
+    check(st)?;
+    owned.into_iter().map(|t| t.ok_or_else(|| Error::binding("ctorch_autograd_function_apply: NULL output"))).collect()
 }
