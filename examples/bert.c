@@ -48,81 +48,34 @@
 #include "train_device.h" /* example_args.h's device options (unused here) */
 #include "example_args.h"
 #include "example_nn.h"
+#include "hf_folder.h" /* config.json, model.safetensors; box, split_heads */
 
 /* The config.json fields the model needs (BertConfig's defaults where absent). */
 typedef struct {
   double vocab, hidden, layers, heads, intermediate, max_pos, type_vocab, pad, eps, p_hidden, p_attn;
 } bert_config;
 
-/* Where the value of key "name" starts in JSON text (after the ':' and any
- * whitespace), or NULL. A key is a quoted name followed by ':'; config.json
- * is flat for every key read here (a tiny reader, not a JSON parser). */
-static const char *json_value(const char *text, const char *name) {
-  char quoted[64];
-  const char *p = text;
-  snprintf(quoted, sizeof quoted, "\"%s\"", name);
-  while ((p = strstr(p, quoted)) != NULL) {
-    p += strlen(quoted);
-    p += strspn(p, " \t\r\n");
-    if (*p == ':') return p + 1 + strspn(p + 1, " \t\r\n");
-  }
-  return NULL;
-}
-
-/* The number at key "name", or dflt when it is absent or not a number (null). */
-static double json_number(const char *text, const char *name, double dflt) {
-  const char *v = json_value(text, name);
-  char *end;
-  double x = v ? strtod(v, &end) : dflt;
-  return v && end != v ? x : dflt;
-}
-
-/* Whether key "name" is absent or has the string value `want`. */
-static int json_string_is(const char *text, const char *name, const char *want) {
-  const char *v = json_value(text, name);
-  return !v || (*v == '"' && !strncmp(v + 1, want, strlen(want)) && v[1 + strlen(want)] == '"');
-}
-
 static bert_config read_config(const char *dir) {
-  char path[4096], *text;
-  long n;
-  FILE *f;
+  hf_config f;
   bert_config c;
-  snprintf(path, sizeof path, "%s/config.json", dir);
-  if (!(f = fopen(path, "rb")) || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || n > (1 << 20) ||
-      fseek(f, 0, SEEK_SET) || !(text = calloc((size_t)n + 1, 1)) || fread(text, 1, (size_t)n, f) != (size_t)n) {
-    fprintf(stderr, "bert: cannot read %s (a save_pretrained folder's config.json, at most 1 MiB)\n", path);
-    exit(1);
-  }
-  fclose(f);
-  c.vocab = json_number(text, "vocab_size", 30522);
-  c.hidden = json_number(text, "hidden_size", 768);
-  c.layers = json_number(text, "num_hidden_layers", 12);
-  c.heads = json_number(text, "num_attention_heads", 12);
-  c.intermediate = json_number(text, "intermediate_size", 3072);
-  c.max_pos = json_number(text, "max_position_embeddings", 512);
-  c.type_vocab = json_number(text, "type_vocab_size", 2);
-  c.pad = json_number(text, "pad_token_id", -1);
-  c.eps = json_number(text, "layer_norm_eps", 1e-12);
-  c.p_hidden = json_number(text, "hidden_dropout_prob", 0.1);
-  c.p_attn = json_number(text, "attention_probs_dropout_prob", 0.1);
-  if (!json_string_is(text, "hidden_act", "gelu") || !json_string_is(text, "position_embedding_type", "absolute")) {
-    fprintf(stderr, "bert: %s: only hidden_act \"gelu\" and absolute position embeddings are supported\n", path);
-    exit(1);
-  }
-  free(text);
-  if (c.hidden < 1 || c.heads < 1 || fmod(c.hidden, c.heads) != 0 || c.layers < 0 || c.layers > 1000) {
-    fprintf(stderr, "bert: %s: hidden_size must be a multiple of num_attention_heads\n", path);
-    exit(1);
-  }
+  hf_config_read(&f, "bert", dir);
+  c.vocab = hf_number(&f, "vocab_size", 30522);
+  c.hidden = hf_number(&f, "hidden_size", 768);
+  c.layers = hf_number(&f, "num_hidden_layers", 12);
+  c.heads = hf_number(&f, "num_attention_heads", 12);
+  c.intermediate = hf_number(&f, "intermediate_size", 3072);
+  c.max_pos = hf_number(&f, "max_position_embeddings", 512);
+  c.type_vocab = hf_number(&f, "type_vocab_size", 2);
+  c.pad = hf_number(&f, "pad_token_id", -1);
+  c.eps = hf_number(&f, "layer_norm_eps", 1e-12);
+  c.p_hidden = hf_number(&f, "hidden_dropout_prob", 0.1);
+  c.p_attn = hf_number(&f, "attention_probs_dropout_prob", 0.1);
+  if (!hf_is(&f, "hidden_act", "\"gelu\"") || !hf_is(&f, "position_embedding_type", "\"absolute\""))
+    hf_config_fail(&f, "only hidden_act \"gelu\" and absolute position embeddings are supported");
+  hf_config_free(&f);
+  if (c.hidden < 1 || c.heads < 1 || fmod(c.hidden, c.heads) != 0 || c.layers < 0 || c.layers > 1000)
+    hf_config_fail(&f, "hidden_size must be a multiple of num_attention_heads");
   return c;
-}
-
-/* [B, L, H] -> [B, heads, L, H/heads]: transformers' view + transpose. */
-static ctorch_status split_heads(ctorch_tensor *out, ctorch_tensor x, const int64_t *shape4) {
-  static const int64_t perm[4] = {0, 2, 1, 3};
-  ctorch_status st = ctorch_view(out, x, shape4, 4);
-  return st ? st : ctorch_permute(out, *out, perm, 4);
 }
 
 /* BertSelfOutput / BertOutput (the child `block` of a layer):
@@ -223,13 +176,6 @@ static ctorch_status bert_forward(void *cfg, ctorch_nn_module self, const ctorch
   return st;
 }
 
-/* A module that only holds children (BertEmbeddings, BertLayer, ...). */
-static ctorch_nn_module box(const char *type) {
-  ctorch_nn_module m = NULL;
-  CHECK(ctorch_nn_custom_new(&m, type, NULL, NULL, NULL));
-  return m;
-}
-
 /* BertSelfOutput / BertOutput: dense(in -> hidden), LayerNorm, dropout. */
 static ctorch_nn_module dense_norm(const char *type, double in, const bert_config *c) {
   ctorch_nn_module m = box(type);
@@ -324,10 +270,8 @@ static void usage(const char *prog) {
 int main(int argc, char **argv) {
   const char *dir = NULL, *ids_text = NULL, *mask_text = NULL, *types_text = NULL, *out_path = "";
   int threads = 0;
-  char path[4096];
   bert_config cfg;
   ctorch_nn_module model;
-  ctorch_tensor_dict weights = NULL;
   ctorch_tensor in[3], out[2] = {NULL, NULL}, sum = NULL, pooled_sum = NULL;
   ctorch_autograd_scope no_grad = NULL;
   int64_t shape[3] = {0, 0, 0};
@@ -349,10 +293,7 @@ int main(int argc, char **argv) {
 
   cfg = read_config(dir);
   model = make_model(&cfg);
-  snprintf(path, sizeof path, "%s/model.safetensors", dir);
-  CHECK(ctorch_safetensors_load(&weights, path, NULL));
-  CHECK(ctorch_nn_module_load_state_dict(NULL, model, weights, 1)); /* strict: BertModel's keys, every one */
-  ctorch_tensor_dict_free(weights);
+  hf_load_weights(model, "bert", dir); /* strict: BertModel's keys, every one */
   CHECK(ctorch_nn_module_train(model, 0)); /* dropout off, as model.eval() */
 
   in[0] = parse_rows(ids_text, "ids");

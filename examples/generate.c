@@ -63,6 +63,7 @@
 #include "train_device.h" /* example_args.h's device options (unused here) */
 #include "example_args.h"
 #include "example_nn.h"
+#include "hf_folder.h" /* config.json, model.safetensors; box, split_heads */
 
 /* The config.json fields the model needs (GPT2Config's defaults where absent). */
 typedef struct {
@@ -70,80 +71,33 @@ typedef struct {
   int tied;
 } gpt2_config;
 
-/* Where the value of key "name" starts in JSON text (after the ':'), or NULL.
- * config.json is flat for every key read here (a tiny reader, as bert.c's). */
-static const char *json_value(const char *text, const char *name) {
-  char quoted[64];
-  const char *p = text;
-  snprintf(quoted, sizeof quoted, "\"%s\"", name);
-  while ((p = strstr(p, quoted)) != NULL) {
-    p += strlen(quoted);
-    p += strspn(p, " \t\r\n");
-    if (*p == ':') return p + 1 + strspn(p + 1, " \t\r\n");
-  }
-  return NULL;
-}
-
-/* The number at key "name", or dflt when it is absent or not a number (null). */
-static double json_number(const char *text, const char *name, double dflt) {
-  const char *v = json_value(text, name);
-  char *end;
-  double x = v ? strtod(v, &end) : dflt;
-  return v && end != v ? x : dflt;
-}
-
-/* Whether key "name" is absent or its value starts with `want` ("true", "\"gelu_new\""). */
-static int json_is(const char *text, const char *name, const char *want) {
-  const char *v = json_value(text, name);
-  return !v || !strncmp(v, want, strlen(want));
-}
-
 static gpt2_config read_config(const char *dir) {
-  char path[4096], *text;
-  long n;
-  FILE *f;
+  hf_config f;
   gpt2_config c;
-  snprintf(path, sizeof path, "%s/config.json", dir);
-  if (!(f = fopen(path, "rb")) || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || n > (1 << 20) ||
-      fseek(f, 0, SEEK_SET) || !(text = calloc((size_t)n + 1, 1)) || fread(text, 1, (size_t)n, f) != (size_t)n) {
-    fprintf(stderr, "generate: cannot read %s (a save_pretrained folder's config.json, at most 1 MiB)\n", path);
-    exit(1);
-  }
-  fclose(f);
-  c.vocab = json_number(text, "vocab_size", 50257);
-  c.n_embd = json_number(text, "n_embd", 768);
-  c.n_layer = json_number(text, "n_layer", 12);
-  c.n_head = json_number(text, "n_head", 12);
-  c.n_pos = json_number(text, "n_positions", 1024);
-  c.n_inner = json_number(text, "n_inner", 4 * c.n_embd); /* null: 4 * n_embd */
-  c.eps = json_number(text, "layer_norm_epsilon", 1e-5);
-  c.eos = json_number(text, "eos_token_id", -1); /* null: none */
-  c.tied = json_is(text, "tie_word_embeddings", "true");
+  hf_config_read(&f, "generate", dir);
+  c.vocab = hf_number(&f, "vocab_size", 50257);
+  c.n_embd = hf_number(&f, "n_embd", 768);
+  c.n_layer = hf_number(&f, "n_layer", 12);
+  c.n_head = hf_number(&f, "n_head", 12);
+  c.n_pos = hf_number(&f, "n_positions", 1024);
+  c.n_inner = hf_number(&f, "n_inner", 4 * c.n_embd); /* null: 4 * n_embd */
+  c.eps = hf_number(&f, "layer_norm_epsilon", 1e-5);
+  c.eos = hf_number(&f, "eos_token_id", -1); /* null: none */
+  c.tied = hf_is(&f, "tie_word_embeddings", "true");
   /* What the forward below computes; other variants are refused, not run wrong. */
-  if (!json_is(text, "activation_function", "\"gelu_new\"") || !json_is(text, "scale_attn_weights", "true") ||
-      !json_is(text, "scale_attn_by_inverse_layer_idx", "false") ||
-      !json_is(text, "reorder_and_upcast_attn", "false") || !json_is(text, "add_cross_attention", "false")) {
-    fprintf(stderr, "generate: %s: only activation_function \"gelu_new\", scale_attn_weights true and "
-                    "no inverse-layer scaling, reordered attention or cross attention are supported\n", path);
-    exit(1);
-  }
-  free(text);
+  if (!hf_is(&f, "activation_function", "\"gelu_new\"") || !hf_is(&f, "scale_attn_weights", "true") ||
+      !hf_is(&f, "scale_attn_by_inverse_layer_idx", "false") || !hf_is(&f, "reorder_and_upcast_attn", "false") ||
+      !hf_is(&f, "add_cross_attention", "false"))
+    hf_config_fail(&f, "only activation_function \"gelu_new\", scale_attn_weights true and no inverse-layer "
+                       "scaling, reordered attention or cross attention are supported");
+  hf_config_free(&f);
   if (c.n_embd < 1 || c.n_head < 1 || fmod(c.n_embd, c.n_head) != 0 || c.n_layer < 0 || c.n_layer > 1000 ||
-      c.vocab < 1 || c.n_pos < 1 || c.n_inner < 1) {
-    fprintf(stderr, "generate: %s: n_embd must be a multiple of n_head, sizes positive\n", path);
-    exit(1);
-  }
+      c.vocab < 1 || c.n_pos < 1 || c.n_inner < 1)
+    hf_config_fail(&f, "n_embd must be a multiple of n_head, sizes positive");
   return c;
 }
 
 /* ---- the module tree (GPT2LMHeadModel's names, for a strict load) ---- */
-
-/* A module that only holds children (GPT2Model, GPT2Block, ...). */
-static ctorch_nn_module box(const char *type) {
-  ctorch_nn_module m = NULL;
-  CHECK(ctorch_nn_custom_new(&m, type, NULL, NULL, NULL));
-  return m;
-}
 
 /* transformers' Conv1D(nf, nx): weight [nx, nf], bias [nf] (zeros until loaded). */
 static ctorch_nn_module conv1d(double nf, double nx) {
@@ -261,13 +215,6 @@ static ctorch_status gelu_new(ctorch_tensor *out, ctorch_tensor x) {
   if (!st) st = ctorch_tanh(&t, t);
   if (!st) st = ctorch_add_Scalar(&t, t, ctorch_scalar_float(1.0), ctorch_scalar_int(1));
   return st ? st : ctorch_mul_Tensor(out, half, t);
-}
-
-/* [B, T, E] (a view of c_attn's output) -> [B, heads, T, head_size]. */
-static ctorch_status split_heads(ctorch_tensor *out, ctorch_tensor x, const int64_t *shape4) {
-  static const int64_t perm[4] = {0, 2, 1, 3};
-  ctorch_status st = ctorch_view(out, x, shape4, 4);
-  return st ? st : ctorch_permute(out, *out, perm, 4);
 }
 
 /* One GPT2Block on x [B, T, E] at positions past..past+T-1; layer i's cache
@@ -452,12 +399,10 @@ int main(int argc, char **argv) {
   int threads = 0, n_new = 20;
   int64_t n_prompt = 0, top_k = 0, eos = -2, *prompt, *out_ids, n_out = 0, shape[2] = {1, 0};
   unsigned long long seed = 0;
-  char path[4096];
   gpt2_config cfg;
   gpt2 g;
   gen_options opt;
   ctorch_nn_module model;
-  ctorch_tensor_dict weights = NULL;
   ctorch_tensor ids = NULL, logits = NULL;
   ctorch_generator gen = NULL;
   ctorch_autograd_scope no_grad = NULL;
@@ -492,10 +437,7 @@ int main(int argc, char **argv) {
   cfg = read_config(dir);
   if (eos == -2) eos = (int64_t)cfg.eos;
   model = make_model(&cfg);
-  snprintf(path, sizeof path, "%s/model.safetensors", dir);
-  CHECK(ctorch_safetensors_load(&weights, path, NULL));
-  CHECK(ctorch_nn_module_load_state_dict(NULL, model, weights, 1)); /* strict: GPT2LMHeadModel's keys, every one */
-  ctorch_tensor_dict_free(weights);
+  hf_load_weights(model, "generate", dir); /* strict: GPT2LMHeadModel's keys, every one */
   g = take_weights(model, &cfg);
   g.all_logits = all_logits;
   prompt = parse_ids(prompt_text, &n_prompt);
