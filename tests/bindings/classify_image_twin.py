@@ -18,10 +18,11 @@ The twin runs first: its exit 77 (no cargo/crates.io, no Go) is this test's,
 and so is torchvision missing (classify_vs_python's own skip).
 Usage: classify_image_twin.py --c CLASSIFY_IMAGE --work DIR -- TWIN_CMD...
 """
-import argparse
 import os
 import subprocess
 import sys
+
+from twin_common import fresh, options, run, same_bytes, same_lines
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 # Exits 77 when torchvision cannot be imported (it makes the weights and the images).
@@ -32,31 +33,16 @@ import torchvision  # noqa: E402
 from torchvision.io import encode_jpeg, encode_png, write_file  # noqa: E402
 
 
-def run(cmd, what, expect=0):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
-    if p.returncode == 77 and expect == 0:
-        lines = (p.stdout + p.stderr).strip().splitlines()
-        print(lines[-1] if lines else f"skipped: {what}")
-        sys.exit(77)
-    if p.returncode != expect:
-        print(p.stdout, p.stderr)
-        sys.exit(f"FAIL: {what} exited with {p.returncode}, expected {expect}")
-    return p
+def run_apart(cmd, what, expect=0):
+    """run with stderr apart (the failures' messages are checked there) and a
+    time limit (a hung program fails the test, not only ctest's TIMEOUT)."""
+    return run(cmd, what, expect, stderr=subprocess.PIPE, timeout=900)
 
 
 def main():
-    argv = sys.argv[1:]
-    if "--" not in argv:
-        sys.exit(__doc__)
-    i = argv.index("--")
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--c", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args(argv[:i])
-    twin = argv[i + 1:]
+    a, twin = options(__doc__, parts=2)
     a.work = os.path.abspath(a.work)  # the twin's wrapper may change directory
-    os.makedirs(a.work, exist_ok=True)
-    path = {k: os.path.join(a.work, k) for k in ("image.png", "image.jpg", "weights.pt", "twin.txt", "c.txt")}
+    path = fresh(a.work, "image.png", "image.jpg", "weights.pt")
     img = make_image()
     write_file(path["image.png"], encode_png(img))
     write_file(path["image.jpg"], encode_jpeg(img, quality=90))
@@ -66,20 +52,16 @@ def main():
     for image, antialias in (("image.png", 1), ("image.png", 0), ("image.jpg", 1)):
         args = ["--image", path[image], "--weights", path["weights.pt"], "--antialias", str(antialias),
                 "--threads", "1"]
-        out = {}
+        out, logits = {}, fresh(a.work, "twin.txt", "c.txt")
         for who, cmd in (("twin", twin), ("c", [a.c])):
-            if os.path.exists(path[f"{who}.txt"]):
-                os.remove(path[f"{who}.txt"])
-            out[who] = run(cmd + args + ["--logits", path[f"{who}.txt"]], f"the {who} program").stdout
+            out[who] = run_apart(cmd + args + ["--logits", logits[f"{who}.txt"]], f"the {who} program").stdout
         name = f"{image}, antialias {antialias}"
-        if out["twin"] != out["c"]:
-            print(f"twin:\n{out['twin']}\nC:\n{out['c']}")
-            sys.exit(f"FAIL: {name}: the twin's output differs from classify_image.c's")
-        with open(path["twin.txt"], "rb") as f1, open(path["c.txt"], "rb") as f2:
-            lt, lc = f1.read(), f2.read()
-        nt, nc = lt.count(b"\n"), lc.count(b"\n")
-        if lt != lc or nc != 1000:
-            sys.exit(f"FAIL: {name}: the logits files differ or are short ({nt} and {nc} lines)")
+        # Every character, blank lines and the last newline included: split("\n") loses nothing.
+        same_lines(out["twin"].split("\n"), out["c"].split("\n"),
+                   f"{name}: the twin's output differs from classify_image.c's")
+        nc = same_bytes(logits["twin.txt"], logits["c.txt"], f"{name}: the logits files differ").count(b"\n")
+        if nc != 1000:
+            sys.exit(f"FAIL: {name}: the logits files have {nc} lines, not 1000")
         classes = [int(r[0]) for r in top5(out["c"])]
         if len(set(classes)) != 5:
             sys.exit(f"FAIL: {name}: top 5 {classes} repeats a class")
@@ -88,10 +70,11 @@ def main():
     # Failures: exit status, and what stderr names.
     missing = os.path.join(a.work, "missing.png")
     for who, cmd in (("twin", twin), ("c", [a.c])):
-        p = run(cmd + ["--image", missing, "--weights", path["weights.pt"]], f"the {who} program, a missing image", 1)
+        p = run_apart(cmd + ["--image", missing, "--weights", path["weights.pt"]],
+                      f"the {who} program, a missing image", 1)
         if missing not in p.stderr:
             sys.exit(f"FAIL: the {who} program's error for a missing image does not name it: {p.stderr!r}")
-        p = run(cmd + ["--image", path["image.png"]], f"the {who} program without --weights", 2)
+        p = run_apart(cmd + ["--image", path["image.png"]], f"the {who} program without --weights", 2)
         if "usage" not in p.stderr:
             sys.exit(f"FAIL: the {who} program without --weights prints no usage: {p.stderr!r}")
     print("failures: a missing image exits 1 naming it, no --weights exits 2 with usage, in both programs")
