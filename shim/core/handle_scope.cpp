@@ -14,11 +14,20 @@
 // two handles of one tensor are two records, and freeing a handle made
 // outside any scope never forgets another's record. Leaving frees each
 // recorded handle still live (tensor_release refuses a freed one).
+//
+// Cost per handle while a scope is open (docs/benchmarks.md, "Handle
+// registry and scopes"): a record is an append to the scope's array and one
+// store into a side table (where[slot] = scope depth and index), and
+// forgetting one (ctorch_tensor_free) is one load from that table and a
+// compare, so neither hashes nor allocates per handle. Until 2026-11-25 each
+// scope was a hash map of handles: an add inside a scope cost ~6% more than
+// one outside, and one whose result a leave freed ~20% more.
 #include "core/internal.h"
 
-#include <c10/util/flat_hash_map.h>
+#include <sys/mman.h>
 
 #include <cstdint>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -37,25 +46,74 @@ struct Scope {
   // reused, so a scope handle that was left already, or that another
   // thread opened, is recognised as such without dereferencing anything
   // (a freed address could come back as a new scope's).
-  uint64_t id;
-  ska::flat_hash_map<ctorch_tensor, size_t> held;  // handle -> records (1)
-  size_t count = 0;                                // sum of held's values
+  uint64_t id = 0;
+  std::vector<ctorch_tensor> recs;  // recorded handles; NULL = forgotten
+  size_t dead = 0;                  // NULL entries in recs
 };
 
-std::atomic<uint64_t> g_next_scope_id{1};
+// where[slot]: the scope depth (bits 40..) and index in its recs of the
+// record of the handle in that slot, written by the thread that recorded
+// it. Stale entries are harmless: a record is trusted only if the entry it
+// names holds exactly that handle (slot and generation). One 8-byte word per
+// tensor slot, reserved (not committed) like the slot table itself, the
+// first time a scope is entered.
+constexpr unsigned kDepthShift = 40;
+constexpr uint64_t kIndexMask = (uint64_t(1) << kDepthShift) - 1;
 
-// Drops every reference the scope recorded.
-void release(Scope &s) noexcept {
-  for (auto &rec : s.held)
-    for (size_t k = 0; k < rec.second; ++k)
-      if (c10::TensorImpl *p = ctorch::tensor_release(rec.first)) TensorImplPtr::reclaim(p);
-  s.held.clear();
-  s.count = 0;
+std::atomic<uint64_t> *where_table() {
+  static std::atomic<uint64_t> *w = [] {
+    const size_t bytes = ctorch::tslot::table.mask + 8;
+    void *m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return m == MAP_FAILED ? nullptr : static_cast<std::atomic<uint64_t> *>(m);
+  }();
+  if (!w) throw std::bad_alloc();
+  return w;
+}
+
+inline size_t slot_index(ctorch_tensor h) noexcept {
+  return static_cast<size_t>((reinterpret_cast<uintptr_t>(h) & ctorch::tslot::table.mask) >> 3);
 }
 
 // This thread's open scopes, innermost last.
 struct ThreadScopes {
   std::vector<Scope> open;
+  std::vector<ctorch_tensor> spare;  // a left scope's array, reused by the next enter
+  std::atomic<uint64_t> *where = nullptr;
+
+  void note(ctorch_tensor h, size_t depth, size_t i) noexcept {
+    where[slot_index(h)].store(uint64_t(depth) << kDepthShift | i, std::memory_order_relaxed);
+  }
+  // The depth and index of h's record in this thread's scopes; false if
+  // there is none.
+  bool locate(ctorch_tensor h, size_t &depth, size_t &i) const noexcept {
+    const uint64_t w = where[slot_index(h)].load(std::memory_order_relaxed);
+    depth = static_cast<size_t>(w >> kDepthShift);
+    i = static_cast<size_t>(w & kIndexMask);
+    return depth < open.size() && i < open[depth].recs.size() && open[depth].recs[i] == h;
+  }
+  // Forgets record i of scope `depth`: NULL in place, trailing NULLs
+  // dropped, and the array compacted once it is mostly NULLs (handles freed
+  // out of order inside a long scope), so it stays proportional to the
+  // handles the scope still holds.
+  void drop(size_t depth, size_t i) noexcept {
+    Scope &s = open[depth];
+    s.recs[i] = nullptr;
+    ++s.dead;
+    while (!s.recs.empty() && !s.recs.back()) {
+      s.recs.pop_back();
+      --s.dead;
+    }
+    if (s.dead > 64 && s.dead * 2 > s.recs.size()) {
+      size_t j = 0;
+      for (ctorch_tensor h : s.recs)
+        if (h) {
+          s.recs[j] = h;
+          note(h, depth, j++);
+        }
+      s.recs.resize(j);
+      s.dead = 0;
+    }
+  }
 
   // Leaves open[i] and every scope opened after it, innermost first. Each
   // scope is taken off the stack before its references are dropped: a
@@ -64,21 +122,28 @@ struct ThreadScopes {
   // must see a consistent stack.
   void leave_from(size_t i) noexcept {
     while (open.size() > i) {
-      Scope s = std::move(open.back());
+      std::vector<ctorch_tensor> recs = std::move(open.back().recs);
       open.pop_back();
       ctorch::handle_scopes_open.fetch_sub(1, std::memory_order_relaxed);
-      release(s);
+      for (ctorch_tensor h : recs)
+        if (h)
+          if (c10::TensorImpl *p = ctorch::tensor_release(h)) TensorImplPtr::reclaim(p);
+      recs.clear();
+      // Keep one array (up to 64 Ki records) for the next enter: entering
+      // and leaving a scope per step then allocates nothing.
+      if (recs.capacity() > spare.capacity() && recs.capacity() <= (size_t(1) << 16)) spare.swap(recs);
     }
   }
   ~ThreadScopes();
 };
 
 // The thread's scopes once it opened one, NULL before and after its exit.
-// A plain pointer (constant-initialised, no guard) for the record/forget
+// A plain pointer (constant-initialised, no guard; initial-exec: a
+// %fs-relative load, not a __tls_get_addr call) for the record/forget
 // paths, which run on every thread while any thread has a scope open; and
 // a destructor that may already have run when a late thread-exit
 // destructor frees a tensor.
-thread_local ThreadScopes *t_scopes = nullptr;
+[[gnu::tls_model("initial-exec")]] __thread ThreadScopes *t_scopes = nullptr;
 
 ThreadScopes::~ThreadScopes() {
   // A thread that ends with scopes open leaves them, as if it had called
@@ -95,6 +160,8 @@ ThreadScopes &this_thread_scopes() {
 
 ctorch_handle_scope handle_of(uint64_t id) { return reinterpret_cast<ctorch_handle_scope>(static_cast<uintptr_t>(id)); }
 
+std::atomic<uint64_t> g_next_scope_id{1};
+
 }  // namespace
 
 namespace ctorch {
@@ -104,25 +171,21 @@ void scope_record(ctorch_tensor p) noexcept {
   if (!ts || ts->open.empty()) return;  // a scope open on another thread
   Scope &s = ts->open.back();
   try {
-    ++s.held[p];
-    ++s.count;
+    s.recs.push_back(p);
   } catch (...) {
-    // Out of memory growing the table: the handle stays the caller's, as
+    // Out of memory growing the array: the handle stays the caller's, as
     // without a scope (a leak at worst, never a double free): the wrappers
     // give handles out last so nothing can fail after.
+    return;
   }
+  ts->note(p, ts->open.size() - 1, s.recs.size() - 1);
 }
 
 void scope_forget(ctorch_tensor p) noexcept {
   ThreadScopes *ts = t_scopes;
-  if (!ts) return;
-  for (auto it = ts->open.rbegin(); it != ts->open.rend(); ++it) {
-    auto f = it->held.find(p);
-    if (f == it->held.end()) continue;
-    if (--f->second == 0) it->held.erase(f);
-    --it->count;
-    return;
-  }
+  size_t depth, i;
+  if (!ts || ts->open.empty() || !ts->locate(p, depth, i)) return;
+  ts->drop(depth, i);
 }
 
 }  // namespace ctorch
@@ -134,8 +197,11 @@ CTORCH_API ctorch_status ctorch_handle_scope_enter(ctorch_handle_scope *out) {
   ctorch::require_out(out, "out");
   *out = nullptr;
   ThreadScopes &ts = this_thread_scopes();
-  ts.open.emplace_back();  // the only step that can fail: nothing changed yet
+  if (!ts.where) ts.where = where_table();
+  ts.open.emplace_back();  // the steps that can fail: nothing changed yet
   Scope &s = ts.open.back();
+  s.recs = std::move(ts.spare);
+  ts.spare = std::vector<ctorch_tensor>();
   s.id = g_next_scope_id.fetch_add(1, std::memory_order_relaxed);
   // Relaxed is enough: a thread only needs to see its own scopes, and its
   // own increment is ordered before its own next give().
@@ -163,23 +229,16 @@ CTORCH_API ctorch_status ctorch_handle_scope_keep(ctorch_tensor t) {
   CTORCH_TRY
   ctorch::require_tensor(t, "t");
   ThreadScopes *ts = t_scopes;
-  if (!ts) return CTORCH_OK;
-  ctorch_tensor p = t;
-  for (size_t i = ts->open.size(); i-- > 0;) {
-    Scope &s = ts->open[i];
-    auto f = s.held.find(p);
-    if (f == s.held.end()) continue;
-    // The enclosing scope's record first: the only step that can fail
-    // (allocation), and then nothing has moved.
-    if (i > 0) {
-      Scope &outer = ts->open[i - 1];
-      ++outer.held[p];
-      ++outer.count;
-    }
-    if (--f->second == 0) s.held.erase(f);
-    --s.count;
-    return CTORCH_OK;
+  size_t depth, i;
+  if (!ts || ts->open.empty() || !ts->locate(t, depth, i)) return CTORCH_OK;
+  // The enclosing scope's record first: the only step that can fail
+  // (allocation), and then nothing has moved.
+  if (depth > 0) {
+    Scope &outer = ts->open[depth - 1];
+    outer.recs.push_back(t);
+    ts->note(t, depth - 1, outer.recs.size() - 1);
   }
+  ts->drop(depth, i);
   CTORCH_CATCH
 }
 
@@ -187,7 +246,7 @@ CTORCH_API ctorch_status ctorch_handle_scope_size(size_t *out) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
   ThreadScopes *ts = t_scopes;
-  *out = ts && !ts->open.empty() ? ts->open.back().count : 0;
+  *out = ts && !ts->open.empty() ? ts->open.back().recs.size() - ts->open.back().dead : 0;
   CTORCH_CATCH
 }
 
