@@ -6,7 +6,6 @@
 // Built and run by tests/bindings/run_rust.sh reach.
 use ctorch::nn::{Linear, Sequential};
 use ctorch::{capi, sys, DataLoader, DeviceType, Error, HParam, LrScheduler, Optimizer, Result, Tensor};
-use std::sync::atomic::Ordering::Relaxed;
 
 fn ok(what: &str) {
     println!("ok: {what}");
@@ -52,13 +51,13 @@ fn main() -> Result<()> {
 
     // the CPU counter and free_many: 3 tensors of 1 MiB each come and go
     let c = ctorch::memory_cpu_counter()?;
-    assert_eq!(c.load(Relaxed), capi::memory_bytes(DeviceType::CPU)?);
-    let before = c.load(Relaxed);
+    assert_eq!(c.get(), capi::memory_bytes(DeviceType::CPU)?);
+    let before = c.get();
     let ts: Vec<Tensor> = (0..3).map(|_| Tensor::from_slice(&vec![0f32; 1 << 18], &[1 << 18])).collect::<Result<_>>()?;
-    let mid = c.load(Relaxed);
+    let mid = c.get();
     assert!(mid - before >= 3 << 20, "counter grew by {}", mid - before);
     ctorch::tensor_free_many(ts);
-    assert!(mid - c.load(Relaxed) >= 3 << 20, "free_many freed {}", mid - c.load(Relaxed));
+    assert!(mid - c.get() >= 3 << 20, "free_many freed {}", mid - c.get());
     ok("memory_cpu_counter, tensor_free_many");
 
     // the failure log

@@ -77,17 +77,32 @@ pub fn error_message(id: u64) -> Result<Error> {
     Ok(Error { status: st & 0xff, message })
 }
 
+/// The CPU byte count of [`memory_cpu_counter`]: read-only (the library updates it).
+#[derive(Clone, Copy, Debug)]
+pub struct CpuMemoryCounter {
+    c: &'static AtomicI64,
+}
+
+impl CpuMemoryCounter {
+    /// Bytes of native memory held by live CPU tensor storages now (one relaxed atomic load,
+    /// no foreign call).
+    pub fn get(&self) -> i64 {
+        self.c.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// Bytes of native memory held by live CPU tensor storages, as a counter one can read
 /// without a foreign call (C: `ctorch_memory_cpu_counter`: a borrowed address valid for the
-/// life of the process, updated with relaxed atomic additions; read it with `load(Relaxed)`).
-pub fn memory_cpu_counter() -> Result<&'static AtomicI64> {
+/// life of the process, updated with relaxed atomic additions). Read-only on this side, so
+/// safe code cannot corrupt the library's count.
+pub fn memory_cpu_counter() -> Result<CpuMemoryCounter> {
     let mut p: *const i64 = std::ptr::null();
     check(unsafe { sys::ctorch_memory_cpu_counter(&mut p) })?;
     if p.is_null() || (p as usize) % std::mem::align_of::<AtomicI64>() != 0 {
         return Err(Error::binding("ctorch_memory_cpu_counter: NULL or misaligned counter"));
     }
     // The C side only ever updates it atomically and never frees it.
-    Ok(unsafe { &*(p as *const AtomicI64) })
+    Ok(CpuMemoryCounter { c: unsafe { &*(p as *const AtomicI64) } })
 }
 
 /// Drops one reference of each tensor, in one foreign call (C: `ctorch_tensor_free_many`:

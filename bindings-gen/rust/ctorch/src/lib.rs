@@ -54,7 +54,7 @@ mod train;
 pub use data::{cuda_is_available, set_num_threads, Batches};
 pub use enums_gen::*;
 pub use extra::{add_hparams, autograd_function_apply, error_message, last_error_backtrace, last_error_copy, last_error_id,
-                memory_cpu_counter, store_get, tensor_free_many, DlPack, DlPackVersioned, HParam};
+                memory_cpu_counter, store_get, tensor_free_many, CpuMemoryCounter, DlPack, DlPackVersioned, HParam};
 pub use handles_gen::*;
 pub use train::inference_mode;
 
