@@ -253,7 +253,7 @@ def run_model(a, name, rows, log):
                 p50, p99 = statistics.median(ms), ms[min(len(ms) - 1, int(round(0.99 * (len(ms) - 1))))]
                 thr = b * 1e3 / statistics.mean(ms)
                 row = dict(model=name, batch=b, threads=t, way=w, n=len(ms), p50=p50, p99=p99, thr=thr,
-                           load=v["load"])
+                           load=v["load"], ms=v["ms"])
                 if best:
                     bms = best["ms"]
                     row["r50"] = p50 / statistics.median(bms)
