@@ -77,6 +77,8 @@ compile_fail)
     'let _ = ctorch::ops::_cummax_helper(&x, &x, &x, 0);'
     'let _ = ctorch::Tensor::from_raw_checked(std::ptr::null_mut());'
     'let _ = ctorch::nn::Module::from_raw(std::ptr::null_mut());'
+    'let _ = ctorch::DlPack::from_raw(std::ptr::null_mut());'
+    'let _ = ctorch::Tensor::from_blob(std::ptr::null_mut(), &[0], None, ctorch::DType::FLOAT32, ctorch::Device::CPU, None, std::ptr::null_mut());'
   )
   for c in "${cases[@]}"; do
     for wrap in yes no; do
