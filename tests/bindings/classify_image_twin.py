@@ -29,8 +29,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from classify_vs_python import make_image, perturb, top5  # noqa: E402
 
 import torch  # noqa: E402
-import torchvision  # noqa: E402
-from torchvision.io import encode_jpeg, encode_png, write_file  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
+
+torchvision = need("torchvision", "it makes the weights and the images")
+tvio = need("torchvision.io")
+encode_jpeg, encode_png, write_file = tvio.encode_jpeg, tvio.encode_png, tvio.write_file
 
 
 def run_apart(cmd, what, expect=0):
