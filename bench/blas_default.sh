@@ -6,7 +6,7 @@
 # through LD_LIBRARY_PATH (libtorch needs libblas.so.3 and liblapack.so.3 by
 # those names), so the system's alternative is left as it is: no root, and
 # nothing changes for other processes. Needs libblas3, liblapack3 and
-# libopenblas0-openmp. The method and a run's figures: docs/benchmarks.md.
+# libopenblas0-openmp. The method and a run's figures: docs/inference-benchmarks.md.
 # Usage: bench/blas_default.sh [BUILD_DIR=build] [ROUNDS=2]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -131,9 +131,10 @@ file(WRITE ${_ctorch_doc_src}/triggers "activate-noawait ldconfig\n")
 
 # Debian's libtorch (the default, CTORCH_TORCH empty) calls BLAS through the
 # libblas.so.3 alternative; without an optimised BLAS installed that is the
-# reference netlib BLAS, 23-30x slower on a matmul (docs/benchmarks.md, "The
-# embedded default's BLAS"). The runtime package pulls OpenBLAS in, which
-# switches the alternative (a PyPI torch brings its own MKL: nothing to add).
+# reference netlib BLAS, 23-30x slower on a matmul
+# (docs/inference-benchmarks.md, "The embedded default's BLAS"). The runtime
+# package pulls OpenBLAS in, which switches the alternative (a PyPI torch
+# brings its own MKL: nothing to add).
 # The OpenMP build: libtorch's thread count then governs it (scripts/deps).
 if(NOT CTORCH_TORCH)
   set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "libopenblas0-openmp | libopenblas0")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What bounds the BERT points (bench/compare, docs/benchmarks.md): one
+"""What bounds the BERT points (bench/compare, docs/inference-benchmarks.md): one
 BERT-shaped float matmul, 128x768 @ 768x3072 (the intermediate dense of one
 sequence), on one thread, through torch 2.15's BLAS (MKL in PyPI's wheel),
 through ONNX Runtime's MLAS (a one-node MatMul graph) and, when run with
