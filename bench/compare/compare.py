@@ -20,7 +20,9 @@ Ways, each in its own process (threads set before anything runs):
   candle             bench/compare/candle (candle-transformers' BertModel / resnet50
                      on the same safetensors)
 GPT-2: examples/generate.c against examples/generate.py (transformers'
-generate, eager and SDPA attention): tok/s of 128 new greedy ids, ids compared.
+generate, eager and SDPA attention) and bench/compare/gpt2_ort.py (ONNX
+Runtime running an exported prefill graph and a one-step graph with the KV
+cache as inputs): tok/s of 128 new greedy ids, ids compared.
 
 Every way reads the same inputs (a safetensors file in0, in1, ...) and writes
 its first output; the table gives max |difference| against torch eager. Per
@@ -279,7 +281,10 @@ def run_gpt2(a, rows, log):
             "transformers generate, eager attn": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),
                                                   "--attn", "eager"],
             "transformers generate, sdpa": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),
-                                            "--attn", "sdpa"]}
+                                            "--attn", "sdpa"],
+            "ONNX Runtime (Python API), prefill + step graphs": [sys.executable, os.path.join(HERE, "gpt2_ort.py")]}
+    if a.ways:
+        ways = {k: v for k, v in ways.items() if k.startswith("ctorch") or any(w in k for w in a.ways.split(","))}
     for t in a.threads:
         env = dict(os.environ, OMP_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t))
         res = {w: [] for w in ways}
