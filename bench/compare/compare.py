@@ -10,6 +10,9 @@ program and the candle program, then calls
 
 Ways, each in its own process (threads set before anything runs):
   ctorch eager (C)   bench/compare/model_bench.c: the model from C modules
+  ctorch eager, BN folded + channels-last (C)   ResNet-50 only: model_bench.c's
+                     resnet50-fold (resnet_fold.c), the same weights with each
+                     BatchNorm folded into its convolution, channels-last
   ctorch AOTI (C)    the same model_bench.c running an AOTInductor package
                      compiled here by torch._inductor.aoti_compile_and_package
                      (one package per model and batch size)
@@ -19,10 +22,13 @@ Ways, each in its own process (threads set before anything runs):
                      graph of the same model, ORT_ENABLE_ALL, intra-op threads set
   candle             bench/compare/candle (candle-transformers' BertModel / resnet50
                      on the same safetensors)
-GPT-2: examples/generate.c against examples/generate.py (transformers'
-generate, eager and SDPA attention) and bench/compare/gpt2_ort.py (ONNX
-Runtime running an exported prefill graph and a one-step graph with the KV
-cache as inputs): tok/s of 128 new greedy ids, ids compared.
+GPT-2: examples/generate.c (as it is, the reference of the ratio column, and
+with --head-t: the LM head transposed, one column block per thread for MKL's
+batched GEMM, and with 2+ threads the Conv1D weights too) against
+examples/generate.py (transformers' generate, eager and SDPA attention) and
+bench/compare/gpt2_ort.py (ONNX Runtime running an exported prefill graph and
+a one-step graph with the KV cache as inputs): tok/s of 128 new greedy ids,
+ids compared.
 
 Every way reads the same inputs (a safetensors file in0, in1, ...) and writes
 its first output; the table gives max |difference| against torch eager. Per
@@ -194,6 +200,9 @@ def timed_ways(a, name, d):
     me = [sys.executable, os.path.abspath(__file__), "worker", "--work", a.work, "--model", name]
     ways = {"ctorch eager (C)": lambda b, t, it, o: [c_bin, name, weights, f"{d}/in_b{b}.safetensors", str(it),
                                                      str(t), o]}
+    if name == "resnet50":  # what a C user can do today: BatchNorms folded, channels-last (resnet_fold.c)
+        ways["ctorch eager, BN folded + channels-last (C)"] = lambda b, t, it, o: [
+            c_bin, "resnet50-fold", weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     if a.aoti:
         ways["ctorch AOTI (C)"] = lambda b, t, it, o: [c_bin, "aoti", f"{d}/model_b{b}.pt2", f"{d}/in_b{b}.safetensors",
                                                        str(it), str(t), o]
@@ -278,6 +287,7 @@ def run_gpt2(a, rows, log):
     g = torch.Generator().manual_seed(1)
     prompt = ",".join(str(v) for v in torch.randint(0, 50257, (32,), generator=g).tolist())
     ways = {"ctorch generate.c (C)": [os.path.join(a.build_dir, "examples", "generate")],
+            "ctorch generate.c --head-t (C)": [os.path.join(a.build_dir, "examples", "generate"), "--head-t"],
             "transformers generate, eager attn": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),
                                                   "--attn", "eager"],
             "transformers generate, sdpa": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),

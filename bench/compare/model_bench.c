@@ -5,11 +5,18 @@
  *   model_bench bert     DIR  INPUTS ITERS THREADS OUT
  *   model_bench resnet50 FILE INPUTS ITERS THREADS OUT
  *   model_bench aoti     PKG  INPUTS ITERS THREADS OUT
+ *   model_bench resnet50-fold|resnet50-fold-nchw|resnet50-cl FILE INPUTS ITERS THREADS OUT
  *
  * bert: examples/bert.c's module tree (BertModel's names) loaded from a
  * save_pretrained folder; resnet50: torchvision's resnet50 built with the
  * module layer under torchvision's names, loaded from a safetensors state
- * dict; aoti: an AOTInductor package (libtorch >= 2.6; exits 2 otherwise).
+ * dict; aoti: an AOTInductor package (libtorch >= 2.6; exits 2 otherwise);
+ * resnet50-fold: the same state dict with each BatchNorm folded into its
+ * convolution and channels-last weights and input, forward by the generated
+ * ops (resnet_fold.c); -fold-nchw folds only, -cl keeps the BatchNorms.
+ * With MODEL_BENCH_FOLDED=PATH set they also save the convolutions' weights
+ * and biases as loaded (folded, before channels-last) to PATH (torch.save),
+ * for resnet_fold_check.py's comparison with fuse_conv_bn_eval.
  * INPUTS is a safetensors file with tensors in0, in1, ... (the model's
  * inputs in order, made by compare.py so every way sees the same ones).
  * Prints one line `ms=<t1>,<t2>,...` (wall time of each call after one
@@ -44,6 +51,8 @@ static ctorch_nn_module bottleneck(int64_t in, int64_t width, int64_t stride) {
 }
 
 static const int resnet50_blocks[4] = {3, 4, 6, 3};
+
+#include "resnet_fold.c"
 
 static ctorch_status fwd(ctorch_tensor *out, ctorch_nn_module m, const char *prefix, const char *child,
                          ctorch_tensor x) {
@@ -124,6 +133,7 @@ static ctorch_nn_module make_resnet50(void) {
 typedef struct {
   ctorch_nn_module model;
   ctorch_aoti_package pkg;
+  rfold *fold;
   ctorch_tensor in[8];
   size_t n_in;
 } way;
@@ -134,6 +144,8 @@ static void call(ctorch_tensor *out, const way *w) {
     CHECK(ctorch_aoti_package_run(&l, w->pkg, w->in, w->n_in));
     CHECK(ctorch_tensor_list_get(out, l, 0));
     ctorch_tensor_list_free(l);
+  } else if (w->fold) {
+    CHECK(rf_forward(out, w->fold, w->in[0]));
   } else {
     ctorch_tensor outs[2] = {NULL, NULL};
     size_t n = 0, i;
@@ -144,7 +156,8 @@ static void call(ctorch_tensor *out, const way *w) {
 }
 
 int main(int argc, char **argv) {
-  way w = {NULL, NULL, {NULL}, 0};
+  way w = {NULL, NULL, NULL, {NULL}, 0};
+  rfold fold;
   ctorch_tensor_dict inputs = NULL;
   ctorch_autograd_scope no_grad = NULL;
   ctorch_tensor out = NULL;
@@ -152,7 +165,8 @@ int main(int argc, char **argv) {
   long iters, i;
   double *ms;
   if (argc != 7 || atol(argv[4]) < 1) {
-    fprintf(stderr, "usage: model_bench bert|resnet50|aoti MODEL INPUTS ITERS THREADS OUT\n");
+    fprintf(stderr, "usage: model_bench bert|resnet50|resnet50-fold|resnet50-fold-nchw|resnet50-cl|aoti MODEL INPUTS "
+                    "ITERS THREADS OUT\n");
     return 2;
   }
   iters = atol(argv[4]);
@@ -165,6 +179,25 @@ int main(int argc, char **argv) {
       return 2;
     }
     CHECK(ctorch_aoti_package_load(&w.pkg, argv[2], NULL));
+  } else if (!strncmp(argv[1], "resnet50-", 9)) {
+    ctorch_tensor_dict weights = NULL;
+    memset(&fold, 0, sizeof fold);
+    fold.fold = !strcmp(argv[1], "resnet50-fold") || !strcmp(argv[1], "resnet50-fold-nchw");
+    fold.channels_last = !strcmp(argv[1], "resnet50-fold") || !strcmp(argv[1], "resnet50-cl");
+    if (!fold.fold && !fold.channels_last) {
+      fprintf(stderr, "model_bench: unknown model %s\n", argv[1]);
+      return 2;
+    }
+    CHECK(ctorch_safetensors_load(&weights, argv[2], NULL));
+    if (getenv("MODEL_BENCH_FOLDED")) CHECK(ctorch_tensor_dict_new(&fold.dump));
+    rf_load(&fold, weights);
+    ctorch_tensor_dict_free(weights);
+    if (fold.dump) {
+      CHECK(ctorch_tensor_dict_save(getenv("MODEL_BENCH_FOLDED"), fold.dump));
+      ctorch_tensor_dict_free(fold.dump);
+      fold.dump = NULL;
+    }
+    w.fold = &fold;
   } else {
     ctorch_tensor_dict weights = NULL;
     char path[4096];
@@ -208,5 +241,7 @@ int main(int argc, char **argv) {
   for (i = 0; i < iters; ++i) printf("%s%.3f", i ? "," : "", ms[i]);
   printf("\n");
   free(ms);
+  ctorch_tensor_free(out);
+  if (w.fold) rf_free(w.fold);
   return 0;
 }
