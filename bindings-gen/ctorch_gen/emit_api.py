@@ -15,7 +15,7 @@ from .api_header import Describer, describe_header
 from .api_ops import describe_op, overload_groups
 from .cheader import Header
 
-# The format's version, by the rule of docs/bindings.md section 7:
+# The format's version, by the rule of docs/bindings-languages.md section 7:
 # FORMAT_VERSION (api.json's format_version) is the major, raised by any
 # change a generator written for the previous one could trip on (a key
 # removed, renamed or respelled, a new value where a generator must know

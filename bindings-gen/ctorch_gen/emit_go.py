@@ -4,8 +4,8 @@ every enum (enums_gen.go) and the cgo preamble (cgo_gen.go). The
 hand-written runtime (Tensor, Scalar, errors, the hand-written C API's
 Go face) is copied from bindings-gen/go/.
 
-Go conventions (docs/bindings.md): every function returns an error (a
-*ctorch.Error carrying the status and the library's message); tensors are
+Go conventions (docs/bindings-languages.md, "Go"): every function returns an
+error (a *ctorch.Error carrying the status and the library's message); tensors are
 freed with t.Free() (defer it), a finalizer frees forgotten ones; a nil
 slice is None for an optional list and a non-nil empty slice is [];
 optional scalars are pointers (nil = None).
@@ -17,7 +17,8 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 # The module path (bindings-gen/go/go.mod says the same; generate() checks):
-# Go has no version field, a release is the tag v<ctorch version> (docs/bindings.md).
+# Go has no version field, a release is the tag v<ctorch version>
+# (docs/bindings-languages.md).
 GO_MODULE = "github.com/ctorch/ctorch-go"
 
 GO_KEYWORDS = set("""break case chan const continue default defer else fallthrough for func go goto if import

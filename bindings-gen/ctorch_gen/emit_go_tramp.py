@@ -7,8 +7,8 @@ five probes per name and reading gcc's errors, then a second C file with
 each name's debug info, and it writes a C stub and a Go wrapper per called
 function. With one name per operator that was about 35 s of gcc (two runs
 over a 1.4 MB file), a 1.6 MB stub file and a 2.3 MB _cgo_gotypes.go in a
-fresh module's first `go build`. Measured and explained in docs/bindings.md
-("Go: the first build").
+fresh module's first `go build`. Measured and explained in
+docs/bindings-languages.md ("Go: the first build").
 
 How: every generated operator's C parameters fall into classes by how they
 are passed (P: any pointer or handle, L: any integer, enum or size_t,

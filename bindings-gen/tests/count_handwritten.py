@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Counts what each binding's hand-written runtime still does by hand with
-the C API described in api.json (docs/bindings.md, "What each binding
-still writes by hand"): the C functions it calls directly through its FFI
+the C API described in api.json (docs/bindings-languages.md, "What each
+binding still writes by hand"): the C functions it calls directly through its FFI
 (Python lib.ctorch_*, raw_function("ctorch_*") and module aliases of them;
 Node F.ctorch_*; Go C.ctorch_*), the call sites, and the runtime functions
 those calls sit in.

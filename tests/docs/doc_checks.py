@@ -48,13 +48,13 @@ def check_all(src, build, api, doc_files):
     header = [f for f in api["functions"] if f["origin"] == "header"]
     inline = [f for f in header if f.get("inline")]
     nw = _not_wrapped(build)
-    number("docs/bindings.md", r"Of the header's (\d+) functions", counts["header_functions"],
+    number("docs/bindings-languages.md", r"Of the header's (\d+) functions", counts["header_functions"],
            "header functions (api.json counts.header_functions)")
-    number("docs/bindings.md", r"(\d+) get a generated wrapper",
+    number("docs/bindings-languages.md", r"(\d+) get a generated wrapper",
            counts["header_functions"] - len(inline) - len(nw), "header functions with a generated wrapper")
-    number("docs/bindings.md", r"the (\d+) inline helpers are built", len(inline), "inline helpers")
-    number("docs/bindings.md", r"and (\d+) do not \(`NOT_WRAPPED`", len(nw), "functions not wrapped (NOT_WRAPPED)")
-    number("docs/bindings.md", r"the (\d+) `\*_free` functions", sum(1 for k in nw if k.endswith("_free")),
+    number("docs/bindings-languages.md", r"the (\d+) inline helpers are built", len(inline), "inline helpers")
+    number("docs/bindings-languages.md", r"and (\d+) do not \(`NOT_WRAPPED`", len(nw), "functions not wrapped (NOT_WRAPPED)")
+    number("docs/bindings-languages.md", r"the (\d+) `\*_free` functions", sum(1 for k in nw if k.endswith("_free")),
            "*_free functions among NOT_WRAPPED")
     if api["torch_version"].startswith("1.13."):  # the sentence gives 1.13.1's figure
         number("docs/bindings.md", r"On libtorch 1\.13\.1, (\d+) operator names have several overloads",
