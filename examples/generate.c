@@ -31,7 +31,7 @@
  *
  * Usage: generate --model DIR --prompt "464,3290,318" [--new N] [--sample]
  *                 [--seed S] [--temperature T] [--top-k K] [--top-p P]
- *                 [--eos ID] [--all-logits] [--threads T]
+ *                 [--eos ID] [--all-logits] [--threads T] [--head-t]
  * --top-k 0 and --top-p 1 turn those filters off (transformers' values that
  * do); --eos defaults to config.json's eos_token_id (-1: none): generation
  * stops after producing it. --all-logits computes the prompt's logits at
@@ -40,6 +40,18 @@
  * prompt=L new=N seconds=S tok_per_s=R cpu_seconds=C ids=<the new ids,
  * comma-separated> (S wall-clock, C the process's CPU time, of the prompt
  * and the N steps; loading excluded).
+ *
+ * --head-t (opt-in, for speed; greedy ids the same on the benchmark's model,
+ * logits not bit-identical to transformers'): one new id is a row times
+ * every weight, and the tied head [V, E] (154 MB for GPT-2) read row-wise by
+ * linear is MKL's slow layout for a 1-row product (13.8 ms a token, 11 GB/s;
+ * x @ head^T from a contiguous [E, V] copy: 8-9 ms). MKL runs a 1-row GEMM
+ * on one thread whatever the thread count, but its batched GEMM gives each
+ * matrix of the batch a thread: so the copy is laid out as S column blocks
+ * [S, E, ceil(V/S)] (S = intra-op threads) multiplied by bmm, and with S >= 2
+ * each Conv1D weight too (baddbmm; one thread: addmm, faster there). Costs
+ * a second copy of those weights (the module keeps the originals): 154 MB,
+ * and with 2+ threads 340 MB more for GPT-2 small.
  */
 #include <float.h>
 #include <math.h>
@@ -154,6 +166,8 @@ typedef struct {
   ctorch_tensor *past_k, *past_v; /* the KV cache: [B, heads, T, head_size] per layer, NULL before the prompt */
   int64_t past;                   /* T: positions in the cache */
   int all_logits;                 /* --all-logits: lm_head on every prompt position */
+  int blocks;                     /* --head-t: S column blocks (0: off; >= 2: the Conv1D weights too) */
+  ctorch_tensor head_t;           /* --head-t: head^T as [S, E, ceil(V/S)], zero-padded */
 } gpt2;
 
 /* NEW handle to the parameter at `name` (printf-style) of the loaded model. */
@@ -198,6 +212,56 @@ static ctorch_status conv1d_forward(ctorch_tensor *out, ctorch_tensor x, ctorch_
   return st ? st : ctorch_view(out, *out, shape, 3);
 }
 
+/* --head-t's layout: w [K, N] as S column blocks [S, K, ceil(N/S)]
+ * (contiguous, the last zero-padded), for one batched GEMM (NEW handle). */
+static ctorch_status column_blocks(ctorch_tensor *out, ctorch_tensor w, int64_t s) {
+  const ctorch_dtype f32 = CTORCH_FLOAT32;
+  static const int64_t perm[3] = {1, 0, 2};
+  int64_t ws[2], h, shape[3];
+  ctorch_tensor parts[2] = {w, NULL};
+  ctorch_status st = ctorch_tensor_sizes(ws, 2, w);
+  h = (ws[1] + s - 1) / s;
+  shape[0] = ws[0], shape[1] = s, shape[2] = h;
+  if (!st) {
+    int64_t pad[2] = {ws[0], s * h - ws[1]};
+    st = ctorch_zeros(&parts[1], pad, 2, &f32, NULL, NULL, NULL);
+  }
+  if (!st) st = ctorch_cat(out, parts, 2, 1);
+  ctorch_tensor_free(parts[1]);
+  if (!st) st = ctorch_view(out, *out, shape, 3);
+  if (!st) st = ctorch_permute(out, *out, perm, 3);
+  return st ? st : ctorch_contiguous(out, *out, CTORCH_MEMORY_CONTIGUOUS);
+}
+
+/* x [B, T, K] times column blocks w [S, K, H] (+ bias blocks b [S, 1, H] or
+ * NULL) -> [B, T, n]: x as a batch of S (expanded, no copy), bmm/baddbmm
+ * (MKL's batched GEMM: one thread a block), the blocks side by side. */
+static ctorch_status blocks_forward(ctorch_tensor *out, ctorch_tensor x, ctorch_tensor w, ctorch_tensor b, int64_t n) {
+  static const int64_t perm[3] = {1, 0, 2};
+  int64_t xs[3], ws[3], flat[3], shape[3], rows[2];
+  ctorch_status st = ctorch_tensor_sizes(xs, 3, x);
+  if (!st) st = ctorch_tensor_sizes(ws, 3, w);
+  flat[0] = 1, flat[1] = xs[0] * xs[1], flat[2] = xs[2];
+  shape[0] = xs[0], shape[1] = xs[1], shape[2] = n;
+  rows[0] = flat[1], rows[1] = ws[0] * ws[2];
+  if (!st) st = ctorch_reshape(out, x, flat, 3);
+  if (!st) flat[0] = ws[0], st = ctorch_expand(out, *out, flat, 3, 0);
+  if (!st && b) st = ctorch_baddbmm(out, b, *out, w, ctorch_scalar_int(1), ctorch_scalar_int(1));
+  if (!st && !b) st = ctorch_bmm(out, *out, w);
+  if (!st) st = ctorch_permute(out, *out, perm, 3); /* [rows, S, H]: a view when rows is 1 */
+  if (!st) st = ctorch_reshape(out, *out, rows, 2);
+  if (!st && rows[1] != n) st = ctorch_narrow(out, *out, 1, 0, n);
+  return st ? st : ctorch_reshape(out, *out, shape, 3);
+}
+
+/* The Conv1D whose weight is g->h[i][w] (bias w + 1): addmm, or with
+ * --head-t's blocks blocks_forward (n: the Conv1D's output width). */
+static ctorch_status linear_of(ctorch_tensor *out, ctorch_tensor x, const gpt2 *g, int i, int w) {
+  double n = w == ATTN_W ? 3 * g->c.n_embd : w == FC_W ? g->c.n_inner : g->c.n_embd;
+  if (g->blocks < 2) return conv1d_forward(out, x, g->h[i][w], g->h[i][w + 1]);
+  return blocks_forward(out, x, g->h[i][w], g->h[i][w + 1], (int64_t)n);
+}
+
 static ctorch_status layer_norm(ctorch_tensor *out, ctorch_tensor x, ctorch_tensor w, ctorch_tensor b, const gpt2 *g) {
   const int64_t shape[1] = {(int64_t)g->c.n_embd};
   return ctorch_layer_norm(out, x, shape, 1, w, b, g->c.eps, 1);
@@ -226,7 +290,7 @@ static ctorch_status block_forward(ctorch_tensor *x, gpt2 *g, int i, ctorch_tens
   ctorch_status st = ctorch_tensor_sizes(xs, 3, *x);
   shape4[0] = xs[0], shape4[1] = xs[1], shape4[2] = (int64_t)g->c.n_head, shape4[3] = e / shape4[2];
   if (!st) st = layer_norm(&h, *x, w[LN1_W], w[LN1_B], g);
-  if (!st) st = conv1d_forward(&h, h, w[ATTN_W], w[ATTN_B]);
+  if (!st) st = linear_of(&h, h, g, i, ATTN_W);
   /* split(E, dim=2) into views, each to heads */
   if (!st) st = ctorch_narrow(&q, h, 2, 0, e);
   if (!st) st = ctorch_narrow(&k, h, 2, e, e);
@@ -259,13 +323,13 @@ static ctorch_status block_forward(ctorch_tensor *x, gpt2 *g, int i, ctorch_tens
   if (!st) st = ctorch_permute(&a, a, perm, 4);
   if (!st) st = ctorch_contiguous(&a, a, CTORCH_MEMORY_CONTIGUOUS);
   if (!st) st = ctorch_view(&a, a, xs, 3);
-  if (!st) st = conv1d_forward(&a, a, w[APROJ_W], w[APROJ_B]);
+  if (!st) st = linear_of(&a, a, g, i, APROJ_W);
   if (!st) st = ctorch_add_Tensor(x, a, *x, ctorch_scalar_int(1));
   /* MLP */
   if (!st) st = layer_norm(&h, *x, w[LN2_W], w[LN2_B], g);
-  if (!st) st = conv1d_forward(&h, h, w[FC_W], w[FC_B]);
+  if (!st) st = linear_of(&h, h, g, i, FC_W);
   if (!st) st = gelu_new(&h, h);
-  if (!st) st = conv1d_forward(&h, h, w[MPROJ_W], w[MPROJ_B]);
+  if (!st) st = linear_of(&h, h, g, i, MPROJ_W);
   if (!st) st = ctorch_add_Tensor(x, *x, h, ctorch_scalar_int(1));
   return st;
 }
@@ -307,9 +371,35 @@ static ctorch_status gpt2_step(ctorch_tensor *logits, gpt2 *g, ctorch_tensor ids
    * not of one, gives the last row's logits other rounding). [B, V]. */
   if (!st && !g->all_logits) st = ctorch_narrow(&x, x, 1, sizes[1] - 1, 1);
   if (!st) st = layer_norm(&x, x, g->lnf_w, g->lnf_b, g);
-  if (!st) st = ctorch_linear(&x, x, g->head, NULL);
+  if (!st && !g->head_t) st = ctorch_linear(&x, x, g->head, NULL);
+  if (!st && g->head_t) st = blocks_forward(&x, x, g->head_t, NULL, (int64_t)g->c.vocab);
   if (!st) st = ctorch_select_int(logits, x, 1, g->all_logits ? sizes[1] - 1 : 0);
   return st ? st : ctorch_handle_scope_keep(*logits);
+}
+
+/* --head-t: head^T in S column blocks, S the intra-op thread count; with
+ * S >= 2 each Conv1D weight [in, out] and bias too (the handles replaced). */
+static void make_blocks(gpt2 *g) {
+  int threads = 1, i, j;
+  ctorch_tensor t = NULL;
+  ctorch_handle_scope s = scope_enter(); /* frees the intermediates; the blocks are kept */
+  CHECK(ctorch_get_num_threads(&threads));
+  g->blocks = threads > 1 ? threads : 1;
+  CHECK(ctorch_transpose_int(&t, g->head, 0, 1));
+  CHECK(column_blocks(&g->head_t, t, g->blocks));
+  scope_keep(g->head_t);
+  for (i = 0; g->blocks >= 2 && i < (int)g->c.n_layer; ++i)
+    for (j = ATTN_W; j <= MPROJ_B; ++j) {
+      const int64_t row[2] = {1, -1};
+      ctorch_tensor old = g->h[i][j];
+      if (j == LN2_W || j == LN2_B) continue;
+      t = old;
+      if (j % 2) CHECK(ctorch_view(&t, old, row, 2)); /* a bias [N] as [1, N]: blocks [S, 1, H] */
+      CHECK(column_blocks(&g->h[i][j], t, g->blocks));
+      scope_keep(g->h[i][j]);
+      ctorch_tensor_free(old);
+    }
+  scope_leave(s);
 }
 
 /* ---- choosing the next id: transformers' generate() for one row ---- */
@@ -387,15 +477,18 @@ static int64_t *parse_ids(const char *text, int64_t *n) {
 static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s --model DIR --prompt IDS [--new N] [--sample] [--seed S] [--temperature T]\n"
-          "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T]\n"
+          "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T] [--head-t]\n"
           "  DIR: a transformers GPT2LMHeadModel's save_pretrained folder (config.json, model.safetensors)\n"
-          "  IDS: prompt token ids like \"464,3290,318\"; N new ids (default 20), greedy unless --sample\n",
+          "  IDS: prompt token ids like \"464,3290,318\"; N new ids (default 20), greedy unless --sample\n"
+          "  --head-t: faster one-row products (logits not bit-identical to transformers'): keeps a\n"
+          "    transposed copy of the LM head (154 MB more for GPT-2's tied head) and, with 2+ threads,\n"
+          "    of every Conv1D weight (340 MB more), in one block per thread for a batched GEMM\n",
           prog);
 }
 
 int main(int argc, char **argv) {
   const char *dir = NULL, *prompt_text = NULL, *temp_text = "1", *top_p_text = "1", *sample_text = NULL;
-  int all_logits = 0;
+  int all_logits = 0, head_t = 0;
   int threads = 0, n_new = 20;
   int64_t n_prompt = 0, top_k = 0, eos = -2, *prompt, *out_ids, n_out = 0, shape[2] = {1, 0};
   unsigned long long seed = 0;
@@ -408,9 +501,11 @@ int main(int argc, char **argv) {
   ctorch_autograd_scope no_grad = NULL;
   double t0, seconds, cpu0, cpu_seconds;
   int i, j;
-  for (i = j = 1; i < argc; ++i) /* --sample, --all-logits: bare flags; the table takes "--name VALUE" pairs */
+  /* --sample, --all-logits, --head-t: bare flags; the table takes "--name VALUE" pairs */
+  for (i = j = 1; i < argc; ++i)
     if (!strcmp(argv[i], "--sample")) sample_text = argv[i];
     else if (!strcmp(argv[i], "--all-logits")) all_logits = 1;
+    else if (!strcmp(argv[i], "--head-t")) head_t = 1;
     else argv[j++] = argv[i];
   argc = j;
   {
@@ -440,6 +535,7 @@ int main(int argc, char **argv) {
   hf_load_weights(model, "generate", dir); /* strict: GPT2LMHeadModel's keys, every one */
   g = take_weights(model, &cfg);
   g.all_logits = all_logits;
+  if (head_t) make_blocks(&g); /* after --threads: one block per thread */
   prompt = parse_ids(prompt_text, &n_prompt);
   for (i = 0; i < n_prompt; ++i)
     if (prompt[i] < 0 || prompt[i] >= (int64_t)cfg.vocab) {
@@ -483,7 +579,7 @@ int main(int argc, char **argv) {
     ctorch_tensor_free(g.past_v[i]);
   }
   ctorch_tensor_free(g.wte), ctorch_tensor_free(g.wpe), ctorch_tensor_free(g.head);
-  ctorch_tensor_free(g.lnf_w), ctorch_tensor_free(g.lnf_b);
+  ctorch_tensor_free(g.lnf_w), ctorch_tensor_free(g.lnf_b), ctorch_tensor_free(g.head_t);
   free(g.h), free(g.past_k), free(g.past_v), free(prompt), free(out_ids);
   ctorch_generator_free(gen);
   ctorch_nn_module_free(model);
