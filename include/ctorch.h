@@ -1169,7 +1169,7 @@ CTORCH_API void ctorch_summary_writer_free(ctorch_summary_writer w);
 /* Batch transforms on images [N, C, H, W] as torchvision's transforms */
 /* would give applied per image by a DataLoader, each image drawing    */
 /* its own random numbers; and classification metrics equal to         */
-/* scikit-learn's (docs/training.md, "Transforms" and "Metrics").      */
+/* scikit-learn's (docs/training-data.md, docs/training.md "Metrics"). */
 /* ------------------------------------------------------------------ */
 
 /**
