@@ -2831,7 +2831,7 @@ CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group p
 
 /* ------------------------------------------------------------------ */
 /* Models in and out: tracing C code into TorchScript modules, and    */
-/* AOTInductor packages (.pt2). See docs/interop.md.                   */
+/* AOTInductor packages (.pt2). See docs/interop-models.md.            */
 /* ------------------------------------------------------------------ */
 
 /**
@@ -2851,7 +2851,7 @@ CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group p
  * sizes, numbers and flags passed from C, branches and loops taken in C on
  * tensor contents, and tensors that are neither inputs, parameters or
  * buffers nor computed from them (they become constants). See "What a trace
- * cannot capture" in docs/interop.md.
+ * cannot capture" in docs/interop-models.md.
  *
  * Threads: between begin and finish the beginning thread is in tracing
  * mode (libtorch's tracer state is thread-local): every op it runs is
@@ -3447,7 +3447,7 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
  * target is not known before it runs there is refused (VALUE, naming the
  * function and line). PyTorch's flatbuffer files (.ff/.ptl written with
  * flatbuffers) hold bytecode, not checkable source: refused (VALUE)
- * whatever the flags. See docs/interop.md, "What loading a file can do".
+ * whatever the flags. See docs/interop-models.md, "What loading a file can do".
  */
 /** Flag of ctorch_module_load_ex: load code that loops without a constant bound while it loads (may never return). */
 #define CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS 2u

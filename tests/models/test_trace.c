@@ -2,7 +2,7 @@
  * the ops run one by one, Python's torch.jit.load runs the saved module with
  * the same outputs, training through the module trains the caller's
  * tensors, every misuse returns a status, and what tracing cannot capture
- * behaves as docs/interop.md says. */
+ * behaves as docs/interop-models.md says. */
 #include <pthread.h>
 #include <unistd.h>
 
@@ -532,7 +532,7 @@ START_TEST(trace_belongs_to_its_thread) {
 }
 END_TEST
 
-/* ---- what a trace cannot capture (docs/interop.md) ------------------------ */
+/* ---- what a trace cannot capture (docs/interop-models.md) ----------------- */
 
 START_TEST(limits_are_as_documented) {
   const float pos[3] = {1, 2, 3}, neg[3] = {-1, -2, -3};

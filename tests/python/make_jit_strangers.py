@@ -29,7 +29,7 @@ import torch
 from torch import Tensor, nn
 
 # Every class registered in libtorch 1.13.1 or 2.15.0 (ctorch's audit,
-# docs/interop.md) that ctorch refuses; those this torch lacks are skipped.
+# docs/interop-models.md) that ctorch refuses; those this torch lacks are skipped.
 REFUSED = [
     "_nnapi.Compilation", "backendutils.BackendDebugInfo", "c10d.ProcessGroup", "c10d.ReduceOp",
     "c10d.SymmetricMemory", "c10d.Work", "cuda.Event", "cuda.Stream", "profiling.InstructionStats",
