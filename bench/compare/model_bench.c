@@ -5,7 +5,7 @@
  *   model_bench bert     DIR  INPUTS ITERS THREADS OUT
  *   model_bench resnet50 FILE INPUTS ITERS THREADS OUT
  *   model_bench aoti     PKG  INPUTS ITERS THREADS OUT
- *   model_bench resnet50-fold|resnet50-fold-nchw|resnet50-cl FILE INPUTS ITERS THREADS OUT
+ *   model_bench resnet50-fold|resnet50-fold-nchw|resnet50-cl|resnet50-fold-mkldnn FILE INPUTS ITERS THREADS OUT
  *
  * bert: examples/bert.c's module tree (BertModel's names) loaded from a
  * save_pretrained folder; resnet50: torchvision's resnet50 built with the
@@ -13,7 +13,8 @@
  * dict; aoti: an AOTInductor package (libtorch >= 2.6; exits 2 otherwise);
  * resnet50-fold: the same state dict with each BatchNorm folded into its
  * convolution and channels-last weights and input, forward by the generated
- * ops (resnet_fold.c); -fold-nchw folds only, -cl keeps the BatchNorms.
+ * ops (resnet_fold.c); -fold-nchw folds only, -cl keeps the BatchNorms,
+ * -fold-mkldnn runs the folded model in oneDNN's layout.
  * With MODEL_BENCH_FOLDED=PATH set they also save the convolutions' weights
  * and biases as loaded (folded, before channels-last) to PATH (torch.save),
  * for resnet_fold_check.py's comparison with fuse_conv_bn_eval.
@@ -165,7 +166,7 @@ int main(int argc, char **argv) {
   long iters, i;
   double *ms;
   if (argc != 7 || atol(argv[4]) < 1) {
-    fprintf(stderr, "usage: model_bench bert|resnet50|resnet50-fold|resnet50-fold-nchw|resnet50-cl|aoti MODEL INPUTS "
+    fprintf(stderr, "usage: model_bench bert|resnet50|resnet50-fold|resnet50-fold-nchw|resnet50-cl|resnet50-fold-mkldnn|aoti MODEL INPUTS "
                     "ITERS THREADS OUT\n");
     return 2;
   }
@@ -182,9 +183,11 @@ int main(int argc, char **argv) {
   } else if (!strncmp(argv[1], "resnet50-", 9)) {
     ctorch_tensor_dict weights = NULL;
     memset(&fold, 0, sizeof fold);
-    fold.fold = !strcmp(argv[1], "resnet50-fold") || !strcmp(argv[1], "resnet50-fold-nchw");
+    fold.fold = !strcmp(argv[1], "resnet50-fold") || !strcmp(argv[1], "resnet50-fold-nchw") ||
+                !strcmp(argv[1], "resnet50-fold-mkldnn");
+    fold.mkldnn = !strcmp(argv[1], "resnet50-fold-mkldnn");
     fold.channels_last = !strcmp(argv[1], "resnet50-fold") || !strcmp(argv[1], "resnet50-cl");
-    if (!fold.fold && !fold.channels_last) {
+    if (!fold.fold && !fold.channels_last) { /* resnet50-<anything else> */
       fprintf(stderr, "model_bench: unknown model %s\n", argv[1]);
       return 2;
     }

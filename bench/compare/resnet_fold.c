@@ -4,7 +4,9 @@
  * BatchNorm folded into the convolution before it, the conv weights and the
  * input in channels-last, and the forward written with the generated ops.
  * Included by model_bench.c (modes resnet50-fold, resnet50-fold-nchw,
- * resnet50-cl: the last two separate the two changes).
+ * resnet50-cl: the last two separate the two changes; resnet50-fold-mkldnn:
+ * folded, and weights and activations in oneDNN's blocked layout, weights
+ * reordered once, as torch.utils.mkldnn.to_mkldnn's modules do).
  *
  * Folding is torch.nn.utils.fusion.fuse_conv_bn_weights's arithmetic, op for
  * op in float32, so the folded weights are those PyTorch would make:
@@ -20,11 +22,11 @@ enum { RF_CONVS = 53 }; /* stem + 16 blocks x 3 + 4 downsamples */
 typedef struct {
   ctorch_tensor w, b;     /* b: the folded bias, NULL when not folded */
   ctorch_tensor bn[4];    /* weight, bias, running_mean, running_var when not folded */
-  int64_t stride, pad;
+  int64_t stride[2], pad[2]; /* both dimensions: mkldnn_convolution wants 2 values */
 } rf_conv;
 
 typedef struct {
-  int fold, channels_last;
+  int fold, channels_last, mkldnn;
   ctorch_tensor_dict dump; /* not NULL: rf_load puts each (folded) conv's weight and bias here, NCHW */
   rf_conv conv[RF_CONVS]; /* forward order: stem; per block conv1..3, then downsample */
   ctorch_tensor fc_w, fc_b;
@@ -73,7 +75,7 @@ static void rf_load_conv(rf_conv *c, const rfold *r, ctorch_tensor_dict sd, cons
   ctorch_tensor w = rf_get(sd, conv_key, ".weight");
   int i;
   for (i = 0; i < 4; ++i) c->bn[i] = rf_get(sd, bn_prefix, bn_names[i]);
-  c->stride = stride, c->pad = pad, c->b = NULL;
+  c->stride[0] = c->stride[1] = stride, c->pad[0] = c->pad[1] = pad, c->b = NULL;
   if (r->fold) {
     CHECK(rf_fold(&c->w, &c->b, w, c->bn));
     ctorch_tensor_free(w);
@@ -93,6 +95,19 @@ static void rf_load_conv(rf_conv *c, const rfold *r, ctorch_tensor_dict sd, cons
     CHECK(ctorch_contiguous(&cl, c->w, CTORCH_MEMORY_CHANNELS_LAST));
     ctorch_tensor_free(c->w);
     c->w = cl;
+  }
+  if (r->mkldnn) { /* MkldnnConv2d's buffers: the weight reordered for oneDNN once, the bias as it is */
+    const int64_t one[2] = {1, 1};
+    ctorch_tensor m = NULL, re = NULL;
+    CHECK(ctorch_to_mkldnn(&m, c->w, NULL));
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+    CHECK(ctorch_mkldnn_reorder_conv2d_weight(&re, m, c->pad, 2, c->stride, 2, one, 2, 1, NULL, 0));
+#else
+    CHECK(ctorch_mkldnn_reorder_conv2d_weight(&re, m, c->pad, 2, c->stride, 2, one, 2, 1));
+#endif
+    ctorch_tensor_free(m);
+    ctorch_tensor_free(c->w);
+    c->w = re;
   }
 }
 
@@ -131,9 +146,10 @@ static void rf_free(rfold *r) {
 }
 
 /* *y NEW (in the open scope): conv (+ bias when folded, + BatchNorm when not). */
-static ctorch_status rf_conv_bn(ctorch_tensor *y, const rf_conv *c, ctorch_tensor x) {
-  const int64_t one = 1;
-  ctorch_status st = ctorch_conv2d(y, x, c->w, c->b, &c->stride, 1, &c->pad, 1, &one, 1, 1);
+static ctorch_status rf_conv_bn(ctorch_tensor *y, const rfold *r, const rf_conv *c, ctorch_tensor x) {
+  const int64_t one[2] = {1, 1};
+  ctorch_status st = r->mkldnn ? ctorch_mkldnn_convolution(y, x, c->w, c->b, c->pad, 2, c->stride, 2, one, 2, 1)
+                               : ctorch_conv2d(y, x, c->w, c->b, c->stride, 2, c->pad, 2, one, 2, 1);
   if (!st && c->bn[0]) st = ctorch_batch_norm(y, *y, c->bn[0], c->bn[1], c->bn[2], c->bn[3], 0, 0.1, rf_eps, 1);
   return st;
 }
@@ -146,23 +162,29 @@ static ctorch_status rf_forward(ctorch_tensor *out, const rfold *r, ctorch_tenso
   ctorch_status st = ctorch_handle_scope_enter(&s);
   int n = 0, l, b;
   if (!st && r->channels_last) st = ctorch_contiguous(&x, x, CTORCH_MEMORY_CHANNELS_LAST);
-  if (!st) st = rf_conv_bn(&x, &r->conv[n++], x);
+  if (!st && r->mkldnn) st = ctorch_to_mkldnn(&x, x, NULL);
+  if (!st) st = rf_conv_bn(&x, r, &r->conv[n++], x);
   if (!st) st = ctorch_relu_(x);
   if (!st) st = ctorch_max_pool2d(&x, x, &k3, 1, &s2, 1, &p1, 1, &d1, 1, 0);
   for (l = 0; !st && l < 4; ++l)
     for (b = 0; !st && b < resnet50_blocks[l]; ++b) {
       id = x;
-      st = rf_conv_bn(&h, &r->conv[n++], x);
+      st = rf_conv_bn(&h, r, &r->conv[n++], x);
       if (!st) st = ctorch_relu_(h);
-      if (!st) st = rf_conv_bn(&h, &r->conv[n++], h);
+      if (!st) st = rf_conv_bn(&h, r, &r->conv[n++], h);
       if (!st) st = ctorch_relu_(h);
-      if (!st) st = rf_conv_bn(&h, &r->conv[n++], h);
-      if (!st && b == 0) st = rf_conv_bn(&id, &r->conv[n++], x);
+      if (!st) st = rf_conv_bn(&h, r, &r->conv[n++], h);
+      if (!st && b == 0) st = rf_conv_bn(&id, r, &r->conv[n++], x);
       if (!st) st = ctorch_add__Tensor(h, id, ctorch_scalar_int(1));
       if (!st) st = ctorch_relu_(h);
       x = h;
     }
   if (!st) st = ctorch_adaptive_avg_pool2d(&x, x, pooled, 2);
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+  if (!st && r->mkldnn) st = ctorch_to_dense(&x, x, NULL, NULL);
+#else
+  if (!st && r->mkldnn) st = ctorch_to_dense(&x, x, NULL);
+#endif
   if (!st) st = ctorch_flatten_using_ints(&x, x, 1, -1);
   if (!st) st = ctorch_linear(&x, x, r->fc_w, r->fc_b);
   if (!st) st = ctorch_handle_scope_keep(*out = x);

@@ -59,7 +59,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         st.save_file({k: v.contiguous() for k, v in m.state_dict().items()}, os.path.join(d, "w.safetensors"))
         st.save_file({"in0": x}, os.path.join(d, "in.safetensors"))
-        for mode in ("resnet50", "resnet50-fold", "resnet50-fold-nchw", "resnet50-cl"):
+        for mode in ("resnet50", "resnet50-fold", "resnet50-fold-nchw", "resnet50-cl", "resnet50-fold-mkldnn"):
             out, dump = os.path.join(d, "out.safetensors"), os.path.join(d, "folded.pt")
             env = dict(os.environ, MODEL_BENCH_FOLDED=dump, OMP_NUM_THREADS="1")
             subprocess.run([a.bin, mode, os.path.join(d, "w.safetensors"), os.path.join(d, "in.safetensors"), "1",
