@@ -66,6 +66,9 @@ c10::TypePtr unified_type(const ctorch_value *items, size_t n, const char *arg) 
       t = ti;
       continue;
     }
+    // The same type again (a list of ints, of floats...): nothing to unify.
+    // unifyTypes would return t too, after two subtype checks per item.
+    if (ti == t) continue;
     auto u = c10::unifyTypes(t, ti, /*default_to_union=*/false);
     if (!u)
       ctorch::fail(CTORCH_TYPE, std::string("argument '") + arg + "': entry " + std::to_string(i) + " has type " +
