@@ -16,7 +16,8 @@
   as torch.manual_seed seeds the default one; the sampled ids must differ from
   the greedy ones and between seeds (a sampler that ignored its generator or
   returned the argmax would fail);
-- an eos id (the 6th greedy id): both stop right after its first occurrence.
+- an eos id (the 6th greedy id): both stop right after its first occurrence;
+- generate.c's opt-in --head-t path at 1 and 2 threads: the same greedy and sampled ids.
 One intra-op thread. Where transformers' GPT-2 has no logits_to_keep (4.46),
 generate.c runs with --all-logits, as that version computes the prompt's logits.
 
@@ -118,6 +119,14 @@ def main():
         ids = both(f"greedy with eos={eos}", ["--eos", str(eos)], eos=eos)
         if ids != greedy[:stop]:
             failures.append(f"with eos {eos}, C made {ids}, expected the greedy ids up to it: {greedy[:stop]}")
+        # --head-t (opt-in speed path: the head, and at 2+ threads the Conv1D weights, in column
+        # blocks through bmm/baddbmm) must give the same ids as transformers, greedy and sampled.
+        seed, t, k, p = SAMPLING[0]
+        for threads in ("1", "2"):
+            both(f"--head-t --threads {threads} greedy", ["--head-t", "--threads", threads])
+            both(f"--head-t --threads {threads} sample seed={seed}",
+                 ["--head-t", "--threads", threads, "--sample", "--seed", str(seed), "--temperature", str(t),
+                  "--top-k", str(k), "--top-p", str(p)], sample=True, seed=seed, temperature=t, top_k=k, top_p=p)
     if failures:
         sys.exit("failed: " + "; ".join(failures))
     print("ok")
