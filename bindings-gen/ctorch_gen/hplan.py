@@ -6,6 +6,11 @@ and why a function is left to the language's hand-written runtime.
 Reads api.json's facts only: directions, ownership, arrays and their length
 or capacity parameters, buffer_size rules, null_result, boolean, lifetime,
 inline_body, the handles' free functions.
+
+Also what every language's emitters share beyond the header functions (a
+function's doc text, an operator argument's overload kind, the nn module
+conventions): the layer below the language packages go/, node/, py/, rust/,
+so that none of them imports another.
 """
 from __future__ import annotations
 
@@ -105,3 +110,43 @@ def plan(doc: dict) -> List[dict]:
 
 def by_name(doc: dict) -> Dict[str, dict]:
     return {f["name"]: f for f in doc["functions"]}
+
+
+def func_doc(doc: dict, f: dict) -> str:
+    """A function's header text. The header documents each `X_async` with its `X` (one
+    comment over the pair, and the section's: a NEW ctorch_work, results after
+    ctorch_work_wait), so api.json has no text of its own for them."""
+    if f.get("doc"):
+        return f["doc"]
+    if f["name"].endswith("_async"):
+        sync = next((g for g in doc["functions"] if g["name"] == f["name"][:-len("_async")]), None)
+        if sync and sync.get("doc"):
+            return (sync["doc"] + "\n\nAsynchronous: returns a NEW ctorch_work at once; the results are "
+                    "guaranteed only after ctorch_work_wait returns CTORCH_OK.")
+    return f"`{f['name']}` (C)."
+
+
+# What a schema argument accepts when overloads are told apart (see _rt / _dispatch).
+def kind_of(a: dict) -> str:
+    b = a["base"]
+    if b in ("SymInt", "DeviceIndex"):
+        b = "int"
+    if a.get("list"):
+        k = b + "[]"
+        if a.get("elements_optional"):
+            k = b + "?[]"
+    else:
+        k = b
+    if a["optional"]:
+        k += "?"
+    return k
+
+
+# The containers: every binding writes their classes by hand (their constructors take modules).
+HANDWRITTEN = {"Sequential", "ModuleList", "ModuleDict"}
+
+
+# How the flat outputs of a forward (the C API flattens them) are grouped, as
+# output indices nested like the result: LSTM returns (output, (h_n, c_n)).
+# Shared by the bindings' emitters (go, node, py, rust nn.py), each in its own syntax.
+OUTPUT_GROUPS = {"LSTM": [0, [1, 2]]}

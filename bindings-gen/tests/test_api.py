@@ -5,7 +5,8 @@ import os
 import shutil
 import unittest
 
-from ctorch_gen import emit_api, emit_py
+from ctorch_gen import emit_api
+from ctorch_gen.py import capi as py_capi
 from ctorch_gen.api_header import describe_header
 from ctorch_gen.api_ops import typed_default
 from ctorch_gen.cheader import HeaderError, parse_header
@@ -266,13 +267,13 @@ CTORCH_API ctorch_status ctorch_thing_visit(ctorch_thing t, ctorch_cb cb, void *
 class PythonTypes(unittest.TestCase):
     def test_ctypes_of(self):
         doc = {}
-        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "handle", "name": "ctorch_tensor"}, "pointer": 1}, doc),
+        self.assertEqual(py_capi.ctypes_of({"type": {"kind": "handle", "name": "ctorch_tensor"}, "pointer": 1}, doc),
                          "_P(_c.c_void_p)")
-        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "opaque", "name": "struct DLManagedTensor"},
+        self.assertEqual(py_capi.ctypes_of({"type": {"kind": "opaque", "name": "struct DLManagedTensor"},
                                             "pointer": 1}, doc), "_c.c_void_p")
-        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "string", "name": "char"}, "pointer": 1}, doc),
+        self.assertEqual(py_capi.ctypes_of({"type": {"kind": "string", "name": "char"}, "pointer": 1}, doc),
                          "_P(_c.c_char_p)")
-        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "struct", "name": "ctorch_scalar"}, "pointer": 0}, doc),
+        self.assertEqual(py_capi.ctypes_of({"type": {"kind": "struct", "name": "ctorch_scalar"}, "pointer": 0}, doc),
                          "ctorch_scalar")
 
 

@@ -270,9 +270,9 @@ class CallableFromCOnly(unittest.TestCase):
             doc = describe_header(parse_header(f.read()))
         names = {f["name"] for f in doc["functions"]}
         self.assertTrue({"ctorch_nn_newf", "ctorch_nn_newv", "ctorch_nn_new"} <= names)
-        from ctorch_gen import emit_py_api
+        from ctorch_gen.py import api as py_api
         kept = [f for f in doc["functions"] if not f.get("c_only")]
-        src = emit_py_api.emit_api(dict(doc, functions=kept, c_only_functions={
+        src = py_api.emit_api(dict(doc, functions=kept, c_only_functions={
             f["name"]: "C only: " + f["c_only"] for f in doc["functions"] if f.get("c_only")}))
         self.assertNotIn("def nn_newf", src)
         self.assertIn("'ctorch_nn_newf': 'C only: variadic", src)

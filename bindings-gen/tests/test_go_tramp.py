@@ -1,4 +1,4 @@
-"""The Go binding's operator trampolines (emit_go_tramp.py): the Go call
+"""The Go binding's operator trampolines (ctorch_gen/go/tramp.py): the Go call
 passes each argument in its class's slot, the C wrapper hands them back to
 the operator in its own order, and the C side compiles."""
 import os
@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from ctorch_gen.emit_go_tramp import Trampolines, c_class
+from ctorch_gen.go.tramp import Trampolines, c_class
 
 
 def fn(name, *c_types):

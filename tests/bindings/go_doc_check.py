@@ -28,7 +28,7 @@ def main():
         sys.exit(__doc__)
     api, mod, src = sys.argv[1:]
     sys.path.insert(0, os.path.join(src, "bindings-gen"))
-    from ctorch_gen.emit_rust import func_doc  # the pair rule for X_async, shared with the emitters
+    from ctorch_gen.hplan import func_doc  # the pair rule for X_async, shared with the emitters
     doc = json.load(open(api, encoding="utf-8"))
     funcs = {f["name"]: f for f in doc["functions"]}
     go = os.environ.get("GO", "go")

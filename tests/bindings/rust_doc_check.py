@@ -45,7 +45,8 @@ def main():
         sys.exit(__doc__)
     api, docdir, src = sys.argv[1:]
     sys.path.insert(0, os.path.join(src, "bindings-gen"))
-    from ctorch_gen.emit_rust import enum_type, func_doc, ident  # the names and texts the emitter gives
+    from ctorch_gen.hplan import func_doc
+    from ctorch_gen.rust.names import enum_type, ident  # the names and texts the emitter gives
     doc = json.load(open(api, encoding="utf-8"))
     fails, counts = [], {}
 

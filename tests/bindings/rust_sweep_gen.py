@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings-gen"))
-from ctorch_gen.emit_rust import enum_type, ident, is_unsafe  # noqa: E402
+from ctorch_gen.rust.names import enum_type, ident, is_unsafe  # noqa: E402
 
 RECIPES = 6
 

@@ -1,13 +1,14 @@
 """Go binding emitter, the header layer (hfuncs_gen.go): every hand-written C
 function of api.json (origin: header) as a typed Go function or method, a Go
-struct per C struct and a Go type per handle. Split from emit_go.py, which
+struct per C struct and a Go type per handle. Split from ops.py, which
 writes the operators, enums and cgo preamble and calls emit_hfuncs here."""
 from __future__ import annotations
 
 import json
 from typing import Dict, List, Optional, Tuple
 
-from .emit_go import ENUM_GO, GO_KEYWORDS, RUNTIME_NAMES, camel, go_arg, go_func_name
+from ..hplan import class_name, func_doc, list_handles, plan
+from .names import GO_KEYWORDS, RUNTIME_NAMES, camel, go_arg, go_enum_type, go_func_name
 
 # ---- hfuncs_gen.go: the header's functions as typed Go functions ----------------------------
 
@@ -18,21 +19,11 @@ _GO_SCALAR = {"int": ("int", "C.int"), "int32_t": ("int32", "C.int32_t"), "int64
 _HAND_STRUCTS = {"ctorch_scalar": "Scalar"}
 
 
-def go_enum_type(name: str) -> str:
-    return _GO_ENUM_TYPES.get(name, camel(name[len("ctorch_"):]))
-
-
-_GO_ENUM_TYPES = {"ctorch_dtype": "DType", "ctorch_layout": "Layout", "ctorch_memory_format": "MemoryFormat",
-                  "ctorch_device_type": "DeviceType", "ctorch_status": "Status",
-                  "ctorch_optimizer_kind": "OptimizerKind", **ENUM_GO}
-
-
 def go_struct_name(name: str) -> str:
     return _HAND_STRUCTS.get(name) or camel(name[len("ctorch_"):])
 
 
 def go_handle_type(name: str) -> str:
-    from .hplan import class_name
     return class_name(name)
 
 
@@ -98,7 +89,6 @@ def _go_reader(handle: str) -> str:
 
 
 def emit_handles(doc: dict) -> List[str]:
-    from .hplan import list_handles
     out = []
     _LISTS.clear()
     _LISTS.update(list_handles(doc))
@@ -374,8 +364,7 @@ def header_function(e: dict, funcs: dict, taken: set) -> str:
             cargs.append(f"{ct}({v})")
     call = f"C.{f['name']}({', '.join(cargs)})"
     head = f"func ({go_arg(selfname)} *{recv}) {name}" if recv else f"func {name}"
-    # The header's whole text (go doc shows it; `X_async` has its twin's: emit_rust.func_doc).
-    from .emit_rust import func_doc
+    # The header's whole text (go doc shows it; `X_async` has its twin's: hplan.func_doc).
     doc = "\n".join(go_comment(f"{name} calls {f['name']}: {' '.join(func_doc({'functions': list(funcs.values())}, f).split())}"))
     if f["returns"]["kind"] == "value":
         rt = f["returns"]["type"]
@@ -433,7 +422,6 @@ ENUM_TYPES: set = set()
 
 
 def emit_hfuncs(doc: dict) -> str:
-    from .hplan import plan
     ENUM_TYPES.clear()
     ENUM_TYPES.update(go_enum_type(e["name"]) for e in doc["enums"])
     funcs = {f["name"]: f for f in doc["functions"]}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import List
 
-from .emit_py_nn import HANDWRITTEN, OUTPUT_GROUPS
+from ..hplan import HANDWRITTEN, OUTPUT_GROUPS
 
 
 def _sig(params: List[dict]) -> str:

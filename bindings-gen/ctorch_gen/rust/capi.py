@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from .emit_rust import RENAMED, _PRIM, doc_lines, enum_type, func_doc, ident, rust_c_type
-from .hplan import class_name, list_handles, plan
+from ..hplan import class_name, func_doc, list_handles, plan
+from .names import C_PRIM, RENAMED, doc_lines, enum_type, ident
 
 
 class Unsupported(Exception):
@@ -36,9 +36,9 @@ def handle_type(name: str) -> str:
 
 def _prim(p: dict) -> str:
     base = p["type"]["name"]
-    if base not in _PRIM or base in ("void", "char"):
+    if base not in C_PRIM or base in ("void", "char"):
         raise Unsupported(f"{p['name']}: {p['c_type']}")
-    return _PRIM[base]
+    return C_PRIM[base]
 
 
 def _in(p: dict, arrays_len: dict) -> Tuple[Optional[str], List[str], str]:

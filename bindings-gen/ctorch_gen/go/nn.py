@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import List
 
-from .emit_py_nn import HANDWRITTEN
-from .emit_go import GO_KEYWORDS, GO_MODULE, camel
+from ..hplan import HANDWRITTEN
+from .names import GO_KEYWORDS, GO_MODULE, camel
 
 # Catalogue types -> (Go type of a required argument, of an option).
 _GO = {"int": ("int64", "*int64"), "float": ("float64", "*float64"), "bool": ("bool", "*bool"),

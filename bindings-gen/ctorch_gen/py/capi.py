@@ -13,6 +13,9 @@ import keyword
 import re
 from typing import Dict, List, Optional, Tuple
 
+from ..hplan import kind_of
+from .names import py_name
+
 # ---- _capi.py -----------------------------------------------------------------------
 
 _PRIM = {"int": "_c.c_int", "int32_t": "_c.c_int32", "int64_t": "_c.c_int64", "uint64_t": "_c.c_uint64",
@@ -112,10 +115,6 @@ def emit_capi(doc: dict, build_lib: Optional[str]) -> str:
 
 # ---- _ops.py -------------------------------------------------------------------------
 
-def py_name(n: str) -> str:
-    """Schema argument names that are Python keywords get a trailing '_' (from -> from_)."""
-    return n + "_" if keyword.iskeyword(n) else n
-
 
 def _py_literal(d: dict, a: dict, doc_enums: Dict[str, dict]) -> str:
     k = d["kind"]
@@ -135,22 +134,6 @@ def _py_literal(d: dict, a: dict, doc_enums: Dict[str, dict]) -> str:
             return f"_E[{d['name']!r}]"
         return repr(d["value"])
     raise ValueError(f"default kind {k}")
-
-
-# What a schema argument accepts when overloads are told apart (see _rt / _dispatch).
-def kind_of(a: dict) -> str:
-    b = a["base"]
-    if b in ("SymInt", "DeviceIndex"):
-        b = "int"
-    if a.get("list"):
-        k = b + "[]"
-        if a.get("elements_optional"):
-            k = b + "?[]"
-    else:
-        k = b
-    if a["optional"]:
-        k += "?"
-    return k
 
 
 def _conv(a: dict, name: str, cparams: List[str]) -> Tuple[List[str], List[str]]:

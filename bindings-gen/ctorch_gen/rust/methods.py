@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import List, Optional
 
-from .emit_rust import _out, arg_type, enum_type, ident, is_unsafe
+from .names import arg_type, enum_type, ident, is_unsafe, result_type
 
 # Methods lib.rs writes by hand (an operator of the same name stays an `ops::` function).
 HANDWRITTEN = {"from_raw_checked", "from_raw_opt", "own", "own_opt", "as_raw", "into_raw", "from_slice",
@@ -128,7 +128,7 @@ def method(f: dict, m: str) -> str:
             cargs.append(e)
             dflt.append(f"{a['name']}={a['default']['text']}")
     outs = [p for p in f["params"] if p["direction"] == "out"]
-    rets = [_out(p)[0] for p in outs]
+    rets = [result_type(p)[0] for p in outs]
     ret = "()" if not rets else rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
     lines = [f"    /// `{op['schema']}`"]
     if dflt:

@@ -10,7 +10,7 @@
   `ops::add_Tensor`, `ops::add__Tensor`), every argument explicit in the
   schema's order (Rust has no defaults: `Option` is None, a slice `[]`),
   results and errors as `Result<T, Error>`; a type per handle with `Drop`
-  (handles_gen.rs); the module kinds (emit_rust_nn.py). The hand-written
+  (handles_gen.rs); the module kinds (rust/nn.py). The hand-written
   runtime (Tensor, Scalar, Error, nn::Module, optimizers) is copied from
   bindings-gen/rust/.
 
@@ -20,96 +20,14 @@ those a program calls (in the program's crate).
 """
 from __future__ import annotations
 
-import os
-import re
 from typing import List, Tuple
 
-RUST_KEYWORDS = set("""as break const continue crate else enum extern false fn for if impl in let loop match mod
-move mut pub ref return self Self static struct super trait true type unsafe use where while async await dyn
-abstract become box do final macro override priv typeof unsized virtual yield try gen""".split())
-# Not allowed even as raw identifiers.
-_NO_RAW = {"self", "Self", "super", "crate", "_"}
-# Locals of the generated bodies; arguments of these names are renamed.
-_LOCALS = {"st", "h", "r0", "r1", "r2", "r3", "r4", "r5", "sys"}
-
-
-def ident(n: str) -> str:
-    if n in _NO_RAW or n in _LOCALS:
-        return n + "_"
-    return "r#" + n if n in RUST_KEYWORDS else n
-
-
-def camel(s: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in s.split("_") if p)
+from ..hplan import class_name, func_doc
+from .names import (C_PRIM, RENAMED, arg_type, callback_type, doc_lines, enum_type, ident, is_unsafe, param_type,
+                    result_type, rust_c_type)
 
 
 # ---- C types -> Rust (the -sys crate) -----------------------------------------
-
-_PRIM = {"int": "::std::os::raw::c_int", "int32_t": "i32", "int64_t": "i64", "uint64_t": "u64",
-         "uint32_t": "u32", "size_t": "usize", "uint8_t": "u8", "double": "f64", "float": "f32",
-         "char": "::std::os::raw::c_char", "void": "::std::ffi::c_void"}
-
-
-def rust_c_type(c_type: str, prefix: str = "") -> str:
-    """A C declaration type (`const char *const *`, `ctorch_tensor *`,
-    `struct DLManagedTensor **`) as a Rust FFI type."""
-    t = c_type.replace("struct ", "").strip()
-    parts = t.split("*")
-    base = parts[0].strip()
-    base_const = base.startswith("const ") or base.endswith(" const")
-    base = base.replace("const", "").strip()
-    r = _PRIM.get(base, prefix + base)
-    if base == "void" and len(parts) == 1:
-        return "()"
-    consts = [base_const] + ["const" in q for q in parts[1:]]
-    for i in range(1, len(parts)):
-        r = f"*{'const' if consts[i - 1] else 'mut'} {r}"
-    return r
-
-
-def callback_type(sig: dict) -> str:
-    ps = ", ".join(f"{ident(p['name'])}: {rust_c_type(p['c_type'])}" for p in sig["params"])
-    ret = sig["returns"]["c_type"]
-    return f"Option<unsafe extern \"C\" fn({ps}){'' if ret == 'void' else ' -> ' + rust_c_type(ret)}>"
-
-
-def param_type(p: dict) -> str:
-    t = p["type"]
-    if t["kind"] == "callback" and "signature" in t:
-        return callback_type(t["signature"])
-    return rust_c_type(p["c_type"])
-
-
-def md_escape(text: str) -> str:
-    """The header's text for rustdoc's Markdown: outside `code spans`, backslash-escapes what
-    Markdown would read as links, HTML or emphasis (`outputs[i]`, `<pid>`, `a * b`, `__init__`),
-    so `cargo doc` shows the C text as written and warns of no broken links or unclosed tags."""
-    parts = re.split(r"(`[^`]*`)", text)
-    for i in range(0, len(parts), 2):
-        t = re.sub(r"([\\\[\]<>*])", r"\\\1", parts[i])
-        parts[i] = re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", t)
-    return "".join(parts)
-
-
-def doc_lines(text: str, indent: str = "") -> List[str]:
-    text = (text or "").strip()
-    if not text:
-        return []
-    return [f"{indent}/// {ln}".rstrip() for ln in md_escape(text.replace("\t", " ")).split("\n")]
-
-
-def func_doc(doc: dict, f: dict) -> str:
-    """A function's header text. The header documents each `X_async` with its `X` (one
-    comment over the pair, and the section's: a NEW ctorch_work, results after
-    ctorch_work_wait), so api.json has no text of its own for them."""
-    if f.get("doc"):
-        return f["doc"]
-    if f["name"].endswith("_async"):
-        sync = next((g for g in doc["functions"] if g["name"] == f["name"][:-len("_async")]), None)
-        if sync and sync.get("doc"):
-            return (sync["doc"] + "\n\nAsynchronous: returns a NEW ctorch_work at once; the results are "
-                    "guaranteed only after ctorch_work_wait returns CTORCH_OK.")
-    return f"`{f['name']}` (C)."
 
 
 def emit_sys(doc: dict) -> str:
@@ -134,7 +52,7 @@ def emit_sys(doc: dict) -> str:
     out.append("")
     for e in doc["enums"]:
         out += doc_lines(e["doc"])
-        out.append(f"pub type {e['name']} = {_PRIM.get(e['c_type'], 'i32')};")
+        out.append(f"pub type {e['name']} = {C_PRIM.get(e['c_type'], 'i32')};")
         for v in e["values"]:
             out += doc_lines(v.get("doc", "") or f"`{v['name']}` (= {v['value']}).")
             out.append(f"pub const {v['name']}: {e['name']} = {v['value']};")
@@ -167,7 +85,7 @@ def emit_sys(doc: dict) -> str:
         out.append(f"pub struct {s['name']} {{")
         for f in s["fields"]:
             out += doc_lines(f.get("doc", ""), "    ")
-            ft = _PRIM.get(f["c_type"], f["c_type"])
+            ft = C_PRIM.get(f["c_type"], f["c_type"])
             if f.get("array_length"):
                 ft = f"[{ft}; {f['array_length']}]"
             out.append(f"    pub {ident(f['name'])}: {ft},")
@@ -201,7 +119,7 @@ def emit_sys(doc: dict) -> str:
         out.append(f"pub fn {f['name']}({ps}) -> {body['returns_struct']} {{")
         fields = []
         st = next(s for s in doc["structs"] if s["name"] == body["returns_struct"])
-        ftypes = {x["name"]: _PRIM.get(x["c_type"], x["c_type"]) for x in st["fields"]}
+        ftypes = {x["name"]: C_PRIM.get(x["c_type"], x["c_type"]) for x in st["fields"]}
         for x in body["fields"]:
             ty = ftypes[x["field"]]
             if "param" in x:
@@ -219,32 +137,6 @@ def emit_sys(doc: dict) -> str:
 
 
 # ---- the safe crate: operators ----------------------------------------------------------------
-
-_ENUM_TYPES = {"ctorch_reduction": "Reduction", "ctorch_grid_sampler_interpolation": "GridSamplerInterpolation",
-               "ctorch_grid_sampler_padding": "GridSamplerPadding", "ctorch_embedding_bag_mode": "EmbeddingBagMode",
-               "ctorch_dtype": "DType", "ctorch_layout": "Layout", "ctorch_memory_format": "MemoryFormat",
-               "ctorch_device_type": "DeviceType"}
-
-
-def enum_type(name: str) -> str:
-    return _ENUM_TYPES.get(name) or camel(name[len("ctorch_"):])
-
-
-def arg_type(a: dict) -> str:
-    """The Rust type a caller passes for a schema argument."""
-    b, opt, lst = a["base"], a["optional"], a.get("list")
-    if lst:
-        t = {"Tensor": "&[&Tensor]", "int": "&[i64]", "SymInt": "&[i64]", "float": "&[f64]", "bool": "&[bool]",
-             "Scalar": "&[Scalar]", "Dimname": "&[&str]"}[b]
-        if b == "Tensor" and a.get("elements_optional"):
-            t = "&[Option<&Tensor>]"
-        return f"Option<{t}>" if opt else t
-    t = {"Tensor": "&Tensor", "int": "i64", "SymInt": "i64", "DeviceIndex": "i64", "float": "f64", "bool": "bool",
-         "Scalar": "Scalar", "ScalarType": "DType", "Layout": "Layout", "MemoryFormat": "MemoryFormat",
-         "Device": "Device", "str": "&str", "Dimname": "&str", "Generator": "&Generator"}[b]
-    if "enum" in a:
-        t = enum_type(a["enum"])
-    return f"Option<{t}>" if opt else t
 
 
 def _conv(a: dict, v: str, cparams: List[dict]) -> Tuple[List[str], List[str]]:
@@ -313,29 +205,6 @@ def _conv(a: dict, v: str, cparams: List[dict]) -> Tuple[List[str], List[str]]:
     return [], [cval]
 
 
-def _out(p: dict) -> Tuple[str, str, str]:
-    """(Rust result type, local's initial value, conversion of local r)."""
-    tn = p["type"]["name"]
-    if tn == "ctorch_tensor":
-        if p.get("null_result"):
-            return "Option<Tensor>", "::std::ptr::null_mut()", "Tensor::own_opt({r})"
-        return "Tensor", "::std::ptr::null_mut()", "Tensor::own({r})?"
-    if tn == "ctorch_tensor_list":
-        if p.get("elements_null_result"):
-            return "Vec<Option<Tensor>>", "::std::ptr::null_mut()", "read_tensor_list_opt({r})?"
-        return "Vec<Tensor>", "::std::ptr::null_mut()", "read_tensor_list({r})?"
-    if tn == "int":
-        return ("bool", "0", "{r} != 0") if p.get("boolean") else ("i64", "0", "{r} as i64")
-    return {"int64_t": ("i64", "0", "{r}"), "double": ("f64", "0.0", "{r}"),
-            "ctorch_scalar": ("Scalar", "sys::ctorch_scalar_int(0)", "Scalar::from_c({r})"),
-            "ctorch_dtype": ("DType", "0", "DType({r})")}[tn]
-
-
-def is_unsafe(f: dict) -> bool:
-    """api.json marks the operator unsafe (ops_json.unsafe: the sweep crashed it)."""
-    return bool(f.get("ops_json", {}).get("unsafe"))
-
-
 def op_function(f: dict) -> str:
     op = f["op"]
     name = ident(f["name"][len("ctorch_"):])
@@ -346,7 +215,7 @@ def op_function(f: dict) -> str:
     params, pre, cargs, rets, convs = [], [], [], [], []
     outs = [p for p in f["params"] if p["direction"] == "out"]
     for k, p in enumerate(outs):
-        rt, init, conv = _out(p)
+        rt, init, conv = result_type(p)
         pre.append(f"let mut r{k} = {init};")
         cargs.append(f"&mut r{k}")
         rets.append(rt)
@@ -442,9 +311,6 @@ def emit_enums(doc: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-# Handle types named otherwise than hplan.class_name: the TorchScript module
-# would be `Module`, as torch.nn's (nn::Module) is; a deprecated alias keeps the old name.
-RENAMED = {"ctorch_module": "ScriptModule"}
 # Handles bound to the thread that made them (scopes restore thread-local modes on
 # their own thread; a profiler or tracer session records its thread; an autograd
 # ctx is borrowed during one callback): not Send.
@@ -455,7 +321,6 @@ NOT_SEND = {"ctorch_handle_scope", "ctorch_autograd_scope", "ctorch_stream_scope
 def emit_handles(doc: dict) -> str:
     """A type per handle (but Tensor, written by hand) owning one reference,
     freed by its free function on Drop."""
-    from .hplan import class_name
     out = ["// GENERATED by bindings-gen (emit_rust.py) from api.json; do not edit.",
            "//! A type per C handle: owns one reference, freed on Drop by the handle's free function.",
            "use crate::sys;", ""]
@@ -494,73 +359,3 @@ def emit_handles(doc: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-WORKSPACE = """\
-# GENERATED by bindings-gen (generate_bindings.py). The two crates as one
-# workspace: `cargo package --workspace` packs ctorch against the unpublished
-# ctorch-sys beside it (scripts/package rust).
-[workspace]
-members = ["ctorch-sys", "ctorch"]
-resolver = "2"
-"""
-
-SYS_CARGO = """\
-# GENERATED by bindings-gen (generate_bindings.py) from api.json.
-[package]
-name = "ctorch-sys"
-version = "{version}"
-edition = "2021"
-rust-version = "1.77"
-description = "Raw FFI declarations of libctorch, a C ABI over LibTorch (generated from api.json)"
-license = "BSD-3-Clause"
-links = "ctorch"
-build = "build.rs"
-readme = "README.md"
-keywords = ["pytorch", "libtorch", "ffi", "tensor"]
-categories = ["external-ffi-bindings", "science"]
-
-[build-dependencies]
-pkg-config = "0.3"
-"""
-
-SAFE_CARGO = """\
-# GENERATED by bindings-gen (generate_bindings.py) from api.json.
-[package]
-name = "ctorch"
-version = "{version}"
-edition = "2021"
-rust-version = "1.77"
-description = "PyTorch's operators, autograd, torch.nn modules and optimizers through libctorch's C API"
-license = "BSD-3-Clause"
-readme = "README.md"
-keywords = ["pytorch", "libtorch", "tensor", "deep-learning"]
-categories = ["science", "api-bindings"]
-
-[dependencies]
-ctorch-sys = {{ path = "../ctorch-sys", version = "={version}" }}
-"""
-
-
-def generate(doc: dict, out: str, copy_tree, write_if_changed, here: str) -> None:
-    from .emit_rust_nn import emit as emit_nn
-    from .emit_rust_methods import emit as emit_methods
-    from .emit_rust_capi import emit as emit_capi
-    copy_tree(os.path.join(here, "rust"), out)
-    v = doc["ctorch_version"]
-    sysd, safe = os.path.join(out, "ctorch-sys"), os.path.join(out, "ctorch")
-    write_if_changed(os.path.join(out, "Cargo.toml"), WORKSPACE)
-    write_if_changed(os.path.join(sysd, "Cargo.toml"), SYS_CARGO.format(version=v))
-    write_if_changed(os.path.join(sysd, "src", "lib.rs"), emit_sys(doc))
-    write_if_changed(os.path.join(safe, "Cargo.toml"), SAFE_CARGO.format(version=v))
-    parts = op_parts(doc)
-    for mod, fs in parts:
-        write_if_changed(os.path.join(safe, "src", "ops", f"{mod}.rs"), emit_ops(doc, fs))
-    write_if_changed(os.path.join(safe, "src", "ops", "mod.rs"),
-                     "// GENERATED by bindings-gen (emit_rust.py) from api.json; do not edit.\n"
-                     "//! Every ATen operator of api.json (`origin: generated`), one function per overload,\n"
-                     "//! named as in C without `ctorch_` (`add_Tensor`, `add__Tensor`, `add_out`).\n"
-                     + "".join(f"mod {m};\npub use {m}::*;\n" for m, _ in parts))
-    write_if_changed(os.path.join(safe, "src", "enums_gen.rs"), emit_enums(doc))
-    write_if_changed(os.path.join(safe, "src", "handles_gen.rs"), emit_handles(doc))
-    write_if_changed(os.path.join(safe, "src", "methods_gen.rs"), emit_methods(doc))
-    write_if_changed(os.path.join(safe, "src", "capi_gen.rs"), emit_capi(doc)[0])
-    write_if_changed(os.path.join(safe, "src", "nn", "kinds_gen.rs"), emit_nn(doc))

@@ -12,68 +12,10 @@ optional scalars are pointers (nil = None).
 """
 from __future__ import annotations
 
-import json
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import List, Tuple
 
-# The module path (bindings-gen/go/go.mod says the same; generate() checks):
-# Go has no version field, a release is the tag v<ctorch version>
-# (docs/bindings-languages.md).
-GO_MODULE = "github.com/ctorch/ctorch-go"
-
-GO_KEYWORDS = set("""break case chan const continue default defer else fallthrough for func go goto if import
-interface map package range return select struct switch type var""".split())
-# Identifiers the generated bodies use; arguments with these names are renamed.
-GO_LOCALS = {"st", "err", "r0", "r1", "r2", "r3", "r4", "r5", "unsafe", "runtime", "C"}
-
-
-def camel(s: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in s.split("_") if p)
-
-
-def go_func_name(op: dict) -> str:
-    """ctorch_add_Tensor -> Add_Tensor, ctorch_add__Tensor -> Add__Tensor,
-    ctorch__softmax -> X_softmax-style: leading underscores become an X."""
-    n = op["name"]
-    base = camel(n)
-    if n.startswith("_"):
-        base = "X" + base
-    if n.endswith("_") and not n.endswith("__"):
-        base += "_"
-    if n.startswith("__") and n.endswith("__"):
-        base = "Dunder" + camel(n.strip("_"))
-    name = base + ("_" + op["overload"] if op["overload"] else "")
-    return name + "Op" if name in RUNTIME_NAMES else name
-
-
-# Exported names of the hand-written runtime (bindings-gen/go/*.go): a
-# generated function with one of these names gets an "Op" suffix.
-RUNTIME_NAMES = {"Int", "Float", "Bool", "ComplexScalar", "Ptr", "FromFloat32", "FromInt64", "NoGrad", "CPU",
-                 "ABIHash", "Version", "FromFloat64", "FromInt32", "FromUint8", "FromBool", "FromSlice", "ToSlice",
-                 "DTypeOf", "Element", "Must", "Must0", "Must2", "Catch", "NewOptimizer"}
-
-
-def go_arg(n: str) -> str:
-    return n + "_" if n in GO_KEYWORDS or n in GO_LOCALS else n
-
-
-ENUM_GO = {"ctorch_reduction": "Reduction", "ctorch_grid_sampler_interpolation": "GridSamplerInterpolation",
-           "ctorch_grid_sampler_padding": "GridSamplerPadding", "ctorch_embedding_bag_mode": "EmbeddingBagMode"}
-
-
-def go_type(a: dict) -> str:
-    b, opt, lst = a["base"], a["optional"], a.get("list")
-    if lst:
-        return {"Tensor": "[]*Tensor", "int": "[]int64", "SymInt": "[]int64", "float": "[]float64",
-                "bool": "[]bool", "Scalar": "[]Scalar", "Dimname": "[]string"}[b]
-    t = {"Tensor": "*Tensor", "int": "int64", "SymInt": "int64", "DeviceIndex": "int64", "float": "float64", "bool": "bool",
-         "Scalar": "Scalar", "ScalarType": "DType", "Layout": "Layout", "MemoryFormat": "MemoryFormat",
-         "Device": "Device", "str": "string", "Dimname": "string", "Generator": "*Generator"}[b]
-    if "enum" in a:
-        t = ENUM_GO[a["enum"]]
-    if opt and not t.startswith("*"):
-        t = "*" + t
-    return t
+from .names import ENUM_GO, camel, go_arg, go_enum_type, go_func_name, go_type
 
 
 def _conv(a: dict, v: str) -> Tuple[List[str], List[str], List[str]]:
@@ -135,7 +77,7 @@ _RET_GO = {"ctorch_tensor": ("*Tensor", "C.ctorch_tensor", "wrap({r})"),
 
 def op_function(f: dict, tramp=None) -> str:
     """One operator's Go function; its C call goes through tramp's trampolines
-    (emit_go_tramp.Trampolines) when given, else straight to the C function."""
+    (tramp.Trampolines) when given, else straight to the C function."""
     op = f["op"]
     name = go_func_name(op)
     params, pre, cargs, post = [], [], [], []
@@ -206,11 +148,8 @@ def emit_enums(doc: dict) -> str:
            f"const ABIHash = \"{doc['abi_hash']}\"", "",
            f"// Version of ctorch this package was generated from.", f"const Version = \"{doc['ctorch_version']}\"",
            ""]
-    go_types = {"ctorch_dtype": "DType", "ctorch_layout": "Layout", "ctorch_memory_format": "MemoryFormat",
-                "ctorch_device_type": "DeviceType", "ctorch_status": "Status", "ctorch_optimizer_kind": "OptimizerKind",
-                **ENUM_GO}
     for e in doc["enums"]:
-        gt = go_types.get(e["name"], camel(e["name"][len("ctorch_"):]))
+        gt = go_enum_type(e["name"])
         out.append(f"// {gt} is {e['name']}: {e['doc']}")
         out.append(f"type {gt} int32" if e["name"] not in ENUM_GO else f"type {gt} = int64")
         out.append("")
@@ -319,36 +258,3 @@ def emit_cgo(build_lib, include_dirs: List[str], package: str = "ctorch") -> str
     return "\n".join(lines)
 
 
-def generate(doc: dict, out: str, build_lib, include: str, copy_tree, write_if_changed, here: str) -> None:
-    """The module in out. With build_lib, cgo links that build tree's library
-    (-L, an rpath: the build's own bindings/go, for its tests); without, it
-    asks pkg-config for ctorch (the packaged module: scripts/package go)."""
-    with open(os.path.join(here, "go", "go.mod")) as fh:
-        if fh.readline().split() != ["module", GO_MODULE]:
-            raise ValueError(f"bindings-gen/go/go.mod does not name the module {GO_MODULE} (emit_go.GO_MODULE)")
-    copy_tree(os.path.join(here, "go"), out)
-    includes = [include] if include else []
-    if build_lib:
-        includes.append(os.path.join(os.path.dirname(build_lib), "generated"))
-    write_if_changed(os.path.join(out, "cgo_gen.go"), emit_cgo(build_lib, includes))
-    # ctorch/nn (module classes) makes cgo calls and callbacks of its own: the same flags.
-    from .emit_go_nn import emit as emit_nn
-    write_if_changed(os.path.join(out, "nn", "cgo_gen.go"), emit_cgo(build_lib, includes, "nn"))
-    write_if_changed(os.path.join(out, "nn", "kinds_gen.go"), emit_nn(doc))
-    write_if_changed(os.path.join(out, "enums_gen.go"), emit_enums(doc))
-    from .emit_go_tramp import Trampolines
-    tramp = Trampolines()
-    write_if_changed(os.path.join(out, "ops_gen.go"), emit_ops(doc, tramp))
-    write_if_changed(os.path.join(out, "ops_tramp_gen.h"), tramp.header())
-    write_if_changed(os.path.join(out, "ops_tramp_gen.c"), tramp.source())
-    write_if_changed(os.path.join(out, "capi_gen.go"), emit_capi(doc))
-    from .emit_go_hfuncs import emit_hfuncs
-    write_if_changed(os.path.join(out, "hfuncs_gen.go"), emit_hfuncs(doc))
-    # The options form of every op with defaults, named clear of every other exported name.
-    from .emit_go_exports import emit as emit_exports, scan
-    from .emit_go_opts import emit as emit_opts
-    names = scan(out, exclude=("ops_opts_gen.go",))
-    write_if_changed(os.path.join(out, "ops_opts_gen.go"), emit_opts(doc, set(RUNTIME_NAMES) | set(names[0]) | set(names[1])))
-    # Last: the lists of exported functions and types, read from the files written above.
-    write_if_changed(os.path.join(out, "exports_gen_test.go"), emit_exports(out, "ctorch"))
-    write_if_changed(os.path.join(out, "nn", "exports_gen_test.go"), emit_exports(os.path.join(out, "nn"), "nn"))

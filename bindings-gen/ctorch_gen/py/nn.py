@@ -9,12 +9,7 @@ import ast
 import keyword
 from typing import List
 
-# The containers: every binding writes their classes by hand (their constructors take modules).
-HANDWRITTEN = {"Sequential", "ModuleList", "ModuleDict"}
-# How the flat outputs of a forward (the C API flattens them) are grouped, as
-# output indices nested like the result: LSTM returns (output, (h_n, c_n)).
-# Shared by the bindings' emitters (emit_node_nn.py), each in its own syntax.
-OUTPUT_GROUPS = {"LSTM": [0, [1, 2]]}
+from ..hplan import HANDWRITTEN, OUTPUT_GROUPS
 
 
 def _py_group(g) -> str:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import List, Optional
+from typing import Optional
 
-from .emit_go import camel, go_arg, go_func_name, go_type, op_function
+from .names import camel, go_arg, go_func_name, go_type
+from .ops import op_function
 
 _SIG = re.compile(r"^func \w+\((.*)\) (.*) \{$", re.M)
 

@@ -23,10 +23,10 @@ import json
 import os
 from typing import Dict, List
 
-from .emit_node import js_name, _LISTS, JS_RESERVED
-from .emit_py import kind_of
-from .emit_py_nn import HANDWRITTEN, OUTPUT_GROUPS
-from .hplan import plan, class_name, list_handles, reader_name
+from ..hplan import HANDWRITTEN, OUTPUT_GROUPS, class_name, kind_of, list_handles, plan, reader_name
+from .names import JS_RESERVED, js_name
+
+_LISTS: Dict[str, dict] = {}
 
 # Names index.js / nn.js define over (or beside) the generated ones.
 HAND_TOP = {"CtorchError", "Tensor", "ops", "capi", "lib", "config", "version", "abiHash", "scope", "keep",
@@ -78,7 +78,7 @@ def arg_type(a: dict, enums: Dict[str, List[str]]) -> str:
     return f"{t} | null" if opt else t
 
 
-def _ret_type(p: dict) -> str:  # emit_node._ret
+def _ret_type(p: dict) -> str:  # capi._ret
     t = p["type"]
     if t["kind"] == "handle" and t["name"] == "ctorch_tensor":
         return "Tensor | null" if p.get("null_result") else "Tensor"

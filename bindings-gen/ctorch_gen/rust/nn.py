@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import List
 
-from .emit_py_nn import HANDWRITTEN
-from .emit_rust import ident
+from ..hplan import HANDWRITTEN
+from .names import ident
 
 # Catalogue types -> the Rust type a caller passes (generic where several fit).
 _RS = {"int": "i64", "float": "impl Into<Float>", "bool": "bool", "str": "&str", "Device": "Device",
