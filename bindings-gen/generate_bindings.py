@@ -19,6 +19,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from ctorch_gen.apimodel import load_api  # noqa: E402
 from ctorch_gen.cli import read_text, write_if_changed  # noqa: E402
 from ctorch_gen.go import package as go_package  # noqa: E402
 from ctorch_gen.node import package as node_package  # noqa: E402
@@ -45,11 +46,10 @@ def main(argv=None) -> int:
     ap.add_argument("--build-lib", help="libctorch path the package falls back to (build-tree use)")
     ap.add_argument("--include", help="directory of ctorch.h (go: cgo's include path)")
     a = ap.parse_args(argv)
-    doc = json.loads(read_text(a.api))
-    # Functions only C can call (api.json's c_only: variadic, va_list) are
-    # left out of every binding; each language formats text itself.
-    doc["c_only_functions"] = {f["name"]: "C only: " + f["c_only"] for f in doc["functions"] if f.get("c_only")}
-    doc["functions"] = [f for f in doc["functions"] if not f.get("c_only")]
+    # Every emitter reads the typed model (ctorch_gen/apimodel.py), without the
+    # functions only C can call (api.json's c_only: variadic, va_list): each
+    # language formats text itself.
+    doc = load_api(json.loads(read_text(a.api)))
     generate = {"python": py_package.generate, "node": node_package.generate, "go": go_package.generate,
                 "rust": rust_package.generate}[a.lang]
     # (the Rust crates link through pkg-config and ignore build_lib; only cgo takes include)

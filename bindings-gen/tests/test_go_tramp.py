@@ -7,11 +7,12 @@ import subprocess
 import tempfile
 import unittest
 
+from ctorch_gen.apimodel import Function
 from ctorch_gen.go.tramp import Trampolines, c_class
 
 
 def fn(name, *c_types):
-    return {"name": name, "params": [{"name": f"a{k}", "c_type": t} for k, t in enumerate(c_types)]}
+    return Function.load({"name": name, "params": [{"name": f"a{k}", "c_type": t} for k, t in enumerate(c_types)]})
 
 
 class Trampoline(unittest.TestCase):

@@ -4,6 +4,7 @@ hplan's handling of a "filled" output array (ctorch_nn_module_forward_n)."""
 import unittest
 
 from ctorch_gen import hplan, nn_sig
+from ctorch_gen.apimodel import load_api
 from ctorch_gen.go import nn as go_nn
 from ctorch_gen.node import nn as node_nn
 from tests.test_nn_sig import SRC
@@ -14,7 +15,7 @@ DTYPES = {"name": "ctorch_dtype", "values": [{"name": "CTORCH_FLOAT32", "value":
 def doc():
     kinds = [nn_sig.describe(*k) for k in nn_sig.extract_kinds(SRC, "t.cpp")]
     kinds.append(nn_sig.describe("TransformerEncoder", "encoder_layer: Module, num_layers: int", "src: Tensor -> Tensor"))
-    return {"nn_modules": kinds, "enums": [DTYPES]}
+    return load_api({"nn_modules": kinds, "enums": [DTYPES]})
 
 
 class Emitters(unittest.TestCase):
@@ -59,10 +60,10 @@ class FilledOutputs(unittest.TestCase):
                  param("max_outputs", role="capacity", length_of=["outputs"]),
                  param("n_outputs", pointer=1, direction="out")]}
         d = {"functions": [f], "handles": [{"name": "ctorch_nn_module"}, {"name": "ctorch_tensor"}]}
-        e = hplan.plan(d)[0]
-        self.assertIsNone(e["skip"])
-        self.assertEqual([p["name"] for p in e["outs"]], ["outputs"])
-        self.assertEqual([p["name"] for p in e["ins"]], ["m"])
+        e = hplan.plan(load_api(d))[0]
+        self.assertIsNone(e.skip)
+        self.assertEqual([p.name for p in e.outs], ["outputs"])
+        self.assertEqual([p.name for p in e.ins], ["m"])
 
 
 if __name__ == "__main__":

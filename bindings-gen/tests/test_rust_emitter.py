@@ -3,6 +3,7 @@ as Rust FFI types, struct layouts asserted, operator wrappers' argument
 conversions, and the module builders from catalogue entries."""
 import unittest
 
+from ctorch_gen.apimodel import Function, load_api
 from ctorch_gen.rust import names as rust_names, nn as rust_nn, sys as rust_sys
 from tests.test_nn_emitters import doc as nn_doc
 
@@ -37,7 +38,7 @@ def _sys_doc():
 
 class RustSys(unittest.TestCase):
     def test_layouts_are_asserted_and_functions_declared(self):
-        rs = rust_sys.emit_sys(_sys_doc())
+        rs = rust_sys.emit_sys(load_api(_sys_doc()))
         self.assertIn("const _: () = assert!(::std::mem::size_of::<ctorch_device>() == 8);", rs)
         self.assertIn("const _: () = assert!(::std::mem::offset_of!(ctorch_device, index) == 4);", rs)
         self.assertIn("pub r#type: i32,", rs)
@@ -57,7 +58,7 @@ class RustOps(unittest.TestCase):
                  {"name": "self", "base": "Tensor", "optional": False},
                  {"name": "dim", "base": "int", "optional": True, "list": True},
                  {"name": "dtype", "base": "ScalarType", "optional": True}]}}
-        rs = rust_sys.op_function(f)
+        rs = rust_sys.op_function(Function.load(f))
         self.assertIn("pub fn sum_dim(self_: &Tensor, dim: Option<&[i64]>, dtype: Option<DType>) -> Result<Tensor>",
                       rs)
         self.assertIn("dim.map_or(::std::ptr::null(), |l| l.as_ptr())", rs)

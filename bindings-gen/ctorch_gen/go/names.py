@@ -3,6 +3,8 @@ opts, nn): Go identifiers for C and schema names, the Go type of a schema
 argument, the Go names of the enums. Imports none of the emitters."""
 from __future__ import annotations
 
+from ..apimodel import Op, OpArg
+
 
 # The module path (bindings-gen/go/go.mod says the same; generate() checks):
 # Go has no version field, a release is the tag v<ctorch version>
@@ -22,10 +24,10 @@ def camel(s: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in s.split("_") if p)
 
 
-def go_func_name(op: dict) -> str:
+def go_func_name(op: Op) -> str:
     """ctorch_add_Tensor -> Add_Tensor, ctorch_add__Tensor -> Add__Tensor,
     ctorch__softmax -> X_softmax-style: leading underscores become an X."""
-    n = op["name"]
+    n = op.name
     base = camel(n)
     if n.startswith("_"):
         base = "X" + base
@@ -33,7 +35,7 @@ def go_func_name(op: dict) -> str:
         base += "_"
     if n.startswith("__") and n.endswith("__"):
         base = "Dunder" + camel(n.strip("_"))
-    name = base + ("_" + op["overload"] if op["overload"] else "")
+    name = base + ("_" + op.overload if op.overload else "")
     return name + "Op" if name in RUNTIME_NAMES else name
 
 
@@ -52,16 +54,16 @@ ENUM_GO = {"ctorch_reduction": "Reduction", "ctorch_grid_sampler_interpolation":
            "ctorch_grid_sampler_padding": "GridSamplerPadding", "ctorch_embedding_bag_mode": "EmbeddingBagMode"}
 
 
-def go_type(a: dict) -> str:
-    b, opt, lst = a["base"], a["optional"], a.get("list")
+def go_type(a: OpArg) -> str:
+    b, opt, lst = a.base, a.optional, a.list
     if lst:
         return {"Tensor": "[]*Tensor", "int": "[]int64", "SymInt": "[]int64", "float": "[]float64",
                 "bool": "[]bool", "Scalar": "[]Scalar", "Dimname": "[]string"}[b]
     t = {"Tensor": "*Tensor", "int": "int64", "SymInt": "int64", "DeviceIndex": "int64", "float": "float64", "bool": "bool",
          "Scalar": "Scalar", "ScalarType": "DType", "Layout": "Layout", "MemoryFormat": "MemoryFormat",
          "Device": "Device", "str": "string", "Dimname": "string", "Generator": "*Generator"}[b]
-    if "enum" in a:
-        t = ENUM_GO[a["enum"]]
+    if a.enum is not None:
+        t = ENUM_GO[a.enum]
     if opt and not t.startswith("*"):
         t = "*" + t
     return t

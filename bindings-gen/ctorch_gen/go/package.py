@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ..apimodel import Api
 from .exports import emit as emit_exports, scan
 from .hfuncs import emit_hfuncs
 from .names import GO_MODULE, RUNTIME_NAMES
@@ -13,7 +14,7 @@ from .opts import emit as emit_opts
 from .tramp import Trampolines
 
 
-def generate(doc: dict, out: str, build_lib, include: str, copy_tree, write_if_changed, here: str) -> None:
+def generate(doc: Api, out: str, build_lib, include: str, copy_tree, write_if_changed, here: str) -> None:
     """The module in out. With build_lib, cgo links that build tree's library
     (-L, an rpath: the build's own bindings/go, for its tests); without, it
     asks pkg-config for ctorch (the packaged module: scripts/package go)."""

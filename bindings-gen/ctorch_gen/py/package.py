@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import os
 
+from ..apimodel import Api
 from . import api, capi, nn
 
 
-def generate(doc: dict, out: str, build_lib, include, copy_tree, write_if_changed, here: str) -> None:
+def generate(doc: Api, out: str, build_lib, include, copy_tree, write_if_changed, here: str) -> None:
     copy_tree(os.path.join(here, "python"), out)
     write_if_changed(os.path.join(out, "ctorch", "_capi.py"), capi.emit_capi(doc, build_lib))
     write_if_changed(os.path.join(out, "ctorch", "_ops.py"), capi.emit_ops(doc))
     write_if_changed(os.path.join(out, "ctorch", "_api.py"), api.emit_api(doc))
     write_if_changed(os.path.join(out, "ctorch", "_nn_classes.py"), nn.emit(doc))
-    write_if_changed(os.path.join(out, "pyproject.toml"), PYPROJECT.format(version=doc["ctorch_version"]))
+    write_if_changed(os.path.join(out, "pyproject.toml"), PYPROJECT.format(version=doc.ctorch_version))
 
 
 PYPROJECT = """\

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import List, Tuple
 
+from ..apimodel import OpArg, Param, Signature
+
 
 RUST_KEYWORDS = set("""as break const continue crate else enum extern false fn for if impl in let loop match mod
 move mut pub ref return self Self static struct super trait true type unsafe use where while async await dyn
@@ -53,17 +55,17 @@ def rust_c_type(c_type: str, prefix: str = "") -> str:
     return r
 
 
-def callback_type(sig: dict) -> str:
-    ps = ", ".join(f"{ident(p['name'])}: {rust_c_type(p['c_type'])}" for p in sig["params"])
-    ret = sig["returns"]["c_type"]
+def callback_type(sig: Signature) -> str:
+    ps = ", ".join(f"{ident(p.name)}: {rust_c_type(p.c_type)}" for p in sig.params)
+    ret = sig.returns.c_type
     return f"Option<unsafe extern \"C\" fn({ps}){'' if ret == 'void' else ' -> ' + rust_c_type(ret)}>"
 
 
-def param_type(p: dict) -> str:
-    t = p["type"]
-    if t["kind"] == "callback" and "signature" in t:
-        return callback_type(t["signature"])
-    return rust_c_type(p["c_type"])
+def param_type(p: Param) -> str:
+    t = p.type
+    if t.kind == "callback" and t.signature is not None:
+        return callback_type(t.signature)
+    return rust_c_type(p.c_type)
 
 
 def md_escape(text: str) -> str:
@@ -94,44 +96,39 @@ def enum_type(name: str) -> str:
     return _ENUM_TYPES.get(name) or camel(name[len("ctorch_"):])
 
 
-def arg_type(a: dict) -> str:
+def arg_type(a: OpArg) -> str:
     """The Rust type a caller passes for a schema argument."""
-    b, opt, lst = a["base"], a["optional"], a.get("list")
+    b, opt, lst = a.base, a.optional, a.list
     if lst:
         t = {"Tensor": "&[&Tensor]", "int": "&[i64]", "SymInt": "&[i64]", "float": "&[f64]", "bool": "&[bool]",
              "Scalar": "&[Scalar]", "Dimname": "&[&str]"}[b]
-        if b == "Tensor" and a.get("elements_optional"):
+        if b == "Tensor" and a.elements_optional:
             t = "&[Option<&Tensor>]"
         return f"Option<{t}>" if opt else t
     t = {"Tensor": "&Tensor", "int": "i64", "SymInt": "i64", "DeviceIndex": "i64", "float": "f64", "bool": "bool",
          "Scalar": "Scalar", "ScalarType": "DType", "Layout": "Layout", "MemoryFormat": "MemoryFormat",
          "Device": "Device", "str": "&str", "Dimname": "&str", "Generator": "&Generator"}[b]
-    if "enum" in a:
-        t = enum_type(a["enum"])
+    if a.enum is not None:
+        t = enum_type(a.enum)
     return f"Option<{t}>" if opt else t
 
 
-def result_type(p: dict) -> Tuple[str, str, str]:
+def result_type(p: Param) -> Tuple[str, str, str]:
     """(Rust result type, local's initial value, conversion of local r)."""
-    tn = p["type"]["name"]
+    tn = p.type.name
     if tn == "ctorch_tensor":
-        if p.get("null_result"):
+        if p.null_result:
             return "Option<Tensor>", "::std::ptr::null_mut()", "Tensor::own_opt({r})"
         return "Tensor", "::std::ptr::null_mut()", "Tensor::own({r})?"
     if tn == "ctorch_tensor_list":
-        if p.get("elements_null_result"):
+        if p.elements_null_result:
             return "Vec<Option<Tensor>>", "::std::ptr::null_mut()", "read_tensor_list_opt({r})?"
         return "Vec<Tensor>", "::std::ptr::null_mut()", "read_tensor_list({r})?"
     if tn == "int":
-        return ("bool", "0", "{r} != 0") if p.get("boolean") else ("i64", "0", "{r} as i64")
+        return ("bool", "0", "{r} != 0") if p.boolean else ("i64", "0", "{r} as i64")
     return {"int64_t": ("i64", "0", "{r}"), "double": ("f64", "0.0", "{r}"),
             "ctorch_scalar": ("Scalar", "sys::ctorch_scalar_int(0)", "Scalar::from_c({r})"),
             "ctorch_dtype": ("DType", "0", "DType({r})")}[tn]
-
-
-def is_unsafe(f: dict) -> bool:
-    """api.json marks the operator unsafe (ops_json.unsafe: the sweep crashed it)."""
-    return bool(f.get("ops_json", {}).get("unsafe"))
 
 
 # Handle types named otherwise than hplan.class_name: the TorchScript module

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ..apimodel import Api
 from .capi import emit as emit_capi
 from .methods import emit as emit_methods
 from .nn import emit as emit_nn
@@ -58,9 +59,9 @@ ctorch-sys = {{ path = "../ctorch-sys", version = "={version}" }}
 """
 
 
-def generate(doc: dict, out: str, build_lib, include, copy_tree, write_if_changed, here: str) -> None:
+def generate(doc: Api, out: str, build_lib, include, copy_tree, write_if_changed, here: str) -> None:
     copy_tree(os.path.join(here, "rust"), out)
-    v = doc["ctorch_version"]
+    v = doc.ctorch_version
     sysd, safe = os.path.join(out, "ctorch-sys"), os.path.join(out, "ctorch")
     write_if_changed(os.path.join(out, "Cargo.toml"), WORKSPACE)
     write_if_changed(os.path.join(sysd, "Cargo.toml"), SYS_CARGO.format(version=v))
