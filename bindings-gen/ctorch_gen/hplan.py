@@ -15,7 +15,7 @@ so that none of them imports another.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .apimodel import Api, Elements, Function, OpArg, Param
 
@@ -148,6 +148,21 @@ def kind_of(a: OpArg) -> str:
     if a.optional:
         k += "?"
     return k
+
+
+def split_groups(doc: Api) -> List[Tuple[str, List[Function], List[Function]]]:
+    """api.json's overload groups of operators, each split by the unsafe mark
+    (ops_json.unsafe; Function.unsafe): (name, checked members, unchecked members).
+    A binding offers the unchecked ones only under a name that says so (Python
+    ctorch.unchecked.<name>, Node ct.unchecked.<name>, Go Unchecked<Name>, Rust
+    `unsafe fn`): the ordinary name reaches the checked members alone, so no
+    caller runs an operator that can crash the process without saying so."""
+    funcs = doc.functions_by_name
+    out = []
+    for g, members in doc.overload_groups.items():
+        ms = [funcs[c] for c in members]
+        out.append((g, [m for m in ms if not m.unsafe], [m for m in ms if m.unsafe]))
+    return out
 
 
 # The containers: every binding writes their classes by hand (their constructors take modules).

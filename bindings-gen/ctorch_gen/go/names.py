@@ -3,7 +3,7 @@ opts, nn): Go identifiers for C and schema names, the Go type of a schema
 argument, the Go names of the enums. Imports none of the emitters."""
 from __future__ import annotations
 
-from ..apimodel import Op, OpArg
+from ..apimodel import Function, Op, OpArg
 
 
 # The module path (bindings-gen/go/go.mod says the same; generate() checks):
@@ -37,6 +37,14 @@ def go_func_name(op: Op) -> str:
         base = "Dunder" + camel(n.strip("_"))
     name = base + ("_" + op.overload if op.overload else "")
     return name + "Op" if name in RUNTIME_NAMES else name
+
+
+def go_op_name(f: Function) -> str:
+    """The Go name of generated function f: its operator's (go_func_name), prefixed
+    Unchecked where api.json marks it unsafe (ops_json.unsafe; hplan.split_groups):
+    UncheckedXRemoveBatchDim. Bad input can crash the process; the name says so."""
+    name = go_func_name(f.op)
+    return "Unchecked" + name if f.unsafe else name
 
 
 # Exported names of the hand-written runtime (bindings-gen/go/*.go): a

@@ -16,7 +16,7 @@ import os
 from typing import List, Tuple
 
 from ..apimodel import Api, Function, OpArg, QueryCall
-from .names import ENUM_GO, camel, go_arg, go_enum_type, go_func_name, go_type
+from .names import ENUM_GO, camel, go_arg, go_enum_type, go_op_name, go_type
 
 
 def _conv(a: OpArg, v: str) -> Tuple[List[str], List[str], List[str]]:
@@ -80,7 +80,7 @@ def op_function(f: Function, tramp=None) -> str:
     """One operator's Go function; its C call goes through tramp's trampolines
     (tramp.Trampolines) when given, else straight to the C function."""
     op = f.op
-    name = go_func_name(op)
+    name = go_op_name(f)
     params, pre, cargs, post = [], [], [], []
     outs = [p for p in f.params if p.direction == "out"]
     rets, ret_exprs = [], []
@@ -111,6 +111,9 @@ def op_function(f: Function, tramp=None) -> str:
                       "Scalar": "Scalar{}", "DType": "0"}[r] for r in rets)
     sig = f"({', '.join(rets + ['error'])})" if rets else "error"
     lines = [f"// {name} calls {f.name}: {op.schema}"]
+    if f.unsafe:  # (go_op_name: only under this name)
+        lines.append(f"// Unchecked: bad input can crash the process (api.json ops_json.unsafe): "
+                     f"{f.ops_json.unsafe_reason or 'see bindings-gen/unsafe_ops.txt'}.")
     for k, p in enumerate(outs):
         if p.null_result:
             lines.append(f"// Result {k} may be nil (an undefined tensor): {p.null_when or ''}.")

@@ -24,7 +24,7 @@ import os
 from typing import Dict, List
 
 from ..apimodel import Api, Function, OpArg, Param, StructField
-from ..hplan import HANDWRITTEN, OUTPUT_GROUPS, Planned, class_name, kind_of, list_handles, plan, reader_name
+from ..hplan import HANDWRITTEN, OUTPUT_GROUPS, Planned, class_name, kind_of, list_handles, plan, reader_name, split_groups
 from .names import JS_RESERVED, js_name
 
 _LISTS: Dict[str, dict] = {}
@@ -132,11 +132,11 @@ def op_signatures(f: Function, enums, drop_self: bool = False) -> List[str]:
 
 
 def emit_ops(doc: Api, enums) -> List[str]:
-    by_c = {f.name: f for f in doc.functions if f.origin == "generated"}
     top: Dict[str, List[str]] = {}
     methods: Dict[str, List[str]] = {}
-    for g, members in doc.overload_groups.items():
-        ms = [by_c[c] for c in members]
+    for g, ms, _unsafe in split_groups(doc):  # (the unsafe ones: ct.unchecked, typed any)
+        if not ms:
+            continue
         op0 = ms[0].op
         if any(m.op.public and "function" in m.op.variants for m in ms):
             mod = op0.python_module or ""
