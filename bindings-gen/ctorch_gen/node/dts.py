@@ -24,7 +24,8 @@ import os
 from typing import Dict, List
 
 from ..apimodel import Api, Function, OpArg, Param, StructField
-from ..hplan import HANDWRITTEN, OUTPUT_GROUPS, Planned, class_name, kind_of, list_handles, plan, reader_name, split_groups
+from ..hplan import (HANDWRITTEN, OUTPUT_GROUPS, Planned, class_name, kind_of, list_handles, plan, reader_name,
+                     split_groups)
 from .names import JS_RESERVED, js_name
 
 _LISTS: Dict[str, dict] = {}

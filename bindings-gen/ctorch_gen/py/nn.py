@@ -49,7 +49,8 @@ def emit_class(k: NnModule) -> str:
     params = ["self"]
     for p in init:
         name = _ident(p.name)
-        params.append(name if (p.required if p.has("required") else p.default is None) else f"{name}={_default(p.default)}")
+        required = p.required if p.has("required") else p.default is None
+        params.append(name if required else f"{name}={_default(p.default)}")
     pairs = ", ".join(f"({p.name!r}, {_ident(p.name)})" for p in init)
     outs = ", ".join(f"{o.name}: {o.type}{'?' if o.optional else ''}" for o in fwd.outputs)
     fsig = _sig(fwd.inputs)
