@@ -165,6 +165,17 @@ def split_groups(doc: Api) -> List[Tuple[str, List[Function], List[Function]]]:
     return out
 
 
+def public_name(ms: List[Function]) -> Optional[Tuple[str, str]]:
+    """Where torch's Python API has a group of overloads ms: (python_module or "", the
+    name in it: linalg_svd -> ("linalg", "svd")) when one of them is a public function,
+    else None. Every binding exports the group there (ctorch.linalg.svd, ct.linalg.svd)."""
+    if not any(m.op.public and "function" in m.op.variants for m in ms):
+        return None
+    op = ms[0].op
+    mod = op.python_module or ""
+    return mod, (op.name[len(mod) + 1:] if mod and op.name.startswith(mod + "_") else op.name)
+
+
 # The containers: every binding writes their classes by hand (their constructors take modules).
 HANDWRITTEN = {"Sequential", "ModuleList", "ModuleDict"}
 

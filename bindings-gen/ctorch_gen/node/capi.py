@@ -16,7 +16,7 @@ import json
 from typing import Dict, List, Optional
 
 from ..apimodel import Api, CSlot, Default, Function, OpArg, Param, QueryCall, Signature
-from ..hplan import Planned, class_name, kind_of, list_handles, plan, reader_name, split_groups
+from ..hplan import Planned, class_name, kind_of, list_handles, plan, public_name, reader_name, split_groups
 from .names import js_name
 
 _PRIM = {"int": "int", "int32_t": "int32_t", "int64_t": "int64_t", "uint64_t": "uint64_t", "uint32_t": "uint32_t",
@@ -363,11 +363,9 @@ def emit_ops(doc: Api) -> str:
         ms = checked
         if not ms:
             continue
-        op0 = ms[0].op
-        if any(m.op.public and "function" in m.op.variants for m in ms):
-            mod = op0.python_module or ""
-            pub = op0.name[len(mod) + 1:] if mod and op0.name.startswith(mod + "_") else op0.name
-            public.setdefault(mod, {})[pub] = g
+        pn = public_name(ms)
+        if pn:
+            public.setdefault(pn[0], {})[pn[1]] = g
         if any("method" in m.op.variants for m in ms):
             self_first = all(m.op.args and m.op.args[0].name == "self"
                              for m in ms if "method" in m.op.variants)

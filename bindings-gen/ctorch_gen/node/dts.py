@@ -25,7 +25,7 @@ from typing import Dict, List
 
 from ..apimodel import Api, Function, OpArg, Param, StructField
 from ..hplan import (HANDWRITTEN, OUTPUT_GROUPS, Planned, class_name, kind_of, list_handles, plan, reader_name,
-                     split_groups)
+                     public_name, split_groups)
 from .names import JS_RESERVED, js_name
 
 _LISTS: Dict[str, dict] = {}
@@ -138,10 +138,9 @@ def emit_ops(doc: Api, enums) -> List[str]:
     for g, ms, _unsafe in split_groups(doc):  # (the unsafe ones: ct.unchecked, typed any)
         if not ms:
             continue
-        op0 = ms[0].op
-        if any(m.op.public and "function" in m.op.variants for m in ms):
-            mod = op0.python_module or ""
-            pub = op0.name[len(mod) + 1:] if mod and op0.name.startswith(mod + "_") else op0.name
+        pn = public_name(ms)
+        if pn:
+            mod, pub = pn
             hand = HAND_NN if mod == "nn" else (HAND_TOP if not mod else set())
             if pub not in hand:
                 top.setdefault(mod, []).extend(
