@@ -503,7 +503,7 @@ const R = {
 };
 const api = require('./api')(R, F); // before ops.js: its Scalar defaults use the inline helpers
 R.listOf = api.read_tensor_list; // Tensor[] results (ops.js): the generated reader (api.json handles[].elements)
-const { ops, PUBLIC, METHODS } = require('./ops')(R, F);
+const { ops, unchecked, PUBLIC, METHODS } = require('./ops')(R, F);
 api.set_error_tickets(true); // the tickets described above, from here on
 
 // ---- the module ------------------------------------------------------------
@@ -511,6 +511,9 @@ const ct = module.exports;
 ct.CtorchError = CtorchError;
 ct.Tensor = Tensor;
 ct.ops = ops;
+// The operators api.json marks unsafe (ops_json.unsafe: bad input can crash the process,
+// Rust's `unsafe fn`) exist only here, never as ct.X, ct.ops.X or a Tensor method.
+ct.unchecked = unchecked;
 ct.capi = api; // every hand-written C function of api.json, typed (ct.capi.tensor_dim(t), ...)
 ct.lib = { path: LIB_PATH, F, T, koffi };
 ct.config = config;

@@ -66,6 +66,8 @@ declare class Handle {
 }
 
 export declare const ops: { [group: string]: any };
+/** Operators that do not check their input (api.json ops_json.unsafe): a wrong argument can crash the process. */
+export declare const unchecked: { [group: string]: any };
 export declare const lib: { readonly path: string; readonly F: any; readonly T: any; readonly koffi: any };
 export declare const config: { gcThresholdBytes: number; checkEvery: number };
 export declare const version: string;

@@ -52,6 +52,31 @@ test('overloads, scalars, out= and in-place', () => {
   close(m.t().toArray(), [[1, 3], [2, 4]]);
 });
 
+test('unsafe operators exist only as ct.unchecked', () => {
+  // Issue 51: what api.json marks unsafe (ops_json.unsafe) is ct.unchecked.<name> alone.
+  // (A name with checked overloads too, 2.15's _fused_adam_.tensor_lr, keeps those in ct.ops.)
+  const names = Object.keys(ct.unchecked);
+  assert.ok(names.includes('_remove_batch_dim')); // on a bool tensor it killed the process (Go, issue 51)
+  for (const n of names) {
+    const u = ct.unchecked[n];
+    assert.strictEqual(typeof u, 'function', n);
+    if (n in ct.ops) {
+      const c = ct.ops[n];
+      assert.notStrictEqual(c, u, n);
+      for (const k of Object.keys(u)) assert.notStrictEqual(c[k], u[k], `ct.ops.${n}.${k} is an unsafe overload`);
+      continue;
+    }
+    for (const [space, o] of [['ct', ct], ['Tensor', ct.Tensor.prototype]]) {
+      assert.ok(!(n in o), `${space}.${n}: an unsafe operator under its own name`);
+    }
+  }
+  const x = ct.tensor([1, 3, 2], { dtype: ct.float32 });
+  const v = ct.zeros([3]);
+  const i = ct.zeros([3], { dtype: ct.int64 });
+  ct.unchecked._cummax_helper.default(x, v, i, 0);
+  assert.deepStrictEqual([v.toArray(), i.toArray()], [[1, 3, 3], [0, 1, 1]]);
+});
+
 test('empty list is [] and null is None', () => {
   const src = ct.arange(6, { dtype: ct.float32 });
   const t = ct.empty([0]);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Node package's TypeScript declarations (index.d.ts, generated from
-# api.json by emit_node_dts.py), checked two ways:
+# api.json by node/dts.py), checked two ways:
 #   node_tsc.sh PKG REPO tsc    tsc --strict --noEmit over every Node example
 #                               (examples/node/*.js, checkJs) and
 #                               tests/bindings/node_types_check.ts, which also

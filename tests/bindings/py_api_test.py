@@ -100,6 +100,25 @@ class Ops(unittest.TestCase):
         self.assertEqual(c.tolist(), [[1.0, 7.0], [3.0, 4.0]])
         self.assertEqual(ctorch.where(a > 2, a, b).tolist(), [[0.5, -1.0], [3.0, 4.0]])
 
+    def test_unsafe_operators_only_unchecked(self):
+        # Issue 51: the operators api.json marks unsafe (ops_json.unsafe) exist only as
+        # ctorch.unchecked.<name>: not ctorch.<name>, ctorch.ops.<name> or a Tensor method.
+        # (A name with checked overloads too, 2.15's _fused_adam_.tensor_lr, keeps those.)
+        names = set(ctorch._ops.UNCHECKED)
+        self.assertIn("_remove_batch_dim", names)  # on a bool tensor it killed the process (Go, issue 51)
+        for n in names:
+            self.assertTrue(callable(getattr(ctorch.unchecked, n)), n)
+            unsafe = {fn for fn, _sig in getattr(ctorch._ops, f"_G__u_{n}")}
+            checked = {fn for fn, _sig in getattr(ctorch._ops, f"_G_{n}", ())}
+            self.assertFalse(unsafe & checked, f"ctorch.ops.{n} dispatches to an unsafe overload")
+            for space in (ctorch.ops, ctorch, ctorch.Tensor):
+                if not checked:
+                    self.assertFalse(hasattr(space, n), f"{space.__name__}.{n}: an unsafe operator under its name")
+        # On good input it runs, under the name that says what it risks.
+        x, v, i = ctorch.tensor([1.0, 3.0, 2.0]), ctorch.zeros([3]), ctorch.zeros([3], dtype=ctorch.int64)
+        ctorch.unchecked._cummax_helper.default(x, v, i, 0)
+        self.assertEqual((v.tolist(), i.tolist()), ([1.0, 3.0, 3.0], [0, 1, 1]))
+
     def test_views_share_data(self):
         a = self.a.clone()
         t = a.transpose(0, 1)

@@ -62,6 +62,13 @@ nested = _submodule("nested", "torch.nested")
 for _mod in ("nn", "linalg", "fft", "special", "sparse", "nested"):
     for _n, _f in getattr(_ops, f"PUBLIC_{_mod.upper()}", {}).items():
         setattr(globals()[_mod], _n, _f)
+# The operators api.json marks unsafe (ops_json.unsafe: bad input can crash the
+# process, as Rust's `unsafe fn`) exist only here, never as ctorch.X, ops.X or a
+# Tensor method: ctorch.unchecked._remove_batch_dim(t, 0, 1, 0) says what it risks.
+unchecked = _submodule("unchecked", "Operators that do not check their input (api.json ops_json.unsafe): "
+                       "a wrong argument can crash the process. Each has its reason in its C doc comment.")
+for _n, _f in _ops.UNCHECKED.items():
+    setattr(unchecked, _n, _f)
 
 # ---- Tensor: generated methods and operators ------------------------------------------
 

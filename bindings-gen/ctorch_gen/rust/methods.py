@@ -24,7 +24,8 @@ from __future__ import annotations
 import math
 from typing import List, Optional
 
-from .emit_rust import _out, arg_type, enum_type, ident, is_unsafe
+from ..apimodel import Api, Function, OpArg
+from .names import arg_type, enum_type, ident, result_type
 
 # Methods lib.rs writes by hand (an operator of the same name stays an `ops::` function).
 HANDWRITTEN = {"from_raw_checked", "from_raw_opt", "own", "own_opt", "as_raw", "into_raw", "from_slice",
@@ -43,70 +44,70 @@ def _float(v: float) -> str:
     return r if ("." in r or "e" in r) else r + ".0"
 
 
-def default_expr(a: dict) -> Optional[str]:
+def default_expr(a: OpArg) -> Optional[str]:
     """The Rust value of a's schema default, or None when it cannot be written."""
-    d = a.get("default")
+    d = a.default
     if d is None:
         return None
-    k, b, opt = d["kind"], a["base"], a["optional"]
+    k, b, opt = d.kind, a.base, a.optional
     if k == "none":
         return "None" if opt else None
-    if a.get("list"):
+    if a.list:
         if k != "list" or b not in ("int", "SymInt"):
             return None
-        e = "&[" + ", ".join(str(int(x)) for x in d["value"]) + "]"
+        e = "&[" + ", ".join(str(int(x)) for x in d.value) + "]"
     elif k == "bool" and b == "bool":
-        e = "true" if d["value"] else "false"
-    elif k == "int" and b in ("int", "SymInt") and "enum" not in a:
-        e = str(int(d["value"]))
+        e = "true" if d.value else "false"
+    elif k == "int" and b in ("int", "SymInt") and a.enum is None:
+        e = str(int(d.value))
     elif k == "float" and b == "float":
-        e = _float(d["value"])
+        e = _float(d.value)
     elif k == "scalar" and b == "Scalar":
-        sk = d.get("scalar_kind")
+        sk = d.scalar_kind
         if sk == "INT":
-            e = f"Scalar::Int({int(d['value'])})"
+            e = f"Scalar::Int({int(d.value)})"
         elif sk == "BOOL":
-            e = f"Scalar::Bool({'true' if d['value'] else 'false'})"
+            e = f"Scalar::Bool({'true' if d.value else 'false'})"
         elif sk == "FLOAT":
-            e = f"Scalar::Float({_float(d['value'])})"
+            e = f"Scalar::Float({_float(d.value)})"
         else:
             return None
     elif k == "str" and b == "str":
-        e = '"' + str(d["value"]).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        e = '"' + str(d.value).replace("\\", "\\\\").replace('"', '\\"') + '"'
     elif k == "enum":
-        t = enum_type(d["enum"])
+        t = enum_type(d.enum)
         if t not in arg_type(a):
             return None
-        e = f"{t}(sys::{d['name']})"
+        e = f"{t}(sys::{d.name})"
     else:
         return None
     return f"Some({e})" if opt else e
 
 
-def candidates(doc: dict) -> List[dict]:
+def candidates(doc: Api) -> List[dict]:
     res = []
-    for f in doc["functions"]:
-        if f["origin"] != "generated" or is_unsafe(f) or f["op"]["kind"] == "out":
+    for f in doc.functions:
+        if f.origin != "generated" or f.unsafe or f.op.kind == "out":
             continue
-        args = f["op"]["args"]
-        if not args or args[0]["name"] != "self" or args[0]["base"] != "Tensor" or args[0]["optional"] \
-                or args[0].get("list"):
+        args = f.op.args
+        if not args or args[0].name != "self" or args[0].base != "Tensor" or args[0].optional \
+                or args[0].list:
             continue
         res.append(f)
     return res
 
 
-def method_names(doc: dict) -> List[tuple]:
+def method_names(doc: Api) -> List[tuple]:
     """(function, method name) for every method, names unique."""
     groups = {}
     for f in candidates(doc):
-        groups.setdefault(f["op"]["name"], []).append(f)
+        groups.setdefault(f.op.name, []).append(f)
     taken, res = set(HANDWRITTEN), []
     for name, fs in groups.items():
-        by_ov = {f["op"]["overload"]: f for f in fs}
+        by_ov = {f.op.overload: f for f in fs}
         primary = next((by_ov[o] for o in PRIMARY if o in by_ov), fs[0])
         for f in [primary] + [g for g in fs if g is not primary]:
-            m = name if f is primary else f["name"][len("ctorch_"):]
+            m = name if f is primary else f.name[len("ctorch_"):]
             if m in taken:
                 continue
             taken.add(m)
@@ -114,23 +115,23 @@ def method_names(doc: dict) -> List[tuple]:
     return res
 
 
-def method(f: dict, m: str) -> str:
-    op = f["op"]
-    fname = ident(f["name"][len("ctorch_"):])
+def method(f: Function, m: str) -> str:
+    op = f.op
+    fname = ident(f.name[len("ctorch_"):])
     params, cargs, dflt = [], ["self"], []
-    for a in op["args"][1:]:
-        v = ident(a["name"])
+    for a in op.args[1:]:
+        v = ident(a.name)
         e = default_expr(a)
         if e is None:
             params.append(f"{v}: {arg_type(a)}")
             cargs.append(v)
         else:
             cargs.append(e)
-            dflt.append(f"{a['name']}={a['default']['text']}")
-    outs = [p for p in f["params"] if p["direction"] == "out"]
-    rets = [_out(p)[0] for p in outs]
+            dflt.append(f"{a.name}={a.default.text}")
+    outs = [p for p in f.params if p.direction == "out"]
+    rets = [result_type(p)[0] for p in outs]
     ret = "()" if not rets else rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
-    lines = [f"    /// `{op['schema']}`"]
+    lines = [f"    /// `{op.schema}`"]
     if dflt:
         lines.append(f"    /// torch's defaults: `{', '.join(dflt)}`; every argument: [`ops::{fname}`].")
     else:
@@ -142,7 +143,7 @@ def method(f: dict, m: str) -> str:
     return "\n".join(lines)
 
 
-def emit(doc: dict) -> str:
+def emit(doc: Api) -> str:
     ms = method_names(doc)
     out = ["// GENERATED by bindings-gen (emit_rust_methods.py) from api.json; do not edit.",
            "//! A method of `Tensor` per operator whose first argument is `self`, torch's defaults",

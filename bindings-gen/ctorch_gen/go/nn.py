@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import List
 
-from .emit_py_nn import HANDWRITTEN
-from .emit_go import GO_KEYWORDS, GO_MODULE, camel
+from ..apimodel import Api, NnArg, NnModule
+from ..hplan import HANDWRITTEN
+from .names import GO_KEYWORDS, GO_MODULE, camel
 
 # Catalogue types -> (Go type of a required argument, of an option).
 _GO = {"int": ("int64", "*int64"), "float": ("float64", "*float64"), "bool": ("bool", "*bool"),
@@ -29,9 +30,9 @@ def _go_type(t: str, optional: bool, option: bool) -> str:
     return opt if optional or option else req
 
 
-def _value(p: dict, var: str) -> str:
+def _value(p: NnArg, var: str) -> str:
     """The expression handed to args.add: an int[N] of one number is repeated by PyTorch."""
-    t = p["type"]
+    t = p.type
     if t.startswith("int[") and t != "int[]":
         return f"repeat({var})"  # nil stays nil: the option is left out
     return var
@@ -44,60 +45,60 @@ def _param(name: str) -> str:
 
 
 def _sig(params: List[dict]) -> str:
-    return ", ".join(f"{p['name']}: {p['type']}{'?' if p.get('optional') else ''}"
-                     + (f" = {p['default']}" if "default" in p else "") for p in params)
+    return ", ".join(f"{p.name}: {p.type}{'?' if p.optional else ''}"
+                     + (f" = {p.default}" if p.default is not None else "") for p in params)
 
 
-def _add(p: dict, var: str) -> str:
+def _add(p: NnArg, var: str) -> str:
     """The body's line for one argument: module-valued ones (TransformerEncoder's
     encoder_layer, norm) cannot be text; args.module passes them by handle."""
-    if "|" in p["type"]:  # the list or the string (a <Name>String field beside it; "" = not given)
-        return f'a.union("{p["name"]}", {_value(p, var)}, {var}String)'
-    how = "module" if p["type"] == "Module" else "add"
-    return f'a.{how}("{p["name"]}", {_value(p, var)})'
+    if "|" in p.type:  # the list or the string (a <Name>String field beside it; "" = not given)
+        return f'a.union("{p.name}", {_value(p, var)}, {var}String)'
+    how = "module" if p.type == "Module" else "add"
+    return f'a.{how}("{p.name}", {_value(p, var)})'
 
 
-def emit_kind(k: dict) -> str:
-    name = k["kind"]
-    init = k.get("init", [])
-    req = [p for p in init if p.get("required")]
-    opt = [p for p in init if not p.get("required")]
-    fwd = k.get("forward", {})
-    outs = ", ".join(o["name"] for o in fwd.get("outputs", []))
-    ins = ", ".join(i["name"] for i in fwd.get("inputs", []))
+def emit_kind(k: NnModule) -> str:
+    name = k.kind
+    init = k.init
+    req = [p for p in init if p.required]
+    opt = [p for p in init if not p.required]
+    fwd = k.forward
+    outs = ", ".join(o.name for o in fwd.outputs)
+    ins = ", ".join(i.name for i in fwd.inputs)
     lines = []
     if opt:
         lines += [f"// {name}Options are torch.nn.{name}'s optional arguments; a nil field takes PyTorch's default.",
                   f"type {name}Options struct {{"]
         for p in opt:
-            lines.append(f"\t{camel(p['name'])} {_go_type(p['type'], p.get('optional'), True)}"
-                         f" // {p['name']}: {p['type']}{'?' if p.get('optional') else ''} = {p['default']}")
-            if "|" in p["type"]:  # typed halves of a union: no `any`
-                lines.append(f"\t{camel(p['name'])}String string // {p['name']} as a string (\"same\", \"valid\"); "
-                             f"\"\" = {camel(p['name'])}; not both")
+            lines.append(f"\t{camel(p.name)} {_go_type(p.type, p.optional, True)}"
+                         f" // {p.name}: {p.type}{'?' if p.optional else ''} = {p.default}")
+            if "|" in p.type:  # typed halves of a union: no `any`
+                lines.append(f"\t{camel(p.name)}String string // {p.name} as a string (\"same\", \"valid\"); "
+                             f"\"\" = {camel(p.name)}; not both")
         lines += ["}", ""]
-    params = [f"{_param(p['name'])} {_go_type(p['type'], p.get('optional'), False)}" for p in req]
+    params = [f"{_param(p.name)} {_go_type(p.type, p.optional, False)}" for p in req]
     if opt:
         params.append(f"opts *{name}Options")
     lines += [f"// New{name} is torch.nn.{name}({_sig(init)}).",
               f"// Forward({ins}) -> {outs}",
               f"func New{name}({', '.join(params)}) (*Module, error) {{",
               "\tvar a args"]
-    lines += ["\t" + _add(p, _param(p["name"])) for p in req]
+    lines += ["\t" + _add(p, _param(p.name)) for p in req]
     if opt:
         lines.append("\tif opts != nil {")
-        lines += ["\t\t" + _add(p, "opts." + camel(p["name"])) for p in opt]
+        lines += ["\t\t" + _add(p, "opts." + camel(p.name)) for p in opt]
         lines.append("\t}")
     lines += [f'\treturn a.build("{name}")', "}", ""]
     return "\n".join(lines)
 
 
-def emit(doc: dict) -> str:
-    dtypes = next(e for e in doc["enums"] if e["name"] == "ctorch_dtype")["values"]
-    names = ", ".join(f'{v["value"]}: "{v["name"][len("CTORCH_"):].lower()}"' for v in dtypes)
+def emit(doc: Api) -> str:
+    dtypes = next(e for e in doc.enums if e.name == "ctorch_dtype").values
+    names = ", ".join(f'{v.value}: "{v.name[len("CTORCH_"):].lower()}"' for v in dtypes)
     parts = ["// GENERATED by bindings-gen (emit_go_nn.py) from api.json's \"nn_modules\"; do not edit.", "",
              "package nn", "", f'import ctorch "{GO_MODULE}"', "",
              "// dtypeNames: ctorch_dtype values as ctorch_nn_new reads them ('float64').",
              f"var dtypeNames = map[ctorch.DType]string{{{names}}}", ""]
-    parts += [emit_kind(k) for k in doc.get("nn_modules", []) if k["kind"] not in HANDWRITTEN]
+    parts += [emit_kind(k) for k in doc.nn_modules if k.kind not in HANDWRITTEN]
     return "\n".join(parts)

@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Tuple
 
+from ..apimodel import Function
+
 CLASSES = "PLDSV"
 _CLASS_C = {"P": "void *", "L": "int64_t ", "D": "double ", "S": "ctorch_scalar ", "V": "ctorch_device "}
 
@@ -74,17 +76,17 @@ class Trampolines:
     def name(key: Tuple[int, ...]) -> str:
         return "ctgo_" + "".join(f"{c.lower()}{n}" for c, n in zip(CLASSES, key) if n)
 
-    def call(self, f: dict, cargs: List[str]) -> str:
+    def call(self, f: Function, cargs: List[str]) -> str:
         """The Go expression calling f (a generated function of api.json) with
         cargs (its C arguments in order, as Go expressions) through its class's
         trampoline; records f in that class's table."""
-        classes = [c_class(p["c_type"]) for p in f["params"]]
+        classes = [c_class(p.c_type) for p in f.params]
         if len(classes) != len(cargs):
-            raise ValueError(f"{f['name']}: {len(cargs)} arguments for {len(classes)} parameters")
+            raise ValueError(f"{f.name}: {len(cargs)} arguments for {len(classes)} parameters")
         key = tuple(classes.count(c) for c in CLASSES)
         table = self.tables.setdefault(key, [])
         index = len(table)
-        table.append((f["name"], classes))
+        table.append((f.name, classes))
         order = sorted(range(len(classes)), key=lambda j: CLASSES.index(classes[j]))  # stable: in-class order kept
         args = [go_arg(classes[j], cargs[j]) for j in order]
         return f"C.{self.name(key)}({index}, {', '.join(args)})"

@@ -16,44 +16,46 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import List, Optional
+from typing import Optional
 
-from .emit_go import camel, go_arg, go_func_name, go_type, op_function
+from ..apimodel import Api, Function, OpArg
+from .names import camel, go_arg, go_op_name, go_type
+from .ops import op_function
 
 _SIG = re.compile(r"^func \w+\((.*)\) (.*) \{$", re.M)
 
 
-def _default_expr(a: dict, gt: str) -> Optional[str]:
+def _default_expr(a: OpArg, gt: str) -> Optional[str]:
     """The Go value of a's default as type gt (the full function's), or None
     when it cannot be written (the op then gets no Opts function)."""
-    d = a["default"]
-    k = d["kind"]
+    d = a.default
+    k = d.kind
     base = gt.lstrip("*")
     if k == "none":
         return "nil" if gt.startswith(("*", "[]")) else None
     if k == "bool":
-        v = "true" if d["value"] else "false"
+        v = "true" if d.value else "false"
     elif k == "int":
-        v = d["text"] if d.get("exceeds_double") else str(d["value"])
+        v = d.text if d.exceeds_double else str(d.value)
     elif k == "float":
-        sp = d.get("special")
+        sp = d.special
         if sp:
             v = {"inf": "math.Inf(1)", "-inf": "math.Inf(-1)", "nan": "math.NaN()"}.get(sp)
             if v is None:
                 return None
         else:
-            v = repr(float(d["value"]))
-            if not math.isfinite(float(d["value"])):
+            v = repr(float(d.value))
+            if not math.isfinite(float(d.value)):
                 return None
     elif k == "enum":
-        v = f"{base}({d['value']})"
+        v = f"{base}({d.value})"
     elif k == "str":
-        v = json.dumps(d["value"])
+        v = json.dumps(d.value)
     elif k == "scalar":
-        ctor = {"INT": "Int", "FLOAT": "Float", "BOOL": "Bool"}.get(d.get("scalar_kind"))
+        ctor = {"INT": "Int", "FLOAT": "Float", "BOOL": "Bool"}.get(d.scalar_kind)
         if ctor is None:
             return None
-        val = d["value"]
+        val = d.value
         if ctor == "Bool":
             val = "true" if val else "false"
         elif ctor == "Float":
@@ -64,7 +66,7 @@ def _default_expr(a: dict, gt: str) -> Optional[str]:
     elif k == "list":
         if gt != "[]int64":
             return None
-        v = "[]int64{" + ", ".join(str(x) for x in d["value"]) + "}"
+        v = "[]int64{" + ", ".join(str(x) for x in d.value) + "}"
         return v
     else:
         return None
@@ -73,15 +75,15 @@ def _default_expr(a: dict, gt: str) -> Optional[str]:
     return f"{gt}({v})" if k in ("int", "float") else v
 
 
-def op_opts(f: dict, taken: set) -> Optional[str]:
-    op = f["op"]
-    args = op["args"]
-    dflt = [a for a in args if "default" in a]
+def op_opts(f: Function, taken: set) -> Optional[str]:
+    op = f.op
+    args = op.args
+    dflt = [a for a in args if a.default is not None]
     if not dflt:
         return None
-    name = go_func_name(op)
+    name = go_op_name(f)
     tname, fname = name + "Options", name + "Opts"
-    if tname in taken or fname in taken or any(go_arg(a["name"]) == "opts" for a in args):
+    if tname in taken or fname in taken or any(go_arg(a.name) == "opts" for a in args):
         return None
     full = op_function(f)
     m = _SIG.search(full)
@@ -90,39 +92,39 @@ def op_opts(f: dict, taken: set) -> Optional[str]:
     rets = m.group(2)
     fields, params, pre, call = [], [], [], []
     for a in args:
-        v = go_arg(a["name"])
+        v = go_arg(a.name)
         gt = go_type(a)
-        if "default" not in a:
+        if a.default is None:
             params.append(f"{v} {gt}")
             call.append(v)
             continue
         expr = _default_expr(a, gt)
         if expr is None:
             return None
-        fld = camel(a["name"])
+        fld = camel(a.name)
         if gt.startswith(("*", "[]")):
-            fields.append(f"\t{fld} {gt} // {a['name']} = {a['default']['text']}")
+            fields.append(f"\t{fld} {gt} // {a.name} = {a.default.text}")
             pre += [f"var {v} {gt}" if expr == "nil" else f"{v} := {expr}",
                     f"if opts != nil && opts.{fld} != nil {{", f"\t{v} = opts.{fld}", "}"]
         else:
-            fields.append(f"\t{fld} *{gt} // {a['name']} = {a['default']['text']}")
+            fields.append(f"\t{fld} *{gt} // {a.name} = {a.default.text}")
             pre += [f"{v} := {expr}", f"if opts != nil && opts.{fld} != nil {{", f"\t{v} = *opts.{fld}", "}"]
         call.append(v)
     params.append(f"opts *{tname}")
-    lines = [f"// {tname} are {op['name']}'s defaulted arguments for {fname}; nil fields take torch's defaults.",
+    lines = [f"// {tname} are {op.name}'s defaulted arguments for {fname}; nil fields take torch's defaults.",
              f"type {tname} struct {{"] + fields + ["}", "",
-             f"// {fname} is {name} with its defaulted arguments in opts (nil: every default): {op['schema']}",
+             f"// {fname} is {name} with its defaulted arguments in opts (nil: every default): {op.schema}",
              f"func {fname}({', '.join(params)}) {rets} {{"]
     lines += ["\t" + s for s in pre]
     lines += [f"\treturn {name}({', '.join(call)})", "}", ""]
     return "\n".join(lines)
 
 
-def emit(doc: dict, taken: set) -> str:
+def emit(doc: Api, taken: set) -> str:
     out = ["// GENERATED by bindings-gen (emit_go_opts.py) from api.json; do not edit.", "",
            "package ctorch", "", 'import "math"', "", "var _ = math.Inf", ""]
-    gen = [f for f in doc["functions"] if f["origin"] == "generated"]
-    taken = set(taken) | {go_func_name(f["op"]) for f in gen}
+    gen = [f for f in doc.functions if f.origin == "generated"]
+    taken = set(taken) | {go_op_name(f) for f in gen}
     for f in gen:
         s = op_opts(f, taken)
         if s:

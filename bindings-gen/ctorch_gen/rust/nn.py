@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import List
 
-from .emit_py_nn import HANDWRITTEN
-from .emit_rust import ident
+from ..apimodel import Api, NnArg, NnModule
+from ..hplan import HANDWRITTEN
+from .names import ident
 
 # Catalogue types -> the Rust type a caller passes (generic where several fit).
 _RS = {"int": "i64", "float": "impl Into<Float>", "bool": "bool", "str": "&str", "Device": "Device",
@@ -29,55 +30,55 @@ def _rs_type(t: str) -> str:
 
 
 def _sig(params: List[dict]) -> str:
-    return ", ".join(f"{p['name']}: {p['type']}{'?' if p.get('optional') else ''}"
-                     + (f" = {p['default']}" if "default" in p else "") for p in params)
+    return ", ".join(f"{p.name}: {p.type}{'?' if p.optional else ''}"
+                     + (f" = {p.default}" if p.default is not None else "") for p in params)
 
 
-def _none_allowed(p: dict) -> bool:
+def _none_allowed(p: NnArg) -> bool:
     """An argument that may be None although its default is not (BatchNorm's momentum): an Option."""
-    return bool(p.get("optional")) and p.get("default") != "None" and p["type"] in ("float", "int", "bool")
+    return bool(p.optional) and p.default != "None" and p.type in ("float", "int", "bool")
 
 
-def _set(p: dict, v: str) -> str:
+def _set(p: NnArg, v: str) -> str:
     if _none_allowed(p):
-        inner = {"float": "f64", "int": "i64", "bool": "bool"}[p["type"]]
-        return (f"match {v} {{ Some(x) => a.set(\"{p['name']}\", &x as &{inner}), "
-                f"None => a.set(\"{p['name']}\", &NoneLit) }}")
-    if p["type"] == "Module":
-        return f"a.module(\"{p['name']}\", {v});"
-    conv = {"int[]": f"Into::<IntList>::into({v})", "float[]": f"Into::<Floats>::into({v})"}.get(p["type"])
-    if p["type"] == "float":
+        inner = {"float": "f64", "int": "i64", "bool": "bool"}[p.type]
+        return (f"match {v} {{ Some(x) => a.set(\"{p.name}\", &x as &{inner}), "
+                f"None => a.set(\"{p.name}\", &NoneLit) }}")
+    if p.type == "Module":
+        return f"a.module(\"{p.name}\", {v});"
+    conv = {"int[]": f"Into::<IntList>::into({v})", "float[]": f"Into::<Floats>::into({v})"}.get(p.type)
+    if p.type == "float":
         conv = f"Into::<Float>::into({v})"
-    if conv is None and ("|" in p["type"] or p["type"].startswith("int[")):
+    if conv is None and ("|" in p.type or p.type.startswith("int[")):
         conv = f"{v}.into()"
-    return f"a.set(\"{p['name']}\", &{conv or v});"
+    return f"a.set(\"{p.name}\", &{conv or v});"
 
 
-def emit_kind(k: dict) -> str:
-    name = k["kind"]
-    init = k.get("init", [])
-    req = [p for p in init if p.get("required")]
-    opt = [p for p in init if not p.get("required")]
-    fwd = k.get("forward", {})
-    ins = ", ".join(i["name"] + ("?" if i.get("optional") else "") for i in fwd.get("inputs", []))
-    kws = ", ".join(f"{i['name']}={i.get('default')}" for i in fwd.get("kwargs", []))
-    outs = ", ".join(o["name"] + ("?" if o.get("optional") else "") for o in fwd.get("outputs", []))
+def emit_kind(k: NnModule) -> str:
+    name = k.kind
+    init = k.init
+    req = [p for p in init if p.required]
+    opt = [p for p in init if not p.required]
+    fwd = k.forward
+    ins = ", ".join(i.name + ("?" if i.optional else "") for i in fwd.inputs)
+    kws = ", ".join(f"{i.name}={i.default}" for i in fwd.kwargs)
+    outs = ", ".join(o.name + ("?" if o.optional else "") for o in fwd.outputs)
     lines = [f"/// `torch.nn.{name}({_sig(init)})`: a builder; `build()` makes the module.",
              f"/// Forward inputs: ({ins}){'; keywords: ' + kws if kws else ''}; outputs: ({outs}).",
              f"pub struct {name}<'a> {{ a: Args<'a> }}", f"impl<'a> {name}<'a> {{"]
-    params = [f"{ident(p['name'])}: {_rs_type(p['type'])}" for p in req]
+    params = [f"{ident(p.name)}: {_rs_type(p.type)}" for p in req]
     lines.append(f"    /// The required arguments, in torch.nn's order.")
     lines.append(f"    pub fn new({', '.join(params)}) -> Self {{")
     lines.append(f"        let mut a = Args::new(\"{name}\");")
-    lines += [f"        {_set(p, ident(p['name']))}" for p in req]
+    lines += [f"        {_set(p, ident(p.name))}" for p in req]
     lines.append(f"        {name} {{ a }}")
     lines.append("    }")
     for p in opt:
-        v = ident(p["name"])
-        lines.append(f"    /// `{p['name']}: {p['type']}{'?' if p.get('optional') else ''} = {p['default']}` "
+        v = ident(p.name)
+        lines.append(f"    /// `{p.name}: {p.type}{'?' if p.optional else ''} = {p.default}` "
                      "(PyTorch's default when not set).")
-        rt = f"Option<{ {'float': 'f64', 'int': 'i64', 'bool': 'bool'}[p['type']] }>" if _none_allowed(p) \
-            else _rs_type(p["type"])
+        rt = f"Option<{ {'float': 'f64', 'int': 'i64', 'bool': 'bool'}[p.type] }>" if _none_allowed(p) \
+            else _rs_type(p.type)
         lines.append(f"    pub fn {v}(mut self, {v}: {rt}) -> Self {{")
         lines.append(f"        let a = &mut self.a;")
         lines.append(f"        {_set(p, v)}")
@@ -91,13 +92,13 @@ def emit_kind(k: dict) -> str:
     return "\n".join(lines)
 
 
-def emit(doc: dict) -> str:
+def emit(doc: Api) -> str:
     parts = ["// GENERATED by bindings-gen (emit_rust_nn.py) from api.json's \"nn_modules\"; do not edit.",
              "//! torch.nn's built-in module kinds as builders (the catalogue: api.json's nn_modules).",
              "#![allow(clippy::all, unused_mut)]", "use super::{Args, Float, Floats, IntList, Ints, IntsOrStr, Module, NoneLit};",
              "use crate::{DType, Device, Result};", "",
-             f"/// The kinds below, in the catalogue's order ({len(doc.get('nn_modules', []))} with the containers).",
-             "pub const KINDS: &[&str] = &[" + ", ".join(f'"{k["kind"]}"' for k in doc.get("nn_modules", [])) + "];",
+             f"/// The kinds below, in the catalogue's order ({len(doc.nn_modules)} with the containers).",
+             "pub const KINDS: &[&str] = &[" + ", ".join(f'"{k.kind}"' for k in doc.nn_modules) + "];",
              ""]
-    parts += [emit_kind(k) for k in doc.get("nn_modules", []) if k["kind"] not in HANDWRITTEN]
+    parts += [emit_kind(k) for k in doc.nn_modules if k.kind not in HANDWRITTEN]
     return "\n".join(parts) + "\n"

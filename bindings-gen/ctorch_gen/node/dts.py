@@ -23,10 +23,12 @@ import json
 import os
 from typing import Dict, List
 
-from .emit_node import js_name, _LISTS, JS_RESERVED
-from .emit_py import kind_of
-from .emit_py_nn import HANDWRITTEN, OUTPUT_GROUPS
-from .hplan import plan, class_name, list_handles, reader_name
+from ..apimodel import Api, Function, OpArg, Param, StructField
+from ..hplan import (HANDWRITTEN, OUTPUT_GROUPS, Planned, class_name, kind_of, list_handles, plan, reader_name,
+                     public_name, split_groups)
+from .names import JS_RESERVED, js_name
+
+_LISTS: Dict[str, dict] = {}
 
 # Names index.js / nn.js define over (or beside) the generated ones.
 HAND_TOP = {"CtorchError", "Tensor", "ops", "capi", "lib", "config", "version", "abiHash", "scope", "keep",
@@ -43,21 +45,21 @@ _BASE = {"Tensor": "Tensor", "Scalar": "Scalar", "int": "number", "float": "numb
          "MemoryFormat": "MemoryFormat", "Device": "DeviceLike", "Generator": "capi.Generator"}
 
 
-def _enum_names(doc: dict) -> Dict[str, List[str]]:
+def _enum_names(doc: Api) -> Dict[str, List[str]]:
     """index.js's ENUM_NAMES: the values' names after their common prefix, lower case."""
     out = {}
-    for e in doc["enums"]:
-        names = [v["name"] for v in e["values"]]
+    for e in doc.enums:
+        names = [v.name for v in e.values]
         pre = names[0]
         for n in names:
             while not n.startswith(pre):
                 pre = pre[:-1]
         pre = pre[:pre.rfind("_") + 1]
-        out[e["name"]] = [n[len(pre):].lower() for n in names]
+        out[e.name] = [n[len(pre):].lower() for n in names]
     return out
 
 
-def arg_type(a: dict, enums: Dict[str, List[str]]) -> str:
+def arg_type(a: OpArg, enums: Dict[str, List[str]]) -> str:
     k = kind_of(a)
     opt = k.endswith("?")
     k = k.rstrip("?") if opt else k
@@ -73,56 +75,56 @@ def arg_type(a: dict, enums: Dict[str, List[str]]) -> str:
             t = f"boolean | {t}"
     else:
         t = _BASE[k]
-        if k == "int" and "enum" in a:
-            t = "number | " + " | ".join(json.dumps(n) for n in enums[a["enum"]])
+        if k == "int" and a.enum is not None:
+            t = "number | " + " | ".join(json.dumps(n) for n in enums[a.enum])
     return f"{t} | null" if opt else t
 
 
-def _ret_type(p: dict) -> str:  # emit_node._ret
-    t = p["type"]
-    if t["kind"] == "handle" and t["name"] == "ctorch_tensor":
-        return "Tensor | null" if p.get("null_result") else "Tensor"
-    if t["kind"] == "handle":
+def _ret_type(p: Param) -> str:  # capi._ret
+    t = p.type
+    if t.kind == "handle" and t.name == "ctorch_tensor":
+        return "Tensor | null" if p.null_result else "Tensor"
+    if t.kind == "handle":
         return "Tensor[]"
-    if t["kind"] == "struct":
+    if t.kind == "struct":
         return "number | boolean"
-    if t["kind"] == "enum":
+    if t.kind == "enum":
         return "DType"
-    if p.get("boolean"):
+    if p.boolean:
         return "boolean"
     return "number"
 
 
-def op_returns(f: dict, arg_types: Dict[str, str]) -> str:
-    op = f["op"]
-    if op["returns_convention"] == "out_params":
-        rs = [_ret_type(p) for p in f["params"] if p["direction"] == "out"]
+def op_returns(f: Function, arg_types: Dict[str, str]) -> str:
+    op = f.op
+    if op.returns_convention == "out_params":
+        rs = [_ret_type(p) for p in f.params if p.direction == "out"]
     else:
-        rs = [arg_types[r["alias_of"]] for r in op["returns"]]
+        rs = [arg_types[r.alias_of] for r in op.returns]
     if not rs:
         return "void"
     return rs[0] if len(rs) == 1 else "[" + ", ".join(rs) + "]"
 
 
-def op_signatures(f: dict, enums, drop_self: bool = False) -> List[str]:
+def op_signatures(f: Function, enums, drop_self: bool = False) -> List[str]:
     """'(params): ret' forms of one operator (drop_self: as a Tensor method)."""
-    op = f["op"]
-    types = {a["name"]: arg_type(a, enums) for a in op["args"]}
+    op = f.op
+    types = {a.name: arg_type(a, enums) for a in op.args}
     ret = op_returns(f, types)
-    pos = [a for a in op["args"] if not a["kwarg_only"]]
+    pos = [a for a in op.args if not a.kwarg_only]
     if drop_self:
         pos = pos[1:]
-    names = {js_name(a["name"]) for a in op["args"]}
+    names = {js_name(a.name) for a in op.args}
     oname = "options" if "options" not in names else "opts_"
-    req_kw = [a for a in op["args"] if a["kwarg_only"] and "default" not in a]
-    fields = "; ".join(f"{json.dumps(a['name'])}{'' if a in req_kw else '?'}: {types[a['name']]}"
-                       for a in op["args"] if not (drop_self and a is op["args"][0]))
+    req_kw = [a for a in op.args if a.kwarg_only and a.default is None]
+    fields = "; ".join(f"{json.dumps(a.name)}{'' if a in req_kw else '?'}: {types[a.name]}"
+                       for a in op.args if not (drop_self and a is op.args[0]))
     opts = f"{oname}{'' if req_kw else '?'}: {{ {fields} }}"
     # Trailing positionals with defaults are optional; an earlier defaulted one may be undefined.
     n_req = len(pos)
-    while n_req and "default" in pos[n_req - 1]:
+    while n_req and pos[n_req - 1].default is not None:
         n_req -= 1
-    ps = [f"{js_name(a['name'])}: {types[a['name']]}" + (" | undefined" if "default" in a else "")
+    ps = [f"{js_name(a.name)}: {types[a.name]}" + (" | undefined" if a.default is not None else "")
           for a in pos]
     sigs = []
     for k in range(n_req, len(pos) + 1):
@@ -130,25 +132,24 @@ def op_signatures(f: dict, enums, drop_self: bool = False) -> List[str]:
     return sigs
 
 
-def emit_ops(doc: dict, enums) -> List[str]:
-    by_c = {f["name"]: f for f in doc["functions"] if f["origin"] == "generated"}
+def emit_ops(doc: Api, enums) -> List[str]:
     top: Dict[str, List[str]] = {}
     methods: Dict[str, List[str]] = {}
-    for g, members in doc["overload_groups"].items():
-        ms = [by_c[c] for c in members]
-        op0 = ms[0]["op"]
-        if any(m["op"]["public"] and "function" in m["op"]["variants"] for m in ms):
-            mod = op0.get("python_module") or ""
-            pub = op0["name"][len(mod) + 1:] if mod and op0["name"].startswith(mod + "_") else op0["name"]
+    for g, ms, _unsafe in split_groups(doc):  # (the unsafe ones: ct.unchecked, typed any)
+        if not ms:
+            continue
+        pn = public_name(ms)
+        if pn:
+            mod, pub = pn
             hand = HAND_NN if mod == "nn" else (HAND_TOP if not mod else set())
             if pub not in hand:
                 top.setdefault(mod, []).extend(
                     f"  function {pub}{s};" for m in ms for s in op_signatures(m, enums))
-        if any("method" in m["op"]["variants"] for m in ms) and g not in HAND_METHODS:
-            self_first = all(m["op"]["args"] and m["op"]["args"][0]["name"] == "self"
-                             for m in ms if "method" in m["op"]["variants"])
+        if any("method" in m.op.variants for m in ms) and g not in HAND_METHODS:
+            self_first = all(m.op.args and m.op.args[0].name == "self"
+                             for m in ms if "method" in m.op.variants)
             if self_first:
-                methods[g] = [f"  {g}{s};" for m in ms if m["op"]["args"] and m["op"]["args"][0]["name"] == "self"
+                methods[g] = [f"  {g}{s};" for m in ms if m.op.args and m.op.args[0].name == "self"
                               for s in op_signatures(m, enums, drop_self=True)]
             else:  # self goes in the options object; the rest fill the schema's positions
                 methods[g] = [f"  {g}(...args: any[]): any;"]
@@ -178,16 +179,16 @@ def emit_ops(doc: dict, enums) -> List[str]:
 
 # ---- ct.capi ------------------------------------------------------------------------------
 
-def _capi_in(p: dict) -> str:
-    t = p["type"]
-    k = t["kind"]
-    opt = " | null" if p.get("nullable") else ""
-    if p.get("array", {}).get("element_length"):
+def _capi_in(p: Param) -> str:
+    t = p.type
+    k = t.kind
+    opt = " | null" if p.nullable else ""
+    if p.array and p.array.element_length:
         return "readonly (readonly number[])[]" + opt
-    if p.get("array"):
+    if p.array:
         if k == "handle":
-            el = "Tensor" if t["name"] == "ctorch_tensor" else class_name(t["name"])
-            return f"readonly ({el}{' | null' if p.get('elements_nullable') else ''})[]" + opt
+            el = "Tensor" if t.name == "ctorch_tensor" else class_name(t.name)
+            return f"readonly ({el}{' | null' if p.elements_nullable else ''})[]" + opt
         if k == "int":
             return "number | readonly (number | bigint)[]" + opt
         if k == "float":
@@ -196,104 +197,103 @@ def _capi_in(p: dict) -> str:
             return "readonly string[]" + opt
         return "ArrayBufferView" + opt
     if k == "handle":
-        return ("Tensor" if t["name"] == "ctorch_tensor" else class_name(t["name"])) + opt
+        return ("Tensor" if t.name == "ctorch_tensor" else class_name(t.name)) + opt
     if k == "string":
         return "string" + opt
     if k == "struct":
-        return ("DeviceLike" if t["name"] == "ctorch_device" else t["name"]) + opt
-    if p.get("boolean"):
+        return ("DeviceLike" if t.name == "ctorch_device" else t.name) + opt
+    if p.boolean:
         return "boolean"
     if k == "enum":
         return "number | { readonly value: number }"
     if k in ("int", "float"):
-        big = " | bigint" if k == "int" and t.get("size", 4) == 8 else ""
-        return f"number{big}" + (" | null" if p.get("pointer") else "")
+        big = " | bigint" if k == "int" and (t.size if t.has("size") else 4) == 8 else ""
+        return f"number{big}" + (" | null" if p.pointer else "")
     return "any"
 
 
-def _capi_out(p: dict) -> str:
-    t = p["type"]
-    k = t["kind"]
-    bs = p.get("buffer_size")
+def _capi_out(p: Param) -> str:
+    t = p.type
+    k = t.kind
+    bs = p.buffer_size
     if bs:
-        if bs["rule"] == "query":
-            return "number[]" if bs["unit"] == "elements" else "Uint8Array"
-        if bs["rule"] == "filled":
+        if bs.rule == "query":
+            return "number[]" if bs.unit == "elements" else "Uint8Array"
+        if bs.rule == "filled":
             return "(Tensor | null)[]"
         return "string" if k == "string" else "Buffer"
     if k == "struct":
-        return t["name"]
+        return t.name
     if k == "handle":
-        if t["name"] == "ctorch_tensor":
-            return "Tensor | null" if p.get("null_result") else "Tensor"
-        if t["name"] in _LISTS:
-            el = _LISTS[t["name"]]["handle"]
+        if t.name == "ctorch_tensor":
+            return "Tensor | null" if p.null_result else "Tensor"
+        if t.name in _LISTS:
+            el = _LISTS[t.name].handle
             return "(Tensor | null)[]" if el == "ctorch_tensor" else f"({class_name(el)} | null)[]"
-        return class_name(t["name"]) + " | null"
+        return class_name(t.name) + " | null"
     if k == "string":
         return "string | null"
     if k == "enum":
-        return "DType" if t["name"] == "ctorch_dtype" else "number"
-    if k == "void" or p.get("pointer", 0) >= 2:
+        return "DType" if t.name == "ctorch_dtype" else "number"
+    if k == "void" or p.pointer >= 2:
         return "bigint"
-    if p.get("boolean"):
+    if p.boolean:
         return "boolean"
     return "number"
 
 
-def capi_signature(e: dict, drop_first: bool = False) -> str:
-    f = e["f"]
-    ins = e["ins"][1:] if drop_first else e["ins"]
-    ps = ", ".join(f"{js_name(p['name'])}: {_capi_in(p)}" for p in ins)
-    if f["inline"]:
+def capi_signature(e: Planned, drop_first: bool = False) -> str:
+    f = e.f
+    ins = e.ins[1:] if drop_first else e.ins
+    ps = ", ".join(f"{js_name(p.name)}: {_capi_in(p)}" for p in ins)
+    if f.inline:
         return f"({ps}): ctorch_scalar"
-    if f["returns"]["kind"] == "value":
-        t = f["returns"]["type"]
-        rt = "string" if t["kind"] == "string" else "number"
+    if f.returns.kind == "value":
+        t = f.returns.type
+        rt = "string" if t.kind == "string" else "number"
         return f"({ps}): {rt}"
-    lengths = {q["buffer_size"]["length"] for q in f["params"] if q.get("buffer_size", {}).get("rule") == "reported"}
-    lengths |= {q["buffer_size"]["count"] for q in f["params"] if q.get("buffer_size", {}).get("rule") == "filled"}
-    rs = [_capi_out(p) for p in f["params"] if p["direction"] == "out" and p["name"] not in lengths]
+    lengths = f.buffer_counters
+    rs = [_capi_out(p) for p in f.params if p.direction == "out" and p.name not in lengths]
     rt = "void" if not rs else rs[0] if len(rs) == 1 else "[" + ", ".join(rs) + "]"
     return f"({ps}): {rt}"
 
 
-def _struct_field(fl: dict) -> str:
-    t = fl["type"]
-    if fl.get("array_length"):
+def _struct_field(fl: StructField) -> str:
+    t = fl.type
+    if fl.array_length:
         return "any"
-    if t["kind"] == "struct":
-        return t["name"]
-    if t["kind"] in ("int", "float", "enum"):
+    if t.kind == "struct":
+        return t.name
+    if t.kind in ("int", "float", "enum"):
         return "number"
     return "any"
 
 
-def emit_capi(doc: dict) -> List[str]:
+def emit_capi(doc: Api) -> List[str]:
     _LISTS.clear()
     _LISTS.update(list_handles(doc))
     out = ["/** The header's hand-written functions, typed (ct.capi; generated api.js). */",
            "export namespace capi {"]
-    for s in doc["structs"]:
-        fields = "; ".join(f"{fl['name']}: {_struct_field(fl)}" for fl in s["fields"])
-        out.append(f"  interface {s['name']} {{ {fields} }}")
+    for s in doc.structs:
+        fields = "; ".join(f"{fl.name}: {_struct_field(fl)}" for fl in s.fields)
+        out.append(f"  interface {s.name} {{ {fields} }}")
     for lh, el in _LISTS.items():  # emit_api's readers: a NEW list handle's elements, the handle freed
-        item = "Tensor" if el["handle"] == "ctorch_tensor" else class_name(el["handle"])
+        item = "Tensor" if el.handle == "ctorch_tensor" else class_name(el.handle)
         out.append(f"  function {reader_name(lh)}(handle: bigint): ({item} | null)[];")
     methods: Dict[str, List[str]] = {}
     for e in plan(doc):
-        if e["skip"]:
+        if e.skip:
             continue
-        out.append(f"  /** {e['f']['doc'][:200].replace('*/', '* /')} */")
-        out.append(f"  function {e['short']}{capi_signature(e)};")
-        if e["owner"] and e["owner"] != "ctorch_tensor" and e["owner"] not in _LISTS \
-                and e["self"] == e["ins"][0]["name"]:
-            methods.setdefault(class_name(e["owner"]), []).append(
-                f"    {e['method']}{capi_signature(e, drop_first=True)};")
-    for h in doc["handles"]:
-        if h["name"] == "ctorch_tensor" or h["name"] in _LISTS:
+        out.append(f"  /** {e.f.doc[:200].replace('*/', '* /')} */")
+        out.append(f"  function {e.short}{capi_signature(e)};")
+        if e.owner and e.owner != "ctorch_tensor" and e.owner not in _LISTS \
+                and e.self == e.ins[0].name:
+            methods.setdefault(class_name(e.owner), []).append(
+                f"    {e.method}{capi_signature(e, drop_first=True)};")
+    for h in doc.handles:
+        if h.name == "ctorch_tensor" or h.name in _LISTS:
             continue
-        cn = class_name(h["name"])
+        cn = class_name(h.name)
         extra = {"Optimizer": ["    stepAsync(): Promise<void>;"],
                  "DataLoader": ["    nextAsync(): Promise<[Tensor, Tensor | null] | null>;"]}.get(cn, [])
         out += [f"  class {cn} extends Handle {{", f"    constructor(handle: bigint);"] + \
@@ -320,21 +320,21 @@ def _nn_type(t: str) -> str:
     return " | ".join(parts)
 
 
-def emit_nn(doc: dict) -> List[str]:
+def emit_nn(doc: Api) -> List[str]:
     out = ["export namespace nn {"]
-    for k in doc.get("nn_modules", []):
-        if k["kind"] in HANDWRITTEN:
+    for k in doc.nn_modules:
+        if k.kind in HANDWRITTEN:
             continue
-        init = k.get("init", [])
-        n_req = sum(1 for p in init if p.get("required"))
-        ps = [f"{js_name(p['name'])}{'' if p.get('required') else '?'}: {_nn_type(p['type'])}"
-              + ("" if p.get("required") or not p.get("optional") else " | null") for p in init]
-        fields = "; ".join(f"{p['name']}?: {_nn_type(p['type'])}{' | null' if p.get('optional') else ''}"
+        init = k.init
+        n_req = sum(1 for p in init if p.required)
+        ps = [f"{js_name(p.name)}{'' if p.required else '?'}: {_nn_type(p.type)}"
+              + ("" if p.required or not p.optional else " | null") for p in init]
+        fields = "; ".join(f"{p.name}?: {_nn_type(p.type)}{' | null' if p.optional else ''}"
                            for p in init)
         opts = f"options?: {{ [camelOrSnake: string]: unknown; {fields} }}"
-        outs = k.get("forward", {}).get("outputs", [])
-        ret = "Tensor" if len(outs) == 1 and k["kind"] not in OUTPUT_GROUPS else "any"
-        out.append(f"  class {k['kind']} extends Builtin {{")
+        outs = k.forward.outputs
+        ret = "Tensor" if len(outs) == 1 and k.kind not in OUTPUT_GROUPS else "any"
+        out.append(f"  class {k.kind} extends Builtin {{")
         for j in range(n_req, len(init) + 1):
             out.append(f"    constructor({', '.join(ps[:j] + [opts])});")
         out.append(f"    forward(...inputs: ForwardArg[]): {ret};")
@@ -345,15 +345,15 @@ def emit_nn(doc: dict) -> List[str]:
     return out
 
 
-def emit(doc: dict, here: str) -> str:
+def emit(doc: Api, here: str) -> str:
     enums = _enum_names(doc)
     with open(os.path.join(here, "node", "runtime.d.ts"), encoding="utf-8") as f:
         runtime = f.read()
     parts = ["// GENERATED by bindings-gen (emit_node_dts.py) from api.json and bindings-gen/node/runtime.d.ts;",
-             f"// do not edit. ctorch {doc['ctorch_version']}, libtorch {doc['torch_version']}, ABI {doc['abi_hash']}.",
+             f"// do not edit. ctorch {doc.ctorch_version}, libtorch {doc.torch_version}, ABI {doc.abi_hash}.",
              runtime]
-    dtypes = next(e for e in doc["enums"] if e["name"] == "ctorch_dtype")
-    parts += [f"export declare const {v['name'][len('CTORCH_'):].lower()}: DType;" for v in dtypes["values"]]
+    dtypes = next(e for e in doc.enums if e.name == "ctorch_dtype")
+    parts += [f"export declare const {v.name[len('CTORCH_'):].lower()}: DType;" for v in dtypes.values]
     parts += emit_ops(doc, enums)
     parts += emit_capi(doc)
     parts += emit_nn(doc)
