@@ -110,7 +110,10 @@ macro_rules! scalar_left {
         }
     )*};
 }
-scalar_left!(f64, f32, i64, i32);
+// f64 and i64 only: with one float and one integer type, `1.0 - &t` and
+// `3 * &t` infer their literal's type (with f32 too, `(1.0 - &t).sum()` would
+// need an annotation).
+scalar_left!(f64, i64);
 
 // a += &b: the in-place operators (add_, sub_, mul_, div_) on a's tensor.
 macro_rules! assign_op {
