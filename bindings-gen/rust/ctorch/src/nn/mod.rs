@@ -405,7 +405,6 @@ impl Module {
         check(unsafe { sys::ctorch_nn_module_append(self.h, child.h) })
     }
 
-    /// The number of parameters' elements.
     /// The submodule at a dotted path (`"features.0"`; `""` is this module), as
     /// `model.get_submodule(path)`: a new handle to the same module, so what is
     /// done through it (training, freezing) is done to the tree.
@@ -422,6 +421,7 @@ impl Module {
         }
         Ok(())
     }
+    /// The number of parameters' elements.
     pub fn num_parameters(&self) -> Result<i64> {
         Ok(self.parameters()?.iter().map(|p| p.numel()).sum())
     }
