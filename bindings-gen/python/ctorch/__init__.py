@@ -29,6 +29,10 @@ from ._rt import (CtorchError, Device, Tensor, dtype, layout, memory_format, lib
                   wrap as _wrap, byref as _byref, c_void_p as _vp)
 from ._dispatch import E as _E, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS
 from . import _ops
+from . import _ints
+# The operators' fast path builds its int64 arguments with _ops._c_int64:
+# the range-checked form (_ints: ctypes would wrap 2**64 + 2 to 2).
+_ops._c_int64 = _ints.i64
 from . import _api as capi  # every hand-written C function of api.json, typed (ctorch.capi.tensor_dim(t), ...)
 _rt._counter = capi.memory_cpu_counter()  # the live counter the collected tensors' release looks at
 

@@ -49,6 +49,7 @@ mod methods_gen;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+mod sugar;
 mod train;
 
 pub use data::{cuda_is_available, set_num_threads, Batches};
@@ -56,6 +57,7 @@ pub use enums_gen::*;
 pub use extra::{add_hparams, autograd_function_apply, error_message, last_error_backtrace, last_error_copy, last_error_id,
                 memory_cpu_counter, store_get, tensor_free_many, CpuMemoryCounter, DlPack, DlPackVersioned, HParam};
 pub use handles_gen::*;
+pub use sugar::{IndexSpec, IntoIndex, TensorIndex};
 pub use train::inference_mode;
 
 use std::ffi::{CStr, CString};
