@@ -119,6 +119,28 @@ class Buffers(unittest.TestCase):
         opt2 = ctorch.optim.Adam([p], lr=0.5)
         _api.optimizer_load_state_dict_from_buffer(opt2, data)
         self.assertAlmostEqual(opt2.lr, 0.1)
+        # The stream forms: the same bytes out, the same state in.
+        chunks = []
+
+        @WRITE_FN
+        def write(user, ptr, n):
+            chunks.append(ctypes.string_at(ptr, n))
+            return 0
+
+        self.assertEqual(_lib.ctorch_optimizer_save_state_dict_to_stream(write, None, _api._h(opt)), 0)
+        self.assertEqual(b"".join(chunks), data)
+        src = io.BytesIO(data)
+
+        @READ_FN
+        def read(user, buf, cap, n_read):
+            part = src.read(cap)
+            ctypes.memmove(buf, part, len(part))
+            n_read[0] = len(part)
+            return 0
+
+        opt3 = ctorch.optim.Adam([p], lr=0.7)
+        self.assertEqual(_lib.ctorch_optimizer_load_state_dict_from_stream(_api._h(opt3), read, None), 0)
+        self.assertAlmostEqual(opt3.lr, 0.1)
 
     def test_streams(self):
         x = sample(torch.float32, (4, 4))
@@ -163,6 +185,19 @@ class Buffers(unittest.TestCase):
 
         self.assertNotEqual(_lib.ctorch_load_from_stream(ctypes.byref(out), liar, None), 0)
         self.assertIsNone(out.value)
+
+        # A state dict through the dict stream forms.
+        td = _api.tensor_dict_new()
+        td.set("x", c(x))
+        chunks.clear()
+        self.assertEqual(_lib.ctorch_tensor_dict_save_to_stream(write, None, _api._h(td)), 0)
+        self.assertEqual(b"".join(chunks), _api.tensor_dict_save_to_buffer(td))
+        src = io.BytesIO(b"".join(chunks))
+        d = ctypes.c_void_p()
+        self.assertEqual(_lib.ctorch_load_dict_from_stream(ctypes.byref(d), read, None), 0)
+        got = _api.load_dict_from_buffer(b"".join(chunks))
+        self.assertTrue(torch.equal(t(got.get(0)), x))
+        _lib.ctorch_tensor_dict_free(d)
 
     def test_hostile_buffers(self):
         good = _api.save_to_buffer(c(torch.arange(100.0)))
