@@ -6,6 +6,7 @@ package ctorch
 // the file forms' own (the generated SaveToBuffer / LoadFromBuffer, ...).
 
 import (
+	"errors"
 	"io"
 	"sync"
 )
@@ -15,7 +16,7 @@ func WriteTensor(w io.Writer, t *Tensor) error { return writeAll(w, func() ([]by
 
 // ReadTensor reads r to its end and loads the one tensor torch.save wrote there.
 func ReadTensor(r io.Reader) (*Tensor, error) {
-	b, err := io.ReadAll(r)
+	b, err := readAll(r)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +28,7 @@ func WriteDict(w io.Writer, d *TensorDict) error { return writeAll(w, d.SaveToBu
 
 // ReadDict reads r to its end and loads the dict of tensors torch.save wrote there.
 func ReadDict(r io.Reader) (*TensorDict, error) {
-	b, err := io.ReadAll(r)
+	b, err := readAll(r)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func WriteNpy(w io.Writer, t *Tensor) error { return writeAll(w, func() ([]byte,
 
 // ReadNpy reads a .npy array from r (to its end).
 func ReadNpy(r io.Reader) (*Tensor, error) {
-	b, err := io.ReadAll(r)
+	b, err := readAll(r)
 	if err != nil {
 		return nil, err
 	}
@@ -51,14 +52,26 @@ func WriteNpz(w io.Writer, d *TensorDict) error { return writeAll(w, func() ([]b
 
 // ReadNpz reads a .npz archive from r (numpy.savez or savez_compressed).
 func ReadNpz(r io.Reader) (*TensorDict, error) {
-	b, err := io.ReadAll(r)
+	b, err := readAll(r)
 	if err != nil {
 		return nil, err
 	}
 	return NpzLoadFromBuffer(b)
 }
 
+var errNilStream = errors.New("ctorch: a nil io.Reader or io.Writer")
+
+func readAll(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, errNilStream
+	}
+	return io.ReadAll(r)
+}
+
 func writeAll(w io.Writer, bytes func() ([]byte, error)) error {
+	if w == nil {
+		return errNilStream
+	}
 	b, err := bytes()
 	if err != nil {
 		return err
