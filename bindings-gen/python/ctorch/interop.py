@@ -502,12 +502,10 @@ def load(path):
     tensor, or of a dict/OrderedDict of str -> tensor (a state dict, given
     back as an OrderedDict in file order, as model.state_dict() is), with
     the tensors on the CPU. path may be a readable file object (read to its
-    end) or bytes-like data. Other contents -> CtorchError (TYPE); the
-    reader runs no pickled code."""
+    end), as torch.load takes (bytes stay a path, as before). Other contents
+    -> CtorchError (TYPE); the reader runs no pickled code."""
     if hasattr(path, "read"):
-        path = path.read()
-    if isinstance(path, (bytes, bytearray, memoryview)):
-        data = bytes(path)
+        data = bytes(path.read())
         try:
             return _gen.load_from_buffer(data)
         except CtorchError as e:
