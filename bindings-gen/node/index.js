@@ -603,10 +603,25 @@ Tensor.prototype.backward = function (opts = {}) { // PyTorch's defaults: retain
 Tensor.prototype.detach = function () { return api.tensor_detach(this); };
 Tensor.prototype.to = function (dt) { return api.tensor_to_dtype(this, dt.value); };
 Tensor.prototype.requiresGrad_ = function (v = true) { this.requiresGrad = v; return this; };
-Tensor.prototype.toString = function () { return api.tensor_to_string(this); };
-Tensor.prototype[Symbol.for('nodejs.util.inspect.custom')] = function () {
-  return this._h ? `Tensor(${JSON.stringify(this.shape)}, ${this.dtype})` : 'Tensor(<disposed>)';
+// torch.set_printoptions for toString/inspect (null: PyTorch's default);
+// the text is Python's str(tensor) (ctorch_tensor_format).
+const printOpts = { precision: null, threshold: null, edgeitems: null, linewidth: null, sciMode: null };
+ct.setPrintOptions = function (opts = {}) {
+  for (const [k, v] of Object.entries(opts)) {
+    if (!(k in printOpts)) throw new TypeError(`setPrintOptions: unknown option '${k}'`);
+    printOpts[k] = v;
+  }
 };
+const printArg = (v) => (v === null || v === undefined ? -1n : v === Infinity ? 2n ** 63n - 1n : BigInt(v));
+Tensor.prototype.toString = function () {
+  if (!this._h) return 'Tensor(<disposed>)';
+  try {
+    return api.tensor_format(this, printArg(printOpts.precision), printArg(printOpts.threshold),
+      printArg(printOpts.edgeitems), printArg(printOpts.linewidth),
+      printOpts.sciMode === null || printOpts.sciMode === undefined ? -1 : printOpts.sciMode ? 1 : 0);
+  } catch (e) { return api.tensor_to_string(this); } // sparse, quantized: libtorch's printing
+};
+Tensor.prototype[Symbol.for('nodejs.util.inspect.custom')] = function () { return this.toString(); };
 
 // ---- creation (the checks of the data: input.js) ----------------------------
 ct.tensor = function (data, opts = {}) {
@@ -669,6 +684,24 @@ function readDictMap(d) { // the entries of a NEW tensor dict as a Map; the dict
   } finally { d.dispose(); }
 }
 ct.load = (path) => readDictMap(api.load_dict(path));
+// The same bytes in a Buffer (services keep models in object stores):
+// ct.saveToBuffer(stateDict) / ct.loadFromBuffer(buf); NumPy's .npy/.npz.
+function newDict(dict) {
+  const d = api.tensor_dict_new();
+  for (const [k, t] of (dict instanceof Map ? dict : Object.entries(dict))) api.tensor_dict_set(d, k, t);
+  return d;
+}
+function withDict(dict, f) { const d = newDict(dict); try { return f(d); } finally { d.dispose(); } }
+ct.saveToBuffer = (dict) => withDict(dict, (d) => api.tensor_dict_save_to_buffer(d));
+ct.loadFromBuffer = (buf) => readDictMap(api.load_dict_from_buffer(buf));
+ct.saveNpy = (t, path) => api.npy_save(path, t);
+ct.loadNpy = (path) => api.npy_load(path);
+ct.npyToBuffer = (t) => api.npy_save_to_buffer(t);
+ct.npyFromBuffer = (buf) => api.npy_load_from_buffer(buf);
+ct.saveNpz = (dict, path) => withDict(dict, (d) => api.npz_save(path, d));
+ct.loadNpz = (path) => readDictMap(api.npz_load(path));
+ct.npzToBuffer = (dict) => withDict(dict, (d) => api.npz_save_to_buffer(d));
+ct.npzFromBuffer = (buf) => readDictMap(api.npz_load_from_buffer(buf));
 
 // ---- optimizers and data: the generated classes with JS constructors ---------
 const OPT_KINDS = Object.fromEntries(Object.entries(E.ctorch_optimizer_kind).map(([k, v]) => [k.slice(13).toLowerCase(), v]));

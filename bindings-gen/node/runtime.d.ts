@@ -123,6 +123,21 @@ export declare function load(path: string): Map<string, Tensor>;
 /** ct.save / ct.load on a worker thread. */
 export declare function saveAsync(dict: StateDict, path: string): Promise<void>;
 export declare function loadAsync(path: string): Promise<Map<string, Tensor>>;
+/** ct.save / ct.load through memory: the same bytes as the file (torch.save(sd, BytesIO)). */
+export declare function saveToBuffer(dict: StateDict): Buffer;
+export declare function loadFromBuffer(buf: Uint8Array): Map<string, Tensor>;
+/** NumPy's .npy (numpy.save's bytes) and .npz (numpy.savez / savez_compressed read). */
+export declare function saveNpy(t: Tensor, path: string): void;
+export declare function loadNpy(path: string): Tensor;
+export declare function npyToBuffer(t: Tensor): Buffer;
+export declare function npyFromBuffer(buf: Uint8Array): Tensor;
+export declare function saveNpz(dict: StateDict, path: string): void;
+export declare function loadNpz(path: string): Map<string, Tensor>;
+export declare function npzToBuffer(dict: StateDict): Buffer;
+export declare function npzFromBuffer(buf: Uint8Array): Map<string, Tensor>;
+/** torch.set_printoptions for toString()/inspect (Python's str(tensor)); null restores a default. */
+export declare function setPrintOptions(opts: { precision?: number | null; threshold?: number | null;
+  edgeitems?: number | null; linewidth?: number | null; sciMode?: boolean | null }): void;
 /** One C function (koffi's raw declaration: handles as bigint, out-arrays) on a worker thread. */
 export declare function callAsync(cName: string, ...args: unknown[]): Promise<void>;
 export declare function errorOf(status: number): CtorchError;

@@ -344,6 +344,22 @@ test('item() is a number, itemBool() a boolean', () => {
   assert.strictEqual(ct.tensor([3]).item(), 3);
 });
 
+test('issue 51: state dicts and .npy/.npz in Buffers, toString as Python str()', () => {
+  const w = ct.tensor([[1, 2.5], [-3, 4]], { dtype: ct.float32 });
+  const buf = ct.saveToBuffer({ w });
+  assert.ok(Buffer.isBuffer(buf) && buf.subarray(0, 2).toString() === 'PK');
+  close(ct.loadFromBuffer(buf).get('w').toArray(), [[1, 2.5], [-3, 4]]);
+  const npy = ct.npyToBuffer(w);
+  assert.strictEqual(npy.subarray(1, 6).toString(), 'NUMPY');
+  close(ct.npyFromBuffer(npy).toArray(), [[1, 2.5], [-3, 4]]);
+  assert.deepStrictEqual([...ct.npzFromBuffer(ct.npzToBuffer(new Map([['a', w], ['b', ct.tensor([1, 2])]]))).keys()], ['a', 'b']);
+  assert.throws(() => ct.loadFromBuffer(Buffer.from('PK not a checkpoint')), /not a readable/);
+  assert.strictEqual(String(ct.arange(11000)), 'tensor([    0,     1,     2,  ..., 10997, 10998, 10999])');
+  assert.strictEqual(require('util').inspect(w), 'tensor([[ 1.0000,  2.5000],\n        [-3.0000,  4.0000]])');
+  ct.setPrintOptions({ precision: 2 });
+  try { assert.strictEqual(String(w), 'tensor([[ 1.00,  2.50],\n        [-3.00,  4.00]])'); } finally { ct.setPrintOptions({ precision: null }); }
+});
+
 (async () => {
   let failed = 0;
   for (const [name, fn] of tests) {

@@ -27,6 +27,21 @@ fn main() -> Result<()> {
     assert_eq!(Tensor::from_vec(Vec::<f32>::new(), &[0, 3])?.size(), vec![0, 3]);
     ok("stride, data_ptr, from_vec");
 
+    // Issue 51: torch.save and .npy bytes through Write/Read; Display is
+    // Python's str(tensor), summarised (one line for 11,000 elements).
+    let mut bytes = Vec::new();
+    x.save_to(&mut bytes)?;
+    assert_eq!(Tensor::load_from(&bytes[..])?.to_vec::<f32>()?, vec![1., 2., 3., 4., 5., 6.]);
+    let mut npy = Vec::new();
+    x.write_npy(&mut npy)?;
+    assert_eq!(&npy[..6], b"\x93NUMPY");
+    assert_eq!(Tensor::read_npy(&npy[..])?.size(), vec![2, 3]);
+    assert!(Tensor::load_from(&b"PK not a checkpoint"[..]).is_err());
+    let big = Tensor::from_vec((0..11000i64).collect(), &[11000])?;
+    assert_eq!(format!("{big}"), "tensor([    0,     1,     2,  ..., 10997, 10998, 10999])");
+    assert_eq!(x.format(Some(1), None, None, None, None)?, "tensor([[1., 2., 3.],\n        [4., 5., 6.]])");
+    ok("save_to/load_from, write_npy/read_npy, Display as Python's str");
+
     // DLPack: shape read from the capsule, zero-copy round trip, Drop frees an unused one
     let cap = x.to_dlpack()?;
     assert_eq!(cap.shape(), vec![2, 3]);

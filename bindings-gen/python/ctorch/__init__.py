@@ -102,7 +102,9 @@ from ._tensor import (tensor, from_buffer, manual_seed, set_num_threads, get_num
 from . import autograd, optim, data, interop  # noqa: E402
 from .autograd import no_grad, enable_grad, inference_mode  # noqa: E402
 from .interop import (from_torch, to_torch, to_dlpack_capsule, from_dlpack, from_handle, save, load,  # noqa: E402
-                      save_dict, load_dict, save_safetensors, load_safetensors)
+                      save_dict, load_dict, save_safetensors, load_safetensors,
+                      save_npy, load_npy, save_npz, load_npz)
+from ._tensor import set_printoptions  # noqa: E402
 from . import nn_init as _nn_init  # noqa: E402
 
 nn.init = _nn_init

@@ -73,8 +73,39 @@ def _item(self):
     return _api.tensor_item_double(self)
 
 
+# torch.set_printoptions' state for repr/str (None: PyTorch's default).
+_PRINT = {"precision": None, "threshold": None, "edgeitems": None, "linewidth": None, "sci_mode": None}
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, float("inf"), 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """torch.set_printoptions: how repr/str print tensors (Python's format,
+    ctorch_tensor_format). threshold=math.inf prints everything."""
+    if profile is not None:
+        _PRINT["precision"], _PRINT["threshold"], _PRINT["edgeitems"], _PRINT["linewidth"] = _PROFILES[profile]
+    for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                 ("linewidth", linewidth)):
+        if v is not None:
+            _PRINT[k] = v
+    _PRINT["sci_mode"] = sci_mode
+
+
+def _print_arg(k):
+    v = _PRINT[k]
+    if v is None:
+        return -1
+    return 2**63 - 1 if v == float("inf") else int(v)
+
+
 def _repr(self):
-    return _api.tensor_to_string(self) if self._h else "ctorch.Tensor(<disposed>)"
+    if not self._h:
+        return "ctorch.Tensor(<disposed>)"
+    sci = _PRINT["sci_mode"]
+    try:
+        return _api.tensor_format(self, _print_arg("precision"), _print_arg("threshold"), _print_arg("edgeitems"),
+                                  _print_arg("linewidth"), -1 if sci is None else int(bool(sci)))
+    except _rt.CtorchError:  # sparse and quantized tensors: libtorch's own printing
+        return _api.tensor_to_string(self)
 
 
 def _to(self, *args, dtype=None, device=None):

@@ -481,8 +481,12 @@ impl Tensor {
 }
 
 impl fmt::Display for Tensor {
-    /// As libtorch prints it.
+    /// As Python's `str(tensor)` (summarised beyond 1,000 elements; see
+    /// [`Tensor::format`]); libtorch's printing for sparse and quantized tensors.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Ok(s) = self.format(None, None, None, None, None) {
+            return f.write_str(&s);
+        }
         let mut p: *mut c_char = std::ptr::null_mut();
         match check(unsafe { sys::ctorch_tensor_to_string(&mut p, self.h) }) {
             Ok(()) => f.write_str(&unsafe { take_string(p) }),
