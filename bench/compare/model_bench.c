@@ -250,7 +250,7 @@ int main(int argc, char **argv) {
       return 2;
     }
     CHECK(ctorch_aoti_package_load(&w.pkg, argv[2], NULL));
-  } else if (!strncmp(argv[1], "resnet50-", 9)) {
+  } else if (!strncmp(argv[1], "resnet50-", 9) && strcmp(argv[1], "resnet50-opt")) {
     ctorch_tensor_dict weights = NULL;
     memset(&fold, 0, sizeof fold);
     fold.fold = !strcmp(argv[1], "resnet50-fold") || !strcmp(argv[1], "resnet50-fold-nchw") ||
