@@ -3422,10 +3422,10 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
 } ctorch_embedding_bag_mode;
 
 /* ------------------------------------------------------------------ */
-/* Inference optimiser and thread policy (issue 50 items 2 and 5).     */
-/* See docs/modules.md, "Optimising a module for inference", and       */
-/* docs/inference-benchmarks.md.                                       */
-/* ------------------------------------------------------------------ */
+/* ---- Inference optimiser and thread policy (issue 50) ---- */
+/* See docs/modules.md, "Optimising a module for inference", and
+ * docs/inference-benchmarks.md. (A dash line, then a one-line banner: the
+ * section is named whatever state the banner parser was left in.) */
 
 /**
  * A NEW module (free with ctorch_nn_module_free) that computes what m does
