@@ -3421,6 +3421,76 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
   CTORCH_EMBEDDING_BAG_MAX = 2
 } ctorch_embedding_bag_mode;
 
+/* ------------------------------------------------------------------ */
+/* ---- Inference optimiser and thread policy (issue 50) ---- */
+/* See docs/modules.md, "Optimising a module for inference", and
+ * docs/inference-benchmarks.md. (A dash line, then a one-line banner: the
+ * section is named whatever state the banner parser was left in.) */
+
+/**
+ * A NEW module (free with ctorch_nn_module_free) that computes what m does
+ * in eval mode, rewritten for inference; m (borrowed) is not changed (its
+ * mode, tensors and children stay as they were: the result is a deep copy).
+ * The result is in eval mode and its tensors do not require grad.
+ * Rewrites, in every Sequential of the tree (one inside a custom module
+ * included), left to right, with the structure and state-dict keys
+ * torch.ao.quantization.fuse_modules gives in eval mode:
+ *   Conv1d/2d/3d, BatchNorm -> the conv with the BatchNorm folded in
+ *     (torch.nn.utils.fusion.fuse_conv_bn_eval's arithmetic, bit for bit),
+ *     the BatchNorm replaced by Identity;
+ *   Conv, [BatchNorm,] ReLU -> ConvReLU1d/2d/3d (children "0": the conv,
+ *     "1": the ReLU), the ReLU's place an Identity;
+ *   Linear, BatchNorm1d -> the Linear folded (fuse_linear_bn_eval);
+ *   Linear, ReLU -> LinearReLU.
+ * A BatchNorm in training mode is never folded (eval is applied to the copy
+ * first). Conv2d (and ConvReLU2d) with zero padding mode, float32 on the
+ * CPU, then run oneDNN with the weight prepacked once per input shape
+ * (mkldnn_prepacked::conv2d_prepack/conv2d_run, the ReLU as its post-op)
+ * and the input in channels-last; any other input falls back to the plain
+ * ops. What a custom module's C forward computes is not rewritten (its
+ * data flow is unknown): only the Sequentials among its children are.
+ * options: NULL or "" for the defaults, else comma-separated key=value of
+ * fold, fuse, prepack, channels_last (each 0 or 1, default 1); anything
+ * else -> INVALID_ARGUMENT naming options.
+ * report: NULL, or *report = a NEW string (ctorch_string_free) with one
+ * line per rewrite applied or refused, "fold_bn PATH into PATH",
+ * "fuse_relu PATH into PATH", "prepack PATH OP", "skip PATH: why".
+ */
+CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
+                                                                 ctorch_nn_module m, const char *options);
+/**
+ * A NEW TorchScript module (free with ctorch_module_free): m (borrowed,
+ * unchanged) cloned, set to eval, frozen (torch::jit::freeze: parameters
+ * and attributes become constants, conv/linear-BatchNorm folding and the
+ * other frozen-graph optimisations) and then optimised for inference
+ * (torch::jit::optimize_for_inference: conv-add-relu fusion, conversion of
+ * convolutions and the ops around them to oneDNN's layout with prepacked
+ * weights). The result has no parameters, only forward (and the methods
+ * options' "methods" names) and cannot be trained; outputs are m's in eval
+ * mode up to rounding.
+ * options: NULL or "" for the defaults, else comma-separated key=value:
+ * mkldnn=0|1 (default 1; 0: freeze only), methods=NAME[:NAME...] (more
+ * methods to keep and optimise). Others -> INVALID_ARGUMENT.
+ * report: NULL, or *report = a NEW string (ctorch_string_free): the passes
+ * run, then "OP: BEFORE -> AFTER" for each operator whose count in forward's
+ * graph changed. A module whose code freezing cannot handle -> RUNTIME
+ * with libtorch's message.
+ */
+CTORCH_API ctorch_status ctorch_module_optimize_for_inference(ctorch_module *out, char **report, ctorch_module m,
+                                                              const char *options);
+/**
+ * *out = a NEW string (ctorch_string_free): the thread and spin policy in
+ * effect, one "key=value" a line: intra_op_threads, inter_op_threads,
+ * parallel_backend (libtorch's at::get_parallel_info()), and the
+ * environment OpenMP read when it was loaded (OMP_WAIT_POLICY,
+ * GOMP_SPINCOUNT, OMP_NUM_THREADS, MKL_NUM_THREADS; "unset" when absent).
+ * Whether idle OpenMP threads spin cannot be changed after libgomp is
+ * loaded (it reads the environment once, before main for a program linked
+ * to ctorch): set OMP_WAIT_POLICY=PASSIVE (idle threads sleep: better
+ * under load) or ACTIVE in the environment that starts the process.
+ */
+CTORCH_API ctorch_status ctorch_thread_policy(char **out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

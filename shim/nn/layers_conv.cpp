@@ -132,6 +132,13 @@ class Conv : public Module {
     return s;
   }
 
+  bool spec(Spec &s) const override {
+    if (transposed_) return false;
+    s.nd = nd_, s.stride = stride_, s.padding = padding_, s.dilation = dilation_, s.groups = groups_;
+    s.padding_str = padding_str_, s.padding_mode = padding_mode_;
+    return true;
+  }
+
   CTORCH_NN_COPYABLE(Conv)
 
  private:
