@@ -451,6 +451,13 @@ class Describer:
             entry["c_only"] = m.group(1).strip()
         elif any(d["type"]["kind"] in ("variadic", "va_list") for d in result):
             raise DescribeError(f"{f.name}: a variadic or va_list function needs '@c_only REASON' in its doc")
+        # "UNSAFE: WHY" opening the doc: bad input may crash the process (as
+        # a generated operator flagged in unsafe_ops.txt); bindings give it
+        # a name or marking that says so.
+        m = re.match(r"\s*UNSAFE:\s*([^\n]+)", f.doc or "")
+        if m:
+            entry["unsafe"] = True
+            entry["unsafe_reason"] = m.group(1).strip()
         if f.inline:
             entry["inline_body"] = self.inline_body(f)
         return entry

@@ -137,6 +137,37 @@ def op_function(p: Plan, k: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def boxed_function(p: Plan, k: int) -> str:
+    """The same call by name (ctorch_op_call, scripts/sweep --boxed): each
+    argument the runtime chose, made a ctorch_value (tests/sweep/
+    sweep_boxed.c), keyword-only ones passed by name."""
+    n = len(p.args)
+    lines = [f"static ctorch_status sw_boxed_{k}(void) {{"]
+    lines.append(f"  ctorch_value v[{max(n, 1)}] = {{NULL}};")
+    conv: List[str] = []
+    for i, b in enumerate(p.args):
+        kind, _ = kind_of(b.arg.type)
+        decls, params = _arg_code(kind, i)
+        lines.extend("  " + d for d in decls)
+        conv.append(f"  if (!st) st = swb_{kind}(&v[{i}], {', '.join(params)});")
+    lines.append("  ctorch_status st = CTORCH_OK;")
+    lines.extend(conv)
+    n_pos = sum(1 for b in p.args if not b.arg.kwarg_only)
+    kw = [b.arg.name for b in p.args if b.arg.kwarg_only]
+    kw_c = "NULL"
+    if kw:
+        lines.append(f"  static const char *const kw[] = {{{', '.join(_c_string(x) for x in kw)}}};")
+        kw_c = "kw"
+    lines.append(f"  if (!st) st = swb_call(\"aten::{p.f.name}\", {_c_string(p.f.overload)}, v, {n}, {n_pos}, {kw_c});")
+    lines.append(f"  swb_free(v, {n});")
+    for i, b in enumerate(p.args):
+        if b.arg.is_write:
+            lines.append(f"  sw_out_mutated(st, {i});")
+    lines.append("  return st;")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
 def arg_table(p: Plan, k: int) -> str:
     rows = []
     for b in p.args:
@@ -153,12 +184,13 @@ def emit(plans: List[Plan]) -> str:
     for k, p in enumerate(plans):
         out.append(arg_table(p, k))
         out.append(op_function(p, k))
+        out.append(boxed_function(p, k))
         out.append("\n")
     out.append("const sw_op sw_ops[] = {\n")
     for k, p in enumerate(plans):
         flags = "SW_INTERNAL" if is_internal(p) else "0"
         out.append(f"  {{{_c_string(p.c_name)}, {_c_string(comment_safe(p.f.schema))}, {len(p.args)}, "
-                   f"sw_args_{k}, {flags}, {_c_string(p.unsafe)}, sw_call_{k}}},\n")
+                   f"sw_args_{k}, {flags}, {_c_string(p.unsafe)}, sw_call_{k}, sw_boxed_{k}}},\n")
     out.append("};\n")
     out.append(f"const int sw_n_ops = {len(plans)};\n")
     return "".join(out)
