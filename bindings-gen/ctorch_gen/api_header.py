@@ -467,6 +467,11 @@ class Describer:
         if m:
             entry["unsafe"] = True
             entry["unsafe_reason"] = m.group(1).strip()
+            # The binding emitters mark only generated operators unsafe
+            # (ops_json.unsafe) so far: until they read this flag too, an
+            # unchecked entry point stays C's, never a safe binding call.
+            entry.setdefault("c_only", "UNSAFE: bad input may crash the process; the bindings leave it "
+                                       "out until they mark header functions unsafe")
         if f.inline:
             entry["inline_body"] = self.inline_body(f)
         return entry
