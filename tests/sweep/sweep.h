@@ -38,6 +38,9 @@ typedef struct sw_arg {
 } sw_arg;
 
 #define SW_INTERNAL 1
+/* An operator outside native_functions.yaml (emit_sweep.py's EXTRA_BOXED):
+ * swept by name only, with --boxed. */
+#define SW_BOXED_ONLY 2
 
 typedef struct sw_op {
   const char *c_name;

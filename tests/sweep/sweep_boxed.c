@@ -119,6 +119,8 @@ ctorch_status swb_call(const char *name, const char *overload, ctorch_value *v, 
   ctorch_value out = NULL;
   ctorch_status st;
   if (ctorch_op_find(&op, name, overload) != CTORCH_OK) {
+    const sw_op *cur = sw_current_op();
+    if (cur && (cur->flags & SW_BOXED_ONLY)) return CTORCH_NOT_IMPLEMENTED; /* not in this libtorch (1.13) */
     sw_violation("%s.%s: not found by name: %.200s", name, overload, ctorch_last_error());
     return CTORCH_UNKNOWN;
   }

@@ -46,7 +46,10 @@ static long random_batch = 0; /* long mode: random recipes per function per roun
 static int next_op, round_no, long_mode;
 
 static int public_only; /* --public-only: leave out internal functions (a GPU run's time budget) */
-static int selected(int i) { return (!op_mask || op_mask[i]) && !(public_only && (sw_ops[i].flags & SW_INTERNAL)); }
+static int selected(int i) {
+  return (!op_mask || op_mask[i]) && !(public_only && (sw_ops[i].flags & SW_INTERNAL)) &&
+         (sw_boxed || !(sw_ops[i].flags & SW_BOXED_ONLY));
+}
 
 static int keep(const sw_op *op, long r) {
   if (sample <= 1 || r < sw_n_themes()) return 1; /* every theme */
