@@ -10,6 +10,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/core/jit_type.h>
+#include <ATen/MemoryOverlap.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -135,6 +136,23 @@ c10::IValue coerce(const ctorch_op_s &op, size_t i, const c10::Argument &a, c10:
       v = c10::IValue(std::move(l));
     }
   }
+  // int[N] / bool[N]: kernels index them up to N-1 without looking at the
+  // length (1.13: reflection_pad1d with padding=[], max_unpool2d with
+  // output_size=[] read past the list), so their length is checked as the
+  // typed wrappers do (ctorch_gen::FixedInts): N values, or one int standing
+  // for all N, or [] where the schema's default is [].
+  if (a.N() && *a.N() >= 2 && v.isList()) {
+    const size_t n = v.toListRef().size(), want = static_cast<size_t>(*a.N());
+    const auto ek = strip_optional(fake)->cast<c10::ListType>()->getElementType()->kind();
+    const bool ints = ek == c10::TypeKind::IntType || ek == c10::TypeKind::SymIntType;
+    const bool empty_default = a.default_value() && a.default_value()->isList() && a.default_value()->toListRef().empty();
+    if (ints && n == 1) {
+      v = c10::IValue(c10::List<int64_t>(std::vector<int64_t>(want, v.toListRef()[0].toInt())));
+    } else if (n != want && !(ints && n == 0 && empty_default)) {
+      bad_arg(op, i, a, "expected " + std::to_string(want) + " values" + (ints ? " (or 1, used for all)" : "") +
+                            ", got " + std::to_string(n));
+    }
+  }
   if (!v.type()->isSubtypeOf(*fake))
     bad_arg(op, i, a, "expected " + a.real_type()->annotation_str() + ", got a " +
                           c10::unshapedType(v.type())->annotation_str());
@@ -199,6 +217,43 @@ torch::jit::Stack build_stack(const ctorch_op_s &op, const ctorch_value *args, s
   return stack;
 }
 
+// out= arguments (keyword-only Tensor(a!)): what ctorch_gen::OutArg checks
+// in the typed wrappers, for every operator (a schema fact, not a guard):
+// memory of their own to write (not a zero tensor, no element aliasing
+// another), and afterwards that the kernel wrote into them rather than
+// returning a new tensor. Returns the out arguments' TensorImpls in order.
+bool is_out_arg(const c10::Argument &a) {
+  return a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite() &&
+         strip_optional(a.type())->kind() == c10::TypeKind::TensorType;
+}
+
+std::vector<const c10::TensorImpl *> check_out_args(const ctorch_op_s &op, const torch::jit::Stack &s) {
+  std::vector<const c10::TensorImpl *> impls;
+  const auto &params = op.h.schema().arguments();
+  for (size_t i = 0; i < params.size() && i < s.size(); ++i) {
+    if (!is_out_arg(params[i]) || !s[i].isTensor()) continue;
+    const at::Tensor &t = s[i].toTensor();
+    if (!t.defined()) continue;
+    if (t._is_zerotensor()) bad_arg(op, i, params[i], "is a zero tensor (_efficientzerotensor): it has no memory to write");
+    if (t.layout() == c10::kStrided && at::has_internal_overlap(t) == at::MemOverlap::Yes)
+      bad_arg(op, i, params[i], "more than one element refers to the same memory (an expanded view?); "
+                                "pass a tensor with memory of its own (clone or contiguous)");
+    impls.push_back(t.unsafeGetTensorImpl());
+  }
+  return impls;
+}
+
+void check_out_results(const ctorch_op_s &op, const torch::jit::Stack &s, const std::vector<const c10::TensorImpl *> &outs) {
+  const auto &rets = op.h.schema().returns();
+  size_t k = 0;
+  for (size_t i = 0; i < rets.size() && i < s.size() && k < outs.size(); ++i) {
+    if (!rets[i].alias_info() || !rets[i].alias_info()->isWrite() || !s[i].isTensor()) continue;
+    if (s[i].toTensor().unsafeGetTensorImpl() != outs[k++])
+      ctorch::fail(CTORCH_NOT_IMPLEMENTED, "the kernel of " + op.name + " made a new tensor instead of writing into "
+                                           "its out= argument (libtorch does not support out= here); call it without out");
+  }
+}
+
 // The typed path's checks, by name (boxed_rules.h): enum ranges, guards.
 void apply_rules(const ctorch_op_s &op, const torch::jit::Stack &s) {
   if (const char *why = unsafe_reason(op))
@@ -254,11 +309,13 @@ void call(ctorch_value *out, ctorch_op h, const ctorch_value *args, size_t nargs
   *out = nullptr;
   const ctorch_op_s &op = op_of(h);
   torch::jit::Stack s = build_stack(op, args, nargs, kw_names, kw_values, nkw);
+  const std::vector<const c10::TensorImpl *> outs = check_out_args(op, s);
   if (checked) apply_rules(op, s);
   if (checked && op.rules && op.rules->shape_guard)
     ctorch::boxed::call_shape_guarded(op.h, s);
   else
     op.h.callBoxed(s);
+  check_out_results(op, s, outs);
   *out = ctorch::give_value(result_of(op, s));
 }
 

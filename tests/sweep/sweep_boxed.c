@@ -63,7 +63,6 @@ static ctorch_status list_of(ctorch_value *out, const void *p, size_t n, item_fn
 
 static ctorch_status item_T(ctorch_value *o, const void *p, size_t i) { return swb_T(o, ((const ctorch_tensor *)p)[i]); }
 static ctorch_status item_OT(ctorch_value *o, const void *p, size_t i) { return swb_OT(o, ((const ctorch_tensor *)p)[i]); }
-static ctorch_status item_I(ctorch_value *o, const void *p, size_t i) { return swb_I(o, ((const int64_t *)p)[i]); }
 static ctorch_status item_F(ctorch_value *o, const void *p, size_t i) { return swb_F(o, ((const double *)p)[i]); }
 static ctorch_status item_B(ctorch_value *o, const void *p, size_t i) { return swb_B(o, ((const int *)p)[i]); }
 static ctorch_status item_S(ctorch_value *o, const void *p, size_t i) { return swb_S(o, ((const ctorch_scalar *)p)[i]); }
