@@ -58,6 +58,8 @@ set(CTORCH_GENERATED_NULL_TEST ${_gen}/test_ops_null.c)
 # api.json and ctorch_abi.h are made by the same command (see api.cmake).
 include(${CMAKE_CURRENT_LIST_DIR}/api.cmake)
 set(CTORCH_GENERATED_SWEEP ${_gen}/sweep_ops.c)
+# The by-name call's per-operator checks (shim/dispatch/boxed_rules.h).
+list(APPEND _shards ${_gen}/ctorch_boxed.cpp)
 
 add_custom_command(
   OUTPUT ${_gen}/ctorch_ops.h ${_shards} ${_gen}/ops.json ${_gen}/coverage.json ${CTORCH_GENERATED_NULL_TEST}

@@ -49,6 +49,7 @@ def main(argv=None) -> int:
         m = re.match(r"ctorch_ops_(\d+)\.cpp$", fn)
         if m and int(m.group(1)) >= len(shards):
             os.remove(os.path.join(a.out, fn))
+    cli.write_if_changed(os.path.join(a.out, "ctorch_boxed.cpp"), emit_cpp.emit_boxed(res.plans))
     cli.write_if_changed(os.path.join(a.out, "ops.json"), emit_json.emit_ops(res.plans, a.torch_version))
     cli.write_if_changed(os.path.join(a.out, "coverage.json"), emit_json.emit_coverage(res, a.torch_version, a.yaml))
     cli.write_if_changed(os.path.join(a.out, "test_ops_null.c"), emit_null_test.emit(res.plans))

@@ -3491,6 +3491,107 @@ CTORCH_API ctorch_status ctorch_module_optimize_for_inference(ctorch_module *out
  */
 CTORCH_API ctorch_status ctorch_thread_policy(char **out);
 
+/* ---- Any registered operator by name (the dispatcher) ---------------- */
+/*
+ * Every operator libtorch's dispatcher knows at run time, called by name with
+ * ctorch_value arguments (a boxed call): aten:: ones, the ones registered
+ * outside native_functions.yaml (mkldnn::_linear_pointwise,
+ * mkl::_mkl_linear, quantized::...), torchvision:: once its library is
+ * loaded, and a user's own torch.library operators.
+ *
+ * Arguments. Positional values in schema order, then keyword values by
+ * schema name (required for keyword-only parameters, e.g. the out= of a
+ * .out overload); parameters not given take the schema's default. Every
+ * value is checked against its parameter's type before anything runs: a
+ * wrong count, an unknown or repeated keyword, a missing argument without a
+ * default, a value of the wrong type, or an undefined tensor where the
+ * schema says Tensor is CTORCH_INVALID_ARGUMENT naming the argument by
+ * position and schema name ("argument 2 'alpha' of aten::add.Tensor(...)").
+ * An INT value is taken where the schema says float or Scalar; an empty list
+ * takes the parameter's element type. Parameters of type ScalarType, Layout
+ * and MemoryFormat take ctorch's numbering (ctorch_value_int(CTORCH_FLOAT32)),
+ * checked and translated to c10's, as every other ctorch function does;
+ * Device and Generator parameters take ctorch_value_device /
+ * ctorch_value_generator (or None).
+ *
+ * Results. No return: a NONE value. One return: that value. Several: a
+ * TUPLE of them in schema order. A returned ScalarType, Layout or
+ * MemoryFormat is an INT in ctorch's numbering. The result is NEW (free with
+ * ctorch_value_free); tensors inside it share storage with what libtorch
+ * returned (an in-place or out= operator returns its argument: a new handle
+ * to the same tensor). Arguments are borrowed.
+ *
+ * Safety (docs/ops.md, "Operators by name"). ctorch_op_call applies, by
+ * operator name, the checks the generated typed function of the same
+ * operator applies: the hand-written guards (shim/ops/guards.h) and the
+ * enum ranges (reduction, grid-sampler modes, ...). An operator flagged
+ * unsafe (api.json "unsafe": bindings-gen/unsafe_ops.txt), or whose name
+ * says _unsafe, is refused (INVALID_ARGUMENT naming the reason); only
+ * ctorch_op_call_unchecked runs it (and skips the guards). Operators outside
+ * native_functions.yaml (mkldnn::, mkl::, quantized::, torchvision::, user
+ * ops) have no ctorch guards: they get the schema checks above, and their
+ * kernels' own checks; the bad-input sweep's boxed mode (scripts/sweep
+ * --boxed) exercises the mkldnn:: and mkl:: ones this library's
+ * optimiser uses. A kernel's C++ exception is a status, as everywhere.
+ *
+ * Handles. A ctorch_op names one operator schema; it stays valid while the
+ * operator is registered (a library unloaded, or a Python torch.library
+ * registration deleted, leaves the handle naming nothing: do not call it
+ * then). Handles may be shared between threads; calls are as thread-safe
+ * as the operator itself.
+ */
+typedef struct ctorch_op_s *ctorch_op;
+
+/**
+ * Finds an operator: name with its namespace ("aten::add",
+ * "mkldnn::_linear_pointwise"), overload ("Tensor", "out"; NULL or "" = the
+ * overload without a name). NEW handle; free with ctorch_op_free.
+ * CTORCH_INDEX (and *out = NULL) when no such operator is registered.
+ */
+CTORCH_API ctorch_status ctorch_op_find(ctorch_op *out, const char *name, const char *overload);
+/** Frees an operator handle. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_op_free(ctorch_op op);
+/** New text of the operator's schema, as libtorch prints it ("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"); free with ctorch_string_free. */
+CTORCH_API ctorch_status ctorch_op_schema(char **out, ctorch_op op);
+/**
+ * Safety class of the operator: 0 = checked like its generated function
+ * (guarded or needing no guard), 1 = flagged unsafe (ctorch_op_call refuses
+ * it; *why, when why is not NULL, is NEW text of the reason, free with
+ * ctorch_string_free; else NULL), 2 = not from native_functions.yaml (schema
+ * checks only, see above).
+ */
+CTORCH_API ctorch_status ctorch_op_safety(int *out, char **why, ctorch_op op);
+/**
+ * Every operator registered at run time whose qualified name starts with
+ * prefix (NULL or "" = all; "mkldnn::" = one namespace): a NEW LIST value of
+ * TUPLEs (str name, str overload, str schema), sorted by name then overload.
+ */
+CTORCH_API ctorch_status ctorch_op_list(ctorch_value *out, const char *prefix);
+/**
+ * Calls the operator (see the section comment for arguments, results and
+ * the checks). args: nargs positional values (borrowed; NULL only when
+ * nargs is 0). kw_names / kw_values: nkw keyword arguments (borrowed). *out
+ * is NEW.
+ */
+CTORCH_API ctorch_status ctorch_op_call(ctorch_value *out, ctorch_op op, const ctorch_value *args, size_t nargs,
+                                        const char *const *kw_names, const ctorch_value *kw_values, size_t nkw);
+/**
+ * UNSAFE: ctorch_op_call without the hand-written guards, the enum ranges
+ * and the unsafe-operator refusal (the schema's type checks still run).
+ * Bad input to an operator flagged unsafe may crash the process.
+ */
+CTORCH_API ctorch_status ctorch_op_call_unchecked(ctorch_value *out, ctorch_op op, const ctorch_value *args,
+                                                  size_t nargs, const char *const *kw_names,
+                                                  const ctorch_value *kw_values, size_t nkw);
+/** New Device value (for a schema's Device parameter); d is checked. */
+CTORCH_API ctorch_status ctorch_value_device(ctorch_value *out, ctorch_device d);
+/** New Generator value holding its own reference to g (borrowed, non-NULL). */
+CTORCH_API ctorch_status ctorch_value_generator(ctorch_value *out, ctorch_generator g);
+/** New Scalar value: an INT, DOUBLE or BOOL value, or a complex number for CTORCH_SCALAR_COMPLEX (kind OTHER). */
+CTORCH_API ctorch_status ctorch_value_scalar(ctorch_value *out, ctorch_scalar s);
+/** New List[int] of n ints (copied; p may be NULL when n is 0). */
+CTORCH_API ctorch_status ctorch_value_int_list(ctorch_value *out, const int64_t *p, size_t n);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -101,6 +101,15 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_module_load": {"map_location": {"nullable": True}},
     "ctorch_module_load_ex": {"map_location": {"nullable": True}},
     "ctorch_module_forward": {"args": {"nullable": True}},
+    # Any registered operator by name: keyword names and values share nkw.
+    "ctorch_op_call": {"args": {"nullable": True}, "kw_names": {"array": "nkw", "nullable": True},
+                       "kw_values": {"array": "nkw", "nullable": True}},
+    "ctorch_op_call_unchecked": {"args": {"nullable": True}, "kw_names": {"array": "nkw", "nullable": True},
+                                 "kw_values": {"array": "nkw", "nullable": True}},
+    "ctorch_op_find": {"overload": {"nullable": True}},
+    "ctorch_op_list": {"prefix": {"nullable": True}},
+    "ctorch_op_safety": {"why": {"nullable": True}},
+    "ctorch_value_int_list": {"p": {"nullable": True}},
     "ctorch_module_run_method": {"args": {"nullable": True}},
     "ctorch_optimizer_new": {"options": {"nullable": True}},
     "ctorch_optimizer_add_param_group": {"options": {"nullable": True}},
@@ -451,6 +460,18 @@ class Describer:
             entry["c_only"] = m.group(1).strip()
         elif any(d["type"]["kind"] in ("variadic", "va_list") for d in result):
             raise DescribeError(f"{f.name}: a variadic or va_list function needs '@c_only REASON' in its doc")
+        # "UNSAFE: WHY" opening the doc: bad input may crash the process (as
+        # a generated operator flagged in unsafe_ops.txt); bindings give it
+        # a name or marking that says so.
+        m = re.match(r"\s*UNSAFE:\s*([^\n]+)", f.doc or "")
+        if m:
+            entry["unsafe"] = True
+            entry["unsafe_reason"] = m.group(1).strip()
+            # The binding emitters mark only generated operators unsafe
+            # (ops_json.unsafe) so far: until they read this flag too, an
+            # unchecked entry point stays C's, never a safe binding call.
+            entry.setdefault("c_only", "UNSAFE: bad input may crash the process; the bindings leave it "
+                                       "out until they mark header functions unsafe")
         if f.inline:
             entry["inline_body"] = self.inline_body(f)
         return entry

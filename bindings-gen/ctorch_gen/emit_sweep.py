@@ -53,6 +53,8 @@ def kind_of(t: Type) -> Tuple[str, int]:
         e = inner.elem
         if isinstance(e, OptionalType) and _base(e.elem) == "Tensor":
             return "OTL", 0
+        if isinstance(e, OptionalType):
+            e = e.elem  # Scalar?[] (mkldnn::): swept as Scalar[]
         k = _LISTS[_base(e)]
         return ("O" + k if opt else k), inner.size or 0
     b = _base(inner)
@@ -137,6 +139,73 @@ def op_function(p: Plan, k: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Operators outside native_functions.yaml that the sweep's boxed mode calls
+# too (scripts/sweep --boxed): the oneDNN/MKL ones issue 50's inference
+# optimiser uses. libtorch 2.x registers them; where one is absent (1.13)
+# its recipes answer NOT_IMPLEMENTED. Schemas as libtorch 2.15 prints them.
+EXTRA_BOXED = [
+    "mkldnn::_linear_pointwise(Tensor X, Tensor W, Tensor? B, str attr, Scalar?[] scalars, str? algorithm) -> Tensor Y",
+    "mkldnn::_linear_pointwise.binary(Tensor X, Tensor other, Tensor W, Tensor? B, str attr) -> Tensor Y",
+    "mkldnn::_reorder_linear_weight(Tensor self, int? batch_size=None) -> Tensor Y",
+    "mkl::_mkl_linear(Tensor X, Tensor MKL_W, Tensor ORI_W, Tensor? B, int batch_size) -> Tensor",
+    "mkl::_mkl_reorder_linear_weight(Tensor X, int batch_size) -> Tensor",
+    "mkldnn::_convolution_pointwise(Tensor X, Tensor W, Tensor? B, int[] padding, int[] stride, int[] dilation, "
+    "int groups, str attr, Scalar?[] scalars, str? algorithm) -> Tensor Y",
+    "mkldnn::_convolution_pointwise.binary(Tensor X, Tensor other, Tensor W, Tensor? B, int[] padding, int[] stride, "
+    "int[] dilation, int groups, str binary_attr, Scalar? alpha, str? unary_attr, Scalar?[] unary_scalars, "
+    "str? unary_algorithm) -> Tensor Y",
+    "mkldnn::_reorder_convolution_weight(Tensor self, int[2] padding=0, int[2] stride=1, int[2] dilation=1, "
+    "int groups=1, int[]? input_size=None) -> Tensor Y",
+]
+
+
+class _ExtraArg:
+    """An argument of an EXTRA_BOXED schema, shaped like a Plan's binding."""
+    def __init__(self, a):
+        self.arg = a
+
+
+class _ExtraPlan:
+    def __init__(self, schema: str):
+        from .model import parse_schema
+        self.ns, rest = schema.split("::", 1)
+        self.f = parse_schema(rest)
+        self.args = [_ExtraArg(a) for a in self.f.args]
+        self.c_name = f"{self.ns}::{self.f.qualified_name}"
+        self.unsafe = None
+
+
+def boxed_function(p: Plan, k: int, ns: str = "aten") -> str:
+    """The same call by name (ctorch_op_call, scripts/sweep --boxed): each
+    argument the runtime chose, made a ctorch_value (tests/sweep/
+    sweep_boxed.c), keyword-only ones passed by name."""
+    n = len(p.args)
+    lines = [f"static ctorch_status sw_boxed_{k}(void) {{"]
+    lines.append(f"  ctorch_value v[{max(n, 1)}] = {{NULL}};")
+    conv: List[str] = []
+    for i, b in enumerate(p.args):
+        kind, _ = kind_of(b.arg.type)
+        decls, params = _arg_code(kind, i)
+        lines.extend("  " + d for d in decls)
+        conv.append(f"  if (!st) st = swb_{kind}(&v[{i}], {', '.join(params)});")
+    lines.append("  ctorch_status st = CTORCH_OK;")
+    lines.extend(conv)
+    n_pos = sum(1 for b in p.args if not b.arg.kwarg_only)
+    kw = [b.arg.name for b in p.args if b.arg.kwarg_only]
+    kw_c = "NULL"
+    if kw:
+        lines.append(f"  static const char *const kw[] = {{{', '.join(_c_string(x) for x in kw)}}};")
+        kw_c = "kw"
+    lines.append(f"  if (!st) st = swb_call(\"{ns}::{p.f.name}\", {_c_string(p.f.overload)}, v, {n}, {n_pos}, {kw_c});")
+    lines.append(f"  swb_free(v, {n});")
+    for i, b in enumerate(p.args):
+        if b.arg.is_write:
+            lines.append(f"  sw_out_mutated(st, {i});")
+    lines.append("  return st;")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
 def arg_table(p: Plan, k: int) -> str:
     rows = []
     for b in p.args:
@@ -153,12 +222,24 @@ def emit(plans: List[Plan]) -> str:
     for k, p in enumerate(plans):
         out.append(arg_table(p, k))
         out.append(op_function(p, k))
+        out.append(boxed_function(p, k))
+        out.append("\n")
+    extras = [_ExtraPlan(x) for x in EXTRA_BOXED]
+    for j, e in enumerate(extras):
+        k = len(plans) + j
+        out.append(arg_table(e, k))
+        out.append(boxed_function(e, k, e.ns))
         out.append("\n")
     out.append("const sw_op sw_ops[] = {\n")
     for k, p in enumerate(plans):
         flags = "SW_INTERNAL" if is_internal(p) else "0"
         out.append(f"  {{{_c_string(p.c_name)}, {_c_string(comment_safe(p.f.schema))}, {len(p.args)}, "
-                   f"sw_args_{k}, {flags}, {_c_string(p.unsafe)}, sw_call_{k}}},\n")
+                   f"sw_args_{k}, {flags}, {_c_string(p.unsafe)}, sw_call_{k}, sw_boxed_{k}}},\n")
+    for j, e in enumerate(extras):
+        k = len(plans) + j
+        # Boxed only: their typed call is the boxed one (never run unboxed).
+        out.append(f"  {{{_c_string(e.c_name)}, {_c_string(e.ns + '::' + e.f.schema)}, {len(e.args)}, "
+                   f"sw_args_{k}, SW_INTERNAL | SW_BOXED_ONLY, NULL, sw_boxed_{k}, sw_boxed_{k}}},\n")
     out.append("};\n")
-    out.append(f"const int sw_n_ops = {len(plans)};\n")
+    out.append(f"const int sw_n_ops = {len(plans) + len(extras)};\n")
     return "".join(out)

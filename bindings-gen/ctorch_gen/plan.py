@@ -23,6 +23,9 @@ class Plan:
     # crash on bad input (bindings-gen/unsafe_ops.txt), else None.
     guard: bool = False
     unsafe: Optional[str] = None
+    # Schema `int` arguments ATen reads as an enum: (argument index, allowed
+    # range, what the values mean), checked before the call (ENUM_ARGS).
+    enums: List["EnumArg"] = field(default_factory=list)
 
     @property
     def requires_tensor(self) -> bool:
@@ -33,6 +36,64 @@ class Plan:
         for b in self.args:
             ps.extend(b.c_params)
         return ps
+
+
+@dataclass
+class EnumArg:
+    index: int      # position in the schema's arguments
+    name: str       # schema name
+    lo: int
+    hi: int
+    meaning: str    # "0 = none, 1 = mean, 2 = sum"
+    optional: bool  # int?: None passes
+
+
+# Schema `int` arguments that ATen reads as an enum (issue 51 item 4): an
+# out-of-range value is INVALID_ARGUMENT naming the argument, in the typed
+# wrapper and in the by-name call (shim/dispatch/), where ATen would compute
+# something anyway (10 of 12 losses took reduction 9; cross_entropy_loss
+# summed). (op-name pattern, argument, lo, hi, meaning); found by listing
+# every `int` argument name of native_functions.yaml 1.13.1 and 2.15.0
+# (docs/ops.md, "Enum arguments"). String "enums" (scatter's reduce, gelu's
+# approximate, div's rounding_mode, searchsorted's side, pad modes of stft)
+# are checked by ATen itself; ScalarType/Layout/MemoryFormat by ctorch's
+# enum conversions.
+ENUM_ARGS = [
+    (r".*", "reduction", 0, 2, "at::Reduction: 0 = none, 1 = mean, 2 = sum"),
+    (r".*grid_sampler.*", "interpolation_mode", 0, 2,
+     "GridSamplerInterpolation: 0 = bilinear, 1 = nearest, 2 = bicubic"),
+    (r".*grid_sampler.*", "padding_mode", 0, 2, "GridSamplerPadding: 0 = zeros, 1 = border, 2 = reflection"),
+    (r"^_?embedding_bag.*", "mode", 0, 2, "EmbeddingBagMode: 0 = sum, 1 = mean, 2 = max"),
+    (r"^_pad_enum$", "mode", 0, 3, "at::padding_mode: 0 = reflect, 1 = replicate, 2 = circular, 3 = constant"),
+    (r"^_fft_(c2c|c2r|r2c)$", "normalization", 0, 2, "fft_norm_mode: 0 = none, 1 = by 1/sqrt(n), 2 = by 1/n"),
+    (r"^(cdist|_cdist_forward)$", "compute_mode", 0, 2,
+     "cdist compute_mode: 0 = mm if necessary, 1 = always mm, 2 = never mm"),
+    (r"^(_masked_softmax|_native_multi_head_attention|_transformer_encoder_layer_fwd)$", "mask_type", 0, 2,
+     "mask_type: 0 = src_mask [L, L], 1 = key padding mask [B, L], 2 = generic [B, H, L, L]"),
+    (r"^_efficient_attention_(forward|backward)$", "custom_mask_type", 0, 2,
+     "CustomMaskType: 0 = none, 1 = causal from top left, 2 = causal from bottom right"),
+    (r"^_batch_norm_impl_index_backward$", "impl_index", 0, 2, "impl_index: 0 = native, 1 = cudnn, 2 = miopen"),
+    (r"^(_cudnn_rnn|_cudnn_rnn_backward|_cudnn_rnn_flatten_weight|miopen_rnn|miopen_rnn_backward)$", "mode", 0, 3,
+     "RNN mode: 0 = RNN_RELU, 1 = RNN_TANH, 2 = LSTM, 3 = GRU"),
+]
+_ENUM_RX = [(re.compile(pat), arg, lo, hi, what) for pat, arg, lo, hi, what in ENUM_ARGS]
+
+
+def enum_args(f: Function) -> List[EnumArg]:
+    """The enum-valued `int` arguments of f (ENUM_ARGS)."""
+    from .model import OptionalType
+    out = []
+    for i, a in enumerate(f.args):
+        t = a.type
+        opt = isinstance(t, OptionalType)
+        b = t.elem if opt else t
+        if getattr(b, "name", None) not in ("int", "SymInt"):
+            continue
+        for rx, arg, lo, hi, what in _ENUM_RX:
+            if a.name == arg and rx.match(f.name):
+                out.append(EnumArg(i, a.name, lo, hi, what, opt))
+                break
+    return out
 
 
 @dataclass
@@ -92,7 +153,7 @@ def plan_function(f: Function) -> Plan:
         for p in b.c_params:
             if p[1].startswith("a_") and p[1][2:] in taken:
                 raise Unsupported(f"parameter name '{p[1]}' clashes with a generated local")
-    return Plan(f, c_name_of(f), args, rets, conv, header_of(f))
+    return Plan(f, c_name_of(f), args, rets, conv, header_of(f), enums=enum_args(f))
 
 
 def _is_list(a) -> bool:

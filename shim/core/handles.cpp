@@ -78,7 +78,7 @@ inline size_t block_offset(uintptr_t p) noexcept {
 // an empty slot.
 constexpr unsigned kKindBits = 7;
 constexpr uint64_t kKindMask = (uint64_t(1) << kKindBits) - 1;
-static_assert(static_cast<uint64_t>(HandleKind::profiler) <= kKindMask, "handle kinds fit in the entry");
+static_assert(static_cast<uint64_t>(HandleKind::op) <= kKindMask, "handle kinds fit in the entry");
 
 struct alignas(64) Shard {  // one cache line each: no false sharing between locks
   RegistryLock mu;
@@ -180,6 +180,7 @@ const char *kind_name(HandleKind k) {
     case HandleKind::grad_scaler: return "ctorch_grad_scaler";
     case HandleKind::early_stopping: return "ctorch_early_stopping";
     case HandleKind::profiler: return "ctorch_profiler";
+    case HandleKind::op: return "ctorch_op";
   }
   return "?";
 }

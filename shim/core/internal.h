@@ -42,7 +42,7 @@ enum class HandleKind : uint8_t {
   tensor_list, generator, autograd_scope, autograd_ctx, optimizer, lr_scheduler,
   summary_writer, transform, data_loader, dataset, tensor_dict, module, value, nn_module, store,
   process_group, work, tracer, aoti_package, stream, event, stream_scope, cuda_graph,
-  autocast_scope, grad_scaler, early_stopping, profiler,
+  autocast_scope, grad_scaler, early_stopping, profiler, op,
 };
 // The kind of each handle struct (none: not a registered handle type).
 template <class S>
@@ -81,6 +81,7 @@ CTORCH_HANDLE_TYPE(autocast_scope)
 CTORCH_HANDLE_TYPE(grad_scaler)
 CTORCH_HANDLE_TYPE(early_stopping)
 CTORCH_HANDLE_TYPE(profiler)
+CTORCH_HANDLE_TYPE(op)
 #undef CTORCH_HANDLE_TYPE
 
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null(const char *arg);

@@ -29,7 +29,8 @@ const c10::IValue &val(ctorch_value v, const char *arg = "v") {
   return v->v;
 }
 
-ctorch_value give_value(c10::IValue v) { return new ctorch_value_s{std::move(v)}; }
+using ctorch::give_value;
+using ctorch::retyped;
 
 ctorch_value_kind kind_of(const c10::IValue &v) {
   if (v.isNone()) return CTORCH_VALUE_NONE;
@@ -84,19 +85,6 @@ c10::IValue make_dict(c10::TypePtr key_type, const ctorch_value *values, size_t 
   c10::impl::GenericDict d(std::move(key_type), unified_type(values, n, "values"));
   for (size_t i = 0; i < n; ++i) d.insert_or_assign(key(i), values[i]->v);
   return c10::IValue(std::move(d));
-}
-
-// An empty list or dict carries no element type of its own; give it the
-// parameter's so the schema check accepts it.
-c10::IValue retyped(const c10::IValue &v, const c10::TypePtr &want) {
-  if (v.isList() && v.toListRef().empty()) {
-    if (auto lt = want->cast<c10::ListType>()) return c10::IValue(c10::impl::GenericList(lt->getElementType()));
-  }
-  if (v.isGenericDict() && v.toGenericDict().empty()) {
-    if (auto dt = want->cast<c10::DictType>())
-      return c10::IValue(c10::impl::GenericDict(dt->getKeyType(), dt->getValueType()));
-  }
-  return v;
 }
 
 c10::IValue run(torch::jit::Module &m, const char *name, std::vector<c10::IValue> args) {

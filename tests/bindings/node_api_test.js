@@ -238,6 +238,16 @@ test('nn modules as constructor arguments', () => {
   assert.throws(() => new ct.nn.TransformerEncoder(new ct.nn.Linear(8, 8), 2), /encoder_layer/);
 });
 
+test('an operator by name (shim/dispatch/)', () => {
+  const c = ct.capi;
+  const a = ct.tensor([[1, 2], [3, 4]], { dtype: ct.float32 });
+  const op = c.op_find('aten::mul', 'Tensor');
+  assert.strictEqual(c.op_schema(op), 'aten::mul.Tensor(Tensor self, Tensor other) -> Tensor');
+  const r = c.op_call(op, [c.value_tensor(a), c.value_tensor(a)], null, null);
+  close(c.value_to_tensor(r).toArray(), [[1, 4], [9, 16]]);
+  assert.throws(() => c.op_call(op, [c.value_tensor(a)], null, null), /argument 1 'other'/);
+});
+
 test('what api.json says since issue 35: booleans, length_from', () => {
   const c = ct.capi;
   const m = c.nn_new('Linear', '3, 2, bias=False');

@@ -390,6 +390,20 @@ class HeaderFunctions(unittest.TestCase):
         self.assertIsNone(opt.handle)
         self.assertIn("ctorch_tensor_free", c.NOT_WRAPPED)
 
+    def test_operator_by_name(self):
+        # shim/dispatch/ through the generated header functions: aten::add.Tensor
+        # by name, alpha by keyword, equal to the typed call.
+        c = ctorch.capi
+        a, b = ctorch.tensor([[1.0, 2.0], [3.0, 4.0]]), ctorch.tensor([[0.5, -1.0], [2.0, 0.0]])
+        op = c.op_find("aten::add", "Tensor")
+        self.assertEqual(c.op_schema(op), "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+        r = c.op_call(op, [c.value_tensor(a), c.value_tensor(b)], ["alpha"], [c.value_double(2.0)])
+        self.assertTrue(close(c.value_to_tensor(r), [[2.0, 0.0], [7.0, 4.0]]))
+        with self.assertRaises(ctorch.CtorchError) as cm:
+            c.op_call(op, [c.value_tensor(a), c.value_string("x")], None, None)
+        self.assertIn("argument 1 'other'", str(cm.exception))
+        self.assertIn("ctorch_op_call_unchecked", c.NOT_WRAPPED)  # UNSAFE: C only
+
     def test_inline_helpers(self):
         s = ctorch._capi.scalar_bool(7)
         self.assertEqual((s.kind, s.i, s.reserved), (2, 1, 0))

@@ -38,6 +38,9 @@ typedef struct sw_arg {
 } sw_arg;
 
 #define SW_INTERNAL 1
+/* An operator outside native_functions.yaml (emit_sweep.py's EXTRA_BOXED):
+ * swept by name only, with --boxed. */
+#define SW_BOXED_ONLY 2
 
 typedef struct sw_op {
   const char *c_name;
@@ -47,6 +50,7 @@ typedef struct sw_op {
   int flags;           /* SW_INTERNAL */
   const char *unsafe;  /* reason when flagged unsafe in ops.json, else NULL */
   ctorch_status (*call)(void);
+  ctorch_status (*boxed)(void); /* the same call by name (ctorch_op_call) */
 } sw_op;
 
 extern const sw_op sw_ops[];
@@ -87,6 +91,50 @@ void sw_after_call(ctorch_status st);
 void sw_out_tensor(ctorch_status st, ctorch_tensor t, int ret);
 void sw_out_list(ctorch_status st, ctorch_tensor_list l, int ret);
 void sw_out_mutated(ctorch_status st, int i);
+
+/* ---- the by-name call (sweep_boxed.c; scripts/sweep --boxed) ---------- */
+/* Nonzero: every operator is called through ctorch_op_call instead. */
+extern int sw_boxed;
+/* Each argument as a ctorch_value (*out NULL and a status when the C value
+ * itself is invalid, as the typed function would refuse it). */
+ctorch_status swb_T(ctorch_value *out, ctorch_tensor t);
+ctorch_status swb_OT(ctorch_value *out, ctorch_tensor t);
+ctorch_status swb_TL(ctorch_value *out, const ctorch_tensor *p, size_t n);
+ctorch_status swb_OTL(ctorch_value *out, const ctorch_tensor *p, size_t n);
+ctorch_status swb_I(ctorch_value *out, int64_t v);
+ctorch_status swb_OI(ctorch_value *out, const int64_t *v);
+ctorch_status swb_IL(ctorch_value *out, const int64_t *p, size_t n);
+ctorch_status swb_OIL(ctorch_value *out, const int64_t *p, size_t n);
+ctorch_status swb_F(ctorch_value *out, double v);
+ctorch_status swb_OF(ctorch_value *out, const double *v);
+ctorch_status swb_FL(ctorch_value *out, const double *p, size_t n);
+ctorch_status swb_OFL(ctorch_value *out, const double *p, size_t n);
+ctorch_status swb_B(ctorch_value *out, int v);
+ctorch_status swb_OB(ctorch_value *out, const int *v);
+ctorch_status swb_BL(ctorch_value *out, const int *p, size_t n);
+ctorch_status swb_S(ctorch_value *out, ctorch_scalar v);
+ctorch_status swb_OS(ctorch_value *out, const ctorch_scalar *v);
+ctorch_status swb_SL(ctorch_value *out, const ctorch_scalar *p, size_t n);
+ctorch_status swb_OSL(ctorch_value *out, const ctorch_scalar *p, size_t n);
+ctorch_status swb_DT(ctorch_value *out, ctorch_dtype v);
+ctorch_status swb_ODT(ctorch_value *out, const ctorch_dtype *v);
+ctorch_status swb_LAY(ctorch_value *out, ctorch_layout v);
+ctorch_status swb_OLAY(ctorch_value *out, const ctorch_layout *v);
+ctorch_status swb_DEV(ctorch_value *out, ctorch_device v);
+ctorch_status swb_ODEV(ctorch_value *out, const ctorch_device *v);
+ctorch_status swb_MF(ctorch_value *out, ctorch_memory_format v);
+ctorch_status swb_OMF(ctorch_value *out, const ctorch_memory_format *v);
+ctorch_status swb_STR(ctorch_value *out, const char *s);
+ctorch_status swb_OSTR(ctorch_value *out, const char *s);
+ctorch_status swb_DN(ctorch_value *out, const char *s);
+ctorch_status swb_DNL(ctorch_value *out, const char *const *p, size_t n);
+ctorch_status swb_ODNL(ctorch_value *out, const char *const *p, size_t n);
+ctorch_status swb_GEN(ctorch_value *out, ctorch_generator g);
+/* Finds name.overload, calls it with v[0..n_pos) positionally and the rest
+ * by the names kw[], and checks every tensor of the result. */
+ctorch_status swb_call(const char *name, const char *overload, ctorch_value *v, int n, int n_pos,
+                       const char *const *kw);
+void swb_free(ctorch_value *v, int n);
 
 /* ---- recipes (sweep_inputs.c) ----------------------------------------- */
 /* Fixed recipes of an operator: themes, then one per (argument, variant). */

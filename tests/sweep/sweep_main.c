@@ -46,7 +46,10 @@ static long random_batch = 0; /* long mode: random recipes per function per roun
 static int next_op, round_no, long_mode;
 
 static int public_only; /* --public-only: leave out internal functions (a GPU run's time budget) */
-static int selected(int i) { return (!op_mask || op_mask[i]) && !(public_only && (sw_ops[i].flags & SW_INTERNAL)); }
+static int selected(int i) {
+  return (!op_mask || op_mask[i]) && !(public_only && (sw_ops[i].flags & SW_INTERNAL)) &&
+         (sw_boxed || !(sw_ops[i].flags & SW_BOXED_ONLY));
+}
 
 static int keep(const sw_op *op, long r) {
   if (sample <= 1 || r < sw_n_themes()) return 1; /* every theme */
@@ -111,7 +114,7 @@ static int run_one(void) {
     sw_child_setup();
     sw_recipe_begin(op, only_op, only_recipe, 1);
     sw_print_arguments = 1;
-    ctorch_status st = op->call();
+    ctorch_status st = sw_boxed ? op->boxed() : op->call();
     printf("  status: %s%s%s\n", ctorch_status_name(st),
            st ? "\n  message: " : "", st ? ctorch_last_error() : "");
     if (sw_contract_violation()) printf("  CONTRACT VIOLATION: %s\n", sw_contract_violation());
@@ -135,7 +138,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: ctorch_sweep [--budget | --long SECONDS] [--sample N] [--op NAME[,NAME...] | --op NAME --recipe K]\n"
           "                    [--jobs N] [--jobs-per-child N] [--timeout S] [--failures FILE] [--list] [--device cpu|cuda]\n"
-          "                    [--nulls FILE]\n"
+          "                    [--nulls FILE] [--boxed]\n"
           "                    [--public-only] [--max-seconds S]\n");
   exit(2);
 }
@@ -255,6 +258,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--failures") && v) failures_path = v, ++i;
     else if (!strcmp(a, "--nulls") && v) setenv("CTORCH_SWEEP_NULLS", v, 1), ++i; /* sweep_check.c */
     else if (!strcmp(a, "--list")) list = 1;
+    else if (!strcmp(a, "--boxed")) sw_boxed = 1; /* sweep_boxed.c */
     else if (!strcmp(a, "--device") && v && (!strcmp(v, "cpu") || !strcmp(v, "cuda"))) sw_device_cuda = !strcmp(v, "cuda"), ++i;
     else usage();
   }

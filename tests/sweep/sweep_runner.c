@@ -104,7 +104,7 @@ static void run_recipes(int op_index, const long *recipes, int n, int start) {
     child_k = k;
     send_msg(EV_BEGIN, 0, NULL);
     sw_recipe_begin(op, op_index, recipes[k], 1);
-    ctorch_status st = op->call();
+    ctorch_status st = sw_boxed ? op->boxed() : op->call();
     const char *v = sw_contract_violation();
     char last[256];
     snprintf(last, sizeof last, "%s", st != CTORCH_OK ? ctorch_last_error() : "");
