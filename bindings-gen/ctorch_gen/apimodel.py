@@ -325,12 +325,14 @@ class Function(Node):
     c_only: Optional[str] = None
     op: Optional[Op] = None
     ops_json: Optional[OpsJson] = None
+    unsafe: Optional[bool] = None  # a header function whose doc opens with "UNSAFE:" (C-only today)
 
     @property
-    def unsafe(self) -> bool:
-        """api.json marks the operator unsafe (ops_json.unsafe): a binding offers it only
-        under a name that says so (Rust `unsafe fn`, the others' unchecked forms)."""
-        return bool(self.ops_json and self.ops_json.unsafe)
+    def is_unsafe(self) -> bool:
+        """api.json marks the function unsafe (an operator's ops_json.unsafe, a header
+        function's unsafe): a binding offers it only under a name that says so (Rust
+        `unsafe fn`, the others' unchecked forms)."""
+        return bool(self.unsafe or (self.ops_json and self.ops_json.unsafe))
 
     @property
     def buffer_counters(self) -> set:

@@ -152,7 +152,7 @@ def kind_of(a: OpArg) -> str:
 
 def split_groups(doc: Api) -> List[Tuple[str, List[Function], List[Function]]]:
     """api.json's overload groups of operators, each split by the unsafe mark
-    (ops_json.unsafe; Function.unsafe): (name, checked members, unchecked members).
+    (ops_json.unsafe; Function.is_unsafe): (name, checked members, unchecked members).
     A binding offers the unchecked ones only under a name that says so (Python
     ctorch.unchecked.<name>, Node ct.unchecked.<name>, Go Unchecked<Name>, Rust
     `unsafe fn`): the ordinary name reaches the checked members alone, so no
@@ -161,7 +161,7 @@ def split_groups(doc: Api) -> List[Tuple[str, List[Function], List[Function]]]:
     out = []
     for g, members in doc.overload_groups.items():
         ms = [funcs[c] for c in members]
-        out.append((g, [m for m in ms if not m.unsafe], [m for m in ms if m.unsafe]))
+        out.append((g, [m for m in ms if not m.is_unsafe], [m for m in ms if m.is_unsafe]))
     return out
 
 

@@ -42,9 +42,11 @@ class Model(unittest.TestCase):
     def test_buffer_counters_and_unsafe(self):
         f = Function.load({"name": "ctorch_f", "params": [FILLED, REPORTED, QUERY]})
         self.assertEqual(f.buffer_counters, {"n_outputs", "out_len"})
-        self.assertFalse(f.unsafe)
+        self.assertFalse(f.is_unsafe)
         g = Function.load({"name": "ctorch__x", "ops_json": {"unsafe": True, "unsafe_reason": "SIGSEGV"}})
-        self.assertTrue(g.unsafe)
+        self.assertTrue(g.is_unsafe)
+        h = Function.load({"name": "ctorch_op_call_unchecked", "origin": "header", "unsafe": True})
+        self.assertTrue(h.is_unsafe)  # a header function's own mark (doc opening with UNSAFE:)
 
     def test_bindings_leave_c_only_functions_out(self):
         d = {"functions": [{"name": "ctorch_a"}, {"name": "ctorch_b", "c_only": "variadic"}],

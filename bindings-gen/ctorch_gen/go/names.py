@@ -44,7 +44,7 @@ def go_op_name(f: Function) -> str:
     Unchecked where api.json marks it unsafe (ops_json.unsafe; hplan.split_groups):
     UncheckedXRemoveBatchDim. Bad input can crash the process; the name says so."""
     name = go_func_name(f.op)
-    return "Unchecked" + name if f.unsafe else name
+    return "Unchecked" + name if f.is_unsafe else name
 
 
 # Exported names of the hand-written runtime (bindings-gen/go/*.go): a

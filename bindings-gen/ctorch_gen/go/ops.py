@@ -111,7 +111,7 @@ def op_function(f: Function, tramp=None) -> str:
                       "Scalar": "Scalar{}", "DType": "0"}[r] for r in rets)
     sig = f"({', '.join(rets + ['error'])})" if rets else "error"
     lines = [f"// {name} calls {f.name}: {op.schema}"]
-    if f.unsafe:  # (go_op_name: only under this name)
+    if f.is_unsafe:  # (go_op_name: only under this name)
         lines.append(f"// Unchecked: bad input can crash the process (api.json ops_json.unsafe): "
                      f"{f.ops_json.unsafe_reason or 'see bindings-gen/unsafe_ops.txt'}.")
     for k, p in enumerate(outs):

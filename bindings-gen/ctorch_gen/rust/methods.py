@@ -87,7 +87,7 @@ def default_expr(a: OpArg) -> Optional[str]:
 def candidates(doc: Api) -> List[dict]:
     res = []
     for f in doc.functions:
-        if f.origin != "generated" or f.unsafe or f.op.kind == "out":
+        if f.origin != "generated" or f.is_unsafe or f.op.kind == "out":
             continue
         args = f.op.args
         if not args or args[0].name != "self" or args[0].base != "Tensor" or args[0].optional \

@@ -233,7 +233,7 @@ def op_function(f: Function) -> str:
             lines.append(f"/// Result {k} is None where {p.null_when if p.has('null_when') else 'the result is undefined'}.")
     if op.returns_convention == "mutated_args":
         lines.append("/// In place / out=: the result is the argument written.")
-    unsafe = f.unsafe
+    unsafe = f.is_unsafe
     if unsafe:
         # api.json (ops_json.unsafe, from bindings-gen/unsafe_ops.txt): the sweep found
         # arguments that crash or corrupt memory, so a safe fn would be unsound.
