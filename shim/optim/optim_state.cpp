@@ -388,7 +388,8 @@ extern "C" {
 
 CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, const char *path) {
   CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held(opt);
+  Optim &o = held.o;
   ctorch::require_ptr(path, "path");
   if (!*path) ctorch::fail_arg("path", "is empty");
   ctorch::write_pickled(path, *ctorch::optim::state_dict_value(o));
@@ -397,7 +398,8 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, 
 
 CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, const char *path) {
   CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held(opt);
+  Optim &o = held.o;
   ctorch::require_ptr(path, "path");
   if (!*path) ctorch::fail_arg("path", "is empty");
   check_supported(o.kind);
