@@ -59,11 +59,12 @@ class Exclusive {
   Busy *b_ = nullptr;
 };
 
-// For a *_free: true when no call holds b (the free may go on); otherwise
-// records CTORCH_BUSY as the thread's last error for `fn` and returns false
-// (the handle is not freed: freeing it under the running call would be a use
-// after free). The handle stays registered either way: call it BEFORE
-// release_handle.
+// For a *_free: true when no call holds b, which it then holds (the free
+// may go on: release_handle, then store nullptr in b.owner if the object
+// holding b outlives the handle, as an optimizer kept by its schedulers
+// does); otherwise records CTORCH_BUSY as the thread's last error for `fn`
+// and returns false (the handle is not freed: freeing it under the running
+// call would be a use after free). Call it BEFORE release_handle.
 bool free_allowed(Busy &b, const char *fn, const void *handle) noexcept;
 
 // Locks the gradient accumulator of each given leaf tensor that requires

@@ -403,7 +403,11 @@ CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt) {
   if (opt && ctorch::handle_kind_of(opt) == ctorch::HandleKind::optimizer && opt->o &&
       !ctorch::free_allowed(opt->o->busy, __func__, opt))
     return;
-  if (ctorch::release_handle(opt, __func__)) delete opt;
+  if (ctorch::release_handle(opt, __func__)) {
+    // Schedulers may keep the optimizer itself alive: leave it usable by them.
+    if (opt->o) opt->o->busy.owner.store(nullptr, std::memory_order_release);
+    delete opt;
+  }
 }
 
 CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,

@@ -460,7 +460,11 @@ CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s) {
   if (s && ctorch::handle_kind_of(s) == ctorch::HandleKind::lr_scheduler && s->s &&
       !ctorch::free_allowed(s->s->busy, __func__, s))
     return;
-  if (ctorch::release_handle(s, __func__)) delete s;
+  if (ctorch::release_handle(s, __func__)) {
+    // A chained or sequential scheduler may share this one's state.
+    if (s->s) s->s->busy.owner.store(nullptr, std::memory_order_release);
+    delete s;
+  }
 }
 
 }  // extern "C"
