@@ -20,7 +20,7 @@ struct NodeMutex : torch::autograd::Node {
 
 namespace ctorch {
 
-GradLocks::GradLocks(const std::vector<at::Tensor> &tensors) {
+GradLocks::GradLocks(const std::vector<at::Tensor> &tensors, std::vector<std::shared_ptr<void>> *keep) {
   std::vector<std::shared_ptr<torch::autograd::Node>> acc;
   acc.reserve(tensors.size());
   for (const at::Tensor &t : tensors) {
@@ -45,6 +45,7 @@ GradLocks::GradLocks(const std::vector<at::Tensor> &tensors) {
     locked_.push_back(&m);
     nodes_.push_back(std::move(a));
   }
+  if (keep) *keep = nodes_;
 }
 
 GradLocks::~GradLocks() {

@@ -489,7 +489,7 @@ CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int se
   CTORCH_TRY
   Held held(opt);
   Optim &o = held.o;
-  ctorch::GradLocks locks(all_params(o));  // a backward elsewhere waits: it writes these .grads
+  ctorch::GradLocks locks(all_params(o), &o.grad_nodes);  // a backward elsewhere waits: it writes these .grads
   for (auto &g : o.opt->param_groups())
     for (auto &p : g.params()) {
       at::Tensor &grad = p.mutable_grad();
@@ -511,7 +511,7 @@ CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt) {
   Optim &o = held.o;
   if (o.kind == CTORCH_OPTIM_LBFGS)
     ctorch::fail_arg("opt", "LBFGS steps with a closure: use ctorch_optimizer_step_closure");
-  ctorch::GradLocks locks(all_params(o));  // the step reads every .grad: a backward elsewhere waits
+  ctorch::GradLocks locks(all_params(o), &o.grad_nodes);  // the step reads every .grad: a backward elsewhere waits
   if (!ctorch::optim::step_multi_tensor(o)) o.opt->step();
   CTORCH_CATCH
 }
@@ -543,7 +543,7 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
       at::AutoGradMode on(true);
       loss = fn();
     }
-    ctorch::GradLocks locks(all_params(o));  // the update only: the closure's backward takes them
+    ctorch::GradLocks locks(all_params(o), &o.grad_nodes);  // the update only: the closure's backward takes them
     ctorch::optim::step_multi_tensor(o);
   } else {
     // libtorch's step calls the closure (a backward) between its reads of

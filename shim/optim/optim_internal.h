@@ -31,6 +31,9 @@ struct Optim {
   // Held by every call on the optimizer and by its schedulers' calls
   // (core/exclusive.h): concurrent use gets CTORCH_BUSY.
   Busy busy;
+  // The parameters' gradient accumulators, kept alive between steps
+  // (GradLocks' keeper, core/exclusive.h).
+  std::vector<std::shared_ptr<void>> grad_nodes;
 };
 
 // Builds an optimizer of `kind` over param groups (groups without options
