@@ -527,3 +527,18 @@ constexpr bool kLbfgsLineSearchBudget = CTORCH_TORCH_AT_LEAST(2, 0);
 }  // namespace compat
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_OPTIM_PY
+
+// A leaf's gradient accumulator (2026-11-25, issue 51: core/exclusive.cpp
+// locks it): torch::autograd::impl::grad_accumulator returns a
+// std::shared_ptr<Node> in 1.13 and a c10::intrusive_ptr<Node> in 2.x (2.15).
+// Opt-in: define CTORCH_COMPAT_AUTOGRAD_NODE after including
+// <torch/csrc/autograd/variable.h>.
+#if defined(CTORCH_COMPAT_AUTOGRAD_NODE) && !defined(CTORCH_COMPAT_AUTOGRAD_NODE_DONE)
+#define CTORCH_COMPAT_AUTOGRAD_NODE_DONE
+#include <utility>
+namespace ctorch {
+namespace compat {
+using NodePtr = decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor &>()));
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_AUTOGRAD_NODE

@@ -1,9 +1,11 @@
 // GradLocks (exclusive.h): the gradient-accumulator locks an optimizer step
 // and a zero_grad take so that a concurrent backward waits for them.
-#include "exclusive.h"
-
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/variable.h>
+
+#define CTORCH_COMPAT_AUTOGRAD_NODE
+#include "compat.h"
+#include "exclusive.h"
 
 #include <algorithm>
 
@@ -21,11 +23,12 @@ struct NodeMutex : torch::autograd::Node {
 namespace ctorch {
 
 GradLocks::GradLocks(const std::vector<at::Tensor> &tensors, std::vector<std::shared_ptr<void>> *keep) {
-  std::vector<std::shared_ptr<torch::autograd::Node>> acc;
+  using compat::NodePtr;
+  std::vector<NodePtr> acc;
   acc.reserve(tensors.size());
   for (const at::Tensor &t : tensors) {
     if (!t.defined() || !t.requires_grad() || !t.is_leaf()) continue;
-    std::shared_ptr<torch::autograd::Node> a;
+    NodePtr a;
     try {
       a = torch::autograd::impl::grad_accumulator(t);
     } catch (const std::exception &) {
@@ -35,15 +38,17 @@ GradLocks::GradLocks(const std::vector<at::Tensor> &tensors, std::vector<std::sh
   }
   // One lock per accumulator, in address order: two steps over shared
   // parameters then lock in the same order (a backward holds one at a time).
-  std::sort(acc.begin(), acc.end());
-  acc.erase(std::unique(acc.begin(), acc.end()), acc.end());
+  auto addr = [](const NodePtr &a, const NodePtr &b) { return a.get() < b.get(); };
+  std::sort(acc.begin(), acc.end(), addr);
+  acc.erase(std::unique(acc.begin(), acc.end(), [](const NodePtr &a, const NodePtr &b) { return a.get() == b.get(); }),
+            acc.end());
   nodes_.reserve(acc.size());
   locked_.reserve(acc.size());
   for (auto &a : acc) {
     std::mutex &m = NodeMutex::of(*a);
     m.lock();
     locked_.push_back(&m);
-    nodes_.push_back(std::move(a));
+    nodes_.push_back(std::make_shared<NodePtr>(std::move(a)));  // type-erased owner
   }
   if (keep) *keep = nodes_;
 }

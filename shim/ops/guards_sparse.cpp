@@ -145,7 +145,7 @@ void _convert_indices_from_coo_to_csr(const at::Tensor &self, int64_t size, bool
                          "]: the kernel writes the output at each value + 1");
 }
 void _convert_indices_from_coo_to_csr_out(const at::Tensor &self, int64_t size, bool out_int32, const at::Tensor &) {
-  _convert_indices_from_coo_to_csr(self, size, out_int32);
+  guard::_convert_indices_from_coo_to_csr(self, size, out_int32);  // qualified: ADL finds at::'s too
 }
 
 }  // namespace guard
