@@ -190,7 +190,7 @@ END_TEST
 /* ---- the hammer: 4 threads train one parameter through one optimizer ---- */
 
 #define HAMMER_THREADS 4
-#define HAMMER_ITERS 300
+#define HAMMER_ITERS 200
 
 typedef struct {
   ctorch_optimizer opt;
