@@ -13,6 +13,14 @@
  *    (item 18; shim/ops/guards_norm.h). */
 #include "check_main.h"
 
+/* Schemas that gained a trailing optional in 2.x (to_dense's masked_grad,
+ * the COO constructors' is_coalesced): NULL for it where it exists. */
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+#define NEW_OPT , NULL
+#else
+#define NEW_OPT
+#endif
+
 static ctorch_tensor i64(const int64_t *v, const int64_t *shape, size_t ndim) {
   int64_t n = 1;
   for (size_t i = 0; i < ndim; ++i) n *= shape[i];
@@ -35,7 +43,7 @@ static void read_back(ctorch_tensor s) {
   ctorch_tensor d = NULL, c = NULL, a = NULL;
   char *text = NULL;
   ctorch_scalar one = {.kind = CTORCH_SCALAR_INT, .i = 1};
-  (void)ctorch_to_dense(&d, s, NULL);
+  (void)ctorch_to_dense(&d, s, NULL NEW_OPT);
   (void)ctorch_coalesce(&c, s);
   (void)ctorch_add_Tensor(&a, s, s, one);
   (void)ctorch_tensor_to_string(&text, s);
@@ -49,16 +57,16 @@ START_TEST(sparse_coo_with_bad_indices_is_refused) {
   const int64_t bad[2] = {0, 100000000}, good[2] = {1, 0}, ishape[2] = {1, 2}, vshape[1] = {2}, size[1] = {2};
   const float vals[2] = {1, 2};
   ctorch_tensor ib = i64(bad, ishape, 2), ig = i64(good, ishape, 2), v = f32(vals, vshape, 1), s = NULL, d = NULL;
-  ctorch_status st = ctorch__sparse_coo_tensor_unsafe(&s, ib, v, size, 1, NULL, NULL, NULL, NULL);
+  ctorch_status st = ctorch__sparse_coo_tensor_unsafe(&s, ib, v, size, 1, NULL, NULL, NULL, NULL NEW_OPT);
   ck_assert_msg(st != CTORCH_OK, "_sparse_coo_tensor_unsafe took index 1e8 for size 2");
-  st = ctorch_sparse_coo_tensor_indices_size(&s, ib, v, size, 1, NULL, NULL, NULL, NULL);
+  st = ctorch_sparse_coo_tensor_indices_size(&s, ib, v, size, 1, NULL, NULL, NULL, NULL NEW_OPT);
   ck_assert_msg(st != CTORCH_OK, "sparse_coo_tensor took index 1e8 for size 2");
-  st = ctorch__sparse_coo_tensor_with_dims_and_tensors(&s, 1, 0, size, 1, ib, v, NULL, NULL, NULL, NULL);
+  st = ctorch__sparse_coo_tensor_with_dims_and_tensors(&s, 1, 0, size, 1, ib, v, NULL, NULL, NULL, NULL NEW_OPT);
   ck_assert_msg(st != CTORCH_OK, "_sparse_coo_tensor_with_dims_and_tensors took index 1e8 for size 2");
   /* Consistent indices still work, and read back what was given. */
-  CT_OK(ctorch__sparse_coo_tensor_unsafe(&s, ig, v, size, 1, NULL, NULL, NULL, NULL));
+  CT_OK(ctorch__sparse_coo_tensor_unsafe(&s, ig, v, size, 1, NULL, NULL, NULL, NULL NEW_OPT));
   read_back(s);
-  CT_OK(ctorch_to_dense(&d, s, NULL));
+  CT_OK(ctorch_to_dense(&d, s, NULL NEW_OPT));
   float got[2] = {0, 0};
   CT_OK(ctorch_tensor_copy_to(got, sizeof got, d));
   ck_assert(got[0] == 2 && got[1] == 1);
@@ -87,7 +95,7 @@ START_TEST(sparse_compressed_with_bad_indices_is_refused) {
   /* A consistent CSR: [[7, 0], [0, 0]]. */
   CT_OK(ctorch__sparse_csr_tensor_unsafe(&s, cg, ci, v, size, 2, NULL, NULL, NULL, NULL));
   ctorch_tensor d = NULL;
-  CT_OK(ctorch_to_dense(&d, s, NULL));
+  CT_OK(ctorch_to_dense(&d, s, NULL NEW_OPT));
   float got[4];
   CT_OK(ctorch_tensor_copy_to(got, sizeof got, d));
   ck_assert(got[0] == 7 && got[1] == 0 && got[2] == 0 && got[3] == 0);
