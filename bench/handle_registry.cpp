@@ -59,14 +59,16 @@ int main(int argc, char **argv) {
     ctorch::handle_add(live.back().get(), HandleKind::value);
   }
   const void *probe = live[500].get();
+  // Written as sink = sink + x: a compound assignment to a volatile is
+  // deprecated in C++20 (-Wvolatile, libtorch 2.x builds as C++20).
   volatile int sink = 0;
-  double lookup = ns_per(n, [&](long) { sink += int(ctorch::handle_kind_of(probe)); });
+  double lookup = ns_per(n, [&](long) { sink = sink + int(ctorch::handle_kind_of(probe)); });
   std::vector<std::unique_ptr<char[]>> fresh;
   for (int i = 0; i < 64; ++i) fresh.emplace_back(new char[64]);
   double add_take = ns_per(n, [&](long i) {
     const void *p = fresh[i & 63].get();
     ctorch::handle_add(p, HandleKind::value);
-    sink += ctorch::handle_take(p, HandleKind::value);
+    sink = sink + ctorch::handle_take(p, HandleKind::value);
   });
   // The same lookup while another thread registers and frees handles.
   std::atomic<bool> stop{false};
@@ -78,7 +80,7 @@ int main(int argc, char **argv) {
       ctorch::handle_take(mine[i & 63].get(), HandleKind::value);
     }
   });
-  double lookup_contended = ns_per(n, [&](long) { sink += int(ctorch::handle_kind_of(probe)); });
+  double lookup_contended = ns_per(n, [&](long) { sink = sink + int(ctorch::handle_kind_of(probe)); });
   stop = true;
   churn.join();
 
@@ -104,16 +106,16 @@ int main(int argc, char **argv) {
   std::vector<ctorch_tensor> hs;
   for (auto &p : live) hs.push_back(ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(p.get())));
   const ctorch_tensor hprobe = hs[500];
-  double t_lookup = ns_per(n, [&](long) { sink += int(ctorch::tensor_live(hprobe) != nullptr); });
+  double t_lookup = ns_per(n, [&](long) { sink = sink + int(ctorch::tensor_live(hprobe) != nullptr); });
   double t_add_take = ns_per(n, [&](long i) {
     ctorch_tensor h = ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(fresh[i & 63].get()));
-    sink += int(ctorch::tensor_release(h) != nullptr);
+    sink = sink + int(ctorch::tensor_release(h) != nullptr);
   });
   // Eight live at a time, freed oldest first (slots not reused at once).
   double t_add_take_spread = ns_per(n, [&](long i) {
     static ctorch_tensor ring[8];
     ctorch_tensor &r = ring[i & 7];
-    if (r) sink += int(ctorch::tensor_release(r) != nullptr);
+    if (r) sink = sink + int(ctorch::tensor_release(r) != nullptr);
     r = ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(fresh[i & 63].get()));
   });
   stop = false;
@@ -123,10 +125,10 @@ int main(int argc, char **argv) {
     for (long i = 0; !stop.load(std::memory_order_relaxed); ++i)
       ctorch::tensor_release(ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(mine[i & 63].get())));
   });
-  double t_lookup_contended = ns_per(n, [&](long) { sink += int(ctorch::tensor_live(hprobe) != nullptr); });
+  double t_lookup_contended = ns_per(n, [&](long) { sink = sink + int(ctorch::tensor_live(hprobe) != nullptr); });
   double t_add_take_contended = ns_per(n, [&](long i) {
     ctorch_tensor h = ctorch::tensor_make(reinterpret_cast<c10::TensorImpl *>(fresh[i & 63].get()));
-    sink += int(ctorch::tensor_release(h) != nullptr);
+    sink = sink + int(ctorch::tensor_release(h) != nullptr);
   });
   stop = true;
   tchurn.join();

@@ -31,7 +31,7 @@
  *
  * Usage: generate --model DIR --prompt "464,3290,318" [--new N] [--sample]
  *                 [--seed S] [--temperature T] [--top-k K] [--top-p P]
- *                 [--eos ID] [--all-logits] [--threads T] [--head-t]
+ *                 [--eos ID] [--all-logits] [--threads T] [--head-t | --no-head-t]
  * --top-k 0 and --top-p 1 turn those filters off (transformers' values that
  * do); --eos defaults to config.json's eos_token_id (-1: none): generation
  * stops after producing it. --all-logits computes the prompt's logits at
@@ -41,7 +41,7 @@
  * comma-separated> (S wall-clock, C the process's CPU time, of the prompt
  * and the N steps; loading excluded).
  *
- * --head-t (opt-in, for speed; greedy ids the same on the benchmark's model,
+ * --head-t (for speed; greedy ids the same on the benchmark's model,
  * logits not bit-identical to transformers'): one new id is a row times
  * every weight, and the tied head [V, E] (154 MB for GPT-2) read row-wise by
  * linear is MKL's slow layout for a 1-row product (13.8 ms a token, 11 GB/s;
@@ -51,7 +51,10 @@
  * [S, E, ceil(V/S)] (S = intra-op threads) multiplied by bmm, and with S >= 2
  * each Conv1D weight too (baddbmm; one thread: addmm, faster there). Costs
  * a second copy of those weights (the module keeps the originals): 154 MB,
- * and with 2+ threads 340 MB more for GPT-2 small.
+ * and with 2+ threads 340 MB more for GPT-2 small. Without --head-t or
+ * --no-head-t, a run with 2+ intra-op threads measures both layouts on one
+ * row at load and takes the blocks only where they are 5% faster (on Intel
+ * MKL splits a one-row GEMM itself; see blocks_pay); one thread: no blocks.
  */
 #include <float.h>
 #include <math.h>
@@ -402,6 +405,49 @@ static void make_blocks(gpt2 *g) {
   scope_leave(s);
 }
 
+/* With 2+ intra-op threads and neither --head-t nor --no-head-t: whether the
+ * column blocks make one-row products faster on this machine, measured at
+ * load (issue 50 item 4). Where the BLAS already splits a one-row GEMM
+ * across threads (MKL on Intel) they do not; where it runs it on one thread
+ * (MKL on AMD) they do. Times the LM head and layer 0's four Conv1Ds on one
+ * row both ways (best of 5 after a warm-up) and says what it chose on stderr. */
+static int blocks_pay(const gpt2 *g, int threads) {
+  const int64_t row[3] = {1, 1, (int64_t)g->c.n_embd}, row_f[3] = {1, 1, (int64_t)g->c.n_inner};
+  const int ws[4] = {ATTN_W, APROJ_W, FC_W, MPROJ_W};
+  ctorch_handle_scope s = scope_enter(); /* every tensor made here, the blocks included, is freed */
+  ctorch_tensor x = NULL, xf = NULL, y = NULL, t = NULL, head_t = NULL, blk[4][2];
+  double best[2] = {1e30, 1e30};
+  int way, rep, k;
+  CHECK(ctorch_randn(&x, row, 3, NULL, NULL, NULL, NULL));
+  CHECK(ctorch_randn(&xf, row_f, 3, NULL, NULL, NULL, NULL));
+  CHECK(ctorch_transpose_int(&t, g->head, 0, 1));
+  CHECK(column_blocks(&head_t, t, threads));
+  for (k = 0; k < 4; ++k) {
+    const int64_t r2[2] = {1, -1};
+    CHECK(column_blocks(&blk[k][0], g->h[0][ws[k]], threads));
+    CHECK(ctorch_view(&t, g->h[0][ws[k] + 1], r2, 2));
+    CHECK(column_blocks(&blk[k][1], t, threads));
+  }
+  for (rep = 0; rep < 6; ++rep)
+    for (way = 0; way < 2; ++way) {
+      double t0 = now();
+      for (k = 0; k < 4; ++k) {
+        ctorch_tensor in = ws[k] == MPROJ_W ? xf : x, w = g->h[0][ws[k]];
+        int64_t sz[2];
+        CHECK(ctorch_tensor_sizes(sz, 2, w));
+        if (way) CHECK(blocks_forward(&y, in, blk[k][0], blk[k][1], sz[1]));
+        else CHECK(conv1d_forward(&y, in, w, g->h[0][ws[k] + 1]));
+      }
+      if (way) CHECK(blocks_forward(&y, x, head_t, NULL, (int64_t)g->c.vocab));
+      else CHECK(ctorch_linear(&y, x, g->head, NULL));
+      if (rep && now() - t0 < best[way]) best[way] = now() - t0; /* rep 0: warm-up */
+    }
+  scope_leave(s);
+  fprintf(stderr, "generate: one-row products at %d threads (head + layer 0): addmm %.2f ms, column blocks %.2f ms: %s\n",
+          threads, best[0] * 1e3, best[1] * 1e3, best[1] < 0.95 * best[0] ? "blocks" : "addmm");
+  return best[1] < 0.95 * best[0];
+}
+
 /* ---- choosing the next id: transformers' generate() for one row ---- */
 
 typedef struct {
@@ -477,18 +523,19 @@ static int64_t *parse_ids(const char *text, int64_t *n) {
 static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s --model DIR --prompt IDS [--new N] [--sample] [--seed S] [--temperature T]\n"
-          "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T] [--head-t]\n"
+          "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T] [--head-t|--no-head-t]\n"
           "  DIR: a transformers GPT2LMHeadModel's save_pretrained folder (config.json, model.safetensors)\n"
           "  IDS: prompt token ids like \"464,3290,318\"; N new ids (default 20), greedy unless --sample\n"
           "  --head-t: faster one-row products (logits not bit-identical to transformers'): keeps a\n"
           "    transposed copy of the LM head (154 MB more for GPT-2's tied head) and, with 2+ threads,\n"
-          "    of every Conv1D weight (340 MB more), in one block per thread for a batched GEMM\n",
+          "    of every Conv1D weight (340 MB more), in one block per thread for a batched GEMM;\n"
+          "    default at 2+ threads: measured at load, taken where 5%% faster; --no-head-t: never\n",
           prog);
 }
 
 int main(int argc, char **argv) {
   const char *dir = NULL, *prompt_text = NULL, *temp_text = "1", *top_p_text = "1", *sample_text = NULL;
-  int all_logits = 0, head_t = 0;
+  int all_logits = 0, head_t = -1; /* -1: measured at load (blocks_pay) */
   int threads = 0, n_new = 20;
   int64_t n_prompt = 0, top_k = 0, eos = -2, *prompt, *out_ids, n_out = 0, shape[2] = {1, 0};
   unsigned long long seed = 0;
@@ -506,6 +553,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--sample")) sample_text = argv[i];
     else if (!strcmp(argv[i], "--all-logits")) all_logits = 1;
     else if (!strcmp(argv[i], "--head-t")) head_t = 1;
+    else if (!strcmp(argv[i], "--no-head-t")) head_t = 0;
     else argv[j++] = argv[i];
   argc = j;
   {
@@ -535,6 +583,11 @@ int main(int argc, char **argv) {
   hf_load_weights(model, "generate", dir); /* strict: GPT2LMHeadModel's keys, every one */
   g = take_weights(model, &cfg);
   g.all_logits = all_logits;
+  if (head_t < 0) { /* the default: blocks where they pay, measured (1 thread: never, as --head-t's gain there was noise) */
+    int n = 1;
+    CHECK(ctorch_get_num_threads(&n));
+    head_t = n >= 2 && blocks_pay(&g, n);
+  }
   if (head_t) make_blocks(&g); /* after --threads: one block per thread */
   prompt = parse_ids(prompt_text, &n_prompt);
   for (i = 0; i < n_prompt; ++i)

@@ -1,5 +1,7 @@
 // Harness (b1): bytes into the checkpoint loader (ctorch_load and
-// ctorch_load_dict). First byte chooses how the rest is used:
+// ctorch_load_dict, and their buffer forms ctorch_load_from_buffer and
+// ctorch_load_dict_from_buffer on the same bytes, which must give the same
+// status: one reader for both). First byte chooses how the rest is used:
 //   even: the raw file (zip container, CRCs, legacy formats, garbage);
 //   odd:  [u16 length L][L bytes of pickle][storage bytes], wrapped in a
 //         well-formed torch.save archive (archive/data.pkl, archive/version,
@@ -29,9 +31,21 @@ void inspect(ctorch_tensor t) {
   if (FZ(ctorch_sum(&s, t, nullptr)) == CTORCH_OK) ctorch_tensor_free(s);
 }
 
-void load_both(const char *path) {
-  ctorch_tensor t = nullptr;
-  if (FZ(ctorch_load(&t, path)) == CTORCH_OK) {
+void load_both(const uint8_t *bytes, size_t n_bytes) {
+  fz::MemFile f(bytes, n_bytes);
+  const char *path = f.path();
+  ctorch_tensor t = nullptr, tb = nullptr;
+  ctorch_status sb = FZ(ctorch_load_from_buffer(&tb, bytes, n_bytes));
+  ctorch_status sf = FZ(ctorch_load(&t, path));
+  if (sb != sf) fz::violation("the buffer form's status differs from the file form's", "ctorch_load_from_buffer", sb);
+  if (tb) {
+    inspect(tb);
+    ctorch_tensor_free(tb);
+  }
+  ctorch_tensor_dict db = nullptr;
+  ctorch_status dsb = FZ(ctorch_load_dict_from_buffer(&db, bytes, n_bytes));
+  if (db) ctorch_tensor_dict_free(db);
+  if (sf == CTORCH_OK) {
     if (!t) fz::violation("OK without a tensor", "ctorch_load", CTORCH_OK);
     inspect(t);
     ctorch_tensor_free(t);
@@ -39,7 +53,9 @@ void load_both(const char *path) {
     fz::violation("failure left a handle", "ctorch_load", CTORCH_VALUE);
   }
   ctorch_tensor_dict d = nullptr;
-  if (FZ(ctorch_load_dict(&d, path)) == CTORCH_OK) {
+  ctorch_status dsf = FZ(ctorch_load_dict(&d, path));
+  if (dsb != dsf) fz::violation("the buffer form's status differs from the file form's", "ctorch_load_dict_from_buffer", dsb);
+  if (dsf == CTORCH_OK) {
     size_t n = 0;
     FZ(ctorch_tensor_dict_size(&n, d));
     for (size_t i = 0; i < n; ++i) {
@@ -62,8 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fz::init_once();
   if (size == 0) return 0;
   if ((data[0] & 1) == 0) {
-    fz::MemFile f(data + 1, size - 1);
-    load_both(f.path());
+    load_both(data + 1, size - 1);
     return 0;
   }
   fz::Bytes in{data + 1, size - 1};
@@ -79,7 +94,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   z.add("archive/data/1", rest, nrest);
   z.add("archive/version", std::string("3\n"));
   std::vector<uint8_t> file = z.finish();
-  fz::MemFile f(file.data(), file.size());
-  load_both(f.path());
+  load_both(file.data(), file.size());
   return 0;
 }

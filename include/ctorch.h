@@ -3438,6 +3438,76 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
   CTORCH_EMBEDDING_BAG_MAX = 2
 } ctorch_embedding_bag_mode;
 
+/* ------------------------------------------------------------------ */
+/* ---- Inference optimiser and thread policy (issue 50) ---- */
+/* See docs/modules.md, "Optimising a module for inference", and
+ * docs/inference-benchmarks.md. (A dash line, then a one-line banner: the
+ * section is named whatever state the banner parser was left in.) */
+
+/**
+ * A NEW module (free with ctorch_nn_module_free) that computes what m does
+ * in eval mode, rewritten for inference; m (borrowed) is not changed (its
+ * mode, tensors and children stay as they were: the result is a deep copy).
+ * The result is in eval mode and its tensors do not require grad.
+ * Rewrites, in every Sequential of the tree (one inside a custom module
+ * included), left to right, with the structure and state-dict keys
+ * torch.ao.quantization.fuse_modules gives in eval mode:
+ *   Conv1d/2d/3d, BatchNorm -> the conv with the BatchNorm folded in
+ *     (torch.nn.utils.fusion.fuse_conv_bn_eval's arithmetic, bit for bit),
+ *     the BatchNorm replaced by Identity;
+ *   Conv, [BatchNorm,] ReLU -> ConvReLU1d/2d/3d (children "0": the conv,
+ *     "1": the ReLU), the ReLU's place an Identity;
+ *   Linear, BatchNorm1d -> the Linear folded (fuse_linear_bn_eval);
+ *   Linear, ReLU -> LinearReLU.
+ * A BatchNorm in training mode is never folded (eval is applied to the copy
+ * first). Conv2d (and ConvReLU2d) with zero padding mode, float32 on the
+ * CPU, then run oneDNN with the weight prepacked once per input shape
+ * (mkldnn_prepacked::conv2d_prepack/conv2d_run, the ReLU as its post-op)
+ * and the input in channels-last; any other input falls back to the plain
+ * ops. What a custom module's C forward computes is not rewritten (its
+ * data flow is unknown): only the Sequentials among its children are.
+ * options: NULL or "" for the defaults, else comma-separated key=value of
+ * fold, fuse, prepack, channels_last (each 0 or 1, default 1); anything
+ * else -> INVALID_ARGUMENT naming options.
+ * report: NULL, or *report = a NEW string (ctorch_string_free) with one
+ * line per rewrite applied or refused, "fold_bn PATH into PATH",
+ * "fuse_relu PATH into PATH", "prepack PATH OP", "skip PATH: why".
+ */
+CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
+                                                                 ctorch_nn_module m, const char *options);
+/**
+ * A NEW TorchScript module (free with ctorch_module_free): m (borrowed,
+ * unchanged) cloned, set to eval, frozen (torch::jit::freeze: parameters
+ * and attributes become constants, conv/linear-BatchNorm folding and the
+ * other frozen-graph optimisations) and then optimised for inference
+ * (torch::jit::optimize_for_inference: conv-add-relu fusion, conversion of
+ * convolutions and the ops around them to oneDNN's layout with prepacked
+ * weights). The result has no parameters, only forward (and the methods
+ * options' "methods" names) and cannot be trained; outputs are m's in eval
+ * mode up to rounding.
+ * options: NULL or "" for the defaults, else comma-separated key=value:
+ * mkldnn=0|1 (default 1; 0: freeze only), methods=NAME[:NAME...] (more
+ * methods to keep and optimise). Others -> INVALID_ARGUMENT.
+ * report: NULL, or *report = a NEW string (ctorch_string_free): the passes
+ * run, then "OP: BEFORE -> AFTER" for each operator whose count in forward's
+ * graph changed. A module whose code freezing cannot handle -> RUNTIME
+ * with libtorch's message.
+ */
+CTORCH_API ctorch_status ctorch_module_optimize_for_inference(ctorch_module *out, char **report, ctorch_module m,
+                                                              const char *options);
+/**
+ * *out = a NEW string (ctorch_string_free): the thread and spin policy in
+ * effect, one "key=value" a line: intra_op_threads, inter_op_threads,
+ * parallel_backend (libtorch's at::get_parallel_info()), and the
+ * environment OpenMP read when it was loaded (OMP_WAIT_POLICY,
+ * GOMP_SPINCOUNT, OMP_NUM_THREADS, MKL_NUM_THREADS; "unset" when absent).
+ * Whether idle OpenMP threads spin cannot be changed after libgomp is
+ * loaded (it reads the environment once, before main for a program linked
+ * to ctorch): set OMP_WAIT_POLICY=PASSIVE (idle threads sleep: better
+ * under load) or ACTIVE in the environment that starts the process.
+ */
+CTORCH_API ctorch_status ctorch_thread_policy(char **out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -3470,5 +3540,133 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
 #define CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS 2u
 /** Flag of ctorch_module_load_ex: load code that uses built-in (torch.classes) classes off the allow-list. */
 #define CTORCH_MODULE_LOAD_ALLOW_CLASSES 4u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Saving and loading through memory and streams ---- */
+/*
+ * Every torch.save form above has a buffer form and a stream form with the
+ * same bytes (one writer and one reader per format: the file form is the
+ * buffer/stream form plus the file's I/O) and the same checks of hostile
+ * input (a loader never trusts a size in the data; ctorch_set_load_limit
+ * applies). What Python's torch.save(obj, io.BytesIO()) writes loads here and
+ * the other way round.
+ *
+ * The *_to_buffer forms copy out as ctorch_store_get does: *out_len gets
+ * the full length of the bytes and buf (the caller's, cap bytes; NULL when
+ * cap is 0) the first min(length, cap) of them. A caller that does not know
+ * a bound calls twice (cap 0 for the length, then a buffer of that size: the
+ * bytes are the same each time); the length-only call writes nothing but
+ * still computes the records' CRC-32s. An input buffer (const void *data,
+ * size_t len) is borrowed for the call; data may be NULL only when len is 0.
+ *
+ * Streams: a write callback gets the bytes in order, in chunks, and returns
+ * CTORCH_OK, or another status to stop the save (which then fails with
+ * CTORCH_IO naming that status; the callback may already have been given
+ * part of the bytes). A read callback fills buf with up to cap bytes, sets
+ * *n_read and returns CTORCH_OK; *n_read = 0 is the end of the stream;
+ * another status fails the load with CTORCH_IO. A load reads its stream to
+ * the end into memory first (the zip format's directory is at the end), at
+ * most ctorch_set_load_limit bytes when a limit is set (OUT_OF_MEMORY beyond
+ * it). Callbacks run on the calling thread, before the function returns.
+ */
+/** Write callback of the stream forms: consume len bytes of data (borrowed for the call). */
+typedef ctorch_status (*ctorch_write_fn)(void *user_data, const void *data, size_t len);
+/** Read callback of the stream forms: up to cap bytes into buf, their count into *n_read (0 = end). */
+typedef ctorch_status (*ctorch_read_fn)(void *user_data, void *buf, size_t cap, size_t *n_read);
+
+/** ctorch_save's bytes (torch.save(tensor, BytesIO)) copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor t);
+/** New tensor from torch.save bytes holding one tensor (as ctorch_load). */
+CTORCH_API ctorch_status ctorch_load_from_buffer(ctorch_tensor *out, const void *data, size_t len);
+/** ctorch_tensor_dict_save's bytes (torch.save(OrderedDict)) copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_tensor_dict_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor_dict d);
+/** New dict from torch.save bytes holding a dict of str -> Tensor (as ctorch_load_dict). Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_load_dict_from_buffer(ctorch_tensor_dict *out, const void *data, size_t len);
+/** ctorch_optimizer_save_state_dict's bytes copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_buffer(size_t *out_len, void *buf, size_t cap,
+                                                                    ctorch_optimizer opt);
+/** As ctorch_optimizer_load_state_dict, from torch.save(optimizer.state_dict()) bytes. */
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_buffer(ctorch_optimizer opt, const void *data, size_t len);
+/** ctorch_save through a write callback. */
+CTORCH_API ctorch_status ctorch_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_tensor t);
+/** ctorch_load through a read callback (read to its end first). */
+CTORCH_API ctorch_status ctorch_load_from_stream(ctorch_tensor *out, ctorch_read_fn read, void *user_data);
+/** ctorch_tensor_dict_save through a write callback. */
+CTORCH_API ctorch_status ctorch_tensor_dict_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_tensor_dict d);
+/** ctorch_load_dict through a read callback (read to its end first). Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_load_dict_from_stream(ctorch_tensor_dict *out, ctorch_read_fn read, void *user_data);
+/** ctorch_optimizer_save_state_dict through a write callback. */
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_stream(ctorch_write_fn write, void *user_data,
+                                                                    ctorch_optimizer opt);
+/** ctorch_optimizer_load_state_dict through a read callback (read to its end first). */
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_stream(ctorch_optimizer opt, ctorch_read_fn read,
+                                                                      void *user_data);
+
+/* ---- NumPy files (.npy, .npz) ---- */
+/*
+ * Read and written by ctorch itself, as numpy.save / numpy.savez write them
+ * (format 1.0; 2.0 and 3.0 are read too). Dtypes: bool, int8/16/32/64,
+ * uint8, float16/32/64, complex64/128 on every libtorch; uint16/32/64 where
+ * the libtorch has them (>= 2.3; NOT_IMPLEMENTED naming the version
+ * otherwise); bfloat16 and the float8 types have no NumPy dtype: refused
+ * with NOT_IMPLEMENTED on save. Reading takes little- and big-endian
+ * descrs ('<', '>', '|', '='), C and Fortran order (a Fortran array loads
+ * as a C-contiguous tensor of the same values); writing is C order, little
+ * endian, byte-identical to numpy.save. A file is checked before any tensor
+ * is made and refused with VALUE naming why: a bad magic or version, a
+ * header longer than the data or than 10,000 bytes (NumPy's own bound),
+ * a header that is not the dict NumPy writes (parsed, never evaluated),
+ * an unknown or object dtype, negative sizes or a shape whose product
+ * overflows, data shorter than the shape needs. .npz archives are zip files
+ * (zip/: stored or deflated, as savez and savez_compressed write them,
+ * CRC-checked); each NAME.npy member is one dict entry NAME, in archive
+ * order; other members are refused (VALUE); a deflated member may claim at
+ * most 1,032 times the archive's size (deflate's own bound), and
+ * ctorch_set_load_limit applies. Saves are atomic like ctorch_save; tensors
+ * on other devices are copied to the CPU; autograd flags are not stored.
+ * .npz archives are written as plain stored zips (members byte-identical to
+ * numpy.save's; the zip fields, e.g. timestamps, are not Python zipfile's).
+ */
+/** Saves t (borrowed) as numpy.save(path, t.numpy()) writes it (the same bytes). */
+CTORCH_API ctorch_status ctorch_npy_save(const char *path, ctorch_tensor t);
+/** New tensor read from a .npy file. */
+CTORCH_API ctorch_status ctorch_npy_load(ctorch_tensor *out, const char *path);
+/** ctorch_npy_save's bytes copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_npy_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor t);
+/** New tensor read from .npy bytes. */
+CTORCH_API ctorch_status ctorch_npy_load_from_buffer(ctorch_tensor *out, const void *data, size_t len);
+/** Saves d's tensors (borrowed) as numpy.savez(path, **d) does: a stored zip of NAME.npy members, in d's order. */
+CTORCH_API ctorch_status ctorch_npz_save(const char *path, ctorch_tensor_dict d);
+/** New dict read from a .npz file (numpy.savez or savez_compressed). Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_npz_load(ctorch_tensor_dict *out, const char *path);
+/** ctorch_npz_save's bytes copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_npz_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor_dict d);
+/** New dict read from .npz bytes. Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_npz_load_from_buffer(ctorch_tensor_dict *out, const void *data, size_t len);
+
+/* ---- Printing tensors as Python does ---- */
+/**
+ * NEW text (free with ctorch_string_free) equal to Python's str(t) under
+ * torch.set_printoptions(precision, threshold, edgeitems, linewidth,
+ * sci_mode) of the libtorch built against: "tensor([...])" with the
+ * summarised "..." rows and items beyond threshold elements, the dtype,
+ * device, size, grad_fn and requires_grad suffixes. Each integer argument
+ * < 0 takes PyTorch's default (precision 4, threshold 1000, edgeitems 3,
+ * linewidth 80; INT64_MAX as threshold prints everything, as
+ * profile='full'); precision above 1000, edgeitems above 2^20 and
+ * sci_mode other than -1 (automatic, Python's None), 0 (off) or 1 (on): INVALID_ARGUMENT.
+ * Sparse and quantized tensors: NOT_IMPLEMENTED (ctorch_tensor_to_string
+ * prints them). On PyTorch 1.13, edgeitems 0 with a summarised tensor is
+ * refused (VALUE): that Python fails on it.
+ */
+CTORCH_API ctorch_status ctorch_tensor_format(char **out, ctorch_tensor t, int64_t precision, int64_t threshold,
+                                              int64_t edgeitems, int64_t linewidth, int sci_mode);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* CTORCH_H */

@@ -1,5 +1,5 @@
 /* OK(call), the check of the test programs that print results for a Python
- * script to compare (tests/*_dump.c and the like): a failing ctorch call
+ * script to compare (the *_dump.c programs under tests/ and the like): a failing ctorch call
  * prints where it was, what, its status and the library's message, and
  * exits with status 1. */
 #ifndef CTORCH_TESTS_DUMP_OK_H

@@ -18,6 +18,15 @@
  * With MODEL_BENCH_FOLDED=PATH set they also save the convolutions' weights
  * and biases as loaded (folded, before channels-last) to PATH (torch.save),
  * for resnet_fold_check.py's comparison with fuse_conv_bn_eval.
+ * Paired modes (issue 50 item 2), eager and optimised in one process, calls
+ * alternating, so both see the same load:
+ *   model_bench jit-opt FILE INPUTS ITERS THREADS OUT     a TorchScript file, and
+ *     ctorch_module_optimize_for_inference of it (frozen + optimize_for_inference)
+ *   model_bench resnet50-opt FILE INPUTS ITERS THREADS OUT  the module-layer
+ *     ResNet-50 above, and ctorch_nn_module_optimize_for_inference of it
+ * print `ms=` (eager), `ms_opt=` (optimised), `rel_diff=` (max |opt - eager| /
+ * max |eager| of the last call) and the optimiser's report on stderr; OUT
+ * gets the optimised output.
  * INPUTS is a safetensors file with tensors in0, in1, ... (the model's
  * inputs in order, made by compare.py so every way sees the same ones).
  * Prints one line `ms=<t1>,<t2>,...` (wall time of each call after one
@@ -132,6 +141,7 @@ static ctorch_nn_module make_resnet50(void) {
 
 /* One call of whichever way: *out NEW (the first output). */
 typedef struct {
+  ctorch_module jit; /* a TorchScript module (jit-opt) */
   ctorch_nn_module model;
   ctorch_aoti_package pkg;
   rfold *fold;
@@ -140,7 +150,9 @@ typedef struct {
 } way;
 
 static void call(ctorch_tensor *out, const way *w) {
-  if (w->pkg) {
+  if (w->jit) {
+    CHECK(ctorch_module_forward_tensors(out, w->jit, w->in, w->n_in));
+  } else if (w->pkg) {
     ctorch_tensor_list l = NULL;
     CHECK(ctorch_aoti_package_run(&l, w->pkg, w->in, w->n_in));
     CHECK(ctorch_tensor_list_get(out, l, 0));
@@ -156,8 +168,58 @@ static void call(ctorch_tensor *out, const way *w) {
   }
 }
 
+/* max |a - b| / max |a| */
+static double rel_diff(ctorch_tensor a, ctorch_tensor b) {
+  ctorch_tensor d = NULL, m = NULL;
+  double num = 0, den = 0;
+  CHECK(ctorch_sub_Tensor(&d, a, b, ctorch_scalar_int(1)));
+  CHECK(ctorch_abs(&d, d));
+  CHECK(ctorch_max(&m, d));
+  CHECK(ctorch_tensor_item_double(&num, m));
+  ctorch_tensor_free(m), ctorch_tensor_free(d), d = NULL;
+  CHECK(ctorch_abs(&d, a));
+  CHECK(ctorch_max(&m, d));
+  CHECK(ctorch_tensor_item_double(&den, m));
+  ctorch_tensor_free(m), ctorch_tensor_free(d);
+  return num / den;
+}
+
+/* jit-opt, resnet50-opt: eager way e and optimised way o, alternating. */
+static int run_pair(way *e, way *o, long iters, const char *out_path) {
+  double *ms = malloc(sizeof *ms * (size_t)iters), *ms_opt = malloc(sizeof *ms * (size_t)iters);
+  ctorch_tensor a = NULL, b = NULL;
+  ctorch_autograd_scope no_grad = NULL;
+  long i;
+  CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
+  call(&a, e), call(&b, o); /* warm-up (the optimised way prepacks here) */
+  for (i = 0; i < iters; ++i) {
+    double t0 = bench_now();
+    ctorch_tensor_free(a);
+    call(&a, e);
+    ms[i] = (bench_now() - t0) * 1e3;
+    t0 = bench_now();
+    ctorch_tensor_free(b);
+    call(&b, o);
+    ms_opt[i] = (bench_now() - t0) * 1e3;
+  }
+  CHECK(ctorch_autograd_scope_leave(no_grad));
+  {
+    const char *names[1] = {"out"};
+    CHECK(ctorch_safetensors_save(out_path, names, &b, 1, NULL, NULL, 0));
+  }
+  printf("ms=");
+  for (i = 0; i < iters; ++i) printf("%s%.3f", i ? "," : "", ms[i]);
+  printf("\nms_opt=");
+  for (i = 0; i < iters; ++i) printf("%s%.3f", i ? "," : "", ms_opt[i]);
+  printf("\nrel_diff=%.3g\n", rel_diff(a, b));
+  ctorch_tensor_free(a), ctorch_tensor_free(b);
+  free(ms), free(ms_opt);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  way w = {NULL, NULL, NULL, {NULL}, 0};
+  way w = {NULL, NULL, NULL, NULL, {NULL}, 0}, opt = {NULL, NULL, NULL, NULL, {NULL}, 0};
+  int pair = 0;
   rfold fold;
   ctorch_tensor_dict inputs = NULL;
   ctorch_autograd_scope no_grad = NULL;
@@ -166,13 +228,21 @@ int main(int argc, char **argv) {
   long iters, i;
   double *ms;
   if (argc != 7 || atol(argv[4]) < 1) {
-    fprintf(stderr, "usage: model_bench bert|resnet50|resnet50-fold|resnet50-fold-nchw|resnet50-cl|resnet50-fold-mkldnn|aoti MODEL INPUTS "
+    fprintf(stderr, "usage: model_bench bert|resnet50|resnet50-opt|jit-opt|resnet50-fold|resnet50-fold-nchw|resnet50-cl|resnet50-fold-mkldnn|aoti MODEL INPUTS "
                     "ITERS THREADS OUT\n");
     return 2;
   }
   iters = atol(argv[4]);
   if (atoi(argv[5]) > 0) CHECK(ctorch_set_num_threads(atoi(argv[5])));
-  if (!strcmp(argv[1], "aoti")) {
+  if (!strcmp(argv[1], "jit-opt")) {
+    char *report = NULL;
+    CHECK(ctorch_module_load(&w.jit, argv[2], NULL));
+    CHECK(ctorch_module_eval(w.jit));
+    CHECK(ctorch_module_optimize_for_inference(&opt.jit, &report, w.jit, getenv("MODEL_BENCH_OPTIONS")));
+    fprintf(stderr, "%s", report);
+    ctorch_string_free(report);
+    pair = 1;
+  } else if (!strcmp(argv[1], "aoti")) {
     int avail = 0;
     CHECK(ctorch_aoti_available(&avail));
     if (!avail) {
@@ -180,7 +250,7 @@ int main(int argc, char **argv) {
       return 2;
     }
     CHECK(ctorch_aoti_package_load(&w.pkg, argv[2], NULL));
-  } else if (!strncmp(argv[1], "resnet50-", 9)) {
+  } else if (!strncmp(argv[1], "resnet50-", 9) && strcmp(argv[1], "resnet50-opt")) {
     ctorch_tensor_dict weights = NULL;
     memset(&fold, 0, sizeof fold);
     fold.fold = !strcmp(argv[1], "resnet50-fold") || !strcmp(argv[1], "resnet50-fold-nchw") ||
@@ -208,7 +278,8 @@ int main(int argc, char **argv) {
       cfg = read_config(argv[2]);
       w.model = make_model(&cfg);
       snprintf(path, sizeof path, "%s/model.safetensors", argv[2]);
-    } else if (!strcmp(argv[1], "resnet50")) {
+    } else if (!strcmp(argv[1], "resnet50") || !strcmp(argv[1], "resnet50-opt")) {
+      pair = !strcmp(argv[1], "resnet50-opt");
       w.model = make_resnet50();
       snprintf(path, sizeof path, "%s", argv[2]);
     } else {
@@ -219,12 +290,22 @@ int main(int argc, char **argv) {
     CHECK(ctorch_nn_module_load_state_dict(NULL, w.model, weights, 1));
     ctorch_tensor_dict_free(weights);
     CHECK(ctorch_nn_module_train(w.model, 0));
+    if (pair) {
+      char *report = NULL;
+      CHECK(ctorch_nn_module_optimize_for_inference(&opt.model, &report, w.model, getenv("MODEL_BENCH_OPTIONS")));
+      fprintf(stderr, "%s", report);
+      ctorch_string_free(report);
+    }
   }
   CHECK(ctorch_safetensors_load(&inputs, argv[3], NULL));
   for (w.n_in = 0; w.n_in < 8; ++w.n_in) {
     char name[8];
     snprintf(name, sizeof name, "in%zu", w.n_in);
     if (ctorch_tensor_dict_find(&w.in[w.n_in], inputs, name) != CTORCH_OK) break;
+  }
+  if (pair) {
+    memcpy(opt.in, w.in, sizeof w.in), opt.n_in = w.n_in;
+    return run_pair(&w, &opt, iters, argv[6]);
   }
   ms = malloc(sizeof *ms * (size_t)iters);
   CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));

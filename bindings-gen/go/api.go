@@ -140,11 +140,16 @@ func shapeOrScalar(shape []int64) []int64 {
 	return shape
 }
 
-// String renders the tensor as libtorch prints it.
+// String renders the tensor as Python's str(tensor) does (summarised
+// beyond SetPrintOptions' threshold); libtorch's printing for what that
+// format does not cover (sparse, quantized).
 func (t *Tensor) String() string {
-	s, err := t.ToString()
+	o := currentPrintOptions()
+	s, err := t.Format(o.Precision, o.Threshold, o.EdgeItems, o.LineWidth, o.SciMode)
 	if err != nil {
-		return "Tensor(?)"
+		if s, err = t.ToString(); err != nil {
+			return "Tensor(?)"
+		}
 	}
 	return s
 }

@@ -6,12 +6,33 @@ package ctorch
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/ctorch/ctorch-go/internal/zerocall"
 )
 
 func TestExportsListed(t *testing.T) { zerocall.CheckComplete(t, ".", exportedFuncs, exportedTypes) }
+
+// Issue 51: an operator api.json marks unsafe (ops_json.unsafe) exists only as
+// Unchecked<Name>; its ordinary name (and Opts form) does not.
+func TestUnsafeOperatorsOnlyUnchecked(t *testing.T) {
+	if _, ok := exportedFuncs["UncheckedXRemoveBatchDim"]; !ok { // killed the process on a bool tensor
+		t.Error("UncheckedXRemoveBatchDim missing")
+	}
+	n := 0
+	for name := range exportedFuncs {
+		if plain, ok := strings.CutPrefix(name, "Unchecked"); ok {
+			n++
+			if _, dup := exportedFuncs[plain]; dup {
+				t.Errorf("%s: an unsafe operator under its ordinary name", plain)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no Unchecked operator")
+	}
+}
 
 func TestNilAndZeroValuesDoNotPanic(t *testing.T) {
 	// Global settings the sweep changes (it calls the setters with 0): read

@@ -11,6 +11,7 @@ const v8 = require('v8');
 const vm = require('vm');
 const koffi = require('koffi');
 const capi = require('./capi');
+const input = require('./input');
 
 // Where libctorch is, in this order: $CTORCH_LIB; the build tree this package
 // was generated in (build_config.json, which the npm tarball leaves out);
@@ -58,6 +59,7 @@ try {
     'Install ctorch (its Debian packages or cmake --install), or set CTORCH_LIB to the path of libctorch.so.');
 }
 const { T, F } = capi.declare(lib);
+input.guardIntegers(F); // integers range-checked before koffi would wrap them (input.js)
 const E = capi.ENUMS;
 
 // ---- errors: tickets (koffi's async calls run on worker threads) ----------
@@ -247,7 +249,7 @@ function h(x) {
 function ho(x) { return x === null || x === undefined ? null : (x._is_generator ? x._h : h(x)); }
 function req(v, fn, name) {
   if (v === undefined) throw new TypeError(`${fn}: missing argument '${name}'`);
-  return v;
+  return input.remember(v, fn, name); // names a refused integer (input.js)
 }
 function dflt(v, d) { return v === undefined ? d : v; }
 function len(v) { return v === null || v === undefined ? 0 : v.length; }
@@ -273,7 +275,7 @@ function i64s(v, size, opt) {
   if (typeof v === 'number' || typeof v === 'bigint') v = new Array(size || 1).fill(v);
   if (v.length === 0) return EMPTY_I64;
   const a = new BigInt64Array(v.length);
-  for (let i = 0; i < v.length; i++) a[i] = BigInt(v[i]);
+  for (let i = 0; i < v.length; i++) a[i] = input.toI64(v[i], 'an int list');
   return a;
 }
 function f64s(v, size, opt) {
@@ -295,7 +297,7 @@ function bools(v, size, opt) {
 function i64arrays(v) {
   const mem = v.map((x) => {
     const p = koffi.alloc('int64_t', Math.max(x.length, 1));
-    if (x.length) koffi.encode(p, koffi.array('int64_t', x.length), x.map(BigInt));
+    if (x.length) koffi.encode(p, koffi.array('int64_t', x.length), x.map((e) => input.toI64(e, 'an int list')));
     return p;
   });
   const ptrs = BigUint64Array.from(mem, (p) => BigInt(koffi.address(p)));
@@ -321,7 +323,7 @@ function scalar(v) {
     return s;
   }
   if (typeof v === 'boolean') return scalarOf(v, 'BOOL');
-  if (typeof v === 'bigint') return scalarOf(v, 'INT');
+  if (typeof v === 'bigint') return scalarOf(input.toI64(v, 'a Scalar'), 'INT');
   if (v instanceof FloatScalar) return scalarOf(v.v, 'FLOAT');
   if (v && v.kind !== undefined && v.reserved !== undefined) return v; // already a ctorch_scalar
   if (v instanceof Tensor) return scalar(v.item());
@@ -337,7 +339,7 @@ function scalarValue(s) {
   if (s.kind === SC.CTORCH_SCALAR_BOOL) return Number(s.i) !== 0;
   return s.f;
 }
-function i64o(v) { return v === null || v === undefined ? null : BigInt64Array.of(BigInt(v)); }
+function i64o(v) { return v === null || v === undefined ? null : BigInt64Array.of(input.toI64(v, 'an int')); }
 function f64o(v) { return v === null || v === undefined ? null : Float64Array.of(v); }
 function boolo(v) { return v === null || v === undefined ? null : Int32Array.of(v ? 1 : 0); }
 function i32o(v) { return v === null || v === undefined ? null : Int32Array.of(enumv(v)); }
@@ -503,7 +505,12 @@ const R = {
 };
 const api = require('./api')(R, F); // before ops.js: its Scalar defaults use the inline helpers
 R.listOf = api.read_tensor_list; // Tensor[] results (ops.js): the generated reader (api.json handles[].elements)
-const { ops, PUBLIC, METHODS } = require('./ops')(R, F);
+const { ops, unchecked, PUBLIC, METHODS } = require('./ops')(R, F);
+input.setCallers(function* () { // for error messages naming a refused integer's argument (input.js)
+  yield* Object.entries(api);
+  for (const [g, fn] of Object.entries(ops)) { yield [g, fn]; yield* Object.entries(fn); }
+  for (const [g, fn] of Object.entries(unchecked)) { yield [g, fn]; yield* Object.entries(fn); }
+});
 api.set_error_tickets(true); // the tickets described above, from here on
 
 // ---- the module ------------------------------------------------------------
@@ -511,6 +518,9 @@ const ct = module.exports;
 ct.CtorchError = CtorchError;
 ct.Tensor = Tensor;
 ct.ops = ops;
+// The operators api.json marks unsafe (ops_json.unsafe: bad input can crash the process,
+// Rust's `unsafe fn`) exist only here, never as ct.X, ct.ops.X or a Tensor method.
+ct.unchecked = unchecked;
 ct.capi = api; // every hand-written C function of api.json, typed (ct.capi.tensor_dim(t), ...)
 ct.lib = { path: LIB_PATH, F, T, koffi };
 ct.config = config;
@@ -556,11 +566,16 @@ Object.defineProperties(Tensor.prototype, {
 });
 Tensor.prototype.stride = function () { return api.tensor_strides(this); };
 Tensor.prototype.numel = function () { return api.tensor_numel(this); };
-Tensor.prototype.item = function () { // one item() for every dtype: the getter of its kind
+// item() is a number for every dtype (a ct.bool tensor's: 1 or 0), so
+// `loss.item()` is a number to TypeScript; itemBool() is the bool getter.
+Tensor.prototype.item = function () {
   const dt = this.dtype.name;
-  if (dt === 'bool') return api.tensor_item_bool(this);
+  if (dt === 'bool') return Number(api.tensor_item_bool(this));
   if (dt.startsWith('int') || dt === 'uint8') return api.tensor_item_int64(this);
   return api.tensor_item_double(this);
+};
+Tensor.prototype.itemBool = function () {
+  return this.dtype.name === 'bool' ? api.tensor_item_bool(this) : this.item() !== 0;
 };
 const TYPED = { float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array, int16: Int16Array,
   int8: Int8Array, uint8: Uint8Array, bool: Uint8Array };
@@ -588,36 +603,34 @@ Tensor.prototype.backward = function (opts = {}) { // PyTorch's defaults: retain
 Tensor.prototype.detach = function () { return api.tensor_detach(this); };
 Tensor.prototype.to = function (dt) { return api.tensor_to_dtype(this, dt.value); };
 Tensor.prototype.requiresGrad_ = function (v = true) { this.requiresGrad = v; return this; };
-Tensor.prototype.toString = function () { return api.tensor_to_string(this); };
-Tensor.prototype[Symbol.for('nodejs.util.inspect.custom')] = function () {
-  return this._h ? `Tensor(${JSON.stringify(this.shape)}, ${this.dtype})` : 'Tensor(<disposed>)';
-};
-
-// ---- creation --------------------------------------------------------------
-function flatten(data, shape = []) {
-  if (!Array.isArray(data)) return [[data], shape];
-  shape.push(data.length);
-  if (!data.length) return [[], shape];
-  const out = [];
-  let inner = null;
-  for (const x of data) {
-    const [f, s] = flatten(x, []);
-    if (inner && JSON.stringify(inner) !== JSON.stringify(s)) throw new RangeError('ragged nested array');
-    inner = s;
-    out.push(...f);
+// torch.set_printoptions for toString/inspect (null: PyTorch's default);
+// the text is Python's str(tensor) (ctorch_tensor_format).
+const printOpts = { precision: null, threshold: null, edgeitems: null, linewidth: null, sciMode: null };
+ct.setPrintOptions = function (opts = {}) {
+  for (const [k, v] of Object.entries(opts)) {
+    if (!(k in printOpts)) throw new TypeError(`setPrintOptions: unknown option '${k}'`);
+    printOpts[k] = v;
   }
-  return [out, shape.concat(inner)];
-}
+};
+const printArg = (v) => (v === null || v === undefined ? -1n : v === Infinity ? 2n ** 63n - 1n : BigInt(v));
+Tensor.prototype.toString = function () {
+  if (!this._h) return 'Tensor(<disposed>)';
+  try {
+    return api.tensor_format(this, printArg(printOpts.precision), printArg(printOpts.threshold),
+      printArg(printOpts.edgeitems), printArg(printOpts.linewidth),
+      printOpts.sciMode === null || printOpts.sciMode === undefined ? -1 : printOpts.sciMode ? 1 : 0);
+  } catch (e) { return api.tensor_to_string(this); } // sparse, quantized: libtorch's printing
+};
+Tensor.prototype[Symbol.for('nodejs.util.inspect.custom')] = function () { return this.toString(); };
+
+// ---- creation (the checks of the data: input.js) ----------------------------
 ct.tensor = function (data, opts = {}) {
-  let flat, shape;
-  if (ArrayBuffer.isView(data)) { flat = data; shape = opts.shape || [data.length]; } else [flat, shape] = flatten(data);
-  let dt = opts.dtype;
-  if (!dt) dt = ArrayBuffer.isView(data) ? ({ Float32Array: ct.float32, Float64Array: ct.float64,
-    BigInt64Array: ct.int64, Int32Array: ct.int32, Uint8Array: ct.uint8 })[data.constructor.name]
-    : flat.every((x) => typeof x === 'boolean') && flat.length ? ct.bool
-      : flat.every((x) => Number.isInteger(x)) ? ct.int64 : ct.float32;
+  const [flat, shape, inferred] = input.tensorData(data, opts);
+  const dt = opts.dtype || ct[inferred];
+  if (!dt || DTYPES[dt.value] !== dt) throw new TypeError(`ct.tensor: dtype must be a ct dtype (ct.float32, ...), got ${String(opts.dtype)}`);
   const C = TYPED[dt.name];
-  const arr = C === BigInt64Array ? BigInt64Array.from(flat, (x) => BigInt(x)) : C.from(flat, (x) => Number(x));
+  if (!C) throw new TypeError(`ct.tensor: no typed array for ${dt}; make the tensor in another dtype and convert it with .to()`);
+  const arr = flat instanceof C && !(flat instanceof Uint8ClampedArray) && dt.name !== 'bool' ? flat : input.typedFor(flat, dt.name, C);
   const t = api.tensor_from_data(arr, shape, dt.value);
   if (opts.requiresGrad) t.requiresGrad = true;
   return t;
@@ -671,6 +684,24 @@ function readDictMap(d) { // the entries of a NEW tensor dict as a Map; the dict
   } finally { d.dispose(); }
 }
 ct.load = (path) => readDictMap(api.load_dict(path));
+// The same bytes in a Buffer (services keep models in object stores):
+// ct.saveToBuffer(stateDict) / ct.loadFromBuffer(buf); NumPy's .npy/.npz.
+function newDict(dict) {
+  const d = api.tensor_dict_new();
+  for (const [k, t] of (dict instanceof Map ? dict : Object.entries(dict))) api.tensor_dict_set(d, k, t);
+  return d;
+}
+function withDict(dict, f) { const d = newDict(dict); try { return f(d); } finally { d.dispose(); } }
+ct.saveToBuffer = (dict) => withDict(dict, (d) => api.tensor_dict_save_to_buffer(d));
+ct.loadFromBuffer = (buf) => readDictMap(api.load_dict_from_buffer(buf));
+ct.saveNpy = (t, path) => api.npy_save(path, t);
+ct.loadNpy = (path) => api.npy_load(path);
+ct.npyToBuffer = (t) => api.npy_save_to_buffer(t);
+ct.npyFromBuffer = (buf) => api.npy_load_from_buffer(buf);
+ct.saveNpz = (dict, path) => withDict(dict, (d) => api.npz_save(path, d));
+ct.loadNpz = (path) => readDictMap(api.npz_load(path));
+ct.npzToBuffer = (dict) => withDict(dict, (d) => api.npz_save_to_buffer(d));
+ct.npzFromBuffer = (buf) => readDictMap(api.npz_load_from_buffer(buf));
 
 // ---- optimizers and data: the generated classes with JS constructors ---------
 const OPT_KINDS = Object.fromEntries(Object.entries(E.ctorch_optimizer_kind).map(([k, v]) => [k.slice(13).toLowerCase(), v]));
@@ -695,17 +726,33 @@ ct.optim = {
   Adagrad: (p, o) => new Optimizer('adagrad', p, o),
 };
 class DataLoader extends api.DataLoader {
-  constructor(data, targets, opts = {}) {
-    super(api.data_loader_new(data, targets || null, opts.batchSize || 1, !!opts.shuffle, BigInt(opts.seed || 0),
-      !!opts.dropLast)._take());
+  constructor(data, targets, options = {}) {
+    const opts = input.loaderOptions(options); // unknown options and batch sizes like 0 or 1.5 refused
+    super(api.data_loader_new(data, targets || null, opts.batchSize, opts.shuffle, opts.seed, opts.dropLast)._take());
     if (opts.transform) this.set_transform(opts.transform); // per item; the loader keeps a reference
     this.epoch = 0;
   }
+  // Each iteration is an epoch with a cursor of its own, as each iter() of a
+  // PyTorch DataLoader: the C loader has one cursor, so an iterator that
+  // finds it elsewhere (another iteration moved it) seeks back to its place
+  // (ctorch_data_loader_seek replays the epoch's order). for await: promise.js.
+  _cursor() {
+    const c = { epoch: this.epoch++, batch: 0 };
+    this.start_epoch(BigInt(c.epoch));
+    return c;
+  }
+  _seekTo(c, hv) {
+    const e = new BigUint64Array(1), b = new BigInt64Array(1);
+    check(F.ctorch_data_loader_position(e, b, hv));
+    if (e[0] !== BigInt(c.epoch) || b[0] !== BigInt(c.batch)) check(F.ctorch_data_loader_seek(hv, BigInt(c.epoch), c.batch));
+  }
   * [Symbol.iterator]() {
-    this.start_epoch(BigInt(this.epoch++));
+    const c = this._cursor();
     for (;;) {
+      this._seekTo(c, hh(this));
       const [has, x, y] = this.next();
       if (!has) return;
+      c.batch++;
       yield [x, y];
     }
   }

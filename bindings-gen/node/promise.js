@@ -31,8 +31,10 @@ module.exports = function definePromises(ct, rt) {
     return run;
   }
 
-  // New handles to the tensors (null stays 0n) for the duration of job(handles).
-  async function pinned(tensors, job) {
+  // New handles to the tensors (null stays 0n), taken now, in the caller's
+  // turn (disposing a tensor, or closing a scope, right after the call is
+  // then safe), released by unpin once the call settled.
+  function pin(tensors) {
     const hs = [];
     try {
       for (const t of tensors) {
@@ -41,42 +43,67 @@ module.exports = function definePromises(ct, rt) {
         check(F.ctorch_tensor_ref(o, R.h(t)));
         hs.push(o[0]);
       }
-      return await job(hs);
-    } finally {
-      for (const x of hs) if (x) F.ctorch_tensor_free(x);
+    } catch (e) {
+      unpin(hs);
+      throw e;
     }
+    return hs;
+  }
+  function unpin(hs) { for (const x of hs) if (x) F.ctorch_tensor_free(x); }
+  // job(handles) with the tensors pinned (a rejection if one is disposed already).
+  function pinned(tensors, job) {
+    let hs;
+    try { hs = pin(tensors); } catch (e) { return Promise.reject(e); }
+    return Promise.resolve().then(() => job(hs)).finally(() => unpin(hs));
+  }
+
+  // A rejection's stack gets the frames of the call that made the Promise
+  // (the C call itself runs later, on a worker thread, with none of them).
+  function traced(promise, fn) {
+    const site = {};
+    Error.captureStackTrace(site, fn);
+    return promise.catch((e) => {
+      if (e instanceof Error && typeof site.stack === 'string') {
+        e.stack = `${e.stack}\n    --- the Promise call was made at ---${site.stack.slice(site.stack.indexOf('\n'))}`;
+      }
+      throw e;
+    });
   }
   const handleArray = (hs) => (hs.length ? BigUint64Array.from(hs) : new BigUint64Array(1));
 
   // loss.backwardAsync({ retainGraph, createGraph, gradient, inputs }): as backward().
-  Tensor.prototype.backwardAsync = function (opts = {}) {
+  Tensor.prototype.backwardAsync = function backwardAsync(opts = {}) {
     const create = !!opts.createGraph;
     const retain = opts.retainGraph === undefined ? create : !!opts.retainGraph;
     const inputs = opts.inputs || null;
-    return pinned([this, opts.gradient || null, ...(inputs || [])], ([t, g, ...ins]) =>
+    return traced(pinned([this, opts.gradient || null, ...(inputs || [])], ([t, g, ...ins]) =>
       raw('ctorch_tensor_backward', [t, g || null, retain ? 1 : 0, create ? 1 : 0,
-        inputs ? handleArray(ins) : null, ins.length])).then(() => undefined);
+        inputs ? handleArray(ins) : null, ins.length])).then(() => undefined), backwardAsync);
   };
 
   // opt.stepAsync(): one update, as step().
-  api.Optimizer.prototype.stepAsync = function () {
-    return onObject(this, (hv) => raw('ctorch_optimizer_step', [hv])).then(() => undefined);
+  api.Optimizer.prototype.stepAsync = function stepAsync() {
+    return traced(onObject(this, (hv) => raw('ctorch_optimizer_step', [hv])).then(() => undefined), stepAsync);
   };
 
   // loader.nextAsync(): [data, targets] (targets null without them), or null at the end of the epoch.
   // for await (const [x, y] of loader) runs one epoch with it.
-  api.DataLoader.prototype.nextAsync = function () {
-    return onObject(this, async (hv) => {
+  // cursor (for await's own, index.js's DataLoader._cursor): the batch is
+  // that iteration's next, wherever another iteration left the loader.
+  api.DataLoader.prototype.nextAsync = function nextAsync(cursor) {
+    return traced(onObject(this, async (hv) => {
+      if (cursor) this._seekTo(cursor, hv);
       const has = new Int32Array(1), x = new BigUint64Array(1), y = new BigUint64Array(1);
       await raw('ctorch_data_loader_next', [has, x, y, hv]);
+      if (has[0] && cursor) cursor.batch++;
       return has[0] ? [R.tensorOf(x[0]), R.tensorOf(y[0])] : null;
-    });
+    }), nextAsync);
   };
   DataLoader.prototype[Symbol.asyncIterator] = async function* () {
     if (this._queue) await this._queue;
-    this.start_epoch(BigInt(this.epoch++));
+    const cursor = this._cursor();
     for (;;) {
-      const b = await this.nextAsync();
+      const b = await this.nextAsync(cursor);
       if (!b) return;
       yield b;
     }
@@ -85,12 +112,15 @@ module.exports = function definePromises(ct, rt) {
   // model.forwardAsync(...inputs[, kwargs]): what forward returns, computed on a worker
   // thread. A module defined in JS runs its forward on this thread (the library calls it back).
   const MAX_OUT = 16;
-  ct.nn.Module.prototype.forwardAsync = function (...inputs) {
+  ct.nn.Module.prototype.forwardAsync = function forwardAsync(...inputs) {
     const n = inputs.length;
     const kw = n && R.isOpts(inputs[n - 1]) ? inputs.pop() : null;
     const flat = inputs.flat(Infinity);
     const structure = this.constructor.structure;
-    return onObject(this._m, () => pinned(flat, async (hs) => {
+    // Pinned now, and the module busy from now (not once its queue reaches this call).
+    let hs;
+    try { hs = pin(flat); } catch (e) { return Promise.reject(e); }
+    return traced(onObject(this._m, async () => {
       const outs = new BigUint64Array(MAX_OUT), nOut = new BigUint64Array(1);
       takePending();
       try {
@@ -102,19 +132,18 @@ module.exports = function definePromises(ct, rt) {
       const res = Array.from(outs.subarray(0, Number(nOut[0])), R.tensorOf);
       if (structure) return structure(res);
       return res.length === 1 ? res[0] : res;
-    }));
+    }).finally(() => unpin(hs)), forwardAsync);
   };
 
   // ct.saveAsync(stateDict, path) / ct.loadAsync(path): ct.save / ct.load off the event loop.
-  ct.saveAsync = function (dict, path) {
+  ct.saveAsync = function saveAsync(dict, path) {
     const entries = [...(dict instanceof Map ? dict : Object.entries(dict))];
     const names = entries.map(([k]) => String(k));
-    return pinned(entries.map(([, t]) => t), (hs) =>
-      raw('ctorch_save_dict', [path, names, handleArray(hs), hs.length])).then(() => undefined);
+    return traced(pinned(entries.map(([, t]) => t), (hs) =>
+      raw('ctorch_save_dict', [path, names, handleArray(hs), hs.length])).then(() => undefined), saveAsync);
   };
-  ct.loadAsync = async function (path) {
+  ct.loadAsync = function loadAsync(path) {
     const o = new BigUint64Array(1);
-    await raw('ctorch_load_dict', [o, path]);
-    return readDictMap(R.adopt(api.TensorDict, o[0]));
+    return traced(raw('ctorch_load_dict', [o, path]).then(() => readDictMap(R.adopt(api.TensorDict, o[0]))), loadAsync);
   };
 };

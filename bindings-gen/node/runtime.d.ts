@@ -1,7 +1,24 @@
-/// <reference types="node" />
 // The hand-written runtime (index.js, nn.js, promise.js), declared by hand;
 // bindings-gen/ctorch_gen/emit_node_dts.py appends the generated part (the
 // operators, ct.capi, the module classes, the dtypes) to make index.d.ts.
+//
+// Self-contained (issue 51, item 16): no reference to Node's types, so a
+// project without @types/node compiles against it (tests/bindings/node_tsc.sh
+// checks one). What it needs of them is declared here: Buffer is this file's
+// alias of Uint8Array (Node's Buffer is one, so Buffers pass where it is
+// taken; the global Buffer of @types/node is not touched), and the disposal
+// symbols and Disposable are declared as lib.esnext.disposable and
+// @types/node declare them.
+type Buffer = Uint8Array;
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+  // `using` needs these (index.js polyfills the symbols on Node 18).
+  interface Disposable { [Symbol.dispose](): void }
+  interface AsyncDisposable { [Symbol.asyncDispose](): PromiseLike<void> }
+}
 
 /** A dtype (ct.float32): value is ctorch_dtype's, name torch's. */
 export interface DType { readonly value: number; readonly name: string; toString(): string }
@@ -39,8 +56,10 @@ export declare class Tensor {
   readonly grad: ReturnType<typeof capi.tensor_grad>;
   stride(): ReturnType<typeof capi.tensor_strides>;
   numel(): number;
-  /** The value of a one-element tensor: a boolean for ct.bool, else a number. */
-  item(): number | boolean;
+  /** The value of a one-element tensor as a number (a ct.bool tensor's: 1 or 0). */
+  item(): number;
+  /** The value of a one-element tensor as a boolean (nonzero: true). */
+  itemBool(): boolean;
   toTypedArray(): Float32Array | Float64Array | BigInt64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
   /** Nested arrays of numbers (booleans for ct.bool). */
   toArray(): any;
@@ -66,6 +85,8 @@ declare class Handle {
 }
 
 export declare const ops: { [group: string]: any };
+/** Operators that do not check their input (api.json ops_json.unsafe): a wrong argument can crash the process. */
+export declare const unchecked: { [group: string]: any };
 export declare const lib: { readonly path: string; readonly F: any; readonly T: any; readonly koffi: any };
 export declare const config: { gcThresholdBytes: number; checkEvery: number };
 export declare const version: string;
@@ -102,6 +123,21 @@ export declare function load(path: string): Map<string, Tensor>;
 /** ct.save / ct.load on a worker thread. */
 export declare function saveAsync(dict: StateDict, path: string): Promise<void>;
 export declare function loadAsync(path: string): Promise<Map<string, Tensor>>;
+/** ct.save / ct.load through memory: the same bytes as the file (torch.save(sd, BytesIO)). */
+export declare function saveToBuffer(dict: StateDict): Buffer;
+export declare function loadFromBuffer(buf: Uint8Array): Map<string, Tensor>;
+/** NumPy's .npy (numpy.save's bytes) and .npz (numpy.savez / savez_compressed read). */
+export declare function saveNpy(t: Tensor, path: string): void;
+export declare function loadNpy(path: string): Tensor;
+export declare function npyToBuffer(t: Tensor): Buffer;
+export declare function npyFromBuffer(buf: Uint8Array): Tensor;
+export declare function saveNpz(dict: StateDict, path: string): void;
+export declare function loadNpz(path: string): Map<string, Tensor>;
+export declare function npzToBuffer(dict: StateDict): Buffer;
+export declare function npzFromBuffer(buf: Uint8Array): Map<string, Tensor>;
+/** torch.set_printoptions for toString()/inspect (Python's str(tensor)); null restores a default. */
+export declare function setPrintOptions(opts: { precision?: number | null; threshold?: number | null;
+  edgeitems?: number | null; linewidth?: number | null; sciMode?: boolean | null }): void;
 /** One C function (koffi's raw declaration: handles as bigint, out-arrays) on a worker thread. */
 export declare function callAsync(cName: string, ...args: unknown[]): Promise<void>;
 export declare function errorOf(status: number): CtorchError;
@@ -128,7 +164,7 @@ export namespace data {
   /** Y: the targets' type in a batch (Tensor when the loader has targets, null without). */
   class DataLoader<Y extends Tensor | null = Tensor | null> extends capi.DataLoader {
     constructor(data: Tensor, targets?: Y, opts?: {
-      batchSize?: number; shuffle?: boolean; seed?: number | bigint; dropLast?: boolean;
+      batchSize?: number | bigint; shuffle?: boolean; seed?: number | bigint; dropLast?: boolean;
       transform?: Parameters<capi.DataLoader['set_transform']>[0];
     });
     /** The epoch the next iteration starts (its shuffle order). */

@@ -5,7 +5,9 @@ import os
 import shutil
 import unittest
 
-from ctorch_gen import emit_api, emit_py
+from ctorch_gen import emit_api
+from ctorch_gen.apimodel import Param, load_api
+from ctorch_gen.py import capi as py_capi
 from ctorch_gen.api_header import describe_header
 from ctorch_gen.api_ops import typed_default
 from ctorch_gen.cheader import HeaderError, parse_header
@@ -245,35 +247,33 @@ CTORCH_API ctorch_status ctorch_thing_visit(ctorch_thing t, ctorch_cb cb, void *
     def test_plan(self):
         from ctorch_gen import hplan
         d = describe_header(parse_header(self.HDR))
-        doc = {"handles": d["handles"], "functions": [dict(f, origin="header") for f in d["functions"]]}
-        bag = next(h for h in doc["handles"] if h["name"] == "ctorch_bag")
-        self.assertEqual(bag["elements"], {"handle": "ctorch_thing", "size": "ctorch_bag_size",
-                                           "get": "ctorch_bag_get"})
-        self.assertNotIn("elements", next(h for h in doc["handles"] if h["name"] == "ctorch_thing"))
-        self.assertEqual(hplan.list_handles(doc), {"ctorch_bag": bag["elements"]})
-        e = {x["name"]: x for x in hplan.plan(doc)}
-        self.assertEqual((e["ctorch_thing_label"]["owner"], e["ctorch_thing_label"]["method"]),
-                         ("ctorch_thing", "label"))
-        self.assertIsNone(e["ctorch_thing_new"]["owner"])           # a constructor: a module-level function
-        self.assertEqual([p["name"] for p in e["ctorch_thing_name"]["ins"]], ["t"])  # out_len, cap: derived
-        self.assertEqual([p["name"] for p in e["ctorch_thing_many"]["ins"]], ["names", "things", "options"])
-        self.assertIn("frees", e["ctorch_thing_free"]["skip"])
-        self.assertIn("callback", e["ctorch_thing_visit"]["skip"])
-        self.assertIn("read_bag", e["ctorch_bag_size"]["skip"])     # read by the generated list reader
-        self.assertIsNone(e["ctorch_thing_parts"]["skip"])
+        doc = load_api({"handles": d["handles"], "functions": [dict(f, origin="header") for f in d["functions"]]})
+        bag = next(h for h in doc.handles if h.name == "ctorch_bag")
+        self.assertEqual(bag.elements.to_json(), {"handle": "ctorch_thing", "size": "ctorch_bag_size",
+                                                  "get": "ctorch_bag_get"})
+        self.assertIsNone(next(h for h in doc.handles if h.name == "ctorch_thing").elements)
+        self.assertEqual(hplan.list_handles(doc), {"ctorch_bag": bag.elements})
+        e = {x.name: x for x in hplan.plan(doc)}
+        self.assertEqual((e["ctorch_thing_label"].owner, e["ctorch_thing_label"].method), ("ctorch_thing", "label"))
+        self.assertIsNone(e["ctorch_thing_new"].owner)           # a constructor: a module-level function
+        self.assertEqual([p.name for p in e["ctorch_thing_name"].ins], ["t"])  # out_len, cap: derived
+        self.assertEqual([p.name for p in e["ctorch_thing_many"].ins], ["names", "things", "options"])
+        self.assertIn("frees", e["ctorch_thing_free"].skip)
+        self.assertIn("callback", e["ctorch_thing_visit"].skip)
+        self.assertIn("read_bag", e["ctorch_bag_size"].skip)     # read by the generated list reader
+        self.assertIsNone(e["ctorch_thing_parts"].skip)
 
 
 class PythonTypes(unittest.TestCase):
     def test_ctypes_of(self):
-        doc = {}
-        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "handle", "name": "ctorch_tensor"}, "pointer": 1}, doc),
-                         "_P(_c.c_void_p)")
-        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "opaque", "name": "struct DLManagedTensor"},
-                                            "pointer": 1}, doc), "_c.c_void_p")
-        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "string", "name": "char"}, "pointer": 1}, doc),
-                         "_P(_c.c_char_p)")
-        self.assertEqual(emit_py.ctypes_of({"type": {"kind": "struct", "name": "ctorch_scalar"}, "pointer": 0}, doc),
-                         "ctorch_scalar")
+        doc = load_api({})
+
+        def c(t, pointer):
+            return py_capi.ctypes_of(Param.load({"type": t, "pointer": pointer}), doc)
+        self.assertEqual(c({"kind": "handle", "name": "ctorch_tensor"}, 1), "_P(_c.c_void_p)")
+        self.assertEqual(c({"kind": "opaque", "name": "struct DLManagedTensor"}, 1), "_c.c_void_p")
+        self.assertEqual(c({"kind": "string", "name": "char"}, 1), "_P(_c.c_char_p)")
+        self.assertEqual(c({"kind": "struct", "name": "ctorch_scalar"}, 0), "ctorch_scalar")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The Go binding's operator trampolines (emit_go_tramp.py): the Go call
+"""The Go binding's operator trampolines (ctorch_gen/go/tramp.py): the Go call
 passes each argument in its class's slot, the C wrapper hands them back to
 the operator in its own order, and the C side compiles."""
 import os
@@ -7,11 +7,12 @@ import subprocess
 import tempfile
 import unittest
 
-from ctorch_gen.emit_go_tramp import Trampolines, c_class
+from ctorch_gen.apimodel import Function
+from ctorch_gen.go.tramp import Trampolines, c_class
 
 
 def fn(name, *c_types):
-    return {"name": name, "params": [{"name": f"a{k}", "c_type": t} for k, t in enumerate(c_types)]}
+    return Function.load({"name": name, "params": [{"name": f"a{k}", "c_type": t} for k, t in enumerate(c_types)]})
 
 
 class Trampoline(unittest.TestCase):

@@ -1,9 +1,12 @@
-"""Unit tests of the bindings' module-class emitters (emit_node_nn.py,
-emit_go_nn.py) on catalogue entries read from C++ text by nn_sig.py, and of
+"""Unit tests of the bindings' module-class emitters (node/nn.py,
+go/nn.py) on catalogue entries read from C++ text by nn_sig.py, and of
 hplan's handling of a "filled" output array (ctorch_nn_module_forward_n)."""
 import unittest
 
-from ctorch_gen import emit_go_nn, emit_node_nn, hplan, nn_sig
+from ctorch_gen import hplan, nn_sig
+from ctorch_gen.apimodel import load_api
+from ctorch_gen.go import nn as go_nn
+from ctorch_gen.node import nn as node_nn
 from tests.test_nn_sig import SRC
 
 DTYPES = {"name": "ctorch_dtype", "values": [{"name": "CTORCH_FLOAT32", "value": 9}]}
@@ -12,19 +15,19 @@ DTYPES = {"name": "ctorch_dtype", "values": [{"name": "CTORCH_FLOAT32", "value":
 def doc():
     kinds = [nn_sig.describe(*k) for k in nn_sig.extract_kinds(SRC, "t.cpp")]
     kinds.append(nn_sig.describe("TransformerEncoder", "encoder_layer: Module, num_layers: int", "src: Tensor -> Tensor"))
-    return {"nn_modules": kinds, "enums": [DTYPES]}
+    return load_api({"nn_modules": kinds, "enums": [DTYPES]})
 
 
 class Emitters(unittest.TestCase):
     def test_node_classes_carry_their_catalogue_entry(self):
-        js = emit_node_nn.emit(doc())
+        js = node_nn.emit(doc())
         self.assertIn("K.Conv2d = class Conv2d extends Builtin {};", js)
         self.assertIn('"name": "padding_mode"', js)
         self.assertIn("forward(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor? = None, "
                       "attn_mask: Tensor? = None; {need_weights: bool = True", js)
 
     def test_go_constructors_type_required_arguments_and_leave_defaults_to_nil(self):
-        go = emit_go_nn.emit(doc())
+        go = go_nn.emit(doc())
         self.assertIn("func NewConv2d(inChannels int64, outChannels int64, kernelSize []int64, "
                       "opts *Conv2dOptions) (*Module, error) {", go)
         self.assertIn("\tPadding []int64 // padding: int[2]|str = 0", go)
@@ -36,7 +39,7 @@ class Emitters(unittest.TestCase):
         self.assertIn('\treturn a.build("Conv2d")', go)
 
     def test_go_module_valued_arguments_go_by_handle(self):
-        go = emit_go_nn.emit(doc())
+        go = go_nn.emit(doc())
         self.assertIn("func NewTransformerEncoder(encoderLayer *Module, numLayers int64) (*Module, error) {", go)
         self.assertIn('\ta.module("encoder_layer", encoderLayer)', go)
 
@@ -57,10 +60,10 @@ class FilledOutputs(unittest.TestCase):
                  param("max_outputs", role="capacity", length_of=["outputs"]),
                  param("n_outputs", pointer=1, direction="out")]}
         d = {"functions": [f], "handles": [{"name": "ctorch_nn_module"}, {"name": "ctorch_tensor"}]}
-        e = hplan.plan(d)[0]
-        self.assertIsNone(e["skip"])
-        self.assertEqual([p["name"] for p in e["outs"]], ["outputs"])
-        self.assertEqual([p["name"] for p in e["ins"]], ["m"])
+        e = hplan.plan(load_api(d))[0]
+        self.assertIsNone(e.skip)
+        self.assertEqual([p.name for p in e.outs], ["outputs"])
+        self.assertEqual([p.name for p in e.ins], ["m"])
 
 
 if __name__ == "__main__":

@@ -1,15 +1,16 @@
-"""Unit tests of the Rust emitters (emit_rust.py, emit_rust_nn.py): C types
+"""Unit tests of the Rust emitters (ctorch_gen/rust/: names, sys, nn): C types
 as Rust FFI types, struct layouts asserted, operator wrappers' argument
 conversions, and the module builders from catalogue entries."""
 import unittest
 
-from ctorch_gen import emit_rust, emit_rust_nn
+from ctorch_gen.apimodel import Function, load_api
+from ctorch_gen.rust import names as rust_names, nn as rust_nn, sys as rust_sys
 from tests.test_nn_emitters import doc as nn_doc
 
 
 class RustTypes(unittest.TestCase):
     def test_c_types(self):
-        t = emit_rust.rust_c_type
+        t = rust_names.rust_c_type
         self.assertEqual(t("const char *const *"), "*const *const ::std::os::raw::c_char")
         self.assertEqual(t("ctorch_tensor *"), "*mut ctorch_tensor")
         self.assertEqual(t("const ctorch_dtype *", "sys::"), "*const sys::ctorch_dtype")
@@ -18,9 +19,9 @@ class RustTypes(unittest.TestCase):
         self.assertEqual(t("size_t"), "usize")
 
     def test_keywords_and_locals_are_renamed(self):
-        self.assertEqual(emit_rust.ident("where"), "r#where")
-        self.assertEqual(emit_rust.ident("self"), "self_")
-        self.assertEqual(emit_rust.ident("input"), "input")
+        self.assertEqual(rust_names.ident("where"), "r#where")
+        self.assertEqual(rust_names.ident("self"), "self_")
+        self.assertEqual(rust_names.ident("input"), "input")
 
 
 def _sys_doc():
@@ -37,7 +38,7 @@ def _sys_doc():
 
 class RustSys(unittest.TestCase):
     def test_layouts_are_asserted_and_functions_declared(self):
-        rs = emit_rust.emit_sys(_sys_doc())
+        rs = rust_sys.emit_sys(load_api(_sys_doc()))
         self.assertIn("const _: () = assert!(::std::mem::size_of::<ctorch_device>() == 8);", rs)
         self.assertIn("const _: () = assert!(::std::mem::offset_of!(ctorch_device, index) == 4);", rs)
         self.assertIn("pub r#type: i32,", rs)
@@ -57,7 +58,7 @@ class RustOps(unittest.TestCase):
                  {"name": "self", "base": "Tensor", "optional": False},
                  {"name": "dim", "base": "int", "optional": True, "list": True},
                  {"name": "dtype", "base": "ScalarType", "optional": True}]}}
-        rs = emit_rust.op_function(f)
+        rs = rust_sys.op_function(Function.load(f))
         self.assertIn("pub fn sum_dim(self_: &Tensor, dim: Option<&[i64]>, dtype: Option<DType>) -> Result<Tensor>",
                       rs)
         self.assertIn("dim.map_or(::std::ptr::null(), |l| l.as_ptr())", rs)
@@ -67,7 +68,7 @@ class RustOps(unittest.TestCase):
 
 class RustNn(unittest.TestCase):
     def test_builders_take_required_arguments_and_set_the_rest(self):
-        rs = emit_rust_nn.emit(nn_doc())
+        rs = rust_nn.emit(nn_doc())
         self.assertIn("pub fn new(in_channels: i64, out_channels: i64, kernel_size: impl Into<Ints>) -> Self {", rs)
         self.assertIn("pub fn padding(mut self, padding: impl Into<IntsOrStr>) -> Self {", rs)
         self.assertIn("pub fn new(encoder_layer: &'a Module, num_layers: i64) -> Self {", rs)

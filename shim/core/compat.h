@@ -72,6 +72,17 @@
 // (shim/ops/guards_norm.cpp refuses such inputs; contiguous ones pass).
 #define CTORCH_COMPAT_BATCH_NORM_OUT_NONCONTIGUOUS CTORCH_TORCH_AT_LEAST(2, 0)
 
+// Python's str(tensor) (torch/_tensor_str.py; core/tensor_format.cpp follows
+// it), read in 1.13.1 and 2.15.0 (2026-11-25): 1.13's _Formatter measures the
+// column width in the automatically chosen form (scientific or not) and only
+// then applies set_printoptions(sci_mode=...), so a forced mode pads to the
+// other form's width; 2.15 applies it first. 1.13 fails on edgeitems=0 for a
+// summarised matrix (and prints every item of a vector); 2.15 prints "[...]"
+// with a size= suffix. Where between the two each changed was not pinned:
+// taken as 2.0.
+#define CTORCH_COMPAT_PRINT_SCI_WIDTH_AUTO (!CTORCH_TORCH_AT_LEAST(2, 0))
+#define CTORCH_COMPAT_PRINT_EDGEITEMS_ZERO CTORCH_TORCH_AT_LEAST(2, 0)
+
 
 // Element types newer than 1.13: X(ctorch enumerator, c10::ScalarType
 // member, "libtorch version that added it"). Only those the libtorch being

@@ -45,19 +45,15 @@ at::Tensor distributed_indices(int64_t n, int64_t rank, int64_t world, bool shuf
   return out;
 }
 
-}  // namespace data
-}  // namespace ctorch
+// The loader's parts held by the exported ctorch_data_loader_s: in the
+// folder's namespace, not an anonymous one, which would make the struct a
+// different type in every translation unit (-Wsubobject-linkage).
 
-using namespace ctorch::data;
-
-namespace {
-
-struct Result {
+// One batch made by a worker, or the error it met.
+struct BatchResult {
   at::Tensor x, y;
   std::exception_ptr error;
 };
-
-constexpr int kMaxWorkers = 64;
 
 // The host's per-item callback and its data (freed once, when replaced,
 // removed or the loader freed: after the workers stopped).
@@ -85,6 +81,15 @@ struct TransformRef {  // the loader's reference to its ctorch_transform
     t = n;
   }
 };
+
+}  // namespace data
+}  // namespace ctorch
+
+using namespace ctorch::data;
+
+namespace {
+
+constexpr int kMaxWorkers = 64;
 
 // One item through the loader's transform: an image [C, H, W] or [H, W]
 // (taken as [1, H, W]).
@@ -151,7 +156,7 @@ struct ctorch_data_loader_s {
   std::vector<std::thread> threads;
   bool stop = false;
   int64_t taken = 0;
-  std::map<int64_t, Result> results;
+  std::map<int64_t, BatchResult> results;
 
   ~ctorch_data_loader_s() { stop_workers(); }
 
@@ -235,7 +240,7 @@ struct ctorch_data_loader_s {
         if (stop || taken >= nbatches) return;
         k = taken++;
       }
-      Result r;
+      BatchResult r;
       try {
         make(k, &r.x, &r.y);
       } catch (...) {
@@ -266,7 +271,7 @@ struct ctorch_data_loader_s {
         throw;
       }
     }
-    Result r;
+    BatchResult r;
     {
       std::unique_lock<std::mutex> lk(mu);
       done_cv.wait(lk, [&] { return results.count(next) != 0; });

@@ -31,16 +31,32 @@
 
 #if CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#endif
 
-namespace {
-
-constexpr bool kAvailable = true;
-
+// The loader, held by the exported ctorch_aoti_package_s: in a named
+// namespace, since a member whose type is in an anonymous one would make
+// the struct a different type in every translation unit
+// (-Wsubobject-linkage).
+namespace ctorch {
+namespace aoti {
+#if CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER
 struct Loaded {
   Loaded(const std::string &path, const std::string &model) : loader(path, model) {}
   torch::inductor::AOTIModelPackageLoader loader;
 };
+#else
+struct Loaded {};
+#endif
+}  // namespace aoti
+}  // namespace ctorch
 
+namespace {
+
+using ctorch::aoti::Loaded;
+
+#if CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER
+
+constexpr bool kAvailable = true;
 Loaded *open_loader(const std::string &path, const std::string &model) { return new Loaded(path, model); }
 std::vector<std::pair<std::string, std::string>> loader_metadata(Loaded &l) {
   auto m = l.loader.get_metadata();
@@ -53,10 +69,7 @@ std::vector<at::Tensor> loader_run(Loaded &l, const std::vector<at::Tensor> &inp
 
 #else
 
-namespace {
-
 constexpr bool kAvailable = false;
-struct Loaded {};
 [[noreturn]] void no_loader() { ctorch::fail(CTORCH_NOT_IMPLEMENTED, "no AOTInductor loader in this libtorch"); }
 Loaded *open_loader(const std::string &, const std::string &) { no_loader(); }
 std::vector<std::pair<std::string, std::string>> loader_metadata(Loaded &) { no_loader(); }
@@ -68,7 +81,7 @@ std::vector<at::Tensor> loader_run(Loaded &, const std::vector<at::Tensor> &) { 
 }  // namespace
 
 struct ctorch_aoti_package_s {
-  std::unique_ptr<Loaded> loaded;
+  std::unique_ptr<ctorch::aoti::Loaded> loaded;
   std::vector<std::pair<std::string, std::string>> metadata;  // sorted by key
   std::string in_spec, out_spec;
   ctorch::Live<ctorch_aoti_package_s> live{this};  // last: see core/internal.h

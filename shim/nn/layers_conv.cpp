@@ -77,8 +77,13 @@ class Conv : public Module {
     }
 
     at::TensorOptions o = a.factory();
-    std::vector<int64_t> shape = transposed ? std::vector<int64_t>{in_, out_ / groups_}
-                                            : std::vector<int64_t>{out_, in_ / groups_};
+    // Reserved, then appended: GCC 12 reads an insert into a 2-element
+    // vector made from a braced list as a write past its end
+    // (-Wstringop-overflow, a false positive).
+    std::vector<int64_t> shape;
+    shape.reserve(2 + kernel_.size());
+    shape.push_back(transposed ? in_ : out_);
+    shape.push_back(transposed ? out_ / groups_ : in_ / groups_);
     shape.insert(shape.end(), kernel_.begin(), kernel_.end());
     register_parameter("weight", at::empty(shape, o));
     register_parameter("bias", a.b("bias") ? at::empty({out_}, o) : at::Tensor());
@@ -125,6 +130,13 @@ class Conv : public Module {
     if (!params[1].t.defined()) s += ", bias=False";
     if (padding_mode_ != "zeros") s += ", padding_mode=" + padding_mode_;
     return s;
+  }
+
+  bool spec(Spec &s) const override {
+    if (transposed_) return false;
+    s.nd = nd_, s.stride = stride_, s.padding = padding_, s.dilation = dilation_, s.groups = groups_;
+    s.padding_str = padding_str_, s.padding_mode = padding_mode_;
+    return true;
   }
 
   CTORCH_NN_COPYABLE(Conv)

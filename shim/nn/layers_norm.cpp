@@ -84,6 +84,11 @@ class Norm : public Module {
     return {instance_ ? instance_forward(in[0]) : batch_forward(in[0])};
   }
   std::string extra_repr() const override { return repr_; }
+  bool spec(Spec &s) const override {
+    if (instance_) return false;
+    s.batch_norm_nd = nd_, s.eps = eps_;
+    return true;
+  }
   CTORCH_NN_COPYABLE(Norm)
 
  private:

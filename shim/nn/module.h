@@ -112,6 +112,19 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void tensors_changed() {}
   // Called by train()/eval() on each module.
   virtual void set_training(bool on) { training = on; }
+  // What the inference optimiser (optimize.cpp) must know of a layer it
+  // rewrites beyond its tensors: false for kinds it does not rewrite.
+  struct Spec {
+    // Conv1d/2d/3d (nd > 0, not transposed)
+    size_t nd = 0;
+    std::vector<int64_t> stride, padding, dilation;  // padding empty when padding_str is set
+    int64_t groups = 1;
+    std::string padding_str, padding_mode;  // "" / "same" / "valid"; "zeros", ...
+    // BatchNorm1d/2d/3d (batch_norm_nd > 0)
+    size_t batch_norm_nd = 0;
+    double eps = 0;
+  };
+  virtual bool spec(Spec &) const { return false; }
 
   // Registration (names: identifiers without '.'; a name used already by a
   // parameter, buffer or child: INVALID_ARGUMENT). Return the index.

@@ -55,7 +55,6 @@ Num operator/(const Num &a, const Num &b) {
   if (a.ten() && b.ten()) return at::div(a.t, b.t);
   return a.ten() ? at::div(a.t, b.v) : at::mul(at::reciprocal(b.t), a.v);  // float / tensor: __rdiv__
 }
-Num operator-(const Num &a) { return a.ten() ? Num(at::neg(a.t)) : Num(-a.v); }
 Num pyabs(const Num &a) { return a.ten() ? Num(at::abs(a.t)) : Num(std::fabs(a.v)); }
 
 enum Cmp { LT, LE, GT, GE };

@@ -408,4 +408,46 @@ CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, 
   CTORCH_CATCH
 }
 
+// The buffer and stream forms (issue 51): the same value and checks.
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_buffer(size_t *out_len, void *buf, size_t cap,
+                                                                    ctorch_optimizer opt) {
+  CTORCH_TRY
+  ctorch::require_buffer_args(out_len, buf, cap);
+  ctorch::P v = ctorch::optim::state_dict_value(ctorch::optim::require_opt(opt));
+  ctorch::write_to_buffer(out_len, buf, cap, [&](const ctorch::Sink &s) { ctorch::write_pickled(s, *v); });
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_stream(ctorch_write_fn write, void *user_data,
+                                                                    ctorch_optimizer opt) {
+  CTORCH_TRY
+  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::require_ptr(write, "write");
+  ctorch::P v = ctorch::optim::state_dict_value(o);
+  ctorch::write_to_stream(write, user_data, [&](const ctorch::Sink &s) { ctorch::write_pickled(s, *v); });
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_buffer(ctorch_optimizer opt, const void *data, size_t len) {
+  CTORCH_TRY
+  Optim &o = ctorch::optim::require_opt(opt);
+  if (!data && len) ctorch::fail_arg("data", "is NULL with len " + std::to_string(len));
+  check_supported(o.kind);
+  std::unique_ptr<ctorch::Pickled> file = ctorch::read_pickled(ctorch::ByteSource::memory(data, len));
+  o.opt = ctorch::optim::state_dict_check(o, file->root, "the buffer");
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_stream(ctorch_optimizer opt, ctorch_read_fn read,
+                                                                      void *user_data) {
+  CTORCH_TRY
+  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::require_ptr(read, "read");
+  check_supported(o.kind);
+  std::string bytes = ctorch::read_stream(read, user_data);
+  std::unique_ptr<ctorch::Pickled> file = ctorch::read_pickled(ctorch::ByteSource::memory(bytes.data(), bytes.size()));
+  o.opt = ctorch::optim::state_dict_check(o, file->root, "the stream");
+  CTORCH_CATCH
+}
+
 }  // extern "C"

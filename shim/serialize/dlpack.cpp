@@ -41,7 +41,10 @@ const DtypeRow kDtypes[] = {
     {kBoolCode, 8, c10::kBool},
     // Wider unsigned types where libtorch has them (compat.h); float8 has
     // DLPack codes only from DLPack 1.1, newer than the 0.6 we build with.
-#define CTORCH_DL_UINT_ROW(ours, theirs) {kDLUInt, c10::elementSize(c10::ScalarType::theirs) * 8, c10::ScalarType::theirs},
+    // (elementSize is not constexpr in every libtorch: the cast says the
+    // size_t fits, instead of a -Wnarrowing warning on 2.x.)
+#define CTORCH_DL_UINT_ROW(ours, theirs) \
+  {kDLUInt, static_cast<uint8_t>(c10::elementSize(c10::ScalarType::theirs) * 8), c10::ScalarType::theirs},
     CTORCH_COMPAT_DTYPES_2_3(CTORCH_DL_UINT_ROW)
 #undef CTORCH_DL_UINT_ROW
 };

@@ -41,7 +41,7 @@ mode_t new_file_mode(const char *path) {
 
 }  // namespace
 
-void atomic_write_with(const char *path, const std::function<void(const Sink &)> &produce) {
+void atomic_write_with(const char *path, const Producer &produce) {
   std::string tmpl = std::string(path) + ".ctorch-tmp-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
@@ -137,8 +137,7 @@ extern "C" {
 CTORCH_API ctorch_status ctorch_save(const char *path, ctorch_tensor t) {
   CTORCH_TRY
   require_path(path);
-  ctorch::require_tensor(t, "t");
-  ctorch::write_pickled(path, *ctorch::PV::tensor(savable(ctorch::own(t), "t")));
+  ctorch::write_pickled(path, *ctorch::saved_tensor_value(t));
   CTORCH_CATCH
 }
 
@@ -158,12 +157,12 @@ CTORCH_API ctorch_status ctorch_load(ctorch_tensor *out, const char *path) {
 }  // extern "C"
 
 namespace {
-// The one writer of named-tensor dicts (ctorch_save_dict and
-// ctorch_tensor_dict_save): an OrderedDict, as model.state_dict() is.
-// name(i)/tensor(i) read entry i; `names`/`tensors` name the arguments in
-// messages.
-void save_named(const char *path, size_t n, const std::function<const char *(size_t)> &name,
-                const std::function<ctorch_tensor(size_t)> &tensor, const char *names, const char *tensors) {
+// The one builder of named-tensor dicts (ctorch_save_dict,
+// ctorch_tensor_dict_save and their buffer/stream forms): an OrderedDict,
+// as model.state_dict() is. name(i)/tensor(i) read entry i;
+// `names`/`tensors` name the arguments in messages.
+ctorch::P named_value(size_t n, const std::function<const char *(size_t)> &name,
+                      const std::function<ctorch_tensor(size_t)> &tensor, const char *names, const char *tensors) {
   ctorch::P d = ctorch::PV::dict(true);
   std::unordered_set<std::string> seen;
   for (size_t i = 0; i < n; ++i) {
@@ -174,9 +173,22 @@ void save_named(const char *path, size_t n, const std::function<const char *(siz
     if (!seen.insert(k).second) ctorch::fail_arg(names, std::string("'") + k + "' appears twice");
     d->put(ctorch::PV::str(k), ctorch::PV::tensor(savable(ctorch::own(t), std::string(tensors) + "[" + std::to_string(i) + "]")));
   }
-  ctorch::write_pickled(path, *d);
+  return d;
 }
 }  // namespace
+
+namespace ctorch {
+P saved_tensor_value(ctorch_tensor t) {
+  require_tensor(t, "t");
+  return PV::tensor(savable(own(t), "t"));
+}
+P saved_dict_value(ctorch_tensor_dict d) {
+  auto &r = dict_ref(d);
+  Lent lend;
+  return named_value(r.keys.size(), [&](size_t i) { return r.keys[i].c_str(); }, [&](size_t i) { return lend(r.values[i]); },
+                     "d", "d");
+}
+}  // namespace ctorch
 
 extern "C" {
 
@@ -186,7 +198,8 @@ CTORCH_API ctorch_status ctorch_save_dict(const char *path, const char *const *n
   require_path(path);
   ctorch::require_list(names, n, "names");
   ctorch::require_list(tensors, n, "tensors");
-  save_named(path, n, [&](size_t i) { return names[i]; }, [&](size_t i) { return tensors[i]; }, "names", "tensors");
+  ctorch::write_pickled(path, *named_value(n, [&](size_t i) { return names[i]; }, [&](size_t i) { return tensors[i]; },
+                                           "names", "tensors"));
   CTORCH_CATCH
 }
 
@@ -272,10 +285,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_set(ctorch_tensor_dict d, const char
 CTORCH_API ctorch_status ctorch_tensor_dict_save(const char *path, ctorch_tensor_dict d) {
   CTORCH_TRY
   require_path(path);
-  auto &r = dict_ref(d);
-  ctorch::Lent lend;
-  save_named(path, r.keys.size(), [&](size_t i) { return r.keys[i].c_str(); },
-             [&](size_t i) { return lend(r.values[i]); }, "d", "d");
+  ctorch::write_pickled(path, *ctorch::saved_dict_value(d));
   CTORCH_CATCH
 }
 

@@ -34,7 +34,6 @@ namespace {
 [[noreturn]] void corrupt(const std::string &msg) { fail(CTORCH_VALUE, msg); }
 
 
-using torch_zip::FileSource;
 using torch_zip::ZipReader;
 
 }  // namespace
@@ -602,22 +601,23 @@ class Unpickler {
 
 
 std::string canonical_torch_archive(const char *path, std::unordered_map<std::string, uint64_t> *sizes) {
-  ZipReader zip(path);
+  ZipReader zip(ByteSource::file(path));
   zip.check();
   if (sizes) *sizes = zip.record_sizes();
   return zip.canonical();
 }
 
-std::unique_ptr<Pickled> read_pickled(const char *path) {
-  require_regular_file(path);
+std::unique_ptr<Pickled> read_pickled(const ByteSource &src) {
+  if (src.path) require_regular_file(src.path);
+  const std::string name = src.name();
   auto out = std::make_unique<Pickled>();
   std::unique_ptr<ZipReader> reader;
   try {
-    reader.reset(new ZipReader(path));
+    reader.reset(new ZipReader(src));
     reader->check();
   } catch (const StatusError &err) {
     if (err.status() != CTORCH_VALUE) throw;
-    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable torch.save zip file (the format torch.save writes by default since PyTorch 1.6): " + err.what());
+    fail(CTORCH_VALUE, name + " is not a readable torch.save zip file (the format torch.save writes by default since PyTorch 1.6): " + err.what());
   }
   try {
     ZipReader &zip = *reader;
@@ -638,29 +638,30 @@ std::unique_ptr<Pickled> read_pickled(const char *path) {
     // caller's ctorch_set_load_limit, before allocating).
     auto sizes = zip.record_sizes();
     uint64_t pkl_size = sizes.count("data.pkl") ? sizes["data.pkl"] : 0;
-    LoadBudget budget(std::string("'") + path + "'", pkl_size * kBookPerByte + kBookSlack);
+    LoadBudget budget(name, pkl_size * kBookPerByte + kBookSlack);
     budget.charge_data(pkl_size);
     std::tie(pkl, n) = zip.getRecord("data.pkl");
     out->root = Unpickler(static_cast<const char *>(pkl.get()), n, zip, out->arena, budget).run();
   } catch (const StatusError &err) {
     if (err.status() == CTORCH_OUT_OF_MEMORY || err.status() == CTORCH_IO) throw;  // they name the path
-    fail(err.status(), std::string("'") + path + "' is not a readable checkpoint: " + err.what());
+    fail(err.status(), name + " is not a readable checkpoint: " + err.what());
   } catch (const c10::Error &err) {
     // The zip layer is ctorch's own (ZipReader, checked above): what libtorch
     // refuses here is a value (a tensor's sizes, strides or dtype).
-    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable checkpoint: " + err.what_without_backtrace());
+    fail(CTORCH_VALUE, name + " is not a readable checkpoint: " + err.what_without_backtrace());
   } catch (const std::bad_alloc &) {
     throw;
   } catch (const std::length_error &) {
-    fail(CTORCH_OUT_OF_MEMORY, std::string("'") + path + "' declares a size too large to allocate");
+    fail(CTORCH_OUT_OF_MEMORY, name + " declares a size too large to allocate");
   } catch (const std::exception &err) {
-    fail(CTORCH_VALUE, std::string("'") + path + "' is not a readable checkpoint: " + err.what());
+    fail(CTORCH_VALUE, name + " is not a readable checkpoint: " + err.what());
   }
   return out;
 }
 
-Checkpoint read_checkpoint(const char *path) {
-  std::unique_ptr<Pickled> file = read_pickled(path);  // its arena outlives root's use here
+Checkpoint read_checkpoint(const ByteSource &src) {
+  std::unique_ptr<Pickled> file = read_pickled(src);  // its arena outlives root's use here
+  const std::string name = src.name();
   const P &root = file->root;
   Checkpoint out;
   if (root->kind == PV::Tensor) {
@@ -669,12 +670,12 @@ Checkpoint read_checkpoint(const char *path) {
     return out;
   }
   if (root->kind != PV::Dict)
-    fail(CTORCH_TYPE, std::string("'") + path + "' holds a " + kind_name(root->kind) + ", not a tensor or a dict of tensors");
+    fail(CTORCH_TYPE, name + " holds a " + kind_name(root->kind) + ", not a tensor or a dict of tensors");
   for (size_t j = 0; j + 1 < root->items.size(); j += 2) {
     const P &k = root->items[j], &v = root->items[j + 1];
-    if (k->kind != PV::Str) fail(CTORCH_TYPE, std::string("'") + path + "' holds a dict with a non-string key");
+    if (k->kind != PV::Str) fail(CTORCH_TYPE, name + " holds a dict with a non-string key");
     if (v->kind != PV::Tensor)
-      fail(CTORCH_TYPE, std::string("'") + path + "': entry '" + k->s + "' has type " + kind_name(v->kind) + ", not Tensor");
+      fail(CTORCH_TYPE, name + ": entry '" + k->s + "' has type " + kind_name(v->kind) + ", not Tensor");
     out.dict.keys.push_back(k->s);
     out.dict.values.push_back(v->t);
   }

@@ -130,7 +130,8 @@ struct Pickled {
 // Reads and unpickles the torch.save zip file at path (tensors are made on
 // the CPU over the file's storages). Throws StatusError: IO when the file
 // cannot be opened or read, VALUE when it is not a readable checkpoint.
-std::unique_ptr<Pickled> read_pickled(const char *path);
+std::unique_ptr<Pickled> read_pickled(const ByteSource &src);
+inline std::unique_ptr<Pickled> read_pickled(const char *path) { return read_pickled(ByteSource::file(path)); }
 
 // Writes root in torch.save's format (zip, protocol-2 pickle with only the
 // globals torch.load(weights_only=True) allows) to path, atomically.
@@ -138,6 +139,13 @@ std::unique_ptr<Pickled> read_pickled(const char *path);
 // an OrderedDict or a Counter when flagged), Tensor. Throws StatusError (IO, NOT_IMPLEMENTED for tensors torch.save
 // cannot hold, INVALID_ARGUMENT for a str that is not UTF-8).
 void write_pickled(const char *path, const PV &root);
+// The same bytes through a sink (a buffer, a caller's stream).
+void write_pickled(const Sink &sink, const PV &root);
+
+// The root values the checkpoint savers write, checked (a dense tensor;
+// the dict's entries): shared by the file, buffer and stream forms.
+P saved_tensor_value(ctorch_tensor t);
+P saved_dict_value(ctorch_tensor_dict d);
 
 // The dtype a Python dtype name (torch.<name>) stands for; false if none.
 bool dtype_from_python_name(const std::string &name, c10::ScalarType *out);

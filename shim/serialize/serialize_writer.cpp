@@ -266,6 +266,10 @@ bool dtype_from_python_name(const std::string &name, c10::ScalarType *out) {
 }
 
 void write_pickled(const char *path, const PV &root) {
+  atomic_write_with(path, [&](const Sink &sink) { write_pickled(sink, root); });
+}
+
+void write_pickled(const Sink &sink, const PV &root) {
   Pickler pickler;
   std::string pkl = pickler.run(root);
   // Storages not on the CPU are copied there (byte for byte) first.
@@ -279,14 +283,12 @@ void write_pickled(const char *path, const PV &root) {
     bytes.set_(s.storage, 0, {static_cast<int64_t>(s.storage.nbytes())}, {1});
     cpu.push_back(bytes.cpu().storage());
   }
-  atomic_write_with(path, [&](const std::function<size_t(const void *, size_t)> &sink) {
-    caffe2::serialize::PyTorchStreamWriter zip(sink);
-    zip.writeRecord("data.pkl", pkl.data(), pkl.size());
-    zip.writeRecord("byteorder", "little", 6);
-    for (size_t k = 0; k < cpu.size(); ++k)
-      zip.writeRecord("data/" + pickler.storages()[k].key, cpu[k].data(), cpu[k].nbytes());
-    zip.writeEndOfFile();
-  });
+  caffe2::serialize::PyTorchStreamWriter zip(sink);
+  zip.writeRecord("data.pkl", pkl.data(), pkl.size());
+  zip.writeRecord("byteorder", "little", 6);
+  for (size_t k = 0; k < cpu.size(); ++k)
+    zip.writeRecord("data/" + pickler.storages()[k].key, cpu[k].data(), cpu[k].nbytes());
+  zip.writeEndOfFile();
 }
 
 }  // namespace ctorch

@@ -29,49 +29,19 @@ namespace torch_zip {
 
 // ---- the zip layer ------------------------------------------------------------
 
-// The file, read with pread: failing to read it is CTORCH_IO, not a
-// refusal of its contents.
-class FileSource : public zip::Source {
- public:
-  explicit FileSource(const char *path) : path_(path) {
-    ReadFile f(path);  // a regular file only, opened without blocking (core/files.h)
-    size_ = f.size();
-    fd_ = f.release();
-  }
-  ~FileSource() override { ::close(fd_); }
-  FileSource(const FileSource &) = delete;
-  FileSource &operator=(const FileSource &) = delete;
-  uint64_t size() const override { return size_; }
-  void read(uint64_t off, void *buf, size_t n) const override {
-    char *p = static_cast<char *>(buf);
-    while (n) {
-      ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(off));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) fail(CTORCH_IO, std::string("cannot read '") + path_ + "'");
-      p += r;
-      off += static_cast<uint64_t>(r);
-      n -= static_cast<size_t>(r);
-    }
-  }
-
- private:
-  const char *path_;
-  int fd_;
-  uint64_t size_ = 0;
-};
-
 // A torch.save / torch.jit.save archive read by ctorch itself (zip/: stored
 // records, CRC-checked) rather than by libtorch's PyTorchStreamReader, whose
 // constructor leaks miniz's state whenever it throws on a corrupt archive.
 class ZipReader {
  public:
-  explicit ZipReader(const char *path) : file_(path) {}
+  explicit ZipReader(const ByteSource &src)
+      : file_(open_source(src)) {}
 
   // The checks PyTorchStreamReader's constructor makes (so that, passed,
   // libtorch can open the file without throwing from it).
   void check() {
     guarded([&] {
-      dir_.reset(new zip::Directory(file_));  // refuses an archive with no entries
+      dir_.reset(new zip::Directory(*file_));  // refuses an archive with no entries
       const std::string &first = dir_->entries()[0].name;
       size_t slash = first.find('/');
       if (slash == std::string::npos) bad("its first entry '" + first + "' is not inside a folder");
@@ -107,7 +77,7 @@ class ZipReader {
       // 4 GiB record in a small file must not send it down the large path.
       uint64_t total = 22;
       for (const zip::Entry &en : entries) {
-        if (en.csize > file_.size()) bad("'" + en.name + "' is larger than the file");
+        if (en.csize > file_->size()) bad("'" + en.name + "' is larger than the file");
         total += 76 + 2 * en.name.size() + en.csize;
       }
       if (entries.size() > 0xFFFF || total > 0xFFFFFFF0u) return std::string();
@@ -173,7 +143,7 @@ class ZipReader {
   }
 
  private:
-  FileSource file_;
+  std::unique_ptr<zip::Source> file_;
   std::unique_ptr<zip::Directory> dir_;
   std::string prefix_;
 

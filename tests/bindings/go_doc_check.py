@@ -28,8 +28,10 @@ def main():
         sys.exit(__doc__)
     api, mod, src = sys.argv[1:]
     sys.path.insert(0, os.path.join(src, "bindings-gen"))
-    from ctorch_gen.emit_rust import func_doc  # the pair rule for X_async, shared with the emitters
+    from ctorch_gen.apimodel import load_api
+    from ctorch_gen.hplan import func_doc  # the pair rule for X_async, shared with the emitters
     doc = json.load(open(api, encoding="utf-8"))
+    model = load_api(doc, bindings=False).functions_by_name
     funcs = {f["name"]: f for f in doc["functions"]}
     go = os.environ.get("GO", "go")
     shown = ""
@@ -56,7 +58,7 @@ def main():
         if f is None:
             fails.append(f"{name}: names {c}, which api.json does not have")
             continue
-        text = f["op"]["schema"] if f["origin"] == "generated" else func_doc(doc, f)
+        text = f["op"]["schema"] if f["origin"] == "generated" else func_doc(model, model[f["name"]])
         if f["origin"] == "generated":
             ops += 1
         else:

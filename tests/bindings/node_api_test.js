@@ -52,6 +52,31 @@ test('overloads, scalars, out= and in-place', () => {
   close(m.t().toArray(), [[1, 3], [2, 4]]);
 });
 
+test('unsafe operators exist only as ct.unchecked', () => {
+  // Issue 51: what api.json marks unsafe (ops_json.unsafe) is ct.unchecked.<name> alone.
+  // (A name with checked overloads too, 2.15's _fused_adam_.tensor_lr, keeps those in ct.ops.)
+  const names = Object.keys(ct.unchecked);
+  assert.ok(names.includes('_remove_batch_dim')); // on a bool tensor it killed the process (Go, issue 51)
+  for (const n of names) {
+    const u = ct.unchecked[n];
+    assert.strictEqual(typeof u, 'function', n);
+    if (n in ct.ops) {
+      const c = ct.ops[n];
+      assert.notStrictEqual(c, u, n);
+      for (const k of Object.keys(u)) assert.notStrictEqual(c[k], u[k], `ct.ops.${n}.${k} is an unsafe overload`);
+      continue;
+    }
+    for (const [space, o] of [['ct', ct], ['Tensor', ct.Tensor.prototype]]) {
+      assert.ok(!(n in o), `${space}.${n}: an unsafe operator under its own name`);
+    }
+  }
+  const x = ct.tensor([1, 3, 2], { dtype: ct.float32 });
+  const v = ct.zeros([3]);
+  const i = ct.zeros([3], { dtype: ct.int64 });
+  ct.unchecked._cummax_helper.default(x, v, i, 0);
+  assert.deepStrictEqual([v.toArray(), i.toArray()], [[1, 3, 3], [0, 1, 1]]);
+});
+
 test('empty list is [] and null is None', () => {
   const src = ct.arange(6, { dtype: ct.float32 });
   const t = ct.empty([0]);
@@ -247,6 +272,92 @@ test('generators, enum names through overloads, inference mode, save/load', () =
     assert.deepStrictEqual([...back.keys()], ['a.weight', 'b']);
     close(back.get('a.weight').toArray(), [1, 2]);
   } finally { require('fs').rmSync(path, { force: true }); }
+});
+
+// Issue 51, items 13-16: integers past the C type's range are refused by
+// argument name (koffi would wrap them), ct.tensor refuses what torch.tensor
+// refuses and takes the typed arrays the declarations allow, the loader's
+// options are checked, each iteration has its own epoch, item() is a number.
+test('integers past int64 refused by name', () => {
+  const t = ct.arange(3.0);
+  assert.throws(() => ct.add(t, 2n ** 64n + 5n), /add\.Scalar\(\): argument 'other' = 18446744073709551621n is out of range for int64_t/);
+  assert.throws(() => ct.zeros([2 ** 64 + 2]), /zeros\(\): argument 'size'.*out of range/);
+  assert.throws(() => ct.zeros([2n ** 64n + 2n]), /argument 'size'/);
+  assert.throws(() => ct.narrow(ct.arange(10), 0, 2n ** 64n + 1n, 2), /narrow\(\): argument 'start'/);
+  assert.throws(() => ct.sum(ct.arange(4), [2n ** 63n]), /argument 'dim'/);
+  assert.throws(() => ct.manualSeed(-1), /manual_seed\(\): argument 'seed' = -1n is out of range for uint64_t/);
+  assert.throws(() => ct.capi.data_loader_new(t, null, 2n ** 64n + 2n, false, 0n, false), /argument 'batch_size'/);
+  assert.throws(() => ct.capi.data_loader_new(t, null, 1.5, false, 0n, false), /argument 'batch_size' must be an integer/);
+  // The edges pass (2 ** 63 as a number is past int64: it is 2n ** 63n).
+  assert.strictEqual(ct.add(ct.zeros([1], { dtype: ct.int64 }), 2n ** 63n - 1n).toTypedArray()[0], 2n ** 63n - 1n);
+  assert.strictEqual(ct.add(ct.zeros([1], { dtype: ct.int64 }), -(2n ** 63n)).toTypedArray()[0], -(2n ** 63n));
+  assert.throws(() => ct.narrow(ct.arange(10), 0, 2 ** 63, 1), /argument 'start'/);
+});
+
+test('ct.tensor input checks', () => {
+  for (const bad of [undefined, 'abc', {}, [1, 'a'], [[1, 2], [3]], null]) assert.throws(() => ct.tensor(bad), /ct\.tensor/);
+  assert.strictEqual(ct.tensor([1n, 2n]).dtype, ct.int64);
+  assert.deepStrictEqual(ct.tensor([1n, 2n]).toArray(), [1, 2]);
+  assert.throws(() => ct.tensor([300], { dtype: ct.uint8 }), /300 cannot be converted to type uint8/);
+  assert.throws(() => ct.tensor([-129], { dtype: ct.int8 }), /int8/);
+  assert.throws(() => ct.tensor([2n ** 63n]), /int64 without overflow/);
+  assert.deepStrictEqual(ct.tensor([255], { dtype: ct.uint8 }).toArray(), [255]);
+  assert.deepStrictEqual(ct.tensor([1.5, -1.5], { dtype: ct.int64 }).toArray(), [1, -1]); // truncated, as torch
+  const views = [[Buffer.from([1, 2]), ct.uint8], [new Uint8ClampedArray([1, 2]), ct.uint8],
+    [new Uint16Array([1, 65535]), ct.int32], [new Uint32Array([1, 2 ** 32 - 1]), ct.int64],
+    [new Int16Array([-1, 2]), ct.int16], [new Int8Array([-1, 2]), ct.int8], [new Float64Array([0.5, 2]), ct.float64]];
+  for (const [v, dt] of views) {
+    const x = ct.tensor(v);
+    assert.strictEqual(x.dtype, dt, v.constructor.name);
+    assert.deepStrictEqual(x.toArray(), Array.from(v, Number), v.constructor.name);
+  }
+  const dv = new DataView(new ArrayBuffer(6), 2, 3);
+  dv.setUint8(0, 7);
+  assert.deepStrictEqual(ct.tensor(dv).toArray(), [7, 0, 0]); // its bytes
+  assert.throws(() => ct.tensor(new BigUint64Array([2n ** 64n - 1n])), /int64 without overflow/);
+  assert.throws(() => ct.tensor([1], { dtype: 'float32' }), /dtype must be a ct dtype/);
+});
+
+test('DataLoader options and iterators', () => {
+  const x = ct.arange(100);
+  assert.throws(() => new ct.data.DataLoader(x, null, { batch_size: 256 }), /unknown option 'batch_size' \(did you mean 'batchSize'\?\)/);
+  for (const bs of [0, 1.5, -2, '4']) assert.throws(() => new ct.data.DataLoader(x, null, { batchSize: bs }), /batchSize must be a positive integer/);
+  assert.strictEqual(new ct.data.DataLoader(x, null, { batchSize: 10n }).num_batches(), 10);
+  const loader = new ct.data.DataLoader(x, null, { batchSize: 10 });
+  const a = loader[Symbol.iterator](), b = loader[Symbol.iterator]();
+  const seen = [[], []];
+  for (;;) {
+    const ra = a.next(), rb = b.next();
+    if (ra.done || rb.done) { assert.ok(ra.done && rb.done); break; }
+    seen[0].push(...ra.value[0].toArray());
+    seen[1].push(...rb.value[0].toArray());
+  }
+  const all = Array.from({ length: 100 }, (_, i) => i);
+  assert.deepStrictEqual(seen, [all, all]);
+});
+
+test('item() is a number, itemBool() a boolean', () => {
+  assert.strictEqual(ct.tensor([true]).item(), 1);
+  assert.strictEqual(ct.tensor([true]).itemBool(), true);
+  assert.strictEqual(ct.tensor([0.5]).item(), 0.5);
+  assert.strictEqual(ct.tensor([0.5]).itemBool(), true);
+  assert.strictEqual(ct.tensor([3]).item(), 3);
+});
+
+test('issue 51: state dicts and .npy/.npz in Buffers, toString as Python str()', () => {
+  const w = ct.tensor([[1, 2.5], [-3, 4]], { dtype: ct.float32 });
+  const buf = ct.saveToBuffer({ w });
+  assert.ok(Buffer.isBuffer(buf) && buf.subarray(0, 2).toString() === 'PK');
+  close(ct.loadFromBuffer(buf).get('w').toArray(), [[1, 2.5], [-3, 4]]);
+  const npy = ct.npyToBuffer(w);
+  assert.strictEqual(npy.subarray(1, 6).toString(), 'NUMPY');
+  close(ct.npyFromBuffer(npy).toArray(), [[1, 2.5], [-3, 4]]);
+  assert.deepStrictEqual([...ct.npzFromBuffer(ct.npzToBuffer(new Map([['a', w], ['b', ct.tensor([1, 2])]]))).keys()], ['a', 'b']);
+  assert.throws(() => ct.loadFromBuffer(Buffer.from('PK not a checkpoint')), /not a readable/);
+  assert.strictEqual(String(ct.arange(11000)), 'tensor([    0,     1,     2,  ..., 10997, 10998, 10999])');
+  assert.strictEqual(require('util').inspect(w), 'tensor([[ 1.0000,  2.5000],\n        [-3.0000,  4.0000]])');
+  ct.setPrintOptions({ precision: 2 });
+  try { assert.strictEqual(String(w), 'tensor([[ 1.00,  2.50],\n        [-3.00,  4.00]])'); } finally { ct.setPrintOptions({ precision: null }); }
 });
 
 (async () => {

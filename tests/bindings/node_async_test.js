@@ -100,6 +100,26 @@ async function main() {
   assert.deepStrictEqual((await seqJs.forwardAsync(x4)).toArray(), seqJs.forward(x4).toArray());
   await assert.rejects(seqJs.forwardAsync(ct.randn([5, 6])), /Mlp wants 4 features/);
 
+  // Issue 51, item 14: the input is pinned at the call (disposing it, or a
+  // scope closing, right after the call is safe, as the README says).
+  const early = ct.randn([5, 4]);
+  const wantEarly = mlp.forward(early).toArray();
+  const pending = mlp.forwardAsync(early);
+  early.dispose();
+  assert.deepStrictEqual((await pending).toArray(), wantEarly);
+  const scoped = await ct.scope(() => mlp.forwardAsync(ct.randn([5, 4])));
+  assert.deepStrictEqual(scoped.shape, [5, 3]);
+  // A rejection carries the frames of the call that made the Promise.
+  const callerFrame = async function theCallerOfForwardAsync() { return seqJs.forwardAsync(ct.randn([5, 6])); };
+  await assert.rejects(callerFrame(), (e) => /the Promise call was made at[\s\S]*theCallerOfForwardAsync/.test(e.stack));
+  // Item 15: two concurrent `for await` over one loader each see the whole epoch once.
+  const loader100 = new ct.data.DataLoader(ct.arange(100), null, { batchSize: 10 });
+  const drain = async () => { const got = []; for await (const [xb2] of loader100) got.push(...xb2.toArray()); return got; };
+  const [d1, d2] = await Promise.all([drain(), drain()]);
+  const all100 = Array.from({ length: 100 }, (_, i) => i);
+  assert.deepStrictEqual([d1, d2], [all100, all100]);
+  console.log('forwardAsync pins at the call; rejections name the caller; two for-await loops: 100 items each');
+
   // 3. saveAsync / loadAsync give what save / load give.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctorch-node-async-'));
   const file = path.join(dir, 'sd.pt');

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Node package's TypeScript declarations (index.d.ts, generated from
-# api.json by emit_node_dts.py), checked two ways:
+# api.json by node/dts.py), checked two ways:
 #   node_tsc.sh PKG REPO tsc    tsc --strict --noEmit over every Node example
 #                               (examples/node/*.js, checkJs) and
 #                               tests/bindings/node_types_check.ts, which also
@@ -45,7 +45,23 @@ EOF
   node "$tools/node_modules/typescript/bin/tsc" -p "$work/tsconfig.json" --strict --noEmit
   rc=$?
   echo "tsc $(node "$tools/node_modules/typescript/bin/tsc" -v) --strict --noEmit over $n files: exit $rc"
-  exit $rc ;;
+  # A fresh project, as `npm install <ctorch tarball> typescript` makes one:
+  # the package as npm packs it (its "files" only) in node_modules/ctorch,
+  # typescript beside it, no @types/node; node_fresh_check.ts compiled with
+  # tsc --init's tsconfig, then with --strict, ES2022 and every .d.ts checked.
+  fresh="$pkg/../node-fresh"; rm -rf "$fresh"; mkdir -p "$fresh/node_modules/ctorch"
+  tarball=$(cd "$pkg" && npm pack --silent --pack-destination "$fresh" 2>/dev/null | tail -1)
+  if [ -z "$tarball" ] || ! tar xzf "$fresh/$tarball" -C "$fresh/node_modules/ctorch" --strip-components=1; then
+    echo "npm pack of $pkg failed"; exit 1
+  fi
+  ln -s "$tools/node_modules/typescript" "$fresh/node_modules/typescript"
+  cp "$repo/tests/bindings/node_fresh_check.ts" "$fresh/main.ts"
+  tsc_fresh="$fresh/node_modules/typescript/bin/tsc"
+  (cd "$fresh" && node "$tsc_fresh" --init >/dev/null && node "$tsc_fresh" -p . --noEmit); rc2=$?
+  echo "fresh project (npm pack, no @types/node), tsc --init's tsconfig: exit $rc2"
+  (cd "$fresh" && node "$tsc_fresh" --strict --noEmit --target es2022 --module commonjs main.ts); rc3=$?
+  echo "fresh project, tsc --strict --target es2022 --module commonjs main.ts: exit $rc3"
+  [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] ;;
 names)
   export CTORCH_TYPESCRIPT="$tools/node_modules/typescript"
   exec "$repo/tests/bindings/run_node.sh" "$pkg" "$repo/tests/bindings/node_types.js" ;;

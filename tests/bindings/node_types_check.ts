@@ -12,7 +12,9 @@ loss.backward();
 const g: Tensor | null = a.grad;
 const shape: number[] = a.shape;
 const dt: DType = a.dtype;
-const v: number | boolean = loss.item();
+const v: number = loss.item(); // a number for every dtype (issue 51, item 16)
+const vb: boolean = loss.itemBool();
+const sum2: number = loss.item() * 2 + v;
 const [values, indices]: [Tensor, Tensor] = ct.max(a, 1, { keepdim: true });
 const m1: Tensor = ct.mean(a, [0], true);
 const m2: Tensor = a.mean([0], { keepdim: true, dtype: ct.float64 });
@@ -90,4 +92,4 @@ a.shape = [1];
 // @ts-expect-error an optimizer option that does not exist
 ct.optim.SGD(seq.parameters(), { learningRate: 0.1 });
 
-void [g, shape, dt, v, values, indices, m1, m2, s1, ce, lin, kept, later, ng, r, y, conv, opt, res, promises, notOne];
+void [vb, sum2, g, shape, dt, v, values, indices, m1, m2, s1, ce, lin, kept, later, ng, r, y, conv, opt, res, promises, notOne];

@@ -2,6 +2,8 @@
 defaults, overloads, out= and in-place forms, Tensor methods and operators,
 autograd, optimizers, data, DLPack with PyTorch, checkpoints, errors, the
 native memory counter and the ABI check; and that the package pip-installs."""
+import array
+import ctypes
 import math
 import os
 import subprocess
@@ -99,6 +101,25 @@ class Ops(unittest.TestCase):
         c[0, 1] = 7.0
         self.assertEqual(c.tolist(), [[1.0, 7.0], [3.0, 4.0]])
         self.assertEqual(ctorch.where(a > 2, a, b).tolist(), [[0.5, -1.0], [3.0, 4.0]])
+
+    def test_unsafe_operators_only_unchecked(self):
+        # Issue 51: the operators api.json marks unsafe (ops_json.unsafe) exist only as
+        # ctorch.unchecked.<name>: not ctorch.<name>, ctorch.ops.<name> or a Tensor method.
+        # (A name with checked overloads too, 2.15's _fused_adam_.tensor_lr, keeps those.)
+        names = set(ctorch._ops.UNCHECKED)
+        self.assertIn("_remove_batch_dim", names)  # on a bool tensor it killed the process (Go, issue 51)
+        for n in names:
+            self.assertTrue(callable(getattr(ctorch.unchecked, n)), n)
+            unsafe = {fn for fn, _sig in getattr(ctorch._ops, f"_G__u_{n}")}
+            checked = {fn for fn, _sig in getattr(ctorch._ops, f"_G_{n}", ())}
+            self.assertFalse(unsafe & checked, f"ctorch.ops.{n} dispatches to an unsafe overload")
+            for space in (ctorch.ops, ctorch, ctorch.Tensor):
+                if not checked:
+                    self.assertFalse(hasattr(space, n), f"{space.__name__}.{n}: an unsafe operator under its name")
+        # On good input it runs, under the name that says what it risks.
+        x, v, i = ctorch.tensor([1.0, 3.0, 2.0]), ctorch.zeros([3]), ctorch.zeros([3], dtype=ctorch.int64)
+        ctorch.unchecked._cummax_helper.default(x, v, i, 0)
+        self.assertEqual((v.tolist(), i.tolist()), ([1.0, 3.0, 3.0], [0, 1, 1]))
 
     def test_views_share_data(self):
         a = self.a.clone()
@@ -424,6 +445,96 @@ class Package(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stderr[-2000:])
             self.assertTrue(out.stdout.startswith(d), out.stdout)
             self.assertTrue(out.stdout.strip().endswith("2.0"), out.stdout)
+
+
+class BoundaryChecks(unittest.TestCase):
+    """Issue 51, items 13, 15 and 17: integers past the C type's range are
+    refused by parameter name (ctypes would wrap them), tensor() takes what
+    torch.tensor takes and words its refusals, each iterator of a loader has
+    its own epoch, modules can be disposed."""
+
+    def assertRefused(self, fn, *words, exc=(OverflowError, ctypes.ArgumentError)):
+        with self.assertRaises(exc) as cm:
+            fn()
+        for w in words:
+            self.assertIn(w, str(cm.exception))
+
+    def test_integers_past_int64_refused(self):
+        t = ctorch.arange(3.0)
+        self.assertRefused(lambda: t + 2 ** 70, "'other'", "int64")
+        self.assertRefused(lambda: ctorch.add(t, 2 ** 70), "'other'")
+        self.assertRefused(lambda: ctorch.zeros([2 ** 64 + 2]), "'size'", "out of range")
+        self.assertRefused(lambda: ctorch.arange(10).narrow(0, 2 ** 64 + 1, 2), "'start'")  # the fast path
+        self.assertRefused(lambda: ctorch.ops.narrow.default(ctorch.arange(10), True, 2 ** 64 + 1, 2), "'start'")  # slow path
+        self.assertRefused(lambda: ctorch.sum(t, dim=[2 ** 63]), "'dim'")
+        self.assertRefused(lambda: ctorch.data.DataLoader(t, batch_size=2 ** 64 + 2), "'batch_size'")
+        self.assertRefused(lambda: ctorch.manual_seed(-1), "'seed'", "uint64_t")
+        self.assertRefused(lambda: ctorch.manual_seed("7"), "'seed'", exc=(TypeError, ctypes.ArgumentError))
+        # The edges themselves pass.
+        self.assertEqual((ctorch.zeros([1], dtype=ctorch.int64) + (2 ** 63 - 1)).item(), 2 ** 63 - 1)
+        self.assertEqual((ctorch.zeros([1], dtype=ctorch.int64) + (-2 ** 63)).item(), -2 ** 63)
+        if torch is not None:
+            with self.assertRaises((OverflowError, RuntimeError, ValueError, TypeError)):
+                torch.zeros([2 ** 64 + 2])  # PyTorch refuses too
+
+    def test_tensor_inputs(self):
+        self.assertEqual(ctorch.tensor(range(5)).tolist(), [0, 1, 2, 3, 4])
+        self.assertEqual(ctorch.tensor(range(5)).dtype, ctorch.int64)
+        a = ctorch.tensor(array.array("f", [1.5, 2.0]))
+        self.assertEqual((a.tolist(), a.dtype), ([1.5, 2.0], ctorch.float32))
+        self.assertEqual(ctorch.tensor(array.array("H", [1, 2])).dtype, ctorch.int64)
+        self.assertEqual(ctorch.tensor(memoryview(b"ab")).tolist(), [97, 98])
+        self.assertEqual(ctorch.tensor(bytearray(b"ab")).tolist(), [97, 98])
+        self.assertRefused(lambda: ctorch.tensor(b"ab"), "invalid data type 'bytes'", exc=TypeError)
+        self.assertRefused(lambda: ctorch.tensor([1.0], dtype="float32"), "'dtype'", "ctorch.float32", exc=TypeError)
+        self.assertRefused(lambda: ctorch.zeros([2]).to("float32"), "ctorch.float32", exc=TypeError)
+        self.assertRefused(lambda: ctorch.tensor([300], dtype=ctorch.uint8), "300", "uint8", exc=RuntimeError)
+        self.assertRefused(lambda: ctorch.tensor([-129], dtype=ctorch.int8), "int8", exc=RuntimeError)
+        self.assertRefused(lambda: ctorch.tensor([2 ** 70]), "int64", exc=RuntimeError)
+        self.assertEqual(ctorch.tensor([255], dtype=ctorch.uint8).tolist(), [255])
+        self.assertEqual(ctorch.tensor([1e300], dtype=ctorch.float32).tolist(), [math.inf])  # as torch rounds
+        if torch is not None:
+            for data in (range(5), array.array("f", [1.5, 2.0]), memoryview(b"ab"), bytearray(b"ab")):
+                want = torch.tensor(data)
+                got = ctorch.tensor(data)
+                self.assertEqual((got.tolist(), str(got.dtype)[7:]), (want.tolist(), str(want.dtype)[6:]))
+            with self.assertRaises(RuntimeError):
+                torch.tensor([300], dtype=torch.uint8)
+        try:
+            import numpy as np
+        except ImportError:
+            return
+        self.assertRefused(lambda: ctorch.tensor(np.zeros(2, dtype=np.uint16)), "numpy.uint16",
+                           "supported types", exc=TypeError)
+        self.assertEqual(ctorch.tensor(np.array([1.5, 2.5], dtype=">f8")).tolist(), [1.5, 2.5])
+
+    def test_loader_iterators_have_their_own_epoch(self):
+        loader = ctorch.data.DataLoader(ctorch.arange(100), batch_size=10)
+        pairs = [(a.tolist(), b.tolist()) for a, b in zip(loader, loader)]
+        self.assertEqual(len(pairs), 10)
+        self.assertEqual([a for a, _ in pairs], [list(range(i, i + 10)) for i in range(0, 100, 10)])
+        self.assertEqual([b for _, b in pairs], [a for a, _ in pairs])
+        shuffled = ctorch.data.DataLoader(ctorch.arange(100), batch_size=7, shuffle=True, seed=5)
+        xs, ys = [], []
+        for a, b in zip(shuffled, shuffled):
+            xs += a.tolist()
+            ys += b.tolist()
+        self.assertEqual((sorted(xs), sorted(ys)), (list(range(100)), list(range(100))))
+        # Each iterator its own epoch: the next iteration is the next epoch's order, whole.
+        self.assertEqual(sorted(v for b in shuffled for v in b.tolist()), list(range(100)))
+        if torch is not None:  # epoch e's order is torch.randperm from the epoch's seed, as the C loader documents
+            seed = ctorch.capi.data_epoch_seed(5, 1)
+            want = torch.randperm(100, generator=torch.Generator().manual_seed(seed)).tolist()
+            self.assertEqual(ys, want)
+
+    def test_module_dispose(self):
+        m = ctorch.nn.Linear(2, 2)
+        w = m.weight
+        m.dispose()
+        m.dispose()  # twice is harmless
+        self.assertEqual(w.shape, (2, 2))  # tensors taken from it hold their own references
+        with self.assertRaises(ctorch.CtorchError):
+            m(ctorch.zeros([1, 2]))
 
 
 if __name__ == "__main__":

@@ -45,8 +45,11 @@ def main():
         sys.exit(__doc__)
     api, docdir, src = sys.argv[1:]
     sys.path.insert(0, os.path.join(src, "bindings-gen"))
-    from ctorch_gen.emit_rust import enum_type, func_doc, ident  # the names and texts the emitter gives
+    from ctorch_gen.apimodel import load_api
+    from ctorch_gen.hplan import func_doc
+    from ctorch_gen.rust.names import enum_type, ident  # the names and texts the emitter gives
     doc = json.load(open(api, encoding="utf-8"))
+    model = load_api(doc, bindings=False).functions_by_name
     fails, counts = [], {}
 
     def check(kind, name, text, path):
@@ -69,7 +72,7 @@ def main():
         if f.get("c_only"):  # variadic: not declared in Rust (api.json says what a binding does instead)
             counts["C-only function (not in Rust)"] = counts.get("C-only function (not in Rust)", 0) + 1
         elif f["origin"] == "header":
-            text = func_doc(doc, f)
+            text = func_doc(model, model[f["name"]])
             check("header function (ctorch-sys)", f["name"], text, os.path.join(sysd, f"fn.{f['name']}.html"))
             if f["name"] in capi:
                 wrapped += 1

@@ -35,6 +35,20 @@ fn main() -> Result<()> {
     assert_eq!(bools, vec![true, false, true, true]);
     assert!(bools.iter().all(|&b| (b as u8) <= 1) && (bools[0] == true) && !(!bools[0]));
     ok("bool bytes read as 0/1");
+    // Issue 51: torch.save and .npy bytes through Write/Read; Display is
+    // Python's str(tensor), summarised (one line for 11,000 elements).
+    let mut bytes = Vec::new();
+    x.save_to(&mut bytes)?;
+    assert_eq!(Tensor::load_from(&bytes[..])?.to_vec::<f32>()?, vec![1., 2., 3., 4., 5., 6.]);
+    let mut npy = Vec::new();
+    x.write_npy(&mut npy)?;
+    assert_eq!(&npy[..6], b"\x93NUMPY");
+    assert_eq!(Tensor::read_npy(&npy[..])?.size(), vec![2, 3]);
+    assert!(Tensor::load_from(&b"PK not a checkpoint"[..]).is_err());
+    let big = Tensor::from_vec((0..11000i64).collect(), &[11000])?;
+    assert_eq!(format!("{big}"), "tensor([    0,     1,     2,  ..., 10997, 10998, 10999])");
+    assert_eq!(x.format(Some(1), None, None, None, None)?, "tensor([[1., 2., 3.],\n        [4., 5., 6.]])");
+    ok("save_to/load_from, write_npy/read_npy, Display as Python's str");
 
     // DLPack: shape read from the capsule, zero-copy round trip, Drop frees an unused one
     let cap = x.to_dlpack()?;
@@ -228,6 +242,45 @@ fn main() -> Result<()> {
         |_, _| panic!("bwd"))?;
     assert!(y[0].sum()?.backward().unwrap_err().message.contains("panicked: bwd"));
     ok("autograd_function_apply (and panicking callbacks are Errs)");
+
+    // Issue 51, item 10: operators on values and references, a scalar on the
+    // left, compound assignment, ==, indexing with ranges, From/TryFrom, module
+    // sub-trees (get, freezing) and param groups added with their own options.
+    let a = Tensor::try_from(vec![vec![1.0f32, 2.0, 3.0], vec![4.0, 5.0, 6.0]])?;
+    assert_eq!((a.size(), a.to_vec::<f32>()?), (vec![2, 3], vec![1., 2., 3., 4., 5., 6.]));
+    let mut b = -&a + 1.0;
+    assert_eq!(b.to_vec::<f32>()?, vec![0., -1., -2., -3., -4., -5.]);
+    b += &a;
+    assert!(b == Tensor::try_from(vec![vec![1.0f32; 3]; 2])?);
+    assert!(b != a);
+    b *= 2;
+    b -= Tensor::from(0.5f32);
+    assert_eq!(b.to_vec::<f32>()?, vec![1.5; 6]);
+    assert_eq!((1.0 - &a).to_vec::<f32>()?, vec![0., -1., -2., -3., -4., -5.]);
+    assert_eq!((2.0 / (&a * 2)).to_vec::<f32>()?, vec![1., 0.5, 1. / 3., 0.25, 0.2, 1. / 6.]);
+    assert_eq!((a.shallow_clone()? + a.shallow_clone()? - &a).to_vec::<f32>()?, a.to_vec::<f32>()?);
+    assert_eq!((3 * -a.shallow_clone()?).to_vec::<f32>()?, vec![-3., -6., -9., -12., -15., -18.]);
+    assert_eq!(a.i((.., 1..3))?.to_vec::<f32>()?, vec![2., 3., 5., 6.]);
+    assert_eq!(a.i((-1, ..=1))?.to_vec::<f32>()?, vec![4., 5.]);
+    assert_eq!(a.i(1)?.i(2)?.to_vec::<f32>()?, vec![6.]);
+    assert_eq!(a.i((.., -2..))?.size(), vec![2, 2]);
+    assert_eq!(Tensor::from(7i64).to_vec::<i64>()?, vec![7]);
+    assert_eq!(Tensor::from(true).dtype(), ctorch::DType::BOOL);
+    assert!(Tensor::try_from(vec![vec![1i64, 2], vec![3]]).is_err());
+    assert_eq!(Tensor::try_from(vec![vec![vec![1u8, 2], vec![3, 4]]])?.size(), vec![1, 2, 2]);
+    ok("operators on values, scalars on the left, +=, ==, i((.., 1..3)), From/TryFrom");
+    let net = Sequential::named(&[("features", "Linear", "3, 4"), ("head", "Linear", "4, 2")])?;
+    let names: Vec<String> = net.named_parameters()?.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["features.weight", "features.bias", "head.weight", "head.bias"]);
+    net.get("features")?.set_requires_grad(false)?;
+    let frozen: Vec<bool> = net.parameters()?.iter().map(|p| p.requires_grad()).collect();
+    assert_eq!(frozen, [false, false, true, true]);
+    assert!(net.get("nope").is_err());
+    let opt = Optimizer::sgd(&net.get("head")?.parameters()?, 0.1, 0.0)?;
+    opt.add_param_group(&net.get("features")?.parameters()?,
+                        ctorch::optim::OptimOptions::new(ctorch::OptimizerKind::SGD).lr(0.01))?;
+    assert_eq!((opt.num_param_groups()?, opt.lr(0)?, opt.lr(1)?), (2, 0.1, 0.01));
+    ok("module sub-trees (named paths, get, freezing) and param groups with their own options");
 
     std::fs::remove_dir_all(&dir).ok();
     println!("reach: all wrappers behave");

@@ -19,7 +19,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings-gen"))
-from ctorch_gen.emit_rust import enum_type, ident, is_unsafe  # noqa: E402
+from ctorch_gen.apimodel import load_api  # noqa: E402
+from ctorch_gen.rust.names import enum_type, ident  # noqa: E402
 
 RECIPES = 6
 
@@ -226,7 +227,8 @@ def value(a, k):
 def main():
     api, out = sys.argv[1], sys.argv[2]
     doc = json.load(open(api))
-    ops = [f for f in doc["functions"] if f["origin"] == "generated" and not is_unsafe(f)]
+    unsafe = {f.name for f in load_api(doc).functions if f.unsafe}  # api.json's mark, as the emitter reads it
+    ops = [f for f in doc["functions"] if f["origin"] == "generated" and f["name"] not in unsafe]
     parts = [PRELUDE.replace("__RECIPES__", str(RECIPES))]
     table = []
     for j, f in enumerate(ops):
@@ -256,7 +258,7 @@ def main():
         fh.write("\n".join(parts))
     os.replace(out + ".tmp", out)
     print(f"rust_sweep_gen: {len(ops)} safe operators x {RECIPES} recipes "
-          f"({sum(1 for f in doc['functions'] if f['origin'] == 'generated' and is_unsafe(f))} unsafe ones left out)")
+          f"({sum(1 for f in doc['functions'] if f['origin'] == 'generated' and f['name'] in unsafe)} unsafe ones left out)")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@
   the greedy ones and between seeds (a sampler that ignored its generator or
   returned the argmax would fail);
 - an eos id (the 6th greedy id): both stop right after its first occurrence;
-- generate.c's opt-in --head-t path at 1 and 2 threads: the same greedy and sampled ids.
+- generate.c's --head-t path at 1 and 2 threads: the same greedy and sampled ids; the
+  default at 2 threads (the layout measured at load) and --no-head-t: the same greedy ids.
 One intra-op thread. Where transformers' GPT-2 has no logits_to_keep (4.46),
 generate.c runs with --all-logits, as that version computes the prompt's logits.
 
@@ -122,6 +123,10 @@ def main():
         # --head-t (opt-in speed path: the head, and at 2+ threads the Conv1D weights, in column
         # blocks through bmm/baddbmm) must give the same ids as transformers, greedy and sampled.
         seed, t, k, p = SAMPLING[0]
+        # The default at 2 threads measures both layouts at load and takes either (issue 50
+        # item 4): the same ids whichever it took; --no-head-t is the plain path.
+        both("--threads 2 greedy (layout measured at load)", ["--threads", "2"])
+        both("--no-head-t --threads 2 greedy", ["--no-head-t", "--threads", "2"])
         for threads in ("1", "2"):
             both(f"--head-t --threads {threads} greedy", ["--head-t", "--threads", threads])
             both(f"--head-t --threads {threads} sample seed={seed}",

@@ -68,6 +68,12 @@ runpath=$(readelf -d "$tmp/whl/ctorch/lib/$soname" | sed -n 's/.*(RUNPATH).*\[\(
 [ "$runpath" = '$ORIGIN/../../torch/lib' ] || { echo "FAIL: the library's RUNPATH is '$runpath'"; exit 1; }
 grep -qx "Requires-Dist: torch==$torch_mm.\*" "$tmp"/whl/ctorch-"$version".dist-info/METADATA ||
   { echo "FAIL: METADATA does not require torch==$torch_mm.*:"; cat "$tmp"/whl/*.dist-info/METADATA; exit 1; }
+# The CPython floor is torch's (2.15.0: >=3.11), not a lower one pip would
+# accept and torch's wheels would not (issue 51, item 17).
+py_floor=$("$torch_py" -c 'from importlib.metadata import metadata; print(metadata("torch")["Requires-Python"] or "")' |
+  sed -n 's/^>= *\([0-9]*\.[0-9]*\).*/\1/p')
+grep -qx "Requires-Python: >=${py_floor:-3.9}" "$tmp"/whl/ctorch-"$version".dist-info/METADATA ||
+  { echo "FAIL: METADATA's Requires-Python is not torch's >=$py_floor:"; grep Requires-Python "$tmp"/whl/*.dist-info/METADATA; exit 1; }
 torch_site=$("$torch_py" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
 # (The Python files and the metadata: what decides where things load from.)
 if grep -rlF --include='*.py' --include=METADATA --include=RECORD -e "$src" -e "$torch_site" -e build-wheel "$tmp/whl"; then
@@ -141,7 +147,7 @@ CTORCH_LIB=/nonexistent/libctorch.so "$py" "$src/tests/package/wheel_check.py" "
 took "$t"
 
 echo "== 4. another CPython minor"
-# The first CPython 3.9+ (requires-python) of another minor that runs, newest
+# The first CPython of requires-python (torch's floor) of another minor that runs, newest
 # torch supports first: a pyenv shim of a version not selected fails and
 # pyenv's own copy of it is tried.
 torch_pyver=$("$torch_py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -153,12 +159,12 @@ for m in 12 13 10 14 9; do
 done
 other= other_v=
 for c in "${cands[@]}"; do
-  v=$("$c" -c 'import sys, venv; sys.exit(1) if sys.version_info < (3, 9) else print("%d.%d" % sys.version_info[:2])' \
+  v=$(FLOOR=${py_floor:-3.9} "$c" -c 'import os, sys, venv; f = tuple(map(int, os.environ["FLOOR"].split("."))); sys.exit(1) if sys.version_info < f else print("%d.%d" % sys.version_info[:2])' \
       2>/dev/null) || continue
   [ "$v" != "$torch_pyver" ] && { other=$c other_v=$v; break; }
 done
 if [ -z "$other" ]; then
-  echo "part 4 skipped: no CPython 3.9+ other than $torch_pyver found (python3.X on PATH, pyenv versions)"
+  echo "part 4 skipped: no CPython ${py_floor:-3.9}+ other than $torch_pyver found (python3.X on PATH, pyenv versions)"
 else
   t=$(now)
   echo "-- CPython $other_v ($other)"

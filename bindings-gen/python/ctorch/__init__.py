@@ -29,6 +29,10 @@ from ._rt import (CtorchError, Device, Tensor, dtype, layout, memory_format, lib
                   wrap as _wrap, byref as _byref, c_void_p as _vp)
 from ._dispatch import E as _E, DTYPES as _DTYPES, LAYOUTS as _LAYOUTS
 from . import _ops
+from . import _ints
+# The operators' fast path builds its int64 arguments with _ops._c_int64:
+# the range-checked form (_ints: ctypes would wrap 2**64 + 2 to 2).
+_ops._c_int64 = _ints.i64
 from . import _api as capi  # every hand-written C function of api.json, typed (ctorch.capi.tensor_dim(t), ...)
 _rt._counter = capi.memory_cpu_counter()  # the live counter the collected tensors' release looks at
 
@@ -62,6 +66,13 @@ nested = _submodule("nested", "torch.nested")
 for _mod in ("nn", "linalg", "fft", "special", "sparse", "nested"):
     for _n, _f in getattr(_ops, f"PUBLIC_{_mod.upper()}", {}).items():
         setattr(globals()[_mod], _n, _f)
+# The operators api.json marks unsafe (ops_json.unsafe: bad input can crash the
+# process, as Rust's `unsafe fn`) exist only here, never as ctorch.X, ops.X or a
+# Tensor method: ctorch.unchecked._remove_batch_dim(t, 0, 1, 0) says what it risks.
+unchecked = _submodule("unchecked", "Operators that do not check their input (api.json ops_json.unsafe): "
+                       "a wrong argument can crash the process. Each has its reason in its C doc comment.")
+for _n, _f in _ops.UNCHECKED.items():
+    setattr(unchecked, _n, _f)
 
 # ---- Tensor: generated methods and operators ------------------------------------------
 
@@ -91,7 +102,9 @@ from ._tensor import (tensor, from_buffer, manual_seed, set_num_threads, get_num
 from . import autograd, optim, data, interop  # noqa: E402
 from .autograd import no_grad, enable_grad, inference_mode  # noqa: E402
 from .interop import (from_torch, to_torch, to_dlpack_capsule, from_dlpack, from_handle, save, load,  # noqa: E402
-                      save_dict, load_dict, save_safetensors, load_safetensors)
+                      save_dict, load_dict, save_safetensors, load_safetensors,
+                      save_npy, load_npy, save_npz, load_npz)
+from ._tensor import set_printoptions  # noqa: E402
 from . import nn_init as _nn_init  # noqa: E402
 
 nn.init = _nn_init

@@ -13,7 +13,7 @@ import ctypes
 import ctypes.util
 import os
 
-from . import _capi
+from . import _capi, _ints
 
 c_void_p, c_int64, c_double, c_int, c_int32, c_char_p = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_double,
                                                            ctypes.c_int, ctypes.c_int32, ctypes.c_char_p)
@@ -106,6 +106,7 @@ def _load():
     except OSError as e:
         raise ImportError(f"ctorch: cannot load {path}: {e}{_missing_system_lib_hint(str(e))}") from e
     _capi.bind(lib)
+    _ints.install(lib, _capi.PROTOTYPES)  # integers range-checked by parameter name
     got = c_char_p()
     lib.ctorch_abi_hash(byref(got))
     if got.value.decode() != _capi.ABI_HASH and not os.environ.get("CTORCH_IGNORE_ABI"):
@@ -314,6 +315,8 @@ def scalar(x):
     if t is bool:
         s = _capi.scalar_bool(x)
     elif t is int:
+        if not _ints.I64_MIN <= x <= _ints.I64_MAX:
+            raise _ints.refuse(x, c_int64)
         s = _capi.scalar_int(x)
     elif t is float:
         s = _capi.scalar_float(x)
@@ -324,7 +327,7 @@ def scalar(x):
     elif isinstance(x, bool):
         s = _capi.scalar_bool(x)
     elif isinstance(x, int):
-        s = _capi.scalar_int(int(x))
+        s = _capi.scalar_int(_ints.as_int(x, c_int64))
     elif isinstance(x, float):
         s = _capi.scalar_float(float(x))
     else:
@@ -358,7 +361,7 @@ def int_array(x, size=None):
     n = len(x)
     if n == 0:
         return _EMPTY_I64, 0  # [] is a non-NULL pointer with length 0
-    return (c_int64 * n)(*x), n
+    return _ints.i64_list(x), n
 
 
 def int_arrays(xs):
@@ -403,7 +406,7 @@ def bool_array(x, size):
 
 
 def int_o(x):
-    return None if x is None else byref(c_int64(x))
+    return None if x is None else byref(c_int64(_ints.as_int(x, c_int64)))
 
 
 def float_o(x):

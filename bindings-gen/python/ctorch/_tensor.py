@@ -1,5 +1,6 @@
 """Hand-written Tensor properties and conversions, tensor creation and
 library-wide settings (installed on ctorch.Tensor / exported by __init__)."""
+import array as _pyarray
 import struct as _struct
 
 from . import _api, _capi, _ops, _rt
@@ -72,8 +73,39 @@ def _item(self):
     return _api.tensor_item_double(self)
 
 
+# torch.set_printoptions' state for repr/str (None: PyTorch's default).
+_PRINT = {"precision": None, "threshold": None, "edgeitems": None, "linewidth": None, "sci_mode": None}
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, float("inf"), 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """torch.set_printoptions: how repr/str print tensors (Python's format,
+    ctorch_tensor_format). threshold=math.inf prints everything."""
+    if profile is not None:
+        _PRINT["precision"], _PRINT["threshold"], _PRINT["edgeitems"], _PRINT["linewidth"] = _PROFILES[profile]
+    for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                 ("linewidth", linewidth)):
+        if v is not None:
+            _PRINT[k] = v
+    _PRINT["sci_mode"] = sci_mode
+
+
+def _print_arg(k):
+    v = _PRINT[k]
+    if v is None:
+        return -1
+    return 2**63 - 1 if v == float("inf") else int(v)
+
+
 def _repr(self):
-    return _api.tensor_to_string(self) if self._h else "ctorch.Tensor(<disposed>)"
+    if not self._h:
+        return "ctorch.Tensor(<disposed>)"
+    sci = _PRINT["sci_mode"]
+    try:
+        return _api.tensor_format(self, _print_arg("precision"), _print_arg("threshold"), _print_arg("edgeitems"),
+                                  _print_arg("linewidth"), -1 if sci is None else int(bool(sci)))
+    except _rt.CtorchError:  # sparse and quantized tensors: libtorch's own printing
+        return _api.tensor_to_string(self)
 
 
 def _to(self, *args, dtype=None, device=None):
@@ -81,8 +113,11 @@ def _to(self, *args, dtype=None, device=None):
     for a in args:
         if isinstance(a, _rt.dtype):
             dtype = a
+        elif isinstance(a, str) and isinstance(getattr(_ctorch(), a, None), _rt.dtype):
+            raise TypeError(f"to(): {a!r} is a dtype's name, not a device: pass ctorch.{a}")
         else:
             device = a
+    _dtype_arg(dtype, "to")
     t = self
     if device is not None:
         t = _api.tensor_to_device(t, device)
@@ -253,6 +288,8 @@ for _name, _prop in {
 
 
 def _flatten(data):
+    if isinstance(data, range):
+        data = list(data)
     if isinstance(data, (list, tuple)):
         if not data:
             return [], [0]
@@ -266,24 +303,62 @@ def _flatten(data):
         return flat, [len(data)] + shape
     if isinstance(data, Tensor):
         return _flatten(data.tolist())
+    if isinstance(data, (bytearray, memoryview, _pyarray.array)):
+        # Sequences of Python numbers, as torch.tensor reads them (the element
+        # type decides the dtype as for a list: array('f') -> float32).
+        return _flatten(memoryview(data).tolist())
+    if isinstance(data, (bytes, str)) or not isinstance(data, (_b.int, _b.float, _b.complex)) and \
+            not hasattr(data, "__index__") and not hasattr(data, "__float__"):
+        raise TypeError(f"tensor(): invalid data type '{type(data).__name__}' (a number, a nested list or "
+                        "tuple of numbers, a range, a buffer such as array.array or memoryview, a Tensor or "
+                        "a NumPy array)")
     return [data], []
 
 
 def from_buffer(buf, shape, dtype):
     """A new CPU tensor holding a copy of the bytes of buf (any buffer-protocol object)."""
-    return _api.tensor_from_data(buf, list(shape), dtype)
+    return _api.tensor_from_data(buf, list(shape), _dtype_arg(dtype, "from_buffer"))
+
+
+def _dtype_arg(dt, fn):
+    """dt if it is a ctorch dtype (or None); else a TypeError naming what was given."""
+    if dt is None or isinstance(dt, _rt.dtype):
+        return dt
+    hint = f" (ctorch.{dt})" if isinstance(dt, str) and isinstance(getattr(_ctorch(), dt, None), _rt.dtype) else ""
+    raise TypeError(f"{fn}(): argument 'dtype' must be a ctorch.dtype{hint}, not {type(dt).__name__} {dt!r}")
+
+
+def _ctorch():
+    import ctorch
+    return ctorch
+
+
+# NumPy dtypes ctorch takes (by NumPy's name), and the integer ranges tensor() checks values against.
+_NP_NAMES = {"bool": bool_, "uint8": uint8, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+             "float16": float16, "float32": float32, "float64": float64, "complex64": complex64,
+             "complex128": complex128}
+_INT_RANGE = {uint8: (0, 255), int8: (-128, 127), int16: (-1 << 15, (1 << 15) - 1),
+              int32: (-1 << 31, (1 << 31) - 1), int64: (-1 << 63, (1 << 63) - 1)}
+
+
+def _from_numpy_array(data):
+    import numpy as np
+    arr = np.ascontiguousarray(data)
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))  # big-endian data: copied to the machine's order
+    dt = _NP_NAMES.get(arr.dtype.name)
+    if dt is None:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported types are: "
+                        f"{', '.join(_NP_NAMES)}")
+    return from_buffer(arr.tobytes(), arr.shape, dt)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
-    """A new tensor from a number, a nested list, a Tensor or a numpy array (copied)."""
+    """A new tensor from a number, a nested list, tuple or range, a buffer
+    (array.array, memoryview, bytearray), a Tensor or a numpy array (copied)."""
+    _dtype_arg(dtype, "tensor")
     if hasattr(data, "__array_interface__") and hasattr(data, "dtype"):
-        import numpy as np
-        arr = np.ascontiguousarray(data)
-        dt = {np.dtype(k): v for k, v in [("bool", bool_), ("uint8", uint8), ("int8", int8), ("int16", int16),
-                                           ("int32", int32), ("int64", int64), ("float16", float16),
-                                           ("float32", float32), ("float64", float64),
-                                           ("complex64", complex64), ("complex128", complex128)]}[arr.dtype]
-        t = from_buffer(arr.tobytes(), arr.shape, dt)
+        t = _from_numpy_array(data)
     else:
         flat, shape = _flatten(data)
         if dtype is None:
@@ -302,9 +377,17 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             t = from_buffer(_struct.pack(f"<{len(vals)}d", *vals), shape, complex128)
         else:
             fmt = _FMT_OF.get(dt, "d")
+            if fmt in "fe":
+                fmt = "d"  # built as float64, then rounded by libtorch as torch rounds (1e300 -> inf, not an error)
             conv = _b.bool if fmt == "?" else (_b.int if fmt in "BbhiqQ" else _b.float)
-            t = from_buffer(_struct.pack(f"<{len(flat)}{fmt}", *[conv(x) for x in flat]), shape,
-                            dt if dt in _FMT_OF else float64)
+            vals = [conv(x) for x in flat]
+            rng = _INT_RANGE.get(dt)
+            if rng and vals and not (rng[0] <= min(vals) and max(vals) <= rng[1]):
+                bad = next(v for v in vals if not rng[0] <= v <= rng[1])
+                raise RuntimeError(f"tensor(): value {bad} cannot be converted to type {str(dt)[7:]} without "
+                                   "overflow")
+            t = from_buffer(_struct.pack(f"<{len(flat)}{fmt}", *vals), shape,
+                            dt if fmt != "d" else float64)
         dtype = dtype or dt
     if dtype is not None and t.dtype != dtype:
         t = t.to(dtype)

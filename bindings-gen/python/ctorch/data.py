@@ -29,10 +29,23 @@ class DataLoader(_api.DataLoader):
         self._epoch = epoch
 
     def __iter__(self):
-        _api.data_loader_start_epoch(self, self._epoch)
+        """A new epoch with a cursor of its own (as each iter() of a PyTorch
+        DataLoader): two iterations at once (zip(loader, loader)) each see
+        every batch once. The C loader has one cursor; an iterator that finds
+        it elsewhere (another iterator moved it) seeks back to its own place
+        (ctorch_data_loader_seek replays the epoch's order to that batch)."""
+        epoch = self._epoch
         self._epoch += 1
+        _api.data_loader_start_epoch(self, epoch)
+        return self._batches(epoch)
+
+    def _batches(self, epoch):
+        done = 0
         while True:
+            if tuple(_api.data_loader_position(self)) != (epoch, done):
+                _api.data_loader_seek(self, epoch, done)
             has, x, y = _api.data_loader_next(self)
             if not has:
                 return
+            done += 1
             yield (x, y) if y is not None else x

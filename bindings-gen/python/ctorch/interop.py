@@ -450,14 +450,42 @@ def _state_dict_items(d):
     return names, tensors
 
 
+def _is_file(f):
+    return hasattr(f, "write") or hasattr(f, "read")
+
+
+def _dict_handle(names, tensors):
+    d = _gen.tensor_dict_new()
+    for k, t in zip(names, tensors):
+        d.set(k, t)
+    return d
+
+
 def save(obj, path):
     """torch.save for weights: writes a Tensor, or a state dict (a mapping of
     str -> Tensor, e.g. model.state_dict()), in torch.save's zip format with
-    only what torch.load(weights_only=True) allows (atomic write). Anything
-    else -> TypeError saying what is taken. save(path, obj), python/ctorch.py's
-    order, is accepted too."""
-    if _is_path(obj) and not _is_path(path):
+    only what torch.load(weights_only=True) allows (atomic write). path may
+    be a writable file object (io.BytesIO, an open file), as torch.save
+    takes: the same bytes are written to it. Anything else -> TypeError
+    saying what is taken. save(path, obj), python/ctorch.py's order, is
+    accepted too."""
+    if (_is_path(obj) or _is_file(obj)) and not (_is_path(path) or _is_file(path)):
         obj, path = path, obj
+    if hasattr(path, "write"):
+        if isinstance(obj, Mapping):
+            d = _dict_handle(*_state_dict_items(obj))
+            try:
+                path.write(_gen.tensor_dict_save_to_buffer(d))
+            finally:
+                d.dispose()
+            return
+        if isinstance(obj, Tensor) or isinstance(obj, int):
+            path.write(_gen.save_to_buffer(_obj(obj)))
+        elif hasattr(obj, "__dlpack__"):
+            path.write(_gen.save_to_buffer(from_dlpack(obj)))
+        else:
+            raise TypeError(f"{_SAVE_TAKES}; got {type(obj).__name__}")
+        return
     if isinstance(obj, Mapping):
         names, tensors = _state_dict_items(obj)
         _gen.save_dict(path, names, tensors)
@@ -473,14 +501,72 @@ def load(path):
     """torch.load for weights: what torch.save (or ctorch.save) wrote of a
     tensor, or of a dict/OrderedDict of str -> tensor (a state dict, given
     back as an OrderedDict in file order, as model.state_dict() is), with
-    the tensors on the CPU. Other contents -> CtorchError (TYPE); the reader
-    runs no pickled code."""
+    the tensors on the CPU. path may be a readable file object (read to its
+    end), as torch.load takes (bytes stay a path, as before). Other contents
+    -> CtorchError (TYPE); the reader runs no pickled code."""
+    if hasattr(path, "read"):
+        data = bytes(path.read())
+        try:
+            return _gen.load_from_buffer(data)
+        except CtorchError as e:
+            if e.status_name != "CTORCH_TYPE":
+                raise
+        d = _gen.load_dict_from_buffer(data)
+        try:
+            return OrderedDict((d.key(i), d.get(i)) for i in range(d.size()))
+        finally:
+            d.dispose()
     try:
         return _gen.load(path)
     except CtorchError as e:
         if e.status_name != "CTORCH_TYPE":
             raise
     return OrderedDict(_load_dict_items(path))
+
+
+# ---- NumPy files ----------------------------------------------------------------------------
+
+
+def save_npy(t, file):
+    """numpy.save(file, t): the same bytes; file is a path or a writable file object."""
+    if hasattr(file, "write"):
+        file.write(_gen.npy_save_to_buffer(_obj(t)))
+    else:
+        _gen.npy_save(file, _obj(t))
+
+
+def load_npy(file):
+    """A Tensor from a .npy file (path, readable file object or bytes), as numpy.load reads it."""
+    if hasattr(file, "read"):
+        file = file.read()
+    if isinstance(file, (bytes, bytearray, memoryview)):
+        return _gen.npy_load_from_buffer(bytes(file))
+    return _gen.npy_load(file)
+
+
+def save_npz(file, *args, **tensors):
+    """numpy.savez(file, *args, **tensors): arrays named arr_0, arr_1, ... and by keyword."""
+    named = {f"arr_{i}": a for i, a in enumerate(args)}
+    named.update(tensors)
+    d = _dict_handle(list(named), [_obj(v) for v in named.values()])
+    try:
+        if hasattr(file, "write"):
+            file.write(_gen.npz_save_to_buffer(d))
+        else:
+            _gen.npz_save(file, d)
+    finally:
+        d.dispose()
+
+
+def load_npz(file):
+    """{name: Tensor} from a .npz archive (numpy.savez or savez_compressed), in archive order."""
+    if hasattr(file, "read"):
+        file = file.read()
+    d = _gen.npz_load_from_buffer(bytes(file)) if isinstance(file, (bytes, bytearray, memoryview)) else _gen.npz_load(file)
+    try:
+        return {d.key(i): d.get(i) for i in range(d.size())}
+    finally:
+        d.dispose()
 
 
 def save_dict(d, path):

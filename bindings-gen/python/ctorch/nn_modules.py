@@ -189,6 +189,14 @@ class Module:
         if key is not None:
             _live.pop(key, None)
 
+    def dispose(self):
+        """Releases this object's reference to the module now (as Tensor.dispose
+        does for a tensor); the object is unusable afterwards. Children and
+        tensors taken from it hold references of their own and stay valid."""
+        self.__del__()
+        object.__setattr__(self, "_h", None)
+        object.__setattr__(self, "_key", None)
+
     @property
     def handle(self):
         """The borrowed ctorch_nn_module handle, valid while this object lives."""

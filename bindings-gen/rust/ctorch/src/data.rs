@@ -113,3 +113,86 @@ pub fn cuda_is_available() -> bool {
 pub fn set_num_threads(n: i32) -> Result<()> {
     capi::set_num_threads(n)
 }
+
+// ---- bytes and streams (issue 51): torch.save and NumPy files through
+// std::io::Write / Read, with the bytes of the file forms ----
+
+/// The bytes a `ctorch_*_to_buffer` function copies out: asks for the
+/// length, then fills a buffer of that size (the C convention).
+fn copy_out(f: impl Fn(*mut usize, *mut std::ffi::c_void, usize) -> crate::sys::ctorch_status) -> Result<Vec<u8>> {
+    let mut len = 0usize;
+    crate::check(f(&mut len, std::ptr::null_mut(), 0))?;
+    let mut v = vec![0u8; len];
+    let mut len2 = 0usize;
+    crate::check(f(&mut len2, v.as_mut_ptr().cast(), v.len()))?;
+    v.truncate(len2.min(len));
+    Ok(v)
+}
+
+fn io_error(e: std::io::Error) -> Error {
+    Error { status: crate::sys::CTORCH_IO, message: e.to_string() }
+}
+
+fn read_all<R: std::io::Read>(mut r: R) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    r.read_to_end(&mut v).map_err(io_error)?;
+    Ok(v)
+}
+
+impl Tensor {
+    /// `torch.save(t, w)`: the bytes [`Tensor::save`] writes, to any writer.
+    pub fn save_to<W: std::io::Write>(&self, mut w: W) -> Result<()> {
+        let b = copy_out(|l, p, c| unsafe { crate::sys::ctorch_save_to_buffer(l, p, c, self.h) })?;
+        w.write_all(&b).map_err(io_error)
+    }
+    /// `torch.load(r)` of one tensor (r is read to its end).
+    pub fn load_from<R: std::io::Read>(r: R) -> Result<Tensor> {
+        capi::load_from_buffer(&read_all(r)?)
+    }
+    /// `numpy.save(w, t)`: the same bytes NumPy writes.
+    pub fn write_npy<W: std::io::Write>(&self, mut w: W) -> Result<()> {
+        let b = copy_out(|l, p, c| unsafe { crate::sys::ctorch_npy_save_to_buffer(l, p, c, self.h) })?;
+        w.write_all(&b).map_err(io_error)
+    }
+    /// `numpy.load(r)` of a .npy array (r is read to its end).
+    pub fn read_npy<R: std::io::Read>(r: R) -> Result<Tensor> {
+        capi::npy_load_from_buffer(&read_all(r)?)
+    }
+    /// `numpy.save(path, t)`.
+    pub fn save_npy(&self, path: &str) -> Result<()> {
+        capi::npy_save(path, self)
+    }
+    /// `numpy.load(path)` of a .npy file.
+    pub fn load_npy(path: &str) -> Result<Tensor> {
+        capi::npy_load(path)
+    }
+    /// Python's `str(t)` under `torch.set_printoptions(precision, threshold,
+    /// edgeitems, linewidth, sci_mode)`; `None` takes PyTorch's default
+    /// (`Display` prints with every default).
+    pub fn format(&self, precision: Option<i64>, threshold: Option<i64>, edgeitems: Option<i64>,
+                  linewidth: Option<i64>, sci_mode: Option<bool>) -> Result<String> {
+        capi::tensor_format(self, precision.unwrap_or(-1), threshold.unwrap_or(-1), edgeitems.unwrap_or(-1),
+                            linewidth.unwrap_or(-1), sci_mode.map_or(-1, |s| s as std::os::raw::c_int))
+    }
+}
+
+impl crate::TensorDict {
+    /// `torch.save(state_dict, w)`.
+    pub fn save_to<W: std::io::Write>(&self, mut w: W) -> Result<()> {
+        let b = copy_out(|l, p, c| unsafe { crate::sys::ctorch_tensor_dict_save_to_buffer(l, p, c, self.h) })?;
+        w.write_all(&b).map_err(io_error)
+    }
+    /// `torch.load(r)` of a dict of tensors (a state dict; r is read to its end).
+    pub fn load_from<R: std::io::Read>(r: R) -> Result<crate::TensorDict> {
+        capi::load_dict_from_buffer(&read_all(r)?)
+    }
+    /// `numpy.savez(w, **d)`.
+    pub fn write_npz<W: std::io::Write>(&self, mut w: W) -> Result<()> {
+        let b = copy_out(|l, p, c| unsafe { crate::sys::ctorch_npz_save_to_buffer(l, p, c, self.h) })?;
+        w.write_all(&b).map_err(io_error)
+    }
+    /// `numpy.load(r)` of a .npz archive (savez or savez_compressed).
+    pub fn read_npz<R: std::io::Read>(r: R) -> Result<crate::TensorDict> {
+        capi::npz_load_from_buffer(&read_all(r)?)
+    }
+}

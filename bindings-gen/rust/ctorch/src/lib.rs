@@ -49,6 +49,7 @@ mod methods_gen;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+mod sugar;
 mod train;
 
 pub use data::{cuda_is_available, set_num_threads, Batches};
@@ -56,6 +57,7 @@ pub use enums_gen::*;
 pub use extra::{add_hparams, autograd_function_apply, error_message, last_error_backtrace, last_error_copy, last_error_id,
                 memory_cpu_counter, store_get, tensor_free_many, CpuMemoryCounter, DlPack, DlPackVersioned, HParam};
 pub use handles_gen::*;
+pub use sugar::{IndexSpec, IntoIndex, TensorIndex};
 pub use train::inference_mode;
 
 use std::ffi::{CStr, CString};
@@ -479,8 +481,12 @@ impl Tensor {
 }
 
 impl fmt::Display for Tensor {
-    /// As libtorch prints it.
+    /// As Python's `str(tensor)` (summarised beyond 1,000 elements; see
+    /// [`Tensor::format`]); libtorch's printing for sparse and quantized tensors.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Ok(s) = self.format(None, None, None, None, None) {
+            return f.write_str(&s);
+        }
         let mut p: *mut c_char = std::ptr::null_mut();
         match check(unsafe { sys::ctorch_tensor_to_string(&mut p, self.h) }) {
             Ok(()) => f.write_str(&unsafe { take_string(p) }),

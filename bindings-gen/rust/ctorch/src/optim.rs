@@ -76,6 +76,19 @@ impl Optimizer {
     pub fn zero_grad(&self, set_to_none: bool) -> Result<()> {
         check(unsafe { sys::ctorch_optimizer_zero_grad(self.h, set_to_none as i32) })
     }
+    /// `opt.add_param_group({"params": params, ...})`: a new param group with options
+    /// of its own (a smaller lr for a pretrained backbone, no weight decay for
+    /// biases), after the optimizer was made; groups are numbered from 0 in order.
+    pub fn add_param_group(&self, params: &[Tensor], options: OptimOptions) -> Result<()> {
+        let hs: Vec<sys::ctorch_tensor> = params.iter().map(|t| t.h).collect();
+        check(unsafe { sys::ctorch_optimizer_add_param_group(self.h, hs.as_ptr(), hs.len(), &options.0) })
+    }
+    /// Number of param groups.
+    pub fn num_param_groups(&self) -> Result<usize> {
+        let mut n = 0usize;
+        check(unsafe { sys::ctorch_optimizer_num_param_groups(&mut n, self.h) })?;
+        Ok(n)
+    }
     /// Learning rate of param group `group`.
     pub fn lr(&self, group: usize) -> Result<f64> {
         let mut v = 0.0;

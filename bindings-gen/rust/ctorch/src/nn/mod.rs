@@ -405,6 +405,22 @@ impl Module {
         check(unsafe { sys::ctorch_nn_module_append(self.h, child.h) })
     }
 
+    /// The submodule at a dotted path (`"features.0"`; `""` is this module), as
+    /// `model.get_submodule(path)`: a new handle to the same module, so what is
+    /// done through it (training, freezing) is done to the tree.
+    pub fn get(&self, path: &str) -> Result<Module> {
+        crate::capi::nn_module_get(self, path)
+    }
+    /// Sets `requires_grad` of every parameter of this module and its children,
+    /// as `for p in m.parameters(): p.requires_grad_(on)`. Freezing a sub-tree:
+    /// `net.get("features")?.set_requires_grad(false)?` (its parameters then get
+    /// no gradient, so an optimizer over all of them leaves them unchanged).
+    pub fn set_requires_grad(&self, on: bool) -> Result<()> {
+        for p in self.parameters()? {
+            p.requires_grad_(on)?;
+        }
+        Ok(())
+    }
     /// The number of parameters' elements.
     pub fn num_parameters(&self) -> Result<i64> {
         Ok(self.parameters()?.iter().map(|p| p.numel()).sum())

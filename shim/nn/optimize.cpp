@@ -1,0 +1,332 @@
+// The inference optimiser for module trees (issue 50 item 2):
+// ctorch_nn_module_optimize_for_inference. A deep copy of the module in eval
+// mode, rewritten inside every Sequential, with the structure and state-dict
+// keys torch.ao.quantization.fuse_modules makes in eval mode (so Python can
+// check the result key by key):
+//   Conv, BatchNorm        -> Conv (fuse_conv_bn_eval's arithmetic), Identity
+//   Conv, [BatchNorm,] ReLU -> ConvReLU{1,2,3}d(0: Conv, 1: ReLU), Identity...
+//   Linear, BatchNorm1d    -> Linear (fuse_linear_bn_eval's arithmetic), Identity
+//   Linear, ReLU           -> LinearReLU(0: Linear, 1: ReLU), Identity
+// Then every eligible Conv2d (zero padding mode, symmetric padding) becomes
+// an InferConv of the same kind, name, tensors and repr, whose forward runs
+// oneDNN with the weight prepacked once per input shape
+// (mkldnn_prepacked::conv2d_prepack / conv2d_run, registered by libtorch
+// 1.13.1 and 2.15.0 alike, called through the dispatcher by name) and the
+// ReLU of a ConvReLU2d as the convolution's post-op.
+// Only Sequentials are rewritten: what a custom module's C forward does with
+// its children (which output feeds which input) is not known here.
+#include "nn/nn_internal.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/zeros_like.h>
+
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace ctorch {
+namespace nn {
+// A named namespace: the unity build compiles this file with others of nn/.
+namespace optimize {
+
+struct Options {
+  bool fold = true, fuse = true, prepack = true, channels_last = true;
+};
+
+Options parse_options(const char *text) {
+  Options o;
+  if (!text) return o;
+  std::string s(text);
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(',', pos);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    bool *flag = key == "fold" ? &o.fold : key == "fuse" ? &o.fuse : key == "prepack" ? &o.prepack
+                 : key == "channels_last" ? &o.channels_last : nullptr;
+    if (!flag || (value != "0" && value != "1"))
+      fail_arg("options", "'" + item + "' is not one of fold, fuse, prepack, channels_last =0|1");
+    *flag = value == "1";
+  }
+  return o;
+}
+
+// The dispatcher's handle of a registered operator; nullopt where this
+// libtorch does not register it (built without oneDNN).
+c10::optional<c10::OperatorHandle> find_op(const char *name) {
+  return c10::Dispatcher::singleton().findSchema({name, ""});
+}
+
+// A boxed call: the given arguments, then each remaining argument's default
+// (2.x versions between 2.0 and 2.15 added arguments with defaults to
+// conv2d_prepack; the call stays the same on every version).
+c10::IValue call_boxed(const c10::OperatorHandle &op, std::vector<c10::IValue> args) {
+  const auto &schema = op.schema();
+  for (size_t i = args.size(); i < schema.arguments().size(); ++i) {
+    const auto &a = schema.arguments()[i];
+    args.push_back(a.default_value() ? *a.default_value() : c10::IValue());
+  }
+  op.callBoxed(&args);
+  return args.at(0);
+}
+
+// A 2-d convolution run by oneDNN with its weight prepacked per input shape.
+// Kind "Conv2d", the folded module's tensors ("weight", "bias") and repr;
+// ReLUPair asks it to add the ReLU as a post-op.
+class InferConv : public Module {
+ public:
+  InferConv(const Module &conv, const Spec &s, std::vector<int64_t> padding, bool channels_last)
+      : Module(conv.kind()), spec_(s), padding_(std::move(padding)), channels_last_(channels_last),
+        repr_(conv.extra_repr()), cache_(std::make_shared<Cache>()) {
+    register_parameter("weight", conv.params[0].t);
+    register_parameter("bias", conv.params[1].t);
+  }
+
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
+    return {run(in[0], false)};
+  }
+
+  at::Tensor run(const at::Tensor &x, bool relu) {
+    const at::Tensor &w = params[0].t, &b = params[1].t;
+    bool packable = x.dim() == 4 && x.scalar_type() == at::kFloat && x.device().is_cpu() && !x.requires_grad() &&
+                    w.scalar_type() == at::kFloat && w.device().is_cpu() && x.size(1) == w.size(1) * spec_.groups;
+    if (!packable) {  // the module's own ops (and their errors)
+      at::Tensor y = at::conv2d(x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt, spec_.stride,
+                                padding_, spec_.dilation, spec_.groups);
+      return relu ? at::relu_(y) : y;
+    }
+    at::Tensor xin = x.contiguous(channels_last_ ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+    static const c10::optional<c10::OperatorHandle> run_op = find_op("mkldnn_prepacked::conv2d_run");
+    return call_boxed(*run_op, {xin, context(x.sizes().vec(), relu)}).toTensor();
+  }
+
+  // The oneDNN context (prepacked weight, primitive) for this input shape.
+  c10::IValue context(std::vector<int64_t> sizes, bool relu) {
+    std::vector<int64_t> key = sizes;
+    key.push_back(relu);
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    auto it = cache_->ctx.find(key);
+    if (it != cache_->ctx.end()) return it->second;
+    static const c10::optional<c10::OperatorHandle> prepack = find_op("mkldnn_prepacked::conv2d_prepack");
+    const at::Tensor &b = params[1].t;
+    at::Tensor w = params[0].t.contiguous(channels_last_ ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+    c10::IValue ctx = call_boxed(*prepack, {w, b.defined() ? c10::IValue(b) : c10::IValue(), spec_.stride, padding_,
+                                            spec_.dilation, spec_.groups, sizes, std::string(relu ? "relu" : "none")});
+    if (cache_->ctx.size() >= 16) cache_->ctx.clear();  // shapes change without bound: keep the memory bounded
+    cache_->ctx.emplace(std::move(key), ctx);
+    return ctx;
+  }
+
+  std::string extra_repr() const override { return repr_; }
+  bool spec(Spec &s) const override {
+    s = spec_;
+    return true;
+  }
+  // New tensors (load_state_dict, to, clone): prepack again.
+  void tensors_changed() override { cache_ = std::make_shared<Cache>(); }
+  CTORCH_NN_COPYABLE(InferConv)
+
+ private:
+  struct Cache {
+    std::mutex mu;
+    std::map<std::vector<int64_t>, c10::IValue> ctx;
+  };
+  Spec spec_;
+  std::vector<int64_t> padding_;
+  bool channels_last_;
+  std::string repr_;
+  std::shared_ptr<Cache> cache_;
+};
+
+// torch.ao.nn.intrinsic's ConvReLU1d/2d/3d and LinearReLU: children "0"
+// (the conv or linear) and "1" (the ReLU); the ReLU runs in place on the
+// fresh output, or as oneDNN's post-op when "0" is an InferConv.
+class ReLUPair : public Module {
+ public:
+  ReLUPair(std::string kind, ModulePtr op, ModulePtr relu) : Module(std::move(kind)) {
+    register_module("0", std::move(op));
+    register_module("1", std::move(relu));
+  }
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
+    if (auto *c = dynamic_cast<InferConv *>(children[0].second.get())) return {c->run(in[0], true)};
+    at::Tensor y = call(0, in[0]);
+    return {at::relu_(y)};
+  }
+  CTORCH_NN_COPYABLE(ReLUPair)
+};
+
+ModulePtr identity() {
+  static const Kind *k = find_kind("Identity");
+  return build(*k, parse_args(k->init, "", "Identity"));
+}
+
+bool is_conv(const Module &m, Module::Spec &s) { return m.spec(s) && s.nd > 0 && m.kind().rfind("Conv", 0) == 0; }
+
+// A BatchNorm that can be folded into an op of `out` output channels.
+bool is_foldable_bn(const Module &m, size_t nd, int64_t out, std::string &why) {
+  Module::Spec s;
+  if (!m.spec(s) || s.batch_norm_nd != nd) return false;
+  if (!m.buffers[0].t.defined() || !m.buffers[1].t.defined()) {
+    why = "track_running_stats=False: it normalises with the batch's statistics";
+    return false;
+  }
+  if (m.buffers[0].t.numel() != out) {
+    why = "num_features differs from the output channels before it";
+    return false;
+  }
+  return true;
+}
+
+// fuse_conv_bn_weights / fuse_linear_bn_weights (torch/nn/utils/fusion.py,
+// the same in 1.13.1 and 2.15.0), op for op in the tensors' dtype.
+void fold_bn(Module &op, const Module &bn, bool linear) {
+  at::NoGradGuard ng;
+  Module::Spec s;
+  bn.spec(s);
+  const at::Tensor &rm = bn.buffers[0].t, &rv = bn.buffers[1].t;
+  at::Tensor bw = bn.params[0].t.defined() ? bn.params[0].t : at::ones_like(rm);
+  at::Tensor bb = bn.params[1].t.defined() ? bn.params[1].t : at::zeros_like(rm);
+  at::Tensor w = op.params[0].t, b = op.params[1].t.defined() ? op.params[1].t : at::zeros_like(rm);
+  if (linear) {
+    at::Tensor scale = bw * at::rsqrt(rv + s.eps);
+    op.params[0].t = w * scale.unsqueeze(-1);
+    op.params[1].t = (b - rm) * scale + bb;
+  } else {
+    at::Tensor rs = at::rsqrt(rv + s.eps);
+    std::vector<int64_t> shape(w.dim(), 1);
+    shape[0] = -1;
+    op.params[0].t = w * (bw * rs).reshape(shape);
+    op.params[1].t = (b - rm) * rs * bw + bb;
+  }
+}
+
+struct Optimizer {
+  Options o;
+  std::ostringstream report;
+  std::map<const Module *, int> uses;  // how many places hold each module
+
+  static std::string join(const std::string &prefix, const std::string &name) {
+    return prefix.empty() ? name : prefix + "." + name;
+  }
+
+  void count_uses(const Module &m) {
+    for (const auto &c : m.children)
+      if (c.second && ++uses[c.second.get()] == 1) count_uses(*c.second);
+  }
+
+  // The padding oneDNN gets for a Conv2d, or why it stays as it is.
+  bool conv2d_padding(const Module::Spec &s, const at::Tensor &w, std::vector<int64_t> &pad, std::string &why) {
+    if (s.nd != 2) return why = "not 2-d (oneDNN's prepacked convolution is 2-d)", false;
+    if (s.padding_mode != "zeros") return why = "padding_mode='" + s.padding_mode + "'", false;
+    if (w.scalar_type() != at::kFloat || !w.device().is_cpu()) return why = "not float32 on the CPU", false;
+    if (s.padding_str == "valid") return pad = {0, 0}, true;
+    if (s.padding_str == "same") {
+      pad.clear();
+      for (size_t d = 0; d < 2; ++d) {
+        int64_t total = s.dilation[d] * (w.size(2 + d) - 1);
+        if (total % 2) return why = "padding='same' pads unevenly here", false;
+        pad.push_back(total / 2);
+      }
+      return true;
+    }
+    return pad = s.padding, true;
+  }
+
+  // Conv2d at children[i] of seq (folded already) -> InferConv, when eligible.
+  ModulePtr maybe_prepack(const ModulePtr &conv, const std::string &path) {
+    Module::Spec s;
+    std::vector<int64_t> pad;
+    std::string why;
+    if (!o.prepack || !is_conv(*conv, s) || dynamic_cast<InferConv *>(conv.get())) return conv;
+    if (!conv2d_padding(s, conv->params[0].t, pad, why)) {
+      report << "skip prepack " << path << ": " << why << "\n";
+      return conv;
+    }
+    if (!find_op("mkldnn_prepacked::conv2d_prepack") || !find_op("mkldnn_prepacked::conv2d_run")) {
+      report << "skip prepack " << path << ": this libtorch registers no mkldnn_prepacked::conv2d_prepack\n";
+      return conv;
+    }
+    report << "prepack " << path << " mkldnn_prepacked::conv2d_prepack" << (o.channels_last ? " channels_last" : "")
+           << "\n";
+    return std::make_shared<InferConv>(*conv, s, pad, o.channels_last);
+  }
+
+  void sequential(Module &seq, const std::string &prefix) {
+    auto &ch = seq.children;
+    for (size_t i = 0; i < ch.size(); ++i) {
+      ModulePtr op = ch[i].second;
+      if (!op || uses[op.get()] > 1) continue;
+      Module::Spec s;
+      bool conv = is_conv(*op, s), linear = op->kind() == "Linear";
+      if (!conv && !linear) continue;
+      std::string path = join(prefix, ch[i].first), why;
+      size_t j = i + 1;
+      int64_t out = op->params[0].t.size(0);
+      if (o.fold && j < ch.size() && ch[j].second && uses[ch[j].second.get()] == 1) {
+        if (is_foldable_bn(*ch[j].second, conv ? s.nd : 1, out, why)) {
+          fold_bn(*op, *ch[j].second, linear);
+          report << "fold_bn " << join(prefix, ch[j].first) << " into " << path << "\n";
+          ch[j].second = identity();
+          ++j;
+        } else if (!why.empty()) {
+          report << "skip fold_bn " << join(prefix, ch[j].first) << ": " << why << "\n";
+        }
+      }
+      if (conv) op = maybe_prepack(op, path);
+      if (o.fuse && j < ch.size() && ch[j].second && ch[j].second->kind() == "ReLU" && uses[ch[j].second.get()] == 1) {
+        std::string kind = conv ? "ConvReLU" + std::to_string(s.nd) + "d" : "LinearReLU";
+        report << "fuse_relu " << join(prefix, ch[j].first) << " into " << path << " (" << kind << ")\n";
+        op = std::make_shared<ReLUPair>(kind, op, ch[j].second);
+        ch[j].second = identity();
+      }
+      ch[i].second = op;
+    }
+  }
+
+  void walk(Module &m, const std::string &prefix) {
+    if (m.kind() == "Sequential") sequential(m, prefix);
+    else if (dynamic_cast<TextForward *>(&m) && !m.children.empty())
+      report << "note " << (prefix.empty() ? "(root)" : prefix) << ": custom module (C forward): only the "
+             << "Sequentials among its children are rewritten\n";
+    for (auto &c : m.children)
+      if (c.second && !dynamic_cast<ReLUPair *>(c.second.get())) walk(*c.second, join(prefix, c.first));
+  }
+};
+
+}  // namespace optimize
+}  // namespace nn
+}  // namespace ctorch
+
+extern "C" {
+
+CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
+                                                                 ctorch_nn_module m, const char *options) {
+  CTORCH_TRY
+  namespace nn = ctorch::nn;
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  if (report) *report = nullptr;
+  ctorch::check_handle(m, "m");
+  nn::optimize::Optimizer opt;
+  opt.o = nn::optimize::parse_options(options);
+  nn::ModulePtr copy = nn::clone(*m->m);
+  nn::set_train(*copy, false);
+  opt.count_uses(*copy);
+  opt.walk(*copy, "");
+  nn::set_requires_grad(*copy, false);  // after the walk: register_parameter set it on the new modules' tensors
+  if (report) *report = nn::give_string(opt.report.str());
+  *out = new ctorch_nn_module_s{std::move(copy)};
+  CTORCH_CATCH
+}
+
+}  // extern "C"
