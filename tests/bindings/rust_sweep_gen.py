@@ -160,6 +160,23 @@ mod v {
         let _ = t.to_vec::<f64>();
         let _ = format!("{t}");
     }
+    /// follow() for what an operator returns: a tensor, or an Option of one
+    /// where api.json says the result may be absent (null_result).
+    pub trait Follow {
+        fn follow_up(&self);
+    }
+    impl Follow for Tensor {
+        fn follow_up(&self) {
+            follow(self)
+        }
+    }
+    impl Follow for Option<Tensor> {
+        fn follow_up(&self) {
+            if let Some(t) = self {
+                follow(t)
+            }
+        }
+    }
     pub fn gen(r: usize, k: usize) -> Generator {
         Generator::new(if (r + k) % 4 == 1 { Device::cuda(0) } else { Device::CPU }, 7)
             .or_else(|_| Generator::new(Device::CPU, 7)).expect("sweep generator")
@@ -245,7 +262,7 @@ def main():
             # New tensors: follow each with the reads a user makes (v::follow).
             ts = [f"t{i}" for i in range(len(fresh))]
             pat = ts[0] if len(ts) == 1 else f"({', '.join(ts)})"
-            reads = " ".join(f"v::follow(&{x});" for x in ts)
+            reads = " ".join(f"v::Follow::follow_up(&{x});" for x in ts)
             call = f"match {call} {{ Ok({pat}) => {{ {reads} true }} Err(_) => false }}"
         else:
             call += ".is_ok()"
