@@ -17,8 +17,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ctorch_gen import cli, emit_cpp, emit_header, emit_json, emit_null_test, emit_sweep  # noqa: E402
 from ctorch_gen.model import load_yaml  # noqa: E402
-from ctorch_gen.plan import (apply_safety, build, existing_c_names, guarded_names,  # noqa: E402
-                            scan_ops_structs, unsafe_reasons)
+from ctorch_gen.plan import (apply_safety, build, existing_c_names, guard_headers,  # noqa: E402
+                            guarded_names, scan_ops_structs, unsafe_reasons)
 
 
 def main(argv=None) -> int:
@@ -36,7 +36,8 @@ def main(argv=None) -> int:
     reserved = existing_c_names(cli.read_text(a.ctorch_header)) if a.ctorch_header else set()
     structs = scan_ops_structs(a.aten_ops_dir) if a.aten_ops_dir else None
     res = build(load_yaml(a.yaml), reserved, structs)
-    apply_safety(res.plans, guarded_names(cli.read_text(a.guards)), unsafe_reasons(cli.read_text(a.unsafe)))
+    apply_safety(res.plans, guarded_names(guard_headers(a.guards, cli.read_text)),
+                 unsafe_reasons(cli.read_text(a.unsafe)))
 
     os.makedirs(a.out, exist_ok=True)
     yname = os.path.basename(a.yaml)

@@ -95,6 +95,19 @@
  *     distributed groups: exclusive (every call changes their state; a
  *     loader's own workers are internal). Summary writers and early
  *     stopping: concurrent (serialised inside).
+ *     Enforced: every call on a ctorch_optimizer, ctorch_lr_scheduler or
+ *     ctorch_data_loader made while another thread's call on the same
+ *     handle runs returns CTORCH_BUSY (the error names the function and
+ *     the handle) and does nothing; a scheduler's step holds its optimizer
+ *     too. A call from inside the handle's own callback on the same thread
+ *     (a step closure calling ctorch_optimizer_zero_grad) is allowed. The
+ *     check is one atomic compare-exchange per call; a free of a handle in
+ *     use is refused (recorded as the last error, nothing freed).
+ *     An optimizer's step and zero_grad (and ctorch_nn_module_zero_grad)
+ *     take each parameter's gradient-accumulator lock, the one a backward
+ *     takes to write .grad, so a backward on another thread waits for them
+ *     instead of racing on the gradient (libtorch's own race; Python's GIL
+ *     hides it from PyTorch).
  *   - ctorch_generator: concurrent (random ops lock it), but which thread
  *     draws which numbers then depends on scheduling: use one generator per
  *     thread for reproducible draws.
@@ -161,7 +174,8 @@ typedef enum ctorch_status CTORCH_ENUM_BASE {
   CTORCH_LINALG = 7,           /**< linear algebra failure (c10::LinAlgError) */
   CTORCH_IO = 8,               /**< file or stream error */
   CTORCH_RUNTIME = 9,          /**< any other libtorch error (shape mismatch, ...) */
-  CTORCH_UNKNOWN = 10          /**< an exception of unknown type */
+  CTORCH_UNKNOWN = 10,         /**< an exception of unknown type */
+  CTORCH_BUSY = 11             /**< an exclusive handle is in use by another thread's call: nothing was done */
 } ctorch_status;
 
 /** Borrowed static name of a status ("CTORCH_OK", ...); "CTORCH_?" if out of range. Returns the text, not a status. */
@@ -378,7 +392,10 @@ CTORCH_API ctorch_status ctorch_tensor_from_blob(ctorch_tensor *out, void *data,
 /**
  * Copies the tensor's elements, in row-major (contiguous) order, to `dst`,
  * converting device and layout as needed but not dtype. `dst_bytes` must be
- * at least numel * element size. The tensor is borrowed.
+ * at least numel * element size. The tensor is borrowed. A bool tensor's
+ * elements are written as bytes 0 and 1 whatever it holds (a view_dtype of
+ * uint8 may hold 5 or 255, which no language's bool may; the item getters
+ * read it the same way).
  */
 CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctorch_tensor t);
 

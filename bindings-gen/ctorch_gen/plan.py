@@ -234,10 +234,69 @@ def unsafe_reasons(text: str) -> Dict[str, str]:
     return out
 
 
+# THE RULE (issue 51, item 1): an operator that builds or trusts data it
+# does not check is either guarded (shim/ops/guards*.h: the check its checked
+# twin does) or marked unsafe in ops.json / api.json ("unsafe": true,
+# "unsafe_reason"; Rust makes it an `unsafe fn`, the other bindings follow
+# the same mark). Three sources, in this order:
+#   1. bindings-gen/unsafe_ops.txt: what the sweeps crashed (with the reason);
+#   2. the name: an operator whose name says `unsafe` skips libtorch's checks
+#      by its own description (native_functions.yaml: "_sparse_coo_tensor_unsafe
+#      ... does not check that indices are in bounds of `size`");
+#   3. an argument that turns the checks off (`bool unsafe`: segment_reduce
+#      with unsafe=True and lengths past the data reads past it, seen on
+#      1.13.1 and 2.15.0; _index_put_impl_ skips CUDA's bound checks).
+# A guard lifts 2 and 3 (the guard makes the call checked); 1 stays until
+# its line is removed.
+#
+# Named `unsafe` but memory-safe (their "unsafe" is about autograd's view
+# tracking or about compiled code, not about memory), each re-checked on
+# 1.13.1 and 2.15.0 (2026-11-25) with out-of-range input from Python:
+NAMED_UNSAFE_BUT_SAFE = {
+    # split/chunk whose results autograd does not treat as views of self;
+    # the same kernels and bound checks as split/chunk.
+    "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
+    # a view autograd does not track as one: sizes checked like view()
+    # ("shape '[4, 3]' is invalid for input of size 6"); reads no data.
+    "_unsafe_view",
+    # 2.x: eager CPU calls index/index_put, which check bounds ("index 1000000
+    # is out of bounds for dimension 0 with size 3"); "unsafe" is for
+    # Inductor's generated code.
+    "_unsafe_index", "_unsafe_index_put",
+    # 2.x: indices are clamped to the size before indexing (out-of-range
+    # indices under a true mask give an element, never a read past memory).
+    "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate",
+}
+CHECK_SWITCH_ARGS = {"unsafe"}
+
+
+def rule_unsafe(f: Function) -> Optional[str]:
+    """Why f skips checks by its name or an argument (rules 2 and 3), else None."""
+    n = f.name
+    if ("_unsafe" in n or n.startswith("unsafe")) and n not in NAMED_UNSAFE_BUT_SAFE:
+        return ("builds its result without libtorch's checks (its name says unsafe): inconsistent "
+                "input makes a tensor whose later reads go past memory")
+    for a in f.args:
+        if a.name in CHECK_SWITCH_ARGS and a.type_str() == "bool":
+            return (f"its argument '{a.name}' turns libtorch's input checks off: with it true, "
+                    "inconsistent input is read past memory")
+    return None
+
+
 def apply_safety(plans: List[Plan], guards: Set[str], unsafe: Dict[str, str]) -> None:
     for p in plans:
         p.guard = p.f.unambiguous_name in guards
-        p.unsafe = unsafe.get(p.c_name)
+        p.unsafe = unsafe.get(p.c_name) or (None if p.guard else rule_unsafe(p.f))
+
+
+def guard_headers(guards_path: str, read) -> str:
+    """guards.h and the guards_*.h it includes (their declarations count too)."""
+    import os
+    text = read(guards_path)
+    parts = [text]
+    for inc in re.findall(r'^#include "(guards_\w+\.h)"', text, re.M):
+        parts.append(read(os.path.join(os.path.dirname(guards_path), inc)))
+    return "\n".join(parts)
 
 
 def _tags(e) -> Tuple[str, ...]:

@@ -269,11 +269,14 @@ func stringArray(v []string) (**C.char, C.size_t, func()) {
 	if v == nil {
 		return nil, 0, func() {}
 	}
+	// An empty, non-nil slice is a valid empty list: a non-NULL pointer (one
+	// slot allocated) with length 0. Slicing the slot out of a zero-capacity
+	// slice panicked here (issue 51: 70 functions, SaveDict among them).
 	n := len(v)
 	if n == 0 {
 		n = 1
 	}
-	a := (*[1 << 28]*C.char)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:len(v):len(v)]
+	a := (*[1 << 28]*C.char)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:len(v):n]
 	for i, s := range v {
 		a[i] = C.CString(s)
 	}

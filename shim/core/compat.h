@@ -53,6 +53,25 @@
 // guard mirrors). Used by ops/guards_pool.cpp (contiguity refused only on 1.13).
 #define CTORCH_COMPAT_FRACTIONAL_SAMPLES_FLAT (!CTORCH_TORCH_AT_LEAST(2, 0))
 
+// Sparse constructors from indices (2026-11-25, issue 51): libtorch 2.x
+// validates the indices of every one of them (sparse_coo_tensor,
+// sparse_csr_tensor, ..., and their _unsafe twins) only while the
+// process-wide at::globalContext().checkSparseTensorInvariants() is on (off
+// by default: 2.15's sparse_csr_tensor with bad crow_indices, then to_dense,
+// is a SIGSEGV); 1.13 has no such flag, validates its checked constructors
+// always and its _unsafe ones never. shim/ops/guards_sparse.cpp turns the
+// flag on where it exists and validates by hand where not.
+#define CTORCH_COMPAT_SPARSE_INVARIANTS_FLAG CTORCH_TORCH_AT_LEAST(2, 0)
+
+// batch norm's out= forms with a non-contiguous input (2026-11-25, issue 51
+// item 18, measured on 2.15.0): native_batch_norm.out,
+// _native_batch_norm_legit.out / .no_stats_out and _batch_norm_with_update.out
+// return garbage statistics in training mode and a permuted output for a
+// channels-last input; 1.13 has no CPU kernel for native_batch_norm.out and
+// lacks the others. Which 2.x first had it is not known: on for every 2.x
+// (shim/ops/guards_norm.cpp refuses such inputs; contiguous ones pass).
+#define CTORCH_COMPAT_BATCH_NORM_OUT_NONCONTIGUOUS CTORCH_TORCH_AT_LEAST(2, 0)
+
 // Python's str(tensor) (torch/_tensor_str.py; core/tensor_format.cpp follows
 // it), read in 1.13.1 and 2.15.0 (2026-11-25): 1.13's _Formatter measures the
 // column width in the automatically chosen form (scientific or not) and only
@@ -519,3 +538,18 @@ constexpr bool kLbfgsLineSearchBudget = CTORCH_TORCH_AT_LEAST(2, 0);
 }  // namespace compat
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_OPTIM_PY
+
+// A leaf's gradient accumulator (2026-11-25, issue 51: core/exclusive.cpp
+// locks it): torch::autograd::impl::grad_accumulator returns a
+// std::shared_ptr<Node> in 1.13 and a c10::intrusive_ptr<Node> in 2.x (2.15).
+// Opt-in: define CTORCH_COMPAT_AUTOGRAD_NODE after including
+// <torch/csrc/autograd/variable.h>.
+#if defined(CTORCH_COMPAT_AUTOGRAD_NODE) && !defined(CTORCH_COMPAT_AUTOGRAD_NODE_DONE)
+#define CTORCH_COMPAT_AUTOGRAD_NODE_DONE
+#include <utility>
+namespace ctorch {
+namespace compat {
+using NodePtr = decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor &>()));
+}  // namespace compat
+}  // namespace ctorch
+#endif  // CTORCH_COMPAT_AUTOGRAD_NODE

@@ -274,7 +274,17 @@ CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctor
   if (!st.data() || st.nbytes() / c.element_size() < static_cast<size_t>(c.storage_offset()) + c.numel())
     ctorch::fail(CTORCH_RUNTIME, "argument 't': its storage holds " + std::to_string(st.nbytes()) + " bytes, fewer than its " +
                                      std::to_string(need) + " bytes of elements");
-  std::memcpy(dst, c.data_ptr(), need);
+  if (c.scalar_type() == at::kBool) {
+    // A bool tensor's bytes need not be 0 or 1 (view_dtype of uint8 as bool
+    // keeps 5 and 255; issue 51): every binding reads them as its language's
+    // bool, where another byte is undefined behaviour (Rust: `v == true` and
+    // `!v` both true). Written as 0/1, never copied as they are.
+    const unsigned char *s = static_cast<const unsigned char *>(c.data_ptr());
+    unsigned char *d = static_cast<unsigned char *>(dst);
+    for (size_t i = 0; i < need; ++i) d[i] = s[i] != 0;
+  } else {
+    std::memcpy(dst, c.data_ptr(), need);
+  }
   CTORCH_CATCH
 }
 
@@ -307,9 +317,15 @@ CTORCH_API ctorch_status ctorch_tensor_data_ptr(void **out, ctorch_tensor t) {
   CTORCH_CATCH
 }
 CTORCH_GETTER(ctorch_tensor_requires_grad, int, x.requires_grad() ? 1 : 0)
-CTORCH_GETTER(ctorch_tensor_item_double, double, x.item<double>())
-CTORCH_GETTER(ctorch_tensor_item_int64, int64_t, x.item<int64_t>())
-CTORCH_GETTER(ctorch_tensor_item_bool, int, x.item<bool>() ? 1 : 0)
+namespace {
+// A bool tensor whose bytes may be other than 0 and 1 (view_dtype of uint8;
+// see ctorch_tensor_copy_to) as one holding 0 and 1: item<T>() of the raw
+// byte 5 would give 5.0.
+at::Tensor normal_bool(const at::Tensor &x) { return x.scalar_type() == at::kBool ? x.view(at::kByte).ne(0) : x; }
+}  // namespace
+CTORCH_GETTER(ctorch_tensor_item_double, double, normal_bool(x).item<double>())
+CTORCH_GETTER(ctorch_tensor_item_int64, int64_t, normal_bool(x).item<int64_t>())
+CTORCH_GETTER(ctorch_tensor_item_bool, int, normal_bool(x).item<bool>() ? 1 : 0)
 
 static ctorch_status copy_dims(const char *fn, int64_t *out, size_t cap, ctorch_tensor t, bool strides) {
   try {

@@ -4,8 +4,11 @@
 
 #include <c10/util/Exception.h>
 
+#include "exclusive.h"
+
 #include "error_log.h"
 
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -53,6 +56,28 @@ void fail_null_handle(const char *arg) {
 void fail_null_out(const char *arg) { fail_arg(arg, "output pointer is NULL"); }
 void fail_null_list(const char *arg, size_t len) {
   fail_arg(arg, "pointer is NULL but length is " + std::to_string(len));
+}
+
+static std::string busy_message(const char *arg, const void *handle) {
+  char addr[32];
+  std::snprintf(addr, sizeof addr, "%p", handle);
+  return std::string("argument '") + arg + "': handle " + addr +
+         " is in use by another thread's call (an exclusive handle: include/ctorch.h, "
+         "\"Sharing one handle between threads\"); nothing was done";
+}
+
+void fail_busy(const char *arg, const void *handle) { throw StatusError(CTORCH_BUSY, busy_message(arg, handle)); }
+
+bool free_allowed(Busy &b, const char *fn, const void *handle) noexcept {
+  const void *expected = nullptr;
+  // Taken for good: the handle is about to be deleted, and a call that
+  // slips in after this sees BUSY instead of freed memory.
+  if (b.owner.compare_exchange_strong(expected, &b, std::memory_order_acquire)) return true;
+  try {
+    set_error(fn, CTORCH_BUSY, busy_message("handle", handle) + " (not freed)");
+  } catch (...) {
+  }
+  return false;
 }
 
 ctorch_status set_error(const char *fn, ctorch_status status, const std::string &msg) noexcept {
@@ -108,6 +133,7 @@ CTORCH_API const char *ctorch_status_name(ctorch_status status) {
     case CTORCH_IO: return "CTORCH_IO";
     case CTORCH_RUNTIME: return "CTORCH_RUNTIME";
     case CTORCH_UNKNOWN: return "CTORCH_UNKNOWN";
+    case CTORCH_BUSY: return "CTORCH_BUSY";
   }
   return "CTORCH_?";
 }

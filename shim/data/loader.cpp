@@ -1,6 +1,7 @@
 // The batch loader over a dataset: the epoch's order (sequential, seeded
 // randperm, or DistributedSampler's), batching, and background workers that
 // make batches ahead while ctorch_data_loader_next hands them out in order.
+#include "core/exclusive.h"
 #include "data/data.h"
 #include "transforms/transforms.h"
 
@@ -284,6 +285,7 @@ struct ctorch_data_loader_s {
     *x = std::move(r.x);
     *y = std::move(r.y);
   }
+  ctorch::Busy busy;  // held by every call on the handle (core/exclusive.h)
   ctorch::Live<ctorch_data_loader_s> live{this};  // last: see core/internal.h
 };
 
@@ -353,6 +355,7 @@ CTORCH_API ctorch_status ctorch_data_loader_set_workers(ctorch_data_loader loade
                                                         int prefetch_factor) {
   CTORCH_TRY
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   if (num_workers < 0 || num_workers > kMaxWorkers)
     ctorch::fail_arg("num_workers", "must be in [0, 64], got " + std::to_string(num_workers));
   if (prefetch_factor < 1) ctorch::fail_arg("prefetch_factor", "must be >= 1, got " + std::to_string(prefetch_factor));
@@ -366,6 +369,7 @@ CTORCH_API ctorch_status ctorch_data_loader_set_workers(ctorch_data_loader loade
 CTORCH_API ctorch_status ctorch_data_loader_set_pin_memory(ctorch_data_loader loader, int pin_memory) {
   CTORCH_TRY
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   if (pin_memory && !at::hasCUDA())
     ctorch::fail(CTORCH_NOT_IMPLEMENTED,
                  "argument 'pin_memory': pinned memory needs CUDA, and this libtorch build or machine has none");
@@ -379,6 +383,7 @@ CTORCH_API ctorch_status ctorch_data_loader_set_distributed(ctorch_data_loader l
                                                             int64_t world_size, int drop_last) {
   CTORCH_TRY
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   if (world_size < 1) ctorch::fail_arg("world_size", "must be >= 1, got " + std::to_string(world_size));
   if (rank < 0 || rank >= world_size)
     ctorch::fail_arg("rank", "must be in [0, " + std::to_string(world_size - 1) + "], got " + std::to_string(rank));
@@ -394,6 +399,7 @@ CTORCH_API ctorch_status ctorch_data_loader_set_distributed(ctorch_data_loader l
 CTORCH_API ctorch_status ctorch_data_loader_set_transform(ctorch_data_loader loader, ctorch_transform t) {
   CTORCH_TRY
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   if (t) ctorch::check_handle(t, "t");
   loader->stop_workers();
   loader->transform.reset(t);
@@ -405,6 +411,7 @@ CTORCH_API ctorch_status ctorch_data_loader_set_transform_fn(ctorch_data_loader 
                                                              void *user_data, void (*free_user_data)(void *)) {
   CTORCH_TRY
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   // From here on free_user_data runs exactly once, also if this call fails.
   std::unique_ptr<TransformFn> f;
   try {
@@ -423,6 +430,7 @@ CTORCH_API ctorch_status ctorch_data_loader_set_transform_fn(ctorch_data_loader 
 CTORCH_API ctorch_status ctorch_data_loader_start_epoch(ctorch_data_loader loader, uint64_t epoch) {
   CTORCH_TRY
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   loader->start(epoch);
   CTORCH_CATCH
 }
@@ -436,6 +444,7 @@ CTORCH_API ctorch_status ctorch_data_loader_next(int *has_batch, ctorch_tensor *
   *data = nullptr;
   if (targets) *targets = nullptr;
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   if (loader->ds->has_targets() == 1 && !targets) ctorch::fail_arg("targets", "is NULL but the loader has targets");
   if (loader->next >= loader->nbatches) return CTORCH_OK;
   at::Tensor x, y;
@@ -451,6 +460,7 @@ CTORCH_API ctorch_status ctorch_data_loader_num_batches(int64_t *out, ctorch_dat
   CTORCH_TRY
   ctorch::require_out(out, "out");
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   *out = loader->nbatches;
   CTORCH_CATCH
 }
@@ -459,6 +469,7 @@ CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loade
   CTORCH_TRY
   ctorch::require_out(out, "out");
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   *out = loader->n;
   CTORCH_CATCH
 }
@@ -469,6 +480,7 @@ CTORCH_API ctorch_status ctorch_data_loader_size(int64_t *out, ctorch_data_loade
 CTORCH_API ctorch_status ctorch_data_loader_position(uint64_t *epoch, int64_t *batch, ctorch_data_loader loader) {
   CTORCH_TRY
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   if (epoch) *epoch = loader->epoch;
   if (batch) *batch = loader->next;
   CTORCH_CATCH
@@ -477,6 +489,7 @@ CTORCH_API ctorch_status ctorch_data_loader_position(uint64_t *epoch, int64_t *b
 CTORCH_API ctorch_status ctorch_data_loader_seek(ctorch_data_loader loader, uint64_t epoch, int64_t batch) {
   CTORCH_TRY
   ctorch::require_ptr(loader, "loader");
+  ctorch::Exclusive held(loader->busy, "loader", loader);  // core/exclusive.h
   if (batch < 0) ctorch::fail_arg("batch", "must be >= 0, got " + std::to_string(batch));
   loader->start(epoch);
   if (batch > loader->nbatches)
@@ -486,6 +499,9 @@ CTORCH_API ctorch_status ctorch_data_loader_seek(ctorch_data_loader loader, uint
 }
 
 CTORCH_API void ctorch_data_loader_free(ctorch_data_loader loader) {
+  if (loader && ctorch::handle_kind_of(loader) == ctorch::HandleKind::data_loader &&
+      !ctorch::free_allowed(loader->busy, __func__, loader))
+    return;
   if (ctorch::release_handle(loader, __func__)) delete loader;
 }
 

@@ -2,6 +2,7 @@
 // follow torch.nn.Module's Python code (named_modules' memo, state_dict's
 // order, load_state_dict's checks, _apply for to(), __repr__, deepcopy), so
 // that names, orders and texts are Python's.
+#include "core/exclusive.h"
 #include "nn/nn_internal.h"
 
 #include <ATen/ATen.h>
@@ -393,7 +394,12 @@ void set_requires_grad(Module &m, bool on) {
 
 // Python's zero_grad: drop, or detach/zero in place.
 void zero_grad(Module &m, bool set_to_none) {
-  for (auto &p : named_tensors(m, true, true)) {
+  auto params = named_tensors(m, true, true);
+  std::vector<at::Tensor> ts;
+  for (auto &p : params) ts.push_back(p.second);
+  // A backward on another thread writing these .grads waits (core/exclusive.h).
+  ctorch::GradLocks locks(ts);
+  for (auto &p : params) {
     at::Tensor &g = p.second.mutable_grad();
     if (!g.defined()) continue;
     if (set_to_none) {

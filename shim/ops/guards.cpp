@@ -105,6 +105,7 @@ void native_batch_norm_out(const at::Tensor &input, const OptTensor &weight, con
                            const OptTensor &running_mean, const OptTensor &running_var, bool training, double,
                            double, const at::Tensor &, const at::Tensor &, const at::Tensor &) {
   batch_norm_forward(input, weight, bias, running_mean, running_var, training);
+  batch_norm_out_input(input);  // guards_norm.h: libtorch 2.x's wrong results
 }
 
 void native_batch_norm_backward(const at::Tensor &grad_out, const at::Tensor &input, const OptTensor &weight,

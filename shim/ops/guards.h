@@ -788,3 +788,8 @@ void permute(const at::Tensor &self, Ints dims);
 
 }  // namespace guard
 }  // namespace ctorch
+
+// Sparse constructors and index converters (issue 51): their own header.
+#include "guards_sparse.h"
+// batch norm out= forms against a libtorch 2.x wrong-result defect.
+#include "guards_norm.h"

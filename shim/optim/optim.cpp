@@ -212,6 +212,12 @@ Optim &require_opt(ctorch_optimizer opt) {
   return *opt->o;
 }
 
+std::vector<at::Tensor> all_params(Optim &o) {
+  std::vector<at::Tensor> v;
+  for (auto &g : o.opt->param_groups()) v.insert(v.end(), g.params().begin(), g.params().end());
+  return v;
+}
+
 }  // namespace optim
 }  // namespace ctorch
 
@@ -220,6 +226,8 @@ using ctorch::optim::construct;
 using ctorch::optim::defaults;
 using ctorch::optim::make_options;
 using ctorch::optim::read_options;
+using ctorch::optim::all_params;
+using ctorch::optim::Held;
 using ctorch::optim::require_opt;
 
 namespace {
@@ -391,15 +399,24 @@ CTORCH_API ctorch_status ctorch_optimizer_new_v2(ctorch_optimizer *out, ctorch_o
 }
 
 CTORCH_API void ctorch_optimizer_free(ctorch_optimizer opt) {
-  if (ctorch::release_handle(opt, __func__)) delete opt;
+  // A handle in use by another thread's call is not freed (core/exclusive.h).
+  if (opt && ctorch::handle_kind_of(opt) == ctorch::HandleKind::optimizer && opt->o &&
+      !ctorch::free_allowed(opt->o->busy, __func__, opt))
+    return;
+  if (ctorch::release_handle(opt, __func__)) {
+    // Schedulers may keep the optimizer itself alive: leave it usable by them.
+    if (opt->o) opt->o->busy.owner.store(nullptr, std::memory_order_release);
+    delete opt;
+  }
 }
 
 CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, const ctorch_tensor *params, size_t n,
                                                           const ctorch_optim_options *options) {
   CTORCH_TRY
   ctorch_optim_options_v2 o{};
+  Held held(opt);
   if (options) {  // the fields it lacks from the optimizer's defaults, as Python's groups
-    Optim &opt_ = require_opt(opt);
+    Optim &opt_ = held.o;
     o = read_options(opt_.kind, opt_.opt->defaults());
     widen(&o, *options);
   }
@@ -410,6 +427,7 @@ CTORCH_API ctorch_status ctorch_optimizer_add_param_group(ctorch_optimizer opt, 
 CTORCH_API ctorch_status ctorch_optimizer_add_param_group_v2(ctorch_optimizer opt, const ctorch_tensor *params,
                                                              size_t n, const ctorch_optim_options_v2 *options) {
   CTORCH_TRY
+  Held held(opt);
   add_param_group_impl(opt, params, n, options);
   CTORCH_CATCH
 }
@@ -417,7 +435,8 @@ CTORCH_API ctorch_status ctorch_optimizer_add_param_group_v2(ctorch_optimizer op
 CTORCH_API ctorch_status ctorch_optimizer_num_param_groups(size_t *out, ctorch_optimizer opt) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = require_opt(opt).opt->param_groups().size();
+  Held held(opt);
+  *out = held.o.opt->param_groups().size();
   CTORCH_CATCH
 }
 
@@ -425,7 +444,8 @@ CTORCH_API ctorch_status ctorch_optimizer_params(ctorch_tensor_list *out, ctorch
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = group_of(require_opt(opt), group);
+  Held held(opt);
+  auto &g = group_of(held.o, group);
   *out = ctorch::give_list(std::vector<at::Tensor>(g.params()));
   CTORCH_CATCH
 }
@@ -433,7 +453,8 @@ CTORCH_API ctorch_status ctorch_optimizer_params(ctorch_tensor_list *out, ctorch
 CTORCH_API ctorch_status ctorch_optimizer_get_options(ctorch_optim_options *out, ctorch_optimizer opt, size_t group) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  Optim &o = require_opt(opt);
+  Held held(opt);
+  Optim &o = held.o;
   narrow(out, read_options(o.kind, group_of(o, group).options()));
   CTORCH_CATCH
 }
@@ -441,7 +462,8 @@ CTORCH_API ctorch_status ctorch_optimizer_get_options(ctorch_optim_options *out,
 CTORCH_API ctorch_status ctorch_optimizer_get_options_v2(ctorch_optim_options_v2 *out, ctorch_optimizer opt, size_t group) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  Optim &o = require_opt(opt);
+  Held held(opt);
+  Optim &o = held.o;
   *out = read_options(o.kind, group_of(o, group).options());
   CTORCH_CATCH
 }
@@ -449,13 +471,15 @@ CTORCH_API ctorch_status ctorch_optimizer_get_options_v2(ctorch_optim_options_v2
 CTORCH_API ctorch_status ctorch_optimizer_get_lr(double *out, ctorch_optimizer opt, size_t group) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = group_of(require_opt(opt), group).options().get_lr();
+  Held held(opt);
+  *out = group_of(held.o, group).options().get_lr();
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_optimizer_set_lr(ctorch_optimizer opt, size_t group, double lr) {
   CTORCH_TRY
-  auto &g = group_of(require_opt(opt), group);
+  Held held(opt);
+  auto &g = group_of(held.o, group);
   if (!(lr >= 0.0) || std::isinf(lr)) ctorch::fail_arg("lr", "must be a finite number >= 0, got " + std::to_string(lr));
   g.options().set_lr(lr);
   CTORCH_CATCH
@@ -463,7 +487,9 @@ CTORCH_API ctorch_status ctorch_optimizer_set_lr(ctorch_optimizer opt, size_t gr
 
 CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int set_to_none) {
   CTORCH_TRY
-  Optim &o = require_opt(opt);
+  Held held(opt);
+  Optim &o = held.o;
+  ctorch::GradLocks locks(all_params(o), &o.grad_nodes);  // a backward elsewhere waits: it writes these .grads
   for (auto &g : o.opt->param_groups())
     for (auto &p : g.params()) {
       at::Tensor &grad = p.mutable_grad();
@@ -481,9 +507,11 @@ CTORCH_API ctorch_status ctorch_optimizer_zero_grad(ctorch_optimizer opt, int se
 
 CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt) {
   CTORCH_TRY
-  Optim &o = require_opt(opt);
+  Held held(opt);
+  Optim &o = held.o;
   if (o.kind == CTORCH_OPTIM_LBFGS)
     ctorch::fail_arg("opt", "LBFGS steps with a closure: use ctorch_optimizer_step_closure");
+  ctorch::GradLocks locks(all_params(o), &o.grad_nodes);  // the step reads every .grad: a backward elsewhere waits
   if (!ctorch::optim::step_multi_tensor(o)) o.opt->step();
   CTORCH_CATCH
 }
@@ -492,7 +520,8 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
                                                        ctorch_optimizer_closure_fn closure, void *user_data) {
   CTORCH_TRY
   ctorch::require_out(loss_out, "loss_out");
-  Optim &o = require_opt(opt);
+  Held held(opt);  // the closure may call this optimizer again on this thread (zero_grad): allowed
+  Optim &o = held.o;
   ctorch::require_ptr(closure, "closure");
   int64_t calls = 0;
   // The C callback as Python's closure: its status becomes an exception
@@ -502,7 +531,7 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
     ++calls;
     ctorch_status st = closure(user_data, &loss);
     if (st != CTORCH_OK) {
-      bool known = static_cast<int>(st) > CTORCH_OK && static_cast<int>(st) <= CTORCH_UNKNOWN;
+      bool known = static_cast<int>(st) > CTORCH_OK && static_cast<int>(st) <= CTORCH_BUSY;
       ctorch::fail(known ? st : CTORCH_RUNTIME, "the closure callback returned " + std::string(ctorch_status_name(st)) +
                                                     " (call " + std::to_string(calls) + " of this step)");
     }
@@ -514,8 +543,12 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
       at::AutoGradMode on(true);
       loss = fn();
     }
+    ctorch::GradLocks locks(all_params(o), &o.grad_nodes);  // the update only: the closure's backward takes them
     ctorch::optim::step_multi_tensor(o);
   } else {
+    // libtorch's step calls the closure (a backward) between its reads of
+    // the .grads, so no GradLocks here: LBFGS and the other closure steps
+    // rely on the caller not running a backward on these parameters meanwhile.
     loss = o.opt->step(fn);
   }
   *loss_out = loss.item<double>();
@@ -524,7 +557,8 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
 
 CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char *path) {
   CTORCH_TRY
-  Optim &o = require_opt(opt);
+  Held held(opt);
+  Optim &o = held.o;
   ctorch::require_ptr(path, "path");
   if (o.kind == CTORCH_OPTIM_LBFGS) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "saving LBFGS's state is not implemented");
   torch::serialize::OutputArchive archive;
@@ -539,7 +573,8 @@ CTORCH_API ctorch_status ctorch_optimizer_save(ctorch_optimizer opt, const char 
 
 CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char *path) {
   CTORCH_TRY
-  Optim &o = require_opt(opt);
+  Held held(opt);
+  Optim &o = held.o;
   ctorch::require_ptr(path, "path");
   if (o.kind == CTORCH_OPTIM_LBFGS) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "loading LBFGS's state is not implemented");
   // The file is a TorchScript archive (what OutputArchive writes): it gets

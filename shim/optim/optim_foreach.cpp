@@ -699,7 +699,8 @@ extern "C" {
 
 CTORCH_API ctorch_status ctorch_optimizer_set_implementation(ctorch_optimizer opt, ctorch_optim_impl impl) {
   CTORCH_TRY
-  ctorch::optim::Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held(opt);
+  ctorch::optim::Optim &o = held.o;
   const int v = static_cast<int>(impl);
   if (v < CTORCH_OPTIM_IMPL_DEFAULT || v > CTORCH_OPTIM_IMPL_FUSED)
     ctorch::fail_arg("impl", "unknown ctorch_optim_impl " + std::to_string(v));
@@ -713,14 +714,16 @@ CTORCH_API ctorch_status ctorch_optimizer_set_implementation(ctorch_optimizer op
 CTORCH_API ctorch_status ctorch_optimizer_get_implementation(ctorch_optim_impl *out, ctorch_optimizer opt) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = ctorch::optim::require_opt(opt).impl;
+  ctorch::optim::Held held(opt);
+  *out = held.o.impl;
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_optimizer_resolved_implementation(ctorch_optim_impl *out, ctorch_optimizer opt) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = ctorch::optim::resolved_impl(ctorch::optim::require_opt(opt));
+  ctorch::optim::Held held(opt);
+  *out = ctorch::optim::resolved_impl(held.o);
   CTORCH_CATCH
 }
 

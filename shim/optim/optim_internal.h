@@ -2,6 +2,7 @@
 // (the optimizers) and optim_state.cpp (PyTorch-format state dicts).
 #pragma once
 
+#include "core/exclusive.h"
 #include "core/internal.h"
 
 #include <torch/optim/optimizer.h>
@@ -27,6 +28,12 @@ struct Optim {
   std::vector<std::vector<std::pair<std::string, double>>> group_keys;
   // How steps run (ctorch_optimizer_set_implementation; optim_foreach.cpp).
   ctorch_optim_impl impl = CTORCH_OPTIM_IMPL_DEFAULT;
+  // Held by every call on the optimizer and by its schedulers' calls
+  // (core/exclusive.h): concurrent use gets CTORCH_BUSY.
+  Busy busy;
+  // The parameters' gradient accumulators, kept alive between steps
+  // (GradLocks' keeper, core/exclusive.h).
+  std::vector<std::shared_ptr<void>> grad_nodes;
 };
 
 // Builds an optimizer of `kind` over param groups (groups without options
@@ -57,6 +64,15 @@ namespace ctorch {
 namespace optim {
 // The optimizer behind a handle; INVALID_ARGUMENT naming 'opt' if NULL.
 Optim &require_opt(ctorch_optimizer opt);
+// The optimizer behind a handle, held for the life of this object: an entry
+// point's `Held h(opt); Optim &o = h.o;` (BUSY if another thread holds it).
+struct Held {
+  explicit Held(ctorch_optimizer opt, const char *arg = "opt") : o(require_opt(opt)), x(o.busy, arg, opt) {}
+  Optim &o;
+  Exclusive x;
+};
+// Every parameter of every group of o, in order.
+std::vector<at::Tensor> all_params(Optim &o);
 }  // namespace optim
 struct PV;
 using P = std::shared_ptr<PV>;

@@ -388,7 +388,8 @@ extern "C" {
 
 CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, const char *path) {
   CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held(opt);
+  Optim &o = held.o;
   ctorch::require_ptr(path, "path");
   if (!*path) ctorch::fail_arg("path", "is empty");
   ctorch::write_pickled(path, *ctorch::optim::state_dict_value(o));
@@ -397,7 +398,8 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict(ctorch_optimizer opt, 
 
 CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, const char *path) {
   CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held(opt);
+  Optim &o = held.o;
   ctorch::require_ptr(path, "path");
   if (!*path) ctorch::fail_arg("path", "is empty");
   check_supported(o.kind);
@@ -411,7 +413,8 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_buffer(size_t *out_
                                                                     ctorch_optimizer opt) {
   CTORCH_TRY
   ctorch::require_buffer_args(out_len, buf, cap);
-  ctorch::P v = ctorch::optim::state_dict_value(ctorch::optim::require_opt(opt));
+  ctorch::optim::Held held(opt);
+  ctorch::P v = ctorch::optim::state_dict_value(held.o);
   ctorch::write_to_buffer(out_len, buf, cap, [&](const ctorch::Sink &s) { ctorch::write_pickled(s, *v); });
   CTORCH_CATCH
 }
@@ -419,7 +422,8 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_buffer(size_t *out_
 CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_stream(ctorch_write_fn write, void *user_data,
                                                                     ctorch_optimizer opt) {
   CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held(opt);
+  Optim &o = held.o;
   ctorch::require_ptr(write, "write");
   ctorch::P v = ctorch::optim::state_dict_value(o);
   ctorch::write_to_stream(write, user_data, [&](const ctorch::Sink &s) { ctorch::write_pickled(s, *v); });
@@ -428,7 +432,8 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_stream(ctorch_write
 
 CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_buffer(ctorch_optimizer opt, const void *data, size_t len) {
   CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held(opt);
+  Optim &o = held.o;
   if (!data && len) ctorch::fail_arg("data", "is NULL with len " + std::to_string(len));
   check_supported(o.kind);
   std::unique_ptr<ctorch::Pickled> file = ctorch::read_pickled(ctorch::ByteSource::memory(data, len));
@@ -439,7 +444,8 @@ CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_buffer(ctorch_opt
 CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_stream(ctorch_optimizer opt, ctorch_read_fn read,
                                                                       void *user_data) {
   CTORCH_TRY
-  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held(opt);
+  Optim &o = held.o;
   ctorch::require_ptr(read, "read");
   check_supported(o.kind);
   std::string bytes = ctorch::read_stream(read, user_data);

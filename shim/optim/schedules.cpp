@@ -71,6 +71,15 @@ Sched &require_sched(ctorch_lr_scheduler s, const char *arg = "s") {
   return *s->s;
 }
 
+// A scheduler held for the call, with its optimizer (a step writes the
+// optimizer's lrs): `HeldSched h(s); Sched &x = h.x;` (core/exclusive.h).
+struct HeldSched {
+  explicit HeldSched(ctorch_lr_scheduler s)
+      : x(require_sched(s)), mine(x.busy, "s", s), opt(x.o->busy, "s (its optimizer)", s) {}
+  Sched &x;
+  ctorch::Exclusive mine, opt;
+};
+
 // Extra inputs of the kinds with their own constructors.
 struct Extra {
   const int64_t *milestones = nullptr;
@@ -269,7 +278,7 @@ void new_scheduler(ctorch_lr_scheduler *out, ctorch_optimizer opt, ctorch_lr_sch
                    const ctorch_lr_schedule_options *options) {
   ctorch::require_out(out, "out");
   *out = nullptr;
-  ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held_opt(opt);
   check_kind(kind);
   ctorch_lr_schedule_options p = options ? *options : defaults(kind);
   if (kind == CTORCH_LR_MULTI_STEP || kind == CTORCH_LR_LAMBDA || kind == CTORCH_LR_MULTIPLICATIVE)
@@ -306,7 +315,7 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_multi_step(ctorch_lr_scheduler *out
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held_opt(opt);
   ctorch_lr_schedule_options p = defaults(CTORCH_LR_MULTI_STEP);
   p.gamma = gamma;
   Extra e;
@@ -322,7 +331,7 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_lambda(ctorch_lr_scheduler *out, ct
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held_opt(opt);
   if (kind != CTORCH_LR_LAMBDA && kind != CTORCH_LR_MULTIPLICATIVE)
     fail_arg("kind", "must be CTORCH_LR_LAMBDA or CTORCH_LR_MULTIPLICATIVE, got " + std::to_string(static_cast<int>(kind)));
   Extra e;
@@ -357,7 +366,8 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_sequential(ctorch_lr_scheduler *out
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  Optim &o = ctorch::optim::require_opt(opt);
+  ctorch::optim::Held held_opt(opt);
+  Optim &o = held_opt.o;
   auto v = children(schedulers, n, &o);
   if (n_milestones != n - 1)
     fail_arg("n_milestones", "must be n - 1 = " + std::to_string(n - 1) + ", got " + std::to_string(n_milestones));
@@ -398,7 +408,8 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_chained(ctorch_lr_scheduler *out, c
 
 CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s) {
   CTORCH_TRY
-  Sched &x = require_sched(s);
+  HeldSched held(s);
+  Sched &x = held.x;
   if (x.kind == CTORCH_LR_REDUCE_ON_PLATEAU)
     fail_arg("s", "is a ReduceLROnPlateau: step it with ctorch_lr_scheduler_step_metric");
   // A failing callback leaves the lrs as they were (the epoch too).
@@ -416,7 +427,8 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_step(ctorch_lr_scheduler s) {
 
 CTORCH_API ctorch_status ctorch_lr_scheduler_step_metric(ctorch_lr_scheduler s, double metric) {
   CTORCH_TRY
-  Sched &x = require_sched(s);
+  HeldSched held(s);
+  Sched &x = held.x;
   if (x.kind != CTORCH_LR_REDUCE_ON_PLATEAU)
     fail_arg("s", "is not a ReduceLROnPlateau: step it with ctorch_lr_scheduler_step");
   static_cast<Plateau &>(x).metric(metric);
@@ -426,14 +438,16 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_step_metric(ctorch_lr_scheduler s, 
 CTORCH_API ctorch_status ctorch_lr_scheduler_epoch(int64_t *out, ctorch_lr_scheduler s) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = require_sched(s).last_epoch;
+  HeldSched held(s);
+  *out = held.x.last_epoch;
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_scheduler s, size_t group) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  Sched &x = require_sched(s);
+  HeldSched held(s);
+  Sched &x = held.x;
   if (group >= x.last_lr.size())
     ctorch::fail(CTORCH_INDEX, "argument 'group': " + std::to_string(group) + " out of range for " +
                                    std::to_string(x.last_lr.size()) + " scheduled groups");
@@ -442,7 +456,15 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_get_last_lr(double *out, ctorch_lr_
 }
 
 CTORCH_API void ctorch_lr_scheduler_free(ctorch_lr_scheduler s) {
-  if (ctorch::release_handle(s, __func__)) delete s;
+  // A handle in use by another thread's call is not freed (core/exclusive.h).
+  if (s && ctorch::handle_kind_of(s) == ctorch::HandleKind::lr_scheduler && s->s &&
+      !ctorch::free_allowed(s->s->busy, __func__, s))
+    return;
+  if (ctorch::release_handle(s, __func__)) {
+    // A chained or sequential scheduler may share this one's state.
+    if (s->s) s->s->busy.owner.store(nullptr, std::memory_order_release);
+    delete s;
+  }
 }
 
 }  // extern "C"

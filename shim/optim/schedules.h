@@ -27,6 +27,7 @@ using Groups = std::vector<torch::optim::OptimizerParamGroup>;
 // A scheduler's state: PyTorch's LRScheduler attributes.
 struct Sched {
   std::shared_ptr<Optim> o;
+  Busy busy;  // held by every call on the scheduler's handle (core/exclusive.h)
   ctorch_lr_schedule kind;
   int64_t last_epoch = -1;
   int64_t step_count = 0;
@@ -242,7 +243,7 @@ struct LambdaBase : Sched {
     ctorch_status st = fn(user, last_epoch, group, &f);
     if (st != CTORCH_OK) {
       // The callback's own status when it is one, else RUNTIME.
-      bool known = static_cast<int>(st) > CTORCH_OK && static_cast<int>(st) <= CTORCH_UNKNOWN;
+      bool known = static_cast<int>(st) > CTORCH_OK && static_cast<int>(st) <= CTORCH_BUSY;
       ctorch::fail(known ? st : CTORCH_RUNTIME, "the lr_lambda callback returned " +
                                                    std::string(ctorch_status_name(st)) + " at epoch " +
                                                    std::to_string(last_epoch) + " for group " + std::to_string(group));

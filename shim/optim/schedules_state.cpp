@@ -448,6 +448,7 @@ extern "C" {
 CTORCH_API ctorch_status ctorch_lr_scheduler_save_state_dict(ctorch_lr_scheduler s, const char *path) {
   CTORCH_TRY
   ctorch::require_ptr(s, "s");
+  ctorch::Exclusive held(s->s->busy, "s", s), held_opt(s->s->o->busy, "s (its optimizer)", s);
   ctorch::require_ptr(path, "path");
   ctorch::write_pickled(path, *state_dict(*s->s));
   CTORCH_CATCH
@@ -456,6 +457,7 @@ CTORCH_API ctorch_status ctorch_lr_scheduler_save_state_dict(ctorch_lr_scheduler
 CTORCH_API ctorch_status ctorch_lr_scheduler_load_state_dict(ctorch_lr_scheduler s, const char *path) {
   CTORCH_TRY
   ctorch::require_ptr(s, "s");
+  ctorch::Exclusive held(s->s->busy, "s", s), held_opt(s->s->o->busy, "s (its optimizer)", s);
   ctorch::require_ptr(path, "path");
   auto file = ctorch::read_pickled(path);
   load_state_dict(*s->s, *file->root, false);

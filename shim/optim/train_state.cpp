@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <optional>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -85,6 +86,21 @@ void check_handles(const State &st) {
   if (st.scheduler) ctorch::check_handle(st.scheduler, "scheduler");
   if (st.loader) ctorch::check_handle(st.loader, "loader");
 }
+
+// The optimizer and scheduler given, held for the call (core/exclusive.h):
+// saving or loading them while another thread steps them gets BUSY.
+struct Holds {
+  explicit Holds(const State &st) {
+    check_handles(st);
+    if (st.optimizer) opt.emplace(st.optimizer, "optimizer");
+    if (st.scheduler) {
+      sched.emplace(st.scheduler->s->busy, "scheduler", st.scheduler);
+      sched_opt.emplace(st.scheduler->s->o->busy, "scheduler (its optimizer)", st.scheduler);
+    }
+  }
+  std::optional<ctorch::optim::Held> opt;
+  std::optional<ctorch::Exclusive> sched, sched_opt;
+};
 
 P build(const State &st) {
   check_handles(st);
@@ -267,7 +283,9 @@ CTORCH_API ctorch_status ctorch_train_state_save(const char *path, ctorch_nn_mod
   CTORCH_TRY
   ctorch::require_ptr(path, "path");
   if (!*path) ctorch::fail_arg("path", "is empty");
-  ctorch::write_pickled(path, *build({model, optimizer, scheduler, loader, epoch, step, metric}));
+  const State st{model, optimizer, scheduler, loader, epoch, step, metric};
+  Holds holds(st);
+  ctorch::write_pickled(path, *build(st));
   CTORCH_CATCH
 }
 
@@ -278,6 +296,7 @@ CTORCH_API ctorch_status ctorch_train_state_load(int64_t *epoch, int64_t *step, 
   ctorch::require_ptr(path, "path");
   if (!*path) ctorch::fail_arg("path", "is empty");
   State st{model, optimizer, scheduler, loader, 0, 0, NAN};
+  Holds holds(st);
   load(st, path);
   if (epoch) *epoch = st.epoch;
   if (step) *step = st.step;
@@ -291,6 +310,7 @@ CTORCH_API ctorch_status ctorch_train_state_save_kept(const char *dir, int keep_
                                                       int64_t epoch, int64_t step, double metric) {
   CTORCH_TRY
   const State st{model, optimizer, scheduler, loader, epoch, step, metric};
+  Holds holds(st);
   ctorch::require_ptr(dir, "dir");
   if (!*dir) ctorch::fail_arg("dir", "is empty");
   if (keep_last < 1) ctorch::fail_arg("keep_last", "must be >= 1, got " + std::to_string(keep_last));

@@ -525,9 +525,12 @@ def main():
     # past a buffer, or answering from garbage): such a refusal is not a
     # disagreement, and is counted apart.
     import re as _re
-    _guards_h = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shim", "ops", "guards.h")
-    with open(_guards_h) as f:
-        guarded = set(_re.findall(r"^void\s+(\w+)\s*\(", f.read(), _re.M))
+    import glob as _glob
+    guarded = set()
+    for _guards_h in _glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shim", "ops",
+                                             "guards*.h")):  # guards.h and the guards_*.h it includes
+        with open(_guards_h) as f:
+            guarded |= set(_re.findall(r"^void\s+(\w+)\s*\(", f.read(), _re.M))
     guarded_refusals = []
 
     # Results that came back None (NULL with CTORCH_OK): each must be flagged

@@ -27,6 +27,14 @@ fn main() -> Result<()> {
     assert_eq!(Tensor::from_vec(Vec::<f32>::new(), &[0, 3])?.size(), vec![0, 3]);
     ok("stride, data_ptr, from_vec");
 
+    // Issue 51 item 3: uint8 bytes 5 and 255 viewed as bool read back as
+    // true, never as a bool holding 5 (where `b == true` and `!b` were both
+    // true: undefined behaviour in safe code).
+    let u = Tensor::from_slice(&[5u8, 0, 255, 1], &[4])?;
+    let bools = ctorch::ops::view_dtype(&u, ctorch::DType::BOOL)?.to_vec::<bool>()?;
+    assert_eq!(bools, vec![true, false, true, true]);
+    assert!(bools.iter().all(|&b| (b as u8) <= 1) && (bools[0] == true) && !(!bools[0]));
+    ok("bool bytes read as 0/1");
     // Issue 51: torch.save and .npy bytes through Write/Read; Display is
     // Python's str(tensor), summarised (one line for 11,000 elements).
     let mut bytes = Vec::new();

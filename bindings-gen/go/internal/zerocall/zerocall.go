@@ -128,8 +128,24 @@ func zeros(ft reflect.Type, from int) []reflect.Value {
 	return args
 }
 
-// Sweep calls every function and method with zero values; it fails t on
-// each panic and returns how many functions and methods it called.
+// empties is zeros with every slice argument an empty, non-nil slice (a
+// nil one is Go's "none", an empty one "[]": both must be errors or
+// results, never panics; issue 51: an empty []string panicked in 70
+// functions). ok is false when fn takes no slice.
+func empties(ft reflect.Type, from int) (args []reflect.Value, ok bool) {
+	args = zeros(ft, from)
+	for i := range args {
+		if t := ft.In(from + i); t.Kind() == reflect.Slice && !(ft.IsVariadic() && from+i == ft.NumIn()-1) {
+			args[i] = reflect.MakeSlice(t, 0, 0)
+			ok = true
+		}
+	}
+	return args, ok
+}
+
+// Sweep calls every function and method with zero values, and again with
+// empty non-nil slices where it takes slices; it fails t on each panic and
+// returns how many functions and methods it called.
 func Sweep(t *testing.T, funcs map[string]any, types map[string]reflect.Type, skip map[string]string) (nFuncs, nMethods int) {
 	t.Helper()
 	names := make([]string, 0, len(funcs))
@@ -144,6 +160,11 @@ func Sweep(t *testing.T, funcs map[string]any, types map[string]reflect.Type, sk
 		fn := reflect.ValueOf(funcs[n])
 		if p := call(fn, zeros(fn.Type(), 0)); p != nil {
 			t.Errorf("%s(zero values) panicked: %v", n, p)
+		}
+		if args, ok := empties(fn.Type(), 0); ok {
+			if p := call(fn, args); p != nil {
+				t.Errorf("%s(empty non-nil slices) panicked: %v", n, p)
+			}
 		}
 		nFuncs++
 	}
@@ -175,6 +196,11 @@ func Sweep(t *testing.T, funcs map[string]any, types map[string]reflect.Type, sk
 			}
 			if p := call(m.Func, append([]reflect.Value{reflect.New(typ)}, args...)); p != nil {
 				t.Errorf("%s on a zero receiver panicked: %v", full, p)
+			}
+			if eargs, ok := empties(m.Type, 1); ok {
+				if p := call(m.Func, append([]reflect.Value{reflect.New(typ)}, eargs...)); p != nil {
+					t.Errorf("%s with empty non-nil slices panicked: %v", full, p)
+				}
 			}
 		}
 	}

@@ -1,0 +1,294 @@
+/* Exclusive handles (issue 51 item 12; include/ctorch.h, "Sharing one handle
+ * between threads"): a call on an optimizer, LR scheduler or data loader
+ * while another thread's call on the same handle runs returns CTORCH_BUSY
+ * and changes nothing; a call re-entered from the handle's own callback on
+ * the same thread passes; a free of a handle in use is refused. The
+ * deterministic cases park thread A inside a callback (a step closure, a
+ * loader's transform) until thread B has made its call; the hammer cases
+ * run training steps from 4 threads at once and require only OK/BUSY and a
+ * final state that counts exactly the calls that succeeded. */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "check_main.h"
+
+/* ---- a parked call: A enters a callback, B calls, then A leaves ---------- */
+
+typedef struct {
+  ctorch_optimizer opt;
+  ctorch_lr_scheduler sched;
+  ctorch_data_loader loader;
+  pthread_barrier_t inside, done; /* A is inside its callback; B has called */
+  ctorch_status b_status;         /* what B's call returned */
+  char b_error[512];
+  ctorch_status reentry;          /* A's own call from inside its callback */
+  int which;                      /* B's call: 0 step, 1 free, 2 scheduler step, 3 loader next */
+  int park;                       /* the loader's transform parks A once */
+} parked;
+
+static void *thread_b(void *arg) {
+  parked *p = arg;
+  pthread_barrier_wait(&p->inside);
+  int has = 0;
+  ctorch_tensor x = NULL, y = NULL;
+  switch (p->which) {
+    case 0: p->b_status = ctorch_optimizer_step(p->opt); break;
+    case 1:
+      ctorch_optimizer_free(p->opt); /* returns nothing: refused when busy */
+      p->b_status = strstr(ctorch_last_error(), "in use") ? CTORCH_BUSY : CTORCH_OK;
+      break;
+    case 2: p->b_status = ctorch_lr_scheduler_step(p->sched); break;
+    case 3:
+      p->b_status = ctorch_data_loader_next(&has, &x, &y, p->loader);
+      ctorch_tensor_free(x);
+      ctorch_tensor_free(y);
+      break;
+  }
+  snprintf(p->b_error, sizeof p->b_error, "%s", ctorch_last_error());
+  pthread_barrier_wait(&p->done);
+  return NULL;
+}
+
+static ctorch_status closure(void *user, double *loss) {
+  parked *p = user;
+  /* Re-entry on this thread (Python's closure calls optimizer.zero_grad()). */
+  p->reentry = ctorch_optimizer_zero_grad(p->opt, 0);
+  pthread_barrier_wait(&p->inside);
+  pthread_barrier_wait(&p->done);
+  *loss = 1.0;
+  return CTORCH_OK;
+}
+
+static ctorch_tensor make_param(float value, int64_t n) {
+  ctorch_tensor p = NULL;
+  float *v = malloc(sizeof(float) * (size_t)n);
+  for (int64_t i = 0; i < n; ++i) v[i] = value;
+  CT_OK(ctorch_tensor_from_data(&p, v, sizeof(float) * (size_t)n, &n, 1, CTORCH_FLOAT32));
+  free(v);
+  CT_OK(ctorch_tensor_set_requires_grad(p, 1));
+  return p;
+}
+
+static ctorch_optimizer make_sgd(ctorch_tensor p, double lr) {
+  ctorch_optim_options o;
+  ctorch_optimizer opt = NULL;
+  CT_OK(ctorch_optim_options_default(&o, CTORCH_OPTIM_SGD));
+  o.lr = lr;
+  CT_OK(ctorch_optimizer_new(&opt, CTORCH_OPTIM_SGD, &p, 1, &o));
+  return opt;
+}
+
+/* A is parked inside a step closure of p->opt; B makes call `which`. */
+static void run_parked(parked *p) {
+  pthread_t b;
+  double loss = 0;
+  pthread_barrier_init(&p->inside, NULL, 2);
+  pthread_barrier_init(&p->done, NULL, 2);
+  ck_assert_int_eq(pthread_create(&b, NULL, thread_b, p), 0);
+  CT_OK(ctorch_optimizer_step_closure(&loss, p->opt, closure, p));
+  pthread_join(b, NULL);
+  pthread_barrier_destroy(&p->inside);
+  pthread_barrier_destroy(&p->done);
+  ck_assert_int_eq(p->reentry, CTORCH_OK);
+}
+
+START_TEST(optimizer_busy_while_stepping) {
+  ctorch_tensor p = make_param(0.0f, 4), g = make_param(1.0f, 4);
+  CT_OK(ctorch_tensor_set_grad(p, g));
+  parked pk = {.opt = make_sgd(p, 1.0), .which = 0};
+  run_parked(&pk);
+  ck_assert_msg(pk.b_status == CTORCH_BUSY, "second thread's step -> %s: %s", ctorch_status_name(pk.b_status),
+                pk.b_error);
+  ck_assert_msg(strstr(pk.b_error, "ctorch_optimizer_step") && strstr(pk.b_error, "'opt'"),
+                "the message names the function and the handle: %s", pk.b_error);
+  /* The handle is free again: a step now succeeds. */
+  CT_OK(ctorch_optimizer_step(pk.opt));
+  ck_assert_str_eq(ctorch_status_name(CTORCH_BUSY), "CTORCH_BUSY");
+  ctorch_optimizer_free(pk.opt);
+  ctorch_tensor_free(g);
+  ctorch_tensor_free(p);
+}
+END_TEST
+
+START_TEST(free_of_a_busy_optimizer_is_refused) {
+  ctorch_tensor p = make_param(0.0f, 4);
+  parked pk = {.opt = make_sgd(p, 1.0), .which = 1};
+  run_parked(&pk);
+  ck_assert_msg(pk.b_status == CTORCH_BUSY, "the free went on while a step ran: %s", pk.b_error);
+  size_t groups = 0;
+  CT_OK(ctorch_optimizer_num_param_groups(&groups, pk.opt)); /* still alive */
+  ck_assert_uint_eq(groups, 1);
+  ctorch_optimizer_free(pk.opt);
+  ctorch_tensor_free(p);
+}
+END_TEST
+
+START_TEST(scheduler_step_waits_for_its_optimizer) {
+  ctorch_tensor p = make_param(0.0f, 4);
+  parked pk = {.opt = make_sgd(p, 1.0), .which = 2};
+  CT_OK(ctorch_lr_scheduler_step_lr(&pk.sched, pk.opt, 1, 0.5));
+  run_parked(&pk);
+  ck_assert_msg(pk.b_status == CTORCH_BUSY, "scheduler step during the optimizer's step -> %s: %s",
+                ctorch_status_name(pk.b_status), pk.b_error);
+  double lr = 0;
+  CT_OK(ctorch_optimizer_get_lr(&lr, pk.opt, 0));
+  ck_assert_msg(lr == 1.0, "the refused scheduler step changed the lr to %g", lr);
+  CT_OK(ctorch_lr_scheduler_step(pk.sched));
+  CT_OK(ctorch_optimizer_get_lr(&lr, pk.opt, 0));
+  ck_assert_msg(lr == 0.5, "lr %g after one StepLR step", lr);
+  ctorch_lr_scheduler_free(pk.sched);
+  ctorch_optimizer_free(pk.opt);
+  ctorch_tensor_free(p);
+}
+END_TEST
+
+/* A loader's transform parks A inside ctorch_data_loader_next. */
+static ctorch_status parking_transform(void *user, int64_t index, ctorch_tensor data, ctorch_tensor target,
+                                       ctorch_tensor *data_out, ctorch_tensor *target_out) {
+  parked *p = user;
+  (void)index;
+  *data_out = data; /* the item unchanged */
+  *target_out = target;
+  if (p->park) {
+    p->park = 0;
+    pthread_barrier_wait(&p->inside);
+    pthread_barrier_wait(&p->done);
+  }
+  return CTORCH_OK;
+}
+
+START_TEST(loader_busy_while_making_a_batch) {
+  float d[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int64_t shape[2] = {8, 1};
+  ctorch_tensor data = NULL, x = NULL;
+  CT_OK(ctorch_tensor_from_data(&data, d, sizeof d, shape, 2, CTORCH_FLOAT32));
+  parked pk = {.which = 3};
+  CT_OK(ctorch_data_loader_new(&pk.loader, data, NULL, 2, 0, 0, 0));
+  CT_OK(ctorch_data_loader_set_transform_fn(pk.loader, parking_transform, &pk, NULL));
+  pthread_t b;
+  int has = 0;
+  pthread_barrier_init(&pk.inside, NULL, 2);
+  pthread_barrier_init(&pk.done, NULL, 2);
+  ck_assert_int_eq(pthread_create(&b, NULL, thread_b, &pk), 0);
+  pk.park = 1;
+  CT_OK(ctorch_data_loader_next(&has, &x, NULL, pk.loader));
+  pthread_join(b, NULL);
+  ck_assert_int_eq(has, 1);
+  ck_assert_msg(pk.b_status == CTORCH_BUSY, "loader next during another next -> %s: %s",
+                ctorch_status_name(pk.b_status), pk.b_error);
+  /* The refused call took no batch: the epoch still has 3 more. */
+  int64_t epoch_batch = -1;
+  uint64_t epoch = 0;
+  CT_OK(ctorch_data_loader_position(&epoch, &epoch_batch, pk.loader));
+  ck_assert_int_eq(epoch_batch, 1);
+  ctorch_tensor_free(x);
+  ctorch_data_loader_free(pk.loader);
+  ctorch_tensor_free(data);
+}
+END_TEST
+
+/* ---- the hammer: 4 threads train one parameter through one optimizer ---- */
+
+#define HAMMER_THREADS 4
+#define HAMMER_ITERS 200
+
+typedef struct {
+  ctorch_optimizer opt;
+  ctorch_tensor p, x;
+  int steps_only; /* 1: only steps (the final value counts them) */
+  atomic_int ok_steps, busy, other;
+  char other_msg[512];
+  pthread_barrier_t start;
+} hammer;
+
+static void note(hammer *h, ctorch_status st, int is_step) {
+  if (st == CTORCH_OK) {
+    if (is_step) atomic_fetch_add(&h->ok_steps, 1);
+  } else if (st == CTORCH_BUSY) {
+    atomic_fetch_add(&h->busy, 1);
+  } else if (atomic_fetch_add(&h->other, 1) == 0) {
+    snprintf(h->other_msg, sizeof h->other_msg, "%s: %s", ctorch_status_name(st), ctorch_last_error());
+  }
+}
+
+static void *hammer_thread(void *arg) {
+  hammer *h = arg;
+  pthread_barrier_wait(&h->start);
+  for (int i = 0; i < HAMMER_ITERS; ++i) {
+    if (!h->steps_only) {
+      /* forward, backward: loss = sum(p * x), d loss / d p = x */
+      ctorch_tensor y = NULL, loss = NULL;
+      ctorch_status st = ctorch_mul_Tensor(&y, h->p, h->x);
+      if (st == CTORCH_OK) st = ctorch_sum(&loss, y, NULL);
+      if (st == CTORCH_OK) st = ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0);
+      note(h, st, 0);
+      ctorch_tensor_free(loss);
+      ctorch_tensor_free(y);
+      note(h, ctorch_optimizer_zero_grad(h->opt, i % 2), 0);
+    }
+    note(h, ctorch_optimizer_step(h->opt), 1);
+    double lr = 0;
+    note(h, ctorch_optimizer_get_lr(&lr, h->opt, 0), 0);
+  }
+  return NULL;
+}
+
+static void run_hammer(hammer *h) {
+  pthread_t t[HAMMER_THREADS];
+  pthread_barrier_init(&h->start, NULL, HAMMER_THREADS);
+  for (int i = 0; i < HAMMER_THREADS; ++i) ck_assert_int_eq(pthread_create(&t[i], NULL, hammer_thread, h), 0);
+  for (int i = 0; i < HAMMER_THREADS; ++i) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&h->start);
+  ck_assert_msg(atomic_load(&h->other) == 0, "%d calls failed otherwise than BUSY, first: %s", atomic_load(&h->other),
+                h->other_msg);
+}
+
+START_TEST(hammered_steps_count_exactly) {
+  /* .grad fixed at 1 and lr 1: after k successful steps every element is -k. */
+  hammer h = {.p = make_param(0.0f, 64), .steps_only = 1};
+  ctorch_tensor g = make_param(1.0f, 64);
+  CT_OK(ctorch_tensor_set_grad(h.p, g));
+  h.opt = make_sgd(h.p, 1.0);
+  run_hammer(&h);
+  float v[64];
+  CT_OK(ctorch_tensor_copy_to(v, sizeof v, h.p));
+  int k = atomic_load(&h.ok_steps);
+  ck_assert_int_gt(k, 0);
+  for (int i = 0; i < 64; ++i)
+    ck_assert_msg(v[i] == (float)-k, "element %d is %g after %d successful steps (%d BUSY)", i, v[i], k,
+                  atomic_load(&h.busy));
+  ctorch_optimizer_free(h.opt);
+  ctorch_tensor_free(g);
+  ctorch_tensor_free(h.p);
+}
+END_TEST
+
+START_TEST(hammered_training_never_corrupts) {
+  /* Python's 4-thread repro in C: forward, backward, zero_grad (both kinds)
+   * and step on one parameter and one optimizer from 4 threads. Backward
+   * writes .grad while zero_grad and step replace and read it: the gradient
+   * accumulator's lock orders them; the optimizer's calls take turns (BUSY). */
+  hammer h = {.p = make_param(0.5f, 256), .x = make_param(1.0f, 256)};
+  CT_OK(ctorch_tensor_set_requires_grad(h.x, 0));
+  h.opt = make_sgd(h.p, 0.001);
+  run_hammer(&h);
+  ctorch_tensor_free(h.x);
+  ctorch_optimizer_free(h.opt);
+  ctorch_tensor_free(h.p);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("exclusive");
+  TCase *tc = tcase_create("busy");
+  tcase_add_test(tc, optimizer_busy_while_stepping);
+  tcase_add_test(tc, free_of_a_busy_optimizer_is_refused);
+  tcase_add_test(tc, scheduler_step_waits_for_its_optimizer);
+  tcase_add_test(tc, loader_busy_while_making_a_batch);
+  tcase_add_test(tc, hammered_steps_count_exactly);
+  tcase_add_test(tc, hammered_training_never_corrupts);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+CTORCH_CHECK_MAIN()
