@@ -35,8 +35,11 @@ void sw_before_call(void) { sw_report_arguments(); }
 
 void sw_after_call(ctorch_status st) {
   const sw_op *op = sw_current_op();
+  /* CTORCH_BUSY is a status, but no operator takes an exclusive handle: from one it is a
+   * broken contract, like a number past the last status. */
   if ((unsigned)st > (unsigned)CTORCH_UNKNOWN) {
-    sw_violation("status %d is not a ctorch_status", (int)st);
+    sw_violation(st == CTORCH_BUSY ? "status %d (CTORCH_BUSY) from an operator, which takes no exclusive handle"
+                                   : "status %d is not a ctorch_status", (int)st);
     return;
   }
   if (st != CTORCH_OK) {

@@ -12,7 +12,7 @@ extern void __asan_init(void) __attribute__((weak));
 /* ---- classes: a call's ctorch_status, or one of these ------------------- */
 /* C_CUDA_LOST is a status (see sweep_main.c's top): after the statuses,
  * before the failures. */
-enum { C_CUDA_LOST = CTORCH_UNKNOWN + 1, C_CRASH, C_SANITIZER, C_TIMEOUT, C_CONTRACT, C_EXIT, N_CLASSES };
+enum { C_CUDA_LOST = CTORCH_BUSY + 1, C_CRASH, C_SANITIZER, C_TIMEOUT, C_CONTRACT, C_EXIT, N_CLASSES };
 const char *sw_class_name(int c);
 int sw_is_failure(int c);
 
