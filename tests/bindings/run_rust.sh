@@ -13,8 +13,8 @@
 #                 generator does not reach (ctorch/src/extra.rs), each called
 #                 and asserted (rust_reach_test.rs), panicking closures
 #                 included; then rust_reach.py's count.
-#   example NAME: builds examples/rust/NAME.rs and runs it with the remaining
-#                 arguments.
+#   example NAME: builds examples/rust/NAME.rs (dev profile) and runs it with
+#                 the remaining arguments.
 # Skipped (77) without cargo or pkg-config, or when crates.io (the pkg-config
 # crate) cannot be reached. The modes share CARGO_TARGET_DIR (cargo locks it
 # itself, so ctest -j runs them side by side); each keeps its own cargo.log.
@@ -129,8 +129,12 @@ example)
   shift
   project "rust-example-$name"
   cp "$src/examples/rust/$name.rs" src/main.rs
-  cargo_run build --quiet --release || { network_skip; cat cargo.log; echo "FAIL: cargo build"; exit 1; }
-  exec "$CARGO_TARGET_DIR/release/rust-example-$name" "$@"
+  # The dev profile, as sweep, reach and compile_fail build: the ctorch crate
+  # (thousands of generated wrappers) then compiles once per build tree for
+  # all of them, not a second time optimised (205 s under load) for code whose
+  # work is done inside libctorch (issue 52).
+  cargo_run build --quiet || { network_skip; cat cargo.log; echo "FAIL: cargo build"; exit 1; }
+  exec "$CARGO_TARGET_DIR/debug/rust-example-$name" "$@"
   ;;
 *)
   echo "usage: run_rust.sh compile_fail|sweep|doc|reach|example ..." >&2
