@@ -326,6 +326,7 @@ class Function(Node):
     op: Optional[Op] = None
     ops_json: Optional[OpsJson] = None
     unsafe: Optional[bool] = None  # a header function whose doc opens with "UNSAFE:" (C-only today)
+    unsafe_reason: Optional[str] = None  # ... and the rest of that sentence
 
     @property
     def is_unsafe(self) -> bool:
