@@ -3440,9 +3440,9 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
 
 /* ------------------------------------------------------------------ */
 /* ---- Inference optimiser and thread policy (issue 50) ---- */
-/* See docs/modules.md, "Optimising a module for inference", and
- * docs/inference-benchmarks.md. (A dash line, then a one-line banner: the
- * section is named whatever state the banner parser was left in.) */
+/* One call turns a module into its inference form; another reports the
+ * thread and spin policy. See docs/modules.md, "Optimising a module for
+ * inference", and docs/inference-benchmarks.md. */
 
 /**
  * A NEW module (free with ctorch_nn_module_free) that computes what m does
