@@ -169,6 +169,23 @@ CTORCH_API ctorch_status ctorch_py_onnx_export(ctorch_module m, const ctorch_ten
 CTORCH_API ctorch_status ctorch_py_aoti_compile(ctorch_module m, const ctorch_tensor *example_inputs, size_t n,
                                                 const char *package_path, int dynamic_batch, int64_t max_batch);
 
+/**
+ * ctorch_py_aoti_compile with AOTInductor's options (issue 50): options
+ * (borrowed; NULL or "" = none) is a list of KEY=VALUE items separated by
+ * commas or spaces, each KEY a torch._inductor.config setting, dotted for a
+ * sub-config ("freezing=1, max_autotune=1, cpp.threads=2"), each VALUE read
+ * as that setting's type (a bool as 1/0/true/false). For CPU inference:
+ * freezing=1 treats the weights as constants, folds them and lowers fp32
+ * Linear and convolution to prepacked oneDNN kernels with their activations
+ * fused; max_autotune=1 also times Inductor's C++ GEMM template against them
+ * (minutes of compiling). An item that is not KEY=VALUE, a KEY that is not a
+ * setting, or a VALUE not of its type is CTORCH_VALUE naming it, before
+ * anything compiles. ctorch_py_aoti_compile is this with options NULL.
+ */
+CTORCH_API ctorch_status ctorch_py_aoti_compile_options(ctorch_module m, const ctorch_tensor *example_inputs,
+                                                        size_t n, const char *package_path, int dynamic_batch,
+                                                        int64_t max_batch, const char *options);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,7 +29,7 @@ def probe():
 )PY";
 
 static const char kHelperSource[] = R"PY(
-import importlib, inspect, os, warnings
+import importlib, inspect, os, re, warnings
 import torch
 import torch.utils.dlpack as _dl
 
@@ -88,7 +88,42 @@ def onnx_export(ts_path, inputs, path, opset, dynamic):
         warnings.simplefilter("ignore")
         torch.onnx.export(m, inputs, path, **kw)
 
-def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch):
+def inductor_options(config, text):
+    """ctorch_py_aoti_compile_options' KEY=VALUE items as inductor_configs, each
+    KEY a setting of torch._inductor.config and each VALUE of that setting's type."""
+    out = {}
+    for item in re.split(r"[,\s]+", text.strip()):
+        if not item:
+            continue
+        key, sep, val = item.partition("=")
+        if not sep or not key or not val:
+            raise ValueError(f"argument 'options': {item!r} is not KEY=VALUE")
+        *parents, leaf = key.split(".")
+        obj = config
+        for p in parents:
+            obj = getattr(obj, p, None)
+        if obj is None or leaf.startswith("_") or not hasattr(obj, leaf):
+            raise ValueError(f"argument 'options': {key!r} is not a torch._inductor.config setting")
+        cur = getattr(obj, leaf)
+        try:
+            if isinstance(cur, bool):
+                v = {"1": True, "true": True, "0": False, "false": False}[val.lower()]
+            elif isinstance(cur, int):
+                v = int(val)
+            elif isinstance(cur, float):
+                v = float(val)
+            elif cur is None or isinstance(cur, str):
+                v = val
+            else:
+                raise ValueError(f"argument 'options': {key!r} is a {type(cur).__name__}, which options cannot set")
+        except (KeyError, ValueError) as e:
+            if isinstance(e, ValueError) and str(e).startswith("argument"):
+                raise
+            raise ValueError(f"argument 'options': {key}={val!r} is not a {type(cur).__name__}") from None
+        out[key] = v
+    return out
+
+def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch, options=None):
     try:
         inductor = importlib.import_module("torch._inductor")
         from torch._export.converter import TS2EPConverter
@@ -97,6 +132,7 @@ def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch):
                                   f"(torch >= 2.6 has): {e}") from None
     if not hasattr(inductor, "aoti_compile_and_package"):
         raise NotImplementedError(f"torch {torch.__version__} has no torch._inductor.aoti_compile_and_package")
+    user_configs = inductor_options(importlib.import_module("torch._inductor.config"), options) if options else {}
     m = torch.jit.load(ts_path)
     m.eval()
     inputs = tuple(inputs)
@@ -120,5 +156,6 @@ def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch):
         configs = {}
         if dynamic and hasattr(inductor.config.aot_inductor, "check_lowerbound"):
             configs["aot_inductor.check_lowerbound"] = False
+        configs.update(user_configs)
         return inductor.aoti_compile_and_package(ep, package_path=package_path, inductor_configs=configs)
 )PY";

@@ -32,8 +32,10 @@ void require_module(ctorch_module m) {
 
 // Saves m (GIL not held), then calls the helper `helper_name` with
 // (saved file, inputs, path, a, b).
+// options: a sixth argument for the helper (aoti_compile's), or none when NULL.
 void call_with_saved_module(const char *fn, ctorch_module m, const ctorch_tensor *inputs, size_t n,
-                            const char *helper_name, const char *path, int64_t a, int64_t b) {
+                            const char *helper_name, const char *path, int64_t a, int64_t b,
+                            const char *options = nullptr) {
   require_module(m);
   if (!path) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'path' is NULL"};
   require_started(fn);
@@ -41,8 +43,10 @@ void call_with_saved_module(const char *fn, ctorch_module m, const ctorch_tensor
   check(ctorch_module_save(m, ts.path.c_str()));
   Gil gil;
   Ref list(tensor_list(inputs, n, fn));
-  Ref r(PyObject_CallFunction(helper(helper_name), "sOsLL", ts.path.c_str(), list.o, path, static_cast<long long>(a),
-                              static_cast<long long>(b)));
+  Ref r(options ? PyObject_CallFunction(helper(helper_name), "sOsLLs", ts.path.c_str(), list.o, path,
+                                        static_cast<long long>(a), static_cast<long long>(b), options)
+                : PyObject_CallFunction(helper(helper_name), "sOsLL", ts.path.c_str(), list.o, path,
+                                        static_cast<long long>(a), static_cast<long long>(b)));
   if (!r) throw_python(fn);
 }
 
@@ -105,6 +109,19 @@ CTORCH_API ctorch_status ctorch_py_aoti_compile(ctorch_module m, const ctorch_te
   if (dynamic_batch && max_batch < 2) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'max_batch' must be >= 2"};
   call_with_saved_module(fn, m, example_inputs, n, "aoti_compile", package_path, dynamic_batch ? 1 : 0,
                          max_batch);
+  return CTORCH_OK;
+  CTORCH_PY_EXIT(fn)
+}
+
+CTORCH_API ctorch_status ctorch_py_aoti_compile_options(ctorch_module m, const ctorch_tensor *example_inputs,
+                                                        size_t n, const char *package_path, int dynamic_batch,
+                                                        int64_t max_batch, const char *options) {
+  const char *fn = "ctorch_py_aoti_compile_options";
+  CTORCH_PY_ENTRY
+  if (dynamic_batch && max_batch < 2) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'max_batch' must be >= 2"};
+  // "" is no options, the same call as ctorch_py_aoti_compile's.
+  call_with_saved_module(fn, m, example_inputs, n, "aoti_compile", package_path, dynamic_batch ? 1 : 0,
+                         max_batch, options && *options ? options : nullptr);
   return CTORCH_OK;
   CTORCH_PY_EXIT(fn)
 }
