@@ -21,6 +21,7 @@ HEADER = os.path.join(ROOT, "include", "ctorch.h")
 
 # int parameters whose wording looks like a flag but that are counts or ids.
 NOT_BOOLEAN = {
+    ("ctorch_tensor_format", "sci_mode"): "three states: -1 automatic (Python's None), 0 off, 1 on",
     ("ctorch_set_num_threads", "n"): "a thread count",
     ("ctorch_set_num_interop_threads", "n"): "a thread count",
     ("ctorch_data_loader_set_workers", "prefetch_factor"): "a batch count",
