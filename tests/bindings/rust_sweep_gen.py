@@ -244,7 +244,7 @@ def value(a, k):
 def main():
     api, out = sys.argv[1], sys.argv[2]
     doc = json.load(open(api))
-    unsafe = {f.name for f in load_api(doc).functions if f.unsafe}  # api.json's mark, as the emitter reads it
+    unsafe = {f.name for f in load_api(doc).functions if f.is_unsafe}  # api.json's mark, as the emitter reads it
     ops = [f for f in doc["functions"] if f["origin"] == "generated" and f["name"] not in unsafe]
     parts = [PRELUDE.replace("__RECIPES__", str(RECIPES))]
     table = []
