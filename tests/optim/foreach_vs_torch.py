@@ -19,7 +19,6 @@ tensor; and LBFGS must refuse FOREACH (PyTorch's LBFGS has no foreach).
 
 Usage: foreach_vs_torch.py PATH/TO/optim_dump"""
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -97,17 +96,9 @@ LAST_OPT = [None]
 
 
 def c_side(dump, sc, impl, state_path=None):
-    env = dict(os.environ, OPTIM_DUMP_IMPL=impl)
-    if state_path:
-        env["OPTIM_DUMP_STATE"] = state_path
-    name, kind, f64, steps, g0, g1, sched = sc
-    r = subprocess.run([dump, kind, str(f64), str(steps), g0, g1] + ([sched] if sched else []),
-                       text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    if r.returncode == 3 and r.stdout.startswith("REFUSED"):
-        return "refused", r.stdout.strip()
-    if r.returncode != 0:
-        return None, r.stderr
-    return base.parse_dump(r.stdout), r.stderr
+    """ctorch's run of a scenario with one implementation (base.Dump: one
+    optim_dump process for all of them)."""
+    return dump.run(sc, impl, state_path)
 
 
 def differences(a, b):
@@ -149,7 +140,7 @@ def state_equal(path, opt):
 
 
 def main():
-    dump = sys.argv[1]
+    dump = base.Dump(sys.argv[1])
     print(f"torch {torch.__version__}")
     bad = passed = skipped = noted = 0
     tmp = tempfile.mkdtemp()
@@ -245,6 +236,7 @@ def main():
     else:
         print(f"lbfgs [foreach]: FAIL: not refused: {c!r} {err}")
         bad += 1
+    dump.close()
     print(f"{passed} passed, {skipped} skipped, {noted} noted (libtorch's for-loop differs from Python's), "
           f"{bad} failed")
     return 1 if bad else 0

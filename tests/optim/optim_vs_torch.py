@@ -12,6 +12,7 @@ Usage: optim_vs_torch.py PATH/TO/optim_dump"""
 import inspect
 import math
 import subprocess
+import tempfile
 import sys
 
 import torch
@@ -125,13 +126,59 @@ def python_side(sc):
     return out
 
 
+class Dump:
+    """optim_dump --serve: one process runs the scenarios one after another
+    (each seeds and builds its own parameters, so prints what a process of
+    its own would), instead of one process per scenario, whose libtorch load
+    was most of the optimizer tests' time (issue 52). A failing ctorch call
+    ends that process (exit 1, its message on stderr): the scenario is
+    reported with the message and the next one starts a new process."""
+
+    def __init__(self, path):
+        self.path, self.proc, self.err = path, None, None
+
+    def run(self, sc, impl=None, state=None):
+        """(parsed dump, "") / ("refused", the REFUSED line) / (None, stderr)."""
+        name, kind, f64, steps, g0, g1, sched = sc
+        if self.proc is None:
+            self.err = tempfile.TemporaryFile(mode="w+")
+            self.proc = subprocess.Popen([self.path, "--serve"], text=True, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self.err)
+        fields = [impl or "-", state or "-", kind, str(f64), str(steps), g0, g1] + ([sched] if sched else [])
+        lines = []
+        try:
+            self.proc.stdin.write(" ".join(fields) + "\n")
+            self.proc.stdin.flush()
+            for line in self.proc.stdout:
+                if line.startswith("END "):
+                    rc = int(line.split()[1])
+                    out = "".join(lines)
+                    if rc == 3 and out.startswith("REFUSED"):
+                        return "refused", out.strip()
+                    if rc != 0:
+                        return None, f"optim_dump ended the scenario with {rc}: {out}"
+                    return parse_dump(out), ""
+                lines.append(line)
+        except BrokenPipeError:
+            pass
+        # The process ended inside the scenario (a failed call): its message.
+        self.proc.wait()
+        self.err.seek(0)
+        err = self.err.read() or f"optim_dump exited with {self.proc.returncode}"
+        self.err.close()
+        self.proc = None
+        return None, err
+
+    def close(self):
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait()
+            self.err.close()
+            self.proc = None
+
+
 def c_side(dump, sc):
-    name, kind, f64, steps, g0, g1, sched = sc
-    r = subprocess.run([dump, kind, str(f64), str(steps), g0, g1] + ([sched] if sched else []),
-                       text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        return None, r.stderr
-    return parse_dump(r.stdout), r.stderr
+    return dump.run(sc)
 
 
 def parse_dump(stdout):
@@ -151,7 +198,7 @@ def same(a, b):
 
 
 def main():
-    dump = sys.argv[1]
+    dump = Dump(sys.argv[1])
     print(f"torch {torch.__version__}")
     bad = passed = skipped = 0
     for sc in SCENARIOS:
@@ -196,6 +243,7 @@ def main():
             n = sum(len(a) for a in c[-1][1])
             print(f"{name}: ok ({len(c)} steps x {n} elements + loss, bit-identical)")
             passed += 1
+    dump.close()
     print(f"{passed} passed, {skipped} skipped, {bad} failed")
     return 1 if bad else 0
 
