@@ -84,6 +84,7 @@ def main():
             needs |= by_module.get(m, set())
         for pkg in sorted(needs):
             runs.append((p, pkg))
+    torch_needs = {}  # pkg -> whether this Python's torch fails to import with pkg hidden
     with tempfile.TemporaryDirectory(prefix="ctorch_hide_") as d:
         for p, pkg in runs:
             hide = os.path.join(d, pkg)
@@ -93,7 +94,13 @@ def main():
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (hide, a.pythonpath) if x),
                        PYTHONDONTWRITEBYTECODE="1")
             env.pop("CTORCH_BINDING_SKIP", None)
-            if subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, env=env).returncode:
+            # Once per package, not per run: the answer depends on the package
+            # alone (an interpreter importing torch per run was half this
+            # test's time: issue 52).
+            if pkg not in torch_needs:
+                torch_needs[pkg] = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True,
+                                                  env=env).returncode != 0
+            if torch_needs[pkg]:
                 # Debian's torch 1.13 imports numpy itself: not optional there.
                 print(f"{os.path.relpath(p, TESTS)} without {pkg}: not tried, this Python's torch needs {pkg}")
                 continue
