@@ -1,5 +1,7 @@
 /* The hand-written core: success and failure paths of every function. */
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "check_main.h"
 
@@ -312,6 +314,50 @@ START_TEST(errors_are_thread_local) {
 }
 END_TEST
 
+/* libtorch's C++ backtrace is built only when asked (compat.h,
+ * CTORCH_COMPAT_EAGER_ERROR_BACKTRACE; 1.13 symbolised one per failing call,
+ * 14 ms each): the text must still be there, in c10's format, for an error
+ * raised on this thread and for one raised on an intra-op worker (index_select
+ * over 200,000 indices checks them inside at::parallel_for), and a ctorch-level
+ * error's backtrace is its message. */
+static void check_backtrace(const char *what) {
+  const char *bt = ctorch_last_error_backtrace();
+  char *copy = strdup(bt);
+  ck_assert_msg(strncmp(bt, ctorch_last_error(), strlen(ctorch_last_error())) == 0, "%s: %s", what, bt);
+  ck_assert_msg(strstr(bt, "Exception raised from ") != NULL, "%s: %s", what, bt);
+  ck_assert_msg(strstr(bt, "\nframe #0: ") && strstr(bt, "\nframe #1: "), "%s: %s", what, bt);
+  ck_assert_msg(strstr(bt, "(ctorch: C++ frames #") == NULL && strstr(bt, "no longer kept") == NULL, "%s: %s", what, bt);
+  ck_assert_ptr_null(strstr(ctorch_last_error(), "frame #"));
+  ck_assert_str_eq(ctorch_last_error_backtrace(), copy); /* built once, kept */
+  free(copy);
+}
+
+START_TEST(libtorch_backtrace_on_demand) {
+  int64_t s2 = 2, s3 = 3, ws[2] = {4, 64}, n = 200000;
+  const ctorch_dtype i64 = CTORCH_INT64;
+  ctorch_tensor a = NULL, b = NULL, c = NULL, w = NULL, idx = NULL;
+  int64_t *p = NULL;
+  int threads = 0;
+  size_t sz;
+  CT_OK(ctorch_zeros(&a, &s2, 1, NULL, NULL, NULL, NULL));
+  CT_OK(ctorch_zeros(&b, &s3, 1, NULL, NULL, NULL, NULL));
+  CT_FAILS(CTORCH_RUNTIME, ctorch_add_Tensor(&c, a, b, ctorch_scalar_int(1)));
+  check_backtrace("add");
+  CT_OK(ctorch_get_num_threads(&threads));
+  CT_OK(ctorch_set_num_threads(2));
+  CT_OK(ctorch_zeros(&w, ws, 2, NULL, NULL, NULL, NULL));
+  CT_OK(ctorch_zeros(&idx, &n, 1, &i64, NULL, NULL, NULL));
+  CT_OK(ctorch_tensor_data_ptr((void **)&p, idx));
+  p[n - 5] = 7;
+  CT_FAILS(CTORCH_INDEX, ctorch_index_select(&c, w, 0, idx));
+  check_backtrace("index_select");
+  CT_OK(ctorch_set_num_threads(threads));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_dtype_size(&sz, (ctorch_dtype)55));
+  ck_assert_str_eq(ctorch_last_error_backtrace(), ctorch_last_error());
+  ctorch_tensor_free(a), ctorch_tensor_free(b), ctorch_tensor_free(w), ctorch_tensor_free(idx);
+}
+END_TEST
+
 static void *fresh_thread(void *arg) {
   (void)arg;
   return ctorch_last_error()[0] == 0 && ctorch_last_error_backtrace()[0] == 0 ? NULL : arg;
@@ -350,6 +396,7 @@ static Suite *make_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, versions);
   tcase_add_test(tc, status_names);
+  tcase_add_test(tc, libtorch_backtrace_on_demand);
   tcase_add_test(tc, from_data_and_metadata);
   tcase_add_test(tc, from_data_rejects_bad_input);
   tcase_add_test(tc, zero_dim_and_items);

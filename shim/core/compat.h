@@ -45,6 +45,17 @@
 // bound method, which is code). Used by optim/schedules_state.cpp.
 #define CTORCH_COMPAT_SCHED_STATE_1_13 (!CTORCH_TORCH_AT_LEAST(2, 0))
 
+// c10::Error's C++ backtrace (2026-11-25, issue 52; measured on this
+// project's machine): libtorch 1.13 symbolises one in the constructor of
+// every c10::Error (backtrace() and dladdr over libtorch_cpu's symbols:
+// 13.7 ms per failing call, whether anyone reads it or not); 2.x captures
+// the frames and symbolises them only when what() is asked (0.07 ms per
+// failing call without what(), 23.5 ms with it). ctorch asks for the text
+// only in ctorch_last_error_backtrace(), and on 1.13 installs a stack-trace
+// fetcher that captures the frames and leaves their symbols to that call
+// (core/errors.cpp).
+#define CTORCH_COMPAT_EAGER_ERROR_BACKTRACE (!CTORCH_TORCH_AT_LEAST(2, 0))
+
 // fractional_max_pool{2,3}d's random_samples: 1.13 reads it as a flat
 // [N, C, k] array whatever its strides (a non-contiguous one pools other
 // windows, a strided view is read past its memory); 2.x pools with its

@@ -14,21 +14,50 @@
 #include <new>
 #include <stdexcept>
 
+#if CTORCH_COMPAT_EAGER_ERROR_BACKTRACE
+#include <c10/util/Logging.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#endif
+
 namespace {
 
 thread_local std::string last_error;
 thread_local std::string last_error_bt;
+// The last error when it was a c10::Error: its text with libtorch's
+// backtrace is built by ctorch_last_error_backtrace(), the one caller that
+// wants it (compat.h, CTORCH_COMPAT_EAGER_ERROR_BACKTRACE: building it cost
+// 14-24 ms per failing call).
+thread_local std::exception_ptr last_c10;
+void keep_frames(const c10::Error &e);
+void add_backtrace(std::string &out, const c10::Error &e);
 
 // Sets this thread's last error, logs it (error_log.h) and returns the
 // status the entry point returns (with its ticket when tickets are on).
-ctorch_status record(ctorch_status status, const char *fn, const std::string &msg, const std::string &with_bt) {
+// e: the c10::Error being handled, whose backtrace text waits until asked.
+ctorch_status record(ctorch_status status, const char *fn, const std::string &msg, const std::string &with_bt,
+                     const c10::Error *e = nullptr) {
   // Building the strings may itself throw bad_alloc; the callers are noexcept.
   try {
+    last_c10 = nullptr;
     last_error.assign(fn).append(": ").append(msg);
-    last_error_bt.assign(fn).append(": ").append(with_bt);
+    last_error_bt.assign(fn).append(": ");
+    if (e) {
+      last_c10 = std::current_exception();
+      keep_frames(*e);
+    } else {
+      last_error_bt.append(with_bt);
+    }
   } catch (...) {
     last_error.clear();
     last_error_bt.clear();
+    last_c10 = nullptr;
   }
   return ctorch::error_log::returned_status(status, ctorch::error_log::record(status, last_error));
 }
@@ -99,7 +128,7 @@ ctorch_status translate_exception(const char *fn) noexcept {
     else if (dynamic_cast<const c10::OutOfMemoryError *>(&e)) st = CTORCH_OUT_OF_MEMORY;
     else if (dynamic_cast<const c10::LinAlgError *>(&e)) st = CTORCH_LINALG;
     else if (is_cpu_oom(e.what_without_backtrace())) st = CTORCH_OUT_OF_MEMORY;
-    return record(st, fn, e.what_without_backtrace(), e.what());
+    return record(st, fn, e.what_without_backtrace(), std::string(), &e);
   } catch (const std::bad_alloc &e) {
     return record(CTORCH_OUT_OF_MEMORY, fn, std::string("out of memory (") + e.what() + ")", e.what());
   } catch (const std::out_of_range &e) {
@@ -118,7 +147,21 @@ ctorch_status translate_exception(const char *fn) noexcept {
 extern "C" {
 
 CTORCH_API const char *ctorch_last_error(void) { return last_error.c_str(); }
-CTORCH_API const char *ctorch_last_error_backtrace(void) { return last_error_bt.c_str(); }
+CTORCH_API const char *ctorch_last_error_backtrace(void) {
+  if (last_c10) {
+    try {
+      std::rethrow_exception(last_c10);
+    } catch (const c10::Error &e) {
+      try {
+        add_backtrace(last_error_bt, e);
+      } catch (...) {
+      }
+    } catch (...) {
+    }
+    last_c10 = nullptr;
+  }
+  return last_error_bt.c_str();
+}
 
 CTORCH_API const char *ctorch_status_name(ctorch_status status) {
   switch (status) {
@@ -139,3 +182,101 @@ CTORCH_API const char *ctorch_status_name(ctorch_status status) {
 }
 
 }  // extern "C"
+
+namespace {
+
+#if CTORCH_COMPAT_EAGER_ERROR_BACKTRACE
+// libtorch 1.13's fetcher symbolises every backtrace as the c10::Error is
+// made. This one only captures the frames, into a ring of the process's
+// last kRing errors under an id that the error's text names; the handling
+// thread copies them out when it records the error (an error raised on an
+// intra-op worker is rethrown on the caller's thread, so the frames are
+// found by id, not kept per thread), and ctorch_last_error_backtrace()
+// symbolises them in c10's format. libtorch's own what() of an error that
+// never reaches ctorch shows the id line instead of the frames.
+constexpr int kRing = 64, kFrames = 48;
+struct Frames {
+  std::uint64_t id = 0;
+  int n = 0;
+  void *f[kFrames];
+};
+std::mutex ring_mutex;
+Frames ring[kRing];
+std::atomic<std::uint64_t> next_id{1};
+const char kMark[] = "(ctorch: C++ frames #";
+thread_local Frames last_frames;
+
+std::string capture_frames() {
+  Frames c;
+  c.id = next_id.fetch_add(1, std::memory_order_relaxed);
+  c.n = ::backtrace(c.f, kFrames);
+  {
+    std::lock_guard<std::mutex> g(ring_mutex);
+    ring[c.id % kRing] = c;
+  }
+  return kMark + std::to_string(c.id) + ", symbolised by ctorch_last_error_backtrace())\n";
+}
+
+struct InstallFetcher {
+  InstallFetcher() {
+    if (!std::getenv("CTORCH_EAGER_BACKTRACES")) c10::SetStackTraceFetcher(capture_frames);
+  }
+} install_fetcher;
+
+std::uint64_t mark_id(const std::string &text, size_t *at) {
+  *at = text.find(kMark);
+  return *at == std::string::npos ? 0 : std::strtoull(text.c_str() + *at + sizeof kMark - 1, nullptr, 10);
+}
+
+void keep_frames(const c10::Error &e) {
+  size_t at;
+  std::uint64_t id = mark_id(e.backtrace(), &at);
+  last_frames.id = 0;
+  if (!id) return;
+  std::lock_guard<std::mutex> g(ring_mutex);
+  if (ring[id % kRing].id == id) last_frames = ring[id % kRing];
+}
+
+void add_backtrace(std::string &out, const c10::Error &e) {
+  std::string text = e.what();
+  size_t at;
+  std::uint64_t id = mark_id(text, &at);
+  if (!id) {
+    out.append(text);
+    return;
+  }
+  size_t end = text.find('\n', at);
+  end = end == std::string::npos ? text.size() : end + 1;
+  std::string frames;
+  if (last_frames.id != id) {
+    frames = "(the frames of this error are no longer kept: more than 64 errors were raised before it was recorded)\n";
+  } else {
+    // Frame 0 is capture_frames, 1-2 the std::function that called it.
+    for (int i = 3; i < last_frames.n; ++i) {
+      Dl_info info{};
+      char line[64];
+      const char *name = nullptr;
+      char *demangled = nullptr;
+      std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(last_frames.f[i]);
+      if (dladdr(last_frames.f[i], &info) && info.dli_sname) {
+        int st = 0;
+        demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &st);
+        name = st == 0 && demangled ? demangled : info.dli_sname;
+      }
+      frames.append("frame #").append(std::to_string(i - 3)).append(": ").append(name ? name : "<unknown function>");
+      std::snprintf(line, sizeof line, " + 0x%lx (0x%lx in ",
+                    static_cast<unsigned long>(addr - reinterpret_cast<std::uintptr_t>(name ? info.dli_saddr : info.dli_fbase)),
+                    static_cast<unsigned long>(addr));
+      frames.append(line).append(info.dli_fname ? info.dli_fname : "?").append(")\n");
+      std::free(demangled);
+    }
+  }
+  out.append(text, 0, at).append(frames).append(text, end, std::string::npos);
+}
+#else
+// libtorch 2.x keeps the frames and symbolises them when what() is asked.
+void keep_frames(const c10::Error &) {}
+void add_backtrace(std::string &out, const c10::Error &e) { out.append(e.what()); }
+#endif
+
+}  // namespace
