@@ -41,6 +41,9 @@ PC
 export PKG_CONFIG_PATH=$work/pc LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CARGO_TARGET_DIR=$work/target CARGO_BUILD_JOBS=1
 
+# Every project asks for the same crates and features (ctorch with its ndarray
+# feature, ndarray as ctorch takes it), so the shared target directory builds
+# each of them once for all modes (cargo hashes features into the artifact).
 project() {  # project NAME: WORK/NAME with a Cargo.toml depending on the crates by path
   mkdir -p "$work/$1/src"
   cat >"$work/$1/Cargo.toml" <<TOML
@@ -51,7 +54,8 @@ edition = "2021"
 publish = false
 
 [dependencies]
-ctorch = { path = "$crates/ctorch" }
+ctorch = { path = "$crates/ctorch", features = ["ndarray"] }
+ndarray = { version = "0.17", default-features = false }
 
 [workspace]
 TOML

@@ -56,6 +56,14 @@ categories = ["science", "api-bindings"]
 
 [dependencies]
 ctorch-sys = {{ path = "../ctorch-sys", version = "={version}" }}
+ndarray = {{ version = "0.17", optional = true, default-features = false }}
+
+[features]
+# Conversions between Tensor and ndarray's arrays (src/nd.rs).
+ndarray = ["dep:ndarray"]
+
+[package.metadata.docs.rs]
+features = ["ndarray"]
 """
 
 

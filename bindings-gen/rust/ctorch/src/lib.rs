@@ -46,6 +46,8 @@ mod enums_gen;
 mod extra;
 mod handles_gen;
 mod methods_gen;
+#[cfg(feature = "ndarray")]
+mod nd;
 pub mod nn;
 pub mod ops;
 pub mod optim;
@@ -275,6 +277,13 @@ impl Device {
     }
 }
 
+impl fmt::Display for Device {
+    /// As `str(torch.device(...))`: `cpu`, `cuda:0` (no index when it is -1, the current one).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.index < 0 { write!(f, "{}", self.kind) } else { write!(f, "{}:{}", self.kind, self.index) }
+    }
+}
+
 // ---- Tensor --------------------------------------------------------------------------------
 
 /// Owns one `ctorch_tensor` reference; `Drop` frees it. Operators are in [`ops`];
@@ -309,6 +318,12 @@ impl Element for i64 {
 }
 impl Element for i32 {
     const DTYPE: DType = DType::INT32;
+}
+impl Element for i16 {
+    const DTYPE: DType = DType::INT16;
+}
+impl Element for i8 {
+    const DTYPE: DType = DType::INT8;
 }
 impl Element for u8 {
     const DTYPE: DType = DType::UINT8;
