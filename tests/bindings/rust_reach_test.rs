@@ -281,6 +281,27 @@ fn main() -> Result<()> {
                         ctorch::optim::OptimOptions::new(ctorch::OptimizerKind::SGD).lr(0.01))?;
     assert_eq!((opt.num_param_groups()?, opt.lr(0)?, opt.lr(1)?), (2, 0.1, 0.01));
     ok("module sub-trees (named paths, get, freezing) and param groups with their own options");
+    // Issue 51, item 7: a module's state dict and an optimizer's state through
+    // Write/Read; a module of other shapes refuses the bytes.
+    let mut bytes = Vec::new();
+    net.save_to(&mut bytes)?;
+    let twin = Sequential::named(&[("features", "Linear", "3, 4"), ("head", "Linear", "4, 2")])?;
+    assert!(twin.parameters()?[0] != net.parameters()?[0]);
+    twin.load_from(&bytes[..])?;
+    assert!(twin.state_dict()?.iter().zip(net.state_dict()?.iter()).all(|((n, t), (m, u))| n == m && t == u));
+    assert!(Sequential::named(&[("features", "Linear", "3, 5")])?.load_from(&bytes[..]).is_err());
+    let w = Tensor::from_slice(&[1f32, -2.0], &[2])?.requires_grad_(true)?;
+    let adam = Optimizer::adam(&[w.shallow_clone()?], 0.1)?;
+    adam.backward_step(&(&w * &w).sum()?)?;
+    let mut ob = Vec::new();
+    adam.save_to(&mut ob)?;
+    let adam2 = Optimizer::adam(&[w.shallow_clone()?], 0.1)?;
+    adam2.load_from(&ob[..])?;
+    let mut ob2 = Vec::new();
+    adam2.save_to(&mut ob2)?;
+    assert_eq!(ob, ob2);
+    assert!(adam2.load_from(&b"not a checkpoint"[..]).is_err());
+    ok("nn::Module and Optimizer save_to/load_from (Write/Read)");
 
     // Issue 51, item 10: Debug of the enum newtypes names the value (the
     // constant's name); a value outside the header's set still prints.

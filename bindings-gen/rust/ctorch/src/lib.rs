@@ -17,6 +17,10 @@
 //! - [`nn`]: the module kinds of torch.nn as builders (`nn::Conv2d::new(1, 6, 5).padding(2).build()?`).
 //! - [`optim`]: optimizers and learning-rate schedules.
 //! - [`no_grad`]`(|| ...)`, [`DataLoader::epoch`] (an iterator of batches).
+//! - Bytes and streams: `save_to(w)` / `load_from(r)` of a [`Tensor`], a [`TensorDict`],
+//!   an [`nn::Module`]'s state dict and an [`Optimizer`]'s state (any `std::io::Write` / `Read`).
+//! - Feature `ndarray`: `Tensor::try_from(&array)?`, `ndarray::ArrayD::<f32>::try_from(&t)?`
+//!   for `f32`, `f64`, `i64`, `i32`, `i16`, `i8`, `u8`, `bool` (another dtype is an `Err`).
 //!
 //! # Safety
 //!
@@ -51,6 +55,8 @@ mod nd;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+#[cfg(doctest)]
+mod readme_doctests;
 mod sugar;
 mod train;
 
@@ -128,14 +134,14 @@ pub(crate) fn cstrings(v: &[&str]) -> Result<Vec<CString>> {
 }
 
 /// Takes a `char **` result (new, freed with ctorch_string_free).
-pub(crate) unsafe fn take_string(p: *mut c_char) -> String {
+pub(crate) unsafe fn take_string(p: *mut c_char) -> String { unsafe {
     if p.is_null() {
         return String::new();
     }
     let s = CStr::from_ptr(p).to_string_lossy().into_owned();
     sys::ctorch_string_free(p);
     s
-}
+}}
 
 /// Compares api.json's ABI hash (compiled into this crate) with the loaded
 /// library's: a library built from another ctorch or libtorch is refused.
