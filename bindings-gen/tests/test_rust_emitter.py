@@ -46,6 +46,28 @@ class RustSys(unittest.TestCase):
         self.assertIn("pub fn ctorch_f(out: *mut i64) -> ctorch_status;", rs)
 
 
+class RustEnums(unittest.TestCase):
+    def test_debug_names_the_value_and_display_is_torchs_name(self):
+        d = _sys_doc()
+        d["enums"] = [{"name": "ctorch_dtype", "c_type": "int32_t", "doc": "", "values": [
+            {"name": "CTORCH_FLOAT32", "value": 9}, {"name": "CTORCH_FLOAT64", "value": 10}]},
+            {"name": "ctorch_reduction", "c_type": "int32_t", "doc": "", "values": [
+                {"name": "CTORCH_REDUCTION_NONE", "value": 0}, {"name": "CTORCH_REDUCTION_MEAN", "value": 1},
+                {"name": "CTORCH_REDUCTION_AVERAGE", "value": 1}]}]
+        rs = rust_sys.emit_enums(load_api(d))
+        self.assertIn("#[derive(Clone, Copy, PartialEq, Eq, Hash)]\npub struct DType(pub sys::ctorch_dtype);", rs)
+        self.assertIn("impl ::std::fmt::Debug for DType {", rs)
+        self.assertIn('            10 => "FLOAT64",', rs)
+        self.assertIn('            _ => return write!(f, "DType({})", self.0),', rs)
+        self.assertIn("impl ::std::fmt::Display for DType {", rs)
+        self.assertIn('            10 => "float64",', rs)
+        # A value given two names matches once (the first name), and only the
+        # enums whose names are torch's get Display.
+        self.assertIn('            1 => "MEAN",', rs)
+        self.assertNotIn('1 => "AVERAGE"', rs)
+        self.assertNotIn("impl ::std::fmt::Display for Reduction", rs)
+
+
 class RustOps(unittest.TestCase):
     def test_optional_and_list_arguments(self):
         f = {"name": "ctorch_sum_dim", "params": [

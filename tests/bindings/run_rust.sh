@@ -9,6 +9,8 @@
 #                 rust_sweep.py): no crash.
 #   doc:          cargo doc of the crates warns of nothing (missing docs on) and
 #                 shows every item with the header's text (rust_doc_check.py).
+#   doctest:      cargo test --doc of the ctorch crate (feature ndarray): every
+#                 example of its docs and the README's rustdoc blocks runs.
 #   reach:        the hand-written wrappers of the header functions the
 #                 generator does not reach (ctorch/src/extra.rs), each called
 #                 and asserted (rust_reach_test.rs), panicking closures
@@ -41,6 +43,9 @@ PC
 export PKG_CONFIG_PATH=$work/pc LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CARGO_TARGET_DIR=$work/target CARGO_BUILD_JOBS=1
 
+# Every project asks for the same crates and features (ctorch with its ndarray
+# feature, ndarray as ctorch takes it), so the shared target directory builds
+# each of them once for all modes (cargo hashes features into the artifact).
 project() {  # project NAME: WORK/NAME with a Cargo.toml depending on the crates by path
   mkdir -p "$work/$1/src"
   cat >"$work/$1/Cargo.toml" <<TOML
@@ -51,7 +56,8 @@ edition = "2021"
 publish = false
 
 [dependencies]
-ctorch = { path = "$crates/ctorch" }
+ctorch = { path = "$crates/ctorch", features = ["ndarray"] }
+ndarray = { version = "0.17", default-features = false }
 
 [workspace]
 TOML
@@ -117,6 +123,34 @@ doc)
   echo "cargo doc: no warnings (missing_docs on)"
   exec python3 "$src/tests/bindings/rust_doc_check.py" "$api" "$CARGO_TARGET_DIR/doc" "$src"
   ;;
+doctest)
+  # The ctorch crate's doc tests (its examples and the README's blocks marked
+  # rustdoc, src/readme_doctests.rs), with the ndarray feature, run as a
+  # dependency of this project so they reuse the crates the other modes built.
+  # Every example runs: one marked no_run (compiled only) fails this test.
+  project rust-doctest
+  printf 'fn main() {}\n' >src/main.rs
+  t=$(date +%s)
+  if ! cargo_run test --doc -p ctorch; then
+    network_skip
+    cat cargo.log
+    echo "FAIL: cargo test --doc"
+    exit 1
+  fi
+  grep -E '^test |^test result|Finished|Compiling' cargo.log
+  echo "cargo test --doc: $(($(date +%s) - t)) s"
+  if grep -E '^test .* - compile \.\.\.' cargo.log; then
+    echo "FAIL: the doc tests above are compiled only (no_run): make them run"
+    exit 1
+  fi
+  n=$(grep -Ec '^test .* \.\.\. ok$' cargo.log || true)
+  need=${CTORCH_RUST_DOCTESTS_MIN:-12}
+  [ "$n" -ge "$need" ] || { echo "FAIL: $n doc tests passed, expected at least $need"; exit 1; }
+  grep -q 'readme_doctests.rs - readme_doctests::ReadmeLine' cargo.log ||
+    { echo "FAIL: the README's rustdoc blocks did not run"; exit 1; }
+  grep -q 'nd.rs - nd ' cargo.log || { echo "FAIL: the ndarray examples did not run"; exit 1; }
+  echo "ok: $n doc tests ran and passed"
+  ;;
 reach)
   project rust-reach
   cp "$src/tests/bindings/rust_reach_test.rs" src/main.rs
@@ -137,7 +171,7 @@ example)
   exec "$CARGO_TARGET_DIR/debug/rust-example-$name" "$@"
   ;;
 *)
-  echo "usage: run_rust.sh compile_fail|sweep|doc|reach|example ..." >&2
+  echo "usage: run_rust.sh compile_fail|sweep|doc|doctest|reach|example ..." >&2
   exit 2
   ;;
 esac

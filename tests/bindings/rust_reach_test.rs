@@ -281,8 +281,104 @@ fn main() -> Result<()> {
                         ctorch::optim::OptimOptions::new(ctorch::OptimizerKind::SGD).lr(0.01))?;
     assert_eq!((opt.num_param_groups()?, opt.lr(0)?, opt.lr(1)?), (2, 0.1, 0.01));
     ok("module sub-trees (named paths, get, freezing) and param groups with their own options");
+    // Issue 51, item 7: a module's state dict and an optimizer's state through
+    // Write/Read; a module of other shapes refuses the bytes.
+    let mut bytes = Vec::new();
+    net.save_to(&mut bytes)?;
+    let twin = Sequential::named(&[("features", "Linear", "3, 4"), ("head", "Linear", "4, 2")])?;
+    assert!(twin.parameters()?[0] != net.parameters()?[0]);
+    twin.load_from(&bytes[..])?;
+    assert!(twin.state_dict()?.iter().zip(net.state_dict()?.iter()).all(|((n, t), (m, u))| n == m && t == u));
+    assert!(Sequential::named(&[("features", "Linear", "3, 5")])?.load_from(&bytes[..]).is_err());
+    let w = Tensor::from_slice(&[1f32, -2.0], &[2])?.requires_grad_(true)?;
+    let adam = Optimizer::adam(&[w.shallow_clone()?], 0.1)?;
+    adam.backward_step(&(&w * &w).sum()?)?;
+    let mut ob = Vec::new();
+    adam.save_to(&mut ob)?;
+    let adam2 = Optimizer::adam(&[w.shallow_clone()?], 0.1)?;
+    adam2.load_from(&ob[..])?;
+    let mut ob2 = Vec::new();
+    adam2.save_to(&mut ob2)?;
+    assert_eq!(ob, ob2);
+    assert!(adam2.load_from(&b"not a checkpoint"[..]).is_err());
+    ok("nn::Module and Optimizer save_to/load_from (Write/Read)");
+
+    // Issue 51, item 10: Debug of the enum newtypes names the value (the
+    // constant's name); a value outside the header's set still prints.
+    use ctorch::{DType, Device, Layout, Reduction};
+    assert_eq!(format!("{:?}", DType(10)), "FLOAT64");
+    assert_eq!(format!("{:?} {:?}", DType::BOOL, Reduction::MEAN), "BOOL MEAN");
+    assert_eq!(format!("{:?}", DType(99)), "DType(99)");
+    assert_eq!(format!("{:?}", Reduction(-3)), "Reduction(-3)");
+    assert_eq!(format!("{} {} {}", DType::FLOAT32, Layout::SPARSE_COO, DeviceType::CUDA), "float32 sparse_coo cuda");
+    assert_eq!(format!("{} {}", Device::CPU, Device::cuda(1)), "cpu cuda:1");
+    assert_eq!(format!("{:?}", Device::CPU), "Device { kind: CPU, index: -1 }");
+    assert_eq!(format!("{:?}", a), "Tensor([2, 3], FLOAT32)");
+    ok("Debug/Display of the enums name the value");
+
+    // Issue 51, item 8: ndarray (feature `ndarray`) both ways, every shared dtype.
+    ndarray_both_ways()?;
+    ok("ndarray <-> Tensor: every shared dtype, C/Fortran/strided layouts, dtype mismatch an Err");
 
     std::fs::remove_dir_all(&dir).ok();
     println!("reach: all wrappers behave");
+    Ok(())
+}
+
+// Each element type of the ndarray feature: an array in C order, its
+// transpose (Fortran order) and a stepped, reversed slice go to tensors with
+// the same values in logical order, and back; a tensor of another dtype is an
+// error naming both; non-contiguous tensors (a transpose, a strided slice)
+// come back in their logical order.
+fn ndarray_both_ways() -> Result<()> {
+    use ndarray::{s, Array, Array2, ArrayD, ShapeBuilder};
+    fn one<T: ctorch::Element + Send + 'static + PartialEq + std::fmt::Debug>(vals: [T; 6], other: ctorch::DType)
+        -> Result<()> {
+        let a = Array::from_shape_vec((2, 3), vals.to_vec()).unwrap();
+        let dims = |t: &Tensor| t.size();
+        // by reference (a copy), by view, owned (zero-copy), Fortran order, strided
+        let t = Tensor::try_from(&a)?;
+        assert_eq!((dims(&t), t.dtype(), t.to_vec::<T>()?), (vec![2, 3], T::DTYPE, vals.to_vec()));
+        assert_eq!(Tensor::try_from(a.view())?.to_vec::<T>()?, vals.to_vec());
+        assert_eq!(Tensor::try_from(a.clone())?.to_vec::<T>()?, vals.to_vec());
+        let at = a.t();
+        assert!(!at.is_standard_layout());
+        let tt = Tensor::try_from(at)?;
+        assert_eq!(dims(&tt), vec![3, 2]);
+        assert_eq!(tt.to_vec::<T>()?, at.iter().copied().collect::<Vec<T>>());
+        let f = Array::from_shape_vec((2, 3).f(), vals.to_vec()).unwrap(); // column-major memory
+        assert_eq!(Tensor::try_from(f.clone())?.to_vec::<T>()?, f.iter().copied().collect::<Vec<T>>());
+        let st = a.slice(s![.., ..;-2]);
+        assert_eq!(Tensor::try_from(st)?.to_vec::<T>()?, st.iter().copied().collect::<Vec<T>>());
+        let mut sliced = a.clone();
+        sliced.slice_collapse(s![1.., ..]); // an owned array that is a part of its Vec
+        assert_eq!(Tensor::try_from(sliced.clone())?.to_vec::<T>()?, sliced.iter().copied().collect::<Vec<T>>());
+        // back: the same values and shape, from contiguous and non-contiguous tensors
+        assert_eq!(ArrayD::<T>::try_from(&t)?, a.clone().into_dyn());
+        assert_eq!(Array2::<T>::try_from(&t.t()?)?, a.t().to_owned());
+        let tt2 = ctorch::ops::slice_Tensor(&t, 1, Some(0), None, 2)?; // columns 0 and 2
+        assert_eq!(Array2::<T>::try_from(&tt2)?, a.slice(s![.., ..;2]).to_owned());
+        assert!(ndarray::Array1::<T>::try_from(&t).is_err()); // 2 dimensions into Array1: an error
+        // another dtype: an Err (TYPE), no conversion, no panic
+        let e = ArrayD::<T>::try_from(&t.to_dtype(other)?).unwrap_err();
+        assert_eq!(e.status, sys::CTORCH_TYPE, "{e}");
+        assert!(e.message.contains(&format!("{}", other)), "{e}");
+        Ok(())
+    }
+    one([1.5f32, -2.0, 3.25, 4.0, 5.0, 6.5], ctorch::DType::FLOAT64)?;
+    one([1.5f64, -2.0, 3.25, 4.0, 5.0, 6.5], ctorch::DType::FLOAT32)?;
+    one([1i64 << 40, -2, 3, 4, 5, 6], ctorch::DType::INT32)?;
+    one([1i32, -2, 3, 4, 5, i32::MAX], ctorch::DType::INT64)?;
+    one([1i16, -2, 3, 4, 5, i16::MIN], ctorch::DType::INT32)?;
+    one([1i8, -2, 3, 4, 5, 127], ctorch::DType::UINT8)?;
+    one([1u8, 2, 3, 4, 5, 255], ctorch::DType::INT8)?;
+    one([true, false, true, true, false, false], ctorch::DType::UINT8)?;
+    // 0-dimensional and empty arrays
+    let z = Tensor::try_from(ndarray::arr0(2.5f64))?;
+    assert_eq!((z.size(), z.item()?), (vec![], 2.5));
+    assert_eq!(ndarray::Array0::<f64>::try_from(&z)?.into_scalar(), 2.5);
+    let e = Tensor::try_from(Array2::<f32>::zeros((0, 4)))?;
+    assert_eq!(e.size(), vec![0, 4]);
+    assert_eq!(ArrayD::<f32>::try_from(&e)?.shape(), &[0, 4]);
     Ok(())
 }

@@ -24,7 +24,7 @@ import time
 import doc_checks
 
 DIRECTIVE = re.compile(r"^<!-- doc-test: (\w[\w-]*)(?: (.*?))? -->$")
-KNOWN = {"excerpt", "fragment", "env", "generated"}
+KNOWN = {"excerpt", "fragment", "env", "generated", "rustdoc"}
 # Languages by fence tag; untagged blocks are text (output, file formats), not code.
 LANGS = {"c": "c", "python": "python", "py": "python", "js": "js", "javascript": "js", "go": "go",
          "sh": "sh", "bash": "sh", "shell": "sh", "json": "json", "cmake": "cmake", "": "text", "text": "text",
@@ -322,11 +322,27 @@ class Runner:
             pos = at + len(p)
         return "checked", f"{len(pieces)} piece(s) found in {b.arg}"
 
+    def rustdoc_block(self, b):
+        """A Rust block of the ctorch crate's README that runs as one of the
+        crate's doc tests (ctest binding_rust_doctest): the generator put it,
+        whole, in the build's src/readme_doctests.rs."""
+        if b.lang != "rust":
+            return "FAIL", "the rustdoc directive marks ```rust blocks only"
+        path = os.path.join(self.bindings, "rust", "ctorch", "src", "readme_doctests.rs")
+        if not os.path.exists(path):
+            return "FAIL", f"no {os.path.relpath(path, self.build)} in the build (bindings-gen/ctorch_gen/rust/package.py)"
+        want = "\n".join(f"/// {ln}".rstrip() for ln in b.text.rstrip("\n").split("\n"))
+        if want not in open(path, encoding="utf-8").read():
+            return "FAIL", f"not a doc test of the build's crate (not in {os.path.relpath(path, self.build)}): rebuild"
+        return "checked", "a doc test of the ctorch crate (binding_rust_doctest runs it)"
+
     def one(self, b, n):
         if b.directive == "excerpt":
             return "excerpt", ""
         if b.directive == "generated":
             return self.generated_block(b, n)
+        if b.directive == "rustdoc":
+            return self.rustdoc_block(b)
         if b.lang == "text":
             return "text", "output or a format, not code"
         f = {"c": self.c_block, "python": self.py_block, "js": self.js_block, "go": self.go_block,

@@ -288,16 +288,17 @@ def emit_enums(doc: Api) -> str:
                 pre = pre[:-1]
         pre = pre[: pre.rfind("_") + 1] if len(names) > 1 else "CTORCH_"
         out += doc_lines(e.doc)
-        out.append("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]")
+        out.append("#[derive(Clone, Copy, PartialEq, Eq, Hash)]")
         out.append(f"pub struct {rt}(pub sys::{e.name});")
         out.append(f"impl {rt} {{")
+        consts = []  # (constant name, value), the first name of a value only
         for v in e.values:
-            cn = v.name[len(pre):].upper()
-            if cn[:1].isdigit():
-                cn = "_" + cn
+            cn = enum_const(v.name, pre)
             # A value the header leaves undocumented still names its C constant (missing_docs).
             out += doc_lines(v.doc or f"`{v.name}` (= {v.value}).", "    ")
             out.append(f"    pub const {cn}: {rt} = {rt}(sys::{v.name});")
+            if all(v.value != x for _, x in consts):
+                consts.append((cn, v.value))
         if e.name == "ctorch_dtype":
             out.append("    /// torch's name of the dtype (`float32`), as constructor text writes it.")
             out.append("    pub fn python_name(self) -> &'static str {")
@@ -308,8 +309,43 @@ def emit_enums(doc: Api) -> str:
             out.append("        }")
             out.append("    }")
         out.append("}")
+        out += enum_formatting(rt, consts)
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def enum_const(c_name: str, prefix: str) -> str:
+    """The Rust constant of a C enum value: CTORCH_FLOAT32 -> FLOAT32 (prefix CTORCH_)."""
+    cn = c_name[len(prefix):].upper()
+    return "_" + cn if cn[:1].isdigit() else cn
+
+
+# Enums whose values are torch's own names in lower case (torch.float32, the
+# device types of torch.device("cuda:0"), torch.strided): Display writes that.
+DISPLAY_LOWER = {"DType", "DeviceType", "Layout"}
+
+
+def enum_formatting(rt: str, consts: List[Tuple[str, int]]) -> List[str]:
+    """`Debug` names the value as its constant (`DType(10)` prints `FLOAT64`, as
+    a fieldless enum derives it); a value outside the header's set prints as
+    the newtype (`DType(99)`). `Display`, for the enums of DISPLAY_LOWER:
+    torch's name (`float64`, `cuda`, `strided`)."""
+    def match(names) -> List[str]:
+        arms = [f"            {v} => \"{n}\"," for n, v in names]
+        return (["        let name = match self.0 {"] + arms + ["            _ => return write!(f, \"" + rt + "({})\", self.0),",
+                 "        };", "        f.write_str(name)"])
+    out = [f"impl ::std::fmt::Debug for {rt} {{",
+           "    /// The constant's name (`FLOAT64`); a value outside the header's set as the newtype (`DType(99)`).",
+           "    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {"]
+    out += match(consts)
+    out += ["    }", "}"]
+    if rt in DISPLAY_LOWER:
+        out += [f"impl ::std::fmt::Display for {rt} {{",
+                "    /// torch's name of the value (`float64`, `cuda`, `strided`); outside the header's set as Debug.",
+                "    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {"]
+        out += match([(n.lower(), v) for n, v in consts])
+        out += ["    }", "}"]
+    return out
 
 
 # Handles bound to the thread that made them (scopes restore thread-local modes on

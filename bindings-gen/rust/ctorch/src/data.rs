@@ -1,16 +1,20 @@
 //! Batches as an iterator (`torch.utils.data.DataLoader`) and the idiomatic
 //! faces of a few header functions that `capi` has in C form.
 //!
-//! ```no_run
+//! ```
 //! # fn main() -> ctorch::Result<()> {
-//! # let (x, y) = ctorch::read_mnist("/usr/share/datasets/fashion-mnist", true)?;
+//! # // (ctorch::read_mnist(dir, true)? in a real program)
+//! # let (x, y) = (ctorch::Tensor::from_slice(&[0u8; 600 * 4], &[600, 2, 2])?, ctorch::Tensor::from_slice(&[1i64; 600], &[600])?);
 //! use ctorch::DataLoader;
 //! let mut loader = DataLoader::new(&x, Some(&y), 256, true, 1, false)?;
 //! for epoch in 0..2 {
+//!     let mut seen = 0;
 //!     for batch in loader.epoch(epoch)? {
 //!         let (images, labels) = batch?;
 //!         // ... a training step
+//!         seen += labels.numel();
 //!     }
+//!     assert_eq!(seen, 600); // 256 + 256 + 88
 //! }
 //! # Ok(()) }
 //! ```
@@ -139,6 +143,28 @@ fn read_all<R: std::io::Read>(mut r: R) -> Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Bytes and streams: `torch.save`/`torch.load` and NumPy's `.npy`/`.npz`
+/// through any `std::io::Write`/`Read` (a `Vec<u8>`, a file, a socket).
+///
+/// ```
+/// # fn main() -> ctorch::Result<()> {
+/// use ctorch::{capi, Tensor, TensorDict};
+/// let t = Tensor::try_from(vec![vec![1.0f32, 2.0], vec![3.0, 4.0]])?;
+/// let mut bytes = Vec::new();
+/// t.save_to(&mut bytes)?;                         // torch.save(t, f)
+/// assert!(Tensor::load_from(&bytes[..])? == t);   // torch.load(f)
+/// let mut npy = Vec::new();
+/// t.write_npy(&mut npy)?;                         // numpy.save(f, t): NumPy's bytes
+/// assert_eq!(&npy[..6], b"\x93NUMPY");
+/// assert!(Tensor::read_npy(&npy[..])? == t);
+/// let d: TensorDict = capi::tensor_dict_new()?;   // a state dict
+/// capi::tensor_dict_set(&d, "weight", &t)?;
+/// let mut sd = Vec::new();
+/// d.save_to(&mut sd)?;
+/// let back = TensorDict::load_from(std::io::Cursor::new(sd))?;
+/// assert_eq!(back.entry(0)?.0, "weight");
+/// # Ok(()) }
+/// ```
 impl Tensor {
     /// `torch.save(t, w)`: the bytes [`Tensor::save`] writes, to any writer.
     pub fn save_to<W: std::io::Write>(&self, mut w: W) -> Result<()> {
@@ -169,6 +195,18 @@ impl Tensor {
     /// Python's `str(t)` under `torch.set_printoptions(precision, threshold,
     /// edgeitems, linewidth, sci_mode)`; `None` takes PyTorch's default
     /// (`Display` prints with every default).
+    ///
+    /// ```
+    /// # fn main() -> ctorch::Result<()> {
+    /// use ctorch::Tensor;
+    /// let t = Tensor::try_from(vec![vec![1.0f32, 2.5], vec![-3.0, 4.0]])?;
+    /// assert_eq!(t.to_string(), "tensor([[ 1.0000,  2.5000],\n        [-3.0000,  4.0000]])");
+    /// assert_eq!(t.format(Some(1), None, None, None, None)?, "tensor([[ 1.0,  2.5],\n        [-3.0,  4.0]])");
+    /// assert_eq!(format!("{t:?}"), "Tensor([2, 2], FLOAT32)");     // Debug: shape and dtype
+    /// let long = ctorch::ops::arange(11000.into(), None, None, None, None)?;
+    /// assert_eq!(long.to_string(), "tensor([    0,     1,     2,  ..., 10997, 10998, 10999])"); // summarised
+    /// # Ok(()) }
+    /// ```
     pub fn format(&self, precision: Option<i64>, threshold: Option<i64>, edgeitems: Option<i64>,
                   linewidth: Option<i64>, sci_mode: Option<bool>) -> Result<String> {
         capi::tensor_format(self, precision.unwrap_or(-1), threshold.unwrap_or(-1), edgeitems.unwrap_or(-1),
@@ -194,5 +232,46 @@ impl crate::TensorDict {
     /// `numpy.load(r)` of a .npz archive (savez or savez_compressed).
     pub fn read_npz<R: std::io::Read>(r: R) -> Result<crate::TensorDict> {
         capi::npz_load_from_buffer(&read_all(r)?)
+    }
+}
+
+impl nn::Module {
+    /// `torch.save(m.state_dict(), w)`: the state dict as [`nn::Module::save`]
+    /// writes it, to any writer (a `Vec<u8>`, an object store's upload).
+    ///
+    /// ```
+    /// # fn main() -> ctorch::Result<()> {
+    /// use ctorch::nn::Module;
+    /// let (a, b) = (Module::new("Linear", "3, 2")?, Module::new("Linear", "3, 2")?);
+    /// let mut bytes = Vec::new();
+    /// a.save_to(&mut bytes)?;
+    /// b.load_from(&bytes[..])?;                       // strict: every key must match
+    /// assert!(a.parameters()?[0] == b.parameters()?[0]);
+    /// assert!(Module::new("Linear", "3, 4")?.load_from(&bytes[..]).is_err()); // shapes differ
+    /// # Ok(()) }
+    /// ```
+    pub fn save_to<W: std::io::Write>(&self, w: W) -> Result<()> {
+        let d = capi::tensor_dict_new()?;
+        for (name, t) in self.state_dict()? {
+            capi::tensor_dict_set(&d, &name, &t)?;
+        }
+        d.save_to(w)
+    }
+    /// `m.load_state_dict(torch.load(r))`, strict (r is read to its end);
+    /// returns the library's report.
+    pub fn load_from<R: std::io::Read>(&self, r: R) -> Result<String> {
+        self.load_state_dict(&crate::TensorDict::load_from(r)?, true)
+    }
+}
+
+impl crate::Optimizer {
+    /// `torch.save(opt.state_dict(), w)` (the bytes of `capi::optimizer_save_state_dict`).
+    pub fn save_to<W: std::io::Write>(&self, mut w: W) -> Result<()> {
+        let b = copy_out(|l, p, c| unsafe { crate::sys::ctorch_optimizer_save_state_dict_to_buffer(l, p, c, self.h) })?;
+        w.write_all(&b).map_err(io_error)
+    }
+    /// `opt.load_state_dict(torch.load(r))` (r is read to its end).
+    pub fn load_from<R: std::io::Read>(&self, r: R) -> Result<()> {
+        capi::optimizer_load_state_dict_from_buffer(self, &read_all(r)?)
     }
 }

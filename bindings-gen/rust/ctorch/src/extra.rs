@@ -139,9 +139,9 @@ impl Tensor {
             return Err(Error::binding(format!(
                 "Tensor::from_vec: shape {shape:?} does not hold the {} elements of data", data.len())));
         }
-        unsafe extern "C" fn release<T>(ctx: *mut c_void) {
+        unsafe extern "C" fn release<T>(ctx: *mut c_void) { unsafe {
             drop(Box::from_raw(ctx as *mut Vec<T>));
-        }
+        }}
         let mut b = Box::new(data);
         let ptr = b.as_mut_ptr() as *mut c_void;
         let ctx = Box::into_raw(b) as *mut c_void;
@@ -171,7 +171,7 @@ impl Tensor {
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn from_blob(data: *mut c_void, sizes: &[i64], strides: Option<&[i64]>, dtype: crate::DType,
                             device: crate::Device, release: Option<unsafe extern "C" fn(*mut c_void)>,
-                            ctx: *mut c_void) -> Result<Tensor> {
+                            ctx: *mut c_void) -> Result<Tensor> { unsafe {
         if let Some(s) = strides {
             if s.len() != sizes.len() {
                 return Err(Error::binding("Tensor::from_blob: strides and sizes differ in length"));
@@ -181,7 +181,7 @@ impl Tensor {
         check(sys::ctorch_tensor_from_blob(&mut h, data, sizes.as_ptr(), strides.map_or(std::ptr::null(), |s| s.as_ptr()),
                                            sizes.len(), dtype.0, device.c(), release, ctx))?;
         Tensor::own(h)
-    }
+    }}
 
     /// Exports the tensor zero-copy as a DLPack capsule that keeps its memory alive
     /// (C: `ctorch_to_dlpack`). Autograd history is not carried. CPU and CUDA tensors only;
@@ -437,14 +437,14 @@ impl Optimizer {
     /// stops the step; its error (or the panic's text) is in the returned [`Error`].
     pub fn step_closure<F: FnMut() -> Result<f64>>(&self, f: F) -> Result<f64> {
         struct St<F> { f: F, err: Option<String> }
-        unsafe extern "C" fn tramp<F: FnMut() -> Result<f64>>(ud: *mut c_void, loss: *mut f64) -> sys::ctorch_status {
+        unsafe extern "C" fn tramp<F: FnMut() -> Result<f64>>(ud: *mut c_void, loss: *mut f64) -> sys::ctorch_status { unsafe {
             let st = &mut *(ud as *mut St<F>);
             match catch_unwind(AssertUnwindSafe(|| (st.f)())) {
                 Ok(Ok(v)) => { *loss = v; sys::CTORCH_OK }
                 Ok(Err(e)) => { let s = e.status; st.err = Some(e.to_string()); s }
                 Err(p) => { st.err = Some(panic_text(p)); sys::CTORCH_RUNTIME }
             }
-        }
+        }}
         let mut st = St { f, err: None };
         let mut loss = 0.0;
         let r = check(unsafe {
@@ -468,7 +468,7 @@ impl LrScheduler {
     pub fn lambda<F: FnMut(i64, usize) -> f64 + Send + 'static>(opt: &Optimizer, multiplicative: bool, f: F)
                                                                -> Result<LrScheduler> {
         unsafe extern "C" fn tramp<F: FnMut(i64, usize) -> f64>(ud: *mut c_void, epoch: i64, group: usize,
-                                                                factor: *mut f64) -> sys::ctorch_status {
+                                                                factor: *mut f64) -> sys::ctorch_status { unsafe {
             let m = &*(ud as *const Mutex<F>);
             match catch_unwind(AssertUnwindSafe(|| {
                 let mut g = m.lock().unwrap_or_else(|e| e.into_inner());
@@ -477,7 +477,7 @@ impl LrScheduler {
                 Ok(v) => { *factor = v; sys::CTORCH_OK }
                 Err(_) => sys::CTORCH_RUNTIME,
             }
-        }
+        }}
         let kind = if multiplicative { LrSchedule::MULTIPLICATIVE } else { LrSchedule::LAMBDA };
         let ud = Box::into_raw(Box::new(Mutex::new(f))) as *mut c_void; // leaked: see above
         let mut h = std::ptr::null_mut();
@@ -500,7 +500,7 @@ impl DataLoader {
         type B<F> = Box<F>;
         unsafe extern "C" fn tramp<F: Fn(i64, &Tensor, Option<&Tensor>) -> Result<(Tensor, Option<Tensor>)>>(
             ud: *mut c_void, index: i64, data: sys::ctorch_tensor, target: sys::ctorch_tensor,
-            data_out: *mut sys::ctorch_tensor, target_out: *mut sys::ctorch_tensor) -> sys::ctorch_status {
+            data_out: *mut sys::ctorch_tensor, target_out: *mut sys::ctorch_tensor) -> sys::ctorch_status { unsafe {
             let f = &*(ud as *const F);
             let (d, t) = (borrowed(data), borrowed(target));
             let tgt = if target.is_null() { None } else { Some(&*t) };
@@ -513,10 +513,10 @@ impl DataLoader {
                 Ok(Err(e)) => e.status,
                 Err(_) => sys::CTORCH_RUNTIME,
             }
-        }
-        unsafe extern "C" fn free<F>(ud: *mut c_void) {
+        }}
+        unsafe extern "C" fn free<F>(ud: *mut c_void) { unsafe {
             drop(Box::from_raw(ud as *mut F));
-        }
+        }}
         let ud = Box::into_raw(B::new(f)) as *mut c_void;
         let st = unsafe { sys::ctorch_data_loader_set_transform_fn(self.h, Some(tramp::<F>), ud, Some(free::<F>)) };
         // On INVALID_ARGUMENT for a dead loader user_data would stay ours; a `&self` loader
@@ -532,12 +532,12 @@ impl DataLoader {
 }
 
 /// Turns the borrowed `inputs[0..n)` of a callback into `Tensor`s never dropped here.
-unsafe fn borrowed_inputs(inputs: *const sys::ctorch_tensor, n: usize) -> Vec<Option<std::mem::ManuallyDrop<Tensor>>> {
+unsafe fn borrowed_inputs(inputs: *const sys::ctorch_tensor, n: usize) -> Vec<Option<std::mem::ManuallyDrop<Tensor>>> { unsafe {
     if inputs.is_null() || n == 0 {
         return Vec::new();
     }
     std::slice::from_raw_parts(inputs, n).iter().map(|&h| if h.is_null() { None } else { Some(borrowed(h)) }).collect()
-}
+}}
 
 impl crate::Dataset {
     /// A dataset whose items come from closures (C: `ctorch_dataset_from_callbacks`): `len`
@@ -550,17 +550,17 @@ impl crate::Dataset {
     where L: Fn() -> Result<i64> + Send + Sync + 'static,
           G: Fn(i64) -> Result<(Tensor, Option<Tensor>)> + Send + Sync + 'static {
         type St<L, G> = (L, G);
-        unsafe extern "C" fn len_t<L: Fn() -> Result<i64>, G>(ud: *mut c_void, out: *mut i64) -> sys::ctorch_status {
+        unsafe extern "C" fn len_t<L: Fn() -> Result<i64>, G>(ud: *mut c_void, out: *mut i64) -> sys::ctorch_status { unsafe {
             let st = &*(ud as *const St<L, G>);
             match catch_unwind(AssertUnwindSafe(|| (st.0)())) {
                 Ok(Ok(n)) => { *out = n; sys::CTORCH_OK }
                 Ok(Err(e)) => e.status,
                 Err(_) => sys::CTORCH_RUNTIME,
             }
-        }
+        }}
         unsafe extern "C" fn item_t<L, G: Fn(i64) -> Result<(Tensor, Option<Tensor>)>>(
             ud: *mut c_void, index: i64, data_out: *mut sys::ctorch_tensor, target_out: *mut sys::ctorch_tensor,
-        ) -> sys::ctorch_status {
+        ) -> sys::ctorch_status { unsafe {
             let st = &*(ud as *const St<L, G>);
             match catch_unwind(AssertUnwindSafe(|| (st.1)(index))) {
                 Ok(Ok((d, t))) => {
@@ -571,10 +571,10 @@ impl crate::Dataset {
                 Ok(Err(e)) => e.status,
                 Err(_) => sys::CTORCH_RUNTIME,
             }
-        }
-        unsafe extern "C" fn free<L, G>(ud: *mut c_void) {
+        }}
+        unsafe extern "C" fn free<L, G>(ud: *mut c_void) { unsafe {
             drop(Box::from_raw(ud as *mut St<L, G>));
-        }
+        }}
         let ud = Box::into_raw(Box::new((len, get_item))) as *mut c_void;
         let mut h = std::ptr::null_mut();
         // On failure ctorch frees user_data itself once its arguments were checked (they always
@@ -599,7 +599,7 @@ impl crate::nn::Module {
         unsafe extern "C" fn fwd<F: Fn(&crate::nn::Module, &[Option<&Tensor>], &str) -> Result<Vec<Option<Tensor>>>>(
             ud: *mut c_void, this: sys::ctorch_nn_module, inputs: *const sys::ctorch_tensor, n_inputs: usize,
             kwargs: *const c_char, outputs: *mut sys::ctorch_tensor, max_outputs: usize, n_outputs: *mut usize,
-        ) -> sys::ctorch_status {
+        ) -> sys::ctorch_status { unsafe {
             let f = &*(ud as *const F);
             let m = std::mem::ManuallyDrop::new(crate::nn::Module { h: this });
             let ins = borrowed_inputs(inputs, n_inputs);
@@ -618,10 +618,10 @@ impl crate::nn::Module {
                 Ok(Err(e)) => e.status,
                 Err(_) => sys::CTORCH_RUNTIME,
             }
-        }
-        unsafe extern "C" fn free<F>(ud: *mut c_void) {
+        }}
+        unsafe extern "C" fn free<F>(ud: *mut c_void) { unsafe {
             drop(Box::from_raw(ud as *mut F));
-        }
+        }}
         let name = cstring(type_name)?;
         let ud = Box::into_raw(Box::new(forward)) as *mut c_void;
         let mut h = std::ptr::null_mut();
@@ -660,7 +660,7 @@ where F: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Tensor>> + Se
     unsafe extern "C" fn fwd<F: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Tensor>>, B>(
         ctx: sys::ctorch_autograd_ctx, ud: *mut c_void, inputs: *const sys::ctorch_tensor, n_inputs: usize,
         outputs: *mut sys::ctorch_tensor, n_outputs: usize,
-    ) -> sys::ctorch_status {
+    ) -> sys::ctorch_status { unsafe {
         let st = &*(ud as *const St<F, B>);
         let c = crate::AutogradCtx { h: ctx };
         autograd_guard(&c, || {
@@ -675,11 +675,11 @@ where F: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Tensor>> + Se
             }
             Ok(())
         })
-    }
+    }}
     unsafe extern "C" fn bwd<F, B: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Option<Tensor>>>>(
         ctx: sys::ctorch_autograd_ctx, ud: *mut c_void, grads: *const sys::ctorch_tensor, n_outputs: usize,
         grad_inputs: *mut sys::ctorch_tensor, n_inputs: usize,
-    ) -> sys::ctorch_status {
+    ) -> sys::ctorch_status { unsafe {
         let st = &*(ud as *const St<F, B>);
         let c = crate::AutogradCtx { h: ctx };
         autograd_guard(&c, || {
@@ -694,10 +694,10 @@ where F: Fn(&crate::AutogradCtx, &[Option<&Tensor>]) -> Result<Vec<Tensor>> + Se
             }
             Ok(())
         })
-    }
-    unsafe extern "C" fn release<F, B>(ud: *mut c_void) {
+    }}
+    unsafe extern "C" fn release<F, B>(ud: *mut c_void) { unsafe {
         drop(Box::from_raw(ud as *mut St<F, B>));
-    }
+    }}
     let hs: Vec<sys::ctorch_tensor> = inputs.iter().map(|t| t.h).collect();
     let mut outs = vec![std::ptr::null_mut(); n_outputs];
     // ctorch calls release exactly once, failure included: the box is never freed here.

@@ -17,6 +17,10 @@
 //! - [`nn`]: the module kinds of torch.nn as builders (`nn::Conv2d::new(1, 6, 5).padding(2).build()?`).
 //! - [`optim`]: optimizers and learning-rate schedules.
 //! - [`no_grad`]`(|| ...)`, [`DataLoader::epoch`] (an iterator of batches).
+//! - Bytes and streams: `save_to(w)` / `load_from(r)` of a [`Tensor`], a [`TensorDict`],
+//!   an [`nn::Module`]'s state dict and an [`Optimizer`]'s state (any `std::io::Write` / `Read`).
+//! - Feature `ndarray`: `Tensor::try_from(&array)?`, `ndarray::ArrayD::<f32>::try_from(&t)?`
+//!   for `f32`, `f64`, `i64`, `i32`, `i16`, `i8`, `u8`, `bool` (another dtype is an `Err`).
 //!
 //! # Safety
 //!
@@ -46,9 +50,13 @@ mod enums_gen;
 mod extra;
 mod handles_gen;
 mod methods_gen;
+#[cfg(feature = "ndarray")]
+mod nd;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+#[cfg(doctest)]
+mod readme_doctests;
 mod sugar;
 mod train;
 
@@ -126,14 +134,14 @@ pub(crate) fn cstrings(v: &[&str]) -> Result<Vec<CString>> {
 }
 
 /// Takes a `char **` result (new, freed with ctorch_string_free).
-pub(crate) unsafe fn take_string(p: *mut c_char) -> String {
+pub(crate) unsafe fn take_string(p: *mut c_char) -> String { unsafe {
     if p.is_null() {
         return String::new();
     }
     let s = CStr::from_ptr(p).to_string_lossy().into_owned();
     sys::ctorch_string_free(p);
     s
-}
+}}
 
 /// Compares api.json's ABI hash (compiled into this crate) with the loaded
 /// library's: a library built from another ctorch or libtorch is refused.
@@ -275,6 +283,13 @@ impl Device {
     }
 }
 
+impl fmt::Display for Device {
+    /// As `str(torch.device(...))`: `cpu`, `cuda:0` (no index when it is -1, the current one).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.index < 0 { write!(f, "{}", self.kind) } else { write!(f, "{}:{}", self.kind, self.index) }
+    }
+}
+
 // ---- Tensor --------------------------------------------------------------------------------
 
 /// Owns one `ctorch_tensor` reference; `Drop` frees it. Operators are in [`ops`];
@@ -309,6 +324,12 @@ impl Element for i64 {
 }
 impl Element for i32 {
     const DTYPE: DType = DType::INT32;
+}
+impl Element for i16 {
+    const DTYPE: DType = DType::INT16;
+}
+impl Element for i8 {
+    const DTYPE: DType = DType::INT8;
 }
 impl Element for u8 {
     const DTYPE: DType = DType::UINT8;

@@ -1,13 +1,15 @@
 //! Optimizers (`torch.optim`) and learning-rate schedules (`torch.optim.lr_scheduler`)
 //! over ctorch_optimizer_* / ctorch_lr_scheduler_*.
 //!
-//! ```no_run
+//! ```
 //! # fn main() -> ctorch::Result<()> {
-//! # let params: Vec<ctorch::Tensor> = vec![];
+//! # let params = vec![ctorch::Tensor::from_slice(&[1f32, 2.0], &[2])?.requires_grad_(true)?];
 //! use ctorch::optim::{Optimizer, OptimOptions, LrScheduler};
 //! use ctorch::{OptimizerKind, LrSchedule};
 //! let opt = Optimizer::new(OptimizerKind::ADAMW, &params, OptimOptions::new(OptimizerKind::ADAMW).lr(1e-3))?;
 //! let sched = LrScheduler::step_lr(&opt, 10, 0.5)?;       // StepLR(opt, step_size=10, gamma=0.5)
+//! for _ in 0..10 { opt.step()?; sched.step()?; }
+//! assert_eq!(opt.lr(0)?, 5e-4);
 //! # Ok(()) }
 //! ```
 use crate::{check, sys, Error, LrSchedule, OptimizerKind, Result, Tensor};
@@ -79,6 +81,16 @@ impl Optimizer {
     /// `opt.add_param_group({"params": params, ...})`: a new param group with options
     /// of its own (a smaller lr for a pretrained backbone, no weight decay for
     /// biases), after the optimizer was made; groups are numbered from 0 in order.
+    ///
+    /// ```
+    /// # fn main() -> ctorch::Result<()> {
+    /// use ctorch::{nn::Sequential, optim::{OptimOptions, Optimizer}, OptimizerKind};
+    /// let net = Sequential::named(&[("backbone", "Linear", "4, 8"), ("head", "Linear", "8, 2")])?;
+    /// let opt = Optimizer::sgd(&net.get("head")?.parameters()?, 0.1, 0.9)?;
+    /// opt.add_param_group(&net.get("backbone")?.parameters()?, OptimOptions::new(OptimizerKind::SGD).lr(1e-3))?;
+    /// assert_eq!((opt.num_param_groups()?, opt.lr(0)?, opt.lr(1)?), (2, 0.1, 1e-3));
+    /// # Ok(()) }
+    /// ```
     pub fn add_param_group(&self, params: &[Tensor], options: OptimOptions) -> Result<()> {
         let hs: Vec<sys::ctorch_tensor> = params.iter().map(|t| t.h).collect();
         check(unsafe { sys::ctorch_optimizer_add_param_group(self.h, hs.as_ptr(), hs.len(), &options.0) })

@@ -5,17 +5,20 @@
 //! `ops::` functions and `Tensor` methods return a `Result`); comparisons that
 //! give a tensor are the methods `t.lt(&u)?`, `t.lt_Scalar(0.5.into())?`, ...
 //!
-//! ```no_run
+//! ```
 //! # fn main() -> ctorch::Result<()> {
 //! use ctorch::Tensor;
 //! let a = Tensor::try_from(vec![vec![1.0f32, 2.0, 3.0], vec![4.0, 5.0, 6.0]])?;
 //! let mut b = -&a + 1.0;                 // values and references, a scalar on either side
 //! b += &a;                               // in place (add_)
-//! let c = 2.0 / (&b * 3) - a.shallow_clone()?;
+//! let c = 2.0 / (&b * 4) - a.shallow_clone()?;
 //! assert!(b == Tensor::try_from(vec![vec![1.0f32; 3]; 2])?);
 //! let cols = c.i((.., 1..3))?;           // t[:, 1:3]
 //! let last = c.i((-1, ..=1))?;           // t[-1, :2]
-//! assert_eq!((cols.size(), last.size()), (vec![2, 2], vec![2]));
+//! assert_eq!((cols.size(), last.to_vec::<f32>()?), (vec![2, 2], vec![-3.5, -4.5]));
+//! assert!(a.gt_Scalar(2.5.into())? == Tensor::try_from(vec![vec![false, false, true], vec![true; 3]])?);
+//! assert_eq!(Tensor::from(1.5).item()?, 1.5);                     // a 0-dim float64 tensor
+//! assert!(Tensor::try_from(vec![vec![1i64, 2], vec![3]]).is_err()); // ragged rows: an Err
 //! # Ok(()) }
 //! ```
 use crate::{ops, Element, Error, Result, Scalar, Tensor};

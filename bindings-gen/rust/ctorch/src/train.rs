@@ -3,7 +3,7 @@
 //! constructor texts, accuracy counts and loader-wide top-k accuracy, and
 //! `inference_mode`.
 //!
-//! ```no_run
+//! ```
 //! # fn main() -> ctorch::Result<()> {
 //! use ctorch::{nn, optim::Optimizer, DataLoader, Tensor};
 //! # let (x, y) = (Tensor::from_slice(&[0f32; 4], &[1, 4])?, Tensor::from_slice(&[0i64], &[1])?);
@@ -17,6 +17,7 @@
 //!     let _right = logits.top_k_hits(&y, 1)?;                 // rows predicted right
 //! }
 //! let acc = net.top_k_accuracy(&mut loader, &[1])?[0];
+//! assert!((0.0..=1.0).contains(&acc));
 //! # Ok(()) }
 //! ```
 use crate::{capi, nn, ops, AutogradScopeKind, DataLoader, Error, Optimizer, Result, Tensor};

@@ -2,12 +2,14 @@
 //! kind as a builder named as torch.nn's class (kinds_gen.rs, generated from
 //! api.json's catalogue), the containers, and [`Module`], the handle they make.
 //!
-//! ```no_run
+//! ```
 //! use ctorch::nn;
 //! # fn main() -> ctorch::Result<()> {
 //! let conv = nn::Conv2d::new(1, 6, 5).padding(2).build()?;   // torch.nn.Conv2d(1, 6, 5, padding=2)
 //! let fc = nn::Linear::new(120, 84).bias(false).build()?;
 //! let net = nn::Sequential::new(&[&conv, &nn::ReLU::new().build()?])?;
+//! assert_eq!(net.forward(&ctorch::Tensor::from_slice(&[0f32; 28 * 28], &[1, 1, 28, 28])?)?.size(), [1, 6, 28, 28]);
+//! assert_eq!(fc.num_parameters()?, 120 * 84);
 //! # Ok(()) }
 //! ```
 //! Arguments left unset take PyTorch's defaults (the library applies them);
@@ -408,6 +410,21 @@ impl Module {
     /// The submodule at a dotted path (`"features.0"`; `""` is this module), as
     /// `model.get_submodule(path)`: a new handle to the same module, so what is
     /// done through it (training, freezing) is done to the tree.
+    ///
+    /// ```
+    /// # fn main() -> ctorch::Result<()> {
+    /// use ctorch::nn::{Module, Sequential};
+    /// let body = Sequential::named(&[("fc", "Linear", "4, 8"), ("act", "ReLU", "")])?;
+    /// let net = Sequential::new(&[&body, &Module::new("Linear", "8, 2")?])?;
+    /// let names: Vec<String> = net.named_parameters()?.into_iter().map(|(n, _)| n).collect();
+    /// assert_eq!(names, ["0.fc.weight", "0.fc.bias", "1.weight", "1.bias"]); // named parameter paths
+    /// net.get("0")?.set_requires_grad(false)?;                               // freeze a sub-tree
+    /// let trainable: Vec<bool> = net.parameters()?.iter().map(|p| p.requires_grad()).collect();
+    /// assert_eq!(trainable, [false, false, true, true]);
+    /// assert_eq!(net.get("0.fc")?.num_parameters()?, 4 * 8 + 8);
+    /// assert!(net.get("0.nope").is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn get(&self, path: &str) -> Result<Module> {
         crate::capi::nn_module_get(self, path)
     }
