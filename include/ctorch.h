@@ -103,11 +103,12 @@
  *     (a step closure calling ctorch_optimizer_zero_grad) is allowed. The
  *     check is one atomic compare-exchange per call; a free of a handle in
  *     use is refused (recorded as the last error, nothing freed).
- *     An optimizer's step and zero_grad (and ctorch_nn_module_zero_grad)
- *     take each parameter's gradient-accumulator lock, the one a backward
- *     takes to write .grad, so a backward on another thread waits for them
- *     instead of racing on the gradient (libtorch's own race; Python's GIL
- *     hides it from PyTorch).
+ *     An optimizer's step and zero_grad (and ctorch_nn_module_zero_grad,
+ *     ctorch_tensor_grad, _set_grad and _zero_grad) take each parameter's
+ *     gradient-accumulator lock, the one a backward takes to write .grad,
+ *     so a backward on another thread waits for them instead of racing on
+ *     the gradient (libtorch's own race; Python's GIL hides it from
+ *     PyTorch).
  *   - ctorch_generator: concurrent (random ops lock it), but which thread
  *     draws which numbers then depends on scheduling: use one generator per
  *     thread for reproducible draws.
