@@ -323,6 +323,11 @@ START_TEST(fft_dims_distinct_and_wrapped) {
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c(&r, x, rep, 2, 1, 0));
   CT_ERROR_HAS("ctorch__fft_r2c: argument 'dim'");
   CT_ERROR_HAS("repeated");
+  {
+    ctorch_tensor x2 = floats(2, 3); /* the sweep's input: SIGSEGV on 2.15 */
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c(&r, x2, rep, 2, 1, 0));
+    ctorch_tensor_free(x2);
+  }
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c(&r, x, neg, 2, 0, 1));
   CT_ERROR_HAS("out of range");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c(&r, x, big, 1, 0, 1));
