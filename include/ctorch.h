@@ -103,11 +103,12 @@
  *     (a step closure calling ctorch_optimizer_zero_grad) is allowed. The
  *     check is one atomic compare-exchange per call; a free of a handle in
  *     use is refused (recorded as the last error, nothing freed).
- *     An optimizer's step and zero_grad (and ctorch_nn_module_zero_grad)
- *     take each parameter's gradient-accumulator lock, the one a backward
- *     takes to write .grad, so a backward on another thread waits for them
- *     instead of racing on the gradient (libtorch's own race; Python's GIL
- *     hides it from PyTorch).
+ *     An optimizer's step and zero_grad (and ctorch_nn_module_zero_grad,
+ *     ctorch_tensor_grad, _set_grad and _zero_grad) take each parameter's
+ *     gradient-accumulator lock, the one a backward takes to write .grad,
+ *     so a backward on another thread waits for them instead of racing on
+ *     the gradient (libtorch's own race; Python's GIL hides it from
+ *     PyTorch).
  *   - ctorch_generator: concurrent (random ops lock it), but which thread
  *     draws which numbers then depends on scheduling: use one generator per
  *     thread for reproducible draws.
@@ -1839,11 +1840,12 @@ CTORCH_API ctorch_status ctorch_load_dict(ctorch_tensor_dict *out, const char *p
  * file that needs more than that, or more than max_bytes in all, is refused
  * with CTORCH_OUT_OF_MEMORY before the memory is allocated. With a limit
  * set, ctorch_data_idx_read and ctorch_data_mnist_read* refuse data larger
- * than it, and ctorch_module_load and ctorch_optimizer_load archives whose
- * records add up to more than it. The safetensors loaders count the tensors
- * a file declares (shared with its mapping or not) and at most 64 bytes per
- * byte of its header plus 4 MiB. *previous (may be NULL) gets the previous
- * limit. Loads already running keep the limit they started with.
+ * than it, and ctorch_module_load (and its buffer and stream forms) and
+ * ctorch_optimizer_load archives whose records add up to more than it. The
+ * safetensors loaders count the tensors a file declares (shared with its
+ * mapping or not) and at most 64 bytes per byte of its header plus 4 MiB.
+ * *previous (may be NULL) gets the previous limit. Loads already running
+ * keep the limit they started with.
  * @nullable previous
  */
 CTORCH_API ctorch_status ctorch_set_load_limit(uint64_t *previous, uint64_t max_bytes);
@@ -3705,6 +3707,40 @@ CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_stream(ctorch_write
 /** ctorch_optimizer_load_state_dict through a read callback (read to its end first). */
 CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_stream(ctorch_optimizer opt, ctorch_read_fn read,
                                                                       void *user_data);
+/*
+ * TorchScript modules in memory: the bytes ctorch_module_save writes (what
+ * Python's torch.jit.save(m, io.BytesIO()) writes; torch.jit.load(BytesIO)
+ * reads them) and back. A load from memory makes every check
+ * ctorch_module_load_ex makes of a file, with the same flags and bounds:
+ * with flags 0, code that reads or writes files, talks to other processes,
+ * uses built-in classes off the allow-list or loops without a constant
+ * bound while it loads is refused (VALUE) before any of it runs; the
+ * flatbuffer format is refused whatever the flags; ctorch_set_load_limit
+ * applies to the bytes and to what the archive's records hold. Bytes that
+ * are not such an archive (truncated, garbage) -> VALUE.
+ */
+/** ctorch_module_save's bytes (torch.jit.save(m, BytesIO)) copied out (see above); m is borrowed. @nullable buf */
+CTORCH_API ctorch_status ctorch_module_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_module m);
+/**
+ * New module (free with ctorch_module_free) from torch.jit.save bytes (data,
+ * len: borrowed for the call), checked as ctorch_module_load_ex checks a
+ * file, flags as ctorch_module_load_ex (0: every check; pass 0 for bytes
+ * from a stranger). map_location: NULL = the devices it was saved on, else
+ * every tensor is loaded onto that device. Unknown flag bits ->
+ * INVALID_ARGUMENT; refused or unreadable bytes -> VALUE.
+ */
+CTORCH_API ctorch_status ctorch_module_load_from_buffer(ctorch_module *out, const void *data, size_t len,
+                                                        const ctorch_device *map_location, uint32_t flags);
+/** ctorch_module_save through a write callback; m is borrowed. */
+CTORCH_API ctorch_status ctorch_module_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_module m);
+/**
+ * ctorch_module_load_from_buffer through a read callback (read to its end
+ * first, at most ctorch_set_load_limit bytes), flags as
+ * ctorch_module_load_ex. map_location: NULL = the saved devices. Free the
+ * module with ctorch_module_free.
+ */
+CTORCH_API ctorch_status ctorch_module_load_from_stream(ctorch_module *out, ctorch_read_fn read, void *user_data,
+                                                        const ctorch_device *map_location, uint32_t flags);
 
 /* ---- NumPy files (.npy, .npz) ---- */
 /*

@@ -278,6 +278,68 @@ START_TEST(hammered_training_never_corrupts) {
 }
 END_TEST
 
+/* ---- the tensor's own .grad accessors, no optimizer: 4 threads ----------- */
+
+#define GRAD_ITERS 300
+
+typedef struct {
+  ctorch_tensor p, x, g;
+  atomic_int other;
+  char other_msg[512];
+  pthread_barrier_t start;
+} grad_hammer;
+
+static void *grad_thread(void *arg) {
+  grad_hammer *h = arg;
+  pthread_barrier_wait(&h->start);
+  for (int i = 0; i < GRAD_ITERS; ++i) {
+    ctorch_tensor y = NULL, loss = NULL, g = NULL;
+    ctorch_status st = ctorch_mul_Tensor(&y, h->p, h->x);
+    if (st == CTORCH_OK) st = ctorch_sum(&loss, y, NULL);
+    if (st == CTORCH_OK) st = ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0);
+    if (st == CTORCH_OK) st = ctorch_tensor_zero_grad(h->p, i % 2);
+    if (st == CTORCH_OK) st = ctorch_tensor_set_grad(h->p, i % 3 ? h->g : NULL);
+    if (st == CTORCH_OK) st = ctorch_tensor_grad(&g, h->p);
+    if (st != CTORCH_OK && atomic_fetch_add(&h->other, 1) == 0)
+      snprintf(h->other_msg, sizeof h->other_msg, "%s: %s", ctorch_status_name(st), ctorch_last_error());
+    ctorch_tensor_free(g);
+    ctorch_tensor_free(loss);
+    ctorch_tensor_free(y);
+  }
+  return NULL;
+}
+
+START_TEST(hammered_tensor_grad_accessors_never_corrupt) {
+  /* ctorch_tensor_zero_grad, _set_grad and _grad replace and copy p's .grad
+   * while backwards on the other threads write it: they take the gradient
+   * accumulator's lock a backward holds (as an optimizer's step and zero_grad
+   * do), so every call succeeds and the .grad stays a tensor of whole counts
+   * (x is 1: each backward adds 1; zero_grad zeroes; set_grad installs g). */
+  grad_hammer h = {.p = make_param(0.5f, 256), .x = make_param(1.0f, 256), .g = make_param(1.0f, 256)};
+  pthread_t t[HAMMER_THREADS];
+  ctorch_tensor g = NULL, c = NULL;
+  float v[256];
+  CT_OK(ctorch_tensor_set_requires_grad(h.x, 0));
+  CT_OK(ctorch_tensor_set_requires_grad(h.g, 0));
+  pthread_barrier_init(&h.start, NULL, HAMMER_THREADS);
+  for (int i = 0; i < HAMMER_THREADS; ++i) ck_assert_int_eq(pthread_create(&t[i], NULL, grad_thread, &h), 0);
+  for (int i = 0; i < HAMMER_THREADS; ++i) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&h.start);
+  ck_assert_msg(atomic_load(&h.other) == 0, "%d calls failed, first: %s", atomic_load(&h.other), h.other_msg);
+  CT_OK(ctorch_tensor_grad(&g, h.p));
+  if (g) {
+    CT_OK(ctorch_tensor_contiguous(&c, g));
+    CT_OK(ctorch_tensor_copy_to(v, sizeof v, c));
+    for (int i = 0; i < 256; ++i)
+      ck_assert_msg(v[i] >= 0 && v[i] <= HAMMER_THREADS * GRAD_ITERS + 1 && v[i] == (float)(int)v[i],
+                    "grad[%d] = %g", i, v[i]);
+    ctorch_tensor_free(c);
+    ctorch_tensor_free(g);
+  }
+  ctorch_tensor_free(h.p), ctorch_tensor_free(h.x), ctorch_tensor_free(h.g);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("exclusive");
   TCase *tc = tcase_create("busy");
@@ -287,6 +349,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, loader_busy_while_making_a_batch);
   tcase_add_test(tc, hammered_steps_count_exactly);
   tcase_add_test(tc, hammered_training_never_corrupts);
+  tcase_add_test(tc, hammered_tensor_grad_accessors_never_corrupt);
   suite_add_tcase(s, tc);
   return s;
 }

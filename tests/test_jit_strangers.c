@@ -173,6 +173,60 @@ START_TEST(unknown_flags_refused) {
 }
 END_TEST
 
+/* The message of the thread's last error after "is not a loadable
+ * TorchScript module: " (what follows the file's name or "the buffer"). */
+static char *refusal(void) {
+  const char *e = ctorch_last_error(), *k = strstr(e, "is not a loadable TorchScript module: ");
+  ck_assert_msg(k != NULL, "not a load refusal: %s", e);
+  return strdup(k);
+}
+
+/* The same archives from memory (ctorch_module_load_from_buffer and
+ * _from_stream): refused with the same status and the same reason as from
+ * the file, flag for flag; what the flags allow loads and computes alike. */
+START_TEST(memory_loads_check_as_files_do) {
+  static const struct {
+    const char *file;
+    uint32_t flags;
+  } cases[] = {
+      {"nnapi_forward.pt", 0},         {"nnapi_setstate.pt", 0},
+      {"profile_forward.pt", 0},       {"setstate_loops.pt", 0},
+      {"setstate_loops.pt", CTORCH_MODULE_LOAD_ALLOW_CLASSES},
+      {"setstate_helper_loops.pt", 0}, {"flatbuffer.ff", CTORCH_MODULE_LOAD_ALLOW_IO},
+  };
+  size_t i, n = 0;
+  ctorch_module m = NULL;
+  char *b;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    const char *path = model_path(cases[i].file);
+    char *from_file, *from_memory;
+    if (access(path, F_OK) != 0) continue; /* no flatbuffer writer in this torch (flatbuffer_refused says) */
+    m = (ctorch_module)0x1;
+    CT_FAILS(CTORCH_VALUE, ctorch_module_load_ex(&m, path, NULL, cases[i].flags));
+    from_file = refusal();
+    b = ct_read_file(path, &n);
+    CT_FAILS(CTORCH_VALUE, ctorch_module_load_from_buffer(&m, b, n, NULL, cases[i].flags));
+    ck_assert_ptr_null(m);
+    CT_ERROR_HAS("the buffer is not a loadable");
+    from_memory = refusal();
+    ck_assert_msg(strcmp(from_file, from_memory) == 0, "%s: from the file: %s\nfrom memory: %s", cases[i].file,
+                  from_file, from_memory);
+    free(from_file), free(from_memory), free(b);
+  }
+  /* allowed: a constant loop in __setstate__, the allowed quantized class */
+  b = ct_read_file(model_path("setstate_bounded.pt"), &n);
+  CT_OK(ctorch_module_load_from_buffer(&m, b, n, NULL, 0));
+  ck_assert_float_eq(forward_first(m), 17.0f);
+  ctorch_module_free(m);
+  free(b);
+  b = ct_read_file(model_path("setstate_helper_loops.pt"), &n);
+  CT_OK(ctorch_module_load_from_buffer(&m, b, n, NULL, CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS));
+  ck_assert_float_eq(forward_first(m), 7.0f);
+  ctorch_module_free(m);
+  free(b);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("jit_strangers");
   TCase *tc = tcase_create("jit_strangers");
@@ -184,6 +238,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, load_time_loops_refused_unless_constant);
   tcase_add_test(tc, flatbuffer_refused);
   tcase_add_test(tc, unknown_flags_refused);
+  tcase_add_test(tc, memory_loads_check_as_files_do);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -100,6 +100,8 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
     "ctorch_autograd_grad": {"grad_outputs": {"nullable": True}},
     "ctorch_module_load": {"map_location": {"nullable": True}},
     "ctorch_module_load_ex": {"map_location": {"nullable": True}},
+    "ctorch_module_load_from_buffer": {"map_location": {"nullable": True}},
+    "ctorch_module_load_from_stream": {"map_location": {"nullable": True}},
     "ctorch_module_forward": {"args": {"nullable": True}},
     # Any registered operator by name: keyword names and values share nkw.
     "ctorch_op_call": {"args": {"nullable": True}, "kw_names": {"array": "nkw", "nullable": True},

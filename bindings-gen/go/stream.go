@@ -1,9 +1,10 @@
 package ctorch
 
-// torch.save bytes and NumPy files through io.Reader / io.Writer (services
-// load models from object stores, not paths), and the printing options of
-// Tensor.String (Python's str(tensor): ctorch_tensor_format). The bytes are
-// the file forms' own (the generated SaveToBuffer / LoadFromBuffer, ...).
+// torch.save bytes, TorchScript modules and NumPy files through io.Reader /
+// io.Writer (services load models from object stores, not paths), and the
+// printing options of Tensor.String (Python's str(tensor):
+// ctorch_tensor_format). The bytes are the file forms' own (the generated
+// SaveToBuffer / LoadFromBuffer, ...).
 
 import (
 	"errors"
@@ -57,6 +58,23 @@ func ReadNpz(r io.Reader) (*TensorDict, error) {
 		return nil, err
 	}
 	return NpzLoadFromBuffer(b)
+}
+
+// WriteModule writes the TorchScript module m as torch.jit.save(m, w) does
+// (ctorch_module_save's bytes; torch.jit.load reads them).
+func WriteModule(w io.Writer, m *Module) error { return writeAll(w, m.SaveToBuffer) }
+
+// ReadModule reads r to its end and loads the TorchScript module
+// torch.jit.save wrote there, with every check ModuleLoadEx makes before
+// any of its code runs. mapLocation: nil for the saved devices; flags: 0
+// for bytes from strangers, else an OR of the CTORCH_MODULE_LOAD_ALLOW_*
+// bits (ModuleLoadFromBuffer).
+func ReadModule(r io.Reader, mapLocation *Device, flags uint32) (*Module, error) {
+	b, err := readAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return ModuleLoadFromBuffer(b, mapLocation, flags)
 }
 
 var errNilStream = errors.New("ctorch: a nil io.Reader or io.Writer")

@@ -702,6 +702,12 @@ ct.saveNpz = (dict, path) => withDict(dict, (d) => api.npz_save(path, d));
 ct.loadNpz = (path) => readDictMap(api.npz_load(path));
 ct.npzToBuffer = (dict) => withDict(dict, (d) => api.npz_save_to_buffer(d));
 ct.npzFromBuffer = (buf) => readDictMap(api.npz_load_from_buffer(buf));
+// TorchScript modules (ct.capi.Module) as torch.jit.save(m, BytesIO) writes
+// them, and back with every check ctorch_module_load makes (flags 0: bytes
+// from strangers; else the CTORCH_MODULE_LOAD_ALLOW_* bits).
+ct.moduleToBuffer = (m) => api.module_save_to_buffer(m);
+ct.moduleFromBuffer = (buf, opts = {}) =>
+  api.module_load_from_buffer(buf, opts.mapLocation ?? null, opts.flags ?? 0);
 
 // ---- optimizers and data: the generated classes with JS constructors ---------
 const OPT_KINDS = Object.fromEntries(Object.entries(E.ctorch_optimizer_kind).map(([k, v]) => [k.slice(13).toLowerCase(), v]));

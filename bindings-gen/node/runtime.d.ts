@@ -135,6 +135,9 @@ export declare function saveNpz(dict: StateDict, path: string): void;
 export declare function loadNpz(path: string): Map<string, Tensor>;
 export declare function npzToBuffer(dict: StateDict): Buffer;
 export declare function npzFromBuffer(buf: Uint8Array): Map<string, Tensor>;
+/** TorchScript modules through memory: torch.jit.save(m, BytesIO)'s bytes, and back (checked as ctorch_module_load; flags 0 for bytes from strangers). */
+export declare function moduleToBuffer(m: capi.Module): Buffer;
+export declare function moduleFromBuffer(buf: Uint8Array, opts?: { mapLocation?: DeviceLike | null; flags?: number }): capi.Module;
 /** torch.set_printoptions for toString()/inspect (Python's str(tensor)); null restores a default. */
 export declare function setPrintOptions(opts: { precision?: number | null; threshold?: number | null;
   edgeitems?: number | null; linewidth?: number | null; sciMode?: boolean | null }): void;

@@ -137,7 +137,8 @@ class Flags(unittest.TestCase):
         desc = describe_header(real_header()[1])
         macros = {m["name"]: m for m in desc["macros"]}
         flags = {f["name"]: p for f in desc["functions"] for p in f["params"] if p["name"] == "flags"}
-        self.assertEqual(sorted(flags), ["ctorch_module_load_ex", "ctorch_nn_checkpoint",
+        self.assertEqual(sorted(flags), ["ctorch_module_load_ex", "ctorch_module_load_from_buffer",
+                                         "ctorch_module_load_from_stream", "ctorch_nn_checkpoint",
                                          "ctorch_nn_checkpoint_sequential"])
         for fn, p in flags.items():
             fc = p["flag_constants"]
@@ -152,6 +153,8 @@ class Flags(unittest.TestCase):
                           "CTORCH_MODULE_LOAD_ALLOW_CLASSES"])
         self.assertEqual(flags["ctorch_nn_checkpoint_sequential"]["flag_constants"],
                          flags["ctorch_nn_checkpoint"]["flag_constants"])
+        for fn in ("ctorch_module_load_from_buffer", "ctorch_module_load_from_stream"):
+            self.assertEqual(flags[fn]["flag_constants"], flags["ctorch_module_load_ex"]["flag_constants"])
 
     def test_unlinked_flags_fail(self):
         h = parse_header("typedef struct ctorch_x_s *ctorch_x;\n/** Loads. */\n"

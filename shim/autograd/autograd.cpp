@@ -1,5 +1,6 @@
 // Autograd from C: requires_grad/grad plumbing, backward and grad(),
 // thread-local grad-mode scopes, and custom functions with C callbacks.
+#include "core/exclusive.h"
 #include "core/internal.h"
 #include "core/scope_stack.h"
 
@@ -178,7 +179,26 @@ CTORCH_API ctorch_status ctorch_tensor_retain_grad(ctorch_tensor t) {
 
 CTORCH_GETTER(ctorch_tensor_retains_grad, int, (x.retains_grad() || (x.is_leaf() && x.requires_grad())) ? 1 : 0)
 
-CTORCH_TRANSFORM(ctorch_tensor_grad, , x.grad())
+// The three .grad accessors take t's gradient-accumulator lock (core/
+// exclusive.h: the mutex a backward holds while AccumulateGrad writes
+// .grad), as an optimizer's step and zero_grad do: a backward on another
+// thread waits for them instead of racing on the .grad pointer (two threads
+// assigning one intrusive_ptr is a double free; a copy racing an assignment
+// reads a freed tensor).
+CTORCH_API ctorch_status ctorch_tensor_grad(ctorch_tensor *out, ctorch_tensor t) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_tensor(t, "t");
+  Borrowed b(t);
+  at::Tensor g;
+  {
+    ctorch::GradLocks lock({b.get()});
+    g = b->grad();
+  }
+  *out = ctorch::give(std::move(g));
+  CTORCH_CATCH
+}
 
 CTORCH_API ctorch_status ctorch_tensor_set_grad(ctorch_tensor t, ctorch_tensor grad) {
   CTORCH_TRY
@@ -193,7 +213,13 @@ CTORCH_API ctorch_status ctorch_tensor_set_grad(ctorch_tensor t, ctorch_tensor g
                                     " does not match the tensor's " + c10::toString(b->scalar_type()));
     if (g->device() != b->device()) ctorch::fail_arg("grad", "is on another device than the tensor");
   }
-  b->mutable_grad() = grad ? ctorch::own(grad) : at::Tensor();
+  at::Tensor next = grad ? ctorch::own(grad) : at::Tensor();
+  at::Tensor previous;  // released after the lock
+  {
+    ctorch::GradLocks lock({b.get()});
+    previous = std::move(b->mutable_grad());
+    b->mutable_grad() = std::move(next);
+  }
   CTORCH_CATCH
 }
 
@@ -201,6 +227,7 @@ CTORCH_API ctorch_status ctorch_tensor_zero_grad(ctorch_tensor t, int set_to_non
   CTORCH_TRY
   ctorch::require_tensor(t, "t");
   Borrowed b(t);
+  ctorch::GradLocks lock({b.get()});
   at::Tensor &g = b->mutable_grad();
   if (!g.defined()) return CTORCH_OK;
   if (set_to_none) {

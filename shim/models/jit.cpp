@@ -14,6 +14,7 @@
 #include <caffe2/serialize/inline_container.h>
 
 #include <cstdlib>
+#include <functional>
 #include <cstring>
 
 
@@ -366,22 +367,25 @@ CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v) {
 
 // ---- modules ------------------------------------------------------------
 
-static void module_load(ctorch_module *out, const char *path, const ctorch_device *map_location, uint32_t flags) {
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  ctorch::require_ptr(path, "path");
+static void check_load_flags(uint32_t flags) {
   const uint32_t known = CTORCH_MODULE_LOAD_ALLOW_IO | CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS |
                          CTORCH_MODULE_LOAD_ALLOW_CLASSES;
   if (flags & ~known)
     ctorch::fail_arg("flags", "unknown flag bits " + std::to_string(flags & ~known) +
                                   " (the flags are CTORCH_MODULE_LOAD_ALLOW_IO, _ALLOW_UNBOUNDED_LOOPS and _ALLOW_CLASSES)");
+}
+
+// Checks (check(): check_torchscript_file or _memory), then torch::jit::load;
+// what is refused or unreadable is VALUE, "<what> is not a loadable
+// TorchScript module: ...". The one path of every TorchScript load.
+static ctorch_module load_checked(const std::function<ctorch::CheckedTorchScript()> &check, const std::string &what,
+                                  const ctorch_device *map_location) {
   c10::optional<c10::Device> dev;
   if (map_location) dev = ctorch::to_device(*map_location, "map_location");
   torch::jit::Module m;
-  const std::string bad = std::string("'") + path + "' is not a loadable TorchScript module: ";
+  const std::string bad = what + " is not a loadable TorchScript module: ";
   try {
-    ctorch::CheckedTorchScript checked =
-        ctorch::check_torchscript_file(path, flags);
+    ctorch::CheckedTorchScript checked = check();
     m = torch::jit::load(checked.in, dev);
   } catch (const ctorch::StatusError &e) {
     if (e.status() == CTORCH_IO) throw;  // its message names the path
@@ -391,7 +395,22 @@ static void module_load(ctorch_module *out, const char *path, const ctorch_devic
   } catch (const torch::jit::ErrorReport &e) {
     ctorch::fail(CTORCH_VALUE, bad + e.what());  // the code does not compile
   }
-  *out = new ctorch_module_s{std::move(m)};
+  return new ctorch_module_s{std::move(m)};
+}
+
+static void module_load(ctorch_module *out, const char *path, const ctorch_device *map_location, uint32_t flags) {
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_ptr(path, "path");
+  check_load_flags(flags);
+  *out = load_checked([&] { return ctorch::check_torchscript_file(path, flags); }, std::string("'") + path + "'",
+                      map_location);
+}
+
+static void module_load_memory(ctorch_module *out, const void *data, size_t len, const ctorch_device *map_location,
+                               uint32_t flags, const char *what) {
+  check_load_flags(flags);
+  *out = load_checked([&] { return ctorch::check_torchscript_memory(data, len, flags); }, what, map_location);
 }
 
 CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location) {
@@ -404,6 +423,29 @@ CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *p
                                                uint32_t flags) {
   CTORCH_TRY
   module_load(out, path, map_location, flags);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_module_load_from_buffer(ctorch_module *out, const void *data, size_t len,
+                                                        const ctorch_device *map_location, uint32_t flags) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  if (!data && len) ctorch::fail_arg("data", "is NULL with len " + std::to_string(len));
+  module_load_memory(out, data, len, map_location, flags, "the buffer");
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_module_load_from_stream(ctorch_module *out, ctorch_read_fn read, void *user_data,
+                                                        const ctorch_device *map_location, uint32_t flags) {
+  CTORCH_TRY
+  ctorch::require_out(out, "out");
+  *out = nullptr;
+  ctorch::require_ptr(read, "read");
+  check_load_flags(flags);  // before the stream is read
+  if (map_location) ctorch::to_device(*map_location, "map_location");
+  std::string bytes = ctorch::read_stream(read, user_data);
+  module_load_memory(out, bytes.data(), bytes.size(), map_location, flags, "the stream");
   CTORCH_CATCH
 }
 

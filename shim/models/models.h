@@ -3,6 +3,7 @@
 // ctorch_optimizer_save's files, which are TorchScript archives, this way).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,5 +33,10 @@ struct CheckedTorchScript {
   std::shared_ptr<caffe2::serialize::ReadAdapterInterface> in;  // over bytes, or the file
 };
 CheckedTorchScript check_torchscript_file(const char *path, uint32_t flags = 0);
+// The same checks of an archive in memory (data, len: the caller's, read
+// during this call only; the result holds a canonical copy, or, for an
+// archive too large for one, reads data itself: keep it alive while
+// the result is used). Throws StatusError(VALUE) for anything refused.
+CheckedTorchScript check_torchscript_memory(const void *data, size_t len, uint32_t flags = 0);
 
 }  // namespace ctorch

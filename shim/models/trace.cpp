@@ -12,11 +12,13 @@
 // public pieces of libtorch it is built from.
 #include "core/internal.h"
 #include "jit_handles.h"
+#include "serialize/serialize.h"
 
 #include <torch/csrc/jit/frontend/tracer.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/fixup_trace_scope_blocks.h>
 #include <torch/csrc/jit/passes/normalize_ops.h>
+#include <torch/csrc/jit/serialization/export.h>
 
 #include <algorithm>
 #include <cctype>
@@ -437,6 +439,28 @@ CTORCH_API ctorch_status ctorch_module_save(ctorch_module m, const char *path) {
   m->m.save(f);
   f.close();
   if (!f) ctorch::fail(CTORCH_IO, std::string("writing '") + path + "' failed");
+  CTORCH_CATCH
+}
+
+// The bytes ctorch_module_save writes (Module::save(ostream) is this
+// ExportModule call), through a sink.
+static void export_module(const torch::jit::Module &m, const ctorch::Sink &sink) {
+  torch::jit::ExportModule(m, [&](const void *p, size_t n) -> size_t { return sink(p, n); });
+}
+
+CTORCH_API ctorch_status ctorch_module_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_module m) {
+  CTORCH_TRY
+  ctorch::require_buffer_args(out_len, buf, cap);
+  ctorch::require_ptr(m, "m");
+  ctorch::write_to_buffer(out_len, buf, cap, [&](const ctorch::Sink &s) { export_module(m->m, s); });
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_module_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_module m) {
+  CTORCH_TRY
+  ctorch::require_ptr(write, "write");
+  ctorch::require_ptr(m, "m");
+  ctorch::write_to_stream(write, user_data, [&](const ctorch::Sink &s) { export_module(m->m, s); });
   CTORCH_CATCH
 }
 

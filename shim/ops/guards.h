@@ -251,7 +251,13 @@ void _local_scalar_dense(const at::Tensor &self);
 // unchecked self_num_batch_dims (SIGSEGV for -1).
 void _new_zeros_with_same_feature_meta(const at::Tensor &self, const at::Tensor &other, int64_t self_num_batch_dims);
 // [crash] libtorch 1.13: _fft_r2c/_c2r/_c2c index the tensor's sizes with unchecked
-// dims (SIGSEGV for dim 2^31).
+// dims (SIGSEGV for dim 2^31). [crash][pytorch] 1.13 and 2.15: a negative dim
+// is not wrapped (SIGSEGV in r2c and c2r on both; sizes read from before
+// the tensor's in c2c on 2.15: results change with the heap), and a
+// repeated dim (dim [1, 1]) makes 2.15's MKL path crash (SIGSEGV in r2c,
+// found by the boxed sweep) or return heap-dependent results (c2c, c2r);
+// 1.13 refuses it. torch.fft passes dims wrapped and refuses repeated
+// ones ("FFT dims must be unique"): dims must be distinct, in [0, dim).
 void _fft_r2c(const at::Tensor &self, Ints dim, int64_t normalization, bool onesided);
 void _fft_r2c_out(const at::Tensor &self, Ints dim, int64_t normalization, bool onesided,
                   const at::Tensor &out);
@@ -409,7 +415,14 @@ void replication_pad3d_out(const at::Tensor &self, Ints padding, const at::Tenso
 void native_channel_shuffle(const at::Tensor &self, int64_t groups);
 void channel_shuffle(const at::Tensor &self, int64_t groups);
 // [crash] libtorch 1.13: weight norm of an empty v divides by zero sizes
-// (SIGFPE). For dim 0 or the last dim the fused kernel reads one g per
+// (SIGFPE). 1.13 and 2.15: the fused kernel (_weight_norm_interface, and
+// _weight_norm for dim 0 or the last dim) reads v and g through their data
+// pointers without the ZeroTensor fallback: a zero tensor
+// (_efficientzerotensor) there is read as the heap behind it (results
+// change with MALLOC_PERTURB_; _weight_norm with a zero g: glibc "memory
+// corruption" abort, found by the sweep, typed and boxed). Python's
+// torch._weight_norm does the same. Refused (INVALID_ARGUMENT naming v or
+// g: "materialise it (clone) first"). For dim 0 or the last dim the fused kernel reads one g per
 // slice: fewer is read past (results change with the heap, 1.13 and 2.15).
 // Issue 25: _weight_norm lifted otherwise (a larger g is read in its first
 // elements; other dims broadcast g or libtorch refuses it itself).

@@ -138,8 +138,19 @@ void shuffle_check(const at::Tensor &self, int64_t groups) {
     fail_arg("groups", "must divide the number of channels (" + str(self.size(1)) + ", which must be positive)");
 }
 
+// The fused kernel reads v and g as memory; a zero tensor has none (see guards.h).
+void weight_norm_no_zero_tensors(const at::Tensor &v, const at::Tensor &g) {
+  if (v._is_zerotensor())
+    fail_arg("v", "is a zero tensor (_efficientzerotensor), which the fused weight-norm kernel would read as memory; "
+                  "materialise it (clone) first");
+  if (g._is_zerotensor())
+    fail_arg("g", "is a zero tensor (_efficientzerotensor), which the fused weight-norm kernel would read as memory; "
+                  "materialise it (clone) first");
+}
+
 void weight_norm_check(const at::Tensor &v, const at::Tensor &g, int64_t dim) {
   if (v.numel() == 0) fail_arg("v", "is empty");
+  weight_norm_no_zero_tensors(v, g);
   in_range(dim, -1, v.dim() - 1, "dim");
   int64_t want = dim == -1 ? 1 : v.size(dim);
   if (g.numel() != want) fail_arg("g", "expected " + str(want) + " elements (one per slice along dim)");
@@ -152,9 +163,12 @@ void weight_norm_check(const at::Tensor &v, const at::Tensor &g, int64_t dim) {
 void weight_norm_fused_check(const at::Tensor &v, const at::Tensor &g, int64_t dim) {
   if (v.numel() == 0) fail_arg("v", "is empty");
   in_range(dim, -1, v.dim() - 1, "dim");
-  if ((dim == 0 || dim == v.dim() - 1) && g.numel() < v.size(dim))
-    fail_arg("g", "has " + str(g.numel()) + " elements; dim " + str(dim) + " needs at least " + str(v.size(dim)) +
-                      " (one per slice)");
+  if (dim == 0 || dim == v.dim() - 1) {
+    weight_norm_no_zero_tensors(v, g);
+    if (g.numel() < v.size(dim))
+      fail_arg("g", "has " + str(g.numel()) + " elements; dim " + str(dim) + " needs at least " + str(v.size(dim)) +
+                        " (one per slice)");
+  }
 }
 
 }  // namespace

@@ -227,8 +227,23 @@ void _new_zeros_with_same_feature_meta(const at::Tensor &self, const at::Tensor 
 }
 
 namespace {
+// The kernels take dims as torch.fft passes them: wrapped and unique.
+// A negative one is not counted from the end but indexes before the sizes
+// (1.13 and 2.15: SIGSEGV in r2c/c2r, sizes read from the heap in c2c on
+// 2.15); a repeated one makes 2.15's MKL plan read past its arrays
+// (SIGSEGV in r2c with dim [1, 1]; c2c/c2r return heap-dependent results),
+// which 1.13's pocketfft refuses ("axis specified repeatedly").
 void fft_dims(const at::Tensor &self, Ints dim) {
-  for (int64_t d : dim) dim_index(d, self.dim(), "dim");
+  const int64_t n = self.dim();
+  for (size_t i = 0; i < dim.size(); ++i) {
+    if (dim[i] < 0 || dim[i] >= n)
+      fail_arg("dim", "dimension " + str(dim[i]) + " is out of range [0, " + str(n - 1) + "] for a tensor of " +
+                          str(n) + " dimensions (these kernels take dims already wrapped, as torch.fft passes " +
+                          "them: a negative one is not counted from the end)");
+    for (size_t j = 0; j < i; ++j)
+      if (dim[j] == dim[i])
+        fail_arg("dim", "dimension " + str(dim[i]) + " is repeated (torch.fft refuses it too: FFT dims must be unique)");
+  }
 }
 }  // namespace
 

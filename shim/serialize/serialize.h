@@ -67,6 +67,8 @@ inline Checkpoint read_checkpoint(const char *path) { return read_checkpoint(Byt
 // sizes (optional): each record's uncompressed size, by the name
 // PyTorchStreamReader uses (without the archive's folder).
 std::string canonical_torch_archive(const char *path, std::unordered_map<std::string, uint64_t> *sizes = nullptr);
+// The same of bytes in memory (or a file): src.name() in messages.
+std::string canonical_torch_archive(const ByteSource &src, std::unordered_map<std::string, uint64_t> *sizes = nullptr);
 
 // Writes path atomically: produce() writes the contents through the sink
 // into a temporary file in the same directory, which is then fsync'ed and

@@ -601,7 +601,11 @@ class Unpickler {
 
 
 std::string canonical_torch_archive(const char *path, std::unordered_map<std::string, uint64_t> *sizes) {
-  ZipReader zip(ByteSource::file(path));
+  return canonical_torch_archive(ByteSource::file(path), sizes);
+}
+
+std::string canonical_torch_archive(const ByteSource &src, std::unordered_map<std::string, uint64_t> *sizes) {
+  ZipReader zip(src);
   zip.check();
   if (sizes) *sizes = zip.record_sizes();
   return zip.canonical();

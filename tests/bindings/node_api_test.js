@@ -364,6 +364,17 @@ test('issue 51: state dicts and .npy/.npz in Buffers, toString as Python str()',
   close(ct.npyFromBuffer(npy).toArray(), [[1, 2.5], [-3, 4]]);
   assert.deepStrictEqual([...ct.npzFromBuffer(ct.npzToBuffer(new Map([['a', w], ['b', ct.tensor([1, 2])]]))).keys()], ['a', 'b']);
   assert.throws(() => ct.loadFromBuffer(Buffer.from('PK not a checkpoint')), /not a readable/);
+  // A TorchScript module (traced: x @ w) through a Buffer and back.
+  const x = ct.tensor([[1, -1]], { dtype: ct.float32 });
+  const wt = ct.tensor([[1, 2, 3], [4, 5, 6]], { dtype: ct.float32 });
+  const tr = ct.capi.tracer_new('XW');
+  tr.add_parameter('w', wt);
+  tr.begin([x]);
+  const m = tr.finish([x.mm(wt)]);
+  const mb = ct.moduleToBuffer(m);
+  assert.ok(Buffer.isBuffer(mb) && mb.subarray(0, 2).toString() === 'PK');
+  close(ct.capi.module_forward_tensors(ct.moduleFromBuffer(mb), [x]).toArray(), [[-3, -3, -3]]);
+  assert.throws(() => ct.moduleFromBuffer(mb.subarray(0, mb.length >> 1)), /not a loadable TorchScript module/);
   assert.strictEqual(String(ct.arange(11000)), 'tensor([    0,     1,     2,  ..., 10997, 10998, 10999])');
   assert.strictEqual(require('util').inspect(w), 'tensor([[ 1.0000,  2.5000],\n        [-3.0000,  4.0000]])');
   ct.setPrintOptions({ precision: 2 });

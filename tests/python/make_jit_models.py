@@ -14,9 +14,12 @@ deflated code record libtorch's zip reader returns as stale heap bytes
 setstate_writes.pt (__setstate__, run during the load, torch.save's to
 OUTDIR/written_by_setstate), forward_from_file.pt (forward reads any file),
 helper_save.pt (forward calls a free function that torch.save's), and
-prints.pt (forward prints, which is allowed).
+prints.pt (forward prints, which is allowed). And scripted_bytesio.bin,
+traced_bytesio.bin: the same two modules through torch.jit.save(m,
+io.BytesIO()), for the buffer and stream loaders.
 """
 import enum
+import io
 import os
 import re
 import struct
@@ -254,6 +257,13 @@ def main(out):
         }
     assert ints == [3, 14] and name == "abc!"
     torch.save(refs, os.path.join(out, "refs.pt"))
+    # torch.jit.save to a file object, as services keep models in memory:
+    # the bytes ctorch_module_load_from_buffer takes.
+    for name, mod in (("scripted", sm), ("traced", tm)):
+        buf = io.BytesIO()
+        torch.jit.save(mod, buf)
+        with open(os.path.join(out, name + "_bytesio.bin"), "wb") as f:
+            f.write(buf.getvalue())
     write_typed(out)
     write_side_effects(out)
 

@@ -207,6 +207,109 @@ class Buffers(unittest.TestCase):
         self.assertEqual(status_of(_api.load_dict_from_buffer, good), "CTORCH_TYPE")
 
 
+class _Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+        self.register_buffer("scale", torch.tensor([1.0, -2.0, 0.5]))
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x)) * self.scale
+
+
+def _leak(t: torch.Tensor, dst: str) -> None:
+    torch.save(t, dst)
+
+
+class _Leaky(torch.nn.Module):
+    def forward(self, x, dst: str):
+        _leak(x, dst)
+        return x
+
+
+class TorchScriptInMemory(unittest.TestCase):
+    """ctorch_module_save_to_buffer / _load_from_buffer (and the streams)
+    against torch.jit.save / torch.jit.load with io.BytesIO, through
+    ctorch.jit.load / ctorch.jit.save."""
+
+    @classmethod
+    def setUpClass(cls):
+        import warnings
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch\.jit")
+        torch.manual_seed(3)
+        cls.sm = torch.jit.script(_Net().eval())
+        cls.x = torch.randn(5, 4)
+        with torch.no_grad():
+            cls.want = cls.sm(cls.x)
+        f = io.BytesIO()
+        torch.jit.save(cls.sm, f)
+        cls.py_bytes = f.getvalue()
+
+    def forward(self, m):
+        return t(_api.module_forward_tensors(m, [c(self.x)]))
+
+    def test_python_bytes_load_here_and_ours_load_in_python(self):
+        m = ctorch.jit.load(io.BytesIO(self.py_bytes))
+        self.assertTrue(torch.equal(self.forward(m), self.want))
+        m2 = ctorch.jit.load(self.py_bytes)  # bytes too
+        self.assertTrue(torch.equal(self.forward(m2), self.want))
+        out = io.BytesIO()
+        ctorch.jit.save(m, out)
+        ours = out.getvalue()
+        self.assertEqual(ours, _api.module_save_to_buffer(m))
+        back = torch.jit.load(io.BytesIO(ours))
+        with torch.no_grad():
+            self.assertTrue(torch.equal(back(self.x), self.want))
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "m.pt")
+            ctorch.jit.save(m, p)
+            self.assertEqual(read_file(p), ours)  # the file form's bytes
+            self.assertTrue(torch.equal(self.forward(ctorch.jit.load(p)), self.want))
+
+    def test_streams(self):
+        m = ctorch.jit.load(self.py_bytes)
+        chunks = []
+
+        @WRITE_FN
+        def write(user, data, n):
+            chunks.append(ctypes.string_at(data, n))
+            return 0
+
+        self.assertEqual(_lib.ctorch_module_save_to_stream(write, None, _api._h(m)), 0)
+        whole = b"".join(chunks)
+        self.assertEqual(whole, _api.module_save_to_buffer(m))
+        src = io.BytesIO(self.py_bytes)
+
+        @READ_FN
+        def read(user, buf, cap, n_read):
+            part = src.read(min(cap, 1000))
+            ctypes.memmove(buf, part, len(part))
+            n_read[0] = len(part)
+            return 0
+
+        out = ctypes.c_void_p()
+        self.assertEqual(_lib.ctorch_module_load_from_stream(ctypes.byref(out), read, None, None, 0), 0)
+        got = _api._adopt(_api.Module, out.value)
+        self.assertTrue(torch.equal(self.forward(got), self.want))
+
+    def test_hostile_bytes(self):
+        good = self.py_bytes
+        for bad in (b"", b"PK", good[: len(good) // 2], good[:-1], bytes(300), b"\0\0\0\0PTMF" + bytes(64)):
+            with self.subTest(n=len(bad)):
+                self.assertEqual(status_of(ctorch.jit.load, bad), "CTORCH_VALUE")
+        # A checkpoint is a zip too, but no module.
+        self.assertEqual(status_of(ctorch.jit.load, _api.save_to_buffer(c(torch.ones(2)))), "CTORCH_VALUE")
+        # Code that writes files: refused unless the caller allows it.
+        f = io.BytesIO()
+        torch.jit.save(torch.jit.script(_Leaky()), f)
+        self.assertEqual(status_of(ctorch.jit.load, f.getvalue()), "CTORCH_VALUE")
+        self.assertIn("aten::save", _api.last_error())
+        self.assertIn("the buffer", _api.last_error())
+        allowed = ctorch.jit.load(f.getvalue(), flags=1)  # CTORCH_MODULE_LOAD_ALLOW_IO
+        self.assertIsNotNone(allowed)
+        self.assertEqual(status_of(ctorch.jit.load, good, None, 8), "CTORCH_INVALID_ARGUMENT")
+
+
 # torch dtype -> NumPy dtype for the dtypes both have.
 NP = {torch.bool: np.bool_, torch.uint8: np.uint8, torch.int8: np.int8, torch.int16: np.int16,
       torch.int32: np.int32, torch.int64: np.int64, torch.float16: np.float16, torch.float32: np.float32,

@@ -255,6 +255,169 @@ START_TEST(lstm_params_must_have_nn_lstm_shapes) {
 }
 END_TEST
 
+/* All n floats of t (contiguous copy) are 0. */
+static int all_zero(ctorch_tensor t) {
+  ctorch_tensor c = NULL;
+  float v[64];
+  int64_t n = 0, i;
+  CT_OK(ctorch_tensor_numel(&n, t));
+  ck_assert_int_le(n, 64);
+  CT_OK(ctorch_tensor_contiguous(&c, t));
+  CT_OK(ctorch_tensor_copy_to(v, sizeof(float) * (size_t)n, c));
+  ctorch_tensor_free(c);
+  for (i = 0; i < n; ++i)
+    if (v[i] != 0.0f) return 0;
+  return 1;
+}
+
+static ctorch_tensor randn3(ctorch_dtype dt, int64_t a, int64_t b, int64_t c) {
+  int64_t sz[3] = {a, b, c};
+  ctorch_tensor t = NULL;
+  CT_OK(ctorch_randn(&t, sz, 3, &dt, NULL, NULL, NULL));
+  return t;
+}
+
+static ctorch_tensor zero_tensor(int64_t a, int64_t b) {
+  int64_t sz[2] = {a, b};
+  ctorch_dtype f32 = CTORCH_FLOAT32;
+  ctorch_tensor t = NULL;
+  CT_OK(ctorch__efficientzerotensor(&t, sz, 2, &f32, NULL, NULL, NULL));
+  return t;
+}
+
+/* Calls aten::NAME by name with args (freed here); expects INVALID_ARGUMENT naming arg. */
+static void boxed_refused(const char *name, ctorch_value *args, size_t n, const char *arg) {
+  ctorch_op op = NULL;
+  ctorch_value out = NULL;
+  char want[64];
+  size_t i;
+  CT_OK(ctorch_op_find(&op, name, NULL));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_op_call(&out, op, args, n, NULL, NULL, 0));
+  snprintf(want, sizeof want, "ctorch_op_call: argument '%s'", arg);
+  CT_ERROR_HAS(want);
+  ck_assert_ptr_null(out);
+  ctorch_op_free(op);
+  for (i = 0; i < n; ++i) ctorch_value_free(args[i]);
+}
+
+static ctorch_value vt(ctorch_tensor t) {
+  ctorch_value v = NULL;
+  CT_OK(ctorch_value_tensor(&v, t));
+  return v;
+}
+
+/* Found by scripts/sweep --boxed (2026-11-25). The _fft_* kernels take dims
+ * wrapped and unique, as torch.fft passes them: a negative dim indexes
+ * before the sizes (SIGSEGV in r2c and c2r on 1.13 and 2.15; heap-read
+ * sizes in c2c on 2.15), a repeated one crashes 2.15's MKL path (SIGSEGV:
+ * r2c, dim [1, 1], onesided false). Typed and by name. */
+START_TEST(fft_dims_distinct_and_wrapped) {
+  const int64_t rep[2] = {1, 1}, neg[2] = {1, -2}, ok[2] = {1, 2}, big[1] = {3};
+  ctorch_tensor x = NULL, z = NULL, r = NULL, out = NULL;
+  ctorch_value a[4];
+  int64_t sz[3];
+  CT_OK(ctorch_manual_seed(7));
+  x = randn3(CTORCH_FLOAT32, 2, 3, 4);
+  z = randn3(CTORCH_COMPLEX64, 2, 3, 4);
+  out = randn3(CTORCH_COMPLEX64, 2, 3, 4);
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c(&r, x, rep, 2, 1, 0));
+  CT_ERROR_HAS("ctorch__fft_r2c: argument 'dim'");
+  CT_ERROR_HAS("repeated");
+  {
+    ctorch_tensor x2 = floats(2, 3); /* the sweep's input: SIGSEGV on 2.15 */
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c(&r, x2, rep, 2, 1, 0));
+    ctorch_tensor_free(x2);
+  }
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c(&r, x, neg, 2, 0, 1));
+  CT_ERROR_HAS("out of range");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c(&r, x, big, 1, 0, 1));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_c2c(&r, z, rep, 2, 0, 1));
+  CT_ERROR_HAS("ctorch__fft_c2c: argument 'dim'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_c2c(&r, z, neg, 2, 0, 1));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_c2r(&r, z, rep, 2, 0, 4));
+  CT_ERROR_HAS("ctorch__fft_c2r: argument 'dim'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_c2r(&r, z, neg, 2, 0, 4));
+  ck_assert_ptr_null(r);
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_r2c_out(x, rep, 2, 0, 0, out));
+  CT_ERROR_HAS("ctorch__fft_r2c_out: argument 'dim'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_c2c_out(z, neg, 2, 0, 1, out));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__fft_c2r_out(z, rep, 2, 0, 4, x));
+  /* by name: the same guard */
+  a[0] = vt(x);
+  CT_OK(ctorch_value_int_list(&a[1], rep, 2));
+  CT_OK(ctorch_value_int(&a[2], 1));
+  CT_OK(ctorch_value_bool(&a[3], 0));
+  boxed_refused("aten::_fft_r2c", a, 4, "dim");
+  a[0] = vt(z);
+  CT_OK(ctorch_value_int_list(&a[1], neg, 2));
+  CT_OK(ctorch_value_int(&a[2], 0));
+  CT_OK(ctorch_value_int(&a[3], 4));
+  boxed_refused("aten::_fft_c2r", a, 4, "dim");
+  /* distinct, wrapped dims still work */
+  CT_OK(ctorch__fft_r2c(&r, x, ok, 2, 0, 1));
+  CT_OK(ctorch_tensor_sizes(sz, 3, r));
+  ck_assert(sz[0] == 2 && sz[1] == 3 && sz[2] == 3);
+  ctorch_tensor_free(r);
+  r = NULL;
+  CT_OK(ctorch__fft_c2c(&r, z, ok, 2, 0, 1));
+  ctorch_tensor_free(r);
+  ctorch_tensor_free(x);
+  ctorch_tensor_free(z);
+  ctorch_tensor_free(out);
+}
+END_TEST
+
+/* Found by scripts/sweep --boxed (2026-11-25). The fused weight-norm
+ * kernel reads v and g as memory without the ZeroTensor fallback: a zero
+ * tensor g aborted in glibc's checking malloc ("memory corruption",
+ * _weight_norm, 1.13 and 2.15) and _weight_norm_interface returned the
+ * heap's bytes. Refused where fused; a materialised zero g gives the right
+ * answer, zeros; the unfused path (a middle dim) handles zero tensors. */
+START_TEST(weight_norm_refuses_zero_tensors_where_fused) {
+  ctorch_tensor v = floats(2, 3), gz = zero_tensor(2, 1), gz_last = zero_tensor(1, 3), vz = zero_tensor(2, 3);
+  ctorch_tensor g = vec(2, 1.5f), g3 = NULL, v3 = NULL, g_mat = NULL, r = NULL, r1 = NULL;
+  const int64_t g3_sz[3] = {1, 3, 1}, v3_sz[3] = {2, 3, 4};
+  ctorch_dtype f32 = CTORCH_FLOAT32;
+  ctorch_value a[3];
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__weight_norm(&r, v, gz, 0));
+  CT_ERROR_HAS("ctorch__weight_norm: argument 'g'");
+  CT_ERROR_HAS("zero tensor");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__weight_norm(&r, v, gz_last, 1));
+  CT_ERROR_HAS("argument 'g'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__weight_norm(&r, vz, g, 0));
+  CT_ERROR_HAS("argument 'v'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__weight_norm_interface(&r, &r1, v, gz, 0));
+  CT_ERROR_HAS("ctorch__weight_norm_interface: argument 'g'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch__weight_norm_interface(&r, &r1, vz, g, 0));
+  CT_ERROR_HAS("argument 'v'");
+  ck_assert_ptr_null(r);
+  ck_assert_ptr_null(r1);
+  /* by name */
+  a[0] = vt(v);
+  a[1] = vt(gz);
+  CT_OK(ctorch_value_int(&a[2], 0));
+  boxed_refused("aten::_weight_norm", a, 3, "g");
+  a[0] = vt(v);
+  a[1] = vt(gz);
+  CT_OK(ctorch_value_int(&a[2], 0));
+  boxed_refused("aten::_weight_norm_interface", a, 3, "g");
+  /* the right answer with g materialised: v * 0 / ||v|| = 0 */
+  CT_OK(ctorch_clone(&g_mat, gz, NULL));
+  CT_OK(ctorch__weight_norm(&r, v, g_mat, 0));
+  ck_assert(all_zero(r));
+  ctorch_tensor_free(r);
+  r = NULL;
+  /* unfused (dim 1 of 3): zero tensors are handled by the ops it composes */
+  CT_OK(ctorch__efficientzerotensor(&g3, g3_sz, 3, &f32, NULL, NULL, NULL));
+  CT_OK(ctorch_randn(&v3, v3_sz, 3, &f32, NULL, NULL, NULL));
+  CT_OK(ctorch__weight_norm(&r, v3, g3, 1));
+  ck_assert(all_zero(r));
+  ctorch_tensor_free(r);
+  ctorch_tensor_free(g3), ctorch_tensor_free(v3), ctorch_tensor_free(g_mat), ctorch_tensor_free(g);
+  ctorch_tensor_free(v), ctorch_tensor_free(gz), ctorch_tensor_free(gz_last), ctorch_tensor_free(vz);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("guards");
   TCase *tc = tcase_create("issue15");
@@ -265,6 +428,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, set_with_storage_offset_stays_inside_the_storage);
   tcase_add_test(tc, lstm_params_must_have_nn_lstm_shapes);
   tcase_add_test(tc, mkldnn_zeros_and_sparse_scalar_permute);
+  tcase_add_test(tc, fft_dims_distinct_and_wrapped);
+  tcase_add_test(tc, weight_norm_refuses_zero_tensors_where_fused);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -105,6 +105,9 @@ from .interop import (from_torch, to_torch, to_dlpack_capsule, from_dlpack, from
                       save_dict, load_dict, save_safetensors, load_safetensors,
                       save_npy, load_npy, save_npz, load_npz)
 from ._tensor import set_printoptions  # noqa: E402
+jit = _submodule("jit", "TorchScript modules as torch.jit loads and saves them: jit.load(f, map_location=None, "
+                 "flags=0) and jit.save(m, f), f a path, bytes (load) or a file object such as io.BytesIO.")
+jit.load, jit.save = interop.jit_load, interop.jit_save
 from . import nn_init as _nn_init  # noqa: E402
 
 nn.init = _nn_init

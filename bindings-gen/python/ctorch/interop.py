@@ -524,6 +524,33 @@ def load(path):
     return OrderedDict(_load_dict_items(path))
 
 
+# ---- TorchScript modules --------------------------------------------------------------------
+
+
+def jit_save(m, f):
+    """torch.jit.save(m, f) for a TorchScript module (ctorch.capi.Module, as
+    ctorch.jit.load returns): f is a path or a writable file object
+    (io.BytesIO, an open file); the bytes are those torch.jit.load reads."""
+    if hasattr(f, "write"):
+        f.write(_gen.module_save_to_buffer(m))
+    else:
+        _gen.module_save(m, f)
+
+
+def jit_load(f, map_location=None, flags=0):
+    """torch.jit.load(f, map_location): a TorchScript module (ctorch.capi.Module)
+    from a path, bytes or a readable file object (read to its end), with
+    every check ctorch_module_load makes before any of its code runs.
+    flags: an OR of the CTORCH_MODULE_LOAD_ALLOW_* bits (0, the default, for
+    files from strangers: code that touches files or other processes, loops
+    at load time or uses built-in classes is refused with CtorchError)."""
+    if hasattr(f, "read"):
+        f = f.read()
+    if isinstance(f, (bytes, bytearray, memoryview)):
+        return _gen.module_load_from_buffer(bytes(f), map_location, flags)
+    return _gen.module_load_ex(f, map_location, flags)
+
+
 # ---- NumPy files ----------------------------------------------------------------------------
 
 
