@@ -27,14 +27,16 @@ def _ret_order(r) -> int:
     return 1
 
 
-def _value(r, v: str) -> str:
-    """C++ value of one returned element named v, ready for its assignment."""
+def _value(r, v: str, temporary: bool = False) -> str:
+    """C++ value of one returned element named v, ready for its assignment;
+    temporary: v is the call itself (a prvalue: moving it would only stop
+    copy elision, clang's -Wpessimizing-move)."""
     if r.c_type == "ctorch_tensor *":
         # A returned Tensor(a!) is a reference to the caller's argument:
         # copy it (new reference) rather than moving out of it.
         return f"at::Tensor({v})" if r.ret.is_write else f"std::move({v})"
     if r.c_type == "ctorch_tensor_list *":
-        return f"std::move({v})"
+        return v if temporary else f"std::move({v})"
     return v
 
 
@@ -100,7 +102,7 @@ def wrapper(p: Plan) -> str:
             # The common case, built in place: see ctorch::give_result.
             lines.append(f"  *{r.c_name} = ctorch::give_result([&] {{ return {call}; }});")
         else:
-            lines.append("  " + r.assign.replace("{v}", _value(r, call)))
+            lines.append("  " + r.assign.replace("{v}", _value(r, call, temporary=True)))
     else:
         lines.append(f"  auto r_ = {call};")
         order = sorted(range(len(p.rets)), key=lambda i: _ret_order(p.rets[i]))

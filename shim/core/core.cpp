@@ -61,6 +61,13 @@ at::Tensor ctorch::materialize_zero(const at::Tensor &t) {
   return at::zeros(t.sizes(), t.options());
 }
 
+namespace {
+// A bool tensor whose bytes may be other than 0 and 1 (view_dtype of uint8;
+// see ctorch_tensor_copy_to) as one holding 0 and 1: item<T>() of the raw
+// byte 5 would give 5.0.
+at::Tensor normal_bool(const at::Tensor &x) { return x.scalar_type() == at::kBool ? x.view(at::kByte).ne(0) : x; }
+}  // namespace
+
 extern "C" {
 
 CTORCH_API ctorch_status ctorch_version(const char **out) {
@@ -317,12 +324,6 @@ CTORCH_API ctorch_status ctorch_tensor_data_ptr(void **out, ctorch_tensor t) {
   CTORCH_CATCH
 }
 CTORCH_GETTER(ctorch_tensor_requires_grad, int, x.requires_grad() ? 1 : 0)
-namespace {
-// A bool tensor whose bytes may be other than 0 and 1 (view_dtype of uint8;
-// see ctorch_tensor_copy_to) as one holding 0 and 1: item<T>() of the raw
-// byte 5 would give 5.0.
-at::Tensor normal_bool(const at::Tensor &x) { return x.scalar_type() == at::kBool ? x.view(at::kByte).ne(0) : x; }
-}  // namespace
 CTORCH_GETTER(ctorch_tensor_item_double, double, normal_bool(x).item<double>())
 CTORCH_GETTER(ctorch_tensor_item_int64, int64_t, normal_bool(x).item<int64_t>())
 CTORCH_GETTER(ctorch_tensor_item_bool, int, normal_bool(x).item<bool>() ? 1 : 0)

@@ -298,7 +298,7 @@ class TransformerEncoder : public Module {
  public:
   TransformerEncoder(const ModulePtr &layer, int64_t num_layers, const ModulePtr &norm, bool enable_nested,
                      bool mask_check, const Args &factory)
-      : Module("TransformerEncoder"), enable_nested_(enable_nested), mask_check_(mask_check) {
+      : Module("TransformerEncoder"), mask_check_(mask_check) {
     make_stack(*this, layer, num_layers, norm, factory);
     // use_nested_tensor (2.x decides at construction from the layer).
     auto *l = dynamic_cast<TransformerEncoderLayer *>(layer.get());
@@ -366,7 +366,7 @@ class TransformerEncoder : public Module {
     return true;
   }
 
-  bool enable_nested_ = true, mask_check_ = true, use_nested_ = false;
+  bool mask_check_ = true, use_nested_ = false;
 };
 
 class TransformerDecoder : public Module {
