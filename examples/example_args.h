@@ -83,7 +83,7 @@ static inline int example_arg_set(const example_arg *o, const char *v) {
 static inline int example_parse_args(int argc, char **argv, const example_arg *args, size_t n,
                                      void (*usage)(const char *prog)) {
   int i;
-  for (i = 1; i < argc; ++i) {
+  for (i = 1; i < argc; i += 2) { /* a flag and its value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t k;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -96,7 +96,6 @@ static inline int example_parse_args(int argc, char **argv, const example_arg *a
       usage(argv[0]);
       return 2;
     }
-    ++i;
   }
   return -1;
 }

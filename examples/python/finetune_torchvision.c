@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
   ctorch_value sv = NULL;
   double first = 0, last = 0;
   size_t n = 0, k, n_trained = 0;
-  for (i = 1; i < argc; ++i) {
+  for (i = 1; i < argc; i += 2) { /* a flag and its value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
       fprintf(stderr, "usage: %s [--data DIR] [--steps K] [--batch B] [--seed S] [--out DIR]\n", argv[0]);
@@ -127,7 +127,6 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: %s [--data DIR] [--steps K] [--batch B] [--seed S] [--out DIR]\n", argv[0]);
       return 2;
     }
-    ++i;
   }
   if (!data || !*data) data = "/usr/share/datasets/fashion-mnist"; /* package dataset-fashion-mnist */
 
