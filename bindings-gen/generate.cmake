@@ -72,7 +72,7 @@ add_custom_command(
   COMMAND ${CMAKE_COMMAND} -E copy_if_different ${_gen}/ops.json ${_gen}/coverage.json ${CMAKE_BINARY_DIR}
   DEPENDS ${_ctorch_gen_py} ${CTORCH_NATIVE_FUNCTIONS_YAML} ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch.h
     ${CMAKE_CURRENT_SOURCE_DIR}/include/ctorch_python.h
-    ${PROJECT_SOURCE_DIR}/shim/ops/guards.h ${PROJECT_SOURCE_DIR}/shim/ops/guards_sparse.h ${PROJECT_SOURCE_DIR}/shim/ops/guards_norm.h ${_ctorch_gen_dir}/unsafe_ops.txt ${CTORCH_NN_SOURCES}
+    ${PROJECT_SOURCE_DIR}/shim/ops/guards.h ${PROJECT_SOURCE_DIR}/shim/ops/guards_sparse.h ${PROJECT_SOURCE_DIR}/shim/ops/guards_norm.h ${PROJECT_SOURCE_DIR}/shim/ops/guards_math.h ${_ctorch_gen_dir}/unsafe_ops.txt ${CTORCH_NN_SOURCES}
   COMMENT "Generating ATen operator bindings (bindings-gen)"
   VERBATIM)
 
