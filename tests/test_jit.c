@@ -460,6 +460,21 @@ START_TEST(bad_model_files) {
 }
 END_TEST
 
+/* The crafted archives (tests/python/make_jit_models.py): each file, the
+ * record the refusal names and what it says is wrong. From a file and from
+ * memory alike. */
+static const struct {
+  const char *file, *where, *says;
+} crafted[] = {
+    {"untyped_constant.pt", "code/__torch__.py", "class constant 'k' of 'Typed' has no type annotation"},
+    {"untyped_field.pt", "code/__torch__.py", "NamedTuple 'Pair' has a field with no type annotation"},
+    {"valueless_member.pt", "code/__torch__.py", "Enum 'Color' has a member with no value"},
+    {"stack_underflow.pt", "pickle 'constants.pkl'", "takes 3 values from a stack of 1"},
+    {"storage_overclaim.pt", "pickle 'data.pkl'", "storage '0' claims 64 elements; its record holds 12 bytes"},
+    {"unknown_member.pt", "pickle 'data.pkl'", "a value that is no member of Enum '__torch__.Color'"},
+    {"corrupt_deflate.pt", "code/__torch__.py'", "invalid deflate data"},
+};
+
 /* A class constant, a NamedTuple, an Enum and a parameter load and run;
  * copies crafted the ways libtorch 1.13 trusts unchecked are refused with
  * the record and what is wrong, and the handle stays NULL. Unguarded, plain
@@ -467,17 +482,6 @@ END_TEST
  * and reads past its buffers on the others; on corrupt_deflate (1.13 and
  * 2.x alike) its zip reader hands the importer stale heap bytes as code. */
 START_TEST(crafted_archives_refused_before_libtorch_reads_them) {
-  static const struct {
-    const char *file, *where, *says;
-  } crafted[] = {
-      {"untyped_constant.pt", "code/__torch__.py", "class constant 'k' of 'Typed' has no type annotation"},
-      {"untyped_field.pt", "code/__torch__.py", "NamedTuple 'Pair' has a field with no type annotation"},
-      {"valueless_member.pt", "code/__torch__.py", "Enum 'Color' has a member with no value"},
-      {"stack_underflow.pt", "pickle 'constants.pkl'", "takes 3 values from a stack of 1"},
-      {"storage_overclaim.pt", "pickle 'data.pkl'", "storage '0' claims 64 elements; its record holds 12 bytes"},
-      {"unknown_member.pt", "pickle 'data.pkl'", "a value that is no member of Enum '__torch__.Color'"},
-      {"corrupt_deflate.pt", "code/__torch__.py'", "invalid deflate data"},
-  };
   ctorch_module m = NULL;
   ctorch_tensor x = ref("x"), want = NULL, got = NULL;
   ctorch_value arg = NULL, out = NULL, e = NULL;
@@ -717,14 +721,6 @@ END_TEST
  * crafted archives, code that touches files, the load limit), and bytes
  * that are no archive at all refused with a status. */
 START_TEST(module_bytes_hostile_refused) {
-  static const struct {
-    const char *file, *where, *says;
-  } crafted[] = {
-      {"untyped_field.pt", "code/__torch__.py", "NamedTuple 'Pair' has a field with no type annotation"},
-      {"stack_underflow.pt", "pickle 'constants.pkl'", "takes 3 values from a stack of 1"},
-      {"storage_overclaim.pt", "pickle 'data.pkl'", "storage '0' claims 64 elements; its record holds 12 bytes"},
-      {"corrupt_deflate.pt", "code/__torch__.py'", "invalid deflate data"},
-  };
   ctorch_module m = (ctorch_module)0x1;
   ctorch_device bad = {99, 0};
   size_t n = 0, k = 0, i, len = 0;
