@@ -14,8 +14,8 @@
 #include <caffe2/serialize/inline_container.h>
 
 #include <cstdlib>
-#include <functional>
 #include <cstring>
+#include <functional>
 
 
 namespace {
@@ -407,9 +407,9 @@ static void module_load(ctorch_module *out, const char *path, const ctorch_devic
                       map_location);
 }
 
+// flags: already checked by the caller (a stream's before it is read).
 static void module_load_memory(ctorch_module *out, const void *data, size_t len, const ctorch_device *map_location,
                                uint32_t flags, const char *what) {
-  check_load_flags(flags);
   *out = load_checked([&] { return ctorch::check_torchscript_memory(data, len, flags); }, what, map_location);
 }
 
@@ -432,6 +432,7 @@ CTORCH_API ctorch_status ctorch_module_load_from_buffer(ctorch_module *out, cons
   ctorch::require_out(out, "out");
   *out = nullptr;
   if (!data && len) ctorch::fail_arg("data", "is NULL with len " + std::to_string(len));
+  check_load_flags(flags);
   module_load_memory(out, data, len, map_location, flags, "the buffer");
   CTORCH_CATCH
 }
