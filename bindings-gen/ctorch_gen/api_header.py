@@ -153,6 +153,35 @@ OVERRIDES: Dict[str, Dict[str, dict]] = {
 }
 
 
+# State libtorch keeps per OS thread that a call begins and another ends
+# (grad and autocast modes, the current stream, a profiler session, a trace,
+# a CUDA graph capture): api.json's thread_state, so that a binding whose
+# code may change OS threads between two calls (a Go goroutine) keeps the
+# caller on one thread from the begin to the end. role: begin (from a
+# successful call, `handle` holds state bound to the calling thread) or end
+# (the state ends: "always", or "unless_refused": a call refused on its
+# arguments, INVALID_ARGUMENT or TYPE, changes nothing and leaves it on).
+THREAD_STATE = {
+    "ctorch_autograd_scope_enter": {"role": "begin", "handle": "out"},
+    "ctorch_autograd_scope_leave": {"role": "end", "handle": "scope", "ends": "always"},
+    "ctorch_autocast_scope_enter": {"role": "begin", "handle": "out"},
+    "ctorch_autocast_scope_leave": {"role": "end", "handle": "scope", "ends": "always"},
+    "ctorch_stream_scope_enter": {"role": "begin", "handle": "out"},
+    "ctorch_stream_scope_leave": {"role": "end", "handle": "scope", "ends": "always"},
+    "ctorch_profiler_start": {"role": "begin", "handle": "out"},
+    "ctorch_profiler_stop": {"role": "end", "handle": "p", "ends": "always"},
+    "ctorch_profiler_free": {"role": "end", "handle": "p", "ends": "always"},
+    "ctorch_tracer_begin": {"role": "begin", "handle": "trace"},
+    "ctorch_tracer_finish": {"role": "end", "handle": "trace", "ends": "unless_refused"},
+    "ctorch_tracer_finish_value": {"role": "end", "handle": "trace", "ends": "unless_refused"},
+    "ctorch_tracer_abandon": {"role": "end", "handle": "trace", "ends": "always"},
+    "ctorch_tracer_free": {"role": "end", "handle": "trace", "ends": "always"},
+    "ctorch_cuda_graph_capture_begin": {"role": "begin", "handle": "g"},
+    "ctorch_cuda_graph_capture_end": {"role": "end", "handle": "g", "ends": "always"},
+    "ctorch_cuda_graph_free": {"role": "end", "handle": "g", "ends": "always"},
+}
+
+
 class DescribeError(ValueError):
     pass
 
@@ -455,6 +484,11 @@ class Describer:
                 ret["lifetime"] = _doc_lifetime(f)
         entry = {"name": f.name, "origin": "header", "section": f.section, "doc": f.doc,
                  "returns": ret, "params": result, "inline": f.inline, "line": f.line}
+        ts = THREAD_STATE.get(f.name)
+        if ts is not None:
+            if ts["handle"] not in by or by[ts["handle"]]["type"]["kind"] != "handle":
+                raise DescribeError(f"{f.name}: THREAD_STATE names {ts['handle']!r}, not a handle parameter")
+            entry["thread_state"] = dict(ts)
         # "@c_only WHY": a function only C can call (variadic, va_list); the
         # bindings leave it out (generate_bindings.py) and api.json says why.
         m = re.search(r"@c_only\s+([^\n]+)", f.doc or "")

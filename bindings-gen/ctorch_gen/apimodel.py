@@ -219,6 +219,14 @@ class Returns(_Value, Node):
 
 
 @dataclass(eq=False)
+class ThreadState(Node):
+    """State libtorch keeps per OS thread that this call begins or ends (api_header.THREAD_STATE)."""
+    role: Optional[str] = None  # "begin" or "end"
+    handle: Optional[str] = None  # the parameter naming the state
+    ends: Optional[str] = None  # end: "always" or "unless_refused"
+
+
+@dataclass(eq=False)
 class InlineField(Node):
     field: Optional[str] = None
     param: Optional[str] = None
@@ -327,6 +335,7 @@ class Function(Node):
     ops_json: Optional[OpsJson] = None
     unsafe: Optional[bool] = None  # a header function whose doc opens with "UNSAFE:" (C-only today)
     unsafe_reason: Optional[str] = None  # ... and the rest of that sentence
+    thread_state: Optional[ThreadState] = None
 
     @property
     def is_unsafe(self) -> bool:

@@ -23,9 +23,10 @@ from .cheader import Header
 # FORMAT_MINOR counts additions within a major (new keys only), reset to 0
 # by a new major. 4 (issue 44): function pointers' c_type without names
 # (c_decl), the variadic/va_list kinds (c_only) that 3 added unannounced;
-# 4.0 also adds library.symbol_version and flag_constants.
+# 4.0 also adds library.symbol_version and flag_constants; 4.1 a header
+# function's thread_state.
 FORMAT_VERSION = 4
-FORMAT_MINOR = 0
+FORMAT_MINOR = 1
 
 
 def layout_program(h: Header) -> str:

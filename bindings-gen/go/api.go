@@ -166,8 +166,7 @@ func inAutogradScope(kind AutogradScopeKind, fn func() error) (ferr error) {
 	if fn == nil {
 		return &Error{Status: StatusInvalidArgument, Message: "NoGrad/InferenceMode: fn is nil"}
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// (AutogradScopeEnter keeps the goroutine on its OS thread until Leave: thread.go)
 	s, err := AutogradScopeEnter(kind)
 	if err != nil {
 		return err

@@ -105,12 +105,15 @@ def emit_handles(doc: Api) -> List[str]:
                 "	for i := 0; i < int(n); i++ {", f"		var e C.{el.handle}",
                 f"		if C.{el.get}(&e, l, C.size_t(i)) != 0 {{", "			break", "		}",
                 f"		out = append(out, {wrap}(e))", "	}", "	return out", "}", ""]
+    pinned = thread_state_handles(doc)
     for h in doc.handles:
         if h.name == "ctorch_tensor" or h.name in _LISTS:
             continue
         gn = go_handle_type(h.name)
-        # The loader also keeps the error that ended its All loop (train.go: Err).
+        # The loader also keeps the error that ended its All loop (train.go: Err);
+        # a handle of per-thread state its thread (thread.go).
         extra = "; err error" if h.name == "ctorch_data_loader" else ""
+        extra += "; pin threadPin" if h.name in pinned else ""
         out += [f"// {gn} owns a {h.name}: {h.doc}", f"type {gn} struct{{ h C.{h.name}{extra} }}", "",
                 f"func (x *{gn}) handle() C.{h.name} {{", "\tif x == nil {", "\t\treturn nil", "\t}", "\treturn x.h",
                 "}", "", f"func wrap{gn}(h C.{h.name}) *{gn} {{", "\tif h == nil {", "\t\treturn nil", "\t}",
@@ -126,7 +129,18 @@ def emit_handles(doc: Api) -> List[str]:
                 f"func (x *{gn}) Free() {{", "\tif x == nil || x.h == nil {", "\t\treturn", "\t}"]
         if h.free:
             out.append(f"\tC.{h.free}(x.h)")
+        if h.name in pinned:  # freeing ends the state (a trace is abandoned, a capture ended)
+            out.append("\tx.pin.release()")
         out += ["\tx.h = nil", "\truntime.SetFinalizer(x, nil)", "}", ""]
+    return out
+
+
+def thread_state_handles(doc: Api) -> set:
+    """The handle types api.json's thread_state names (per-thread state a handle holds)."""
+    out = set()
+    for f in doc.functions:
+        if f.thread_state is not None:
+            out.add(next(p.type.name for p in f.params if p.name == f.thread_state.handle))
     return out
 
 
@@ -404,15 +418,38 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
         lines += ["\t" + s for s in post]
     else:
         freed_always = any(q.ownership == "freed" and q.when == "always" for q in params)
+        ts = f.thread_state
+        if ts is not None and ts.role == "begin":
+            # Locked before the call, so that it runs on the thread the handle then holds.
+            lines.append("\tthread__ := lockThread()")
         lines.append(f"\tst := {call}")
+        if ts is not None and ts.role == "end":
+            hv = go_arg(ts.handle)
+            # (nil-safe: a nil handle is refused by C, not a Go panic)
+            if ts.ends == "always":
+                lines.append(f"\tif {hv} != nil {{ {hv}.pin.release() }}")
+            else:  # unless_refused: a refused call left the state on
+                lines += [f"\tif c := Status(statusCode(st)); {hv} != nil && c != StatusInvalidArgument && "
+                          "c != StatusType {", f"\t\t{hv}.pin.release()", "\t}"]
         if freed_always:
             lines += ["\t" + s for s in post]
             post = []
         lines.append("\tif st != 0 {")
+        if ts is not None and ts.role == "begin":
+            lines.append("\t\tunlockThread()")
         lines += ["\t\t" + s for s in post if s.startswith("runtime.") or ".h = nil" in s]
         lines.append(f"\t\treturn {zs}statusError(st)")
         lines.append("\t}")
         lines += ["\t" + s for s in post]
+        if ts is not None and ts.role == "begin":
+            hp = next(q for q in params if q.name == ts.handle)
+            hv = go_arg(hp.name)
+            if hp.direction == "out":  # the new handle holds the thread
+                w = f"wrap{go_handle_type(hp.type.name)}(r__{hv})"
+                rexprs = ["w__" if x == w else x for x in rexprs]
+                lines += [f"\tw__ := {w}", "\tw__.pin.hold(thread__)"]
+            else:
+                lines.append(f"\t{hv}.pin.hold(thread__)")
     lines.append(f"\treturn {', '.join(rexprs + ['nil'])}")
     lines.append("}")
     return "\n".join(lines) + "\n"
