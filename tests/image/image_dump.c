@@ -8,6 +8,9 @@
  *     "out" to OUT. Steps: "resize NSIZE SIZE... INTERP MAX_SIZE ANTIALIAS"
  *     (INTERP 1 bilinear, 2 bicubic), "center H W", "convert DTYPE" (a
  *     ctorch_dtype number), "normalize" (IN's "mean" and "std").
+ *   image_dump --jobs FILE
+ *     runs one such argument list per line of FILE, in one process
+ *     (dump_jobs.h).
  * Exit 1 on an unexpected failure (the transform steps must succeed). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 
 #include <ctorch.h>
 
+#include "../dump_jobs.h"
 #include "../dump_ok.h"
 
 static int decode(int argc, char **argv) {
@@ -92,9 +96,15 @@ static int transform(int argc, char **argv) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   if (argc >= 4 && !strcmp(argv[1], "decode")) return decode(argc, argv);
   if (argc >= 4 && !strcmp(argv[1], "transform")) return transform(argc, argv);
-  fprintf(stderr, "usage: image_dump decode OUT MODE FILE... | image_dump transform IN OUT STEP...\n");
+  fprintf(stderr, "usage: image_dump decode OUT MODE FILE... | image_dump transform IN OUT STEP... | "
+                  "image_dump --jobs FILE\n");
   return 2;
+}
+
+int main(int argc, char **argv) {
+  int rc = dump_jobs(argc, argv, run);
+  return rc >= 0 ? rc : run(argc, argv);
 }

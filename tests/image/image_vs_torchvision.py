@@ -389,6 +389,8 @@ def check_transforms(dump, tmp):
     batches = {"uint8": torch.randint(0, 256, (3, 3, 24, 31), generator=g, dtype=torch.uint8),
                "float32": torch.rand(2, 3, 31, 24, generator=g)}
     n = tv_n = 0
+    # Every pipeline in one run of the dump (its --jobs form), then compared.
+    jobs = []
     for bname, batch in batches.items():
         src = os.path.join(tmp, bname + "_in.pt")
         torch.save({"batch": batch, "mean": torch.tensor(mean, dtype=torch.float64),
@@ -398,19 +400,24 @@ def check_transforms(dump, tmp):
                 continue  # float32 -> int32: refused (tested in test_image)
             if bname == "uint8" and any(s[0] == "normalize" for s in steps) and not any(s[0] == "convert" for s in steps):
                 continue
-            dst = os.path.join(tmp, "out.pt")
-            subprocess.run([dump, "transform", src, dst] + argv_of(steps), check=True)
-            mine = torch.load(dst)["out"]
-            refs = {"torch ops": apply_ref(batch, steps, mean, std, False)}
-            if VF is not None:
-                refs["torchvision.transforms.functional"] = apply_ref(batch, steps, mean, std, True)
-            for rname, ref in refs.items():
-                n += 1
-                tv_n += rname != "torch ops"
-                if mine.dtype != ref.dtype or mine.shape != ref.shape or not torch.equal(mine, ref):
-                    diff = (mine.double() - ref.double()).abs().max().item() if mine.shape == ref.shape else "shape"
-                    fail(f"transform {bname} {steps}: ctorch vs {rname}: dtype {mine.dtype}/{ref.dtype} shape "
-                         f"{tuple(mine.shape)}/{tuple(ref.shape)} max diff {diff}")
+            jobs.append((bname, batch, steps, src, os.path.join(tmp, f"out_{len(jobs)}.pt")))
+    jobs_file = os.path.join(tmp, "transform_jobs.txt")
+    with open(jobs_file, "w") as f:
+        for _, _, steps, src, dst in jobs:
+            f.write(" ".join(["transform", src, dst] + argv_of(steps)) + "\n")
+    subprocess.run([dump, "--jobs", jobs_file], check=True)
+    for bname, batch, steps, src, dst in jobs:
+        mine = torch.load(dst)["out"]
+        refs = {"torch ops": apply_ref(batch, steps, mean, std, False)}
+        if VF is not None:
+            refs["torchvision.transforms.functional"] = apply_ref(batch, steps, mean, std, True)
+        for rname, ref in refs.items():
+            n += 1
+            tv_n += rname != "torch ops"
+            if mine.dtype != ref.dtype or mine.shape != ref.shape or not torch.equal(mine, ref):
+                diff = (mine.double() - ref.double()).abs().max().item() if mine.shape == ref.shape else "shape"
+                fail(f"transform {bname} {steps}: ctorch vs {rname}: dtype {mine.dtype}/{ref.dtype} shape "
+                     f"{tuple(mine.shape)}/{tuple(ref.shape)} max diff {diff}")
     return n, tv_n
 
 

@@ -7,16 +7,19 @@
  * compose draws as the flat one). OUT gets "out" (a generator seeded with
  * SEED), "again" (a second generator with SEED: the same numbers) and
  * "default" (the default generator after ctorch_manual_seed(SEED), which
- * Python's torch.manual_seed(SEED) matches). Exit 1 on an unexpected status. */
+ * Python's torch.manual_seed(SEED) matches). Exit 1 on an unexpected status.
+ *   transforms_dump --jobs FILE
+ * runs one such argument list per line of FILE, in one process (dump_jobs.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <ctorch.h>
 
+#include "../dump_jobs.h"
 #include "../dump_ok.h"
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   ctorch_tensor_dict in = NULL, out = NULL;
   ctorch_tensor batch = NULL, r = NULL;
   ctorch_transform steps[16], t = NULL;
@@ -90,4 +93,9 @@ int main(int argc, char **argv) {
   ctorch_tensor_dict_free(in);
   ctorch_tensor_dict_free(out);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  int rc = dump_jobs(argc, argv, run);
+  return rc >= 0 ? rc : run(argc, argv);
 }

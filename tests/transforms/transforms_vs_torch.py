@@ -193,6 +193,8 @@ def main():
     mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
     checks = failures = tv_checks = 0
     with tempfile.TemporaryDirectory() as tmp:
+        # Every pipeline in one run of the dump (its --jobs form), then compared.
+        jobs = []
         for bname, batch in batches.items():
             src = os.path.join(tmp, bname + ".pt")
             torch.save({"batch": batch, "mean": torch.tensor(mean, dtype=torch.float64),
@@ -200,27 +202,31 @@ def main():
             for pi, steps in enumerate(PIPELINES):
                 if bname == "uint8" and any(s[0] == "normalize" for s in steps):
                     continue
-                seed = 1000 + 17 * pi
-                dst = os.path.join(tmp, "out.pt")
-                subprocess.run([dump, src, dst, str(seed)] + argv_of(steps), check=True)
-                got = torch.load(dst)
-                refs = {"torch ops": reference(batch, steps, seed, mean, std, False)}
-                if torchvision is not None:
-                    refs["torchvision.functional"] = reference(batch, steps, seed, mean, std, True)
-                    refs["torchvision classes"] = torchvision_classes(batch, steps, seed, mean, std)
-                    tv_checks += 2
-                refs["same seed again"] = got["out"]
-                refs["default generator"] = got["out"]
-                for rname, ref in refs.items():
-                    other = got["default"] if rname == "default generator" else got["again"] if rname == "same seed again" else ref
-                    mine = got["out"]
-                    checks += 1
-                    if mine.dtype != other.dtype or mine.shape != other.shape or not torch.equal(mine, other):
-                        failures += 1
-                        diff = ((mine.double() - other.double()).abs().max().item()
-                                if mine.shape == other.shape else "shape")
-                        print(f"FAIL {bname} pipeline {pi} {steps}: ctorch vs {rname}: dtype {mine.dtype}/{other.dtype}"
-                              f" shape {tuple(mine.shape)}/{tuple(other.shape)} max diff {diff}")
+                jobs.append((bname, batch, pi, steps, 1000 + 17 * pi, src, os.path.join(tmp, f"out_{len(jobs)}.pt")))
+        jobs_file = os.path.join(tmp, "jobs.txt")
+        with open(jobs_file, "w") as f:
+            for _, _, _, steps, seed, src, dst in jobs:
+                f.write(" ".join([src, dst, str(seed)] + argv_of(steps)) + "\n")
+        subprocess.run([dump, "--jobs", jobs_file], check=True)
+        for bname, batch, pi, steps, seed, src, dst in jobs:
+            got = torch.load(dst)
+            refs = {"torch ops": reference(batch, steps, seed, mean, std, False)}
+            if torchvision is not None:
+                refs["torchvision.functional"] = reference(batch, steps, seed, mean, std, True)
+                refs["torchvision classes"] = torchvision_classes(batch, steps, seed, mean, std)
+                tv_checks += 2
+            refs["same seed again"] = got["out"]
+            refs["default generator"] = got["out"]
+            for rname, ref in refs.items():
+                other = got["default"] if rname == "default generator" else got["again"] if rname == "same seed again" else ref
+                mine = got["out"]
+                checks += 1
+                if mine.dtype != other.dtype or mine.shape != other.shape or not torch.equal(mine, other):
+                    failures += 1
+                    diff = ((mine.double() - other.double()).abs().max().item()
+                            if mine.shape == other.shape else "shape")
+                    print(f"FAIL {bname} pipeline {pi} {steps}: ctorch vs {rname}: dtype {mine.dtype}/{other.dtype}"
+                          f" shape {tuple(mine.shape)}/{tuple(other.shape)} max diff {diff}")
     tv = f"torchvision {torchvision.__version__}" if torchvision else "torchvision not installed (skipped its checks)"
     print(f"torch {torch.__version__}, {tv}: {checks} comparisons ({tv_checks} with torchvision), "
           f"{failures} not bit-identical")

@@ -19,6 +19,7 @@
  *   utils_dump profile PATH       profiles two LeNet-5 training steps, writes
  *       the Chrome trace to PATH and prints the table.
  *   utils_dump errors             the failure paths (exit 1 on a mismatch).
+ *   utils_dump --jobs FILE        one such argument list per line (dump_jobs.h).
  * Any other failure: a message and exit 1. */
 #include <math.h>
 #include <pthread.h>
@@ -28,6 +29,7 @@
 
 #include <ctorch.h>
 
+#include "../dump_jobs.h"
 #include "../dump_ok.h"
 
 static void print_tensor(const char *tag, const char *name, ctorch_tensor t) {
@@ -333,7 +335,7 @@ static int profile(const char *path) {
 
 int utils_errors(void); /* utils_errors.c */
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   if (argc >= 4 && strcmp(argv[1], "grads") == 0) return grads(argv[2], argv[3]);
   if (argc >= 3 && strcmp(argv[1], "memory") == 0) return memory(argv[2]);
   if (argc >= 8 && strcmp(argv[1], "es") == 0) return early_stopping(argc, argv);
@@ -342,4 +344,9 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "errors") == 0) return utils_errors();
   fprintf(stderr, "usage: see the comment at the top of utils_dump.c\n");
   return 2;
+}
+
+int main(int argc, char **argv) {
+  int rc = dump_jobs(argc, argv, run);
+  return rc >= 0 ? rc : run(argc, argv);
 }

@@ -221,9 +221,17 @@ for k in range(24):
     ES_CASES.append((rng.choice(["min", "max"]), rng.randint(0, 4), rng.choice([0.0, 0.1, 0.05, 1e-9]),
                      rng.randint(0, 1), rng.choice([None, None, 0.2, 0.8]), rng.choice([None, None, 0.3, 0.9]), vals))
 
+# Every sequence in one run of the dump (its --jobs form; "@@end" closes each one's lines).
+with open(os.path.join(WORK, "es_jobs.txt"), "w") as jf:
+    for mode, patience, delta, finite, stop_thr, div_thr, vals in ES_CASES:
+        jf.write(" ".join(map(str, ["es", mode, patience, repr(delta), finite, "none" if stop_thr is None else
+                                    repr(stop_thr), "none" if div_thr is None else repr(div_thr),
+                                    *[repr(v) for v in vals]])) + "\n")
+es_outs = run_c("--jobs", os.path.join(WORK, "es_jobs.txt")).split("@@end\n")
+if len(es_outs) != len(ES_CASES) + 1 or es_outs[-1] != "":
+    raise SystemExit(f"early stopping: {len(es_outs) - 1} outputs for {len(ES_CASES)} sequences")
 for i, (mode, patience, delta, finite, stop_thr, div_thr, vals) in enumerate(ES_CASES):
-    out = run_c("es", mode, patience, repr(delta), finite, "none" if stop_thr is None else repr(stop_thr),
-                "none" if div_thr is None else repr(div_thr), *[repr(v) for v in vals]).splitlines()
+    out = es_outs[i].splitlines()
     rule = LightningRule(mode, patience, delta, bool(finite), stop_thr, div_thr)
     for j, v in enumerate(vals):
         stop, improved = rule.step(torch.tensor(v, dtype=torch.float64))
