@@ -15,8 +15,10 @@
 # test in a new directory gets that directory's name as its capability label
 # until a rule below names it better. At the end of the top-level directory
 # every test of every directory is checked to carry a capability and a cost
-# label: configuring fails, naming the tests, if one does not (the ctest test
-# labels_complete checks the same on the generated test list).
+# label: configuring fails, naming the tests, if one does not. The ctest test
+# labels_complete checks the same on the test list ctest reads (run as a
+# script, this file does that: a later set_property(TEST ... LABELS) without
+# APPEND would replace the labels after the configure-time check).
 #
 # COST: ctest starts the tests it knows to be long first (its own
 # Testing/Temporary/CTestCostData.txt after a run; on a fresh clone nothing),
@@ -26,6 +28,61 @@
 set(CTORCH_CAPABILITY_LABELS core ops nn optim data train models io dist harden threads gen docs abi interop
   pybridge examples bench cuda bindings bindings-python bindings-node bindings-go bindings-rust packages)
 set(CTORCH_COST_LABELS cheap python cargo go node training slow)
+# cmake -DCTEST=<ctest> -P tests/labels.cmake, in a build directory: the ctest
+# test labels_complete: every test ctest lists carries a capability label and
+# a cost label.
+if(CMAKE_SCRIPT_MODE_FILE)
+  cmake_policy(VERSION 3.19)  # (IN_LIST: the project's own policies do not reach a script)
+  # The tests ctest lists, all of them or those carrying a label matching a
+  # regular expression (ctest -N -L; fast, where reading --show-only's JSON in
+  # CMake took 12 s).
+  function(_ctorch_listed out)
+    execute_process(COMMAND ${CTEST} -N ${ARGN} OUTPUT_VARIABLE o RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "labels_complete: ctest -N ${ARGN} failed")
+    endif()
+    string(REGEX MATCHALL "Test +#[0-9]+: [^\n]+" lines "${o}")
+    set(names "")
+    foreach(l ${lines})
+      string(REGEX REPLACE "^Test +#[0-9]+: " "" l "${l}")
+      list(APPEND names "${l}")
+    endforeach()
+    set(${out} ${names} PARENT_SCOPE)
+  endfunction()
+  execute_process(COMMAND ${CTEST} --print-labels OUTPUT_VARIABLE o)
+  string(REGEX REPLACE ".*All Labels:" "" o "${o}")
+  string(REGEX MATCHALL "[^ \t\n]+" all_labels "${o}")
+  # A label outside the cost list is a capability (the name of a directory no
+  # rule knows yet counts, as at configure time).
+  set(cap "")
+  foreach(l ${all_labels})
+    if(NOT l IN_LIST CTORCH_COST_LABELS)
+      list(APPEND cap ${l})
+    endif()
+  endforeach()
+  list(JOIN cap "|" cap_rx)
+  list(JOIN CTORCH_COST_LABELS "|" cost_rx)
+  _ctorch_listed(all)
+  _ctorch_listed(with_cap -L "^(${cap_rx})$")
+  _ctorch_listed(with_cost -L "^(${cost_rx})$")
+  set(bad "")
+  foreach(t ${all})
+    if(NOT t IN_LIST with_cap)
+      list(APPEND bad "${t} (no capability label)")
+    endif()
+    if(NOT t IN_LIST with_cost)
+      list(APPEND bad "${t} (no cost label)")
+    endif()
+  endforeach()
+  list(LENGTH all n)
+  if(bad OR n EQUAL 0)
+    list(JOIN bad "\n  " bad)
+    message(FATAL_ERROR "labels_complete: of ${n} tests:\n  ${bad}")
+  endif()
+  message("labels_complete: all ${n} tests carry a capability and a cost label")
+  return()
+endif()
+
 set_property(GLOBAL PROPERTY CTORCH_CAPABILITY_LABELS "${CTORCH_CAPABILITY_LABELS}")
 set_property(GLOBAL PROPERTY CTORCH_COST_LABELS "${CTORCH_COST_LABELS}")
 
@@ -204,6 +261,7 @@ function(_ctorch_label_test name)
   if(NOT _c)
     list(APPEND labels cheap)
   endif()
+  list(REMOVE_DUPLICATES labels)
   set_property(TEST ${name} APPEND PROPERTY LABELS ${labels})
   set_property(GLOBAL APPEND PROPERTY CTORCH_LABELLED_TESTS ${name})
 endfunction()
@@ -231,7 +289,12 @@ function(_ctorch_labels_check)
   if(missing)
     message(FATAL_ERROR "labels: these tests carry no label (added without add_test? see tests/labels.cmake): ${missing}")
   endif()
+  # The same check on what ctest will read (see the script mode above).
+  _add_test(NAME labels_complete COMMAND ${CMAKE_COMMAND} -DCTEST=${CMAKE_CTEST_COMMAND}
+    -P ${PROJECT_SOURCE_DIR}/tests/labels.cmake WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+  set_property(TEST labels_complete PROPERTY LABELS core cheap)
   list(LENGTH all n)
+  math(EXPR n "${n} + 1")
   message(STATUS "labels: all ${n} tests labelled")
 endfunction()
 # (Deferred twice: queued again when the first runs, so it comes after any

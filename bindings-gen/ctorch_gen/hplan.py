@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from .apimodel import Api, Elements, Function, OpArg, Param
+from .apimodel import Api, Elements, Function, Handle, NnModule, OpArg, Param
 
 
 def handle_stems(doc: Api) -> List[tuple]:
@@ -80,6 +80,75 @@ class Planned:
     ins: List[Param]  # the parameters a caller passes
     outs: List[Param]  # the results a wrapper returns
     params: List[Param]
+    # A method of its owner's class (the receiver is the first parameter a caller passes,
+    # and the owner is no list handle, which becomes the language's list instead).
+    receiver: bool = False
+
+
+@dataclass(eq=False)
+class Slot:
+    """One C parameter of a header function's typed wrapper and what the wrapper does
+    with it (call_plan). Each language writes its own text for each `how`:
+
+    out: "query_buffer" (a caller buffer sized by buffer_size.product: the queries are
+         called first), "filled_buffer" (handles into an array of buffer_size.capacity,
+         the count reported), "reported_buffer" (a buffer whose length the call reports:
+         ask, grow, ask again), "counter" (the length or count a buffer rule reports: read
+         to cut the result, not returned; `counts` is that buffer), "out" (returned);
+    in:  "length" (a length or capacity: of `buffer`, a buffer earlier in the list, else
+         of the array p.length_of[0]), "shared_length" (one length for several arrays,
+         some nullable: length_from), "element_lengths" (taken from an array of arrays'
+         elements), "int_arrays" (a list of int lists), "array", "in"."""
+    p: Param
+    how: str
+    buffer: Optional["Slot"] = None
+    counts: Optional[Param] = None
+
+
+@dataclass(eq=False)
+class CallPlan:
+    slots: List[Slot]
+    reported: Optional[Slot]  # the (last) "reported_buffer": the call is repeated until it fits
+    freed_always: bool  # the call frees a handle whatever its status (ownership "freed", when "always")
+
+
+def call_plan(f: Function) -> CallPlan:
+    """What Python's, Node's and Go's typed wrapper of header function f does with each
+    C parameter, in the C order (a length takes its buffer's size only from a buffer
+    before it)."""
+    counters = f.buffer_counters
+    counted = {p.buffer_size.length: p for p in f.params if p.buffer_rule == "reported"}
+    counted.update({p.buffer_size.count: p for p in f.params if p.buffer_rule == "filled"})
+    slots, sized, reported = [], {}, None
+    for p in f.params:
+        if p.direction == "out":
+            if p.buffer_size:
+                s = Slot(p, {"query": "query_buffer", "filled": "filled_buffer"}.get(p.buffer_rule, "reported_buffer"))
+                sized[p.array.length] = s
+                if s.how == "reported_buffer":
+                    reported = s
+            elif p.name in counters:
+                s = Slot(p, "counter", counts=counted[p.name])
+            else:
+                s = Slot(p, "out")
+        elif p.role in ("length", "capacity"):
+            if p.name in sized:
+                s = Slot(p, "length", buffer=sized[p.name])
+            elif p.length_from is not None:
+                s = Slot(p, "shared_length")
+            else:
+                s = Slot(p, "length")
+        elif p.element_lengths_of:
+            s = Slot(p, "element_lengths")
+        elif p.array and p.array.element_length:
+            s = Slot(p, "int_arrays")
+        elif p.array:
+            s = Slot(p, "array")
+        else:
+            s = Slot(p, "in")
+        slots.append(s)
+    freed = any(p.ownership == "freed" and p.when == "always" for p in f.params)
+    return CallPlan(slots, reported, freed)
 
 
 def plan(doc: Api) -> List[Planned]:
@@ -114,9 +183,10 @@ def plan(doc: Api) -> List[Planned]:
                 if first.type.name == h and short.startswith(stem + "_"):
                     owner, method = h, short[len(stem) + 1:]
                     break
+        self_ = first.name if owner else None
         res.append(Planned(f=f, name=f.name, short=short, owner=owner, method=method,
-                           self=first.name if owner else None, skip=skip_reason(f, lists), ins=ins, outs=outs,
-                           params=params))
+                           self=self_, skip=skip_reason(f, lists), ins=ins, outs=outs, params=params,
+                           receiver=bool(owner and ins and self_ == ins[0].name and owner not in lists)))
     return res
 
 
@@ -148,6 +218,37 @@ def kind_of(a: OpArg) -> str:
     if a.optional:
         k += "?"
     return k
+
+
+def quick_overloads(ms: List[Function], types, most: int = 3) -> List[Tuple[Function, List[OpArg], List[str]]]:
+    """The overloads of a group that its dispatcher (Python's, Node's) tries first by the exact
+    types of the positional arguments, before the general matcher: (f, its required arguments,
+    their schema types) of the first `most` members whose required arguments are all
+    positional and each of a type in `types` (the language's quick tests: Tensor, Scalar,
+    int, SymInt, float, bool), neither a list nor optional."""
+    out = []
+    for f in ms:
+        op = f.op
+        req = [a for a in op.args if not a.kwarg_only and a.default is None]
+        if any(a.kwarg_only and a.default is None for a in op.args):
+            continue
+        kinds = [a.base if not a.list and not a.optional else None for a in req]
+        if not req or None in kinds or any(k not in types for k in kinds) or len(out) >= most:
+            continue
+        out.append((f, req, kinds))
+    return out
+
+
+def class_handles(doc: Api) -> List[Handle]:
+    """The handle types a binding gives a class of their own: all but ctorch_tensor (the
+    runtime's Tensor) and the list handles (the language's lists)."""
+    lists = doc.list_handles
+    return [h for h in doc.handles if h.name != "ctorch_tensor" and h.name not in lists]
+
+
+def generated_nn_kinds(doc: Api) -> List[NnModule]:
+    """The module kinds whose classes the bindings generate (all but the HANDWRITTEN containers)."""
+    return [k for k in doc.nn_modules if k.kind not in HANDWRITTEN]
 
 
 def split_groups(doc: Api) -> List[Tuple[str, List[Function], List[Function]]]:

@@ -8,7 +8,7 @@ import json
 from typing import Dict, List, Optional, Tuple
 
 from ..apimodel import Api, CSlot, StructField
-from ..hplan import Planned, class_name, func_doc, list_handles, plan
+from ..hplan import Planned, call_plan, class_handles, class_name, func_doc, list_handles, plan
 from .names import GO_KEYWORDS, RUNTIME_NAMES, camel, go_arg, go_enum_type, go_op_name
 
 # ---- hfuncs_gen.go: the header's functions as typed Go functions ----------------------------
@@ -106,9 +106,7 @@ def emit_handles(doc: Api) -> List[str]:
                 f"		if C.{el.get}(&e, l, C.size_t(i)) != 0 {{", "			break", "		}",
                 f"		out = append(out, {wrap}(e))", "	}", "	return out", "}", ""]
     pinned = thread_state_handles(doc)
-    for h in doc.handles:
-        if h.name == "ctorch_tensor" or h.name in _LISTS:
-            continue
+    for h in class_handles(doc):
         gn = go_handle_type(h.name)
         # The loader also keeps the error that ended its All loop (train.go: Err);
         # a handle of per-thread state its thread (thread.go).
@@ -156,7 +154,7 @@ def _go_ctype_of_param(p: CSlot) -> str:
 def hfunc_name(e: Planned, taken: set) -> Tuple[Optional[str], str]:
     """(receiver Go type or None, Go name) of a header function's wrapper."""
     s = e.short
-    if e.owner and e.self == e.ins[0].name and e.owner not in _LISTS:
+    if e.receiver:
         m = e.method
         n = camel(m) + ("_" if m.endswith("_") else "")
         recv = "Tensor" if e.owner == "ctorch_tensor" else go_handle_type(e.owner)
@@ -184,52 +182,45 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
     params = f.params
     recv, name = hfunc_name(e, taken)
     sig, pre, cargs, post, rets, rexprs = [], [], [], [], [], []
-    length_src: Dict[str, str] = {}
-    lengths = f.buffer_counters
-    reported = None
     selfname = e.self if recv else None
-    for p in params:
+    cp = call_plan(f)
+    for s in cp.slots:
+        p, how = s.p, s.how
         v = go_arg(p.name)
         t = p.type
         k = t.kind
-        if p.direction == "out":
-            bs = p.buffer_size
-            if bs:
-                if bs.rule == "query":
-                    used = [src for c in bs.product for src in c.args.values() if isinstance(src, str)]
-                    ps = {q.name: q for q in params}
-                    args = []
-                    for u in dict.fromkeys(used):
-                        args.append(f"{go_arg(u)}.handle()" if ps[u].type.kind == "handle" else go_arg(u))
-                    pre += [f"n__{v}, err := bufLen_{f.name}_{p.name}({', '.join(args)})", "if err != nil {",
-                            "\treturn " + "{ZERO}" + "err", "}"]
-                    if bs.unit == "elements":
-                        gt, ct = _GO_SCALAR[t.name]
-                        pre.append(f"b__{v} := make([]{gt}, n__{v}+1)")
-                        cargs.append(f"(*{ct})(unsafe.Pointer(&b__{v}[0]))")
-                        rets.append(f"[]{gt}")
-                    else:
-                        pre.append(f"b__{v} := make([]byte, n__{v}+1)")
-                        cargs.append(f"unsafe.Pointer(&b__{v}[0])")
-                        rets.append("[]byte")
-                    rexprs.append(f"b__{v}[:n__{v}]")
-                    length_src[p.array.length] = f"C.size_t(n__{v})"
-                elif bs.rule == "filled":  # handles into an array of bs.capacity; the count is reported
-                    cnt = go_arg(bs.count)
-                    pre += [f"var b__{v} [{bs.capacity}]C.{t.name}", f"var r__{cnt} C.size_t"]
-                    cargs.append(f"&b__{v}[0]")
-                    length_src[p.array.length] = str(bs.capacity)
-                    rets.append("[]*Tensor")
-                    rexprs.append(f"wrapAll(b__{v}[:r__{cnt}])")
-                else:
-                    reported = (p, bs)
-                    cargs.append(f"(*C.char)(unsafe.Pointer(&b__{v}[0]))" if k == "string"
-                                 else f"unsafe.Pointer(&b__{v}[0])")
-                    length_src[p.array.length] = f"C.size_t(len(b__{v})-1)"
-                    ln = go_arg(bs.length)
-                    rets.append("string" if k == "string" else "[]byte")
-                    rexprs.append(f"string(b__{v}[:r__{ln}])" if k == "string" else f"b__{v}[:r__{ln}]")
-                continue
+        bs = p.buffer_size
+        if how == "query_buffer":
+            used = [src for c in bs.product for src in c.args.values() if isinstance(src, str)]
+            ps = {q.name: q for q in params}
+            args = []
+            for u in dict.fromkeys(used):
+                args.append(f"{go_arg(u)}.handle()" if ps[u].type.kind == "handle" else go_arg(u))
+            pre += [f"n__{v}, err := bufLen_{f.name}_{p.name}({', '.join(args)})", "if err != nil {",
+                    "\treturn " + "{ZERO}" + "err", "}"]
+            if bs.unit == "elements":
+                gt, ct = _GO_SCALAR[t.name]
+                pre.append(f"b__{v} := make([]{gt}, n__{v}+1)")
+                cargs.append(f"(*{ct})(unsafe.Pointer(&b__{v}[0]))")
+                rets.append(f"[]{gt}")
+            else:
+                pre.append(f"b__{v} := make([]byte, n__{v}+1)")
+                cargs.append(f"unsafe.Pointer(&b__{v}[0])")
+                rets.append("[]byte")
+            rexprs.append(f"b__{v}[:n__{v}]")
+        elif how == "filled_buffer":  # handles into an array of bs.capacity; the count is reported
+            cnt = go_arg(bs.count)
+            pre += [f"var b__{v} [{bs.capacity}]C.{t.name}", f"var r__{cnt} C.size_t"]
+            cargs.append(f"&b__{v}[0]")
+            rets.append("[]*Tensor")
+            rexprs.append(f"wrapAll(b__{v}[:r__{cnt}])")
+        elif how == "reported_buffer":
+            cargs.append(f"(*C.char)(unsafe.Pointer(&b__{v}[0]))" if k == "string"
+                         else f"unsafe.Pointer(&b__{v}[0])")
+            ln = go_arg(bs.length)
+            rets.append("string" if k == "string" else "[]byte")
+            rexprs.append(f"string(b__{v}[:r__{ln}])" if k == "string" else f"b__{v}[:r__{ln}]")
+        elif how in ("out", "counter"):
             if k == "handle":
                 pre.append(f"var r__{v} C.{t.name}")
                 if t.name == "ctorch_tensor":
@@ -271,10 +262,9 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
                 rexprs.append(f"{go_enum_type(t.name)}(r__{v})")
             else:
                 gt, ct = _GO_SCALAR[t.name]
-                if p.name not in lengths or not any(q.buffer_rule == "filled" and q.buffer_size.count == p.name
-                                                       for q in params):
+                if how != "counter" or s.counts.buffer_rule != "filled":
                     pre.append(f"var r__{v} {ct}")  # (a "filled" count is declared with its array)
-                if p.name in lengths:
+                if how == "counter":
                     cargs.append(f"&r__{v}")
                     continue
                 if p.boolean:
@@ -284,98 +274,99 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
                     rets.append(gt)
                     rexprs.append(f"{gt}(r__{v})")
             cargs.append(f"&r__{v}")
-            continue
-        if p.role in ("length", "capacity"):
-            if p.name not in length_src and p.length_from is not None:
-                # One length for several arrays, some nil: that of the given
-                # ones, which must agree (api.json length_from).
-                lo = p.length_of
-                pre += [f"n__{v}, err := sharedLen({json.dumps(f.name)}, []string{{{', '.join(json.dumps(q) for q in lo)}}}, "
-                        f"[]bool{{{', '.join(go_arg(q) + ' != nil' for q in lo)}}}, "
-                        f"[]int{{{', '.join('int(n__' + go_arg(q) + ')' for q in lo)}}})",
-                        "if err != nil {", "\treturn {ZERO}err", "}"]
-                cargs.append(f"C.size_t(n__{v})")
-                continue
-            cargs.append(length_src.get(p.name) or f"n__{go_arg(p.length_of[0])}")
-            continue
-        if p.element_lengths_of:  # taken from the arrays' lengths (int64Arrays)
+        elif how == "length":
+            b = s.buffer
+            if b is None:
+                cargs.append(f"n__{go_arg(p.length_of[0])}")
+            else:
+                cargs.append({"query_buffer": f"C.size_t(n__{go_arg(b.p.name)})",
+                              "filled_buffer": str(b.p.buffer_size.capacity),
+                              "reported_buffer": f"C.size_t(len(b__{go_arg(b.p.name)})-1)"}[b.how])
+        elif how == "shared_length":
+            # One length for several arrays, some nil: that of the given
+            # ones, which must agree (api.json length_from).
+            lo = p.length_of
+            pre += [f"n__{v}, err := sharedLen({json.dumps(f.name)}, []string{{{', '.join(json.dumps(q) for q in lo)}}}, "
+                    f"[]bool{{{', '.join(go_arg(q) + ' != nil' for q in lo)}}}, "
+                    f"[]int{{{', '.join('int(n__' + go_arg(q) + ')' for q in lo)}}})",
+                    "if err != nil {", "\treturn {ZERO}err", "}"]
+            cargs.append(f"C.size_t(n__{v})")
+        elif how == "element_lengths":  # taken from the arrays' lengths (int64Arrays)
             cargs.append(f"l__{go_arg(p.element_lengths_of)}")
-            continue
-        opt = p.nullable
-        if p.array and p.array.element_length:  # a list of int lists (shapes)
-            sig.append(f"{v} [][]int64")
-            pre += [f"p__{v}, l__{v}, n__{v}, free__{v} := int64Arrays({v})", f"defer free__{v}()"]
-            cargs.append(f"p__{v}")
-            continue
-        if p.name != selfname:
-            pass
-        if p.array:
-            if k == "handle" and t.name == "ctorch_tensor":
-                sig.append(f"{v} []*Tensor")
-                pre.append(f"p__{v}, n__{v} := tensorArray({v}, {str(bool(opt)).lower()})")
-                post.append(f"runtime.KeepAlive({v})")
-            elif k == "handle":
-                gn = go_handle_type(t.name)
-                sig.append(f"{v} []*{gn}")
-                pre.append(f"p__{v}, n__{v} := handleArray{gn}({v}, {str(bool(opt)).lower()})")
-                post.append(f"runtime.KeepAlive({v})")
-            elif k == "int":
-                sig.append(f"{v} []int64")
-                pre.append(f"p__{v}, n__{v} := int64Array({v})")
-                post.append(f"runtime.KeepAlive({v})")
-            elif k == "float":
-                sig.append(f"{v} []float64")
-                pre.append(f"p__{v}, n__{v} := float64Array({v})")
-                post.append(f"runtime.KeepAlive({v})")
-            elif k == "string":
-                sig.append(f"{v} []string")
-                pre += [f"p__{v}, n__{v}, free__{v} := stringArray({v})", f"defer free__{v}()"]
-            else:
-                sig.append(f"{v} []byte")
-                pre.append(f"p__{v}, n__{v} := bytesArg({v})")
-                post.append(f"runtime.KeepAlive({v})")
-            cargs.append(f"p__{v}")
-            pre.append(f"_ = n__{v}")
-        elif k == "handle":
-            gt = "*Tensor" if t.name == "ctorch_tensor" else f"*{go_handle_type(t.name)}"
-            if p.name != selfname:
-                sig.append(f"{v} {gt}")
-            cargs.append(f"{v}.handle()")
-            post.append(f"runtime.KeepAlive({v})")
-            if p.ownership == "freed":  # nil-safe: a nil handle is refused by C, not a Go panic
-                post.insert(0, f"if {v} != nil {{ {v}.h = nil; runtime.SetFinalizer({v}, nil) }}")
-        elif k == "string":
-            if opt:
-                sig.append(f"{v} *string")
-                pre += [f"s__{v} := optCString({v})", f"defer freeCString(s__{v})"]
-            else:
-                sig.append(f"{v} string")
-                pre += [f"s__{v} := C.CString({v})", f"defer freeCString(s__{v})"]
-            cargs.append(f"s__{v}")
-        elif k == "struct":
-            gn = go_struct_name(t.name)
-            if p.pointer:
-                sig.append(f"{v} *{gn}")
-                pre += [f"var p__{v} *C.{t.name}", f"if {v} != nil {{", f"\tc__{v} := {v}.c()", f"\tp__{v} = &c__{v}",
-                        "}"]
+        else:  # "int_arrays", "array", "in"
+            opt = p.nullable
+            if p.array and p.array.element_length:  # a list of int lists (shapes)
+                sig.append(f"{v} [][]int64")
+                pre += [f"p__{v}, l__{v}, n__{v}, free__{v} := int64Arrays({v})", f"defer free__{v}()"]
                 cargs.append(f"p__{v}")
+                continue
+            if p.array:
+                if k == "handle" and t.name == "ctorch_tensor":
+                    sig.append(f"{v} []*Tensor")
+                    pre.append(f"p__{v}, n__{v} := tensorArray({v}, {str(bool(opt)).lower()})")
+                    post.append(f"runtime.KeepAlive({v})")
+                elif k == "handle":
+                    gn = go_handle_type(t.name)
+                    sig.append(f"{v} []*{gn}")
+                    pre.append(f"p__{v}, n__{v} := handleArray{gn}({v}, {str(bool(opt)).lower()})")
+                    post.append(f"runtime.KeepAlive({v})")
+                elif k == "int":
+                    sig.append(f"{v} []int64")
+                    pre.append(f"p__{v}, n__{v} := int64Array({v})")
+                    post.append(f"runtime.KeepAlive({v})")
+                elif k == "float":
+                    sig.append(f"{v} []float64")
+                    pre.append(f"p__{v}, n__{v} := float64Array({v})")
+                    post.append(f"runtime.KeepAlive({v})")
+                elif k == "string":
+                    sig.append(f"{v} []string")
+                    pre += [f"p__{v}, n__{v}, free__{v} := stringArray({v})", f"defer free__{v}()"]
+                else:
+                    sig.append(f"{v} []byte")
+                    pre.append(f"p__{v}, n__{v} := bytesArg({v})")
+                    post.append(f"runtime.KeepAlive({v})")
+                cargs.append(f"p__{v}")
+                pre.append(f"_ = n__{v}")
+            elif k == "handle":
+                gt = "*Tensor" if t.name == "ctorch_tensor" else f"*{go_handle_type(t.name)}"
+                if p.name != selfname:
+                    sig.append(f"{v} {gt}")
+                cargs.append(f"{v}.handle()")
+                post.append(f"runtime.KeepAlive({v})")
+                if p.ownership == "freed":  # nil-safe: a nil handle is refused by C, not a Go panic
+                    post.insert(0, f"if {v} != nil {{ {v}.h = nil; runtime.SetFinalizer({v}, nil) }}")
+            elif k == "string":
+                if opt:
+                    sig.append(f"{v} *string")
+                    pre += [f"s__{v} := optCString({v})", f"defer freeCString(s__{v})"]
+                else:
+                    sig.append(f"{v} string")
+                    pre += [f"s__{v} := C.CString({v})", f"defer freeCString(s__{v})"]
+                cargs.append(f"s__{v}")
+            elif k == "struct":
+                gn = go_struct_name(t.name)
+                if p.pointer:
+                    sig.append(f"{v} *{gn}")
+                    pre += [f"var p__{v} *C.{t.name}", f"if {v} != nil {{", f"\tc__{v} := {v}.c()", f"\tp__{v} = &c__{v}",
+                            "}"]
+                    cargs.append(f"p__{v}")
+                else:
+                    sig.append(f"{v} {gn}")
+                    cargs.append(f"{v}.c()")
+            elif k == "float" and p.pointer:
+                sig.append(f"{v} *float64")
+                pre.append(f"p__{v} := optFloat64({v})")
+                cargs.append(f"p__{v}")
+            elif p.boolean:
+                sig.append(f"{v} bool")
+                cargs.append(f"cbool({v})")
+            elif k == "enum":
+                sig.append(f"{v} {go_enum_type(t.name)}")
+                cargs.append(f"C.{t.name}({v})")
             else:
-                sig.append(f"{v} {gn}")
-                cargs.append(f"{v}.c()")
-        elif k == "float" and p.pointer:
-            sig.append(f"{v} *float64")
-            pre.append(f"p__{v} := optFloat64({v})")
-            cargs.append(f"p__{v}")
-        elif p.boolean:
-            sig.append(f"{v} bool")
-            cargs.append(f"cbool({v})")
-        elif k == "enum":
-            sig.append(f"{v} {go_enum_type(t.name)}")
-            cargs.append(f"C.{t.name}({v})")
-        else:
-            gt, ct = _GO_SCALAR[t.name]
-            sig.append(f"{v} {gt}")
-            cargs.append(f"{ct}({v})")
+                gt, ct = _GO_SCALAR[t.name]
+                sig.append(f"{v} {gt}")
+                cargs.append(f"{ct}({v})")
     call = f"C.{f.name}({', '.join(cargs)})"
     head = f"func ({go_arg(selfname)} *{recv}) {name}" if recv else f"func {name}"
     # The header's whole text (go doc shows it; `X_async` has its twin's: hplan.func_doc).
@@ -406,8 +397,9 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
     sigr = f"({', '.join(rets + ['error'])})" if rets else "error"
     lines = [doc, f"{head}({', '.join(sig)}) {sigr} {{"]
     lines += ["\t" + s for s in pre]
-    if reported:
-        p, bs = reported
+    if cp.reported:
+        p = cp.reported.p
+        bs = p.buffer_size
         v = go_arg(p.name)
         ln = go_arg(bs.length)
         # The function reports the size: first with no room, then with what it said (+ plus).
@@ -417,7 +409,6 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
                   f"\t\t\tb__{v} = make([]byte, need+1)", "\t\t\tcontinue", "\t\t}", "\t\tbreak", "\t}"]
         lines += ["\t" + s for s in post]
     else:
-        freed_always = any(q.ownership == "freed" and q.when == "always" for q in params)
         ts = f.thread_state
         if ts is not None and ts.role == "begin":
             # Locked before the call, so that it runs on the thread the handle then holds.
@@ -431,7 +422,7 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
             else:  # unless_refused: a refused call left the state on
                 lines += [f"\tif c := Status(statusCode(st)); {hv} != nil && c != StatusInvalidArgument && "
                           "c != StatusType {", f"\t\t{hv}.pin.release()", "\t}"]
-        if freed_always:
+        if cp.freed_always:
             lines += ["\t" + s for s in post]
             post = []
         lines.append("\tif st != 0 {")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import List
 
 from ..apimodel import Api, NnArg, NnModule
-from ..hplan import HANDWRITTEN
+from ..hplan import generated_nn_kinds
 from .names import GO_KEYWORDS, GO_MODULE, camel
 
 # Catalogue types -> (Go type of a required argument, of an option).
@@ -100,5 +100,5 @@ def emit(doc: Api) -> str:
              "package nn", "", f'import ctorch "{GO_MODULE}"', "",
              "// dtypeNames: ctorch_dtype values as ctorch_nn_new reads them ('float64').",
              f"var dtypeNames = map[ctorch.DType]string{{{names}}}", ""]
-    parts += [emit_kind(k) for k in doc.nn_modules if k.kind not in HANDWRITTEN]
+    parts += [emit_kind(k) for k in generated_nn_kinds(doc)]
     return "\n".join(parts)

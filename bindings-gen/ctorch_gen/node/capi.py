@@ -16,7 +16,8 @@ import json
 from typing import Dict, List, Optional
 
 from ..apimodel import Api, CSlot, Default, Function, OpArg, Param, QueryCall, Signature
-from ..hplan import Planned, class_name, kind_of, list_handles, plan, public_name, reader_name, split_groups
+from ..hplan import (Planned, call_plan, class_handles, class_name, kind_of, list_handles, plan, public_name,
+                     quick_overloads, reader_name, split_groups)
 from .names import js_name
 
 _PRIM = {"int": "int", "int32_t": "int32_t", "int64_t": "int64_t", "uint64_t": "uint64_t", "uint32_t": "uint32_t",
@@ -309,19 +310,10 @@ def _sig(f: Function) -> str:
 def group_function(name: str, ms: List[Function], label: Optional[str] = None) -> str:
     """Dispatcher over the overloads of one name (G_<name>; its messages name label)."""
     lines = [f"function {js_name(name)}() {{", "  const $n = arguments.length;"]
-    quick = 0
-    for f in ms:
-        op = f.op
-        req = [a for a in op.args if not a.kwarg_only and a.default is None]
-        if any(a.kwarg_only and a.default is None for a in op.args):
-            continue
-        kinds = [a.base if not a.list and not a.optional else None for a in req]
-        if not req or None in kinds or any(k not in _QUICK for k in kinds) or quick >= 3:
-            continue
+    for f, req, kinds in quick_overloads(ms, _QUICK):
         tests = " && ".join(_QUICK[k].format(x=f"arguments[{i}]") for i, k in enumerate(kinds))
         call = ", ".join(f"arguments[{i}]" for i in range(len(req)))
         lines.append(f"  if ($n === {len(req)} && {tests}) return o_{f.name[len('ctorch_'):]}({call});")
-        quick += 1
     lines.append(f"  return $R.dispatch({json.dumps(label or name)}, G_{name}, arguments);")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -443,45 +435,38 @@ def header_function(e: Planned, funcs: dict) -> str:
     post: List[str] = []
     cargs: List[str] = []
     rets: List[str] = []
-    reported = None
-    length_src: Dict[str, str] = {}
-    lengths = f.buffer_counters
     after: List[str] = []  # right after the call, whatever its status (C memory to free)
-    for p in params:
+    cp = call_plan(f)
+    for s in cp.slots:
+        p, how = s.p, s.how
         n = js_name(p.name)
         t = p.type
         k = t.kind
-        if p.direction == "out":
-            bs = p.buffer_size
-            if bs:
-                if bs.rule == "query":
-                    kk = [0]
-                    terms = [_query_js(c, funcs, pre, kk) for c in bs.product]
-                    pre.append(f"const n_{n} = {' * '.join(terms)};")
-                    if bs.unit == "elements":
-                        pre.append(f"const r_{n} = new {_CELL[t.name]}(Math.max(n_{n}, 1));")
-                        rets.append(f"Array.from(r_{n}.subarray(0, n_{n}), Number)")
-                    else:
-                        pre.append(f"const r_{n} = new Uint8Array(Math.max(n_{n}, 1));")
-                        rets.append(f"r_{n}.subarray(0, n_{n})")
-                    cargs.append(f"r_{n}")
-                    length_src[p.array.length] = f"n_{n}"
-                elif bs.rule == "filled":  # handles into an array of bs.capacity; the count is reported
-                    pre.append(f"const r_{n} = new BigUint64Array({bs.capacity});")
-                    cargs.append(f"r_{n}")
-                    length_src[p.array.length] = str(bs.capacity)
-                    rets.append(f"Array.from(r_{n}.subarray(0, Number(r_{js_name(bs.count)}[0])), $R.tensorOf)")
-                else:
-                    reported = (p, bs)
-                    cargs.append(f"r_{n}")
-                    length_src[p.array.length] = f"cap_{n}"
-                    ln = js_name(bs.length)
-                    rets.append(f"r_{n}.toString('utf8', 0, Number(r_{ln}[0]))" if k == "string"
-                                else f"r_{n}.subarray(0, Number(r_{ln}[0]))")
-                continue
+        bs = p.buffer_size
+        if how == "query_buffer":
+            kk = [0]
+            terms = [_query_js(c, funcs, pre, kk) for c in bs.product]
+            pre.append(f"const n_{n} = {' * '.join(terms)};")
+            if bs.unit == "elements":
+                pre.append(f"const r_{n} = new {_CELL[t.name]}(Math.max(n_{n}, 1));")
+                rets.append(f"Array.from(r_{n}.subarray(0, n_{n}), Number)")
+            else:
+                pre.append(f"const r_{n} = new Uint8Array(Math.max(n_{n}, 1));")
+                rets.append(f"r_{n}.subarray(0, n_{n})")
+            cargs.append(f"r_{n}")
+        elif how == "filled_buffer":  # handles into an array of bs.capacity; the count is reported
+            pre.append(f"const r_{n} = new BigUint64Array({bs.capacity});")
+            cargs.append(f"r_{n}")
+            rets.append(f"Array.from(r_{n}.subarray(0, Number(r_{js_name(bs.count)}[0])), $R.tensorOf)")
+        elif how == "reported_buffer":
+            cargs.append(f"r_{n}")
+            ln = js_name(bs.length)
+            rets.append(f"r_{n}.toString('utf8', 0, Number(r_{ln}[0]))" if k == "string"
+                        else f"r_{n}.subarray(0, Number(r_{ln}[0]))")
+        elif how in ("out", "counter"):
             pre.append(f"const r_{n} = {{}};" if k == "struct" else f"const r_{n} = new {_cell(p)}(1);")
             cargs.append(f"r_{n}")
-            if p.name in lengths:
+            if how == "counter":
                 continue
             if k == "struct":
                 rets.append(f"r_{n}")
@@ -492,59 +477,60 @@ def header_function(e: Planned, funcs: dict) -> str:
                 post.append(f"$F.ctorch_string_free(r_{n}[0]);")
                 v = f"s_{n}"
             rets.append(v)
-            continue
-        if p.role in ("length", "capacity"):
-            if p.name in length_src:
-                cargs.append(length_src[p.name])
-            elif p.length_from is not None:  # one length for several arrays, some null: they must agree
-                items = ", ".join(f"[{json.dumps(q)}, {js_name(q)}]" for q in p.length_of)
-                cargs.append(f"$R.sharedLen({json.dumps(f.name)}, [{items}])")
+        elif how == "length":
+            b = s.buffer
+            if b is not None:
+                cargs.append({"query_buffer": f"n_{js_name(b.p.name)}", "filled_buffer": str(b.p.buffer_size.capacity),
+                              "reported_buffer": f"cap_{js_name(b.p.name)}"}[b.how])
             else:
                 src = js_name(p.length_of[0])
                 arr = next(q for q in params if q.name == p.length_of[0])
                 cargs.append(f"$R.bytesLen({src})" if arr.type.kind == "void" else f"$R.len({src})")
-            continue
-        if p.element_lengths_of:  # taken from the arrays' lengths ($R.i64arrays)
+        elif how == "shared_length":  # one length for several arrays, some null: they must agree
+            items = ", ".join(f"[{json.dumps(q)}, {js_name(q)}]" for q in p.length_of)
+            cargs.append(f"$R.sharedLen({json.dumps(f.name)}, [{items}])")
+        elif how == "element_lengths":  # taken from the arrays' lengths ($R.i64arrays)
             cargs.append(f"l_{js_name(p.element_lengths_of)}")
-            continue
-        opt = p.nullable
-        if p.array and p.array.element_length:  # a list of int lists (shapes), in C memory
-            pre.append(f"const [p_{n}, l_{n}, free_{n}] = $R.i64arrays({n});")
-            after.append(f"free_{n}();")
-            cargs.append(f"p_{n}")
-        elif p.array:
-            if k == "handle":
-                cargs.append(f"$R.handles({n}, {str(bool(p.elements_nullable)).lower()}, {str(bool(opt)).lower()})")
-            elif k == "int":
-                cargs.append(f"$R.i64s({n}, 0, {str(bool(opt)).lower()})")
-            elif k == "float":
-                cargs.append(f"$R.f64s({n}, 0, {str(bool(opt)).lower()})")
-            else:  # strings (koffi takes a JS array) and bytes (a TypedArray or Buffer)
+        else:  # "int_arrays", "array", "in"
+            opt = p.nullable
+            if p.array and p.array.element_length:  # a list of int lists (shapes), in C memory
+                pre.append(f"const [p_{n}, l_{n}, free_{n}] = $R.i64arrays({n});")
+                after.append(f"free_{n}();")
+                cargs.append(f"p_{n}")
+            elif p.array:
+                if k == "handle":
+                    cargs.append(f"$R.handles({n}, {str(bool(p.elements_nullable)).lower()}, {str(bool(opt)).lower()})")
+                elif k == "int":
+                    cargs.append(f"$R.i64s({n}, 0, {str(bool(opt)).lower()})")
+                elif k == "float":
+                    cargs.append(f"$R.f64s({n}, 0, {str(bool(opt)).lower()})")
+                else:  # strings (koffi takes a JS array) and bytes (a TypedArray or Buffer)
+                    cargs.append(f"$R.dflt({n}, null)" if opt else n)
+            elif k == "handle":
+                cargs.append(f"$R.hho({n})" if opt else f"$R.hh({n})")
+                if p.ownership == "freed":
+                    post.insert(0, f"{n}._release();")
+            elif k == "string":
                 cargs.append(f"$R.dflt({n}, null)" if opt else n)
-        elif k == "handle":
-            cargs.append(f"$R.hho({n})" if opt else f"$R.hh({n})")
-            if p.ownership == "freed":
-                post.insert(0, f"{n}._release();")
-        elif k == "string":
-            cargs.append(f"$R.dflt({n}, null)" if opt else n)
-        elif k == "struct":
-            if p.pointer:
-                cargs.append(f"$R.structIn({json.dumps(t.name)}, $R.dflt({n}, null))")
+            elif k == "struct":
+                if p.pointer:
+                    cargs.append(f"$R.structIn({json.dumps(t.name)}, $R.dflt({n}, null))")
+                else:
+                    cargs.append(f"$R.structIn({json.dumps(t.name)}, {n})")
+            elif k == "float" and p.pointer:
+                cargs.append(f"$R.f64o({n})")
+            elif p.boolean:
+                cargs.append(f"({n} ? 1 : 0)")
+            elif k == "enum":
+                cargs.append(f"$R.enumv({n})")
             else:
-                cargs.append(f"$R.structIn({json.dumps(t.name)}, {n})")
-        elif k == "float" and p.pointer:
-            cargs.append(f"$R.f64o({n})")
-        elif p.boolean:
-            cargs.append(f"({n} ? 1 : 0)")
-        elif k == "enum":
-            cargs.append(f"$R.enumv({n})")
-        else:
-            cargs.append(n)
+                cargs.append(n)
     call = f"$F.{f.name}({', '.join(cargs)})"
     lines = [f"// {f.name}: {f.doc[:300]}", f"api.{e.short} = function ({', '.join(sig)}) {{"]
     lines += ["  " + s for s in pre]
-    if reported:
-        p, bs = reported
+    if cp.reported:
+        p = cp.reported.p
+        bs = p.buffer_size
         n = js_name(p.name)
         ln = js_name(bs.length)
         lines += [f"  let cap_{n} = 0, r_{n} = null;", "  for (;;) {", f"    const $st = {call};",
@@ -557,10 +543,9 @@ def header_function(e: Planned, funcs: dict) -> str:
         lines.append("};")
         return "\n".join(lines) + "\n"
     else:
-        freed_always = any(p.ownership == "freed" and p.when == "always" for p in params)
         lines.append(f"  const $st = {call};")
         lines += ["  " + x for x in after]
-        if freed_always:
+        if cp.freed_always:
             lines += ["  " + s for s in post if s.endswith("._release();")]
             post = [s for s in post if not s.endswith("._release();")]
         lines.append("  if ($st !== 0) $R.fail($st);")
@@ -595,9 +580,7 @@ def emit_api(doc: Api) -> str:
                 f"      const $st = $F.{el.get}(e, lh, i);", "      if ($st !== 0) $R.fail($st);",
                 f"      items[i] = {wrap}(e[0]);", "    }", "    return items;", "  } finally {",
                 f"    $F.{free}(lh);", "  }", "};"]
-    for h in doc.handles:
-        if h.name == "ctorch_tensor" or h.name in _LISTS:
-            continue
+    for h in class_handles(doc):
         cn = class_name(h.name)
         out.append(f"class {cn} extends $R.Handle {{}}")
         out.append(f"{cn}.prototype._free = {'$F.' + h.free if h.free else 'null'};")
@@ -624,10 +607,10 @@ def emit_api(doc: Api) -> str:
             skipped[e.name] = e.skip
             continue
         out.append(header_function(e, funcs))
-        if e.owner and e.self == e.ins[0].name:
+        if e.receiver:
             if e.owner == "ctorch_tensor":
                 tensor_methods[e.method] = e.short
-            elif e.owner not in _LISTS:
+            else:
                 methods.append((class_name(e.owner), e.method, e.short))
     for cn, m, n in methods:
         out.append(f"{cn}.prototype.{m} = function (...a) {{ return api.{n}(this, ...a); }};")

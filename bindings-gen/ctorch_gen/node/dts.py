@@ -24,8 +24,8 @@ import os
 from typing import Dict, List
 
 from ..apimodel import Api, Function, OpArg, Param, StructField
-from ..hplan import (HANDWRITTEN, OUTPUT_GROUPS, Planned, class_name, kind_of, list_handles, plan, reader_name,
-                     public_name, split_groups)
+from ..hplan import (OUTPUT_GROUPS, Planned, class_handles, class_name, generated_nn_kinds, kind_of, list_handles,
+                     plan, public_name, reader_name, split_groups)
 from .names import JS_RESERVED, js_name
 
 _LISTS: Dict[str, dict] = {}
@@ -252,8 +252,7 @@ def capi_signature(e: Planned, drop_first: bool = False) -> str:
         t = f.returns.type
         rt = "string" if t.kind == "string" else "number"
         return f"({ps}): {rt}"
-    lengths = f.buffer_counters
-    rs = [_capi_out(p) for p in f.params if p.direction == "out" and p.name not in lengths]
+    rs = [_capi_out(p) for p in e.outs]
     rt = "void" if not rs else rs[0] if len(rs) == 1 else "[" + ", ".join(rs) + "]"
     return f"({ps}): {rt}"
 
@@ -286,13 +285,10 @@ def emit_capi(doc: Api) -> List[str]:
             continue
         out.append(f"  /** {e.f.doc[:200].replace('*/', '* /')} */")
         out.append(f"  function {e.short}{capi_signature(e)};")
-        if e.owner and e.owner != "ctorch_tensor" and e.owner not in _LISTS \
-                and e.self == e.ins[0].name:
+        if e.receiver and e.owner != "ctorch_tensor":
             methods.setdefault(class_name(e.owner), []).append(
                 f"    {e.method}{capi_signature(e, drop_first=True)};")
-    for h in doc.handles:
-        if h.name == "ctorch_tensor" or h.name in _LISTS:
-            continue
+    for h in class_handles(doc):
         cn = class_name(h.name)
         extra = {"Optimizer": ["    stepAsync(): Promise<void>;"],
                  "DataLoader": ["    nextAsync(): Promise<[Tensor, Tensor | null] | null>;"]}.get(cn, [])
@@ -322,9 +318,7 @@ def _nn_type(t: str) -> str:
 
 def emit_nn(doc: Api) -> List[str]:
     out = ["export namespace nn {"]
-    for k in doc.nn_modules:
-        if k.kind in HANDWRITTEN:
-            continue
+    for k in generated_nn_kinds(doc):
         init = k.init
         n_req = sum(1 for p in init if p.required)
         ps = [f"{js_name(p.name)}{'' if p.required else '?'}: {_nn_type(p.type)}"

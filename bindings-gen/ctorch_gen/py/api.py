@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Dict, List, Tuple
 
 from ..apimodel import Api, Param, QueryCall
-from ..hplan import Planned, class_name, list_handles, plan, reader_name
+from ..hplan import Planned, call_plan, class_handles, class_name, list_handles, plan, reader_name
 from .names import py_name
 
 # ---- _api.py: the header's functions as typed Python functions ----------------------------
@@ -82,50 +82,41 @@ def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
     """(python name, source) of one header function's typed wrapper."""
     f = e.f
     name = e.short
-    params = f.params
-    by = {p.name: p for p in params}
     sig = [py_name(p.name) for p in e.ins]
     pre: List[str] = []
     post: List[str] = []
     cargs: List[str] = []
     rets: List[str] = []
-    reported = None
-    length_src: Dict[str, str] = {}
-    for p in params:
+    cp = call_plan(f)
+    for s in cp.slots:
+        p, how = s.p, s.how
         n = py_name(p.name)
         t = p.type
         k = t.kind
-        if p.direction == "out":
-            bs = p.buffer_size
-            if bs:
-                if bs.rule == "query":
-                    kk = [0]
-                    terms = [_query_expr(c, funcs, pre, kk) for c in bs.product]
-                    pre.append(f"_n_{n} = {' * '.join(terms)}")
-                    if bs.unit == "elements":
-                        pre.append(f"_r_{n} = ({_OUT_CT[t.name]} * max(_n_{n}, 1))()")
-                        rets.append(f"tuple(_r_{n}[:_n_{n}])")
-                    else:
-                        pre.append(f"_r_{n} = _c.create_string_buffer(max(_n_{n}, 1))")
-                        rets.append(f"_r_{n}.raw[:_n_{n}]")
-                    cargs.append(f"_r_{n}")
-                    length_src[p.array.length] = f"_n_{n}"
-                elif bs.rule == "filled":  # handles into an array of bs.capacity; the count is reported
-                    pre.append(f"_r_{n} = (_c.c_void_p * {bs.capacity})()")
-                    cargs.append(f"_r_{n}")
-                    length_src[p.array.length] = str(bs.capacity)
-                    rets.append(f"[_wrap(_r_{n}[_i]) for _i in range(_r_{py_name(bs.count)}.value)]")
-                else:
-                    reported = (p, bs)
-                    cargs.append(f"_r_{n}")
-                    length_src[p.array.length] = f"_cap_{n}"
-                    rets.append(f"_r_{n}.value.decode(errors='replace')" if k == "string"
-                                else f"_r_{n}.raw[:_r_{py_name(bs.length)}.value]")
-                continue
+        bs = p.buffer_size
+        if how == "query_buffer":
+            kk = [0]
+            terms = [_query_expr(c, funcs, pre, kk) for c in bs.product]
+            pre.append(f"_n_{n} = {' * '.join(terms)}")
+            if bs.unit == "elements":
+                pre.append(f"_r_{n} = ({_OUT_CT[t.name]} * max(_n_{n}, 1))()")
+                rets.append(f"tuple(_r_{n}[:_n_{n}])")
+            else:
+                pre.append(f"_r_{n} = _c.create_string_buffer(max(_n_{n}, 1))")
+                rets.append(f"_r_{n}.raw[:_n_{n}]")
+            cargs.append(f"_r_{n}")
+        elif how == "filled_buffer":  # handles into an array of bs.capacity; the count is reported
+            pre.append(f"_r_{n} = (_c.c_void_p * {bs.capacity})()")
+            cargs.append(f"_r_{n}")
+            rets.append(f"[_wrap(_r_{n}[_i]) for _i in range(_r_{py_name(bs.count)}.value)]")
+        elif how == "reported_buffer":
+            cargs.append(f"_r_{n}")
+            rets.append(f"_r_{n}.value.decode(errors='replace')" if k == "string"
+                        else f"_r_{n}.raw[:_r_{py_name(bs.length)}.value]")
+        elif how in ("out", "counter"):
             pre.append(f"_r_{n} = {_h_out_ctor(p)}")
             cargs.append(f"_byref(_r_{n})")
-            if reported and p.name == reported[1].length or p.name in [
-                    getattr(q.buffer_size, key) for q in params if q.buffer_size for key in ("length", "count")]:
+            if how == "counter":
                 continue
             v = _h_out_value(p, f"_r_{n}")
             if k == "string" and p.ownership == "new":
@@ -133,66 +124,66 @@ def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
                 post.append(f"_lib.ctorch_string_free(_r_{n})")
                 v = f"_s_{n}"
             rets.append(v)
-            continue
-        # inputs
-        if p.role in ("length", "capacity"):
-            if p.name in length_src:
-                cargs.append(length_src[p.name])
-            elif p.length_from is not None:
-                # One length for several arrays, some of which may be None:
-                # that of the given ones, which must agree (api.json length_from).
-                items = ", ".join(f"({q!r}, {py_name(q)} is not None, _n_{py_name(q)})" for q in p.length_of)
-                cargs.append(f"_rt.shared_length({f.name!r}, [{items}])")
-            else:
+        elif how == "length":
+            b = s.buffer
+            if b is None:
                 cargs.append(f"_n_{py_name(p.length_of[0])}")
-            continue
-        if p.element_lengths_of:  # taken from the arrays' lengths (_int_arrays)
+            else:
+                cargs.append({"query_buffer": f"_n_{py_name(b.p.name)}", "filled_buffer": str(b.p.buffer_size.capacity),
+                              "reported_buffer": f"_cap_{py_name(b.p.name)}"}[b.how])
+        elif how == "shared_length":
+            # One length for several arrays, some of which may be None:
+            # that of the given ones, which must agree (api.json length_from).
+            items = ", ".join(f"({q!r}, {py_name(q)} is not None, _n_{py_name(q)})" for q in p.length_of)
+            cargs.append(f"_rt.shared_length({f.name!r}, [{items}])")
+        elif how == "element_lengths":  # taken from the arrays' lengths (_int_arrays)
             cargs.append(f"_l_{py_name(p.element_lengths_of)}")
-            continue
-        opt = p.nullable
-        if p.array and p.array.element_length:  # a list of int lists (shapes)
-            pre.append(f"_a_{n}, _l_{n}, _n_{n} = _int_arrays({n})")
-            cargs.append(f"_a_{n}")
-        elif p.array:
-            if k == "handle":
-                conv = f"_tensor_array({n}, {bool(p.elements_nullable)})"
-            elif k == "int":
-                conv = f"_int_array({n})"
-            elif k == "float":
-                conv = f"_float_array({n})"
+        else:  # "int_arrays", "array", "in"
+            opt = p.nullable
+            if p.array and p.array.element_length:  # a list of int lists (shapes)
+                pre.append(f"_a_{n}, _l_{n}, _n_{n} = _int_arrays({n})")
+                cargs.append(f"_a_{n}")
+            elif p.array:
+                if k == "handle":
+                    conv = f"_tensor_array({n}, {bool(p.elements_nullable)})"
+                elif k == "int":
+                    conv = f"_int_array({n})"
+                elif k == "float":
+                    conv = f"_float_array({n})"
+                elif k == "string":
+                    conv = f"_str_array({n})"
+                elif k == "void":
+                    conv = f"_bytes_arg({n})"
+                else:
+                    raise ValueError(f"{f.name}: array of {k}")
+                pre.append(f"_a_{n}, _n_{n} = (None, 0) if {n} is None else {conv}" if opt
+                           else f"_a_{n}, _n_{n} = {conv}")
+                cargs.append(f"_a_{n}")
+            elif k == "handle":
+                cargs.append(f"_ho({n})" if opt else f"_h({n})")
+                if p.ownership == "freed":
+                    post.insert(0, f"{n}._h = None")
             elif k == "string":
-                conv = f"_str_array({n})"
-            elif k == "void":
-                conv = f"_bytes_arg({n})"
+                cargs.append(f"_str_o({n})" if opt else f"_str_in({n})")
+            elif k == "struct":
+                if p.pointer:
+                    cargs.append(f"(None if {n} is None else _byref(_struct_in({t.name!r}, {n})))")
+                else:
+                    cargs.append(f"_struct_in({t.name!r}, {n})")
+            elif k == "float" and p.pointer:
+                cargs.append(f"_float_o({n})")
+            elif p.boolean:
+                cargs.append(f"(1 if {n} else 0)")
+            elif p.negative:  # an enum's value held in an int, None = a negative value
+                cargs.append(f"(-1 if {n} is None else int({n}))")
             else:
-                raise ValueError(f"{f.name}: array of {k}")
-            pre.append(f"_a_{n}, _n_{n} = (None, 0) if {n} is None else {conv}" if opt
-                       else f"_a_{n}, _n_{n} = {conv}")
-            cargs.append(f"_a_{n}")
-        elif k == "handle":
-            cargs.append(f"_ho({n})" if opt else f"_h({n})")
-            if p.ownership == "freed":
-                post.insert(0, f"{n}._h = None")
-        elif k == "string":
-            cargs.append(f"_str_o({n})" if opt else f"_str_in({n})")
-        elif k == "struct":
-            if p.pointer:
-                cargs.append(f"(None if {n} is None else _byref(_struct_in({t.name!r}, {n})))")
-            else:
-                cargs.append(f"_struct_in({t.name!r}, {n})")
-        elif k == "float" and p.pointer:
-            cargs.append(f"_float_o({n})")
-        elif p.boolean:
-            cargs.append(f"(1 if {n} else 0)")
-        elif p.negative:  # an enum's value held in an int, None = a negative value
-            cargs.append(f"(-1 if {n} is None else int({n}))")
-        else:
-            cargs.append(n)
+                cargs.append(n)
     call = f"_lib.{f.name}({', '.join(cargs)})"
     lines = [f"def {name}({', '.join(sig)}):", f"    {f.doc!r}"]
     lines += ["    " + s for s in pre]
-    if reported:
-        p, bs = reported
+    if cp.reported:
+        p = cp.reported.p
+        bs = p.buffer_size
         n = py_name(p.name)
         ln = py_name(bs.length)
         # Size reported by the function itself: ask with capacity 0, then again
@@ -208,9 +199,8 @@ def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
         lines.append(f"    return {'_text(' + call + ')' if rt.kind == 'string' else call}")
         return name, "\n".join(lines) + "\n"
     else:
-        freed_always = any(p.ownership == "freed" and p.when == "always" for p in params)
         lines.append(f"    _st = {call}")
-        if freed_always:
+        if cp.freed_always:
             lines += ["    " + s for s in post if s.endswith("._h = None")]
             post = [s for s in post if not s.endswith("._h = None")]
         lines += ["    if _st:", "        _raise(_st)"]
@@ -253,9 +243,7 @@ def emit_api(doc: Api) -> str:
                 f"            st = _lib.{el.get}(_byref(e), h, i)", "            if st:", "                _raise(st)",
                 f"            items.append(({wrap})(e.value))", "        return items", "    finally:",
                 f"        _lib.{next(x.free for x in doc.handles if x.name == lh)}(h)", "", ""]
-    for h in doc.handles:
-        if h.name == "ctorch_tensor" or h.name in _LISTS:
-            continue
+    for h in class_handles(doc):
         cn = class_name(h.name)
         out.append(f"class {cn}(_Handle):")
         out.append(f"    {h.doc!r}")
@@ -273,8 +261,7 @@ def emit_api(doc: Api) -> str:
         n, src = header_function(e, funcs)
         out.append(src)
         names.append(n)
-        if e.owner and e.self == e.ins[0].name and e.owner != "ctorch_tensor" and \
-                e.owner not in _LISTS:
+        if e.receiver and e.owner != "ctorch_tensor":
             methods.append((class_name(e.owner), e.method, n))
     for cn, m, n in methods:
         out.append(f"{cn}.{m} = {n}")
@@ -284,7 +271,7 @@ def emit_api(doc: Api) -> str:
     skipped.update(doc.c_only_functions)  # left out before any emitter (generate_bindings.py)
     out.append("NOT_WRAPPED = {" + ", ".join(f"{k!r}: {v!r}" for k, v in skipped.items()) + "}")
     out.append("TENSOR_METHODS = {" + ", ".join(f"{e.method!r}: {e.short}" for e in entries
-                                               if e.owner == "ctorch_tensor" and not e.skip
-                                               and e.self == e.ins[0].name) + "}")
+                                               if e.receiver and e.owner == "ctorch_tensor" and not e.skip)
+               + "}")
     out.append("")
     return "\n".join(out)

@@ -14,7 +14,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from ..apimodel import Api, CSlot, Default, Function, OpArg, Param, Signature
-from ..hplan import kind_of, public_name, split_groups
+from ..hplan import kind_of, public_name, quick_overloads, split_groups
 from .names import py_name
 
 # ---- _capi.py -----------------------------------------------------------------------
@@ -387,15 +387,7 @@ def group_function(name: str, members: List[Function], label: Optional[str] = No
     """Dispatcher over the overloads of one name: quick type tests for the
     common positional calls, then the general matcher (its messages name label)."""
     lines = [f"def {name}(*args, **kwargs):"]
-    quick = 0
-    for f in members:
-        op = f.op
-        req = [a for a in op.args if not a.kwarg_only and a.default is None]
-        if any(a.kwarg_only and a.default is None for a in op.args):
-            continue
-        kinds = [a.base if not a.list and not a.optional else None for a in req]
-        if not req or None in kinds or any(k not in _QUICK for k in kinds) or quick >= 3:
-            continue
+    for f, req, kinds in quick_overloads(members, _QUICK):
         tests = " and ".join(_QUICK[k].format(x=f"args[{i}]") for i, k in enumerate(kinds))
         fn = _ofn(f)
         lines.append(f"    if not kwargs and len(args) == {len(req)} and {tests}:")
@@ -404,7 +396,6 @@ def group_function(name: str, members: List[Function], label: Optional[str] = No
             lines += ["        " + x for x in _inline_fast(fast, [py_name(a.name) for a in req], fn)]
         else:
             lines.append(f"        return {fn}({', '.join(f'args[{i}]' for i in range(len(req)))})")
-        quick += 1
     lines.append(f"    return _dispatch({label or name!r}, _G_{name}, args, kwargs)")
     return "\n".join(lines) + "\n"
 

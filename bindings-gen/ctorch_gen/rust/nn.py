@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import List
 
 from ..apimodel import Api, NnArg, NnModule
-from ..hplan import HANDWRITTEN
+from ..hplan import generated_nn_kinds
 from .names import ident
 
 # Catalogue types -> the Rust type a caller passes (generic where several fit).
@@ -100,5 +100,5 @@ def emit(doc: Api) -> str:
              f"/// The kinds below, in the catalogue's order ({len(doc.nn_modules)} with the containers).",
              "pub const KINDS: &[&str] = &[" + ", ".join(f'"{k.kind}"' for k in doc.nn_modules) + "];",
              ""]
-    parts += [emit_kind(k) for k in doc.nn_modules if k.kind not in HANDWRITTEN]
+    parts += [emit_kind(k) for k in generated_nn_kinds(doc)]
     return "\n".join(parts) + "\n"
