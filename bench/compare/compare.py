@@ -6,7 +6,12 @@ transformers, onnxruntime, torchvision from scripts/torch-env), builds the C
 program and the candle program, then calls
 
     compare.py run --work DIR --build-dir BUILD [--candle BIN] [--models bert,gpt2,resnet50]
-                   [--threads 1,2] [--iters N]
+                   [--threads 1,2] [--iters N] [--rounds N] [--aoti-options "K=V,...;K=V,..."]
+                   [--ways WORDS] [--setup-only]
+
+Everything made before timing (models, inputs, ONNX graphs, TorchScript
+files, AOTInductor packages) is cached in --work by file name; --setup-only
+makes it and stops, so the compiles can run before the quiet measurement.
 
 Ways, each in its own process (threads set before anything runs):
   ctorch eager (C)   bench/compare/model_bench.c: the model from C modules
@@ -16,6 +21,20 @@ Ways, each in its own process (threads set before anything runs):
   ctorch AOTI (C)    the same model_bench.c running an AOTInductor package
                      compiled here by torch._inductor.aoti_compile_and_package
                      (one package per model and batch size)
+  ctorch AOTI frozen (C)   the same, the package compiled from C
+                     (aoti_package.c: ctorch_py_aoti_compile_options on the
+                     TorchScript file below) with --aoti-options, by default
+                     "freezing=1": weights constant, BatchNorm folded, Linear
+                     and convolution on prepacked oneDNN with fused activations
+                     (each ';'-separated option set a way of its own)
+  ctorch TorchScript optimised (C)   model_bench.c jit-optimized: a TorchScript
+                     file of the same model (ResNet-50 scripted, BERT traced per
+                     batch size) loaded from C and put through
+                     ctorch_module_optimize_for_inference (freeze +
+                     optimize_for_inference)
+  ctorch module optimised (C)   model_bench.c bert-optimized / resnet50-optimized:
+                     the C module tree of "ctorch eager (C)" put through
+                     ctorch_nn_module_optimize_for_inference
   torch eager        Python, inference_mode (transformers' default attention, SDPA)
   torch.compile      Python, default mode (first calls excluded: warm-up)
   ONNX Runtime       onnxruntime's Python API on torch.onnx.export(dynamo=False)'s
@@ -157,6 +176,52 @@ def export_aoti(name, d, b):
     return f
 
 
+def export_torchscript(name, d, b):
+    """The TorchScript file of the ways "ctorch TorchScript optimised (C)" and
+    "ctorch AOTI frozen (C)" (whose C compile starts from TorchScript):
+    torchvision's ResNet-50 scripted (one file for every batch size); BERT
+    traced at batch b (transformers' models do not script; a trace keeps
+    the example's shapes where the model's Python turns sizes into ints)."""
+    import torch
+    f = os.path.join(d, "model.ts" if name == "resnet50" else f"model_b{b}.ts")
+    if not os.path.exists(f):
+        m = MODELS[name][1](d)
+        with torch.no_grad():
+            if name == "resnet50":
+                ts = torch.jit.script(m)
+            else:
+                import warnings
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the tracer's warnings about Python ints
+                    ts = torch.jit.trace(m, tuple(inputs(d, b)), check_trace=False)
+        ts.save(f + ".tmp")
+        os.replace(f + ".tmp", f)
+    return f
+
+
+def aoti_c_way(opts):
+    """The way's name for one --aoti-options set."""
+    short = {"freezing=1": "frozen", "freezing=1,max_autotune=1": "frozen + max_autotune"}
+    return f"ctorch AOTI {short.get(opts.replace(' ', ''), opts)} (C)"
+
+
+def aoti_c_package(a, name, d, b, opts, log):
+    """A package of "ctorch AOTI frozen (C)" (or another --aoti-options set),
+    compiled from C by aoti_package.c; cached in the work folder per options
+    (the file name carries them), like export_aoti's."""
+    tag = "".join(ch if ch.isalnum() else "_" for ch in opts)
+    f = os.path.join(d, f"model_b{b}_c_{tag}.pt2")
+    if not os.path.exists(f):
+        t0 = time.time()
+        bin_ = os.path.join(a.build_dir, "bench", "compare", "compare_aoti_package")
+        out = sh([bin_, export_torchscript(name, d, b), f"{d}/in_b{b}.safetensors", f + ".tmp.pt2", opts],
+                 timeout=7200)
+        os.replace(f + ".tmp.pt2", f)
+        log(f"{name}: AOTI compile from C ({opts}) batch {b} {time.time() - t0:.0f} s "
+            f"({out.strip().splitlines()[-1]}; load {load_avg()})")
+    return f
+
+
 # ---------------------------------------------------------------- Python ways (worker)
 
 
@@ -207,6 +272,14 @@ def timed_ways(a, name, d):
     if a.aoti:
         ways["ctorch AOTI (C)"] = lambda b, t, it, o: [c_bin, "aoti", f"{d}/model_b{b}.pt2", f"{d}/in_b{b}.safetensors",
                                                        str(it), str(t), o]
+    for opts in a.aoti_c:  # AOTInductor options from C (issue 50 item 3)
+        ways[aoti_c_way(opts)] = lambda b, t, it, o, opts=opts: [
+            c_bin, "aoti", a.aoti_c[opts][b], f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+    # issue 50 item 2: the two inference optimisers, each way timed alone
+    ways["ctorch TorchScript optimised (C)"] = lambda b, t, it, o: [
+        c_bin, "jit-optimized", export_torchscript(name, d, b), f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+    ways["ctorch module optimised (C)"] = lambda b, t, it, o: [
+        c_bin, f"{name}-optimized", weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["torch eager (Python)"] = lambda b, t, it, o: me + ["--way", "eager", "--batch", str(b), "--threads", str(t),
                                                              "--iters", str(it), "--out", o]
     ways["torch.compile (Python)"] = lambda b, t, it, o: me + ["--way", "compile", "--batch", str(b), "--threads",
@@ -216,9 +289,11 @@ def timed_ways(a, name, d):
     if a.candle:
         ways["candle"] = lambda b, t, it, o: [a.candle, "bert" if name == "bert" else "resnet", weights,
                                               f"{d}/in_b{b}.safetensors", str(it), o]
-    if a.ways:
-        ways = {k: v for k, v in ways.items() if any(w in k for w in a.ways.split(","))}
-    return ways
+    return {k: v for k, v in ways.items() if wanted(a, k)}
+
+
+def wanted(a, way):
+    return not a.ways or any(w in way for w in a.ways.split(","))
 
 
 def run_model(a, name, rows, log):
@@ -229,11 +304,25 @@ def run_model(a, name, rows, log):
     t0 = time.time()
     export_onnx(name, d)
     log(f"{name}: ONNX export {time.time() - t0:.0f} s")
-    if a.aoti:
+    if a.aoti and wanted(a, "ctorch AOTI (C)"):
         for b in batches:
             t0 = time.time()
             export_aoti(name, d, b)
             log(f"{name}: AOTI compile batch {b} {time.time() - t0:.0f} s (load {load_avg()})")
+    a.aoti_c = {}  # options -> batch -> package
+    for b in batches:
+        if wanted(a, "ctorch TorchScript optimised (C)"):
+            export_torchscript(name, d, b)
+        for opts in ([o.strip() for o in a.aoti_options.split(";") if o.strip()] if a.aoti else []):
+            if not wanted(a, aoti_c_way(opts)):
+                continue
+            a.aoti_c.setdefault(opts, {})
+            try:
+                a.aoti_c[opts][b] = aoti_c_package(a, name, d, b, opts, log)
+            except Exception as e:  # reported, not fatal: the other ways still run
+                log(f"{name}: AOTI compile from C ({opts}) batch {b} FAILED {str(e)[-600:]}")
+    if a.setup_only:
+        return
     ways = timed_ways(a, name, d)
     for t in a.threads:
         env = dict(os.environ, OMP_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t), RAYON_NUM_THREADS=str(t))
@@ -366,6 +455,12 @@ def main():
     ap.add_argument("--gpt2-rounds", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds per point (torch.compile: one)")
     ap.add_argument("--no-aoti", dest="aoti", action="store_false")
+    ap.add_argument("--aoti-options", default="freezing=1",
+                    help="ctorch_py_aoti_compile_options' KEY=VALUE lists, separated by ';', one way each (default: "
+                         "\"ctorch AOTI frozen (C)\"; \"\": none)")
+    ap.add_argument("--setup-only", action="store_true",
+                    help="make the models, inputs, ONNX graphs, TorchScript files and packages in --work, time nothing "
+                         "(a later run reuses them: compile on a busy machine, measure on a quiet one)")
     ap.add_argument("--ways", help="only the ways whose name contains one of these comma-separated words")
     # worker
     ap.add_argument("--model")
@@ -393,7 +488,8 @@ def main():
     tag = "".join(ch if ch.isalnum() or ch in ",.-" else "_" for ch in tag)
     for name in a.models.split(","):
         if name == "gpt2":
-            run_gpt2(a, rows, log)
+            if not a.setup_only:  # (its model is saved by run_gpt2 itself)
+                run_gpt2(a, rows, log)
         else:
             run_model(a, name, rows, log)
         with open(os.path.join(a.work, f"results-{tag}.json"), "w") as f:

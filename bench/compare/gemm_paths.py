@@ -3,8 +3,12 @@
 Shapes: 128x768x3072 (BERT FFN), 1x768x2304 (GPT-2 QKV, decode), 1x768x50257 (GPT-2 head).
 Paths: aten::addmm (the wheel's BLAS), mkl::_mkl_linear (packed), mkldnn::_linear_pointwise
 (plain weight and prepacked by mkldnn::_reorder_linear_weight), ONNX Runtime Gemm.
-Per thread count: best of ROUNDS rounds of the median of N calls. GFLOP/s."""
-import os, sys, time, json
+Per thread count: best of ROUNDS rounds of the median of N calls. GFLOP/s.
+Runs under PyPI's torch 2.x (MKL) and Debian's python3-torch 1.13.1 (OpenBLAS: addmm and
+linear only, the others absent there). Environment: ROUNDS (5), THREADS ("1,2"), OUT (the
+JSON, default gemm.json here; it also records the torch, its BLAS, the CPU and its flags,
+and the load). State the rates against bench/compare/peak_fma.c's figure."""
+import os, re, sys, time, json
 import numpy as np
 import torch
 ROUNDS=int(os.environ.get("ROUNDS", 5))
@@ -58,5 +62,14 @@ for th in threads:
             row["ort_gemm"]=timeit(lambda: s.run(None,{"a":xn}), fl)
         res[f"{M}x{K}x{N} t{th}"]=row
         print(f"{M}x{K}x{N} threads={th}: " + ", ".join(f"{k} {v:.1f}" for k,v in row.items()), flush=True)
-print("torch", torch.__version__, "config BLAS:", [l for l in torch.__config__.show().splitlines() if "BLAS" in l][:1])
-json.dump(res, open(os.environ.get("OUT","/tmp/probe/gemm.json"),"w"), indent=1)
+blas=re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+cpu=open("/proc/cpuinfo").read()
+flags=sorted(f for f in re.search(r"^flags\s*:(.*)$", cpu, re.M).group(1).split() if re.match(r"(avx|fma|amx)", f))
+res["meta"]=dict(torch=torch.__version__, blas=blas.group(1) if blas else "?", threads=threads, rounds=ROUNDS,
+                 cpu=re.search(r"^model name\s*:(.*)$", cpu, re.M).group(1).strip(), flags=flags,
+                 load=open("/proc/loadavg").read().split()[:3], ort=ort.__version__ if ort else None)
+print("torch", torch.__version__, "BLAS", res["meta"]["blas"], "cpu", res["meta"]["cpu"], " ".join(flags),
+      "load", *res["meta"]["load"])
+out=os.path.abspath(os.environ.get("OUT", "gemm.json"))
+os.makedirs(os.path.dirname(out), exist_ok=True)
+json.dump(res, open(out,"w"), indent=1)

@@ -24,9 +24,14 @@
  *     ctorch_module_optimize_for_inference of it (frozen + optimize_for_inference)
  *   model_bench resnet50-opt FILE INPUTS ITERS THREADS OUT  the module-layer
  *     ResNet-50 above, and ctorch_nn_module_optimize_for_inference of it
+ *   model_bench bert-opt DIR INPUTS ITERS THREADS OUT    the same for BERT's
+ *     module tree (examples/bert.c)
  * print `ms=` (eager), `ms_opt=` (optimised), `rel_diff=` (max |opt - eager| /
  * max |eager| of the last call) and the optimiser's report on stderr; OUT
- * gets the optimised output.
+ * gets the optimised output. The single-way forms jit-optimized,
+ * resnet50-optimized and bert-optimized (compare.py's ways "ctorch TorchScript
+ * optimised (C)" and "ctorch module optimised (C)") time only the optimised
+ * module, the unoptimised one freed first, and print `ms=` as the plain modes.
  * INPUTS is a safetensors file with tensors in0, in1, ... (the model's
  * inputs in order, made by compare.py so every way sees the same ones).
  * Prints one line `ms=<t1>,<t2>,...` (wall time of each call after one
@@ -219,7 +224,8 @@ static int run_pair(way *e, way *o, long iters, const char *out_path) {
 
 int main(int argc, char **argv) {
   way w = {NULL, NULL, NULL, NULL, {NULL}, 0}, opt = {NULL, NULL, NULL, NULL, {NULL}, 0};
-  int pair = 0;
+  int pair = 0, only_opt = 0;
+  const char *given = argv[1]; /* the mode as typed, for messages */
   rfold fold;
   ctorch_tensor_dict inputs = NULL;
   ctorch_autograd_scope no_grad = NULL;
@@ -228,12 +234,22 @@ int main(int argc, char **argv) {
   long iters, i;
   double *ms;
   if (argc != 7 || atol(argv[4]) < 1) {
-    fprintf(stderr, "usage: model_bench bert|resnet50|resnet50-opt|jit-opt|resnet50-fold|resnet50-fold-nchw|resnet50-cl|resnet50-fold-mkldnn|aoti MODEL INPUTS "
+    fprintf(stderr, "usage: model_bench bert|resnet50|bert-opt|resnet50-opt|jit-opt|bert-optimized|"
+                    "resnet50-optimized|jit-optimized|resnet50-fold|resnet50-fold-nchw|resnet50-cl|resnet50-fold-mkldnn|aoti MODEL INPUTS "
                     "ITERS THREADS OUT\n");
     return 2;
   }
   iters = atol(argv[4]);
   if (atoi(argv[5]) > 0) CHECK(ctorch_set_num_threads(atoi(argv[5])));
+  {
+    size_t n = strlen(argv[1]);
+    only_opt = n > 10 && !strcmp(argv[1] + n - 10, "-optimized");
+    if (only_opt) { /* X-optimized -> X-opt; below, X-opt builds both */
+      static char mode[64];
+      snprintf(mode, sizeof mode, "%.*s", (int)(n - 6), argv[1]);
+      argv[1] = mode;
+    }
+  }
   if (!strcmp(argv[1], "jit-opt")) {
     char *report = NULL;
     CHECK(ctorch_module_load(&w.jit, argv[2], NULL));
@@ -258,7 +274,7 @@ int main(int argc, char **argv) {
     fold.mkldnn = !strcmp(argv[1], "resnet50-fold-mkldnn");
     fold.channels_last = !strcmp(argv[1], "resnet50-fold") || !strcmp(argv[1], "resnet50-cl");
     if (!fold.fold && !fold.channels_last) { /* resnet50-<anything else> */
-      fprintf(stderr, "model_bench: unknown model %s\n", argv[1]);
+      fprintf(stderr, "model_bench: unknown model %s\n", given);
       return 2;
     }
     CHECK(ctorch_safetensors_load(&weights, argv[2], NULL));
@@ -278,12 +294,17 @@ int main(int argc, char **argv) {
       cfg = read_config(argv[2]);
       w.model = make_model(&cfg);
       snprintf(path, sizeof path, "%s/model.safetensors", argv[2]);
+    } else if (!strcmp(argv[1], "bert-opt")) {
+      pair = 1;
+      cfg = read_config(argv[2]);
+      w.model = make_model(&cfg);
+      snprintf(path, sizeof path, "%s/model.safetensors", argv[2]);
     } else if (!strcmp(argv[1], "resnet50") || !strcmp(argv[1], "resnet50-opt")) {
       pair = !strcmp(argv[1], "resnet50-opt");
       w.model = make_resnet50();
       snprintf(path, sizeof path, "%s", argv[2]);
     } else {
-      fprintf(stderr, "model_bench: unknown model %s\n", argv[1]);
+      fprintf(stderr, "model_bench: unknown model %s\n", given);
       return 2;
     }
     CHECK(ctorch_safetensors_load(&weights, path, NULL));
@@ -303,7 +324,11 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "in%zu", w.n_in);
     if (ctorch_tensor_dict_find(&w.in[w.n_in], inputs, name) != CTORCH_OK) break;
   }
-  if (pair) {
+  if (pair && only_opt) { /* time the optimised module alone */
+    ctorch_module_free(w.jit);
+    ctorch_nn_module_free(w.model);
+    w.jit = opt.jit, w.model = opt.model;
+  } else if (pair) {
     memcpy(opt.in, w.in, sizeof w.in), opt.n_in = w.n_in;
     return run_pair(&w, &opt, iters, argv[6]);
   }

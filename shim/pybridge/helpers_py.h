@@ -144,7 +144,12 @@ def aoti_compile(ts_path, inputs, package_path, dynamic, max_batch, options=None
     except (ImportError, AttributeError):
         import contextlib
         oblivious = contextlib.nullcontext()
-    with warnings.catch_warnings(), oblivious:
+    # Autograd off: Inductor freezes (folds weights, lowers Linear and
+    # convolution to prepacked oneDNN, fuses their activations) only when
+    # grad is disabled (compile_fx's `config.freezing and not
+    # torch.is_grad_enabled()`); with grad on, freezing=1 compiled the same
+    # aten addmm/convolution calls as no options (seen on 2.15).
+    with warnings.catch_warnings(), oblivious, torch.no_grad():
         warnings.simplefilter("ignore")
         ep = TS2EPConverter(m, inputs).convert()
         if dynamic:

@@ -4,9 +4,11 @@
  *         onnxruntime (called through the bridge) at batch 3 and 7: equal to
  *         ctorch's forward within 1e-5;
  *   aoti  ctorch_py_aoti_compile_options with freezing=1 (after its refusals
- *         of bad options), loaded with ctorch_aoti_package_load and
- *         run at batch 1 and 5: equal to ctorch's forward within 1e-5 (torch
- *         >= 2.6; on 1.13 the suite's core tcase checks the NOT_IMPLEMENTED).
+ *         of bad options): the package's code calls oneDNN's prepacked
+ *         convolution and Linear (what freezing does; without it, aten's),
+ *         loaded with ctorch_aoti_package_load and run at batch 1 and 5:
+ *         equal to ctorch's forward within 1e-5 (torch >= 2.6; on 1.13 the
+ *         no_aoti tcase checks the NOT_IMPLEMENTED).
  * Each runs as its own ctest test (tags onnx and aoti), skipped visibly when
  * onnxruntime or AOTInductor is missing. */
 #include "py_check.h"
@@ -113,6 +115,17 @@ START_TEST(onnx_matches_onnxruntime) {
 }
 END_TEST
 
+/* How many calls of oneDNN's fused convolution / Linear the package's C++
+ * makes (-1: this torch has no oneDNN, nothing to expect). */
+static const char *kPackageCalls =
+    "import re, zipfile, torch\n"
+    "def onednn_calls(path):\n"
+    "    if not torch.backends.mkldnn.is_available():\n"
+    "        return -1\n"
+    "    z = zipfile.ZipFile(path)\n"
+    "    src = ''.join(z.read(n).decode() for n in z.namelist() if n.endswith('.cpp'))\n"
+    "    return len(re.findall(r'_convolution_pointwise|_linear_pointwise', src))\n";
+
 START_TEST(aoti_package_matches_eager) {
   ctorch_nn_module seq = NULL;
   ctorch_module m = NULL;
@@ -137,6 +150,22 @@ START_TEST(aoti_package_matches_eager) {
      * prepacked oneDNN): the same outputs as eager within 1e-5 (issue 50 item 3). */
     PY_OK(ctorch_py_aoti_compile_options(m, &x, 1, path, 1, 512, "freezing=1"));
     ctorch_tensor_free(x);
+  }
+  { /* freezing took effect: Inductor freezes only with autograd off, which
+     * the bridge must arrange (it did not: the package had aten's calls) */
+    ctorch_py_object ns = NULL, fn = NULL;
+    ctorch_value arg = NULL, out = NULL;
+    int64_t calls = 0;
+    PY_OK(ctorch_py_exec(&ns, kPackageCalls, "package_calls"));
+    PY_OK(ctorch_py_getattr(&fn, ns, "onednn_calls"));
+    CT_OK(ctorch_value_string(&arg, path));
+    PY_OK(ctorch_py_call_values(&out, fn, &arg, 1));
+    CT_OK(ctorch_value_to_int(&calls, out));
+    ck_assert_msg(calls != 0, "freezing=1: the package makes no oneDNN convolution/Linear call");
+    ctorch_value_free(arg);
+    ctorch_value_free(out);
+    ctorch_py_object_free(fn);
+    ctorch_py_object_free(ns);
   }
   CT_OK(ctorch_aoti_package_load(&pkg, path, NULL));
   for (i = 0; i < 2; ++i) {
