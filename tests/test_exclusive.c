@@ -1,6 +1,7 @@
 /* Exclusive handles (issue 51 item 12; include/ctorch.h, "Sharing one handle
- * between threads"): a call on an optimizer, LR scheduler or data loader
- * while another thread's call on the same handle runs returns CTORCH_BUSY
+ * between threads"): a call on an optimizer, LR scheduler, data loader or
+ * loss scaler while another thread's call on the same handle runs returns
+ * CTORCH_BUSY
  * and changes nothing; a call re-entered from the handle's own callback on
  * the same thread passes; a free of a handle in use is refused. The
  * deterministic cases park thread A inside a callback (a step closure, a
@@ -340,6 +341,82 @@ START_TEST(hammered_tensor_grad_accessors_never_corrupt) {
 }
 END_TEST
 
+/* ---- one loss scaler shared by 4 threads, each with its own optimizer ---- */
+
+#define SCALER_ITERS 1000
+
+typedef struct {
+  ctorch_grad_scaler s;
+  ctorch_optimizer opt[HAMMER_THREADS];
+  atomic_int next, ok, busy, other;
+  char other_msg[512];
+  pthread_barrier_t start;
+} scaler_hammer;
+
+static void scaler_note(scaler_hammer *h, ctorch_status st) {
+  /* RUNTIME: the scaler's own order checks ("step has already been called",
+   * "no inf checks were recorded"), which another thread's update makes
+   * legitimately reachable here. */
+  if (st == CTORCH_OK) atomic_fetch_add(&h->ok, 1);
+  else if (st == CTORCH_BUSY) atomic_fetch_add(&h->busy, 1);
+  else if (st != CTORCH_RUNTIME && atomic_fetch_add(&h->other, 1) == 0)
+    snprintf(h->other_msg, sizeof h->other_msg, "%s: %s", ctorch_status_name(st), ctorch_last_error());
+}
+
+static void *scaler_thread(void *arg) {
+  scaler_hammer *h = arg;
+  ctorch_optimizer opt = h->opt[atomic_fetch_add(&h->next, 1)];
+  pthread_barrier_wait(&h->start);
+  for (int i = 0; i < SCALER_ITERS; ++i) {
+    int stepped = 0, inf = 0;
+    double scale = 0;
+    scaler_note(h, ctorch_grad_scaler_unscale(h->s, opt));
+    scaler_note(h, ctorch_grad_scaler_step(&stepped, h->s, opt));
+    scaler_note(h, ctorch_grad_scaler_found_inf(&inf, h->s));
+    scaler_note(h, ctorch_grad_scaler_update(h->s, NULL));
+    scaler_note(h, ctorch_grad_scaler_get_scale(&scale, h->s));
+  }
+  return NULL;
+}
+
+START_TEST(hammered_grad_scaler_never_corrupts) {
+  /* include/ctorch.h lists loss scalers as exclusive: unscale and step add
+   * each optimizer to the scaler's list, update walks and clears it. Four
+   * threads doing so at once, unchecked, grew and freed that list under each
+   * other (a crash of this test's process); each call now holds the scaler
+   * (CTORCH_BUSY to the others). */
+  scaler_hammer h = {0};
+  ctorch_tensor p[HAMMER_THREADS], g[HAMMER_THREADS];
+  pthread_t t[HAMMER_THREADS];
+  CT_OK(ctorch_grad_scaler_new(&h.s, ctorch_device_cpu(), NULL));
+  for (int i = 0; i < HAMMER_THREADS; ++i) {
+    p[i] = make_param(0.0f, 64);
+    g[i] = make_param(1.0f, 64);
+    CT_OK(ctorch_tensor_set_requires_grad(g[i], 0));
+    CT_OK(ctorch_tensor_set_grad(p[i], g[i]));
+    h.opt[i] = make_sgd(p[i], 0.001);
+  }
+  pthread_barrier_init(&h.start, NULL, HAMMER_THREADS);
+  for (int i = 0; i < HAMMER_THREADS; ++i) ck_assert_int_eq(pthread_create(&t[i], NULL, scaler_thread, &h), 0);
+  for (int i = 0; i < HAMMER_THREADS; ++i) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&h.start);
+  ck_assert_msg(atomic_load(&h.other) == 0, "%d calls failed otherwise than BUSY/RUNTIME, first: %s",
+                atomic_load(&h.other), h.other_msg);
+  ck_assert_int_gt(atomic_load(&h.ok), 0);
+  double scale = 0;
+  CT_OK(ctorch_grad_scaler_get_scale(&scale, h.s));
+  /* Doubled once per 2000 updates without inf (growth_interval), never halved. */
+  ck_assert_msg(scale >= 65536.0 && scale <= 65536.0 * (1 << (HAMMER_THREADS * SCALER_ITERS / 2000)), "scale %g",
+                scale);
+  ctorch_grad_scaler_free(h.s);
+  for (int i = 0; i < HAMMER_THREADS; ++i) {
+    ctorch_optimizer_free(h.opt[i]);
+    ctorch_tensor_free(g[i]);
+    ctorch_tensor_free(p[i]);
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("exclusive");
   TCase *tc = tcase_create("busy");
@@ -350,6 +427,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, hammered_steps_count_exactly);
   tcase_add_test(tc, hammered_training_never_corrupts);
   tcase_add_test(tc, hammered_tensor_grad_accessors_never_corrupt);
+  tcase_add_test(tc, hammered_grad_scaler_never_corrupts);
   suite_add_tcase(s, tc);
   return s;
 }
