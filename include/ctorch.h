@@ -96,10 +96,12 @@
  *     loader's own workers are internal). Summary writers and early
  *     stopping: concurrent (serialised inside).
  *     Enforced: every call on a ctorch_optimizer, ctorch_lr_scheduler,
- *     ctorch_data_loader or ctorch_grad_scaler made while another thread's
- *     call on the same handle runs returns CTORCH_BUSY (the error names the
+ *     ctorch_data_loader, ctorch_grad_scaler or ctorch_process_group (and
+ *     ctorch_work_wait on one ctorch_work) made while another thread's call
+ *     on the same handle runs returns CTORCH_BUSY (the error names the
  *     function and the handle) and does nothing; a scheduler's step holds
- *     its optimizer too. A call from inside the handle's own callback on the same thread
+ *     its optimizer too, a data-parallel helper (ctorch_dist_average_*,
+ *     _broadcast_parameters) its group for all its collectives. A call from inside the handle's own callback on the same thread
  *     (a step closure calling ctorch_optimizer_zero_grad) is allowed. The
  *     check is one atomic compare-exchange per call; a free of a handle in
  *     use is refused (recorded as the last error, nothing freed).

@@ -1,7 +1,7 @@
 /* Exclusive handles (issue 51 item 12; include/ctorch.h, "Sharing one handle
- * between threads"): a call on an optimizer, LR scheduler, data loader or
- * loss scaler while another thread's call on the same handle runs returns
- * CTORCH_BUSY
+ * between threads"): a call on an optimizer, LR scheduler, data loader,
+ * loss scaler, process group or work while another thread's call on the
+ * same handle runs returns CTORCH_BUSY
  * and changes nothing; a call re-entered from the handle's own callback on
  * the same thread passes; a free of a handle in use is refused. The
  * deterministic cases park thread A inside a callback (a step closure, a
@@ -9,9 +9,12 @@
  * run training steps from 4 threads at once and require only OK/BUSY and a
  * final state that counts exactly the calls that succeeded. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 
 #include "check_main.h"
+#include "dist/ranks.h"
 
 /* ---- a parked call: A enters a callback, B calls, then A leaves ---------- */
 
@@ -417,6 +420,128 @@ START_TEST(hammered_grad_scaler_never_corrupts) {
 }
 END_TEST
 
+/* ---- a process group and a work: 2 ranks, rank 0's thread A parked in a
+ * collective that waits for rank 1, which waits for rank 0's main thread ---- */
+
+#define SPINS (1L << 22) /* calls before giving up on seeing A inside (it enters in microseconds) */
+
+typedef struct {
+  ctorch_process_group pg;
+  ctorch_work work;
+  ctorch_status st;
+} parked_dist;
+
+static void *barrier_thread(void *arg) {
+  parked_dist *p = arg;
+  while ((p->st = ctorch_dist_barrier(p->pg)) == CTORCH_BUSY) sched_yield(); /* main's probe held it */
+  return NULL;
+}
+
+static void *wait_thread(void *arg) {
+  parked_dist *p = arg;
+  while ((p->st = ctorch_work_wait(p->work, 0)) == CTORCH_BUSY) sched_yield();
+  return NULL;
+}
+
+static void signal_file(const char *dir, const char *name) {
+  char path[300];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f) fclose(f);
+}
+
+static void await_file(const char *dir, const char *name) {
+  char path[300];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  while (stat(path, &sb) != 0) usleep(1000); /* the rank watchdog bounds it */
+}
+
+/* Rank 0's main thread while A is in a barrier: nonzero when a check failed. */
+static int parked_group_checks(ctorch_process_group pg) {
+  int r_rank = 0, n = 0;
+  long i;
+  float v = 1;
+  ctorch_status st = CTORCH_OK;
+  for (i = 0; i < SPINS && (st = ctorch_process_group_size(&n, pg)) == CTORCH_OK; ++i) sched_yield();
+  RK_CHECK(st == CTORCH_BUSY, "process_group_size during another thread's barrier: %s", ctorch_status_name(st));
+  RK_FAILS(CTORCH_BUSY, ctorch_process_group_destroy(pg));
+  ctorch_tensor t = ct_fvec(&v, 1);
+  st = ctorch_dist_all_reduce(pg, t, CTORCH_REDUCE_SUM);
+  ctorch_tensor_free(t);
+  RK_CHECK(st == CTORCH_BUSY, "all_reduce during another thread's barrier: %s", ctorch_status_name(st));
+  ctorch_process_group_free(pg); /* refused: not freed */
+  RK_CHECK(strstr(ctorch_last_error(), "in use") != NULL, "free during a barrier: %s", ctorch_last_error());
+  return 0;
+}
+
+/* Rank 0's main thread while A waits on the work: nonzero when a check failed. */
+static int parked_work_checks(ctorch_work w) {
+  int r_rank = 0;
+  long i;
+  ctorch_status st = CTORCH_OK;
+  /* A 1 ms wait of our own times out (RUNTIME) until A is the one waiting. */
+  for (i = 0; i < SPINS && (st = ctorch_work_wait(w, 1)) != CTORCH_BUSY; ++i)
+    RK_CHECK(st == CTORCH_RUNTIME, "a wait before rank 1 joined: %s", ctorch_status_name(st));
+  RK_CHECK(st == CTORCH_BUSY, "work_wait during another thread's wait: %s", ctorch_status_name(st));
+  ctorch_work_free(w); /* refused: not freed */
+  RK_CHECK(strstr(ctorch_last_error(), "in use") != NULL, "free during a wait: %s", ctorch_last_error());
+  return 0;
+}
+
+static int rank_busy_group(int rank, int size, const char *dir, void *ctx) {
+  int r_rank = rank;
+  ctorch_process_group pg = NULL;
+  float v = (float)(rank + 1);
+  ctorch_tensor t = NULL;
+  (void)ctx;
+  RK_OK(ct_file_group(&pg, dir, rank, size, 60000));
+  /* 1. A in a barrier: a query, a destroy, a collective and a free from
+   * another thread are BUSY (the destroy freed the c10d group under A). */
+  if (rank == 1) {
+    await_file(dir, "go1");
+    RK_OK(ctorch_dist_barrier(pg));
+  } else {
+    parked_dist p = {.pg = pg};
+    pthread_t a;
+    RK_CHECK(pthread_create(&a, NULL, barrier_thread, &p) == 0, "pthread_create");
+    int bad = parked_group_checks(pg);
+    signal_file(dir, "go1"); /* rank 1 joins A's barrier, failed checks or not */
+    pthread_join(a, NULL);
+    if (bad) return 1;
+    RK_CHECK(p.st == CTORCH_OK, "the parked barrier: %s", ctorch_status_name(p.st));
+  }
+  /* 2. Two threads waiting on one AVG work: the second is BUSY, and the
+   * average is divided once (two waits both ran the division: 0.75, not 1.5). */
+  t = ct_fvec(&v, 1);
+  if (rank == 1) {
+    await_file(dir, "go2");
+    RK_OK(ctorch_dist_all_reduce(pg, t, CTORCH_REDUCE_AVG));
+  } else {
+    parked_dist p = {.pg = pg};
+    pthread_t a;
+    RK_OK(ctorch_dist_all_reduce_async(&p.work, pg, t, CTORCH_REDUCE_AVG));
+    RK_CHECK(pthread_create(&a, NULL, wait_thread, &p) == 0, "pthread_create");
+    int bad = parked_work_checks(p.work);
+    signal_file(dir, "go2");
+    pthread_join(a, NULL);
+    if (bad) return 1;
+    RK_CHECK(p.st == CTORCH_OK, "the parked wait: %s", ctorch_status_name(p.st));
+    RK_OK(ctorch_work_wait(p.work, 0)); /* done: OK again, no second division */
+    ctorch_work_free(p.work);
+  }
+  RK_EXPECT_F(t, 1.5f);
+  ctorch_tensor_free(t);
+  ctorch_process_group_free(pg);
+  return 0;
+}
+
+START_TEST(process_group_and_work_busy_while_in_use) {
+  int status[2];
+  ck_assert_int_eq(ct_run_ranks(2, rank_busy_group, NULL, 120, status), 0);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("exclusive");
   TCase *tc = tcase_create("busy");
@@ -428,6 +553,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, hammered_training_never_corrupts);
   tcase_add_test(tc, hammered_tensor_grad_accessors_never_corrupt);
   tcase_add_test(tc, hammered_grad_scaler_never_corrupts);
+  tcase_add_test(tc, process_group_and_work_busy_while_in_use);
   suite_add_tcase(s, tc);
   return s;
 }
