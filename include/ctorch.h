@@ -106,7 +106,8 @@
  *     check is one atomic compare-exchange per call; a free of a handle in
  *     use is refused (recorded as the last error, nothing freed).
  *     An optimizer's step and zero_grad (and ctorch_nn_module_zero_grad,
- *     ctorch_tensor_grad, _set_grad and _zero_grad) take each parameter's
+ *     ctorch_tensor_grad, _set_grad and _zero_grad, ctorch_clip_grad_norm_
+ *     and _value_, ctorch_dist_average_gradients) take each parameter's
  *     gradient-accumulator lock, the one a backward takes to write .grad,
  *     so a backward on another thread waits for them instead of racing on
  *     the gradient (libtorch's own race; Python's GIL hides it from

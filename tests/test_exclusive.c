@@ -344,6 +344,57 @@ START_TEST(hammered_tensor_grad_accessors_never_corrupt) {
 }
 END_TEST
 
+/* ---- gradient clipping beside backwards: 4 threads ---------------------- */
+
+#define CLIP_ITERS 1000
+
+static void *clip_thread(void *arg) {
+  grad_hammer *h = arg;
+  pthread_barrier_wait(&h->start);
+  for (int i = 0; i < CLIP_ITERS; ++i) {
+    ctorch_tensor y = NULL, loss = NULL;
+    double norm = 0;
+    ctorch_status st = ctorch_mul_Tensor(&y, h->p, h->x);
+    if (st == CTORCH_OK) st = ctorch_sum(&loss, y, NULL);
+    if (st == CTORCH_OK) st = ctorch_tensor_backward(loss, NULL, 0, 0, NULL, 0);
+    if (st == CTORCH_OK) st = ctorch_clip_grad_norm_(&norm, &h->p, 1, 1e6, 2.0, 0);
+    if (st == CTORCH_OK) st = ctorch_clip_grad_value_(&h->p, 1, 1e6);
+    if (st == CTORCH_OK && i % 4 == 3) st = ctorch_tensor_zero_grad(h->p, 1); /* .grad dropped: the next backward installs one */
+    if (st != CTORCH_OK && atomic_fetch_add(&h->other, 1) == 0)
+      snprintf(h->other_msg, sizeof h->other_msg, "%s: %s", ctorch_status_name(st), ctorch_last_error());
+    ctorch_tensor_free(loss);
+    ctorch_tensor_free(y);
+  }
+  return NULL;
+}
+
+START_TEST(hammered_clipping_never_corrupts) {
+  /* clip_grad_norm_ and clip_grad_value_ read p's .grad while backwards on
+   * the other threads install and add to it: they take the gradient
+   * accumulators' locks as a step does, so every call succeeds and .grad
+   * stays a tensor of whole counts (the limits are never reached). */
+  grad_hammer h = {.p = make_param(0.5f, 256), .x = make_param(1.0f, 256)};
+  pthread_t t[HAMMER_THREADS];
+  ctorch_tensor g = NULL;
+  float v[256];
+  CT_OK(ctorch_tensor_set_requires_grad(h.x, 0));
+  pthread_barrier_init(&h.start, NULL, HAMMER_THREADS);
+  for (int i = 0; i < HAMMER_THREADS; ++i) ck_assert_int_eq(pthread_create(&t[i], NULL, clip_thread, &h), 0);
+  for (int i = 0; i < HAMMER_THREADS; ++i) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&h.start);
+  ck_assert_msg(atomic_load(&h.other) == 0, "%d calls failed, first: %s", atomic_load(&h.other), h.other_msg);
+  CT_OK(ctorch_tensor_grad(&g, h.p));
+  if (g) {
+    CT_OK(ctorch_tensor_copy_to(v, sizeof v, g));
+    for (int i = 0; i < 256; ++i)
+      ck_assert_msg(v[i] >= 0 && v[i] <= HAMMER_THREADS * CLIP_ITERS && v[i] == (float)(int)v[i], "grad[%d] = %g", i,
+                    v[i]);
+    ctorch_tensor_free(g);
+  }
+  ctorch_tensor_free(h.p), ctorch_tensor_free(h.x);
+}
+END_TEST
+
 /* ---- one loss scaler shared by 4 threads, each with its own optimizer ---- */
 
 #define SCALER_ITERS 1000
@@ -552,6 +603,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, hammered_steps_count_exactly);
   tcase_add_test(tc, hammered_training_never_corrupts);
   tcase_add_test(tc, hammered_tensor_grad_accessors_never_corrupt);
+  tcase_add_test(tc, hammered_clipping_never_corrupts);
   tcase_add_test(tc, hammered_grad_scaler_never_corrupts);
   tcase_add_test(tc, process_group_and_work_busy_while_in_use);
   suite_add_tcase(s, tc);

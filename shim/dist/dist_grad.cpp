@@ -120,12 +120,17 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
   auto ps = ctorch::tensor_list(params, n, "params");
   std::vector<at::Tensor> grads;
   grads.reserve(n);
-  for (auto &p : ps) {
-    if (!p.grad().defined()) {
-      at::NoGradGuard no_grad;
-      p.mutable_grad() = at::zeros_like(p);
+  {
+    // Reading and installing .grad under the accumulators' locks: a backward
+    // on another thread replaces it under them (core/exclusive.h).
+    ctorch::GradLocks locks(ps);
+    for (auto &p : ps) {
+      if (!p.grad().defined()) {
+        at::NoGradGuard no_grad;
+        p.mutable_grad() = at::zeros_like(p);
+      }
+      grads.push_back(p.grad());
     }
-    grads.push_back(p.grad());
   }
   average(pg, grads, bucket_bytes);
   CTORCH_CATCH
