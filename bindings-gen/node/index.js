@@ -361,13 +361,25 @@ function enumv(v, en) {
   return typeof v === 'object' && v !== null ? v.value : v;
 }
 const DEVICE_TYPES = Object.fromEntries(Object.entries(E.ctorch_device_type).map(([k, v]) => [k.slice(14).toLowerCase(), v]));
+// A DeviceLike ('cpu', 'cuda:1', or { type, index } with int32 fields) as the
+// ctorch_device struct koffi passes by pointer. Anything else is a TypeError:
+// koffi takes a number or a BigInt in a pointer's place as an address (issue
+// 51: `{ device: -7 }` made ctorch read address -7 and killed the process).
+const isInt32 = (x) => Number.isInteger(x) && x >= -(2 ** 31) && x < 2 ** 31;
 function device(v) {
   if (typeof v === 'string') {
     const [name, idx] = v.split(':');
     if (!(name in DEVICE_TYPES)) throw new RangeError(`unknown device '${v}'`);
-    return { type: DEVICE_TYPES[name], index: idx === undefined ? -1 : Number(idx) };
+    const index = idx === undefined ? -1 : Number(idx);
+    if (!isInt32(index) || idx === '') throw new RangeError(`device '${v}': the index is not an integer`);
+    return { type: DEVICE_TYPES[name], index };
   }
-  return v;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && isInt32(v.type) &&
+      (v.index === undefined || isInt32(v.index))) {
+    return { type: v.type, index: v.index === undefined ? -1 : v.index };
+  }
+  throw new TypeError(`expected a device ('cpu', 'cuda:1' or { type, index } with integer fields), got ${
+    v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object without them' : typeof v}`);
 }
 function deviceo(v) { return v === null || v === undefined ? null : device(v); }
 

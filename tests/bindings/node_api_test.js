@@ -354,6 +354,16 @@ test('item() is a number, itemBool() a boolean', () => {
   assert.strictEqual(ct.tensor([3]).item(), 3);
 });
 
+test('issue 51: a device is a string or { type, index }, never an address', () => {
+  // koffi takes a number or BigInt in a pointer's place as an address: { device: -7 }
+  // made ctorch read address -7 and killed the process (found by node_sweep.js).
+  for (const bad of [-7, 7, 2n ** 70n, [1, 2], {}, { type: 'cpu' }, 'cpu:x', 'cpu:']) {
+    assert.throws(() => ct.arange(3, { device: bad }), /device/, String(bad));
+  }
+  assert.deepStrictEqual(ct.arange(3, { device: 'cpu' }).toArray(), [0, 1, 2]);
+  assert.deepStrictEqual(ct.arange(3, { device: { type: 0, index: -1 } }).toArray(), [0, 1, 2]);
+});
+
 test('issue 51: state dicts and .npy/.npz in Buffers, toString as Python str()', () => {
   const w = ct.tensor([[1, 2.5], [-3, 4]], { dtype: ct.float32 });
   const buf = ct.saveToBuffer({ w });
