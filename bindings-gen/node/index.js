@@ -236,7 +236,12 @@ const SC = E.ctorch_scalar_kind;
 
 class FloatScalar { constructor(v) { this.v = v; } } // ct.float(2): a FLOAT Scalar although integral
 
-function isOpts(x) { return x !== null && typeof x === 'object' && x.constructor === Object; }
+// The enum values (ct.float32, ct.strided, ct.channels_last) are frozen plain
+// objects too: not an options bag, so `ct.ops.view.dtype(u, ct.bool)` passes
+// the dtype as the positional argument it is (issue 51: "missing argument 'dtype'").
+const ENUM_VALUES = new WeakSet();
+function enumValue(o) { ENUM_VALUES.add(Object.freeze(o)); return o; }
+function isOpts(x) { return x !== null && typeof x === 'object' && x.constructor === Object && !ENUM_VALUES.has(x); }
 function isT(x) { return x instanceof Tensor; }
 function isNum(x) { return typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint' || x instanceof FloatScalar; }
 function h(x) {
@@ -391,7 +396,7 @@ function tensorReq(hv) {
 }
 const DTYPES = {};
 for (const [k, v] of Object.entries(E.ctorch_dtype)) {
-  DTYPES[v] = Object.freeze({ value: v, name: k.slice(7).toLowerCase(), toString() { return `ctorch.${this.name}`; } });
+  DTYPES[v] = enumValue({ value: v, name: k.slice(7).toLowerCase(), toString() { return `ctorch.${this.name}`; } });
 }
 function dtypeOf(v) { return DTYPES[v]; }
 
@@ -545,12 +550,12 @@ ct.flushFrees = flushFrees;
 ct.float = (v) => new FloatScalar(v);
 for (const d of Object.values(DTYPES)) ct[d.name] = d;
 const wrapEnum = (name, prefix, values) => {
-  for (const [k, v] of Object.entries(values)) ct[k.slice(prefix.length).toLowerCase() + name] = Object.freeze({ value: v });
+  for (const [k, v] of Object.entries(values)) ct[k.slice(prefix.length).toLowerCase() + name] = enumValue({ value: v });
 };
-ct.strided = Object.freeze({ value: E.ctorch_layout.CTORCH_LAYOUT_STRIDED });
-ct.contiguous_format = Object.freeze({ value: E.ctorch_memory_format.CTORCH_MEMORY_CONTIGUOUS });
-ct.preserve_format = Object.freeze({ value: E.ctorch_memory_format.CTORCH_MEMORY_PRESERVE });
-ct.channels_last = Object.freeze({ value: E.ctorch_memory_format.CTORCH_MEMORY_CHANNELS_LAST });
+ct.strided = enumValue({ value: E.ctorch_layout.CTORCH_LAYOUT_STRIDED });
+ct.contiguous_format = enumValue({ value: E.ctorch_memory_format.CTORCH_MEMORY_CONTIGUOUS });
+ct.preserve_format = enumValue({ value: E.ctorch_memory_format.CTORCH_MEMORY_PRESERVE });
+ct.channels_last = enumValue({ value: E.ctorch_memory_format.CTORCH_MEMORY_CHANNELS_LAST });
 void wrapEnum;
 for (const [mod, names] of Object.entries(PUBLIC)) {
   const target = mod ? (ct[mod] = ct[mod] || {}) : ct;

@@ -364,6 +364,14 @@ test('issue 51: a device is a string or { type, index }, never an address', () =
   assert.deepStrictEqual(ct.arange(3, { device: { type: 0, index: -1 } }).toArray(), [0, 1, 2]);
 });
 
+test('issue 51: bool bytes other than 0/1 read as 0/1', () => {
+  const b = ct.ops.view.dtype(ct.tensor([5, 0, 255, 1], { dtype: ct.uint8 }), ct.bool); // an enum value, not options
+  assert.deepStrictEqual(b.toArray(), [true, false, true, true]);
+  assert.deepStrictEqual(Array.from(b.toTypedArray()), [1, 0, 1, 1]);
+  assert.strictEqual(ct.ops.select.int(b, 0, 2).itemBool(), true);
+  assert.strictEqual(ct.ops.select.int(b, 0, 2).item(), 1);
+});
+
 test('issue 51: state dicts and .npy/.npz in Buffers, toString as Python str()', () => {
   const w = ct.tensor([[1, 2.5], [-3, 4]], { dtype: ct.float32 });
   const buf = ct.saveToBuffer({ w });
