@@ -357,13 +357,20 @@ for (const e of ['ctorch_reduction', 'ctorch_grid_sampler_interpolation', 'ctorc
   pre = pre.slice(0, pre.lastIndexOf('_') + 1);
   ENUM_NAMES[e] = Object.fromEntries(names.map((n) => [n.slice(pre.length).toLowerCase(), E[e][n]]));
 }
+// An enum argument: a number (the library checks its range), one of ct's
+// enum values (ct.float32, ct.strided, ...), or, for the named enums
+// (reduction, ...), its name. koffi took any other string or object as 0
+// (ct.zeros([2], { dtype: 'float32' }) said "invalid ctorch_dtype value 0").
 function enumv(v, en) {
   if (typeof v === 'string' && en) {
     const x = ENUM_NAMES[en][v];
     if (x === undefined) throw new RangeError(`invalid value '${v}' for ${en}`);
     return x;
   }
-  return typeof v === 'object' && v !== null ? v.value : v;
+  if (typeof v === 'number' || typeof v === 'bigint') return v;
+  if (v !== null && typeof v === 'object' && typeof v.value === 'number') return v.value;
+  throw new TypeError(`expected an enum value such as ct.float32 or ct.strided, got ${
+    typeof v === 'string' ? `the string '${v}'` : v === null ? 'null' : typeof v}`);
 }
 const DEVICE_TYPES = Object.fromEntries(Object.entries(E.ctorch_device_type).map(([k, v]) => [k.slice(14).toLowerCase(), v]));
 // A DeviceLike ('cpu', 'cuda:1', or { type, index } with int32 fields) as the

@@ -364,6 +364,17 @@ test('issue 51: a device is a string or { type, index }, never an address', () =
   assert.deepStrictEqual(ct.arange(3, { device: { type: 0, index: -1 } }).toArray(), [0, 1, 2]);
 });
 
+test('issue 51: an enum argument is a number or one of ct\'s values, not any string or object', () => {
+  for (const bad of ['float32', {}, [], true]) {
+    assert.throws(() => ct.ops.zeros.default([2], { dtype: bad }), /enum value/, String(bad)); // koffi made them 0
+    assert.throws(() => ct.zeros([2], { dtype: bad }), /enum value|no overload/, String(bad));
+    assert.throws(() => ct.ops.view.dtype(ct.zeros([2]), bad), /enum value|expected a Tensor|missing/, String(bad));
+  }
+  assert.strictEqual(ct.zeros([2], { dtype: ct.float64 }).dtype.name, 'float64');
+  assert.throws(() => ct.ops.zeros.default([2], { dtype: 99 }), /invalid ctorch_dtype value 99/);
+  assert.strictEqual(ct.nn.mse_loss(ct.zeros([2]), ct.ones([2]), 'sum').item(), 2); // named enums take their names
+});
+
 test('issue 51: bool bytes other than 0/1 read as 0/1', () => {
   const b = ct.ops.view.dtype(ct.tensor([5, 0, 255, 1], { dtype: ct.uint8 }), ct.bool); // an enum value, not options
   assert.deepStrictEqual(b.toArray(), [true, false, true, true]);
