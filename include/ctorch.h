@@ -95,16 +95,19 @@
  *     distributed groups: exclusive (every call changes their state; a
  *     loader's own workers are internal). Summary writers and early
  *     stopping: concurrent (serialised inside).
- *     Enforced: every call on a ctorch_optimizer, ctorch_lr_scheduler or
- *     ctorch_data_loader made while another thread's call on the same
- *     handle runs returns CTORCH_BUSY (the error names the function and
- *     the handle) and does nothing; a scheduler's step holds its optimizer
- *     too. A call from inside the handle's own callback on the same thread
+ *     Enforced: every call on a ctorch_optimizer, ctorch_lr_scheduler,
+ *     ctorch_data_loader, ctorch_grad_scaler or ctorch_process_group (and
+ *     ctorch_work_wait on one ctorch_work) made while another thread's call
+ *     on the same handle runs returns CTORCH_BUSY (the error names the
+ *     function and the handle) and does nothing; a scheduler's step holds
+ *     its optimizer too, a data-parallel helper (ctorch_dist_average_*,
+ *     _broadcast_parameters) its group for all its collectives. A call from inside the handle's own callback on the same thread
  *     (a step closure calling ctorch_optimizer_zero_grad) is allowed. The
  *     check is one atomic compare-exchange per call; a free of a handle in
  *     use is refused (recorded as the last error, nothing freed).
  *     An optimizer's step and zero_grad (and ctorch_nn_module_zero_grad,
- *     ctorch_tensor_grad, _set_grad and _zero_grad) take each parameter's
+ *     ctorch_tensor_grad, _set_grad and _zero_grad, ctorch_clip_grad_norm_
+ *     and _value_, ctorch_dist_average_gradients) take each parameter's
  *     gradient-accumulator lock, the one a backward takes to write .grad,
  *     so a backward on another thread waits for them instead of racing on
  *     the gradient (libtorch's own race; Python's GIL hides it from

@@ -158,52 +158,118 @@ START_TEST(bool_bytes_read_as_zero_or_one) {
 }
 END_TEST
 
-/* item 18: the out= forms against the functional form, on the same input. */
-static int torch_2x(void) {
-  const char *v = NULL;
-  CT_OK(ctorch_torch_version(&v));
-  return v[0] >= '2' && v[1] == '.';
+/* item 18: batch norm's out= forms on libtorch 2.x. With a transposed,
+ * expanded or channels-last input, native_batch_norm.out,
+ * _native_batch_norm_legit.out, _native_batch_norm_legit.no_stats_out and
+ * _batch_norm_with_update.out return garbage statistics (and running stats)
+ * in training mode and a permuted `out` for channels-last input (torch's own
+ * calls do the same: seen in Python on 2.15.0; the functional forms and the
+ * other out forms, _native_batch_norm_legit_no_training.out and
+ * _batch_norm_no_update.out, are right). Each such input is refused; its
+ * contiguous copy gives, through the out= form, the functional form's
+ * results bit for bit (running stats included), and save_mean the means
+ * computed here. */
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+enum { BN_NATIVE, BN_LEGIT, BN_NO_STATS, BN_WITH_UPDATE, BN_FORMS };
+static const char *const bn_name[BN_FORMS] = {"native_batch_norm.out", "_native_batch_norm_legit.out",
+                                              "_native_batch_norm_legit.no_stats_out", "_batch_norm_with_update.out"};
+
+static ctorch_status bn_out(int f, ctorch_tensor x, ctorch_tensor rm, ctorch_tensor rv, ctorch_tensor *o) {
+  switch (f) {
+    case BN_NATIVE: return ctorch_native_batch_norm_out(x, NULL, NULL, rm, rv, 1, 0.1, 1e-5, o[0], o[1], o[2]);
+    case BN_LEGIT: return ctorch__native_batch_norm_legit_out(x, NULL, NULL, rm, rv, 1, 0.1, 1e-5, o[0], o[1], o[2]);
+    case BN_NO_STATS: return ctorch__native_batch_norm_legit_no_stats_out(x, NULL, NULL, 1, 0.1, 1e-5, o[0], o[1], o[2]);
+    default: return ctorch__batch_norm_with_update_out(x, NULL, NULL, rm, rv, 0.1, 1e-5, o[0], o[1], o[2], o[3]);
+  }
 }
 
-START_TEST(batch_norm_out_forms_refuse_non_contiguous_input) {
-  float v[12];
-  for (int k = 0; k < 12; ++k) v[k] = (float)((k * 7) % 5) - 1.5f;
-  const int64_t shape[2] = {3, 4}, perm[2] = {1, 0}, empty[1] = {0};
-  ctorch_tensor base = f32(v, shape, 2), xt = NULL, xc = NULL, r0 = NULL, r1 = NULL, r2 = NULL;
-  ctorch_tensor o = f32(v, empty, 1), m = f32(v, empty, 1), s = f32(v, empty, 1);
-  CT_OK(ctorch_permute(&xt, base, perm, 2)); /* [4, 3], not contiguous */
-  CT_OK(ctorch_contiguous(&xc, xt, CTORCH_MEMORY_CONTIGUOUS));
-  ctorch_status st = ctorch_native_batch_norm_out(xt, NULL, NULL, NULL, NULL, 1, 0.1, 1e-5, o, m, s);
-  if (torch_2x()) {
-    ck_assert_msg(st == CTORCH_INVALID_ARGUMENT, "native_batch_norm.out took a transposed input: %s",
-                  ctorch_status_name(st));
-    /* Contiguous: the out= form equals the functional form bit for bit. */
-    CT_OK(ctorch_native_batch_norm_out(xc, NULL, NULL, NULL, NULL, 1, 0.1, 1e-5, o, m, s));
-    CT_OK(ctorch_native_batch_norm(&r0, &r1, &r2, xc, NULL, NULL, NULL, NULL, 1, 0.1, 1e-5));
-    int eq = 0;
-    CT_OK(ctorch_equal(&eq, o, r0));
-    ck_assert(eq);
-    CT_OK(ctorch_equal(&eq, m, r1));
-    ck_assert(eq);
-    CT_OK(ctorch_equal(&eq, s, r2));
-    ck_assert(eq);
-    float mean[3];
-    CT_OK(ctorch_tensor_copy_to(mean, sizeof mean, m));
-    for (int c = 0; c < 3; ++c) {
-      float want = 0;
-      for (int k = 0; k < 4; ++k) want += v[c * 4 + k];
-      ck_assert_msg(mean[c] == want / 4, "save_mean[%d] %g, want %g", c, mean[c], want / 4);
-    }
+static ctorch_status bn_functional(int f, ctorch_tensor x, ctorch_tensor rm, ctorch_tensor rv, ctorch_tensor *r) {
+  switch (f) {
+    case BN_NATIVE: return ctorch_native_batch_norm(&r[0], &r[1], &r[2], x, NULL, NULL, rm, rv, 1, 0.1, 1e-5);
+    case BN_LEGIT: return ctorch__native_batch_norm_legit(&r[0], &r[1], &r[2], x, NULL, NULL, rm, rv, 1, 0.1, 1e-5);
+    case BN_NO_STATS: return ctorch__native_batch_norm_legit_no_stats(&r[0], &r[1], &r[2], x, NULL, NULL, 1, 0.1, 1e-5);
+    default: return ctorch__batch_norm_with_update(&r[0], &r[1], &r[2], &r[3], x, NULL, NULL, rm, rv, 0.1, 1e-5);
   }
-  ctorch_tensor_free(r0);
-  ctorch_tensor_free(r1);
-  ctorch_tensor_free(r2);
-  ctorch_tensor_free(s);
-  ctorch_tensor_free(m);
-  ctorch_tensor_free(o);
+}
+
+static void assert_equal_tensors(ctorch_tensor a, ctorch_tensor b, const char *what, int f, const char *input) {
+  int eq = 0;
+  CT_OK(ctorch_equal(&eq, a, b));
+  ck_assert_msg(eq, "%s of %s (contiguous copy of a %s input) differs from the functional form's", what, bn_name[f],
+                input);
+}
+
+/* Every form on input x (dims [N, C, ...]): refused as it is, right on its contiguous copy. */
+static void check_batch_norm_out_forms(ctorch_tensor x, const char *input) {
+  int64_t sizes[4], dim = 0, n = 1, rest = 1;
+  const int64_t empty[1] = {0};
+  ctorch_tensor xc = NULL;
+  CT_OK(ctorch_tensor_dim(&dim, x));
+  CT_OK(ctorch_tensor_sizes(sizes, 4, x));
+  CT_OK(ctorch_contiguous(&xc, x, CTORCH_MEMORY_CONTIGUOUS));
+  for (int64_t d = 0; d < dim; ++d) n *= sizes[d];
+  for (int64_t d = 2; d < dim; ++d) rest *= sizes[d];
+  const int64_t c = sizes[1], per = n / c, csz[1] = {c};
+  float v[64], mean[16];
+  ck_assert(n <= 64 && c <= 16);
+  CT_OK(ctorch_tensor_copy_to(v, sizeof(float) * (size_t)n, xc));
+  for (int64_t ch = 0; ch < c; ++ch) { /* exact: the values are halves, `per` a power of two */
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      if ((i / rest) % c == ch) sum += v[i];
+    mean[ch] = (float)(sum / (double)per);
+  }
+  for (int f = 0; f < BN_FORMS; ++f) {
+    ctorch_tensor o[4], r[4] = {NULL, NULL, NULL, NULL}, rm[2], rv[2];
+    float zeros[16] = {0}, ones[16];
+    for (int k = 0; k < 16; ++k) ones[k] = 1;
+    for (int k = 0; k < 2; ++k) rm[k] = f32(zeros, csz, 1), rv[k] = f32(ones, csz, 1);
+    for (int k = 0; k < 3; ++k) o[k] = f32(zeros, empty, 1);
+    CT_OK(ctorch_tensor_from_data(&o[3], zeros, 0, empty, 1, CTORCH_UINT8));
+    ctorch_status st = bn_out(f, x, rm[0], rv[0], o);
+    ck_assert_msg(st == CTORCH_INVALID_ARGUMENT && strstr(ctorch_last_error(), "'input'"),
+                  "%s took a %s input: %s (%s)", bn_name[f], input, ctorch_status_name(st), ctorch_last_error());
+    CT_OK(bn_out(f, xc, rm[0], rv[0], o));
+    CT_OK(bn_functional(f, xc, rm[1], rv[1], r));
+    for (int k = 0; k < 3; ++k) assert_equal_tensors(o[k], r[k], k == 0 ? "out" : k == 1 ? "save_mean" : "save_invstd",
+                                                     f, input);
+    if (f != BN_NO_STATS) {
+      assert_equal_tensors(rm[0], rm[1], "running_mean", f, input);
+      assert_equal_tensors(rv[0], rv[1], "running_var", f, input);
+    }
+    float got[16];
+    CT_OK(ctorch_tensor_copy_to(got, sizeof(float) * (size_t)c, o[1]));
+    for (int64_t ch = 0; ch < c; ++ch)
+      ck_assert_msg(got[ch] == mean[ch], "%s, %s input: save_mean[%lld] %g, want %g", bn_name[f], input,
+                    (long long)ch, got[ch], mean[ch]);
+    for (int k = 0; k < 4; ++k) ctorch_tensor_free(o[k]), ctorch_tensor_free(r[k]);
+    for (int k = 0; k < 2; ++k) ctorch_tensor_free(rm[k]), ctorch_tensor_free(rv[k]);
+  }
   ctorch_tensor_free(xc);
-  ctorch_tensor_free(xt);
+}
+#endif
+
+START_TEST(batch_norm_out_forms_refuse_non_contiguous_input) {
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+  float v[24];
+  for (int k = 0; k < 24; ++k) v[k] = (float)((k * 7) % 5) - 1.5f;
+  const int64_t s34[2] = {3, 4}, perm[2] = {1, 0}, s13[2] = {1, 3}, s43[2] = {4, 3}, s2322[4] = {2, 3, 2, 2};
+  ctorch_tensor base = f32(v, s34, 2), row = f32(v, s13, 2), cube = f32(v, s2322, 4), x = NULL;
+  CT_OK(ctorch_permute(&x, base, perm, 2)); /* [4, 3], transposed */
+  check_batch_norm_out_forms(x, "transposed");
+  ctorch_tensor_free(x);
+  CT_OK(ctorch_expand(&x, row, s43, 2, 0)); /* [4, 3], stride 0 in the batch */
+  check_batch_norm_out_forms(x, "expanded");
+  ctorch_tensor_free(x);
+  CT_OK(ctorch_contiguous(&x, cube, CTORCH_MEMORY_CHANNELS_LAST));
+  check_batch_norm_out_forms(x, "channels-last");
+  ctorch_tensor_free(x);
+  ctorch_tensor_free(cube);
+  ctorch_tensor_free(row);
   ctorch_tensor_free(base);
+#else
+  /* 1.13 has no CPU kernel for these out forms (nothing to guard). */
+#endif
 }
 END_TEST
 

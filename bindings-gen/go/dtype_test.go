@@ -8,6 +8,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 type dtypeCase struct {
@@ -83,5 +84,24 @@ func TestTypedAccessorsCheckTheDType(t *testing.T) {
 	if y, err := FromFloat32([]float32{1, 2, 3}, 2); err == nil {
 		y.Free()
 		t.Error("FromFloat32 of 3 values with shape [2]: no error")
+	}
+}
+
+// Issue 51 item 3: bool memory holding bytes other than 0/1 (view_dtype of
+// uint8) is read as 0/1, never copied into Go bools as it is (a Go bool
+// holding 5 is neither == true nor == false).
+func TestBoolBytesReadAsZeroOrOne(t *testing.T) {
+	u := Must(FromUint8([]uint8{5, 0, 255, 1}, 4))
+	defer u.Free()
+	b := Must(View_dtype(u, DTypeBool))
+	defer b.Free()
+	got, err := b.Bools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, true, true} {
+		if got[i] != want || *(*uint8)(unsafe.Pointer(&got[i])) > 1 {
+			t.Errorf("element %d: %v (byte %d), want %v", i, got[i], *(*uint8)(unsafe.Pointer(&got[i])), want)
+		}
 	}
 }

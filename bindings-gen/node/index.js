@@ -236,7 +236,12 @@ const SC = E.ctorch_scalar_kind;
 
 class FloatScalar { constructor(v) { this.v = v; } } // ct.float(2): a FLOAT Scalar although integral
 
-function isOpts(x) { return x !== null && typeof x === 'object' && x.constructor === Object; }
+// The enum values (ct.float32, ct.strided, ct.channels_last) are frozen plain
+// objects too: not an options bag, so `ct.ops.view.dtype(u, ct.bool)` passes
+// the dtype as the positional argument it is (issue 51: "missing argument 'dtype'").
+const ENUM_VALUES = new WeakSet();
+function enumValue(o) { ENUM_VALUES.add(Object.freeze(o)); return o; }
+function isOpts(x) { return x !== null && typeof x === 'object' && x.constructor === Object && !ENUM_VALUES.has(x); }
 function isT(x) { return x instanceof Tensor; }
 function isNum(x) { return typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint' || x instanceof FloatScalar; }
 function h(x) {
@@ -352,22 +357,41 @@ for (const e of ['ctorch_reduction', 'ctorch_grid_sampler_interpolation', 'ctorc
   pre = pre.slice(0, pre.lastIndexOf('_') + 1);
   ENUM_NAMES[e] = Object.fromEntries(names.map((n) => [n.slice(pre.length).toLowerCase(), E[e][n]]));
 }
+// An enum argument: a number (the library checks its range), one of ct's
+// enum values (ct.float32, ct.strided, ...), or, for the named enums
+// (reduction, ...), its name. koffi took any other string or object as 0
+// (ct.zeros([2], { dtype: 'float32' }) said "invalid ctorch_dtype value 0").
 function enumv(v, en) {
   if (typeof v === 'string' && en) {
     const x = ENUM_NAMES[en][v];
     if (x === undefined) throw new RangeError(`invalid value '${v}' for ${en}`);
     return x;
   }
-  return typeof v === 'object' && v !== null ? v.value : v;
+  if (typeof v === 'number' || typeof v === 'bigint') return v;
+  if (v !== null && typeof v === 'object' && typeof v.value === 'number') return v.value;
+  throw new TypeError(`expected an enum value such as ct.float32 or ct.strided, got ${
+    typeof v === 'string' ? `the string '${v}'` : v === null ? 'null' : typeof v}`);
 }
 const DEVICE_TYPES = Object.fromEntries(Object.entries(E.ctorch_device_type).map(([k, v]) => [k.slice(14).toLowerCase(), v]));
+// A DeviceLike ('cpu', 'cuda:1', or { type, index } with int32 fields) as the
+// ctorch_device struct koffi passes by pointer. Anything else is a TypeError:
+// koffi takes a number or a BigInt in a pointer's place as an address (issue
+// 51: `{ device: -7 }` made ctorch read address -7 and killed the process).
+const isInt32 = (x) => Number.isInteger(x) && x >= -(2 ** 31) && x < 2 ** 31;
 function device(v) {
   if (typeof v === 'string') {
     const [name, idx] = v.split(':');
     if (!(name in DEVICE_TYPES)) throw new RangeError(`unknown device '${v}'`);
-    return { type: DEVICE_TYPES[name], index: idx === undefined ? -1 : Number(idx) };
+    const index = idx === undefined ? -1 : Number(idx);
+    if (!isInt32(index) || idx === '') throw new RangeError(`device '${v}': the index is not an integer`);
+    return { type: DEVICE_TYPES[name], index };
   }
-  return v;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && isInt32(v.type) &&
+      (v.index === undefined || isInt32(v.index))) {
+    return { type: v.type, index: v.index === undefined ? -1 : v.index };
+  }
+  throw new TypeError(`expected a device ('cpu', 'cuda:1' or { type, index } with integer fields), got ${
+    v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object without them' : typeof v}`);
 }
 function deviceo(v) { return v === null || v === undefined ? null : device(v); }
 
@@ -379,7 +403,7 @@ function tensorReq(hv) {
 }
 const DTYPES = {};
 for (const [k, v] of Object.entries(E.ctorch_dtype)) {
-  DTYPES[v] = Object.freeze({ value: v, name: k.slice(7).toLowerCase(), toString() { return `ctorch.${this.name}`; } });
+  DTYPES[v] = enumValue({ value: v, name: k.slice(7).toLowerCase(), toString() { return `ctorch.${this.name}`; } });
 }
 function dtypeOf(v) { return DTYPES[v]; }
 
@@ -533,12 +557,12 @@ ct.flushFrees = flushFrees;
 ct.float = (v) => new FloatScalar(v);
 for (const d of Object.values(DTYPES)) ct[d.name] = d;
 const wrapEnum = (name, prefix, values) => {
-  for (const [k, v] of Object.entries(values)) ct[k.slice(prefix.length).toLowerCase() + name] = Object.freeze({ value: v });
+  for (const [k, v] of Object.entries(values)) ct[k.slice(prefix.length).toLowerCase() + name] = enumValue({ value: v });
 };
-ct.strided = Object.freeze({ value: E.ctorch_layout.CTORCH_LAYOUT_STRIDED });
-ct.contiguous_format = Object.freeze({ value: E.ctorch_memory_format.CTORCH_MEMORY_CONTIGUOUS });
-ct.preserve_format = Object.freeze({ value: E.ctorch_memory_format.CTORCH_MEMORY_PRESERVE });
-ct.channels_last = Object.freeze({ value: E.ctorch_memory_format.CTORCH_MEMORY_CHANNELS_LAST });
+ct.strided = enumValue({ value: E.ctorch_layout.CTORCH_LAYOUT_STRIDED });
+ct.contiguous_format = enumValue({ value: E.ctorch_memory_format.CTORCH_MEMORY_CONTIGUOUS });
+ct.preserve_format = enumValue({ value: E.ctorch_memory_format.CTORCH_MEMORY_PRESERVE });
+ct.channels_last = enumValue({ value: E.ctorch_memory_format.CTORCH_MEMORY_CHANNELS_LAST });
 void wrapEnum;
 for (const [mod, names] of Object.entries(PUBLIC)) {
   const target = mod ? (ct[mod] = ct[mod] || {}) : ct;

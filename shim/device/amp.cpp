@@ -13,6 +13,7 @@
 #include "core/compat.h"  // directly: a unity build may have read it already without this section
 #include "core/internal.h"
 #include "core/cuda_backend.h"
+#include "core/exclusive.h"
 #include "core/scope_stack.h"
 
 #include <ATen/autocast_mode.h>
@@ -197,6 +198,10 @@ struct ctorch_grad_scaler_s {
     }
     return total;
   }
+  // Held by every call on the handle (include/ctorch.h lists scalers as
+  // exclusive; core/exclusive.h): two threads' unscale/step/update grow,
+  // walk and clear `opts` at once otherwise (issue 51 item 12).
+  ctorch::Busy busy;
   ctorch::Live<ctorch_grad_scaler_s> live{this};  // last: see core/internal.h
 };
 
@@ -206,6 +211,14 @@ ctorch_grad_scaler_s &live_scaler(ctorch_grad_scaler s) {
   ctorch::require_ptr(s, "s");
   return *s;
 }
+
+// The scaler held for the call (CTORCH_BUSY while another thread's call on
+// it runs): `HeldScaler h(s); auto &sc = h.x;`.
+struct HeldScaler {
+  explicit HeldScaler(ctorch_grad_scaler s) : x(live_scaler(s)), hold(x.busy, "s", s) {}
+  ctorch_grad_scaler_s &x;
+  ctorch::Exclusive hold;
+};
 
 // Every gradient of every parameter group of opt, through the public API
 // (optim.cpp keeps its state private).
@@ -333,6 +346,9 @@ CTORCH_API ctorch_status ctorch_grad_scaler_new(ctorch_grad_scaler *out, ctorch_
 }
 
 CTORCH_API void ctorch_grad_scaler_free(ctorch_grad_scaler s) {
+  // A handle in use by another thread's call is not freed (core/exclusive.h).
+  if (s && ctorch::handle_kind_of(s) == ctorch::HandleKind::grad_scaler && !ctorch::free_allowed(s->busy, __func__, s))
+    return;
   if (ctorch::release_handle(s, __func__)) delete s;
 }
 
@@ -340,7 +356,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_scale(ctorch_tensor *out, ctorch_gra
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &sc = live_scaler(s);
+  HeldScaler held(s);
+  auto &sc = held.x;
   ctorch::require_tensor(loss, "loss");
   ctorch::Borrowed l(loss);
   if (!sc.enabled) {
@@ -354,7 +371,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_scale(ctorch_tensor *out, ctorch_gra
 
 CTORCH_API ctorch_status ctorch_grad_scaler_unscale(ctorch_grad_scaler s, ctorch_optimizer opt) {
   CTORCH_TRY
-  auto &sc = live_scaler(s);
+  HeldScaler held(s);
+  auto &sc = held.x;
   ctorch::require_ptr(opt, "opt");
   if (sc.enabled) unscale_optimizer(sc, opt);
   CTORCH_CATCH
@@ -362,7 +380,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_unscale(ctorch_grad_scaler s, ctorch
 
 CTORCH_API ctorch_status ctorch_grad_scaler_unscale_tensors(ctorch_grad_scaler s, const ctorch_tensor *grads, size_t n) {
   CTORCH_TRY
-  auto &sc = live_scaler(s);
+  HeldScaler held(s);
+  auto &sc = held.x;
   std::vector<at::Tensor> g = ctorch::tensor_list(grads, n, "grads");
   if (!sc.enabled) return CTORCH_OK;
   at::Tensor f = sc.unscale(g, "grads");
@@ -373,7 +392,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_unscale_tensors(ctorch_grad_scaler s
 CTORCH_API ctorch_status ctorch_grad_scaler_step(int *stepped, ctorch_grad_scaler s, ctorch_optimizer opt) {
   CTORCH_TRY
   if (stepped) *stepped = 0;
-  auto &sc = live_scaler(s);
+  HeldScaler held(s);
+  auto &sc = held.x;
   ctorch::require_ptr(opt, "opt");
   if (!sc.enabled) {
     check_call(ctorch_optimizer_step(opt));
@@ -397,7 +417,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_step(int *stepped, ctorch_grad_scale
 
 CTORCH_API ctorch_status ctorch_grad_scaler_update(ctorch_grad_scaler s, const double *new_scale) {
   CTORCH_TRY
-  auto &sc = live_scaler(s);
+  HeldScaler held(s);
+  auto &sc = held.x;
   if (!sc.enabled) return CTORCH_OK;
   at::NoGradGuard no_grad;
   if (new_scale) {
@@ -425,7 +446,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_update(ctorch_grad_scaler s, const d
 CTORCH_API ctorch_status ctorch_grad_scaler_get_scale(double *out, ctorch_grad_scaler s) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  auto &sc = live_scaler(s);
+  HeldScaler held(s);
+  auto &sc = held.x;
   *out = sc.enabled ? sc.scale.item<double>() : 1.0;
   CTORCH_CATCH
 }
@@ -433,7 +455,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_get_scale(double *out, ctorch_grad_s
 CTORCH_API ctorch_status ctorch_grad_scaler_get_growth_tracker(int64_t *out, ctorch_grad_scaler s) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  auto &sc = live_scaler(s);
+  HeldScaler held(s);
+  auto &sc = held.x;
   *out = sc.enabled ? sc.growth_tracker.item<int64_t>() : 0;
   CTORCH_CATCH
 }
@@ -441,7 +464,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_get_growth_tracker(int64_t *out, cto
 CTORCH_API ctorch_status ctorch_grad_scaler_found_inf(int *out, ctorch_grad_scaler s) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  auto &sc = live_scaler(s);
+  HeldScaler held(s);
+  auto &sc = held.x;
   bool found = false;
   for (const auto &st : sc.opts)
     if (st.found_inf.defined() && st.found_inf.item<float>() != 0.0f) found = true;
@@ -454,7 +478,8 @@ CTORCH_API ctorch_status ctorch_grad_scaler_found_inf(int *out, ctorch_grad_scal
 CTORCH_API ctorch_status ctorch_grad_scaler_skipped_steps(int64_t *out, ctorch_grad_scaler s) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = live_scaler(s).skipped;
+  HeldScaler held(s);
+  *out = held.x.skipped;
   CTORCH_CATCH
 }
 

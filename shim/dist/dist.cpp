@@ -2,6 +2,7 @@
 // handles. Stores are made in dist_store.cpp, groups in dist_group.cpp; the
 // grouping helpers built on these live in dist_grad.cpp and use only the
 // public functions.
+#include <atomic>
 #include <functional>
 
 #include "dist_internal.h"
@@ -15,7 +16,10 @@ struct ctorch_work_s {
   std::vector<std::function<void()>> finish;
   milliseconds timeout{0};
   std::string what;
-  bool finished = false;
+  std::atomic<bool> finished{false};  // read by is_completed on any thread
+  // Held by wait (core/exclusive.h): two threads' waits both ran `finish`
+  // (an AVG result divided twice: silent wrong data; issue 51 item 12).
+  ctorch::Busy busy;
   ctorch::Live<ctorch_work_s> live{this};  // last: see core/internal.h
 };
 
@@ -85,7 +89,7 @@ void add_average(Pending &p, const at::Tensor &t, int size) {
 
 // Waits for the work then runs its finishers; failures and timeouts become
 // StatusErrors naming the collective.
-void complete(c10d::Work &work, std::vector<std::function<void()>> &finish, bool &finished, milliseconds timeout,
+void complete(c10d::Work &work, std::vector<std::function<void()>> &finish, std::atomic<bool> &finished, milliseconds timeout,
               const std::string &what) {
   if (finished) return;
   try {
@@ -104,7 +108,7 @@ void complete(c10d::Work &work, std::vector<std::function<void()>> &finish, bool
 }
 
 ctorch_status run_sync(const ctorch_process_group_s &g, Pending &&p) {
-  bool finished = false;
+  std::atomic<bool> finished{false};
   complete(*p.work, p.finish, finished, g.timeout, p.what);
   return CTORCH_OK;
 }
@@ -291,7 +295,8 @@ extern "C" {
 
 CTORCH_API ctorch_status ctorch_dist_all_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_all_reduce(g, tensor, op));
   CTORCH_CATCH
 }
@@ -300,14 +305,16 @@ CTORCH_API ctorch_status ctorch_dist_all_reduce_async(ctorch_work *out, ctorch_p
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_all_reduce(g, tensor, op));
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_dist_broadcast(ctorch_process_group pg, ctorch_tensor tensor, int root) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_broadcast(g, tensor, root));
   CTORCH_CATCH
 }
@@ -316,7 +323,8 @@ CTORCH_API ctorch_status ctorch_dist_broadcast_async(ctorch_work *out, ctorch_pr
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_broadcast(g, tensor, root));
   CTORCH_CATCH
 }
@@ -324,7 +332,8 @@ CTORCH_API ctorch_status ctorch_dist_broadcast_async(ctorch_work *out, ctorch_pr
 CTORCH_API ctorch_status ctorch_dist_all_gather(ctorch_process_group pg, const ctorch_tensor *outputs,
                                                 size_t n_outputs, ctorch_tensor input) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_all_gather(g, outputs, n_outputs, input));
   CTORCH_CATCH
 }
@@ -334,7 +343,8 @@ CTORCH_API ctorch_status ctorch_dist_all_gather_async(ctorch_work *out, ctorch_p
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_all_gather(g, outputs, n_outputs, input));
   CTORCH_CATCH
 }
@@ -344,7 +354,8 @@ CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ct
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   ctorch::require_tensor(input, "input");
   ctorch::Borrowed in(input);
   std::vector<at::Tensor> outs;
@@ -360,7 +371,8 @@ CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ct
 CTORCH_API ctorch_status ctorch_dist_gather(ctorch_process_group pg, const ctorch_tensor *outputs, size_t n_outputs,
                                             ctorch_tensor input, int root) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_gather(g, outputs, n_outputs, input, root));
   CTORCH_CATCH
 }
@@ -370,7 +382,8 @@ CTORCH_API ctorch_status ctorch_dist_gather_async(ctorch_work *out, ctorch_proce
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_gather(g, outputs, n_outputs, input, root));
   CTORCH_CATCH
 }
@@ -378,7 +391,8 @@ CTORCH_API ctorch_status ctorch_dist_gather_async(ctorch_work *out, ctorch_proce
 CTORCH_API ctorch_status ctorch_dist_scatter(ctorch_process_group pg, ctorch_tensor output,
                                              const ctorch_tensor *inputs, size_t n_inputs, int root) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_scatter(g, output, inputs, n_inputs, root));
   CTORCH_CATCH
 }
@@ -387,7 +401,8 @@ CTORCH_API ctorch_status ctorch_dist_scatter_async(ctorch_work *out, ctorch_proc
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_scatter(g, output, inputs, n_inputs, root));
   CTORCH_CATCH
 }
@@ -395,7 +410,8 @@ CTORCH_API ctorch_status ctorch_dist_scatter_async(ctorch_work *out, ctorch_proc
 CTORCH_API ctorch_status ctorch_dist_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op,
                                             int root) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_reduce(g, tensor, op, root));
   CTORCH_CATCH
 }
@@ -404,7 +420,8 @@ CTORCH_API ctorch_status ctorch_dist_reduce_async(ctorch_work *out, ctorch_proce
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_reduce(g, tensor, op, root));
   CTORCH_CATCH
 }
@@ -413,7 +430,8 @@ CTORCH_API ctorch_status ctorch_dist_reduce_scatter(ctorch_process_group pg, cto
                                                     const ctorch_tensor *inputs, size_t n_inputs,
                                                     ctorch_reduce_op op) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_reduce_scatter(g, output, inputs, n_inputs, op));
   CTORCH_CATCH
 }
@@ -423,14 +441,16 @@ CTORCH_API ctorch_status ctorch_dist_reduce_scatter_async(ctorch_work *out, ctor
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_reduce_scatter(g, output, inputs, n_inputs, op));
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_dist_barrier(ctorch_process_group pg) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_barrier(g));
   CTORCH_CATCH
 }
@@ -438,14 +458,16 @@ CTORCH_API ctorch_status ctorch_dist_barrier_async(ctorch_work *out, ctorch_proc
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_barrier(g));
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_dist_send(ctorch_process_group pg, ctorch_tensor tensor, int dst, int tag) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_send(g, tensor, dst, tag));
   CTORCH_CATCH
 }
@@ -454,14 +476,16 @@ CTORCH_API ctorch_status ctorch_dist_send_async(ctorch_work *out, ctorch_process
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_send(g, tensor, dst, tag));
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_dist_recv(ctorch_process_group pg, ctorch_tensor tensor, int src, int tag) {
   CTORCH_TRY
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   run_sync(g, start_recv(g, tensor, src, tag));
   CTORCH_CATCH
 }
@@ -470,7 +494,8 @@ CTORCH_API ctorch_status ctorch_dist_recv_async(ctorch_work *out, ctorch_process
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &g = live_pg(pg);
+  HeldPg held(pg);
+  auto &g = held.g;
   *out = make_work(g, start_recv(g, tensor, src, tag));
   CTORCH_CATCH
 }
@@ -480,6 +505,7 @@ CTORCH_API ctorch_status ctorch_dist_recv_async(ctorch_work *out, ctorch_process
 CTORCH_API ctorch_status ctorch_work_wait(ctorch_work work, int64_t timeout_ms) {
   CTORCH_TRY
   ctorch::check_handle(work, "work");
+  ctorch::Exclusive hold(work->busy, "work", work);
   complete(*work->work, work->finish, work->finished, to_timeout(timeout_ms, work->timeout), work->what);
   CTORCH_CATCH
 }
@@ -493,6 +519,10 @@ CTORCH_API ctorch_status ctorch_work_is_completed(int *out, ctorch_work work) {
 }
 
 CTORCH_API void ctorch_work_free(ctorch_work work) {
+  // Not under another thread's wait (core/exclusive.h).
+  if (work && ctorch::handle_kind_of(work) == ctorch::HandleKind::work &&
+      !ctorch::free_allowed(work->busy, __func__, work))
+    return;
   if (!ctorch::release_handle(work, __func__)) return;
   try {
     delete work;

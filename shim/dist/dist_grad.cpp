@@ -2,6 +2,8 @@
 // broadcast of parameters. Built only on the public collectives of dist.cpp,
 // so everything here goes through the same checks and timeouts.
 
+#include "dist_internal.h"  // first (see there): HeldPg
+
 #include <ATen/ops/cat.h>
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/GradMode.h>
@@ -105,7 +107,7 @@ extern "C" {
 CTORCH_API ctorch_status ctorch_dist_average_tensors(ctorch_process_group pg, const ctorch_tensor *tensors, size_t n,
                                                      size_t bucket_bytes) {
   CTORCH_TRY
-  ctorch::check_handle(pg, "pg");
+  ctorch::dist::HeldPg held(pg);  // one thread's buckets at a time: every rank issues them in one order
   auto ts = ctorch::tensor_list(tensors, n, "tensors");
   average(pg, ts, bucket_bytes);
   CTORCH_CATCH
@@ -114,16 +116,21 @@ CTORCH_API ctorch_status ctorch_dist_average_tensors(ctorch_process_group pg, co
 CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, const ctorch_tensor *params, size_t n,
                                                        size_t bucket_bytes) {
   CTORCH_TRY
-  ctorch::check_handle(pg, "pg");
+  ctorch::dist::HeldPg held(pg);  // one thread's buckets at a time: every rank issues them in one order
   auto ps = ctorch::tensor_list(params, n, "params");
   std::vector<at::Tensor> grads;
   grads.reserve(n);
-  for (auto &p : ps) {
-    if (!p.grad().defined()) {
-      at::NoGradGuard no_grad;
-      p.mutable_grad() = at::zeros_like(p);
+  {
+    // Reading and installing .grad under the accumulators' locks: a backward
+    // on another thread replaces it under them (core/exclusive.h).
+    ctorch::GradLocks locks(ps);
+    for (auto &p : ps) {
+      if (!p.grad().defined()) {
+        at::NoGradGuard no_grad;
+        p.mutable_grad() = at::zeros_like(p);
+      }
+      grads.push_back(p.grad());
     }
-    grads.push_back(p.grad());
   }
   average(pg, grads, bucket_bytes);
   CTORCH_CATCH
@@ -132,7 +139,7 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root) {
   CTORCH_TRY
-  ctorch::check_handle(pg, "pg");
+  ctorch::dist::HeldPg held(pg);  // one thread's buckets at a time: every rank issues them in one order
   auto ps = ctorch::tensor_list(params, n, "params");
   int rank = 0;
   check(ctorch_process_group_rank(&rank, pg));

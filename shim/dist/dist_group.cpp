@@ -213,39 +213,44 @@ CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, in
 CTORCH_API ctorch_status ctorch_process_group_rank(int *out, ctorch_process_group pg) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = live_pg(pg).rank;
+  *out = HeldPg(pg).g.rank;
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_process_group_size(int *out, ctorch_process_group pg) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = live_pg(pg).size;
+  *out = HeldPg(pg).g.size;
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_process_group_backend(const char **out, ctorch_process_group pg) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = live_pg(pg).backend;
+  *out = HeldPg(pg).g.backend;
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_process_group_sequence_number(uint64_t *out, ctorch_process_group pg) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = live_pg(pg).pg->getSequenceNumberForGroup();
+  *out = HeldPg(pg).g.pg->getSequenceNumberForGroup();
   CTORCH_CATCH
 }
 
 CTORCH_API ctorch_status ctorch_process_group_destroy(ctorch_process_group pg) {
   CTORCH_TRY
   ctorch::check_handle(pg, "pg");
+  ctorch::Exclusive hold(pg->busy, "pg", pg);  // not under another thread's collective
   pg->pg.reset();
   CTORCH_CATCH
 }
 
 CTORCH_API void ctorch_process_group_free(ctorch_process_group pg) {
+  // A handle in use by another thread's call is not freed (core/exclusive.h).
+  if (pg && ctorch::handle_kind_of(pg) == ctorch::HandleKind::process_group &&
+      !ctorch::free_allowed(pg->busy, __func__, pg))
+    return;
   if (!ctorch::release_handle(pg, __func__)) return;
   try {
     delete pg;

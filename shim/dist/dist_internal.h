@@ -23,6 +23,7 @@
 // come first in every dist*.cpp.
 #define CTORCH_COMPAT_C10D 1
 #include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "core/exclusive.h"
 #include "core/internal.h"
 
 namespace c10d {
@@ -44,6 +45,12 @@ struct ctorch_process_group_s {
   int rank = 0;
   int size = 0;
   const char *backend = "gloo";  // static text
+  // Held by every call on the handle (include/ctorch.h lists groups as
+  // exclusive; core/exclusive.h): a destroy under another thread's
+  // collective freed the c10d group it was using, and two threads' helpers
+  // (average_gradients) interleaved their buckets' collectives, which every
+  // rank must issue in one order (issue 51 item 12).
+  ctorch::Busy busy;
   ctorch::Live<ctorch_process_group_s> live{this};  // last: see core/internal.h
 };
 
@@ -67,11 +74,16 @@ inline std::string message_of(const std::exception &e) {
   return e.what();
 }
 
-inline ctorch_process_group_s &live_pg(ctorch_process_group pg) {
-  check_handle(pg, "pg");
-  if (!pg->pg) fail_arg("pg", "process group was destroyed");
-  return *pg;
-}
+// A live group held for the call (CTORCH_BUSY while another thread's call on
+// it runs; a call of a helper re-entered on this thread passes):
+// `HeldPg held(pg); auto &g = held.g;`.
+struct HeldPg {
+  explicit HeldPg(ctorch_process_group pg) : g((check_handle(pg, "pg"), *pg)), hold(g.busy, "pg", pg) {
+    if (!g.pg) fail_arg("pg", "process group was destroyed");  // after taking it: no destroy in between
+  }
+  ctorch_process_group_s &g;
+  Exclusive hold;
+};
 
 // A TCPStore (server when o.isServer); a client first checks that the
 // server speaks this libtorch's wire protocol (dist_store.cpp). *port: the

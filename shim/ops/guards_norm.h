@@ -15,8 +15,11 @@
 // calls do the same; the functional forms (native_batch_norm, ...) are right
 // on the same inputs. Refused on 2.x unless the input is contiguous (pass
 // input.contiguous(): the results then equal the functional form's, which
-// is what tests/test_guards_upstream.c checks); contiguous input is passed
-// through untouched.
+// is what tests/test_soundness.c checks, every form on transposed, expanded
+// and channels-last input); contiguous input is passed through untouched.
+// The other out forms (_native_batch_norm_legit_no_training.out,
+// _batch_norm_no_update.out) compute the functional form and copy: right on
+// the same inputs (checked in Python on 2.15.0, 2026-11-26).
 #pragma once
 
 namespace ctorch {

@@ -5,6 +5,7 @@
 // (tests/train/clip_vs_torch.py).
 #define CTORCH_COMPAT_CLIP_GRAD
 #include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "core/exclusive.h"
 #include "core/internal.h"
 
 #include <ATen/ATen.h>
@@ -15,14 +16,26 @@
 
 namespace {
 
-// The .grad of every parameter that has one (Python's `if p.grad is not None`).
-std::vector<at::Tensor> grads_of(const ctorch_tensor *params, size_t n) {
+// The parameters, and the .grad of every one that has one (Python's `if
+// p.grad is not None`). The caller holds ctorch::GradLocks over the
+// parameters first: a backward on another thread replaces a .grad under
+// that lock (AccumulateGrad), and reading the pointer meanwhile is the
+// double free optimizer steps and zero_grad were fixed for (issue 51 item 12).
+std::vector<at::Tensor> params_of(const ctorch_tensor *params, size_t n) {
   ctorch::require_list(params, n, "params");
-  std::vector<at::Tensor> grads;
+  std::vector<at::Tensor> ps;
+  ps.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     if (!params[i]) ctorch::fail_arg("params", "entry " + std::to_string(i) + " is NULL");
-    ctorch::Borrowed p(params[i]);
-    const at::Tensor &g = p->grad();
+    ps.push_back(ctorch::own(params[i], "params"));
+  }
+  return ps;
+}
+
+std::vector<at::Tensor> grads_of(const std::vector<at::Tensor> &ps) {
+  std::vector<at::Tensor> grads;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const at::Tensor &g = ps[i].grad();
     if (!g.defined()) continue;
     if (g.is_sparse()) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'params': entry " + std::to_string(i) +
                                                                  " has a sparse gradient");
@@ -39,7 +52,9 @@ CTORCH_API ctorch_status ctorch_clip_grad_norm_(double *total_norm, const ctorch
   if (total_norm) *total_norm = 0;
   if (std::isnan(max_norm)) ctorch::fail_arg("max_norm", "is NaN");
   if (std::isnan(norm_type)) ctorch::fail_arg("norm_type", "is NaN");
-  std::vector<at::Tensor> grads = grads_of(params, n);
+  std::vector<at::Tensor> ps = params_of(params, n);
+  ctorch::GradLocks locks(ps);  // until the gradients are scaled: a backward elsewhere waits
+  std::vector<at::Tensor> grads = grads_of(ps);
   if (grads.empty()) return CTORCH_OK;  // Python returns torch.tensor(0.)
   at::NoGradGuard no_grad;
   at::Tensor total = ctorch::compat::clip_grad_total_norm(grads, norm_type);
@@ -60,7 +75,9 @@ CTORCH_API ctorch_status ctorch_clip_grad_norm_(double *total_norm, const ctorch
 CTORCH_API ctorch_status ctorch_clip_grad_value_(const ctorch_tensor *params, size_t n, double clip_value) {
   CTORCH_TRY
   if (std::isnan(clip_value)) ctorch::fail_arg("clip_value", "is NaN");
-  std::vector<at::Tensor> grads = grads_of(params, n);
+  std::vector<at::Tensor> ps = params_of(params, n);
+  ctorch::GradLocks locks(ps);  // as in clip_grad_norm_
+  std::vector<at::Tensor> grads = grads_of(ps);
   at::NoGradGuard no_grad;
   // 2.x: _foreach_clamp_min_(-v) then _foreach_clamp_max_(v); 1.13:
   // clamp_(min=-v, max=v). The same values, NaN kept, for every v (a

@@ -354,6 +354,35 @@ test('item() is a number, itemBool() a boolean', () => {
   assert.strictEqual(ct.tensor([3]).item(), 3);
 });
 
+test('issue 51: a device is a string or { type, index }, never an address', () => {
+  // koffi takes a number or BigInt in a pointer's place as an address: { device: -7 }
+  // made ctorch read address -7 and killed the process (found by node_sweep.js).
+  for (const bad of [-7, 7, 2n ** 70n, [1, 2], {}, { type: 'cpu' }, 'cpu:x', 'cpu:']) {
+    assert.throws(() => ct.arange(3, { device: bad }), /device/, String(bad));
+  }
+  assert.deepStrictEqual(ct.arange(3, { device: 'cpu' }).toArray(), [0, 1, 2]);
+  assert.deepStrictEqual(ct.arange(3, { device: { type: 0, index: -1 } }).toArray(), [0, 1, 2]);
+});
+
+test('issue 51: an enum argument is a number or one of ct\'s values, not any string or object', () => {
+  for (const bad of ['float32', {}, [], true]) {
+    assert.throws(() => ct.ops.zeros.default([2], { dtype: bad }), /enum value/, String(bad)); // koffi made them 0
+    assert.throws(() => ct.zeros([2], { dtype: bad }), /enum value|no overload/, String(bad));
+    assert.throws(() => ct.ops.view.dtype(ct.zeros([2]), bad), /enum value|expected a Tensor|missing/, String(bad));
+  }
+  assert.strictEqual(ct.zeros([2], { dtype: ct.float64 }).dtype.name, 'float64');
+  assert.throws(() => ct.ops.zeros.default([2], { dtype: 99 }), /invalid ctorch_dtype value 99/);
+  assert.strictEqual(ct.nn.mse_loss(ct.zeros([2]), ct.ones([2]), 'sum').item(), 2); // named enums take their names
+});
+
+test('issue 51: bool bytes other than 0/1 read as 0/1', () => {
+  const b = ct.ops.view.dtype(ct.tensor([5, 0, 255, 1], { dtype: ct.uint8 }), ct.bool); // an enum value, not options
+  assert.deepStrictEqual(b.toArray(), [true, false, true, true]);
+  assert.deepStrictEqual(Array.from(b.toTypedArray()), [1, 0, 1, 1]);
+  assert.strictEqual(ct.ops.select.int(b, 0, 2).itemBool(), true);
+  assert.strictEqual(ct.ops.select.int(b, 0, 2).item(), 1);
+});
+
 test('issue 51: state dicts and .npy/.npz in Buffers, toString as Python str()', () => {
   const w = ct.tensor([[1, 2.5], [-3, 4]], { dtype: ct.float32 });
   const buf = ct.saveToBuffer({ w });

@@ -102,6 +102,15 @@ class Ops(unittest.TestCase):
         self.assertEqual(c.tolist(), [[1.0, 7.0], [3.0, 4.0]])
         self.assertEqual(ctorch.where(a > 2, a, b).tolist(), [[0.5, -1.0], [3.0, 4.0]])
 
+    def test_bool_bytes_read_as_zero_or_one(self):
+        # Issue 51 item 3: a bool view of uint8 bytes 5, 0, 255, 1 reads as
+        # True, False, True, True (the C copy-out and item normalise).
+        b = ctorch.ops.view.dtype(ctorch.tensor([5, 0, 255, 1], dtype=ctorch.uint8), ctorch.bool)
+        self.assertEqual(b.tolist(), [True, False, True, True])
+        self.assertEqual([type(x) for x in b.tolist()], [bool] * 4)
+        self.assertIs(b[0].item(), True)
+        self.assertEqual(bytes(b.tobytes()), bytes([1, 0, 1, 1]))
+
     def test_unsafe_operators_only_unchecked(self):
         # Issue 51: the operators api.json marks unsafe (ops_json.unsafe) exist only as
         # ctorch.unchecked.<name>: not ctorch.<name>, ctorch.ops.<name> or a Tensor method.

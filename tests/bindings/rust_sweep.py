@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Runs the Rust bad-input sweep program (rust_sweep_gen.py) and counts what
-happened: the program calls every safe operator of the ctorch crate with bad
-arguments and prints "B i name" before operator i. A process that dies (a
-signal, an abort, a Rust panic) while in operator i is a crash of i: recorded,
+"""Runs a binding's bad-input sweep program (rust_sweep_gen.py for the Rust
+crate, go_sweep_gen.py for the Go package) and counts what happened: the
+program calls every safe operator of the binding with bad arguments and
+prints "B i name" before operator i. A process that dies (a
+signal, an abort, a Rust or Go panic) while in operator i is a crash of i: recorded,
 and the sweep goes on from i + 1 in a new process. An operator that runs
 longer than --timeout seconds is killed and reported as slow (not a crash).
 Passes when no safe operator crashed. The sweep runs under a 16 GiB address
 space limit, so a huge size fails as an allocation error instead of taking
 the shared machine's memory.
 
-Usage: rust_sweep.py SWEEP_BINARY [--timeout S]
+Usage: rust_sweep.py [--timeout S] [--lang rust|go|python|node] [--] COMMAND...  (START is appended)
 """
 import argparse
 import resource
@@ -24,9 +25,9 @@ def limit():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def run(binary, start, timeout, log):
+def run(cmd, start, timeout, log):
     """Runs from operator start; returns (last begun index, its name, exit code, done line, timed out)."""
-    p = subprocess.Popen([binary, str(start)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    p = subprocess.Popen(cmd + [str(start)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          preexec_fn=limit, bufsize=1)
     state = {"last": start - 1, "name": None, "t": time.time(), "done": None, "timed_out": False}
 
@@ -55,13 +56,14 @@ def run(binary, start, timeout, log):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("binary")
+    ap.add_argument("cmd", nargs="+")
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--lang", default="rust")
     a = ap.parse_args()
     start, crashes, slow, log = 0, [], [], []
     t0 = time.time()
     while True:
-        last, name, rc, done, timed_out = run(a.binary, start, a.timeout, log)
+        last, name, rc, done, timed_out = run(a.cmd, start, a.timeout, log)
         if done and rc == 0:
             break
         if last < start:
@@ -72,7 +74,9 @@ def main():
             slow.append(name)
             print(f"slow (killed after {a.timeout:.0f} s): {name}")
         else:
-            why = "a Rust panic" if rc == 101 else (f"signal {-rc}" if rc < 0 else f"exit {rc}")
+            why = ("a Rust panic" if a.lang == "rust" and rc == 101 else
+                   "a Go panic or fatal runtime error" if a.lang == "go" and rc == 2 else
+                   f"signal {-rc}" if rc < 0 else f"exit {rc}")
             crashes.append((name, why))
             print(f"CRASH: {name}: {why}")
             print("  " + "\n  ".join(log[-5:]))
@@ -80,10 +84,11 @@ def main():
         start = last + 1
     total = int(done.split()[1])
     print(f"{done}")
-    print(f"rust sweep: {total} safe operators exercised, {len(crashes)} crashed, {len(slow)} slow, "
+    print(f"{a.lang} sweep: {total} safe operators exercised, {len(crashes)} crashed, {len(slow)} slow, "
           f"{time.time() - t0:.0f} s")
     if crashes:
-        print("FAIL: safe operators that crash (guard them in C or list them in bindings-gen/unsafe_ops.txt): "
+        print("FAIL: safe operators that crash (guard them in C, list them in bindings-gen/unsafe_ops.txt, or fix "
+              "the binding's conversion): "
               + ", ".join(n for n, _ in crashes))
         return 1
     return 0
