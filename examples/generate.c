@@ -13,25 +13,40 @@
  *
  * Conv1D is GPT-2's linear layer with its weight stored transposed
  * ([in, out]): out = addmm(bias, x, weight). The module tree carries
- * GPT2LMHeadModel's names, so the safetensors file loads into it strictly;
- * the forward then runs on the loaded tensors directly (no per-call lookups).
+ * GPT2LMHeadModel's names, so the safetensors file loads into it strictly.
+ * Then each Conv1D is replaced by a torch.nn Linear over the same tensors,
+ * its weight the transposed view [out, in] (no copy): linear(x, weight,
+ * bias) is addmm(bias, x, conv1d.weight), Conv1D's forward bit for bit, and
+ * the tied LM head becomes a Linear whose weight is wte's. The forward calls
+ * these Linears (handles kept, no per-call lookups) and runs the rest on the
+ * loaded tensors directly.
  * The KV cache is, per layer, the keys and values [B, heads, T, head_size]
  * of every position so far, grown by cat along T at each step.
  *
- * The operations are transformers' eager attention and generate() in their
- * order (examples/generate.py is the same program with transformers), so the
- * logits, and with them the greedy ids, are bit-identical. Sampling applies
- * transformers' warpers in its order (temperature, top-k, top-p, each as its
- * LogitsWarper computes it), softmax, then torch.multinomial(probs, 1) on a
- * generator seeded with --seed: the draw transformers makes after
- * torch.manual_seed(seed), as long as the probabilities are the same bits.
+ * By default the tree goes through ctorch_nn_module_optimize_for_inference:
+ * decoding multiplies one row by every weight, which the BLAS runs on one
+ * thread; the optimised Linears split such products across the intra-op
+ * threads (with MKL, the LM head read from a transposed copy). The prompt
+ * is one several-row call per Linear: at::linear, as in transformers (a
+ * Linear prepacks for oneDNN from its second such call). The ids are
+ * transformers' (tests/examples/generate_vs_transformers.py checks it at 1
+ * and 2 threads), the logits equal up to rounding. --no-optimize keeps the
+ * plain Linears: the
+ * operations are then transformers' eager attention and generate() in their
+ * order (examples/generate.py is the same program with transformers), so
+ * the logits, and with them the greedy ids, are bit-identical. Sampling
+ * applies transformers' warpers in its order (temperature, top-k, top-p,
+ * each as its LogitsWarper computes it), softmax, then
+ * torch.multinomial(probs, 1) on a generator seeded with --seed: the draw
+ * transformers makes after torch.manual_seed(seed), as long as the
+ * probabilities are the same bits.
  * The score scale is a multiplication by head_size**-0.5 (transformers 5;
  * 4.x divides by sqrt(head_size): the same number when the head size is a
  * power of 4, GPT-2's 64 too).
  *
  * Usage: generate --model DIR --prompt "464,3290,318" [--new N] [--sample]
  *                 [--seed S] [--temperature T] [--top-k K] [--top-p P]
- *                 [--eos ID] [--all-logits] [--threads T] [--head-t | --no-head-t]
+ *                 [--eos ID] [--all-logits] [--threads T] [--no-optimize]
  * --top-k 0 and --top-p 1 turn those filters off (transformers' values that
  * do); --eos defaults to config.json's eos_token_id (-1: none): generation
  * stops after producing it. --all-logits computes the prompt's logits at
@@ -40,21 +55,6 @@
  * prompt=L new=N seconds=S tok_per_s=R cpu_seconds=C ids=<the new ids,
  * comma-separated> (S wall-clock, C the process's CPU time, of the prompt
  * and the N steps; loading excluded).
- *
- * --head-t (for speed; greedy ids the same on the benchmark's model,
- * logits not bit-identical to transformers'): one new id is a row times
- * every weight, and the tied head [V, E] (154 MB for GPT-2) read row-wise by
- * linear is MKL's slow layout for a 1-row product (13.8 ms a token, 11 GB/s;
- * x @ head^T from a contiguous [E, V] copy: 8-9 ms). MKL runs a 1-row GEMM
- * on one thread whatever the thread count, but its batched GEMM gives each
- * matrix of the batch a thread: so the copy is laid out as S column blocks
- * [S, E, ceil(V/S)] (S = intra-op threads) multiplied by bmm, and with S >= 2
- * each Conv1D weight too (baddbmm; one thread: addmm, faster there). Costs
- * a second copy of those weights (the module keeps the originals): 154 MB,
- * and with 2+ threads 340 MB more for GPT-2 small. Without --head-t or
- * --no-head-t, a run with 2+ intra-op threads measures both layouts on one
- * row at load and takes the blocks only where they are 5% faster (on Intel
- * MKL splits a one-row GEMM itself; see blocks_pay); one thread: no blocks.
  */
 #include <float.h>
 #include <math.h>
@@ -155,25 +155,7 @@ static ctorch_nn_module make_model(const gpt2_config *c) {
   return m;
 }
 
-/* ---- the loaded weights, and the forward over them ---- */
-
-enum { LN1_W, LN1_B, ATTN_W, ATTN_B, APROJ_W, APROJ_B, LN2_W, LN2_B, FC_W, FC_B, MPROJ_W, MPROJ_B, N_BLOCK_W };
-static const char *const block_names[N_BLOCK_W] = {
-    "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
-    "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight",    "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
-
-typedef struct {
-  gpt2_config c;
-  ctorch_tensor wte, wpe, lnf_w, lnf_b, head; /* head: lm_head's weight (wte when tied) */
-  ctorch_tensor (*h)[N_BLOCK_W];
-  ctorch_tensor *past_k, *past_v; /* the KV cache: [B, heads, T, head_size] per layer, NULL before the prompt */
-  int64_t past;                   /* T: positions in the cache */
-  int all_logits;                 /* --all-logits: lm_head on every prompt position */
-  int blocks;                     /* --head-t: S column blocks (0: off; >= 2: the Conv1D weights too) */
-  ctorch_tensor head_t;           /* --head-t: head^T as [S, E, ceil(V/S)], zero-padded */
-} gpt2;
-
-/* NEW handle to the parameter at `name` (printf-style) of the loaded model. */
+/* NEW handle to the parameter at `name` (printf-style) of the model. */
 static ctorch_tensor param(ctorch_nn_module m, const char *fmt, ...) {
   char name[256];
   ctorch_tensor t = NULL;
@@ -185,6 +167,60 @@ static ctorch_tensor param(ctorch_nn_module m, const char *fmt, ...) {
   return t;
 }
 
+/* A torch.nn Linear(in, out) whose weight is `w` [out, in] and bias `b`
+ * (NULL: none), registered as `name` of the module at `parent` (replacing
+ * what was there). Made on the meta device, so it allocates and draws
+ * nothing before its tensors are set. */
+static void put_linear(ctorch_nn_module m, const char *parent, const char *name, ctorch_tensor w, ctorch_tensor b) {
+  ctorch_nn_module p = NULL, lin;
+  int64_t ws[2];
+  CHECK(ctorch_tensor_sizes(ws, 2, w));
+  lin = nn_makef("Linear", "%lld, %lld, bias=%s, device='meta'", (long long)ws[1], (long long)ws[0],
+                 b ? "True" : "False");
+  CHECK(ctorch_nn_module_set_tensor(lin, "weight", w));
+  if (b) CHECK(ctorch_nn_module_set_tensor(lin, "bias", b));
+  CHECK(ctorch_nn_module_get(&p, m, parent));
+  nn_add(p, name, lin);
+  ctorch_nn_module_free(p);
+}
+
+/* After the strict load: each Conv1D replaced by a Linear over its tensors,
+ * the weight the transposed view (a leaf: taken from the detached tensor),
+ * and the tied LM head as a Linear over wte's weight (the same tensor). */
+static void use_linears(ctorch_nn_module m, const gpt2_config *c) {
+  static const char *const convs[4][2] = {{"attn", "c_attn"}, {"attn", "c_proj"}, {"mlp", "c_fc"}, {"mlp", "c_proj"}};
+  ctorch_handle_scope s = scope_enter(); /* the handles made here; the module keeps the tensors */
+  int i, k;
+  for (i = 0; i < (int)c->n_layer; ++i)
+    for (k = 0; k < 4; ++k) {
+      char parent[64];
+      ctorch_tensor w = param(m, "transformer.h.%d.%s.%s.weight", i, convs[k][0], convs[k][1]), wt = NULL;
+      snprintf(parent, sizeof parent, "transformer.h.%d.%s", i, convs[k][0]);
+      CHECK(ctorch_detach(&wt, w));
+      CHECK(ctorch_transpose_int(&wt, wt, 0, 1));
+      put_linear(m, parent, convs[k][1], wt, param(m, "transformer.h.%d.%s.%s.bias", i, convs[k][0], convs[k][1]));
+    }
+  if (c->tied) put_linear(m, "", "lm_head", param(m, "transformer.wte.weight"), NULL);
+  scope_leave(s);
+}
+
+/* ---- the model's tensors and Linears, and the forward over them ---- */
+
+enum { LN1_W, LN1_B, LN2_W, LN2_B, N_BLOCK_W };
+static const char *const block_names[N_BLOCK_W] = {"ln_1.weight", "ln_1.bias", "ln_2.weight", "ln_2.bias"};
+enum { C_ATTN, A_PROJ, C_FC, M_PROJ, N_PROJ };
+static const char *const proj_names[N_PROJ] = {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
+
+typedef struct {
+  gpt2_config c;
+  ctorch_tensor wte, wpe, lnf_w, lnf_b;
+  ctorch_tensor (*h)[N_BLOCK_W];
+  ctorch_nn_module (*proj)[N_PROJ], head; /* the Linears */
+  ctorch_tensor *past_k, *past_v; /* the KV cache: [B, heads, T, head_size] per layer, NULL before the prompt */
+  int64_t past;                   /* T: positions in the cache */
+  int all_logits;                 /* --all-logits: lm_head on every prompt position */
+} gpt2;
+
 static gpt2 take_weights(ctorch_nn_module m, const gpt2_config *c) {
   gpt2 g;
   int i, j;
@@ -194,75 +230,21 @@ static gpt2 take_weights(ctorch_nn_module m, const gpt2_config *c) {
   g.wpe = param(m, "transformer.wpe.weight");
   g.lnf_w = param(m, "transformer.ln_f.weight");
   g.lnf_b = param(m, "transformer.ln_f.bias");
-  g.head = c->tied ? param(m, "transformer.wte.weight") : param(m, "lm_head.weight");
+  CHECK(ctorch_nn_module_get(&g.head, m, "lm_head"));
   g.h = calloc((size_t)c->n_layer + 1, sizeof *g.h);
+  g.proj = calloc((size_t)c->n_layer + 1, sizeof *g.proj);
   g.past_k = calloc((size_t)c->n_layer + 1, sizeof *g.past_k);
   g.past_v = calloc((size_t)c->n_layer + 1, sizeof *g.past_v);
-  if (!g.h || !g.past_k || !g.past_v) exit(1);
-  for (i = 0; i < (int)c->n_layer; ++i)
+  if (!g.h || !g.proj || !g.past_k || !g.past_v) exit(1);
+  for (i = 0; i < (int)c->n_layer; ++i) {
     for (j = 0; j < N_BLOCK_W; ++j) g.h[i][j] = param(m, "transformer.h.%d.%s", i, block_names[j]);
-  return g;
-}
-
-/* Conv1D.forward: addmm(bias, x.view(-1, nx), weight).view(B, T, nf). */
-static ctorch_status conv1d_forward(ctorch_tensor *out, ctorch_tensor x, ctorch_tensor w, ctorch_tensor b) {
-  int64_t xs[3], ws[2], flat[2], shape[3];
-  ctorch_status st = ctorch_tensor_sizes(xs, 3, x);
-  if (!st) st = ctorch_tensor_sizes(ws, 2, w);
-  flat[0] = -1, flat[1] = xs[2], shape[0] = xs[0], shape[1] = xs[1], shape[2] = ws[1];
-  if (!st) st = ctorch_view(out, x, flat, 2);
-  if (!st) st = ctorch_addmm(out, b, *out, w, ctorch_scalar_int(1), ctorch_scalar_int(1));
-  return st ? st : ctorch_view(out, *out, shape, 3);
-}
-
-/* --head-t's layout: w [K, N] as S column blocks [S, K, ceil(N/S)]
- * (contiguous, the last zero-padded), for one batched GEMM (NEW handle). */
-static ctorch_status column_blocks(ctorch_tensor *out, ctorch_tensor w, int64_t s) {
-  const ctorch_dtype f32 = CTORCH_FLOAT32;
-  static const int64_t perm[3] = {1, 0, 2};
-  int64_t ws[2], h, shape[3];
-  ctorch_tensor parts[2] = {w, NULL};
-  ctorch_status st = ctorch_tensor_sizes(ws, 2, w);
-  h = (ws[1] + s - 1) / s;
-  shape[0] = ws[0], shape[1] = s, shape[2] = h;
-  if (!st) {
-    int64_t pad[2] = {ws[0], s * h - ws[1]};
-    st = ctorch_zeros(&parts[1], pad, 2, &f32, NULL, NULL, NULL);
+    for (j = 0; j < N_PROJ; ++j) {
+      char path[64];
+      snprintf(path, sizeof path, "transformer.h.%d.%s", i, proj_names[j]);
+      CHECK(ctorch_nn_module_get(&g.proj[i][j], m, path));
+    }
   }
-  if (!st) st = ctorch_cat(out, parts, 2, 1);
-  ctorch_tensor_free(parts[1]);
-  if (!st) st = ctorch_view(out, *out, shape, 3);
-  if (!st) st = ctorch_permute(out, *out, perm, 3);
-  return st ? st : ctorch_contiguous(out, *out, CTORCH_MEMORY_CONTIGUOUS);
-}
-
-/* x [B, T, K] times column blocks w [S, K, H] (+ bias blocks b [S, 1, H] or
- * NULL) -> [B, T, n]: x as a batch of S (expanded, no copy), bmm/baddbmm
- * (MKL's batched GEMM: one thread a block), the blocks side by side. */
-static ctorch_status blocks_forward(ctorch_tensor *out, ctorch_tensor x, ctorch_tensor w, ctorch_tensor b, int64_t n) {
-  static const int64_t perm[3] = {1, 0, 2};
-  int64_t xs[3], ws[3], flat[3], shape[3], rows[2];
-  ctorch_status st = ctorch_tensor_sizes(xs, 3, x);
-  if (!st) st = ctorch_tensor_sizes(ws, 3, w);
-  flat[0] = 1, flat[1] = xs[0] * xs[1], flat[2] = xs[2];
-  shape[0] = xs[0], shape[1] = xs[1], shape[2] = n;
-  rows[0] = flat[1], rows[1] = ws[0] * ws[2];
-  if (!st) st = ctorch_reshape(out, x, flat, 3);
-  if (!st) flat[0] = ws[0], st = ctorch_expand(out, *out, flat, 3, 0);
-  if (!st && b) st = ctorch_baddbmm(out, b, *out, w, ctorch_scalar_int(1), ctorch_scalar_int(1));
-  if (!st && !b) st = ctorch_bmm(out, *out, w);
-  if (!st) st = ctorch_permute(out, *out, perm, 3); /* [rows, S, H]: a view when rows is 1 */
-  if (!st) st = ctorch_reshape(out, *out, rows, 2);
-  if (!st && rows[1] != n) st = ctorch_narrow(out, *out, 1, 0, n);
-  return st ? st : ctorch_reshape(out, *out, shape, 3);
-}
-
-/* The Conv1D whose weight is g->h[i][w] (bias w + 1): addmm, or with
- * --head-t's blocks blocks_forward (n: the Conv1D's output width). */
-static ctorch_status linear_of(ctorch_tensor *out, ctorch_tensor x, const gpt2 *g, int i, int w) {
-  double n = w == ATTN_W ? 3 * g->c.n_embd : w == FC_W ? g->c.n_inner : g->c.n_embd;
-  if (g->blocks < 2) return conv1d_forward(out, x, g->h[i][w], g->h[i][w + 1]);
-  return blocks_forward(out, x, g->h[i][w], g->h[i][w + 1], (int64_t)n);
+  return g;
 }
 
 static ctorch_status layer_norm(ctorch_tensor *out, ctorch_tensor x, ctorch_tensor w, ctorch_tensor b, const gpt2 *g) {
@@ -293,7 +275,7 @@ static ctorch_status block_forward(ctorch_tensor *x, gpt2 *g, int i, ctorch_tens
   ctorch_status st = ctorch_tensor_sizes(xs, 3, *x);
   shape4[0] = xs[0], shape4[1] = xs[1], shape4[2] = (int64_t)g->c.n_head, shape4[3] = e / shape4[2];
   if (!st) st = layer_norm(&h, *x, w[LN1_W], w[LN1_B], g);
-  if (!st) st = linear_of(&h, h, g, i, ATTN_W);
+  if (!st) st = ctorch_nn_module_forward(&h, g->proj[i][C_ATTN], h);
   /* split(E, dim=2) into views, each to heads */
   if (!st) st = ctorch_narrow(&q, h, 2, 0, e);
   if (!st) st = ctorch_narrow(&k, h, 2, e, e);
@@ -326,13 +308,13 @@ static ctorch_status block_forward(ctorch_tensor *x, gpt2 *g, int i, ctorch_tens
   if (!st) st = ctorch_permute(&a, a, perm, 4);
   if (!st) st = ctorch_contiguous(&a, a, CTORCH_MEMORY_CONTIGUOUS);
   if (!st) st = ctorch_view(&a, a, xs, 3);
-  if (!st) st = linear_of(&a, a, g, i, APROJ_W);
+  if (!st) st = ctorch_nn_module_forward(&a, g->proj[i][A_PROJ], a);
   if (!st) st = ctorch_add_Tensor(x, a, *x, ctorch_scalar_int(1));
   /* MLP */
   if (!st) st = layer_norm(&h, *x, w[LN2_W], w[LN2_B], g);
-  if (!st) st = linear_of(&h, h, g, i, FC_W);
+  if (!st) st = ctorch_nn_module_forward(&h, g->proj[i][C_FC], h);
   if (!st) st = gelu_new(&h, h);
-  if (!st) st = linear_of(&h, h, g, i, MPROJ_W);
+  if (!st) st = ctorch_nn_module_forward(&h, g->proj[i][M_PROJ], h);
   if (!st) st = ctorch_add_Tensor(x, *x, h, ctorch_scalar_int(1));
   return st;
 }
@@ -374,78 +356,30 @@ static ctorch_status gpt2_step(ctorch_tensor *logits, gpt2 *g, ctorch_tensor ids
    * not of one, gives the last row's logits other rounding). [B, V]. */
   if (!st && !g->all_logits) st = ctorch_narrow(&x, x, 1, sizes[1] - 1, 1);
   if (!st) st = layer_norm(&x, x, g->lnf_w, g->lnf_b, g);
-  if (!st && !g->head_t) st = ctorch_linear(&x, x, g->head, NULL);
-  if (!st && g->head_t) st = blocks_forward(&x, x, g->head_t, NULL, (int64_t)g->c.vocab);
+  if (!st) st = ctorch_nn_module_forward(&x, g->head, x);
   if (!st) st = ctorch_select_int(logits, x, 1, g->all_logits ? sizes[1] - 1 : 0);
   return st ? st : ctorch_handle_scope_keep(*logits);
 }
 
-/* --head-t: head^T in S column blocks, S the intra-op thread count; with
- * S >= 2 each Conv1D weight [in, out] and bias too (the handles replaced). */
-static void make_blocks(gpt2 *g) {
-  int threads = 1, i, j;
-  ctorch_tensor t = NULL;
-  ctorch_handle_scope s = scope_enter(); /* frees the intermediates; the blocks are kept */
-  CHECK(ctorch_get_num_threads(&threads));
-  g->blocks = threads > 1 ? threads : 1;
-  CHECK(ctorch_transpose_int(&t, g->head, 0, 1));
-  CHECK(column_blocks(&g->head_t, t, g->blocks));
-  scope_keep(g->head_t);
-  for (i = 0; g->blocks >= 2 && i < (int)g->c.n_layer; ++i)
-    for (j = ATTN_W; j <= MPROJ_B; ++j) {
-      const int64_t row[2] = {1, -1};
-      ctorch_tensor old = g->h[i][j];
-      if (j == LN2_W || j == LN2_B) continue;
-      t = old;
-      if (j % 2) CHECK(ctorch_view(&t, old, row, 2)); /* a bias [N] as [1, N]: blocks [S, 1, H] */
-      CHECK(column_blocks(&g->h[i][j], t, g->blocks));
-      scope_keep(g->h[i][j]);
-      ctorch_tensor_free(old);
-    }
-  scope_leave(s);
+/* The optimised Linears lay out their weights for one-row products at their
+ * first one-row call where the BLAS reads another layout faster (with MKL
+ * the LM head, stored [vocab, n_embd], is copied to [n_embd, vocab]: 154 MB
+ * for GPT-2). One call of each on a zero row at load keeps that out of the
+ * timed run. */
+static void zero_row_through(ctorch_nn_module linear, double width) {
+  const int64_t row[3] = {1, 1, (int64_t)width};
+  ctorch_tensor x = NULL, y = NULL;
+  CHECK(ctorch_zeros(&x, row, 3, NULL, NULL, NULL, NULL));
+  CHECK(ctorch_nn_module_forward(&y, linear, x));
 }
 
-/* With 2+ intra-op threads and neither --head-t nor --no-head-t: whether the
- * column blocks make one-row products faster on this machine, measured at
- * load (issue 50 item 4). Where the BLAS already splits a one-row GEMM
- * across threads (MKL on Intel) they do not; where it runs it on one thread
- * (MKL on AMD) they do. Times the LM head and layer 0's four Conv1Ds on one
- * row both ways (best of 5 after a warm-up) and says what it chose on stderr. */
-static int blocks_pay(const gpt2 *g, int threads) {
-  const int64_t row[3] = {1, 1, (int64_t)g->c.n_embd}, row_f[3] = {1, 1, (int64_t)g->c.n_inner};
-  const int ws[4] = {ATTN_W, APROJ_W, FC_W, MPROJ_W};
-  ctorch_handle_scope s = scope_enter(); /* every tensor made here, the blocks included, is freed */
-  ctorch_tensor x = NULL, xf = NULL, y = NULL, t = NULL, head_t = NULL, blk[4][2];
-  double best[2] = {1e30, 1e30};
-  int way, rep, k;
-  CHECK(ctorch_randn(&x, row, 3, NULL, NULL, NULL, NULL));
-  CHECK(ctorch_randn(&xf, row_f, 3, NULL, NULL, NULL, NULL));
-  CHECK(ctorch_transpose_int(&t, g->head, 0, 1));
-  CHECK(column_blocks(&head_t, t, threads));
-  for (k = 0; k < 4; ++k) {
-    const int64_t r2[2] = {1, -1};
-    CHECK(column_blocks(&blk[k][0], g->h[0][ws[k]], threads));
-    CHECK(ctorch_view(&t, g->h[0][ws[k] + 1], r2, 2));
-    CHECK(column_blocks(&blk[k][1], t, threads));
-  }
-  for (rep = 0; rep < 6; ++rep)
-    for (way = 0; way < 2; ++way) {
-      double t0 = now();
-      for (k = 0; k < 4; ++k) {
-        ctorch_tensor in = ws[k] == MPROJ_W ? xf : x, w = g->h[0][ws[k]];
-        int64_t sz[2];
-        CHECK(ctorch_tensor_sizes(sz, 2, w));
-        if (way) CHECK(blocks_forward(&y, in, blk[k][0], blk[k][1], sz[1]));
-        else CHECK(conv1d_forward(&y, in, w, g->h[0][ws[k] + 1]));
-      }
-      if (way) CHECK(blocks_forward(&y, x, head_t, NULL, (int64_t)g->c.vocab));
-      else CHECK(ctorch_linear(&y, x, g->head, NULL));
-      if (rep && now() - t0 < best[way]) best[way] = now() - t0; /* rep 0: warm-up */
-    }
+static void warm_up(const gpt2 *g) {
+  ctorch_handle_scope s = scope_enter(); /* frees x and y */
+  int i, j;
+  for (i = 0; i < (int)g->c.n_layer; ++i)
+    for (j = 0; j < N_PROJ; ++j) zero_row_through(g->proj[i][j], j == M_PROJ ? g->c.n_inner : g->c.n_embd);
+  zero_row_through(g->head, g->c.n_embd);
   scope_leave(s);
-  fprintf(stderr, "generate: one-row products at %d threads (head + layer 0): addmm %.2f ms, column blocks %.2f ms: %s\n",
-          threads, best[0] * 1e3, best[1] * 1e3, best[1] < 0.95 * best[0] ? "blocks" : "addmm");
-  return best[1] < 0.95 * best[0];
 }
 
 /* ---- choosing the next id: transformers' generate() for one row ---- */
@@ -523,19 +457,17 @@ static int64_t *parse_ids(const char *text, int64_t *n) {
 static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s --model DIR --prompt IDS [--new N] [--sample] [--seed S] [--temperature T]\n"
-          "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T] [--head-t|--no-head-t]\n"
+          "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T] [--no-optimize]\n"
           "  DIR: a transformers GPT2LMHeadModel's save_pretrained folder (config.json, model.safetensors)\n"
           "  IDS: prompt token ids like \"464,3290,318\"; N new ids (default 20), greedy unless --sample\n"
-          "  --head-t: faster one-row products (logits not bit-identical to transformers'): keeps a\n"
-          "    transposed copy of the LM head (154 MB more for GPT-2's tied head) and, with 2+ threads,\n"
-          "    of every Conv1D weight (340 MB more), in one block per thread for a batched GEMM;\n"
-          "    default at 2+ threads: measured at load, taken where 5%% faster; --no-head-t: never\n",
+          "  --no-optimize: the plain Linears, logits bit-identical to transformers' (default: the model\n"
+          "    optimised for inference, one-row products split across the intra-op threads)\n",
           prog);
 }
 
 int main(int argc, char **argv) {
   const char *dir = NULL, *prompt_text = NULL, *temp_text = "1", *top_p_text = "1", *sample_text = NULL;
-  int all_logits = 0, head_t = -1; /* -1: measured at load (blocks_pay) */
+  int all_logits = 0, optimize = 1;
   int threads = 0, n_new = 20;
   int64_t n_prompt = 0, top_k = 0, eos = -2, *prompt, *out_ids, n_out = 0, shape[2] = {1, 0};
   unsigned long long seed = 0;
@@ -548,12 +480,11 @@ int main(int argc, char **argv) {
   ctorch_autograd_scope no_grad = NULL;
   double t0, seconds, cpu0, cpu_seconds;
   int i, j;
-  /* --sample, --all-logits, --head-t: bare flags; the table takes "--name VALUE" pairs */
+  /* --sample, --all-logits, --no-optimize: bare flags; the table takes "--name VALUE" pairs */
   for (i = j = 1; i < argc; ++i)
     if (!strcmp(argv[i], "--sample")) sample_text = argv[i];
     else if (!strcmp(argv[i], "--all-logits")) all_logits = 1;
-    else if (!strcmp(argv[i], "--head-t")) head_t = 1;
-    else if (!strcmp(argv[i], "--no-head-t")) head_t = 0;
+    else if (!strcmp(argv[i], "--no-optimize")) optimize = 0;
     else argv[j++] = argv[i];
   argc = j;
   {
@@ -581,14 +512,16 @@ int main(int argc, char **argv) {
   if (eos == -2) eos = (int64_t)cfg.eos;
   model = make_model(&cfg);
   hf_load_weights(model, "generate", dir); /* strict: GPT2LMHeadModel's keys, every one */
+  use_linears(model, &cfg);
+  if (optimize) { /* a new model (a deep copy, rewritten); the loaded one is not needed after */
+    ctorch_nn_module fast = NULL;
+    CHECK(ctorch_nn_module_optimize_for_inference(&fast, NULL, model, NULL));
+    ctorch_nn_module_free(model);
+    model = fast;
+  }
   g = take_weights(model, &cfg);
   g.all_logits = all_logits;
-  if (head_t < 0) { /* the default: blocks where they pay, measured (1 thread: never, as --head-t's gain there was noise) */
-    int n = 1;
-    CHECK(ctorch_get_num_threads(&n));
-    head_t = n >= 2 && blocks_pay(&g, n);
-  }
-  if (head_t) make_blocks(&g); /* after --threads: one block per thread */
+  if (optimize) warm_up(&g);
   prompt = parse_ids(prompt_text, &n_prompt);
   for (i = 0; i < n_prompt; ++i)
     if (prompt[i] < 0 || prompt[i] >= (int64_t)cfg.vocab) {
@@ -628,12 +561,13 @@ int main(int argc, char **argv) {
   ctorch_tensor_free(ids);
   for (i = 0; i < (int)cfg.n_layer; ++i) {
     for (j = 0; j < N_BLOCK_W; ++j) ctorch_tensor_free(g.h[i][j]);
+    for (j = 0; j < N_PROJ; ++j) ctorch_nn_module_free(g.proj[i][j]);
     ctorch_tensor_free(g.past_k[i]);
     ctorch_tensor_free(g.past_v[i]);
   }
-  ctorch_tensor_free(g.wte), ctorch_tensor_free(g.wpe), ctorch_tensor_free(g.head);
-  ctorch_tensor_free(g.lnf_w), ctorch_tensor_free(g.lnf_b), ctorch_tensor_free(g.head_t);
-  free(g.h), free(g.past_k), free(g.past_v), free(prompt), free(out_ids);
+  ctorch_tensor_free(g.wte), ctorch_tensor_free(g.wpe), ctorch_nn_module_free(g.head);
+  ctorch_tensor_free(g.lnf_w), ctorch_tensor_free(g.lnf_b);
+  free(g.h), free(g.proj), free(g.past_k), free(g.past_v), free(prompt), free(out_ids);
   ctorch_generator_free(gen);
   ctorch_nn_module_free(model);
   return 0;

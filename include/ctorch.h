@@ -3463,20 +3463,48 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
  *   Conv, [BatchNorm,] ReLU -> ConvReLU1d/2d/3d (children "0": the conv,
  *     "1": the ReLU), the ReLU's place an Identity;
  *   Linear, BatchNorm1d -> the Linear folded (fuse_linear_bn_eval);
- *   Linear, ReLU -> LinearReLU.
+ *   Linear, ReLU / GELU / SiLU -> LinearReLU / LinearGELU / LinearSiLU
+ *     (the same structure; the last two are ctorch's names).
  * A BatchNorm in training mode is never folded (eval is applied to the copy
- * first). Conv2d (and ConvReLU2d) with zero padding mode, float32 on the
- * CPU, then run oneDNN with the weight prepacked once per input shape
- * (mkldnn_prepacked::conv2d_prepack/conv2d_run, the ReLU as its post-op)
- * and the input in channels-last; any other input falls back to the plain
- * ops. What a custom module's C forward computes is not rewritten (its
- * data flow is unknown): only the Sequentials among its children are.
- * options: NULL or "" for the defaults, else comma-separated key=value of
- * fold, fuse, prepack, channels_last (each 0 or 1, default 1); anything
- * else -> INVALID_ARGUMENT naming options.
+ * first). Then, anywhere in the tree (a custom module's children included:
+ * the replacements compute the same function, so a C forward that calls
+ * them by path gets the same results up to rounding):
+ *   Conv2d (and ConvReLU2d's) with zero padding mode, float32 on the CPU:
+ *     oneDNN with the weight prepacked once per input shape
+ *     (mkldnn_prepacked::conv2d_prepack/conv2d_run, the ReLU as its
+ *     post-op) and the input in channels-last;
+ *   Linear, float32 on the CPU: an inference Linear (kind "Linear", the
+ *     same tensors, keys and repr) whose forward, for inputs without grad,
+ *     runs one-row inputs (decoding: rows = numel / in_features = 1) with a
+ *     weight of at least 2^20 elements, at 2+ intra-op threads, as one BLAS
+ *     call per thread on a block of output columns (at::parallel_for; any
+ *     BLAS: MKL and OpenBLAS do not split a one-row product usefully), the
+ *     weight read in the layout the BLAS reads faster for its shape (MKL:
+ *     [in, out] rows where out_features >= in_features; OpenBLAS: [out, in]
+ *     rows there; the other one otherwise), from a copy where it is stored
+ *     the other way (used at one thread too), and, from the second call
+ *     with several rows, such inputs with a weight of at least 2^18
+ *     elements through oneDNN (mkldnn::_linear_pointwise, the weight
+ *     prepacked once by mkldnn::_reorder_linear_weight, the activation of a
+ *     fused pair as its post-op) where this libtorch registers it (PyPI's
+ *     2.x; not Debian's 1.13.1); a Linear under both sizes is left as it is.
+ *     Memory, made on first use and kept with the module: that copy and
+ *     oneDNN's prepacked one, each the weight's size again.
+ * Any other input (not float32, not on the CPU, requiring grad, a wrong
+ * width) runs the plain ops, with their errors. What a custom module's C
+ * forward computes is not rewritten (its data flow is unknown): folding and
+ * fusion apply only to the Sequentials among its children.
+ * options: NULL or "" for the defaults, else comma-separated key=value, each
+ * 0 or 1, default 1: fold, fuse (BatchNorm folding, activation pairs),
+ * prepack (Conv2d through oneDNN), channels_last (its input layout), linear
+ * (the inference Linear at all), split_rows (its one-row path),
+ * linear_onednn (its oneDNN path); anything else -> INVALID_ARGUMENT
+ * naming options.
  * report: NULL, or *report = a NEW string (ctorch_string_free) with one
  * line per rewrite applied or refused, "fold_bn PATH into PATH",
- * "fuse_relu PATH into PATH", "prepack PATH OP", "skip PATH: why".
+ * "fuse_relu|fuse_gelu|fuse_silu PATH into PATH (KIND)", "prepack PATH OP",
+ * "split PATH columns", "skip LEVER PATH: why" (LEVER fold_bn, prepack,
+ * split, linear), "note PATH: ..."; PATH "(root)" for m itself.
  */
 CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
                                                                  ctorch_nn_module m, const char *options);

@@ -41,10 +41,10 @@ Ways, each in its own process (threads set before anything runs):
                      graph of the same model, ORT_ENABLE_ALL, intra-op threads set
   candle             bench/compare/candle (candle-transformers' BertModel / resnet50
                      on the same safetensors)
-GPT-2: examples/generate.c (as it is, the reference of the ratio column: at 2+
-threads it measures both layouts at load and takes the faster; with --no-head-t
-the plain layout, with --head-t: the LM head transposed, one column block per
-thread for MKL's batched GEMM, and with 2+ threads the Conv1D weights too) against
+GPT-2: examples/generate.c (as it is, the reference of the ratio column: the model
+through ctorch_nn_module_optimize_for_inference, one-row Linears split across the
+intra-op threads, oneDNN for the prompt's rows where libtorch has it; with
+--no-optimize the plain Linears) against
 examples/generate.py (transformers' generate, eager and SDPA attention) and
 bench/compare/gpt2_ort.py (ONNX Runtime running an exported prefill graph and
 a one-step graph with the KV cache as inputs): tok/s of 128 new greedy ids,
@@ -376,9 +376,8 @@ def run_gpt2(a, rows, log):
         GPT2LMHeadModel(cfg).save_pretrained(d, safe_serialization=True)
     g = torch.Generator().manual_seed(1)
     prompt = ",".join(str(v) for v in torch.randint(0, 50257, (32,), generator=g).tolist())
-    ways = {"ctorch generate.c (C)": [os.path.join(a.build_dir, "examples", "generate")],  # layout measured at load
-            "ctorch generate.c --no-head-t (C)": [os.path.join(a.build_dir, "examples", "generate"), "--no-head-t"],
-            "ctorch generate.c --head-t (C)": [os.path.join(a.build_dir, "examples", "generate"), "--head-t"],
+    ways = {"ctorch generate.c (C)": [os.path.join(a.build_dir, "examples", "generate")],  # optimised for inference
+            "ctorch generate.c --no-optimize (C)": [os.path.join(a.build_dir, "examples", "generate"), "--no-optimize"],
             "transformers generate, eager attn": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),
                                                   "--attn", "eager"],
             "transformers generate, sdpa": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),

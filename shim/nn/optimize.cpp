@@ -6,38 +6,39 @@
 //   Conv, BatchNorm        -> Conv (fuse_conv_bn_eval's arithmetic), Identity
 //   Conv, [BatchNorm,] ReLU -> ConvReLU{1,2,3}d(0: Conv, 1: ReLU), Identity...
 //   Linear, BatchNorm1d    -> Linear (fuse_linear_bn_eval's arithmetic), Identity
-//   Linear, ReLU           -> LinearReLU(0: Linear, 1: ReLU), Identity
-// Then every eligible Conv2d (zero padding mode, symmetric padding) becomes
-// an InferConv of the same kind, name, tensors and repr, whose forward runs
-// oneDNN with the weight prepacked once per input shape
-// (mkldnn_prepacked::conv2d_prepack / conv2d_run, registered by libtorch
-// 1.13.1 and 2.15.0 alike, called through the dispatcher by name) and the
-// ReLU of a ConvReLU2d as the convolution's post-op.
-// Only Sequentials are rewritten: what a custom module's C forward does with
-// its children (which output feeds which input) is not known here.
-#include "nn/nn_internal.h"
+//   Linear, ReLU/GELU/SiLU -> LinearReLU/LinearGELU/LinearSiLU(0: Linear, 1: act), Identity
+// Then, anywhere in the tree (a custom module's children included: these
+// compute the same function as what they replace, so a C forward that calls
+// them by path gets the same results), every eligible Conv2d (zero padding
+// mode, symmetric padding) becomes an InferConv of the same kind, name,
+// tensors and repr, whose forward runs oneDNN with the weight prepacked once
+// per input shape (mkldnn_prepacked::conv2d_prepack / conv2d_run, registered
+// by libtorch 1.13.1 and 2.15.0 alike, called through the dispatcher by
+// name) and the ReLU of a ConvReLU2d as the convolution's post-op; and every
+// Linear becomes an InferLinear (optimize_linear.cpp).
+// Folding and fusion stay inside Sequentials: what a custom module's C
+// forward does with its children (which output feeds which input) is not
+// known here.
+#include "nn/optimize.h"
 
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/conv2d.h>
+#include <ATen/ops/gelu.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/relu.h>
 #include <ATen/ops/rsqrt.h>
+#include <ATen/ops/silu.h>
 #include <ATen/ops/zeros_like.h>
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 namespace ctorch {
 namespace nn {
-// A named namespace: the unity build compiles this file with others of nn/.
 namespace optimize {
-
-struct Options {
-  bool fold = true, fuse = true, prepack = true, channels_last = true;
-};
 
 Options parse_options(const char *text) {
   Options o;
@@ -53,23 +54,23 @@ Options parse_options(const char *text) {
     size_t eq = item.find('=');
     std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     bool *flag = key == "fold" ? &o.fold : key == "fuse" ? &o.fuse : key == "prepack" ? &o.prepack
-                 : key == "channels_last" ? &o.channels_last : nullptr;
+                 : key == "channels_last" ? &o.channels_last : key == "linear" ? &o.linear
+                 : key == "split_rows" ? &o.split_rows : key == "linear_onednn" ? &o.linear_onednn : nullptr;
     if (!flag || (value != "0" && value != "1"))
-      fail_arg("options", "'" + item + "' is not one of fold, fuse, prepack, channels_last =0|1");
+      fail_arg("options", "'" + item + "' is not one of fold, fuse, prepack, channels_last, linear, split_rows, "
+                          "linear_onednn =0|1");
     *flag = value == "1";
   }
   return o;
 }
 
-// The dispatcher's handle of a registered operator; nullopt where this
-// libtorch does not register it (built without oneDNN).
 c10::optional<c10::OperatorHandle> find_op(const char *name) {
   return c10::Dispatcher::singleton().findSchema({name, ""});
 }
 
-// A boxed call: the given arguments, then each remaining argument's default
-// (2.x versions between 2.0 and 2.15 added arguments with defaults to
-// conv2d_prepack; the call stays the same on every version).
+// 2.x versions between 2.0 and 2.15 added arguments with defaults to
+// conv2d_prepack: with the defaults filled in, the call stays the same on
+// every version.
 c10::IValue call_boxed(const c10::OperatorHandle &op, std::vector<c10::IValue> args) {
   const auto &schema = op.schema();
   for (size_t i = args.size(); i < schema.arguments().size(); ++i) {
@@ -82,7 +83,7 @@ c10::IValue call_boxed(const c10::OperatorHandle &op, std::vector<c10::IValue> a
 
 // A 2-d convolution run by oneDNN with its weight prepacked per input shape.
 // Kind "Conv2d", the folded module's tensors ("weight", "bias") and repr;
-// ReLUPair asks it to add the ReLU as a post-op.
+// ActPair asks it to add the ReLU as a post-op.
 class InferConv : public Module {
  public:
   InferConv(const Module &conv, const Spec &s, std::vector<int64_t> padding, bool channels_last)
@@ -148,22 +149,15 @@ class InferConv : public Module {
   std::shared_ptr<Cache> cache_;
 };
 
-// torch.ao.nn.intrinsic's ConvReLU1d/2d/3d and LinearReLU: children "0"
-// (the conv or linear) and "1" (the ReLU); the ReLU runs in place on the
-// fresh output, or as oneDNN's post-op when "0" is an InferConv.
-class ReLUPair : public Module {
- public:
-  ReLUPair(std::string kind, ModulePtr op, ModulePtr relu) : Module(std::move(kind)) {
-    register_module("0", std::move(op));
-    register_module("1", std::move(relu));
+std::vector<at::Tensor> ActPair::forward(const std::vector<at::Tensor> &in, const Args &) {
+  Module *op = children[0].second.get();
+  if (auto *c = dynamic_cast<InferConv *>(op)) {
+    if (act_.kind == Act::ReLU) return {c->run(in[0], true)};
+  } else if (auto *l = dynamic_cast<InferLinear *>(op)) {
+    return {l->run(in[0], act_)};
   }
-  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
-    if (auto *c = dynamic_cast<InferConv *>(children[0].second.get())) return {c->run(in[0], true)};
-    at::Tensor y = call(0, in[0]);
-    return {at::relu_(y)};
-  }
-  CTORCH_NN_COPYABLE(ReLUPair)
-};
+  return {activate(call(0, in[0]), act_)};  // a fresh output: in place
+}
 
 ModulePtr identity() {
   static const Kind *k = find_kind("Identity");
@@ -171,6 +165,25 @@ ModulePtr identity() {
 }
 
 bool is_conv(const Module &m, Module::Spec &s) { return m.spec(s) && s.nd > 0 && m.kind().rfind("Conv", 0) == 0; }
+
+// torch.nn's Linear (not a custom module of that name, which may compute
+// anything).
+bool is_linear(const Module &m) {
+  return m.kind() == "Linear" && !dynamic_cast<const TextForward *>(&m) && m.params.size() == 2 &&
+         m.params[0].name == "weight" && m.params[1].name == "bias" && m.children.empty() &&
+         m.params[0].t.defined() && m.params[0].t.dim() == 2;
+}
+
+// ReLU, GELU (its approximate read from its repr, "approximate='tanh'") or
+// SiLU: the activation a Linear can take as a post-op.
+bool activation(const Module &m, Act &a) {
+  if (dynamic_cast<const TextForward *>(&m)) return false;
+  if (m.kind() == "ReLU") a.kind = Act::ReLU;
+  else if (m.kind() == "GELU") a.kind = Act::GELU, a.tanh = m.extra_repr().find("'tanh'") != std::string::npos;
+  else if (m.kind() == "SiLU") a.kind = Act::SiLU;
+  else return false;
+  return true;
+}
 
 // A BatchNorm that can be folded into an op of `out` output channels.
 bool is_foldable_bn(const Module &m, size_t nd, int64_t out, std::string &why) {
@@ -242,12 +255,12 @@ struct Optimizer {
     return pad = s.padding, true;
   }
 
-  // Conv2d at children[i] of seq (folded already) -> InferConv, when eligible.
+  // A Conv2d (folded already) -> InferConv, when eligible.
   ModulePtr maybe_prepack(const ModulePtr &conv, const std::string &path) {
     Module::Spec s;
     std::vector<int64_t> pad;
     std::string why;
-    if (!o.prepack || !is_conv(*conv, s) || dynamic_cast<InferConv *>(conv.get())) return conv;
+    if (!o.prepack || !is_conv(*conv, s)) return conv;
     if (!conv2d_padding(s, conv->params[0].t, pad, why)) {
       report << "skip prepack " << path << ": " << why << "\n";
       return conv;
@@ -261,13 +274,26 @@ struct Optimizer {
     return std::make_shared<InferConv>(*conv, s, pad, o.channels_last);
   }
 
+  // A Linear or a conv -> its inference form, once per module (one held in
+  // two places stays one module in both).
+  std::map<const Module *, ModulePtr> rewritten;
+  ModulePtr rewrite(const ModulePtr &op, const std::string &path) {
+    if (dynamic_cast<InferConv *>(op.get()) || dynamic_cast<InferLinear *>(op.get())) return op;
+    auto it = rewritten.find(op.get());
+    if (it != rewritten.end()) return it->second;
+    Module::Spec s;
+    ModulePtr r = is_linear(*op) ? infer_linear(op, o, path, report) : is_conv(*op, s) ? maybe_prepack(op, path) : op;
+    rewritten.emplace(op.get(), r);
+    return r;
+  }
+
   void sequential(Module &seq, const std::string &prefix) {
     auto &ch = seq.children;
     for (size_t i = 0; i < ch.size(); ++i) {
       ModulePtr op = ch[i].second;
-      if (!op || uses[op.get()] > 1) continue;
+      if (!op || uses[op.get()] > 1) continue;  // held elsewhere too: rewritten by walk, never folded
       Module::Spec s;
-      bool conv = is_conv(*op, s), linear = op->kind() == "Linear";
+      bool conv = is_conv(*op, s), linear = is_linear(*op);
       if (!conv && !linear) continue;
       std::string path = join(prefix, ch[i].first), why;
       size_t j = i + 1;
@@ -282,24 +308,36 @@ struct Optimizer {
           report << "skip fold_bn " << join(prefix, ch[j].first) << ": " << why << "\n";
         }
       }
-      if (conv) op = maybe_prepack(op, path);
-      if (o.fuse && j < ch.size() && ch[j].second && ch[j].second->kind() == "ReLU" && uses[ch[j].second.get()] == 1) {
-        std::string kind = conv ? "ConvReLU" + std::to_string(s.nd) + "d" : "LinearReLU";
-        report << "fuse_relu " << join(prefix, ch[j].first) << " into " << path << " (" << kind << ")\n";
-        op = std::make_shared<ReLUPair>(kind, op, ch[j].second);
+      op = rewrite(op, path);
+      Act act;
+      if (o.fuse && j < ch.size() && ch[j].second && uses[ch[j].second.get()] == 1 &&
+          activation(*ch[j].second, act) && (linear || act.kind == Act::ReLU)) {
+        static const char *const names[] = {"", "ReLU", "GELU", "SiLU"}, *const lower[] = {"", "relu", "gelu", "silu"};
+        std::string kind = (conv ? "Conv" : "Linear") + std::string(names[act.kind]) +
+                           (conv ? std::to_string(s.nd) + "d" : "");
+        report << "fuse_" << lower[act.kind] << " " << join(prefix, ch[j].first) << " into " << path << " (" << kind
+               << ")\n";
+        op = std::make_shared<ActPair>(kind, op, ch[j].second, act);
         ch[j].second = identity();
       }
       ch[i].second = op;
     }
   }
 
+  std::set<const Module *> walked;
   void walk(Module &m, const std::string &prefix) {
+    if (!walked.insert(&m).second) return;
     if (m.kind() == "Sequential") sequential(m, prefix);
     else if (dynamic_cast<TextForward *>(&m) && !m.children.empty())
-      report << "note " << (prefix.empty() ? "(root)" : prefix) << ": custom module (C forward): only the "
-             << "Sequentials among its children are rewritten\n";
-    for (auto &c : m.children)
-      if (c.second && !dynamic_cast<ReLUPair *>(c.second.get())) walk(*c.second, join(prefix, c.first));
+      report << "note " << (prefix.empty() ? "(root)" : prefix) << ": custom module (C forward): its Linears and "
+             << "Conv2ds are rewritten (they compute the same function), folding and fusion happen only inside its "
+             << "Sequentials\n";
+    for (auto &c : m.children) {
+      Module::Spec s;
+      if (!c.second || dynamic_cast<ActPair *>(c.second.get())) continue;  // a pair's children are done
+      if (is_linear(*c.second) || is_conv(*c.second, s)) c.second = rewrite(c.second, join(prefix, c.first));
+      else walk(*c.second, join(prefix, c.first));
+    }
   }
 };
 
@@ -322,7 +360,9 @@ CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_modul
   nn::ModulePtr copy = nn::clone(*m->m);
   nn::set_train(*copy, false);
   opt.count_uses(*copy);
-  opt.walk(*copy, "");
+  nn::Module::Spec spec;
+  if (nn::optimize::is_linear(*copy) || nn::optimize::is_conv(*copy, spec)) copy = opt.rewrite(copy, "(root)");
+  else opt.walk(*copy, "");
   nn::set_requires_grad(*copy, false);  // after the walk: register_parameter set it on the new modules' tensors
   if (report) *report = nn::give_string(opt.report.str());
   *out = new ctorch_nn_module_s{std::move(copy)};

@@ -2,8 +2,11 @@
 """examples/generate.c against Hugging Face transformers' GPT2LMHeadModel.generate
 (through its twin examples/generate.py), on a small random model made here:
 
-- a GPT2Config built in code (2 layers, n_embd 64, 4 heads, vocab 100,
-  64 positions; nothing downloaded), GPT2LMHeadModel from a seed, every
+- a GPT2Config built in code (2 layers, n_embd 512, 8 heads, vocab 2048,
+  64 positions: big enough that the optimiser splits the one-row products
+  of its MLP and LM head, whose weights reach its smallest split weight,
+  2^20 elements; nothing downloaded),
+  GPT2LMHeadModel from a seed, every
   parameter then moved off its initial value (zero biases and LayerNorm 1/0
   would not show one loaded into the wrong place), saved with save_pretrained
   as safetensors (lm_head tied to wte, stored once);
@@ -17,9 +20,12 @@
   the greedy ones and between seeds (a sampler that ignored its generator or
   returned the argmax would fail);
 - an eos id (the 6th greedy id): both stop right after its first occurrence;
-- generate.c's --head-t path at 1 and 2 threads: the same greedy and sampled ids; the
-  default at 2 threads (the layout measured at load) and --no-head-t: the same greedy ids.
-One intra-op thread. Where transformers' GPT-2 has no logits_to_keep (4.46),
+- generate.c's default runs the model through ctorch_nn_module_optimize_for_inference
+  (one-row Linears split across the intra-op threads, oneDNN for the prompt's rows where
+  libtorch has it): the cases above run it at 1 thread, and at 2 threads greedy and
+  sampled; --no-optimize (plain Linears, logits bit-identical to transformers') at 1 and
+  2 threads, greedy and sampled.
+Python runs at one intra-op thread. Where transformers' GPT-2 has no logits_to_keep (4.46),
 generate.c runs with --all-logits, as that version computes the prompt's logits.
 
 Exit 77 ("skipped: why") when this Python has no transformers (Debian's torch
@@ -66,7 +72,7 @@ def main():
     ap.add_argument("--script", required=True)
     a = ap.parse_args()
 
-    config = GPT2Config(vocab_size=100, n_positions=64, n_embd=64, n_layer=2, n_head=4,
+    config = GPT2Config(vocab_size=2048, n_positions=64, n_embd=512, n_layer=2, n_head=8,
                         bos_token_id=None, eos_token_id=None)
     torch.manual_seed(0)
     model = GPT2LMHeadModel(config)
@@ -120,18 +126,18 @@ def main():
         ids = both(f"greedy with eos={eos}", ["--eos", str(eos)], eos=eos)
         if ids != greedy[:stop]:
             failures.append(f"with eos {eos}, C made {ids}, expected the greedy ids up to it: {greedy[:stop]}")
-        # --head-t (opt-in speed path: the head, and at 2+ threads the Conv1D weights, in column
-        # blocks through bmm/baddbmm) must give the same ids as transformers, greedy and sampled.
-        seed, t, k, p = SAMPLING[0]
-        # The default at 2 threads measures both layouts at load and takes either (issue 50
-        # item 4): the same ids whichever it took; --no-head-t is the plain path.
-        both("--threads 2 greedy (layout measured at load)", ["--threads", "2"])
-        both("--no-head-t --threads 2 greedy", ["--no-head-t", "--threads", "2"])
+        # The default (optimised) at 2 threads: one-row products split across both threads.
+        # --no-optimize: the plain Linears, bit-identical logits, at 1 and 2 threads.
+        seed, t, k, p = SAMPLING[4]
+        sample = ["--sample", "--seed", str(seed), "--temperature", str(t), "--top-k", str(k), "--top-p", str(p)]
+        both("--threads 2 greedy (optimised)", ["--threads", "2"])
+        both(f"--threads 2 sample seed={seed} (optimised)", ["--threads", "2", *sample], sample=True, seed=seed,
+             temperature=t, top_k=k, top_p=p)
         for threads in ("1", "2"):
-            both(f"--head-t --threads {threads} greedy", ["--head-t", "--threads", threads])
-            both(f"--head-t --threads {threads} sample seed={seed}",
-                 ["--head-t", "--threads", threads, "--sample", "--seed", str(seed), "--temperature", str(t),
-                  "--top-k", str(k), "--top-p", str(p)], sample=True, seed=seed, temperature=t, top_k=k, top_p=p)
+            both(f"--no-optimize --threads {threads} greedy", ["--no-optimize", "--threads", threads])
+            both(f"--no-optimize --threads {threads} sample seed={seed}", ["--no-optimize", "--threads", threads,
+                                                                          *sample], sample=True, seed=seed,
+                 temperature=t, top_k=k, top_p=p)
     if failures:
         sys.exit("failed: " + "; ".join(failures))
     print("ok")

@@ -12,6 +12,13 @@
         DIR/opt.pt (the state dict of ctorch_nn_module_optimize_for_inference's
         result) has the same keys and bit-identical tensors, and that
         DIR/opt_repr.txt is the fused model's repr.
+    optimize_vs_torch.py linear DIR
+        for bias False and True: reads DIR/linear_b{0,1}.pt (the state dict of
+        the C test's linear_model) and DIR/linear_io_b{0,1}.pt (its inputs x0..x3,
+        one row and several, and the optimised module's outputs y{k}_t{1,2} at 1
+        and 2 intra-op threads), builds the same Sequential with torch.nn in eval
+        mode and checks each output within 1e-5 of the largest magnitude of
+        torch's (the split and oneDNN round differently; see test_nn_optimize.c).
 """
 import sys
 
@@ -70,8 +77,39 @@ def seq_model():
         nn.Flatten(), nn.Linear(64, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 5))
 
 
+# The C test's linear_model (test_nn_optimize.c), in the same order.
+def linear_model(bias):
+    return nn.Sequential(
+        nn.Linear(512, 2048, bias=bias), nn.ReLU(), nn.Linear(2048, 512, bias=bias), nn.GELU(approximate="tanh"),
+        nn.Linear(512, 512, bias=bias), nn.SiLU(), nn.Linear(512, 64, bias=bias), nn.GELU(),
+        nn.Linear(64, 16384, bias=bias))
+
+
+def check_linear(d):
+    bad = 0
+    for bias in (0, 1):
+        m = linear_model(bool(bias))
+        m.load_state_dict(torch.load(f"{d}/linear_b{bias}.pt"))
+        m.eval()
+        io = torch.load(f"{d}/linear_io_b{bias}.pt")
+        for k in range(4):
+            with torch.no_grad():
+                want = m(io[f"x{k}"])
+            for t in (1, 2):
+                got = io[f"y{k}_t{t}"]
+                diff = (got - want).abs().max().item()
+                scale = want.abs().max().item()
+                ok = got.shape == want.shape and diff <= 1e-5 * scale
+                print(f"bias={bool(bias)} x{k} {list(want.shape)} threads {t}: max |diff| {diff:.3g} "
+                      f"(max |torch| {scale:.3g}){'' if ok else ' TOO FAR'}")
+                bad |= not ok
+    return int(bad)
+
+
 def main():
     mode, d = sys.argv[1], sys.argv[2]
+    if mode == "linear":
+        return check_linear(d)
     if mode == "make":
         import os
         os.makedirs(d, exist_ok=True)

@@ -1,11 +1,17 @@
-/* The inference optimiser (issue 50 item 2): ctorch_nn_module_optimize_for_inference
+/* The inference optimiser (issue 50 items 2 and 4): ctorch_nn_module_optimize_for_inference
  * and ctorch_module_optimize_for_inference. Outputs against the module in
  * eval mode (tolerance: 1e-4 of the output's largest magnitude; the oneDNN
  * convolutions and the folded weights round differently), the report of
- * what was applied, the input module left as it was, the options; with
- * Python (the "python" tcase): the folded state dict and repr bit for bit
- * those of torch.ao.quantization.fuse_modules, and a scripted ResNet-like
- * model frozen and optimised. */
+ * what was applied, the input module left as it was, the options; the
+ * inference Linear (one row split across 1 and 2 intra-op threads, several
+ * rows through oneDNN where libtorch registers it, fused activations, with
+ * and without bias, in a Sequential and called by path from a custom
+ * module's C forward) within 1e-5 of the output's largest magnitude, and
+ * what it leaves to at::linear; with Python (the "python" tcase): the
+ * folded state dict and repr bit for bit those of
+ * torch.ao.quantization.fuse_modules, the optimised Linears' outputs
+ * against torch.nn's, and a scripted ResNet-like model frozen and
+ * optimised. */
 #include <math.h>
 #include <string.h>
 
@@ -117,7 +123,7 @@ START_TEST(sequential_folded_fused_prepacked) {
   /* fold and fuse only: the plain ops on folded weights */
   ctorch_string_free(report);
   CT_OK(ctorch_nn_module_optimize_for_inference(&plain, &report, m, "prepack=0"));
-  ck_assert_ptr_null(strstr(report, "prepack "));
+  ck_assert_ptr_null(strstr(report, "mkldnn_prepacked"));
   expect_has(report, "fold_bn 1 into 0\n");
   expect_close(m, plain, x2, 1e-5);
   ctorch_string_free(report), ctorch_string_free(before), ctorch_string_free(after);
@@ -163,6 +169,12 @@ START_TEST(bad_arguments) {
   CT_ERROR_HAS("options");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&opt, NULL, s, "speed=1"));
   CT_ERROR_HAS("options");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&opt, NULL, s, "linear=2"));
+  CT_ERROR_HAS("'linear=2'");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&opt, NULL, s, "split_rows=yes"));
+  CT_ERROR_HAS("options");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&opt, NULL, s, "linear_onednn"));
+  CT_ERROR_HAS("options");
   ck_assert_ptr_null(opt);
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(NULL, NULL, s, NULL));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&opt, NULL, NULL, NULL));
@@ -184,6 +196,256 @@ START_TEST(thread_policy_reported) {
   expect_has(s, "OMP_WAIT_POLICY=");
   ctorch_string_free(s);
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_thread_policy(NULL));
+}
+END_TEST
+
+/* ---- the inference Linear ------------------------------------------------ */
+
+/* Whether this libtorch registers oneDNN's Linear (PyPI's 2.x: yes; Debian's 1.13.1: no). */
+static int has_onednn_linear(void) {
+  ctorch_op op = NULL;
+  int ok = ctorch_op_find(&op, "mkldnn::_linear_pointwise", NULL) == CTORCH_OK;
+  ctorch_op_free(op);
+  return ok;
+}
+
+static ctorch_tensor randn_n(const int64_t *sz, size_t n) {
+  ctorch_tensor t = NULL;
+  CT_OK(ctorch_randn(&t, sz, n, NULL, NULL, NULL, NULL));
+  return t;
+}
+
+/* Linear(in, out, bias) appended to s. */
+static void add_linear(ctorch_nn_module s, int in, int out, int bias) {
+  char a[64];
+  snprintf(a, sizeof a, "%d, %d, bias=%s", in, out, bias ? "True" : "False");
+  add(s, "Linear", a);
+}
+
+/* optimize_vs_torch.py's linear_model: each activation a Linear can take as
+ * a post-op; weights over the split's smallest (2^20: "0", "2", "8"), one
+ * under it and over oneDNN's (2^18: "4"), one under both ("6"). */
+static ctorch_nn_module linear_model(int bias) {
+  ctorch_nn_module s = nn("Sequential", "");
+  CT_OK(ctorch_manual_seed(2));
+  add_linear(s, 512, 2048, bias);
+  add(s, "ReLU", "");
+  add_linear(s, 2048, 512, bias);
+  add(s, "GELU", "approximate='tanh'");
+  add_linear(s, 512, 512, bias);
+  add(s, "SiLU", "");
+  add_linear(s, 512, 64, bias);
+  add(s, "GELU", "");
+  add_linear(s, 64, 16384, bias);
+  return s;
+}
+
+/* One row (2-d and 3-d), several rows (2-d and 3-d), for an input width. */
+static const int64_t row_shapes[4][3] = {{1, 0, 0}, {1, 1, 0}, {5, 0, 0}, {2, 3, 0}};
+static ctorch_tensor row_input(int k, int64_t width) {
+  int64_t sz[3];
+  size_t n = row_shapes[k][1] ? 3 : 2;
+  sz[0] = row_shapes[k][0], sz[1] = row_shapes[k][1] ? row_shapes[k][1] : width, sz[2] = width;
+  return randn_n(sz, n);
+}
+
+/* ref and opt on every input shape at 1 and 2 intra-op threads, within tol
+ * of the largest output. */
+static void expect_close_rows(ctorch_nn_module ref, ctorch_nn_module opt, int64_t width, double tol) {
+  int threads0 = 1, t, k;
+  CT_OK(ctorch_get_num_threads(&threads0));
+  for (t = 1; t <= 2; ++t) {
+    CT_OK(ctorch_set_num_threads(t));
+    for (k = 0; k < 4; ++k) {
+      ctorch_tensor x = row_input(k, width);
+      expect_close(ref, opt, x, tol);
+      ctorch_tensor_free(x);
+    }
+  }
+  CT_OK(ctorch_set_num_threads(threads0));
+}
+
+/* In a Sequential: every Linear rewritten, the activations fused (oneDNN's
+ * post-ops where it runs), with and without bias. Tolerance 1e-5 of the
+ * largest output: a split output column is the same dot product over the
+ * same inputs (the BLAS may block it differently for a narrower matrix),
+ * and oneDNN sums in its own order and computes GELU and SiLU with its own
+ * approximations; float32 rounding of those (measured: under 1e-6). */
+START_TEST(linear_in_sequential) {
+  int bias, onednn = has_onednn_linear();
+  for (bias = 0; bias <= 1; ++bias) {
+    ctorch_nn_module m = linear_model(bias), opt = NULL, plain = NULL;
+    ctorch_tensor a = NULL, b = NULL, x;
+    char *report = NULL, *repr = NULL;
+    const char *const paths[] = {"0", "2", "4", "6", "8"};
+    int i;
+    CT_OK(ctorch_nn_module_optimize_for_inference(&opt, &report, m, NULL));
+    expect_has(report, "fuse_relu 1 into 0 (LinearReLU)\n");
+    expect_has(report, "fuse_gelu 3 into 2 (LinearGELU)\n");
+    expect_has(report, "fuse_silu 5 into 4 (LinearSiLU)\n");
+    expect_has(report, "fuse_gelu 7 into 6 (LinearGELU)\n");
+    /* each may add ", weight copied to [in, out] rows" (or [out, in]): the layout depends on the BLAS */
+    expect_has(report, "split 0 columns");
+    expect_has(report, "split 2 columns");
+    expect_has(report, "skip split 4: 262144 weights, under the 1048576 it pays for\n");
+    expect_has(report, "skip split 6: 32768 weights, under the 1048576 it pays for\n");
+    expect_has(report, "split 8 columns");
+    for (i = 0; i < 5; ++i) {
+      char line[96];
+      if (!onednn)
+        snprintf(line, sizeof line, "skip prepack %s: this libtorch registers no mkldnn::_linear_pointwise\n", paths[i]);
+      else if (i == 3) snprintf(line, sizeof line, "skip prepack 6: 32768 weights, under the 262144 it pays for\n");
+      else snprintf(line, sizeof line, "prepack %s mkldnn::_linear_pointwise\n", paths[i]);
+      expect_has(report, line);
+    }
+    /* fuse_modules' structure: the Linear as "0.0", its tensors the same values */
+    CT_OK(ctorch_nn_module_repr(&repr, opt));
+    ck_assert_msg(strstr(repr, "(2): LinearGELU(\n    (0): Linear(in_features=2048, out_features=512, bias=") != NULL,
+                  "%s", repr);
+    CT_OK(ctorch_nn_module_tensor(&a, m, "4.weight"));
+    CT_OK(ctorch_nn_module_tensor(&b, opt, "4.0.weight"));
+    ck_assert(ct_max_abs_diff(a, b) == 0);
+    CT_OK(ctorch_nn_module_train(m, 0));
+    expect_close_rows(m, opt, 512, 1e-5);
+    /* linear=0: fused pairs of plain Linears, the activation after: what eval computes, bit for bit */
+    ctorch_string_free(report);
+    CT_OK(ctorch_nn_module_optimize_for_inference(&plain, &report, m, "linear=0"));
+    ck_assert_ptr_null(strstr(report, "split "));
+    ck_assert_ptr_null(strstr(report, "mkldnn::_linear_pointwise"));
+    expect_has(report, "fuse_silu 5 into 4 (LinearSiLU)\n");
+    x = row_input(2, 512);
+    ctorch_tensor_free(a), ctorch_tensor_free(b);
+    CT_OK(ctorch_nn_module_forward(&a, m, x));
+    CT_OK(ctorch_nn_module_forward(&b, plain, x));
+    ck_assert(ct_max_abs_diff(a, b) == 0);
+    ctorch_nn_module_free(plain);
+    ctorch_string_free(report);
+    /* each lever alone */
+    CT_OK(ctorch_nn_module_optimize_for_inference(&plain, &report, m, "split_rows=0"));
+    ck_assert_ptr_null(strstr(report, "split "));
+    expect_close_rows(m, plain, 512, 1e-5);
+    ctorch_nn_module_free(plain);
+    ctorch_string_free(report);
+    CT_OK(ctorch_nn_module_optimize_for_inference(&plain, &report, m, "linear_onednn=0,fuse=0"));
+    ck_assert_ptr_null(strstr(report, "_linear_pointwise"));
+    ck_assert_ptr_null(strstr(report, "fuse_"));
+    expect_has(report, "split 8 columns");
+    expect_close_rows(m, plain, 512, 1e-5);
+    ctorch_nn_module_free(plain);
+    ctorch_string_free(report), ctorch_string_free(repr);
+    ctorch_tensor_free(a), ctorch_tensor_free(b), ctorch_tensor_free(x);
+    ctorch_nn_module_free(m), ctorch_nn_module_free(opt);
+  }
+}
+END_TEST
+
+/* A custom module whose C forward calls its children by path:
+ * out(act(proj(x))). */
+static ctorch_status by_path_forward(void *user_data, ctorch_nn_module self, const ctorch_tensor *inputs,
+                                     size_t n_inputs, const char *kwargs, ctorch_tensor *outputs, size_t max_outputs,
+                                     size_t *n_outputs) {
+  ctorch_tensor h = NULL, g = NULL;
+  ctorch_status st = ctorch_nn_module_forward_child(&h, self, "proj", inputs[0]);
+  (void)user_data, (void)n_inputs, (void)kwargs, (void)max_outputs;
+  if (!st) st = ctorch_nn_module_forward_child(&g, self, "act", h);
+  if (!st) st = ctorch_nn_module_forward_child(&outputs[0], self, "out", g);
+  if (!st) *n_outputs = 1;
+  ctorch_tensor_free(h), ctorch_tensor_free(g);
+  return st;
+}
+
+static ctorch_nn_module by_path_model(int bias) {
+  ctorch_nn_module m = NULL, c;
+  char a[64];
+  CT_OK(ctorch_manual_seed(3));
+  CT_OK(ctorch_nn_custom_new(&m, "TwoLayer", by_path_forward, NULL, NULL));
+  snprintf(a, sizeof a, "256, 4096, bias=%s", bias ? "True" : "False");
+  c = nn("Linear", a);
+  CT_OK(ctorch_nn_module_register_module(m, "proj", c));
+  ctorch_nn_module_free(c);
+  c = nn("GELU", "");
+  CT_OK(ctorch_nn_module_register_module(m, "act", c));
+  ctorch_nn_module_free(c);
+  snprintf(a, sizeof a, "4096, 256, bias=%s", bias ? "True" : "False");
+  c = nn("Linear", a);
+  CT_OK(ctorch_nn_module_register_module(m, "out", c));
+  ctorch_nn_module_free(c);
+  return m;
+}
+
+/* Inside a custom module: its Linears rewritten (not fused: its data flow
+ * is its C code's), reached by path, the same outputs. */
+START_TEST(linear_in_custom_module) {
+  int bias;
+  for (bias = 0; bias <= 1; ++bias) {
+    ctorch_nn_module m = by_path_model(bias), opt = NULL;
+    char *report = NULL, *repr = NULL;
+    CT_OK(ctorch_nn_module_optimize_for_inference(&opt, &report, m, NULL));
+    expect_has(report, "note (root): custom module (C forward)");
+    expect_has(report, "split proj columns");
+    expect_has(report, "split out columns");
+    ck_assert_ptr_null(strstr(report, "fuse_"));
+    CT_OK(ctorch_nn_module_repr(&repr, opt));
+    ck_assert_msg(strstr(repr, "(proj): Linear(in_features=256, out_features=4096") != NULL, "%s", repr);
+    CT_OK(ctorch_nn_module_train(m, 0));
+    expect_close_rows(m, opt, 256, 1e-5);
+    ctorch_string_free(report), ctorch_string_free(repr);
+    ctorch_nn_module_free(m), ctorch_nn_module_free(opt);
+  }
+}
+END_TEST
+
+/* What the inference Linear leaves to at::linear: inputs that need grad,
+ * other dtypes (a float64 module is not rewritten at all), wrong shapes
+ * (at::linear's own error); a Linear held twice stays one module. */
+START_TEST(linear_falls_back) {
+  ctorch_nn_module s = nn("Sequential", ""), shared = nn("Linear", "1024, 1024"), opt = NULL, d64 = NULL, o64 = NULL;
+  ctorch_tensor x = row_input(0, 1024), bad = row_input(0, 100), a = NULL, b = NULL, w = NULL;
+  char *report = NULL;
+  int rg = 0, threads0 = 1;
+  double sum = 1;
+  CT_OK(ctorch_get_num_threads(&threads0));
+  CT_OK(ctorch_set_num_threads(2));
+  CT_OK(ctorch_nn_module_append(s, shared));
+  add(s, "Tanh", "");
+  CT_OK(ctorch_nn_module_append(s, shared));
+  CT_OK(ctorch_nn_module_optimize_for_inference(&opt, &report, s, NULL));
+  expect_has(report, "split 0 columns");
+  ck_assert_ptr_null(strstr(report, "split 2 "));
+  ctorch_string_free(report);
+  /* grad: the input requires it (grad mode on): at::linear, bit for bit, with a graph */
+  CT_OK(ctorch_nn_module_train(s, 0));
+  CT_OK(ctorch_tensor_set_requires_grad(x, 1));
+  CT_OK(ctorch_nn_module_get(&d64, opt, "0"));
+  CT_OK(ctorch_nn_module_forward(&a, shared, x));
+  CT_OK(ctorch_nn_module_forward(&b, d64, x));
+  CT_OK(ctorch_tensor_requires_grad(&rg, b));
+  ck_assert_int_eq(rg, 1);
+  ck_assert(ct_max_abs_diff(a, b) == 0);
+  ctorch_tensor_free(a), ctorch_tensor_free(b);
+  /* a wrong width: at::linear's error, through the optimised module too */
+  CT_FAILS(CTORCH_RUNTIME, ctorch_nn_module_forward(&b, opt, bad));
+  CT_ERROR_HAS("shapes cannot be multiplied");
+  /* the module held at "0" and "2" is one module in the result too */
+  CT_OK(ctorch_nn_module_tensor(&w, opt, "0.weight"));
+  CT_OK(ctorch_zero_(w));
+  ctorch_tensor_free(w);
+  CT_OK(ctorch_nn_module_tensor(&w, opt, "2.weight"));
+  CT_OK(ctorch_sum(&a, w, NULL));
+  CT_OK(ctorch_tensor_item_double(&sum, a));
+  ck_assert(sum == 0);
+  ctorch_tensor_free(a), ctorch_tensor_free(w);
+  ctorch_nn_module_free(d64);
+  /* float64: left as it is */
+  d64 = nn("Linear", "1024, 1024");
+  CT_OK(ctorch_nn_module_to(d64, NULL, CTORCH_FLOAT64));
+  CT_OK(ctorch_nn_module_optimize_for_inference(&o64, &report, d64, NULL));
+  expect_has(report, "skip linear (root): not a float32 CPU weight\n");
+  ctorch_string_free(report);
+  CT_OK(ctorch_set_num_threads(threads0));
+  ctorch_nn_module_free(s), ctorch_nn_module_free(shared), ctorch_nn_module_free(opt);
+  ctorch_nn_module_free(d64), ctorch_nn_module_free(o64);
+  ctorch_tensor_free(x), ctorch_tensor_free(bad);
 }
 END_TEST
 
@@ -222,6 +484,49 @@ START_TEST(folded_like_fuse_modules) {
   ctorch_string_free(repr);
   ctorch_tensor_dict_free(sd);
   ctorch_nn_module_free(m), ctorch_nn_module_free(opt);
+}
+END_TEST
+
+START_TEST(linear_like_torch_nn) {
+  char dir[] = "/tmp/ctorch-optimize-XXXXXX", path[256];
+  int bias, rc, threads0 = 1;
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  CT_OK(ctorch_get_num_threads(&threads0));
+  for (bias = 0; bias <= 1; ++bias) {
+    ctorch_nn_module m = linear_model(bias), opt = NULL;
+    ctorch_tensor_dict sd = NULL, io = NULL;
+    int t, k;
+    CT_OK(ctorch_nn_module_state_dict(&sd, m));
+    snprintf(path, sizeof path, "%s/linear_b%d.pt", dir, bias);
+    CT_OK(ctorch_tensor_dict_save(path, sd));
+    CT_OK(ctorch_nn_module_optimize_for_inference(&opt, NULL, m, NULL));
+    CT_OK(ctorch_tensor_dict_new(&io));
+    for (k = 0; k < 4; ++k) {
+      ctorch_tensor x = row_input(k, 512);
+      char name[32];
+      snprintf(name, sizeof name, "x%d", k);
+      CT_OK(ctorch_tensor_dict_set(io, name, x));
+      for (t = 1; t <= 2; ++t) {
+        ctorch_tensor y = NULL;
+        CT_OK(ctorch_set_num_threads(t));
+        CT_OK(ctorch_nn_module_forward(&y, opt, x));
+        snprintf(name, sizeof name, "y%d_t%d", k, t);
+        CT_OK(ctorch_tensor_dict_set(io, name, y));
+        ctorch_tensor_free(y);
+      }
+      ctorch_tensor_free(x);
+    }
+    CT_OK(ctorch_set_num_threads(threads0));
+    snprintf(path, sizeof path, "%s/linear_io_b%d.pt", dir, bias);
+    CT_OK(ctorch_tensor_dict_save(path, io));
+    ctorch_tensor_dict_free(sd), ctorch_tensor_dict_free(io);
+    ctorch_nn_module_free(m), ctorch_nn_module_free(opt);
+  }
+  snprintf(path, sizeof path, "linear '%s'", dir);
+  rc = run_py(path);
+  snprintf(path, sizeof path, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(path), 0);
+  ck_assert_msg(rc == 0, "the optimised Linears' outputs differ from torch.nn's (exit %d)", rc);
 }
 END_TEST
 
@@ -291,8 +596,12 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, what_is_left_alone);
   tcase_add_test(tc, bad_arguments);
   tcase_add_test(tc, thread_policy_reported);
+  tcase_add_test(tc, linear_in_sequential);
+  tcase_add_test(tc, linear_in_custom_module);
+  tcase_add_test(tc, linear_falls_back);
   tcase_set_tags(py, "python");
   tcase_add_test(py, folded_like_fuse_modules);
+  tcase_add_test(py, linear_like_torch_nn);
   tcase_add_test(py, torchscript_frozen_and_optimized);
   suite_add_tcase(s, tc);
   suite_add_tcase(s, py);

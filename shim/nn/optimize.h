@@ -1,0 +1,123 @@
+// What the inference optimiser's files share (optimize.cpp: the options,
+// the tree walk, the convolutions and the C entry point; optimize_linear.cpp:
+// the inference Linear). Internal to shim/nn/.
+#pragma once
+
+#include "nn/nn_internal.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ctorch {
+namespace nn {
+// A named namespace: the unity build compiles these files with others of nn/.
+namespace optimize {
+
+struct Options {
+  bool fold = true, fuse = true, prepack = true, channels_last = true;
+  bool linear = true;      // every Linear becomes an InferLinear (where a lever below applies)
+  bool split_rows = true;  // one-row inputs: output columns split across the intra-op threads
+  bool linear_onednn = true;  // several rows: oneDNN with the weight prepacked (where registered)
+};
+
+// The dispatcher's handle of a registered operator; nullopt where this
+// libtorch does not register it.
+c10::optional<c10::OperatorHandle> find_op(const char *name);
+// A boxed call: the given arguments, then each remaining argument's default.
+c10::IValue call_boxed(const c10::OperatorHandle &op, std::vector<c10::IValue> args);
+
+// An activation fused after a conv or Linear (ActPair): oneDNN's post-op
+// where the op runs oneDNN, else the same at:: op on the output.
+struct Act {
+  enum Kind { None, ReLU, GELU, SiLU } kind = None;
+  bool tanh = false;  // GELU(approximate='tanh')
+  // oneDNN's post-op (mkldnn::_linear_pointwise's attr) and its algorithm.
+  const char *attr() const { return kind == ReLU ? "relu" : kind == GELU ? "gelu" : kind == SiLU ? "swish" : "none"; }
+};
+
+// act applied to y in place (y a fresh output): the same values as the
+// activation module's op.
+at::Tensor activate(at::Tensor y, const Act &act);
+
+// The smallest weights (in_features * out_features) an InferLinear takes
+// its paths for; below them the fixed cost of a parallel region or of a
+// oneDNN call is more than it saves. Measured on the project's machine (AMD
+// EPYC, 2 cores, PyPI's 2.15.0 with MKL and Debian's 1.13.1 with OpenBLAS):
+// one row at 2 threads, the split lost up to 768 x 768 (0.7-0.97x of
+// at::linear) and won from 1024 x 1024 (OpenBLAS 2.1-10x, MKL 1.1-1.2x at
+// 768 x 2304); oneDNN at 8-128 rows was level with MKL at 256 x 256
+// (0.92-1.12x) and ahead from 512 x 512 (1.13-1.8x).
+constexpr int64_t kSplitMinWeights = 1 << 20;
+constexpr int64_t kOnednnMinWeights = 1 << 18;
+
+// A Linear for inference: kind "Linear", the same tensors, state-dict keys
+// and repr; forward computes linear(x, weight, bias) (up to rounding) with
+//  - one input row: x times the weight (as stored, or a copy in the layout
+//    the BLAS reads faster, made once), with 2+ intra-op threads its output
+//    columns split across the threads (at::parallel_for, one BLAS call per
+//    thread);
+//  - several rows (where this libtorch registers mkldnn::_linear_pointwise),
+//    from the second such call: oneDNN with the weight prepacked once
+//    (mkldnn::_reorder_linear_weight), the activation of an ActPair as its
+//    post-op;
+//  - anything else (grad, other dtype or device, a wrong shape): at::linear,
+//    with its own errors.
+class InferLinear : public Module {
+ public:
+  // relayout: the one-row path reads a copy of the weight, with [in, out]
+  // rows contiguous if in_out_rows, else [out, in] rows.
+  InferLinear(const Module &linear, bool split, bool relayout, bool in_out_rows, bool onednn);
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override;
+  // act(linear(x)).
+  at::Tensor run(const at::Tensor &x, const Act &act);
+  std::string extra_repr() const override { return repr_; }
+  void tensors_changed() override { cache_ = std::make_shared<Cache>(); }
+  CTORCH_NN_COPYABLE(InferLinear)
+
+ private:
+  at::Tensor in_out();
+  at::Tensor one_row(const at::Tensor &x2, int64_t threads);
+  at::Tensor prepacked();
+  at::Tensor onednn(const at::Tensor &x, const at::Tensor &packed, const Act &act);
+  // Made on first use; dropped when the module's tensors change.
+  struct Cache {
+    std::mutex mu;
+    at::Tensor laid_out;  // the weight's copy for one-row inputs (where relayout_), [in, out]-shaped
+    at::Tensor packed;  // oneDNN's layout of it (an MKLDNN tensor; several-row inputs)
+    int64_t several_calls = 0;
+  };
+  std::string repr_;
+  bool split_, relayout_, in_out_rows_, onednn_;
+  std::shared_ptr<Cache> cache_;
+};
+
+// The Linear at `path` as an InferLinear, or itself where no lever applies;
+// one report line per lever: "split PATH columns", "prepack PATH
+// mkldnn::_linear_pointwise", "skip split|prepack PATH: why".
+ModulePtr infer_linear(const ModulePtr &linear, const Options &o, const std::string &path, std::ostream &report);
+
+// A fused pair, torch.ao.nn.intrinsic's structure: children "0" (the conv
+// or linear) and "1" (the activation), kind ConvReLU1d/2d/3d, LinearReLU,
+// LinearGELU, LinearSiLU. The activation is oneDNN's post-op where "0" runs
+// oneDNN (InferConv: ReLU; InferLinear: all three), else it runs after.
+class ActPair : public Module {
+ public:
+  ActPair(std::string kind, ModulePtr op, ModulePtr act, Act a) : Module(std::move(kind)), act_(a) {
+    register_module("0", std::move(op));
+    register_module("1", std::move(act));
+  }
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override;
+  CTORCH_NN_COPYABLE(ActPair)
+
+ private:
+  Act act_;
+};
+
+}  // namespace optimize
+}  // namespace nn
+}  // namespace ctorch
