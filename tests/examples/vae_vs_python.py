@@ -155,6 +155,10 @@ def main():
         f = {k: os.path.join(d, k) for k in ("c.pt", "py.pt", "c.png", "py.png", "load.png", "runs")}
         c, c_out, c_last = run([a.c, *a.args, "--save", f["c.pt"], "--samples", f["c.png"], "--logdir", f["runs"]])
         p, p_out, p_last = run([sys.executable, a.script, *a.args, "--save", f["py.pt"], "--samples", f["py.png"]])
+        # vae.py evaluating C's weights: run (forked, pyfork.py) before this process computes with torch
+        args0 = [x for i, x in enumerate(a.args) if "--steps" not in a.args[max(i - 1, 0):i + 1]]
+        l, _, l_last = run([sys.executable, a.script, *args0, "--steps", "0", "--load", f["c.pt"],
+                            "--samples", f["load.png"]])
         print(f"C:      {c_last}\nPython: {p_last}")
 
         c_sd, p_sd = torch.load(f["c.pt"]), torch.load(f["py.pt"])
@@ -186,9 +190,6 @@ def main():
             sys.exit(f"TensorBoard: {scalars} train/loss scalars, expected {steps // 10}")
         print(f"samples: C's PNG and TensorBoard image equal vae.py's {want[0]}x{want[1]} grid pixel for pixel")
 
-        args0 = [x for i, x in enumerate(a.args) if "--steps" not in a.args[max(i - 1, 0):i + 1]]
-        l, _, l_last = run([sys.executable, a.script, *args0, "--steps", "0", "--load", f["c.pt"],
-                            "--samples", f["load.png"]])
         print(f"Python from C's weights: {l_last}")
         if l["test_loss"] != c["test_loss"]:
             sys.exit(f"test_loss of C's weights in Python: {l['test_loss']}, in C: {c['test_loss']}")
