@@ -28,7 +28,7 @@ import sys
 from twin_common import fresh, kept, options, run, same_bytes, same_lines
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "train"))
-from fashion_subset import available, subset  # noqa: E402
+from fashion_subset import subset_args  # noqa: E402
 
 
 def compared(out):
@@ -40,11 +40,7 @@ def compared(out):
 def main():
     a, twin, args = options(__doc__, min_accuracy=0.70, readme=None, program=None, train_images="0",
                             test_images="0")
-    if (a.train_images != "0" or a.test_images != "0") and "--data" in args:
-        i = args.index("--data") + 1
-        if available(args[i]):  # else the twin's own skip (77) names the missing data
-            args[i] = subset(args[i], os.path.join(a.work, "data"), int(a.train_images) or 60000,
-                             int(a.test_images) or 10000)
+    args = subset_args(args, os.path.join(a.work, "data"), a.train_images, a.test_images)
     if a.readme:
         prog = open(a.program, encoding="utf-8").read()
         fence = {".rs": "rust", ".js": "js"}.get(os.path.splitext(a.program)[1], "go")  # the program's language

@@ -14,7 +14,14 @@ examples/transformer.c and .py), run with the same seed and options:
 Prints each program's last line and how far apart the trained weights are
 (0 when the runs are bit-identical; then the whole outputs are compared too).
 
-Usage: twins_vs_python.py --c BIN --script PY --eval METRIC --learn 'METRIC<BOUND' -- ARGS...
+With --train-images N --test-images M both programs read the first N
+training and M test images of ARGS' --data folder only (a copy in a
+temporary folder: tests/train/fashion_subset.py), the same comparison on
+less data (issue 52). The Python runs are forked from this interpreter,
+which has imported torch (tests/pyfork.py).
+
+Usage: twins_vs_python.py --c BIN --script PY --eval METRIC --learn 'METRIC<BOUND'
+                          [--train-images N --test-images M] -- ARGS...
 """
 import argparse
 import os
@@ -26,6 +33,8 @@ import tempfile
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/pyfork.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "train"))
+from fashion_subset import add_options, subset_args  # noqa: E402
 from pyfork import run_script  # noqa: E402
 
 
@@ -61,9 +70,11 @@ def main():
     ap.add_argument("--eval", required=True, help="the metric the twin recomputes from the C weights")
     ap.add_argument("--learn", required=True, help="METRIC<BOUND or METRIC>BOUND: what the C run must reach")
     ap.add_argument("--tol", type=float, default=2e-3)
+    add_options(ap)
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
+        a.args = subset_args(a.args, os.path.join(d, "data"), a.train_images, a.test_images)
         c_pt, p_pt = os.path.join(d, "c.pt"), os.path.join(d, "py.pt")
         c, c_out, c_last = run([a.c, *a.args, "--save", c_pt])
         p, p_out, p_last = run([sys.executable, a.script, *a.args, "--save", p_pt])

@@ -21,8 +21,11 @@
 Training must be bit-identical on both libtorch versions: ctorch's Adam
 takes torch.optim's order of operations (with 2.x: exp_avg.lerp_).
 
-Usage: vae_vs_python.py --c BIN --script PY --learn 'test_loss<BOUND' -- ARGS...
-(ARGS must hold --seed S; --samples, --save, --load and --logdir are added here)
+Usage: vae_vs_python.py --c BIN --script PY --learn 'test_loss<BOUND'
+                        [--train-images N --test-images M] -- ARGS...
+(ARGS must hold --seed S; --samples, --save, --load and --logdir are added here;
+--train-images/--test-images: the first N and M images of ARGS' --data only,
+as twins_vs_python.py)
 """
 import argparse
 import glob
@@ -39,6 +42,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from twins_vs_python import run  # noqa: E402  (runs a program, parses its last line)
+from fashion_subset import add_options, subset_args  # noqa: E402  (twins_vs_python put tests/train on the path)
 
 
 def png_decode(data):
@@ -146,6 +150,7 @@ def main():
     ap.add_argument("--c", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--learn", required=True, help="test_loss<BOUND: what the C run must reach")
+    add_options(ap)
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
     seed = int(a.args[a.args.index("--seed") + 1])
@@ -153,6 +158,7 @@ def main():
     twin = load_twin(a.script)
     with tempfile.TemporaryDirectory() as d:
         f = {k: os.path.join(d, k) for k in ("c.pt", "py.pt", "c.png", "py.png", "load.png", "runs")}
+        a.args = subset_args(a.args, os.path.join(d, "data"), a.train_images, a.test_images)
         c, c_out, c_last = run([a.c, *a.args, "--save", f["c.pt"], "--samples", f["c.png"], "--logdir", f["runs"]])
         p, p_out, p_last = run([sys.executable, a.script, *a.args, "--save", f["py.pt"], "--samples", f["py.png"]])
         # vae.py evaluating C's weights: run (forked, pyfork.py) before this process computes with torch

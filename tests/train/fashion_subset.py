@@ -55,6 +55,25 @@ def available(src):
                for bs in FILES.values() for b in bs)
 
 
+def subset_args(args, dst, n_train, n_test):
+    """args (a program's arguments) with --data DIR's folder replaced by the
+    first n_train training and n_test test images of it, written to dst
+    (0 or None: all of that split); args unchanged when both are 0 or DIR
+    lacks the data (the program's own skip then names it)."""
+    args, n_train, n_test = list(args), int(n_train or 0), int(n_test or 0)  # "0" from twin_common.options
+    if (n_train or n_test) and "--data" in args[:-1]:
+        i = args.index("--data") + 1
+        if available(args[i]):
+            args[i] = subset(args[i], dst, n_train or 60000, n_test or 10000)
+    return args
+
+
+def add_options(ap):
+    """--train-images N --test-images M on an argparse parser (0: all)."""
+    ap.add_argument("--train-images", type=int, default=0, help="read the first N training images only")
+    ap.add_argument("--test-images", type=int, default=0, help="read the first M test images only")
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 5:
         sys.exit(__doc__)
