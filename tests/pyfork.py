@@ -12,8 +12,10 @@ or str with text=True) with the exit status `python SCRIPT` would give:
 on stderr), -N after signal N; past timeout seconds the child is killed and
 subprocess.TimeoutExpired raised, as subprocess.run does.
 
-Fork before the parent computes anything with torch: a libtorch whose
-OpenMP threads have started is not safe to use in a forked child.
+Fork before the parent computes anything with torch, or after
+torch.set_num_threads(1) in the parent (then libtorch starts no OpenMP team):
+a libtorch whose OpenMP threads have started is not safe to use in a forked
+child (libgomp's pool does not survive fork).
 """
 import os
 import runpy
