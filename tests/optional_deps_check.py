@@ -10,12 +10,19 @@
    package raises ModuleNotFoundError, as in a venv without it): it must print
    "skipped:" and exit 77, which ctest reports as skipped.
 
+One interpreter per hidden package (issue 52): it starts with the package
+hidden, imports torch (when that fails, torch itself needs the package, as
+Debian's 1.13 needs numpy: its tests are not tried), then runs each test as
+`python TEST` would, in a child forked from it (pyfork.py), so torch is
+imported once per package, not once per (test, package).
+
 Usage: optional_deps_check.py [--pythonpath DIR]   (DIR: the Python binding,
 for the tests that import ctorch; CTORCH_LIB as for those tests)
 """
 import argparse
 import ast
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -84,9 +91,11 @@ def main():
             needs |= by_module.get(m, set())
         for pkg in sorted(needs):
             runs.append((p, pkg))
-    torch_needs = {}  # pkg -> whether this Python's torch fails to import with pkg hidden
+    by_pkg = {}
+    for p, pkg in runs:
+        by_pkg.setdefault(pkg, []).append(p)
     with tempfile.TemporaryDirectory(prefix="ctorch_hide_") as d:
-        for p, pkg in runs:
+        for pkg, tests in sorted(by_pkg.items()):
             hide = os.path.join(d, pkg)
             os.makedirs(os.path.join(hide, pkg), exist_ok=True)
             with open(os.path.join(hide, pkg, "__init__.py"), "w") as f:
@@ -94,29 +103,52 @@ def main():
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (hide, a.pythonpath) if x),
                        PYTHONDONTWRITEBYTECODE="1")
             env.pop("CTORCH_BINDING_SKIP", None)
-            # Once per package, not per run: the answer depends on the package
-            # alone (an interpreter importing torch per run was half this
-            # test's time: issue 52).
-            if pkg not in torch_needs:
-                torch_needs[pkg] = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True,
-                                                  env=env).returncode != 0
-            if torch_needs[pkg]:
-                # Debian's torch 1.13 imports numpy itself: not optional there.
-                print(f"{os.path.relpath(p, TESTS)} without {pkg}: not tried, this Python's torch needs {pkg}")
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--hidden", pkg, *tests],
+                               capture_output=True, text=True, env=env, cwd=d, timeout=300 * (len(tests) + 1))
+            results = [json.loads(x[len(RESULT):]) for x in r.stdout.splitlines() if x.startswith(RESULT)]
+            if r.returncode != 0 or len(results) != len(tests):
+                problems.append(f"the runner with {pkg} hidden: exit {r.returncode}, {len(results)} of {len(tests)} "
+                                f"results: {(r.stdout + r.stderr).strip()[-600:]}")
                 continue
-            r = subprocess.run([sys.executable, p], capture_output=True, text=True, env=env, cwd=d, timeout=300)
-            out = r.stdout + r.stderr
-            rel = os.path.relpath(p, TESTS)
-            if r.returncode != 77 or "skipped:" not in r.stdout:
-                problems.append(f"{rel} without {pkg}: exit {r.returncode}, not a skip: {out.strip()[-300:]}")
-            else:
-                line = next(x for x in r.stdout.splitlines() if x.startswith("skipped:"))
-                print(f"{rel} without {pkg}: exit 77, {line[:140]}")
+            for t in results:
+                rel = os.path.relpath(t["test"], TESTS)
+                if t["torch_needs"]:
+                    # Debian's torch 1.13 imports numpy itself: not optional there.
+                    print(f"{rel} without {pkg}: not tried, this Python's torch needs {pkg}")
+                elif t["code"] != 77 or "skipped:" not in t["stdout"]:
+                    out = t["stdout"] + t["stderr"]
+                    problems.append(f"{rel} without {pkg}: exit {t['code']}, not a skip: {out.strip()[-300:]}")
+                else:
+                    line = next(x for x in t["stdout"].splitlines() if x.startswith("skipped:"))
+                    print(f"{rel} without {pkg}: exit 77, {line[:140]}")
     print(f"{len(files)} Python files scanned, {len(runs)} runs with a package hidden, {len(problems)} problems")
     for x in problems:
         print("  PROBLEM", x)
     return 1 if problems else 0
 
 
+RESULT = "optional_deps_check result: "
+
+
+def hidden(pkg, tests):
+    """The runner: started with pkg hidden, prints one RESULT line a test."""
+    try:
+        import torch  # noqa: F401  (with pkg hidden, as each test's own import would)
+        torch_needs = False
+    except BaseException:  # noqa: B036  (whatever stops `import torch` here stops the test too)
+        torch_needs = True
+    from pyfork import run_script
+    for t in tests:
+        if torch_needs:
+            r = {"test": t, "torch_needs": True}
+        else:
+            p = run_script(t, [], text=True, timeout=300)
+            r = {"test": t, "torch_needs": False, "code": p.returncode, "stdout": p.stdout, "stderr": p.stderr}
+        print(RESULT + json.dumps(r), flush=True)
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--hidden"]:
+        sys.exit(hidden(sys.argv[2], sys.argv[3:]))
     sys.exit(main())

@@ -9,19 +9,26 @@ issue 43), same seed, one epoch on Fashion-MNIST:
   byte; the Go program's last line is computed from its saved weights
   loaded into a fresh model, so the reload is checked by the comparison;
 - the model learns: test accuracy at least --min-accuracy;
+- with --train-images N --test-images M both programs read the first N
+  training and M test images only (a folder the script writes under --work,
+  tests/train/fashion_subset.py, in place of ARGS' --data): the same
+  equality on a quarter of the data (issue 52);
 - with --readme README --program MAIN_GO: the README's Go block that opens
   with MAIN_GO's first line is MAIN_GO, verbatim (the Go README shows the
   tested program; a .rs program: the README's Rust block, as the ctorch crate's).
 
 The Go program runs first: its exit 77 (no Go, no data) is this test's.
 Usage: go_lenet5_twin.py --c LENET5 --work DIR [--min-accuracy A] [--readme R --program P]
-                         -- TWIN_CMD... -- ARGS...
+                         [--train-images N --test-images M] -- TWIN_CMD... -- ARGS...
 """
 import os
 import re
 import sys
 
 from twin_common import fresh, kept, options, run, same_bytes, same_lines
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "train"))
+from fashion_subset import subset_args  # noqa: E402
 
 
 def compared(out):
@@ -31,7 +38,9 @@ def compared(out):
 
 
 def main():
-    a, twin, args = options(__doc__, min_accuracy=0.70, readme=None, program=None)
+    a, twin, args = options(__doc__, min_accuracy=0.70, readme=None, program=None, train_images="0",
+                            test_images="0")
+    args = subset_args(args, os.path.join(a.work, "data"), a.train_images, a.test_images)
     if a.readme:
         prog = open(a.program, encoding="utf-8").read()
         fence = {".rs": "rust", ".js": "js"}.get(os.path.splitext(a.program)[1], "go")  # the program's language

@@ -13,8 +13,11 @@
 
 The binding's program runs first: its exit 77 (no node/koffi, no Go, no
 data) is this test's. Usage:
-  vae_twins.py --c VAE --work DIR [--max-test-loss L] -- TWIN_CMD... -- ARGS...
-(ARGS go to both programs; --samples and --save are added here)
+  vae_twins.py --c VAE --work DIR [--max-test-loss L] [--train-images N --test-images M]
+               -- TWIN_CMD... -- ARGS...
+(ARGS go to both programs; --samples and --save are added here;
+--train-images/--test-images: both read the first N and M images of ARGS'
+--data only, a copy under --work: tests/train/fashion_subset.py)
 """
 import os
 import sys
@@ -23,6 +26,7 @@ from twin_common import fresh, kept, learns, options, run, same_bytes, same_line
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 from vae_vs_python import png_decode  # noqa: E402  (decodes any 8-bit PNG: every filter)
+from fashion_subset import subset_args  # noqa: E402  (twins_vs_python put tests/train on the path)
 
 
 def compared(out):
@@ -31,7 +35,8 @@ def compared(out):
 
 
 def main():
-    a, twin, args = options(__doc__, max_test_loss=350.0)
+    a, twin, args = options(__doc__, max_test_loss=350.0, train_images="0", test_images="0")
+    args = subset_args(args, os.path.join(a.work, "data"), a.train_images, a.test_images)
     f = fresh(a.work, "twin.png", "twin.pt", "c.png", "c.pt")
 
     out_twin = run(twin + args + ["--samples", f["twin.png"], "--save", f["twin.pt"]], "the twin").stdout

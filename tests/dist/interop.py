@@ -8,12 +8,19 @@ Run with the Python whose torch is the libtorch ctorch was built against
 Each scenario starts C ranks (dist_peer) and Python ranks on 127.0.0.1 with a
 fresh port; all issue the same collectives (see dist_peer.c) and check every
 result. Every process is bounded by a watchdog.
+
+The Python ranks are children forked from this interpreter, which imports
+torch once, before any of them (a rank of its own interpreter imported torch
+each time: 7 of them cost 8 s of CPU with 1.13, 15 s with 2.x; issue 52). Each
+child takes its rank's environment, runs worker() and exits with its status,
+as `interop.py worker ...` (still there, for running one rank by hand).
 """
 import os
 import socket
 import subprocess
 import sys
 import time
+import traceback
 from datetime import timedelta
 
 WATCHDOG_S = 120
@@ -96,6 +103,51 @@ def worker(mode, rank, size, port):
     print(f"Python rank {rank} of {size}: all collectives matched", flush=True)
 
 
+class Forked:
+    """A Python rank: worker(mode, rank, size, port) in a child forked from
+    this process, with env as its whole environment; poll/kill/wait as
+    subprocess.Popen's."""
+
+    def __init__(self, env, *args):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.returncode = None
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 1
+            try:
+                os.environ.clear()
+                os.environ.update(env)
+                worker(*args)
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+                if not isinstance(e.code, int) and e.code is not None:
+                    print(e.code, file=sys.stderr)
+            except BaseException:  # noqa: B036  (as an interpreter would: any escape is exit 1)
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self):
+        if self.returncode is None:
+            os.kill(self.pid, 9)
+
+    def wait(self):
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+
 def scenario(peer, name, mode, size, c_ranks, extra_env=None):
     port = free_port()
     procs = []
@@ -110,9 +162,9 @@ def scenario(peer, name, mode, size, c_ranks, extra_env=None):
                 cmd = [peer, "env"]
             else:
                 cmd = [peer, "store", "127.0.0.1", str(port), str(rank), str(size), "1" if rank == 0 else "0"]
+            procs.append((rank, subprocess.Popen(cmd, env=env)))
         else:
-            cmd = [sys.executable, os.path.abspath(__file__), "worker", mode, str(rank), str(size), str(port)]
-        procs.append((rank, subprocess.Popen(cmd, env=env)))
+            procs.append((rank, Forked(env, mode, rank, size, port)))
     deadline = time.monotonic() + WATCHDOG_S
     codes = {}
     while len(codes) < len(procs):
@@ -140,6 +192,7 @@ def main():
         print(__doc__)
         return 2
     peer = sys.argv[1]
+    import torch.distributed  # noqa: F401  (once, for every forked Python rank; nothing computed here)
     results = [
         scenario(peer, "C master, Python worker, env://", "env", 2, {0}),
         scenario(peer, "Python master, C worker, env://", "env", 2, {1}),

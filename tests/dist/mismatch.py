@@ -49,6 +49,24 @@ def torch_version(python):
     return m.group(1) if m else None
 
 
+# torch's version as this Python's torch/version.py states it, without
+# importing torch (which takes a second or two): enough to pass over a Python
+# of this generation; one of the other generation is then asked for real.
+_VERSION_FILE = ("import importlib.util, os, re\n"
+                 "s = importlib.util.find_spec('torch')\n"
+                 "f = os.path.join(os.path.dirname(s.origin), 'version.py')\n"
+                 "print(re.search(r\"__version__ = ['\\\"]([^'\\\"]+)\", open(f).read()).group(1))\n")
+
+
+def torch_version_file(python):
+    try:
+        out = subprocess.run([python, "-c", _VERSION_FILE], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.match(r"(\d+\.\d+\.\d+)", out.stdout.strip()) if out.returncode == 0 else None
+    return m.group(1) if m else None
+
+
 def peer_version(peer):
     try:
         out = subprocess.run([peer, "version"], capture_output=True, text=True, timeout=60)
@@ -75,6 +93,9 @@ def find_other_python(mine):
         if real in seen or not os.access(py, os.X_OK):
             continue
         seen.add(real)
+        v = torch_version_file(py)
+        if v and major(v) == major(mine):
+            continue  # this generation (its file says so): not imported, 1-2 s of CPU saved (issue 52)
         v = torch_version(py)
         if v and major(v) != major(mine):
             return py, v

@@ -20,7 +20,10 @@
 Resize's antialias is this torchvision's default (True from 0.17, False in
 0.14), passed to the C program. One intra-op thread on both sides.
 
-Exit 77 ("skipped: why") when torchvision cannot be imported.
+Exit 77 ("skipped: why") when torchvision cannot be imported. The twin's
+three runs are forked from this interpreter, which has imported torch and
+torchvision (tests/pyfork.py; 3 s of CPU a run with torch 2.x); this process
+keeps one intra-op thread, so no OpenMP team exists when it forks.
 
 Usage: classify_vs_python.py --c BIN --script examples/classify_image.py [--tol T]
 """
@@ -40,6 +43,10 @@ try:
 except Exception as e:  # noqa: BLE001 (a torchvision built for another torch may fail in many ways)
     print(f"skipped: torchvision cannot be imported with torch {torch.__version__} ({type(e).__name__}: {e})")
     sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/pyfork.py
+from pyfork import run_script  # noqa: E402
+
 
 
 def make_image(h=300, w=401):
@@ -69,7 +76,10 @@ def perturb(state):
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if cmd[0] == sys.executable:
+        p = run_script(cmd[1], cmd[2:], text=True, timeout=120)
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         sys.exit(f"{cmd} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     return p.stdout
@@ -119,6 +129,7 @@ def main():
     ap.add_argument("--script", required=True)
     ap.add_argument("--tol", type=float, default=0.0)
     a = ap.parse_args()
+    torch.set_num_threads(1)  # before any computation: the twin's runs are forked from here
     antialias = int(T.Resize(8).antialias is True)  # None (0.14), "warn" (0.15-0.16) or True (0.17+)
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, Resize antialias {antialias}")
     failures = []

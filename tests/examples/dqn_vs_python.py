@@ -27,9 +27,17 @@ import tempfile
 
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/pyfork.py
+from pyfork import run_script  # noqa: E402
+
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, timeout=600)
+    """cmd's output lines; a Python script under this interpreter runs in a
+    child forked from this one (pyfork.py: no second `import torch`)."""
+    if cmd[0] == sys.executable:
+        p = run_script(cmd[1], cmd[2:], timeout=600)
+    else:
+        p = subprocess.run(cmd, capture_output=True, timeout=600)
     if p.returncode != 0:
         sys.exit(f"{cmd} failed ({p.returncode}):\n{p.stdout.decode()}\n{p.stderr.decode()}")
     return p.stdout.decode().splitlines()

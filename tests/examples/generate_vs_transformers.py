@@ -51,6 +51,10 @@ except ImportError as e:
     print(f"skipped: transformers cannot be imported with torch {torch.__version__} ({e})")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/pyfork.py
+from pyfork import run_script  # noqa: E402
+
+
 PROMPT = "5,17,42,99,8,64,3,71"
 NEW = 40
 # (seed, temperature, top_k, top_p): each warper alone, then all three.
@@ -59,7 +63,10 @@ SAMPLING = [(0, 1.0, 0, 1.0), (1, 0.7, 0, 1.0), (2, 1.0, 10, 1.0), (3, 1.0, 0, 0
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if cmd[0] == sys.executable:  # forked from here (pyfork.py): torch and transformers imported once
+        p = run_script(cmd[1], cmd[2:], text=True, timeout=300)
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         sys.exit(f"{cmd} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     last = p.stdout.strip().splitlines()[-1]
@@ -71,6 +78,7 @@ def main():
     ap.add_argument("--c", required=True)
     ap.add_argument("--script", required=True)
     a = ap.parse_args()
+    torch.set_num_threads(1)  # no OpenMP team in this process: generate.py's run is forked from it
 
     config = GPT2Config(vocab_size=2048, n_positions=64, n_embd=512, n_layer=2, n_head=8,
                         bos_token_id=None, eos_token_id=None)
@@ -92,7 +100,6 @@ def main():
     spec = importlib.util.spec_from_file_location("generate_twin", a.script)
     twin = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(twin)
-    torch.set_num_threads(1)
 
     def both(what, extra, **kw):
         base = ["--model", folder, "--prompt", PROMPT, "--new", str(NEW), "--threads", "1", *extra]

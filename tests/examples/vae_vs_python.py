@@ -21,8 +21,11 @@
 Training must be bit-identical on both libtorch versions: ctorch's Adam
 takes torch.optim's order of operations (with 2.x: exp_avg.lerp_).
 
-Usage: vae_vs_python.py --c BIN --script PY --learn 'test_loss<BOUND' -- ARGS...
-(ARGS must hold --seed S; --samples, --save, --load and --logdir are added here)
+Usage: vae_vs_python.py --c BIN --script PY --learn 'test_loss<BOUND'
+                        [--train-images N --test-images M] -- ARGS...
+(ARGS must hold --seed S; --samples, --save, --load and --logdir are added here;
+--train-images/--test-images: the first N and M images of ARGS' --data only,
+as twins_vs_python.py)
 """
 import argparse
 import glob
@@ -39,6 +42,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from twins_vs_python import run  # noqa: E402  (runs a program, parses its last line)
+from fashion_subset import add_options, subset_args  # noqa: E402  (twins_vs_python put tests/train on the path)
 
 
 def png_decode(data):
@@ -146,6 +150,7 @@ def main():
     ap.add_argument("--c", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--learn", required=True, help="test_loss<BOUND: what the C run must reach")
+    add_options(ap)
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
     seed = int(a.args[a.args.index("--seed") + 1])
@@ -153,8 +158,13 @@ def main():
     twin = load_twin(a.script)
     with tempfile.TemporaryDirectory() as d:
         f = {k: os.path.join(d, k) for k in ("c.pt", "py.pt", "c.png", "py.png", "load.png", "runs")}
+        a.args = subset_args(a.args, os.path.join(d, "data"), a.train_images, a.test_images)
         c, c_out, c_last = run([a.c, *a.args, "--save", f["c.pt"], "--samples", f["c.png"], "--logdir", f["runs"]])
         p, p_out, p_last = run([sys.executable, a.script, *a.args, "--save", f["py.pt"], "--samples", f["py.png"]])
+        # vae.py evaluating C's weights: run (forked, pyfork.py) before this process computes with torch
+        args0 = [x for i, x in enumerate(a.args) if "--steps" not in a.args[max(i - 1, 0):i + 1]]
+        l, _, l_last = run([sys.executable, a.script, *args0, "--steps", "0", "--load", f["c.pt"],
+                            "--samples", f["load.png"]])
         print(f"C:      {c_last}\nPython: {p_last}")
 
         c_sd, p_sd = torch.load(f["c.pt"]), torch.load(f["py.pt"])
@@ -186,9 +196,6 @@ def main():
             sys.exit(f"TensorBoard: {scalars} train/loss scalars, expected {steps // 10}")
         print(f"samples: C's PNG and TensorBoard image equal vae.py's {want[0]}x{want[1]} grid pixel for pixel")
 
-        args0 = [x for i, x in enumerate(a.args) if "--steps" not in a.args[max(i - 1, 0):i + 1]]
-        l, _, l_last = run([sys.executable, a.script, *args0, "--steps", "0", "--load", f["c.pt"],
-                            "--samples", f["load.png"]])
         print(f"Python from C's weights: {l_last}")
         if l["test_loss"] != c["test_loss"]:
             sys.exit(f"test_loss of C's weights in Python: {l['test_loss']}, in C: {c['test_loss']}")
