@@ -3487,7 +3487,10 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
  *     elements through oneDNN (mkldnn::_linear_pointwise, the weight
  *     prepacked once by mkldnn::_reorder_linear_weight, the activation of a
  *     fused pair as its post-op) where this libtorch registers it (PyPI's
- *     2.x; not Debian's 1.13.1); a Linear under both sizes is left as it is.
+ *     2.x; not Debian's 1.13.1), and so too, instead of the split, one-row
+ *     inputs at 2+ threads on an x86 CPU not made by Intel (where MKL takes
+ *     its generic path and the split does not pay); a Linear under both
+ *     sizes is left as it is.
  *     Memory, made on first use and kept with the module: that copy and
  *     oneDNN's prepacked one, each the weight's size again.
  * Any other input (not float32, not on the CPU, requiring grad, a wrong

@@ -34,10 +34,15 @@
 #include <ATen/ops/silu.h>
 
 #include <algorithm>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace ctorch {
 namespace nn {
 namespace optimize {
+
+static bool mkl_generic_cpu();
 
 InferLinear::InferLinear(const Module &linear, bool split, bool relayout, bool in_out_rows, bool onednn)
     : Module(linear.kind()), repr_(linear.extra_repr()), split_(split), relayout_(relayout),
@@ -72,11 +77,22 @@ at::Tensor InferLinear::run(const at::Tensor &x, const Act &act) {
               w.size(0) > 0 && (!b.defined() || (cpu_float(b) && b.dim() == 1 && b.size(0) == w.size(0)));
   if (fits && x.numel() > 0) {
     int64_t rows = x.numel() / x.size(-1);
+    // Inside a parallel region (a caller's at::parallel_for) the threads are taken: one call.
+    int64_t threads = at::in_parallel_region() ? 1 : at::get_num_threads();
+    // One row at 2+ threads on a CPU where MKL takes its generic path:
+    // oneDNN's kernel uses the threads, the column split of MKL calls does
+    // not (AMD EPYC Zen 4, 2.15.0, 2026-11-26: the split was slower than one
+    // call, 10.3 against 11.3 GFLOP/s on the LM head; generate.c 34.6-37.9
+    // tok/s through oneDNN against 29.8-31.2 split, the same ids). On Intel
+    // MKL splits one row itself and oneDNN was the slower (docs/inference-
+    // benchmarks.md), so the split stays there.
+    if (rows == 1 && threads >= 2 && onednn_ && mkl_generic_cpu()) {
+      at::Tensor packed = prepacked();
+      if (packed.defined()) return onednn(x, packed, act);
+    }
     if (rows == 1 && split_) {
       std::vector<int64_t> shape = x.sizes().vec();
       shape.back() = w.size(0);
-      // Inside a parallel region (a caller's at::parallel_for) the threads are taken: one call.
-      int64_t threads = at::in_parallel_region() ? 1 : at::get_num_threads();
       return activate(one_row(x.reshape({1, x.size(-1)}), threads), act).view(shape);
     }
     if (rows >= 2 && onednn_) {
@@ -183,6 +199,21 @@ ModulePtr infer_linear(const ModulePtr &linear, const Options &o, const std::str
   }
   if (!split && !onednn) return linear;
   return std::make_shared<InferLinear>(*linear, split, relayout, in_out_rows, onednn);
+}
+
+// An x86 CPU not made by Intel ("GenuineIntel" in CPUID leaf 0), where
+// MKL takes its generic path; false elsewhere (no MKL question to ask).
+static bool mkl_generic_cpu() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool generic = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+    return !(b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu);
+  }();
+  return generic;
+#else
+  return false;
+#endif
 }
 
 }  // namespace optimize
