@@ -13,7 +13,11 @@
 // see omp_in_parallel). The weight is read in the layout the BLAS's one-row
 // kernel reads faster for its shape (infer_linear), from a copy made at the
 // first one-row call where it is stored the other way; at one thread too.
-// Where the split pays: optimize.h's kSplitMinWeights.
+// Where the split pays: optimize.h's kSplitMinWeights. Except on x86 CPUs
+// not made by Intel, where a one-row input at 2+ threads goes through
+// oneDNN as below (the split of MKL calls was slower than one call there;
+// oneDNN's one-row kernel uses the threads): run() decides per call, as
+// the thread count can change after the rewrite.
 //
 // Several rows: oneDNN's inner product (mkldnn::_linear_pointwise, which
 // PyPI's libtorch 2.x registers; 1.13.1 does not) with the weight prepacked
