@@ -647,6 +647,7 @@ int main(void) {
     ctorch_op_free(op);
   }
   if (ct_check_requirements()) return 77;
+  ct_fast_child_exit();
   sr = srunner_create(make_suite());
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);

@@ -382,6 +382,7 @@ int main(void) {
     tcase_add_test(tc, concurrent_runs);
   }
   suite_add_tcase(s, tc);
+  ct_fast_child_exit();
   sr = srunner_create(s);
   srunner_run_all(sr, CK_VERBOSE); /* a line per test as it ends */
   failed = srunner_ntests_failed(sr);
