@@ -88,7 +88,7 @@ module.exports = function definePromises(ct, rt) {
 
   // loader.nextAsync(): [data, targets] (targets null without them), or null at the end of the epoch.
   // for await (const [x, y] of loader) runs one epoch with it.
-  // cursor (for await's own, index.js's DataLoader._cursor): the batch is
+  // cursor (for await's own, training.js's DataLoader._cursor): the batch is
   // that iteration's next, wherever another iteration left the loader.
   api.DataLoader.prototype.nextAsync = function nextAsync(cursor) {
     return traced(onObject(this, async (hv) => {

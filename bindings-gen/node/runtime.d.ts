@@ -1,4 +1,4 @@
-// The hand-written runtime (index.js, nn.js, promise.js), declared by hand;
+// The hand-written runtime (index.js and the modules it requires), declared by hand;
 // bindings-gen/ctorch_gen/emit_node_dts.py appends the generated part (the
 // operators, ct.capi, the module classes, the dtypes) to make index.d.ts.
 //

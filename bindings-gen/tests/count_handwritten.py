@@ -79,7 +79,7 @@ def _blocks(text, starts):
 
 
 def node_calls(root):
-    """Each F.ctorch_ call site of the runtime's .js files (index.js, nn.js),
+    """Each F.ctorch_ call site of the runtime's .js files (index.js and its modules),
     owned by the nearest function start at or above it (a function, method,
     getter or arrow function: approximate, JS has no parser here), or the
     module's top level."""

@@ -1,7 +1,7 @@
 """Loads bytes that C's ctorch_module_save_to_buffer wrote with
 torch.jit.load(io.BytesIO(...)), as a Python service would, and compares
 forward(x) with refs.pt's "forward" (Python's own output of the module C
-loaded and saved again). For tests/test_jit.c.
+loaded and saved again). For tests/test_jit_load.c.
 
 Usage: check_jit_bytes.py BYTES REFS. Exit 0 when they agree (to 1e-6);
 else prints why and exits 1.

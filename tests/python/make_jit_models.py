@@ -1,4 +1,5 @@
-"""Scripts and traces small TorchScript models for tests/test_jit.c.
+"""Scripts and traces small TorchScript models for tests/test_jit.c (running
+them) and tests/test_jit_load.c (loading them, and what is no good module).
 
 Usage: make_jit_models.py OUTDIR. Writes scripted.pt, traced.pt, refs.pt
 (reference inputs and outputs computed here, for C to compare against),

@@ -2,7 +2,7 @@
 every function, enums, structs, callback prototypes) and ops.js (every
 operator as a JS function taking its schema's positional arguments and an
 optional trailing options object for the rest, overload dispatchers, Tensor
-methods). The hand-written runtime (index.js, package.json) is copied from
+methods). The hand-written runtime (index.js and its modules, package.json) is copied from
 bindings-gen/node/.
 
 JS conventions (docs/bindings.md): handles are BigInt; `null` is None; an

@@ -11,7 +11,7 @@ What each part declares follows what the runtime does with the same data:
 - ct.capi (api.js): each header function's inputs and outputs (hplan.plan),
   its handle classes with their methods, the structs as interfaces.
 - ct.nn: the module classes of api.json's nn_modules.
-The hand-written runtime (index.js, nn.js, promise.js) is declared in
+The hand-written runtime (index.js and the modules it requires) is declared in
 bindings-gen/node/runtime.d.ts, which this file's text is appended to.
 tests/bindings/node_types.js checks every declared name against the loaded
 package (same kind: function, class, value), and tsc --strict checks the
@@ -30,7 +30,7 @@ from .names import JS_RESERVED, js_name
 
 _LISTS: Dict[str, dict] = {}
 
-# Names index.js / nn.js define over (or beside) the generated ones.
+# Names the runtime (index.js and its modules) defines over (or beside) the generated ones.
 HAND_TOP = {"CtorchError", "Tensor", "ops", "capi", "lib", "config", "version", "abiHash", "scope", "keep",
             "memoryBytes", "flushFrees", "float", "strided", "contiguous_format", "preserve_format",
             "channels_last", "tensor", "manualSeed", "setNumThreads", "noGrad", "inferenceMode", "Generator",
