@@ -3476,6 +3476,12 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
  *   Linear, float32 on the CPU: an inference Linear (kind "Linear", the
  *     same tensors, keys and repr) whose forward, for inputs without grad,
  *     runs one-row inputs (decoding: rows = numel / in_features = 1) with a
+ *     weight of at least 2^16 elements, on an x86 CPU with AVX2+FMA or
+ *     AVX-512F whose BLAS runs one row slowly (OpenBLAS, or MKL on a CPU not
+ *     made by Intel), through ctorch's packed one-row kernels (the output
+ *     rows split across the intra-op threads; the environment's
+ *     CTORCH_GEMV_ISA=avx2|none, read once per process, caps them), and
+ *     otherwise runs one-row inputs with a
  *     weight of at least 2^20 elements, at 2+ intra-op threads, as one BLAS
  *     call per thread on a block of output columns (at::parallel_for; any
  *     BLAS: MKL and OpenBLAS do not split a one-row product usefully), the
@@ -3491,8 +3497,10 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
  *     inputs at 2+ threads on an x86 CPU not made by Intel (where MKL takes
  *     its generic path and the split does not pay); a Linear under both
  *     sizes is left as it is.
- *     Memory, made on first use and kept with the module: that copy and
- *     oneDNN's prepacked one, each the weight's size again.
+ *     Memory, made on first use and kept with the module: the kernels'
+ *     packed copy, that copy and oneDNN's prepacked one, each the weight's
+ *     size again (the packed copy and the BLAS's copy are not both made:
+ *     one-row inputs take one path).
  * Any other input (not float32, not on the CPU, requiring grad, a wrong
  * width) runs the plain ops, with their errors. What a custom module's C
  * forward computes is not rewritten (its data flow is unknown): folding and
@@ -3500,14 +3508,17 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
  * options: NULL or "" for the defaults, else comma-separated key=value, each
  * 0 or 1, default 1: fold, fuse (BatchNorm folding, activation pairs),
  * prepack (Conv2d through oneDNN), channels_last (its input layout), linear
- * (the inference Linear at all), split_rows (its one-row path),
- * linear_onednn (its oneDNN path); anything else -> INVALID_ARGUMENT
+ * (the inference Linear at all), split_rows (its one-row paths),
+ * linear_onednn (its oneDNN path), linear_gemv (the packed one-row
+ * kernels); anything else -> INVALID_ARGUMENT
  * naming options.
  * report: NULL, or *report = a NEW string (ctorch_string_free) with one
  * line per rewrite applied or refused, "fold_bn PATH into PATH",
  * "fuse_relu|fuse_gelu|fuse_silu PATH into PATH (KIND)", "prepack PATH OP",
- * "split PATH columns", "skip LEVER PATH: why" (LEVER fold_bn, prepack,
- * split, linear), "note PATH: ..."; PATH "(root)" for m itself.
+ * "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
+ * the weight)", "skip LEVER PATH: why" (LEVER fold_bn, prepack, split,
+ * gemv, linear), "note PATH: ..."; PATH "(root)" for m itself. Where gemv
+ * is reported, one-row inputs take it rather than the split.
  */
 CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
                                                                  ctorch_nn_module m, const char *options);

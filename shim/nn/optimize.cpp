@@ -55,10 +55,11 @@ Options parse_options(const char *text) {
     std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     bool *flag = key == "fold" ? &o.fold : key == "fuse" ? &o.fuse : key == "prepack" ? &o.prepack
                  : key == "channels_last" ? &o.channels_last : key == "linear" ? &o.linear
-                 : key == "split_rows" ? &o.split_rows : key == "linear_onednn" ? &o.linear_onednn : nullptr;
+                 : key == "split_rows" ? &o.split_rows : key == "linear_onednn" ? &o.linear_onednn
+                 : key == "linear_gemv" ? &o.linear_gemv : nullptr;
     if (!flag || (value != "0" && value != "1"))
       fail_arg("options", "'" + item + "' is not one of fold, fuse, prepack, channels_last, linear, split_rows, "
-                          "linear_onednn =0|1");
+                          "linear_onednn, linear_gemv =0|1");
     *flag = value == "1";
   }
   return o;

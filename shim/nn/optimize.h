@@ -23,6 +23,7 @@ struct Options {
   bool linear = true;      // every Linear becomes an InferLinear (where a lever below applies)
   bool split_rows = true;  // one-row inputs: output columns split across the intra-op threads
   bool linear_onednn = true;  // several rows: oneDNN with the weight prepacked (where registered)
+  bool linear_gemv = true;    // one row: the packed kernels of gemv_f32.h (where the BLAS's is slow)
 };
 
 // The dispatcher's handle of a registered operator; nullopt where this
@@ -54,6 +55,10 @@ at::Tensor activate(at::Tensor y, const Act &act);
 // (0.92-1.12x) and ahead from 512 x 512 (1.13-1.8x).
 constexpr int64_t kSplitMinWeights = 1 << 20;
 constexpr int64_t kOnednnMinWeights = 1 << 18;
+// The packed one-row kernels (gemv_f32.h) beat MKL's generic path and
+// OpenBLAS from 256 x 256 (AMD EPYC Zen 4, 2 threads: 1.9 us; MKL 4.1),
+// where both threads already pay.
+constexpr int64_t kGemvMinWeights = 1 << 16;
 
 // A Linear for inference: kind "Linear", the same tensors, state-dict keys
 // and repr; forward computes linear(x, weight, bias) (up to rounding) with
@@ -65,13 +70,17 @@ constexpr int64_t kOnednnMinWeights = 1 << 18;
 //    from the second such call: oneDNN with the weight prepacked once
 //    (mkldnn::_reorder_linear_weight), the activation of an ActPair as its
 //    post-op;
+//  - one input row where gemv (an x86 CPU with AVX2 or AVX-512 whose BLAS
+//    runs one row slowly: OpenBLAS, or MKL on a CPU not made by Intel):
+//    the packed kernels of gemv_f32.h on a packed copy of the weight (made
+//    at the first one-row call), before the split;
 //  - anything else (grad, other dtype or device, a wrong shape): at::linear,
 //    with its own errors.
 class InferLinear : public Module {
  public:
   // relayout: the one-row path reads a copy of the weight, with [in, out]
   // rows contiguous if in_out_rows, else [out, in] rows.
-  InferLinear(const Module &linear, bool split, bool relayout, bool in_out_rows, bool onednn);
+  InferLinear(const Module &linear, bool split, bool relayout, bool in_out_rows, bool onednn, bool gemv);
   std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override;
   // act(linear(x)).
   at::Tensor run(const at::Tensor &x, const Act &act);
@@ -83,6 +92,7 @@ class InferLinear : public Module {
   at::Tensor in_out();
   at::Tensor one_row(const at::Tensor &x2, int64_t threads);
   at::Tensor prepacked();
+  at::Tensor gemv_packed();
   at::Tensor onednn(const at::Tensor &x, const at::Tensor &packed, const Act &act);
   // Made on first use; dropped when the module's tensors change.
   struct Cache {
@@ -90,9 +100,10 @@ class InferLinear : public Module {
     at::Tensor laid_out;  // the weight's copy for one-row inputs (where relayout_), [in, out]-shaped
     at::Tensor packed;  // oneDNN's layout of it (an MKLDNN tensor; several-row inputs)
     int64_t several_calls = 0;
+    at::Tensor gemv;  // gemv_pack's layout of it (one-row inputs, where gemv_)
   };
   std::string repr_;
-  bool split_, relayout_, in_out_rows_, onednn_;
+  bool split_, relayout_, in_out_rows_, onednn_, gemv_;
   std::shared_ptr<Cache> cache_;
 };
 

@@ -2,22 +2,28 @@
 // which ctorch_nn_module_optimize_for_inference puts in place of every
 // Linear of the tree (optimize.cpp), and infer_linear, which decides.
 //
-// One row (decoding): MKL runs a one-row GEMM on one thread whatever the
-// intra-op thread count, and OpenBLAS's one-row product slows sharply above
-// about a million weights (1 x 1024 x 1024: 0.77 ms, 4.7x 1 x 768 x 768's
-// time for 1.8x its work; as two column blocks, 0.29 ms), so a decoder's
-// matrix products used one core. Here, at 2+ intra-op threads, the output
-// columns are split into one block per thread (at::parallel_for); each
-// thread makes one BLAS call on its block, and the BLAS runs
-// single-threaded inside the parallel region (MKL and OpenBLAS-openmp both
-// see omp_in_parallel). The weight is read in the layout the BLAS's one-row
-// kernel reads faster for its shape (infer_linear), from a copy made at the
-// first one-row call where it is stored the other way; at one thread too.
-// Where the split pays: optimize.h's kSplitMinWeights. Except on x86 CPUs
-// not made by Intel, where a one-row input at 2+ threads goes through
-// oneDNN as below (the split of MKL calls was slower than one call there;
-// oneDNN's one-row kernel uses the threads): run() decides per call, as
-// the thread count can change after the rewrite.
+// One row (decoding) first goes through the packed kernels of gemv_f32.cpp
+// where the BLAS's one-row product is slow (OpenBLAS; MKL on an x86 CPU not
+// made by Intel, where it takes its generic path) and the CPU has AVX2 or
+// AVX-512: they read the weight as one stream and split its rows across the
+// intra-op threads (gemv_f32.cpp has the measurements).
+// Elsewhere (MKL on Intel, no AVX2): MKL runs a one-row GEMM on one thread
+// whatever the intra-op thread count, and OpenBLAS's one-row product slows
+// sharply above about a million weights (1 x 1024 x 1024: 0.77 ms, 4.7x
+// 1 x 768 x 768's time for 1.8x its work; as two column blocks, 0.29 ms),
+// so at 2+ intra-op threads the output columns are split into one block per
+// thread (intra_op_for); each thread makes one BLAS call on its block, and
+// the BLAS runs single-threaded inside the parallel region (MKL and
+// OpenBLAS-openmp both see omp_in_parallel). The weight is read in the
+// layout the BLAS's one-row kernel reads faster for its shape (infer_linear),
+// from a copy made at the first one-row call where it is stored the other
+// way; at one thread too. Where the split pays: optimize.h's
+// kSplitMinWeights. On x86 CPUs not made by Intel without the kernels, a
+// one-row input at 2+ threads goes through oneDNN as below. (Until
+// 2026-11-26 the split ran on the calling thread alone: at::parallel_for
+// is parallel only where compiled with OpenMP, intra_op.cpp; the
+// measurement that made 5d91bbe prefer oneDNN on AMD saw that serial
+// split.)
 //
 // Several rows: oneDNN's inner product (mkldnn::_linear_pointwise, which
 // PyPI's libtorch 2.x registers; 1.13.1 does not) with the weight prepacked
@@ -26,8 +32,11 @@
 // AMD; oneDNN dispatches on the instruction set.
 #include "nn/optimize.h"
 
+#include "nn/gemv_f32.h"
+#include "nn/intra_op.h"
+
 #include <ATen/Context.h>
-#include <ATen/Parallel.h>
+#include <ATen/Parallel.h>  // at::in_parallel_region, at::get_num_threads
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/empty.h>
@@ -48,9 +57,9 @@ namespace optimize {
 
 static bool mkl_generic_cpu();
 
-InferLinear::InferLinear(const Module &linear, bool split, bool relayout, bool in_out_rows, bool onednn)
+InferLinear::InferLinear(const Module &linear, bool split, bool relayout, bool in_out_rows, bool onednn, bool gemv)
     : Module(linear.kind()), repr_(linear.extra_repr()), split_(split), relayout_(relayout),
-      in_out_rows_(in_out_rows), onednn_(onednn), cache_(std::make_shared<Cache>()) {
+      in_out_rows_(in_out_rows), onednn_(onednn), gemv_(gemv), cache_(std::make_shared<Cache>()) {
   register_parameter("weight", linear.params[0].t);
   register_parameter("bias", linear.params[1].t);
 }
@@ -83,13 +92,13 @@ at::Tensor InferLinear::run(const at::Tensor &x, const Act &act) {
     int64_t rows = x.numel() / x.size(-1);
     // Inside a parallel region (a caller's at::parallel_for) the threads are taken: one call.
     int64_t threads = at::in_parallel_region() ? 1 : at::get_num_threads();
-    // One row at 2+ threads on a CPU where MKL takes its generic path:
-    // oneDNN's kernel uses the threads, the column split of MKL calls does
-    // not (AMD EPYC Zen 4, 2.15.0, 2026-11-26: the split was slower than one
-    // call, 10.3 against 11.3 GFLOP/s on the LM head; generate.c 34.6-37.9
-    // tok/s through oneDNN against 29.8-31.2 split, the same ids). On Intel
-    // MKL splits one row itself and oneDNN was the slower (docs/inference-
-    // benchmarks.md), so the split stays there.
+    // One row: the packed kernels where infer_linear chose them. Else, at
+    // 2+ threads on a CPU where MKL takes its generic path, oneDNN's kernel
+    // (it used both threads where the split, then serial, did not: AMD EPYC
+    // Zen 4, 2.15.0, 2026-11-26, generate.c 34.6-37.9 tok/s against
+    // 29.8-31.2). On Intel MKL splits one row itself and oneDNN was the
+    // slower (docs/inference-benchmarks.md), so the split stays there.
+    if (rows == 1 && gemv_) return activate(gemv_run(x, gemv_packed(), w.size(0), b, threads), act);
     if (rows == 1 && threads >= 2 && onednn_ && mkl_generic_cpu()) {
       at::Tensor packed = prepacked();
       if (packed.defined()) return onednn(x, packed, act);
@@ -129,14 +138,12 @@ at::Tensor InferLinear::one_row(const at::Tensor &x2, int64_t threads) {
   int64_t n_out = wt.size(1);
   int64_t block = ((n_out + threads - 1) / threads + 15) / 16 * 16;
   at::Tensor y = at::empty({1, n_out}, x2.options());
-  at::parallel_for(0, threads, 1, [&](int64_t lo, int64_t hi) {
-    for (int64_t s = lo; s < hi; ++s) {
-      int64_t n0 = s * block, n = std::min(block, n_out - n0);
-      if (n <= 0) continue;
-      at::Tensor ys = y.narrow(1, n0, n), ws = wt.narrow(1, n0, n);
-      if (b.defined()) at::addmm_out(ys, b.narrow(0, n0, n), x2, ws);
-      else at::mm_out(ys, x2, ws);
-    }
+  intra_op_for(threads, [&](int64_t s) {
+    int64_t n0 = s * block, n = std::min(block, n_out - n0);
+    if (n <= 0) return;
+    at::Tensor ys = y.narrow(1, n0, n), ws = wt.narrow(1, n0, n);
+    if (b.defined()) at::addmm_out(ys, b.narrow(0, n0, n), x2, ws);
+    else at::mm_out(ys, x2, ws);
   });
   return y;
 }
@@ -153,6 +160,13 @@ at::Tensor InferLinear::prepacked() {
     cache_->packed = call_boxed(*reorder, {params[0].t.contiguous(), c10::IValue()}).toTensor();
   }
   return cache_->packed;
+}
+
+// gemv_pack's copy of the weight, made at the first one-row call.
+at::Tensor InferLinear::gemv_packed() {
+  std::lock_guard<std::mutex> lock(cache_->mu);
+  if (!cache_->gemv.defined()) cache_->gemv = gemv_pack(params[0].t);
+  return cache_->gemv;
 }
 
 at::Tensor InferLinear::onednn(const at::Tensor &x, const at::Tensor &packed, const Act &act) {
@@ -175,7 +189,7 @@ ModulePtr infer_linear(const ModulePtr &linear, const Options &o, const std::str
   auto small = [&](int64_t least) {
     return std::to_string(w.numel()) + " weights, under the " + std::to_string(least) + " it pays for";
   };
-  bool split = false, relayout = false, in_out_rows = false, onednn = false;
+  bool split = false, relayout = false, in_out_rows = false, onednn = false, gemv = false;
   if (o.split_rows) {
     split = w.numel() >= kSplitMinWeights;
     // The layout each BLAS's one-row kernel reads faster, measured (x 1 row,
@@ -201,8 +215,19 @@ ModulePtr infer_linear(const ModulePtr &linear, const Options &o, const std::str
       report << "skip prepack " << path << ": this libtorch registers no mkldnn::_linear_pointwise\n";
     else report << "skip prepack " << path << ": " << small(kOnednnMinWeights) << "\n";
   }
-  if (!split && !onednn) return linear;
-  return std::make_shared<InferLinear>(*linear, split, relayout, in_out_rows, onednn);
+  if (o.split_rows && o.linear_gemv) {
+    const char *isa = gemv_isa();
+    bool slow_blas = !at::hasMKL() || mkl_generic_cpu();
+    gemv = isa && slow_blas && w.numel() >= kGemvMinWeights;
+    if (gemv) report << "gemv " << path << " one-row kernel (" << isa << ", a packed copy of the weight)\n";
+    else if (!isa)
+      report << "skip gemv " << path
+             << ": no kernel for this CPU (AVX2 with FMA, or AVX-512F), or CTORCH_GEMV_ISA=none\n";
+    else if (!slow_blas) report << "skip gemv " << path << ": MKL on an Intel CPU (its one-row product is split)\n";
+    else report << "skip gemv " << path << ": " << small(kGemvMinWeights) << "\n";
+  }
+  if (!split && !onednn && !gemv) return linear;
+  return std::make_shared<InferLinear>(*linear, split, relayout, in_out_rows, onednn, gemv);
 }
 
 // An x86 CPU not made by Intel ("GenuineIntel" in CPUID leaf 0), where

@@ -7,13 +7,19 @@
  * rows through oneDNN where libtorch registers it, fused activations, with
  * and without bias, in a Sequential and called by path from a custom
  * module's C forward) within 1e-5 of the output's largest magnitude, and
- * what it leaves to at::linear; with Python (the "python" tcase): the
+ * what it leaves to at::linear; the packed one-row kernels (AVX-512, AVX2,
+ * none: the report against the CPU, the outputs); with Python (the "python" tcase): the
  * folded state dict and repr bit for bit those of
  * torch.ao.quantization.fuse_modules, the optimised Linears' outputs
  * against torch.nn's, and a scripted ResNet-like model frozen and
  * optimised. */
+#define _GNU_SOURCE /* setenv */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "../nn_test_util.h"
 
@@ -339,6 +345,85 @@ START_TEST(linear_in_sequential) {
 }
 END_TEST
 
+/* The packed one-row kernels (shim/nn/gemv_f32.cpp): widths that are not
+ * whole 16-float chunks (300, 1000) and output counts that are not whole
+ * 8-row groups (257), with and without bias, a fused ReLU. */
+static ctorch_nn_module gemv_model(int bias) {
+  ctorch_nn_module s = nn("Sequential", "");
+  CT_OK(ctorch_manual_seed(4));
+  add_linear(s, 300, 1000, bias);
+  add(s, "ReLU", "");
+  add_linear(s, 1000, 257, !bias);
+  return s;
+}
+
+/* What the report must say of the kernels on this CPU: "avx512" or "avx2"
+ * (capped by cap, CTORCH_GEMV_ISA's value, or NULL), or NULL where no kernel
+ * runs here. */
+static const char *gemv_isa_here(const char *cap) {
+#if defined(__x86_64__)
+  if (cap && strcmp(cap, "none") == 0) return NULL;
+  if ((!cap || strcmp(cap, "avx2") != 0) && __builtin_cpu_supports("avx512f")) return "avx512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+#endif
+  (void)cap;
+  return NULL;
+}
+
+static int intel_cpu(void) {
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;
+#else
+  return 0;
+#endif
+}
+
+/* Rewrites gemv_model with the kernels capped at cap (set before the first
+ * use in this process: check forks each test), checks the report against
+ * the CPU, and the outputs against the plain module at 1 and 2 threads. */
+static void check_gemv(const char *cap) {
+  const char *isa;
+  int bias;
+  if (cap) setenv("CTORCH_GEMV_ISA", cap, 1);
+  isa = gemv_isa_here(cap);
+  for (bias = 0; bias <= 1; ++bias) {
+    ctorch_nn_module m = gemv_model(bias), opt = NULL, off = NULL;
+    char *report = NULL, *report_off = NULL, want[128];
+    CT_OK(ctorch_nn_module_optimize_for_inference(&opt, &report, m, NULL));
+    if (isa && !strstr(report, "skip gemv 0: MKL on an Intel CPU")) {
+      snprintf(want, sizeof want, "gemv 0 one-row kernel (%s, a packed copy of the weight)\n", isa);
+      expect_has(report, want);
+      snprintf(want, sizeof want, "gemv 2 one-row kernel (%s, a packed copy of the weight)\n", isa);
+      expect_has(report, want);
+    } else if (isa) {
+      /* the one case where a kernel could run and does not: MKL, which splits one row itself on Intel */
+      ck_assert_msg(intel_cpu(), "gemv refused on a CPU not made by Intel: %s", report);
+    } else {
+      expect_has(report, "skip gemv 0: no kernel for this CPU");
+      ck_assert_ptr_null(strstr(report, " one-row kernel ("));
+    }
+    CT_OK(ctorch_nn_module_train(m, 0));
+    expect_close_rows(m, opt, 300, 1e-5);
+    /* linear_gemv=0: no kernel, no report line, the same outputs */
+    CT_OK(ctorch_nn_module_optimize_for_inference(&off, &report_off, m, "linear_gemv=0"));
+    ck_assert_ptr_null(strstr(report_off, "gemv "));
+    expect_close_rows(m, off, 300, 1e-5);
+    ctorch_string_free(report), ctorch_string_free(report_off);
+    ctorch_nn_module_free(m), ctorch_nn_module_free(opt), ctorch_nn_module_free(off);
+  }
+}
+
+START_TEST(linear_gemv) { check_gemv(NULL); }
+END_TEST
+
+/* The AVX2 kernel on an AVX-512 machine too, and none at all. */
+START_TEST(linear_gemv_avx2) { check_gemv("avx2"); }
+END_TEST
+
+START_TEST(linear_gemv_none) { check_gemv("none"); }
+END_TEST
+
 /* A custom module whose C forward calls its children by path:
  * out(act(proj(x))). */
 static ctorch_status by_path_forward(void *user_data, ctorch_nn_module self, const ctorch_tensor *inputs,
@@ -599,6 +684,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, linear_in_sequential);
   tcase_add_test(tc, linear_in_custom_module);
   tcase_add_test(tc, linear_falls_back);
+  tcase_add_test(tc, linear_gemv);
+  tcase_add_test(tc, linear_gemv_avx2);
+  tcase_add_test(tc, linear_gemv_none);
   tcase_set_tags(py, "python");
   tcase_add_test(py, folded_like_fuse_modules);
   tcase_add_test(py, linear_like_torch_nn);
