@@ -10,7 +10,11 @@
 //     fuzz_torchscript, NULL read under ASan);
 //   - a NamedTuple field 'b = 2' with no type (importNamedTuple, still
 //     unchecked upstream: SIGSEGV in plain 1.13);
-//   - an Enum member 'GREEN : int' with no value (importEnum, likewise).
+//   - an Enum member 'GREEN : int' with no value (importEnum, likewise);
+//   - module metadata annotated instead of assigned, '__parameters__ :
+//     ["w"]' or '__buffers__ : List[str]' (importClass reads its value list;
+//     1.13.1 reads past the tree: SEGV in parseTypeFromExpr under
+//     SourceImporter::loadType, found by fuzz_torchscript 2026-11-26).
 // torch.jit.save never writes these; a crafted or corrupted file can. The
 // same parser libtorch uses reads each code file here, in the order its
 // importer does; anything it cannot parse is left for libtorch to report.
@@ -48,6 +52,16 @@ using namespace torch::jit;
       << "its syntax tree):\n";
   where.range().highlight(out);
   fail(CTORCH_VALUE, out.str());
+}
+
+// Class-body names whose value list importClass reads (ListLiteral of
+// assign.rhs().get()) without asking whether there is one.
+bool reads_value_list(const std::string &name) {
+  static const char *names[] = {"__parameters__", "__buffers__", "__constants__", "__overloads__",
+                                "__forward_pre_hooks__", "__forward_hooks__"};
+  for (const char *n : names)
+    if (name == n) return true;
+  return false;
 }
 
 bool is_module_metadata(const std::string &name) {
@@ -90,6 +104,12 @@ void check_class(const ClassDef &cls, const std::string &qualifier, JitEnums &en
     if (stmt.kind() != TK_ASSIGN) continue;
     Assign assign(stmt);
     bool typed = assign.type().present(), valued = assign.rhs().present();
+    List<Expr> targets = assign.lhs_list();
+    if (!valued && targets.size() == 1 && (*targets.begin()).kind() == TK_VAR) {
+      std::string field = Var(*targets.begin()).name().name();
+      if (reads_value_list(field))
+        refuse(assign, "'" + field + "' of '" + name + "' has no value (expected '" + field + " = [...]')");
+    }
     if (base == "NamedTuple" && !typed) {
       refuse(assign, "NamedTuple '" + name + "' has a field with no type annotation");
     } else if (members && !valued) {
