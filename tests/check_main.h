@@ -280,6 +280,7 @@ static inline int ct_check_requirements(void) {
 #if !defined(__USE_MISC) && !defined(__cplusplus)
 extern int on_exit(void (*fn)(int status, void *arg), void *arg); /* glibc's, declared only with _DEFAULT_SOURCE */
 #endif
+#ifndef CT_FULL_EXIT
 static pid_t ct_parent_pid;
 static void ct_child_exit_now(int status, void *unused) {
   (void)unused;
@@ -290,6 +291,8 @@ static void ct_child_exit_now(int status, void *unused) {
   fflush(NULL);
   _exit(status);
 }
+#endif
+
 /* Call once in main, before srunner_run_all. */
 static inline void ct_fast_child_exit(void) {
 #ifndef CT_FULL_EXIT
