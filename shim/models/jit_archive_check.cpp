@@ -28,6 +28,7 @@
 
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -54,23 +55,23 @@ using namespace torch::jit;
   fail(CTORCH_VALUE, out.str());
 }
 
-// Class-body names whose value list importClass reads (ListLiteral of
-// assign.rhs().get()) without asking whether there is one.
-bool reads_value_list(const std::string &name) {
-  static const char *names[] = {"__parameters__", "__buffers__", "__constants__", "__overloads__",
-                                "__forward_pre_hooks__", "__forward_hooks__"};
+bool is_one_of(const std::string &name, std::initializer_list<const char *> names) {
   for (const char *n : names)
     if (name == n) return true;
   return false;
 }
 
+// Class-body names whose value list importClass reads (ListLiteral of
+// assign.rhs().get()) without asking whether there is one.
+bool reads_value_list(const std::string &name) {
+  return is_one_of(name, {"__parameters__", "__buffers__", "__constants__", "__overloads__", "__forward_pre_hooks__",
+                          "__forward_hooks__"});
+}
+
+// Class-body assignments importClass handles by name, not as constants.
 bool is_module_metadata(const std::string &name) {
-  // Class-body assignments importClass handles by name, not as constants.
-  static const char *names[] = {"__parameters__", "__buffers__", "__annotations__", "__forward_pre_hooks__",
-                                "__forward_hooks__"};
-  for (const char *n : names)
-    if (name == n) return true;
-  return false;
+  return is_one_of(name, {"__parameters__", "__buffers__", "__annotations__", "__forward_pre_hooks__",
+                          "__forward_hooks__"});
 }
 
 // Qualifier of a code record, as the importer maps it back:
