@@ -30,7 +30,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -47,9 +46,8 @@ namespace {
 
 // y[g*8 + r] = b[g*8 + r] + dot(x[0:kp], group g's row r), groups [g0, g1),
 // rows >= n (padding) not written.
-using GemvKernel = void (*)(const float *x, const float *p, int64_t kp, const float *b, float *y, int64_t n, int64_t g0,
-                        int64_t g1);
-
+using GemvKernel = void (*)(const float *x, const float *p, int64_t kp, const float *b, float *y, int64_t n,
+                            int64_t g0, int64_t g1);
 
 #ifdef CTORCH_GEMV_X86
 // GCC 12 warns inside its own AVX-512 intrinsics (-Wmaybe-uninitialized on
@@ -106,7 +104,6 @@ __attribute__((target("avx512f"))) void rows_avx512(const float *x, const float 
     gemv_store(s, b, y, n, g);
   }
 }
-
 
 // The same layout in 8-float halves: each row's two halves go into its one
 // accumulator (eight chains still fill both pipes).
