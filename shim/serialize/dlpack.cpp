@@ -223,10 +223,15 @@ SharedBuffer share_buffer(c10::StorageImpl *si) {
 
 // Shape and strides are copied (inline for up to 6 dims) so that a later
 // resize of the caller's tensor cannot change what the consumer sees.
+// An export keeps the storage, never the tensor: a tensor carries its
+// autograd graph, and that graph can reach the export's own import (y =
+// from_dlpack(to_dlpack(x)) requiring grad, then x.add_(y): x's graph holds
+// y, y's memory holds the export), a reference cycle that nothing frees
+// (fuzz_interp under LeakSanitizer, 2026-11-26).
 template <class M>
 struct Export {
-  at::Tensor tensor;
-  SharedBuffer buffer;  // CPU: the exported memory, whatever happens to the storage
+  c10::Storage storage;  // keeps non-CPU memory (and the allocator's record) alive
+  SharedBuffer buffer;   // CPU: the exported memory, whatever happens to the storage
   c10::SmallVector<int64_t, 6> shape, strides;
   M managed{};
   static void deleter(M *self) {
@@ -249,12 +254,12 @@ M *export_tensor(ctorch_tensor h) {
   for (int64_t s : t.sizes())
     if (s < 0) ctorch::fail(CTORCH_VALUE, "tensor has a negative size " + std::to_string(s) + " (left by a failed resize_?)");
   auto e = std::make_unique<Export<M>>();
-  e->tensor = std::move(t);
-  const at::Tensor &x = e->tensor;
+  const at::Tensor &x = t;
   e->shape.assign(x.sizes().begin(), x.sizes().end());
   e->strides.assign(x.strides().begin(), x.strides().end());
   DLTensor &d = e->managed.dl_tensor;
   d.data = x.numel() ? x.data_ptr() : nullptr;  // (2.x: materialises a copy-on-write storage first)
+  e->storage = x.storage();
   if (d.data && x.device().is_cpu()) e->buffer = share_buffer(x.storage().unsafeGetStorageImpl());
   d.device = dev;
   d.ndim = static_cast<int>(x.dim());

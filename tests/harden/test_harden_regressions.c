@@ -386,6 +386,33 @@ START_TEST(absurd_allocation_is_out_of_memory) {
 }
 END_TEST
 
+/* Defect (fuzz_interp under LeakSanitizer, 2026-11-26): a DLPack export
+ * held the whole tensor, autograd metadata included. With y imported from
+ * an export of x and requiring grad, x.add_(y) makes x's graph hold y (its
+ * AccumulateGrad), y's memory holds the export, and the export held x: a
+ * reference cycle, so none of them, nor the producer's buffer, was ever
+ * freed. An export now keeps only the memory. */
+START_TEST(dlpack_export_does_not_hold_the_autograd_graph) {
+  static float buf[3] = {1, 2, 3};
+  const int64_t three[1] = {3};
+  ctorch_tensor x = NULL, y = NULL;
+  DLManagedTensor *m = NULL;
+  float out[3] = {0, 0, 0};
+  g_released = 0;
+  CT_OK(ctorch_tensor_from_blob(&x, buf, three, NULL, 1, CTORCH_FLOAT32, ctorch_device_cpu(), count_release, NULL));
+  CT_OK(ctorch_to_dlpack(&m, x));
+  CT_OK(ctorch_from_dlpack(&y, m));
+  CT_OK(ctorch_requires_grad_(y, 1));
+  CT_OK(ctorch_add__Tensor(x, y, ctorch_scalar_int(1)));
+  CT_OK(ctorch_tensor_copy_to(out, sizeof out, y)); /* same memory: 1+1, 2+2, 3+3 */
+  ck_assert(out[0] == 2.0f && out[1] == 4.0f && out[2] == 6.0f);
+  ctorch_tensor_free(x);
+  ck_assert_int_eq(g_released, 0); /* y still reads the buffer */
+  ctorch_tensor_free(y);
+  ck_assert_int_eq(g_released, 1);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("harden_regressions");
   TCase *tc = tcase_create("regressions");
@@ -397,6 +424,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, resize_of_zero_copy_and_loaded_tensors_reallocates);
   tcase_add_test(tc, packed_quantized_copy_and_negative_size_save_are_refused);
   tcase_add_test(tc, resize_after_dlpack_export_keeps_the_exported_memory);
+  tcase_add_test(tc, dlpack_export_does_not_hold_the_autograd_graph);
   tcase_add_test(tc, from_blob_checks_every_stride_of_an_empty_tensor);
   tcase_add_test(tc, failed_resize_never_exports_a_negative_size);
   tcase_add_test(tc, failed_resize_restores_the_shape);
