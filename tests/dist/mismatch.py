@@ -127,21 +127,27 @@ def start(cmd, env=None):
     return subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def finish(checked, others):
-    """Waits (bounded) for the checked C rank, then stops the others. Returns its (code, stderr)."""
+def finish(checked):
+    """Waits (bounded) for the checked C rank. Returns its (code, output)."""
     try:
         out, err = checked.communicate(timeout=WATCHDOG_S)
     except subprocess.TimeoutExpired:
         checked.kill()
         out, err = checked.communicate()
         err += f"\nwatchdog: the C rank still ran after {WATCHDOG_S} s (a hang)"
-    for p in others:  # peers of the other generation: their own outcome is not judged here
+    return checked.returncode, out + err
+
+
+def stop(others, grace_s=2.0):
+    """Peers of the other generation: their own outcome is not judged here.
+    They get grace_s together to end, then are killed."""
+    deadline = time.monotonic() + grace_s
+    for p in others:
         try:
-            p.communicate(timeout=2)
+            p.communicate(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             p.kill()
             p.communicate()
-    return checked.returncode, out + err
 
 
 def judge(name, code, text, must):
@@ -196,7 +202,12 @@ def main():
         print(f"skipped: no Python or ctorch build of a PyTorch generation other than {mine_gen} found "
               "(set CTORCH_OTHER_TORCH_PYTHON or CTORCH_OTHER_DIST_PEER)", flush=True)
         return 77
-    results = []
+    # Every scenario is started first and judged after: each mostly waits
+    # (a group timeout of SHORT_MS, a peer's import of torch), so together
+    # they take the longest one's time instead of the sum (issue 52: 25 s ->
+    # about 10 s). Each has its own port or store file.
+    started = []  # (name, checked C rank, others, wanted in its message)
+    tmp = tempfile.TemporaryDirectory()
     timeout = {"CTORCH_DIST_TIMEOUT_MS": str(SHORT_MS)}
     if other_py:
         gen = major(py_v) + ".x"
@@ -204,7 +215,7 @@ def main():
         port = free_port()
         master = python_store_master(other_py, port, 2, 60)
         c = start([peer, "store", "127.0.0.1", str(port), "1", "2", "0"])
-        results.append(judge(f"Python {py_v} TCPStore master, C client", *finish(c, [master]), [mine, gen]))
+        started.append((f"Python {py_v} TCPStore master, C client", c, [master], [mine, gen]))
         # Our server, their client: it cannot join; the C master says why it may be.
         # Not under ASan with a 1.x server: libtorch 1.13's TCPStore server
         # thread reads a 2.x client's validation handshake as a length and
@@ -218,29 +229,28 @@ def main():
             port = free_port()
             c = start([peer, "store", "127.0.0.1", str(port), "0", "2", "1"], timeout)
             py = python_store_client_rank(other_py, port, 2, 1, SHORT_MS // 1000)
-            results.append(judge(f"C TCPStore master, Python {py_v} client", *finish(c, [py]),
-                                 [mine, "another PyTorch version"]))
+            started.append((f"C TCPStore master, Python {py_v} client", c, [py], [mine, "another PyTorch version"]))
         # One FileStore (init_method="file://" prefixes it "default_pg"): their
         # Gloo keys, where libtorch of their generation puts them.
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "store")
-            py = python_file_rank(other_py, path, 2, 0, 30)
-            c = start([peer, "file", path, "1", "2", "default_pg"], {"CTORCH_DIST_TIMEOUT_MS": "60000"})
-            results.append(judge(f"Python {py_v} and C on one FileStore", *finish(c, [py]), [mine, gen]))
+        path = os.path.join(tmp.name, "py_store")
+        py = python_file_rank(other_py, path, 2, 0, 30)
+        c = start([peer, "file", path, "1", "2", "default_pg"], {"CTORCH_DIST_TIMEOUT_MS": "60000"})
+        started.append((f"Python {py_v} and C on one FileStore", c, [py], [mine, gen]))
     if other_peer:
         # Two ctorch ranks on one FileStore: each names the other's exact version.
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "store")
-            them = start([other_peer, "file", path, "0", "2"])
-            c = start([peer, "file", path, "1", "2"])
-            results.append(judge(f"ctorch on {peer_v} and on {mine}, one FileStore", *finish(c, [them]),
-                                 [mine, peer_v]))
+        path = os.path.join(tmp.name, "c_store")
+        them = start([other_peer, "file", path, "0", "2"])
+        c = start([peer, "file", path, "1", "2"])
+        started.append((f"ctorch on {peer_v} and on {mine}, one FileStore", c, [them], [mine, peer_v]))
         # Their TCPStore master (a ctorch), our client.
         port = free_port()
         them = start([other_peer, "store", "127.0.0.1", str(port), "0", "2", "1"], timeout)
         c = start([peer, "store", "127.0.0.1", str(port), "1", "2", "0"])
-        results.append(judge(f"ctorch {peer_v} TCPStore master, ctorch {mine} client", *finish(c, [them]),
-                             [mine, major(peer_v) + ".x"]))
+        started.append((f"ctorch {peer_v} TCPStore master, ctorch {mine} client", c, [them],
+                        [mine, major(peer_v) + ".x"]))
+    results = [judge(name, *finish(c), must) for name, c, _, must in started]
+    stop([p for _, _, others, _ in started for p in others])
+    tmp.cleanup()
     return 0 if all(results) else 1
 
 
