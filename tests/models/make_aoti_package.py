@@ -9,10 +9,17 @@ as small as a useful test allows: inductor compiles C++ at export time (about
 20 s with a warm inductor cache on 2 cores, a minute or two cold). OUTDIR/stamp
 records the torch version and this script's hash; when they match, the files
 already there are kept (a re-run of the test in the same build skips the
-compile)."""
+compile). The same files are kept in the user's cache too,
+${CTORCH_CACHE:-~/.cache/ctorch}/aoti-test/KEY/ with KEY the hash of the
+stamp and this CPU's flags (inductor compiles for the CPU it runs on), so
+the other tests that load this model, and fresh clones, copy them instead
+of compiling again (issue 52: 12-20 s per test on 2.x). What the tests
+check, loading and running the package from C, is done every time."""
 import hashlib
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 import torch
@@ -46,6 +53,14 @@ def main():
         os.remove(os.path.join(out, "stamp"))  # rewritten last, once every file is complete
     except OSError:
         pass
+    cached = cache_dir(stamp)
+    if cached and all(os.path.exists(os.path.join(cached, os.path.basename(p))) for p in files):
+        for p in files:
+            shutil.copyfile(os.path.join(cached, os.path.basename(p)), p)
+        with open(os.path.join(out, "stamp"), "w") as f:
+            f.write(stamp)
+        print(f"torch {torch.__version__}: copied {files[0]} from {cached} (same torch, script and CPU)")
+        return
     torch.manual_seed(0)
     model = TwoInTwoOut().eval()
     x, b = torch.randn(2, 4), torch.randn(3)
@@ -62,6 +77,38 @@ def main():
     with open(os.path.join(out, "stamp"), "w") as f:
         f.write(stamp)
     print(f"torch {torch.__version__}: exported and compiled {path} in {time.monotonic() - t0:.1f} s")
+    if cached:
+        keep(files, cached)
+
+
+def cache_dir(stamp):
+    """This model's folder in the user's cache (None where there is none to use)."""
+    root = os.environ.get("CTORCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ctorch")
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l for l in f if l.startswith("flags")), "")
+    except OSError:
+        pass
+    key = hashlib.sha256((stamp + flags).encode()).hexdigest()[:20]
+    return os.path.join(root, "aoti-test", key)
+
+
+def keep(files, cached):
+    """Copies the files into the cache as one rename, so that a test running
+    beside this one sees all of them or none."""
+    try:
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        tmp = tempfile.mkdtemp(dir=os.path.dirname(cached))
+        for p in files:
+            shutil.copyfile(p, os.path.join(tmp, os.path.basename(p)))
+        try:
+            os.rename(tmp, cached)
+        except OSError:  # another test kept them first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as e:
+        print(f"(not kept in the cache: {e})")
 
 
 main()
