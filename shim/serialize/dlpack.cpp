@@ -254,15 +254,14 @@ M *export_tensor(ctorch_tensor h) {
   for (int64_t s : t.sizes())
     if (s < 0) ctorch::fail(CTORCH_VALUE, "tensor has a negative size " + std::to_string(s) + " (left by a failed resize_?)");
   auto e = std::make_unique<Export<M>>();
-  const at::Tensor &x = t;
-  e->shape.assign(x.sizes().begin(), x.sizes().end());
-  e->strides.assign(x.strides().begin(), x.strides().end());
+  e->shape.assign(t.sizes().begin(), t.sizes().end());
+  e->strides.assign(t.strides().begin(), t.strides().end());
   DLTensor &d = e->managed.dl_tensor;
-  d.data = x.numel() ? x.data_ptr() : nullptr;  // (2.x: materialises a copy-on-write storage first)
-  e->storage = x.storage();
-  if (d.data && x.device().is_cpu()) e->buffer = share_buffer(x.storage().unsafeGetStorageImpl());
+  d.data = t.numel() ? t.data_ptr() : nullptr;  // (2.x: materialises a copy-on-write storage first)
+  e->storage = t.storage();
+  if (d.data && t.device().is_cpu()) e->buffer = share_buffer(e->storage.unsafeGetStorageImpl());
   d.device = dev;
-  d.ndim = static_cast<int>(x.dim());
+  d.ndim = static_cast<int>(t.dim());
   d.dtype = dt;
   d.shape = e->shape.data();
   d.strides = e->strides.data();

@@ -204,8 +204,8 @@ def main():
         return 77
     # Every scenario is started first and judged after: each mostly waits
     # (a group timeout of SHORT_MS, a peer's import of torch), so together
-    # they take the longest one's time instead of the sum (issue 52: 25 s ->
-    # about 10 s). Each has its own port or store file.
+    # they take the longest one's time instead of the sum (issue 52: 25.9 s ->
+    # 13.8-15.0 s). Each has its own port or store file.
     started = []  # (name, checked C rank, others, wanted in its message)
     tmp = tempfile.TemporaryDirectory()
     timeout = {"CTORCH_DIST_TIMEOUT_MS": str(SHORT_MS)}

@@ -54,7 +54,7 @@ def main():
     except OSError:
         pass
     cached = cache_dir(stamp)
-    if cached and all(os.path.exists(os.path.join(cached, os.path.basename(p))) for p in files):
+    if all(os.path.exists(os.path.join(cached, os.path.basename(p))) for p in files):
         for p in files:
             shutil.copyfile(os.path.join(cached, os.path.basename(p)), p)
         with open(os.path.join(out, "stamp"), "w") as f:
@@ -77,12 +77,11 @@ def main():
     with open(os.path.join(out, "stamp"), "w") as f:
         f.write(stamp)
     print(f"torch {torch.__version__}: exported and compiled {path} in {time.monotonic() - t0:.1f} s")
-    if cached:
-        keep(files, cached)
+    keep(files, cached)
 
 
 def cache_dir(stamp):
-    """This model's folder in the user's cache (None where there is none to use)."""
+    """This model's folder in the user's cache (made by keep)."""
     root = os.environ.get("CTORCH_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ctorch")
     flags = ""
