@@ -1,0 +1,152 @@
+"""tests/pyzygote/pyz (the tests' Python, issue 52) against the real
+interpreter: each case runs `PYTHON ARGS` and `pyz ARGS` on the same input
+and must give the same exit status, stdout and stderr, and a case that
+imports torch must have been served by a zygote (else the comparison would
+be of the interpreter with itself). Then: killing pyz kills its child.
+Usage: pyz_matches_python.py PYZ   (run by the real interpreter)
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+PYZ = sys.argv[1]
+PY = sys.executable
+# Prints whether this process is a zygote's child (its parent runs pyzygote.py).
+SERVED = textwrap.dedent("""\
+    def _served():
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+            return b"pyzygote.py" in f.read()
+""")
+
+CASES = {
+    "argv, path, cwd, environment, stdin, exit code": """\
+        import os, sys, torch
+        print(sys.argv, sys.path[0] == os.path.dirname(os.path.realpath(__file__)), os.getcwd())
+        print(os.environ.get("PYZ_CASE"), sys.stdin.read().upper(), __name__)
+        print("to stderr", file=sys.stderr)
+        sys.exit(3)
+    """,
+    "sys.exit(message)": """\
+        import sys, torch
+        sys.exit("a message, exit 1")
+    """,
+    "uncaught exception: the same traceback": """\
+        import torch
+        def f():
+            raise KeyError("the traceback names this file only")
+        f()
+    """,
+    "killed by a signal": """\
+        import os, signal, sys, torch
+        print("before", flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+    """,
+    "print, then the binary buffer (the order of the two writes)": """\
+        import sys, torch
+        print("text first")
+        sys.stdout.buffer.write(b"bytes second\\n")
+        sys.stdout.flush()
+        print("text third")
+    """,
+    "non-daemon thread and atexit run before the end": """\
+        import atexit, threading, time, torch
+        atexit.register(lambda: print("atexit ran"))
+        def late():
+            time.sleep(0.2)
+            print("thread ended")
+        threading.Thread(target=late).start()
+        print("main ended")
+    """,
+    "torch starts from a fresh interpreter's state": """\
+        import torch
+        torch.manual_seed(5)
+        print(torch.randn(3).tolist(), torch.get_num_threads(), torch.is_grad_enabled())
+        print(torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled())
+    """,
+    "a script that does not import torch runs in the real interpreter": """\
+        import sys
+        print("no torch here", sys.argv[1:])
+    """,
+}
+
+
+def run(exe, script, stdin=b"lower case"):
+    env = dict(os.environ, PYZ_CASE="case-env")
+    p = subprocess.run([exe, script, "a b", "c"], input=stdin, capture_output=True, env=env,
+                       cwd=os.path.dirname(script), timeout=120)
+    return p.returncode, p.stdout, p.stderr.replace(b"served=True", b"served=False")
+
+
+def wait_for_zygote(script):
+    # The first call starts the zygote (and runs in the real interpreter).
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        out = subprocess.run([PYZ, script], capture_output=True, timeout=120).stdout
+        if b"served=True" in out:
+            return
+        time.sleep(1)
+    sys.exit("no zygote served a request within 90 s")
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as d:
+        probe = os.path.join(d, "probe.py")
+        with open(probe, "w") as f:
+            f.write("import os, torch\n" + SERVED + "print(f'served={_served()}')\n")
+        wait_for_zygote(probe)
+        for i, (name, body) in enumerate(CASES.items()):
+            script = os.path.join(d, f"case{i}.py")
+            with open(script, "w") as f:
+                f.write("import os, sys\n" + SERVED
+                        + "print(f'served={_served()}', file=sys.stderr, flush=True)\n"
+                        + textwrap.dedent(body))
+            real, via = run(PY, script), run(PYZ, script)
+            served = b"served=True" in subprocess.run([PYZ, script], capture_output=True, timeout=120).stderr
+            wants_zygote = "import torch" in body or ", torch" in body
+            if real != via:
+                failures.append(f"{name}: python gave {real}, pyz gave {via}")
+            elif served != wants_zygote:
+                failures.append(f"{name}: served by a zygote: {served}, expected {wants_zygote}")
+            else:
+                print(f"ok: {name} (exit {real[0]}, {'zygote' if served else 'real interpreter'})")
+        # Unseeded draws differ from run to run, as in fresh interpreters.
+        script = os.path.join(d, "seeds.py")
+        with open(script, "w") as f:
+            f.write("import random, torch\nprint(torch.initial_seed(), torch.rand(1).item(), random.random())\n")
+        draws = {subprocess.run([PYZ, script], capture_output=True, timeout=120).stdout for _ in range(3)}
+        if len(draws) != 3:
+            failures.append(f"unseeded draws repeat between runs: {draws}")
+        else:
+            print("ok: each run draws its own seeds")
+        # ctest's timeout kills pyz: its child must not outlive it.
+        pidfile = os.path.join(d, "pid")
+        script = os.path.join(d, "sleeper.py")
+        with open(script, "w") as f:
+            f.write(f"import os, time, torch\nopen({pidfile!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+        p = subprocess.Popen([PYZ, script])
+        deadline = time.monotonic() + 30
+        while not os.path.exists(pidfile) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        child = int(open(pidfile).read())
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if child != p.pid and os.path.exists(f"/proc/{child}"):
+            failures.append(f"the child {child} outlived its killed pyz")
+        else:
+            print("ok: killing pyz killed its child")
+    if failures:
+        sys.exit("\n".join(failures))
+    print("pyz matches the interpreter in", len(CASES) + 2, "cases")
+
+
+if __name__ == "__main__":
+    main()
