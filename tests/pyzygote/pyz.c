@@ -45,7 +45,7 @@ static const char *const SENSITIVE[] = {
     "PYTHON", "HOME=", "LANG", "LC_", "TMPDIR=", "TEMP=", "TMP=", "XDG_", "LD_",
     "OMP_", "GOMP_", "KMP_", "MKL", "OPENBLAS_", "GOTO", "BLIS_", "NUMEXPR_", "NUMPY",
     "TORCH", "PYTORCH", "CUDA", "CUBLAS", "CUDNN", "NCCL_", "NVIDIA", "DNNL_", "ONEDNN_",
-    "GLOG_", "MALLOC", "ASAN_", "UBSAN_", "LSAN_", "TSAN_",
+    "GLOG_", "MALLOC", "ASAN_", "UBSAN_", "LSAN_", "TSAN_", "CTORCH_ASAN_", /* scripts/sanitize's python-asan */
 };
 /* The resource limits compared with the zygote's (pyzygote.py's RLIMITS, same order). */
 static const int RLIMITS[] = {RLIMIT_AS,     RLIMIT_CORE,   RLIMIT_CPU,   RLIMIT_DATA,  RLIMIT_FSIZE,
@@ -161,6 +161,17 @@ static void start_zygote(const char *name) {
     dup2(dn, 0), dup2(dn, 1), dup2(dn, 2);
     long max = sysconf(_SC_OPEN_MAX);
     for (long fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++) close((int)fd);
+    /* The zygote gives each child the test's environment with these
+     * variables as the zygote has them: as the test's, unless the
+     * interpreter is a wrapper that changes them (scripts/sanitize's
+     * python-asan sets LD_PRELOAD and ASAN_OPTIONS), whose changes a real
+     * interpreter's subprocesses would inherit. */
+    char list[1024] = "";
+    for (size_t i = 0; i < sizeof SENSITIVE / sizeof *SENSITIVE; i++) {
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", i ? "," : "", SENSITIVE[i]);
+    }
+    setenv("CTORCH_PYZ_SENSITIVE", list, 1);
     execl(CTORCH_PYZ_PYTHON, CTORCH_PYZ_PYTHON, CTORCH_PYZ_SERVER, name, (char *)NULL);
     _exit(127);
   }

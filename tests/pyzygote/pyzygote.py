@@ -58,6 +58,11 @@ RLIMITS = ("RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZ
 
 def main():
     name = sys.argv[1]
+    # pyz.c's SENSITIVE: the variables whose values name this zygote. The
+    # children get this process's values of them (where the interpreter is a
+    # wrapper, those it set), and every other variable from the test.
+    prefixes = tuple(os.environ.pop("CTORCH_PYZ_SENSITIVE", "").split(","))
+    own = {k: v for k, v in os.environ.items() if (k + "=").startswith(prefixes)} if prefixes != ("",) else {}
     import torch  # noqa: F401  (the point of the zygote)
     try:
         import numpy  # noqa: F401
@@ -91,7 +96,7 @@ def main():
             elif r is listener:
                 conn, _ = listener.accept()
                 last = time.monotonic()
-                serve(conn, [listener, wake_r, wake_w], children, base_path)
+                serve(conn, [listener, wake_r, wake_w], children, base_path, prefixes, own)
             else:  # a client gone (pyz killed): so is its child
                 pid = next(p for p, c in children.items() if c is r)
                 try:
@@ -122,12 +127,12 @@ def reap(children):
         conn.close()
 
 
-def serve(conn, own, children, base_path):
+def serve(conn, fds_own, children, base_path, prefixes, own_env):
     fds = []
     try:
         conn.settimeout(5)
         fields, fds = read_request(conn)
-        run = plan(fields)
+        run = plan(fields, prefixes, own_env)
     except (OSError, ValueError):
         run = None
     if run is None:
@@ -141,7 +146,7 @@ def serve(conn, own, children, base_path):
         return
     pid = os.fork()
     if pid == 0:
-        child(run, fds, own, [conn, *children.values()], base_path)
+        child(run, fds, fds_own, [conn, *children.values()], base_path)
     try:
         os.setpgid(pid, pid)  # as the child does: whichever runs first
     except OSError:
@@ -178,7 +183,7 @@ def read_request(conn):
     return data.split(b"\0")[:-1], fds
 
 
-def plan(fields):
+def plan(fields, prefixes, own_env):
     """What the child runs, or None where a fork would not be the same as `python ...`."""
     it = iter(fields)
     if next(it) != b"CTZ1":
@@ -189,6 +194,9 @@ def plan(fields):
         return None
     argv = [next(it) for _ in range(int(next(it)))]
     env = dict(e.split(b"=", 1) for e in (next(it) for _ in range(int(next(it)))) if b"=" in e)
+    if prefixes != ("",):
+        env = {k: v for k, v in env.items() if not (os.fsdecode(k) + "=").startswith(prefixes)}
+        env.update((os.fsencode(k), os.fsencode(v)) for k, v in own_env.items())
     if len(argv) < 2:
         return None
     if argv[1] == b"-c" and len(argv) >= 3:
