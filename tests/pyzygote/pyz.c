@@ -204,6 +204,14 @@ static void try_zygote(int argc, char **argv) {
     if (errno == ECONNREFUSED || errno == ENOENT) start_zygote(name);
     return;
   }
+  /* An abstract name can be taken by any local user: only a zygote of this
+   * user gets the test's stdio (the kernel's word, SO_PEERCRED). */
+  struct ucred peer;
+  socklen_t plen = sizeof peer;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0 || peer.uid != getuid()) {
+    close(fd);
+    return;
+  }
   struct buf b = {0};
   if (request(&b, argc, argv) != 0) { free(b.p); close(fd); return; }
   int fds[3] = {0, 1, 2};

@@ -2,16 +2,21 @@
 interpreter: each case runs `PYTHON ARGS` and `pyz ARGS` on the same input
 and must give the same exit status, stdout and stderr, and a case that
 imports torch must have been served by a zygote (else the comparison would
-be of the interpreter with itself). Then: killing pyz kills its child.
+be of the interpreter with itself). Then: unseeded draws differ between
+runs, another user's connection is refused (as root), and killing pyz kills
+its child.
 Usage: pyz_matches_python.py PYZ   (run by the real interpreter)
 """
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
+import traceback
 
 PYZ = sys.argv[1]
 PY = sys.executable
@@ -92,6 +97,52 @@ def wait_for_zygote(script):
     sys.exit("no zygote served a request within 90 s")
 
 
+def other_user_refused(d):
+    if os.geteuid() != 0:
+        print("not checked: another user's connection (needs root to be another user)")
+        return []
+    prefix = f"@ctorch-pyz-{os.getuid()}-"
+    with open("/proc/net/unix") as f:
+        names = {line.split()[-1] for line in f if line.split()[-1].startswith(prefix)}
+    if not names:
+        return ["no zygote socket found in /proc/net/unix"]
+    marker = os.path.join(d, "ran")
+    script = os.path.join(d, "intruder.py")
+    with open(script, "w") as f:
+        f.write(f"import torch\nopen({marker!r}, 'w').close()\n")
+    from pyzygote import own_rlimits  # a request the zygote would run, from its own user
+    fields = [b"CTZ1", d.encode(), b"18", own_rlimits().encode(), b"2", PY.encode(), script.encode(), b"0"]
+    body = b"".join(x + b"\0" for x in fields)
+    failures = []
+    for name in sorted(names):
+        pid = os.fork()
+        if pid == 0:  # as nobody: connect, send a request, report what came back
+            code = 3
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+                    c.settimeout(10)
+                    c.connect("\0" + name[1:])
+                    try:
+                        socket.send_fds(c, [struct.pack("<I", len(body)) + body], [0, 1, 2])
+                        code = 0 if c.recv(1) == b"" else 1  # closed unanswered, or answered
+                    except (ConnectionResetError, BrokenPipeError):  # closed, the request unread
+                        code = 0
+            except BaseException:  # noqa: B036  (say why, exit 3)
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        time.sleep(0.5)
+        if os.waitstatus_to_exitcode(status) != 0 or os.path.exists(marker):
+            failures.append(f"{name}: another user's request was answered or run "
+                            f"(exit {os.waitstatus_to_exitcode(status)}, ran: {os.path.exists(marker)})")
+    if not failures:
+        print(f"ok: another user's connection is closed unanswered ({len(names)} zygote(s))")
+    return failures
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as d:
@@ -123,6 +174,9 @@ def main():
             failures.append(f"unseeded draws repeat between runs: {draws}")
         else:
             print("ok: each run draws its own seeds")
+        # Another user's process that connects is not served (as root, the
+        # test can be another user; otherwise this part cannot be checked).
+        failures += other_user_refused(d)
         # ctest's timeout kills pyz: its child must not outlive it.
         pidfile = os.path.join(d, "pid")
         script = os.path.join(d, "sleeper.py")
@@ -145,7 +199,7 @@ def main():
             print("ok: killing pyz killed its child")
     if failures:
         sys.exit("\n".join(failures))
-    print("pyz matches the interpreter in", len(CASES) + 2, "cases")
+    print("pyz matches the interpreter in", len(CASES) + 3, "cases")
 
 
 if __name__ == "__main__":

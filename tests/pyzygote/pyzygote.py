@@ -15,8 +15,10 @@ environment would reach after `import torch`; a test whose such variables
 differ gets (or starts) its own zygote. A zygote that has served no request
 for IDLE_S seconds exits.
 
-One request, on one connection (pyz.c writes it, with its stdin, stdout and
-stderr passed as SCM_RIGHTS):
+Only this user's processes are served, and pyz only talks to a zygote of
+its own user (SO_PEERCRED, both ends): an abstract socket has no file
+permissions. One request, on one connection (pyz.c writes it, with its
+stdin, stdout and stderr passed as SCM_RIGHTS):
     "CTZ1\\0" cwd\\0 umask\\0 rlimits\\0 argc\\0 arg\\0... envc\\0 env\\0...
 This process answers "F" (fallback: pyz.c then execs the real Python; the
 child never started) when the request is not one a fork reproduces: any
@@ -128,12 +130,19 @@ def reap(children):
 
 
 def serve(conn, fds_own, children, base_path, prefixes, own_env):
+    # An abstract socket has no file permissions: any local user can connect.
+    # Only this user's processes are served (the kernel's word, SO_PEERCRED);
+    # anyone else's connection is closed unread.
+    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    if uid != os.getuid():
+        conn.close()
+        return
     fds = []
     try:
         conn.settimeout(5)
         fields, fds = read_request(conn)
         run = plan(fields, prefixes, own_env)
-    except (OSError, ValueError):
+    except Exception:  # noqa: BLE001  (a malformed request: the client runs the interpreter)
         run = None
     if run is None:
         try:
