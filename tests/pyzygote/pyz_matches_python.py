@@ -80,10 +80,11 @@ CASES = {
 
 
 def run(exe, script, stdin=b"lower case"):
+    """(status, stdout, stderr) with the served line made alike, and whether a zygote served it."""
     env = dict(os.environ, PYZ_CASE="case-env")
     p = subprocess.run([exe, script, "a b", "c"], input=stdin, capture_output=True, env=env,
                        cwd=os.path.dirname(script), timeout=120)
-    return p.returncode, p.stdout, p.stderr.replace(b"served=True", b"served=False")
+    return (p.returncode, p.stdout, p.stderr.replace(b"served=True", b"served=False")), b"served=True" in p.stderr
 
 
 def wait_for_zygote(script):
@@ -156,8 +157,7 @@ def main():
                 f.write("import os, sys\n" + SERVED
                         + "print(f'served={_served()}', file=sys.stderr, flush=True)\n"
                         + textwrap.dedent(body))
-            real, via = run(PY, script), run(PYZ, script)
-            served = b"served=True" in subprocess.run([PYZ, script], capture_output=True, timeout=120).stderr
+            (real, _), (via, served) = run(PY, script), run(PYZ, script)
             wants_zygote = "import torch" in body or ", torch" in body
             if real != via:
                 failures.append(f"{name}: python gave {real}, pyz gave {via}")

@@ -63,8 +63,8 @@ def main():
     # pyz.c's SENSITIVE: the variables whose values name this zygote. The
     # children get this process's values of them (where the interpreter is a
     # wrapper, those it set), and every other variable from the test.
-    prefixes = tuple(os.environ.pop("CTORCH_PYZ_SENSITIVE", "").split(","))
-    own = {k: v for k, v in os.environ.items() if (k + "=").startswith(prefixes)} if prefixes != ("",) else {}
+    prefixes = tuple(p for p in os.environ.pop("CTORCH_PYZ_SENSITIVE", "").split(",") if p)
+    own = {k: v for k, v in os.environ.items() if (k + "=").startswith(prefixes)}
     import torch  # noqa: F401  (the point of the zygote)
     try:
         import numpy  # noqa: F401
@@ -203,9 +203,8 @@ def plan(fields, prefixes, own_env):
         return None
     argv = [next(it) for _ in range(int(next(it)))]
     env = dict(e.split(b"=", 1) for e in (next(it) for _ in range(int(next(it)))) if b"=" in e)
-    if prefixes != ("",):
-        env = {k: v for k, v in env.items() if not (os.fsdecode(k) + "=").startswith(prefixes)}
-        env.update((os.fsencode(k), os.fsencode(v)) for k, v in own_env.items())
+    env = {k: v for k, v in env.items() if not (os.fsdecode(k) + "=").startswith(prefixes)}
+    env.update((os.fsencode(k), os.fsencode(v)) for k, v in own_env.items())
     if len(argv) < 2:
         return None
     if argv[1] == b"-c" and len(argv) >= 3:
