@@ -83,6 +83,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
   return()
 endif()
 
+set(CTORCH_TEST_TIMEOUT 900 CACHE STRING "Seconds a test may run when it sets no TIMEOUT of its own (tests/labels.cmake)")
 set_property(GLOBAL PROPERTY CTORCH_CAPABILITY_LABELS "${CTORCH_CAPABILITY_LABELS}")
 set_property(GLOBAL PROPERTY CTORCH_COST_LABELS "${CTORCH_COST_LABELS}")
 
@@ -249,6 +250,23 @@ function(_ctorch_label_test name)
     if(cost GREATER_EQUAL 60)
       list(APPEND labels slow)
     endif()
+  endif()
+  # A time limit for every test that sets none: ctest has no default one
+  # (without include(CTest)), so one test that hangs held the whole run until
+  # CI's own limit ended it with nothing reported (the disk-full CI run of
+  # db0595a). CTORCH_TEST_TIMEOUT seconds, or four times the measured cost
+  # where that is more (the table's seconds were measured loaded).
+  get_test_property(${name} TIMEOUT limit)
+  if(NOT limit)
+    set(limit ${CTORCH_TEST_TIMEOUT})
+    if(cost)
+      string(REGEX REPLACE "\\..*" "" c "${cost}")
+      math(EXPR c "${c} * 4")
+      if(c GREATER limit)
+        set(limit ${c})
+      endif()
+    endif()
+    set_property(TEST ${name} PROPERTY TIMEOUT ${limit})
   endif()
   # A test that starts nothing but its own program and was not measured slow.
   set(_costly python cargo go node training slow)

@@ -256,8 +256,15 @@ test('what api.json says since issue 35: booleans, length_from', () => {
   c.nn_module_train(m, true);
   assert.strictEqual(c.nn_module_is_training(m), true);
   assert.strictEqual(c.nn_module_tensor(m, 'bias'), null); // null_result: a parameter that is None
-  const w = c.summary_writer_new(require('fs').mkdtempSync(require('path').join(require('os').tmpdir(), 'ctorch_hp_')), null);
-  assert.throws(() => c.summary_writer_add_hparams(w, ['a', 'b'], [1.0], null, null, null, null), /share one length/);
+  const fs = require('fs');
+  const dir = fs.mkdtempSync(require('path').join(require('os').tmpdir(), 'ctorch_hp_'));
+  try {
+    const w = c.summary_writer_new(dir, null);
+    assert.throws(() => c.summary_writer_add_hparams(w, ['a', 'b'], [1.0], null, null, null, null), /share one length/);
+    w.dispose();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 // What examples/node/vae.js and dqn.js needed (issue 38 item 6).

@@ -86,12 +86,14 @@ expect("Sequential has one child", capi.nn_module_num_children(seq) == 1)
 
 # One length for names/values/texts (length_from): a mismatch is refused before the call.
 import tempfile  # noqa: E402
-w = capi.summary_writer_new(tempfile.mkdtemp(prefix="ctorch_hp_"), None)
-try:
-    capi.summary_writer_add_hparams(w, ["a", "b"], [1.0], None, None, None, None)
-    fails.append("add_hparams with 2 names and 1 value accepted")
-except ValueError as e:
-    expect("shared length message", "share one length" in str(e), str(e))
+with tempfile.TemporaryDirectory(prefix="ctorch_hp_") as d:
+    w = capi.summary_writer_new(d, None)
+    try:
+        capi.summary_writer_add_hparams(w, ["a", "b"], [1.0], None, None, None, None)
+        fails.append("add_hparams with 2 names and 1 value accepted")
+    except ValueError as e:
+        expect("shared length message", "share one length" in str(e), str(e))
+    w.dispose()
 
 for f in fails:
     print("FAIL", f)

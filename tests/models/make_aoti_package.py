@@ -1,20 +1,33 @@
 """Makes the AOTInductor package tests/models/test_aoti.c loads, and the eager
-outputs it compares with.
+outputs it compares with; with --standalone, the one tests/python/test_py_aoti.py
+loads from Python.
 
-    make_aoti_package.py OUTDIR
+    make_aoti_package.py OUTDIR [--standalone]
 
 Writes OUTDIR/mlp.pt2 (model "model", CPU), OUTDIR/{x,b}.bin (the inputs) and
 OUTDIR/{y0,y1}.bin (the eager outputs), raw little-endian float32. The model is
 as small as a useful test allows: inductor compiles C++ at export time (about
-20 s with a warm inductor cache on 2 cores, a minute or two cold). OUTDIR/stamp
-records the torch version and this script's hash; when they match, the files
-already there are kept (a re-run of the test in the same build skips the
-compile). The same files are kept in the user's cache too,
-${CTORCH_CACHE:-~/.cache/ctorch}/aoti-test/KEY/ with KEY the hash of the
-stamp and this CPU's flags (inductor compiles for the CPU it runs on), so
-the other tests that load this model, and fresh clones, copy them instead
+15 s with a warm inductor cache on 2 cores, a minute or two cold). The package
+is linked against libtorch (inductor's default) and carries the metadata
+ctorch_test=two_in_two_out; with --standalone it is not
+(aot_inductor.link_libtorch=False: its library finds libtorch's aoti_torch_*
+functions only in the global scope) and carries ctorch_test=py_aoti.
+
+Inductor's precompiled headers are off (aot_inductor.precompile_headers): their
+key hashes the preprocessed header, whose line markers name a fresh temporary
+folder, so every process wrote two new ones (about 300 MB, in
+$TMPDIR/torchinductor_$USER/precompiled_headers, never removed: 7.3 GB after
+two days of test runs, and a CI run that failed for a full disk) and used them
+once; without them the compile took 16.5 s instead of 27.6.
+
+OUTDIR/stamp records the torch version, this script's hash and the variant;
+when they match, the files already there are kept (a re-run of the test in
+the same build skips the compile). The same files are kept in the user's
+cache too, ${CTORCH_CACHE:-~/.cache/ctorch}/aoti-test/KEY/ with KEY the hash
+of the stamp and this CPU's flags (inductor compiles for the CPU it runs on),
+so the other tests that load this model, and fresh clones, copy them instead
 of compiling again (issue 52: 12-20 s per test on 2.x). What the tests
-check, loading and running the package from C, is done every time."""
+check, loading and running the package, is done every time."""
 import hashlib
 import os
 import shutil
@@ -40,10 +53,13 @@ class TwoInTwoOut(torch.nn.Module):
 
 
 def main():
-    out = sys.argv[1]
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--standalone"]):
+        sys.exit("usage: make_aoti_package.py OUTDIR [--standalone]")
+    out, standalone = sys.argv[1], sys.argv[2:] == ["--standalone"]
     os.makedirs(out, exist_ok=True)
     with open(__file__, "rb") as f:
-        stamp = f"{torch.__version__} {hashlib.sha256(f.read()).hexdigest()}\n"
+        variant = "standalone" if standalone else "linked"
+        stamp = f"{torch.__version__} {hashlib.sha256(f.read()).hexdigest()} {variant}\n"
     files = [os.path.join(out, n) for n in ("mlp.pt2", "x.bin", "b.bin", "y0.bin", "y1.bin")]
     try:
         with open(os.path.join(out, "stamp")) as f:
@@ -70,7 +86,7 @@ def main():
         y0, y1 = model(x, b)
     path = torch._inductor.aoti_compile_and_package(
         ep, package_path=os.path.join(out, "mlp.pt2"),
-        inductor_configs={"aot_inductor.metadata": {"ctorch_test": "two_in_two_out"}})
+        inductor_configs=configs(standalone))
     for name, t in (("x", x), ("b", b), ("y0", y0), ("y1", y1)):
         with open(os.path.join(out, name + ".bin"), "wb") as f:
             f.write(bytes(t.detach().contiguous().view(torch.uint8).flatten().tolist()))
@@ -78,6 +94,15 @@ def main():
         f.write(stamp)
     print(f"torch {torch.__version__}: exported and compiled {path} in {time.monotonic() - t0:.1f} s")
     keep(files, cached)
+
+
+def configs(standalone):
+    """Inductor's options for the package (the module docstring says why)."""
+    c = {"aot_inductor.metadata": {"ctorch_test": "py_aoti" if standalone else "two_in_two_out"},
+         "aot_inductor.precompile_headers": False}
+    if standalone:
+        c["aot_inductor.link_libtorch"] = False
+    return c
 
 
 def cache_dir(stamp):

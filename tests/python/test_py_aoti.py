@@ -11,8 +11,9 @@ resolves them through its own NEEDED and loads either way.)
 
 The package (a Linear + tanh, and a second output, so both tensor arrays of
 the run are exercised) is compiled by this Python's torch into
-CTORCH_AOTI_PY_DIR (kept between runs: a stamp of the torch version and this
-file). The load runs in a child process that imports ctorch and not torch,
+CTORCH_AOTI_PY_DIR by tests/models/make_aoti_package.py --standalone (kept
+between runs, and copied from the user's cache on a fresh clone: its
+docstring says when). The load runs in a child process that imports ctorch and not torch,
 as a user's program may: an `import torch` would load libtorch globally and
 hide the bug. A second child loads the library the former way (RTLD_LOCAL)
 and must fail with the undefined symbol: the check that this test sees what
@@ -22,7 +23,6 @@ Skipped (77) where libtorch has no AOTInductor loader (before 2.6: Debian's
 1.13), saying so. Run by ctest with CTORCH_TORCH_PYTHON, CTORCH_LIB and
 PYTHONPATH set.
 """
-import hashlib
 import os
 import subprocess
 import sys
@@ -36,47 +36,8 @@ if not ctorch.capi.aoti_available():
 
 OUT = os.environ.get("CTORCH_AOTI_PY_DIR") or tempfile.mkdtemp(prefix="ctorch_aoti_py_")
 
-MAKER = r"""
-import hashlib, os, sys, time
-import torch
-out, stamp = sys.argv[1], sys.argv[2]
-try:
-    with open(os.path.join(out, "stamp")) as f:
-        if f.read() == stamp and os.path.exists(os.path.join(out, "y1.bin")):
-            print(f"torch {torch.__version__}: reusing {out}/mlp.pt2 (same torch, same test)")
-            sys.exit(0)
-    os.remove(os.path.join(out, "stamp"))  # rewritten last, once every file is complete
-except OSError:
-    pass
-
-class TwoOut(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = torch.nn.Linear(4, 8)
-        self.fc2 = torch.nn.Linear(8, 3)
-
-    def forward(self, x, b):
-        h = torch.tanh(self.fc1(x))
-        return self.fc2(h) + b, h
-
-torch.manual_seed(0)
-model = TwoOut().eval()
-x, b = torch.randn(2, 4), torch.randn(3)
-t0 = time.monotonic()
-with torch.no_grad():
-    ep = torch.export.export(model, (x, b))
-    y0, y1 = model(x, b)
-torch._inductor.aoti_compile_and_package(
-    ep, package_path=os.path.join(out, "mlp.pt2"),
-    inductor_configs={"aot_inductor.link_libtorch": False, "aot_inductor.metadata": {"ctorch_test": "py_aoti"}})
-for name, t in (("x", x), ("b", b), ("y0", y0), ("y1", y1)):
-    with open(os.path.join(out, name + ".bin"), "wb") as f:
-        f.write(bytes(t.detach().contiguous().view(torch.uint8).flatten().tolist()))
-with open(os.path.join(out, "stamp"), "w") as f:
-    f.write(stamp)
-print(f"torch {torch.__version__}: exported and compiled {out}/mlp.pt2 (link_libtorch=False) in "
-      f"{time.monotonic() - t0:.1f} s")
-"""
+# The package's maker, shared with the C tests (its --standalone variant).
+MAKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "make_aoti_package.py")
 
 CHILD = r"""
 import os, struct, sys
@@ -118,9 +79,7 @@ def child(mode):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    with open(__file__, "rb") as f:
-        stamp = f"{ctorch.torch_version} {hashlib.sha256(f.read()).hexdigest()}\n"
-    r = subprocess.run([sys.executable, "-c", MAKER, OUT, stamp], capture_output=True, text=True, timeout=900)
+    r = subprocess.run([sys.executable, MAKER, OUT, "--standalone"], capture_output=True, text=True, timeout=900)
     print(r.stdout.strip())
     if r.returncode:
         print(r.stderr[-4000:])
