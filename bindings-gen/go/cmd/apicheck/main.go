@@ -60,12 +60,15 @@ func main() {
 	expect("grad on again", on, on)
 
 	// api.json length_from (issue 35): names, values and texts share n.
-	tb, err := ctorch.SummaryWriterNew(os.TempDir()+"/ctorch_go_hparams", nil)
+	hpDir, err := os.MkdirTemp("", "ctorch_go_hparams_")
+	expect("MkdirTemp", err == nil, err)
+	tb, err := ctorch.SummaryWriterNew(hpDir, nil)
 	expect("SummaryWriterNew", err == nil, err)
 	err = tb.AddHparams([]string{"a", "b"}, []float64{1}, nil, nil, nil, nil)
 	expect("AddHparams refuses lengths that differ", err != nil && strings.Contains(err.Error(), "share one length"), err)
 	expect("AddHparams", tb.AddHparams([]string{"a"}, []float64{1}, nil, nil, nil, nil) == nil)
 	tb.Free()
+	expect("the writer's folder removed", os.RemoveAll(hpDir) == nil)
 
 	w, _ := ctorch.FromFloat32([]float32{1, 2, 3}, 3)
 	expect("SetRequiresGrad", w.SetRequiresGrad(true) == nil)
