@@ -27,12 +27,29 @@ SERVED = textwrap.dedent("""\
             return b"pyzygote.py" in f.read()
 """)
 
+# Each case costs a real interpreter's import of torch (1-1.9 s), so what a
+# script can show in one run is one case: the first prints what `python
+# SCRIPT` sets up, writes text and bytes in order, leaves a thread and an
+# atexit handler to the shutdown, shows torch's fresh state, then exits 3.
 CASES = {
-    "argv, path, cwd, environment, stdin, exit code": """\
-        import os, sys, torch
+    "argv, path, cwd, environment, stdin; stdout order; threads and atexit; torch's state; exit code": """\
+        import atexit, os, sys, threading, time, torch
         print(sys.argv, sys.path[0] == os.path.dirname(os.path.realpath(__file__)), os.getcwd())
         print(os.environ.get("PYZ_CASE"), sys.stdin.read().upper(), __name__)
         print("to stderr", file=sys.stderr)
+        print("text first")
+        sys.stdout.buffer.write(b"bytes second\\n")
+        sys.stdout.flush()
+        print("text third")
+        torch.manual_seed(5)
+        print(torch.randn(3).tolist(), torch.get_num_threads(), torch.is_grad_enabled())
+        print(torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled())
+        atexit.register(lambda: print("atexit ran"))
+        def late():
+            time.sleep(0.2)
+            print("thread ended")
+        threading.Thread(target=late).start()
+        print("main ended")
         sys.exit(3)
     """,
     "sys.exit(message)": """\
@@ -49,28 +66,6 @@ CASES = {
         import os, signal, sys, torch
         print("before", flush=True)
         os.kill(os.getpid(), signal.SIGTERM)
-    """,
-    "print, then the binary buffer (the order of the two writes)": """\
-        import sys, torch
-        print("text first")
-        sys.stdout.buffer.write(b"bytes second\\n")
-        sys.stdout.flush()
-        print("text third")
-    """,
-    "non-daemon thread and atexit run before the end": """\
-        import atexit, threading, time, torch
-        atexit.register(lambda: print("atexit ran"))
-        def late():
-            time.sleep(0.2)
-            print("thread ended")
-        threading.Thread(target=late).start()
-        print("main ended")
-    """,
-    "torch starts from a fresh interpreter's state": """\
-        import torch
-        torch.manual_seed(5)
-        print(torch.randn(3).tolist(), torch.get_num_threads(), torch.is_grad_enabled())
-        print(torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled())
     """,
     "a script that does not import torch runs in the real interpreter": """\
         import sys
