@@ -18,7 +18,9 @@ equal Python's optimizer.state_dict() after its foreach steps, tensor for
 tensor; and LBFGS must refuse FOREACH (PyTorch's LBFGS has no foreach).
 
 Usage: foreach_vs_torch.py PATH/TO/optim_dump"""
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -144,6 +146,7 @@ def main():
     print(f"torch {torch.__version__}")
     bad = passed = skipped = noted = 0
     tmp = tempfile.mkdtemp()
+    atexit.register(shutil.rmtree, tmp, True)  # the state_dict files written below
     orig_init = torch.optim.Optimizer.__init__
 
     def remember(self, *a, **kw):  # the last optimizer made, for its state_dict()
