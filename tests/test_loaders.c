@@ -30,20 +30,11 @@
 #define LF_RSS_MEANINGFUL 1
 #endif
 
-/* The test's own /tmp/ctorch_loaders_XXXXXX, made by the tests that write
- * files and removed after each test (remove_dir, a checked fixture: these
- * tests write up to 1.3 MB each, and 10 of them a run were left behind). */
-static char g_dir[256];
-
-static void make_dir(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/ctorch_loaders_XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
-}
-static void remove_dir(void) {
-  if (g_dir[0]) ck_assert_msg(ct_remove_tree(g_dir) == 0, "cannot remove %s", g_dir);
-  g_dir[0] = 0;
-}
-static void path_in(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", g_dir, name); }
+/* Each test's own /tmp/ctorch_loaders_XXXXXX (ct_tmp_dir), made and removed
+ * by a checked fixture (tmp_files.h): these tests write up to 1.3 MB each,
+ * and 10 folders a run were left behind. */
+static void make_dir(void) { ct_tmp_dir_make("loaders"); }
+static void path_in(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", ct_tmp_dir, name); }
 
 static double now_s(void) {
   struct timespec ts;
@@ -145,7 +136,6 @@ static void every_loader_refuses(const char *path, const char *what) {
 START_TEST(no_loader_blocks_on_a_fifo) {
   char fifo[300];
   ctorch_tensor t = NULL;
-  make_dir();
   path_in(fifo, sizeof fifo, "state.pt");
   ck_assert_int_eq(mkfifo(fifo, 0600), 0);
   every_loader_refuses(fifo, "a FIFO");
@@ -154,7 +144,7 @@ START_TEST(no_loader_blocks_on_a_fifo) {
   CT_ERROR_HAS(fifo);
   CT_ERROR_HAS("FIFO");
   every_loader_refuses("/dev/zero", "/dev/zero");
-  every_loader_refuses(g_dir, "a directory");
+  every_loader_refuses(ct_tmp_dir, "a directory");
   unlink(fifo);
 }
 END_TEST
@@ -164,12 +154,11 @@ START_TEST(mnist_dir_of_fifos_is_refused) {
   char f[300];
   fifo_case c;
   int rc;
-  make_dir();
   path_in(f, sizeof f, "train-images-idx3-ubyte");
   ck_assert_int_eq(mkfifo(f, 0600), 0);
   path_in(f, sizeof f, "train-labels-idx1-ubyte");
   ck_assert_int_eq(mkfifo(f, 0600), 0);
-  c.path = g_dir;
+  c.path = ct_tmp_dir;
   rc = lf_in_child(load_mnist_dir, &c, 30);
   ck_assert_msg(rc == CTORCH_IO, "ctorch_data_mnist_read_dir on FIFOs: %d", rc);
 }
@@ -254,7 +243,6 @@ START_TEST(optimizer_load_gets_the_torchscript_checks) {
   int found = 0, rc;
   opt_load_case c;
   const char *src = getenv("CTORCH_SOURCE_DIR");
-  make_dir();
   make_optimizers(&fc, &p);
   path_in(good, sizeof good, "adam.pt");
   path_in(bad, sizeof bad, "constants4.pt");
@@ -349,7 +337,6 @@ START_TEST(dict_of_100k_keys_loads_in_linear_time) {
   size_t n = 0;
   const char *k = NULL;
   double t0, dt;
-  make_dir();
   path_in(path, sizeof path, "keys.pt");
   dict_pickle(&b, 100000, 500);
   ck_assert_int_eq(lf_write_checkpoint(path, &b, 4), 0);
@@ -387,7 +374,6 @@ START_TEST(optimizer_state_dict_of_100k_entries_loads_in_linear_time) {
   ctorch_tensor p = NULL;
   double t0, dt;
   int i;
-  make_dir();
   path_in(path, sizeof path, "sgd_state.pt");
   lf_byte(&b, 0x80);
   lf_byte(&b, 2);
@@ -498,7 +484,6 @@ START_TEST(checkpoint_memory_is_bounded_by_its_size) {
   int rc;
   long grew, bound_kib;
   const size_t n = 2u << 20; /* 2 MiB of 1-byte lists: 440 MB at 210 bytes per byte */
-  make_dir();
   path_in(path, sizeof path, "lists.pt");
   lists_pickle(&b, n);
   ck_assert_int_eq(lf_write_checkpoint(path, &b, 0), 0);
@@ -539,7 +524,6 @@ START_TEST(checkpoint_under_an_address_space_cap) {
   char path[300];
   lf_buf b = {0};
   int rc;
-  make_dir();
   path_in(path, sizeof path, "lists.pt");
   lists_pickle(&b, 4u << 20);
   ck_assert_int_eq(lf_write_checkpoint(path, &b, 0), 0);
@@ -555,7 +539,6 @@ START_TEST(load_limit_refuses_large_tensors_before_allocating) {
   ctorch_tensor t = NULL;
   const int64_t sz = 1 << 20, st = 1;
   uint64_t prev = 1;
-  make_dir();
   path_in(path, sizeof path, "big.pt");
   lf_byte(&b, 0x80);
   lf_byte(&b, 2);
@@ -583,7 +566,6 @@ START_TEST(size_overflow_is_not_called_a_zip_problem) {
   lf_buf b = {0};
   ctorch_tensor t = NULL;
   const int64_t sz[2] = {(int64_t)1 << 62, 8}, st[2] = {0, 0};
-  make_dir();
   path_in(path, sizeof path, "overflow.pt");
   lf_byte(&b, 0x80);
   lf_byte(&b, 2);
@@ -624,7 +606,6 @@ START_TEST(gzip_idx_with_trailing_garbage_is_refused) {
   char path[300];
   ctorch_tensor t = NULL;
   int64_t n = 0;
-  make_dir();
   path_in(path, sizeof path, "x.idx.gz");
   write_gz_idx(path, "", 0);
   CT_OK(ctorch_data_idx_read(&t, path));
@@ -683,7 +664,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("loaders");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 600);
-  tcase_add_checked_fixture(tc, NULL, remove_dir);
+  tcase_add_checked_fixture(tc, make_dir, ct_tmp_dir_remove);
   tcase_add_test(tc, no_loader_blocks_on_a_fifo);
   tcase_add_test(tc, mnist_dir_of_fifos_is_refused);
   tcase_add_test(tc, optimizer_load_gets_the_torchscript_checks);
