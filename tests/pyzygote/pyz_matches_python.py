@@ -83,25 +83,43 @@ def run(exe, script, stdin=b"lower case"):
 
 
 def wait_for_zygote(script):
+    """The name of the zygote that serves this test (its socket's)."""
     # The first call starts the zygote (and runs in the real interpreter).
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         out = subprocess.run([PYZ, script], capture_output=True, timeout=120).stdout
         if b"served=True" in out:
-            return
+            return out.split(b"zygote=")[1].split()[0].decode()
         time.sleep(1)
     sys.exit("no zygote served a request within 90 s")
 
 
-def other_user_refused(d):
+def listening_zygotes(uid):
+    """Names of this user's zygote sockets that listen now. /proc/net/unix
+    also lists, under the listener's name, each connection it accepted: a
+    zygote that has exited can leave one of those behind for a moment."""
+    prefix = f"@ctorch-pyz-{uid}-"
+    names = set()
+    with open("/proc/net/unix") as f:
+        next(f)
+        for line in f:
+            cols = line.split()
+            if len(cols) == 8 and cols[7].startswith(prefix) and int(cols[3], 16) & 0x10000:  # __SO_ACCEPTCON
+                names.add(cols[7][1:])
+    return names
+
+
+def other_user_refused(d, own):
+    """Every zygote of this user that listens, the test's own (`own`) among
+    them, closes another user's connection unanswered. Another test's zygote
+    may idle out between the listing and the connection: refused, then, so
+    not served either; the test's own zygote must be reached."""
     if os.geteuid() != 0:
         print("not checked: another user's connection (needs root to be another user)")
         return []
-    prefix = f"@ctorch-pyz-{os.getuid()}-"
-    with open("/proc/net/unix") as f:
-        names = {line.split()[-1] for line in f if line.split()[-1].startswith(prefix)}
-    if not names:
-        return ["no zygote socket found in /proc/net/unix"]
+    names = listening_zygotes(os.getuid())
+    if own not in names:
+        return [f"the test's own zygote {own} is not listening ({sorted(names)} are)"]
     marker = os.path.join(d, "ran")
     script = os.path.join(d, "intruder.py")
     with open(script, "w") as f:
@@ -109,7 +127,7 @@ def other_user_refused(d):
     from pyzygote import own_rlimits  # a request the zygote would run, from its own user
     fields = [b"CTZ1", d.encode(), b"18", own_rlimits().encode(), b"2", PY.encode(), script.encode(), b"0"]
     body = b"".join(x + b"\0" for x in fields)
-    failures = []
+    failures, gone = [], []
     for name in sorted(names):
         pid = os.fork()
         if pid == 0:  # as nobody: connect, send a request, report what came back
@@ -119,7 +137,10 @@ def other_user_refused(d):
                 os.setuid(65534)
                 with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
                     c.settimeout(10)
-                    c.connect("\0" + name[1:])
+                    try:
+                        c.connect("\0" + name)
+                    except ConnectionRefusedError:  # that zygote has gone
+                        os._exit(4 if name == own else 5)
                     try:
                         socket.send_fds(c, [struct.pack("<I", len(body)) + body], [0, 1, 2])
                         code = 0 if c.recv(1) == b"" else 1  # closed unanswered, or answered
@@ -131,11 +152,17 @@ def other_user_refused(d):
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
         time.sleep(0.5)
-        if os.waitstatus_to_exitcode(status) != 0 or os.path.exists(marker):
+        code = os.waitstatus_to_exitcode(status)
+        if code == 5:
+            gone.append(name)
+        elif code == 4:
+            failures.append(f"{name}: the test's own zygote refused the connection (it had gone)")
+        elif code != 0 or os.path.exists(marker):
             failures.append(f"{name}: another user's request was answered or run "
-                            f"(exit {os.waitstatus_to_exitcode(status)}, ran: {os.path.exists(marker)})")
+                            f"(exit {code}, ran: {os.path.exists(marker)})")
     if not failures:
-        print(f"ok: another user's connection is closed unanswered ({len(names)} zygote(s))")
+        print(f"ok: another user's connection is closed unanswered ({len(names) - len(gone)} zygote(s)"
+              + (f"; {len(gone)} other had gone" if gone else "") + ")")
     return failures
 
 
@@ -144,8 +171,10 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         probe = os.path.join(d, "probe.py")
         with open(probe, "w") as f:
-            f.write("import os, torch\n" + SERVED + "print(f'served={_served()}')\n")
-        wait_for_zygote(probe)
+            f.write("import os, torch\n" + SERVED + "print(f'served={_served()}')\n"
+                    # the zygote's command line: PYTHON pyzygote.py NAME
+                    "print('zygote=' + open(f'/proc/{os.getppid()}/cmdline').read().split(chr(0))[2])\n")
+        own = wait_for_zygote(probe)
         for i, (name, body) in enumerate(CASES.items()):
             script = os.path.join(d, f"case{i}.py")
             with open(script, "w") as f:
@@ -171,7 +200,7 @@ def main():
             print("ok: each run draws its own seeds")
         # Another user's process that connects is not served (as root, the
         # test can be another user; otherwise this part cannot be checked).
-        failures += other_user_refused(d)
+        failures += other_user_refused(d, own)
         # ctest's timeout kills pyz: its child must not outlive it.
         pidfile = os.path.join(d, "pid")
         script = os.path.join(d, "sleeper.py")
