@@ -377,6 +377,17 @@ void slow_conv3d_forward_output(const at::Tensor &self, const at::Tensor &weight
 // input's spatial dims without checking their lengths (SIGSEGV).
 void mkldnn_convolution(const at::Tensor &self, const at::Tensor &weight, const OptTensor &bias,
                         Ints padding, Ints stride, Ints dilation, int64_t groups);
+// [crash] libtorch 1.13 and 2.15: a stride of 0 divides by zero in oneDNN's
+// choice of the weight's layout (SIGFPE; PyTorch's Python crashes the same
+// way). 1.13 takes no input_size.
+void mkldnn_reorder_conv2d_weight(const at::Tensor &self, Ints padding, Ints stride, Ints dilation,
+                                  c10::SymInt groups);
+void mkldnn_reorder_conv2d_weight(const at::Tensor &self, Ints padding, Ints stride, Ints dilation,
+                                  c10::SymInt groups, at::OptionalSymIntArrayRef input_size);
+void mkldnn_reorder_conv3d_weight(const at::Tensor &self, Ints padding, Ints stride, Ints dilation,
+                                  c10::SymInt groups);
+void mkldnn_reorder_conv3d_weight(const at::Tensor &self, Ints padding, Ints stride, Ints dilation,
+                                  c10::SymInt groups, at::OptionalSymIntArrayRef input_size);
 // [crash] libtorch 1.13: col2im/im2col compute block counts with overflowing
 // products of huge window sizes and divide by them (SIGFPE).
 void col2im(const at::Tensor &self, c10::SymIntArrayRef output_size, Ints kernel_size,

@@ -259,6 +259,24 @@ void mkldnn_convolution(const at::Tensor &self, const at::Tensor &weight, const 
   conv_shapes(self, weight, {{padding, "padding"}, {stride, "stride"}, {dilation, "dilation"}}, groups);
 }
 
+// The weight-reorder ops: a positive stride. (A list of one value is
+// expanded to every spatial dimension before the guard, typed and by name.)
+static void reorder_check(Ints stride) { all_in_range(stride, 1, kBig, "stride"); }
+void mkldnn_reorder_conv2d_weight(const at::Tensor &, Ints, Ints stride, Ints, c10::SymInt) {
+  reorder_check(stride);
+}
+void mkldnn_reorder_conv2d_weight(const at::Tensor &, Ints, Ints stride, Ints, c10::SymInt,
+                                  at::OptionalSymIntArrayRef) {
+  reorder_check(stride);
+}
+void mkldnn_reorder_conv3d_weight(const at::Tensor &, Ints, Ints stride, Ints, c10::SymInt) {
+  reorder_check(stride);
+}
+void mkldnn_reorder_conv3d_weight(const at::Tensor &, Ints, Ints stride, Ints, c10::SymInt,
+                                  at::OptionalSymIntArrayRef) {
+  reorder_check(stride);
+}
+
 void col2im(const at::Tensor &, c10::SymIntArrayRef output_size, Ints kernel_size,
             Ints dilation, Ints padding, Ints stride) {
   for (const auto &s : output_size) in_range(s.expect_int(), 1, kBig, "output_size");

@@ -418,6 +418,75 @@ START_TEST(weight_norm_refuses_zero_tensors_where_fused) {
 }
 END_TEST
 
+/* Found 2026-11-26 (issue 50's weight-layout probe): oneDNN divides by the
+ * stride while choosing a conv weight's layout (SIGFPE on 1.13 and 2.15,
+ * PyTorch's own Python crashes the same way). Typed and by name; a valid
+ * call still reorders. */
+static ctorch_status reorder2d(ctorch_tensor *r, ctorch_tensor w, const int64_t *stride, size_t stride_len) {
+  static const int64_t pad[2] = {0, 0}, dil[2] = {1, 1};
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+  return ctorch_mkldnn_reorder_conv2d_weight(r, w, pad, 2, stride, stride_len, dil, 2, 1, NULL, 0);
+#else
+  return ctorch_mkldnn_reorder_conv2d_weight(r, w, pad, 2, stride, stride_len, dil, 2, 1);
+#endif
+}
+
+START_TEST(mkldnn_weight_reorder_needs_a_positive_stride) {
+  static const int64_t zero[2] = {0, 0}, one[2] = {1, 1}, sizes[4] = {8, 8, 1, 1};
+  float v[64];
+  ctorch_tensor dense = NULL, w = NULL, r = NULL, back = NULL;
+  ctorch_value a[5];
+  int64_t shape[4], nd = 0;
+  size_t i;
+  for (i = 0; i < 64; ++i) v[i] = (float)i;
+  dense = ct_floats(v, sizes, 4);
+  CT_OK(ctorch_to_mkldnn(&w, dense, NULL));  /* both libtorch builds tested have oneDNN */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, reorder2d(&r, w, zero, 2));
+  CT_ERROR_HAS("ctorch_mkldnn_reorder_conv2d_weight: argument 'stride'");
+  ck_assert_ptr_null(r);
+  /* by name */
+  a[0] = vt(w);
+  CT_OK(ctorch_value_int_list(&a[1], zero, 2));
+  CT_OK(ctorch_value_int_list(&a[2], zero, 2));
+  CT_OK(ctorch_value_int_list(&a[3], one, 2));
+  CT_OK(ctorch_value_int(&a[4], 1));
+  boxed_refused("aten::mkldnn_reorder_conv2d_weight", a, 5, "stride");
+  /* one value is expanded to both dims (1.13's kernel read a one-value list
+   * past its end: SIGFPE) */
+  {
+    ctorch_op op = NULL;
+    ctorch_value out = NULL;
+    a[0] = vt(w);
+    CT_OK(ctorch_value_int_list(&a[1], zero, 1));
+    CT_OK(ctorch_value_int_list(&a[2], one, 1));
+    CT_OK(ctorch_value_int_list(&a[3], one, 1));
+    CT_OK(ctorch_value_int(&a[4], 1));
+    CT_OK(ctorch_op_find(&op, "aten::mkldnn_reorder_conv2d_weight", NULL));
+    CT_OK(ctorch_op_call(&out, op, a, 5, NULL, NULL, 0));
+    ctorch_value_free(out);
+    ctorch_op_free(op);
+    for (i = 0; i < 5; ++i) ctorch_value_free(a[i]);
+  }
+  /* valid: the same values back, whatever the layout */
+  CT_OK(reorder2d(&r, w, one, 2));
+#if CTORCH_TORCH_VERSION_MAJOR >= 2
+  CT_OK(ctorch_to_dense(&back, r, NULL, NULL));
+#else
+  CT_OK(ctorch_to_dense(&back, r, NULL));
+#endif
+  CT_OK(ctorch_tensor_dim(&nd, back));
+  ck_assert_int_eq(nd, 4);
+  CT_OK(ctorch_tensor_sizes(shape, 4, back));
+  ck_assert_int_eq(shape[0], 8);
+  {
+    float got[64];
+    CT_OK(ctorch_tensor_copy_to(got, sizeof got, back));
+    for (i = 0; i < 64; ++i) ck_assert_float_eq(got[i], v[i]);
+  }
+  ctorch_tensor_free(back), ctorch_tensor_free(r), ctorch_tensor_free(w), ctorch_tensor_free(dense);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("guards");
   TCase *tc = tcase_create("issue15");
@@ -430,6 +499,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, mkldnn_zeros_and_sparse_scalar_permute);
   tcase_add_test(tc, fft_dims_distinct_and_wrapped);
   tcase_add_test(tc, weight_norm_refuses_zero_tensors_where_fused);
+  tcase_add_test(tc, mkldnn_weight_reorder_needs_a_positive_stride);
   suite_add_tcase(s, tc);
   return s;
 }
