@@ -2689,7 +2689,12 @@ typedef enum ctorch_reduce_op CTORCH_ENUM_BASE {
  */
 CTORCH_API ctorch_status ctorch_store_tcp_new(ctorch_store *out, const char *host, int port, int world_size,
                                               int is_master, int64_t timeout_ms);
-/** New FileStore on `path` shared by world_size processes (torch.distributed.FileStore); timeout_ms <= 0: 300 s. */
+/**
+ * New FileStore on `path` shared by world_size processes (torch.distributed.FileStore); timeout_ms <= 0: 300 s.
+ * When the last handle on it goes (this store's, a prefix store's or a group's), the store appends this
+ * process's exit to the file, as torch's does; where the file system has no room left for that, the store
+ * is left undestroyed (its file stays, as a crashed rank's would) with a warning, never an abort.
+ */
 CTORCH_API ctorch_status ctorch_store_file_new(ctorch_store *out, const char *path, int world_size, int64_t timeout_ms);
 /** New store that prefixes every key of `base` with "prefix/" (torch.distributed.PrefixStore). base stays the caller's. */
 CTORCH_API ctorch_status ctorch_store_prefix_new(ctorch_store *out, ctorch_store base, const char *prefix);

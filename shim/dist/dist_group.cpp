@@ -151,6 +151,7 @@ CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out
   if (rank < 0 || rank >= size)
     ctorch::fail_arg("rank", std::to_string(rank) + " is outside [0, " + std::to_string(size) + ")");
   *out = new_group(store->store, store->loopback, rank, size, to_timeout(timeout_ms, kGroupDefaultTimeout));
+  (*out)->file = store->file;
   CTORCH_CATCH
 }
 
@@ -167,6 +168,7 @@ CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out
   std::string why = ctorch::nccl_unavailable_reason();
   if (!why.empty()) ctorch::fail(CTORCH_NOT_IMPLEMENTED, "backend 'nccl' is not available: " + why);
   *out = new_group(store->store, store->loopback, rank, size, to_timeout(timeout_ms, kGroupDefaultTimeout), true);
+  (*out)->file = store->file;
   CTORCH_CATCH
 }
 

@@ -17,6 +17,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 // The c10d shims of compat.h (internal.h includes it): this header must
@@ -30,7 +31,33 @@ namespace c10d {
 struct TCPStoreOptions;
 }
 
+namespace ctorch {
+namespace dist {
+
+// The last reference to a FileStore, held apart from the handles' stores so
+// that it drops in ctorch's code. c10d's ~FileStore appends its exit to the
+// file and throws from the noexcept destructor when that write fails (a
+// full disk: std::terminate, found in CI on 2026-11-26). Before the store
+// goes, this reserves room past the file's end (fallocate, KEEP_SIZE) for
+// that write; where none can be had, it leaves the store undestroyed (its
+// file stays, as a crashed rank's would) and warns, so the process lives.
+// Shared by every handle built on the store: a prefix store's, a group's.
+struct FileStoreKeeper {
+  FileStoreKeeper(c10::intrusive_ptr<c10d::Store> s, std::string p) : store(std::move(s)), path(std::move(p)) {}
+  ~FileStoreKeeper();
+  FileStoreKeeper(const FileStoreKeeper &) = delete;
+  FileStoreKeeper &operator=(const FileStoreKeeper &) = delete;
+  c10::intrusive_ptr<c10d::Store> store;
+  std::string path;
+};
+
+}  // namespace dist
+}  // namespace ctorch
+
 struct ctorch_store_s {
+  // Declared before `store`: members go in reverse order, so the keeper's
+  // check runs once this handle's own reference is gone.
+  std::shared_ptr<ctorch::dist::FileStoreKeeper> file;  // FileStores (and prefix stores on one) only
   c10::intrusive_ptr<c10d::Store> store;
   // Every rank runs on this host (TCPStore on a loopback address): Gloo can
   // bind 127.0.0.1 and never touch another interface.
@@ -40,6 +67,7 @@ struct ctorch_store_s {
 };
 
 struct ctorch_process_group_s {
+  std::shared_ptr<ctorch::dist::FileStoreKeeper> file;  // the store's, if a FileStore: before pg (see above)
   c10::intrusive_ptr<c10d::ProcessGroup> pg;  // null once destroyed
   std::chrono::milliseconds timeout{0};
   int rank = 0;

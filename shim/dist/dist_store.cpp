@@ -9,8 +9,16 @@
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 using namespace ctorch::dist;
 
@@ -29,8 +37,57 @@ std::string require_key(const char *key, const char *arg) {
 
 }  // namespace
 
+namespace {
+
+// Whether ~FileStore's append to `path` can succeed: reserves the bytes it
+// appends (a key "cleanup/", a count and their lengths: under 64; 512 asked)
+// past the end of the file without changing its size. That takes no new
+// block where the file's last one has room, one otherwise. A file that is
+// gone needs no room (~FileStore returns early); a file system without
+// fallocate is asked for its free space instead.
+bool room_for_exit_record(const std::string &path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  struct stat st {};
+  bool ok = true;
+  if (::fstat(fd, &st) == 0 && ::fallocate(fd, FALLOC_FL_KEEP_SIZE, st.st_size, 512) != 0) {
+    if (errno == ENOSPC || errno == EDQUOT) {
+      ok = false;
+    } else {
+      struct statvfs vfs {};
+      ok = ::fstatvfs(fd, &vfs) != 0 || uint64_t(vfs.f_bavail) * vfs.f_frsize >= 65536;
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
 namespace ctorch {
 namespace dist {
+
+FileStoreKeeper::~FileStoreKeeper() {
+  // Someone else (a Gloo group being torn down) still holds the store: the
+  // write happens there, and nothing here can help it.
+  if (store.use_count() != 1 || room_for_exit_record(path)) return;
+  // Deliberately never destroyed (see dist_internal.h); kept reachable, so
+  // that leak checkers see a store kept, not lost.
+  static std::mutex mu;
+  static auto *kept = new std::vector<c10d::Store *>;
+  try {
+    std::lock_guard<std::mutex> lock(mu);
+    kept->push_back(store.get());
+  } catch (...) {  // no memory for the entry: kept all the same, unlisted
+  }
+  store.release();
+  try {
+    TORCH_WARN("ctorch: the FileStore at '", path,
+               "' cannot record this process's exit (no room on its file system); "
+               "left as it is, as a crashed rank would leave it");
+  } catch (...) {
+  }
+}
 
 c10::intrusive_ptr<c10d::Store> tcp_store(const std::string &host, const c10d::TCPStoreOptions &o, int *port) {
   if (!o.isServer) {
@@ -92,6 +149,7 @@ CTORCH_API ctorch_status ctorch_store_file_new(ctorch_store *out, const char *pa
   auto s = c10::make_intrusive<c10d::FileStore>(std::string(path), world_size);
   s->setTimeout(to_timeout(timeout_ms, kStoreDefaultTimeout));
   auto *h = new ctorch_store_s;
+  h->file = std::make_shared<FileStoreKeeper>(s, path);
   h->store = std::move(s);
   *out = h;
   CTORCH_CATCH
@@ -105,6 +163,7 @@ CTORCH_API ctorch_status ctorch_store_prefix_new(ctorch_store *out, ctorch_store
   if (!prefix) ctorch::fail_arg("prefix", "NULL");
   auto *h = new ctorch_store_s;
   h->store = c10::make_intrusive<c10d::PrefixStore>(std::string(prefix), base->store);
+  h->file = base->file;
   h->loopback = base->loopback;
   *out = h;
   CTORCH_CATCH

@@ -6,12 +6,16 @@
  *   dist_peer store HOST PORT RANK SIZE MASTER  explicit TCPStore + ctorch_process_group_new_gloo
  *   dist_peer file PATH RANK SIZE [PREFIX]      FileStore (under PREFIX) + ctorch_process_group_new_gloo
  *   dist_peer version                          prints the libtorch version ctorch was built against
+ *   dist_peer fill PATH full|room              a FileStore at PATH (a small file system) outlives the
+ *                                              file system filling up: freeing it must not abort; with
+ *                                              room left in the file's last block it still records its exit
  * The group timeout is CTORCH_DIST_TIMEOUT_MS (default 60000). A failing
  * call prints "rank R: file:line: call -> STATUS: message" on stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ranks.h"
 
@@ -109,6 +113,67 @@ static int64_t timeout_ms(void) {
   return v && *v ? atoll(v) : 60000;
 }
 
+/* Fills the file system under `path` up (a file beside it, until ENOSPC). */
+static int fill_up(const char *path) {
+  static char block[4096];
+  char name[4096];
+  FILE *f;
+  snprintf(name, sizeof name, "%s.fill", path);
+  if (!(f = fopen(name, "wb"))) return 1;
+  while (fwrite(block, 1, sizeof block, f) == sizeof block) {
+  }
+  fclose(f);
+  return 0;
+}
+
+static long long file_size(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* c10d's ~FileStore appends this rank's exit to the file and throws from a
+ * noexcept destructor when the write fails: a full disk aborted the process
+ * (CI, 2026-11-26). ctorch must leave the store (and its file) instead.
+ * "full": the file is made to end on a 4 KiB boundary, so that the append
+ * needs a new block; "room": half-way into one, so that the append fits
+ * and must happen. Then the file system is filled up. The last reference
+ * drops in ctorch_process_group_free here, the store and a prefix store on
+ * it freed first. */
+static int fill(const char *path, int room) {
+  static char pad[8192];
+  int r_rank = 0;
+  long long before, after, record, want;
+  ctorch_store file = NULL, prefix = NULL;
+  ctorch_process_group pg = NULL;
+  FILE *f;
+  RK_OK(ctorch_store_file_new(&file, path, 2, timeout_ms()));  /* 2: the file is not this rank's to remove */
+  RK_OK(ctorch_store_prefix_new(&prefix, file, "default_pg"));
+  RK_OK(ctorch_process_group_new_gloo(&pg, prefix, 0, 1, timeout_ms()));
+  before = file_size(path);
+  RK_OK(ctorch_store_set(file, "k", "v", 1));
+  after = file_size(path);
+  record = after - before - 1; /* a record's bytes besides its value (same key length below) */
+  want = ((room ? 2048 : 0) - after % 4096 - record) % 4096;
+  if (want < 0) want += 4096;
+  RK_OK(ctorch_store_set(file, "p", pad, (size_t)want));
+  after = file_size(path);
+  RK_CHECK(after % 4096 == (room ? 2048 : 0), "the store's file is %lld bytes", after);
+  RK_CHECK(fill_up(path) == 0, "cannot write beside %s", path);
+  ctorch_store_free(file);
+  ctorch_store_free(prefix);
+  ctorch_process_group_free(pg);
+  RK_CHECK((f = fopen(path, "rb")) != NULL, "the store's file %s is gone", path);
+  fclose(f);
+  if (room) {
+    RK_CHECK(file_size(path) > after, "the exit was not recorded (%lld bytes, %lld before)", file_size(path), after);
+    printf("the FileStore recorded its exit on a full file system (room in its last block)\n");
+  } else {
+    RK_CHECK(file_size(path) == after, "the file changed (%lld bytes, %lld before)", file_size(path), after);
+    printf("the FileStore outlived a full file system; its file is left\n");
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int r_rank = -1, rank = -1, size = -1, rc;
   ctorch_process_group pg = NULL;
@@ -117,6 +182,8 @@ int main(int argc, char **argv) {
     RK_OK(ctorch_torch_version(&v));
     printf("%s\n", v);
     return 0;
+  } else if (argc == 4 && strcmp(argv[1], "fill") == 0) {
+    return fill(argv[2], strcmp(argv[3], "room") == 0);
   } else if (argc >= 2 && strcmp(argv[1], "env") == 0) {
     RK_OK(ctorch_dist_init_from_env(&pg, NULL, "gloo", timeout_ms()));
   } else if (argc == 7 && strcmp(argv[1], "store") == 0) {
@@ -135,7 +202,7 @@ int main(int argc, char **argv) {
     ctorch_store_free(store);
     ctorch_store_free(file);
   } else {
-    fprintf(stderr, "usage: %s env | store HOST PORT RANK SIZE IS_MASTER | file PATH RANK SIZE [PREFIX] | version\n", argv[0]);
+    fprintf(stderr, "usage: %s env | store HOST PORT RANK SIZE IS_MASTER | file PATH RANK SIZE [PREFIX] | fill PATH full|room | version\n", argv[0]);
     return 2;
   }
   RK_OK(ctorch_process_group_rank(&rank, pg));
