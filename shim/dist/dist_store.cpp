@@ -35,10 +35,6 @@ std::string require_key(const char *key, const char *arg) {
   return key;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether ~FileStore's append to `path` can succeed: reserves the bytes it
 // appends (a key "cleanup/", a count and their lengths: under 64; 512 asked)
 // past the end of the file without changing its size. That takes no new
