@@ -132,6 +132,7 @@ static ctorch_status bert_forward(void *cfg, ctorch_nn_module self, const ctorch
   ctorch_handle_scope s = NULL;
   ctorch_tensor x = NULL, t = NULL, pos = NULL, mask = NULL;
   ctorch_nn_module layers = NULL, layer = NULL;
+  ctorch_device dev;
   int64_t sizes[2], mask_shape[4];
   size_t i;
   ctorch_status st = ctorch_handle_scope_enter(&s);
@@ -146,7 +147,8 @@ static ctorch_status bert_forward(void *cfg, ctorch_nn_module self, const ctorch
   if (!st) st = ctorch_nn_module_forward_child(&x, self, "embeddings.word_embeddings", in[0]);
   if (!st) st = ctorch_nn_module_forward_child(&t, self, "embeddings.token_type_embeddings", in[2]);
   if (!st) st = ctorch_add_Tensor(&x, x, t, ctorch_scalar_int(1));
-  if (!st) st = ctorch_arange(&pos, ctorch_scalar_int(sizes[1]), NULL, NULL, NULL, NULL);
+  if (!st) st = ctorch_tensor_device(&dev, in[0]); /* positions on the ids' device (a GPU too) */
+  if (!st) st = ctorch_arange(&pos, ctorch_scalar_int(sizes[1]), NULL, NULL, &dev, NULL);
   if (!st) st = ctorch_nn_module_forward_child(&t, self, "embeddings.position_embeddings", pos);
   if (!st) st = ctorch_add_Tensor(&x, x, t, ctorch_scalar_int(1));
   if (!st) st = ctorch_nn_module_forward_child(&x, self, "embeddings.LayerNorm", x);

@@ -39,11 +39,11 @@
  *       stream and once on a side stream. Exit 77 ("skipped: no CUDA device")
  *       without a device, libcuda or libnvrtc.
  *
- * NOT YET RUN ON A GPU: the session that wrote this had no GPU. The CPU path
- * and the NVRTC compilation run in CI; the driver-API path (module load,
- * launch, streams) has only been written against the CUDA driver API's
- * documentation and is exercised by the ctest custom_kernel_cuda wherever a
- * CUDA device is present.
+ * Run on a GPU (an NVIDIA H200, PyTorch 2.11 + CUDA 13, 2026-11-26): the
+ * kernel compiled, loaded and launched on the default and a side stream,
+ * equal to the CPU kernel and to the composed ops within the tolerances of
+ * run_cuda. The CPU path and the NVRTC compilation run in CI; the ctest
+ * custom_kernel_cuda runs the CUDA mode wherever a CUDA device is present.
  *
  *   cc custom_kernel.c $(pkg-config --cflags --libs ctorch) -ldl -lm -o custom_kernel */
 #include <dlfcn.h>
@@ -641,8 +641,12 @@ static int run_cuda(int64_t rows, int64_t cols, uint64_t seed) {
     run_graph(x64, w64, rows, cols, dtypes[k], cuda, 0, &ys, &gs);
     CHECK(ctorch_stream_scope_leave(scope));
     ctorch_stream_free(side);
-    double d_cpu = fmax(max_rel(yg, y, n, 1e-30), max_rel(gg, g, n, 1e-30));
-    double d_comp = fmax(max_rel(yg, ycg, n, 1e-30), max_rel(gg, gcg, n, 1e-30));
+    /* Relative above 1, absolute below (floor 1: the values are O(1)): the
+     * gradient s + beta x s (1 - s) cancels to near 0 where beta x (1 - s)
+     * is near -1, and there a few ulps of expf are a large relative error
+     * (float32 on an H200: 3.0e-5 relative with no floor). */
+    double d_cpu = fmax(max_rel(yg, y, n, 1), max_rel(gg, g, n, 1));
+    double d_comp = fmax(max_rel(yg, ycg, n, 1), max_rel(gg, gcg, n, 1));
     double d_side = fmax(max_rel(ys, yg, n, 0), max_rel(gs, gg, n, 0));
     printf("%s on cuda:0: vs CPU kernel %.3g, vs composed ops on cuda %.3g, side stream vs default %.3g\n",
            k ? "float64" : "float32", d_cpu, d_comp, d_side);

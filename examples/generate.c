@@ -44,9 +44,22 @@
  * 4.x divides by sqrt(head_size): the same number when the head size is a
  * power of 4, GPT-2's 64 too).
  *
+ * --device cuda[:N] loads the weights on the CPU, moves the model there
+ * (before the Linears are made, so their weight views are of the device's
+ * tensors) and makes every tensor of the step there (positions, causal
+ * mask, ids); a device this machine lacks is refused with ctorch's message,
+ * exit status 2. On CUDA the plain Linears run, as with --no-optimize (the
+ * optimisation splits one-row products across CPU threads; cuBLAS already
+ * uses the whole device). Greedy argmax runs on the device; --sample moves
+ * the [1, V] logits to the CPU first, the warpers and multinomial running
+ * there on the seeded CPU generator (which cannot draw for CUDA tensors).
+ * Each id is read back with item() at every step, which waits for the
+ * device: the wall-clock time covers the GPU's work.
+ *
  * Usage: generate --model DIR --prompt "464,3290,318" [--new N] [--sample]
  *                 [--seed S] [--temperature T] [--top-k K] [--top-p P]
  *                 [--eos ID] [--all-logits] [--threads T] [--no-optimize]
+ *                 [--device cpu|cuda[:N]]
  * --top-k 0 and --top-p 1 turn those filters off (transformers' values that
  * do); --eos defaults to config.json's eos_token_id (-1: none): generation
  * stops after producing it. --all-logits computes the prompt's logits at
@@ -75,7 +88,7 @@
     }                                                                                              \
   } while (0)
 
-#include "train_device.h" /* example_args.h's device options (unused here) */
+#include "train_device.h" /* --device: parse_device, target_init (the refusal) */
 #include "example_args.h"
 #include "example_nn.h"
 #include "hf_folder.h" /* config.json, model.safetensors; box, split_heads */
@@ -219,6 +232,7 @@ typedef struct {
   ctorch_tensor *past_k, *past_v; /* the KV cache: [B, heads, T, head_size] per layer, NULL before the prompt */
   int64_t past;                   /* T: positions in the cache */
   int all_logits;                 /* --all-logits: lm_head on every prompt position */
+  ctorch_device device;           /* where the weights are and the step's tensors are made */
 } gpt2;
 
 static gpt2 take_weights(ctorch_nn_module m, const gpt2_config *c) {
@@ -336,7 +350,7 @@ static ctorch_status gpt2_step(ctorch_tensor *logits, gpt2 *g, ctorch_tensor ids
   if (!st) st = ctorch_embedding(&x, g->wte, ids, -1, 0, 0);
   if (!st)
     st = ctorch_arange_start(&pos, ctorch_scalar_int(g->past), ctorch_scalar_int(g->past + sizes[1]), &i64, NULL,
-                             NULL, NULL);
+                             &g->device, NULL);
   if (!st) st = ctorch_embedding(&pos, g->wpe, pos, -1, 0, 0);
   if (!st) st = ctorch_add_Tensor(&x, x, pos, ctorch_scalar_int(1));
   /* The causal mask over [T, past + T]: true above the diagonal (hidden).
@@ -345,7 +359,7 @@ static ctorch_status gpt2_step(ctorch_tensor *logits, gpt2 *g, ctorch_tensor ids
   if (!st && sizes[1] > 1) {
     const ctorch_dtype b = CTORCH_BOOL;
     int64_t ms[2] = {sizes[1], g->past + sizes[1]};
-    st = ctorch_ones(&causal, ms, 2, &b, NULL, NULL, NULL);
+    st = ctorch_ones(&causal, ms, 2, &b, NULL, &g->device, NULL);
     if (!st) st = ctorch_triu(&causal, causal, g->past + 1);
   }
   for (i = 0; !st && i < (int)g->c.n_layer; ++i) st = block_forward(&x, g, i, causal);
@@ -366,10 +380,10 @@ static ctorch_status gpt2_step(ctorch_tensor *logits, gpt2 *g, ctorch_tensor ids
  * the LM head, stored [vocab, n_embd], is copied to [n_embd, vocab]: 154 MB
  * for GPT-2). One call of each on a zero row at load keeps that out of the
  * timed run. */
-static void zero_row_through(ctorch_nn_module linear, double width) {
+static void zero_row_through(ctorch_nn_module linear, double width, const ctorch_device *device) {
   const int64_t row[3] = {1, 1, (int64_t)width};
   ctorch_tensor x = NULL, y = NULL;
-  CHECK(ctorch_zeros(&x, row, 3, NULL, NULL, NULL, NULL));
+  CHECK(ctorch_zeros(&x, row, 3, NULL, NULL, device, NULL));
   CHECK(ctorch_nn_module_forward(&y, linear, x));
 }
 
@@ -377,8 +391,9 @@ static void warm_up(const gpt2 *g) {
   ctorch_handle_scope s = scope_enter(); /* frees x and y */
   int i, j;
   for (i = 0; i < (int)g->c.n_layer; ++i)
-    for (j = 0; j < N_PROJ; ++j) zero_row_through(g->proj[i][j], j == M_PROJ ? g->c.n_inner : g->c.n_embd);
-  zero_row_through(g->head, g->c.n_embd);
+    for (j = 0; j < N_PROJ; ++j)
+      zero_row_through(g->proj[i][j], j == M_PROJ ? g->c.n_inner : g->c.n_embd, &g->device);
+  zero_row_through(g->head, g->c.n_embd, &g->device);
   scope_leave(s);
 }
 
@@ -390,8 +405,10 @@ typedef struct {
   int64_t top_k;
 } gen_options;
 
-/* The next id from logits [1, V]: argmax, or transformers' warpers in its
- * order (_get_logits_processor), softmax, multinomial(probs, 1). */
+/* The next id from logits [1, V]: argmax (on the logits' device), or
+ * transformers' warpers in its order (_get_logits_processor), softmax,
+ * multinomial(probs, 1), on the CPU: gen is a CPU generator, and CUDA
+ * logits are copied over first (on the CPU, the same tensor). */
 static ctorch_status next_id(int64_t *id, ctorch_tensor logits, const gen_options *o, ctorch_generator gen) {
   ctorch_tensor s = logits, t = NULL, u = NULL, rm = NULL;
   int64_t sizes[2], last = -1;
@@ -400,6 +417,7 @@ static ctorch_status next_id(int64_t *id, ctorch_tensor logits, const gen_option
     if (!st) st = ctorch_argmax(&t, s, &last, 0);
     return st ? st : ctorch_tensor_item_int64(id, t);
   }
+  if (!st) st = ctorch_tensor_to_device(&s, logits, ctorch_device_cpu());
   /* TemperatureLogitsWarper: scores / temperature */
   if (!st && o->temperature != 1.0) st = ctorch_div_Scalar(&s, s, ctorch_scalar_float(o->temperature));
   /* TopKLogitsWarper: scores < topk(scores, k)[0][..., -1, None] -> -inf */
@@ -454,14 +472,32 @@ static int64_t *parse_ids(const char *text, int64_t *n) {
   exit(2);
 }
 
+/* *out (NULL before) = ids [1, n] on the device: made on the CPU from the
+ * array, then moved. */
+static void ids_tensor(ctorch_tensor *out, const int64_t *ids, int64_t n, ctorch_device device) {
+  int64_t shape[2] = {1, 0};
+  ctorch_tensor t = NULL;
+  shape[1] = n;
+  CHECK(ctorch_tensor_from_data(&t, ids, (size_t)n * sizeof *ids, shape, 2, CTORCH_INT64));
+  if (device.type == CTORCH_DEVICE_CPU) {
+    *out = t;
+    return;
+  }
+  CHECK(ctorch_tensor_to_device(out, t, device));
+  ctorch_tensor_free(t);
+}
+
 static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s --model DIR --prompt IDS [--new N] [--sample] [--seed S] [--temperature T]\n"
           "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T] [--no-optimize]\n"
+          "          [--device cpu|cuda[:N]]\n"
           "  DIR: a transformers GPT2LMHeadModel's save_pretrained folder (config.json, model.safetensors)\n"
           "  IDS: prompt token ids like \"464,3290,318\"; N new ids (default 20), greedy unless --sample\n"
           "  --no-optimize: the plain Linears, logits bit-identical to transformers' (default: the model\n"
-          "    optimised for inference, one-row products split across the intra-op threads)\n",
+          "    optimised for inference, one-row products split across the intra-op threads)\n"
+          "  --device: where the model runs (default cpu); on cuda the plain Linears run, as with\n"
+          "    --no-optimize (cuBLAS already uses the whole device), and --sample draws on the CPU\n",
           prog);
 }
 
@@ -469,17 +505,20 @@ int main(int argc, char **argv) {
   const char *dir = NULL, *prompt_text = NULL, *temp_text = "1", *top_p_text = "1", *sample_text = NULL;
   int all_logits = 0, optimize = 1;
   int threads = 0, n_new = 20;
-  int64_t n_prompt = 0, top_k = 0, eos = -2, *prompt, *out_ids, n_out = 0, shape[2] = {1, 0};
+  int64_t n_prompt = 0, top_k = 0, eos = -2, *prompt, *out_ids, n_out = 0;
   unsigned long long seed = 0;
   gpt2_config cfg;
   gpt2 g;
   gen_options opt;
+  train_target tgt; /* the device only (amp stays 0) */
   ctorch_nn_module model;
   ctorch_tensor ids = NULL, logits = NULL;
   ctorch_generator gen = NULL;
   ctorch_autograd_scope no_grad = NULL;
   double t0, seconds, cpu0, cpu_seconds;
   int i, j;
+  memset(&tgt, 0, sizeof tgt);
+  tgt.device = ctorch_device_cpu();
   /* --sample, --all-logits, --no-optimize: bare flags; the table takes "--name VALUE" pairs */
   for (i = j = 1; i < argc; ++i)
     if (!strcmp(argv[i], "--sample")) sample_text = argv[i];
@@ -492,7 +531,7 @@ int main(int argc, char **argv) {
         EXAMPLE_STR("--model", &dir),          EXAMPLE_STR("--prompt", &prompt_text), EXAMPLE_INT("--new", &n_new),
         EXAMPLE_U64("--seed", &seed),          EXAMPLE_STR("--temperature", &temp_text),
         EXAMPLE_INT64("--top-k", &top_k),      EXAMPLE_STR("--top-p", &top_p_text),   EXAMPLE_INT64("--eos", &eos),
-        EXAMPLE_INT("--threads", &threads),
+        EXAMPLE_INT("--threads", &threads),    EXAMPLE_DEVICE("--device", &tgt.device, NULL),
     };
     int rc = example_parse_args(argc, argv, args, EXAMPLE_NARGS(args), usage);
     if (rc >= 0) return rc;
@@ -507,11 +546,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (threads > 0) CHECK(ctorch_set_num_threads(threads));
+  target_init(&tgt, "generate"); /* an unavailable device: its message, exit status 2 */
+  if (tgt.device.type == CTORCH_DEVICE_CUDA) optimize = 0; /* CPU threading and oneDNN: not for cuBLAS */
 
   cfg = read_config(dir);
   if (eos == -2) eos = (int64_t)cfg.eos;
   model = make_model(&cfg);
   hf_load_weights(model, "generate", dir); /* strict: GPT2LMHeadModel's keys, every one */
+  /* Moved before use_linears: its transposed weight views, and the tied
+   * head's weight, are then the device's tensors (a move makes new ones). */
+  if (tgt.device.type != CTORCH_DEVICE_CPU) CHECK(ctorch_nn_module_to(model, &tgt.device, -1));
   use_linears(model, &cfg);
   if (optimize) { /* a new model (a deep copy, rewritten); the loaded one is not needed after */
     ctorch_nn_module fast = NULL;
@@ -521,6 +565,7 @@ int main(int argc, char **argv) {
   }
   g = take_weights(model, &cfg);
   g.all_logits = all_logits;
+  g.device = tgt.device;
   if (optimize) warm_up(&g);
   prompt = parse_ids(prompt_text, &n_prompt);
   for (i = 0; i < n_prompt; ++i)
@@ -534,8 +579,7 @@ int main(int argc, char **argv) {
 
   CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
   t0 = now(), cpu0 = cpu_now();
-  shape[1] = n_prompt;
-  CHECK(ctorch_tensor_from_data(&ids, prompt, (size_t)n_prompt * sizeof *prompt, shape, 2, CTORCH_INT64));
+  ids_tensor(&ids, prompt, n_prompt, tgt.device);
   while (n_out < n_new) {
     ctorch_handle_scope s = scope_enter();
     CHECK(gpt2_step(&logits, &g, ids)); /* the whole prompt first, then one id a step */
@@ -545,14 +589,15 @@ int main(int argc, char **argv) {
     ctorch_tensor_free(ids);
     ids = NULL;
     if (out_ids[n_out++] == eos) break; /* transformers stops a row at its eos id (kept) */
-    shape[1] = 1;
-    CHECK(ctorch_tensor_from_data(&ids, &out_ids[n_out - 1], sizeof *out_ids, shape, 2, CTORCH_INT64));
+    ids_tensor(&ids, &out_ids[n_out - 1], 1, tgt.device);
   }
   seconds = now() - t0, cpu_seconds = cpu_now() - cpu0;
   CHECK(ctorch_autograd_scope_leave(no_grad));
 
-  printf("GPT-2 from %s: %.0f layers, n_embd %.0f, %.0f heads, vocab %.0f; %s\n", dir, cfg.n_layer, cfg.n_embd,
+  printf("GPT-2 from %s: %.0f layers, n_embd %.0f, %.0f heads, vocab %.0f; %s", dir, cfg.n_layer, cfg.n_embd,
          cfg.n_head, cfg.vocab, opt.sample ? "sampling" : "greedy");
+  if (tgt.device.type == CTORCH_DEVICE_CUDA) printf(" on cuda:%d", (int)tgt.device.index);
+  printf("\n");
   printf("prompt=%lld new=%lld seconds=%.6f tok_per_s=%.2f cpu_seconds=%.6f ids=", (long long)n_prompt,
          (long long)n_out, seconds, seconds > 0 ? n_out / seconds : 0.0, cpu_seconds);
   for (i = 0; i < n_out; ++i) printf("%s%lld", i ? "," : "", (long long)out_ids[i]);
@@ -570,5 +615,6 @@ int main(int argc, char **argv) {
   free(g.h), free(g.proj), free(g.past_k), free(g.past_v), free(prompt), free(out_ids);
   ctorch_generator_free(gen);
   ctorch_nn_module_free(model);
+  target_free(&tgt);
   return 0;
 }

@@ -7,7 +7,7 @@ program and the candle program, then calls
 
     compare.py run --work DIR --build-dir BUILD [--candle BIN] [--models bert,gpt2,resnet50]
                    [--threads 1,2] [--iters N] [--rounds N] [--aoti-options "K=V,...;K=V,..."]
-                   [--ways WORDS] [--setup-only]
+                   [--ways WORDS] [--setup-only] [--device cuda[:N]] [--amp-ways bf16,fp16]
 
 Everything made before timing (models, inputs, ONNX graphs, TorchScript
 files, AOTInductor packages) is cached in --work by file name; --setup-only
@@ -55,6 +55,17 @@ its first output; the table gives max |difference| against torch eager. Per
 point: p50 and p99 of the per-call wall times (with few calls p99 is about
 the max), throughput (items/s from the mean), and each as a ratio to ctorch's
 best path (p50 ratio > 1: slower than ctorch; throughput ratio < 1: slower).
+On a GPU (--device cuda, issue 50 item 7) every way runs there: the C
+program with MODEL_BENCH_DEVICE set, Python with the model and inputs
+moved, each call synchronised before its time is taken; the AOTInductor
+packages are compiled for the device; ONNX Runtime runs only if its wheel has
+the CUDA execution provider (else the reason is logged and the way left out);
+the AOTI-from-C packages (compiled from TorchScript on the CPU) are left out.
+--amp-ways adds, per autocast dtype, the model under autocast: "ctorch eager
+AMP fp16 (C)" (MODEL_BENCH_AMP) beside "torch eager AMP fp16 (Python)", and
+for ResNet-50 the channels-last forms ("ctorch eager, BN folded +
+channels-last, AMP fp16 (C)" beside "torch eager, channels-last AMP fp16
+(Python)"). GPT-2's two programs take --device too.
 A measurement, not a test: nothing here asserts a time.
 """
 import argparse
@@ -164,26 +175,33 @@ def export_onnx(name, d):
     return f
 
 
-def export_aoti(name, d, b):
+def export_aoti(name, d, b, device="cpu"):
     """One package per batch size: a dynamic batch dimension exported from a
     batch-8 example still refuses batch 1 (export specialises 0/1 sizes)."""
     import torch
-    f = os.path.join(d, f"model_b{b}.pt2")
+    f = os.path.join(d, f"model_b{b}{aoti_suffix(device)}.pt2")
     if not os.path.exists(f):
         with torch.no_grad():
-            ep = torch.export.export(MODELS[name][1](d), tuple(inputs(d, b)))
-            torch._inductor.aoti_compile_and_package(ep, package_path=f)
+            ep = torch.export.export(MODELS[name][1](d).to(device), tuple(x.to(device) for x in inputs(d, b)))
+            torch._inductor.aoti_compile_and_package(ep, package_path=f + ".tmp.pt2")
+        os.replace(f + ".tmp.pt2", f)
     return f
 
 
-def export_torchscript(name, d, b):
+def aoti_suffix(device):
+    """"" on the CPU (the packages' names before --device), "_cuda" on a GPU."""
+    return "" if device == "cpu" else "_" + device.split(":")[0]
+
+
+def export_torchscript(name, d, b, device="cpu"):
     """The TorchScript file of the ways "ctorch TorchScript optimised (C)" and
     "ctorch AOTI frozen (C)" (whose C compile starts from TorchScript):
     torchvision's ResNet-50 scripted (one file for every batch size); BERT
     traced at batch b (transformers' models do not script; a trace keeps
     the example's shapes where the model's Python turns sizes into ints)."""
     import torch
-    f = os.path.join(d, "model.ts" if name == "resnet50" else f"model_b{b}.ts")
+    # a trace keeps the devices it saw (BERT's attention bias): traced on the device it will run on
+    f = os.path.join(d, "model.ts" if name == "resnet50" else f"model_b{b}{aoti_suffix(device)}.ts")
     if not os.path.exists(f):
         m = MODELS[name][1](d)
         with torch.no_grad():
@@ -193,7 +211,7 @@ def export_torchscript(name, d, b):
                 import warnings
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # the tracer's warnings about Python ints
-                    ts = torch.jit.trace(m, tuple(inputs(d, b)), check_trace=False)
+                    ts = torch.jit.trace(m.to(device), tuple(x.to(device) for x in inputs(d, b)), check_trace=False)
         ts.save(f + ".tmp")
         os.replace(f + ".tmp", f)
     return f
@@ -231,30 +249,53 @@ def worker(a):
     torch.set_num_threads(a.threads)
     d = os.path.join(a.work, a.model)
     xs = inputs(d, a.batch)
+    cuda = a.device != "cpu"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
     if a.way == "ort":
         import onnxruntime as ort
         so = ort.SessionOptions()
         so.intra_op_num_threads, so.inter_op_num_threads = a.threads, 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        s = ort.InferenceSession(os.path.join(d, "model.onnx"), so, providers=["CPUExecutionProvider"])
+        s = ort.InferenceSession(os.path.join(d, "model.onnx"), so,
+                                 providers=["CUDAExecutionProvider" if cuda else "CPUExecutionProvider"])
         feed = {f"in{i}": x.numpy() for i, x in enumerate(xs)}
         f = lambda: torch.from_numpy(s.run(None, feed)[0])  # noqa: E731
     else:
-        m = MODELS[a.model][1](d)
+        m = MODELS[a.model][1](d).to(a.device)
+        xs = [x.to(a.device) for x in xs]
+        if a.channels_last:
+            m = m.to(memory_format=torch.channels_last)
+            xs = [x.contiguous(memory_format=torch.channels_last) for x in xs]
         if a.way == "compile":
             m = torch.compile(m)
         f = lambda: m(*xs)  # noqa: E731
+    if a.amp:
+        amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.amp]
+        plain = f
+        f = lambda: autocast_call(torch, a.device, amp_dtype, plain)  # noqa: E731
     ms = []
     with torch.inference_mode():
         out = f()
         if a.way == "compile":
             out = f()  # a second warm-up: compile may specialise again on the second call
+        sync()
         for _ in range(a.iters):
             t0 = time.perf_counter()
             out = f()
+            sync()
             ms.append((time.perf_counter() - t0) * 1e3)
-    save_file({"out": out.contiguous()}, a.out)
+    save_file({"out": out.cpu().contiguous()}, a.out)
     print("ms=" + ",".join(f"{v:.3f}" for v in ms))
+
+
+def autocast_call(torch, device, dtype, f):
+    with torch.autocast(device_type=device.split(":")[0], dtype=dtype):
+        return f()
+
+
+def ort_has_cuda():
+    import onnxruntime as ort
+    return "CUDAExecutionProvider" in ort.get_available_providers(), ort.get_available_providers()
 
 
 # ---------------------------------------------------------------- driver
@@ -263,29 +304,48 @@ def worker(a):
 def timed_ways(a, name, d):
     c_bin = a.c_bin or os.path.join(a.build_dir, "bench", "compare", "compare_model_bench")
     weights = d if name == "bert" else os.path.join(d, "model.safetensors")
-    me = [sys.executable, os.path.abspath(__file__), "worker", "--work", a.work, "--model", name]
+    me = [sys.executable, os.path.abspath(__file__), "worker", "--work", a.work, "--model", name, "--device", a.device]
     ways = {"ctorch eager (C)": lambda b, t, it, o: [c_bin, name, weights, f"{d}/in_b{b}.safetensors", str(it),
                                                      str(t), o]}
     if name == "resnet50":  # what a C user can do today: BatchNorms folded, channels-last (resnet_fold.c)
         ways["ctorch eager, BN folded + channels-last (C)"] = lambda b, t, it, o: [
             c_bin, "resnet50-fold", weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+    if name == "resnet50" and a.device != "cpu":  # channels-last alone (cuDNN's NHWC kernels), BatchNorms kept
+        ways["ctorch eager, channels-last (C)"] = lambda b, t, it, o: [
+            c_bin, "resnet50-cl", weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+    for amp in [x for x in a.amp_ways.split(",") if x]:  # autocast, C beside Python (MODEL_BENCH_AMP)
+        env = ["env", f"MODEL_BENCH_AMP={amp}"]
+        ways[f"ctorch eager AMP {amp} (C)"] = lambda b, t, it, o, env=env: env + [
+            c_bin, name, weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+        ways[f"torch eager AMP {amp} (Python)"] = lambda b, t, it, o, amp=amp: me + [
+            "--way", "eager", "--amp", amp, "--batch", str(b), "--threads", str(t), "--iters", str(it), "--out", o]
+        if name == "resnet50":
+            ways[f"ctorch eager, BN folded + channels-last, AMP {amp} (C)"] = lambda b, t, it, o, env=env: env + [
+                c_bin, "resnet50-fold", weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+            ways[f"torch eager, channels-last AMP {amp} (Python)"] = lambda b, t, it, o, amp=amp: me + [
+                "--way", "eager", "--amp", amp, "--channels-last", "--batch", str(b), "--threads", str(t), "--iters",
+                str(it), "--out", o]
+    if name == "resnet50" and a.device != "cpu":
+        ways["torch eager, channels-last (Python)"] = lambda b, t, it, o: me + [
+            "--way", "eager", "--channels-last", "--batch", str(b), "--threads", str(t), "--iters", str(it), "--out", o]
     if a.aoti:
-        ways["ctorch AOTI (C)"] = lambda b, t, it, o: [c_bin, "aoti", f"{d}/model_b{b}.pt2", f"{d}/in_b{b}.safetensors",
-                                                       str(it), str(t), o]
+        ways["ctorch AOTI (C)"] = lambda b, t, it, o: [c_bin, "aoti", f"{d}/model_b{b}{aoti_suffix(a.device)}.pt2",
+                                                       f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     for opts in a.aoti_c:  # AOTInductor options from C (issue 50 item 3)
         ways[aoti_c_way(opts)] = lambda b, t, it, o, opts=opts: [
             c_bin, "aoti", a.aoti_c[opts][b], f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     # issue 50 item 2: the two inference optimisers, each way timed alone
     ways["ctorch TorchScript optimised (C)"] = lambda b, t, it, o: [
-        c_bin, "jit-optimized", export_torchscript(name, d, b), f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+        c_bin, "jit-optimized", export_torchscript(name, d, b, a.device), f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["ctorch module optimised (C)"] = lambda b, t, it, o: [
         c_bin, f"{name}-optimized", weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["torch eager (Python)"] = lambda b, t, it, o: me + ["--way", "eager", "--batch", str(b), "--threads", str(t),
                                                              "--iters", str(it), "--out", o]
     ways["torch.compile (Python)"] = lambda b, t, it, o: me + ["--way", "compile", "--batch", str(b), "--threads",
                                                                str(t), "--iters", str(it), "--out", o]
-    ways["ONNX Runtime (Python API)"] = lambda b, t, it, o: me + ["--way", "ort", "--batch", str(b), "--threads",
-                                                                  str(t), "--iters", str(it), "--out", o]
+    if a.ort:
+        ways["ONNX Runtime (Python API)"] = lambda b, t, it, o: me + ["--way", "ort", "--batch", str(b), "--threads",
+                                                                      str(t), "--iters", str(it), "--out", o]
     if a.candle:
         ways["candle"] = lambda b, t, it, o: [a.candle, "bert" if name == "bert" else "resnet", weights,
                                               f"{d}/in_b{b}.safetensors", str(it), o]
@@ -301,19 +361,21 @@ def run_model(a, name, rows, log):
     from safetensors.torch import load_file
     setup, _, batches = MODELS[name]
     d = setup(a.work)
-    t0 = time.time()
-    export_onnx(name, d)
-    log(f"{name}: ONNX export {time.time() - t0:.0f} s")
+    if a.ort and wanted(a, "ONNX Runtime"):
+        t0 = time.time()
+        export_onnx(name, d)
+        log(f"{name}: ONNX export {time.time() - t0:.0f} s")
     if a.aoti and wanted(a, "ctorch AOTI (C)"):
         for b in batches:
             t0 = time.time()
-            export_aoti(name, d, b)
-            log(f"{name}: AOTI compile batch {b} {time.time() - t0:.0f} s (load {load_avg()})")
+            export_aoti(name, d, b, a.device)
+            log(f"{name}: AOTI compile batch {b} on {a.device} {time.time() - t0:.0f} s (load {load_avg()})")
     a.aoti_c = {}  # options -> batch -> package
     for b in batches:
         if wanted(a, "ctorch TorchScript optimised (C)"):
-            export_torchscript(name, d, b)
-        for opts in ([o.strip() for o in a.aoti_options.split(";") if o.strip()] if a.aoti else []):
+            export_torchscript(name, d, b, a.device)
+        for opts in ([o.strip() for o in a.aoti_options.split(";") if o.strip()] if a.aoti and a.device == "cpu"
+                     else []):  # (compiled from TorchScript with CPU inputs: not on a GPU)
             if not wanted(a, aoti_c_way(opts)):
                 continue
             a.aoti_c.setdefault(opts, {})
@@ -328,6 +390,8 @@ def run_model(a, name, rows, log):
         env = dict(os.environ, OMP_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t), RAYON_NUM_THREADS=str(t))
         for b in batches:
             iters = max(3, a.iters // b) if name == "bert" else max(3, a.iters // max(1, b // 4))
+            if a.device != "cpu":
+                iters = a.iters  # a GPU call is milliseconds at every batch
             res = {}
             for r in range(a.rounds):  # interleaved rounds: the load of other jobs hits every way alike
                 for w, cmd in ways.items():
@@ -383,6 +447,11 @@ def run_gpt2(a, rows, log):
             "transformers generate, sdpa": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),
                                             "--attn", "sdpa"],
             "ONNX Runtime (Python API), prefill + step graphs": [sys.executable, os.path.join(HERE, "gpt2_ort.py")]}
+    if a.device != "cpu":  # on a GPU generate.c runs the plain Linears (its optimiser is for CPU threads)
+        del ways["ctorch generate.c --no-optimize (C)"]
+        del ways["ONNX Runtime (Python API), prefill + step graphs"]  # (gpt2_ort.py runs on the CPU)
+        for w in ways.values():
+            w += ["--device", a.device]
     if a.ways:
         ways = {k: v for k, v in ways.items() if k.startswith("ctorch") or any(w in k for w in a.ways.split(","))}
     for t in a.threads:
@@ -437,6 +506,10 @@ def versions(a):
         if i >= 0:
             v["candle"] = txt[i:].split('version = "', 1)[1].split('"', 1)[0]
     v["cpu"] = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")][0]
+    if a.device != "cpu":
+        v["gpu"] = torch.cuda.get_device_name(torch.device(a.device))
+        v["cuda"] = torch.version.cuda
+        v["onnxruntime_providers"] = ort_has_cuda()[1]
     v["cores"] = os.cpu_count()
     return v
 
@@ -461,7 +534,11 @@ def main():
                     help="make the models, inputs, ONNX graphs, TorchScript files and packages in --work, time nothing "
                          "(a later run reuses them: compile on a busy machine, measure on a quiet one)")
     ap.add_argument("--ways", help="only the ways whose name contains one of these comma-separated words")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where every way runs (see the top)")
+    ap.add_argument("--amp-ways", default="", help="autocast dtypes (bf16,fp16): a ctorch and a torch way each")
     # worker
+    ap.add_argument("--amp", help=argparse.SUPPRESS)
+    ap.add_argument("--channels-last", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model")
     ap.add_argument("--way")
     ap.add_argument("--batch", type=int)
@@ -472,6 +549,10 @@ def main():
         return worker(a)
     a.threads = [int(t) for t in a.threads.split(",")]
     a.work = os.path.abspath(a.work)
+    a.ort = True
+    if a.device != "cpu":
+        os.environ["MODEL_BENCH_DEVICE"] = a.device  # the C program's device (model_bench.c)
+        a.ort, providers = ort_has_cuda()
     os.makedirs(a.work, exist_ok=True)
     logf = open(os.path.join(a.work, "log.txt"), "a")
 
@@ -482,6 +563,8 @@ def main():
         logf.flush()
     v = versions(a)
     log(f"versions {json.dumps(v)}; uptime: {sh(['uptime']).strip()}")
+    if not a.ort:
+        log(f"ONNX Runtime left out: its wheel has no CUDAExecutionProvider (providers: {', '.join(providers)})")
     rows = []
     tag = a.models + (f"-{a.ways}" if a.ways else "") + f"-t{','.join(map(str, a.threads))}"
     tag = "".join(ch if ch.isalnum() or ch in ",.-" else "_" for ch in tag)

@@ -34,6 +34,13 @@
  * module, the unoptimised one freed first, and print `ms=` as the plain modes.
  * INPUTS is a safetensors file with tensors in0, in1, ... (the model's
  * inputs in order, made by compare.py so every way sees the same ones).
+ * On a GPU (issue 50 item 7): MODEL_BENCH_DEVICE=cuda[:N] puts the model
+ * and the inputs on that device (an AOTI package must have been compiled
+ * for it; a TorchScript file is mapped there as it loads) and each timed
+ * call ends with ctorch_cuda_synchronize, so a time is the call's whole
+ * work on the device; MODEL_BENCH_AMP=bf16|fp16 runs every call inside an
+ * autocast scope of the device (torch.autocast(device, dtype)). Unset: the
+ * CPU, float32.
  * Prints one line `ms=<t1>,<t2>,...` (wall time of each call after one
  * warm-up call) and writes the first output of the last call to OUT as
  * tensor "out". Under no_grad, dropout off (eval).
@@ -66,6 +73,31 @@ static ctorch_nn_module bottleneck(int64_t in, int64_t width, int64_t stride) {
 }
 
 static const int resnet50_blocks[4] = {3, 4, 6, 3};
+
+/* MODEL_BENCH_DEVICE and MODEL_BENCH_AMP (see the top), read once by main. */
+static ctorch_device bench_device;
+static int bench_amp; /* 0 or a ctorch_dtype */
+
+/* Waits for the device's queued work (a CUDA call returns before its kernels finish). */
+static void bench_sync(void) {
+  if (bench_device.type == CTORCH_DEVICE_CUDA) CHECK(ctorch_cuda_synchronize(bench_device.index));
+}
+
+static ctorch_autocast_scope bench_amp_enter(void) {
+  ctorch_autocast_scope s = NULL;
+  if (bench_amp)
+    CHECK(ctorch_autocast_scope_enter(&s, (ctorch_device_type)bench_device.type, (ctorch_dtype)bench_amp, 1, 1));
+  return s;
+}
+
+/* Saves t as tensor "out" of a safetensors file, from the CPU. */
+static void save_out(const char *path, ctorch_tensor t) {
+  const char *names[1] = {"out"};
+  ctorch_tensor host = NULL;
+  CHECK(ctorch_tensor_to_device(&host, t, ctorch_device_cpu()));
+  CHECK(ctorch_safetensors_save(path, names, &host, 1, NULL, NULL, 0));
+  ctorch_tensor_free(host);
+}
 
 #include "resnet_fold.c"
 
@@ -194,24 +226,27 @@ static int run_pair(way *e, way *o, long iters, const char *out_path) {
   double *ms = malloc(sizeof *ms * (size_t)iters), *ms_opt = malloc(sizeof *ms * (size_t)iters);
   ctorch_tensor a = NULL, b = NULL;
   ctorch_autograd_scope no_grad = NULL;
+  ctorch_autocast_scope amp;
   long i;
   CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
+  amp = bench_amp_enter();
   call(&a, e), call(&b, o); /* warm-up (the optimised way prepacks here) */
+  bench_sync();
   for (i = 0; i < iters; ++i) {
     double t0 = bench_now();
     ctorch_tensor_free(a);
     call(&a, e);
+    bench_sync();
     ms[i] = (bench_now() - t0) * 1e3;
     t0 = bench_now();
     ctorch_tensor_free(b);
     call(&b, o);
+    bench_sync();
     ms_opt[i] = (bench_now() - t0) * 1e3;
   }
+  if (amp) CHECK(ctorch_autocast_scope_leave(amp));
   CHECK(ctorch_autograd_scope_leave(no_grad));
-  {
-    const char *names[1] = {"out"};
-    CHECK(ctorch_safetensors_save(out_path, names, &b, 1, NULL, NULL, 0));
-  }
+  save_out(out_path, b);
   printf("ms=");
   for (i = 0; i < iters; ++i) printf("%s%.3f", i ? "," : "", ms[i]);
   printf("\nms_opt=");
@@ -229,6 +264,7 @@ int main(int argc, char **argv) {
   rfold fold;
   ctorch_tensor_dict inputs = NULL;
   ctorch_autograd_scope no_grad = NULL;
+  ctorch_autocast_scope amp;
   ctorch_tensor out = NULL;
   bert_config cfg;
   long iters, i;
@@ -241,6 +277,19 @@ int main(int argc, char **argv) {
   }
   iters = atol(argv[4]);
   if (atoi(argv[5]) > 0) CHECK(ctorch_set_num_threads(atoi(argv[5])));
+  bench_device = ctorch_device_cpu();
+  if (getenv("MODEL_BENCH_DEVICE") && parse_device(getenv("MODEL_BENCH_DEVICE"), &bench_device)) {
+    fprintf(stderr, "model_bench: MODEL_BENCH_DEVICE=%s: expected cpu, cuda or cuda:N\n", getenv("MODEL_BENCH_DEVICE"));
+    return 2;
+  }
+  if (bench_device.type == CTORCH_DEVICE_CUDA && ctorch_cuda_set_device(bench_device.index)) {
+    fprintf(stderr, "model_bench: MODEL_BENCH_DEVICE=%s: %s\n", getenv("MODEL_BENCH_DEVICE"), ctorch_last_error());
+    return 2;
+  }
+  if (getenv("MODEL_BENCH_AMP") && (bench_amp = parse_amp(getenv("MODEL_BENCH_AMP"))) < 0) {
+    fprintf(stderr, "model_bench: MODEL_BENCH_AMP=%s: expected none, bf16 or fp16\n", getenv("MODEL_BENCH_AMP"));
+    return 2;
+  }
   {
     size_t n = strlen(argv[1]);
     only_opt = n > 10 && !strcmp(argv[1] + n - 10, "-optimized");
@@ -252,7 +301,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "jit-opt")) {
     char *report = NULL;
-    CHECK(ctorch_module_load(&w.jit, argv[2], NULL));
+    CHECK(ctorch_module_load(&w.jit, argv[2], &bench_device));
     CHECK(ctorch_module_eval(w.jit));
     CHECK(ctorch_module_optimize_for_inference(&opt.jit, &report, w.jit, getenv("MODEL_BENCH_OPTIONS")));
     fprintf(stderr, "%s", report);
@@ -277,7 +326,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "model_bench: unknown model %s\n", given);
       return 2;
     }
-    CHECK(ctorch_safetensors_load(&weights, argv[2], NULL));
+    CHECK(ctorch_safetensors_load(&weights, argv[2], &bench_device)); /* folded on the device */
     if (getenv("MODEL_BENCH_FOLDED")) CHECK(ctorch_tensor_dict_new(&fold.dump));
     rf_load(&fold, weights);
     ctorch_tensor_dict_free(weights);
@@ -311,6 +360,7 @@ int main(int argc, char **argv) {
     CHECK(ctorch_nn_module_load_state_dict(NULL, w.model, weights, 1));
     ctorch_tensor_dict_free(weights);
     CHECK(ctorch_nn_module_train(w.model, 0));
+    if (bench_device.type != CTORCH_DEVICE_CPU) CHECK(ctorch_nn_module_to(w.model, &bench_device, -1));
     if (pair) {
       char *report = NULL;
       CHECK(ctorch_nn_module_optimize_for_inference(&opt.model, &report, w.model, getenv("MODEL_BENCH_OPTIONS")));
@@ -318,7 +368,7 @@ int main(int argc, char **argv) {
       ctorch_string_free(report);
     }
   }
-  CHECK(ctorch_safetensors_load(&inputs, argv[3], NULL));
+  CHECK(ctorch_safetensors_load(&inputs, argv[3], bench_device.type == CTORCH_DEVICE_CPU ? NULL : &bench_device));
   for (w.n_in = 0; w.n_in < 8; ++w.n_in) {
     char name[8];
     snprintf(name, sizeof name, "in%zu", w.n_in);
@@ -334,18 +384,19 @@ int main(int argc, char **argv) {
   }
   ms = malloc(sizeof *ms * (size_t)iters);
   CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
+  amp = bench_amp_enter();
   call(&out, &w); /* warm-up */
+  bench_sync();
   for (i = 0; i < iters; ++i) {
     double t0 = bench_now();
     ctorch_tensor_free(out);
     call(&out, &w);
+    bench_sync();
     ms[i] = (bench_now() - t0) * 1e3;
   }
+  if (amp) CHECK(ctorch_autocast_scope_leave(amp));
   CHECK(ctorch_autograd_scope_leave(no_grad));
-  {
-    const char *names[1] = {"out"};
-    CHECK(ctorch_safetensors_save(argv[6], names, &out, 1, NULL, NULL, 0));
-  }
+  save_out(argv[6], out);
   printf("ms=");
   for (i = 0; i < iters; ++i) printf("%s%.3f", i ? "," : "", ms[i]);
   printf("\n");

@@ -24,7 +24,8 @@
   (one-row Linears split across the intra-op threads, oneDNN for the prompt's rows where
   libtorch has it): the cases above run it at 1 thread, and at 2 threads greedy and
   sampled; --no-optimize (plain Linears, logits bit-identical to transformers') at 1 and
-  2 threads, greedy and sampled.
+  2 threads, greedy and sampled; --device cpu (the default's ids), and --device cuda:
+  transformers' ids on the GPU where there is one, else refused with status 2.
 Python runs at one intra-op thread. Where transformers' GPT-2 has no logits_to_keep (4.46),
 generate.c runs with --all-logits, as that version computes the prompt's logits.
 
@@ -145,6 +146,19 @@ def main():
             both(f"--no-optimize --threads {threads} sample seed={seed}", ["--no-optimize", "--threads", threads,
                                                                           *sample], sample=True, seed=seed,
                  temperature=t, top_k=k, top_p=p)
+        # --device: cpu gives the default's ids; cuda, where a GPU is present, the ids of
+        # transformers on it; without one it is refused at once (status 2, naming cuda:0).
+        if both("--device cpu greedy", ["--device", "cpu"]) != greedy:
+            failures.append("--device cpu changed the greedy ids")
+        if torch.cuda.is_available():
+            loaded = loaded.to("cuda")
+            both("--device cuda greedy", ["--device", "cuda"])
+        else:
+            p = subprocess.run([a.c, "--model", folder, "--prompt", PROMPT, "--new", "2", "--device", "cuda"],
+                               capture_output=True, text=True, timeout=120)
+            print(f"--device cuda without a GPU: status {p.returncode}: {p.stderr.strip()}")
+            if p.returncode != 2 or "cuda:0" not in p.stderr:
+                failures.append(f"--device cuda without a GPU: status {p.returncode}, {p.stderr.strip()!r}")
     if failures:
         sys.exit("failed: " + "; ".join(failures))
     print("ok")
