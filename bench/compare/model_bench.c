@@ -74,20 +74,19 @@ static ctorch_nn_module bottleneck(int64_t in, int64_t width, int64_t stride) {
 
 static const int resnet50_blocks[4] = {3, 4, 6, 3};
 
-/* MODEL_BENCH_DEVICE and MODEL_BENCH_AMP (see the top), read once by main. */
-static ctorch_device bench_device;
-static int bench_amp; /* 0 or a ctorch_dtype */
+/* MODEL_BENCH_DEVICE and MODEL_BENCH_AMP (see the top), read once by main;
+ * amp_enter/amp_leave of train_device.h (through bert.c) open the autocast. */
+static train_target bench;
+
+/* Where loaders put tensors: NULL on the CPU (a safetensors file's tensors
+ * then share its mapping), else the device. */
+static const ctorch_device *bench_where(void) {
+  return bench.device.type == CTORCH_DEVICE_CPU ? NULL : &bench.device;
+}
 
 /* Waits for the device's queued work (a CUDA call returns before its kernels finish). */
 static void bench_sync(void) {
-  if (bench_device.type == CTORCH_DEVICE_CUDA) CHECK(ctorch_cuda_synchronize(bench_device.index));
-}
-
-static ctorch_autocast_scope bench_amp_enter(void) {
-  ctorch_autocast_scope s = NULL;
-  if (bench_amp)
-    CHECK(ctorch_autocast_scope_enter(&s, (ctorch_device_type)bench_device.type, (ctorch_dtype)bench_amp, 1, 1));
-  return s;
+  if (bench.device.type == CTORCH_DEVICE_CUDA) CHECK(ctorch_cuda_synchronize(bench.device.index));
 }
 
 /* Saves t as tensor "out" of a safetensors file, from the CPU. */
@@ -229,7 +228,7 @@ static int run_pair(way *e, way *o, long iters, const char *out_path) {
   ctorch_autocast_scope amp;
   long i;
   CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
-  amp = bench_amp_enter();
+  amp = amp_enter(&bench);
   call(&a, e), call(&b, o); /* warm-up (the optimised way prepacks here) */
   bench_sync();
   for (i = 0; i < iters; ++i) {
@@ -244,7 +243,7 @@ static int run_pair(way *e, way *o, long iters, const char *out_path) {
     bench_sync();
     ms_opt[i] = (bench_now() - t0) * 1e3;
   }
-  if (amp) CHECK(ctorch_autocast_scope_leave(amp));
+  amp_leave(amp);
   CHECK(ctorch_autograd_scope_leave(no_grad));
   save_out(out_path, b);
   printf("ms=");
@@ -277,16 +276,16 @@ int main(int argc, char **argv) {
   }
   iters = atol(argv[4]);
   if (atoi(argv[5]) > 0) CHECK(ctorch_set_num_threads(atoi(argv[5])));
-  bench_device = ctorch_device_cpu();
-  if (getenv("MODEL_BENCH_DEVICE") && parse_device(getenv("MODEL_BENCH_DEVICE"), &bench_device)) {
+  bench.device = ctorch_device_cpu();
+  if (getenv("MODEL_BENCH_DEVICE") && parse_device(getenv("MODEL_BENCH_DEVICE"), &bench.device)) {
     fprintf(stderr, "model_bench: MODEL_BENCH_DEVICE=%s: expected cpu, cuda or cuda:N\n", getenv("MODEL_BENCH_DEVICE"));
     return 2;
   }
-  if (bench_device.type == CTORCH_DEVICE_CUDA && ctorch_cuda_set_device(bench_device.index)) {
+  if (bench.device.type == CTORCH_DEVICE_CUDA && ctorch_cuda_set_device(bench.device.index)) {
     fprintf(stderr, "model_bench: MODEL_BENCH_DEVICE=%s: %s\n", getenv("MODEL_BENCH_DEVICE"), ctorch_last_error());
     return 2;
   }
-  if (getenv("MODEL_BENCH_AMP") && (bench_amp = parse_amp(getenv("MODEL_BENCH_AMP"))) < 0) {
+  if (getenv("MODEL_BENCH_AMP") && (bench.amp = parse_amp(getenv("MODEL_BENCH_AMP"))) < 0) {
     fprintf(stderr, "model_bench: MODEL_BENCH_AMP=%s: expected none, bf16 or fp16\n", getenv("MODEL_BENCH_AMP"));
     return 2;
   }
@@ -301,7 +300,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "jit-opt")) {
     char *report = NULL;
-    CHECK(ctorch_module_load(&w.jit, argv[2], &bench_device));
+    CHECK(ctorch_module_load(&w.jit, argv[2], bench_where()));
     CHECK(ctorch_module_eval(w.jit));
     CHECK(ctorch_module_optimize_for_inference(&opt.jit, &report, w.jit, getenv("MODEL_BENCH_OPTIONS")));
     fprintf(stderr, "%s", report);
@@ -326,7 +325,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "model_bench: unknown model %s\n", given);
       return 2;
     }
-    CHECK(ctorch_safetensors_load(&weights, argv[2], &bench_device)); /* folded on the device */
+    CHECK(ctorch_safetensors_load(&weights, argv[2], bench_where())); /* folded on the device */
     if (getenv("MODEL_BENCH_FOLDED")) CHECK(ctorch_tensor_dict_new(&fold.dump));
     rf_load(&fold, weights);
     ctorch_tensor_dict_free(weights);
@@ -360,7 +359,7 @@ int main(int argc, char **argv) {
     CHECK(ctorch_nn_module_load_state_dict(NULL, w.model, weights, 1));
     ctorch_tensor_dict_free(weights);
     CHECK(ctorch_nn_module_train(w.model, 0));
-    if (bench_device.type != CTORCH_DEVICE_CPU) CHECK(ctorch_nn_module_to(w.model, &bench_device, -1));
+    if (bench_where()) CHECK(ctorch_nn_module_to(w.model, bench_where(), -1));
     if (pair) {
       char *report = NULL;
       CHECK(ctorch_nn_module_optimize_for_inference(&opt.model, &report, w.model, getenv("MODEL_BENCH_OPTIONS")));
@@ -368,7 +367,7 @@ int main(int argc, char **argv) {
       ctorch_string_free(report);
     }
   }
-  CHECK(ctorch_safetensors_load(&inputs, argv[3], bench_device.type == CTORCH_DEVICE_CPU ? NULL : &bench_device));
+  CHECK(ctorch_safetensors_load(&inputs, argv[3], bench_where()));
   for (w.n_in = 0; w.n_in < 8; ++w.n_in) {
     char name[8];
     snprintf(name, sizeof name, "in%zu", w.n_in);
@@ -384,7 +383,7 @@ int main(int argc, char **argv) {
   }
   ms = malloc(sizeof *ms * (size_t)iters);
   CHECK(ctorch_autograd_scope_enter(&no_grad, CTORCH_SCOPE_NO_GRAD));
-  amp = bench_amp_enter();
+  amp = amp_enter(&bench);
   call(&out, &w); /* warm-up */
   bench_sync();
   for (i = 0; i < iters; ++i) {
@@ -394,7 +393,7 @@ int main(int argc, char **argv) {
     bench_sync();
     ms[i] = (bench_now() - t0) * 1e3;
   }
-  if (amp) CHECK(ctorch_autocast_scope_leave(amp));
+  amp_leave(amp);
   CHECK(ctorch_autograd_scope_leave(no_grad));
   save_out(argv[6], out);
   printf("ms=");
