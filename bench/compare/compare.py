@@ -509,7 +509,7 @@ def versions(a):
     if a.device != "cpu":
         v["gpu"] = torch.cuda.get_device_name(torch.device(a.device))
         v["cuda"] = torch.version.cuda
-        v["onnxruntime_providers"] = ort_has_cuda()[1]
+        v["onnxruntime_providers"] = a.ort_providers
     v["cores"] = os.cpu_count()
     return v
 
@@ -552,7 +552,7 @@ def main():
     a.ort = True
     if a.device != "cpu":
         os.environ["MODEL_BENCH_DEVICE"] = a.device  # the C program's device (model_bench.c)
-        a.ort, providers = ort_has_cuda()
+        a.ort, a.ort_providers = ort_has_cuda()
     os.makedirs(a.work, exist_ok=True)
     logf = open(os.path.join(a.work, "log.txt"), "a")
 
@@ -564,7 +564,7 @@ def main():
     v = versions(a)
     log(f"versions {json.dumps(v)}; uptime: {sh(['uptime']).strip()}")
     if not a.ort:
-        log(f"ONNX Runtime left out: its wheel has no CUDAExecutionProvider (providers: {', '.join(providers)})")
+        log(f"ONNX Runtime left out: its wheel has no CUDAExecutionProvider (providers: {', '.join(a.ort_providers)})")
     rows = []
     tag = a.models + (f"-{a.ways}" if a.ways else "") + f"-t{','.join(map(str, a.threads))}"
     tag = "".join(ch if ch.isalnum() or ch in ",.-" else "_" for ch in tag)
