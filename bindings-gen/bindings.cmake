@@ -1,5 +1,5 @@
 # Language bindings generated from api.json at build time (see
-# docs/bindings.md): build/bindings/{python,node,go,rust}. Generation needs only
+# docs/api-json.md): build/bindings/{python,node,go,rust}. Generation needs only
 # Python; the Node and Go tests install or compile what they need themselves.
 # A target without outputs, run on every build after ctorch_generate (files
 # are rewritten only when they change, ~1 s each): listing api.json as a

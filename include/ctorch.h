@@ -2508,7 +2508,7 @@ CTORCH_API ctorch_status ctorch_train_state_latest(char **out, const char *dir);
 /* ------------------------------------------------------------------ */
 /* Training utilities: gradient checkpointing, early stopping, the    */
 /* autograd profiler (torch.utils.checkpoint, Lightning's             */
-/* EarlyStopping, torch.autograd.profiler). See docs/training_utils.md.*/
+/* EarlyStopping, torch.autograd.profiler). See docs/training-utils.md.*/
 /* ------------------------------------------------------------------ */
 
 /** Flag of ctorch_nn_checkpoint: preserve_rng_state=False (the recompute draws fresh random numbers). */
@@ -3325,7 +3325,7 @@ CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out
 
 /* ------------------------------------------------------------------ */
 /* For language bindings: errors across threads, native memory, the    */
-/* API's identity, and enums for schema ints. See docs/bindings.md;    */
+/* API's identity, and enums for schema ints. See docs/api-json.md;    */
 /* api.json (installed beside ops.json) describes this whole header.   */
 /*                                                                     */
 /* Doc-comment tags read by the api.json generator where the rules of */

@@ -2,7 +2,7 @@
 cheader) with the meaning of each parameter made explicit.
 
 The header states most of it through its contract, which these rules
-apply (docs/bindings.md lists them for binding authors):
+apply (docs/api-json.md lists them for binding authors):
 - out-parameters come first: the leading run of non-const pointers;
 - a pointer directly followed by a size_t is an array of that length (a
   run of pointers followed by one size_t all share it), a void pointer

@@ -1,5 +1,5 @@
 """Emits api.json, the one machine-readable description of the whole C API
-(docs/bindings.md documents its format), the C program that measures the
+(docs/api-json.md documents its format), the C program that measures the
 struct layouts, and ctorch_abi.h (the ABI hash the library reports)."""
 from __future__ import annotations
 

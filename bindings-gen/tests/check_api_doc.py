@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The binding docs (docs/bindings.md and docs/bindings-languages.md, read as
+"""The binding docs (docs/api-json.md and docs/bindings-languages.md, read as
 one text) document every key that occurs in api.json: walks the
 generated file (every object at every depth; the keys of the maps keyed by names,
 `types`, `overload_groups` and `nn_conventions.values`, are names, not keys) and fails on a
@@ -8,7 +8,7 @@ example). Prints the number of distinct keys and each undocumented one with
 a path where it occurs.
 
     bindings-gen/tests/check_api_doc.py --api build/api.json \
-        --doc docs/bindings.md docs/bindings-languages.md
+        --doc docs/api-json.md docs/bindings-languages.md
 """
 import argparse
 import json

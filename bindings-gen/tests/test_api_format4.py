@@ -1,5 +1,5 @@
 """api.json format 4 (issue 44): what a generator written from
-docs/bindings.md alone met in format 3, each checked against the C compiler
+docs/api-json.md alone met in format 3, each checked against the C compiler
 or the real header and version scripts:
 
 - a function pointer's `c_type` held the parameter's name
@@ -26,7 +26,7 @@ CC = os.environ.get("CC", "cc")
 
 
 def declaration(p: dict) -> str:
-    """A parameter's declaration by docs/bindings.md's rule."""
+    """A parameter's declaration by docs/api-json.md's rule."""
     if p["type"]["kind"] == "variadic":
         return "..."
     return p.get("c_decl") or (p["c_type"] + ("" if p["c_type"].endswith("*") else " ") + p["name"])

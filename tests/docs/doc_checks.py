@@ -57,7 +57,7 @@ def check_all(src, build, api, doc_files):
     number("docs/bindings-languages.md", r"the (\d+) `\*_free` functions", sum(1 for k in nw if k.endswith("_free")),
            "*_free functions among NOT_WRAPPED")
     if api["torch_version"].startswith("1.13."):  # the sentence gives 1.13.1's figure
-        number("docs/bindings.md", r"On libtorch 1\.13\.1, (\d+) operator names have several overloads",
+        number("docs/api-json.md", r"On libtorch 1\.13\.1, (\d+) operator names have several overloads",
                counts["overloaded_names"], "overloaded operator names (api.json counts.overloaded_names)")
     number("docs/modules.md", r"tests/nn/cases/\*\.txt: (\d+) cases", _nn_cases(src),
            "cases in tests/nn/cases/*.txt")

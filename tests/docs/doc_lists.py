@@ -1,6 +1,6 @@
 """Lists and version figures the docs state that the source tree knows
 (issue 44: the examples table lacked dqn.c, the layout row six programs, the
-install list four packages, shim/README a folder, and bindings.md's Linear
+install list four packages, shim/README a folder, and api-json.md's Linear
 entry two arguments). Each check reads both sides from the files themselves,
 so a new example, folder, package or artifact kind fails here until the docs
 name it. Called by doc_checks.check_all; each error names the file and what
@@ -139,17 +139,17 @@ def check_lists(src, api):
             errs.append(f"README.md:{readme.count(chr(10), 0, m.start()) + 1}: says {m.group(1)} for {what}; "
                         f"the script uses {want}")
 
-    # docs/bindings.md: the format version row, and the Linear entry whole.
-    bind = _read(src, "docs/bindings.md")
+    # docs/api-json.md: the format version row, and the Linear entry whole.
+    bind = _read(src, "docs/api-json.md")
     m = re.search(r'^\| `format`, `format_version`, `format_minor` \| `"ctorch-api"`, `(\d+)`, `(\d+)`', bind, re.M)
     have = (int(m.group(1)), int(m.group(2))) if m else None
     want = (api["format_version"], api.get("format_minor", 0))
     if have != want:
-        errs.append(f"docs/bindings.md: the format row says {have}; api.json is format {want[0]}.{want[1]}")
+        errs.append(f"docs/api-json.md: the format row says {have}; api.json is format {want[0]}.{want[1]}")
     m = re.search(r"```json\n(\{\"kind\": \"Linear\",.*?)```", bind, re.S)
     entry = next((k for k in api.get("nn_modules", []) if k["kind"] == "Linear"), None)
     if not m:
-        errs.append("docs/bindings.md: the Linear entry of nn_modules is gone; update tests/docs/doc_lists.py")
+        errs.append("docs/api-json.md: the Linear entry of nn_modules is gone; update tests/docs/doc_lists.py")
     elif entry is not None and json.loads(m.group(1)) != entry:
-        errs.append(f"docs/bindings.md: the Linear entry differs from api.json's; write {json.dumps(entry)}")
+        errs.append(f"docs/api-json.md: the Linear entry differs from api.json's; write {json.dumps(entry)}")
     return errs

@@ -5,7 +5,7 @@ optional trailing options object for the rest, overload dispatchers, Tensor
 methods). The hand-written runtime (index.js and its modules, package.json) is copied from
 bindings-gen/node/.
 
-JS conventions (docs/bindings.md): handles are BigInt; `null` is None; an
+JS conventions (docs/api-json.md): handles are BigInt; `null` is None; an
 empty JS array is PyTorch's [] (passed as a non-NULL pointer of length 0);
 integer-valued JS numbers are INT Scalars, others FLOAT (ct.float(2) forces
 FLOAT); out-parameters use preallocated typed arrays (JS is single-threaded).
@@ -91,7 +91,7 @@ def emit_capi(doc: Api) -> str:
     enums = {e.name: {v.name: v.value for v in e.values} for e in doc.enums}
     out.append(f"exports.ENUMS = {json.dumps(enums)};")
     # What api.json gives as data: the status macros' bit fields and the
-    # caller buffers' size rules (docs/bindings.md), read by index.js.
+    # caller buffers' size rules (docs/api-json.md), read by index.js.
     bits = {m.name: m.bits.to_json() for m in doc.macros if m.bits is not None}
     out.append(f"exports.STATUS_BITS = {json.dumps(bits)};")
     sizes = {f.name: {p.name: p.buffer_size.to_json() for p in f.params if p.buffer_size is not None}

@@ -1,4 +1,4 @@
-"""Rust binding emitter: api.json -> two cargo crates (docs/bindings.md).
+"""Rust binding emitter: api.json -> two cargo crates (docs/api-json.md).
 
 - ctorch-sys: raw `extern "C"` declarations of every exported function, the
   enums (an integer type alias and a `const` per value), the structs

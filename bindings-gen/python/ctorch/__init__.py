@@ -19,7 +19,7 @@ load_safetensors, from_handle).
 
 This is the only Python module called ctorch: the repository's former
 python/ctorch.py (DLPack and checkpoints only) is ctorch.interop now; what
-changed for its callers is listed there and in docs/interop.md.
+changed for its callers is listed there and in docs/interop-tensors.md.
 """
 import sys as _sys
 import types as _types

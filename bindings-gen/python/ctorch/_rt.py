@@ -2,7 +2,7 @@
 handle class and the argument conversions the generated code (_ops.py)
 calls. Everything C-level comes from _capi.py, generated from api.json.
 
-Conventions followed (docs/bindings.md): a tensor handle is owned by
+Conventions followed (docs/api-json.md): a tensor handle is owned by
 exactly one Tensor object and freed when it is collected (CPython frees
 deterministically on the last reference; `del t` or `t.dispose()` frees
 at once); an empty Python list becomes a non-NULL pointer of length 0

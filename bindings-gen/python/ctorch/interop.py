@@ -8,7 +8,7 @@ top level (ctorch.from_torch, ctorch.save, ...).
     ctorch.save(t, "t.pt"); ctorch.load("t.pt")
 
 This module is also what the repository's former hand-written module
-python/ctorch.py became (docs/interop.md, "Python"): the same functions, with
+python/ctorch.py became (docs/interop-tensors.md, "Python"): the same functions, with
 the same behaviour. Differences for its callers: save/save_dict take
 torch.save's order (object, path) and still accept the old (path, object);
 Tensor.free() is Tensor.dispose(); a handle a C call returned is adopted with
