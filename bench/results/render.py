@@ -11,8 +11,9 @@ against. A run holds:
   machine     {"cpu": model, "flags": the flags that matter (AVX2, AVX-512, AMX...),
                "cores": N, "os": ..., "gpu": model, driver, CUDA where one was used}
   libtorch    the version(s) measured, e.g. "1.13.1 and 2.15.0"
-  figures     a list of tables {"caption", "columns", "rows"}; a cell carries
-              its unit, or the column does
+  figures     a list of tables {"caption", "columns", "rows", "hidden"}; a cell
+              carries its unit, or the column does; "hidden" columns (a load
+              average per row) stay in the record, off the page
   conditions  what the machine was doing (load, other jobs): read the
               figures with it; kept in the record, not on the page
   notes       what the run showed beyond its tables (Markdown); for a run
@@ -99,12 +100,15 @@ def _cell(v):
 
 
 def table(t):
+    """A figures table in Markdown, less the columns the record keeps for itself ("hidden":
+    e.g. each process's load average, which reads the figures but is no figure)."""
+    keep = [i for i, c in enumerate(t["columns"]) if c not in (t.get("hidden") or [])]
     out = []
     if t.get("caption"):
         out += [t["caption"], ""]
-    out.append("| " + " | ".join(_cell(c) for c in t["columns"]) + " |")
-    out.append("|" + "---|" * len(t["columns"]))
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in t.get("rows") or []]
+    out.append("| " + " | ".join(_cell(t["columns"][i]) for i in keep) + " |")
+    out.append("|" + "---|" * len(keep))
+    out += ["| " + " | ".join(_cell(row[i]) for i in keep) + " |" for row in t.get("rows") or []]
     return out + [""]
 
 
