@@ -1,5 +1,5 @@
-/*
- * ctorch.h - a C ABI over LibTorch.
+/**
+ * @mainpage ctorch.h - a C ABI over LibTorch
  *
  * THE CONTRACT (read this once; every function below follows it)
  *
@@ -128,21 +128,73 @@
  *   docs/guarantees.md, "What may be shared between threads".
  *
  * Generated operators.  Every ATen operator is declared in ctorch_ops.h
- *   (included at the end of this header), named ctorch_<name>_<overload>,
+ *   (included at the end of this header), named `ctorch_<name>_<overload>`,
  *   with its schema as its doc comment; the naming and type mapping are
  *   described there and in the README.
+ *
+ * CONTENTS.  The declarations are grouped by area, in this order; each
+ *   group opens with what it owns and, where they differ from the contract
+ *   above, its threads, errors and ownership:
+ *   - @ref macros "Version and declaration macros"
+ *   - @ref status "Status codes and errors"
+ *   - @ref types "Enums and value types"
+ *   - @ref handles "Handle types"
+ *   - @ref library "Library: versions, threads, seeds"
+ *   - @ref tensors "Tensors: creation, data, metadata, printing"
+ *   - @ref tensor_lists "Tensor lists"
+ *   - @ref scopes "Handle scopes"
+ *   - @ref generators "Generators"
+ *   - @ref autograd "Autograd"
+ *   - @ref optim "Optimizers, schedules, initialisation, clipping, TensorBoard"
+ *   - @ref transforms "Transforms and metrics"
+ *   - @ref images "Images: JPEG and PNG"
+ *   - @ref data "Data: datasets and loaders"
+ *   - @ref io "Saving and loading: DLPack, torch.save, safetensors, NumPy"
+ *   - @ref nn "Modules (torch.nn)"
+ *   - @ref train_state "Training checkpoints"
+ *   - @ref train_utils "Training utilities"
+ *   - @ref dist "Distributed"
+ *   - @ref torchscript "TorchScript modules and values"
+ *   - @ref models "Models in and out: tracing, AOTInductor, inference"
+ *   - @ref gpu "GPU: CUDA devices, streams, graphs, mixed precision"
+ *   - @ref bindings "For language bindings"
+ *   - @ref dispatcher "Operators by name (the dispatcher)"
+ *   - @ref ops "Generated operators"
+ *
+ * The reference generated from this header (scripts/reference) shows the
+ * same groups; docs/reference.md says how to build it.
  */
 #ifndef CTORCH_H
 #define CTORCH_H
+
+/**
+ * @file ctorch.h
+ * @brief The C API: every hand-written function, grouped by area; the
+ * generated operators come from ctorch_ops.h, included at the end.
+ */
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/* ================================================================== */
+/**
+ * @defgroup macros Version and declaration macros
+ *
+ * The version of ctorch as numbers for the preprocessor (ctorch_version() gives
+ * the text at run time; ctorch_ops.h adds CTORCH_TORCH_VERSION_*, the
+ * libtorch's), and the macros the declarations below are written with.
+ * @{
+ */
+
+/** ctorch's major version (ctorch_version() gives the whole version as text at run time). */
 #define CTORCH_VERSION_MAJOR 0
+/** ctorch's minor version. */
 #define CTORCH_VERSION_MINOR 1
+/** ctorch's patch version. */
 #define CTORCH_VERSION_PATCH 0
 
+/** Marks a function of the C API (exported from libctorch). */
 #if defined(__GNUC__)
 #define CTORCH_API __attribute__((visibility("default")))
 #else
@@ -152,19 +204,29 @@
 /* Enums are int32_t-sized in C (every supported ABI) and declared so in C++:
  * with a fixed underlying type, any int32 value a C caller passes is a valid
  * C++ value that ctorch can check and reject, not undefined behaviour. */
+/** Gives every enum int32_t as its underlying type in C++ (nothing in C). */
 #ifdef __cplusplus
 #define CTORCH_ENUM_BASE : int32_t
 #else
 #define CTORCH_ENUM_BASE
 #endif
 
+/** @} */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ */
-/* Status codes                                                        */
-/* ------------------------------------------------------------------ */
+/* ================================================================== */
+/**
+ * @defgroup status Status codes and errors
+ *
+ * Owns the status codes every call returns and the calling thread's last
+ * error message. Threads: the last error is per thread. These functions
+ * cannot fail: they return text, not a status (the exceptions the contract
+ * names).
+ * @{
+ */
 
 /** Result of every call. Values are stable. */
 typedef enum ctorch_status CTORCH_ENUM_BASE {
@@ -191,9 +253,19 @@ CTORCH_API const char *ctorch_last_error(void);
 /** Borrowed: this thread's last error message including libtorch's C++ backtrace when it had one; "" if none. Valid until this thread's next failing call. */
 CTORCH_API const char *ctorch_last_error_backtrace(void);
 
-/* ------------------------------------------------------------------ */
-/* Enums and small value types                                         */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup types Enums and value types
+ *
+ * Plain values passed by value: dtype, device, layout, memory format and
+ * scalars. Their numeric values are stable ABI and do not follow c10's
+ * numbering; an out-of-range value is refused with CTORCH_INVALID_ARGUMENT
+ * by every function that takes one. The static inline ctorch_scalar_*
+ * constructors return the value itself.
+ * @{
+ */
 
 /** Element type. 0 is deliberately invalid so zeroed memory is caught. */
 typedef enum ctorch_dtype CTORCH_ENUM_BASE {
@@ -310,9 +382,17 @@ static inline ctorch_device ctorch_device_cpu(void) {
   return d;
 }
 
-/* ------------------------------------------------------------------ */
-/* Handles                                                             */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup handles Handle types
+ *
+ * The three handle types every other group uses: tensors, tensor lists and
+ * generators. A handle returned through an out-parameter is new (the caller
+ * frees it with its type's *_free); a handle passed in is borrowed.
+ * @{
+ */
 
 /** A tensor (one counted reference; an opaque value, not a pointer). NULL = undefined tensor. */
 typedef struct ctorch_tensor_s *ctorch_tensor;
@@ -321,9 +401,17 @@ typedef struct ctorch_tensor_list_s *ctorch_tensor_list;
 /** A random number generator; NULL wherever one is optional = the default generator. */
 typedef struct ctorch_generator_s *ctorch_generator;
 
-/* ------------------------------------------------------------------ */
-/* Library                                                             */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup library Library: versions, threads, seeds
+ *
+ * Process-wide settings and facts. Set the thread counts and seeds before
+ * other threads run operators (see the contract's Threads); the version
+ * strings are borrowed static text.
+ * @{
+ */
 
 /** Borrowed static ctorch version string, e.g. "0.1.0". */
 CTORCH_API ctorch_status ctorch_version(const char **out);
@@ -348,9 +436,19 @@ CTORCH_API ctorch_status ctorch_cuda_device_count(int *out);
 /** Size in bytes of one element of dtype. */
 CTORCH_API ctorch_status ctorch_dtype_size(size_t *out, ctorch_dtype dtype);
 
-/* ------------------------------------------------------------------ */
-/* Tensors: creation, data, metadata                                   */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup tensors Tensors: creation, data, metadata, printing
+ *
+ * Owns ctorch_tensor handles: each new handle holds one reference and is
+ * freed once with ctorch_tensor_free. Reads of one tensor may run on many
+ * threads at once; a write (an in-place operator, requires_grad, a .grad
+ * change) is exclusive. Arithmetic on tensors is in the generated operators
+ * (ctorch_ops.h).
+ * @{
+ */
 
 /**
  * Drops one reference. NULL-safe; returns nothing. The handle is invalid
@@ -443,9 +541,34 @@ CTORCH_API ctorch_status ctorch_tensor_contiguous(ctorch_tensor *out, ctorch_ten
 /** New NUL-terminated rendering of the tensor as libtorch prints it; free with ctorch_string_free. */
 CTORCH_API ctorch_status ctorch_tensor_to_string(char **out, ctorch_tensor t);
 
-/* ------------------------------------------------------------------ */
-/* Tensor lists (returned by ops whose schema returns Tensor[])        */
-/* ------------------------------------------------------------------ */
+/**
+ * NEW text (free with ctorch_string_free) equal to Python's str(t) under
+ * torch.set_printoptions(precision, threshold, edgeitems, linewidth,
+ * sci_mode) of the libtorch built against: "tensor([...])" with the
+ * summarised "..." rows and items beyond threshold elements, the dtype,
+ * device, size, grad_fn and requires_grad suffixes. Each integer argument
+ * < 0 takes PyTorch's default (precision 4, threshold 1000, edgeitems 3,
+ * linewidth 80; INT64_MAX as threshold prints everything, as
+ * profile='full'); precision above 1000, edgeitems above 2^20 and
+ * sci_mode other than -1 (automatic, Python's None), 0 (off) or 1 (on): INVALID_ARGUMENT.
+ * Sparse and quantized tensors: NOT_IMPLEMENTED (ctorch_tensor_to_string
+ * prints them). On PyTorch 1.13, edgeitems 0 with a summarised tensor is
+ * refused (VALUE): that Python fails on it.
+ */
+CTORCH_API ctorch_status ctorch_tensor_format(char **out, ctorch_tensor t, int64_t precision, int64_t threshold,
+                                              int64_t edgeitems, int64_t linewidth, int sci_mode);
+
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup tensor_lists Tensor lists
+ *
+ * Lists of tensors returned by the operators whose schema returns Tensor[]:
+ * the list owns a reference to each element; ctorch_tensor_list_get returns
+ * a new handle to one of them; ctorch_tensor_list_free drops them all.
+ * @{
+ */
 
 /** Number of tensors in the list. */
 CTORCH_API ctorch_status ctorch_tensor_list_size(size_t *out, ctorch_tensor_list list);
@@ -454,22 +577,29 @@ CTORCH_API ctorch_status ctorch_tensor_list_get(ctorch_tensor *out, ctorch_tenso
 /** Frees the list and its references. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_tensor_list_free(ctorch_tensor_list list);
 
-/* ------------------------------------------------------------------ */
-/* Handle scopes (free what a block of code made, keep what it returns) */
-/*                                                                     */
-/* While a scope is open on a thread, every NEW tensor handle that a  */
-/* ctorch call returns on that thread (operators, forward, accessors) */
-/* is recorded in the innermost scope; leaving the scope frees every  */
-/* handle still recorded. ctorch_tensor_free on a recorded handle     */
-/* frees it at once and forgets it (no double free); keeping a handle */
-/* moves it to the enclosing scope, or out of all scopes. Only tensor */
-/* handles are recorded (lists, dicts, modules are freed as usual).   */
-/* Autograd is unaffected: a graph keeps its own references to what   */
-/* backward needs, so results freed by a scope can still be           */
-/* differentiated through the handles kept. A binding whose garbage  */
-/* collector frees handles must keep (ctorch_handle_scope_keep) each  */
-/* handle it hands to the collector, or not open scopes around them.  */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup scopes Handle scopes
+ *
+ * While a scope is open on a thread, every NEW tensor handle that a
+ * ctorch call returns on that thread (operators, forward, accessors)
+ * is recorded in the innermost scope; leaving the scope frees every
+ * handle still recorded. ctorch_tensor_free on a recorded handle
+ * frees it at once and forgets it (no double free); keeping a handle
+ * moves it to the enclosing scope, or out of all scopes. Only tensor
+ * handles are recorded (lists, dicts, modules are freed as usual).
+ * Autograd is unaffected: a graph keeps its own references to what
+ * backward needs, so results freed by a scope can still be
+ * differentiated through the handles kept. A binding whose garbage
+ * collector frees handles must keep (ctorch_handle_scope_keep) each
+ * handle it hands to the collector, or not open scopes around them.
+ *
+ * Threads: scopes are per thread; a scope is left on the thread that opened
+ * it.
+ * @{
+ */
 
 /** An open handle scope. */
 typedef struct ctorch_handle_scope_s *ctorch_handle_scope;
@@ -491,9 +621,19 @@ CTORCH_API ctorch_status ctorch_handle_scope_keep(ctorch_tensor t);
 /** Number of tensor handles the calling thread's innermost scope holds (0 without a scope). */
 CTORCH_API ctorch_status ctorch_handle_scope_size(size_t *out);
 
-/* ------------------------------------------------------------------ */
-/* Generators                                                          */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup generators Generators
+ *
+ * Random number generators, passed to the random operators (NULL = the
+ * default generator). Threads: random operators lock the generator they use,
+ * so one generator may be shared, but which thread draws which numbers then
+ * depends on scheduling: use one generator per thread for reproducible
+ * draws.
+ * @{
+ */
 
 /** New generator for device (CPU, or CUDA where available) seeded with seed. */
 CTORCH_API ctorch_status ctorch_generator_new(ctorch_generator *out, ctorch_device device, uint64_t seed);
@@ -502,13 +642,22 @@ CTORCH_API ctorch_status ctorch_generator_set_seed(ctorch_generator g, uint64_t 
 /** Frees a generator. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_generator_free(ctorch_generator g);
 
-/* ------------------------------------------------------------------ */
-/* Autograd                                                            */
-/*                                                                     */
-/* Gradients are recorded on tensors that require grad, as in PyTorch. */
-/* A graph keeps its own references to the tensors it needs, so inputs */
-/* may be freed by the caller while a graph still uses them.           */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup autograd Autograd
+ *
+ * Gradients are recorded on tensors that require grad, as in PyTorch.
+ * A graph keeps its own references to the tensors it needs, so inputs
+ * may be freed by the caller while a graph still uses them.
+ *
+ * Owns the grad-mode scopes (per thread, like ctorch_handle_scope) and the
+ * custom functions written in C. Errors in a backward pass come back as the
+ * status of the call that ran it (ctorch_tensor_backward,
+ * ctorch_autograd_grad).
+ * @{
+ */
 
 /** Sets whether autograd records operations on t (t must be a leaf to turn it on; floating/complex dtype). t is borrowed. */
 CTORCH_API ctorch_status ctorch_tensor_set_requires_grad(ctorch_tensor t, int requires_grad);
@@ -660,12 +809,21 @@ CTORCH_API ctorch_status ctorch_autograd_ctx_mark_non_differentiable(ctorch_auto
 /** Sets the message reported when the current callback returns a failure status (copied). */
 CTORCH_API ctorch_status ctorch_autograd_ctx_set_error(ctorch_autograd_ctx ctx, const char *message);
 
-/* ------------------------------------------------------------------ */
-/* Optimizers, learning-rate schedules, parameter initialisation       */
-/*                                                                     */
-/* Optimizers wrap libtorch's torch::optim. They keep their own        */
-/* references to the parameters, so the caller may free its handles.   */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup optim Optimizers, schedules, initialisation, clipping, TensorBoard
+ *
+ * Optimizers wrap libtorch's torch::optim. They keep their own
+ * references to the parameters, so the caller may free its handles.
+ *
+ * Threads: optimizers and LR schedulers are exclusive handles: a call made
+ * while another thread's call on the same handle runs returns CTORCH_BUSY
+ * and does nothing. Summary writers serialise their calls inside and may be
+ * shared.
+ * @{
+ */
 
 /** Which optimizer (the update rules are PyTorch's). */
 typedef enum ctorch_optimizer_kind CTORCH_ENUM_BASE {
@@ -705,7 +863,8 @@ typedef struct ctorch_optim_options {
   int nesterov;         /**< SGD: needs momentum > 0 and dampening 0 */
   int amsgrad;          /**< Adam, AdamW */
   int centered;         /**< RMSprop */
-  double beta1, beta2;  /**< Adam, AdamW */
+  double beta1;         /**< Adam, AdamW */
+  double beta2;         /**< Adam, AdamW */
   double eps;           /**< Adam, AdamW, RMSprop, Adagrad */
   double alpha;         /**< RMSprop smoothing constant */
   double lr_decay;      /**< Adagrad */
@@ -727,7 +886,8 @@ typedef struct ctorch_optim_options_v2 {
   int nesterov;         /**< SGD: needs momentum > 0 and dampening 0 */
   int amsgrad;          /**< Adam, AdamW */
   int centered;         /**< RMSprop */
-  double beta1, beta2;  /**< Adam, AdamW, NAdam, RAdam, Adamax */
+  double beta1;         /**< Adam, AdamW, NAdam, RAdam, Adamax */
+  double beta2;         /**< Adam, AdamW, NAdam, RAdam, Adamax */
   double eps;           /**< Adam, AdamW, RMSprop, Adagrad, NAdam, RAdam, Adamax, Adadelta */
   double alpha;         /**< RMSprop smoothing constant */
   double lr_decay;      /**< Adagrad */
@@ -819,8 +979,8 @@ CTORCH_API ctorch_status ctorch_optimizer_load(ctorch_optimizer opt, const char 
 /**
  * Writes the state in the format of Python's optimizer.state_dict(), as
  * torch.save does ({'state': {index: {...}}, 'param_groups': [{options...,
- * 'params': [index...]}]}), so that torch.optim.<Kind>(params)
- * .load_state_dict(torch.load(path)) continues the run (PyTorch >= 1.13;
+ * 'params': [index...]}]}). Python continues the run with
+ * `torch.optim.<Kind>(params).load_state_dict(torch.load(path))` (PyTorch >= 1.13;
  * loadable with weights_only=True). SGD, Adam and AdamW only (others:
  * NOT_IMPLEMENTED). Parameters are numbered across the groups in order, as
  * Python does. Atomic like ctorch_save. Errors: IO, NOT_IMPLEMENTED.
@@ -854,7 +1014,7 @@ typedef enum ctorch_optim_impl CTORCH_ENUM_BASE {
 } ctorch_optim_impl;
 /**
  * Chooses how opt's later steps run (initially CTORCH_OPTIM_IMPL_DEFAULT).
- * FOREACH computes what Python's torch.optim.<Kind>(..., foreach=True)
+ * FOREACH computes what Python's `torch.optim.<Kind>(..., foreach=True)`
  * computes, op for op (bit-identical on the CPU); FUSED what fused=True
  * does. Refusals, opt unchanged: INVALID_ARGUMENT (NULL opt, impl not a
  * ctorch_optim_impl); NOT_IMPLEMENTED (FOREACH or FUSED for LBFGS, which
@@ -1128,8 +1288,8 @@ CTORCH_API ctorch_status ctorch_clip_grad_value_(const ctorch_tensor *params, si
 typedef struct ctorch_summary_writer_s *ctorch_summary_writer;
 /**
  * NEW writer of a new event file in log_dir (created with its parents if
- * missing), named as torch names them: events.out.tfevents.<time>.<host>.
- * <pid>.<n><filename_suffix>. filename_suffix may be NULL (none); it may
+ * missing). Its name is torch's:
+ * `events.out.tfevents.<time>.<host>.<pid>.<n><filename_suffix>`. filename_suffix may be NULL (none); it may
  * not contain '/'. Errors: IO (the directory or file cannot be made).
  * Free with ctorch_summary_writer_free.
  * @nullable filename_suffix
@@ -1162,7 +1322,7 @@ CTORCH_API ctorch_status ctorch_summary_writer_add_text(ctorch_summary_writer w,
                                                         int64_t step, double wall_time);
 /**
  * add_hparams(hparam_dict, metric_dict, run_name=run_name) as torch does it:
- * a new event file in <log_dir>/<run_name> (run_name NULL: the time as
+ * a new event file in `<log_dir>/<run_name>` (run_name NULL: the time as
  * Python's str(time.time()) prints it) holding the hparams plugin's
  * experiment, session-start and session-end records, then one scalar per
  * metric. Hyper-parameter i is named names[i] and is the string texts[i]
@@ -1184,14 +1344,22 @@ CTORCH_API ctorch_status ctorch_summary_writer_flush(ctorch_summary_writer w);
 /** Closes the file and frees the writer (records are already written). NULL-safe; returns nothing. */
 CTORCH_API void ctorch_summary_writer_free(ctorch_summary_writer w);
 
-/* ------------------------------------------------------------------ */
-/* Transforms and metrics                                              */
-/*                                                                     */
-/* Batch transforms on images [N, C, H, W] as torchvision's transforms */
-/* would give applied per image by a DataLoader, each image drawing    */
-/* its own random numbers; and classification metrics equal to         */
-/* scikit-learn's (docs/training-data.md, docs/training.md "Metrics"). */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup transforms Transforms and metrics
+ *
+ * Batch transforms on images [N, C, H, W] as torchvision's transforms
+ * would give applied per image by a DataLoader, each image drawing
+ * its own random numbers; and classification metrics equal to
+ * scikit-learn's (docs/training-data.md, docs/training.md "Metrics").
+ *
+ * Transforms are handles (free with ctorch_transform_free) that a data
+ * loader applies or a caller runs; reads of one transform are concurrent.
+ * Metrics are plain functions of borrowed tensors.
+ * @{
+ */
 
 /**
  * A transform of a batch of images. Handles are reference counted: a
@@ -1335,71 +1503,6 @@ CTORCH_API ctorch_status ctorch_transform_center_crop(ctorch_transform *out, int
  */
 CTORCH_API ctorch_status ctorch_transform_convert_image_dtype(ctorch_transform *out, ctorch_dtype dtype);
 
-/* ------------------------------------------------------------------ */
-/* Images: JPEG and PNG files into tensors (torchvision.io)            */
-/*                                                                     */
-/* Decoded with the system's libjpeg (libjpeg-turbo) and libpng, as    */
-/* torchvision.io.decode_jpeg / decode_png do: the same pixels where   */
-/* both use the same libraries (tests/image/image_vs_torchvision.py).  */
-/* Hostile input is safe: truncated or corrupt data gives VALUE and a  */
-/* message naming the library's complaint; the image's size is checked */
-/* from its header before any pixel memory is taken (see               */
-/* ctorch_image_set_max_pixels); libjpeg's and libpng's errors never   */
-/* exit the process and their warnings are not printed.                */
-/* ------------------------------------------------------------------ */
-
-/** How to convert the decoded pixels (torchvision.io.ImageReadMode; numbered from 1 here, 0 is invalid). */
-typedef enum ctorch_image_read_mode CTORCH_ENUM_BASE {
-  CTORCH_IMAGE_READ_UNCHANGED = 1, /**< the file's channels (a palette PNG: its indices, one byte each) */
-  CTORCH_IMAGE_READ_GRAY = 2,      /**< 1 channel (PNG colour -> gray with libpng's 0.2989/0.587/0.114) */
-  CTORCH_IMAGE_READ_GRAY_ALPHA = 3, /**< 2 channels (PNG only) */
-  CTORCH_IMAGE_READ_RGB = 4,       /**< 3 channels */
-  CTORCH_IMAGE_READ_RGB_ALPHA = 5  /**< 4 channels (PNG only); an image without alpha gets an opaque one */
-} ctorch_image_read_mode;
-
-/**
- * Decodes a JPEG or PNG image held in memory (told apart by its first
- * bytes) into a NEW contiguous CPU tensor [C, H, W]: UINT8 for 8-bit (and
- * 1/2/4-bit, expanded) images; INT32 holding 0..65535 for 16-bit PNGs (as
- * torchvision 0.14's decode_png with 16-bit support; torchvision >= 0.19
- * gives the same values as uint16, which libtorch 1.13 lacks; divide by
- * 65535 for [0, 1], ConvertImageDtype would divide by 2^31 - 1). data
- * (borrowed, read during the call only) holds nbytes bytes. A JPEG in
- * GRAY_ALPHA or RGB_ALPHA mode is refused (NOT_IMPLEMENTED, as torchvision
- * 0.14); a CMYK JPEG decodes only UNCHANGED (4 channels; GRAY and RGB:
- * VALUE, libjpeg's "Unsupported color conversion request", as 0.14, where
- * newer torchvision converts it itself). Where torchvision 0.14 leaves
- * pixels unwritten (a palette PNG without transparency, or 1/2/4-bit
- * images, read with alpha; 1/2/4-bit palette indices; 16-bit Adam7 PNGs)
- * or writes a filler alpha of (1 << depth) - 1, ctorch gives the decoded
- * pixels and an opaque alpha.
- * Errors: NULL out or data, nbytes 0, a bad mode: INVALID_ARGUMENT; neither
- * JPEG nor PNG, truncated or corrupt data, more than 16 bits: VALUE naming
- * the library's message; an image larger than the pixel limit or whose
- * tensor exceeds ctorch_set_load_limit: OUT_OF_MEMORY before allocating.
- */
-CTORCH_API ctorch_status ctorch_image_decode(ctorch_tensor *out, const void *data, size_t nbytes,
-                                             ctorch_image_read_mode mode);
-/**
- * ctorch_image_decode of the file at path (torchvision.io.read_image). A
- * missing or unreadable file, or one that is not a regular file: IO naming
- * the path; a file larger than ctorch_set_load_limit (when set):
- * OUT_OF_MEMORY; decoding errors as ctorch_image_decode, naming the path.
- */
-CTORCH_API ctorch_status ctorch_image_read(ctorch_tensor *out, const char *path, ctorch_image_read_mode mode);
-/**
- * The largest image (width x height, in pixels) the decoders accept
- * (process-wide). The default, 178,956,970, is Pillow's decompression-bomb
- * error threshold (2 x Image.MAX_IMAGE_PIXELS); 0 means no limit of its
- * own (libjpeg's 65,500 and libpng's 1,000,000 per side still hold). The
- * check is made from the header, before memory for pixels is taken;
- * libjpeg's own working memory is bounded by the same limit (a
- * progressive JPEG's coefficient buffers) and by ctorch_set_load_limit.
- * *previous (may be NULL) gets the previous limit.
- * @nullable previous
- */
-CTORCH_API ctorch_status ctorch_image_set_max_pixels(uint64_t *previous, uint64_t max_pixels);
-
 /*
  * Metrics. `pred` is either labels (INT64 [N]) or scores (floating [N, C],
  * a row's label being its argmax, the first on ties, as numpy's); `target`
@@ -1454,9 +1557,86 @@ CTORCH_API ctorch_status ctorch_metric_precision_recall_f1_per_class(ctorch_tens
                                                                      ctorch_tensor pred, ctorch_tensor target,
                                                                      int64_t num_classes, double zero_division);
 
-/* ------------------------------------------------------------------ */
-/* Data: IDX files (MNIST-style) and a batch iterator                  */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup images Images: JPEG and PNG
+ *
+ * Decoded with the system's libjpeg (libjpeg-turbo) and libpng, as
+ * torchvision.io.decode_jpeg / decode_png do: the same pixels where
+ * both use the same libraries (tests/image/image_vs_torchvision.py).
+ * Hostile input is safe: truncated or corrupt data gives VALUE and a
+ * message naming the library's complaint; the image's size is checked
+ * from its header before any pixel memory is taken (see
+ * ctorch_image_set_max_pixels); libjpeg's and libpng's errors never
+ * exit the process and their warnings are not printed.
+ * @{
+ */
+
+/** How to convert the decoded pixels (torchvision.io.ImageReadMode; numbered from 1 here, 0 is invalid). */
+typedef enum ctorch_image_read_mode CTORCH_ENUM_BASE {
+  CTORCH_IMAGE_READ_UNCHANGED = 1, /**< the file's channels (a palette PNG: its indices, one byte each) */
+  CTORCH_IMAGE_READ_GRAY = 2,      /**< 1 channel (PNG colour -> gray with libpng's 0.2989/0.587/0.114) */
+  CTORCH_IMAGE_READ_GRAY_ALPHA = 3, /**< 2 channels (PNG only) */
+  CTORCH_IMAGE_READ_RGB = 4,       /**< 3 channels */
+  CTORCH_IMAGE_READ_RGB_ALPHA = 5  /**< 4 channels (PNG only); an image without alpha gets an opaque one */
+} ctorch_image_read_mode;
+
+/**
+ * Decodes a JPEG or PNG image held in memory (told apart by its first
+ * bytes) into a NEW contiguous CPU tensor [C, H, W]: UINT8 for 8-bit (and
+ * 1/2/4-bit, expanded) images; INT32 holding 0..65535 for 16-bit PNGs (as
+ * torchvision 0.14's decode_png with 16-bit support; torchvision >= 0.19
+ * gives the same values as uint16, which libtorch 1.13 lacks; divide by
+ * 65535 for [0, 1], ConvertImageDtype would divide by 2^31 - 1). data
+ * (borrowed, read during the call only) holds nbytes bytes. A JPEG in
+ * GRAY_ALPHA or RGB_ALPHA mode is refused (NOT_IMPLEMENTED, as torchvision
+ * 0.14); a CMYK JPEG decodes only UNCHANGED (4 channels; GRAY and RGB:
+ * VALUE, libjpeg's "Unsupported color conversion request", as 0.14, where
+ * newer torchvision converts it itself). Where torchvision 0.14 leaves
+ * pixels unwritten (a palette PNG without transparency, or 1/2/4-bit
+ * images, read with alpha; 1/2/4-bit palette indices; 16-bit Adam7 PNGs)
+ * or writes a filler alpha of (1 << depth) - 1, ctorch gives the decoded
+ * pixels and an opaque alpha.
+ * Errors: NULL out or data, nbytes 0, a bad mode: INVALID_ARGUMENT; neither
+ * JPEG nor PNG, truncated or corrupt data, more than 16 bits: VALUE naming
+ * the library's message; an image larger than the pixel limit or whose
+ * tensor exceeds ctorch_set_load_limit: OUT_OF_MEMORY before allocating.
+ */
+CTORCH_API ctorch_status ctorch_image_decode(ctorch_tensor *out, const void *data, size_t nbytes,
+                                             ctorch_image_read_mode mode);
+/**
+ * ctorch_image_decode of the file at path (torchvision.io.read_image). A
+ * missing or unreadable file, or one that is not a regular file: IO naming
+ * the path; a file larger than ctorch_set_load_limit (when set):
+ * OUT_OF_MEMORY; decoding errors as ctorch_image_decode, naming the path.
+ */
+CTORCH_API ctorch_status ctorch_image_read(ctorch_tensor *out, const char *path, ctorch_image_read_mode mode);
+/**
+ * The largest image (width x height, in pixels) the decoders accept
+ * (process-wide). The default, 178,956,970, is Pillow's decompression-bomb
+ * error threshold (2 x Image.MAX_IMAGE_PIXELS); 0 means no limit of its
+ * own (libjpeg's 65,500 and libpng's 1,000,000 per side still hold). The
+ * check is made from the header, before memory for pixels is taken;
+ * libjpeg's own working memory is bounded by the same limit (a
+ * progressive JPEG's coefficient buffers) and by ctorch_set_load_limit.
+ * *previous (may be NULL) gets the previous limit.
+ * @nullable previous
+ */
+CTORCH_API ctorch_status ctorch_image_set_max_pixels(uint64_t *previous, uint64_t max_pixels);
+
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup data Data: datasets and loaders
+ *
+ * Datasets, files of the usual formats (IDX, CIFAR) and loaders with worker
+ * threads. Threads: a ctorch_data_loader is exclusive (CTORCH_BUSY for a
+ * second thread's call); its own workers are internal.
+ * @{
+ */
 
 /**
  * Reads an IDX file (plain, or gzip-compressed: told apart by its first
@@ -1588,6 +1768,7 @@ typedef struct ctorch_dataset_s *ctorch_dataset;
  * callback makes on a worker (ctorch takes those anyway).
  */
 typedef ctorch_status (*ctorch_dataset_len_fn)(void *user_data, int64_t *out);
+/** Callback of ctorch_dataset_from_callbacks: item index into *data_out and *target_out (NEW tensors; see above). */
 typedef ctorch_status (*ctorch_dataset_get_item_fn)(void *user_data, int64_t index, ctorch_tensor *data_out,
                                                     ctorch_tensor *target_out);
 
@@ -1756,9 +1937,21 @@ typedef ctorch_status (*ctorch_data_transform_fn)(void *user_data, int64_t index
 CTORCH_API ctorch_status ctorch_data_loader_set_transform_fn(ctorch_data_loader loader, ctorch_data_transform_fn fn,
                                                              void *user_data, void (*free_user_data)(void *));
 
-/* ------------------------------------------------------------------ */
-/* Interop: DLPack, checkpoints (torch.save format), TorchScript       */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup io Saving and loading: DLPack, torch.save, safetensors, NumPy
+ *
+ * Tensors in and out of the process: DLPack (zero-copy exchange with other
+ * libraries), PyTorch's torch.save format for tensors, dicts and optimizer
+ * states, safetensors and NumPy's .npy/.npz, each to a file, to memory and
+ * through a stream. A loader never trusts a size in the data: hostile or
+ * truncated input gives a status (VALUE or IO) and a message, and
+ * ctorch_set_load_limit bounds what one load may allocate. TorchScript
+ * archives are in the TorchScript group.
+ * @{
+ */
 
 /* ---- DLPack ------------------------------------------------------- */
 /* The structs come from <dlpack/dlpack.h> (Debian libdlpack-dev 0.6, the
@@ -1949,175 +2142,132 @@ CTORCH_API ctorch_status ctorch_tensor_dict_metadata_value(const char **out, cto
 /** Borrowed value of the metadata entry named key; CTORCH_INDEX (and *out = NULL) if there is none. Valid while d lives. */
 CTORCH_API ctorch_status ctorch_tensor_dict_metadata_find(const char **out, ctorch_tensor_dict d, const char *key);
 
-/* ---- TorchScript ---------------------------------------------------- */
-
-/** A loaded TorchScript module (torch.jit.save of a scripted or traced model). */
-typedef struct ctorch_module_s *ctorch_module;
-/** A TorchScript value (IValue): argument or result of a module method. */
-typedef struct ctorch_value_s *ctorch_value;
-
-/** What a ctorch_value holds. Values are stable. */
-typedef enum ctorch_value_kind CTORCH_ENUM_BASE {
-  CTORCH_VALUE_NONE = 0,
-  CTORCH_VALUE_BOOL = 1,
-  CTORCH_VALUE_INT = 2,
-  CTORCH_VALUE_DOUBLE = 3,
-  CTORCH_VALUE_STRING = 4,
-  CTORCH_VALUE_TENSOR = 5,
-  CTORCH_VALUE_LIST = 6,
-  CTORCH_VALUE_TUPLE = 7,
-  CTORCH_VALUE_DICT = 8,
-  CTORCH_VALUE_OTHER = 9 /**< anything else (objects, devices, ...): pass-through only */
-} ctorch_value_kind;
-
-/** Frees a value. NULL-safe; returns nothing. */
-CTORCH_API void ctorch_value_free(ctorch_value v);
-/** New None value. */
-CTORCH_API ctorch_status ctorch_value_none(ctorch_value *out);
-/** New bool value (nonzero = true). */
-CTORCH_API ctorch_status ctorch_value_bool(ctorch_value *out, int v);
-/** New int value. */
-CTORCH_API ctorch_status ctorch_value_int(ctorch_value *out, int64_t v);
-/** New float (double) value. */
-CTORCH_API ctorch_status ctorch_value_double(ctorch_value *out, double v);
-/** New string value (s is copied; NUL-terminated UTF-8). */
-CTORCH_API ctorch_status ctorch_value_string(ctorch_value *out, const char *s);
-/** New tensor value holding its own reference to t (borrowed, non-NULL). */
-CTORCH_API ctorch_status ctorch_value_tensor(ctorch_value *out, ctorch_tensor t);
-/**
- * New list of n values (borrowed; their contents are shared, not deep
- * copied). TorchScript lists are typed: the element type is unified from
- * the items (all tensors -> List[Tensor], ints -> List[int], ...; items of
- * incompatible types -> TYPE, use a tuple). An empty list is retyped to
- * the parameter's type when passed to a method.
- */
-CTORCH_API ctorch_status ctorch_value_list(ctorch_value *out, const ctorch_value *items, size_t n);
-/** New tuple of n values (borrowed). */
-CTORCH_API ctorch_status ctorch_value_tuple(ctorch_value *out, const ctorch_value *items, size_t n);
-/** New Dict[str, V] from n keys (copied) and values (borrowed; V unified as for lists). Duplicate keys: the last wins. */
-CTORCH_API ctorch_status ctorch_value_dict_str(ctorch_value *out, const char *const *keys, const ctorch_value *values,
-                                               size_t n);
-/** New Dict[int, V] from n keys and values (borrowed). Duplicate keys: the last wins. */
-CTORCH_API ctorch_status ctorch_value_dict_int(ctorch_value *out, const int64_t *keys, const ctorch_value *values,
-                                               size_t n);
-
-/** Kind of the value. */
-CTORCH_API ctorch_status ctorch_value_kind_of(ctorch_value_kind *out, ctorch_value v);
-/** New tensor handle from a TENSOR value (TYPE otherwise; NULL for an undefined tensor). */
-CTORCH_API ctorch_status ctorch_value_to_tensor(ctorch_tensor *out, ctorch_value v);
-/** An INT (or BOOL) value's integer (TYPE otherwise). */
-CTORCH_API ctorch_status ctorch_value_to_int(int64_t *out, ctorch_value v);
-/** A DOUBLE or INT value as double (TYPE otherwise). */
-CTORCH_API ctorch_status ctorch_value_to_double(double *out, ctorch_value v);
-/** A BOOL value as 0/1 (TYPE otherwise). */
-CTORCH_API ctorch_status ctorch_value_to_bool(int *out, ctorch_value v);
-/** Borrowed text of a STRING value (TYPE otherwise); valid while v lives. */
-CTORCH_API ctorch_status ctorch_value_to_string(const char **out, ctorch_value v);
-/** Number of elements of a LIST, TUPLE or DICT value (TYPE otherwise). */
-CTORCH_API ctorch_status ctorch_value_size(size_t *out, ctorch_value v);
-/** New value holding element i of a LIST or TUPLE (INDEX if out of range). Lists share their elements. */
-CTORCH_API ctorch_status ctorch_value_get(ctorch_value *out, ctorch_value v, size_t i);
-/** New value holding the key of entry i of a DICT, in insertion order (INDEX if out of range). */
-CTORCH_API ctorch_status ctorch_value_dict_key(ctorch_value *out, ctorch_value v, size_t i);
-/** New value holding the value of entry i of a DICT, in insertion order (INDEX if out of range). */
-CTORCH_API ctorch_status ctorch_value_dict_value(ctorch_value *out, ctorch_value v, size_t i);
-/** New NUL-terminated description of the value's TorchScript type, e.g. "Dict[str, Tensor]"; free with ctorch_string_free. */
-CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
-
-/**
- * Loads a module saved by torch.jit.save. map_location: NULL = the devices
- * it was saved on, else every tensor is loaded onto that device. Missing
- * or unreadable file -> IO; not a TorchScript archive, or code that does
- * not compile -> VALUE. Before libtorch reads it, the archive is checked,
- * its code scanned for the class bodies libtorch's importer crashes on and
- * its pickles replayed for what libtorch's unpickler does not check (VALUE,
- * naming the record); libtorch's compiler may still crash on other crafted
- * code: load trusted files only (checkpoints, read by ctorch's own code,
- * are the format for untrusted data).
+/* ---- Saving and loading through memory and streams ---- */
+/*
+ * Every torch.save form above has a buffer form and a stream form with the
+ * same bytes (one writer and one reader per format: the file form is the
+ * buffer/stream form plus the file's I/O) and the same checks of hostile
+ * input (a loader never trusts a size in the data; ctorch_set_load_limit
+ * applies). What Python's torch.save(obj, io.BytesIO()) writes loads here and
+ * the other way round.
  *
- * A TorchScript archive is code, and loading it runs some (each object's
- * __setstate__). So before any of it runs, every function and method in
- * the archive is compiled (not run) and the archive is refused (VALUE,
- * naming the operator, the function and the source line) if its code calls
- * an operator that reads or writes files or talks to other processes:
- * aten::save, aten::from_file, debugprims::load_tensor, prim::rpc_async,
- * prim::rpc_sync, prim::rpc_remote, any c10d::, _c10d_functional::,
- * _c10d_functional_autograd:: or symm_mem:: operator, and any operator with
- * a string argument named as a file (filename, path, file, ...). Printing
- * (print, warnings) is allowed. Code that cannot be compiled is refused, as
- * are the model.json and flatbuffer formats, built-in classes and load-time
- * loops (see the end of this header). Same as ctorch_module_load_ex(.., 0).
+ * The *_to_buffer forms copy out as ctorch_store_get does: *out_len gets
+ * the full length of the bytes and buf (the caller's, cap bytes; NULL when
+ * cap is 0) the first min(length, cap) of them. A caller that does not know
+ * a bound calls twice (cap 0 for the length, then a buffer of that size: the
+ * bytes are the same each time); the length-only call writes nothing but
+ * still computes the records' CRC-32s. An input buffer (const void *data,
+ * size_t len) is borrowed for the call; data may be NULL only when len is 0.
+ *
+ * Streams: a write callback gets the bytes in order, in chunks, and returns
+ * CTORCH_OK, or another status to stop the save (which then fails with
+ * CTORCH_IO naming that status; the callback may already have been given
+ * part of the bytes). A read callback fills buf with up to cap bytes, sets
+ * *n_read and returns CTORCH_OK; *n_read = 0 is the end of the stream;
+ * another status fails the load with CTORCH_IO. A load reads its stream to
+ * the end into memory first (the zip format's directory is at the end), at
+ * most ctorch_set_load_limit bytes when a limit is set (OUT_OF_MEMORY beyond
+ * it). Callbacks run on the calling thread, before the function returns.
  */
-CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
-/** Flag of ctorch_module_load_ex: skip the side-effect check (trusted files only). */
-#define CTORCH_MODULE_LOAD_ALLOW_IO 1u
-/**
- * ctorch_module_load with flags, an OR of CTORCH_MODULE_LOAD_ALLOW_IO (skips
- * every check of the code: trusted files only), _ALLOW_UNBOUNDED_LOOPS and
- * _ALLOW_CLASSES (end of this header). Other bits -> INVALID_ARGUMENT.
- */
-CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *path, const ctorch_device *map_location,
-                                               uint32_t flags);
-/** Frees a module. NULL-safe; returns nothing. Tensors obtained from it stay valid. */
-CTORCH_API void ctorch_module_free(ctorch_module m);
-/** Sets training mode on (nonzero) or off, recursively, like Module.train(on). */
-CTORCH_API ctorch_status ctorch_module_train(ctorch_module m, int on);
-/** Same as ctorch_module_train(m, 0). */
-CTORCH_API ctorch_status ctorch_module_eval(ctorch_module m);
-/** 1 if the module is in training mode. */
-CTORCH_API ctorch_status ctorch_module_is_training(int *out, ctorch_module m);
-/** Moves every parameter and buffer to device, in place. */
-CTORCH_API ctorch_status ctorch_module_to_device(ctorch_module m, ctorch_device device);
-/** 1 if the module has a method called name (e.g. "forward"). */
-CTORCH_API ctorch_status ctorch_module_has_method(int *out, ctorch_module m, const char *name);
-/**
- * Runs forward(*args). args: nargs borrowed values (may be NULL when nargs
- * is 0). *out is a new value. Wrong number or types of arguments -> TYPE
- * or RUNTIME with TorchScript's message; errors raised inside the model
- * -> RUNTIME (or the status matching the libtorch error).
- */
-CTORCH_API ctorch_status ctorch_module_forward(ctorch_value *out, ctorch_module m, const ctorch_value *args,
-                                               size_t nargs);
-/** Runs the method called method (INDEX if there is none); otherwise as ctorch_module_forward. */
-CTORCH_API ctorch_status ctorch_module_run_method(ctorch_value *out, ctorch_module m, const char *method,
-                                                  const ctorch_value *args, size_t nargs);
-/** Tensor-only forward: n borrowed input tensors, *out a new tensor (TYPE if forward returns something else). */
-CTORCH_API ctorch_status ctorch_module_forward_tensors(ctorch_tensor *out, ctorch_module m, const ctorch_tensor *inputs,
-                                                       size_t n);
-/**
- * New dict of the module's parameters named as in Python ("fc.weight"),
- * recursive. The tensors are the module's own (shared storage, autograd
- * leaves): in-place writes change the module. Free with ctorch_tensor_dict_free.
- */
-CTORCH_API ctorch_status ctorch_module_named_parameters(ctorch_tensor_dict *out, ctorch_module m);
-/** New dict of the module's buffers ("bn.running_mean"), recursive; shared as for parameters. */
-CTORCH_API ctorch_status ctorch_module_named_buffers(ctorch_tensor_dict *out, ctorch_module m);
-/** New handle to the parameter with this dotted name (INDEX if none). Shares storage with the module. */
-CTORCH_API ctorch_status ctorch_module_parameter(ctorch_tensor *out, ctorch_module m, const char *name);
-/** New handle to the buffer with this dotted name (INDEX if none). Shares storage with the module. */
-CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module m, const char *name);
+/** Write callback of the stream forms: consume len bytes of data (borrowed for the call). */
+typedef ctorch_status (*ctorch_write_fn)(void *user_data, const void *data, size_t len);
+/** Read callback of the stream forms: up to cap bytes into buf, their count into *n_read (0 = end). */
+typedef ctorch_status (*ctorch_read_fn)(void *user_data, void *buf, size_t cap, size_t *n_read);
 
-/* ------------------------------------------------------------------ */
-/* Modules (torch.nn)                                                  */
-/*                                                                     */
-/* One handle type for anything with parameters and a forward: a      */
-/* built-in module (torch.nn's classes, same names, constructor       */
-/* arguments, defaults, initialisation and state-dict keys), a        */
-/* container (Sequential, ModuleList, ModuleDict) or a module whose   */
-/* forward the host language computes (ctorch_nn_custom_new). See     */
-/* docs/modules.md for the catalogue.                                  */
-/*                                                                     */
-/* Ownership: module handles are references to a shared module. A     */
-/* parent keeps its own reference to each child, so a child handle    */
-/* may be freed at once after registering it; a handle to a child      */
-/* (ctorch_nn_module_child, ctorch_nn_module_get) keeps that child alive, not its    */
-/* parent. Tensors returned by the accessors share storage with the   */
-/* module (Python's semantics): writing into them changes the module. */
-/* Random initialisation draws from the default CPU generator in      */
-/* torch.nn's order, so after ctorch_manual_seed(s) a module's         */
-/* parameters equal Python's after torch.manual_seed(s) bit for bit;   */
-/* a module built with device=cuda draws on that device's generator. */
-/* ------------------------------------------------------------------ */
+/** ctorch_save's bytes (torch.save(tensor, BytesIO)) copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor t);
+/** New tensor from torch.save bytes holding one tensor (as ctorch_load). */
+CTORCH_API ctorch_status ctorch_load_from_buffer(ctorch_tensor *out, const void *data, size_t len);
+/** ctorch_tensor_dict_save's bytes (torch.save(OrderedDict)) copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_tensor_dict_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor_dict d);
+/** New dict from torch.save bytes holding a dict of str -> Tensor (as ctorch_load_dict). Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_load_dict_from_buffer(ctorch_tensor_dict *out, const void *data, size_t len);
+/** ctorch_optimizer_save_state_dict's bytes copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_buffer(size_t *out_len, void *buf, size_t cap,
+                                                                    ctorch_optimizer opt);
+/** As ctorch_optimizer_load_state_dict, from torch.save(optimizer.state_dict()) bytes. */
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_buffer(ctorch_optimizer opt, const void *data, size_t len);
+/** ctorch_save through a write callback. */
+CTORCH_API ctorch_status ctorch_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_tensor t);
+/** ctorch_load through a read callback (read to its end first). */
+CTORCH_API ctorch_status ctorch_load_from_stream(ctorch_tensor *out, ctorch_read_fn read, void *user_data);
+/** ctorch_tensor_dict_save through a write callback. */
+CTORCH_API ctorch_status ctorch_tensor_dict_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_tensor_dict d);
+/** ctorch_load_dict through a read callback (read to its end first). Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_load_dict_from_stream(ctorch_tensor_dict *out, ctorch_read_fn read, void *user_data);
+/** ctorch_optimizer_save_state_dict through a write callback. */
+CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_stream(ctorch_write_fn write, void *user_data,
+                                                                    ctorch_optimizer opt);
+/** ctorch_optimizer_load_state_dict through a read callback (read to its end first). */
+CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_stream(ctorch_optimizer opt, ctorch_read_fn read,
+                                                                      void *user_data);
+/* ---- NumPy files (.npy, .npz) ---- */
+/*
+ * Read and written by ctorch itself, as numpy.save / numpy.savez write them
+ * (format 1.0; 2.0 and 3.0 are read too). Dtypes: bool, int8/16/32/64,
+ * uint8, float16/32/64, complex64/128 on every libtorch; uint16/32/64 where
+ * the libtorch has them (>= 2.3; NOT_IMPLEMENTED naming the version
+ * otherwise); bfloat16 and the float8 types have no NumPy dtype: refused
+ * with NOT_IMPLEMENTED on save. Reading takes little- and big-endian
+ * descrs ('<', '>', '|', '='), C and Fortran order (a Fortran array loads
+ * as a C-contiguous tensor of the same values); writing is C order, little
+ * endian, byte-identical to numpy.save. A file is checked before any tensor
+ * is made and refused with VALUE naming why: a bad magic or version, a
+ * header longer than the data or than 10,000 bytes (NumPy's own bound),
+ * a header that is not the dict NumPy writes (parsed, never evaluated),
+ * an unknown or object dtype, negative sizes or a shape whose product
+ * overflows, data shorter than the shape needs. .npz archives are zip files
+ * (zip/: stored or deflated, as savez and savez_compressed write them,
+ * CRC-checked); each NAME.npy member is one dict entry NAME, in archive
+ * order; other members are refused (VALUE); a deflated member may claim at
+ * most 1,032 times the archive's size (deflate's own bound), and
+ * ctorch_set_load_limit applies. Saves are atomic like ctorch_save; tensors
+ * on other devices are copied to the CPU; autograd flags are not stored.
+ * .npz archives are written as plain stored zips (members byte-identical to
+ * numpy.save's; the zip fields, e.g. timestamps, are not Python zipfile's).
+ */
+/** Saves t (borrowed) as numpy.save(path, t.numpy()) writes it (the same bytes). */
+CTORCH_API ctorch_status ctorch_npy_save(const char *path, ctorch_tensor t);
+/** New tensor read from a .npy file. */
+CTORCH_API ctorch_status ctorch_npy_load(ctorch_tensor *out, const char *path);
+/** ctorch_npy_save's bytes copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_npy_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor t);
+/** New tensor read from .npy bytes. */
+CTORCH_API ctorch_status ctorch_npy_load_from_buffer(ctorch_tensor *out, const void *data, size_t len);
+/** Saves d's tensors (borrowed) as numpy.savez(path, **d) does: a stored zip of NAME.npy members, in d's order. */
+CTORCH_API ctorch_status ctorch_npz_save(const char *path, ctorch_tensor_dict d);
+/** New dict read from a .npz file (numpy.savez or savez_compressed). Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_npz_load(ctorch_tensor_dict *out, const char *path);
+/** ctorch_npz_save's bytes copied out (see above). @nullable buf */
+CTORCH_API ctorch_status ctorch_npz_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor_dict d);
+/** New dict read from .npz bytes. Free with ctorch_tensor_dict_free. */
+CTORCH_API ctorch_status ctorch_npz_load_from_buffer(ctorch_tensor_dict *out, const void *data, size_t len);
+
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup nn Modules (torch.nn)
+ *
+ * One handle type for anything with parameters and a forward: a
+ * built-in module (torch.nn's classes, same names, constructor
+ * arguments, defaults, initialisation and state-dict keys), a
+ * container (Sequential, ModuleList, ModuleDict) or a module whose
+ * forward the host language computes (ctorch_nn_custom_new). See
+ * docs/modules.md for the catalogue.
+ *
+ * Ownership: module handles are references to a shared module. A
+ * parent keeps its own reference to each child, so a child handle
+ * may be freed at once after registering it; a handle to a child
+ * (ctorch_nn_module_child, ctorch_nn_module_get) keeps that child alive, not its
+ * parent. Tensors returned by the accessors share storage with the
+ * module (Python's semantics): writing into them changes the module.
+ * Random initialisation draws from the default CPU generator in
+ * torch.nn's order, so after ctorch_manual_seed(s) a module's
+ * parameters equal Python's after torch.manual_seed(s) bit for bit;
+ * a module built with device=cuda draws on that device's generator.
+ * @{
+ */
 
 /** A module (reference counted; free with ctorch_nn_module_free). */
 typedef struct ctorch_nn_module_s *ctorch_nn_module;
@@ -2433,9 +2583,18 @@ CTORCH_API ctorch_status ctorch_nn_module_forward_first(ctorch_tensor *out, ctor
                                                         const ctorch_tensor *inputs, size_t n_inputs,
                                                         const char *kwargs);
 
-/* ------------------------------------------------------------------ */
-/* Training checkpoints: resume a run exactly                          */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup train_state Training checkpoints
+ *
+ * Saves and restores what a training run needs to resume exactly (model,
+ * optimizer, scheduler, loader position, default generators, counters) in
+ * one torch.save file that Python reads too, atomically; keeps the last few
+ * and the best. See docs/training.md.
+ * @{
+ */
 
 /** Which kept checkpoint is the best (ctorch_train_state_save_kept). */
 typedef enum ctorch_best_mode CTORCH_ENUM_BASE {
@@ -2505,11 +2664,17 @@ CTORCH_API ctorch_status ctorch_train_state_save_kept(const char *dir, int keep_
 /** NEW path of the newest dir/checkpoint-*.pt (free with ctorch_string_free), or *out = NULL when there is none. */
 CTORCH_API ctorch_status ctorch_train_state_latest(char **out, const char *dir);
 
-/* ------------------------------------------------------------------ */
-/* Training utilities: gradient checkpointing, early stopping, the    */
-/* autograd profiler (torch.utils.checkpoint, Lightning's             */
-/* EarlyStopping, torch.autograd.profiler). See docs/training-utils.md.*/
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup train_utils Training utilities
+ *
+ * Training utilities: gradient checkpointing, early stopping, the
+ * autograd profiler (torch.utils.checkpoint, Lightning's
+ * EarlyStopping, torch.autograd.profiler). See docs/training-utils.md.
+ * @{
+ */
 
 /** Flag of ctorch_nn_checkpoint: preserve_rng_state=False (the recompute draws fresh random numbers). */
 #define CTORCH_CHECKPOINT_NO_RNG_STATE 1u
@@ -2645,19 +2810,28 @@ CTORCH_API ctorch_status ctorch_profiler_table(char **out, ctorch_profiler p, co
  */
 CTORCH_API void ctorch_profiler_free(ctorch_profiler p);
 
-/* ------------------------------------------------------------------ */
-/* Distributed: torch.distributed (c10d) stores, process groups,       */
-/* collectives and data-parallel helpers. See docs/distributed.md.     */
-/*                                                                     */
-/* Every rank must issue the same collectives in the same order (as   */
-/* in PyTorch). Every blocking call is bounded: store calls by the     */
-/* store's timeout, collectives by the group's timeout (or the one     */
-/* given to ctorch_work_wait). A dead or silent peer makes the others */
-/* return CTORCH_RUNTIME with a message, never hang. timeout_ms <= 0  */
-/* everywhere means "the default" stated at that function.            */
-/* Tensors passed to collectives are BORROWED; their memory is read   */
-/* or written in place, not recorded by autograd (as in PyTorch).     */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup dist Distributed
+ *
+ * Distributed: torch.distributed (c10d) stores, process groups,
+ * collectives and data-parallel helpers. See docs/distributed.md.
+ *
+ * Every rank must issue the same collectives in the same order (as
+ * in PyTorch). Every blocking call is bounded: store calls by the
+ * store's timeout, collectives by the group's timeout (or the one
+ * given to ctorch_work_wait). A dead or silent peer makes the others
+ * return CTORCH_RUNTIME with a message, never hang. timeout_ms <= 0
+ * everywhere means "the default" stated at that function.
+ * Tensors passed to collectives are BORROWED; their memory is read
+ * or written in place, not recorded by autograd (as in PyTorch).
+ *
+ * Threads: a ctorch_process_group is exclusive (CTORCH_BUSY for a second
+ * thread's call), as is one ctorch_work's wait.
+ * @{
+ */
 
 /** A c10d key-value store used for rendezvous (TCPStore, FileStore or PrefixStore). */
 typedef struct ctorch_store_s *ctorch_store;
@@ -2770,15 +2944,18 @@ CTORCH_API void ctorch_process_group_free(ctorch_process_group pg);
 
 /** In place: tensor = op over all ranks' tensors. */
 CTORCH_API ctorch_status ctorch_dist_all_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op);
+/** ctorch_dist_all_reduce as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_all_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                       ctorch_reduce_op op);
 /** In place: every rank's tensor = root's tensor. */
 CTORCH_API ctorch_status ctorch_dist_broadcast(ctorch_process_group pg, ctorch_tensor tensor, int root);
+/** ctorch_dist_broadcast as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_broadcast_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                      int root);
 /** outputs[i] = rank i's input; n_outputs must be the group size; outputs are borrowed, written in place. */
 CTORCH_API ctorch_status ctorch_dist_all_gather(ctorch_process_group pg, const ctorch_tensor *outputs,
                                                 size_t n_outputs, ctorch_tensor input);
+/** ctorch_dist_all_gather as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_all_gather_async(ctorch_work *out, ctorch_process_group pg,
                                                       const ctorch_tensor *outputs, size_t n_outputs,
                                                       ctorch_tensor input);
@@ -2788,17 +2965,20 @@ CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ct
 /** On root, outputs[i] = rank i's input (n_outputs = group size); other ranks pass n_outputs 0. */
 CTORCH_API ctorch_status ctorch_dist_gather(ctorch_process_group pg, const ctorch_tensor *outputs, size_t n_outputs,
                                             ctorch_tensor input, int root);
+/** ctorch_dist_gather as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_gather_async(ctorch_work *out, ctorch_process_group pg,
                                                   const ctorch_tensor *outputs, size_t n_outputs, ctorch_tensor input,
                                                   int root);
 /** output = root's inputs[rank]; root passes n_inputs = group size, other ranks 0. */
 CTORCH_API ctorch_status ctorch_dist_scatter(ctorch_process_group pg, ctorch_tensor output,
                                              const ctorch_tensor *inputs, size_t n_inputs, int root);
+/** ctorch_dist_scatter as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_scatter_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor output,
                                                    const ctorch_tensor *inputs, size_t n_inputs, int root);
 /** In place on root: tensor = op over all ranks' tensors. Other ranks' tensors are undefined afterwards (Gloo uses them as scratch). */
 CTORCH_API ctorch_status ctorch_dist_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op,
                                             int root);
+/** ctorch_dist_reduce as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                   ctorch_reduce_op op, int root);
 /**
@@ -2809,18 +2989,22 @@ CTORCH_API ctorch_status ctorch_dist_reduce_async(ctorch_work *out, ctorch_proce
 CTORCH_API ctorch_status ctorch_dist_reduce_scatter(ctorch_process_group pg, ctorch_tensor output,
                                                     const ctorch_tensor *inputs, size_t n_inputs,
                                                     ctorch_reduce_op op);
+/** ctorch_dist_reduce_scatter as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_reduce_scatter_async(ctorch_work *out, ctorch_process_group pg,
                                                           ctorch_tensor output, const ctorch_tensor *inputs,
                                                           size_t n_inputs, ctorch_reduce_op op);
 /** Returns when every rank reached the barrier. */
 CTORCH_API ctorch_status ctorch_dist_barrier(ctorch_process_group pg);
+/** ctorch_dist_barrier as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_barrier_async(ctorch_work *out, ctorch_process_group pg);
 /** Sends tensor to rank dst (!= own rank) with tag >= 0; matched by a recv with the same tag. */
 CTORCH_API ctorch_status ctorch_dist_send(ctorch_process_group pg, ctorch_tensor tensor, int dst, int tag);
+/** ctorch_dist_send as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_send_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                 int dst, int tag);
 /** Receives into tensor (shape and dtype must match the sender's) from rank src with tag. */
 CTORCH_API ctorch_status ctorch_dist_recv(ctorch_process_group pg, ctorch_tensor tensor, int src, int tag);
+/** ctorch_dist_recv as an asynchronous call: a NEW ctorch_work at once (see Collectives above). */
 CTORCH_API ctorch_status ctorch_dist_recv_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                 int src, int tag);
 
@@ -2856,10 +3040,244 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root);
 
-/* ------------------------------------------------------------------ */
-/* Models in and out: tracing C code into TorchScript modules, and    */
-/* AOTInductor packages (.pt2). See docs/interop-models.md.            */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup torchscript TorchScript modules and values
+ *
+ * TorchScript archives (torch.jit.save) loaded, run, inspected and saved,
+ * from files, memory and streams, and the values (IValues) their methods
+ * take and return. Loading is checked: code that would touch the system or
+ * loop without bound while it loads is refused unless a flag allows it.
+ * Threads: forward, forward_tensors and run_method on one module are
+ * concurrent; train, eval and to_device are exclusive. Values are new
+ * through out-parameters (free with ctorch_value_free), borrowed as inputs.
+ * @{
+ */
+
+/** A loaded TorchScript module (torch.jit.save of a scripted or traced model). */
+typedef struct ctorch_module_s *ctorch_module;
+/** A TorchScript value (IValue): argument or result of a module method. */
+typedef struct ctorch_value_s *ctorch_value;
+
+/** What a ctorch_value holds. Values are stable. */
+typedef enum ctorch_value_kind CTORCH_ENUM_BASE {
+  CTORCH_VALUE_NONE = 0,
+  CTORCH_VALUE_BOOL = 1,
+  CTORCH_VALUE_INT = 2,
+  CTORCH_VALUE_DOUBLE = 3,
+  CTORCH_VALUE_STRING = 4,
+  CTORCH_VALUE_TENSOR = 5,
+  CTORCH_VALUE_LIST = 6,
+  CTORCH_VALUE_TUPLE = 7,
+  CTORCH_VALUE_DICT = 8,
+  CTORCH_VALUE_OTHER = 9 /**< anything else (objects, devices, ...): pass-through only */
+} ctorch_value_kind;
+
+/** Frees a value. NULL-safe; returns nothing. */
+CTORCH_API void ctorch_value_free(ctorch_value v);
+/** New None value. */
+CTORCH_API ctorch_status ctorch_value_none(ctorch_value *out);
+/** New bool value (nonzero = true). */
+CTORCH_API ctorch_status ctorch_value_bool(ctorch_value *out, int v);
+/** New int value. */
+CTORCH_API ctorch_status ctorch_value_int(ctorch_value *out, int64_t v);
+/** New float (double) value. */
+CTORCH_API ctorch_status ctorch_value_double(ctorch_value *out, double v);
+/** New string value (s is copied; NUL-terminated UTF-8). */
+CTORCH_API ctorch_status ctorch_value_string(ctorch_value *out, const char *s);
+/** New tensor value holding its own reference to t (borrowed, non-NULL). */
+CTORCH_API ctorch_status ctorch_value_tensor(ctorch_value *out, ctorch_tensor t);
+/**
+ * New list of n values (borrowed; their contents are shared, not deep
+ * copied). TorchScript lists are typed: the element type is unified from
+ * the items (all tensors -> List[Tensor], ints -> List[int], ...; items of
+ * incompatible types -> TYPE, use a tuple). An empty list is retyped to
+ * the parameter's type when passed to a method.
+ */
+CTORCH_API ctorch_status ctorch_value_list(ctorch_value *out, const ctorch_value *items, size_t n);
+/** New tuple of n values (borrowed). */
+CTORCH_API ctorch_status ctorch_value_tuple(ctorch_value *out, const ctorch_value *items, size_t n);
+/** New Dict[str, V] from n keys (copied) and values (borrowed; V unified as for lists). Duplicate keys: the last wins. */
+CTORCH_API ctorch_status ctorch_value_dict_str(ctorch_value *out, const char *const *keys, const ctorch_value *values,
+                                               size_t n);
+/** New Dict[int, V] from n keys and values (borrowed). Duplicate keys: the last wins. */
+CTORCH_API ctorch_status ctorch_value_dict_int(ctorch_value *out, const int64_t *keys, const ctorch_value *values,
+                                               size_t n);
+
+/** Kind of the value. */
+CTORCH_API ctorch_status ctorch_value_kind_of(ctorch_value_kind *out, ctorch_value v);
+/** New tensor handle from a TENSOR value (TYPE otherwise; NULL for an undefined tensor). */
+CTORCH_API ctorch_status ctorch_value_to_tensor(ctorch_tensor *out, ctorch_value v);
+/** An INT (or BOOL) value's integer (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_int(int64_t *out, ctorch_value v);
+/** A DOUBLE or INT value as double (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_double(double *out, ctorch_value v);
+/** A BOOL value as 0/1 (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_to_bool(int *out, ctorch_value v);
+/** Borrowed text of a STRING value (TYPE otherwise); valid while v lives. */
+CTORCH_API ctorch_status ctorch_value_to_string(const char **out, ctorch_value v);
+/** Number of elements of a LIST, TUPLE or DICT value (TYPE otherwise). */
+CTORCH_API ctorch_status ctorch_value_size(size_t *out, ctorch_value v);
+/** New value holding element i of a LIST or TUPLE (INDEX if out of range). Lists share their elements. */
+CTORCH_API ctorch_status ctorch_value_get(ctorch_value *out, ctorch_value v, size_t i);
+/** New value holding the key of entry i of a DICT, in insertion order (INDEX if out of range). */
+CTORCH_API ctorch_status ctorch_value_dict_key(ctorch_value *out, ctorch_value v, size_t i);
+/** New value holding the value of entry i of a DICT, in insertion order (INDEX if out of range). */
+CTORCH_API ctorch_status ctorch_value_dict_value(ctorch_value *out, ctorch_value v, size_t i);
+/** New NUL-terminated description of the value's TorchScript type, e.g. "Dict[str, Tensor]"; free with ctorch_string_free. */
+CTORCH_API ctorch_status ctorch_value_type_str(char **out, ctorch_value v);
+
+/**
+ * Loads a module saved by torch.jit.save. map_location: NULL = the devices
+ * it was saved on, else every tensor is loaded onto that device. Missing
+ * or unreadable file -> IO; not a TorchScript archive, or code that does
+ * not compile -> VALUE. Before libtorch reads it, the archive is checked,
+ * its code scanned for the class bodies libtorch's importer crashes on and
+ * its pickles replayed for what libtorch's unpickler does not check (VALUE,
+ * naming the record); libtorch's compiler may still crash on other crafted
+ * code: load trusted files only (checkpoints, read by ctorch's own code,
+ * are the format for untrusted data).
+ *
+ * A TorchScript archive is code, and loading it runs some (each object's
+ * __setstate__). So before any of it runs, every function and method in
+ * the archive is compiled (not run) and the archive is refused (VALUE,
+ * naming the operator, the function and the source line) if its code calls
+ * an operator that reads or writes files or talks to other processes:
+ * aten::save, aten::from_file, debugprims::load_tensor, prim::rpc_async,
+ * prim::rpc_sync, prim::rpc_remote, any c10d::, _c10d_functional::,
+ * _c10d_functional_autograd:: or symm_mem:: operator, and any operator with
+ * a string argument named as a file (filename, path, file, ...). Printing
+ * (print, warnings) is allowed. Code that cannot be compiled is refused, as
+ * are the model.json and flatbuffer formats, built-in classes and load-time
+ * loops (see below). Same as ctorch_module_load_ex(.., 0).
+ */
+CTORCH_API ctorch_status ctorch_module_load(ctorch_module *out, const char *path, const ctorch_device *map_location);
+/** Flag of ctorch_module_load_ex: skip the side-effect check (trusted files only). */
+#define CTORCH_MODULE_LOAD_ALLOW_IO 1u
+/**
+ * ctorch_module_load with flags, an OR of CTORCH_MODULE_LOAD_ALLOW_IO (skips
+ * every check of the code: trusted files only), _ALLOW_UNBOUNDED_LOOPS and
+ * _ALLOW_CLASSES (below). Other bits -> INVALID_ARGUMENT.
+ */
+CTORCH_API ctorch_status ctorch_module_load_ex(ctorch_module *out, const char *path, const ctorch_device *map_location,
+                                               uint32_t flags);
+/*
+ * ---- TorchScript loads: built-in classes and load-time loops ----
+ *
+ * ctorch_module_load also refuses (VALUE, naming the class, why and where)
+ * an archive whose code constructs a built-in (C++) TorchScript class
+ * (torch.classes.NS.NAME), calls its methods or handles a value of its type,
+ * has a class attribute of its type, or whose pickles name it, unless the
+ * class is on the allow-list of classes that only compute:
+ * quantized.{Linear,Conv2d,Conv3d,Embedding}PackedParamsBase,
+ * sparse.LinearPackedParamsBase, xnnpack.{Linear,Conv2d,TransposeConv2d}OpContext,
+ * mkldnn.ConvOpContext, rnn.CellParamsBase and profiler._RecordFunction
+ * (e.g. _nnapi.Compilation is refused: its init dlopens a library).
+ *
+ * A load returns in bounded time: code that runs during it (every
+ * __setstate__, with the TorchScript it calls inlined) may only loop a
+ * constant number of times (range of constants; at most 2^24 iterations,
+ * nested loops together); a while loop, a loop over data or a call whose
+ * target is not known before it runs there is refused (VALUE, naming the
+ * function and line). PyTorch's flatbuffer files (.ff/.ptl written with
+ * flatbuffers) hold bytecode, not checkable source: refused (VALUE)
+ * whatever the flags. See docs/interop-models.md, "What loading a file can do".
+ */
+/** Flag of ctorch_module_load_ex: load code that loops without a constant bound while it loads (may never return). */
+#define CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS 2u
+/** Flag of ctorch_module_load_ex: load code that uses built-in (torch.classes) classes off the allow-list. */
+#define CTORCH_MODULE_LOAD_ALLOW_CLASSES 4u
+/** Frees a module. NULL-safe; returns nothing. Tensors obtained from it stay valid. */
+CTORCH_API void ctorch_module_free(ctorch_module m);
+/** Sets training mode on (nonzero) or off, recursively, like Module.train(on). */
+CTORCH_API ctorch_status ctorch_module_train(ctorch_module m, int on);
+/** Same as ctorch_module_train(m, 0). */
+CTORCH_API ctorch_status ctorch_module_eval(ctorch_module m);
+/** 1 if the module is in training mode. */
+CTORCH_API ctorch_status ctorch_module_is_training(int *out, ctorch_module m);
+/** Moves every parameter and buffer to device, in place. */
+CTORCH_API ctorch_status ctorch_module_to_device(ctorch_module m, ctorch_device device);
+/** 1 if the module has a method called name (e.g. "forward"). */
+CTORCH_API ctorch_status ctorch_module_has_method(int *out, ctorch_module m, const char *name);
+/**
+ * Runs forward(*args). args: nargs borrowed values (may be NULL when nargs
+ * is 0). *out is a new value. Wrong number or types of arguments -> TYPE
+ * or RUNTIME with TorchScript's message; errors raised inside the model
+ * -> RUNTIME (or the status matching the libtorch error).
+ */
+CTORCH_API ctorch_status ctorch_module_forward(ctorch_value *out, ctorch_module m, const ctorch_value *args,
+                                               size_t nargs);
+/** Runs the method called method (INDEX if there is none); otherwise as ctorch_module_forward. */
+CTORCH_API ctorch_status ctorch_module_run_method(ctorch_value *out, ctorch_module m, const char *method,
+                                                  const ctorch_value *args, size_t nargs);
+/** Tensor-only forward: n borrowed input tensors, *out a new tensor (TYPE if forward returns something else). */
+CTORCH_API ctorch_status ctorch_module_forward_tensors(ctorch_tensor *out, ctorch_module m, const ctorch_tensor *inputs,
+                                                       size_t n);
+/**
+ * New dict of the module's parameters named as in Python ("fc.weight"),
+ * recursive. The tensors are the module's own (shared storage, autograd
+ * leaves): in-place writes change the module. Free with ctorch_tensor_dict_free.
+ */
+CTORCH_API ctorch_status ctorch_module_named_parameters(ctorch_tensor_dict *out, ctorch_module m);
+/** New dict of the module's buffers ("bn.running_mean"), recursive; shared as for parameters. */
+CTORCH_API ctorch_status ctorch_module_named_buffers(ctorch_tensor_dict *out, ctorch_module m);
+/** New handle to the parameter with this dotted name (INDEX if none). Shares storage with the module. */
+CTORCH_API ctorch_status ctorch_module_parameter(ctorch_tensor *out, ctorch_module m, const char *name);
+/** New handle to the buffer with this dotted name (INDEX if none). Shares storage with the module. */
+CTORCH_API ctorch_status ctorch_module_buffer(ctorch_tensor *out, ctorch_module m, const char *name);
+
+/*
+ * TorchScript modules in memory: the bytes ctorch_module_save writes (what
+ * Python's torch.jit.save(m, io.BytesIO()) writes; torch.jit.load(BytesIO)
+ * reads them) and back. A load from memory makes every check
+ * ctorch_module_load_ex makes of a file, with the same flags and bounds:
+ * with flags 0, code that reads or writes files, talks to other processes,
+ * uses built-in classes off the allow-list or loops without a constant
+ * bound while it loads is refused (VALUE) before any of it runs; the
+ * flatbuffer format is refused whatever the flags; ctorch_set_load_limit
+ * applies to the bytes and to what the archive's records hold. Bytes that
+ * are not such an archive (truncated, garbage) -> VALUE.
+ */
+/** ctorch_module_save's bytes (torch.jit.save(m, BytesIO)) copied out (see above); m is borrowed. @nullable buf */
+CTORCH_API ctorch_status ctorch_module_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_module m);
+/**
+ * New module (free with ctorch_module_free) from torch.jit.save bytes (data,
+ * len: borrowed for the call), checked as ctorch_module_load_ex checks a
+ * file, flags as ctorch_module_load_ex (0: every check; pass 0 for bytes
+ * from a stranger). map_location: NULL = the devices it was saved on, else
+ * every tensor is loaded onto that device. Unknown flag bits ->
+ * INVALID_ARGUMENT; refused or unreadable bytes -> VALUE.
+ */
+CTORCH_API ctorch_status ctorch_module_load_from_buffer(ctorch_module *out, const void *data, size_t len,
+                                                        const ctorch_device *map_location, uint32_t flags);
+/** ctorch_module_save through a write callback; m is borrowed. */
+CTORCH_API ctorch_status ctorch_module_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_module m);
+/**
+ * ctorch_module_load_from_buffer through a read callback (read to its end
+ * first, at most ctorch_set_load_limit bytes), flags as
+ * ctorch_module_load_ex. map_location: NULL = the saved devices. Free the
+ * module with ctorch_module_free.
+ */
+CTORCH_API ctorch_status ctorch_module_load_from_stream(ctorch_module *out, ctorch_read_fn read, void *user_data,
+                                                        const ctorch_device *map_location, uint32_t flags);
+
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup models Models in and out: tracing, AOTInductor, inference
+ *
+ * Models in and out: tracing C code into TorchScript modules, and
+ * AOTInductor packages (.pt2). See docs/interop-models.md.
+ *
+ * Also the inference optimiser, which rewrites a module (torch.nn or
+ * TorchScript) into its inference form, and the thread policy it reports.
+ * Threads: an AOTInductor package runs one call at a time (load one per
+ * thread to run in parallel).
+ * @{
+ */
 
 /**
  * A trace: records the ops that C code runs on one thread into the forward
@@ -3036,20 +3454,138 @@ CTORCH_API ctorch_status ctorch_aoti_package_metadata_find(const char **value, c
  */
 CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, const char **out_spec,
                                                        ctorch_aoti_package package);
-/* GPUs: CUDA devices, memory, streams, events, CUDA graphs, mixed    */
-/* precision (autocast, loss scaling). See docs/gpu.md.               */
-/*                                                                     */
-/* Device arguments: an `int device` is a CUDA ordinal, -1 = the      */
-/* calling thread's current CUDA device. Every CUDA call made where   */
-/* no CUDA device is usable (a libtorch built without CUDA, or no     */
-/* device visible) fails with CTORCH_NOT_IMPLEMENTED and a message    */
-/* naming the device and saying which of the two it is; an ordinal    */
-/* that does not exist, or a non-CUDA device where CUDA is required,  */
-/* fails with CTORCH_INVALID_ARGUMENT. Nothing here crashes or        */
-/* initialises CUDA where there is none. Generators: ctorch_generator_new */
-/* also accepts CUDA devices; ctorch_manual_seed seeds every CUDA     */
-/* device's default generator, as torch.manual_seed does.            */
-/* ------------------------------------------------------------------ */
+/* ---- the inference optimiser and the thread policy ---- */
+/* One call turns a module into its inference form; another reports the
+ * thread and spin policy. See docs/modules.md, "Optimising a module for
+ * inference", and docs/inference-benchmarks.md. */
+
+/**
+ * A NEW module (free with ctorch_nn_module_free) that computes what m does
+ * in eval mode, rewritten for inference; m (borrowed) is not changed (its
+ * mode, tensors and children stay as they were: the result is a deep copy).
+ * The result is in eval mode and its tensors do not require grad.
+ * Rewrites, in every Sequential of the tree (one inside a custom module
+ * included), left to right, with the structure and state-dict keys
+ * torch.ao.quantization.fuse_modules gives in eval mode:
+ *   Conv1d/2d/3d, BatchNorm -> the conv with the BatchNorm folded in
+ *     (torch.nn.utils.fusion.fuse_conv_bn_eval's arithmetic, bit for bit),
+ *     the BatchNorm replaced by Identity;
+ *   Conv, [BatchNorm,] ReLU -> ConvReLU1d/2d/3d (children "0": the conv,
+ *     "1": the ReLU), the ReLU's place an Identity;
+ *   Linear, BatchNorm1d -> the Linear folded (fuse_linear_bn_eval);
+ *   Linear, ReLU / GELU / SiLU -> LinearReLU / LinearGELU / LinearSiLU
+ *     (the same structure; the last two are ctorch's names).
+ * A BatchNorm in training mode is never folded (eval is applied to the copy
+ * first). Then, anywhere in the tree (a custom module's children included:
+ * the replacements compute the same function, so a C forward that calls
+ * them by path gets the same results up to rounding):
+ *   Conv2d (and ConvReLU2d's) with zero padding mode, float32 on the CPU:
+ *     oneDNN with the weight prepacked once per input shape
+ *     (mkldnn_prepacked::conv2d_prepack/conv2d_run, the ReLU as its
+ *     post-op) and the input in channels-last;
+ *   Linear, float32 on the CPU: an inference Linear (kind "Linear", the
+ *     same tensors, keys and repr) whose forward, for inputs without grad,
+ *     runs one-row inputs (decoding: rows = numel / in_features = 1) with a
+ *     weight of at least 2^16 elements, on an x86 CPU with AVX2+FMA or
+ *     AVX-512F whose BLAS runs one row slowly (OpenBLAS, or MKL on a CPU not
+ *     made by Intel), through ctorch's packed one-row kernels (the output
+ *     rows split across the intra-op threads; the environment's
+ *     CTORCH_GEMV_ISA=avx2|none, read once per process, caps them), and
+ *     otherwise runs one-row inputs with a
+ *     weight of at least 2^20 elements, at 2+ intra-op threads, as one BLAS
+ *     call per thread on a block of output columns (at::parallel_for; any
+ *     BLAS: MKL and OpenBLAS do not split a one-row product usefully), the
+ *     weight read in the layout the BLAS reads faster for its shape (MKL:
+ *     [in, out] rows where out_features >= in_features; OpenBLAS: [out, in]
+ *     rows there; the other one otherwise), from a copy where it is stored
+ *     the other way (used at one thread too), and, from the second call
+ *     with several rows, such inputs with a weight of at least 2^18
+ *     elements through oneDNN (mkldnn::_linear_pointwise, the weight
+ *     prepacked once by mkldnn::_reorder_linear_weight, the activation of a
+ *     fused pair as its post-op) where this libtorch registers it (PyPI's
+ *     2.x; not Debian's 1.13.1), and so too, instead of the split, one-row
+ *     inputs at 2+ threads on an x86 CPU not made by Intel (where MKL takes
+ *     its generic path and the split does not pay); a Linear under both
+ *     sizes is left as it is.
+ *     Memory, made on first use and kept with the module: the kernels'
+ *     packed copy, that copy and oneDNN's prepacked one, each the weight's
+ *     size again (the packed copy and the BLAS's copy are not both made:
+ *     one-row inputs take one path).
+ * Any other input (not float32, not on the CPU, requiring grad, a wrong
+ * width) runs the plain ops, with their errors. What a custom module's C
+ * forward computes is not rewritten (its data flow is unknown): folding and
+ * fusion apply only to the Sequentials among its children.
+ * options: NULL or "" for the defaults, else comma-separated key=value, each
+ * 0 or 1, default 1: fold, fuse (BatchNorm folding, activation pairs),
+ * prepack (Conv2d through oneDNN), channels_last (its input layout), linear
+ * (the inference Linear at all), split_rows (its one-row paths),
+ * linear_onednn (its oneDNN path), linear_gemv (the packed one-row
+ * kernels); anything else -> INVALID_ARGUMENT
+ * naming options.
+ * report: NULL, or *report = a NEW string (ctorch_string_free) with one
+ * line per rewrite applied or refused, "fold_bn PATH into PATH",
+ * "fuse_relu|fuse_gelu|fuse_silu PATH into PATH (KIND)", "prepack PATH OP",
+ * "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
+ * the weight)", "skip LEVER PATH: why" (LEVER fold_bn, prepack, split,
+ * gemv, linear), "note PATH: ..."; PATH "(root)" for m itself. Where gemv
+ * is reported, one-row inputs take it rather than the split.
+ */
+CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
+                                                                 ctorch_nn_module m, const char *options);
+/**
+ * A NEW TorchScript module (free with ctorch_module_free): m (borrowed,
+ * unchanged) cloned, set to eval, frozen (torch::jit::freeze: parameters
+ * and attributes become constants, conv/linear-BatchNorm folding and the
+ * other frozen-graph optimisations) and then optimised for inference
+ * (torch::jit::optimize_for_inference: conv-add-relu fusion, conversion of
+ * convolutions and the ops around them to oneDNN's layout with prepacked
+ * weights). The result has no parameters, only forward (and the methods
+ * options' "methods" names) and cannot be trained; outputs are m's in eval
+ * mode up to rounding.
+ * options: NULL or "" for the defaults, else comma-separated key=value:
+ * mkldnn=0|1 (default 1; 0: freeze only), methods=NAME[:NAME...] (more
+ * methods to keep and optimise). Others -> INVALID_ARGUMENT.
+ * report: NULL, or *report = a NEW string (ctorch_string_free): the passes
+ * run, then "OP: BEFORE -> AFTER" for each operator whose count in forward's
+ * graph changed. A module whose code freezing cannot handle -> RUNTIME
+ * with libtorch's message.
+ */
+CTORCH_API ctorch_status ctorch_module_optimize_for_inference(ctorch_module *out, char **report, ctorch_module m,
+                                                              const char *options);
+/**
+ * *out = a NEW string (ctorch_string_free): the thread and spin policy in
+ * effect, one "key=value" a line: intra_op_threads, inter_op_threads,
+ * parallel_backend (libtorch's at::get_parallel_info()), and the
+ * environment OpenMP read when it was loaded (OMP_WAIT_POLICY,
+ * GOMP_SPINCOUNT, OMP_NUM_THREADS, MKL_NUM_THREADS; "unset" when absent).
+ * Whether idle OpenMP threads spin cannot be changed after libgomp is
+ * loaded (it reads the environment once, before main for a program linked
+ * to ctorch): set OMP_WAIT_POLICY=PASSIVE (idle threads sleep: better
+ * under load) or ACTIVE in the environment that starts the process.
+ */
+CTORCH_API ctorch_status ctorch_thread_policy(char **out);
+
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup gpu GPU: CUDA devices, streams, graphs, mixed precision
+ *
+ * GPUs: CUDA devices, memory, streams, events, CUDA graphs, mixed
+ * precision (autocast, loss scaling). See docs/gpu.md.
+ *
+ * Device arguments: an `int device` is a CUDA ordinal, -1 = the
+ * calling thread's current CUDA device. Every CUDA call made where
+ * no CUDA device is usable (a libtorch built without CUDA, or no
+ * device visible) fails with CTORCH_NOT_IMPLEMENTED and a message
+ * naming the device and saying which of the two it is; an ordinal
+ * that does not exist, or a non-CUDA device where CUDA is required,
+ * fails with CTORCH_INVALID_ARGUMENT. Nothing here crashes or
+ * initialises CUDA where there is none. Generators: ctorch_generator_new
+ * also accepts CUDA devices; ctorch_manual_seed seeds every CUDA
+ * device's default generator, as torch.manual_seed does.
+ * @{
+ */
 
 /** The calling thread's current CUDA device (torch.cuda.current_device()). */
 CTORCH_API ctorch_status ctorch_cuda_current_device(int *out);
@@ -3323,16 +3859,22 @@ CTORCH_API ctorch_status ctorch_grad_scaler_skipped_steps(int64_t *out, ctorch_g
 CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out, ctorch_store store, int rank,
                                                        int size, int64_t timeout_ms);
 
-/* ------------------------------------------------------------------ */
-/* For language bindings: errors across threads, native memory, the    */
-/* API's identity, and enums for schema ints. See docs/api-json.md;    */
-/* api.json (installed beside ops.json) describes this whole header.   */
-/*                                                                     */
-/* Doc-comment tags read by the api.json generator where the rules of */
-/* the contract (outs new, inputs borrowed) do not say it all:         */
-/* "@nullable p" (p may be NULL), "@borrowed p" (output p is not to be */
-/* freed), "@consumes p" (ctorch owns p after success), "@frees p".    */
-/* ------------------------------------------------------------------ */
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup bindings For language bindings
+ *
+ * For language bindings: errors across threads, native memory, the
+ * API's identity, and enums for schema ints. See docs/api-json.md;
+ * api.json (installed beside ops.json) describes this whole header.
+ *
+ * Doc-comment tags read by the api.json generator where the rules of
+ * the contract (outs new, inputs borrowed) do not say it all:
+ * `@nullable p` (p may be NULL), `@borrowed p` (output p is not to be
+ * freed), `@consumes p` (ctorch owns p after success), `@frees p`.
+ * @{
+ */
 
 /**
  * Failure ids. Every failing call gets a process-unique id (increasing from
@@ -3448,120 +3990,13 @@ typedef enum ctorch_embedding_bag_mode CTORCH_ENUM_BASE {
   CTORCH_EMBEDDING_BAG_MAX = 2
 } ctorch_embedding_bag_mode;
 
-/* ------------------------------------------------------------------ */
-/* ---- Inference optimiser and thread policy (issue 50) ---- */
-/* One call turns a module into its inference form; another reports the
- * thread and spin policy. See docs/modules.md, "Optimising a module for
- * inference", and docs/inference-benchmarks.md. */
 
-/**
- * A NEW module (free with ctorch_nn_module_free) that computes what m does
- * in eval mode, rewritten for inference; m (borrowed) is not changed (its
- * mode, tensors and children stay as they were: the result is a deep copy).
- * The result is in eval mode and its tensors do not require grad.
- * Rewrites, in every Sequential of the tree (one inside a custom module
- * included), left to right, with the structure and state-dict keys
- * torch.ao.quantization.fuse_modules gives in eval mode:
- *   Conv1d/2d/3d, BatchNorm -> the conv with the BatchNorm folded in
- *     (torch.nn.utils.fusion.fuse_conv_bn_eval's arithmetic, bit for bit),
- *     the BatchNorm replaced by Identity;
- *   Conv, [BatchNorm,] ReLU -> ConvReLU1d/2d/3d (children "0": the conv,
- *     "1": the ReLU), the ReLU's place an Identity;
- *   Linear, BatchNorm1d -> the Linear folded (fuse_linear_bn_eval);
- *   Linear, ReLU / GELU / SiLU -> LinearReLU / LinearGELU / LinearSiLU
- *     (the same structure; the last two are ctorch's names).
- * A BatchNorm in training mode is never folded (eval is applied to the copy
- * first). Then, anywhere in the tree (a custom module's children included:
- * the replacements compute the same function, so a C forward that calls
- * them by path gets the same results up to rounding):
- *   Conv2d (and ConvReLU2d's) with zero padding mode, float32 on the CPU:
- *     oneDNN with the weight prepacked once per input shape
- *     (mkldnn_prepacked::conv2d_prepack/conv2d_run, the ReLU as its
- *     post-op) and the input in channels-last;
- *   Linear, float32 on the CPU: an inference Linear (kind "Linear", the
- *     same tensors, keys and repr) whose forward, for inputs without grad,
- *     runs one-row inputs (decoding: rows = numel / in_features = 1) with a
- *     weight of at least 2^16 elements, on an x86 CPU with AVX2+FMA or
- *     AVX-512F whose BLAS runs one row slowly (OpenBLAS, or MKL on a CPU not
- *     made by Intel), through ctorch's packed one-row kernels (the output
- *     rows split across the intra-op threads; the environment's
- *     CTORCH_GEMV_ISA=avx2|none, read once per process, caps them), and
- *     otherwise runs one-row inputs with a
- *     weight of at least 2^20 elements, at 2+ intra-op threads, as one BLAS
- *     call per thread on a block of output columns (at::parallel_for; any
- *     BLAS: MKL and OpenBLAS do not split a one-row product usefully), the
- *     weight read in the layout the BLAS reads faster for its shape (MKL:
- *     [in, out] rows where out_features >= in_features; OpenBLAS: [out, in]
- *     rows there; the other one otherwise), from a copy where it is stored
- *     the other way (used at one thread too), and, from the second call
- *     with several rows, such inputs with a weight of at least 2^18
- *     elements through oneDNN (mkldnn::_linear_pointwise, the weight
- *     prepacked once by mkldnn::_reorder_linear_weight, the activation of a
- *     fused pair as its post-op) where this libtorch registers it (PyPI's
- *     2.x; not Debian's 1.13.1), and so too, instead of the split, one-row
- *     inputs at 2+ threads on an x86 CPU not made by Intel (where MKL takes
- *     its generic path and the split does not pay); a Linear under both
- *     sizes is left as it is.
- *     Memory, made on first use and kept with the module: the kernels'
- *     packed copy, that copy and oneDNN's prepacked one, each the weight's
- *     size again (the packed copy and the BLAS's copy are not both made:
- *     one-row inputs take one path).
- * Any other input (not float32, not on the CPU, requiring grad, a wrong
- * width) runs the plain ops, with their errors. What a custom module's C
- * forward computes is not rewritten (its data flow is unknown): folding and
- * fusion apply only to the Sequentials among its children.
- * options: NULL or "" for the defaults, else comma-separated key=value, each
- * 0 or 1, default 1: fold, fuse (BatchNorm folding, activation pairs),
- * prepack (Conv2d through oneDNN), channels_last (its input layout), linear
- * (the inference Linear at all), split_rows (its one-row paths),
- * linear_onednn (its oneDNN path), linear_gemv (the packed one-row
- * kernels); anything else -> INVALID_ARGUMENT
- * naming options.
- * report: NULL, or *report = a NEW string (ctorch_string_free) with one
- * line per rewrite applied or refused, "fold_bn PATH into PATH",
- * "fuse_relu|fuse_gelu|fuse_silu PATH into PATH (KIND)", "prepack PATH OP",
- * "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
- * the weight)", "skip LEVER PATH: why" (LEVER fold_bn, prepack, split,
- * gemv, linear), "note PATH: ..."; PATH "(root)" for m itself. Where gemv
- * is reported, one-row inputs take it rather than the split.
- */
-CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
-                                                                 ctorch_nn_module m, const char *options);
-/**
- * A NEW TorchScript module (free with ctorch_module_free): m (borrowed,
- * unchanged) cloned, set to eval, frozen (torch::jit::freeze: parameters
- * and attributes become constants, conv/linear-BatchNorm folding and the
- * other frozen-graph optimisations) and then optimised for inference
- * (torch::jit::optimize_for_inference: conv-add-relu fusion, conversion of
- * convolutions and the ops around them to oneDNN's layout with prepacked
- * weights). The result has no parameters, only forward (and the methods
- * options' "methods" names) and cannot be trained; outputs are m's in eval
- * mode up to rounding.
- * options: NULL or "" for the defaults, else comma-separated key=value:
- * mkldnn=0|1 (default 1; 0: freeze only), methods=NAME[:NAME...] (more
- * methods to keep and optimise). Others -> INVALID_ARGUMENT.
- * report: NULL, or *report = a NEW string (ctorch_string_free): the passes
- * run, then "OP: BEFORE -> AFTER" for each operator whose count in forward's
- * graph changed. A module whose code freezing cannot handle -> RUNTIME
- * with libtorch's message.
- */
-CTORCH_API ctorch_status ctorch_module_optimize_for_inference(ctorch_module *out, char **report, ctorch_module m,
-                                                              const char *options);
-/**
- * *out = a NEW string (ctorch_string_free): the thread and spin policy in
- * effect, one "key=value" a line: intra_op_threads, inter_op_threads,
- * parallel_backend (libtorch's at::get_parallel_info()), and the
- * environment OpenMP read when it was loaded (OMP_WAIT_POLICY,
- * GOMP_SPINCOUNT, OMP_NUM_THREADS, MKL_NUM_THREADS; "unset" when absent).
- * Whether idle OpenMP threads spin cannot be changed after libgomp is
- * loaded (it reads the environment once, before main for a program linked
- * to ctorch): set OMP_WAIT_POLICY=PASSIVE (idle threads sleep: better
- * under load) or ACTIVE in the environment that starts the process.
- */
-CTORCH_API ctorch_status ctorch_thread_policy(char **out);
+/** @} */
 
-/* ---- Any registered operator by name (the dispatcher) ---------------- */
-/*
+/* ================================================================== */
+/**
+ * @defgroup dispatcher Operators by name (the dispatcher)
+ *
  * Every operator libtorch's dispatcher knows at run time, called by name with
  * ctorch_value arguments (a boxed call): aten:: ones, the ones registered
  * outside native_functions.yaml (mkldnn::_linear_pointwise,
@@ -3608,7 +4043,9 @@ CTORCH_API ctorch_status ctorch_thread_policy(char **out);
  * registration deleted, leaves the handle naming nothing: do not call it
  * then). Handles may be shared between threads; calls are as thread-safe
  * as the operator itself.
+ * @{
  */
+/** One operator schema found by name (ctorch_op_find); free with ctorch_op_free. */
 typedef struct ctorch_op_s *ctorch_op;
 
 /**
@@ -3661,199 +4098,28 @@ CTORCH_API ctorch_status ctorch_value_scalar(ctorch_value *out, ctorch_scalar s)
 /** New List[int] of n ints (copied; p may be NULL when n is 0). */
 CTORCH_API ctorch_status ctorch_value_int_list(ctorch_value *out, const int64_t *p, size_t n);
 
+/** @} */
+
+/* ================================================================== */
+/**
+ * @defgroup ops Generated operators
+ *
+ * Every ATen operator of the libtorch ctorch was built against, one C
+ * function per schema overload, declared in ctorch_ops.h (generated from
+ * native_functions.yaml; this header includes it at its end). Each
+ * function's documentation is its schema. The naming, the type mapping and
+ * the results' ownership are described at the top of ctorch_ops.h and in
+ * docs/ops.md; the set differs between libtorch versions (docs/abi.md).
+ */
+/**
+ * @file ctorch_ops.h
+ * @ingroup ops
+ * @brief Every wrapped ATen operator as a C function (generated).
+ */
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
 
 #include "ctorch_ops.h"
-
-/*
- * ---- TorchScript loads: built-in classes and load-time loops (issue 36) ----
- *
- * ctorch_module_load also refuses (VALUE, naming the class, why and where)
- * an archive whose code constructs a built-in (C++) TorchScript class
- * (torch.classes.NS.NAME), calls its methods or handles a value of its type,
- * has a class attribute of its type, or whose pickles name it, unless the
- * class is on the allow-list of classes that only compute:
- * quantized.{Linear,Conv2d,Conv3d,Embedding}PackedParamsBase,
- * sparse.LinearPackedParamsBase, xnnpack.{Linear,Conv2d,TransposeConv2d}OpContext,
- * mkldnn.ConvOpContext, rnn.CellParamsBase and profiler._RecordFunction
- * (e.g. _nnapi.Compilation is refused: its init dlopens a library).
- *
- * A load returns in bounded time: code that runs during it (every
- * __setstate__, with the TorchScript it calls inlined) may only loop a
- * constant number of times (range of constants; at most 2^24 iterations,
- * nested loops together); a while loop, a loop over data or a call whose
- * target is not known before it runs there is refused (VALUE, naming the
- * function and line). PyTorch's flatbuffer files (.ff/.ptl written with
- * flatbuffers) hold bytecode, not checkable source: refused (VALUE)
- * whatever the flags. See docs/interop-models.md, "What loading a file can do".
- */
-/** Flag of ctorch_module_load_ex: load code that loops without a constant bound while it loads (may never return). */
-#define CTORCH_MODULE_LOAD_ALLOW_UNBOUNDED_LOOPS 2u
-/** Flag of ctorch_module_load_ex: load code that uses built-in (torch.classes) classes off the allow-list. */
-#define CTORCH_MODULE_LOAD_ALLOW_CLASSES 4u
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* ---- Saving and loading through memory and streams ---- */
-/*
- * Every torch.save form above has a buffer form and a stream form with the
- * same bytes (one writer and one reader per format: the file form is the
- * buffer/stream form plus the file's I/O) and the same checks of hostile
- * input (a loader never trusts a size in the data; ctorch_set_load_limit
- * applies). What Python's torch.save(obj, io.BytesIO()) writes loads here and
- * the other way round.
- *
- * The *_to_buffer forms copy out as ctorch_store_get does: *out_len gets
- * the full length of the bytes and buf (the caller's, cap bytes; NULL when
- * cap is 0) the first min(length, cap) of them. A caller that does not know
- * a bound calls twice (cap 0 for the length, then a buffer of that size: the
- * bytes are the same each time); the length-only call writes nothing but
- * still computes the records' CRC-32s. An input buffer (const void *data,
- * size_t len) is borrowed for the call; data may be NULL only when len is 0.
- *
- * Streams: a write callback gets the bytes in order, in chunks, and returns
- * CTORCH_OK, or another status to stop the save (which then fails with
- * CTORCH_IO naming that status; the callback may already have been given
- * part of the bytes). A read callback fills buf with up to cap bytes, sets
- * *n_read and returns CTORCH_OK; *n_read = 0 is the end of the stream;
- * another status fails the load with CTORCH_IO. A load reads its stream to
- * the end into memory first (the zip format's directory is at the end), at
- * most ctorch_set_load_limit bytes when a limit is set (OUT_OF_MEMORY beyond
- * it). Callbacks run on the calling thread, before the function returns.
- */
-/** Write callback of the stream forms: consume len bytes of data (borrowed for the call). */
-typedef ctorch_status (*ctorch_write_fn)(void *user_data, const void *data, size_t len);
-/** Read callback of the stream forms: up to cap bytes into buf, their count into *n_read (0 = end). */
-typedef ctorch_status (*ctorch_read_fn)(void *user_data, void *buf, size_t cap, size_t *n_read);
-
-/** ctorch_save's bytes (torch.save(tensor, BytesIO)) copied out (see above). @nullable buf */
-CTORCH_API ctorch_status ctorch_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor t);
-/** New tensor from torch.save bytes holding one tensor (as ctorch_load). */
-CTORCH_API ctorch_status ctorch_load_from_buffer(ctorch_tensor *out, const void *data, size_t len);
-/** ctorch_tensor_dict_save's bytes (torch.save(OrderedDict)) copied out (see above). @nullable buf */
-CTORCH_API ctorch_status ctorch_tensor_dict_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor_dict d);
-/** New dict from torch.save bytes holding a dict of str -> Tensor (as ctorch_load_dict). Free with ctorch_tensor_dict_free. */
-CTORCH_API ctorch_status ctorch_load_dict_from_buffer(ctorch_tensor_dict *out, const void *data, size_t len);
-/** ctorch_optimizer_save_state_dict's bytes copied out (see above). @nullable buf */
-CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_buffer(size_t *out_len, void *buf, size_t cap,
-                                                                    ctorch_optimizer opt);
-/** As ctorch_optimizer_load_state_dict, from torch.save(optimizer.state_dict()) bytes. */
-CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_buffer(ctorch_optimizer opt, const void *data, size_t len);
-/** ctorch_save through a write callback. */
-CTORCH_API ctorch_status ctorch_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_tensor t);
-/** ctorch_load through a read callback (read to its end first). */
-CTORCH_API ctorch_status ctorch_load_from_stream(ctorch_tensor *out, ctorch_read_fn read, void *user_data);
-/** ctorch_tensor_dict_save through a write callback. */
-CTORCH_API ctorch_status ctorch_tensor_dict_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_tensor_dict d);
-/** ctorch_load_dict through a read callback (read to its end first). Free with ctorch_tensor_dict_free. */
-CTORCH_API ctorch_status ctorch_load_dict_from_stream(ctorch_tensor_dict *out, ctorch_read_fn read, void *user_data);
-/** ctorch_optimizer_save_state_dict through a write callback. */
-CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_stream(ctorch_write_fn write, void *user_data,
-                                                                    ctorch_optimizer opt);
-/** ctorch_optimizer_load_state_dict through a read callback (read to its end first). */
-CTORCH_API ctorch_status ctorch_optimizer_load_state_dict_from_stream(ctorch_optimizer opt, ctorch_read_fn read,
-                                                                      void *user_data);
-/*
- * TorchScript modules in memory: the bytes ctorch_module_save writes (what
- * Python's torch.jit.save(m, io.BytesIO()) writes; torch.jit.load(BytesIO)
- * reads them) and back. A load from memory makes every check
- * ctorch_module_load_ex makes of a file, with the same flags and bounds:
- * with flags 0, code that reads or writes files, talks to other processes,
- * uses built-in classes off the allow-list or loops without a constant
- * bound while it loads is refused (VALUE) before any of it runs; the
- * flatbuffer format is refused whatever the flags; ctorch_set_load_limit
- * applies to the bytes and to what the archive's records hold. Bytes that
- * are not such an archive (truncated, garbage) -> VALUE.
- */
-/** ctorch_module_save's bytes (torch.jit.save(m, BytesIO)) copied out (see above); m is borrowed. @nullable buf */
-CTORCH_API ctorch_status ctorch_module_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_module m);
-/**
- * New module (free with ctorch_module_free) from torch.jit.save bytes (data,
- * len: borrowed for the call), checked as ctorch_module_load_ex checks a
- * file, flags as ctorch_module_load_ex (0: every check; pass 0 for bytes
- * from a stranger). map_location: NULL = the devices it was saved on, else
- * every tensor is loaded onto that device. Unknown flag bits ->
- * INVALID_ARGUMENT; refused or unreadable bytes -> VALUE.
- */
-CTORCH_API ctorch_status ctorch_module_load_from_buffer(ctorch_module *out, const void *data, size_t len,
-                                                        const ctorch_device *map_location, uint32_t flags);
-/** ctorch_module_save through a write callback; m is borrowed. */
-CTORCH_API ctorch_status ctorch_module_save_to_stream(ctorch_write_fn write, void *user_data, ctorch_module m);
-/**
- * ctorch_module_load_from_buffer through a read callback (read to its end
- * first, at most ctorch_set_load_limit bytes), flags as
- * ctorch_module_load_ex. map_location: NULL = the saved devices. Free the
- * module with ctorch_module_free.
- */
-CTORCH_API ctorch_status ctorch_module_load_from_stream(ctorch_module *out, ctorch_read_fn read, void *user_data,
-                                                        const ctorch_device *map_location, uint32_t flags);
-
-/* ---- NumPy files (.npy, .npz) ---- */
-/*
- * Read and written by ctorch itself, as numpy.save / numpy.savez write them
- * (format 1.0; 2.0 and 3.0 are read too). Dtypes: bool, int8/16/32/64,
- * uint8, float16/32/64, complex64/128 on every libtorch; uint16/32/64 where
- * the libtorch has them (>= 2.3; NOT_IMPLEMENTED naming the version
- * otherwise); bfloat16 and the float8 types have no NumPy dtype: refused
- * with NOT_IMPLEMENTED on save. Reading takes little- and big-endian
- * descrs ('<', '>', '|', '='), C and Fortran order (a Fortran array loads
- * as a C-contiguous tensor of the same values); writing is C order, little
- * endian, byte-identical to numpy.save. A file is checked before any tensor
- * is made and refused with VALUE naming why: a bad magic or version, a
- * header longer than the data or than 10,000 bytes (NumPy's own bound),
- * a header that is not the dict NumPy writes (parsed, never evaluated),
- * an unknown or object dtype, negative sizes or a shape whose product
- * overflows, data shorter than the shape needs. .npz archives are zip files
- * (zip/: stored or deflated, as savez and savez_compressed write them,
- * CRC-checked); each NAME.npy member is one dict entry NAME, in archive
- * order; other members are refused (VALUE); a deflated member may claim at
- * most 1,032 times the archive's size (deflate's own bound), and
- * ctorch_set_load_limit applies. Saves are atomic like ctorch_save; tensors
- * on other devices are copied to the CPU; autograd flags are not stored.
- * .npz archives are written as plain stored zips (members byte-identical to
- * numpy.save's; the zip fields, e.g. timestamps, are not Python zipfile's).
- */
-/** Saves t (borrowed) as numpy.save(path, t.numpy()) writes it (the same bytes). */
-CTORCH_API ctorch_status ctorch_npy_save(const char *path, ctorch_tensor t);
-/** New tensor read from a .npy file. */
-CTORCH_API ctorch_status ctorch_npy_load(ctorch_tensor *out, const char *path);
-/** ctorch_npy_save's bytes copied out (see above). @nullable buf */
-CTORCH_API ctorch_status ctorch_npy_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor t);
-/** New tensor read from .npy bytes. */
-CTORCH_API ctorch_status ctorch_npy_load_from_buffer(ctorch_tensor *out, const void *data, size_t len);
-/** Saves d's tensors (borrowed) as numpy.savez(path, **d) does: a stored zip of NAME.npy members, in d's order. */
-CTORCH_API ctorch_status ctorch_npz_save(const char *path, ctorch_tensor_dict d);
-/** New dict read from a .npz file (numpy.savez or savez_compressed). Free with ctorch_tensor_dict_free. */
-CTORCH_API ctorch_status ctorch_npz_load(ctorch_tensor_dict *out, const char *path);
-/** ctorch_npz_save's bytes copied out (see above). @nullable buf */
-CTORCH_API ctorch_status ctorch_npz_save_to_buffer(size_t *out_len, void *buf, size_t cap, ctorch_tensor_dict d);
-/** New dict read from .npz bytes. Free with ctorch_tensor_dict_free. */
-CTORCH_API ctorch_status ctorch_npz_load_from_buffer(ctorch_tensor_dict *out, const void *data, size_t len);
-
-/* ---- Printing tensors as Python does ---- */
-/**
- * NEW text (free with ctorch_string_free) equal to Python's str(t) under
- * torch.set_printoptions(precision, threshold, edgeitems, linewidth,
- * sci_mode) of the libtorch built against: "tensor([...])" with the
- * summarised "..." rows and items beyond threshold elements, the dtype,
- * device, size, grad_fn and requires_grad suffixes. Each integer argument
- * < 0 takes PyTorch's default (precision 4, threshold 1000, edgeitems 3,
- * linewidth 80; INT64_MAX as threshold prints everything, as
- * profile='full'); precision above 1000, edgeitems above 2^20 and
- * sci_mode other than -1 (automatic, Python's None), 0 (off) or 1 (on): INVALID_ARGUMENT.
- * Sparse and quantized tensors: NOT_IMPLEMENTED (ctorch_tensor_to_string
- * prints them). On PyTorch 1.13, edgeitems 0 with a summarised tensor is
- * refused (VALUE): that Python fails on it.
- */
-CTORCH_API ctorch_status ctorch_tensor_format(char **out, ctorch_tensor t, int64_t precision, int64_t threshold,
-                                              int64_t edgeitems, int64_t linewidth, int sci_mode);
-
-#ifdef __cplusplus
-} /* extern "C" */
-#endif
 
 #endif /* CTORCH_H */

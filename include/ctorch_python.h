@@ -1,4 +1,6 @@
-/*
+/**
+ * @defgroup python Python bridge (ctorch_python.h)
+ *
  * ctorch_python.h: the Python bridge, an optional second library
  * (libctorch_python.so; pkg-config ctorch-python; CMake ctorch::python).
  *
@@ -36,6 +38,7 @@
  * the same memory (detached first). bool tensors cross as uint8 views, so
  * torch 1.13 (no DLPack bool) takes them too. Either side may drop its
  * reference first; the memory goes with the last.
+ * @{
  */
 #ifndef CTORCH_PYTHON_H
 #define CTORCH_PYTHON_H
@@ -170,7 +173,7 @@ CTORCH_API ctorch_status ctorch_py_aoti_compile(ctorch_module m, const ctorch_te
                                                 const char *package_path, int dynamic_batch, int64_t max_batch);
 
 /**
- * ctorch_py_aoti_compile with AOTInductor's options (issue 50): options
+ * ctorch_py_aoti_compile with AOTInductor's options: options
  * (borrowed; NULL or "" = none) is a list of KEY=VALUE items separated by
  * commas or spaces, each KEY a torch._inductor.config setting, dotted for a
  * sub-config ("freezing=1, max_autotune=1, cpp.threads=2"), each VALUE read
@@ -185,6 +188,8 @@ CTORCH_API ctorch_status ctorch_py_aoti_compile(ctorch_module m, const ctorch_te
 CTORCH_API ctorch_status ctorch_py_aoti_compile_options(ctorch_module m, const ctorch_tensor *example_inputs,
                                                         size_t n, const char *package_path, int dynamic_batch,
                                                         int64_t max_batch, const char *options);
+
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
 ctorch.h is written in a small, regular subset of C99 (see its contract),
 which this parser reads without a C front end: doc comments (`/** ... */`
 before a declaration, `/**< ... */` after an enum value or struct field),
-section banners, `#define NAME number` constants, function-like macros,
+section banners and the reference's groups (`@defgroup`), `#define NAME number` constants, function-like macros,
 enum / struct / handle / callback typedefs, opaque struct declarations,
 `CTORCH_API` functions and `static inline` helpers. Anything else raises
 HeaderError, so a declaration the description would miss fails the build
@@ -18,6 +18,12 @@ from typing import Dict, List, Optional, Tuple
 
 class HeaderError(ValueError):
     pass
+
+
+# Doc comments that shape the generated reference instead of documenting the
+# declaration after them: a group's opening or closing, the file's and the
+# main page's text.
+_REFERENCE_ONLY = re.compile(r"^/\*\*[\s*]*(@\}|@defgroup\b|@file\b|@mainpage\b)")
 
 
 @dataclass
@@ -215,6 +221,14 @@ def _statements(src: str) -> Tuple[List[_Stmt], List[Macro], List[str]]:
             i = j + 2
             if com.startswith("/**<"):
                 cur_trailing.append((len("".join(cur)), clean_doc(com)))
+            elif com.startswith("/**") and _REFERENCE_ONLY.search(com) and not "".join(cur).strip():
+                # The reference's structure (docs/reference.md): a group's
+                # opening names the section of what follows; the others
+                # document no declaration.
+                m = re.search(r"@defgroup\s+\w+\s+([^\n]*)", com)
+                if m:
+                    section = m.group(1).strip()
+                pending_doc = ""
             elif com.startswith("/**"):
                 if "".join(cur).strip():
                     cur_trailing.append((len("".join(cur)), clean_doc(com)))

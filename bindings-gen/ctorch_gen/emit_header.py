@@ -52,9 +52,13 @@ PREAMBLE = """\
  * must build against several can test these, e.g.
  * #if CTORCH_TORCH_VERSION_MAJOR >= 2. ctorch_torch_version() gives the same
  * text at run time. */
+/** Major version of the libtorch this header was generated from. */
 #define CTORCH_TORCH_VERSION_MAJOR {major}
+/** Minor version of the libtorch this header was generated from. */
 #define CTORCH_TORCH_VERSION_MINOR {minor}
+/** Patch version of the libtorch this header was generated from. */
 #define CTORCH_TORCH_VERSION_PATCH {patch}
+/** The libtorch version this header was generated from, as text ("1.13.0"). */
 #define CTORCH_TORCH_VERSION_STRING "{torch_version}"
 
 #ifdef __cplusplus
