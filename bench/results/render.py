@@ -135,9 +135,16 @@ def block(rid, r, page):
     return "\n".join(out + [line, ""]) + "\n"
 
 
-def index(recs, page, which):
+def index(recs, page, which, src):
+    """One row per record: its pages in file order, each page's records in the order it shows them."""
+    texts = {}
+    def where(r):
+        if r["page"] not in texts:
+            with open(os.path.join(src, r["page"]), encoding="utf-8") as fp:
+                texts[r["page"]] = fp.read()
+        return (r["page"] != page, r["page"], texts[r["page"]].find(f"<!-- results: {r['benchmark']} -->"))
     rows = []
-    for rid, r in sorted(recs.items(), key=lambda kv: (kv[1]["page"], kv[0])):
+    for rid, r in sorted(recs.items(), key=lambda kv: where(kv[1])):
         if which == "this" and r["page"] != page:
             continue
         run = r["runs"][-1]
@@ -165,7 +172,7 @@ def render_page(src, page, recs, errs):
         return f"<!-- results: {rid} -->\n{block(rid, recs[rid], page)}<!-- /results: {rid} -->\n"
 
     new = BLOCK.sub(one, text)
-    new = INDEX.sub(lambda m: f"<!-- results-index: {m.group(1)} -->\n{index(recs, page, m.group(1))}"
+    new = INDEX.sub(lambda m: f"<!-- results-index: {m.group(1)} -->\n{index(recs, page, m.group(1), src)}"
                               "<!-- /results-index -->\n", new)
     return text, new, {m.group(1) for m in BLOCK.finditer(new)}
 
