@@ -254,7 +254,7 @@ static inline int ct_check_requirements(void) {
 /* check runs every test in a forked child (CK_FORK) that ends with exit(),
  * and exit() runs the static destructors of every library loaded: libtorch's
  * unregister each of its thousands of operators, copying on write the pages
- * the child shares with its parent. Measured (issue 52, libtorch 2.15.0,
+ * the child shares with its parent. Measured (libtorch 2.15.0,
  * test_optim's 21 tests): 4.48 s a run, 0.45 s without the forks; the
  * destructors were most of a child's 0.2 s. So a child (never the parent,
  * whose exit still runs every destructor, ctorch's own included) ends with

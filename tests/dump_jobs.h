@@ -1,5 +1,5 @@
 /* dump_jobs(argc, argv, run): the batch mode of the test programs that a
- * Python script runs once per case (issue 52: a process start loads
+ * Python script runs once per case (a process start loads
  * libtorch, 0.1-0.3 s plain and about 1 s under ASan, more than most cases
  * take). `PROG --jobs FILE` runs run(argc, argv) once for each line of FILE,
  * the line's words (split on spaces and tabs, no quoting) after PROG as its

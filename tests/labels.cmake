@@ -1,4 +1,4 @@
-# Every ctest test's labels (issue 52), in one place: by capability (what it
+# Every ctest test's labels, in one place: by capability (what it
 # exercises: core, ops, nn, optim, data, train, models, io, dist, harden,
 # threads, gen, docs, abi, interop, pybridge, examples, bench, cuda,
 # bindings-<lang>, packages) and by cost (what it starts: python, cargo, go,
@@ -254,8 +254,8 @@ function(_ctorch_label_test name)
   endif()
   # A time limit for every test that sets none: ctest has no default one
   # (without include(CTest)), so one test that hangs held the whole run until
-  # CI's own limit ended it with nothing reported (the disk-full CI run of
-  # db0595a). CTORCH_TEST_TIMEOUT seconds, or four times the measured cost
+  # CI's own limit ended it with nothing reported (a CI run whose disk
+  # filled). CTORCH_TEST_TIMEOUT seconds, or four times the measured cost
   # where that is more (a cold build or a loaded machine takes longer).
   get_test_property(${name} TIMEOUT limit)
   if(NOT limit)

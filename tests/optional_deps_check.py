@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every Python-run test skips visibly without its optional packages (issue 35).
+"""Every Python-run test skips visibly without its optional packages.
 
 1. No test under tests/ imports an optional reference package
    (optional_deps.OPTIONAL) at its top level outside optional_deps.need() or
@@ -10,7 +10,7 @@
    package raises ModuleNotFoundError, as in a venv without it): it must print
    "skipped:" and exit 77, which ctest reports as skipped.
 
-One interpreter per hidden package (issue 52): it starts with the package
+One interpreter per hidden package: it starts with the package
 hidden, imports torch (when that fails, torch itself needs the package, as
 Debian's 1.13 needs numpy: its tests are not tried), then runs each test as
 `python TEST` would, in a child forked from it (pyfork.py), so torch is

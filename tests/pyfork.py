@@ -1,8 +1,8 @@
 """`python SCRIPT ARGS...` without a new interpreter: the script runs as
 __main__ in a child forked from this process, which has imported torch
 already (each new interpreter's `import torch` costs 1 s of CPU with
-Debian's torch 1.13, 2 s with PyPI's 2.x, and a twin test started three:
-issue 52). The child starts from the parent as it is at the fork (torch
+Debian's torch 1.13, 2 s with PyPI's 2.x, and a twin test started three).
+The child starts from the parent as it is at the fork (torch
 imported, nothing computed): the script sets its own seed and threads, as it
 does in a fresh interpreter, and its globals die with the child.
 

@@ -1,4 +1,4 @@
-/* Custom autograd functions' failures (issue 25): a callback failing
+/* Custom autograd functions' failures: a callback failing
  * without a message gets a fixed, short one (it reused and prefixed the
  * previous failure's, growing 77 bytes a call), the failure log is bounded
  * in bytes, mark_non_differentiable takes outputs only, and

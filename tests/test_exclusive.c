@@ -1,4 +1,4 @@
-/* Exclusive handles (issue 51 item 12; include/ctorch.h, "Sharing one handle
+/* Exclusive handles (include/ctorch.h, "Sharing one handle
  * between threads"): a call on an optimizer, LR scheduler, data loader,
  * loss scaler, process group or work while another thread's call on the
  * same handle runs returns CTORCH_BUSY

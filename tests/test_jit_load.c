@@ -100,7 +100,7 @@ END_TEST
 
 static int file_exists(const char *p) { return access(p, F_OK) == 0; }
 
-/* Issue 25: a TorchScript archive whose code reads or writes files is
+/* A TorchScript archive whose code reads or writes files is
  * refused by default, before any of its code runs (__setstate__ runs during
  * the load), naming the operator, the function and the line; with
  * CTORCH_MODULE_LOAD_ALLOW_IO the same archives load and do what their code

@@ -1,4 +1,4 @@
-/* TorchScript files from strangers, round two (issue 36): archives made by
+/* TorchScript files from strangers, round two: archives made by
  * Python at test time (tests/python/make_jit_strangers.py) that reach
  * libtorch's built-in C++ classes (torch.classes), loop forever while they
  * load, or come in the flatbuffer format. ctorch_module_load refuses them

@@ -1,4 +1,4 @@
-/* Loaders given hostile input (issue 25): no loader blocks on a special
+/* Loaders given hostile input: no loader blocks on a special
  * file, the optimizer archive loader gets the TorchScript checks (no crash,
  * no leak), dict unpickling is linear, the checkpoint reader's memory is
  * bounded (and a caller's limit holds), and the small defects found with

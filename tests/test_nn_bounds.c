@@ -1,4 +1,4 @@
-/* The size bound of module construction (issue 36, item 3; shim/nn/bounds.cpp):
+/* The size bound of module construction (shim/nn/bounds.cpp):
  * constructor text whose sizes come to more than ctorch_nn_set_max_parameters
  * allows is refused with OUT_OF_MEMORY naming the argument, at once and
  * without the memory, for every kind whose size comes from its arguments;

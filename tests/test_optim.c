@@ -454,7 +454,7 @@ START_TEST(step_lr_schedule) {
   {
     ctorch_lr_scheduler s2 = NULL; /* a failing call NULLs its out-param: not s */
     CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_lr_scheduler_step_lr(&s2, NULL, 3, 0.1));
-    /* the message names the function called, not the one it shares code with (issue 35) */
+    /* the message names the function called, not the one it shares code with */
     CT_ERROR_HAS("ctorch_lr_scheduler_step_lr");
     ck_assert_msg(strstr(ctorch_last_error(), "ctorch_lr_scheduler_new") == NULL, "%s", ctorch_last_error());
   }

@@ -1,5 +1,5 @@
-/* Sharded safetensors indexes and symbolic links (issue 36, item 5;
- * shim/safetensors/safetensors_sharded.cpp): every shard is resolved with
+/* Sharded safetensors indexes and symbolic links
+ * (shim/safetensors/safetensors_sharded.cpp): every shard is resolved with
  * realpath and must lie inside the index's real folder. A shard that is a
  * link to a file elsewhere, or is reached through a linked folder that
  * points out, is refused with VALUE naming it; links that stay inside, and

@@ -1,16 +1,16 @@
-/* Issue 51's repros from safe code, as C calls (the bindings reach the same
+/* Repros from the bindings' safe code, as C calls (the bindings reach the same
  * entry points): each crashed a process or returned silent wrong data.
  *  - sparse constructors with inconsistent indices, then the reads that
  *    trust them (to_dense, coalesce, add, printing): refused at construction
  *    (shim/ops/guards_sparse.h); consistent indices still build and read back
- *    the values (item 1);
+ *    the values;
  *  - _convert_indices_from_coo_to_csr (+ out=) with out-of-range values:
- *    refused; in-range values give the CSR row pointers (item 1);
+ *    refused; in-range values give the CSR row pointers;
  *  - a bool tensor viewed from uint8 bytes 5 and 255: copy_to and item give
- *    0/1, never the raw byte (item 3);
+ *    0/1, never the raw byte;
  *  - batch norm's out= forms with a non-contiguous input on libtorch 2.x:
  *    refused; with a contiguous one bit-identical to the functional form
- *    (item 18; shim/ops/guards_norm.h). */
+ *    (shim/ops/guards_norm.h). */
 #include "check_main.h"
 
 /* Schemas that gained a trailing optional in 2.x (to_dense's masked_grad,

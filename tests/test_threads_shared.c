@@ -1,4 +1,4 @@
-/* Serving from threads (issue 45 item 2): N threads share ONE model and run
+/* Serving from threads: N threads share ONE model and run
  * many forwards at once on different inputs; every output must equal, bit
  * for bit, what a single thread computed for the same input beforehand.
  * This is what include/ctorch.h's "Sharing one handle between threads" section

@@ -6,7 +6,7 @@ ResNet with strict=True and be close to the one resnet.py saves.
 
 Both programs read the first 2,048 training images (the 640 the 20 steps
 draw come from them) and the 300 test images they evaluate, not all 70,000
-(tests/train/fashion_subset.py; issue 52). The Python twin runs in a child
+(tests/train/fashion_subset.py). The Python twin runs in a child
 forked from this interpreter, which has imported torch (tests/pyfork.py).
 
 Usage: resnet_vs_python.py --resnet PATH --script examples/resnet.py --data DIR

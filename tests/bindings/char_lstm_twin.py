@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """examples/char_lstm.c against the same program in another language
-(examples/rust/char_lstm.rs, examples/go/char_lstm; issue 43), same seed
+(examples/rust/char_lstm.rs, examples/go/char_lstm), same seed
 and options:
 
 - the output line for line: the header, the loss at each reported step, the

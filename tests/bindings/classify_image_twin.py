@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """examples/classify_image.c against the same program in a binding
-(examples/rust/classify_image.rs, examples/go/classify_image; issue 43), on
+(examples/rust/classify_image.rs, examples/go/classify_image), on
 the same inputs, bit for bit:
 
 - classify_vs_python.py's synthetic 300x401 image as PNG and as JPEG (quality

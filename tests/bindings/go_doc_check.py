@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""binding_go_doc (issue 43 item 5): `go doc -all` of the generated Go module
+"""binding_go_doc: `go doc -all` of the generated Go module
 (packages ctorch and nn) shows, for every exported function or method that
 wraps a C function (its comment says "Name calls ctorch_x: ..."), the header's
 text for that function (api.json's doc; a generated operator's: its schema;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""examples/lenet5.c against examples/go/lenet5 (the same program in Go,
-issue 43), same seed, one epoch on Fashion-MNIST:
+"""examples/lenet5.c against examples/go/lenet5 (the same program in Go),
+same seed, one epoch on Fashion-MNIST:
 
 - the output line for line (header, the epoch's loss and accuracies, the
   last line), throughput and time aside, and the C program's progress lines
@@ -12,7 +12,7 @@ issue 43), same seed, one epoch on Fashion-MNIST:
 - with --train-images N --test-images M both programs read the first N
   training and M test images only (a folder the script writes under --work,
   tests/train/fashion_subset.py, in place of ARGS' --data): the same
-  equality on a quarter of the data (issue 52);
+  equality on a quarter of the data;
 - with --readme README --program MAIN_GO: the README's Go block that opens
   with MAIN_GO's first line is MAIN_GO, verbatim (the Go README shows the
   tested program; a .rs program: the README's Rust block, as the ctorch crate's).

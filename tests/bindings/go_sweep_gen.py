@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the Go bad-input sweep (issue 51 item 6; run_go_sweep.sh builds it,
+"""Writes the Go bad-input sweep (run_go_sweep.sh builds it,
 rust_sweep.py runs it): a program that calls every operator function of the
 Go package that api.json does not mark unsafe (the Unchecked* ones are left
 out) with bad arguments, as rust_sweep_gen.py does for the Rust crate, and

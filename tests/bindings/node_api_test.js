@@ -53,10 +53,10 @@ test('overloads, scalars, out= and in-place', () => {
 });
 
 test('unsafe operators exist only as ct.unchecked', () => {
-  // Issue 51: what api.json marks unsafe (ops_json.unsafe) is ct.unchecked.<name> alone.
+  // What api.json marks unsafe (ops_json.unsafe) is ct.unchecked.<name> alone.
   // (A name with checked overloads too, 2.15's _fused_adam_.tensor_lr, keeps those in ct.ops.)
   const names = Object.keys(ct.unchecked);
-  assert.ok(names.includes('_remove_batch_dim')); // on a bool tensor it killed the process (Go, issue 51)
+  assert.ok(names.includes('_remove_batch_dim')); // on a bool tensor it killed the process (Go)
   for (const n of names) {
     const u = ct.unchecked[n];
     assert.strictEqual(typeof u, 'function', n);
@@ -248,7 +248,7 @@ test('an operator by name (shim/dispatch/)', () => {
   assert.throws(() => c.op_call(op, [c.value_tensor(a)], null, null), /argument 1 'other'/);
 });
 
-test('what api.json says since issue 35: booleans, length_from', () => {
+test('what api.json says: booleans, length_from', () => {
   const c = ct.capi;
   const m = c.nn_new('Linear', '3, 2, bias=False');
   c.nn_module_train(m, false);
@@ -267,7 +267,7 @@ test('what api.json says since issue 35: booleans, length_from', () => {
   }
 });
 
-// What examples/node/vae.js and dqn.js needed (issue 38 item 6).
+// What examples/node/vae.js and dqn.js needed.
 test('generators, enum names through overloads, inference mode, save/load', () => {
   const draw = (seed) => ct.randn([3], { generator: new ct.Generator().manualSeed(seed) }).toArray();
   assert.deepStrictEqual(draw(7), draw(7));
@@ -291,7 +291,7 @@ test('generators, enum names through overloads, inference mode, save/load', () =
   } finally { require('fs').rmSync(path, { force: true }); }
 });
 
-// Issue 51, items 13-16: integers past the C type's range are refused by
+// Integers past the C type's range are refused by
 // argument name (koffi would wrap them), ct.tensor refuses what torch.tensor
 // refuses and takes the typed arrays the declarations allow, the loader's
 // options are checked, each iteration has its own epoch, item() is a number.
@@ -361,7 +361,7 @@ test('item() is a number, itemBool() a boolean', () => {
   assert.strictEqual(ct.tensor([3]).item(), 3);
 });
 
-test('issue 51: a device is a string or { type, index }, never an address', () => {
+test('a device is a string or { type, index }, never an address', () => {
   // koffi takes a number or BigInt in a pointer's place as an address: { device: -7 }
   // made ctorch read address -7 and killed the process (found by node_sweep.js).
   for (const bad of [-7, 7, 2n ** 70n, [1, 2], {}, { type: 'cpu' }, 'cpu:x', 'cpu:']) {
@@ -371,7 +371,7 @@ test('issue 51: a device is a string or { type, index }, never an address', () =
   assert.deepStrictEqual(ct.arange(3, { device: { type: 0, index: -1 } }).toArray(), [0, 1, 2]);
 });
 
-test('issue 51: an enum argument is a number or one of ct\'s values, not any string or object', () => {
+test('an enum argument is a number or one of ct\'s values, not any string or object', () => {
   for (const bad of ['float32', {}, [], true]) {
     assert.throws(() => ct.ops.zeros.default([2], { dtype: bad }), /enum value/, String(bad)); // koffi made them 0
     assert.throws(() => ct.zeros([2], { dtype: bad }), /enum value|no overload/, String(bad));
@@ -382,7 +382,7 @@ test('issue 51: an enum argument is a number or one of ct\'s values, not any str
   assert.strictEqual(ct.nn.mse_loss(ct.zeros([2]), ct.ones([2]), 'sum').item(), 2); // named enums take their names
 });
 
-test('issue 51: bool bytes other than 0/1 read as 0/1', () => {
+test('bool bytes other than 0/1 read as 0/1', () => {
   const b = ct.ops.view.dtype(ct.tensor([5, 0, 255, 1], { dtype: ct.uint8 }), ct.bool); // an enum value, not options
   assert.deepStrictEqual(b.toArray(), [true, false, true, true]);
   assert.deepStrictEqual(Array.from(b.toTypedArray()), [1, 0, 1, 1]);
@@ -390,7 +390,7 @@ test('issue 51: bool bytes other than 0/1 read as 0/1', () => {
   assert.strictEqual(ct.ops.select.int(b, 0, 2).item(), 1);
 });
 
-test('issue 51: state dicts and .npy/.npz in Buffers, toString as Python str()', () => {
+test('state dicts and .npy/.npz in Buffers, toString as Python str()', () => {
   const w = ct.tensor([[1, 2.5], [-3, 4]], { dtype: ct.float32 });
   const buf = ct.saveToBuffer({ w });
   assert.ok(Buffer.isBuffer(buf) && buf.subarray(0, 2).toString() === 'PK');

@@ -1,5 +1,5 @@
 'use strict';
-// Issue 44's Node items at run time: training through the Promise API gives
+// The Node Promise API at run time: training through the Promise API gives
 // the losses of the synchronous path, bit for bit, with the event loop free
 // while a long call runs; saveAsync/loadAsync round-trip; ct.scope holds
 // across await; noGrad/inferenceMode refuse async functions; Symbol.dispose /
@@ -100,7 +100,7 @@ async function main() {
   assert.deepStrictEqual((await seqJs.forwardAsync(x4)).toArray(), seqJs.forward(x4).toArray());
   await assert.rejects(seqJs.forwardAsync(ct.randn([5, 6])), /Mlp wants 4 features/);
 
-  // Issue 51, item 14: the input is pinned at the call (disposing it, or a
+  // The input is pinned at the call (disposing it, or a
   // scope closing, right after the call is safe, as the README says).
   const early = ct.randn([5, 4]);
   const wantEarly = mlp.forward(early).toArray();
@@ -146,7 +146,7 @@ async function main() {
   await step;
   assert.strictEqual(a.opt.handle, 0n);
 
-  // 5. ct.scope across await (issue 44's repro), other async work left alone.
+  // 5. ct.scope across await (a scope must not leak into other tasks), other async work left alone.
   const w = ct.randn([3]);
   let inner = null;
   const outside = [];

@@ -1,7 +1,7 @@
 // The README's first program and a training step, as a TypeScript user
 // writes them in a fresh project: `npm install ctorch typescript`, no
 // @types/node, then tsc (tests/bindings/node_tsc.sh, "fresh project"). Compiled,
-// never run. Issue 51, item 16: index.d.ts must need nothing but itself,
+// never run. index.d.ts must need nothing but itself,
 // and loss.item() is a number.
 import ct = require('ctorch');
 

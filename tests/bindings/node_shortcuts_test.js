@@ -1,4 +1,4 @@
-// The module shortcuts through the Node binding's classes (issue 38 items 5-6):
+// The module shortcuts through the Node binding's classes:
 // ct.optim.Adam(model) (ctorch_optimizer_new_from_module_v2) and
 // ct.nn.utils.clipGradNorm_/clipGradValue_(model) against the same calls over
 // model.parameters(): from one seed, the same norms and bit-identical

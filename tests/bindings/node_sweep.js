@@ -1,5 +1,5 @@
 'use strict';
-// The Node binding's bad-input sweep (issue 51 item 6), as py_sweep.py is
+// The Node binding's bad-input sweep, as py_sweep.py is
 // Python's: every operator overload of ct.ops that api.json does not mark
 // unsafe (ct.unchecked's are left out) with bad arguments through the
 // package's own functions; each new tensor read back (toDense, coalesce, add,

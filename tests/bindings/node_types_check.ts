@@ -12,7 +12,7 @@ loss.backward();
 const g: Tensor | null = a.grad;
 const shape: number[] = a.shape;
 const dt: DType = a.dtype;
-const v: number = loss.item(); // a number for every dtype (issue 51, item 16)
+const v: number = loss.item(); // a number for every dtype
 const vb: boolean = loss.itemBool();
 const sum2: number = loss.item() * 2 + v;
 const [values, indices]: [Tensor, Tensor] = ct.max(a, 1, { keepdim: true });

@@ -103,7 +103,7 @@ class Ops(unittest.TestCase):
         self.assertEqual(ctorch.where(a > 2, a, b).tolist(), [[0.5, -1.0], [3.0, 4.0]])
 
     def test_bool_bytes_read_as_zero_or_one(self):
-        # Issue 51 item 3: a bool view of uint8 bytes 5, 0, 255, 1 reads as
+        # A bool view of uint8 bytes 5, 0, 255, 1 reads as
         # True, False, True, True (the C copy-out and item normalise).
         b = ctorch.ops.view.dtype(ctorch.tensor([5, 0, 255, 1], dtype=ctorch.uint8), ctorch.bool)
         self.assertEqual(b.tolist(), [True, False, True, True])
@@ -112,11 +112,11 @@ class Ops(unittest.TestCase):
         self.assertEqual(bytes(b.tobytes()), bytes([1, 0, 1, 1]))
 
     def test_unsafe_operators_only_unchecked(self):
-        # Issue 51: the operators api.json marks unsafe (ops_json.unsafe) exist only as
+        # The operators api.json marks unsafe (ops_json.unsafe) exist only as
         # ctorch.unchecked.<name>: not ctorch.<name>, ctorch.ops.<name> or a Tensor method.
         # (A name with checked overloads too, 2.15's _fused_adam_.tensor_lr, keeps those.)
         names = set(ctorch._ops.UNCHECKED)
-        self.assertIn("_remove_batch_dim", names)  # on a bool tensor it killed the process (Go, issue 51)
+        self.assertIn("_remove_batch_dim", names)  # on a bool tensor it killed the process (Go)
         for n in names:
             self.assertTrue(callable(getattr(ctorch.unchecked, n)), n)
             unsafe = {fn for fn, _sig in getattr(ctorch._ops, f"_G__u_{n}")}
@@ -471,7 +471,7 @@ class Package(unittest.TestCase):
 
 
 class BoundaryChecks(unittest.TestCase):
-    """Issue 51, items 13, 15 and 17: integers past the C type's range are
+    """Integers past the C type's range are
     refused by parameter name (ctypes would wrap them), tensor() takes what
     torch.tensor takes and words its refusals, each iterator of a loader has
     its own epoch, modules can be disposed."""

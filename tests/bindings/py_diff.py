@@ -520,7 +520,7 @@ def main():
             start = current + 1
         return crashes
 
-    # Operators with a hand-written guard (issue 15: shim/ops/guards.h)
+    # Operators with a hand-written guard (shim/ops/guards.h)
     # refuse, on purpose, inputs libtorch's kernel accepts unchecked (reading
     # past a buffer, or answering from garbage): such a refusal is not a
     # disagreement, and is counted apart.

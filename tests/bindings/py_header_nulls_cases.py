@@ -2,7 +2,7 @@
 """Header functions whose handle outputs may be NULL with CTORCH_OK, called
 through the generated ctorch.capi where they are NULL and where they are
 not (run by py_record_nulls.py, which fails on a NULL result api.json does
-not flag), and the bindings' use of what api.json now says (issue 35): a
+not flag), and the bindings' use of what api.json now says: a
 boolean flag is a Python bool, a module's absent output (MaxPool2d without
 return_indices) is absent, not None, a shared length is checked."""
 import json

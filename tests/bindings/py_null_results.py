@@ -178,7 +178,7 @@ def main():
         build, nothing, everything, must_null = CASES[key]
         outs = [p for p in f["params"] if p["direction"] == "out"]
         t_fn = getattr(getattr(torch.ops.aten, name), ov or "default")
-        # (an operator api.json marks unsafe is only in ctorch.unchecked: issue 51)
+        # (an operator api.json marks unsafe is only in ctorch.unchecked)
         space = ctorch.unchecked if f.get("ops_json", {}).get("unsafe") else ctorch.ops
         c_fn = getattr(getattr(space, name), ov or "default")
         for asked in (nothing, everything):

@@ -1,5 +1,5 @@
-"""The module shortcuts through the Python binding's classes (issue 38 items
-5-6): ctorch.optim.Adam(model) (ctorch_optimizer_new_from_module_v2) against
+"""The module shortcuts through the Python binding's classes:
+ctorch.optim.Adam(model) (ctorch_optimizer_new_from_module_v2) against
 Adam(list(model.parameters())) and against torch.optim.Adam(model.parameters()),
 and ctorch.nn.utils.clip_grad_norm_/clip_grad_value_ over the module against
 torch.nn.utils' over model.parameters(): the same seed gives bit-identical

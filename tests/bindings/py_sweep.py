@@ -1,4 +1,4 @@
-"""The Python binding's bad-input sweep (issue 51 item 6): every operator
+"""The Python binding's bad-input sweep: every operator
 overload of ctorch.ops that api.json does not mark unsafe (ctorch.unchecked's
 are left out), called with bad arguments through the package's own Python
 functions, as tests/bindings/rust_sweep_gen.py does for the Rust crate; each

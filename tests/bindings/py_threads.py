@@ -1,4 +1,4 @@
-"""Issue 51 item 12: Python threads sharing one model and its optimizer (4
+"""Python threads sharing one model and its optimizer (4
 threads, each running forward, backward, step and zero_grad with no lock of
 its own). ctypes releases the GIL around every call, so the threads really
 are inside the library at once; on the 1.13.1 build this corrupted the heap

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # go doc of the generated Go module shows every wrapper of a C function with
-# the header's text for it (go_doc_check.py; issue 43 item 5). Skipped (77)
+# the header's text for it (go_doc_check.py). Skipped (77)
 # without a Go toolchain. Usage: run_go_doc.sh GO_MODULE API_JSON SOURCE_DIR
 set -uo pipefail
 mod=$1 api=$2 src=$3

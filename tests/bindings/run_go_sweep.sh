@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Go bad-input sweep (issue 51 item 6): go_sweep_gen.py writes a program
+# The Go bad-input sweep: go_sweep_gen.py writes a program
 # calling every checked operator of the Go package generated in MODULE with
 # bad values (nil, empty and bad slices of every kind, bad enums, devices,
 # dtypes, scalars, tensors), each new result read back (densified, coalesced,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Go tests of the generated module in $1 (go test: the dtype checks
 # of the typed accessors, the nil/zero sweep of every exported function and
-# method, typed module options, loaders as range-over-func; issue 43), with
+# method, typed module options, loaders as range-over-func), with
 # the packages given after it (default: . ./nn). cgo; no third-party modules,
 # no network. Skipped (77) without a Go toolchain.
 set -uo pipefail

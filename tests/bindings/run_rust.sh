@@ -166,7 +166,7 @@ example)
   # The dev profile, as sweep, reach and compile_fail build: the ctorch crate
   # (thousands of generated wrappers) then compiles once per build tree for
   # all of them, not a second time optimised (205 s under load) for code whose
-  # work is done inside libctorch (issue 52).
+  # work is done inside libctorch.
   cargo_run build --quiet || { network_skip; cat cargo.log; echo "FAIL: cargo build"; exit 1; }
   exec "$CARGO_TARGET_DIR/debug/rust-example-$name" "$@"
   ;;

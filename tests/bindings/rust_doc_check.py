@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""binding_rust_doc (issue 43 item 5): `cargo doc` of the generated crates
+"""binding_rust_doc: `cargo doc` of the generated crates
 shows every item with the C header's text for it. Reads the HTML that
 `cargo doc -p ctorch -p ctorch-sys --no-deps` wrote (run_rust.sh doc) and
 checks, from api.json:

@@ -1,4 +1,4 @@
-// binding_rust_reach (issue 43 item 2): the hand-written wrappers of ctorch's
+// binding_rust_reach: the hand-written wrappers of ctorch's
 // extra.rs (strides, Vec and DLPack tensors, store values, hparams, shape
 // checks, the failure log, the CPU counter, batch frees, closures as optimizer
 // closures, LambdaLR factors and loader transforms), each called and its
@@ -27,7 +27,7 @@ fn main() -> Result<()> {
     assert_eq!(Tensor::from_vec(Vec::<f32>::new(), &[0, 3])?.size(), vec![0, 3]);
     ok("stride, data_ptr, from_vec");
 
-    // Issue 51 item 3: uint8 bytes 5 and 255 viewed as bool read back as
+    // Uint8 bytes 5 and 255 viewed as bool read back as
     // true, never as a bool holding 5 (where `b == true` and `!b` were both
     // true: undefined behaviour in safe code).
     let u = Tensor::from_slice(&[5u8, 0, 255, 1], &[4])?;
@@ -35,7 +35,7 @@ fn main() -> Result<()> {
     assert_eq!(bools, vec![true, false, true, true]);
     assert!(bools.iter().all(|&b| (b as u8) <= 1) && (bools[0] == true) && !(!bools[0]));
     ok("bool bytes read as 0/1");
-    // Issue 51: torch.save and .npy bytes through Write/Read; Display is
+    // Torch.save and .npy bytes through Write/Read; Display is
     // Python's str(tensor), summarised (one line for 11,000 elements).
     let mut bytes = Vec::new();
     x.save_to(&mut bytes)?;
@@ -243,7 +243,7 @@ fn main() -> Result<()> {
     assert!(y[0].sum()?.backward().unwrap_err().message.contains("panicked: bwd"));
     ok("autograd_function_apply (and panicking callbacks are Errs)");
 
-    // Issue 51, item 10: operators on values and references, a scalar on the
+    // Operators on values and references, a scalar on the
     // left, compound assignment, ==, indexing with ranges, From/TryFrom, module
     // sub-trees (get, freezing) and param groups added with their own options.
     let a = Tensor::try_from(vec![vec![1.0f32, 2.0, 3.0], vec![4.0, 5.0, 6.0]])?;
@@ -281,7 +281,7 @@ fn main() -> Result<()> {
                         ctorch::optim::OptimOptions::new(ctorch::OptimizerKind::SGD).lr(0.01))?;
     assert_eq!((opt.num_param_groups()?, opt.lr(0)?, opt.lr(1)?), (2, 0.1, 0.01));
     ok("module sub-trees (named paths, get, freezing) and param groups with their own options");
-    // Issue 51, item 7: a module's state dict and an optimizer's state through
+    // A module's state dict and an optimizer's state through
     // Write/Read; a module of other shapes refuses the bytes.
     let mut bytes = Vec::new();
     net.save_to(&mut bytes)?;
@@ -303,7 +303,7 @@ fn main() -> Result<()> {
     assert!(adam2.load_from(&b"not a checkpoint"[..]).is_err());
     ok("nn::Module and Optimizer save_to/load_from (Write/Read)");
 
-    // Issue 51, item 10: Debug of the enum newtypes names the value (the
+    // Debug of the enum newtypes names the value (the
     // constant's name); a value outside the header's set still prints.
     use ctorch::{DType, Device, Layout, Reduction};
     assert_eq!(format!("{:?}", DType(10)), "FLOAT64");
@@ -316,7 +316,7 @@ fn main() -> Result<()> {
     assert_eq!(format!("{:?}", a), "Tensor([2, 3], FLOAT32)");
     ok("Debug/Display of the enums name the value");
 
-    // Issue 51, item 8: ndarray (feature `ndarray`) both ways, every shared dtype.
+    // Ndarray (feature `ndarray`) both ways, every shared dtype.
     ndarray_both_ways()?;
     ok("ndarray <-> Tensor: every shared dtype, C/Fortran/strided layouts, dtype mismatch an Err");
 

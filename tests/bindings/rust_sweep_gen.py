@@ -146,7 +146,7 @@ mod v {
             _ => vec![t(3, 0), t(1, 0)],
         }
     }
-    /// Issue 51: what a constructor returned, read the ways a user reads it
+    /// What a constructor returned, read the ways a user reads it
     /// (densify, coalesce, arithmetic, every element, printing): a result
     /// built on unchecked data (a sparse tensor with indices past its size)
     /// crashes here, in the constructor's turn, not in a later user's read.

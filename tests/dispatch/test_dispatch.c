@@ -1,5 +1,5 @@
 /* Any registered operator by name (include/ctorch.h, "Any registered
- * operator by name"; issue 50 item 1) and the enum ranges of issue 51 item 4:
+ * operator by name") and the enum ranges of schema ints:
  * finding and listing operators, calls checked against the schema, the
  * typed wrappers' guards, enum ranges and unsafe refusals applied by name,
  * and (tagged python / mkldnn_ops) the same operators called by Python's
@@ -414,7 +414,7 @@ START_TEST(guards_and_unsafe_operators_by_name) {
 }
 END_TEST
 
-/* Issue 51 item 4: enum-valued ints out of range, typed and by name. */
+/* Enum-valued ints out of range, typed and by name. */
 static void boxed_enum_refused(const char *name, const char *ov, ctorch_value *args, size_t n, const char *kw,
                                ctorch_value kwv, const char *arg) {
   ctorch_op op = find(name, ov);

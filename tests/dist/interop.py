@@ -11,7 +11,7 @@ result. Every process is bounded by a watchdog.
 
 The Python ranks are children forked from this interpreter, which imports
 torch once, before any of them (a rank of its own interpreter imported torch
-each time: 7 of them cost 8 s of CPU with 1.13, 15 s with 2.x; issue 52). Each
+each time: 7 of them cost 8 s of CPU with 1.13, 15 s with 2.x). Each
 child takes its rank's environment, runs worker() and exits with its status,
 as `interop.py worker ...` (still there, for running one rank by hand).
 """

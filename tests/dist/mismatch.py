@@ -95,7 +95,7 @@ def find_other_python(mine):
         seen.add(real)
         v = torch_version_file(py)
         if v and major(v) == major(mine):
-            continue  # this generation (its file says so): not imported, 1-2 s of CPU saved (issue 52)
+            continue  # this generation (its file says so): not imported, 1-2 s of CPU saved
         v = torch_version(py)
         if v and major(v) != major(mine):
             return py, v
@@ -204,7 +204,7 @@ def main():
         return 77
     # Every scenario is started first and judged after: each mostly waits
     # (a group timeout of SHORT_MS, a peer's import of torch), so together
-    # they take the longest one's time instead of the sum (issue 52: 25.9 s ->
+    # they take the longest one's time instead of the sum (25.9 s ->
     # 13.8-15.0 s). Each has its own port or store file.
     started = []  # (name, checked C rank, others, wanted in its message)
     tmp = tempfile.TemporaryDirectory()

@@ -1,7 +1,7 @@
-"""Lists and version figures the docs state that the source tree knows
-(issue 44: the examples table lacked dqn.c, the layout row six programs, the
-install list four packages, shim/README a folder, and api-json.md's Linear
-entry two arguments). Each check reads both sides from the files themselves,
+"""Lists and version figures the docs state that the source tree knows:
+the examples table, the layout table, what scripts/test installs, the
+folder tables, scripts/package's kinds, the versions in artifact names and
+api.json's format. Each check reads both sides from the files themselves,
 so a new example, folder, package or artifact kind fails here until the docs
 name it. Called by doc_checks.check_all; each error names the file and what
 to write."""

@@ -17,7 +17,7 @@ Prints each program's last line and how far apart the trained weights are
 With --train-images N --test-images M both programs read the first N
 training and M test images of ARGS' --data folder only (a copy in a
 temporary folder: tests/train/fashion_subset.py), the same comparison on
-less data (issue 52). The Python runs are forked from this interpreter,
+less data. The Python runs are forked from this interpreter,
 which has imported torch (tests/pyfork.py).
 
 Usage: twins_vs_python.py --c BIN --script PY --eval METRIC --learn 'METRIC<BOUND'

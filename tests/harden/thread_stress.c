@@ -215,7 +215,7 @@ static void storm_cleanup(int nthreads) {
   }
 }
 
-/* --race-lazy: the bug class of issue 12 on purpose, for scripts/threads to
+/* --race-lazy: the storm's bug class on purpose, for scripts/threads to
  * check that the storm makes ThreadSanitizer see it: a table of names built
  * on first use without synchronisation (heap strings, as a lazily built
  * std::map<std::string, ...> has), looked up by every storm thread at once. */

@@ -1,4 +1,4 @@
-/* The data pipeline of issue 22: CIFAR binary files, datasets (tensors,
+/* The data pipeline: CIFAR binary files, datasets (tensors,
  * files, host callbacks), the distributed order, loaders with worker
  * threads, pin_memory; every new function's success and failure. The
  * comparisons with Python's torch are in loader_vs_torch.py. */

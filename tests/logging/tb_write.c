@@ -75,7 +75,7 @@ static void failures(const char *dir, ctorch_summary_writer w) {
 /* tb_write --strings DIR: every record kind with non-ASCII strings of every
  * UTF-8 length (tags, text, hyper-parameter names and values, metric names,
  * run name, file-name suffix), after the same strings made invalid were
- * refused; tensorboard_vs_torch.py reads each back (issue 36, item 4). */
+ * refused; tensorboard_vs_torch.py reads each back. */
 static const char *const kUtf8[4] = {"a/\xc3\xa9t\xc3\xa9", "b/\xe6\x97\xa5\xe6\x9c\xac", "c/\xf0\x9f\x98\x80",
                                       "d/\xf4\x8f\xbf\xbf\xed\x9f\xbf\xee\x80\x80"};
 static int strings_mode(const char *dir) {

@@ -177,7 +177,7 @@ def strict_records(path):
 
 
 def strings_check(tb_write, tmp):
-    """Item 4 of issue 36: every record kind written with non-ASCII UTF-8 strings
+    """Every record kind written with non-ASCII UTF-8 strings
     (after invalid ones were refused, tb_write --strings) is read back, strictly
     record by record and through EventAccumulator, with the strings intact."""
     d = os.path.join(tmp, "strings")

@@ -26,7 +26,7 @@ the same build skips the compile). The same files are kept in the user's
 cache too, ${CTORCH_CACHE:-~/.cache/ctorch}/aoti-test/KEY/ with KEY the hash
 of the stamp and this CPU's flags (inductor compiles for the CPU it runs on),
 so the other tests that load this model, and fresh clones, copy them instead
-of compiling again (issue 52: 12-20 s per test on 2.x). What the tests
+of compiling again (12-20 s per test on 2.x). What the tests
 check, loading and running the package, is done every time."""
 import hashlib
 import os

@@ -1,4 +1,4 @@
-/* The inference optimiser (issue 50 items 2 and 4): ctorch_nn_module_optimize_for_inference
+/* The inference optimiser: ctorch_nn_module_optimize_for_inference
  * and ctorch_module_optimize_for_inference. Outputs against the module in
  * eval mode (tolerance: 1e-4 of the output's largest magnitude; the oneDNN
  * convolutions and the folded weights round differently), the report of

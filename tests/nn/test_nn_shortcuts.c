@@ -1,4 +1,4 @@
-/* The module shortcuts of issue 38 item 5: optimizers and gradient clipping
+/* The module shortcuts: optimizers and gradient clipping
  * from a module (the same steps, bit for bit, as over the parameter array
  * built by hand), ctorch_nn_newf/newv (printf-style constructor text, its
  * bound and its errors), forward of a named child and the first output

@@ -1,5 +1,5 @@
 """ctorch's multi-tensor (foreach) and fused optimizer steps against the
-installed torch.optim with foreach=True / fused=True (issue 37).
+installed torch.optim with foreach=True / fused=True.
 
 For every optimizer kind with a foreach form (SGD, Adam, AdamW, RMSprop,
 Adagrad, NAdam, RAdam, Adamax, Adadelta) and the options that change its

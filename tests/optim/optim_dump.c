@@ -27,8 +27,8 @@
  * above and followed by "END 0" (or "END 3" after a refusal). Every scenario
  * seeds and builds its parameters afresh, so it prints what a process of its
  * own prints; one process for all of them saves a libtorch load per
- * scenario (~0.35 s of CPU each, most of the two optimizer tests' time:
- * issue 52). A failing call still exits 1: the script starts a new one. */
+ * scenario (~0.35 s of CPU each, most of the two optimizer tests' time).
+ * A failing call still exits 1: the script starts a new one. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

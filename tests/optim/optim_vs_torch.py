@@ -130,7 +130,7 @@ class Dump:
     """optim_dump --serve: one process runs the scenarios one after another
     (each seeds and builds its own parameters, so prints what a process of
     its own would), instead of one process per scenario, whose libtorch load
-    was most of the optimizer tests' time (issue 52). A failing ctorch call
+    was most of the optimizer tests' time. A failing ctorch call
     ends that process (exit 1, its message on stderr): the scenario is
     reported with the message and the next one starts a new process."""
 

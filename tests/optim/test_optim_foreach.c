@@ -1,4 +1,4 @@
-/* ctorch_optimizer_set_implementation / _get_ / _resolved_ (issue 37): the
+/* ctorch_optimizer_set_implementation / _get_ / _resolved_: the
  * choice and its refusals (bad enum, NULL, FOREACH/FUSED for LBFGS, FUSED
  * where the libtorch has no kernel), the default on the CPU, and that the
  * state is one format whichever implementation steps: a run that saves

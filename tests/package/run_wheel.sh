@@ -69,7 +69,7 @@ runpath=$(readelf -d "$tmp/whl/ctorch/lib/$soname" | sed -n 's/.*(RUNPATH).*\[\(
 grep -qx "Requires-Dist: torch==$torch_mm.\*" "$tmp"/whl/ctorch-"$version".dist-info/METADATA ||
   { echo "FAIL: METADATA does not require torch==$torch_mm.*:"; cat "$tmp"/whl/*.dist-info/METADATA; exit 1; }
 # The CPython floor is torch's (2.15.0: >=3.11), not a lower one pip would
-# accept and torch's wheels would not (issue 51, item 17).
+# accept and torch's wheels would not.
 py_floor=$("$torch_py" -c 'from importlib.metadata import metadata; print(metadata("torch")["Requires-Python"] or "")' |
   sed -n 's/^>= *\([0-9]*\.[0-9]*\).*/\1/p')
 grep -qx "Requires-Python: >=${py_floor:-3.9}" "$tmp"/whl/ctorch-"$version".dist-info/METADATA ||

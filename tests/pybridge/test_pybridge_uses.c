@@ -147,7 +147,7 @@ START_TEST(aoti_package_matches_eager) {
     PY_FAILS(CTORCH_VALUE, ctorch_py_aoti_compile_options(m, &x, 1, path, 1, 512, "cpp.no_such=1"));
     PY_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_py_aoti_compile(m, &x, 1, path, 1, 1));
     /* The package below is compiled with freezing (weights folded, Linear on
-     * prepacked oneDNN): the same outputs as eager within 1e-5 (issue 50 item 3).
+     * prepacked oneDNN): the same outputs as eager within 1e-5.
      * Without inductor's precompiled headers: made anew by every process (300
      * MB under $TMPDIR/torchinductor_$USER, never removed) and used once
      * (tests/models/make_aoti_package.py). */

@@ -10,8 +10,8 @@ importer dereferences (untyped_constant.pt, untyped_field.pt,
 valueless_member.pt) and pickles it follows past its stack or buffers
 (stack_underflow.pt, storage_overclaim.pt, unknown_member.pt), and a
 deflated code record libtorch's zip reader returns as stale heap bytes
-(corrupt_deflate.pt). And modules whose code reaches outside the process
-(issue 25), which ctorch_module_load refuses unless the caller allows it:
+(corrupt_deflate.pt). And modules whose code reaches outside the process,
+which ctorch_module_load refuses unless the caller allows it:
 setstate_writes.pt (__setstate__, run during the load, torch.save's to
 OUTDIR/written_by_setstate), forward_from_file.pt (forward reads any file),
 helper_save.pt (forward calls a free function that torch.save's), and

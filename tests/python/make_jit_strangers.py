@@ -1,4 +1,4 @@
-"""TorchScript archives for tests/test_jit_strangers.c (issue 36: files from
+"""TorchScript archives for tests/test_jit_strangers.c (files from
 strangers, round two), made with the installed torch.
 
 Usage: make_jit_strangers.py OUTDIR. Writes

@@ -1,5 +1,5 @@
-"""An AOTInductor package loaded and run from Python through ctorch
-(issue 44): ctorch.capi.aoti_package_load("model.pt2", None) failed with
+"""An AOTInductor package loaded and run from Python through ctorch:
+ctorch.capi.aoti_package_load("model.pt2", None) failed with
 "undefined symbol: aoti_torch_dtype_float32" because ctypes loaded libctorch
 RTLD_LOCAL: a model library compiled without linking libtorch
 (inductor_configs aot_inductor.link_libtorch=False, a standalone model: its

@@ -1,6 +1,6 @@
 """Guards in front of ATen calls (shim/ops/guards*.cpp) against torch itself:
 what torch accepts, ctorch computes with torch's result; what a guard refuses,
-torch refuses or computes wrongly (issue 44 item 4, from PyTorch's OpInfo
+torch refuses or computes wrongly (from PyTorch's OpInfo
 samples replayed through ctorch).
 
 Run by ctest with the build's torch Python (CTORCH_TORCH_PYTHON), CTORCH_LIB

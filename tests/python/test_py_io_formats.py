@@ -1,4 +1,4 @@
-"""Issue 51 items 7-9 against Python itself, in one process: torch.save bytes
+"""Bytes, streams and NumPy files against Python itself, in one process: torch.save bytes
 through memory and streams (torch.save/torch.load with io.BytesIO), NumPy's
 .npy/.npz (numpy.save/savez/savez_compressed/load), and str(tensor) under
 torch.set_printoptions, byte for byte (ctorch_tensor_format).

@@ -1,4 +1,4 @@
-"""The Python binding the way PyTorch users write it (issue 44): NumPy's array
+"""The Python binding the way PyTorch users write it: NumPy's array
 protocol, DLPack both ways through the array API's __dlpack__ and
 ctorch.from_dlpack, and ctorch.save/load taking what torch.save/torch.load
 take for weights (a tensor or a state dict), each compared with what torch

@@ -1,4 +1,4 @@
-/* The tests' Python (issue 52): `pyz ARGS...` is `PYTHON ARGS...`, where
+/* The tests' Python: `pyz ARGS...` is `PYTHON ARGS...`, where
  * PYTHON is the build's CTORCH_TORCH_PYTHON (compiled in), but a script or
  * -c that imports torch runs in a child forked from a zygote that imported
  * torch once (tests/pyzygote/pyzygote.py says what it serves and refuses).

@@ -1,4 +1,4 @@
-"""tests/pyzygote/pyz (the tests' Python, issue 52) against the real
+"""tests/pyzygote/pyz (the tests' Python) against the real
 interpreter: each case runs `PYTHON ARGS` and `pyz ARGS` on the same input
 and must give the same exit status, stdout and stderr, and a case that
 imports torch must have been served by a zygote (else the comparison would

@@ -1,4 +1,4 @@
-"""The Python zygote of the test suites (issue 52): one interpreter that has
+"""The Python zygote of the test suites: one interpreter that has
 imported torch (and numpy) once, and forks a child for each `python SCRIPT`
 or `python -c CODE` a test runs through tests/pyzygote/pyz.c, instead of a
 new interpreter that imports torch again (1 s of CPU with Debian's torch

@@ -1,4 +1,4 @@
-"""Issue 25's evidence for the guard rule (shim/ops/guards.h): runs each
+"""The evidence for the guard rule (shim/ops/guards.h): runs each
 input of the 18 re-examined operators (and neighbours) through
 torch.ops.aten, one forked child per case, and prints OK with a digest of
 the result, RAISES with libtorch's message, or CRASH with the signal.

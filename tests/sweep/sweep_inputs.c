@@ -82,7 +82,7 @@ static const theme themes[] = {
     {"zero-tensor", {0, 0, SWL_ZERO, SWV_NORMAL}, 1, 0},
     {"conj", {0, 0, SWL_CONJ, SWV_NORMAL}, 0, 0},
     {"neg-view", {0, 0, SWL_NEG, SWV_NORMAL}, 1, 0},
-    /* Integers that claim more than the tensors hold (issue 25: the Sobol
+    /* Integers that claim more than the tensors hold (the Sobol
      * kernels wrote past int64 [2,3] tensors given n = dimension =
      * num_generated = 7): every size, count, dimension and index equal to
      * the tensors' largest extent (3), or past their element count (7). */

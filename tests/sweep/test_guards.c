@@ -1,4 +1,4 @@
-/* Regressions of issue 15: generated operators whose libtorch kernels
+/* Regressions: generated operators whose libtorch kernels
  * crashed on inputs a binding author's placeholders produced ([2,3] float
  * tensors, small ints, NULL optionals). Each must now answer
  * INVALID_ARGUMENT naming the argument (shim/ops/guards.h),
@@ -418,7 +418,7 @@ START_TEST(weight_norm_refuses_zero_tensors_where_fused) {
 }
 END_TEST
 
-/* Found 2026-11-26 (issue 50's weight-layout probe): oneDNN divides by the
+/* Found by a probe of ResNet-50's weight layouts: oneDNN divides by the
  * stride while choosing a conv weight's layout (SIGFPE on 1.13 and 2.15,
  * PyTorch's own Python crashes the same way). Typed and by name; a valid
  * call still reorders. */

@@ -291,7 +291,7 @@ START_TEST(cuda_sweep_finds_are_checked_on_every_device) {
 }
 END_TEST
 
-/* Issue 25: found by calling every operator once with int64 [2,3] tensors
+/* Found by calling every operator once with int64 [2,3] tensors
  * and n = dimension = num_generated = 7. libtorch's Sobol loops read and
  * write past the 48-byte buffers (heap corruption, returned CTORCH_OK). */
 START_TEST(sobol_engine_stays_inside_its_tensors) {

@@ -1,4 +1,4 @@
-/* Issue 25: the rule for guards (shim/ops/guards.h): refuse only what
+/* The rule for guards (shim/ops/guards.h): refuse only what
  * libtorch crashes on or PyTorch itself refuses. The 18 operators the
  * differential test found refusing inputs libtorch computes: each lifted
  * input now computes, and gives what the equivalent accepted input gives

@@ -1,4 +1,4 @@
-/* Regression of issue 15: _symeig_helper on a non-square input returned
+/* Regression: _symeig_helper on a non-square input returned
  * CTORCH_OK while LAPACK wrote past the buffer (libtorch 1.13; valgrind: 3
  * invalid writes in ssytd2_/sorgtr_, then "malloc(): unaligned tcache chunk
  * detected" in a later, unrelated call). The operator is gone from PyTorch

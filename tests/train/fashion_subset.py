@@ -3,7 +3,7 @@
 their own (the four IDX files, gzip'd as the originals, so every reader that
 takes the original folder takes this one): the training-equality tests
 (C against Python, a binding against C) prove the same equality on a quarter
-of the data in a quarter of the time (issue 52). Only the images used are
+of the data in a quarter of the time. Only the images used are
 decompressed.
 
   fashion_subset.py SRC DST N_TRAIN N_TEST   (or subset() from Python)

@@ -8,7 +8,7 @@ libtorch they come out bit-identical).
 
 --train-images N --test-images M: both programs read the first N training
 and M test images only (fashion_subset.py; 0: all), the same equality on a
-fraction of the data (issue 52). The Python runs are forked from this
+fraction of the data. The Python runs are forked from this
 interpreter, which has imported torch (tests/pyfork.py)."""
 import argparse
 import os

@@ -1,4 +1,4 @@
-/* The training utilities from C, for utils_vs_torch.py (issue 38 item 4):
+/* The training utilities from C, for utils_vs_torch.py:
  *
  *   utils_dump grads MODEL MODE   MODEL mlp|conv; MODE plain (no checkpoint),
  *       whole (ctorch_nn_checkpoint of the whole Sequential), seq
