@@ -1,5 +1,5 @@
 /* custom_kernel.c - a user's own CUDA kernel inside a custom autograd
- * function, compiled at run time with NVRTC (issue 38 item 4).
+ * function, compiled at run time with NVRTC.
  *
  * The function is "swish" with a slope beta, y = x * sigmoid(beta * x), and
  * its derivative dy/dx = s + beta * x * s * (1 - s) with s = sigmoid(beta * x),

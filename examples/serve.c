@@ -1,5 +1,5 @@
 /*
- * Serving one model from N threads (issue 45, item 2): a BERT-shaped
+ * Serving one model from N threads: a BERT-shaped
  * encoder (a stack of torch.nn.TransformerEncoderLayer, batch_first, no
  * dropout, eval) built once, shared by N worker threads that take requests
  * from one queue. include/ctorch.h's "Sharing one handle between threads"
