@@ -9,7 +9,6 @@ the same Python's torch (CTORCH_TORCH = the Python running the build).
 requires-python is that torch's own (torch 2.15.0: >=3.11, the CPythons it has
 wheels for), not ctorch's floor alone (3.9, the binding's own code): a wheel
 that pip installs where its torch cannot be installed helps nobody."""
-import json
 import re
 
 
