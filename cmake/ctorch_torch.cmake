@@ -56,7 +56,7 @@ endif()
 # compiles no CUDA code and the wheel's nvidia-* packages carry the runtime
 # and its headers. When no toolkit is there, define the one target its config
 # needs (torch::cudart, public/cuda.cmake's include guard) from those packages.
-# (libtorch 2.x wheels; seen with 2.15.0+cu132, 2026-11-22.)
+# (libtorch 2.x wheels; seen with 2.15.0+cu132.)
 foreach(_p ${CMAKE_PREFIX_PATH})
   get_filename_component(_pkg "${_p}/../.." ABSOLUTE)  # <torch>/share/cmake -> <torch>
   if(NOT TARGET torch::cudart AND EXISTS "${_pkg}/lib/libtorch_cuda.so")

@@ -133,7 +133,7 @@ static long long file_size(const char *path) {
 
 /* c10d's ~FileStore appends this rank's exit to the file and throws from a
  * noexcept destructor when the write fails: a full disk aborted the process
- * (CI, 2026-11-26). ctorch must leave the store (and its file) instead.
+ * (seen in CI). ctorch must leave the store (and its file) instead.
  * "full": the file is made to end on a 4 KiB boundary, so that the append
  * needs a new block; "room": half-way into one, so that the append fits
  * and must happen. Then the file system is filled up. The last reference

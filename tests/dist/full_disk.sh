@@ -1,7 +1,7 @@
 #!/bin/sh
 # A FileStore on a file system that fills up (tests/dist/dist_peer.c, fill):
 # freeing it must not abort the process (c10d's ~FileStore throws from a
-# noexcept destructor when it cannot append: CI, 2026-11-26), and with room
+# noexcept destructor when it cannot append: seen in CI), and with room
 # in the file's last block it must still record its exit. The file system is
 # a 256 KiB tmpfs in a private mount namespace (unshare -m): root only, else
 # the test says why and skips.

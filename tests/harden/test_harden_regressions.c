@@ -191,11 +191,11 @@ START_TEST(save_and_copy_resolve_views_and_refuse_sparse) {
 }
 END_TEST
 
-/* Defect (in-process fuzz_interp, 2026-11-23): a resize_ that grew a
+/* Defect (in-process fuzz_interp): a resize_ that grew a
  * storage exported through DLPack freed the buffer the consumer was reading
  * (here ctorch itself, through the imported tensor): heap-use-after-free.
  * The export now shares the buffer, so the consumer keeps the old values. */
-/* Defect (in-process fuzz_interp, 2026-11-23): ctorch_tensor_from_blob
+/* Defect (in-process fuzz_interp): ctorch_tensor_from_blob
  * stopped checking strides at the first 0 size, so an empty tensor kept a
  * negative stride after it. */
 START_TEST(from_blob_checks_every_stride_of_an_empty_tensor) {
@@ -227,7 +227,7 @@ START_TEST(resize_after_dlpack_export_keeps_the_exported_memory) {
 }
 END_TEST
 
-/* Defects (in-process fuzz_interp, 2026-11-23): ctorch_tensor_copy_to read
+/* Defects (in-process fuzz_interp): ctorch_tensor_copy_to read
  * numel bytes of a quint2x4 tensor, which packs 4 elements per byte (heap
  * overflow); ctorch_save wrote an empty tensor with a negative size
  * (libtorch's expand allows [1, 1] -> [0, -2]; PyTorch 2.15 too), a file
@@ -386,7 +386,7 @@ START_TEST(absurd_allocation_is_out_of_memory) {
 }
 END_TEST
 
-/* Defect (fuzz_interp under LeakSanitizer, 2026-11-26): a DLPack export
+/* Defect (fuzz_interp under LeakSanitizer): a DLPack export
  * held the whole tensor, autograd metadata included. With y imported from
  * an export of x and requiring grad, x.add_(y) makes x's graph hold y (its
  * AccumulateGrad), y's memory holds the export, and the export held x: a

@@ -98,7 +98,7 @@ def python_side(kind, args, xs, slots, kwargs, grad):
     return [o for o in out]
 
 
-# Not yet bit-identical on torch 2.x (2.11 and 2.15, 2026-11-23): need_weights=False
+# Not yet bit-identical on torch 2.x (2.11 and 2.15): need_weights=False
 # with one tensor passed as several of query/key/value. ctorch's output is within
 # a few float32 ulps of Python's (max |d| 4.5e-8 to 1.2e-7); the op sequence that
 # differs is not found yet. These cases are held to this bound, not to equality.

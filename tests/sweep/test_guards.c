@@ -197,7 +197,7 @@ static ctorch_tensor zeros3(int64_t a, int64_t b, int64_t c) {
   return t;
 }
 
-/* Found by the in-process fuzz_interp (2026-11-23). libtorch 1.13 and 2.x
+/* Found by the in-process fuzz_interp. libtorch 1.13 and 2.x
  * zero an MKLDNN tensor as float32 whatever its dtype (a uint8 one was
  * overrun: heap-buffer-overflow); libtorch 1.13 permutes a 0-dim sparse
  * tensor through NULL (SIGSEGV). */
@@ -306,7 +306,7 @@ static ctorch_value vt(ctorch_tensor t) {
   return v;
 }
 
-/* Found by scripts/sweep --boxed (2026-11-25). The _fft_* kernels take dims
+/* Found by scripts/sweep --boxed. The _fft_* kernels take dims
  * wrapped and unique, as torch.fft passes them: a negative dim indexes
  * before the sizes (SIGSEGV in r2c and c2r on 1.13 and 2.15; heap-read
  * sizes in c2c on 2.15), a repeated one crashes 2.15's MKL path (SIGSEGV:
@@ -367,7 +367,7 @@ START_TEST(fft_dims_distinct_and_wrapped) {
 }
 END_TEST
 
-/* Found by scripts/sweep --boxed (2026-11-25). The fused weight-norm
+/* Found by scripts/sweep --boxed. The fused weight-norm
  * kernel reads v and g as memory without the ZeroTensor fallback: a zero
  * tensor g aborted in glibc's checking malloc ("memory corruption",
  * _weight_norm, 1.13 and 2.15) and _weight_norm_interface returned the
