@@ -27,8 +27,8 @@ A page shows a record between two marker lines:
   ...written by this script...
   <!-- /results: ID -->
 
-and the index of every record whose "page" is that page, or all records,
-between `<!-- results-index: all -->` (or `: this`) and `<!-- /results-index -->`.
+and the index of every record between `<!-- results-index -->` and
+`<!-- /results-index -->`.
 
   bench/results/render.py           rewrite the blocks in docs/*.md
   bench/results/render.py --check   exit 1 naming each block that differs from
@@ -41,14 +41,13 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 BLOCK = re.compile(r"^<!-- results: ([\w.-]+) -->\n(.*?)^<!-- /results: \1 -->\n", re.M | re.S)
-INDEX = re.compile(r"^<!-- results-index: (all|this) -->\n(.*?)^<!-- /results-index -->\n", re.M | re.S)
+INDEX = re.compile(r"^<!-- results-index -->\n(.*?)^<!-- /results-index -->\n", re.M | re.S)
 
 
 def load(results_dir):
@@ -131,12 +130,13 @@ def block(rid, r, page):
     if run.get("status") in ("stale", "superseded"):
         line += f" **{run['status'].capitalize()}**: {run.get('status_note', '')}".rstrip()
     earlier = len(r["runs"]) - 1
-    line += f" The record{f' and {earlier} earlier run' + ('s' if earlier > 1 else '') if earlier else ''}: [bench/results/{rid}.json]({link})."
+    kept = f" and {earlier} earlier run{'s' if earlier > 1 else ''}" if earlier else ""
+    line += f" The record{kept}: [bench/results/{rid}.json]({link})."
     return "\n".join(out + [line, ""]) + "\n"
 
 
-def index(recs, page, which, src):
-    """One row per record: its pages in file order, each page's records in the order it shows them."""
+def index(recs, page, src):
+    """One row per record: this page's first, then the others', each in the order its page shows them."""
     texts = {}
     def where(r):
         if r["page"] not in texts:
@@ -145,8 +145,6 @@ def index(recs, page, which, src):
         return (r["page"] != page, r["page"], texts[r["page"]].find(f"<!-- results: {r['benchmark']} -->"))
     rows = []
     for rid, r in sorted(recs.items(), key=lambda kv: where(kv[1])):
-        if which == "this" and r["page"] != page:
-            continue
         run = r["runs"][-1]
         target = os.path.relpath(r["page"], os.path.dirname(page)) if r["page"] != page else ""
         target += "#" + r["section"] if r.get("section") else ""
@@ -172,8 +170,7 @@ def render_page(src, page, recs, errs):
         return f"<!-- results: {rid} -->\n{block(rid, recs[rid], page)}<!-- /results: {rid} -->\n"
 
     new = BLOCK.sub(one, text)
-    new = INDEX.sub(lambda m: f"<!-- results-index: {m.group(1)} -->\n{index(recs, page, m.group(1), src)}"
-                              "<!-- /results-index -->\n", new)
+    new = INDEX.sub(lambda m: f"<!-- results-index -->\n{index(recs, page, src)}<!-- /results-index -->\n", new)
     return text, new, {m.group(1) for m in BLOCK.finditer(new)}
 
 
