@@ -21,7 +21,7 @@ from .cheader import Header
 # removed, renamed or respelled, a new value where a generator must know
 # every one: type kinds, ownership, directions, buffer_size rules, ...);
 # FORMAT_MINOR counts additions within a major (new keys only), reset to 0
-# by a new major. 4 (issue 44): function pointers' c_type without names
+# by a new major. 4: function pointers' c_type without names
 # (c_decl), the variadic/va_list kinds (c_only) that 3 added unannounced;
 # 4.0 also adds library.symbol_version and flag_constants; 4.1 a header
 # function's thread_state.

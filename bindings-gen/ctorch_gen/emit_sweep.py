@@ -140,7 +140,7 @@ def op_function(p: Plan, k: int) -> str:
 
 
 # Operators outside native_functions.yaml that the sweep's boxed mode calls
-# too (scripts/sweep --boxed): the oneDNN/MKL ones issue 50's inference
+# too (scripts/sweep --boxed): the oneDNN/MKL ones the inference
 # optimiser uses. libtorch 2.x registers them; where one is absent (1.13)
 # its recipes answer NOT_IMPLEMENTED. Schemas as libtorch 2.15 prints them.
 EXTRA_BOXED = [

@@ -48,7 +48,7 @@ class EnumArg:
     optional: bool  # int?: None passes
 
 
-# Schema `int` arguments that ATen reads as an enum (issue 51 item 4): an
+# Schema `int` arguments that ATen reads as an enum: an
 # out-of-range value is INVALID_ARGUMENT naming the argument, in the typed
 # wrapper and in the by-name call (shim/dispatch/), where ATen would compute
 # something anyway (10 of 12 losses took reduction 9; cross_entropy_loss
@@ -234,7 +234,7 @@ def unsafe_reasons(text: str) -> Dict[str, str]:
     return out
 
 
-# THE RULE (issue 51, item 1): an operator that builds or trusts data it
+# THE RULE: an operator that builds or trusts data it
 # does not check is either guarded (shim/ops/guards*.h: the check its checked
 # twin does) or marked unsafe in ops.json / api.json ("unsafe": true,
 # "unsafe_reason"; Rust makes it an `unsafe fn`, the other bindings follow
@@ -251,7 +251,7 @@ def unsafe_reasons(text: str) -> Dict[str, str]:
 #
 # Named `unsafe` but memory-safe (their "unsafe" is about autograd's view
 # tracking or about compiled code, not about memory), each re-checked on
-# 1.13.1 and 2.15.0 (2026-11-25) with out-of-range input from Python:
+# 1.13.1 and 2.15.0 with out-of-range input from Python:
 NAMED_UNSAFE_BUT_SAFE = {
     # split/chunk whose results autograd does not treat as views of self;
     # the same kernels and bound checks as split/chunk.

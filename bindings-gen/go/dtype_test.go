@@ -1,6 +1,6 @@
 package ctorch
 
-// Issue 43: a typed accessor refuses a tensor of another dtype (an int64
+// A typed accessor refuses a tensor of another dtype (an int64
 // tensor's bytes read as float32 were [1e-45 0 3e-45 0]); each constructor
 // makes its own dtype.
 
@@ -87,7 +87,7 @@ func TestTypedAccessorsCheckTheDType(t *testing.T) {
 	}
 }
 
-// Issue 51 item 3: bool memory holding bytes other than 0/1 (view_dtype of
+// Bool memory holding bytes other than 0/1 (view_dtype of
 // uint8) is read as 0/1, never copied into Go bools as it is (a Go bool
 // holding 5 is neither == true nor == false).
 func TestBoolBytesReadAsZeroOrOne(t *testing.T) {

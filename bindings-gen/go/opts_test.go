@@ -1,6 +1,6 @@
 package ctorch
 
-// Issue 43: an operator's Opts form with nil options is the full call with
+// An operator's Opts form with nil options is the full call with
 // torch's defaults, bit for bit; a set field replaces one default.
 
 import (

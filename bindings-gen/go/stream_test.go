@@ -1,6 +1,6 @@
 package ctorch
 
-// Issue 51: torch.save bytes and NumPy files through io.Writer/io.Reader,
+// torch.save bytes and NumPy files through io.Writer/io.Reader,
 // and String() as Python's str(tensor) (summarised: one line, not 11,001).
 
 import (

@@ -1,6 +1,6 @@
 package ctorch
 
-// Issue 51 items 5 and 12: goroutines sharing exclusive handles without a
+// Goroutines sharing exclusive handles without a
 // lock get errors (StatusBusy), never a crash; an empty, non-nil []string is
 // an empty list, not a panic.
 
@@ -28,7 +28,7 @@ func busyOnly(t *testing.T, what string, err error, busy *int64, mu *sync.Mutex)
 }
 
 // 8 goroutines train one parameter through one optimizer and its scheduler
-// and read one loader, with no lock of their own (issue 51: this crashed 3
+// and read one loader, with no lock of their own (this crashed 3
 // of 18 runs).
 func TestGoroutinesShareExclusiveHandles(t *testing.T) {
 	w := Must(FromFloat32(make([]float32, 64), 64))
@@ -83,7 +83,7 @@ func TestGoroutinesShareExclusiveHandles(t *testing.T) {
 
 func TestEmptyStringSlices(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.pt")
-	// No entries: an empty checkpoint, as torch.save({}) (issue 51: this panicked).
+	// No entries: an empty checkpoint, as torch.save({}) (this panicked).
 	if err := SaveDict(path, []string{}, []*Tensor{}); err != nil {
 		t.Fatalf("SaveDict with no entries: %v", err)
 	}

@@ -1,6 +1,6 @@
 package ctorch
 
-// Issue 43: NewOptimizer's zero options are torch's defaults (the same
+// NewOptimizer's zero options are torch's defaults (the same
 // steps as the V2 pair), loaders range with All/Epoch, Must/Catch.
 
 import (

@@ -2,7 +2,7 @@
 // bindings-gen/ctorch_gen/emit_node_dts.py appends the generated part (the
 // operators, ct.capi, the module classes, the dtypes) to make index.d.ts.
 //
-// Self-contained (issue 51, item 16): no reference to Node's types, so a
+// Self-contained: no reference to Node's types, so a
 // project without @types/node compiles against it (tests/bindings/node_tsc.sh
 // checks one). What it needs of them is declared here: Buffer is this file's
 // alias of Uint8Array (Node's Buffer is one, so Buffers pass where it is

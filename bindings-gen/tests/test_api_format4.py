@@ -1,4 +1,4 @@
-"""api.json format 4 (issue 44): what a generator written from
+"""api.json format 4: what a generator written from
 docs/api-json.md alone met in format 3, each checked against the C compiler
 or the real header and version scripts:
 
@@ -51,7 +51,7 @@ class FunctionPointers(unittest.TestCase):
 
     def test_c_type_has_no_name(self):
         found = self.fnptr_params()
-        self.assertEqual(len(found), 5, [n for n, _ in found])  # the five issue 44 counted
+        self.assertEqual(len(found), 5, [n for n, _ in found])  # the five format 4 added
         for fn, p in found:
             self.assertEqual(p["c_type"], "void (*)(void *)", fn)
             self.assertNotIn(p["name"], p["c_type"])

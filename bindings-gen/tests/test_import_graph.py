@@ -1,4 +1,4 @@
-"""The generator's import graph (issue 52): no module of ctorch_gen imports,
+"""The generator's import graph: no module of ctorch_gen imports,
 directly or through others, a module that imports it, counting imports made
 inside functions too (a circle hidden in a function body is still a circle:
 the parts depend on the whole). And the layers of the bindings: a language's

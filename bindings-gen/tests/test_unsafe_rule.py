@@ -1,4 +1,4 @@
-"""Issue 51 item 1: the structural unsafe rule (plan.rule_unsafe): names that
+"""The structural unsafe rule (plan.rule_unsafe): names that
 say unsafe and `bool unsafe` arguments mark an operator unsafe unless a guard
 covers it or it is listed as memory-safe; the guards of the guards_*.h headers
 count (plan.guard_headers)."""

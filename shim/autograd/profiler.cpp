@@ -9,7 +9,7 @@
 // nothing useful), and one code path gives both versions the same events
 // and the same output. What that costs: no CUDA kernel timeline (the legacy
 // profiler records CPU ranges; CUDA time would need its CUDA mode and
-// events). (2026-11-24)
+// events).
 //
 // The legacy profiler is thread-local: it records the operators of the
 // thread that enabled it (and the autograd engine's work for that thread,

@@ -14,7 +14,7 @@
 // includes this header, for the version-dependent code that needs headers
 // only that file has) has its own guard. A unity build puts several files in
 // one translation unit, so this header is re-read with more sections asked
-// for; each is compiled the first time it is asked for. (2026-11-24)
+// for; each is compiled the first time it is asked for.
 #ifndef CTORCH_COMPAT_H_BASE
 #define CTORCH_COMPAT_H_BASE
 
@@ -27,7 +27,7 @@
 
 // The libtorch version we compile against. 1.13's <torch/version.h> defines
 // the macros itself; 2.x moved them to <torch/headeronly/version.h> and left a
-// forwarding header (2026-11-22).
+// forwarding header.
 #if __has_include(<torch/headeronly/version.h>)
 #include <torch/headeronly/version.h>
 #else
@@ -37,7 +37,7 @@
 #define CTORCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
-// torch.optim.lr_scheduler's state_dict() keys (2026-11-23, measured on
+// torch.optim.lr_scheduler's state_dict() keys (measured on
 // 1.13.1 and 2.15.0): 1.13 stores `verbose` after last_epoch and, in
 // ReduceLROnPlateau, its attributes in another order without `_last_lr`
 // and `default_min_lr`; 2.x stores `_is_initial` after `_step_count`,
@@ -45,7 +45,7 @@
 // bound method, which is code). Used by optim/schedules_state.cpp.
 #define CTORCH_COMPAT_SCHED_STATE_1_13 (!CTORCH_TORCH_AT_LEAST(2, 0))
 
-// c10::Error's C++ backtrace (2026-11-25, issue 52; measured on this
+// c10::Error's C++ backtrace (measured on this
 // project's machine): libtorch 1.13 symbolises one in the constructor of
 // every c10::Error (backtrace() and dladdr over libtorch_cpu's symbols:
 // 13.7 ms per failing call, whether anyone reads it or not); 2.x captures
@@ -59,12 +59,12 @@
 // fractional_max_pool{2,3}d's random_samples: 1.13 reads it as a flat
 // [N, C, k] array whatever its strides (a non-contiguous one pools other
 // windows, a strided view is read past its memory); 2.x pools with its
-// contiguous copy. Measured on 1.13.1 and 2.15.0 (2026-11-25); 2.0 is where
+// contiguous copy. Measured on 1.13.1 and 2.15.0; 2.0 is where
 // pytorch#89992 rewrote the samples' handling (its shape check, which the
 // guard mirrors). Used by ops/guards_pool.cpp (contiguity refused only on 1.13).
 #define CTORCH_COMPAT_FRACTIONAL_SAMPLES_FLAT (!CTORCH_TORCH_AT_LEAST(2, 0))
 
-// Sparse constructors from indices (2026-11-25, issue 51): libtorch 2.x
+// Sparse constructors from indices: libtorch 2.x
 // validates the indices of every one of them (sparse_coo_tensor,
 // sparse_csr_tensor, ..., and their _unsafe twins) only while the
 // process-wide at::globalContext().checkSparseTensorInvariants() is on (off
@@ -74,8 +74,8 @@
 // flag on where it exists and validates by hand where not.
 #define CTORCH_COMPAT_SPARSE_INVARIANTS_FLAG CTORCH_TORCH_AT_LEAST(2, 0)
 
-// batch norm's out= forms with a non-contiguous input (2026-11-25, issue 51
-// item 18, measured on 2.15.0): native_batch_norm.out,
+// batch norm's out= forms with a non-contiguous input (measured on
+// 2.15.0): native_batch_norm.out,
 // _native_batch_norm_legit.out / .no_stats_out and _batch_norm_with_update.out
 // return garbage statistics in training mode and a permuted output for a
 // channels-last input; 1.13 has no CPU kernel for native_batch_norm.out and
@@ -84,7 +84,7 @@
 #define CTORCH_COMPAT_BATCH_NORM_OUT_NONCONTIGUOUS CTORCH_TORCH_AT_LEAST(2, 0)
 
 // Python's str(tensor) (torch/_tensor_str.py; core/tensor_format.cpp follows
-// it), read in 1.13.1 and 2.15.0 (2026-11-25): 1.13's _Formatter measures the
+// it), read in 1.13.1 and 2.15.0: 1.13's _Formatter measures the
 // column width in the automatically chosen form (scientific or not) and only
 // then applies set_printoptions(sci_mode=...), so a forced mode pads to the
 // other form's width; 2.15 applies it first. 1.13 fails on edgeitems=0 for a
@@ -100,7 +100,7 @@
 // built has expand into the conversion tables; the rest are named by
 // kNewerDtypes so a call gets NOT_IMPLEMENTED with the version, not
 // "invalid value". Float8 e5m2/e4m3fn: PyTorch 2.1; the fnuz pair: 2.2;
-// UInt16/32/64: 2.3; Float8_e8m0fnu: 2.7 (2026-11-22).
+// UInt16/32/64: 2.3; Float8_e8m0fnu: 2.7.
 #if CTORCH_TORCH_AT_LEAST(2, 1)
 #define CTORCH_COMPAT_DTYPES_2_1(X) X(CTORCH_FLOAT8_E5M2, Float8_e5m2) X(CTORCH_FLOAT8_E4M3FN, Float8_e4m3fn)
 #else
@@ -145,7 +145,6 @@ constexpr NewerDtype kNewerDtypes[] = {
 // reserved (heap-pointer) range: a C caller's huge negative int must be an
 // error, not a pointer. 1.13 spells the checking conversion
 // c10::fromIntArrayRef; PyTorch #86235 (2.0) renamed it fromIntArrayRefSlow.
-// (2026-11-22)
 inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 #if CTORCH_TORCH_AT_LEAST(2, 0)
   return c10::fromIntArrayRefSlow(a);
@@ -159,12 +158,11 @@ inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 // device type (the (store, rank, size, options) constructor went in 2.6).
 // Only the dist*.cpp files include the c10d headers (ProcessGroup, Store,
 // PrefixStore: see dist_internal.h), so they ask for this block.
-// (2026-11-22)
 // torch::optim::Optimizer::state() is keyed by the parameter's TensorImpl:
 // in 1.13 by its address printed to a string (c10::guts::to_string, i.e.
 // ostream << pointer), from 2.0 by the pointer itself (ska::flat_hash_map
 // <void*, ...>). Picked by the map's key type, so it needs no version test.
-// Only optim_state.cpp asks for this block. (2026-11-22)
+// Only optim_state.cpp asks for this block.
 
 
 // AOTInductor model packages (.pt2, torch._inductor.aoti_compile_and_package):
@@ -172,14 +170,14 @@ inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 // <torch/csrc/inductor/aoti_package/model_package_loader.h> exist from 2.6;
 // 1.13 has no AOTInductor. aoti.cpp compiles its loader half only where this
 // is 1; elsewhere every ctorch_aoti_* call returns CTORCH_NOT_IMPLEMENTED, so
-// the exported symbols are the same on every libtorch. (2026-11-22)
+// the exported symbols are the same on every libtorch.
 #define CTORCH_COMPAT_HAS_AOTI_PACKAGE_LOADER CTORCH_TORCH_AT_LEAST(2, 6)
 // Native memory accounting (memory.cpp asks for this block). A wrapping
 // CPU allocator: c10::Allocator::allocate is const up to 2.2 and non-const
 // from 2.3, which also made copy_data a pure virtual the wrapper forwards.
 // CUDA's live bytes: c10's device-generic DeviceAllocator statistics exist
 // from 2.8 (2.11 and 2.15 checked); before that, and in Debian's CPU-only
-// 1.13, 0. (2026-11-22)
+// 1.13, 0.
 
 }  // namespace compat
 }  // namespace ctorch
@@ -229,7 +227,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(const c10::intrusive_p
 // PrefixStore("<n>/") (keys "<n>//cpu//...", one PrefixStore per device
 // type). n = the groups the process made before. ctorch ranks must do the
 // same to meet Python ranks' Gloo keys. (1.13.1 and 2.15.0 checked on a
-// FileStore; 2.0 to 2.10 not checked; 2026-11-22)
+// FileStore; 2.0 to 2.10 not checked)
 constexpr bool kGlooKeysPerDevice = CTORCH_TORCH_AT_LEAST(2, 0);
 inline c10::intrusive_ptr<c10d::Store> gloo_group_store(const c10::intrusive_ptr<c10d::Store> &store, int n) {
 #if CTORCH_TORCH_AT_LEAST(2, 0)
@@ -244,7 +242,7 @@ inline c10::intrusive_ptr<c10d::Store> gloo_group_store(const c10::intrusive_ptr
 // itself, to which nccl_process_group (CTORCH_COMPAT_NCCL block) adds 2.x's
 // device level "cuda/", giving Python's keys "<n>//cuda//..." (1.13:
 // "<n>/..."). Passing gloo_group_store's there would give "<n>//cpu//cuda//".
-// (Read from 2.15's distributed_c10d.py; untested: no GPU; 2026-11-22)
+// (Read from 2.15's distributed_c10d.py; untested: no GPU)
 inline c10::intrusive_ptr<c10d::Store> nccl_group_store(const c10::intrusive_ptr<c10d::Store> &store, int n) {
 #if CTORCH_TORCH_AT_LEAST(2, 0)
   return c10::make_intrusive<c10d::PrefixStore>(std::to_string(n) + "/", store);
@@ -259,7 +257,7 @@ inline c10::intrusive_ptr<c10d::Store> nccl_group_store(const c10::intrusive_ptr
 // default since PyTorch 2.1); the key is "store_based_barrier_key:<n>" and
 // the rank that completes the count sets "<key>:last_worker", which the
 // others wait for. A C rank that waits where Python does not hangs the
-// group. (1.13.1 and 2.15.0 sources; 2.0 to 2.10 not checked; 2026-11-22)
+// group. (1.13.1 and 2.15.0 sources; 2.0 to 2.10 not checked)
 enum class InitBarrier { None, Count, LastWorker };
 inline InitBarrier init_barrier() {
 #if CTORCH_TORCH_AT_LEAST(2, 0)
@@ -274,7 +272,7 @@ inline InitBarrier init_barrier() {
 // the first number and share it through the store (SEQ_NUM_STORE_KEY),
 // which the others wait for. 2.15: numbers start at 0 on every rank and
 // setSequenceNumberForGroup is a deprecated no-op that warns; Python no
-// longer calls it. (2026-11-22)
+// longer calls it.
 inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
 #if CTORCH_TORCH_AT_LEAST(2, 0)
   (void)pg;
@@ -287,8 +285,7 @@ inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
 // client opens every connection with a VALIDATE query and a PING, which a
 // 1.x server does not know (it drops the connection) and without which a
 // 2.x server ignores the client (a 1.13 client then blocks for ever).
-// dist_wire.cpp tells the two servers apart. (1.13.1 and 2.15.0 measured;
-// 2026-11-22)
+// dist_wire.cpp tells the two servers apart. (1.13.1 and 2.15.0 measured.)
 constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
 }  // namespace compat
 }  // namespace ctorch
@@ -340,7 +337,7 @@ namespace compat {
 // registered guard) are in 2.11 and 2.15 (checked) but not in 1.13 (checked);
 // they came with torch.Event, 2.4 assumed. 1.13 has only query(), so
 // synchronising polls it (yielding), and timing is refused: 1.13's generic
-// events cannot be timed. (2026-11-22)
+// events cannot be timed.
 inline void event_synchronize(const c10::Event &e) {
 #if CTORCH_TORCH_AT_LEAST(2, 4)
   e.synchronize();
@@ -377,7 +374,6 @@ namespace compat {
 // Context::lazyInitCUDA(); 2.6 added lazyInitDevice(kCUDA) and made
 // lazyInitCUDA a deprecated (warning) alias (2.15 checked). Picked by
 // whether Context has lazyInitDevice, so it needs no version test.
-// (2026-11-23)
 template <class C>
 auto lazy_init_cuda_impl(C &ctx, int) -> decltype(ctx.lazyInitDevice(c10::DeviceType::CUDA), void()) {
   ctx.lazyInitDevice(c10::DeviceType::CUDA);
@@ -402,7 +398,7 @@ namespace compat {
 // (is_autocast_enabled(DeviceType), get/set_autocast_dtype(DeviceType));
 // 1.13 has one function per backend: set_enabled/is_enabled and
 // *_autocast_gpu_dtype for CUDA, *_cpu_enabled and *_autocast_cpu_dtype for
-// CPU (2.15 keeps those, deprecated, warning on every call). (2026-11-22)
+// CPU (2.15 keeps those, deprecated, warning on every call).
 inline bool autocast_enabled(c10::DeviceType d) {
 #if CTORCH_TORCH_AT_LEAST(2, 4)
   return at::autocast::is_autocast_enabled(d);
@@ -448,7 +444,7 @@ namespace compat {
 // As gloo_process_group, for NCCL: in 1.13 ProcessGroupNCCL is a
 // c10d::ProcessGroup; from 2.0 it is a c10d::Backend that a ProcessGroup
 // holds for CUDA tensors, on the group's store prefixed "cuda/" as Python's
-// _new_process_group_helper does (2.15, checked). (2026-11-22)
+// _new_process_group_helper does (2.15, checked).
 inline c10::intrusive_ptr<c10d::ProcessGroup> nccl_process_group(
     const c10::intrusive_ptr<c10d::Store> &store, int rank, int size,
     const c10::intrusive_ptr<c10d::ProcessGroupNCCL::Options> &options) {
@@ -475,8 +471,8 @@ inline c10::intrusive_ptr<c10d::ProcessGroup> nccl_process_group(
 namespace ctorch {
 namespace compat {
 // torch.nn.utils.clip_grad_norm_'s total norm, op for op as the Python of
-// the installed version computes it, so clipped gradients are bit-identical
-// (2026-11-23). grads: non-empty, defined. 1.13: torch.norm of each grad
+// the installed version computes it, so clipped gradients are bit-identical.
+// grads: non-empty, defined. 1.13: torch.norm of each grad
 // (abs().max() for inf), stacked on the first grad's device, then
 // torch.norm (torch.max for inf; the single norm itself for one grad).
 // 2.x (_get_total_norm): torch._foreach_norm per (device, dtype) group,
@@ -512,7 +508,7 @@ inline at::Tensor clip_grad_total_norm(const std::vector<at::Tensor> &grads, dou
 // NAdam, RAdam, Adamax, Adadelta and LBFGS follow op for op (shim/optim/
 // optim_py*.cpp), as written in 1.13.1 and in 2.15.0, the two versions
 // tested bit for bit (the changes came in between; 2.0-2.14 take 2.15's
-// rules untested). (2026-11-23)
+// rules untested).
 //  - kOptimLerpExpAvg: NAdam, RAdam, Adamax update exp_avg with
 //    exp_avg.lerp_(grad, 1 - beta1) (1.13: mul_(beta1).add_(grad, alpha=1 - beta1)).
 //  - kNadamMuNextFromValue: NAdam's mu_product_next = mu_product.item() * mu_next
@@ -523,7 +519,7 @@ inline at::Tensor clip_grad_total_norm(const std::vector<at::Tensor> &grads, dou
 //    (1.13: amax over the two stacked; the same values).
 //  - kLbfgsLineSearchBudget: LBFGS's strong-Wolfe search may make
 //    max_eval - (evaluations so far) evaluations (1.13: 25 each time).
-// CTORCH_COMPAT_OPTIM_FOREACH (2026-11-24, issue 37): torch.optim's
+// CTORCH_COMPAT_OPTIM_FOREACH: torch.optim's
 // multi-tensor (_multi_tensor_<kind>) and fused functions as 2.x writes them:
 // exp_avg by _foreach_lerp_, coupled weight decay out of place
 // (_foreach_add), Adamax by _foreach_maximum_, Adagrad's lr factor in Python
@@ -550,7 +546,7 @@ constexpr bool kLbfgsLineSearchBudget = CTORCH_TORCH_AT_LEAST(2, 0);
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_OPTIM_PY
 
-// A leaf's gradient accumulator (2026-11-25, issue 51: core/exclusive.cpp
+// A leaf's gradient accumulator (core/exclusive.cpp
 // locks it): torch::autograd::impl::grad_accumulator returns a
 // std::shared_ptr<Node> in 1.13 and a c10::intrusive_ptr<Node> in 2.x (2.15).
 // Opt-in: define CTORCH_COMPAT_AUTOGRAD_NODE after including

@@ -3,7 +3,7 @@
 // rules (one named shim per difference, versions and date given, no version
 // test elsewhere). A separate header only because compat.h is included by
 // every generated wrapper: a line added there rebuilds ~2,500 translation
-// units in every build directory, for code two files use. (2026-11-23)
+// units in every build directory, for code two files use.
 #pragma once
 
 #include "core/compat.h"
@@ -22,7 +22,7 @@ namespace compat {
 // MultiheadAttention, TransformerEncoderLayer and TransformerEncoder. ctorch
 // reproduces, op for op, the Python of the libtorch it is built against:
 // 1.13's below 2.0, 2.15's from 2.0 (both checked against torch.nn; 2.0 to
-// 2.14 are taken to be 2.15's). (2026-11-23)
+// 2.14 are taken to be 2.15's).
 constexpr bool kPythonAttention2 = CTORCH_TORCH_AT_LEAST(2, 0);
 
 // at::scaled_dot_product_attention appeared in 2.0; only the 2.x path

@@ -1,12 +1,12 @@
-// Exclusive handles (include/ctorch.h, "Sharing one handle between threads";
-// issue 51 item 12): a handle whose every call changes its state (optimizer,
+// Exclusive handles (include/ctorch.h, "Sharing one handle between threads"):
+// a handle whose every call changes its state (optimizer,
 // LR scheduler, data loader) carries a `ctorch::Busy busy;` member, and each
 // of its entry points holds it for the call with
 //   ctorch::Exclusive hold(h.busy, "opt");
 // A second thread's call meanwhile gets CTORCH_BUSY naming the function (the
 // catch adds it) and the argument, and changes nothing: without this, two
 // threads inside one optimizer's step corrupt its state maps (Python threads
-// over ctypes, which releases the GIL, did: issue 51). A call re-entered on
+// over ctypes, which releases the GIL, did). A call re-entered on
 // the SAME thread (a step closure calling zero_grad, a scheduler's lambda
 // reading the lr) passes: the holder is this thread's token. Cost: one
 // compare-exchange on entry and one store on exit (docs/guarantees.md).
@@ -72,7 +72,7 @@ bool free_allowed(Busy &b, const char *fn, const void *handle) noexcept;
 // .grad), in address order, until destroyed: a backward on another thread
 // then waits instead of racing on the .grad pointer an optimizer step or a
 // zero_grad reads and replaces (two threads assigning one intrusive_ptr is
-// a double free; issue 51 item 12). Never hold it around a call that may run
+// a double free). Never hold it around a call that may run
 // a backward on this thread (a step closure): that backward would wait on
 // itself. Creates the accumulator of a leaf that has none yet, so that a
 // forward on another thread meanwhile finds this one (and its lock).

@@ -19,9 +19,9 @@
 // registry and scopes"): a record is an append to the scope's array and one
 // store into a side table (where[slot] = scope depth and index), and
 // forgetting one (ctorch_tensor_free) is one load from that table and a
-// compare, so neither hashes nor allocates per handle. Until 2026-11-25 each
-// scope was a hash map of handles: an add inside a scope cost ~6% more than
-// one outside, and one whose result a leave freed ~20% more.
+// compare, so neither hashes nor allocates per handle. A hash map of
+// handles per scope made an add inside a scope cost ~6% more than one
+// outside, and one whose result a leave freed ~20% more.
 #include "core/internal.h"
 
 #include <sys/mman.h>

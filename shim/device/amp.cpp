@@ -200,7 +200,7 @@ struct ctorch_grad_scaler_s {
   }
   // Held by every call on the handle (include/ctorch.h lists scalers as
   // exclusive; core/exclusive.h): two threads' unscale/step/update grow,
-  // walk and clear `opts` at once otherwise (issue 51 item 12).
+  // walk and clear `opts` at once otherwise.
   ctorch::Busy busy;
   ctorch::Live<ctorch_grad_scaler_s> live{this};  // last: see core/internal.h
 };

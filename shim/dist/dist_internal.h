@@ -37,7 +37,7 @@ namespace dist {
 // The last reference to a FileStore, held apart from the handles' stores so
 // that it drops in ctorch's code. c10d's ~FileStore appends its exit to the
 // file and throws from the noexcept destructor when that write fails (a
-// full disk: std::terminate, found in CI on 2026-11-26). Before the store
+// full disk: std::terminate, found in CI). Before the store
 // goes, this reserves room past the file's end (fallocate, KEEP_SIZE) for
 // that write; where none can be had, it leaves the store undestroyed (its
 // file stays, as a crashed rank's would) and warns, so the process lives.
@@ -77,7 +77,7 @@ struct ctorch_process_group_s {
   // exclusive; core/exclusive.h): a destroy under another thread's
   // collective freed the c10d group it was using, and two threads' helpers
   // (average_gradients) interleaved their buckets' collectives, which every
-  // rank must issue in one order (issue 51 item 12).
+  // rank must issue in one order.
   ctorch::Busy busy;
   ctorch::Live<ctorch_process_group_s> live{this};  // last: see core/internal.h
 };

@@ -14,7 +14,7 @@
 //   - module metadata annotated instead of assigned, '__parameters__ :
 //     ["w"]' or '__buffers__ : List[str]' (importClass reads its value list;
 //     1.13.1 reads past the tree: SEGV in parseTypeFromExpr under
-//     SourceImporter::loadType, found by fuzz_torchscript 2026-11-26).
+//     SourceImporter::loadType, found by fuzz_torchscript).
 // torch.jit.save never writes these; a crafted or corrupted file can. The
 // same parser libtorch uses reads each code file here, in the order its
 // importer does; anything it cannot parse is left for libtorch to report.
@@ -44,8 +44,8 @@ using namespace torch::jit;
   // Not through torch::jit::ErrorReport itself: its constructor is compiled
   // in libtorch and its destructor inline here, so its std::stringstream was
   // built by one copy of libstdc++'s locale code and torn down by another
-  // where libctorch carries its own (PyTorch 2.11 + g++ 13 on the GPU image,
-  // 2026-11-23: "free(): invalid pointer"; AddressSanitizer there: bad-free in
+  // where libctorch carries its own (PyTorch 2.11 + g++ 13 on the GPU image:
+  // "free(): invalid pointer"; AddressSanitizer there: bad-free in
   // std::locale::_Impl::~_Impl inside libctorch, from ~ErrorReport). This
   // stream is made and destroyed here; libtorch only writes into it.
   std::ostringstream out;

@@ -1,4 +1,4 @@
-// TorchScript without side effects (issue 25): before torch::jit::load runs
+// TorchScript without side effects: before torch::jit::load runs
 // any of an archive's code (the unpickler calls each object's __setstate__
 // while it reads data.pkl, so "load" already runs code), the archive's code
 // is compiled here, into a scratch CompilationUnit, by the same importer
@@ -15,7 +15,7 @@
 // compiled cannot be checked: it is refused (libtorch would refuse it too
 // when it is reachable).
 //
-// Built-in classes (issue 36): TorchScript reaches C++ classes registered
+// Built-in classes: TorchScript reaches C++ classes registered
 // with libtorch (torch.classes.NS.NAME) through their constructors, their
 // methods and their __setstate__ (run by the unpickler for an object in
 // data.pkl), none of which is an operator. Every type a graph handles (each
@@ -24,7 +24,7 @@
 // that only compute (packed weights); any other registered class, known or
 // not, is refused (see kClassReasons for the audited ones).
 //
-// Code that runs during the load (issue 36, "a load that never returns"):
+// Code that runs during the load ("a load that never returns"):
 // every __setstate__, with what it calls inlined, may only loop a constant
 // number of times (for i in range(10)); a while loop or a loop over data
 // is refused, so a load returns in bounded time without a watchdog thread.

@@ -1,4 +1,4 @@
-// The size bound of module construction (issue 36, item 3): before a kind
+// The size bound of module construction: before a kind
 // builds anything, the number of parameter and buffer elements it would
 // allocate, and the number of tensors and modules it would make, are worked
 // out from its parsed arguments (saturating arithmetic: no overflow) and

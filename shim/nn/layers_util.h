@@ -58,7 +58,7 @@ inline bool all_equal(const std::vector<int64_t> &v, int64_t x) {
 [[noreturn]] inline void value_error(const std::string &msg) { fail(CTORCH_VALUE, msg); }
 
 // repr differences between the two libtorch versions the project builds
-// against, read from torch/nn/modules/*.py of each (2026-11-23): 1.13.1
+// against, read from torch/nn/modules/*.py of each: 1.13.1
 // prints Upsample's mode and EmbeddingBag's mode unquoted (str.format of the
 // attributes); 2.15.0 quotes them (repr) and adds "bias=" to BatchNorm's,
 // InstanceNorm's and LayerNorm's text. The release that changed each lies

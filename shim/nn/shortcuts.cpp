@@ -1,5 +1,5 @@
 // Shortcuts over the module layer for what every training program wrote by
-// hand (issue 38 item 5): an optimizer or gradient clipping over a module's
+// hand: an optimizer or gradient clipping over a module's
 // parameters, printf-style constructor text, forward of a named child, and
 // the first output alone. Each is the longer sequence of existing calls, done
 // by the same code: the optimizer and clipping functions call the public

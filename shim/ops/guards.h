@@ -13,7 +13,7 @@
 // relu, ...) is untouched. A guard declared for an operator the installed
 // libtorch lacks is simply never called.
 //
-// THE RULE (issue 25): a guard refuses an input only where
+// THE RULE: a guard refuses an input only where
 //   [crash]   libtorch would crash, hang, or corrupt or read past memory on
 //             it (a result that changes with the heap's contents counts), or
 //   [pytorch] PyTorch itself refuses it: its Python front end for the same
@@ -21,8 +21,8 @@
 // and otherwise lets libtorch compute, even where the result is odd. Each
 // declaration's comment starts with the tag(s) it stands on and says which
 // libtorch version crashes and how, or which check it mirrors; found by the
-// sweep (tests/sweep, scripts/sweep), issue 15, or issue 25's differential
-// test against torch.ops.aten (re-checked in Python under two
+// sweep (tests/sweep, scripts/sweep), the first binding authors' placeholder
+// inputs, or the differential test against torch.ops.aten (re-checked in Python under two
 // MALLOC_PERTURB_ heaps: "deterministic" means both gave the same bytes).
 // Keep one declaration per line start (`void NAME(`): the generator
 // matches that.
@@ -96,7 +96,7 @@ void native_batch_norm_backward(const at::Tensor &grad_out, const at::Tensor &in
                                 std::array<bool, 3> output_mask);
 // [crash] libtorch 1.13 and 2.15: forwards to native_batch_norm_backward
 // (impl_index 0) with the same unchecked reads (SIGSEGV with [2,3] inputs
-// and no stats, train or eval). Issue 25: per-channel tensors with more
+// and no stats, train or eval). Under the rule: per-channel tensors with more
 // than C elements are computed alike (their first C are read), so only
 // fewer than C, or a non-contiguous one (read as a flat array: results
 // change with the heap), is refused; both backward guards share this.
@@ -107,7 +107,7 @@ void _batch_norm_impl_index_backward(int64_t impl_index, const at::Tensor &input
                                      std::array<bool, 3> output_mask, const at::Tensor &reservedSpace);
 
 // [crash][pytorch] libtorch 2.x's own check: "weight_ih first dim must be
-// 3 * hidden_size" (and weight_hh), which 1.13 lacks. Issue 25: kept:
+// 3 * hidden_size" (and weight_hh), which 1.13 lacks. Under the rule: kept:
 // 1.13 computes some such weights (w_ih [4,3] for an LSTM of hidden 3) but
 // 2.15 refuses every one of them, and 1.13 crashes on others. In detail,
 // libtorch 1.13: the RNN cells chunk input @ w_ih.t() into 3 (GRU) or 4
@@ -243,7 +243,7 @@ void _histogramdd_from_bin_tensors(const at::Tensor &self, at::TensorList bins, 
 void choose_qparams_optimized(const at::Tensor &input, int64_t numel, int64_t n_bins, double ratio,
                               int64_t bit_width);
 // [crash] libtorch 1.13: _local_scalar_dense reads one element of an empty
-// tensor (SIGSEGV; 2.15 refuses it: "Empty tensor not supported"). Issue 25:
+// tensor (SIGSEGV; 2.15 refuses it: "Empty tensor not supported"). Under the rule:
 // lifted for more than one element: both versions return the first
 // (Tensor.item() refuses that, but item is another operator).
 void _local_scalar_dense(const at::Tensor &self);
@@ -315,7 +315,7 @@ CTORCH_GUARD_POLYNOMIAL(special_legendre_polynomial_p)
 // weight's rows and zero-size weights are read through unchecked (SIGSEGV,
 // heap corruption "malloc_consolidate(): invalid chunk size"). [pytorch]
 // indices of 3 or more dims and 2-D offsets: 2.x's own check ("input has
-// to be a 1D or 2D Tensor"). Issue 25: 2-D indices lifted for sum and mean
+// to be a 1D or 2D Tensor"). Under the rule: 2-D indices lifted for sum and mean
 // (computed deterministically by 1.13 and 2.15); kept for mode max, which
 // crashes on both (SIGSEGV / abort with indices [2,3], offsets [0,1]).
 void embedding_bag(const at::Tensor &weight, const at::Tensor &indices, const at::Tensor &offsets,
@@ -360,7 +360,7 @@ void _upsample_bicubic2d_aa_out(const at::Tensor &self, c10::SymIntArrayRef outp
                                 c10::optional<double> scales_h, c10::optional<double> scales_w,
                                 const at::Tensor &out);
 // [crash] libtorch 1.13: slow_conv3d divides by weight sizes that may be 0
-// (SIGFPE for a zero-size weight). Issue 25: a kernel_size other than the
+// (SIGFPE for a zero-size weight). Under the rule: a kernel_size other than the
 // weight's was refused; now only one whose product exceeds the weight's
 // spatial size, which is read past the weight (results change with the
 // heap, 1.13 and 2.15); smaller ones compute deterministically on both.
@@ -420,7 +420,7 @@ void replication_pad3d_out(const at::Tensor &self, Ints padding, const at::Tenso
 // group and by the batch (SIGFPE with 0 channels, 0 groups or an empty
 // input, e.g. [0, 4]). [pytorch] fewer than 3 dims: 2.x's own check
 // ("channel_shuffle expects input with > 2 dims"), which 1.13's
-// channel_shuffle (what F.channel_shuffle calls) has too. Issue 25: kept
+// channel_shuffle (what F.channel_shuffle calls) has too. Under the rule: kept
 // for 2-D input (1.13's
 // native_channel_shuffle computes it; 2.15 refuses it).
 void native_channel_shuffle(const at::Tensor &self, int64_t groups);
@@ -435,7 +435,7 @@ void channel_shuffle(const at::Tensor &self, int64_t groups);
 // torch._weight_norm does the same. Refused (INVALID_ARGUMENT naming v or
 // g: "materialise it (clone) first"). For dim 0 or the last dim the fused kernel reads one g per
 // slice: fewer is read past (results change with the heap, 1.13 and 2.15).
-// Issue 25: _weight_norm lifted otherwise (a larger g is read in its first
+// _weight_norm lifted otherwise (a larger g is read in its first
 // elements; other dims broadcast g or libtorch refuses it itself).
 // _weight_norm_interface keeps g of exactly one element per slice: it also
 // returns the norms in g's shape, of which it writes only one per slice
@@ -488,10 +488,10 @@ void pixel_unshuffle(const at::Tensor &self, int64_t downscale_factor);
 // random_samples as a flat [N, C, 2|3] array without checking it
 // (random_samples [2, 0]: SIGSEGV; a smaller batch: read past) and scans
 // empty windows for kernel 0 (SIGSEGV). 2.x's own check: 3 dims, size(0) no
-// less than the batch, size(1) the channels, size(2) 2|3. Issue 25: narrowed
+// less than the batch, size(1) the channels, size(2) 2|3. Under the rule: narrowed
 // to exactly that check: a larger batch is computed (1.13 and 2.15); other
 // sizes 1.13 computes but 2.15 refuses stay refused. Non-contiguous samples:
-// refused on 1.13 only (2.x pools with their contiguous copy; issue 44).
+// refused on 1.13 only (2.x pools with their contiguous copy).
 void fractional_max_pool2d(const at::Tensor &self, Ints kernel_size, Ints output_size,
                            const at::Tensor &random_samples);
 void fractional_max_pool2d_output(const at::Tensor &self, Ints kernel_size, Ints output_size,
@@ -602,7 +602,7 @@ void cudnn_convolution_add_relu(const at::Tensor &self, const at::Tensor &weight
 // [crash] The CUDA batch-norm statistics kernels divide by the elements per
 // channel: a zero-size input is SIGFPE. batch_norm_elemt reads a mean and an
 // invstd per channel: fewer elements than channels read out of bounds on the
-// device (illegal memory access; the second GPU run's sweep, 2026-11-23).
+// device (illegal memory access; the second GPU run's sweep).
 void batch_norm_stats(const at::Tensor &input, double eps);
 void batch_norm_elemt(const at::Tensor &input, const OptTensor &weight, const OptTensor &bias, const at::Tensor &mean,
                       const at::Tensor &invstd, double eps);
@@ -682,7 +682,7 @@ void _lazy_clone(const at::Tensor &self);
 }  // namespace guard
 }  // namespace ctorch
 
-// Sparse constructors and index converters (issue 51): their own header.
+// Sparse constructors and index converters: their own header.
 #include "guards_sparse.h"
 // batch norm out= forms against a libtorch 2.x wrong-result defect.
 #include "guards_norm.h"

@@ -101,7 +101,7 @@ void _linalg_eigvals(const at::Tensor &self);
 // num_generated .. num_generated + n - 1, checking neither tensor has them:
 // int64 [2,3] tensors with n = dimension = num_generated = 7 write past the
 // 48-byte buffers (heap corruption, returned OK; found by calling every
-// operator, issue 25). Python's SobolEngine always passes [dimension] and
+// operator). Python's SobolEngine always passes [dimension] and
 // [dimension, 30+] tensors. Refused exactly where the loops would leave the
 // tensors: quasi/self with fewer than `dimension` rows (or no elements),
 // sobolstate of fewer than 2 dimensions, `dimension` rows or the highest

@@ -3,7 +3,7 @@
 // the generator like it). Listed with the other upstream defects in
 // docs/guarantees.md, "Upstream defects and the guards that cover them".
 //
-// [crash] libtorch 2.x (seen on 2.15.0, 2026-11-25; 1.13 has no CPU kernel
+// [crash] libtorch 2.x (seen on 2.15.0; 1.13 has no CPU kernel
 // for these out forms): with an input that is not contiguous (transposed,
 // sliced, expanded, channels-last), native_batch_norm.out,
 // _native_batch_norm_legit.out, _native_batch_norm_legit.no_stats_out and
@@ -19,7 +19,7 @@
 // and channels-last input); contiguous input is passed through untouched.
 // The other out forms (_native_batch_norm_legit_no_training.out,
 // _batch_norm_no_update.out) compute the functional form and copy: right on
-// the same inputs (checked in Python on 2.15.0, 2026-11-26).
+// the same inputs (checked in Python on 2.15.0).
 #pragma once
 
 namespace ctorch {

@@ -3,7 +3,7 @@
 // end of guards.h; the generator reads this file too (bindings-gen/
 // generate.py follows guards.h's `#include "guards_*.h"`), so the rules of
 // guards.h hold here: one declaration per line start, tagged [crash] or
-// [pytorch] with the libtorch that fails and how (issue 51, item 1).
+// [pytorch] with the libtorch that fails and how.
 //
 // Sparse tensors trust their indices: every later read (to_dense, coalesce,
 // arithmetic, printing) indexes memory with them. libtorch's checked
@@ -12,7 +12,7 @@
 // only while the process-wide flag at::globalContext().
 // checkSparseTensorInvariants() is on (Python's
 // torch.sparse.check_sparse_tensor_invariants; off by default). Seen
-// (issue 51, and re-run in Python on this machine): 1.13 and 2.15,
+// (re-run in Python on this machine): 1.13 and 2.15,
 // _sparse_coo_tensor_unsafe / _sparse_csr_tensor_unsafe with inconsistent
 // indices, then to_dense: SIGSEGV; 2.15, sparse_csr_tensor (sized or not)
 // with crow_indices [0, 1000, 1]: SIGSEGV in to_dense; 2.15,

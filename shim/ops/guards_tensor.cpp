@@ -304,8 +304,8 @@ void degree(const at::Tensor &n) {
     min_max(n, &lo, &hi);
   } else if (n.layout() == c10::kStrided && n.device().is_cuda() && !c10::isQIntType(n.scalar_type()) &&
              !n._is_zerotensor()) {
-    // On a GPU a NaN or huge degree hangs the kernel (the CUDA sweep, H100,
-    // 2026-11-23: laguerre/legendre/shifted-chebyshev with n = NaN or 2^62 gave
+    // On a GPU a NaN or huge degree hangs the kernel (the CUDA sweep, H100:
+    // laguerre/legendre/shifted-chebyshev with n = NaN or 2^62 gave
     // no answer in 40 s), so the range is read back: one synchronisation, on
     // functions nobody calls in a hot loop. NaN propagates through max.
     lo = 0;
@@ -351,7 +351,7 @@ void view_in_storage(const at::Tensor &self, Ints size, Ints stride, int64_t off
   // offset: libtorch's own check (checkInBoundsForStorage, 1.13 and 2.x)
   // returns early for it, its slice makes such views past a 0-byte storage
   // (empty([1,0,6])[:, :, 2::2] has offset 2), and ctorch_tensor_data_ptr
-  // gives NULL for it. Refusing it refused what torch accepts (issue 44).
+  // gives NULL for it. Refusing it refused what torch accepts.
   for (int64_t v : size)
     if (v == 0) return;
   const __int128 item = static_cast<__int128>(self.element_size());

@@ -20,7 +20,7 @@ namespace {
 // p.grad is not None`). The caller holds ctorch::GradLocks over the
 // parameters first: a backward on another thread replaces a .grad under
 // that lock (AccumulateGrad), and reading the pointer meanwhile is the
-// double free optimizer steps and zero_grad were fixed for (issue 51 item 12).
+// double free optimizer steps and zero_grad were fixed for.
 std::vector<at::Tensor> params_of(const ctorch_tensor *params, size_t n) {
   ctorch::require_list(params, n, "params");
   std::vector<at::Tensor> ps;

@@ -227,7 +227,7 @@ SharedBuffer share_buffer(c10::StorageImpl *si) {
 // autograd graph, and that graph can reach the export's own import (y =
 // from_dlpack(to_dlpack(x)) requiring grad, then x.add_(y): x's graph holds
 // y, y's memory holds the export), a reference cycle that nothing frees
-// (fuzz_interp under LeakSanitizer, 2026-11-26).
+// (fuzz_interp under LeakSanitizer).
 template <class M>
 struct Export {
   c10::Storage storage;  // keeps non-CPU memory (and the allocator's record) alive

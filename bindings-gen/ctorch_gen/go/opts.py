@@ -1,6 +1,6 @@
 """ops_opts_gen.go: for every operator with defaulted arguments, an options
 struct and a function that takes only the required arguments and the
-options (issue 43):
+options:
 
 	loss, err := ctorch.CrossEntropyLossOpts(out, y, nil)
 	loss, err := ctorch.CrossEntropyLossOpts(out, y, &ctorch.CrossEntropyLossOptions{LabelSmoothing: ctorch.Ptr(0.1)})

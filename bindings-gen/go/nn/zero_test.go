@@ -1,6 +1,6 @@
 package nn
 
-// Issue 43: no exported function or method of package nn panics on nil or
+// No exported function or method of package nn panics on nil or
 // zero values; options are typed (Conv's padding: a list or a string).
 
 import (

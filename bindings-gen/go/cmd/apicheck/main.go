@@ -43,7 +43,7 @@ func main() {
 	expect("IsContiguous", c, c)
 	dt, _ := t.Dtype()
 	expect("Dtype", dt == ctorch.DTypeInt64, dt)
-	// Python's str(t) (ctorch_tensor_format, issue 51 item 9).
+	// Python's str(t) (ctorch_tensor_format).
 	expect("String", t.String() == "tensor([[0, 1, 2],\n        [3, 4, 5]])", t.String())
 
 	// An error: its message comes back through the ticket (the "reported" rule sizes the buffer).
@@ -59,7 +59,7 @@ func main() {
 	on, _ = ctorch.AutogradIsGradEnabled()
 	expect("grad on again", on, on)
 
-	// api.json length_from (issue 35): names, values and texts share n.
+	// api.json length_from: names, values and texts share n.
 	hpDir, err := os.MkdirTemp("", "ctorch_go_hparams_")
 	expect("MkdirTemp", err == nil, err)
 	tb, err := ctorch.SummaryWriterNew(hpDir, nil)
@@ -92,7 +92,7 @@ func main() {
 	expect("Device", dev.Type == ctorch.DeviceTypeCpu, dev)
 	expect("DeviceCpu", ctorch.DeviceCpu().Type == ctorch.DeviceTypeCpu)
 
-	// Scope (issue 38 item 6): records an expression's tensors and its first error.
+	// Scope: records an expression's tensors and its first error.
 	var sc2 ctorch.Scope
 	sum := sc2.T(ctorch.Sum(sc2.T(ctorch.Mul_Tensor(w, w)), nil))
 	sv, _ := sum.ItemDouble()

@@ -1,6 +1,6 @@
 package main
 
-// The module shortcuts (issue 38 item 5) through ctorch/nn: an optimizer and
+// The module shortcuts through ctorch/nn: an optimizer and
 // gradient clipping made from a Module step its parameters exactly as the
 // same calls over Parameters() do; ForwardChild equals the child's Forward;
 // and their refusals.

@@ -130,7 +130,7 @@ func zeros(ft reflect.Type, from int) []reflect.Value {
 
 // empties is zeros with every slice argument an empty, non-nil slice (a
 // nil one is Go's "none", an empty one "[]": both must be errors or
-// results, never panics; issue 51: an empty []string panicked in 70
+// results, never panics; an empty []string once panicked in 70
 // functions). ok is false when fn takes no slice.
 func empties(ft reflect.Type, from int) (args []reflect.Value, ok bool) {
 	args = zeros(ft, from)

@@ -1,5 +1,5 @@
 //! Conversions between [`Tensor`] and the `ndarray` crate's arrays (feature
-//! `ndarray`, issue 51 item 8), for every element type both have: `f32`, `f64`,
+//! `ndarray`), for every element type both have: `f32`, `f64`,
 //! `i64`, `i32`, `i16`, `i8`, `u8`, `bool`.
 //!
 //! - `ArrayD::<T>::try_from(&t)` (or `Array2::<T>`, any dimension): a copy of

@@ -1,4 +1,4 @@
-//! Everyday forms tch-rs users reach for (issue 51, item 10): operators on
+//! Everyday forms tch-rs users reach for: operators on
 //! values and references and with a scalar on the left, compound assignment,
 //! `==`, indexing with ranges (`t.i((.., 1..3))?`), and tensors from scalars
 //! and nested `Vec`s. Operators panic on failure, as `&a + &b` always has (the

@@ -1,5 +1,5 @@
-//! Shortcuts for a training loop, as tch-rs and the C examples have them
-//! (issue 43): an optimizer step from a loss, a named `Sequential` from
+//! Shortcuts for a training loop, as tch-rs and the C examples have them:
+//! an optimizer step from a loss, a named `Sequential` from
 //! constructor texts, accuracy counts and loader-wide top-k accuracy, and
 //! `inference_mode`.
 //!
