@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The Python-only control for bench/aoti_compile.c's Transformer (issue 37
-item 5): the same network made in Python (Linear(28, 64), two
+"""The Python-only control for bench/aoti_compile.c's Transformer: the same
+network made in Python (Linear(28, 64), two
 TransformerEncoderLayer(64, 4 heads, feed-forward 128, batch_first), Flatten,
 Linear(1792, 10)) on [B, 28, 28], eager against AOTInductor packages made
 several ways, all run from Python, 1 intra-op thread, median of interleaved
@@ -23,7 +23,7 @@ of each variant.
 Run it with MALLOC_MMAP_THRESHOLD_=268435456 (and OMP_NUM_THREADS=1) to
 compare with the C figures: under glibc's default the Python process pays
 for fresh mmaps of the fused kernel's large temporaries on every eager call
-(~22 ms instead of ~17 at batch 256, 2026-11-24), which the C process does
+(~22 ms instead of ~17 at batch 256), which the C process does
 not, and which makes the packages look 1.2-1.46x faster than eager."""
 import argparse
 import statistics

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the libblas.so.3 alternative does to Debian's libtorch (issue 45 item 4):
+# What the libblas.so.3 alternative does to Debian's libtorch:
 # the same programs with the reference BLAS (netlib, what a fresh Debian 12
 # has) and with OpenBLAS (what scripts/deps installs: the OpenMP build),
 # alternating, in one run. Each program finds the BLAS under test first

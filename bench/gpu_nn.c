@@ -1,4 +1,4 @@
-/* Modules on a CUDA device (issue 24 item 2): builds one built-in module on
+/* Modules on a CUDA device: builds one built-in module on
  * cuda:0 with ctorch_nn_new (seed 0), runs forward + backward of
  * (out * out).sum() on seeded inputs (seed 1), writes the initial
  * parameters, the first outputs and the gradients to a safetensors file for

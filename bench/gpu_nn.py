@@ -1,4 +1,4 @@
-"""Modules on a CUDA device (issue 24 item 2): for each case, ctorch's module
+"""Modules on a CUDA device: for each case, ctorch's module
 (bench/gpu_nn.c, built with ctorch_nn_new) against the same torch.nn module
 from Python, on cuda:0, from the same seeds:
 - equality: initial parameters (bit-identical expected: the same draws on the

@@ -1,4 +1,4 @@
-/* Loader throughput (issue 22 item 6): Fashion-MNIST training images through
+/* Loader throughput: Fashion-MNIST training images through
  * a host-defined dataset whose get_item normalises one image like
  * torchvision's ToTensor + Normalize (uint8 [28, 28] -> float [1, 28, 28],
  * /255, -mean, /std), batches of 64 stacked by a ctorch loader with

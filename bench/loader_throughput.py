@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Loader throughput (issue 22 item 6): one pipeline in ctorch and in
+"""Loader throughput: one pipeline in ctorch and in
 torch.utils.data.DataLoader, both with 2 workers: Fashion-MNIST training
 images, per item ToTensor + Normalize (uint8 [28, 28] -> float [1, 28, 28],
 /255, -0.2860, /0.3530), shuffled batches of 64 (drop_last), the LeNet-5

@@ -1,4 +1,4 @@
-// Issue 21 item 9: what the module layer costs on the LeNet-5 training step
+// What the module layer costs on the LeNet-5 training step
 // (forward, cross-entropy, backward, AdamW; batch 256; 2 intra-op threads),
 // three ways in one process:
 //   functional: ctorch from C, one call per op (examples/lenet5_model.h)
@@ -7,8 +7,8 @@
 // One process, so all three share the allocator's state and the machine's
 // moment: rounds of `steps` steps per side, the order rotating each round,
 // and the headline is the median of the per-round ratios (drift cancels).
-// Separate processes made the C++ twin look 1.5x slow on 2.15 (bench/run,
-// 2026-11-23): glibc's malloc trims and re-grows the heap every step in some
+// Separate processes made the C++ twin look 1.5x slow on 2.15 (bench/run):
+// glibc's malloc trims and re-grows the heap every step in some
 // runs and not in others (thousands of page faults per step), which is the
 // process's luck, not the library's; see docs/benchmarks.md.
 // Usage: module_cost [--quick | ROUNDS]. Output: one JSON object.

@@ -1,4 +1,4 @@
-// Optimizer step time on the CPU (issue 37 item 2): ctorch's foreach step,
+// Optimizer step time on the CPU: ctorch's foreach step,
 // ctorch's one-at-a-time (for-loop) step and libtorch's C++ torch::optim, in
 // one process, round by round in rotating order (so a slow spell of the
 // shared machine hits all three alike), for two parameter sets:

@@ -1,4 +1,4 @@
-/* The Python bridge's container conversion (issue 45 item 5): CPU time and
+/* The Python bridge's container conversion: CPU time and
  * resident-memory growth of ctorch_py_to_value on a Python list of N ints
  * and of N floats (default N = 5,000,000), one conversion each, in one
  * process: build/bench/pybridge_list [N] (built where

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Serving one model from N threads (issue 45, item 2): ctorch's C server
+"""Serving one model from N threads: ctorch's C server
 (examples/serve.c) against Python threads sharing one torch model and against
 N processes each with its own model, same weights, same inputs.
 

@@ -1,6 +1,6 @@
 /*
- * The compile step of compare.py's way "ctorch AOTI frozen (C)" (issue 50
- * item 3: AOTInductor's options passed from C): a TorchScript file and the
+ * The compile step of compare.py's way "ctorch AOTI frozen (C)"
+ * (AOTInductor's options passed from C): a TorchScript file and the
  * model's inputs in, an AOTInductor package out, through ctorch's own C API,
  * ctorch_py_aoti_compile_options (the Python bridge: TorchScript ->
  * torch.export -> aoti_compile_and_package with the options as

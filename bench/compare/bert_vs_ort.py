@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The harness's output check for BERT (bench/compare; issue 45 item 1):
+"""The harness's output check for BERT (bench/compare):
 bench/compare/model_bench.c's BERT from C against ONNX Runtime running the
 same model exported by torch.onnx, on a small random BertModel made here
 (nothing downloaded): two layers, hidden 64, 4 heads; two rows of 16 ids, the

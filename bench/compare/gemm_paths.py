@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GEMM paths inside libtorch against ONNX Runtime (issue 50 item 6).
+"""GEMM paths inside libtorch against ONNX Runtime.
 Shapes: 128x768x3072 (BERT FFN), 1x768x2304 (GPT-2 QKV, decode), 1x768x50257 (GPT-2 head).
 Paths: aten::addmm (the wheel's BLAS), mkl::_mkl_linear (packed), mkldnn::_linear_pointwise
 (plain weight and prepacked by mkldnn::_reorder_linear_weight), ONNX Runtime Gemm.

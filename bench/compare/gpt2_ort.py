@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""GPT-2 greedy generation through ONNX Runtime (issue 45 item 1's fourth way
-for the decoder), with the same command line and output line as
+"""GPT-2 greedy generation through ONNX Runtime (the fourth way for the
+decoder), with the same command line and output line as
 examples/generate.py, so bench/compare/compare.py times it beside
 examples/generate.c and compares the ids.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The harness's output check for GPT-2 (bench/compare; issue 45 item 1):
+"""The harness's output check for GPT-2 (bench/compare):
 examples/generate.c against bench/compare/gpt2_ort.py (ONNX Runtime running
 the prefill and one-step graphs exported from the same transformers
 GPT2LMHeadModel, KV cache as graph inputs), greedy, on a small random model

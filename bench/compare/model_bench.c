@@ -1,5 +1,5 @@
 /*
- * The ctorch side of bench/compare/run (issue 45 item 1): one model's
+ * The ctorch side of bench/compare/run: one model's
  * forward from C, timed call by call.
  *
  *   model_bench bert     DIR  INPUTS ITERS THREADS OUT
@@ -18,7 +18,7 @@
  * With MODEL_BENCH_FOLDED=PATH set they also save the convolutions' weights
  * and biases as loaded (folded, before channels-last) to PATH (torch.save),
  * for resnet_fold_check.py's comparison with fuse_conv_bn_eval.
- * Paired modes (issue 50 item 2), eager and optimised in one process, calls
+ * Paired modes, eager and optimised in one process, calls
  * alternating, so both see the same load:
  *   model_bench jit-opt FILE INPUTS ITERS THREADS OUT     a TorchScript file, and
  *     ctorch_module_optimize_for_inference of it (frozen + optimize_for_inference)
@@ -34,7 +34,7 @@
  * module, the unoptimised one freed first, and print `ms=` as the plain modes.
  * INPUTS is a safetensors file with tensors in0, in1, ... (the model's
  * inputs in order, made by compare.py so every way sees the same ones).
- * On a GPU (issue 50 item 7): MODEL_BENCH_DEVICE=cuda[:N] puts the model
+ * On a GPU: MODEL_BENCH_DEVICE=cuda[:N] puts the model
  * and the inputs on that device (an AOTI package must have been compiled
  * for it; a TorchScript file is mapped there as it loads) and each timed
  * call ends with ctorch_cuda_synchronize, so a time is the call's whole

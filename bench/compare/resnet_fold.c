@@ -1,5 +1,5 @@
 /*
- * ResNet-50 as a C user of ctorch can speed it up today (issue 45): the
+ * ResNet-50 as a C user of ctorch can speed it up today: the
  * torchvision state dict's weights taken out of the dict, each eval-mode
  * BatchNorm folded into the convolution before it, the conv weights and the
  * input in channels-last, and the forward written with the generated ops.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The output check of model_bench.c's ResNet-50 ways (bench/compare; issue 45):
+"""The output check of model_bench.c's ResNet-50 ways (bench/compare):
 torchvision's resnet50 (random weights made here, nothing downloaded; the
 BatchNorms' running statistics, weights and biases moved off their initial
 values so that a fold that skipped or misplaced one would show) run by

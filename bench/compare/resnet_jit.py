@@ -1,4 +1,4 @@
-"""Files for model_bench's paired modes (issue 50 item 2; docs/inference-benchmarks.md,
+"""Files for model_bench's paired modes (docs/inference-benchmarks.md,
 "The inference optimiser"): torchvision's resnet50 (random weights, eval) as
 TorchScript (DIR/resnet50.pt) and as a safetensors state dict
 (DIR/resnet50.safetensors, for the module-layer ResNet-50), and seeded inputs

@@ -1,4 +1,4 @@
-"""Issue 50's ResNet-50 probe of 2026-11-26: does giving each frozen
+"""A ResNet-50 probe: does giving each frozen
 convolution's weight the layout oneDNN picks for the real input size
 remove the weight reorders that `torch.jit.optimize_for_inference` leaves
 in every call? (docs/inference-benchmarks.md, "The weight layout at the
