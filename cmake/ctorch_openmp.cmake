@@ -1,4 +1,4 @@
-# shim/nn/intra_op.cpp runs work on libtorch's intra-op threads through
+# shim/infer/intra_op.cpp runs work on libtorch's intra-op threads through
 # at::parallel_for, an inline template that is parallel only where it is
 # compiled with OpenMP (intra_op.cpp says why). With libtorch's OpenMP
 # backend (AT_PARALLEL_OPENMP in ATen/Config.h: PyPI's and Debian's) and
@@ -26,7 +26,7 @@ if(_ctorch_at_openmp AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   find_library(CTORCH_GOMP NAMES libgomp.so.1 gomp)
 endif()
 if(_ctorch_at_openmp AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CTORCH_GOMP)
-  set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/shim/nn/intra_op.cpp APPEND PROPERTY COMPILE_OPTIONS -fopenmp)
+  set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/shim/infer/intra_op.cpp APPEND PROPERTY COMPILE_OPTIONS -fopenmp)
   target_link_libraries(ctorch PRIVATE ${CTORCH_GOMP})
   message(STATUS "ctorch: at::parallel_for from ctorch runs on libtorch's OpenMP threads (${CTORCH_GOMP})")
 else()

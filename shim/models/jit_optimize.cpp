@@ -4,6 +4,7 @@
 // copy, with a report of what they changed in forward's graph, so a caller
 // (and the tests) can see which rewrites applied on this libtorch.
 #include "core/internal.h"
+#include "infer/options.h"
 #include "jit_handles.h"
 
 #include <torch/csrc/jit/api/module.h>
@@ -29,20 +30,20 @@ struct JitOptions {
 // "mkldnn=0,methods=a:b" (NULL or "": the defaults).
 JitOptions parse_options(const char *text) {
   JitOptions o;
-  if (!text) return o;
-  std::string s(text);
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(',', pos);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(pos, end - pos);
-    pos = end + 1;
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key == "mkldnn" && (value == "0" || value == "1")) {
-      o.mkldnn = value == "1";
-    } else if (key == "methods" && !value.empty()) {
+  for (const ctorch::infer::OptionItem &item : ctorch::infer::option_items(text)) {
+    if (item.key == "mkldnn" && ctorch::infer::flag_value(item, &o.mkldnn)) continue;
+    ctorch::infer::Precision p = ctorch::infer::Precision::Float32;
+    if (item.key == "precision" && ctorch::infer::precision_value(item, &p)) {
+      // A frozen graph's ops and constants are float32; converting them is a
+      // graph rewrite of its own. Module trees take the other precisions.
+      if (p != ctorch::infer::Precision::Float32)
+        ctorch::fail(CTORCH_NOT_IMPLEMENTED, "argument 'options': precision=" + item.value +
+                                                 " is not implemented for TorchScript modules (float32 only); "
+                                                 "ctorch_nn_module_optimize_for_inference takes it for module trees");
+      continue;
+    }
+    if (item.key == "methods" && !item.value.empty()) {
+      const std::string &value = item.value;
       size_t p = 0;
       while (p <= value.size()) {
         size_t c = value.find(':', p);
@@ -50,9 +51,9 @@ JitOptions parse_options(const char *text) {
         if (c > p) o.methods.push_back(value.substr(p, c - p));
         p = c + 1;
       }
-    } else {
-      ctorch::fail_arg("options", "'" + item + "' is not one of mkldnn=0|1, methods=NAME[:NAME...]");
+      continue;
     }
+    ctorch::fail_arg("options", "'" + item.text + "' is not one of mkldnn=0|1, methods=NAME[:NAME...], precision=float32");
   }
   return o;
 }

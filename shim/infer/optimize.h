@@ -1,11 +1,13 @@
 // What the inference optimiser's files share (optimize.cpp: the options,
 // the tree walk, the convolutions and the C entry point; optimize_linear.cpp:
-// the inference Linear). Internal to shim/nn/.
+// the inference Linear). Internal to shim/infer/.
 #pragma once
 
+#include "infer/options.h"
 #include "nn/nn_internal.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/QEngine.h>
 
 #include <memory>
 #include <mutex>
@@ -14,9 +16,10 @@
 #include <vector>
 
 namespace ctorch {
-namespace nn {
-// A named namespace: the unity build compiles these files with others of nn/.
-namespace optimize {
+namespace infer {
+
+// The optimiser builds and rewrites nn/'s modules: their names unqualified.
+using namespace ::ctorch::nn;
 
 struct Options {
   bool fold = true, fuse = true, prepack = true, channels_last = true;
@@ -24,6 +27,11 @@ struct Options {
   bool split_rows = true;  // one-row inputs: output columns split across the intra-op threads
   bool linear_onednn = true;  // several rows: oneDNN with the weight prepacked (where registered)
   bool linear_gemv = true;    // one row: the packed kernels of gemv_f32.h (where the BLAS's is slow)
+  Precision precision = Precision::Float32;  // precision.cpp
+  bool bf16_emulate = false;                 // bf16 on a CPU without bf16 instructions
+  // Set by check_precision for int8-dynamic.
+  at::QEngine int8_engine = at::QEngine::NoQEngine;
+  bool int8_reduce_range = true;
 };
 
 // The dispatcher's handle of a registered operator; nullopt where this
@@ -44,6 +52,20 @@ struct Act {
 // act applied to y in place (y a fresh output): the same values as the
 // activation module's op.
 at::Tensor activate(at::Tensor y, const Act &act);
+
+// Refuses (NOT_IMPLEMENTED, with the reason) a precision this CPU or
+// libtorch cannot run, before anything is rewritten; for int8-dynamic
+// chooses the quantized engine and the activations' range.
+void check_precision(Options &o);
+// A Linear (float32 CPU weight) as o.precision's module (bf16 or
+// int8-dynamic), or itself with a "skip" line; one report line.
+ModulePtr precision_linear(const ModulePtr &linear, const Options &o, const std::string &path, std::ostream &report);
+// A Conv2d with its oneDNN padding (Optimizer::conv2d_padding) kept in bf16.
+ModulePtr precision_conv(const ModulePtr &conv, const Module::Spec &s, std::vector<int64_t> padding, const Options &o,
+                         const std::string &path, std::ostream &report);
+// act(op(x)) with act as op's post-op where op is a reduced-precision
+// module that takes one (*done true), else *done false.
+at::Tensor precision_fused(Module &op, const at::Tensor &x, const Act &act, bool *done);
 
 // The smallest weights (in_features * out_features) an InferLinear takes
 // its paths for; below them the fixed cost of a parallel region or of a
@@ -129,6 +151,5 @@ class ActPair : public Module {
   Act act_;
 };
 
-}  // namespace optimize
-}  // namespace nn
+}  // namespace infer
 }  // namespace ctorch

@@ -19,7 +19,9 @@
 // Folding and fusion stay inside Sequentials: what a custom module's C
 // forward does with its children (which output feeds which input) is not
 // known here.
-#include "nn/optimize.h"
+#include "infer/optimize.h"
+
+#include "infer/options.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
@@ -37,30 +39,20 @@
 #include <sstream>
 
 namespace ctorch {
-namespace nn {
-namespace optimize {
+namespace infer {
 
 Options parse_options(const char *text) {
   Options o;
-  if (!text) return o;
-  std::string s(text);
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(',', pos);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(pos, end - pos);
-    pos = end + 1;
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    bool *flag = key == "fold" ? &o.fold : key == "fuse" ? &o.fuse : key == "prepack" ? &o.prepack
+  for (const OptionItem &item : option_items(text)) {
+    const std::string &key = item.key;
+    if (key == "precision" && precision_value(item, &o.precision)) continue;
+    bool *flag = key == "bf16_emulate" ? &o.bf16_emulate : key == "fold" ? &o.fold : key == "fuse" ? &o.fuse : key == "prepack" ? &o.prepack
                  : key == "channels_last" ? &o.channels_last : key == "linear" ? &o.linear
                  : key == "split_rows" ? &o.split_rows : key == "linear_onednn" ? &o.linear_onednn
                  : key == "linear_gemv" ? &o.linear_gemv : nullptr;
-    if (!flag || (value != "0" && value != "1"))
-      fail_arg("options", "'" + item + "' is not one of fold, fuse, prepack, channels_last, linear, split_rows, "
-                          "linear_onednn, linear_gemv =0|1");
-    *flag = value == "1";
+    if (!flag || !flag_value(item, flag))
+      fail_arg("options", "'" + item.text + "' is not one of fold, fuse, prepack, channels_last, linear, split_rows, "
+                          "linear_onednn, linear_gemv, bf16_emulate =0|1, precision=float32|bf16|int8-dynamic|int8-static");
   }
   return o;
 }
@@ -152,6 +144,9 @@ class InferConv : public Module {
 
 std::vector<at::Tensor> ActPair::forward(const std::vector<at::Tensor> &in, const Args &) {
   Module *op = children[0].second.get();
+  bool done = false;
+  at::Tensor y = precision_fused(*op, in[0], act_, &done);
+  if (done) return {y};
   if (auto *c = dynamic_cast<InferConv *>(op)) {
     if (act_.kind == Act::ReLU) return {c->run(in[0], true)};
   } else if (auto *l = dynamic_cast<InferLinear *>(op)) {
@@ -275,6 +270,17 @@ struct Optimizer {
     return std::make_shared<InferConv>(*conv, s, pad, o.channels_last);
   }
 
+  // A conv (folded already) kept in bf16, when eligible.
+  ModulePtr bf16_conv(const ModulePtr &conv, const Module::Spec &s, const std::string &path) {
+    std::vector<int64_t> pad;
+    std::string why;
+    if (!conv2d_padding(s, conv->params[0].t, pad, why)) {
+      report << "skip bf16 " << path << ": " << why << "\n";
+      return conv;
+    }
+    return precision_conv(conv, s, pad, o, path, report);
+  }
+
   // A Linear or a conv -> its inference form, once per module (one held in
   // two places stays one module in both).
   std::map<const Module *, ModulePtr> rewritten;
@@ -283,8 +289,12 @@ struct Optimizer {
     auto it = rewritten.find(op.get());
     if (it != rewritten.end()) return it->second;
     Module::Spec s;
-    ModulePtr r = is_linear(*op) ? infer_linear(op, o, path, report) : is_conv(*op, s) ? maybe_prepack(op, path) : op;
+    ModulePtr r = is_linear(*op) ? (o.precision != Precision::Float32 ? precision_linear(op, o, path, report)
+                                                                       : infer_linear(op, o, path, report))
+                  : is_conv(*op, s) ? (o.precision == Precision::BF16 ? bf16_conv(op, s, path) : maybe_prepack(op, path))
+                                    : op;
     rewritten.emplace(op.get(), r);
+    rewritten.emplace(r.get(), r);  // met again (a Sequential's rewritten child): left as it is
     return r;
   }
 
@@ -342,8 +352,7 @@ struct Optimizer {
   }
 };
 
-}  // namespace optimize
-}  // namespace nn
+}  // namespace infer
 }  // namespace ctorch
 
 extern "C" {
@@ -352,17 +361,19 @@ CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_modul
                                                                  ctorch_nn_module m, const char *options) {
   CTORCH_TRY
   namespace nn = ctorch::nn;
+  namespace infer = ctorch::infer;
   ctorch::require_out(out, "out");
   *out = nullptr;
   if (report) *report = nullptr;
   ctorch::check_handle(m, "m");
-  nn::optimize::Optimizer opt;
-  opt.o = nn::optimize::parse_options(options);
+  infer::Optimizer opt;
+  opt.o = infer::parse_options(options);
+  infer::check_precision(opt.o);
   nn::ModulePtr copy = nn::clone(*m->m);
   nn::set_train(*copy, false);
   opt.count_uses(*copy);
   nn::Module::Spec spec;
-  if (nn::optimize::is_linear(*copy) || nn::optimize::is_conv(*copy, spec)) copy = opt.rewrite(copy, "(root)");
+  if (infer::is_linear(*copy) || infer::is_conv(*copy, spec)) copy = opt.rewrite(copy, "(root)");
   else opt.walk(*copy, "");
   nn::set_requires_grad(*copy, false);  // after the walk: register_parameter set it on the new modules' tensors
   if (report) *report = nn::give_string(opt.report.str());

@@ -18,9 +18,9 @@
 //
 // CTORCH_GEMV_ISA=avx2|none caps the instruction set (read at the first
 // call in a process): the tests run the AVX2 kernel on AVX-512 machines too.
-#include "nn/gemv_f32.h"
+#include "infer/gemv_f32.h"
 
-#include "nn/intra_op.h"
+#include "infer/intra_op.h"
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/constant_pad_nd.h>
@@ -39,8 +39,7 @@
 #endif
 
 namespace ctorch {
-namespace nn {
-namespace optimize {
+namespace infer {
 
 namespace {
 
@@ -195,6 +194,5 @@ at::Tensor gemv_run(const at::Tensor &x, const at::Tensor &packed, int64_t out, 
   return y;
 }
 
-}  // namespace optimize
-}  // namespace nn
+}  // namespace infer
 }  // namespace ctorch

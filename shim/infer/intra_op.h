@@ -5,7 +5,7 @@
 #include <functional>
 
 namespace ctorch {
-namespace nn {
+namespace infer {
 
 // f(s) for every s in [0, n), the calls spread over the intra-op threads
 // (at::parallel_for, chunks of one), or all on this thread where there is
@@ -14,5 +14,5 @@ namespace nn {
 // comes out of this call (at::parallel_for's own handling).
 void intra_op_for(int64_t n, const std::function<void(int64_t)> &f);
 
-}  // namespace nn
+}  // namespace infer
 }  // namespace ctorch

@@ -13,12 +13,12 @@
 // compiler is not GCC (the clang sanitizer builds: clang's OpenMP calls
 // LLVM's runtime, not libgomp) it is compiled without, and runs serially:
 // the same results, one thread.
-#include "nn/intra_op.h"
+#include "infer/intra_op.h"
 
 #include <ATen/Parallel.h>
 
 namespace ctorch {
-namespace nn {
+namespace infer {
 
 void intra_op_for(int64_t n, const std::function<void(int64_t)> &f) {
   at::parallel_for(0, n, 1, [&](int64_t lo, int64_t hi) {
@@ -26,5 +26,5 @@ void intra_op_for(int64_t n, const std::function<void(int64_t)> &f) {
   });
 }
 
-}  // namespace nn
+}  // namespace infer
 }  // namespace ctorch

@@ -30,10 +30,11 @@
 // once into oneDNN's blocked layout (mkldnn::_reorder_linear_weight), the
 // activation of a fused pair as its post-op. MKL takes a non-Intel path on
 // AMD; oneDNN dispatches on the instruction set.
-#include "nn/optimize.h"
+#include "infer/optimize.h"
 
-#include "nn/gemv_f32.h"
-#include "nn/intra_op.h"
+#include "infer/cpu.h"
+#include "infer/gemv_f32.h"
+#include "infer/intra_op.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>  // at::in_parallel_region, at::get_num_threads
@@ -47,13 +48,9 @@
 #include <ATen/ops/silu.h>
 
 #include <algorithm>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 namespace ctorch {
-namespace nn {
-namespace optimize {
+namespace infer {
 
 static bool mkl_generic_cpu();
 
@@ -230,21 +227,9 @@ ModulePtr infer_linear(const ModulePtr &linear, const Options &o, const std::str
   return std::make_shared<InferLinear>(*linear, split, relayout, in_out_rows, onednn, gemv);
 }
 
-// An x86 CPU not made by Intel ("GenuineIntel" in CPUID leaf 0), where
-// MKL takes its generic path; false elsewhere (no MKL question to ask).
-static bool mkl_generic_cpu() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool generic = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
-    return !(b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu);
-  }();
-  return generic;
-#else
-  return false;
-#endif
-}
+// An x86 CPU not made by Intel, where MKL takes its generic path; false
+// elsewhere (no MKL question to ask).
+static bool mkl_generic_cpu() { return cpu_features().x86 && !cpu_features().intel; }
 
-}  // namespace optimize
-}  // namespace nn
+}  // namespace infer
 }  // namespace ctorch

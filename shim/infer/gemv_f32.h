@@ -9,8 +9,7 @@
 #include <cstdint>
 
 namespace ctorch {
-namespace nn {
-namespace optimize {
+namespace infer {
 
 // "avx512" or "avx2" where this CPU runs the kernels (x86-64 with AVX2 and
 // FMA, or AVX-512F), else nullptr: the caller keeps its other paths.
@@ -29,6 +28,5 @@ at::Tensor gemv_pack(const at::Tensor &w);
 // output rows into one block per thread (at::parallel_for).
 at::Tensor gemv_run(const at::Tensor &x, const at::Tensor &packed, int64_t out, const at::Tensor &b, int64_t threads);
 
-}  // namespace optimize
-}  // namespace nn
+}  // namespace infer
 }  // namespace ctorch

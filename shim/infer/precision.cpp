@@ -1,0 +1,294 @@
+// The optimiser's reduced precisions (Options::precision): what a Linear
+// or a Conv2d becomes under bf16 and int8-dynamic, and the refusals made
+// before anything is rewritten.
+//
+// bf16: the weights are converted once and kept in bf16 (the module's own
+// tensors: half the memory); each call converts its float32 input to bf16,
+// runs oneDNN's bf16 kernel (a Linear through mkldnn::_linear_pointwise
+// with the weight prepacked where libtorch registers it, else at::linear;
+// a Conv2d through at::convolution, channels-last) and gives float32 back,
+// so everything between (norms, softmax, residual adds) stays float32.
+// Autocast would cast every weight again at every call under inference
+// mode (its cache keeps only leaf tensors that require grad).
+//
+// int8-dynamic: torch.ao.quantization.quantize_dynamic's default recipe
+// (per-tensor symmetric int8 weights, MinMaxObserver's scale; uint8
+// activations quantised per call from their own range) on libtorch's
+// kernels: quantized::linear_prepack once, quantized::linear_dynamic at
+// every call, called by name through the dispatcher.
+#include "infer/optimize.h"
+
+#include "infer/cpu.h"
+#include "infer/options.h"
+
+#include <ATen/Context.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/max.h>
+#include <ATen/ops/min.h>
+#include <ATen/ops/quantize_per_tensor.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstdlib>
+
+namespace ctorch {
+namespace infer {
+
+namespace {
+
+bool cpu_float(const at::Tensor &t) {
+  return t.scalar_type() == at::kFloat && t.device().is_cpu() && t.layout() == at::kStrided;
+}
+
+bool needs_grad(const at::Tensor &x, const Module &m) {
+  if (!at::GradMode::is_enabled()) return false;
+  if (x.requires_grad()) return true;
+  for (const auto &p : m.params)
+    if (p.t.defined() && p.t.requires_grad()) return true;
+  return false;
+}
+
+c10::optional<at::Tensor> opt(const at::Tensor &t) { return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt; }
+
+// The first of x86 (2.x: fbgemm's and oneDNN's kernels, chosen per shape),
+// fbgemm and onednn among this libtorch's engines; false where none is.
+bool int8_engine(at::QEngine *engine) {
+  const auto &have = at::globalContext().supportedQEngines();
+  for (at::QEngine want : {at::QEngine::X86, at::QEngine::FBGEMM, at::QEngine::ONEDNN})
+    if (std::find(have.begin(), have.end(), want) != have.end()) return *engine = want, true;
+  return false;
+}
+
+std::string engine_list() {
+  std::string s;
+  for (at::QEngine e : at::globalContext().supportedQEngines()) s += (s.empty() ? "" : ", ") + c10::toString(e);
+  return s.empty() ? "none" : s;
+}
+
+// Packed weights are made for the process's current engine: it is set for
+// the prepack and put back (one prepack at a time, so two optimisers do not
+// restore each other's choice).
+std::mutex engine_mu;
+
+// quantize_dynamic's weight: MinMaxObserver(qint8, per_tensor_symmetric)'s
+// scale (the larger of |min| and |max| over 127.5, at least float32's
+// epsilon; computed in float32 as the observer does), zero point 0, then
+// quantized::linear_prepack with the float bias.
+c10::IValue prepack_int8(const at::Tensor &weight, const at::Tensor &bias, at::QEngine engine) {
+  at::NoGradGuard no_grad;
+  at::Tensor w = weight.contiguous();
+  float lo = std::min(w.min().item<float>(), 0.f), hi = std::max(w.max().item<float>(), 0.f);
+  float scale = std::max(std::max(-lo, hi) / 127.5f, FLT_EPSILON);
+  at::Tensor q = at::quantize_per_tensor(w, scale, 0, at::kQInt8);
+  static const c10::optional<c10::OperatorHandle> prepack = find_op("quantized::linear_prepack");
+  std::lock_guard<std::mutex> lock(engine_mu);
+  at::Context &ctx = at::globalContext();
+  at::QEngine before = ctx.qEngine();
+  ctx.setQEngine(engine);
+  c10::IValue packed;
+  try {
+    packed = call_boxed(*prepack, {q, bias.defined() ? c10::IValue(bias.contiguous()) : c10::IValue()});
+  } catch (...) {
+    ctx.setQEngine(before);
+    throw;
+  }
+  ctx.setQEngine(before);
+  return packed;
+}
+
+// A Linear with int8 weights (kind "Linear", the float32 weight and bias
+// kept as its tensors, so keys, repr and load_state_dict are the Linear's;
+// the packed int8 copy, a quarter of the weight's size, lives in the module
+// and is made again when its tensors change). Float32 CPU inputs without
+// grad run quantized::linear_dynamic; anything else at::linear in float32.
+class Int8Linear : public Module {
+ public:
+  Int8Linear(const Module &linear, at::QEngine engine, bool reduce_range)
+      : Module(linear.kind()), repr_(linear.extra_repr()), engine_(engine), reduce_range_(reduce_range),
+        cache_(std::make_shared<Cache>()) {
+    register_parameter("weight", linear.params[0].t);
+    register_parameter("bias", linear.params[1].t);
+    packed();  // at optimisation time: a weight the engine refuses fails here, not at the first call
+  }
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
+    const at::Tensor &x = in[0], &w = params[0].t;
+    if (needs_grad(x, *this) || !cpu_float(x) || x.dim() < 1 || x.size(-1) != w.size(1) || x.numel() == 0)
+      return {at::linear(x, w, opt(params[1].t))};
+    static const c10::optional<c10::OperatorHandle> run = find_op("quantized::linear_dynamic");
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = w.size(0);
+    at::Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous();
+    return {call_boxed(*run, {x2, packed(), reduce_range_}).toTensor().view(shape)};
+  }
+  std::string extra_repr() const override { return repr_; }
+  void tensors_changed() override { cache_ = std::make_shared<Cache>(); }
+  CTORCH_NN_COPYABLE(Int8Linear)
+
+ private:
+  c10::IValue packed() {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    if (cache_->packed.isNone()) cache_->packed = prepack_int8(params[0].t, params[1].t, engine_);
+    return cache_->packed;
+  }
+  struct Cache {
+    std::mutex mu;
+    c10::IValue packed;  // a LinearPackedParamsBase (torchbind) object
+  };
+  std::string repr_;
+  at::QEngine engine_;
+  bool reduce_range_;
+  std::shared_ptr<Cache> cache_;
+};
+
+// A Linear kept in bf16 (kind "Linear", bf16 weight and bias as its
+// tensors). Floating inputs are converted to bf16 and the output back to
+// the input's dtype; others go to at::linear with its errors.
+class Bf16Linear : public Module {
+ public:
+  Bf16Linear(const Module &linear, bool onednn) : Module(linear.kind()), repr_(linear.extra_repr()) {
+    at::NoGradGuard no_grad;
+    const at::Tensor &b = linear.params[1].t;
+    register_parameter("weight", linear.params[0].t.to(at::kBFloat16).contiguous());
+    register_parameter("bias", b.defined() ? b.to(at::kBFloat16) : b);
+    if (onednn) {
+      static const c10::optional<c10::OperatorHandle> reorder = find_op("mkldnn::_reorder_linear_weight");
+      packed_ = call_boxed(*reorder, {params[0].t, c10::IValue()}).toTensor();
+    }
+  }
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
+    return {run(in[0], Act())};
+  }
+  at::Tensor run(const at::Tensor &x, const Act &act) {
+    const at::Tensor &w = params[0].t, &b = params[1].t;
+    if (!at::isFloatingType(x.scalar_type())) return activate(at::linear(x, w, opt(b)), act);
+    at::Tensor xb = x.to(at::kBFloat16);
+    bool fits = packed_.defined() && !needs_grad(x, *this) && x.device().is_cpu() && x.layout() == at::kStrided &&
+                x.dim() >= 1 && x.size(-1) == w.size(1) && x.numel() > 0;
+    if (fits) {
+      static const c10::optional<c10::OperatorHandle> run_op = find_op("mkldnn::_linear_pointwise");
+      c10::IValue algorithm;
+      if (act.kind == Act::GELU) algorithm = std::string(act.tanh ? "tanh" : "none");
+      at::Tensor y = call_boxed(*run_op, {xb, packed_, b.defined() ? c10::IValue(b) : c10::IValue(),
+                                          std::string(act.attr()), c10::List<c10::optional<at::Scalar>>(), algorithm})
+                         .toTensor();
+      return y.to(x.scalar_type());
+    }
+    return activate(at::linear(xb, w, opt(b)).to(x.scalar_type()), act);
+  }
+  std::string extra_repr() const override { return repr_; }
+  // New tensors (load_state_dict, to): oneDNN's copy would be stale, so
+  // the module runs at::linear from then on.
+  void tensors_changed() override { packed_ = at::Tensor(); }
+  CTORCH_NN_COPYABLE(Bf16Linear)
+
+ private:
+  std::string repr_;
+  at::Tensor packed_;  // oneDNN's blocked layout of the bf16 weight (an MKLDNN tensor), or undefined
+};
+
+// A Conv2d kept in bf16 (kind, repr and spec the Conv2d's; bf16 weight,
+// channels-last where asked, and bias). Floating inputs are converted to
+// bf16 (channels-last where asked) and the output back to their dtype.
+class Bf16Conv : public Module {
+ public:
+  Bf16Conv(const Module &conv, const Spec &s, std::vector<int64_t> padding, bool channels_last)
+      : Module(conv.kind()), spec_(s), padding_(std::move(padding)), channels_last_(channels_last),
+        repr_(conv.extra_repr()) {
+    at::NoGradGuard no_grad;
+    const at::Tensor &b = conv.params[1].t;
+    register_parameter("weight", conv.params[0].t.to(at::kBFloat16).contiguous(format()));
+    register_parameter("bias", b.defined() ? b.to(at::kBFloat16) : b);
+  }
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
+    const at::Tensor &x = in[0], &w = params[0].t, &b = params[1].t;
+    if (!at::isFloatingType(x.scalar_type()) || x.dim() != 4)
+      return {at::convolution(x, w, opt(b), spec_.stride, padding_, spec_.dilation, false, {0, 0}, spec_.groups)};
+    at::Tensor xb = x.to(at::kBFloat16).contiguous(format());
+    return {at::convolution(xb, w, opt(b), spec_.stride, padding_, spec_.dilation, false, {0, 0}, spec_.groups)
+                .to(x.scalar_type())};
+  }
+  std::string extra_repr() const override { return repr_; }
+  bool spec(Spec &s) const override {
+    s = spec_;
+    return true;
+  }
+  CTORCH_NN_COPYABLE(Bf16Conv)
+
+ private:
+  at::MemoryFormat format() const {
+    return channels_last_ ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  }
+  Spec spec_;
+  std::vector<int64_t> padding_;
+  bool channels_last_;
+  std::string repr_;
+};
+
+}  // namespace
+
+void check_precision(Options &o) {
+  switch (o.precision) {
+    case Precision::Float32: return;
+    case Precision::BF16: {
+      const CpuFeatures &f = cpu_features();
+      const char *cap = std::getenv("CTORCH_BF16_ISA");
+      bool has = (f.avx512_bf16 || f.amx_bf16) && !(cap && std::string(cap) == "none");
+      if (!has && !o.bf16_emulate)
+        fail(CTORCH_NOT_IMPLEMENTED,
+             "argument 'options': precision=bf16 needs a CPU with bf16 instructions (AVX512_BF16 or AMX_BF16), "
+             "which this one lacks" + std::string(cap && std::string(cap) == "none" ? " (CTORCH_BF16_ISA=none)" : "") +
+                 ": oneDNN would emulate them, slower than float32; bf16_emulate=1 asks for that anyway");
+      return;
+    }
+    case Precision::Int8Dynamic: {
+      if (!int8_engine(&o.int8_engine))
+        fail(CTORCH_NOT_IMPLEMENTED, "argument 'options': precision=int8-dynamic needs libtorch's x86, fbgemm or "
+                                     "onednn quantized engine; this libtorch has " + engine_list());
+      if (!find_op("quantized::linear_prepack") || !find_op("quantized::linear_dynamic"))
+        fail(CTORCH_NOT_IMPLEMENTED, "argument 'options': precision=int8-dynamic: this libtorch registers no "
+                                     "quantized::linear_dynamic");
+      // Activations in the full uint8 range where the CPU multiplies u8 x s8
+      // in 32-bit sums (VNNI); without, the engines' 16-bit intermediate
+      // sums can saturate, and PyTorch's 7-bit range (reduce_range) avoids it.
+      const CpuFeatures &f = cpu_features();
+      o.int8_reduce_range = !(f.avx512_vnni || f.avx_vnni);
+      return;
+    }
+    case Precision::Int8Static:
+      fail(CTORCH_NOT_IMPLEMENTED, "argument 'options': precision=int8-static (calibrated activations) is not "
+                                   "implemented; int8-dynamic quantises each call's activations from their own range");
+  }
+}
+
+ModulePtr precision_linear(const ModulePtr &linear, const Options &o, const std::string &path, std::ostream &report) {
+  const at::Tensor &w = linear->params[0].t;
+  if (!cpu_float(w)) {
+    report << "skip " << precision_name(o.precision) << " " << path << ": not a float32 CPU weight\n";
+    return linear;
+  }
+  if (o.precision == Precision::Int8Dynamic) {
+    report << "int8 " << path << " quantized::linear_dynamic (" << c10::toString(o.int8_engine)
+           << " engine, reduce_range=" << o.int8_reduce_range << ")\n";
+    return std::make_shared<Int8Linear>(*linear, o.int8_engine, o.int8_reduce_range);
+  }
+  bool onednn = o.linear_onednn && find_op("mkldnn::_linear_pointwise") && find_op("mkldnn::_reorder_linear_weight");
+  report << "bf16 " << path << (onednn ? " mkldnn::_linear_pointwise (weight prepacked)" : " at::linear") << "\n";
+  return std::make_shared<Bf16Linear>(*linear, onednn);
+}
+
+ModulePtr precision_conv(const ModulePtr &conv, const Module::Spec &s, std::vector<int64_t> padding, const Options &o,
+                         const std::string &path, std::ostream &report) {
+  report << "bf16 " << path << " at::convolution" << (o.channels_last ? " channels_last" : "") << "\n";
+  return std::make_shared<Bf16Conv>(*conv, s, std::move(padding), o.channels_last);
+}
+
+at::Tensor precision_fused(Module &op, const at::Tensor &x, const Act &act, bool *done) {
+  if (auto *l = dynamic_cast<Bf16Linear *>(&op)) return *done = true, l->run(x, act);
+  *done = false;
+  return at::Tensor();
+}
+
+}  // namespace infer
+}  // namespace ctorch
