@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from .apimodel import Api, Elements, Function, Handle, NnModule, OpArg, Param
+from .apimodel import Api, Elements, Function, Handle, NnModule, OpArg, Param, QueryCall
 
 
 def handle_stems(doc: Api) -> List[tuple]:
@@ -149,6 +149,73 @@ def call_plan(f: Function) -> CallPlan:
         slots.append(s)
     freed = any(p.ownership == "freed" and p.when == "always" for p in f.params)
     return CallPlan(slots, reported, freed)
+
+
+class SlotWriter:
+    """One header function's typed wrapper, written slot by slot: the walk of its
+    call plan that every language's emitter shares. walk() visits the slots in C
+    order and calls the method named by each slot's `how` (Slot), which a
+    language's subclass writes: query_buffer, filled_buffer, reported_buffer, out
+    (for "counter" slots too), buffer_length (the length or capacity of a query or
+    reported buffer: the capacity of a filled one is its literal), array_length,
+    shared_length, element_lengths and argument ("int_arrays", "array", "in").
+    They append the language's text to pre (before the call), cargs (the C call's
+    arguments), post (after it) and rets (what it returns)."""
+
+    def __init__(self, f: Function, funcs: Dict[str, Function]):
+        self.f, self.funcs = f, funcs
+        self.plan = call_plan(f)
+        self.pre: List[str] = []
+        self.post: List[str] = []
+        self.cargs: List[str] = []
+        self.rets: List[str] = []
+        self._queries = 0
+
+    def walk(self) -> "SlotWriter":
+        for s in self.plan.slots:
+            how = s.how
+            if how == "counter":
+                self.out(s)
+            elif how == "length":
+                b = s.buffer
+                if b is None:
+                    self.array_length(s)
+                elif b.how == "filled_buffer":
+                    self.cargs.append(str(b.p.buffer_size.capacity))
+                else:
+                    self.buffer_length(s, b)
+            elif how in ("int_arrays", "array", "in"):
+                self.argument(s)
+            else:
+                getattr(self, how)(s)
+        return self
+
+    def query_terms(self, s: Slot) -> List[str]:
+        """The expressions of a query buffer's size terms (buffer_size.product), each
+        query's call written before (with query and query_arg)."""
+        self._queries = 0
+        return [self._query(c) for c in s.p.buffer_size.product]
+
+    def _query(self, call: QueryCall) -> str:
+        f = self.funcs[call.call]
+        args = []
+        for q in f.params:
+            if q.direction == "out":
+                continue
+            src = call.args[q.name]
+            args.append(self._query(src) if isinstance(src, QueryCall) else self.query_arg(f, q, src))
+        out = next(q for q in f.params if q.direction == "out")
+        self._queries += 1
+        return self.query(f, out, args, self._queries)
+
+    def query_arg(self, f: Function, q: Param, src: str) -> str:
+        """The expression passing the wrapper's parameter src as q of the query function f."""
+        raise NotImplementedError
+
+    def query(self, f: Function, out: Param, args: List[str], k: int) -> str:
+        """Writes the k-th query (f called with args, its result in out) into pre and
+        returns the variable that holds the result."""
+        raise NotImplementedError
 
 
 def plan(doc: Api) -> List[Planned]:

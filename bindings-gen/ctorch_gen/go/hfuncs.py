@@ -8,7 +8,7 @@ import json
 from typing import Dict, List, Optional, Tuple
 
 from ..apimodel import Api, CSlot, StructField
-from ..hplan import Planned, call_plan, class_handles, class_name, func_doc, list_handles, plan
+from ..hplan import Planned, SlotWriter, class_handles, class_name, func_doc, list_handles, plan
 from .names import GO_KEYWORDS, RUNTIME_NAMES, camel, go_arg, go_enum_type, go_op_name
 
 # ---- hfuncs_gen.go: the header's functions as typed Go functions ----------------------------
@@ -177,196 +177,218 @@ def go_comment(text: str, width: int = 100) -> List[str]:
     return lines + ["// " + cur]
 
 
+class _Wrapper(SlotWriter):
+    """A header function's typed Go wrapper, slot by slot (hplan.SlotWriter): besides the
+    C call's text, the Go signature (sig), result types (rets) and result expressions
+    (rexprs); selfname is the receiver's parameter."""
+
+    def __init__(self, f, funcs, selfname):
+        super().__init__(f, funcs)
+        self.selfname = selfname
+        self.sig: List[str] = []
+        self.rexprs: List[str] = []
+
+    def buffer_length(self, s, b):
+        self.cargs.append(f"C.size_t(n__{go_arg(b.p.name)})" if b.how == "query_buffer"
+                          else f"C.size_t(len(b__{go_arg(b.p.name)})-1)")
+
+    def array_length(self, s):
+        self.cargs.append(f"n__{go_arg(s.p.length_of[0])}")
+
+    def query_buffer(self, s):
+        p, v, t, bs = s.p, go_arg(s.p.name), s.p.type, s.p.buffer_size
+        f = self.f
+        params = self.f.params
+        used = [src for c in bs.product for src in c.args.values() if isinstance(src, str)]
+        ps = {q.name: q for q in params}
+        args = []
+        for u in dict.fromkeys(used):
+            args.append(f"{go_arg(u)}.handle()" if ps[u].type.kind == "handle" else go_arg(u))
+        self.pre += [f"n__{v}, err := bufLen_{f.name}_{p.name}({', '.join(args)})", "if err != nil {",
+                     "\treturn " + "{ZERO}" + "err", "}"]
+        if bs.unit == "elements":
+            gt, ct = _GO_SCALAR[t.name]
+            self.pre.append(f"b__{v} := make([]{gt}, n__{v}+1)")
+            self.cargs.append(f"(*{ct})(unsafe.Pointer(&b__{v}[0]))")
+            self.rets.append(f"[]{gt}")
+        else:
+            self.pre.append(f"b__{v} := make([]byte, n__{v}+1)")
+            self.cargs.append(f"unsafe.Pointer(&b__{v}[0])")
+            self.rets.append("[]byte")
+        self.rexprs.append(f"b__{v}[:n__{v}]")
+
+    def filled_buffer(self, s):  # handles into an array of bs.capacity; the count is reported
+        v, t, bs = go_arg(s.p.name), s.p.type, s.p.buffer_size
+        cnt = go_arg(bs.count)
+        self.pre += [f"var b__{v} [{bs.capacity}]C.{t.name}", f"var r__{cnt} C.size_t"]
+        self.cargs.append(f"&b__{v}[0]")
+        self.rets.append("[]*Tensor")
+        self.rexprs.append(f"wrapAll(b__{v}[:r__{cnt}])")
+
+    def reported_buffer(self, s):
+        v, k, bs = go_arg(s.p.name), s.p.type.kind, s.p.buffer_size
+        self.cargs.append(f"(*C.char)(unsafe.Pointer(&b__{v}[0]))" if k == "string"
+                          else f"unsafe.Pointer(&b__{v}[0])")
+        ln = go_arg(bs.length)
+        self.rets.append("string" if k == "string" else "[]byte")
+        self.rexprs.append(f"string(b__{v}[:r__{ln}])" if k == "string" else f"b__{v}[:r__{ln}]")
+
+    def out(self, s):
+        p, v, t, k = s.p, go_arg(s.p.name), s.p.type, s.p.type.kind
+        if k == "handle":
+            self.pre.append(f"var r__{v} C.{t.name}")
+            if t.name == "ctorch_tensor":
+                self.rets.append("*Tensor")
+                self.rexprs.append(f"wrap(r__{v})")
+            elif t.name in _LISTS:
+                el = _LISTS[t.name]
+                self.rets.append("[]*Tensor" if el.handle == "ctorch_tensor" else f"[]*{go_handle_type(el.handle)}")
+                self.rexprs.append(f"{_go_reader(t.name)}(r__{v})")
+            else:
+                gn = go_handle_type(t.name)
+                self.rets.append(f"*{gn}")
+                self.rexprs.append(f"wrap{gn}(r__{v})")
+        elif k == "string":
+            self.pre.append(f"var r__{v} *C.char")
+            self.rets.append("string")
+            if p.ownership == "new":
+                self.post += [f"s__{v} := C.GoString(r__{v})", f"C.ctorch_string_free(r__{v})"]
+                self.rexprs.append(f"s__{v}")
+            else:
+                self.rexprs.append(f"C.GoString(r__{v})")
+        elif k == "struct":
+            self.pre.append(f"var r__{v} C.{t.name}")
+            gn = go_struct_name(t.name)
+            self.rets.append(gn)
+            self.rexprs.append(f"{gn[0].lower() + gn[1:]}FromC(r__{v})")
+        elif k == "int" and p.pointer == 2:
+            gt, ct = _GO_SCALAR[t.name]
+            self.pre.append(f"var r__{v} *{ct}")
+            self.rets.append(f"*{gt}")
+            self.rexprs.append(f"(*{gt})(unsafe.Pointer(r__{v}))")
+        elif k == "void":
+            self.pre.append(f"var r__{v} unsafe.Pointer")
+            self.rets.append("uintptr")
+            self.rexprs.append(f"uintptr(r__{v})")
+        elif k == "enum":
+            self.pre.append(f"var r__{v} C.{t.name}")
+            self.rets.append(go_enum_type(t.name))
+            self.rexprs.append(f"{go_enum_type(t.name)}(r__{v})")
+        else:
+            gt, ct = _GO_SCALAR[t.name]
+            if s.how != "counter" or s.counts.buffer_rule != "filled":
+                self.pre.append(f"var r__{v} {ct}")  # (a "filled" count is declared with its array)
+            if s.how == "counter":
+                self.cargs.append(f"&r__{v}")
+                return
+            if p.boolean:
+                self.rets.append("bool")
+                self.rexprs.append(f"r__{v} != 0")
+            else:
+                self.rets.append(gt)
+                self.rexprs.append(f"{gt}(r__{v})")
+        self.cargs.append(f"&r__{v}")
+
+    def shared_length(self, s):
+        p, v = s.p, go_arg(s.p.name)
+        f = self.f
+        # One length for several arrays, some nil: that of the given
+        # ones, which must agree (api.json length_from).
+        lo = p.length_of
+        self.pre += [f"n__{v}, err := sharedLen({json.dumps(f.name)}, []string{{{', '.join(json.dumps(q) for q in lo)}}}, "
+                     f"[]bool{{{', '.join(go_arg(q) + ' != nil' for q in lo)}}}, "
+                     f"[]int{{{', '.join('int(n__' + go_arg(q) + ')' for q in lo)}}})",
+                     "if err != nil {", "\treturn {ZERO}err", "}"]
+        self.cargs.append(f"C.size_t(n__{v})")
+
+    def element_lengths(self, s):  # taken from the arrays' lengths (int64Arrays)
+        p = s.p
+        self.cargs.append(f"l__{go_arg(p.element_lengths_of)}")
+
+    def argument(self, s):  # "int_arrays", "array", "in"
+        p, v, t, k = s.p, go_arg(s.p.name), s.p.type, s.p.type.kind
+        opt = p.nullable
+        if p.array and p.array.element_length:  # a list of int lists (shapes)
+            self.sig.append(f"{v} [][]int64")
+            self.pre += [f"p__{v}, l__{v}, n__{v}, free__{v} := int64Arrays({v})", f"defer free__{v}()"]
+            self.cargs.append(f"p__{v}")
+            return
+        if p.array:
+            if k == "handle" and t.name == "ctorch_tensor":
+                self.sig.append(f"{v} []*Tensor")
+                self.pre.append(f"p__{v}, n__{v} := tensorArray({v}, {str(bool(opt)).lower()})")
+                self.post.append(f"runtime.KeepAlive({v})")
+            elif k == "handle":
+                gn = go_handle_type(t.name)
+                self.sig.append(f"{v} []*{gn}")
+                self.pre.append(f"p__{v}, n__{v} := handleArray{gn}({v}, {str(bool(opt)).lower()})")
+                self.post.append(f"runtime.KeepAlive({v})")
+            elif k == "int":
+                self.sig.append(f"{v} []int64")
+                self.pre.append(f"p__{v}, n__{v} := int64Array({v})")
+                self.post.append(f"runtime.KeepAlive({v})")
+            elif k == "float":
+                self.sig.append(f"{v} []float64")
+                self.pre.append(f"p__{v}, n__{v} := float64Array({v})")
+                self.post.append(f"runtime.KeepAlive({v})")
+            elif k == "string":
+                self.sig.append(f"{v} []string")
+                self.pre += [f"p__{v}, n__{v}, free__{v} := stringArray({v})", f"defer free__{v}()"]
+            else:
+                self.sig.append(f"{v} []byte")
+                self.pre.append(f"p__{v}, n__{v} := bytesArg({v})")
+                self.post.append(f"runtime.KeepAlive({v})")
+            self.cargs.append(f"p__{v}")
+            self.pre.append(f"_ = n__{v}")
+        elif k == "handle":
+            gt = "*Tensor" if t.name == "ctorch_tensor" else f"*{go_handle_type(t.name)}"
+            if p.name != self.selfname:
+                self.sig.append(f"{v} {gt}")
+            self.cargs.append(f"{v}.handle()")
+            self.post.append(f"runtime.KeepAlive({v})")
+            if p.ownership == "freed":  # nil-safe: a nil handle is refused by C, not a Go panic
+                self.post.insert(0, f"if {v} != nil {{ {v}.h = nil; runtime.SetFinalizer({v}, nil) }}")
+        elif k == "string":
+            if opt:
+                self.sig.append(f"{v} *string")
+                self.pre += [f"s__{v} := optCString({v})", f"defer freeCString(s__{v})"]
+            else:
+                self.sig.append(f"{v} string")
+                self.pre += [f"s__{v} := C.CString({v})", f"defer freeCString(s__{v})"]
+            self.cargs.append(f"s__{v}")
+        elif k == "struct":
+            gn = go_struct_name(t.name)
+            if p.pointer:
+                self.sig.append(f"{v} *{gn}")
+                self.pre += [f"var p__{v} *C.{t.name}", f"if {v} != nil {{", f"\tc__{v} := {v}.c()", f"\tp__{v} = &c__{v}",
+                             "}"]
+                self.cargs.append(f"p__{v}")
+            else:
+                self.sig.append(f"{v} {gn}")
+                self.cargs.append(f"{v}.c()")
+        elif k == "float" and p.pointer:
+            self.sig.append(f"{v} *float64")
+            self.pre.append(f"p__{v} := optFloat64({v})")
+            self.cargs.append(f"p__{v}")
+        elif p.boolean:
+            self.sig.append(f"{v} bool")
+            self.cargs.append(f"cbool({v})")
+        elif k == "enum":
+            self.sig.append(f"{v} {go_enum_type(t.name)}")
+            self.cargs.append(f"C.{t.name}({v})")
+        else:
+            gt, ct = _GO_SCALAR[t.name]
+            self.sig.append(f"{v} {gt}")
+            self.cargs.append(f"{ct}({v})")
+
+
 def header_function(e: Planned, funcs: dict, taken: set) -> str:
     f = e.f
     params = f.params
     recv, name = hfunc_name(e, taken)
-    sig, pre, cargs, post, rets, rexprs = [], [], [], [], [], []
     selfname = e.self if recv else None
-    cp = call_plan(f)
-    for s in cp.slots:
-        p, how = s.p, s.how
-        v = go_arg(p.name)
-        t = p.type
-        k = t.kind
-        bs = p.buffer_size
-        if how == "query_buffer":
-            used = [src for c in bs.product for src in c.args.values() if isinstance(src, str)]
-            ps = {q.name: q for q in params}
-            args = []
-            for u in dict.fromkeys(used):
-                args.append(f"{go_arg(u)}.handle()" if ps[u].type.kind == "handle" else go_arg(u))
-            pre += [f"n__{v}, err := bufLen_{f.name}_{p.name}({', '.join(args)})", "if err != nil {",
-                    "\treturn " + "{ZERO}" + "err", "}"]
-            if bs.unit == "elements":
-                gt, ct = _GO_SCALAR[t.name]
-                pre.append(f"b__{v} := make([]{gt}, n__{v}+1)")
-                cargs.append(f"(*{ct})(unsafe.Pointer(&b__{v}[0]))")
-                rets.append(f"[]{gt}")
-            else:
-                pre.append(f"b__{v} := make([]byte, n__{v}+1)")
-                cargs.append(f"unsafe.Pointer(&b__{v}[0])")
-                rets.append("[]byte")
-            rexprs.append(f"b__{v}[:n__{v}]")
-        elif how == "filled_buffer":  # handles into an array of bs.capacity; the count is reported
-            cnt = go_arg(bs.count)
-            pre += [f"var b__{v} [{bs.capacity}]C.{t.name}", f"var r__{cnt} C.size_t"]
-            cargs.append(f"&b__{v}[0]")
-            rets.append("[]*Tensor")
-            rexprs.append(f"wrapAll(b__{v}[:r__{cnt}])")
-        elif how == "reported_buffer":
-            cargs.append(f"(*C.char)(unsafe.Pointer(&b__{v}[0]))" if k == "string"
-                         else f"unsafe.Pointer(&b__{v}[0])")
-            ln = go_arg(bs.length)
-            rets.append("string" if k == "string" else "[]byte")
-            rexprs.append(f"string(b__{v}[:r__{ln}])" if k == "string" else f"b__{v}[:r__{ln}]")
-        elif how in ("out", "counter"):
-            if k == "handle":
-                pre.append(f"var r__{v} C.{t.name}")
-                if t.name == "ctorch_tensor":
-                    rets.append("*Tensor")
-                    rexprs.append(f"wrap(r__{v})")
-                elif t.name in _LISTS:
-                    el = _LISTS[t.name]
-                    rets.append("[]*Tensor" if el.handle == "ctorch_tensor" else f"[]*{go_handle_type(el.handle)}")
-                    rexprs.append(f"{_go_reader(t.name)}(r__{v})")
-                else:
-                    gn = go_handle_type(t.name)
-                    rets.append(f"*{gn}")
-                    rexprs.append(f"wrap{gn}(r__{v})")
-            elif k == "string":
-                pre.append(f"var r__{v} *C.char")
-                rets.append("string")
-                if p.ownership == "new":
-                    post += [f"s__{v} := C.GoString(r__{v})", f"C.ctorch_string_free(r__{v})"]
-                    rexprs.append(f"s__{v}")
-                else:
-                    rexprs.append(f"C.GoString(r__{v})")
-            elif k == "struct":
-                pre.append(f"var r__{v} C.{t.name}")
-                gn = go_struct_name(t.name)
-                rets.append(gn)
-                rexprs.append(f"{gn[0].lower() + gn[1:]}FromC(r__{v})")
-            elif k == "int" and p.pointer == 2:
-                gt, ct = _GO_SCALAR[t.name]
-                pre.append(f"var r__{v} *{ct}")
-                rets.append(f"*{gt}")
-                rexprs.append(f"(*{gt})(unsafe.Pointer(r__{v}))")
-            elif k == "void":
-                pre.append(f"var r__{v} unsafe.Pointer")
-                rets.append("uintptr")
-                rexprs.append(f"uintptr(r__{v})")
-            elif k == "enum":
-                pre.append(f"var r__{v} C.{t.name}")
-                rets.append(go_enum_type(t.name))
-                rexprs.append(f"{go_enum_type(t.name)}(r__{v})")
-            else:
-                gt, ct = _GO_SCALAR[t.name]
-                if how != "counter" or s.counts.buffer_rule != "filled":
-                    pre.append(f"var r__{v} {ct}")  # (a "filled" count is declared with its array)
-                if how == "counter":
-                    cargs.append(f"&r__{v}")
-                    continue
-                if p.boolean:
-                    rets.append("bool")
-                    rexprs.append(f"r__{v} != 0")
-                else:
-                    rets.append(gt)
-                    rexprs.append(f"{gt}(r__{v})")
-            cargs.append(f"&r__{v}")
-        elif how == "length":
-            b = s.buffer
-            if b is None:
-                cargs.append(f"n__{go_arg(p.length_of[0])}")
-            else:
-                cargs.append({"query_buffer": f"C.size_t(n__{go_arg(b.p.name)})",
-                              "filled_buffer": str(b.p.buffer_size.capacity),
-                              "reported_buffer": f"C.size_t(len(b__{go_arg(b.p.name)})-1)"}[b.how])
-        elif how == "shared_length":
-            # One length for several arrays, some nil: that of the given
-            # ones, which must agree (api.json length_from).
-            lo = p.length_of
-            pre += [f"n__{v}, err := sharedLen({json.dumps(f.name)}, []string{{{', '.join(json.dumps(q) for q in lo)}}}, "
-                    f"[]bool{{{', '.join(go_arg(q) + ' != nil' for q in lo)}}}, "
-                    f"[]int{{{', '.join('int(n__' + go_arg(q) + ')' for q in lo)}}})",
-                    "if err != nil {", "\treturn {ZERO}err", "}"]
-            cargs.append(f"C.size_t(n__{v})")
-        elif how == "element_lengths":  # taken from the arrays' lengths (int64Arrays)
-            cargs.append(f"l__{go_arg(p.element_lengths_of)}")
-        else:  # "int_arrays", "array", "in"
-            opt = p.nullable
-            if p.array and p.array.element_length:  # a list of int lists (shapes)
-                sig.append(f"{v} [][]int64")
-                pre += [f"p__{v}, l__{v}, n__{v}, free__{v} := int64Arrays({v})", f"defer free__{v}()"]
-                cargs.append(f"p__{v}")
-                continue
-            if p.array:
-                if k == "handle" and t.name == "ctorch_tensor":
-                    sig.append(f"{v} []*Tensor")
-                    pre.append(f"p__{v}, n__{v} := tensorArray({v}, {str(bool(opt)).lower()})")
-                    post.append(f"runtime.KeepAlive({v})")
-                elif k == "handle":
-                    gn = go_handle_type(t.name)
-                    sig.append(f"{v} []*{gn}")
-                    pre.append(f"p__{v}, n__{v} := handleArray{gn}({v}, {str(bool(opt)).lower()})")
-                    post.append(f"runtime.KeepAlive({v})")
-                elif k == "int":
-                    sig.append(f"{v} []int64")
-                    pre.append(f"p__{v}, n__{v} := int64Array({v})")
-                    post.append(f"runtime.KeepAlive({v})")
-                elif k == "float":
-                    sig.append(f"{v} []float64")
-                    pre.append(f"p__{v}, n__{v} := float64Array({v})")
-                    post.append(f"runtime.KeepAlive({v})")
-                elif k == "string":
-                    sig.append(f"{v} []string")
-                    pre += [f"p__{v}, n__{v}, free__{v} := stringArray({v})", f"defer free__{v}()"]
-                else:
-                    sig.append(f"{v} []byte")
-                    pre.append(f"p__{v}, n__{v} := bytesArg({v})")
-                    post.append(f"runtime.KeepAlive({v})")
-                cargs.append(f"p__{v}")
-                pre.append(f"_ = n__{v}")
-            elif k == "handle":
-                gt = "*Tensor" if t.name == "ctorch_tensor" else f"*{go_handle_type(t.name)}"
-                if p.name != selfname:
-                    sig.append(f"{v} {gt}")
-                cargs.append(f"{v}.handle()")
-                post.append(f"runtime.KeepAlive({v})")
-                if p.ownership == "freed":  # nil-safe: a nil handle is refused by C, not a Go panic
-                    post.insert(0, f"if {v} != nil {{ {v}.h = nil; runtime.SetFinalizer({v}, nil) }}")
-            elif k == "string":
-                if opt:
-                    sig.append(f"{v} *string")
-                    pre += [f"s__{v} := optCString({v})", f"defer freeCString(s__{v})"]
-                else:
-                    sig.append(f"{v} string")
-                    pre += [f"s__{v} := C.CString({v})", f"defer freeCString(s__{v})"]
-                cargs.append(f"s__{v}")
-            elif k == "struct":
-                gn = go_struct_name(t.name)
-                if p.pointer:
-                    sig.append(f"{v} *{gn}")
-                    pre += [f"var p__{v} *C.{t.name}", f"if {v} != nil {{", f"\tc__{v} := {v}.c()", f"\tp__{v} = &c__{v}",
-                            "}"]
-                    cargs.append(f"p__{v}")
-                else:
-                    sig.append(f"{v} {gn}")
-                    cargs.append(f"{v}.c()")
-            elif k == "float" and p.pointer:
-                sig.append(f"{v} *float64")
-                pre.append(f"p__{v} := optFloat64({v})")
-                cargs.append(f"p__{v}")
-            elif p.boolean:
-                sig.append(f"{v} bool")
-                cargs.append(f"cbool({v})")
-            elif k == "enum":
-                sig.append(f"{v} {go_enum_type(t.name)}")
-                cargs.append(f"C.{t.name}({v})")
-            else:
-                gt, ct = _GO_SCALAR[t.name]
-                sig.append(f"{v} {gt}")
-                cargs.append(f"{ct}({v})")
+    w = _Wrapper(f, funcs, selfname).walk()
+    cp, sig, pre, cargs, post, rets, rexprs = w.plan, w.sig, w.pre, w.cargs, w.post, w.rets, w.rexprs
     call = f"C.{f.name}({', '.join(cargs)})"
     head = f"func ({go_arg(selfname)} *{recv}) {name}" if recv else f"func {name}"
     # The header's whole text (go doc shows it; `X_async` has its twin's: hplan.func_doc).

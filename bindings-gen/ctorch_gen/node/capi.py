@@ -16,7 +16,7 @@ import json
 from typing import Dict, List, Optional
 
 from ..apimodel import Api, CSlot, Default, Function, OpArg, Param, QueryCall, Signature
-from ..hplan import (Planned, call_plan, class_handles, class_name, kind_of, list_handles, plan, public_name,
+from ..hplan import (Planned, SlotWriter, class_handles, class_name, kind_of, list_handles, plan, public_name,
                      quick_overloads, reader_name, split_groups)
 from .names import js_name
 
@@ -407,124 +407,122 @@ def _out_value(p: Param, v: str) -> str:
     return f"{v}[0]"
 
 
-def _query_js(call: QueryCall, funcs: dict, pre: List[str], k: List[int]) -> str:
-    f = funcs[call.call]
-    args = []
-    for q in f.params:
-        if q.direction == "out":
-            continue
-        src = call.args[q.name]
-        if isinstance(src, QueryCall):
-            args.append(_query_js(src, funcs, pre, k))
-        elif q.type.kind == "handle":
-            args.append(f"$R.hh({js_name(src)})")
+class _Wrapper(SlotWriter):
+    """A header function's typed JavaScript wrapper, slot by slot (hplan.SlotWriter)."""
+
+    def __init__(self, f, funcs):
+        super().__init__(f, funcs)
+        self.after: List[str] = []  # right after the call, whatever its status (C memory to free)
+
+    def query_arg(self, f, q, src):
+        return f"$R.hh({js_name(src)})" if q.type.kind == "handle" else js_name(src)
+
+    def query(self, f, out, args, k):
+        v = f"q{k}"
+        self.pre.append(f"const {v} = $R.query($F.{f.name}, {_cell(out)}, {', '.join(args)});")
+        return v
+
+    def buffer_length(self, s, b):
+        self.cargs.append(f"n_{js_name(b.p.name)}" if b.how == "query_buffer" else f"cap_{js_name(b.p.name)}")
+
+    def array_length(self, s):
+        src = js_name(s.p.length_of[0])
+        arr = next(q for q in self.f.params if q.name == s.p.length_of[0])
+        self.cargs.append(f"$R.bytesLen({src})" if arr.type.kind == "void" else f"$R.len({src})")
+
+    def query_buffer(self, s):
+        n, t, bs = js_name(s.p.name), s.p.type, s.p.buffer_size
+        terms = self.query_terms(s)
+        self.pre.append(f"const n_{n} = {' * '.join(terms)};")
+        if bs.unit == "elements":
+            self.pre.append(f"const r_{n} = new {_CELL[t.name]}(Math.max(n_{n}, 1));")
+            self.rets.append(f"Array.from(r_{n}.subarray(0, n_{n}), Number)")
         else:
-            args.append(js_name(src))
-    out = next(q for q in f.params if q.direction == "out")
-    k[0] += 1
-    v = f"q{k[0]}"
-    pre.append(f"const {v} = $R.query($F.{f.name}, {_cell(out)}, {', '.join(args)});")
-    return v
+            self.pre.append(f"const r_{n} = new Uint8Array(Math.max(n_{n}, 1));")
+            self.rets.append(f"r_{n}.subarray(0, n_{n})")
+        self.cargs.append(f"r_{n}")
+
+    def filled_buffer(self, s):  # handles into an array of bs.capacity; the count is reported
+        n, bs = js_name(s.p.name), s.p.buffer_size
+        self.pre.append(f"const r_{n} = new BigUint64Array({bs.capacity});")
+        self.cargs.append(f"r_{n}")
+        self.rets.append(f"Array.from(r_{n}.subarray(0, Number(r_{js_name(bs.count)}[0])), $R.tensorOf)")
+
+    def reported_buffer(self, s):
+        n, k, bs = js_name(s.p.name), s.p.type.kind, s.p.buffer_size
+        self.cargs.append(f"r_{n}")
+        ln = js_name(bs.length)
+        self.rets.append(f"r_{n}.toString('utf8', 0, Number(r_{ln}[0]))" if k == "string"
+                         else f"r_{n}.subarray(0, Number(r_{ln}[0]))")
+
+    def out(self, s):
+        p, n, k = s.p, js_name(s.p.name), s.p.type.kind
+        self.pre.append(f"const r_{n} = {{}};" if k == "struct" else f"const r_{n} = new {_cell(p)}(1);")
+        self.cargs.append(f"r_{n}")
+        if s.how == "counter":
+            return
+        if k == "struct":
+            self.rets.append(f"r_{n}")
+            return
+        v = _out_value(p, f"r_{n}")
+        if k == "string" and p.ownership == "new":
+            self.post.append(f"const s_{n} = {v};")
+            self.post.append(f"$F.ctorch_string_free(r_{n}[0]);")
+            v = f"s_{n}"
+        self.rets.append(v)
+
+    def shared_length(self, s):  # one length for several arrays, some null: they must agree
+        p = s.p
+        f = self.f
+        items = ", ".join(f"[{json.dumps(q)}, {js_name(q)}]" for q in p.length_of)
+        self.cargs.append(f"$R.sharedLen({json.dumps(f.name)}, [{items}])")
+
+    def element_lengths(self, s):  # taken from the arrays' lengths ($R.i64arrays)
+        p = s.p
+        self.cargs.append(f"l_{js_name(p.element_lengths_of)}")
+
+    def argument(self, s):  # "int_arrays", "array", "in"
+        p, n, t, k = s.p, js_name(s.p.name), s.p.type, s.p.type.kind
+        opt = p.nullable
+        if p.array and p.array.element_length:  # a list of int lists (shapes), in C memory
+            self.pre.append(f"const [p_{n}, l_{n}, free_{n}] = $R.i64arrays({n});")
+            self.after.append(f"free_{n}();")
+            self.cargs.append(f"p_{n}")
+        elif p.array:
+            if k == "handle":
+                self.cargs.append(f"$R.handles({n}, {str(bool(p.elements_nullable)).lower()}, {str(bool(opt)).lower()})")
+            elif k == "int":
+                self.cargs.append(f"$R.i64s({n}, 0, {str(bool(opt)).lower()})")
+            elif k == "float":
+                self.cargs.append(f"$R.f64s({n}, 0, {str(bool(opt)).lower()})")
+            else:  # strings (koffi takes a JS array) and bytes (a TypedArray or Buffer)
+                self.cargs.append(f"$R.dflt({n}, null)" if opt else n)
+        elif k == "handle":
+            self.cargs.append(f"$R.hho({n})" if opt else f"$R.hh({n})")
+            if p.ownership == "freed":
+                self.post.insert(0, f"{n}._release();")
+        elif k == "string":
+            self.cargs.append(f"$R.dflt({n}, null)" if opt else n)
+        elif k == "struct":
+            if p.pointer:
+                self.cargs.append(f"$R.structIn({json.dumps(t.name)}, $R.dflt({n}, null))")
+            else:
+                self.cargs.append(f"$R.structIn({json.dumps(t.name)}, {n})")
+        elif k == "float" and p.pointer:
+            self.cargs.append(f"$R.f64o({n})")
+        elif p.boolean:
+            self.cargs.append(f"({n} ? 1 : 0)")
+        elif k == "enum":
+            self.cargs.append(f"$R.enumv({n})")
+        else:
+            self.cargs.append(n)
 
 
 def header_function(e: Planned, funcs: dict) -> str:
     f = e.f
-    params = f.params
     sig = [js_name(p.name) for p in e.ins]
-    pre: List[str] = []
-    post: List[str] = []
-    cargs: List[str] = []
-    rets: List[str] = []
-    after: List[str] = []  # right after the call, whatever its status (C memory to free)
-    cp = call_plan(f)
-    for s in cp.slots:
-        p, how = s.p, s.how
-        n = js_name(p.name)
-        t = p.type
-        k = t.kind
-        bs = p.buffer_size
-        if how == "query_buffer":
-            kk = [0]
-            terms = [_query_js(c, funcs, pre, kk) for c in bs.product]
-            pre.append(f"const n_{n} = {' * '.join(terms)};")
-            if bs.unit == "elements":
-                pre.append(f"const r_{n} = new {_CELL[t.name]}(Math.max(n_{n}, 1));")
-                rets.append(f"Array.from(r_{n}.subarray(0, n_{n}), Number)")
-            else:
-                pre.append(f"const r_{n} = new Uint8Array(Math.max(n_{n}, 1));")
-                rets.append(f"r_{n}.subarray(0, n_{n})")
-            cargs.append(f"r_{n}")
-        elif how == "filled_buffer":  # handles into an array of bs.capacity; the count is reported
-            pre.append(f"const r_{n} = new BigUint64Array({bs.capacity});")
-            cargs.append(f"r_{n}")
-            rets.append(f"Array.from(r_{n}.subarray(0, Number(r_{js_name(bs.count)}[0])), $R.tensorOf)")
-        elif how == "reported_buffer":
-            cargs.append(f"r_{n}")
-            ln = js_name(bs.length)
-            rets.append(f"r_{n}.toString('utf8', 0, Number(r_{ln}[0]))" if k == "string"
-                        else f"r_{n}.subarray(0, Number(r_{ln}[0]))")
-        elif how in ("out", "counter"):
-            pre.append(f"const r_{n} = {{}};" if k == "struct" else f"const r_{n} = new {_cell(p)}(1);")
-            cargs.append(f"r_{n}")
-            if how == "counter":
-                continue
-            if k == "struct":
-                rets.append(f"r_{n}")
-                continue
-            v = _out_value(p, f"r_{n}")
-            if k == "string" and p.ownership == "new":
-                post.append(f"const s_{n} = {v};")
-                post.append(f"$F.ctorch_string_free(r_{n}[0]);")
-                v = f"s_{n}"
-            rets.append(v)
-        elif how == "length":
-            b = s.buffer
-            if b is not None:
-                cargs.append({"query_buffer": f"n_{js_name(b.p.name)}", "filled_buffer": str(b.p.buffer_size.capacity),
-                              "reported_buffer": f"cap_{js_name(b.p.name)}"}[b.how])
-            else:
-                src = js_name(p.length_of[0])
-                arr = next(q for q in params if q.name == p.length_of[0])
-                cargs.append(f"$R.bytesLen({src})" if arr.type.kind == "void" else f"$R.len({src})")
-        elif how == "shared_length":  # one length for several arrays, some null: they must agree
-            items = ", ".join(f"[{json.dumps(q)}, {js_name(q)}]" for q in p.length_of)
-            cargs.append(f"$R.sharedLen({json.dumps(f.name)}, [{items}])")
-        elif how == "element_lengths":  # taken from the arrays' lengths ($R.i64arrays)
-            cargs.append(f"l_{js_name(p.element_lengths_of)}")
-        else:  # "int_arrays", "array", "in"
-            opt = p.nullable
-            if p.array and p.array.element_length:  # a list of int lists (shapes), in C memory
-                pre.append(f"const [p_{n}, l_{n}, free_{n}] = $R.i64arrays({n});")
-                after.append(f"free_{n}();")
-                cargs.append(f"p_{n}")
-            elif p.array:
-                if k == "handle":
-                    cargs.append(f"$R.handles({n}, {str(bool(p.elements_nullable)).lower()}, {str(bool(opt)).lower()})")
-                elif k == "int":
-                    cargs.append(f"$R.i64s({n}, 0, {str(bool(opt)).lower()})")
-                elif k == "float":
-                    cargs.append(f"$R.f64s({n}, 0, {str(bool(opt)).lower()})")
-                else:  # strings (koffi takes a JS array) and bytes (a TypedArray or Buffer)
-                    cargs.append(f"$R.dflt({n}, null)" if opt else n)
-            elif k == "handle":
-                cargs.append(f"$R.hho({n})" if opt else f"$R.hh({n})")
-                if p.ownership == "freed":
-                    post.insert(0, f"{n}._release();")
-            elif k == "string":
-                cargs.append(f"$R.dflt({n}, null)" if opt else n)
-            elif k == "struct":
-                if p.pointer:
-                    cargs.append(f"$R.structIn({json.dumps(t.name)}, $R.dflt({n}, null))")
-                else:
-                    cargs.append(f"$R.structIn({json.dumps(t.name)}, {n})")
-            elif k == "float" and p.pointer:
-                cargs.append(f"$R.f64o({n})")
-            elif p.boolean:
-                cargs.append(f"({n} ? 1 : 0)")
-            elif k == "enum":
-                cargs.append(f"$R.enumv({n})")
-            else:
-                cargs.append(n)
+    w = _Wrapper(f, funcs).walk()
+    cp, pre, post, cargs, rets, after = w.plan, w.pre, w.post, w.cargs, w.rets, w.after
     call = f"$F.{f.name}({', '.join(cargs)})"
     lines = [f"// {f.name}: {f.doc[:300]}", f"api.{e.short} = function ({', '.join(sig)}) {{"]
     lines += ["  " + s for s in pre]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
-from ..apimodel import Api, Param, QueryCall
-from ..hplan import Planned, call_plan, class_handles, class_name, list_handles, plan, reader_name
+from ..apimodel import Api, Param
+from ..hplan import Planned, SlotWriter, class_handles, class_name, list_handles, plan, reader_name
 from .names import py_name
 
 # ---- _api.py: the header's functions as typed Python functions ----------------------------
@@ -57,25 +57,113 @@ def _h_out_value(p: Param, v: str) -> str:
     return f"{v}.value"
 
 
-def _query_expr(call: QueryCall, funcs: dict, pre: List[str], k: List[int]) -> str:
-    """A buffer_size "query" term: calls the named function with this call's arguments."""
-    f = funcs[call.call]
-    args = []
-    for q in f.params:
-        if q.direction == "out":
-            continue
-        src = call.args[q.name]
-        if isinstance(src, QueryCall):
-            args.append(_query_expr(src, funcs, pre, k))
-        elif q.type.kind == "handle":
-            args.append(f"_h({py_name(src)})")
+class _Wrapper(SlotWriter):
+    """A header function's typed Python wrapper, slot by slot (hplan.SlotWriter)."""
+
+    def query_arg(self, f, q, src):
+        return f"_h({py_name(src)})" if q.type.kind == "handle" else py_name(src)
+
+    def query(self, f, out, args, k):
+        v = f"_q{k}"
+        self.pre.append(f"{v} = _query(_lib.{f.name}, {_h_out_ctor(out)}, {', '.join(args)})")
+        return v
+
+    def query_buffer(self, s):
+        p, n, bs = s.p, py_name(s.p.name), s.p.buffer_size
+        terms = self.query_terms(s)
+        self.pre.append(f"_n_{n} = {' * '.join(terms)}")
+        if bs.unit == "elements":
+            self.pre.append(f"_r_{n} = ({_OUT_CT[p.type.name]} * max(_n_{n}, 1))()")
+            self.rets.append(f"tuple(_r_{n}[:_n_{n}])")
         else:
-            args.append(py_name(src))
-    out = next(q for q in f.params if q.direction == "out")
-    k[0] += 1
-    v = f"_q{k[0]}"
-    pre.append(f"{v} = _query(_lib.{f.name}, {_h_out_ctor(out)}, {', '.join(args)})")
-    return v
+            self.pre.append(f"_r_{n} = _c.create_string_buffer(max(_n_{n}, 1))")
+            self.rets.append(f"_r_{n}.raw[:_n_{n}]")
+        self.cargs.append(f"_r_{n}")
+
+    def filled_buffer(self, s):  # handles into an array of bs.capacity; the count is reported
+        n, bs = py_name(s.p.name), s.p.buffer_size
+        self.pre.append(f"_r_{n} = (_c.c_void_p * {bs.capacity})()")
+        self.cargs.append(f"_r_{n}")
+        self.rets.append(f"[_wrap(_r_{n}[_i]) for _i in range(_r_{py_name(bs.count)}.value)]")
+
+    def reported_buffer(self, s):
+        n, bs = py_name(s.p.name), s.p.buffer_size
+        self.cargs.append(f"_r_{n}")
+        self.rets.append(f"_r_{n}.value.decode(errors='replace')" if s.p.type.kind == "string"
+                         else f"_r_{n}.raw[:_r_{py_name(bs.length)}.value]")
+
+    def out(self, s):
+        p, n = s.p, py_name(s.p.name)
+        self.pre.append(f"_r_{n} = {_h_out_ctor(p)}")
+        self.cargs.append(f"_byref(_r_{n})")
+        if s.how == "counter":
+            return
+        v = _h_out_value(p, f"_r_{n}")
+        if p.type.kind == "string" and p.ownership == "new":
+            self.post.append(f"_s_{n} = {v}")
+            self.post.append(f"_lib.ctorch_string_free(_r_{n})")
+            v = f"_s_{n}"
+        self.rets.append(v)
+
+    def buffer_length(self, s, b):
+        self.cargs.append(f"_n_{py_name(b.p.name)}" if b.how == "query_buffer" else f"_cap_{py_name(b.p.name)}")
+
+    def array_length(self, s):
+        self.cargs.append(f"_n_{py_name(s.p.length_of[0])}")
+
+    def shared_length(self, s):
+        # One length for several arrays, some of which may be None:
+        # that of the given ones, which must agree (api.json length_from).
+        items = ", ".join(f"({q!r}, {py_name(q)} is not None, _n_{py_name(q)})" for q in s.p.length_of)
+        self.cargs.append(f"_rt.shared_length({self.f.name!r}, [{items}])")
+
+    def element_lengths(self, s):  # taken from the arrays' lengths (_int_arrays)
+        self.cargs.append(f"_l_{py_name(s.p.element_lengths_of)}")
+
+    def argument(self, s):  # "int_arrays", "array", "in"
+        p, n = s.p, py_name(s.p.name)
+        t = p.type
+        k = t.kind
+        cargs = self.cargs
+        opt = p.nullable
+        if p.array and p.array.element_length:  # a list of int lists (shapes)
+            self.pre.append(f"_a_{n}, _l_{n}, _n_{n} = _int_arrays({n})")
+            cargs.append(f"_a_{n}")
+        elif p.array:
+            if k == "handle":
+                conv = f"_tensor_array({n}, {bool(p.elements_nullable)})"
+            elif k == "int":
+                conv = f"_int_array({n})"
+            elif k == "float":
+                conv = f"_float_array({n})"
+            elif k == "string":
+                conv = f"_str_array({n})"
+            elif k == "void":
+                conv = f"_bytes_arg({n})"
+            else:
+                raise ValueError(f"{self.f.name}: array of {k}")
+            self.pre.append(f"_a_{n}, _n_{n} = (None, 0) if {n} is None else {conv}" if opt
+                            else f"_a_{n}, _n_{n} = {conv}")
+            cargs.append(f"_a_{n}")
+        elif k == "handle":
+            cargs.append(f"_ho({n})" if opt else f"_h({n})")
+            if p.ownership == "freed":
+                self.post.insert(0, f"{n}._h = None")
+        elif k == "string":
+            cargs.append(f"_str_o({n})" if opt else f"_str_in({n})")
+        elif k == "struct":
+            if p.pointer:
+                cargs.append(f"(None if {n} is None else _byref(_struct_in({t.name!r}, {n})))")
+            else:
+                cargs.append(f"_struct_in({t.name!r}, {n})")
+        elif k == "float" and p.pointer:
+            cargs.append(f"_float_o({n})")
+        elif p.boolean:
+            cargs.append(f"(1 if {n} else 0)")
+        elif p.negative:  # an enum's value held in an int, None = a negative value
+            cargs.append(f"(-1 if {n} is None else int({n}))")
+        else:
+            cargs.append(n)
 
 
 def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
@@ -83,101 +171,8 @@ def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
     f = e.f
     name = e.short
     sig = [py_name(p.name) for p in e.ins]
-    pre: List[str] = []
-    post: List[str] = []
-    cargs: List[str] = []
-    rets: List[str] = []
-    cp = call_plan(f)
-    for s in cp.slots:
-        p, how = s.p, s.how
-        n = py_name(p.name)
-        t = p.type
-        k = t.kind
-        bs = p.buffer_size
-        if how == "query_buffer":
-            kk = [0]
-            terms = [_query_expr(c, funcs, pre, kk) for c in bs.product]
-            pre.append(f"_n_{n} = {' * '.join(terms)}")
-            if bs.unit == "elements":
-                pre.append(f"_r_{n} = ({_OUT_CT[t.name]} * max(_n_{n}, 1))()")
-                rets.append(f"tuple(_r_{n}[:_n_{n}])")
-            else:
-                pre.append(f"_r_{n} = _c.create_string_buffer(max(_n_{n}, 1))")
-                rets.append(f"_r_{n}.raw[:_n_{n}]")
-            cargs.append(f"_r_{n}")
-        elif how == "filled_buffer":  # handles into an array of bs.capacity; the count is reported
-            pre.append(f"_r_{n} = (_c.c_void_p * {bs.capacity})()")
-            cargs.append(f"_r_{n}")
-            rets.append(f"[_wrap(_r_{n}[_i]) for _i in range(_r_{py_name(bs.count)}.value)]")
-        elif how == "reported_buffer":
-            cargs.append(f"_r_{n}")
-            rets.append(f"_r_{n}.value.decode(errors='replace')" if k == "string"
-                        else f"_r_{n}.raw[:_r_{py_name(bs.length)}.value]")
-        elif how in ("out", "counter"):
-            pre.append(f"_r_{n} = {_h_out_ctor(p)}")
-            cargs.append(f"_byref(_r_{n})")
-            if how == "counter":
-                continue
-            v = _h_out_value(p, f"_r_{n}")
-            if k == "string" and p.ownership == "new":
-                post.append(f"_s_{n} = {v}")
-                post.append(f"_lib.ctorch_string_free(_r_{n})")
-                v = f"_s_{n}"
-            rets.append(v)
-        elif how == "length":
-            b = s.buffer
-            if b is None:
-                cargs.append(f"_n_{py_name(p.length_of[0])}")
-            else:
-                cargs.append({"query_buffer": f"_n_{py_name(b.p.name)}", "filled_buffer": str(b.p.buffer_size.capacity),
-                              "reported_buffer": f"_cap_{py_name(b.p.name)}"}[b.how])
-        elif how == "shared_length":
-            # One length for several arrays, some of which may be None:
-            # that of the given ones, which must agree (api.json length_from).
-            items = ", ".join(f"({q!r}, {py_name(q)} is not None, _n_{py_name(q)})" for q in p.length_of)
-            cargs.append(f"_rt.shared_length({f.name!r}, [{items}])")
-        elif how == "element_lengths":  # taken from the arrays' lengths (_int_arrays)
-            cargs.append(f"_l_{py_name(p.element_lengths_of)}")
-        else:  # "int_arrays", "array", "in"
-            opt = p.nullable
-            if p.array and p.array.element_length:  # a list of int lists (shapes)
-                pre.append(f"_a_{n}, _l_{n}, _n_{n} = _int_arrays({n})")
-                cargs.append(f"_a_{n}")
-            elif p.array:
-                if k == "handle":
-                    conv = f"_tensor_array({n}, {bool(p.elements_nullable)})"
-                elif k == "int":
-                    conv = f"_int_array({n})"
-                elif k == "float":
-                    conv = f"_float_array({n})"
-                elif k == "string":
-                    conv = f"_str_array({n})"
-                elif k == "void":
-                    conv = f"_bytes_arg({n})"
-                else:
-                    raise ValueError(f"{f.name}: array of {k}")
-                pre.append(f"_a_{n}, _n_{n} = (None, 0) if {n} is None else {conv}" if opt
-                           else f"_a_{n}, _n_{n} = {conv}")
-                cargs.append(f"_a_{n}")
-            elif k == "handle":
-                cargs.append(f"_ho({n})" if opt else f"_h({n})")
-                if p.ownership == "freed":
-                    post.insert(0, f"{n}._h = None")
-            elif k == "string":
-                cargs.append(f"_str_o({n})" if opt else f"_str_in({n})")
-            elif k == "struct":
-                if p.pointer:
-                    cargs.append(f"(None if {n} is None else _byref(_struct_in({t.name!r}, {n})))")
-                else:
-                    cargs.append(f"_struct_in({t.name!r}, {n})")
-            elif k == "float" and p.pointer:
-                cargs.append(f"_float_o({n})")
-            elif p.boolean:
-                cargs.append(f"(1 if {n} else 0)")
-            elif p.negative:  # an enum's value held in an int, None = a negative value
-                cargs.append(f"(-1 if {n} is None else int({n}))")
-            else:
-                cargs.append(n)
+    w = _Wrapper(f, funcs).walk()
+    cp, pre, post, cargs, rets = w.plan, w.pre, w.post, w.cargs, w.rets
     call = f"_lib.{f.name}({', '.join(cargs)})"
     lines = [f"def {name}({', '.join(sig)}):", f"    {f.doc!r}"]
     lines += ["    " + s for s in pre]
