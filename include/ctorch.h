@@ -1945,10 +1945,10 @@ CTORCH_API ctorch_status ctorch_data_loader_set_transform_fn(ctorch_data_loader 
  *
  * Tensors in and out of the process: DLPack (zero-copy exchange with other
  * libraries), PyTorch's torch.save format for tensors, dicts and optimizer
- * states, safetensors and NumPy's .npy/.npz, each to a file, to memory and
- * through a stream. A loader never trusts a size in the data: hostile or
- * truncated input gives a status (VALUE or IO) and a message, and
- * ctorch_set_load_limit bounds what one load may allocate. TorchScript
+ * states (files, memory and streams), safetensors files and NumPy's
+ * .npy/.npz (files and memory). A loader never trusts a size in the data:
+ * hostile or truncated input gives a status (VALUE or IO) and a message,
+ * and ctorch_set_load_limit bounds what one load may allocate. TorchScript
  * archives are in the TorchScript group.
  * @{
  */
