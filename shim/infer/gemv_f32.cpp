@@ -1,10 +1,10 @@
 // One row times a packed float32 weight (gemv_f32.h): two kernels, AVX-512F
 // and AVX2+FMA, chosen once by what the CPU and OS run.
 //
-// Why our own (issue 50, item 4): decoding multiplies one row by every
+// Why our own: decoding multiplies one row by every
 // weight of the model, and that streams the weights from memory once per
 // token (GPT-2 small: 494 MB). Measured on the project's machine (AMD EPYC
-// Zen 4, 2 cores, 2026-11-26), GFLOP/s at 1 / 2 threads, 1 x 768 x 2304
+// Zen 4, 2 cores), GFLOP/s at 1 / 2 threads, 1 x 768 x 2304
 // (L3-resident) and 1 x 768 x 50257 (the LM head, from DRAM):
 //   MKL's one-row product (its generic path on AMD)     27.7 / 27.6    6.6 /  6.6
 //   oneDNN, weight prepacked                            30.0 / 46.3    7.6 / 15.6

@@ -1,5 +1,5 @@
 // One input row times a float32 weight, from a packed copy of the weight
-// (issue 50: decoding). The inference Linear's one-row path where the
+// (decoding). The inference Linear's one-row path where the
 // BLAS's one-row kernel is slow: MKL's generic path on x86 CPUs not made by
 // Intel, OpenBLAS everywhere (gemv_f32.cpp says what was measured).
 #pragma once

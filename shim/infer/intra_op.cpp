@@ -5,8 +5,8 @@
 // on the intra-op threads only in a translation unit compiled with OpenMP:
 // ATen/ParallelOpenMP.h defines INTRA_OP_PARALLEL under _OPENMP, and
 // without it the template runs every chunk on the calling thread. ctorch
-// compiles without OpenMP, so until 2026-11-26 the inference Linear's
-// "split across the threads" ran on one thread (perf: the second thread
+// compiles without OpenMP, so without this file the inference Linear's
+// "split across the threads" runs on one thread (perf: the second thread
 // spun in libgomp and never entered the kernel). This file alone is
 // compiled with -fopenmp (CMakeLists.txt) and linked to the libgomp that
 // libtorch_cpu loads, so libtorch's thread team runs the chunks. Where the

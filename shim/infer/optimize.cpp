@@ -1,4 +1,4 @@
-// The inference optimiser for module trees (issue 50 item 2):
+// The inference optimiser for module trees:
 // ctorch_nn_module_optimize_for_inference. A deep copy of the module in eval
 // mode, rewritten inside every Sequential, with the structure and state-dict
 // keys torch.ao.quantization.fuse_modules makes in eval mode (so Python can

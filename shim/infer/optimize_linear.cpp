@@ -1,4 +1,4 @@
-// The inference optimiser's Linear (issue 50 items 2 and 4): InferLinear,
+// The inference optimiser's Linear: InferLinear,
 // which ctorch_nn_module_optimize_for_inference puts in place of every
 // Linear of the tree (optimize.cpp), and infer_linear, which decides.
 //
@@ -19,11 +19,10 @@
 // from a copy made at the first one-row call where it is stored the other
 // way; at one thread too. Where the split pays: optimize.h's
 // kSplitMinWeights. On x86 CPUs not made by Intel without the kernels, a
-// one-row input at 2+ threads goes through oneDNN as below. (Until
-// 2026-11-26 the split ran on the calling thread alone: at::parallel_for
-// is parallel only where compiled with OpenMP, intra_op.cpp; the
-// measurement that made 5d91bbe prefer oneDNN on AMD saw that serial
-// split.)
+// one-row input at 2+ threads goes through oneDNN as below. (The split
+// runs on the intra-op threads only because intra_op.cpp is compiled with
+// OpenMP: at::parallel_for is parallel only there. The measurement behind
+// the oneDNN rule on AMD saw the split when it was still serial.)
 //
 // Several rows: oneDNN's inner product (mkldnn::_linear_pointwise, which
 // PyPI's libtorch 2.x registers; 1.13.1 does not) with the weight prepacked
@@ -92,7 +91,7 @@ at::Tensor InferLinear::run(const at::Tensor &x, const Act &act) {
     // One row: the packed kernels where infer_linear chose them. Else, at
     // 2+ threads on a CPU where MKL takes its generic path, oneDNN's kernel
     // (it used both threads where the split, then serial, did not: AMD EPYC
-    // Zen 4, 2.15.0, 2026-11-26, generate.c 34.6-37.9 tok/s against
+    // Zen 4, 2.15.0, generate.c 34.6-37.9 tok/s against
     // 29.8-31.2). On Intel MKL splits one row itself and oneDNN was the
     // slower (docs/inference-benchmarks.md), so the split stays there.
     if (rows == 1 && gemv_) return activate(gemv_run(x, gemv_packed(), w.size(0), b, threads), act);

@@ -1,4 +1,4 @@
-// ctorch_thread_policy (issue 50 item 5): the thread and spin policy in
+// ctorch_thread_policy: the thread and spin policy in
 // effect. libgomp reads OMP_WAIT_POLICY and GOMP_SPINCOUNT once, in its own
 // constructor, before this library's static initialisers run; nothing in
 // OpenMP's API changes the wait policy afterwards (docs/inference-benchmarks.md,

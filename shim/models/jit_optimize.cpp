@@ -1,4 +1,4 @@
-// The inference optimiser for TorchScript modules (issue 50 item 2):
+// The inference optimiser for TorchScript modules:
 // ctorch_module_optimize_for_inference, libtorch's own torch::jit::freeze
 // and torch::jit::optimize_for_inference (both in 1.13.1 and 2.15.0) on a
 // copy, with a report of what they changed in forward's graph, so a caller
