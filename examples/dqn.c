@@ -39,10 +39,10 @@
  * on Debian's libtorch 1.13.1, 90 s of CPU (319 s wall on the busy 2-core
  * machine; examples/dqn.py: the same 496 episodes line for line, 175 s);
  * on PyPI's torch 2.15.0 at episode 266 (23,696 steps, 20.5 s wall, 8 s of
- * CPU), where dqn.py took 443 episodes (42.8 s). Those 2.15 runs predate
- * 4c7d5d8: ctorch's Adam then rounded apart from Python's (libtorch's C++
- * update vs lerp_) and the runs parted after ~50 episodes; since then the
- * twins are bit-identical on 2.x too (dqn_matches_python).
+ * CPU), where dqn.py took 443 episodes (42.8 s). In those 2.15 runs
+ * ctorch's Adam still rounded apart from Python's (libtorch's C++ update vs
+ * lerp_) and the runs parted after ~50 episodes; with torch.optim's order of
+ * operations the twins are bit-identical on 2.x too (dqn_matches_python).
  * The test's faster settings (--learning-starts 300 --eps-steps 1500
  * --target-every 200) reach returns near 200 by episode 55.
  *
