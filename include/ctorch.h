@@ -413,9 +413,16 @@ typedef struct ctorch_generator_s *ctorch_generator;
  * @{
  */
 
-/** Borrowed static ctorch version string, e.g. "0.1.0". */
+/**
+ * Borrowed static ctorch version string, e.g. "0.1.0". This, ctorch_torch_version
+ * and ctorch_abi_hash fail with CTORCH_RUNTIME, naming both versions, when the
+ * libtorch loaded in the process is another release (major.minor) than the one
+ * ctorch was built against (the library also prints that line to stderr when it
+ * loads): a program that calls ctorch_torch_version first is refused, as every
+ * binding is (docs/packages.md, "The load check").
+ */
 CTORCH_API ctorch_status ctorch_version(const char **out);
-/** Borrowed static version of the libtorch ctorch was built against, e.g. "1.13.0". */
+/** Borrowed static version of the libtorch ctorch was built against, e.g. "1.13.0"; fails as ctorch_version does. */
 CTORCH_API ctorch_status ctorch_torch_version(const char **out);
 /** Frees a string returned through a `char **` out-parameter. NULL-safe; returns nothing. */
 CTORCH_API void ctorch_string_free(char *s);
@@ -3952,7 +3959,8 @@ CTORCH_API void ctorch_tensor_free_many(const ctorch_tensor *handles, size_t n);
  * Borrowed static hex digest identifying this build's C API: every
  * function's name and C signature, every enum value, every struct layout.
  * api.json carries the same string as "abi_hash": a binding generated from
- * one description checks it against the library it loads.
+ * one description checks it against the library it loads. Fails as
+ * ctorch_version does.
  */
 CTORCH_API ctorch_status ctorch_abi_hash(const char **out);
 

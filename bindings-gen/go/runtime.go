@@ -41,9 +41,33 @@ func init() {
 	if _, err := SetErrorTickets(true); err != nil {
 		panic(err)
 	}
-	if h, err := AbiHash(); err != nil || h != ABIHash {
-		panic(fmt.Sprintf("ctorch: the loaded libctorch has ABI %s; this package was generated for %s", h, ABIHash))
+	if err := checkIdentity(); err != nil {
+		panic(err.Error())
 	}
+}
+
+// checkIdentity is the load check every binding makes (docs/packages.md,
+// "The load check"): the library refuses when a libtorch of another release
+// is loaded beside it; its ctorch and libtorch versions must be those this
+// package was generated for, then its ABI hash.
+func checkIdentity() error {
+	var got [3]string
+	for i, ask := range []func() (string, error){VersionFn, TorchVersion, AbiHash} {
+		s, err := ask()
+		if err != nil {
+			return fmt.Errorf("ctorch: %v", err)
+		}
+		got[i] = s
+	}
+	if got[0] != Version || got[1] != LibtorchVersion {
+		return fmt.Errorf("ctorch: the loaded libctorch is %s built for libtorch %s; this package was generated for "+
+			"libctorch %s built for libtorch %s (build against that library: pkg-config ctorch, see the module's README)",
+			got[0], got[1], Version, LibtorchVersion)
+	}
+	if got[2] != ABIHash {
+		return fmt.Errorf("ctorch: the loaded libctorch has ABI %s; this package was generated for %s", got[2], ABIHash)
+	}
+	return nil
 }
 
 // statusError is the error of a failed call: its message fetched through

@@ -274,10 +274,26 @@ require('./promise')(ct, { api, R, F, check, Tensor, DataLoader, readDictMap, kw
   takePending: nnRt.takePending });
 ct.errorOf = errorOf;
 
-// ABI check: this package was generated for one build of the C API.
+// The load check every binding makes (docs/packages.md, "The load check"):
+// the library refuses when a libtorch of another release is loaded beside
+// it; its ctorch and libtorch versions must be those this package was
+// generated for, then its ABI hash. CTORCH_IGNORE_ABI=1 skips the two
+// comparisons, never the library's own refusal.
 {
-  const got = api.abi_hash();
-  if (got !== capi.ABI_HASH && !process.env.CTORCH_IGNORE_ABI) {
-    throw new Error(`ctorch: ${LIB_PATH} has ABI ${got}, this package was generated for ${capi.ABI_HASH}`);
+  let got;
+  try {
+    got = [api.version(), api.torch_version(), api.abi_hash()];
+  } catch (e) {
+    throw new Error(`ctorch: ${LIB_PATH}: ${e.message}`);
+  }
+  if (!process.env.CTORCH_IGNORE_ABI) {
+    if (got[0] !== capi.CTORCH_VERSION || got[1] !== capi.TORCH_VERSION) {
+      throw new Error(`ctorch: ${LIB_PATH} is libctorch ${got[0]} built for libtorch ${got[1]}; this package was ` +
+        `generated for libctorch ${capi.CTORCH_VERSION} built for libtorch ${capi.TORCH_VERSION} (load that library: ` +
+        'CTORCH_LIB, or install the package generated with it)');
+    }
+    if (got[2] !== capi.ABI_HASH) {
+      throw new Error(`ctorch: ${LIB_PATH} has ABI ${got[2]}, this package was generated for ${capi.ABI_HASH}`);
+    }
   }
 }

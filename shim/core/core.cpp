@@ -1,6 +1,7 @@
 // Hand-written core: library queries, tensor creation from C memory, data
 // and metadata access, conversions, printing.
 #include "internal.h"
+#include "api_identity.h"  // ctorch::require_matching_torch
 #include "cuda_backend.h"  // ctorch::new_generator, ctorch::cuda_device
 #include "materialize.h"
 
@@ -73,6 +74,7 @@ extern "C" {
 CTORCH_API ctorch_status ctorch_version(const char **out) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
+  ctorch::require_matching_torch();
   *out = kVersion;
   CTORCH_CATCH
 }
@@ -80,6 +82,7 @@ CTORCH_API ctorch_status ctorch_version(const char **out) {
 CTORCH_API ctorch_status ctorch_torch_version(const char **out) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
+  ctorch::require_matching_torch();
   *out = TORCH_VERSION;
   CTORCH_CATCH
 }

@@ -50,8 +50,9 @@ def go_op_name(f: Function) -> str:
 # Exported names of the hand-written runtime (bindings-gen/go/*.go): a
 # generated function with one of these names gets an "Op" suffix.
 RUNTIME_NAMES = {"Int", "Float", "Bool", "ComplexScalar", "Ptr", "FromFloat32", "FromInt64", "NoGrad", "CPU",
-                 "ABIHash", "Version", "FromFloat64", "FromInt32", "FromUint8", "FromBool", "FromSlice", "ToSlice",
-                 "DTypeOf", "Element", "Must", "Must0", "Must2", "Catch", "NewOptimizer"}
+                 "ABIHash", "Version", "LibtorchVersion", "FromFloat64", "FromInt32", "FromUint8", "FromBool", "FromSlice", "ToSlice",
+                 "DTypeOf", "Element", "Must", "Must0", "Must2", "Catch", "NewOptimizer", "FromInt", "NewLambdaLR",
+                 "NewMultiplicativeLR", "SetBusyTimeout"}
 
 
 def go_arg(n: str) -> str:

@@ -107,13 +107,32 @@ def _load():
         raise ImportError(f"ctorch: cannot load {path}: {e}{_missing_system_lib_hint(str(e))}") from e
     _capi.bind(lib)
     _ints.install(lib, _capi.PROTOTYPES)  # integers range-checked by parameter name
-    got = c_char_p()
-    lib.ctorch_abi_hash(byref(got))
-    if got.value.decode() != _capi.ABI_HASH and not os.environ.get("CTORCH_IGNORE_ABI"):
-        raise ImportError(f"ctorch: the library at {path} has ABI {got.value.decode()}, this binding was generated "
+    _check_identity(lib, path)
+    return lib, path
+
+
+def _check_identity(lib, path):
+    """The load check every binding makes (docs/packages.md, "The load
+    check"): the library refuses when a libtorch of another release is loaded
+    beside it; its ctorch and libtorch versions must be those this binding was
+    generated for, then its ABI hash. CTORCH_IGNORE_ABI=1 skips the two
+    comparisons, never the library's own refusal."""
+    def ask(fn):
+        out = c_char_p()
+        if fn(byref(out)) != 0:
+            raise ImportError(f"ctorch: {path}: {lib.ctorch_last_error().decode(errors='replace')}")
+        return out.value.decode()
+    got = (ask(lib.ctorch_version), ask(lib.ctorch_torch_version), ask(lib.ctorch_abi_hash))
+    if os.environ.get("CTORCH_IGNORE_ABI"):
+        return
+    if got[:2] != (_capi.CTORCH_VERSION, _capi.TORCH_VERSION):
+        raise ImportError(f"ctorch: {path} is libctorch {got[0]} built for libtorch {got[1]}; this binding was "
+                          f"generated for libctorch {_capi.CTORCH_VERSION} built for libtorch {_capi.TORCH_VERSION} "
+                          f"(load that library: CTORCH_LIB, or install the binding generated with it)")
+    if got[2] != _capi.ABI_HASH:
+        raise ImportError(f"ctorch: the library at {path} has ABI {got[2]}, this binding was generated "
                           f"for {_capi.ABI_HASH} (regenerate it from that library's api.json, or set "
                           f"CTORCH_IGNORE_ABI=1 to load it anyway)")
-    return lib, path
 
 
 lib, LIB_PATH = _load()

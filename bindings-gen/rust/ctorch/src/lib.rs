@@ -143,22 +143,35 @@ pub(crate) unsafe fn take_string(p: *mut c_char) -> String { unsafe {
     s
 }}
 
-/// Compares api.json's ABI hash (compiled into this crate) with the loaded
-/// library's: a library built from another ctorch or libtorch is refused.
+/// The load check every binding makes (docs/packages.md, "The load check"):
+/// the library refuses when a libtorch of another release is loaded beside
+/// it; its ctorch and libtorch versions must be those this crate was
+/// generated for (compiled in from api.json), then its ABI hash.
 pub fn check_abi() -> Result<()> {
-    let mut p: *const c_char = std::ptr::null();
-    check(unsafe { sys::ctorch_abi_hash(&mut p) })?;
-    let got = unsafe { CStr::from_ptr(p) }.to_string_lossy();
-    if got != sys::ABI_HASH {
-        return Err(Error {
-            status: sys::CTORCH_RUNTIME,
-            message: format!(
-                "libctorch's ABI hash {got} is not the {} this crate was generated for (ctorch {}, torch {})",
-                sys::ABI_HASH,
-                sys::VERSION,
-                sys::TORCH_VERSION
-            ),
-        });
+    type Query = unsafe extern "C" fn(*mut *const c_char) -> sys::ctorch_status;
+    let ask = |f: Query| -> Result<String> {
+        let mut p: *const c_char = std::ptr::null();
+        check(unsafe { f(&mut p) })?;
+        Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    };
+    let (version, torch, hash) =
+        (ask(sys::ctorch_version)?, ask(sys::ctorch_torch_version)?, ask(sys::ctorch_abi_hash)?);
+    let refuse = |message: String| Err(Error { status: sys::CTORCH_RUNTIME, message });
+    if version != sys::VERSION || torch != sys::TORCH_VERSION {
+        return refuse(format!(
+            "libctorch {version} built for libtorch {torch} is loaded; this crate was generated for \
+             libctorch {} built for libtorch {} (build against that library: CTORCH_LIB or pkg-config, see ctorch-sys)",
+            sys::VERSION,
+            sys::TORCH_VERSION
+        ));
+    }
+    if hash != sys::ABI_HASH {
+        return refuse(format!(
+            "libctorch's ABI hash {hash} is not the {} this crate was generated for (ctorch {}, torch {})",
+            sys::ABI_HASH,
+            sys::VERSION,
+            sys::TORCH_VERSION
+        ));
     }
     Ok(())
 }
