@@ -150,7 +150,7 @@ Shard &shard_of(const void *p) {
   return shards()[registry_mix(p) >> 58];  // the top 6 bits: 64 shards
 }
 
-const char *kind_name(HandleKind k) {
+const char *handle_type_name(HandleKind k) {
   switch (k) {
     case HandleKind::none: return "no handle";
     case HandleKind::tensor_list: return "ctorch_tensor_list";
@@ -188,11 +188,11 @@ const char *kind_name(HandleKind k) {
 std::string why(const void *p, HandleKind want) {
   HandleKind got = handle_kind_of(p);
   if (got == HandleKind::none && tensor_live(p))
-    return std::string("is a ctorch_tensor handle, not a ") + kind_name(want);
+    return std::string("is a ctorch_tensor handle, not a ") + handle_type_name(want);
   if (got == HandleKind::none)
-    return std::string("is not a live ") + kind_name(want) +
+    return std::string("is not a live ") + handle_type_name(want) +
            " handle (already freed, or a pointer ctorch never returned)";
-  return std::string("is a ") + kind_name(got) + " handle, not a " + kind_name(want);
+  return std::string("is a ") + handle_type_name(got) + " handle, not a " + handle_type_name(want);
 }
 
 }  // namespace
@@ -249,7 +249,7 @@ std::string why_tensor(const void *p) {
   HandleKind got = handle_kind_of(p);
   if (got == HandleKind::none)
     return "is not a live ctorch_tensor handle (already freed, or a value ctorch never returned)";
-  return std::string("is a ") + kind_name(got) + " handle, not a ctorch_tensor";
+  return std::string("is a ") + handle_type_name(got) + " handle, not a ctorch_tensor";
 }
 }  // namespace
 

@@ -122,6 +122,34 @@ ctorch_work make_work(const ctorch_process_group_s &g, Pending &&p) {
   return w;
 }
 
+// The two forms of every collective, given its start_* function and its
+// arguments after the group: the blocking one waits for it, the _async one
+// hands out its work. fn is the C function's name for the error message
+// (CTORCH_CATCH's __func__ would name these helpers).
+template <class Start, class... Args>
+ctorch_status collective_blocking(const char *fn, ctorch_process_group pg, Start start, Args... args) {
+  try {
+    HeldPg held(pg);
+    run_sync(held.g, start(held.g, args...));
+  } catch (...) {
+    return ctorch::translate_exception(fn);
+  }
+  return CTORCH_OK;
+}
+template <class Start, class... Args>
+ctorch_status collective_async(const char *fn, ctorch_work *out, ctorch_process_group pg, Start start,
+                               Args... args) {
+  try {
+    ctorch::require_out(out, "out");
+    *out = nullptr;
+    HeldPg held(pg);
+    *out = make_work(held.g, start(held.g, args...));
+  } catch (...) {
+    return ctorch::translate_exception(fn);
+  }
+  return CTORCH_OK;
+}
+
 // ---- the collectives (start only; run_sync/make_work finish them) --------
 
 Pending start_all_reduce(ctorch_process_group_s &g, ctorch_tensor tensor, int op) {
@@ -294,59 +322,29 @@ extern "C" {
 // ---- collectives -----------------------------------------------------------
 
 CTORCH_API ctorch_status ctorch_dist_all_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_all_reduce(g, tensor, op));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_all_reduce, tensor, op);
 }
 CTORCH_API ctorch_status ctorch_dist_all_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                       ctorch_reduce_op op) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_all_reduce(g, tensor, op));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_all_reduce, tensor, op);
 }
 
 CTORCH_API ctorch_status ctorch_dist_broadcast(ctorch_process_group pg, ctorch_tensor tensor, int root) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_broadcast(g, tensor, root));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_broadcast, tensor, root);
 }
 CTORCH_API ctorch_status ctorch_dist_broadcast_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                      int root) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_broadcast(g, tensor, root));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_broadcast, tensor, root);
 }
 
 CTORCH_API ctorch_status ctorch_dist_all_gather(ctorch_process_group pg, const ctorch_tensor *outputs,
                                                 size_t n_outputs, ctorch_tensor input) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_all_gather(g, outputs, n_outputs, input));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_all_gather, outputs, n_outputs, input);
 }
 CTORCH_API ctorch_status ctorch_dist_all_gather_async(ctorch_work *out, ctorch_process_group pg,
                                                       const ctorch_tensor *outputs, size_t n_outputs,
                                                       ctorch_tensor input) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_all_gather(g, outputs, n_outputs, input));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_all_gather, outputs, n_outputs, input);
 }
 
 CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ctorch_process_group pg,
@@ -370,134 +368,64 @@ CTORCH_API ctorch_status ctorch_dist_all_gather_list(ctorch_tensor_list *out, ct
 
 CTORCH_API ctorch_status ctorch_dist_gather(ctorch_process_group pg, const ctorch_tensor *outputs, size_t n_outputs,
                                             ctorch_tensor input, int root) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_gather(g, outputs, n_outputs, input, root));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_gather, outputs, n_outputs, input, root);
 }
 CTORCH_API ctorch_status ctorch_dist_gather_async(ctorch_work *out, ctorch_process_group pg,
                                                   const ctorch_tensor *outputs, size_t n_outputs, ctorch_tensor input,
                                                   int root) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_gather(g, outputs, n_outputs, input, root));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_gather, outputs, n_outputs, input, root);
 }
 
 CTORCH_API ctorch_status ctorch_dist_scatter(ctorch_process_group pg, ctorch_tensor output,
                                              const ctorch_tensor *inputs, size_t n_inputs, int root) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_scatter(g, output, inputs, n_inputs, root));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_scatter, output, inputs, n_inputs, root);
 }
 CTORCH_API ctorch_status ctorch_dist_scatter_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor output,
                                                    const ctorch_tensor *inputs, size_t n_inputs, int root) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_scatter(g, output, inputs, n_inputs, root));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_scatter, output, inputs, n_inputs, root);
 }
 
 CTORCH_API ctorch_status ctorch_dist_reduce(ctorch_process_group pg, ctorch_tensor tensor, ctorch_reduce_op op,
                                             int root) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_reduce(g, tensor, op, root));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_reduce, tensor, op, root);
 }
 CTORCH_API ctorch_status ctorch_dist_reduce_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                   ctorch_reduce_op op, int root) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_reduce(g, tensor, op, root));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_reduce, tensor, op, root);
 }
 
 CTORCH_API ctorch_status ctorch_dist_reduce_scatter(ctorch_process_group pg, ctorch_tensor output,
                                                     const ctorch_tensor *inputs, size_t n_inputs,
                                                     ctorch_reduce_op op) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_reduce_scatter(g, output, inputs, n_inputs, op));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_reduce_scatter, output, inputs, n_inputs, op);
 }
 CTORCH_API ctorch_status ctorch_dist_reduce_scatter_async(ctorch_work *out, ctorch_process_group pg,
                                                           ctorch_tensor output, const ctorch_tensor *inputs,
                                                           size_t n_inputs, ctorch_reduce_op op) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_reduce_scatter(g, output, inputs, n_inputs, op));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_reduce_scatter, output, inputs, n_inputs, op);
 }
 
 CTORCH_API ctorch_status ctorch_dist_barrier(ctorch_process_group pg) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_barrier(g));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_barrier);
 }
 CTORCH_API ctorch_status ctorch_dist_barrier_async(ctorch_work *out, ctorch_process_group pg) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_barrier(g));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_barrier);
 }
 
 CTORCH_API ctorch_status ctorch_dist_send(ctorch_process_group pg, ctorch_tensor tensor, int dst, int tag) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_send(g, tensor, dst, tag));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_send, tensor, dst, tag);
 }
 CTORCH_API ctorch_status ctorch_dist_send_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                 int dst, int tag) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_send(g, tensor, dst, tag));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_send, tensor, dst, tag);
 }
 
 CTORCH_API ctorch_status ctorch_dist_recv(ctorch_process_group pg, ctorch_tensor tensor, int src, int tag) {
-  CTORCH_TRY
-  HeldPg held(pg);
-  auto &g = held.g;
-  run_sync(g, start_recv(g, tensor, src, tag));
-  CTORCH_CATCH
+  return collective_blocking(__func__, pg, start_recv, tensor, src, tag);
 }
 CTORCH_API ctorch_status ctorch_dist_recv_async(ctorch_work *out, ctorch_process_group pg, ctorch_tensor tensor,
                                                 int src, int tag) {
-  CTORCH_TRY
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  HeldPg held(pg);
-  auto &g = held.g;
-  *out = make_work(g, start_recv(g, tensor, src, tag));
-  CTORCH_CATCH
+  return collective_async(__func__, out, pg, start_recv, tensor, src, tag);
 }
 
 // ---- work handles ----------------------------------------------------------

@@ -116,12 +116,12 @@ double number(const P &v, const std::string &what) {
   if (v->kind == PV::Float) return v->f;
   if (v->kind == PV::Int) return static_cast<double>(v->i);
   if (v->kind == PV::Tensor && v->t.numel() == 1 && !v->t.is_complex()) return v->t.item<double>();
-  bad(what + " is a " + ctorch::kind_name(v->kind) + ", not a number");
+  bad(what + " is a " + ctorch::pickle_type_name(v->kind) + ", not a number");
 }
 
 bool flag(const P &v, const std::string &what) {
   if (v->kind == PV::Bool || v->kind == PV::Int) return v->i != 0;
-  bad(what + " is a " + std::string(ctorch::kind_name(v->kind)) + ", not a bool");
+  bad(what + " is a " + std::string(ctorch::pickle_type_name(v->kind)) + ", not a bool");
 }
 
 // A flag PyTorch has and libtorch does not: only its default is accepted.
@@ -158,7 +158,7 @@ ctorch_optim_options_v2 group_options(ctorch_optimizer_kind kind, const PV &g, c
 // t as state for param p: same shape, p's dtype and device (as Python's
 // load_state_dict casts).
 at::Tensor state_tensor(const P &v, const at::Tensor &p, const std::string &what) {
-  if (v->kind != PV::Tensor) bad(what + " is a " + std::string(ctorch::kind_name(v->kind)) + ", not a tensor");
+  if (v->kind != PV::Tensor) bad(what + " is a " + std::string(ctorch::pickle_type_name(v->kind)) + ", not a tensor");
   if (v->t.sizes() != p.sizes())
     bad(what + " has shape " + c10::str(v->t.sizes()) + " but the parameter has shape " + c10::str(p.sizes()));
   return v->t.detach().to(p.device(), p.scalar_type()).clone();
@@ -197,7 +197,7 @@ std::unique_ptr<torch::optim::OptimizerParamState> state_from(ctorch_optimizer_k
 }
 
 const PV &need_kind(const P &v, PV::Kind k, const std::string &what) {
-  if (v->kind != k) bad(what + " is a " + ctorch::kind_name(v->kind) + ", not a " + ctorch::kind_name(k));
+  if (v->kind != k) bad(what + " is a " + ctorch::pickle_type_name(v->kind) + ", not a " + ctorch::pickle_type_name(k));
   return *v;
 }
 
@@ -370,7 +370,7 @@ std::unique_ptr<torch::optim::Optimizer> state_dict_check(Optim &o, const P &roo
   auto &states = fresh->state();
   for (size_t j = 0; j + 1 < saved_state.items.size(); j += 2) {
     const P &k = saved_state.items[j];
-    if (k->kind != PV::Int) bad(in + "'s state has a " + ctorch::kind_name(k->kind) + " key, not a parameter number");
+    if (k->kind != PV::Int) bad(in + "'s state has a " + ctorch::pickle_type_name(k->kind) + " key, not a parameter number");
     auto hit = by_id.find(k->i);
     if (hit == by_id.end()) continue;  // not a parameter of a group: Python keeps it unused
     const std::string where = in + "'s state of parameter " + std::to_string(k->i);

@@ -252,26 +252,26 @@ struct In {
     const PV &v = get(k);
     if (v.kind == PV::Float) return v.f;
     if (v.kind == PV::Int) return static_cast<double>(v.i);
-    bad(k, std::string("is a ") + ctorch::kind_name(v.kind) + ", not a number");
+    bad(k, std::string("is a ") + ctorch::pickle_type_name(v.kind) + ", not a number");
   }
   int64_t integer(const char *k) const {
     const PV &v = get(k);
-    if (v.kind != PV::Int) bad(k, std::string("is a ") + ctorch::kind_name(v.kind) + ", not an int");
+    if (v.kind != PV::Int) bad(k, std::string("is a ") + ctorch::pickle_type_name(v.kind) + ", not an int");
     return v.i;
   }
   bool boolean(const char *k) const {
     const PV &v = get(k);
-    if (v.kind != PV::Bool) bad(k, std::string("is a ") + ctorch::kind_name(v.kind) + ", not a bool");
+    if (v.kind != PV::Bool) bad(k, std::string("is a ") + ctorch::pickle_type_name(v.kind) + ", not a bool");
     return v.i != 0;
   }
   std::string text(const char *k) const {
     const PV &v = get(k);
-    if (v.kind != PV::Str) bad(k, std::string("is a ") + ctorch::kind_name(v.kind) + ", not a str");
+    if (v.kind != PV::Str) bad(k, std::string("is a ") + ctorch::pickle_type_name(v.kind) + ", not a str");
     return v.s;
   }
   const std::vector<P> &list(const char *k, size_t n) const {
     const PV &v = get(k);
-    if (v.kind != PV::List && v.kind != PV::Tuple) bad(k, std::string("is a ") + ctorch::kind_name(v.kind) + ", not a list");
+    if (v.kind != PV::List && v.kind != PV::Tuple) bad(k, std::string("is a ") + ctorch::pickle_type_name(v.kind) + ", not a list");
     if (n != SIZE_MAX && v.items.size() != n)
       bad(k, "has " + std::to_string(v.items.size()) + " entries; the scheduler has " + std::to_string(n));
     return v.items;
@@ -281,7 +281,7 @@ struct In {
     for (const P &e : list(k, n)) {
       if (e->kind == PV::Float) out.push_back(e->f);
       else if (e->kind == PV::Int) out.push_back(static_cast<double>(e->i));
-      else bad(k, "holds a " + std::string(ctorch::kind_name(e->kind)) + ", not a number (a tensor lr is not supported)");
+      else bad(k, "holds a " + std::string(ctorch::pickle_type_name(e->kind)) + ", not a number (a tensor lr is not supported)");
     }
     return out;
   }
@@ -295,13 +295,13 @@ const std::set<std::string> kEitherVersion = {"verbose",     "_is_initial",     
                                               "_last_lr"};  // (ReduceLROnPlateau 1.13: only once stepped)
 
 void check_keys(Sched &s, const In &in) {
-  if (in.d.kind != PV::Dict) ctorch::fail(CTORCH_VALUE, in.where + ": not a dict but a " + ctorch::kind_name(in.d.kind));
+  if (in.d.kind != PV::Dict) ctorch::fail(CTORCH_VALUE, in.where + ": not a dict but a " + ctorch::pickle_type_name(in.d.kind));
   P mine = state_dict(s);
   std::set<std::string> known;
   for (size_t j = 0; j < mine->items.size(); j += 2) known.insert(mine->items[j]->s);
   for (size_t j = 0; j < in.d.items.size(); j += 2) {
     const PV &k = *in.d.items[j];
-    if (k.kind != PV::Str) ctorch::fail(CTORCH_VALUE, in.where + ": a key is a " + std::string(ctorch::kind_name(k.kind)));
+    if (k.kind != PV::Str) ctorch::fail(CTORCH_VALUE, in.where + ": a key is a " + std::string(ctorch::pickle_type_name(k.kind)));
     if (!known.count(k.s) && !kEitherVersion.count(k.s))
       in.bad(k.s, std::string("is not an attribute of ") + class_name(s) + " (a file of another scheduler?)");
   }
@@ -346,7 +346,7 @@ void load(Sched &s, const PV &d, const std::string &where, bool apply) {
   if (auto *x = dynamic_cast<Sequential *>(&s)) {
     std::vector<int64_t> ms;
     for (const P &m : in.list("_milestones", x->milestones.size())) {
-      if (m->kind != PV::Int) in.bad("_milestones", "holds a " + std::string(ctorch::kind_name(m->kind)));
+      if (m->kind != PV::Int) in.bad("_milestones", "holds a " + std::string(ctorch::pickle_type_name(m->kind)));
       ms.push_back(m->i);
     }
     int64_t le = in.integer("last_epoch");
@@ -369,7 +369,7 @@ void load(Sched &s, const PV &d, const std::string &where, bool apply) {
     if (apply) x->step_size = ss, x->gamma = g;
   } else if (auto *x = dynamic_cast<MultiStepLR *>(&s)) {
     const PV &c = in.get("milestones");
-    if (c.kind != PV::Dict) in.bad("milestones", std::string("is a ") + ctorch::kind_name(c.kind) + ", not a Counter");
+    if (c.kind != PV::Dict) in.bad("milestones", std::string("is a ") + ctorch::pickle_type_name(c.kind) + ", not a Counter");
     std::vector<int64_t> ms;
     for (size_t j = 0; j + 1 < c.items.size(); j += 2) {
       const PV &k = *c.items[j], &v = *c.items[j + 1];

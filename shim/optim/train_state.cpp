@@ -137,7 +137,7 @@ const PV &need(const PV &d, const char *key, PV::Kind kind, const std::string &i
   const P *v = d.find(key);
   if (!v) bad(in, std::string("has no '") + key + "'");
   if ((*v)->kind != kind)
-    bad(in, std::string("'") + key + "' is a " + ctorch::kind_name((*v)->kind) + ", not a " + ctorch::kind_name(kind));
+    bad(in, std::string("'") + key + "' is a " + ctorch::pickle_type_name((*v)->kind) + ", not a " + ctorch::pickle_type_name(kind));
   return **v;
 }
 

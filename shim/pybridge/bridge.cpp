@@ -265,103 +265,74 @@ CTORCH_API void ctorch_py_object_free(ctorch_py_object o) {
 }
 
 CTORCH_API ctorch_status ctorch_py_import(ctorch_py_object *out, const char *name) {
-  const char *fn = "ctorch_py_import";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (!name) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'name' is NULL"};
-  require_started(fn);
-  Gil gil;
-  Ref m(PyImport_ImportModule(name));
-  if (!m) throw_python(fn);
-  *out = new_handle(m.release());
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{!name, "argument 'name' is NULL"}}, [&](const char *fn) {
+    Ref m(PyImport_ImportModule(name));
+    if (!m) throw_python(fn);
+    *out = new_handle(m.release());
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_getattr(ctorch_py_object *out, ctorch_py_object o, const char *name) {
-  const char *fn = "ctorch_py_getattr";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (!name) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'name' is NULL"};
-  require_started(fn);
-  Gil gil;
-  PyObject *cur = object_of(o, fn, "o");
-  Py_INCREF(cur);
-  Ref acc(cur);
-  std::string path(name);
-  size_t start = 0;
-  while (true) {
-    size_t dot = path.find('.', start);
-    std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    Ref next(PyObject_GetAttrString(acc.o, part.c_str()));
-    if (!next) throw_python(fn);
-    Py_DECREF(acc.o);
-    acc.o = next.release();
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  *out = new_handle(acc.release());
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{!name, "argument 'name' is NULL"}}, [&](const char *fn) {
+    PyObject *cur = object_of(o, fn, "o");
+    Py_INCREF(cur);
+    Ref acc(cur);
+    std::string path(name);
+    size_t start = 0;
+    while (true) {
+      size_t dot = path.find('.', start);
+      std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      Ref next(PyObject_GetAttrString(acc.o, part.c_str()));
+      if (!next) throw_python(fn);
+      Py_DECREF(acc.o);
+      acc.o = next.release();
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    *out = new_handle(acc.release());
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_setattr(ctorch_py_object o, const char *name, ctorch_py_object value) {
-  const char *fn = "ctorch_py_setattr";
-  CTORCH_PY_ENTRY
-  if (!name) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'name' is NULL"};
-  require_started(fn);
-  Gil gil;
-  if (PyObject_SetAttrString(object_of(o, fn, "o"), name, object_of(value, fn, "value")) != 0) throw_python(fn);
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, nullptr, {{!name, "argument 'name' is NULL"}}, [&](const char *fn) {
+    if (PyObject_SetAttrString(object_of(o, fn, "o"), name, object_of(value, fn, "value")) != 0) throw_python(fn);
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_exec(ctorch_py_object *out, const char *source, const char *name) {
-  const char *fn = "ctorch_py_exec";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (!source) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'source' is NULL"};
-  require_started(fn);
-  Gil gil;
-  const char *modname = name ? name : "__ctorch_exec__";
-  Ref code(Py_CompileString(source, modname, Py_file_input));
-  if (!code) throw_python(fn);
-  // A fresh module object (not entered in sys.modules): its globals are
-  // the namespace the source ran in.
-  Ref mod(PyModule_New(modname));
-  if (!mod) throw_python(fn);
-  PyObject *globals = PyModule_GetDict(mod.o);
-  PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins());
-  Ref r(PyEval_EvalCode(code.o, globals, globals));
-  if (!r) throw_python(fn);
-  *out = new_handle(mod.release());
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{!source, "argument 'source' is NULL"}}, [&](const char *fn) {
+    const char *modname = name ? name : "__ctorch_exec__";
+    Ref code(Py_CompileString(source, modname, Py_file_input));
+    if (!code) throw_python(fn);
+    // A fresh module object (not entered in sys.modules): its globals are
+    // the namespace the source ran in.
+    Ref mod(PyModule_New(modname));
+    if (!mod) throw_python(fn);
+    PyObject *globals = PyModule_GetDict(mod.o);
+    PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins());
+    Ref r(PyEval_EvalCode(code.o, globals, globals));
+    if (!r) throw_python(fn);
+    *out = new_handle(mod.release());
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_call(ctorch_py_object *out, ctorch_py_object callable, const ctorch_py_object *args,
                                         size_t n, ctorch_py_object kwargs) {
-  const char *fn = "ctorch_py_call";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (n && !args) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'args' is NULL with n > 0"};
-  require_started(fn);
-  Gil gil;
-  PyObject *f = object_of(callable, fn, "callable");
-  PyObject *kw = kwargs ? object_of(kwargs, fn, "kwargs") : nullptr;
-  if (kw && !PyDict_Check(kw)) throw Fail{CTORCH_TYPE, "argument 'kwargs' is not a dict"};
-  Ref tuple(PyTuple_New(static_cast<Py_ssize_t>(n)));
-  if (!tuple) throw_python(fn);
-  for (size_t i = 0; i < n; ++i) {
-    PyObject *a = object_of(args[i], fn, "args");
-    Py_INCREF(a);
-    PyTuple_SET_ITEM(tuple.o, static_cast<Py_ssize_t>(i), a);
-  }
-  Ref r(PyObject_Call(f, tuple.o, kw));
-  if (!r) throw_python(fn);
-  *out = new_handle(r.release());
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{n && !args, "argument 'args' is NULL with n > 0"}}, [&](const char *fn) {
+    PyObject *f = object_of(callable, fn, "callable");
+    PyObject *kw = kwargs ? object_of(kwargs, fn, "kwargs") : nullptr;
+    if (kw && !PyDict_Check(kw)) throw Fail{CTORCH_TYPE, "argument 'kwargs' is not a dict"};
+    Ref tuple(PyTuple_New(static_cast<Py_ssize_t>(n)));
+    if (!tuple) throw_python(fn);
+    for (size_t i = 0; i < n; ++i) {
+      PyObject *a = object_of(args[i], fn, "args");
+      Py_INCREF(a);
+      PyTuple_SET_ITEM(tuple.o, static_cast<Py_ssize_t>(i), a);
+    }
+    Ref r(PyObject_Call(f, tuple.o, kw));
+    if (!r) throw_python(fn);
+    *out = new_handle(r.release());
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_call_method(ctorch_py_object *out, ctorch_py_object o, const char *method,
@@ -383,22 +354,17 @@ CTORCH_API ctorch_status ctorch_py_call_method(ctorch_py_object *out, ctorch_py_
 }
 
 CTORCH_API ctorch_status ctorch_py_repr(char **out, ctorch_py_object o) {
-  const char *fn = "ctorch_py_repr";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  require_started(fn);
-  Gil gil;
-  Ref r(PyObject_Repr(object_of(o, fn, "o")));
-  if (!r) throw_python(fn);
-  Py_ssize_t len = 0;
-  const char *c = PyUnicode_AsUTF8AndSize(r.o, &len);
-  if (!c) throw_python(fn);
-  char *s = static_cast<char *>(std::malloc(static_cast<size_t>(len) + 1));  // ctorch_string_free: free()
-  if (!s) throw std::bad_alloc();
-  std::memcpy(s, c, static_cast<size_t>(len) + 1);
-  *out = s;
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {}, [&](const char *fn) {
+    Ref r(PyObject_Repr(object_of(o, fn, "o")));
+    if (!r) throw_python(fn);
+    Py_ssize_t len = 0;
+    const char *c = PyUnicode_AsUTF8AndSize(r.o, &len);
+    if (!c) throw_python(fn);
+    char *s = static_cast<char *>(std::malloc(static_cast<size_t>(len) + 1));  // ctorch_string_free: free()
+    if (!s) throw std::bad_alloc();
+    std::memcpy(s, c, static_cast<size_t>(len) + 1);
+    *out = s;
+  });
 }
 
 }  // extern "C"

@@ -96,3 +96,35 @@ PyObject *tensor_list(const ctorch_tensor *ts, size_t n, const char *fn);
   catch (...) {                                                                        \
     return ::ctorch_py::set_error(fn, CTORCH_UNKNOWN, "unknown C++ exception");        \
   }
+
+#include <initializer_list>
+#include <type_traits>
+
+namespace ctorch_py {
+
+// An argument check of an entry point: refused (INVALID_ARGUMENT, message)
+// when bad.
+struct Refusal {
+  bool bad;
+  const char *message;
+};
+
+// The frame of an entry point that runs Python: its out-parameter checked
+// and cleared (none for std::nullptr_t), its argument checks made (before
+// anything needs the interpreter, so a bad argument is named even before
+// ctorch_py_start), the interpreter required, the GIL held while body(fn)
+// runs; a Fail or C++ exception becomes fn's status and message.
+template <class OutPtr, class Body>
+ctorch_status in_python(const char *fn, OutPtr out, std::initializer_list<Refusal> checks, Body body) {
+  CTORCH_PY_ENTRY
+  if constexpr (!std::is_same_v<OutPtr, std::nullptr_t>) clear_out(out);
+  for (const Refusal &c : checks)
+    if (c.bad) throw Fail{CTORCH_INVALID_ARGUMENT, c.message};
+  require_started(fn);
+  Gil gil;
+  body(fn);
+  return CTORCH_OK;
+  CTORCH_PY_EXIT(fn)
+}
+
+}  // namespace ctorch_py

@@ -237,104 +237,65 @@ using namespace ctorch_py;
 extern "C" {
 
 CTORCH_API ctorch_status ctorch_py_from_value(ctorch_py_object *out, ctorch_value v) {
-  const char *fn = "ctorch_py_from_value";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (!v) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'v' is NULL"};
-  require_started(fn);
-  Gil gil;
-  *out = new_handle(value_to_python(v, 0));
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{!v, "argument 'v' is NULL"}}, [&](const char *fn) {
+    *out = new_handle(value_to_python(v, 0));
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_to_value(ctorch_value *out, ctorch_py_object o) {
-  const char *fn = "ctorch_py_to_value";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  require_started(fn);
-  Gil gil;
-  *out = value_from_python(object_of(o, fn, "o"), 0);
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {}, [&](const char *fn) {
+    *out = value_from_python(object_of(o, fn, "o"), 0);
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_from_tensor(ctorch_py_object *out, ctorch_tensor t) {
-  const char *fn = "ctorch_py_from_tensor";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (!t) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 't' is NULL"};
-  require_started(fn);
-  Gil gil;
-  *out = new_handle(tensor_to_python(t));
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{!t, "argument 't' is NULL"}}, [&](const char *fn) {
+    *out = new_handle(tensor_to_python(t));
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_to_tensor(ctorch_tensor *out, ctorch_py_object o) {
-  const char *fn = "ctorch_py_to_tensor";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  require_started(fn);
-  Gil gil;
-  *out = tensor_from_python(object_of(o, fn, "o"));
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {}, [&](const char *fn) {
+    *out = tensor_from_python(object_of(o, fn, "o"));
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_str(ctorch_py_object *out, const char *s) {
-  const char *fn = "ctorch_py_str";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (!s) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 's' is NULL"};
-  require_started(fn);
-  Gil gil;
-  PyObject *r = PyUnicode_DecodeUTF8(s, static_cast<Py_ssize_t>(std::strlen(s)), "strict");
-  if (!r) throw_python(fn);
-  *out = new_handle(r);
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{!s, "argument 's' is NULL"}}, [&](const char *fn) {
+    PyObject *r = PyUnicode_DecodeUTF8(s, static_cast<Py_ssize_t>(std::strlen(s)), "strict");
+    if (!r) throw_python(fn);
+    *out = new_handle(r);
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_dict(ctorch_py_object *out, const char *const *keys, const ctorch_py_object *values,
                                         size_t n) {
-  const char *fn = "ctorch_py_dict";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (n && (!keys || !values)) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'keys' or 'values' is NULL with n > 0"};
-  require_started(fn);
-  Gil gil;
-  Ref d(PyDict_New());
-  if (!d) throw_python(fn);
-  for (size_t i = 0; i < n; ++i) {
-    if (!keys[i]) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'keys' has a NULL key"};
-    if (PyDict_SetItemString(d.o, keys[i], object_of(values[i], fn, "values")) != 0) throw_python(fn);
-  }
-  *out = new_handle(d.release());
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{n && (!keys || !values), "argument 'keys' or 'values' is NULL with n > 0"}},
+                   [&](const char *fn) {
+    Ref d(PyDict_New());
+    if (!d) throw_python(fn);
+    for (size_t i = 0; i < n; ++i) {
+      if (!keys[i]) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'keys' has a NULL key"};
+      if (PyDict_SetItemString(d.o, keys[i], object_of(values[i], fn, "values")) != 0) throw_python(fn);
+    }
+    *out = new_handle(d.release());
+  });
 }
 
 CTORCH_API ctorch_status ctorch_py_call_values(ctorch_value *out, ctorch_py_object callable, const ctorch_value *args,
                                                size_t n) {
-  const char *fn = "ctorch_py_call_values";
-  CTORCH_PY_ENTRY
-  clear_out(out);
-  if (n && !args) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'args' is NULL with n > 0"};
-  require_started(fn);
-  Gil gil;
-  PyObject *f = object_of(callable, fn, "callable");
-  Ref tuple(PyTuple_New(static_cast<Py_ssize_t>(n)));
-  if (!tuple) throw_python(fn);
-  for (size_t i = 0; i < n; ++i) {
-    if (!args[i]) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'args' has a NULL value"};
-    PyTuple_SET_ITEM(tuple.o, static_cast<Py_ssize_t>(i), value_to_python(args[i], 0));
-  }
-  Ref r(PyObject_Call(f, tuple.o, nullptr));
-  if (!r) throw_python(fn);
-  *out = value_from_python(r.o, 0);
-  return CTORCH_OK;
-  CTORCH_PY_EXIT(fn)
+  return in_python(__func__, out, {{n && !args, "argument 'args' is NULL with n > 0"}}, [&](const char *fn) {
+    PyObject *f = object_of(callable, fn, "callable");
+    Ref tuple(PyTuple_New(static_cast<Py_ssize_t>(n)));
+    if (!tuple) throw_python(fn);
+    for (size_t i = 0; i < n; ++i) {
+      if (!args[i]) throw Fail{CTORCH_INVALID_ARGUMENT, "argument 'args' has a NULL value"};
+      PyTuple_SET_ITEM(tuple.o, static_cast<Py_ssize_t>(i), value_to_python(args[i], 0));
+    }
+    Ref r(PyObject_Call(f, tuple.o, nullptr));
+    if (!r) throw_python(fn);
+    *out = value_from_python(r.o, 0);
+  });
 }
 
 }  // extern "C"

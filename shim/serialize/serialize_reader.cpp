@@ -38,7 +38,7 @@ using torch_zip::ZipReader;
 
 }  // namespace
 
-const char *kind_name(PV::Kind k) {
+const char *pickle_type_name(PV::Kind k) {
   static const char *const names[] = {"None", "bool", "int", "float", "str", "tuple", "list", "dict", "global", "Tensor", "storage"};
   return names[k];
 }
@@ -183,7 +183,7 @@ class Unpickler {
     return v;
   }
   P expect(const P &v, PV::Kind k, const char *what) {
-    if (!v || v->kind != k) corrupt(std::string(what) + ": expected " + kind_name(k) + ", found " + (v ? kind_name(v->kind) : "nothing"));
+    if (!v || v->kind != k) corrupt(std::string(what) + ": expected " + pickle_type_name(k) + ", found " + (v ? pickle_type_name(v->kind) : "nothing"));
     return v;
   }
   int64_t as_int(const P &v, const char *what) { return expect(v, PV::Int, what)->i; }
@@ -251,7 +251,7 @@ class Unpickler {
       // tensors by identity, so the key is the value object's address.
       if (kv[j]->kind == PV::Tensor) kv[j]->i = static_cast<int64_t>(reinterpret_cast<intptr_t>(kv[j].get()));
       else if (kv[j]->kind != PV::Str && kv[j]->kind != PV::Int)
-        corrupt(std::string("dict key of type ") + kind_name(kv[j]->kind));
+        corrupt(std::string("dict key of type ") + pickle_type_name(kv[j]->kind));
       dict_set(*d, kv[j], kv[j + 1]);
     }
     if (from_mark) budget_.release(kv.size() * kSlotCost);
@@ -409,7 +409,7 @@ class Unpickler {
         pop();
         P &obj = top();
         if (obj->kind != PV::Dict && obj->kind != PV::Tensor && !(obj->kind == PV::Global && obj->i == 1))
-          corrupt(std::string("cannot set the state of a ") + kind_name(obj->kind));
+          corrupt(std::string("cannot set the state of a ") + pickle_type_name(obj->kind));
         break;
       }
       case 'Q': push(persistent(pop())); break;  // BINPERSID
@@ -674,12 +674,12 @@ Checkpoint read_checkpoint(const ByteSource &src) {
     return out;
   }
   if (root->kind != PV::Dict)
-    fail(CTORCH_TYPE, name + " holds a " + kind_name(root->kind) + ", not a tensor or a dict of tensors");
+    fail(CTORCH_TYPE, name + " holds a " + pickle_type_name(root->kind) + ", not a tensor or a dict of tensors");
   for (size_t j = 0; j + 1 < root->items.size(); j += 2) {
     const P &k = root->items[j], &v = root->items[j + 1];
     if (k->kind != PV::Str) fail(CTORCH_TYPE, name + " holds a dict with a non-string key");
     if (v->kind != PV::Tensor)
-      fail(CTORCH_TYPE, name + ": entry '" + k->s + "' has type " + kind_name(v->kind) + ", not Tensor");
+      fail(CTORCH_TYPE, name + ": entry '" + k->s + "' has type " + pickle_type_name(v->kind) + ", not Tensor");
     out.dict.keys.push_back(k->s);
     out.dict.values.push_back(v->t);
   }

@@ -105,7 +105,8 @@ struct PV {
   }
 };
 
-const char *kind_name(PV::Kind k);
+// Python's name of a pickle value's type ("dict", "Tensor"), for messages.
+const char *pickle_type_name(PV::Kind k);
 
 // Every container made while unpickling. A hostile pickle can put a list
 // or dict inside itself (through the memo); shared_ptr cannot free such a

@@ -183,7 +183,7 @@ class Pickler {
         if (v.counter) out_ += "\x85R";  // TUPLE1, REDUCE
         return;
       case PV::Tensor: tensor(v.t); return;
-      default: fail(CTORCH_NOT_IMPLEMENTED, std::string("a ") + kind_name(v.kind) + " cannot be saved");
+      default: fail(CTORCH_NOT_IMPLEMENTED, std::string("a ") + pickle_type_name(v.kind) + " cannot be saved");
     }
   }
 

@@ -40,7 +40,7 @@ void release(ctorch_transform t) noexcept {
   delete t;
 }
 
-const char *kind_name(const ctorch_transform_s &t) {
+const char *transform_name(const ctorch_transform_s &t) {
   switch (t.kind) {
     case ctorch_transform_s::NORMALIZE: return "normalize";
     case ctorch_transform_s::CROP: return "random_crop";
@@ -55,7 +55,7 @@ const char *kind_name(const ctorch_transform_s &t) {
 }
 
 [[noreturn]] void fail_in(ctorch_status st, const ctorch_transform_s &t, const char *arg, const std::string &msg) {
-  ctorch::fail(st, std::string("argument '") + arg + "' of " + kind_name(t) + ": " + msg);
+  ctorch::fail(st, std::string("argument '") + arg + "' of " + transform_name(t) + ": " + msg);
 }
 
 std::string hw(int64_t h, int64_t w) { return std::to_string(h) + "x" + std::to_string(w); }
