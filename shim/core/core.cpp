@@ -286,7 +286,7 @@ CTORCH_API ctorch_status ctorch_tensor_copy_to(void *dst, size_t dst_bytes, ctor
                                      std::to_string(need) + " bytes of elements");
   if (c.scalar_type() == at::kBool) {
     // A bool tensor's bytes need not be 0 or 1 (view_dtype of uint8 as bool
-    // keeps 5 and 255; issue 51): every binding reads them as its language's
+    // keeps 5 and 255): every binding reads them as its language's
     // bool, where another byte is undefined behaviour (Rust: `v == true` and
     // `!v` both true). Written as 0/1, never copied as they are.
     const unsigned char *s = static_cast<const unsigned char *>(c.data_ptr());

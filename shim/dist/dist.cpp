@@ -18,7 +18,7 @@ struct ctorch_work_s {
   std::string what;
   std::atomic<bool> finished{false};  // read by is_completed on any thread
   // Held by wait (core/exclusive.h): two threads' waits both ran `finish`
-  // (an AVG result divided twice: silent wrong data; issue 51 item 12).
+  // (an AVG result divided twice: silent wrong data).
   ctorch::Busy busy;
   ctorch::Live<ctorch_work_s> live{this};  // last: see core/internal.h
 };

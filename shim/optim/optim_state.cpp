@@ -210,7 +210,7 @@ namespace optim {
 // libtorch's step trusts it, so a buffer of another shape, dtype or device,
 // or one the step needs left undefined, reaches the kernels, and an entry
 // with no state object at all is dereferenced (libtorch 2.15's Adam: SIGSEGV
-// on fuzz_optim's raw_archive_adam_1g, found by CI on 2026-11-23).
+// on fuzz_optim's raw_archive_adam_1g, found by CI).
 // Every buffer the step reads must be defined and shaped like its parameter.
 void check_loaded_state(ctorch_optimizer_kind kind, torch::optim::Optimizer &opt, const std::string &where) {
   auto &states = opt.state();
@@ -408,7 +408,7 @@ CTORCH_API ctorch_status ctorch_optimizer_load_state_dict(ctorch_optimizer opt, 
   CTORCH_CATCH
 }
 
-// The buffer and stream forms (issue 51): the same value and checks.
+// The buffer and stream forms: the same value and checks.
 CTORCH_API ctorch_status ctorch_optimizer_save_state_dict_to_buffer(size_t *out_len, void *buf, size_t cap,
                                                                     ctorch_optimizer opt) {
   CTORCH_TRY
