@@ -491,18 +491,21 @@ static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s --model DIR --prompt IDS [--new N] [--sample] [--seed S] [--temperature T]\n"
           "          [--top-k K] [--top-p P] [--eos ID] [--all-logits] [--threads T] [--no-optimize]\n"
-          "          [--device cpu|cuda[:N]]\n"
+          "          [--device cpu|cuda[:N]] [--precision float32|bf16|int8-dynamic]\n"
           "  DIR: a transformers GPT2LMHeadModel's save_pretrained folder (config.json, model.safetensors)\n"
           "  IDS: prompt token ids like \"464,3290,318\"; N new ids (default 20), greedy unless --sample\n"
           "  --no-optimize: the plain Linears, logits bit-identical to transformers' (default: the model\n"
           "    optimised for inference, one-row products split across the intra-op threads)\n"
           "  --device: where the model runs (default cpu); on cuda the plain Linears run, as with\n"
-          "    --no-optimize (cuBLAS already uses the whole device), and --sample draws on the CPU\n",
+          "    --no-optimize (cuBLAS already uses the whole device), and --sample draws on the CPU\n"
+          "  --precision: the optimiser's precision for the Linears (default float32): bf16 weights,\n"
+          "    or int8 weights with each call's activations quantised (the ids may then differ)\n",
           prog);
 }
 
 int main(int argc, char **argv) {
   const char *dir = NULL, *prompt_text = NULL, *temp_text = "1", *top_p_text = "1", *sample_text = NULL;
+  const char *precision = "float32";
   int all_logits = 0, optimize = 1;
   int threads = 0, n_new = 20;
   int64_t n_prompt = 0, top_k = 0, eos = -2, *prompt, *out_ids, n_out = 0;
@@ -532,6 +535,7 @@ int main(int argc, char **argv) {
         EXAMPLE_U64("--seed", &seed),          EXAMPLE_STR("--temperature", &temp_text),
         EXAMPLE_INT64("--top-k", &top_k),      EXAMPLE_STR("--top-p", &top_p_text),   EXAMPLE_INT64("--eos", &eos),
         EXAMPLE_INT("--threads", &threads),    EXAMPLE_DEVICE("--device", &tgt.device, NULL),
+        EXAMPLE_STR("--precision", &precision),
     };
     int rc = example_parse_args(argc, argv, args, EXAMPLE_NARGS(args), usage);
     if (rc >= 0) return rc;
@@ -559,7 +563,9 @@ int main(int argc, char **argv) {
   use_linears(model, &cfg);
   if (optimize) { /* a new model (a deep copy, rewritten); the loaded one is not needed after */
     ctorch_nn_module fast = NULL;
-    CHECK(ctorch_nn_module_optimize_for_inference(&fast, NULL, model, NULL));
+    char options[64];
+    snprintf(options, sizeof options, "precision=%s", precision);
+    CHECK(ctorch_nn_module_optimize_for_inference(&fast, NULL, model, options));
     ctorch_nn_module_free(model);
     model = fast;
   }

@@ -3527,14 +3527,45 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  * prepack (Conv2d through oneDNN), channels_last (its input layout), linear
  * (the inference Linear at all), split_rows (its one-row paths),
  * linear_onednn (its oneDNN path), linear_gemv (the packed one-row
- * kernels); anything else -> INVALID_ARGUMENT
- * naming options.
+ * kernels); precision=float32|bf16|int8-dynamic|int8-static (default
+ * float32, all of the above) and bf16_emulate=0|1 (default 0); anything
+ * else -> INVALID_ARGUMENT naming options.
+ * precision=bf16: every Linear and every zero-padded Conv2d (after folding
+ *   and fusion) keeps its weight and bias in bf16, converted once (its
+ *   tensors are bf16: half the memory); each call converts a floating
+ *   input to bf16, runs oneDNN's bf16 kernel (Linear: the weight prepacked
+ *   for mkldnn::_linear_pointwise where libtorch registers it, the fused
+ *   activation as post-op, else at::linear; Conv2d: at::convolution,
+ *   channels-last where channels_last=1) and returns the input's dtype, so
+ *   the ops between (norms, softmax, adds) stay float32. Outputs differ
+ *   from float32 by bf16's rounding (8 significant bits). On a CPU without
+ *   AVX512_BF16 or AMX_BF16 (or with CTORCH_BF16_ISA=none in the
+ *   environment) -> NOT_IMPLEMENTED saying so, unless bf16_emulate=1.
+ * precision=int8-dynamic: every Linear with a float32 CPU weight runs
+ *   torch.ao.quantization.quantize_dynamic's default recipe on libtorch's
+ *   kernels: the weight quantised once to int8 (per tensor, symmetric,
+ *   MinMaxObserver's scale) and prepacked (quantized::linear_prepack, with
+ *   libtorch's x86, else fbgemm, else onednn quantized engine, set for the
+ *   prepack and restored), each call's activations quantised to uint8 from
+ *   their own range (quantized::linear_dynamic; the full range on a CPU
+ *   with AVX512_VNNI or AVX_VNNI, else PyTorch's reduce_range). The
+ *   packed weight is an opaque object inside the returned module: made by
+ *   this call, freed with the module, made again after load_state_dict or
+ *   to(); the float32 weight stays the module's tensor (state-dict keys and
+ *   repr unchanged), so memory grows by a quarter of the weights.
+ *   Convolutions take the float32 path above. Inputs with grad, of another
+ *   dtype or device run at::linear in float32. A libtorch without those
+ *   engines or ops -> NOT_IMPLEMENTED naming the engines it has.
+ * precision=int8-static -> NOT_IMPLEMENTED (calibrated activation scales
+ *   are not implemented).
  * report: NULL, or *report = a NEW string (ctorch_string_free) with one
  * line per rewrite applied or refused, "fold_bn PATH into PATH",
  * "fuse_relu|fuse_gelu|fuse_silu PATH into PATH (KIND)", "prepack PATH OP",
  * "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
- * the weight)", "skip LEVER PATH: why" (LEVER fold_bn, prepack, split,
- * gemv, linear), "note PATH: ..."; PATH "(root)" for m itself. Where gemv
+ * the weight)", "bf16 PATH OP", "int8 PATH quantized::linear_dynamic
+ * (ENGINE engine, reduce_range=0|1)", "skip LEVER PATH: why" (LEVER
+ * fold_bn, prepack, split, gemv, linear, bf16, int8-dynamic), "note PATH:
+ * ..."; PATH "(root)" for m itself. Where gemv
  * is reported, one-row inputs take it rather than the split.
  */
 CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
@@ -3551,7 +3582,9 @@ CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_modul
  * mode up to rounding.
  * options: NULL or "" for the defaults, else comma-separated key=value:
  * mkldnn=0|1 (default 1; 0: freeze only), methods=NAME[:NAME...] (more
- * methods to keep and optimise). Others -> INVALID_ARGUMENT.
+ * methods to keep and optimise), precision=float32 (the only one taken
+ * here; bf16, int8-dynamic and int8-static -> NOT_IMPLEMENTED: module
+ * trees take them). Others -> INVALID_ARGUMENT.
  * report: NULL, or *report = a NEW string (ctorch_string_free): the passes
  * run, then "OP: BEFORE -> AFTER" for each operator whose count in forward's
  * graph changed. A module whose code freezing cannot handle -> RUNTIME

@@ -26,7 +26,7 @@
 # so the table's seconds become each test's COST property: the long tests
 # start first and the two workers stay busy to the end.
 
-set(CTORCH_CAPABILITY_LABELS core ops nn optim data train models io dist harden threads gen docs abi interop
+set(CTORCH_CAPABILITY_LABELS core ops nn infer optim data train models io dist harden threads gen docs abi interop
   pybridge examples bench cuda bindings bindings-python bindings-node bindings-go bindings-rust packages)
 set(CTORCH_COST_LABELS cheap python cargo go node training slow)
 # cmake -DCTEST=<ctest> -P tests/labels.cmake, in a build directory: the ctest
@@ -190,6 +190,8 @@ function(_ctorch_capability out dir name)
     set(l gen)
   elseif(d MATCHES "^(docs|reference)$")
     set(l docs)
+  elseif(d STREQUAL "infer")
+    set(l infer)
   elseif(d STREQUAL "dist")
     set(l dist)
   elseif(d STREQUAL "python")

@@ -284,6 +284,9 @@ struct Optimizer {
   // A Linear or a conv -> its inference form, once per module (one held in
   // two places stays one module in both).
   std::map<const Module *, ModulePtr> rewritten;
+  // The originals, alive until the walk ends: their addresses key
+  // `rewritten`, and a module made later must not take a freed one's.
+  std::vector<ModulePtr> originals;
   ModulePtr rewrite(const ModulePtr &op, const std::string &path) {
     if (dynamic_cast<InferConv *>(op.get()) || dynamic_cast<InferLinear *>(op.get())) return op;
     auto it = rewritten.find(op.get());
@@ -293,6 +296,7 @@ struct Optimizer {
                                                                        : infer_linear(op, o, path, report))
                   : is_conv(*op, s) ? (o.precision == Precision::BF16 ? bf16_conv(op, s, path) : maybe_prepack(op, path))
                                     : op;
+    originals.push_back(op);
     rewritten.emplace(op.get(), r);
     rewritten.emplace(r.get(), r);  // met again (a Sequential's rewritten child): left as it is
     return r;

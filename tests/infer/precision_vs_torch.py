@@ -1,0 +1,145 @@
+"""The optimiser's precisions against PyTorch's own (test_infer_precision.c's python tcase).
+
+    precision_vs_torch.py DIR
+
+DIR holds, per model NAME (bert, cnn): NAME_sd.pt (the float32 state dict),
+NAME_x.pt (the input set), and per precision TAG (int8, bf16) ctorch's
+output NAME_TAG_y.pt, its optimised state dict NAME_TAG_sd.pt and its report
+NAME_TAG_report.txt.
+
+int8: the float32 model put through torch.ao.quantization.quantize_dynamic
+({Linear}, qint8; torch.quantization on 1.13) with the quantized engine
+ctorch reports, run layer by layer with the reduce_range ctorch reports
+(quantize_dynamic's module always passes reduce_range=True; ctorch uses the
+full range on VNNI CPUs): the same int8 weights and kernels, so the outputs
+agree to 1e-4 of the largest. bf16: ctorch's bf16 tensors are PyTorch's
+.to(torch.bfloat16) of the folded float32 ones bit for bit, and its output is
+within 2e-2 of the largest of the same layers run by PyTorch (Linear and
+Conv2d in bf16, input converted, output back to float32; the ops between in
+float32). Exit status 1 with the differences printed on a mismatch.
+"""
+import re
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+try:
+    from torch.ao.quantization import fuse_modules, quantize_dynamic
+except ImportError:  # older layouts
+    from torch.quantization import fuse_modules, quantize_dynamic
+
+
+def bert_like():
+    return nn.Sequential(nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 256), nn.LayerNorm(256),
+                         nn.Linear(256, 1024), nn.GELU(approximate="tanh"), nn.Linear(1024, 256), nn.Linear(256, 16))
+
+
+def cnn():
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                         nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                         nn.Flatten(), nn.Linear(32, 10))
+
+
+failures = []
+
+
+def check(what, ok, detail):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}: {detail}")
+    if not ok:
+        failures.append(what)
+
+
+def rel_diff(a, b):
+    return ((a - b).abs().max() / b.abs().max()).item()
+
+
+def int8_reference(model, x, engine, reduce_range):
+    torch.backends.quantized.engine = engine
+    q = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    h = x
+    for layer in q:
+        if hasattr(layer, "_packed_params"):
+            shape = h.shape
+            h = torch.ops.quantized.linear_dynamic(h.reshape(-1, shape[-1]).contiguous(),
+                                                   layer._packed_params._packed_params, reduce_range)
+            h = h.reshape(*shape[:-1], h.shape[-1])
+        else:
+            h = layer(h)
+    return h
+
+
+def leaves(m):
+    for layer in m:
+        if isinstance(layer, nn.Sequential):  # fuse_modules' ConvReLU2d is one
+            yield from leaves(layer)
+        else:
+            yield layer
+
+
+def bf16_reference(model, x):
+    h = x
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            b = None if layer.bias is None else layer.bias.bfloat16()
+            h = F.linear(h.bfloat16(), layer.weight.bfloat16(), b).float()
+        elif isinstance(layer, nn.Conv2d):
+            cl = torch.channels_last
+            h = F.conv2d(h.bfloat16().contiguous(memory_format=cl), layer.weight.bfloat16().contiguous(memory_format=cl),
+                         layer.bias.bfloat16(), layer.stride, layer.padding, layer.dilation, layer.groups).float()
+        else:
+            h = layer(h)
+    return h
+
+
+def main(d):
+    torch.manual_seed(0)
+    for name, make, fuse in (("bert", bert_like, []), ("cnn", cnn, [["0", "1", "2"]])):
+        model = make().eval()
+        model.load_state_dict(torch.load(f"{d}/{name}_sd.pt"))
+        x = torch.load(f"{d}/{name}_x.pt")["x"]
+        with torch.no_grad():
+            ref32 = model(x)
+            # int8-dynamic
+            report = open(f"{d}/{name}_int8_report.txt").read()
+            m = re.search(r"quantized::linear_dynamic \((\w+) engine, reduce_range=([01])\)", report)
+            check(f"{name} int8 report", m is not None, report.strip().splitlines()[:3])
+            if m:
+                engine, rr = m.group(1).lower(), m.group(2) == "1"
+                ours = torch.load(f"{d}/{name}_int8_y.pt")["y"]
+                theirs = int8_reference(model, x, engine, rr)
+                r = rel_diff(ours, theirs)
+                check(f"{name} int8 vs quantize_dynamic ({engine}, reduce_range={int(rr)})", r <= 1e-4,
+                      f"max |diff| / max |theirs| {r:.3g} (vs float32: ours {rel_diff(ours, ref32):.3g}, "
+                      f"PyTorch's {rel_diff(theirs, ref32):.3g})")
+            # bf16: the weights after folding, as PyTorch folds them (fuse_modules'
+            # keys are ctorch's; a LinearGELU pair's "N.0." is the Linear "N.")
+            folded = make().eval()
+            folded.load_state_dict(torch.load(f"{d}/{name}_sd.pt"))
+            if fuse:
+                folded = fuse_modules(folded, fuse)
+            ref = folded.state_dict()
+            sd16 = torch.load(f"{d}/{name}_bf16_sd.pt")
+            same, n16 = True, 0
+            for k, v in sd16.items():
+                if v.dtype != torch.bfloat16:
+                    continue
+                n16 += 1
+                pk = k if k in ref else re.sub(r"^(\d+)\.0\.", r"\1.", k)
+                if pk not in ref or not torch.equal(ref[pk].bfloat16(), v):
+                    same = False
+                    print(f"  {k}: not PyTorch's bf16 of {pk}")
+            check(f"{name} bf16 tensors are .to(bfloat16) of the float32 ones", same and n16 > 0, f"{n16} tensors")
+            plain = nn.Sequential(*leaves(folded))
+            ours = torch.load(f"{d}/{name}_bf16_y.pt")["y"]
+            theirs = bf16_reference(plain, x)
+            r = rel_diff(ours, theirs)
+            check(f"{name} bf16 vs PyTorch's bf16 layers", r <= 2e-2,
+                  f"max |diff| / max |theirs| {r:.3g} (vs float32: ours {rel_diff(ours, ref32):.3g}, "
+                  f"PyTorch's {rel_diff(theirs, ref32):.3g})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
