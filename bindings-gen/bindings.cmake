@@ -1,5 +1,5 @@
 # Language bindings generated from api.json at build time (see
-# docs/api-json.md): build/bindings/{python,node,go,rust}. Generation needs only
+# docs/api-json.md): build/bindings/{python,node,go,rust,java}. Generation needs only
 # Python; the Node and Go tests install or compile what they need themselves.
 # A target without outputs, run on every build after ctorch_generate (files
 # are rewritten only when they change, ~1 s each): listing api.json as a
@@ -17,7 +17,8 @@ add_custom_target(ctorch_bindings ALL
   COMMAND ${_ctorch_bind} --lang node --out ${CTORCH_BINDINGS_DIR}/node
   COMMAND ${_ctorch_bind} --lang go --out ${CTORCH_BINDINGS_DIR}/go --include ${CMAKE_CURRENT_SOURCE_DIR}/include
   COMMAND ${_ctorch_bind} --lang rust --out ${CTORCH_BINDINGS_DIR}/rust
-  COMMENT "Generating the Python, Node.js, Go and Rust bindings from api.json"
+  COMMAND ${_ctorch_bind} --lang java --out ${CTORCH_BINDINGS_DIR}/java
+  COMMENT "Generating the Python, Node.js, Go, Rust and Java bindings from api.json"
   VERBATIM)
 add_dependencies(ctorch_bindings ctorch_generate)
 

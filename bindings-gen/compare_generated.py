@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates everything bindings-gen makes (the operator header and C++
 shards, ctorch_boxed.cpp, ops.json, coverage.json, the NULL test and the
-sweep, api.json, ctorch_abi.h, and the Python, Node, Go and Rust packages)
+sweep, api.json, ctorch_abi.h, and the Python, Node, Go, Rust and Java packages)
 from two trees and tells whether the outputs are byte-identical, for each
 libtorch's native_functions.yaml (Debian's 1.13 and the 2.15 venv's).
 
@@ -107,7 +107,9 @@ def generate(src: str, out: str, torch: tuple) -> None:
         "--version-script", os.path.join(src, "shim/ctorch.map"),
         "--bridge-version-script", os.path.join(src, "shim/pybridge/ctorch_python.map"))
     # Fixed stand-ins for the build tree's paths, so that two trees' packages compare.
-    for lang in ("python", "node", "go", "rust"):
+    for lang in ("python", "node", "go", "rust", "java"):
+        if not os.path.isdir(os.path.join(bg, "ctorch_gen", "java" if lang == "java" else ".")):
+            continue  # a tree from before the Java binding
         extra = ["--include", "/ctorch/include"] if lang == "go" else []
         run(os.path.join(bg, "generate_bindings.py"), "--api", os.path.join(gen, "api.json"), "--lang", lang,
             "--out", os.path.join(out, "bindings", lang), "--build-lib", "/ctorch/build/libctorch.so", *extra)

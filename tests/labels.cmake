@@ -27,8 +27,8 @@
 # start first and the two workers stay busy to the end.
 
 set(CTORCH_CAPABILITY_LABELS core ops nn infer optim data train models io dist harden threads gen docs abi interop
-  pybridge examples bench cuda bindings bindings-python bindings-node bindings-go bindings-rust packages)
-set(CTORCH_COST_LABELS cheap python cargo go node training slow)
+  pybridge examples bench cuda bindings bindings-python bindings-node bindings-go bindings-rust bindings-java packages)
+set(CTORCH_COST_LABELS cheap python cargo go node java training slow)
 # cmake -DCTEST=<ctest> -P tests/labels.cmake, in a build directory: the ctest
 # test labels_complete: every test ctest lists carries a capability label and
 # a cost label.
@@ -157,7 +157,7 @@ function(_ctorch_capability out dir name)
       set(l core)
     endif()
   elseif(d STREQUAL "bindings")
-    if(name MATCHES "^binding_(python|node|go|rust)_")
+    if(name MATCHES "^binding_(python|node|go|rust|java)_")
       set(l bindings-${CMAKE_MATCH_1})
     else()
       set(l bindings)
@@ -245,6 +245,9 @@ function(_ctorch_label_test name)
   if(cmd MATCHES "run_node\\.sh|node_tsc\\.sh|run_npm\\.sh|run_fresh\\.sh;npm|load_check\\.sh")
     list(APPEND labels node)
   endif()
+  if(cmd MATCHES "run_java\\.sh|java_fresh_project\\.sh")
+    list(APPEND labels java)
+  endif()
   if(name MATCHES "lenet5|resnet_matches|vae|dqn_matches|_dqn_|char_lstm|transformer_|finetune|_train$|ddp")
     list(APPEND labels training)
   endif()
@@ -273,7 +276,7 @@ function(_ctorch_label_test name)
     set_property(TEST ${name} PROPERTY TIMEOUT ${limit})
   endif()
   # A test that starts nothing but its own program and was not measured slow.
-  set(_costly python cargo go node training slow)
+  set(_costly python cargo go node java training slow)
   set(_c 0)
   foreach(x ${_costly})
     if(x IN_LIST labels)

@@ -2,7 +2,7 @@
 directly or through others, a module that imports it, counting imports made
 inside functions too (a circle hidden in a function body is still a circle:
 the parts depend on the whole). And the layers of the bindings: a language's
-package (go, node, py, rust) imports no other language's, and its names
+package (go, java, node, py, rust) imports no other language's, and its names
 module none of its emitters."""
 import ast
 import functools
@@ -10,7 +10,7 @@ import os
 import unittest
 
 PKG_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ctorch_gen")
-LANGS = ("go", "node", "py", "rust")
+LANGS = ("go", "java", "node", "py", "rust")
 
 
 def modules() -> dict:

@@ -28,8 +28,9 @@ KNOWN = {"excerpt", "fragment", "env", "generated", "rustdoc"}
 # Languages by fence tag; untagged blocks are text (output, file formats), not code.
 LANGS = {"c": "c", "python": "python", "py": "python", "js": "js", "javascript": "js", "go": "go",
          "sh": "sh", "bash": "sh", "shell": "sh", "json": "json", "cmake": "cmake", "": "text", "text": "text",
-         # No runner: excerpts only (tests/package's run_cargo.sh runs the README's Rust program).
-         "rust": "rust", "toml": "toml"}
+         # No runner: excerpts only (tests/package's run_cargo.sh runs the README's Rust program,
+         # tests/bindings/java_fresh_project.sh the first Java one).
+         "rust": "rust", "toml": "toml", "java": "java"}
 README_DIRS = ["shim", "bindings-gen", "examples", "bench", "tests", "fuzz", "scripts"]
 
 

@@ -1,0 +1,148 @@
+package org.ctorch;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import org.ctorch.raw.ApiInfo;
+import org.ctorch.raw.RawApi;
+
+/** The runtime's link to the library: the load-time checks, statuses as exceptions, the
+ * native-memory counter. */
+final class Native {
+    private Native() {}
+
+    /** CPU bytes held by live tensor storages (ctorch_memory_cpu_counter), read with a plain load. */
+    private static final MemorySegment COUNTER;
+    private static final long GC_STEP = Long.getLong("ctorch.gcThresholdBytes", 256L << 20);
+    private static volatile long nextGc;
+
+    static {
+        // The library's ABI must be the one this package was generated for (api.json's abi_hash).
+        Scratch s = Scratch.get();
+        long m = s.mark();
+        try {
+            MemorySegment out = s.allocate(ADDRESS);
+            int st = RawApi.abi_hash(out);
+            String hash = st == 0 ? out.get(ADDRESS, 0).reinterpret(256).getString(0) : "(ctorch_abi_hash failed)";
+            if (!hash.equals(ApiInfo.ABI_HASH) && !"1".equals(System.getenv("CTORCH_IGNORE_ABI"))) {
+                throw new UnsatisfiedLinkError("ctorch: the library loaded from " + org.ctorch.raw.NativeLibrary.loadedFrom()
+                        + " has ABI " + hash + "; this package was generated for " + ApiInfo.ABI_HASH
+                        + " (ctorch " + ApiInfo.CTORCH_VERSION + ", libtorch " + ApiInfo.TORCH_VERSION + ")");
+            }
+            // Error tickets: a failed call's status names its message in ctorch's log, so the
+            // message does not depend on which OS thread reads it (a virtual thread may run on
+            // another carrier after the call).
+            check(RawApi.set_error_tickets(MemorySegment.NULL, 1));
+            MemorySegment c = s.allocate(ADDRESS);
+            check(RawApi.memory_cpu_counter(c));
+            COUNTER = c.get(ADDRESS, 0).reinterpret(8);
+            nextGc = COUNTER.get(JAVA_LONG, 0) + GC_STEP;
+        } finally {
+            s.reset(m);
+        }
+    }
+
+    /** Loads the library and runs the checks above (idempotent). */
+    static void init() {}
+
+    static void check(int st) {
+        if (st != 0) {
+            throw error(st);
+        }
+    }
+
+    /** The exception of a failed call: its status, and its message fetched through its ticket. */
+    static CTorchException error(int st) {
+        int code = (st >>> ApiInfo.STATUS_CODE_SHIFT) & ApiInfo.STATUS_CODE_MASK;
+        int ticket = (st >>> ApiInfo.STATUS_TICKET_SHIFT) & ApiInfo.STATUS_TICKET_MASK;
+        String msg = "(no message)";
+        if (ticket != 0) {
+            Scratch s = Scratch.get();
+            long m = s.mark();
+            try {
+                MemorySegment len = s.allocate(JAVA_LONG);
+                long cap = 512;
+                for (int tries = 0; tries < 3; tries++) {
+                    MemorySegment buf = s.allocate(cap);
+                    if (RawApi.error_message(MemorySegment.NULL, len, buf, cap, ticket) != 0) {
+                        break;
+                    }
+                    long n = len.get(JAVA_LONG, 0);
+                    if (n + 1 > cap) {
+                        cap = n + 1;
+                        continue;
+                    }
+                    msg = new String(buf.asSlice(0, n).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                            StandardCharsets.UTF_8);
+                    break;
+                }
+            } finally {
+                s.reset(m);
+            }
+        }
+        CTorchException e = CTorchException.of(code, msg);
+        // A Java callback that threw during the call (a custom module's forward): its exception.
+        Throwable cause = Upcalls.PENDING.get();
+        if (cause != null) {
+            Upcalls.PENDING.remove();
+            e.initCause(cause);
+        }
+        return e;
+    }
+
+    /** Called as tensors are made: asks for a collection when native memory grew by
+     * ctorch.gcThresholdBytes since the last one, so forgotten tensors are freed. */
+    static void pressure() {
+        long now = COUNTER.get(JAVA_LONG, 0);
+        if (now > nextGc) {
+            nextGc = now + GC_STEP;
+            System.gc();
+        }
+    }
+
+    static String string(MemorySegment p) {
+        return p.equals(MemorySegment.NULL) ? null : p.reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
+    static int intOf(long v, String fn, String arg) {
+        if (v != (int) v) {
+            throw new IllegalArgumentException(fn + ": argument '" + arg + "' = " + v + " does not fit a C int");
+        }
+        return (int) v;
+    }
+
+    static long sizeOf(long v, String fn, String arg) {
+        if (v < 0) {
+            throw new IllegalArgumentException(fn + ": argument '" + arg + "' = " + v + " is negative (a size_t)");
+        }
+        return v;
+    }
+
+    /** Refuses a call that begins or ends per-OS-thread state on a virtual thread (whose
+     * carrier may change between two calls); Torch.noGrad runs such a body on a platform thread. */
+    static void platformThreadOnly(String fn) {
+        if (Thread.currentThread().isVirtual()) {
+            throw new IllegalStateException(fn + " begins or ends state libtorch keeps per OS thread: call it from a "
+                    + "platform thread (a virtual thread may change carrier between two calls); Torch.noGrad and "
+                    + "Torch.inferenceMode run their body on one");
+        }
+    }
+
+    static int uint32Of(long v, String fn, String arg) {
+        if (v < 0 || v > 0xFFFFFFFFL) {
+            throw new IllegalArgumentException(fn + ": argument '" + arg + "' = " + v + " does not fit a uint32_t");
+        }
+        return (int) v;
+    }
+
+    static boolean bool(int v) {
+        return v != 0;
+    }
+
+    static int readInt(MemorySegment p) {
+        return p.get(JAVA_INT, 0);
+    }
+}

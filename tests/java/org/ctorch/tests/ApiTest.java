@@ -1,0 +1,151 @@
+package org.ctorch.tests;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.ctorch.CTorchException;
+import org.ctorch.DType;
+import org.ctorch.Ops;
+import org.ctorch.Reduction;
+import org.ctorch.Scalar;
+import org.ctorch.Status;
+import org.ctorch.Tensor;
+import org.ctorch.Torch;
+import org.junit.jupiter.api.Test;
+
+/** The typed API: tensors, operators with torch's defaults, errors, enums. */
+class ApiTest {
+    @Test
+    void tensorsRoundTrip() {
+        try (Tensor x = Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3)) {
+            assertArrayEquals(new long[] {2, 3}, x.shape());
+            assertEquals(DType.FLOAT32, x.dtype());
+            assertEquals(6, x.numel());
+            assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6}, x.toFloatArray());
+            assertEquals(3, x.size(-1));
+        }
+        try (Tensor l = Tensor.of(new long[] {7, -8})) {
+            assertArrayEquals(new long[] {7, -8}, l.toLongArray());
+            assertEquals(DType.INT64, l.dtype());
+        }
+    }
+
+    @Test
+    void operatorsWithDefaults() {
+        try (var s = Torch.scope()) {
+            Tensor a = Tensor.of(new float[] {1, 2, 3});
+            Tensor b = Tensor.of(new float[] {10, 20, 30});
+            // add.Tensor's alpha defaults to 1; every argument explicit through Ops.
+            assertArrayEquals(new float[] {11, 22, 33}, a.add(b).toFloatArray());
+            assertArrayEquals(new float[] {21, 42, 63}, Ops.add_Tensor(a, b, 2).toFloatArray());
+            // A Scalar argument: an Integer stays integral, a Double is a float.
+            assertArrayEquals(new float[] {3, 4, 5}, a.add(2).toFloatArray());
+            try (Tensor i = Tensor.of(new long[] {1, 2})) {
+                assertEquals(DType.INT64, i.add(2).dtype());
+                assertEquals(DType.FLOAT32, i.add(2.5).dtype());
+            }
+            assertEquals(6.0, a.sum().item());
+            assertArrayEquals(new float[] {0, 0, 0}, Tensor.of(new float[] {-1, 0, -3}).relu().toFloatArray());
+            Tensor m = Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+            assertArrayEquals(new long[] {3, 2}, m.transpose(0, 1).shape());
+            assertArrayEquals(new float[] {14, 32}, m.matmul(a).toFloatArray());
+            // In place: returns the tensor written.
+            Tensor c = Tensor.of(new float[] {1, 1, 1});
+            assertSame(c, c.mul_(3));
+            assertArrayEquals(new float[] {3, 3, 3}, c.toFloatArray());
+            // torch's functions with defaults: Torch.zeros(size) (dtype etc. None).
+            Tensor z = Torch.zeros(new long[] {2, 2});
+            assertArrayEquals(new float[] {0, 0, 0, 0}, z.toFloatArray());
+            assertEquals(6.0, Torch.cat(new Tensor[] {a, a}).sum().item() / 2);
+        }
+    }
+
+    @Test
+    void enumArgumentsAndDefaults() {
+        try (var s = Torch.scope()) {
+            Tensor logits = Tensor.of(new float[] {2, 1, 0, 0, 1, 2}, 2, 3);
+            Tensor target = Tensor.of(new long[] {0, 2});
+            double mean = logits.crossEntropyLoss(target).item();
+            double sum = Ops.cross_entropy_loss(logits, target, null, Reduction.SUM, -100, 0.0).item();
+            assertEquals(2 * mean, sum, 1e-6);
+            assertEquals(Reduction.SUM, Reduction.of(Reduction.SUM.value));
+            assertEquals(DType.FLOAT64, DType.of(DType.FLOAT64.value));
+            assertThrows(IllegalArgumentException.class, () -> DType.of(12345));
+        }
+    }
+
+    @Test
+    void errorsHaveTheirStatusAndMessage() {
+        try (var s = Torch.scope()) {
+            Tensor a = Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+            CTorchException e = assertThrows(CTorchException.class, () -> a.matmul(a));
+            assertTrue(e.getMessage().contains("mat1 and mat2 shapes cannot be multiplied")
+                    || e.getMessage().contains("size mismatch"), e.getMessage());
+            assertNotNull(e.status());
+            CTorchException.Index ix = assertThrows(CTorchException.Index.class, () -> a.select(0, 7));
+            assertEquals(Status.INDEX, ix.status());
+            assertTrue(ix.getMessage().contains("out of range"), ix.getMessage());
+            // null where the schema does not allow None: refused before C, naming the argument.
+            NullPointerException npe = assertThrows(NullPointerException.class, () -> a.add((Tensor) null));
+            assertTrue(npe.getMessage().contains("'other'"), npe.getMessage());
+            // A long that does not fit a C int, and a negative size.
+            assertThrows(CTorchException.class, () -> Torch.zeros(new long[] {-1}));
+        }
+    }
+
+    @Test
+    void nullIsNone() {
+        try (var s = Torch.scope()) {
+            Tensor x = Tensor.of(new float[] {1, 2, 3, 4}, 2, 2);
+            // sum.dim_IntList(self, dim, keepdim=False, dtype=None): dtype null is None.
+            Tensor r = Ops.sum_dim_IntList(x, new long[] {1}, false, null);
+            assertArrayEquals(new float[] {3, 7}, r.toFloatArray());
+            Tensor d = Ops.sum_dim_IntList(x, new long[] {1}, false, DType.FLOAT64);
+            assertEquals(DType.FLOAT64, d.dtype());
+            assertNull(x.grad());
+        }
+    }
+
+    @Test
+    void scalarKinds() {
+        assertEquals("true", Scalar.of(true).toString());
+        assertEquals(2.5, Scalar.of(2.5).doubleValue());
+        assertEquals(7L, Scalar.of(7).longValue());
+    }
+
+    @Test
+    void autogradAndNoGrad() {
+        try (var s = Torch.scope()) {
+            Tensor w = Tensor.of(new float[] {1, 2, 3}).requiresGrad(true);
+            Tensor loss = w.mul(w).sum();
+            loss.backward();
+            assertArrayEquals(new float[] {2, 4, 6}, w.grad().toFloatArray());
+            boolean rg = Torch.noGrad(() -> w.mul(2).requiresGrad());
+            assertFalse(rg);
+            assertTrue(w.mul(2).requiresGrad());
+        }
+    }
+
+    @Test
+    void saveAndLoad() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("ctorch-java");
+        try (var s = Torch.scope()) {
+            String p = dir.resolve("t.pt").toString();
+            Tensor.of(new float[] {1, 2, 3}).save(p);
+            assertArrayEquals(new float[] {1, 2, 3}, Tensor.load(p).toFloatArray());
+        } finally {
+            try (var files = java.nio.file.Files.list(dir)) {
+                for (var f : (Iterable<java.nio.file.Path>) files::iterator) {
+                    java.nio.file.Files.delete(f);
+                }
+            }
+            java.nio.file.Files.delete(dir);
+        }
+    }
+}

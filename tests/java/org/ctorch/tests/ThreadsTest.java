@@ -1,0 +1,187 @@
+package org.ctorch.tests;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.ctorch.AutogradScopeKind;
+import org.ctorch.CApi;
+import org.ctorch.CTorchException;
+import org.ctorch.Nn;
+import org.ctorch.NnModule;
+import org.ctorch.Optim;
+import org.ctorch.Optimizer;
+import org.ctorch.OptimizerKind;
+import org.ctorch.Scope;
+import org.ctorch.Status;
+import org.ctorch.Tensor;
+import org.ctorch.Torch;
+import org.junit.jupiter.api.Test;
+
+/** Threads (platform and virtual), exclusive handles, close races, and Java callbacks that throw. */
+class ThreadsTest {
+    @Test
+    void anExclusiveHandleFromTwoThreadsIsBusy() throws Exception {
+        // An optimizer is exclusive: a call while another thread's call on it runs is refused
+        // with BUSY (nothing done), never run concurrently.
+        try (Scope s = Torch.scope(); Tensor w = Torch.ones(new long[] {4 << 20}).requiresGrad(true)) {
+            w.mul(w).sum().backward();
+            Optimizer opt = Optim.of(OptimizerKind.ADAMW, new Tensor[] {w}, 1e-3);
+            AtomicInteger busy = new AtomicInteger();
+            ConcurrentLinkedQueue<Throwable> other = new ConcurrentLinkedQueue<>();
+            CountDownLatch go = new CountDownLatch(1);
+            Thread stepper = Thread.ofPlatform().start(() -> {
+                try {
+                    go.await();
+                    for (int i = 0; i < 30 && busy.get() == 0; i++) {
+                        try {
+                            opt.step();
+                        } catch (CTorchException.Busy e) {
+                            busy.incrementAndGet();
+                        }
+                    }
+                } catch (Throwable t) {
+                    other.add(t);
+                }
+            });
+            go.countDown();
+            while (busy.get() == 0 && stepper.isAlive()) {
+                try {
+                    opt.getLr(0);
+                } catch (CTorchException.Busy e) {
+                    assertEquals(Status.BUSY, e.status());
+                    assertTrue(e.getMessage().contains("optimizer"), e.getMessage());
+                    busy.incrementAndGet();
+                }
+            }
+            stepper.join();
+            assertTrue(other.isEmpty(), () -> "unexpected: " + other);
+            assertTrue(busy.get() > 0, "no call was refused with BUSY");
+            opt.close();
+        }
+    }
+
+    @Test
+    void threadStateRunsOnAPlatformThreadFromAVirtualOne() throws Exception {
+        try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<boolean[]> f = ex.submit(() -> {
+                try (Scope s = Scope.open()) {
+                    Tensor w = Tensor.of(new float[] {1, 2}).requiresGrad(true);
+                    boolean inside = Torch.noGrad(() -> w.mul(2).requiresGrad());
+                    boolean after = w.mul(2).requiresGrad();
+                    return new boolean[] {inside, after, Thread.currentThread().isVirtual()};
+                }
+            });
+            boolean[] r = f.get();
+            assertFalse(r[0], "noGrad on a virtual thread recorded a graph");
+            assertTrue(r[1], "grad mode stayed off after noGrad");
+            assertTrue(r[2]);
+        }
+    }
+
+    @Test
+    void perThreadStateIsRefusedOnAVirtualThread() throws Exception {
+        try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<Throwable> f = ex.submit(() -> {
+                try {
+                    CApi.autogradScopeEnter(AutogradScopeKind.NO_GRAD).close();
+                    return null;
+                } catch (IllegalStateException e) {
+                    return e;
+                }
+            });
+            Throwable e = f.get();
+            assertNotNull(e, "a grad-mode scope was opened on a virtual thread");
+            assertTrue(e.getMessage().contains("platform thread"), e.getMessage());
+        }
+        // On a platform thread it opens and closes.
+        CApi.autogradScopeEnter(AutogradScopeKind.NO_GRAD).close();
+    }
+
+    @Test
+    void manyThreadsGetTheSingleThreadedResults() throws Exception {
+        try (Scope s = Torch.scope()) {
+            Tensor a = Torch.arange(64).to(org.ctorch.DType.FLOAT32).reshape(new long[] {8, 8});
+            float[] want = a.matmul(a).relu().sum(new long[] {1}).toFloatArray();
+            List<Future<float[]>> fs = new ArrayList<>();
+            try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < 32; i++) {
+                    fs.add(ex.submit(() -> {
+                        try (Scope t = Scope.open()) {
+                            float[] got = null;
+                            for (int k = 0; k < 20; k++) {
+                                got = a.matmul(a).relu().sum(new long[] {1}).toFloatArray();
+                            }
+                            return got;
+                        }
+                    }));
+                }
+            }
+            for (Future<float[]> f : fs) {
+                assertArrayEquals(want, f.get());
+            }
+        }
+    }
+
+    @Test
+    void closingATensorOtherThreadsUseNeverCrashes() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            Tensor shared = Torch.ones(new long[] {256, 256});
+            CountDownLatch go = new CountDownLatch(1);
+            ConcurrentLinkedQueue<Throwable> bad = new ConcurrentLinkedQueue<>();
+            List<Thread> ts = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                ts.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        go.await();
+                        for (int k = 0; k < 50; k++) {
+                            try (Tensor r = shared.mul(2)) {
+                                assertEquals(2.0 * 256 * 256, r.sum().item());
+                            } catch (IllegalStateException closed) {
+                                return; // used after close(): refused, not a crash
+                            }
+                        }
+                    } catch (Throwable t) {
+                        bad.add(t);
+                    }
+                }));
+            }
+            go.countDown();
+            shared.close();
+            for (Thread t : ts) {
+                t.join();
+            }
+            assertTrue(bad.isEmpty(), () -> "unexpected: " + bad);
+        }
+    }
+
+    @Test
+    void aJavaForwardThatThrowsIsReportedNotFatal() {
+        try (Scope s = Torch.scope()) {
+            NnModule ok = Nn.custom("Double", xs -> new Tensor[] {xs[0].mul(2)});
+            assertArrayEquals(new float[] {2, 4}, ok.forward(Tensor.of(new float[] {1, 2})).toFloatArray());
+            NnModule bad = Nn.custom("Broken", xs -> {
+                throw new UnsupportedOperationException("forward not written yet");
+            });
+            CTorchException e = assertThrows(CTorchException.class, () -> bad.forward(Tensor.of(new float[] {1})));
+            assertNotNull(e.getCause(), "the Java exception is the cause");
+            assertInstanceOf(UnsupportedOperationException.class, e.getCause());
+            assertEquals("forward not written yet", e.getCause().getMessage());
+            // The module and the thread still work.
+            assertArrayEquals(new float[] {6}, ok.forward(Tensor.of(new float[] {3})).toFloatArray());
+            ok.close();
+            bad.close();
+        }
+    }
+}
