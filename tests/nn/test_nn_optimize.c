@@ -345,7 +345,7 @@ START_TEST(linear_in_sequential) {
 }
 END_TEST
 
-/* The packed one-row kernels (shim/nn/gemv_f32.cpp): widths that are not
+/* The packed one-row kernels (shim/infer/gemv_f32.cpp): widths that are not
  * whole 16-float chunks (300, 1000) and output counts that are not whole
  * 8-row groups (257), with and without bias, a fused ReLU. */
 static ctorch_nn_module gemv_model(int bias) {
@@ -665,7 +665,14 @@ START_TEST(torchscript_frozen_and_optimized) {
     ctorch_module none = NULL;
     CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_module_optimize_for_inference(&none, NULL, m, "methods=nope"));
     CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_module_optimize_for_inference(&none, NULL, m, "mkldnn=yes"));
+    /* reduced precisions are for module trees */
+    CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_module_optimize_for_inference(&none, NULL, m, "precision=int8-dynamic"));
+    CT_ERROR_HAS("ctorch_nn_module_optimize_for_inference");
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_module_optimize_for_inference(&none, NULL, m, "precision=fp8"));
     ck_assert_ptr_null(none);
+    CT_OK(ctorch_module_optimize_for_inference(&none, NULL, m, "precision=float32,mkldnn=0"));
+    ck_assert_ptr_nonnull(none);
+    ctorch_module_free(none);
   }
   ctorch_tensor_free(ref), ctorch_tensor_free(got);
   ctorch_string_free(report), ctorch_string_free(report0);
