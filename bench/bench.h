@@ -35,6 +35,7 @@ static inline double bench_median(double *xs, size_t n) {
 /* Each returns ns per call over `iters` calls. Tensors are ctorch handles. */
 typedef double (*bench_fn)(void *a, void *b, long iters);
 double bench_c_add(void *a, void *b, long iters);
+double bench_c_add_inplace(void *a, void *b, long iters);
 double bench_c_mul(void *a, void *b, long iters);
 double bench_c_relu(void *a, void *b, long iters);
 double bench_c_transpose(void *a, void *b, long iters);

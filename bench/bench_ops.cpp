@@ -28,6 +28,15 @@ BENCH_CPP_LOOP(cpp_transpose, at::transpose(a, 0, 1))
 BENCH_CPP_LOOP(cpp_matmul, at::matmul(a, b))
 BENCH_CPP_LOOP(cpp_dlpack, at::fromDLPack(at::toDLPack(a)))
 
+// In place: no result to keep (the C loop makes no handle either).
+double cpp_add_inplace(void *pa, void *pb, long iters) {
+  const at::Tensor &a = *static_cast<at::Tensor *>(pa);
+  const at::Tensor &b = *static_cast<at::Tensor *>(pb);
+  double t0 = bench_now();
+  for (long i = 0; i < iters; ++i) a.add_(b, 1);
+  return (bench_now() - t0) * 1e9 / double(iters);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -40,16 +49,17 @@ int main(int argc, char **argv) {
   const int rounds = env_rounds ? std::atoi(env_rounds) : quick ? 3 : 15;
   at::set_num_threads(1);
 
-  at::Tensor a = at::ones({1}), b = at::ones({1});
+  at::Tensor a = at::ones({1}), b = at::ones({1}), acc = at::ones({1});
   at::Tensor a2 = at::ones({1, 1});
   at::Tensor ma = at::ones({1024, 1024}), mb = at::ones({1024, 1024});
   at::Tensor big = at::ones({64 * 1024 * 1024});  // 256 MiB of float32
   using ctorch_bench::handle_of;
-  ctorch_tensor ha = handle_of(a), hb = handle_of(b), ha2 = handle_of(a2), hma = handle_of(ma), hmb = handle_of(mb),
+  ctorch_tensor ha = handle_of(a), hb = handle_of(b), hacc = handle_of(acc), ha2 = handle_of(a2), hma = handle_of(ma), hmb = handle_of(mb),
                 hbig = handle_of(big);
 
   std::vector<ctorch_bench::Case> cases = {
       {"add", bench_c_add, ha, hb, iters, cpp_add, &a, &b},
+      {"add_", bench_c_add_inplace, hacc, hb, iters, cpp_add_inplace, &acc, &b},
       // The same add with a handle scope open (freed at once; freed by leave).
       {"add_in_scope", bench_c_add_in_scope, ha, hb, iters, cpp_add, &a, &b},
       {"add_scope_leave", bench_c_add_scope_leave, ha, hb, iters, cpp_add, &a, &b},
@@ -71,6 +81,6 @@ int main(int argc, char **argv) {
   // The C loops and the C++ loops time themselves.
   auto time = [](bench_fn fn, void *x, void *y, long n) { return fn(x, y, n); };
   ctorch_bench::run_paired("op", cases, iters, rounds, time);
-  for (ctorch_tensor h : {ha, hb, ha2, hma, hmb, hbig}) ctorch_tensor_free(h);
+  for (ctorch_tensor h : {ha, hb, hacc, ha2, hma, hmb, hbig}) ctorch_tensor_free(h);
   return 0;
 }

@@ -31,6 +31,17 @@ C_LOOP(bench_c_relu, ctorch_relu(&r, a))
 C_LOOP(bench_c_transpose, ctorch_transpose_int(&r, a, 0, 1))
 C_LOOP(bench_c_matmul, ctorch_matmul(&r, a, b))
 
+/* add_ (in place): no result handle; the call holds a's storage for its
+ * write (write exclusivity per storage, include/ctorch.h "Threads"). */
+double bench_c_add_inplace(void *pa, void *pb, long iters) {
+  ctorch_tensor a = (ctorch_tensor)pa, b = (ctorch_tensor)pb;
+  const ctorch_scalar one = ctorch_scalar_int(1);
+  long i;
+  double t0 = bench_now();
+  for (i = 0; i < iters; ++i) CHECKED(ctorch_add__Tensor(a, b, one));
+  return (bench_now() - t0) * 1e9 / (double)iters;
+}
+
 /* add with a handle scope open: each result is recorded, then freed at once
  * (ctorch_tensor_free forgets the record), as a binding's temporary would be. */
 double bench_c_add_in_scope(void *pa, void *pb, long iters) {

@@ -207,6 +207,13 @@ class Param(Node):
     def buffer_rule(self) -> Optional[str]:
         return self.buffer_size.rule if self.buffer_size else None
 
+    @property
+    def is_seed(self) -> bool:
+        """A random seed (a uint64_t named seed): bindings take PyTorch's range
+        for it, [-2^63, 2^64-1], a negative seed s meaning 2^64 + s."""
+        return (self.name == "seed" and self.pointer == 0 and self.type is not None
+                and self.type.name == "uint64_t")
+
 
 @dataclass(eq=False)
 class Returns(_Value, Node):

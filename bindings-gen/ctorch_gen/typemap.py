@@ -96,17 +96,26 @@ def bind_argument(a: Argument, n: str, len_name: str) -> ArgBinding:
                      [f'ctorch::require_tensor({n}, "{n}");', f'ctorch_gen::OutArg {local}({n}, "{n}");'],
                      f"{local}.get()", prio=PRIO_TENSOR, requires_tensor=True, dummy=["NULL"],
                      post=[f"{local}.check();"])
-        return B([("ctorch_tensor", n)],
-                 [f'ctorch::Borrowed {local}({n}, "{n}", ctorch::Borrowed::required_t{{}});'],
+        stmts = [f'ctorch::Borrowed {local}({n}, "{n}", ctorch::Borrowed::required_t{{}});']
+        if a.is_write:
+            # An in-place argument: its storage is written by one call at a
+            # time (ctorch::WriteHold, shim/core/storage_write.h).
+            stmts.append(f'ctorch::WriteHold w_{n}({local}.get(), "{n}");')
+        return B([("ctorch_tensor", n)], stmts,
                  f"{local}.get()", prio=PRIO_TENSOR, requires_tensor=True, dummy=["NULL"])
     if isinstance(t, OptionalType) and _base(t.elem) == "Tensor":
-        return B([("ctorch_tensor", n)], [f'ctorch_gen::BorrowedOpt {local}({n}, "{n}");'],
+        stmts = [f'ctorch_gen::BorrowedOpt {local}({n}, "{n}");']
+        if a.is_write:
+            stmts += [f"ctorch::WriteHold w_{n};", f'if ({local}.get()) w_{n}.hold(*{local}.get(), "{n}");']
+        return B([("ctorch_tensor", n)], stmts,
                  f"{local}.get()", nullable=True, dummy=["NULL"])
     if isinstance(t, ListType) and _base(t.elem) == "Tensor":
         if t.size is not None:
             raise Unsupported(f"fixed-size tensor list '{ts}' (argument '{a.name}')")
-        return B([("const ctorch_tensor *", n), ("size_t", len_name)],
-                 [f'auto {local} = ctorch::tensor_list({n}, {len_name}, "{n}");'],
+        stmts = [f'auto {local} = ctorch::tensor_list({n}, {len_name}, "{n}");']
+        if a.is_write:
+            stmts.append(f'ctorch::WriteHolds w_{n}({local}, "{n}");')
+        return B([("const ctorch_tensor *", n), ("size_t", len_name)], stmts,
                  f"at::TensorList({local})", prio=PRIO_TENSOR_LIST, requires_tensor=True,
                  dummy=["ct_null_tensors", "1"])
     if isinstance(t, ListType) and isinstance(t.elem, OptionalType) and _base(t.elem.elem) == "Tensor":

@@ -25,12 +25,15 @@ module.exports = function makeConversions(E, Tensor, CtorchError, fail, check, l
   function isOpts(x) { return x !== null && typeof x === 'object' && x.constructor === Object && !ENUM_VALUES.has(x); }
   function isT(x) { return x instanceof Tensor; }
   function isNum(x) { return typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint' || x instanceof FloatScalar; }
+  // An operator's tensor argument (ops.js): a refusal names the operator and
+  // argument its R.req remembered (input.js).
   function h(x) {
     if (x instanceof Tensor) {
-      if (!x._h) throw new Error('ctorch: tensor used after dispose()');
+      if (!x._h) throw new Error(`ctorch: ${input.remembered(x) || 'a tensor argument'}: tensor used after dispose()`);
       return x._h;
     }
-    throw new TypeError(`expected a Tensor, got ${x === null ? 'null' : typeof x}`);
+    const where = x !== null && typeof x === 'object' ? input.remembered(x) : null;
+    throw new TypeError(`${where ? `${where}: ` : ''}expected a Tensor, got ${input.describe(x)}`);
   }
   function ho(x) { return x === null || x === undefined ? null : (x._is_generator ? x._h : h(x)); }
   function req(v, fn, name) {
@@ -43,25 +46,30 @@ module.exports = function makeConversions(E, Tensor, CtorchError, fail, check, l
     if (v === null || v === undefined) return 0;
     return Array.isArray(v) || ArrayBuffer.isView(v) ? v.length : (size || 1);
   }
-  function handles(v, elemOpt, opt) {
+  // fn, arg: the C function and parameter (api.js passes them; ops.js's
+  // operators are named by their dispatch instead).
+  function listWhere(fn, arg) { return fn ? `${fn}: argument '${arg}': ` : ''; }
+  function handles(v, elemOpt, opt, fn, arg) {
     if (v === null || v === undefined) {
-      if (!opt) throw new TypeError('expected a list of tensors');
+      if (!opt) throw new TypeError(`${listWhere(fn, arg)}expected a list of tensors`);
       return null;
     }
+    if (!Array.isArray(v)) throw new TypeError(`${listWhere(fn, arg)}expected a list of tensors, got ${input.describe(v)}`);
     if (v.length === 0) return EMPTY_H; // [] is a non-NULL pointer with length 0
     const a = new BigUint64Array(v.length);
-    for (let i = 0; i < v.length; i++) a[i] = elemOpt && (v[i] === null || v[i] === undefined) ? 0n : hh(v[i]);
+    const where = fn ? `${fn}: argument '${arg}'` : input.remembered(v) || 'a tensor list';
+    for (let i = 0; i < v.length; i++) a[i] = elemOpt && (v[i] === null || v[i] === undefined) ? 0n : hh(v[i], `${where}[${i}]`);
     return a;
   }
-  function i64s(v, size, opt) {
+  function i64s(v, size, opt, fn, arg) {
     if (v === null || v === undefined) {
-      if (!opt) throw new TypeError('expected a list of integers');
+      if (!opt) throw new TypeError(`${listWhere(fn, arg)}expected a list of integers`);
       return null;
     }
     if (typeof v === 'number' || typeof v === 'bigint') v = new Array(size || 1).fill(v);
     if (v.length === 0) return EMPTY_I64;
     const a = new BigInt64Array(v.length);
-    for (let i = 0; i < v.length; i++) a[i] = input.toI64(v[i], 'an int list');
+    for (let i = 0; i < v.length; i++) a[i] = input.toI64(v[i], fn ? `${fn}: argument '${arg}'` : 'an int list');
     return a;
   }
   function f64s(v, size, opt) {
@@ -257,7 +265,7 @@ module.exports = function makeConversions(E, Tensor, CtorchError, fail, check, l
     dispose() {
       const hv = this._h;
       if (hv) {
-        busyCheck(this, 'dispose()');
+        busyCheck(this, null);
         this._release();
         if (this._free) this._free(hv);
       }
@@ -270,23 +278,33 @@ module.exports = function makeConversions(E, Tensor, CtorchError, fail, check, l
   }
   // An object with a Promise call in flight (promise.js sets _busy) is the
   // worker thread's until the call ends: a synchronous call through it, or
-  // dispose(), would race with it, so it throws instead.
-  function busyCheck(x, what) {
+  // dispose(), would race with it, so it throws instead. where: the C
+  // function and parameter the object was passed as (null: its dispose()).
+  function busyCheck(x, where) {
     if (x._busy) {
-      throw new Error(`ctorch: ${x.constructor.name}.${what} while a Promise call on it is pending; await it first`);
+      const name = x.constructor.name;
+      throw new Error(where ? `ctorch: ${where}: the ${name} has a Promise call pending; await it first`
+        : `ctorch: ${name}.dispose() while a Promise call on it is pending; await it first`);
     }
   }
   function adopt(C, hv) { return hv === 0n ? null : new C(hv); }
-  function hh(x) {
-    if (x instanceof Tensor) return h(x);
-    if (x !== null && typeof x === 'object' && typeof x._h === 'bigint') {
-      if (!x._h) throw new Error('ctorch: handle used after dispose()');
-      if (x._busy) busyCheck(x, 'a call');
+  // A handle argument of C function fn's parameter arg (the generated api.js
+  // passes both, so that a refusal names them; a list passes its element's
+  // place as fn alone).
+  function hh(x, fn, arg) {
+    const where = arg === undefined ? fn : `${fn}: argument '${arg}'`;
+    if (x instanceof Tensor) {
+      if (!x._h) throw new Error(`ctorch: ${where}: tensor used after dispose()`);
       return x._h;
     }
-    throw new TypeError(`expected a ctorch handle object, got ${x === null ? 'null' : typeof x}`);
+    if (x !== null && typeof x === 'object' && typeof x._h === 'bigint') {
+      if (!x._h) throw new Error(`ctorch: ${where}: ${x.constructor.name} used after dispose()`);
+      if (x._busy) busyCheck(x, where);
+      return x._h;
+    }
+    throw new TypeError(`${where}: expected a ctorch handle object, got ${input.describe(x)}`);
   }
-  function hho(x) { return x === null || x === undefined ? null : hh(x); }
+  function hho(x, fn, arg) { return x === null || x === undefined ? null : hh(x, fn, arg); }
   function text(p) { return p === 0n ? null : koffi.decode.string(p); }
   function query(fn, Cell, ...args) { const c = new Cell(1); check(fn(c, ...args)); return Number(c[0]); }
   function bytesLen(v) { return v === null || v === undefined ? 0 : v.byteLength; }

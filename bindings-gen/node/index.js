@@ -208,7 +208,7 @@ ct.tensor = function (data, opts = {}) {
   if (opts.requiresGrad) t.requiresGrad = true;
   return t;
 };
-ct.manualSeed = (s) => api.manual_seed(BigInt(s));
+ct.manualSeed = (s) => api.manual_seed(s); // PyTorch's range for a seed (input.js, toSeed)
 ct.setNumThreads = api.set_num_threads;
 // Grad mode is libtorch's per-thread state. An async function cannot hold
 // it across `await`: while it waits, other callbacks run on the same thread
@@ -237,7 +237,7 @@ ct.inferenceMode = (fn) => autogradScope(E.ctorch_autograd_scope_kind.CTORCH_SCO
 api.Generator.prototype._is_generator = true;
 class Generator extends api.Generator {
   constructor(device = 'cpu') { super(api.generator_new(device, 67280421310721n)._take()); } // torch's default seed
-  manualSeed(s) { api.generator_set_seed(this, BigInt(s)); return this; }
+  manualSeed(s) { api.generator_set_seed(this, s); return this; }
   initialSeed() { return api.generator_initial_seed(this); }
 }
 ct.Generator = Generator;

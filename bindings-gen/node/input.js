@@ -65,6 +65,15 @@ function nameFromSource(cName, pos) {
   }
   return null;
 }
+// The operator argument R.req last remembered holding v ("add(): argument
+// 'self'"), or null.
+function remembered(v) {
+  for (let k = 1; k <= 16; k++) {
+    const i = (recent.next - k) & 15;
+    if (Object.is(recent.values[i], v)) return `${recent.fns[i]}(): argument '${recent.names[i]}'`;
+  }
+  return null;
+}
 function argName(cName, pos, v) {
   if (pos >= 0) {
     const named = nameFromSource(cName, pos);
@@ -100,21 +109,74 @@ function intOk(v, kind) {
   if (typeof v === 'bigint') { const r = RANGES[kind]; return v >= r[0] && v <= r[1]; }
   return typeof v === 'boolean';
 }
+// A seed parameter (capi.SEEDS, from api.json) takes PyTorch's range,
+// [-2^63, 2^64-1]; a negative seed s is 2^64 + s, as torch.manual_seed(s)
+// takes it (initial_seed() after manual_seed(-1) is 2^64 - 1).
+const SEED_RANGE = [-(2n ** 63n), 2n ** 64n - 1n];
+function toSeed(v, cName, pos) {
+  let b;
+  if (typeof v === 'bigint') b = v;
+  else if (typeof v === 'number' && Number.isInteger(v)) b = BigInt(v);
+  else if (typeof v === 'boolean') b = v ? 1n : 0n;
+  else {
+    const shown = typeof v === 'string' ? `'${v}'` : String(v);
+    throw new TypeError(`${argName(cName, pos, v)} must be an integer (a seed), got ${typeof v} ${shown}`);
+  }
+  if (b < SEED_RANGE[0] || b > SEED_RANGE[1]) {
+    throw new RangeError(`${argName(cName, pos, v)} = ${b}n is out of range for a seed [${SEED_RANGE[0]}, ${SEED_RANGE[1]}]`);
+  }
+  return b < 0n ? b + 2n ** 64n : b;
+}
+// A string parameter (koffi: 'String') takes a string, a buffer (the
+// functions that fill one), null, or a BigInt (text the library returned,
+// handed back to ctorch_string_free); a pointer parameter (handles, arrays,
+// buffers) anything but a number or a boolean: koffi would pass the number
+// 42 as the address 42, and the C function would read it (a crash).
+function strOk(v) { return typeof v === 'string' || v === null || ArrayBuffer.isView(v) || typeof v === 'bigint'; }
+function ptrOk(v) { return typeof v !== 'number' && typeof v !== 'boolean'; }
+function kindError(cName, pos, what, v) {
+  const shown = typeof v === 'string' ? `'${v}'` : typeof v === 'bigint' ? `${v}n` : String(v);
+  const where = argName(cName, pos, v);
+  return new TypeError(`${where.startsWith(cName) ? '' : `${cName}: `}${where} must be ${what}, got ${describe(v)} ${shown}`);
+}
+// koffi's own refusal of a value ("Unexpected Object value, expected number")
+// names no function: the C function's name goes in front.
+function named(e, cName) {
+  if (e instanceof TypeError && /^(Unexpected \w+ value|Expected \d+ arguments)/.test(e.message)) {
+    e.message = `${cName}: ${e.message}`;
+  }
+  return e;
+}
+// Every C function of the API is wrapped by one that checks its integer,
+// seed, string and pointer arguments first (the wrapper keeps koffi's .async
+// and .info).
 function guardIntegers(F) {
+  const capi = require('./capi');
+  const SEEDS = capi.SEEDS || {}, CONTEXT = capi.CONTEXT_ARGS || {};
   for (const [name, fn] of Object.entries(F)) {
-    const ints = fn.info.arguments.map((a, i) => [i, a.type.primitive]).filter(([, p]) => p in RANGES);
-    if (!ints.length) continue;
-    const n = fn.info.arguments.length;
+    const seeds = SEEDS[name] || [], context = CONTEXT[name] || [];
+    const prims = fn.info.arguments.map((a) => a.type.primitive);
+    const tests = [];
+    prims.forEach((p, i) => {
+      if (seeds.includes(i)) tests.push(`a${i} = toSeed(a${i}, name, ${i});`);
+      else if (p in RANGES) tests.push(`if (!intOk(a${i}, '${p}')) throw intError(name, ${i}, '${p}', a${i});`);
+      else if (p === 'String') tests.push(`if (!strOk(a${i})) throw kindError(name, ${i}, 'a string', a${i});`);
+      else if (p === 'Pointer' && !context.includes(i)) tests.push(`if (!ptrOk(a${i})) throw kindError(name, ${i}, 'an object, array or buffer', a${i});`);
+    });
+    const n = prims.length;
     const params = Array.from({ length: n }, (_, i) => `a${i}`).join(', ');
-    const tests = ints.map(([i, p]) => `if (!intOk(a${i}, '${p}')) throw intError(name, ${i}, '${p}', a${i});`);
     // A function of the same arity (no rest parameters): V8 inlines it into the caller.
-    const make = new Function('fn', 'name', 'intOk', 'intError',
-      `return function ${name}(${params}) {\n  ${tests.join('\n  ')}\n  return fn(${params});\n};`);
-    const g = make(fn, name, intOk, intError);
+    const make = new Function('fn', 'name', 'intOk', 'intError', 'toSeed', 'strOk', 'ptrOk', 'kindError', 'named',
+      `return function ${name}(${params}) {\n  ${tests.join('\n  ')}\n` +
+      `  try { return fn(${params}); } catch (e) { throw named(e, name); }\n};`);
+    const g = make(fn, name, intOk, intError, toSeed, strOk, ptrOk, kindError, named);
     g.info = fn.info;
+    const check = new Function('name', 'intOk', 'intError', 'toSeed', 'strOk', 'ptrOk', 'kindError',
+      `return function (${params}) {\n  ${tests.join('\n  ')}\n  return [${params}];\n};`)(
+      name, intOk, intError, toSeed, strOk, ptrOk, kindError);
     g.async = function (...args) {
-      for (const [i, p] of ints) if (!intOk(args[i], p)) throw intError(name, i, p, args[i]);
-      return fn.async(...args);
+      const checked = check(...args.slice(0, n));
+      return fn.async(...checked, ...args.slice(n));
     };
     F[name] = g;
   }
@@ -210,10 +272,11 @@ function loaderOptions(opts) {
     throw new RangeError(`DataLoader: batchSize must be a positive integer, got ${typeof bs === 'bigint' ? `${bs}n` : String(bs)}`);
   }
   const seed = opts.seed === undefined ? 0n : opts.seed;
-  if (!((typeof seed === 'number' && Number.isSafeInteger(seed)) || typeof seed === 'bigint') || seed < 0) {
-    throw new RangeError(`DataLoader: seed must be a non-negative integer, got ${String(seed)}`);
+  if (!((typeof seed === 'number' && Number.isSafeInteger(seed)) || typeof seed === 'bigint')) {
+    throw new TypeError(`DataLoader: seed must be an integer, got ${describe(seed)} ${String(seed)}`);
   }
+  // The range (PyTorch's for a seed, a negative one meaning 2^64 + s): the C call's check (toSeed).
   return { batchSize: bs, shuffle: !!opts.shuffle, seed: BigInt(seed), dropLast: !!opts.dropLast, transform: opts.transform };
 }
 
-module.exports = { guardIntegers, remember, setCallers, toI64, tensorData, typedFor, loaderOptions };
+module.exports = { describe, guardIntegers, remember, remembered, setCallers, toI64, tensorData, typedFor, loaderOptions };

@@ -12,9 +12,20 @@ module.exports = function defineTraining(ct, rt) {
   class Optimizer extends api.Optimizer {
     constructor(kind, params, options = {}) {
       const opts = api.optim_options_default_v2(OPT_KINDS[kind]);
+      const where = `ctorch_optimizer_new_v2: argument 'options'`;
+      const num = (k, v) => {
+        // koffi would refuse it naming no function or field.
+        if (typeof v !== 'number' && typeof v !== 'boolean') {
+          throw new TypeError(`${where}: option '${k}' must be a number, got ${input.describe(v)} ${String(v)}`);
+        }
+        return typeof v === 'boolean' ? Number(v) : v; // koffi aborts the process on a boolean in an int field
+      };
       for (const [k, v] of Object.entries(options)) {
-        if (k === 'betas') { opts.beta1 = v[0]; opts.beta2 = v[1]; } else if (k in opts) opts[k] = v;
-        else throw new TypeError(`unknown optimizer option '${k}'`);
+        if (k === 'betas') {
+          if (!Array.isArray(v) || v.length !== 2) throw new TypeError(`${where}: option 'betas' must be [beta1, beta2]`);
+          opts.beta1 = num('betas', v[0]); opts.beta2 = num('betas', v[1]);
+        } else if (k in opts) opts[k] = num(k, v);
+        else throw new TypeError(`${where}: unknown optimizer option '${k}'`);
       }
       // An nn.Module (its ._m handle): every parameter, recursive, in
       // parameters()'s order (ctorch_optimizer_new_from_module_v2); else a list.

@@ -5,6 +5,7 @@
 #include "dispatch/boxed_rules.h"
 
 #include "core/internal.h"
+#include "core/storage_write.h"
 #include "core/value.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -254,6 +255,23 @@ void check_out_results(const ctorch_op_s &op, const torch::jit::Stack &s, const 
   }
 }
 
+// Every argument the schema writes (Tensor(a!), Tensor(a!)?, Tensor(a!)[]):
+// its storage held for the call, as the typed wrappers hold it.
+std::vector<ctorch::WriteHold> hold_written(const ctorch_op_s &op, const torch::jit::Stack &s) {
+  std::vector<ctorch::WriteHold> holds;
+  const auto &params = op.h.schema().arguments();
+  for (size_t i = 0; i < params.size() && i < s.size(); ++i) {
+    if (!params[i].alias_info() || !params[i].alias_info()->isWrite()) continue;
+    const char *name = params[i].name().c_str();
+    if (s[i].isTensor()) {
+      holds.emplace_back(s[i].toTensor(), name);
+    } else if (s[i].isTensorList()) {
+      for (const at::Tensor &t : s[i].toTensorList().vec()) holds.emplace_back(t, name);
+    }
+  }
+  return holds;
+}
+
 // The typed path's checks, by name (boxed_rules.h): enum ranges, guards.
 void apply_rules(const ctorch_op_s &op, const torch::jit::Stack &s) {
   if (const char *why = unsafe_reason(op))
@@ -310,6 +328,7 @@ void call(ctorch_value *out, ctorch_op h, const ctorch_value *args, size_t nargs
   const ctorch_op_s &op = op_of(h);
   torch::jit::Stack s = build_stack(op, args, nargs, kw_names, kw_values, nkw);
   const std::vector<const c10::TensorImpl *> outs = check_out_args(op, s);
+  const std::vector<ctorch::WriteHold> holds = hold_written(op, s);
   if (checked) apply_rules(op, s);
   if (checked && op.rules && op.rules->shape_guard)
     ctorch::boxed::call_shape_guarded(op.h, s);

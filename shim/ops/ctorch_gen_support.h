@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/internal.h"
+#include "core/storage_write.h"
 
 #include <ATen/core/ATen_fwd.h>
 #ifdef CTORCH_GEN_DIMNAME  // see dimname() below
@@ -119,12 +120,14 @@ void require_no_overlap(const at::Tensor &t, const char *arg);
 // into it (1.13: quantized mean.out, `result = quantize_per_tensor(...)`),
 // which on a borrowed tensor drops the caller's reference (use after free)
 // and leaks the new one. check() afterwards reports that as an error: the
-// caller's tensor does not hold the result.
+// caller's tensor does not hold the result. Its storage is held for the call
+// (ctorch::WriteHold).
 [[noreturn, gnu::cold, gnu::noinline]] void fail_out_replaced(const char *arg);
 class OutArg {
  public:
   OutArg(ctorch_tensor h, const char *arg) : t_(ctorch::own(h)), impl_(t_.unsafeGetTensorImpl()), arg_(arg) {
     require_writable(t_, arg);
+    hold_.hold(t_, arg);
   }
   at::Tensor &get() noexcept { return t_; }
   void check() const {
@@ -135,6 +138,7 @@ class OutArg {
   at::Tensor t_;
   c10::TensorImpl *impl_;
   const char *arg_;
+  ctorch::WriteHold hold_;
 };
 
 // int[N] / SymInt[N] with N >= 2, checked as the schema says: libtorch's

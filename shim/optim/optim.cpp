@@ -4,6 +4,7 @@
 #include "optim_internal.h"
 #include "optim_py.h"
 #include "models/models.h"
+#include "core/storage_write.h"
 
 #include <caffe2/serialize/read_adapter_interface.h>
 
@@ -511,7 +512,9 @@ CTORCH_API ctorch_status ctorch_optimizer_step(ctorch_optimizer opt) {
   Optim &o = held.o;
   if (o.kind == CTORCH_OPTIM_LBFGS)
     ctorch::fail_arg("opt", "LBFGS steps with a closure: use ctorch_optimizer_step_closure");
-  ctorch::GradLocks locks(all_params(o), &o.grad_nodes);  // the step reads every .grad: a backward elsewhere waits
+  std::vector<at::Tensor> params = all_params(o);
+  ctorch::WriteHolds writes(params, "opt");  // the step writes every parameter
+  ctorch::GradLocks locks(params, &o.grad_nodes);  // the step reads every .grad: a backward elsewhere waits
   if (!ctorch::optim::step_multi_tensor(o)) o.opt->step();
   CTORCH_CATCH
 }
@@ -538,6 +541,9 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
     return at::scalar_tensor(loss, at::kDouble);
   };
   at::Tensor loss;
+  // The parameters are written by the update; the closure runs on this
+  // thread, so its own in-place writes to them pass (storage_write.h).
+  ctorch::WriteHolds writes(all_params(o), "opt");
   if (ctorch::optim::steps_itself(o)) {
     {  // Python's step(closure): the closure with grad mode on, then the update
       at::AutoGradMode on(true);

@@ -3,7 +3,6 @@ defaults, overloads, out= and in-place forms, Tensor methods and operators,
 autograd, optimizers, data, DLPack with PyTorch, checkpoints, errors, the
 native memory counter and the ABI check; and that the package pip-installs."""
 import array
-import ctypes
 import math
 import os
 import subprocess
@@ -476,7 +475,7 @@ class BoundaryChecks(unittest.TestCase):
     torch.tensor takes and words its refusals, each iterator of a loader has
     its own epoch, modules can be disposed."""
 
-    def assertRefused(self, fn, *words, exc=(OverflowError, ctypes.ArgumentError)):
+    def assertRefused(self, fn, *words, exc=OverflowError):
         with self.assertRaises(exc) as cm:
             fn()
         for w in words:
@@ -491,8 +490,8 @@ class BoundaryChecks(unittest.TestCase):
         self.assertRefused(lambda: ctorch.ops.narrow.default(ctorch.arange(10), True, 2 ** 64 + 1, 2), "'start'")  # slow path
         self.assertRefused(lambda: ctorch.sum(t, dim=[2 ** 63]), "'dim'")
         self.assertRefused(lambda: ctorch.data.DataLoader(t, batch_size=2 ** 64 + 2), "'batch_size'")
-        self.assertRefused(lambda: ctorch.manual_seed(-1), "'seed'", "uint64_t")
-        self.assertRefused(lambda: ctorch.manual_seed("7"), "'seed'", exc=(TypeError, ctypes.ArgumentError))
+        self.assertRefused(lambda: ctorch.manual_seed(2 ** 64), "'seed'", "out of range for a seed")
+        self.assertRefused(lambda: ctorch.manual_seed("7"), "'seed'", exc=TypeError)
         # The edges themselves pass.
         self.assertEqual((ctorch.zeros([1], dtype=ctorch.int64) + (2 ** 63 - 1)).item(), 2 ** 63 - 1)
         self.assertEqual((ctorch.zeros([1], dtype=ctorch.int64) + (-2 ** 63)).item(), -2 ** 63)

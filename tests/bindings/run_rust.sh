@@ -17,6 +17,7 @@
 #                 included; then rust_reach.py's count.
 #   example NAME: builds examples/rust/NAME.rs (dev profile) and runs it with
 #                 the remaining arguments.
+#   program NAME: the same for tests/bindings/NAME.rs (a test program).
 # Skipped (77) without cargo or pkg-config, or when crates.io (the pkg-config
 # crate) cannot be reached. The modes share CARGO_TARGET_DIR (cargo locks it
 # itself, so ctest -j runs them side by side); each keeps its own cargo.log.
@@ -158,20 +159,20 @@ reach)
   "$CARGO_TARGET_DIR/debug/rust-reach"
   exec python3 "$src/tests/bindings/rust_reach.py" "$api" "$crates/ctorch/src" --list
   ;;
-example)
+example|program)
   name=$1
   shift
-  project "rust-example-$name"
-  cp "$src/examples/rust/$name.rs" src/main.rs
+  project "rust-$mode-$name"
+  if [ "$mode" = example ]; then cp "$src/examples/rust/$name.rs" src/main.rs; else cp "$src/tests/bindings/$name.rs" src/main.rs; fi
   # The dev profile, as sweep, reach and compile_fail build: the ctorch crate
   # (thousands of generated wrappers) then compiles once per build tree for
   # all of them, not a second time optimised (205 s under load) for code whose
   # work is done inside libctorch.
   cargo_run build --quiet || { network_skip; cat cargo.log; echo "FAIL: cargo build"; exit 1; }
-  exec "$CARGO_TARGET_DIR/debug/rust-example-$name" "$@"
+  exec "$CARGO_TARGET_DIR/debug/rust-$mode-$name" "$@"
   ;;
 *)
-  echo "usage: run_rust.sh compile_fail|sweep|doc|doctest|reach|example ..." >&2
+  echo "usage: run_rust.sh compile_fail|sweep|doc|doctest|reach|example|program ..." >&2
   exit 2
   ;;
 esac

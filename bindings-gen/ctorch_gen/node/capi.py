@@ -97,6 +97,16 @@ def emit_capi(doc: Api) -> str:
     sizes = {f.name: {p.name: p.buffer_size.to_json() for p in f.params if p.buffer_size is not None}
              for f in doc.functions if any(p.buffer_size is not None for p in f.params)}
     out.append(f"exports.BUFFER_SIZES = {json.dumps(sizes)};")
+    # The seed parameters by position (input.js: PyTorch's range for seeds).
+    seeds = {f.name: [i for i, p in enumerate(f.params) if p.is_seed]
+             for f in doc.functions if not f.inline and any(p.is_seed for p in f.params)}
+    out.append(f"exports.SEEDS = {json.dumps(seeds)};")
+    # The void * parameters the library only hands back to a callback
+    # (user_data, ctx): any value, numbers included (input.js checks the
+    # other pointer parameters).
+    ctx = {f.name: [i for i, p in enumerate(f.params) if p.type.kind == "void" and p.name in ("user_data", "ctx")]
+           for f in doc.functions}
+    out.append(f"exports.CONTEXT_ARGS = {json.dumps({k: v for k, v in ctx.items() if v})};")
     funcs = {f.name: f for f in doc.functions}
     called = {}
 
@@ -415,7 +425,7 @@ class _Wrapper(SlotWriter):
         self.after: List[str] = []  # right after the call, whatever its status (C memory to free)
 
     def query_arg(self, f, q, src):
-        return f"$R.hh({js_name(src)})" if q.type.kind == "handle" else js_name(src)
+        return f"$R.hh({js_name(src)}, {f.name!r}, {q.name!r})" if q.type.kind == "handle" else js_name(src)
 
     def query(self, f, out, args, k):
         v = f"q{k}"
@@ -483,6 +493,7 @@ class _Wrapper(SlotWriter):
 
     def argument(self, s):  # "int_arrays", "array", "in"
         p, n, t, k = s.p, js_name(s.p.name), s.p.type, s.p.type.kind
+        f = self.f
         opt = p.nullable
         if p.array and p.array.element_length:  # a list of int lists (shapes), in C memory
             self.pre.append(f"const [p_{n}, l_{n}, free_{n}] = $R.i64arrays({n});")
@@ -490,15 +501,17 @@ class _Wrapper(SlotWriter):
             self.cargs.append(f"p_{n}")
         elif p.array:
             if k == "handle":
-                self.cargs.append(f"$R.handles({n}, {str(bool(p.elements_nullable)).lower()}, {str(bool(opt)).lower()})")
+                self.cargs.append(f"$R.handles({n}, {str(bool(p.elements_nullable)).lower()}, {str(bool(opt)).lower()}, "
+                                  f"{f.name!r}, {p.name!r})")
             elif k == "int":
-                self.cargs.append(f"$R.i64s({n}, 0, {str(bool(opt)).lower()})")
+                self.cargs.append(f"$R.i64s({n}, 0, {str(bool(opt)).lower()}, {f.name!r}, {p.name!r})")
             elif k == "float":
                 self.cargs.append(f"$R.f64s({n}, 0, {str(bool(opt)).lower()})")
             else:  # strings (koffi takes a JS array) and bytes (a TypedArray or Buffer)
                 self.cargs.append(f"$R.dflt({n}, null)" if opt else n)
         elif k == "handle":
-            self.cargs.append(f"$R.hho({n})" if opt else f"$R.hh({n})")
+            # The C function and parameter: named by a refusal (convert.js).
+            self.cargs.append(f"$R.{'hho' if opt else 'hh'}({n}, {f.name!r}, {p.name!r})")
             if p.ownership == "freed":
                 self.post.insert(0, f"{n}._release();")
         elif k == "string":

@@ -60,6 +60,8 @@ def _h_out_value(p: Param, v: str) -> str:
 class _Wrapper(SlotWriter):
     """A header function's typed Python wrapper, slot by slot (hplan.SlotWriter)."""
 
+    raw = False  # an argument converted by its argtype (_ints): may raise ctypes.ArgumentError
+
     def query_arg(self, f, q, src):
         return f"_h({py_name(src)})" if q.type.kind == "handle" else py_name(src)
 
@@ -162,8 +164,10 @@ class _Wrapper(SlotWriter):
             cargs.append(f"(1 if {n} else 0)")
         elif p.negative:  # an enum's value held in an int, None = a negative value
             cargs.append(f"(-1 if {n} is None else int({n}))")
+            self.raw = True
         else:
             cargs.append(n)
+            self.raw = True  # converted by its argtype (_ints): may raise ctypes.ArgumentError
 
 
 def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
@@ -173,6 +177,7 @@ def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
     sig = [py_name(p.name) for p in e.ins]
     w = _Wrapper(f, funcs).walk()
     cp, pre, post, cargs, rets = w.plan, w.pre, w.post, w.cargs, w.rets
+    raw = w.raw
     call = f"_lib.{f.name}({', '.join(cargs)})"
     lines = [f"def {name}({', '.join(sig)}):", f"    {f.doc!r}"]
     lines += ["    " + s for s in pre]
@@ -192,7 +197,7 @@ def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
         # The documented value-returning functions (text, ids, names).
         rt = f.returns.type
         lines.append(f"    return {'_text(' + call + ')' if rt.kind == 'string' else call}")
-        return name, "\n".join(lines) + "\n"
+        return name, "\n".join(_unwrapping(lines) if raw else lines) + "\n"
     else:
         lines.append(f"    _st = {call}")
         if cp.freed_always:
@@ -202,7 +207,16 @@ def header_function(e: Planned, funcs: dict) -> Tuple[str, str]:
     lines += ["    " + s for s in post]
     if rets:
         lines.append(f"    return {rets[0] if len(rets) == 1 else '(' + ', '.join(rets) + ')'}")
-    return name, "\n".join(lines) + "\n"
+    return name, "\n".join(_unwrapping(lines) if raw else lines) + "\n"
+
+
+def _unwrapping(lines: List[str]) -> List[str]:
+    """The body (after the def and its docstring) inside a try that raises
+    the error an argument's converter raised (_ints: OverflowError,
+    TypeError) instead of ctypes.ArgumentError, which wraps it in a text:
+    one exception type for one error. The try costs nothing unless raised."""
+    return (lines[:2] + ["    try:"] + ["    " + s for s in lines[2:]]
+            + ["    except _c.ArgumentError as _e:", "        raise _ints.unwrap(_e) from None"])
 
 
 _LISTS: Dict[str, dict] = {}
@@ -217,7 +231,7 @@ def emit_api(doc: Api) -> str:
            "owned by objects that free them, caller buffers sized by buffer_size, array",
            "lengths taken from the lists. Handle types other than ctorch_tensor get a class",
            '(Optimizer, DataLoader, ...) whose methods are the functions named after it."""',
-           "import ctypes as _c", "", "from . import _capi, _rt",
+           "import ctypes as _c", "", "from . import _capi, _ints, _rt",
            "from ._rt import (lib as _lib, wrap as _wrap, raise_status as _raise, "
            "byref as _byref, tensor_array as _tensor_array, int_array as _int_array, float_array as _float_array, int_arrays as _int_arrays, "
            "str_array as _str_array, "

@@ -106,6 +106,13 @@ def emit_capi(doc: Api, build_lib: Optional[str]) -> str:
         args = ", ".join(ctypes_of(p, doc) for p in f.params)
         out.append(f"    {f.name!r}: ({ret}, ({args}{',' if len(f.params) == 1 else ''})),")
     out.append("}")
+    out.append("# name: positions of its seed parameters (_ints: PyTorch's range for seeds)")
+    out.append("SEEDS = {")
+    for f in doc.functions:
+        pos = tuple(i for i, p in enumerate(f.params) if p.is_seed)
+        if pos and not f.inline:
+            out.append(f"    {f.name!r}: {pos!r},")
+    out.append("}")
     out += [""]
     out += inline_functions(doc)
     out += ["", "def bind(lib):", '    """Sets restype/argtypes of every function of lib."""',
@@ -337,9 +344,12 @@ def op_function(f: Function, doc: Optional[Api] = None) -> Tuple[str, str]:
     lines = [f"def {fname}({sig}):", f"    {op.schema!r}"]
     lines += ["    " + s for s in body]
     call = f"{_cfn(f)}({', '.join(cargs)})"
-    slow = ([f"try:", f"    _st = {call}", "except AttributeError:",
-             f"    _bad_tensor({op.qualified_name!r}, {', '.join(tensor_required)})", "    raise"]
-            if tensor_required else [f"_st = {call}"])
+    # The slow path converts through argtypes (_ints): a refused value comes
+    # back as the converter's own error, not ctypes.ArgumentError.
+    slow = ([f"try:", f"    _st = {call}"]
+            + (["except AttributeError:", f"    _bad_tensor({op.qualified_name!r}, {', '.join(tensor_required)})",
+                "    raise"] if tensor_required else [])
+            + ["except _ArgumentError as _e:", "    raise _unwrap(_e) from None"])
     if fargs is None:
         lines += ["    " + s for s in slow]
     else:
@@ -454,8 +464,10 @@ def emit_ops(doc: Api) -> str:
            "one dispatcher per name over its overloads (ops.<name>), the public ones",
            'exported to ctorch, ctorch.nn/linalg/fft/special, and as Tensor methods."""',
            "from ctypes import byref as _byref, c_void_p as _c_void_p, c_int64 as _c_int64, "
-           "c_double as _c_double, c_int as _c_int, c_int32 as _c_int32, c_size_t as _c_size_t",
+           "c_double as _c_double, c_int as _c_int, c_int32 as _c_int32, c_size_t as _c_size_t, "
+           "ArgumentError as _ArgumentError",
            "from . import _rt",
+           "from ._ints import unwrap as _unwrap",
            "from ._api import read_tensor_list as _wrap_list",
            "from ._rt import (Tensor as _Tensor, Scalar as _Scalar, wrap as _wrap, "
            "raise_status as _raise, tho as _tho, tensor_array as _tensor_array, scalar as _scalar, "

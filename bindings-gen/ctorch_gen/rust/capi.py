@@ -126,6 +126,8 @@ def _in(p: Param, arrays_len: dict) -> Tuple[Optional[str], List[str], str]:
                 return f"{v}: Option<{enum_type(p.enum)}>", [], f"{v}.map_or({keep}, |x| x.0 as {pt})"
             if p.boolean:
                 return f"{v}: bool", [], f"{v} as {pt}"
+            if p.is_seed:  # PyTorch's range for seeds (crate::IntoSeed)
+                return f"{v}: impl crate::IntoSeed", [], f"crate::IntoSeed::into_seed({v})"
             return f"{v}: {pt}", [], f"{v}"
         if p.pointer == 1:
             return f"{v}: Option<{pt}>", [], f"{v}.as_ref().map_or(::std::ptr::null(), |x| x as *const {pt})"

@@ -22,6 +22,7 @@ success.
 import ctypes
 import operator
 import sys
+import threading
 
 _RANGES = {}
 for _t, _bits, _signed in ((ctypes.c_int64, 64, True), (ctypes.c_uint64, 64, False),
@@ -98,6 +99,26 @@ def i64_list(xs):
     return (_c_int64 * len(xs))(*xs)
 
 
+# ctypes reports an error raised by an argtype's from_param as
+# ctypes.ArgumentError("argument 3: OverflowError: ..."), dropping the error
+# itself; the converters below keep it here for unwrap().
+_refused = threading.local()
+
+
+def _keep(e):
+    _refused.error = e
+    return e
+
+
+def unwrap(e):
+    """The converter's own error (OverflowError, TypeError) that ctypes wrapped
+    into the ArgumentError e (the generated _api functions raise it instead:
+    one exception type for one error), else e."""
+    kept = getattr(_refused, "error", None)
+    _refused.error = None
+    return kept if kept is not None and str(kept) in str(e) else e
+
+
 def _checked_int(base):
     class Checked(base):
         @classmethod
@@ -108,7 +129,10 @@ def _checked_int(base):
                     return base(v)
             elif isinstance(v, ctypes._SimpleCData):
                 return v
-            return base(as_int(v, base))
+            try:
+                return base(as_int(v, base))
+            except (OverflowError, TypeError) as e:
+                raise _keep(e)
     Checked.__name__ = f"checked_{base.__name__}"
     return Checked
 
@@ -119,17 +143,51 @@ class _CheckedDouble(ctypes.c_double):
         if type(v) is float or type(v) is int or isinstance(v, ctypes.c_double):
             return v if isinstance(v, ctypes.c_double) else ctypes.c_double(v)
         if isinstance(v, (str, bytes)) or not hasattr(v, "__float__"):
-            raise TypeError(f"{where(v)} must be a number (double), got {type(v).__name__} {v!r}")
+            raise _keep(TypeError(f"{where(v)} must be a number (double), got {type(v).__name__} {v!r}"))
         return ctypes.c_double(float(v))
 
 
 _CHECKED = {t: _checked_int(t) for t in _RANGES}
 _CHECKED[ctypes.c_double] = _CheckedDouble
 
+SEED_MIN, SEED_MAX = I64_MIN, (1 << 64) - 1
 
-def install(lib, prototypes):
+
+def seed(value):
+    """A seed in PyTorch's range [-2^63, 2^64-1] as the uint64 it means: a
+    negative seed s is 2^64 + s (torch.manual_seed(-1).initial_seed() is
+    2^64 - 1)."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{where(value)} must be an integer (a seed), got {type(value).__name__} {value!r}") from None
+    if SEED_MIN <= v <= SEED_MAX:
+        return v + (1 << 64) if v < 0 else v
+    raise OverflowError(f"{where(value)} = {value} is out of range for a seed [{SEED_MIN}, {SEED_MAX}] "
+                        f"(Overflow when unpacking long)")
+
+
+class _Seed(ctypes.c_uint64):
+    @classmethod
+    def from_param(cls, v):
+        if isinstance(v, ctypes.c_uint64):
+            return v
+        try:
+            return ctypes.c_uint64(seed(v))
+        except (OverflowError, TypeError) as e:
+            raise _keep(e)
+
+
+def install(lib, prototypes, seeds=None):
     """Replaces the integer and double argtypes of every function in
-    prototypes (name -> (restype, argtypes), _capi.PROTOTYPES) by checking ones."""
+    prototypes (name -> (restype, argtypes), _capi.PROTOTYPES) by checking
+    ones; the seed parameters (name -> positions, _capi.SEEDS) take seeds."""
+    if seeds is None:
+        from . import _capi
+        seeds = getattr(_capi, "SEEDS", {})
     for name, (_res, args) in prototypes.items():
         if any(a in _CHECKED for a in args):
-            getattr(lib, name).argtypes = tuple(_CHECKED.get(a, a) for a in args)
+            checked = [_CHECKED.get(a, a) for a in args]
+            for i in seeds.get(name, ()):
+                checked[i] = _Seed
+            getattr(lib, name).argtypes = tuple(checked)

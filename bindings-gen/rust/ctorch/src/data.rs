@@ -23,8 +23,8 @@ use crate::{capi, nn, Device, Error, Result, Tensor};
 impl crate::DataLoader {
     /// `DataLoader(TensorDataset(data, targets), batch_size, shuffle, drop_last)`: batches
     /// along dimension 0; shuffled per epoch with a generator seeded from `seed` and the
-    /// epoch (ctorch_data_loader_new; the loader keeps its own references).
-    pub fn new(data: &Tensor, targets: Option<&Tensor>, batch_size: i64, shuffle: bool, seed: u64,
+    /// epoch (ctorch_data_loader_new; the loader keeps its own references); seed: [`crate::IntoSeed`].
+    pub fn new(data: &Tensor, targets: Option<&Tensor>, batch_size: i64, shuffle: bool, seed: impl crate::IntoSeed,
                drop_last: bool) -> Result<crate::DataLoader> {
         capi::data_loader_new(data, targets, batch_size, shuffle, seed, drop_last)
     }

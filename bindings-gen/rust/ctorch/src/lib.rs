@@ -31,13 +31,22 @@
 //! # Threads
 //!
 //! The C contract (ctorch.h, "Threads"): any thread may call any function and use or
-//! free any handle; distinct objects may be used concurrently, but concurrent use of
-//! one object (an in-place operator on a tensor, a step of an optimizer) must be
-//! serialised by the caller, as in libtorch. So the handle types are `Send` (move a
-//! tensor, module, optimizer, loader, ... to another thread) and not `Sync` (share
-//! one through a `Mutex`). Handles bound to the thread that made them are neither:
-//! the scopes (grad mode, autocast, streams, handle scopes), profiler and tracer
-//! sessions, and the autograd ctx a callback borrows.
+//! free any handle; distinct objects may be used concurrently. The handle types are
+//! `Send` (move a tensor, module, optimizer, loader, ... to another thread) and not
+//! `Sync` (share one through a `Mutex`). Handles bound to the thread that made them
+//! are neither: the scopes (grad mode, autocast, streams, handle scopes), profiler
+//! and tracer sessions, and the autograd ctx a callback borrows.
+//!
+//! Two `Tensor`s may share one storage (`shallow_clone`, a view, `detach`,
+//! `ops::alias`), and each may go to its own thread. So the library checks tensor
+//! writes per storage: while a call writes a tensor (an in-place or `out=` operator,
+//! an optimizer's step writing its parameters), another thread's call writing the
+//! same storage returns an [`Error`] with status `sys::CTORCH_BUSY` naming the
+//! function and argument, and changes nothing. Writes to storages of their own never
+//! get BUSY. Reads are not checked: a read of a storage another thread is writing at
+//! that moment computes from some elements before the write and some after (values
+//! unspecified, no crash). Optimizers, loaders, schedulers and grad scalers are
+//! exclusive, checked the same way.
 #![allow(non_snake_case)]
 
 pub use ctorch_sys as sys;
@@ -607,20 +616,52 @@ impl TensorDict {
     }
 }
 
+/// A seed in PyTorch's range, [-2^63, 2^64-1]: an unsigned seed as it is, a
+/// negative one s as 2^64 + s, as `torch.manual_seed(s)` takes it (so
+/// `manual_seed(-1)` seeds with 18446744073709551615, PyTorch's `initial_seed()`).
+pub trait IntoSeed {
+    /// The seed as the library takes it (C's `uint64_t`).
+    fn into_seed(self) -> u64;
+}
+macro_rules! into_seed {
+    ($($t:ty),*) => {$(
+        impl IntoSeed for $t {
+            #[inline]
+            fn into_seed(self) -> u64 {
+                // Sign-extended to 64 bits, then 2^64 + s for a negative s.
+                self as i64 as u64
+            }
+        }
+    )*};
+}
+into_seed!(i8, i16, i32, i64, isize, u8, u16, u32);
+impl IntoSeed for u64 {
+    #[inline]
+    fn into_seed(self) -> u64 {
+        self
+    }
+}
+impl IntoSeed for usize {
+    #[inline]
+    fn into_seed(self) -> u64 {
+        self as u64
+    }
+}
+
 impl Generator {
-    /// `torch.Generator(device).manual_seed(seed)` (ctorch_generator_new).
-    pub fn new(device: Device, seed: u64) -> Result<Generator> {
+    /// `torch.Generator(device).manual_seed(seed)` (ctorch_generator_new); seed: [`IntoSeed`].
+    pub fn new(device: Device, seed: impl IntoSeed) -> Result<Generator> {
         abi_once();
         let mut h = std::ptr::null_mut();
-        check(unsafe { sys::ctorch_generator_new(&mut h, device.c(), seed) })?;
+        check(unsafe { sys::ctorch_generator_new(&mut h, device.c(), seed.into_seed()) })?;
         unsafe { Generator::from_raw(h) }.ok_or_else(|| Error::binding("ctorch_generator_new returned NULL"))
     }
 }
 
-/// Seeds every default generator (`torch.manual_seed`).
-pub fn manual_seed(seed: u64) {
+/// Seeds every default generator (`torch.manual_seed`); seed: [`IntoSeed`].
+pub fn manual_seed(seed: impl IntoSeed) {
     abi_once();
-    unsafe { sys::ctorch_manual_seed(seed) };
+    unsafe { sys::ctorch_manual_seed(seed.into_seed()) };
 }
 
 /// Runs `f` with gradient recording off on this thread (`with torch.no_grad():`).
