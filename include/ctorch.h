@@ -63,17 +63,34 @@
  *   when the handle is in a global: free handles before exit.
  *
  * Threads.  Functions may be called from any thread. Distinct tensors may
- *   be used concurrently; concurrent mutation of one tensor (in-place ops,
- *   .grad, requires_grad) must be serialised by the caller, as in libtorch.
+ *   be used concurrently. Tensor data writes are exclusive per storage,
+ *   enforced: while a call writes a tensor (an in-place or out= argument,
+ *   Tensor(a!) in its schema, also by name through ctorch_op_call; an
+ *   optimizer's step writing its parameters), a call on another thread that
+ *   writes the same storage, through any handle that shares it (the same
+ *   tensor, ctorch_tensor_ref, a view, detach, alias), returns CTORCH_BUSY
+ *   naming the function and argument and does nothing. The thread holding
+ *   the storage may write it again inside that call (a step closure). Writes
+ *   to different storages never get BUSY; two threads writing disjoint
+ *   slices of one storage do (the storage is the unit). Reads are not held:
+ *   a read of a storage during another thread's write of it computes from
+ *   values before or after that write, element by element (unspecified
+ *   results, no crash); a write that reallocates the storage (resize_ past
+ *   its capacity, set_) while another thread reads it is a use of freed
+ *   memory, so the caller serialises such writes with readers. Two storages
+ *   made from one memory (two from_blob or DLPack imports of one buffer) are
+ *   two storages. Metadata (.grad, requires_grad): below.
  *   The last error, handle scopes and grad-mode scopes are per thread.
  *
  * Sharing one handle between threads (serving one model from N threads).
  *   "Concurrent" below means any number of threads at once on the SAME
  *   handle; "exclusive" means no other call may use that handle meanwhile.
  *   - ctorch_tensor: reads are concurrent (an input to any op, metadata,
- *     copy_to, data_ptr, to_dlpack); a write (in-place or out= op, resize_,
- *     requires_grad, grad, zero_grad, a backward accumulating into it) is
- *     exclusive. Free a handle only once no other thread uses it.
+ *     copy_to, data_ptr, to_dlpack); a write of its data (in-place or out=
+ *     op) is exclusive per storage, enforced (Threads above); a write of its
+ *     metadata (resize_, requires_grad, grad, zero_grad, a backward
+ *     accumulating into it) is exclusive. Free a handle only once no other
+ *     thread uses it.
  *   - ctorch_nn_module: forward (ctorch_nn_module_forward, _forward_n,
  *     _forward_first, _forward_child) is concurrent in eval mode, under
  *     no_grad, inference mode or with grad recording (each call records its
