@@ -28,8 +28,8 @@ the pair is compared on the commit's own inputs instead, else on BASE's. A
 commit that only moved code must change nothing; the others say which
 feature changed what.
 
-Not run by ctest (a pair of trees is the question, not one build); issue 52
-and docs/architecture.md ("Changing the generator") use it.
+Not run by ctest (a pair of trees is the question, not one build);
+docs/architecture.md ("Changing the generator") says when to use it.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ module.exports = function makeConversions(E, Tensor, CtorchError, fail, check, l
 
   // The enum values (ct.float32, ct.strided, ct.channels_last) are frozen plain
   // objects too: not an options bag, so `ct.ops.view.dtype(u, ct.bool)` passes
-  // the dtype as the positional argument it is (issue 51: "missing argument 'dtype'").
+  // the dtype as the positional argument it is ("missing argument 'dtype'").
   const ENUM_VALUES = new WeakSet();
   function enumValue(o) { ENUM_VALUES.add(Object.freeze(o)); return o; }
   function isOpts(x) { return x !== null && typeof x === 'object' && x.constructor === Object && !ENUM_VALUES.has(x); }

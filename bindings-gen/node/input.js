@@ -1,5 +1,5 @@
 'use strict';
-// Input checks of the Node binding (issue 51, items 13 and 14): what JS
+// Input checks of the Node binding: what JS
 // values may cross into C, refused with an error naming the argument
 // instead of wrapped, truncated or turned into NaN on the way.
 

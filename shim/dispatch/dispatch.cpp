@@ -48,7 +48,7 @@ std::string full_name(const c10::OperatorName &n) {
 }
 
 // Operators the typed path would never expose as safe: flagged in
-// unsafe_ops.txt, or named _unsafe (issue 51: they build data without the
+// unsafe_ops.txt, or named _unsafe (they build data without the
 // checks their checked twins make).
 const char *unsafe_reason(const ctorch_op_s &op) {
   if (op.rules && op.rules->unsafe) return op.rules->unsafe;

@@ -1,5 +1,5 @@
 """Range checks for every integer (and the type of every number) that
-crosses into C, by parameter name (issue 51, item 13).
+crosses into C, by parameter name.
 
 ctypes converts a Python int to a C integer by masking: c_int64(2**70) is
 0, c_int64(2**64 + 2) is 2, so `zeros([2**64 + 2])` made a tensor of 2

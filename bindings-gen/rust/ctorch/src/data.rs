@@ -118,7 +118,7 @@ pub fn set_num_threads(n: i32) -> Result<()> {
     capi::set_num_threads(n)
 }
 
-// ---- bytes and streams (issue 51): torch.save and NumPy files through
+// ---- bytes and streams: torch.save and NumPy files through
 // std::io::Write / Read, with the bytes of the file forms ----
 
 /// The bytes a `ctorch_*_to_buffer` function copies out: asks for the
