@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Three models, several ways, same weights, outputs compared (issue 45 item 1).
+"""Three models, several ways, same weights, outputs compared.
 
 Run through bench/compare/run, which finds the torch 2.15.0 venv (with
 transformers, onnxruntime, torchvision from scripts/torch-env), builds the C
@@ -55,7 +55,7 @@ its first output; the table gives max |difference| against torch eager. Per
 point: p50 and p99 of the per-call wall times (with few calls p99 is about
 the max), throughput (items/s from the mean), and each as a ratio to ctorch's
 best path (p50 ratio > 1: slower than ctorch; throughput ratio < 1: slower).
-On a GPU (--device cuda, issue 50 item 7) every way runs there: the C
+On a GPU (--device cuda) every way runs there: the C
 program with MODEL_BENCH_DEVICE set, Python with the model and inputs
 moved, each call synchronised before its time is taken; the AOTInductor
 packages are compiled for the device; ONNX Runtime runs only if its wheel has
@@ -331,10 +331,10 @@ def timed_ways(a, name, d):
     if a.aoti:
         ways["ctorch AOTI (C)"] = lambda b, t, it, o: [c_bin, "aoti", f"{d}/model_b{b}{aoti_suffix(a.device)}.pt2",
                                                        f"{d}/in_b{b}.safetensors", str(it), str(t), o]
-    for opts in a.aoti_c:  # AOTInductor options from C (issue 50 item 3)
+    for opts in a.aoti_c:  # AOTInductor options from C
         ways[aoti_c_way(opts)] = lambda b, t, it, o, opts=opts: [
             c_bin, "aoti", a.aoti_c[opts][b], f"{d}/in_b{b}.safetensors", str(it), str(t), o]
-    # issue 50 item 2: the two inference optimisers, each way timed alone
+    # The two inference optimisers, each way timed alone
     ways["ctorch TorchScript optimised (C)"] = lambda b, t, it, o: [
         c_bin, "jit-optimized", export_torchscript(name, d, b, a.device), f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["ctorch module optimised (C)"] = lambda b, t, it, o: [

@@ -295,7 +295,7 @@ func stringArray(v []string) (**C.char, C.size_t, func()) {
 	}
 	// An empty, non-nil slice is a valid empty list: a non-NULL pointer (one
 	// slot allocated) with length 0. Slicing the slot out of a zero-capacity
-	// slice panicked here (issue 51: 70 functions, SaveDict among them).
+	// slice panicked here (70 functions, SaveDict among them).
 	n := len(v)
 	if n == 0 {
 		n = 1

@@ -1,6 +1,6 @@
 package ctorch
 
-// The short forms of a training program (issue 43): an optimizer in one
+// The short forms of a training program: an optimizer in one
 // statement, loaders a for loop ranges over, and Must/Catch for code that
 // would rather not check every call's error.
 

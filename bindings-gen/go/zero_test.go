@@ -1,6 +1,6 @@
 package ctorch
 
-// Issue 43: no exported function or method of package ctorch panics on nil
+// No exported function or method of package ctorch panics on nil
 // or zero values; each returns an error (or does nothing, as Free).
 
 import (
@@ -14,7 +14,7 @@ import (
 
 func TestExportsListed(t *testing.T) { zerocall.CheckComplete(t, ".", exportedFuncs, exportedTypes) }
 
-// Issue 51: an operator api.json marks unsafe (ops_json.unsafe) exists only as
+// An operator api.json marks unsafe (ops_json.unsafe) exists only as
 // Unchecked<Name>; its ordinary name (and Opts form) does not.
 func TestUnsafeOperatorsOnlyUnchecked(t *testing.T) {
 	if _, ok := exportedFuncs["UncheckedXRemoveBatchDim"]; !ok { // killed the process on a bool tensor
@@ -63,7 +63,7 @@ func TestNilAndZeroValuesDoNotPanic(t *testing.T) {
 	}
 }
 
-// The cases issue 43 names, and that a nil handle is an error, not a success.
+// The cases a nil argument reaches, and that a nil handle is an error, not a success.
 func TestNilHandlesAreErrors(t *testing.T) {
 	var tn *Tensor
 	tn.Free()

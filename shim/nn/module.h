@@ -1,4 +1,4 @@
-// The module layer's internal interface (issue 21): the Module base class
+// The module layer's internal interface: the Module base class
 // every built-in, container and custom module derives from, the parsed
 // arguments of constructors and forwards, and the registry of built-in
 // kinds. The C API (api.cpp) and every layer file (layers_*.cpp) include

@@ -194,7 +194,7 @@ std::unique_ptr<torch::optim::Optimizer> construct_as_is(ctorch_optimizer_kind k
 // libtorch 2.x's optimizers merge each group's options with the defaults
 // by comparison: a field equal to the options' constructor default (SGD's
 // lr 1e-3, a momentum of 0, ...) is taken from the optimizer's defaults
-// instead (seen 2026-11-24 with 2.15.0: a loaded state whose group lr was
+// instead (seen with 2.15.0: a loaded state whose group lr was
 // 0.001 came back with the defaults' 0.1). A group's options are what its
 // caller or file says: set again after construction (a no-op on 1.13).
 std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,

@@ -1,4 +1,4 @@
-// The multi-tensor ("foreach") and fused optimizer steps (issue 37): every
+// The multi-tensor ("foreach") and fused optimizer steps: every
 // first-order kind as the installed PyTorch's torch.optim does it with
 // foreach=True (the functions _multi_tensor_<kind> of torch/optim/<kind>.py)
 // or fused=True (_fused_<kind>), op for op with the same ATen calls and the
