@@ -18,7 +18,10 @@ def generate(doc: Api, out: str, build_lib, include, copy_tree, write_if_changed
     write_if_changed(os.path.join(out, "pom.xml"), pom.replace("@CTORCH_VERSION@", doc.ctorch_version)
                      .replace("@TORCH_ABI@", doc.library.torch_abi))
     rawdir = os.path.join(out, SRC, "raw")
-    write_if_changed(os.path.join(rawdir, "ApiInfo.java"), info.emit(doc, build_lib))
+    write_if_changed(os.path.join(rawdir, "ApiInfo.java"), info.emit(doc))
+    if build_lib:
+        write_if_changed(os.path.join(out, "src", "main", "resources", "org", "ctorch", "raw", "build.properties"),
+                         info.build_properties(build_lib))
     for name, text in raw.emit(doc).items():
         write_if_changed(os.path.join(rawdir, name), text)
     files, _skipped = ops.emit(doc)

@@ -20,28 +20,60 @@ final class Native {
     private static volatile long nextGc;
 
     static {
-        // The library's ABI must be the one this package was generated for (api.json's abi_hash).
         Scratch s = Scratch.get();
         long m = s.mark();
         try {
-            MemorySegment out = s.allocate(ADDRESS);
-            int st = RawApi.abi_hash(out);
-            String hash = st == 0 ? out.get(ADDRESS, 0).reinterpret(256).getString(0) : "(ctorch_abi_hash failed)";
-            if (!hash.equals(ApiInfo.ABI_HASH) && !"1".equals(System.getenv("CTORCH_IGNORE_ABI"))) {
-                throw new UnsatisfiedLinkError("ctorch: the library loaded from " + org.ctorch.raw.NativeLibrary.loadedFrom()
-                        + " has ABI " + hash + "; this package was generated for " + ApiInfo.ABI_HASH
-                        + " (ctorch " + ApiInfo.CTORCH_VERSION + ", libtorch " + ApiInfo.TORCH_VERSION + ")");
-            }
             // Error tickets: a failed call's status names its message in ctorch's log, so the
             // message does not depend on which OS thread reads it (a virtual thread may run on
             // another carrier after the call).
-            check(RawApi.set_error_tickets(MemorySegment.NULL, 1));
+            int st = RawApi.set_error_tickets(MemorySegment.NULL, 1);
+            if (st != 0) {
+                throw new UnsatisfiedLinkError("ctorch: " + error(st).getMessage());
+            }
+            checkIdentity(s);
             MemorySegment c = s.allocate(ADDRESS);
             check(RawApi.memory_cpu_counter(c));
             COUNTER = c.get(ADDRESS, 0).reinterpret(8);
             nextGc = COUNTER.get(JAVA_LONG, 0) + GC_STEP;
         } finally {
             s.reset(m);
+        }
+    }
+
+    /**
+     * The load check every binding makes (docs/packages.md, "The load check"): the library
+     * refuses when a libtorch of another release is loaded beside it; its ctorch and libtorch
+     * versions must be those this package was generated for, then its ABI hash
+     * (CTORCH_IGNORE_ABI=1 skips the last two, never the first).
+     */
+    private static void checkIdentity(Scratch s) {
+        String[] got = new String[3];
+        String[] names = {"ctorch_version", "ctorch_torch_version", "ctorch_abi_hash"};
+        for (int i = 0; i < 3; i++) {
+            MemorySegment out = s.allocate(ADDRESS);
+            int st = switch (i) {
+                case 0 -> RawApi.version(out);
+                case 1 -> RawApi.torch_version(out);
+                default -> RawApi.abi_hash(out);
+            };
+            if (st != 0) {
+                throw new UnsatisfiedLinkError("ctorch: " + names[i] + " refused (the library loaded from "
+                        + org.ctorch.raw.NativeLibrary.loadedFrom() + "): " + error(st).getMessage());
+            }
+            got[i] = string(out.get(ADDRESS, 0));
+        }
+        if ("1".equals(System.getenv("CTORCH_IGNORE_ABI"))) {
+            return;
+        }
+        if (!got[0].equals(ApiInfo.CTORCH_VERSION) || !got[1].equals(ApiInfo.TORCH_VERSION)) {
+            throw new UnsatisfiedLinkError("ctorch: the loaded libctorch (" + org.ctorch.raw.NativeLibrary.loadedFrom()
+                    + ") is " + got[0] + " built for libtorch " + got[1] + "; this package was generated for libctorch "
+                    + ApiInfo.CTORCH_VERSION + " built for libtorch " + ApiInfo.TORCH_VERSION
+                    + " (use that library: CTORCH_LIB, or the natives jar of this version)");
+        }
+        if (!got[2].equals(ApiInfo.ABI_HASH)) {
+            throw new UnsatisfiedLinkError("ctorch: the loaded libctorch has ABI " + got[2]
+                    + "; this package was generated for " + ApiInfo.ABI_HASH);
         }
     }
 

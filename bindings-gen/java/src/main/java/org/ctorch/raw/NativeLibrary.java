@@ -15,12 +15,13 @@ import java.util.Properties;
 /**
  * Finds and opens libctorch once per process, and looks its symbols up.
  *
- * <p>Where it looks, in order: the {@code CTORCH_LIB} environment variable (or the
- * {@code ctorch.lib} system property): a library file or a directory holding the SONAME;
- * a natives jar on the class path ({@code org/ctorch/native/<classifier>/natives.properties}),
- * extracted once to a cache directory; the build tree this package was generated in (a
- * development build only); the SONAME through the system loader ({@code LD_LIBRARY_PATH},
- * the loader cache). Nothing is ever downloaded. When none loads, the error lists every
+ * <p>Where it looks (bindings-gen/native_lookup.json): the {@code CTORCH_LIB} environment
+ * variable (or the {@code ctorch.lib} system property), a library file or a directory holding
+ * the SONAME, and nothing else; else a natives jar on the class path
+ * ({@code org/ctorch/native/<classifier>/natives.properties}), extracted once to a cache
+ * directory, and nothing else (the package's own library); else the build tree this package
+ * was generated in (a development build only); else the SONAME through the system loader
+ * ({@code LD_LIBRARY_PATH}, the loader cache). Nothing is ever downloaded. When none loads, the error lists every
  * place tried and why each failed.
  */
 public final class NativeLibrary {
@@ -67,12 +68,13 @@ public final class NativeLibrary {
             Path p = Path.of(env);
             candidates.add((Files.isDirectory(p) ? p.resolve(ApiInfo.SONAME) : p).toAbsolutePath());
         } else {
+            // A natives jar carries this package's own library: that one and nothing else
+            // (bindings-gen/native_lookup.json, "own_library").
             Path jar = fromNativesJar(tried);
             if (jar != null) {
                 candidates.add(jar);
-            }
-            if (ApiInfo.BUILD_LIB != null) {
-                candidates.add(Path.of(ApiInfo.BUILD_LIB));
+            } else if (buildLib() != null) {
+                candidates.add(Path.of(buildLib()));
             }
         }
         for (Path p : candidates) {
@@ -84,7 +86,7 @@ public final class NativeLibrary {
                 tried.add(p + ": " + e.getMessage());
             }
         }
-        if (env == null || env.isEmpty()) {
+        if ((env == null || env.isEmpty()) && candidates.isEmpty()) {
             for (String name : ApiInfo.LOAD_NAMES) {
                 try {
                     SymbolLookup l = SymbolLookup.libraryLookup(name, Arena.global());
@@ -174,6 +176,21 @@ public final class NativeLibrary {
             return null;
         }
         return dir.resolve(props.getProperty("load", ApiInfo.SONAME));
+    }
+
+    /** The build tree's library (build.properties beside this class, written by the generator
+     * in a build tree only), or null. */
+    private static String buildLib() {
+        try (InputStream in = NativeLibrary.class.getResourceAsStream("build.properties")) {
+            if (in == null) {
+                return null;
+            }
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("lib");
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     /** A resource of the class path or of any module (the natives jar is a plain jar: the

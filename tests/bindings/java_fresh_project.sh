@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A fresh Maven project that declares ONE dependency, the natives artifact of
+# this build (org.ctorch:ctorch-native-torch<M.m>, classifier linux-x86_64,
+# whose pom brings org.ctorch:ctorch), from a local Maven repository of the
+# artifacts `scripts/package java` writes, compiles and runs the first Java program of
+# docs/bindings-java.md (README.md's, where it has one) with the ctorch jar on
+# the module path (the named module org.ctorch) and nothing of the build tree
+# (no CTORCH_LIB: the library is extracted from the natives jar to a cache
+# folder under WORK), and checks that it prints what its "// prints ..."
+# comment says. Skipped (77) as run_java.sh skips.
+# Usage: java_fresh_project.sh SOURCE_DIR BUILD_DIR WORK
+set -uo pipefail
+src=$1 build=$2 work=$3
+env_line=$("$src/tests/bindings/run_java.sh" env - -)
+rc=$?
+if [ $rc -ne 0 ]; then echo "$env_line"; exit $rc; fi
+export "$env_line"
+set -e
+rm -rf "$work"
+mkdir -p "$work/app/src/main/java"
+CTORCH_PACKAGE_BUILD=$build "$src/scripts/package" --out "$work/dist" java >"$work/package.log" 2>&1 ||
+  { cat "$work/package.log"; echo "FAIL: scripts/package java"; exit 1; }
+# The artifacts laid out as a Maven repository (a local one, reached as file:).
+repo=$work/repo
+natjar=$(cd "$work/dist" && ls ctorch-native-torch*-linux-x86_64.jar)
+nat=${natjar%%-[0-9]*}
+version=${natjar#"$nat"-}
+version=${version%-linux-x86_64.jar}
+for a in ctorch "$nat"; do
+  mkdir -p "$repo/org/ctorch/$a/$version"
+  cp "$work/dist/$a-$version.pom" "$work/dist/$a-$version"*.jar "$repo/org/ctorch/$a/$version/"
+done
+prog=$(python3 - "$src" <<'PY'
+import re, sys
+for doc in ("README.md", "docs/bindings-java.md"):
+    text = open(f"{sys.argv[1]}/{doc}", encoding="utf-8").read()
+    blocks = re.findall(r"^```java\n(.*?)^```$", text, re.M | re.S)
+    if blocks:
+        print(f"{doc}\n{blocks[0]}", end="")
+        break
+PY
+)
+echo "the program: ${prog%%$'\n'*}'s first Java block"
+main=$(sed -n 's/^public class \([A-Za-z0-9_]*\).*/\1/p' <<<"${prog#*$'\n'}" | head -1)
+printf '%s' "${prog#*$'\n'}" >"$work/app/src/main/java/$main.java"
+cat >"$work/app/pom.xml" <<POM
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>fresh</artifactId>
+  <version>1</version>
+  <properties>
+    <maven.compiler.release>22</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <repositories>
+    <repository><id>ctorch-local</id><url>file://$repo</url></repository>
+  </repositories>
+  <dependencies>
+    <dependency>
+      <groupId>org.ctorch</groupId>
+      <artifactId>$nat</artifactId>
+      <version>$version</version>
+      <classifier>linux-x86_64</classifier>
+    </dependency>
+  </dependencies>
+  <build>
+    <!-- Maven 3.8's default compiler plugin (3.1) predates release 22. -->
+    <plugins><plugin><artifactId>maven-compiler-plugin</artifactId><version>3.14.0</version></plugin></plugins>
+  </build>
+</project>
+POM
+# Maven's local repository caches released artifacts for good: this build's are fetched anew.
+m2=${HOME}/.m2/repository/org/ctorch
+rm -rf "$m2"
+export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+(cd "$work/app" && mvn -B -q package dependency:build-classpath -Dmdep.outputFile=cp.txt) >"$work/mvn.log" 2>&1 ||
+  { cat "$work/mvn.log"; echo "FAIL: mvn package of the fresh project"; exit 1; }
+cp=$(cat "$work/app/cp.txt")
+jar=$(tr ':' '\n' <<<"$cp" | grep "/ctorch-$version.jar$")
+natives=$(tr ':' '\n' <<<"$cp" | grep -- "-linux-x86_64.jar$")
+# The ctorch jar on the module path (a named module), the natives jar on the class path.
+out=$(env -u CTORCH_LIB -u LD_LIBRARY_PATH CTORCH_CACHE_DIR="$work/cache" "$JAVA_HOME/bin/java" \
+  --enable-native-access=org.ctorch --module-path "$jar" --add-modules org.ctorch \
+  -cp "$work/app/target/classes:$natives" "$main" 2>&1) || { echo "$out"; echo "FAIL: the program failed"; exit 1; }
+echo "$out"
+grep -q "^WARNING" <<<"$out" && { echo "FAIL: the JVM warned"; exit 1; }
+# The block says what it prints (a "// prints ..." comment): that line, exactly.
+want=$(sed -n 's|.*// prints \(.*\)$|\1|p' <<<"$prog" | head -1)
+[ -n "$want" ] || { echo "FAIL: the program's block has no '// prints ...' comment"; exit 1; }
+grep -qxF "$want" <<<"$out" || { echo "FAIL: the program did not print: $want"; exit 1; }
+ls "$work/cache"/*/libctorch.so.* >/dev/null || { echo "FAIL: nothing was extracted to $work/cache"; exit 1; }
+echo "a fresh Maven project with one dependency ($nat:$version:linux-x86_64) ran the program; the library came from the natives jar"
+rm -rf "$m2"
