@@ -56,6 +56,11 @@ def main(argv=None) -> int:
                 "rust": rust_package.generate, "java": java_package.generate}[a.lang]
     # (the Rust crates link through pkg-config and ignore build_lib; only cgo takes include)
     generate(doc, a.out, a.build_lib, a.include, copy_tree, write_if_changed, HERE)
+    # Every package ships the project's licence file beside its metadata's
+    # licence field (each Rust crate is packed from its own folder).
+    lic = read_text(os.path.join(HERE, os.pardir, "LICENSE"))
+    for d in [os.path.join(a.out, c) for c in ("ctorch-sys", "ctorch")] if a.lang == "rust" else [a.out]:
+        write_if_changed(os.path.join(d, "LICENSE"), lic)
     return 0
 
 

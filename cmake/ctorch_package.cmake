@@ -45,40 +45,26 @@ endif()
 # cmake --install.
 set(_ctorch_doc_src ${CMAKE_CURRENT_BINARY_DIR}/package-doc)
 string(TIMESTAMP _ctorch_deb_date "%a, %d %b %Y %H:%M:%S +0000" UTC)  # honours SOURCE_DATE_EPOCH
-# The license is the one the project's packages declare (the Node package's
-# "license": BSD-3-Clause), written out in full as lintian asks.
-string(TIMESTAMP _ctorch_year "%Y" UTC)
+# The licence is LICENSE's, written out in full in Debian's format as lintian
+# asks: its copyright line, then its text with each line indented and each
+# blank line a " ." line.
+file(READ ${PROJECT_SOURCE_DIR}/LICENSE _ctorch_license)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/LICENSE)
+string(REGEX MATCH "Copyright \\(c\\) ([^\n]*)" _ctorch_copyright "${_ctorch_license}")
+set(_ctorch_copyright "${CMAKE_MATCH_1}")
+string(REGEX REPLACE "^.*\n\n(Redistribution)" "\\1" _ctorch_license "${_ctorch_license}")
+string(STRIP "${_ctorch_license}" _ctorch_license)
+string(REPLACE "\n\n" "\n.\n" _ctorch_license "${_ctorch_license}")
+string(REPLACE "\n" "\n " _ctorch_license "${_ctorch_license}")
 file(WRITE ${_ctorch_doc_src}/copyright
   "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
   "Upstream-Name: ctorch\n"
   "Upstream-Contact: ${CTORCH_PACKAGE_MAINTAINER}\n"
   "\n"
   "Files: *\n"
-  "Copyright: ${_ctorch_year} the ctorch contributors\n"
+  "Copyright: ${_ctorch_copyright}\n"
   "License: BSD-3-Clause\n"
-  " Redistribution and use in source and binary forms, with or without\n"
-  " modification, are permitted provided that the following conditions\n"
-  " are met:\n"
-  " 1. Redistributions of source code must retain the above copyright\n"
-  "    notice, this list of conditions and the following disclaimer.\n"
-  " 2. Redistributions in binary form must reproduce the above copyright\n"
-  "    notice, this list of conditions and the following disclaimer in the\n"
-  "    documentation and/or other materials provided with the distribution.\n"
-  " 3. Neither the name of the copyright holder nor the names of its\n"
-  "    contributors may be used to endorse or promote products derived from\n"
-  "    this software without specific prior written permission.\n"
-  " .\n"
-  " THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS\n"
-  " \"AS IS\" AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT\n"
-  " LIMITED TO, THE IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR\n"
-  " A PARTICULAR PURPOSE ARE DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT\n"
-  " HOLDER OR CONTRIBUTORS BE LIABLE FOR ANY DIRECT, INDIRECT, INCIDENTAL,\n"
-  " SPECIAL, EXEMPLARY, OR CONSEQUENTIAL DAMAGES (INCLUDING, BUT NOT\n"
-  " LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR SERVICES; LOSS OF USE,\n"
-  " DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON ANY\n"
-  " THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT\n"
-  " (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE\n"
-  " OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.\n")
+  " ${_ctorch_license}\n")
 file(WRITE ${_ctorch_doc_src}/changelog.Debian
   "ctorch (${_ctorch_deb_version}) unstable; urgency=medium\n\n"
   "  * Packaged from ctorch ${PROJECT_VERSION} with CPack (scripts/package),\n"

@@ -30,6 +30,8 @@ for c in ctorch-sys ctorch; do
   f=$tmp/dist/$c-$version.crate
   [ -f "$f" ] || { echo "FAIL: no $c-$version.crate"; exit 1; }
   tar xzf "$f" -C "$tmp/crates"
+  cmp -s "$tmp/crates/$c-$version/LICENSE" "$src/LICENSE" || { echo "FAIL: $c-$version.crate does not ship the project's LICENSE"; exit 1; }
+  grep -qx 'license = "BSD-3-Clause"' "$tmp/crates/$c-$version/Cargo.toml" || { echo "FAIL: $c's Cargo.toml does not name BSD-3-Clause"; exit 1; }
 done
 if grep -rq "$build" "$tmp/crates"; then echo "FAIL: a crate names the build tree"; exit 1; fi
 

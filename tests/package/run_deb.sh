@@ -69,6 +69,10 @@ for l in "$libdir"/libctorch*.so.*-torch*; do
   if readelf -d "$l" | grep -Eq '\((RPATH|RUNPATH)\)'; then echo "FAIL: $l has an RPATH"; exit 1; fi
 done
 [ "$(pkg-config --modversion ctorch)" = "$version" ]
+for p in "${debs[@]}"; do  # each names the licence, LICENSE's text in full
+  grep -q "^License: BSD-3-Clause$" "/usr/share/doc/$p/copyright" && grep -q "EVEN IF ADVISED OF THE POSSIBILITY" "/usr/share/doc/$p/copyright" ||
+    { echo "FAIL: /usr/share/doc/$p/copyright does not carry LICENSE"; exit 1; }
+done
 
 cd "$tmp"
 # Nothing from a build tree: no LD_LIBRARY_PATH, no CTORCH_LIB, no PKG_CONFIG_PATH.

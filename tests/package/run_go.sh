@@ -33,6 +33,7 @@ python3 -m zipfile -e "$zip" "$tmp/src"
 mod=$tmp/src/ctorch-go-$version
 [ "$(head -n1 "$mod/go.mod")" = "module $path" ] || fail "go.mod does not name the module $path"
 grep -qx "const Version = \"$version\"" "$mod/enums_gen.go" || fail "the module's Version is not $version"
+cmp -s "$mod/LICENSE" "$src/LICENSE" || fail "the module does not ship the project's LICENSE"
 for f in cgo_gen.go nn/cgo_gen.go; do
   grep -qx '// #cgo pkg-config: ctorch' "$mod/$f" || fail "$f does not take cgo's flags from pkg-config"
 done

@@ -23,7 +23,7 @@ tgz=$tmp/dist/ctorch-$version.tgz
 tar tzf "$tgz" | sort >"$tmp/files.txt"
 cat "$tmp/files.txt"
 for f in index.js errors.js tensor.js convert.js serialize.js training.js capi.js ops.js api.js nn.js nn_classes.js \
-  promise.js input.js index.d.ts package.json; do
+  promise.js input.js index.d.ts package.json LICENSE; do
   grep -qx "package/$f" "$tmp/files.txt" || { echo "FAIL: the tarball lacks $f"; exit 1; }
 done
 if grep -q build_config "$tmp/files.txt"; then echo "FAIL: the tarball names a build tree (build_config.json)"; exit 1; fi

@@ -66,6 +66,9 @@ done
 [ "$soname" = "libctorch.so.0-torch$torch_mm" ] || { echo "FAIL: ctorch/lib holds '$soname', not one library"; exit 1; }
 runpath=$(readelf -d "$tmp/whl/ctorch/lib/$soname" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 [ "$runpath" = '$ORIGIN/../../torch/lib' ] || { echo "FAIL: the library's RUNPATH is '$runpath'"; exit 1; }
+grep -qx "License-Expression: BSD-3-Clause" "$tmp"/whl/ctorch-"$version".dist-info/METADATA &&
+  cmp -s "$tmp"/whl/ctorch-"$version".dist-info/licenses/LICENSE "$src/LICENSE" ||
+  { echo "FAIL: the wheel does not name BSD-3-Clause and ship the project's LICENSE:"; ls -R "$tmp"/whl/*.dist-info; exit 1; }
 grep -qx "Requires-Dist: torch==$torch_mm.\*" "$tmp"/whl/ctorch-"$version".dist-info/METADATA ||
   { echo "FAIL: METADATA does not require torch==$torch_mm.*:"; cat "$tmp"/whl/*.dist-info/METADATA; exit 1; }
 # The CPython floor is torch's (2.15.0: >=3.11), not a lower one pip would
