@@ -28,7 +28,7 @@
  *   --dump     writes the state dict, the inputs ("input.K") and the
  *              reference outputs ("output.K") to a safetensors file, so
  *              another program can serve the same weights and inputs and
- *              compare (bench/serve_bench.py)
+ *              compare (bench/probes/serve_bench.py)
  *   --start-at waits until that wall-clock time (ms since the epoch) after
  *              building the model, so N processes serve at the same moment
  *   --latencies appends every request's latency (ms, one a line) to PATH

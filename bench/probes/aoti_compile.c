@@ -15,7 +15,7 @@
  * "transformer_fused" under no_grad (the layer's fast path: one
  * aten::_transformer_encoder_layer_fwd per layer, kept as one op in the
  * package and run by AOTI's proxy executor), to compare them
- * (docs/inference-benchmarks.md); bench/aoti_transformer.py is the Python-only control.
+ * (docs/inference-benchmarks.md); bench/probes/aoti_transformer.py is the Python-only control.
  *
  * Usage: [CTORCH_BENCH_PROFILE=1] aoti_compile WORKDIR [THREADS]
  * Prints per model: the compile time, max |package - eager| at batch 1 and

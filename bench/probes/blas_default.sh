@@ -7,9 +7,9 @@
 # those names), so the system's alternative is left as it is: no root, and
 # nothing changes for other processes. Needs libblas3, liblapack3 and
 # libopenblas0-openmp. The method and a run's figures: docs/inference-benchmarks.md.
-# Usage: bench/blas_default.sh [BUILD_DIR=build] [ROUNDS=2]
+# Usage: bench/probes/blas_default.sh [BUILD_DIR=build] [ROUNDS=2]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build} rounds=${2:-2}
 netlib=/usr/lib/x86_64-linux-gnu/blas/libblas.so.3
 openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3

@@ -1,5 +1,5 @@
 """Modules on a CUDA device: for each case, ctorch's module
-(bench/gpu_nn.c, built with ctorch_nn_new) against the same torch.nn module
+(bench/probes/gpu_nn.c, built with ctorch_nn_new) against the same torch.nn module
 from Python, on cuda:0, from the same seeds:
 - equality: initial parameters (bit-identical expected: the same draws on the
   device's generator), the first forward's output and the gradients after

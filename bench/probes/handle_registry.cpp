@@ -8,7 +8,7 @@
 // (the result) and one release (its free): the output gives that sum for
 // each as a fraction of a ctorch add's per-call time, measured here too
 // (the library's add includes the tensor slots).
-// Usage: build/bench/handle_registry [iterations]
+// Usage: build/bench/probes/handle_registry [iterations]
 #include "core/internal.h"
 
 #include <ATen/Parallel.h>

@@ -1,7 +1,7 @@
 /* The Python bridge's container conversion: CPU time and
  * resident-memory growth of ctorch_py_to_value on a Python list of N ints
  * and of N floats (default N = 5,000,000), one conversion each, in one
- * process: build/bench/pybridge_list [N] (built where
+ * process: build/bench/probes/pybridge_list [N] (built where
  * libctorch_python is). docs/benchmarks.md, "Handle
  * registry and scopes", has the figures and the method. */
 #include <ctorch.h>

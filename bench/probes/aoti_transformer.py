@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python-only control for bench/aoti_compile.c's Transformer: the same
+"""The Python-only control for bench/probes/aoti_compile.c's Transformer: the same
 network made in Python (Linear(28, 64), two
 TransformerEncoderLayer(64, 4 heads, feed-forward 128, batch_first), Flatten,
 Linear(1792, 10)) on [B, 28, 28], eager against AOTInductor packages made

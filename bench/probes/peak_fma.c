@@ -1,8 +1,8 @@
-// bench/compare/peak_fma.c: one core's fp32 FMA peak, measured (GEMM rates
+// bench/probes/peak_fma.c: one core's fp32 FMA peak, measured (GEMM rates
 // are stated against it). 16 independent accumulators of 512-bit FMAs, then 12 of 256-bit FMAs,
 // best of 5 rounds. Each half is compiled for its instruction set and run only where the CPU
 // has it (an AVX2-only machine prints the 256-bit figure alone), so one build runs anywhere.
-// Build and run: cc -O2 bench/compare/peak_fma.c -o peak_fma && ./peak_fma
+// Build and run: cc -O2 bench/probes/peak_fma.c -o peak_fma && ./peak_fma
 // (Zen 4 runs a 512-bit FMA as two 256-bit halves: both figures come out equal there,
 // 117.5 and 117.6 GFLOP/s.)
 #include <immintrin.h>

@@ -16,7 +16,7 @@ N processes each with its own model, same weights, same inputs.
      own model, started at the same wall-clock moment (--start-at).
 
 Run it with the Python whose torch is the C build's libtorch:
-  ~/.cache/ctorch/torch-2.15.0/bin/python bench/serve_bench.py \
+  ~/.cache/ctorch/torch-2.15.0/bin/python bench/probes/serve_bench.py \
       --serve build-torch2.15.0/examples/serve --out serve-2.15.md
 Every worker uses 1 intra-op thread (set in each thread; OMP_NUM_THREADS=1 in
 every child), so N workers use N cores. Latency is service time (dequeue to

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The model of tests/models/make_aoti_package.py in Python: eager forward
 time, and the same package loaded and run by Python's own AOTI loader, for
-comparison with bench/aoti_run (C). Run with the Python whose torch made the
+comparison with bench/probes/aoti_run (C). Run with the Python whose torch made the
 package (CTORCH_TORCH_PYTHON).
 
     aoti_eager.py PACKAGE [RUNS]"""

@@ -7,7 +7,7 @@ Per thread count: best of ROUNDS rounds of the median of N calls. GFLOP/s.
 Runs under PyPI's torch 2.x (MKL) and Debian's python3-torch 1.13.1 (OpenBLAS: addmm and
 linear only, the others absent there). Environment: ROUNDS (5), THREADS ("1,2"), OUT (the
 JSON, default gemm.json here; it also records the torch, its BLAS, the CPU and its flags,
-and the load). State the rates against bench/compare/peak_fma.c's figure."""
+and the load). State the rates against bench/probes/peak_fma.c's figure."""
 import os, re, sys, time, json
 import numpy as np
 import torch
