@@ -34,6 +34,46 @@ def _nn_cases(src):
     return n
 
 
+def _front_door(src):
+    """README.md is the front door: short, the two commands CI runs, no
+    figures of a particular run, and the way on to the docs index."""
+    errs, rel = [], "README.md"
+    text = open(os.path.join(src, rel), encoding="utf-8").read()
+    lines = text.count("\n")
+    if lines > README_MAX_LINES:
+        errs.append(f"{rel}: {lines} lines; the front door stays under {README_MAX_LINES} (move detail into docs/)")
+    cmds = doc_lists.section(text, r"The two commands\b")
+    block = re.search(r"```sh\n(.*?)```", cmds, re.S)
+    names = re.findall(r"^(scripts/\S+)", block.group(1), re.M) if block else []
+    if names != ["scripts/demo", "scripts/test"]:
+        errs.append(f"{rel}: The two commands' block should give scripts/demo and scripts/test, not {names}")
+    ci = open(os.path.join(src, ".ci", "run"), encoding="utf-8").read()
+    if not re.search(r"^exec scripts/test$", ci, re.M):
+        errs.append(".ci/run: does not run README's test command, `scripts/test`")
+    for i, ln in enumerate(text.split("\n"), 1):
+        if re.search(r"\bload(?: average)?:? \d", ln):
+            errs.append(f"{rel}:{i}: gives a load average (figures of a run belong in docs/benchmarks.md)")
+    if "](docs/README.md)" not in text:
+        errs.append(f"{rel}: does not link the docs index, docs/README.md")
+    return errs
+
+
+def _docs_index(src):
+    """docs/README.md links every page of docs/ (and names no missing one)."""
+    rel = "docs/README.md"
+    pages = sorted(f for f in os.listdir(os.path.join(src, "docs")) if f.endswith(".md") and f != "README.md")
+    if not os.path.exists(os.path.join(src, rel)):
+        return [f"{rel}: the docs index is missing"]
+    text = open(os.path.join(src, rel), encoding="utf-8").read()
+    linked = set(re.findall(r"\]\(([\w.-]+\.md)(?:#[\w-]*)?\)", text))
+    errs = [f"{rel}: does not link docs/{p}" for p in pages if p not in linked]
+    errs += [f"{rel}: links {p}, which is not in docs/" for p in sorted(linked) if p not in pages]
+    return errs
+
+
+README_MAX_LINES = 170
+
+
 def check_all(src, build, api, doc_files):
     errs = []
 
@@ -70,17 +110,17 @@ def check_all(src, build, api, doc_files):
                 if "*" not in p and not os.path.exists(os.path.join(src, p.rstrip("/"))) and "removed" not in ln:
                     errs.append(f"{rel}:{i}: names `{p}`, which is not in the repository")
 
-    # README's layout table names every capability folder and every script.
-    rel = "README.md"
-    text = open(os.path.join(src, rel), encoding="utf-8").read()
-    table = text[text.index("## Layout"):]
-    table = table[:table.index("\n## ", 1)]
+    # The layout table (docs/architecture.md) names every capability folder and every script.
+    rel = "docs/architecture.md"
+    table = doc_lists.section(open(os.path.join(src, rel), encoding="utf-8").read(), r"(?:\d+\. )?Layout\b")
     for d in sorted(os.listdir(os.path.join(src, "shim"))):
         if os.path.isdir(os.path.join(src, "shim", d)) and f"`shim/{d}/`" not in table:
             errs.append(f"{rel}: the layout table does not list `shim/{d}/`")
     row = next((ln for ln in table.split("\n") if ln.startswith("| `scripts/`")), "")
     for s in sorted(os.listdir(os.path.join(src, "scripts"))):
-        if not s.startswith(".") and f"`{s}`" not in row:
+        if os.path.isfile(os.path.join(src, "scripts", s)) and not s.startswith(".") and f"`{s}`" not in row:
             errs.append(f"{rel}: the layout table's `scripts/` row does not list `{s}`")
+    errs += _front_door(src)
+    errs += _docs_index(src)
     errs += doc_lists.check_lists(src, api)
     return errs

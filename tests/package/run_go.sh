@@ -2,7 +2,7 @@
 # The Go module in a fresh module, as a user gets it: packs the build's module
 # (scripts/package go: ctorch-go-VERSION.zip), unzips it, installs the build
 # into a scratch prefix (cmake --install) for pkg-config, and in a new module
-# (`go mod init`, require + replace the unzipped folder) builds the README's
+# (`go mod init`, require + replace the unzipped folder) builds the Go README's
 # first Go program with an empty Go build cache (the time is printed), runs it,
 # then builds the module's own LeNet-5 program (cmd/lenet5, the one
 # binding_go_train runs) by its import path and trains it briefly.
@@ -57,10 +57,10 @@ mkdir "$tmp/first"
 cd "$tmp/first"
 "$go" mod init example.com/first 2>/dev/null
 "$go" mod edit -require="$path@v$version" -replace="$path=$mod"
-"$src/tests/package/extract_block.sh" "$src/README.md" "**Go**" go >main.go
-grep -q "\"$path\"" main.go || fail "the README's Go program does not import $path"
+"$src/tests/package/extract_block.sh" "$src/bindings-gen/go/README.md" "# ctorch for Go" go >main.go
+grep -q "\"$path\"" main.go || fail "the Go README's first program does not import $path"
 start=$(date +%s.%N)
-"$go" build -o first . || fail "go build of the README's program"
+"$go" build -o first . || fail "go build of the Go README's first program"
 printf 'first go build (GOCACHE %s): %.1f s\n' "$([ -n "${CTORCH_PACKAGE_SMOKE:-}" ] && echo shared || echo empty)" "$(echo "$(date +%s.%N) - $start" | bc)"
 if readelf -d first | grep -E 'RPATH|RUNPATH' | grep -F "$build"; then fail "the program has a run path into the build tree"; fi
 # (not `ldd | grep -q`: grep -q ends the writer early, which pipefail counts as a failure)
@@ -68,7 +68,7 @@ loaded=$(LD_LIBRARY_PATH=$libdir ldd first | grep libctorch)
 echo "$loaded"
 case "$loaded" in *"=> $libdir/"*) ;; *) fail "the program does not load the prefix's libctorch" ;; esac
 LD_LIBRARY_PATH=$libdir ./first | tee "$tmp/first.out"
-grep -qx '\[7 10 15 22\] <nil>' "$tmp/first.out" || fail "the README's program did not print mm's [7 10 15 22]"
+grep -qx '\[7 10 15 22\] <nil>' "$tmp/first.out" || fail "the Go README's first program did not print mm's [7 10 15 22]"
 
 echo "== LeNet-5: $path/cmd/lenet5 built from the fresh module, 30 steps"
 if [ -n "${CTORCH_PACKAGE_SMOKE:-}" ]; then
