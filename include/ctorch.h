@@ -984,7 +984,11 @@ typedef ctorch_status (*ctorch_optimizer_closure_fn)(void *user_data, double *lo
  * others once before the update. *loss_out: the loss the first call
  * returned (what Python's step returns). A failing closure stops the step
  * (LBFGS's parameters and state may then be part way through an
- * iteration; the other kinds are unchanged). Errors: INVALID_ARGUMENT
+ * iteration; the other kinds are unchanged). The optimizer is held for
+ * the whole call, the closure included (another thread's call on it:
+ * BUSY), so a training step written as the closure is never interleaved
+ * with another thread's; the update (of every kind but LBFGS) takes the
+ * gradients' locks as ctorch_optimizer_step does. Errors: INVALID_ARGUMENT
  * (NULL opt, closure or loss_out), the closure's status.
  */
 CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_optimizer opt,
@@ -2401,9 +2405,10 @@ typedef ctorch_status (*ctorch_nn_forward_fn)(void *user_data, ctorch_nn_module 
 CTORCH_API ctorch_status ctorch_nn_custom_new(ctorch_nn_module *out, const char *type_name, ctorch_nn_forward_fn forward,
                                               void *user_data, void (*free_user_data)(void *));
 /**
- * Registers a parameter under `name` (an identifier without '.'; a name
- * already used by a parameter, buffer or child: INVALID_ARGUMENT), as
- * Python's register_parameter: t (borrowed; NULL = None, a placeholder
+ * Registers a parameter under `name` (an identifier without '.'), as
+ * Python's register_parameter: a parameter of that name is replaced in its
+ * place; a buffer or child of that name is refused (INVALID_ARGUMENT,
+ * Python's KeyError). t (borrowed; NULL = None, a placeholder
  * state_dict skips) must be a floating-point or complex leaf; the module
  * keeps t itself (shared, not copied) and sets requires_grad on it.
  * @nullable t
@@ -2411,7 +2416,10 @@ CTORCH_API ctorch_status ctorch_nn_custom_new(ctorch_nn_module *out, const char 
 CTORCH_API ctorch_status ctorch_nn_module_register_parameter(ctorch_nn_module m, const char *name, ctorch_tensor t);
 /**
  * Registers a buffer (t borrowed, kept itself; NULL = None). persistent = 0
- * leaves it out of state_dict (Python's persistent=False).
+ * leaves it out of state_dict (Python's persistent=False). As Python's
+ * register_buffer, a buffer of that name is replaced in its place (with
+ * this persistent flag); a parameter or child of that name is refused
+ * (INVALID_ARGUMENT).
  * @nullable t
  */
 CTORCH_API ctorch_status ctorch_nn_module_register_buffer(ctorch_nn_module m, const char *name, ctorch_tensor t,

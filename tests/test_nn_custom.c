@@ -124,17 +124,46 @@ START_TEST(custom_modules) {
   ctorch_tensor_dict_free(d);
   CT_OK(ctorch_nn_module_forward(&y, outer, x));
   ctorch_tensor_free(y);
+  /* a name registered again: replaced in its place when it is of the same
+     kind, refused when it is of another (Python's KeyError) */
+  {
+    ctorch_tensor scale2 = NULL, got = NULL;
+    int same = 0;
+    CT_OK(ctorch_tensor_from_data(&scale2, (float[]){3.0f}, sizeof(float), &one, 1, CTORCH_FLOAT32));
+    CT_OK(ctorch_nn_module_register_parameter(net, "scale", scale2));
+    CT_OK(ctorch_nn_module_tensor(&got, net, "scale"));
+    CT_OK(ctorch_tensor_is_same(&same, got, scale2));
+    ck_assert_int_eq(same, 1);
+    ctorch_tensor_free(got);
+    CT_OK(ctorch_nn_module_named_parameters(&d, net, 1));
+    ck_assert_str_eq(keys_of(d, buf, sizeof buf), "scale,fc.weight,fc.bias");
+    ctorch_tensor_dict_free(d);
+    CT_OK(ctorch_nn_module_register_parameter(net, "scale", scale)); /* back, for the forwards below */
+    CT_OK(ctorch_nn_module_register_buffer(net, "count", scale2, 0)); /* now non-persistent */
+    CT_OK(ctorch_nn_module_state_dict(&d, net));
+    ck_assert_str_eq(keys_of(d, buf, sizeof buf), "scale,fc.weight,fc.bias");
+    ctorch_tensor_dict_free(d);
+    CT_OK(ctorch_nn_module_register_buffer(net, "count", count, 1));
+    CT_OK(ctorch_nn_module_state_dict(&d, net));
+    ck_assert_str_eq(keys_of(d, buf, sizeof buf), "scale,count,fc.weight,fc.bias");
+    ctorch_tensor_dict_free(d);
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_parameter(net, "count", scale2));
+    CT_ERROR_HAS("'count' is already a buffer");
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_buffer(net, "scale", count, 1));
+    CT_ERROR_HAS("'scale' is already a parameter");
+    CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_buffer(net, "fc", count, 1));
+    CT_ERROR_HAS("'fc' is already a child");
+    ctorch_tensor_free(scale2);
+  }
   /* registration errors */
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_parameter(net, "scale", scale));
-  CT_ERROR_HAS("'scale'");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_parameter(net, "fc", scale));
+  CT_ERROR_HAS("'fc'");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_parameter(net, "a.b", scale));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_parameter(net, "", scale));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_parameter(net, "c", count));
   CT_ERROR_HAS("floating");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_parameter(net, NULL, scale));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_parameter(NULL, "q", scale));
-  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_buffer(net, "count", count, 1));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_buffer(NULL, "z", count, 1));
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_register_buffer(net, NULL, count, 1));
   {

@@ -17,37 +17,52 @@ namespace nn {
 
 // ---- registration ----------------------------------------------------------
 
-void check_name(const Module &m, const std::string &name, bool replacing_child) {
+void check_name(const Module &m, const std::string &name, NameKind kind) {
   if (name.empty()) fail(CTORCH_INVALID_ARGUMENT, "a name may not be empty");
   if (name.find('.') != std::string::npos)
     fail(CTORCH_INVALID_ARGUMENT, "name '" + name + "' may not contain '.'");
   if (!m.names.count(name)) return;  // the common case, without a scan
-  for (const auto &e : m.params)
-    if (e.name == name) fail(CTORCH_INVALID_ARGUMENT, "'" + name + "' is already a parameter of " + m.kind());
-  for (const auto &e : m.buffers)
-    if (e.name == name) fail(CTORCH_INVALID_ARGUMENT, "'" + name + "' is already a buffer of " + m.kind());
-  if (!replacing_child)
+  // Python's register_parameter / register_buffer / add_module replace an
+  // attribute of their own kind and refuse (KeyError) one of another.
+  if (kind != NameKind::parameter)
+    for (const auto &e : m.params)
+      if (e.name == name) fail(CTORCH_INVALID_ARGUMENT, "'" + name + "' is already a parameter of " + m.kind());
+  if (kind != NameKind::buffer)
+    for (const auto &e : m.buffers)
+      if (e.name == name) fail(CTORCH_INVALID_ARGUMENT, "'" + name + "' is already a buffer of " + m.kind());
+  if (kind != NameKind::child)
     for (const auto &c : m.children)
       if (c.first == name) fail(CTORCH_INVALID_ARGUMENT, "'" + name + "' is already a child of " + m.kind());
 }
 
+namespace {
+// The entry named `name` in v, replaced by e in its place (Python's dict
+// assignment keeps the key's position), or e appended; its index.
+size_t put_entry(std::vector<Module::Entry> &v, std::unordered_set<std::string> &names, Module::Entry e) {
+  for (size_t k = 0; names.count(e.name) && k < v.size(); ++k)
+    if (v[k].name == e.name) {
+      v[k] = std::move(e);
+      return k;
+    }
+  names.insert(e.name);
+  v.push_back(std::move(e));
+  return v.size() - 1;
+}
+}  // namespace
+
 size_t Module::register_parameter(const std::string &name, at::Tensor t) {
-  check_name(*this, name, false);
+  check_name(*this, name, NameKind::parameter);
   if (t.defined() && !t.requires_grad()) t.set_requires_grad(true);
-  params.push_back({name, std::move(t), true});
-  names.insert(name);
-  return params.size() - 1;
+  return put_entry(params, names, {name, std::move(t), true});
 }
 
 size_t Module::register_buffer(const std::string &name, at::Tensor t, bool persistent) {
-  check_name(*this, name, false);
-  buffers.push_back({name, std::move(t), persistent});
-  names.insert(name);
-  return buffers.size() - 1;
+  check_name(*this, name, NameKind::buffer);
+  return put_entry(buffers, names, {name, std::move(t), persistent});
 }
 
 size_t Module::register_module(const std::string &name, ModulePtr child) {
-  check_name(*this, name, true);
+  check_name(*this, name, NameKind::child);
   for (size_t k = 0; names.count(name) && k < children.size(); ++k)
     if (children[k].first == name) {
       children[k].second = std::move(child);  // Python's setattr keeps the key's place

@@ -126,11 +126,12 @@ class Module : public std::enable_shared_from_this<Module> {
   };
   virtual bool spec(Spec &) const { return false; }
 
-  // Registration (names: identifiers without '.'; a name used already by a
-  // parameter, buffer or child: INVALID_ARGUMENT). Return the index.
+  // Registration (names: identifiers without '.'), as Python's: a name used
+  // already by an attribute of the same kind is replaced in its place, one
+  // of another kind is refused (INVALID_ARGUMENT). Return the index.
   size_t register_parameter(const std::string &name, at::Tensor t);  // sets requires_grad on a defined t
   size_t register_buffer(const std::string &name, at::Tensor t, bool persistent = true);
-  size_t register_module(const std::string &name, ModulePtr child);  // existing name: replaced
+  size_t register_module(const std::string &name, ModulePtr child);
 
   // Forward of child i with one input, first output.
   at::Tensor call(size_t child, const at::Tensor &x);

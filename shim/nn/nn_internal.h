@@ -74,8 +74,10 @@ bool contains(const Module &m, const Module *target);
 ModulePtr find_module(const ModulePtr &m, const std::string &path);
 // The parameter or buffer entry at a dotted path; nullptr if none.
 Module::Entry *find_entry(Module &m, const std::string &path, bool *is_param = nullptr);
-// Python's identifier rule for registered names (no '.', not empty).
-void check_name(const Module &m, const std::string &name, bool replacing_child);
+// Python's identifier rule for registered names (no '.', not empty), and
+// no attribute of another kind under the name (one of this kind is replaced).
+enum class NameKind { parameter, buffer, child };
+void check_name(const Module &m, const std::string &name, NameKind kind);
 
 // The keyword arguments' defaults of a module's forward (the kind's forward
 // signature; none for custom modules): what call() passes.

@@ -544,17 +544,17 @@ CTORCH_API ctorch_status ctorch_optimizer_step_closure(double *loss_out, ctorch_
   // The parameters are written by the update; the closure runs on this
   // thread, so its own in-place writes to them pass (storage_write.h).
   ctorch::WriteHolds writes(all_params(o), "opt");
-  if (ctorch::optim::steps_itself(o)) {
-    {  // Python's step(closure): the closure with grad mode on, then the update
+  if (o.kind != CTORCH_OPTIM_LBFGS) {
+    {  // Python's step(closure), and libtorch's for these kinds: the closure with grad mode on, then the update
       at::AutoGradMode on(true);
       loss = fn();
     }
     ctorch::GradLocks locks(all_params(o), &o.grad_nodes);  // the update only: the closure's backward takes them
-    ctorch::optim::step_multi_tensor(o);
+    if (!ctorch::optim::step_multi_tensor(o)) o.opt->step();
   } else {
-    // libtorch's step calls the closure (a backward) between its reads of
-    // the .grads, so no GradLocks here: LBFGS and the other closure steps
-    // rely on the caller not running a backward on these parameters meanwhile.
+    // LBFGS calls the closure (a backward) between its reads of the .grads,
+    // so no GradLocks here: it relies on the caller not running a backward
+    // on these parameters meanwhile.
     loss = o.opt->step(fn);
   }
   *loss_out = loss.item<double>();

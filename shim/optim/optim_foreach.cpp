@@ -672,11 +672,6 @@ bool for_loop_in_python_order(const Optim &o) {
 #endif
 }
 
-bool steps_itself(const Optim &o) {
-  if (o.kind == CTORCH_OPTIM_LBFGS) return false;
-  return resolved_impl(o) != CTORCH_OPTIM_IMPL_FOR_LOOP || for_loop_in_python_order(o);
-}
-
 bool step_multi_tensor(Optim &o) {
   const ctorch_optim_impl impl = resolved_impl(o);
   if (impl == CTORCH_OPTIM_IMPL_FOR_LOOP && !for_loop_in_python_order(o)) return false;

@@ -82,8 +82,6 @@ ctorch_optim_impl resolved_impl(const Optim &o);
 // One step of o in its foreach or fused form (optim_foreach.cpp); false when
 // the resolved implementation is FOR_LOOP (the caller steps o.opt itself).
 bool step_multi_tensor(Optim &o);
-// Whether step_multi_tensor steps o (else libtorch's optimizer does).
-bool steps_itself(const Optim &o);
 // Python's optimizer.state_dict() (optim_state.cpp; SGD, Adam, AdamW, else
 // NOT_IMPLEMENTED).
 P state_dict_value(Optim &o);
