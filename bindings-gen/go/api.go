@@ -27,7 +27,7 @@ func asBytes[T any](data []T) []byte {
 // ToSlice take. (Go has no float16/bfloat16: convert such tensors with ToOp
 // or the generated casts first.)
 type Element interface {
-	float32 | float64 | int64 | int32 | int16 | int8 | uint8 | bool | complex64 | complex128
+	float32 | float64 | int | int64 | int32 | int16 | int8 | uint8 | bool | complex64 | complex128
 }
 
 // DTypeOf is the dtype of T's elements.
@@ -40,6 +40,11 @@ func DTypeOf[T Element]() DType {
 		return DTypeFloat64
 	case int64:
 		return DTypeInt64
+	case int: // Go's int: int64 where it has 64 bits
+		if unsafe.Sizeof(z) == 8 {
+			return DTypeInt64
+		}
+		return DTypeInt32
 	case int32:
 		return DTypeInt32
 	case int16:
@@ -57,10 +62,14 @@ func DTypeOf[T Element]() DType {
 }
 
 // FromSlice copies data into a new CPU tensor of T's dtype and the given
-// shape (none: a 0-dim tensor); the library refuses a shape whose numel is
-// not len(data).
+// shape; none is a 1-dim tensor of len(data), as torch.tensor(list) makes,
+// and an empty non-nil shape (FromSlice(data, []int64{}...)) a 0-dim one.
+// The library refuses a shape whose numel is not len(data).
 func FromSlice[T Element](data []T, shape ...int64) (*Tensor, error) {
-	t, err := TensorFromData(asBytes(data), shapeOrScalar(shape), DTypeOf[T]())
+	if shape == nil {
+		shape = []int64{int64(len(data))}
+	}
+	t, err := TensorFromData(asBytes(data), shape, DTypeOf[T]())
 	runtime.KeepAlive(data)
 	return t, err
 }
@@ -95,7 +104,37 @@ func dtypeName(d DType) string {
 	return fmt.Sprintf("dtype %d", int32(d))
 }
 
-// The typed pairs of FromSlice and ToSlice: each accessor fails on a tensor of another dtype.
+// String is torch's name of the dtype: "torch.float32" (fmt prints it so;
+// %d still prints the number).
+func (d DType) String() string {
+	if n, ok := dtypeNames[d]; ok {
+		return "torch." + n
+	}
+	return fmt.Sprintf("DType(%d)", int32(d))
+}
+
+var deviceTypeNames = map[DeviceType]string{DeviceTypeCpu: "cpu", DeviceTypeCuda: "cuda", DeviceTypeMeta: "meta",
+	DeviceTypeMps: "mps", DeviceTypeXpu: "xpu", DeviceTypeHip: "hip"}
+
+// String is torch's name of the device type: "cpu", "cuda".
+func (t DeviceType) String() string {
+	if n, ok := deviceTypeNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("DeviceType(%d)", int32(t))
+}
+
+// String is str(torch.device): "cpu", "cuda:0"; no index when Index is -1
+// (the current device).
+func (d Device) String() string {
+	if d.Index < 0 {
+		return d.Type.String()
+	}
+	return fmt.Sprintf("%s:%d", d.Type, d.Index)
+}
+
+// The typed pairs of FromSlice and ToSlice (shapes as FromSlice's): each
+// accessor fails on a tensor of another dtype.
 
 // FromFloat32 copies data into a new float32 tensor of the given shape.
 func FromFloat32(data []float32, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
@@ -105,6 +144,10 @@ func FromFloat64(data []float64, shape ...int64) (*Tensor, error) { return FromS
 
 // FromInt64 copies data into a new int64 tensor of the given shape.
 func FromInt64(data []int64, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
+
+// FromInt copies data (Go ints) into a new int64 tensor of the given shape
+// (int32 where Go's int has 32 bits).
+func FromInt(data []int, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // FromInt32 copies data into a new int32 tensor of the given shape.
 func FromInt32(data []int32, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
@@ -124,6 +167,9 @@ func (t *Tensor) Float64s() ([]float64, error) { return ToSlice[float64](t) }
 // Int64s copies the elements of an int64 tensor; an error for any other dtype.
 func (t *Tensor) Int64s() ([]int64, error) { return ToSlice[int64](t) }
 
+// Ints copies the elements of an int64 tensor as Go ints; an error for any other dtype.
+func (t *Tensor) Ints() ([]int, error) { return ToSlice[int](t) }
+
 // Int32s copies the elements of an int32 tensor; an error for any other dtype.
 func (t *Tensor) Int32s() ([]int32, error) { return ToSlice[int32](t) }
 
@@ -132,13 +178,6 @@ func (t *Tensor) Uint8s() ([]uint8, error) { return ToSlice[uint8](t) }
 
 // Bools copies the elements of a bool tensor; an error for any other dtype.
 func (t *Tensor) Bools() ([]bool, error) { return ToSlice[bool](t) }
-
-func shapeOrScalar(shape []int64) []int64 {
-	if shape == nil {
-		return []int64{} // a 0-dim tensor: [] is not None
-	}
-	return shape
-}
 
 // String renders the tensor as Python's str(tensor) does (summarised
 // beyond SetPrintOptions' threshold); libtorch's printing for what that

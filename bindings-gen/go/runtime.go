@@ -94,7 +94,7 @@ func statusError(st C.ctorch_status) error {
 			break
 		}
 	}
-	return &Error{Status: code, Message: msg}
+	return &Error{Status: code, Message: callbackError(msg)}
 }
 
 func check(st C.ctorch_status) error {

@@ -104,15 +104,25 @@ func NewOptimizer(kind OptimizerKind, params []*Tensor, opts *OptimizerOptions) 
 }
 
 // BackwardStep is one optimizer step on loss: ZeroGrad(true) (PyTorch 2's
-// set_to_none), loss.Backward, Step (gotch's BackwardStep).
+// set_to_none), loss.Backward, Step (gotch's BackwardStep), made as one
+// StepClosure: the optimizer is held from the ZeroGrad to the update, so
+// another goroutine's step on it never mixes its gradients into this one.
+// LBFGS, which evaluates the loss several times per step, needs StepClosure
+// with a closure that also runs the forward (here its second evaluation
+// fails, after its first update).
 func (o *Optimizer) BackwardStep(loss *Tensor) error {
-	if err := o.ZeroGrad(true); err != nil {
-		return err
-	}
-	if err := loss.Backward(nil, false, false, nil); err != nil {
-		return err
-	}
-	return o.Step()
+	calls := 0
+	_, err := o.StepClosure(func() (float64, error) {
+		if calls++; calls > 1 {
+			return 0, &Error{Status: StatusInvalidArgument, Message: "Optimizer.BackwardStep: the optimizer " +
+				"evaluates the loss again (LBFGS): use StepClosure with a closure that runs the forward"}
+		}
+		if err := o.ZeroGrad(true); err != nil {
+			return 0, err
+		}
+		return 0, loss.Backward(nil, false, false, nil)
+	})
+	return err
 }
 
 // All ranges over the batches left in the current epoch (all of them after

@@ -6,6 +6,7 @@ package ctorch
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -87,8 +88,13 @@ func TestNilHandlesAreErrors(t *testing.T) {
 		t.Error("a nil Scope is not a no-op")
 	}
 	// The generic functions, which reflection cannot list, with zero values.
-	if x, err := FromSlice[float32](nil); err == nil { // no shape: a 0-dim tensor, whose one value is missing
-		t.Errorf("FromSlice(nil) = %v, nil; want an error", x)
+	if x, err := FromSlice[float32](nil, []int64{}...); err == nil { // a 0-dim tensor, whose one value is missing
+		t.Errorf("FromSlice(nil, []int64{}...) = %v, nil; want an error", x)
+	}
+	if x, err := FromSlice[float32](nil); err != nil || !reflect.DeepEqual(Must(x.Sizes()), []int64{0}) {
+		t.Errorf("FromSlice(nil): %v, %v; want a 1-dim empty tensor (no shape: len(data))", x, err)
+	} else {
+		x.Free()
 	}
 	if x, err := FromSlice[float32](nil, 0); err != nil || Must(x.Numel()) != 0 {
 		t.Errorf("FromSlice(nil, 0): %v, %v; want an empty tensor", x, err)

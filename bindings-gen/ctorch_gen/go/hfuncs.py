@@ -18,6 +18,12 @@ _GO_SCALAR = {"int": ("int", "C.int"), "int32_t": ("int32", "C.int32_t"), "int64
               "size_t": ("int", "C.size_t"), "double": ("float64", "C.double"), "uint8_t": ("uint8", "C.uint8_t")}
 # Go faces of structs kept by hand (a sum type with constructors); every other struct is mirrored.
 _HAND_STRUCTS = {"ctorch_scalar": "Scalar"}
+# The handles whose calls the library refuses with CTORCH_BUSY while another
+# thread's call on them runs (include/ctorch.h, "Sharing one handle between
+# threads": "Enforced"). A wrapper taking one makes its call again while
+# SetBusyTimeout says to wait (bindings-gen/go/busy.go).
+EXCLUSIVE_HANDLES = {"ctorch_optimizer", "ctorch_lr_scheduler", "ctorch_data_loader", "ctorch_grad_scaler",
+                     "ctorch_process_group", "ctorch_work"}
 
 
 def go_struct_name(name: str) -> str:
@@ -390,6 +396,7 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
     w = _Wrapper(f, funcs, selfname).walk()
     cp, sig, pre, cargs, post, rets, rexprs = w.plan, w.sig, w.pre, w.cargs, w.post, w.rets, w.rexprs
     call = f"C.{f.name}({', '.join(cargs)})"
+    waits = any(p.type.name in EXCLUSIVE_HANDLES and p.direction != "out" for p in params)
     head = f"func ({go_arg(selfname)} *{recv}) {name}" if recv else f"func {name}"
     # The header's whole text (go doc shows it; `X_async` has its twin's: hplan.func_doc).
     doc = "\n".join(go_comment(f"{name} calls {f.name}: {' '.join(func_doc(funcs, f).split())}"))
@@ -425,8 +432,10 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
         v = go_arg(p.name)
         ln = go_arg(bs.length)
         # The function reports the size: first with no room, then with what it said (+ plus).
-        lines += [f"\tb__{v} := make([]byte, 1)", "\tfor {", f"\t\tif st := {call}; st != 0 {{",
-                  f"\t\t\treturn {zs}statusError(st)", "\t\t}",
+        lines += [f"\tb__{v} := make([]byte, 1)", "\tfor {", f"\t\tst := {call}"]
+        if waits:
+            lines.append(f"\t\tfor w__ := (busyWait{{}}); w__.again(st); {{ st = {call} }}")
+        lines += ["\t\tif st != 0 {", f"\t\t\treturn {zs}statusError(st)", "\t\t}",
                   f"\t\tif need := int(r__{ln}) + {bs.plus}; need > len(b__{v})-1 {{",
                   f"\t\t\tb__{v} = make([]byte, need+1)", "\t\t\tcontinue", "\t\t}", "\t\tbreak", "\t}"]
         lines += ["\t" + s for s in post]
@@ -436,6 +445,8 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
             # Locked before the call, so that it runs on the thread the handle then holds.
             lines.append("\tthread__ := lockThread()")
         lines.append(f"\tst := {call}")
+        if waits:
+            lines.append(f"\tfor w__ := (busyWait{{}}); w__.again(st); {{ st = {call} }}")
         if ts is not None and ts.role == "end":
             hv = go_arg(ts.handle)
             # (nil-safe: a nil handle is refused by C, not a Go panic)
