@@ -207,7 +207,7 @@
 /** ctorch's major version (ctorch_version() gives the whole version as text at run time). */
 #define CTORCH_VERSION_MAJOR 0
 /** ctorch's minor version. */
-#define CTORCH_VERSION_MINOR 1
+#define CTORCH_VERSION_MINOR 2
 /** ctorch's patch version. */
 #define CTORCH_VERSION_PATCH 0
 
@@ -431,7 +431,7 @@ typedef struct ctorch_generator_s *ctorch_generator;
  */
 
 /**
- * Borrowed static ctorch version string, e.g. "0.1.0". This, ctorch_torch_version
+ * Borrowed static ctorch version string, e.g. "0.2.0". This, ctorch_torch_version
  * and ctorch_abi_hash fail with CTORCH_RUNTIME, naming both versions, when the
  * libtorch loaded in the process is another release (major.minor) than the one
  * ctorch was built against (the library also prints that line to stderr when it

@@ -65,7 +65,7 @@ def _install_list(src):
 
 
 # Where a user copies an artifact's name: each must carry the project's version.
-VERSIONED_DOCS = ["README.md", "docs/install.md", "docs/abi.md", "bindings-gen/go/README.md",
+VERSIONED_DOCS = ["README.md", "docs/install.md", "docs/abi.md", "docs/api-json.md", "bindings-gen/go/README.md",
                   "bindings-gen/python/README.md", "bindings-gen/rust/ctorch/README.md"]
 
 
