@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-from ..apimodel import OpArg, Param
+from ..apimodel import OpArg
 
 JAVA_KEYWORDS = set("""abstract assert boolean break byte case catch char class const continue default do double
 else enum extends final finally float for goto if implements import instanceof int interface long native new
@@ -38,10 +38,9 @@ def camel(s: str, upper: bool = False) -> str:
     return "_" * lead + body + "_" * trail
 
 
-# How a C value is passed through FFM: A an address (pointer or handle), I a 32-bit int,
-# J a 64-bit int, D a double, S a ctorch_scalar and V a ctorch_device by value, U a
-# ctorch_value_kind-like enum is I too. One downcall handle per shape (result + params).
-LETTERS = "AIJDSV"
+# How a C value is passed through FFM: A an address (pointer or handle), I a 32-bit int
+# (an enum too), J a 64-bit int, D a double, S a ctorch_scalar and V a ctorch_device by
+# value. One downcall handle per shape (result + params).
 JAVA_RAW = {"A": "MemorySegment", "I": "int", "J": "long", "D": "double", "S": "MemorySegment",
             "V": "MemorySegment"}
 LAYOUT = {"A": "ADDRESS", "I": "JAVA_INT", "J": "JAVA_LONG", "D": "JAVA_DOUBLE", "S": "Structs.CTORCH_SCALAR",
@@ -119,11 +118,6 @@ def jstr(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def raw_class(f_name: str) -> str:
-    """The raw class holding a function: header functions in RawApi, operators by first letter."""
-    return "RawApi"
-
-
 def op_part(name: str) -> str:
     """The raw/typed operator class part of a generated function (javac reads smaller classes faster)."""
     c = name[len("ctorch_"):].lstrip("_")[:1].lower()
@@ -132,6 +126,3 @@ def op_part(name: str) -> str:
             return part
     return "AC"
 
-
-def param_letter(p: Param, enums: set) -> str:
-    return letter(p.c_type, enums)

@@ -1,7 +1,6 @@
 package org.ctorch;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.MemorySegment;
@@ -168,13 +167,5 @@ final class Native {
             throw new IllegalArgumentException(fn + ": argument '" + arg + "' = " + v + " does not fit a uint32_t");
         }
         return (int) v;
-    }
-
-    static boolean bool(int v) {
-        return v != 0;
-    }
-
-    static int readInt(MemorySegment p) {
-        return p.get(JAVA_INT, 0);
     }
 }

@@ -9,7 +9,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import org.ctorch.raw.RawApi;
 
@@ -408,6 +407,4 @@ public final class Tensor extends TensorMethods {
     public String describe() {
         return "Tensor(" + Arrays.toString(shape()) + ", " + dtype() + ")";
     }
-
-    static final ValueLayout HANDLE = ADDRESS;
 }
