@@ -38,8 +38,8 @@ typedef struct {
   ctorch_optimizer opt;
   ctorch_tensor param, alias, other;
   pthread_barrier_t inside, done;
-  ctorch_status inplace, out, by_name, read, other_write, reentry;
-  char inplace_error[512], out_error[512], by_name_error[512];
+  ctorch_status inplace, out, by_name, by_name_list, read, other_write, reentry;
+  char inplace_error[512], out_error[512], by_name_error[512], by_name_list_error[512];
 } parked;
 
 static void *thread_b(void *arg) {
@@ -65,6 +65,21 @@ static void *thread_b(void *arg) {
   snprintf(p->by_name_error, sizeof p->by_name_error, "%s", ctorch_last_error());
   ctorch_value_free(res);
   ctorch_value_free(args[0]);
+  ctorch_value_free(args[1]);
+  ctorch_op_free(op);
+  /* A written list by name: _foreach_add_(Tensor(a!)[] self, Scalar). */
+  ctorch_value item = NULL, list = NULL;
+  res = NULL;
+  CT_OK(ctorch_op_find(&op, "aten::_foreach_add_", "Scalar"));
+  CT_OK(ctorch_value_tensor(&item, p->alias));
+  CT_OK(ctorch_value_list(&list, &item, 1));
+  CT_OK(ctorch_value_double(&args[1], 1.0));
+  args[0] = list;
+  p->by_name_list = ctorch_op_call(&res, op, args, 2, NULL, NULL, 0);
+  snprintf(p->by_name_list_error, sizeof p->by_name_list_error, "%s", ctorch_last_error());
+  ctorch_value_free(res);
+  ctorch_value_free(list);
+  ctorch_value_free(item);
   ctorch_value_free(args[1]);
   ctorch_op_free(op);
   /* A read of it, and a write of another storage, go on. */
@@ -120,6 +135,8 @@ START_TEST(alias_write_busy_while_a_step_writes_the_parameter) {
   ck_assert_msg(strstr(p.out_error, "ctorch_add_out") && strstr(p.out_error, "'out'"), "%s", p.out_error);
   ck_assert_msg(p.by_name == CTORCH_BUSY, "add_ by name -> %s: %s", ctorch_status_name(p.by_name), p.by_name_error);
   ck_assert_msg(strstr(p.by_name_error, "'self'"), "%s", p.by_name_error);
+  ck_assert_msg(p.by_name_list == CTORCH_BUSY, "_foreach_add_ by name -> %s: %s", ctorch_status_name(p.by_name_list),
+                p.by_name_list_error);
   CT_OK(p.read);
   CT_OK(p.other_write);
   /* Nothing the refused calls would have written is there: only the

@@ -255,13 +255,22 @@ void check_out_results(const ctorch_op_s &op, const torch::jit::Stack &s, const 
   }
 }
 
-// Every argument the schema writes (Tensor(a!), Tensor(a!)?, Tensor(a!)[]):
-// its storage held for the call, as the typed wrappers hold it.
+// Every argument the schema writes (Tensor(a!), Tensor(a!)?, Tensor(a!)[]:
+// a list's elements carry the write in its contained alias sets): its
+// storage held for the call, as the typed wrappers hold it.
+bool writes(const c10::AliasInfo *a) {
+  if (!a) return false;
+  if (a->isWrite()) return true;
+  for (const c10::AliasInfo &c : a->containedTypes())
+    if (c.isWrite()) return true;
+  return false;
+}
+
 std::vector<ctorch::WriteHold> hold_written(const ctorch_op_s &op, const torch::jit::Stack &s) {
   std::vector<ctorch::WriteHold> holds;
   const auto &params = op.h.schema().arguments();
   for (size_t i = 0; i < params.size() && i < s.size(); ++i) {
-    if (!params[i].alias_info() || !params[i].alias_info()->isWrite()) continue;
+    if (!writes(params[i].alias_info())) continue;
     const char *name = params[i].name().c_str();
     if (s[i].isTensor()) {
       holds.emplace_back(s[i].toTensor(), name);
