@@ -71,8 +71,13 @@ cat >"$work/app/pom.xml" <<POM
   </build>
 </project>
 POM
-# Maven's local repository caches released artifacts for good: this build's are fetched anew.
+# Maven's local repository caches released artifacts for good: this build's are fetched anew,
+# and a run for another build (the other libtorch's: the same version of org.ctorch:ctorch)
+# waits for this one to finish with the cache.
 m2=${HOME}/.m2/repository/org/ctorch
+mkdir -p "$(dirname "$m2")"
+exec 9>"$(dirname "$m2")/.ctorch-fresh-project.lock"
+flock 9
 rm -rf "$m2"
 export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
 (cd "$work/app" && mvn -B -q package dependency:build-classpath -Dmdep.outputFile=cp.txt) >"$work/mvn.log" 2>&1 ||
