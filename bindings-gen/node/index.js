@@ -16,8 +16,9 @@ const koffi = require('koffi');
 const capi = require('./capi');
 const input = require('./input');
 
-// Where libctorch is, in this order: $CTORCH_LIB; the build tree this package
-// was generated in (build_config.json, which the npm tarball leaves out);
+// Where libctorch is, in this order (docs/packages.md): $CTORCH_LIB; the build
+// tree this package was generated in (build_config.json, which the npm tarball
+// leaves out); the library the install script built (native/lib.json);
 // pkg-config's libdir for ctorch plus the SONAME file (a prefix on
 // PKG_CONFIG_PATH, or Debian's libctorch-dev); else the bare SONAME, which
 // the system's loader resolves (Debian's libctorch0-torch1.13, ldconfig,
@@ -33,6 +34,12 @@ function findLibrary(tried) {
     if (cfg.lib && fs.existsSync(cfg.lib)) return cfg.lib;
     tried.push(`${cfgFile}: names ${cfg.lib}, which does not exist`);
   } catch (e) { tried.push(`${cfgFile}: absent (a package not generated in a build tree)`); }
+  const built = path.join(__dirname, 'native', 'lib.json');
+  if (fs.existsSync(built)) {
+    const file = path.join(JSON.parse(fs.readFileSync(built, 'utf8')).libdir, capi.SONAME);
+    if (fs.existsSync(file)) return file;
+    tried.push(`${built}: names ${file}, which does not exist`);
+  } else tried.push(`${built}: absent (the install script built no library)`);
   try {
     const libdir = require('child_process').execFileSync('pkg-config', ['--variable=libdir', 'ctorch'],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();

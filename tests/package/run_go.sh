@@ -37,7 +37,11 @@ cmp -s "$mod/LICENSE" "$src/LICENSE" || fail "the module does not ship the proje
 for f in cgo_gen.go nn/cgo_gen.go; do
   grep -qx '// #cgo pkg-config: ctorch' "$mod/$f" || fail "$f does not take cgo's flags from pkg-config"
 done
-if grep -rn -e "$build" -e 'LDFLAGS' -e 'rpath' "$mod"; then fail "the module names a build tree or link flags (above)"; fi
+# (The Go files: the carried sources, native/src, are CMake's business.)
+if grep -rn --include='*.go' --exclude-dir=native -e "$build" "$mod" ||
+   grep -rn --include='*.go' --exclude-dir=native '#cgo' "$mod" | grep -e 'LDFLAGS' -e 'rpath'; then
+  fail "the module names a build tree or link flags (above)"
+fi
 
 echo "== a prefix made by cmake --install"
 for c in runtime dev; do cmake --install "$build" --prefix "$tmp/prefix" --component $c >/dev/null; done

@@ -32,7 +32,9 @@ echo "== a fresh project: npm init -y && npm install $(basename "$tgz")"
 mkdir "$tmp/proj"
 cd "$tmp/proj"
 npm init -y >/dev/null
-if ! timeout 300 npm install --no-audit --no-fund "$tgz" >"$tmp/npm.log" 2>&1; then
+# (CTORCH_LIB: the install script finds this build's library and builds
+# none; run_fresh.sh installs where no libctorch is.)
+if ! CTORCH_LIB=$lib timeout 300 npm install --no-audit --no-fund "$tgz" >"$tmp/npm.log" 2>&1; then
   cat "$tmp/npm.log"
   if grep -Eq 'ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNREFUSED|ECONNRESET' "$tmp/npm.log"; then
     skip "the npm registry is unreachable (koffi comes from it)"

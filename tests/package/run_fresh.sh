@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# One package manager's one command on a machine where no libctorch is
+# installed, only a libtorch (docs/packages.md): the package finds none and
+# builds ctorch from the sources it carries against the libtorch it finds,
+# then the first program of the binding's README runs.
+#   npm:   `npm install ctorch-VERSION.tgz` in a fresh `npm init -y` project
+#          (its install script builds into node_modules/ctorch/native/);
+#   cargo: `cargo run` in a fresh `cargo new` project whose ctorch comes from
+#          a local registry (a cargo directory source of the two .crate files;
+#          ctorch-sys's build script builds into OUT_DIR);
+#   go:    a fresh module that gets github.com/ctorch/ctorch-go through
+#          GOPROXY=file://... (a local module proxy folder), then the one
+#          setup command, `go run github.com/ctorch/ctorch-go/cmd/ctorch-setup`,
+#          then `go build` (go env -w goes to a scratch GOENV);
+#   pip:   `pip install --no-binary ctorch --find-links DIST ctorch` of the
+#          sdist into a venv over TORCH_PYTHON's torch (build requirements
+#          from PyPI): scikit-build-core builds against that torch.
+# The libtorch: this build's. For the system's (Debian's) nothing is set; for
+# a pip torch (TORCH_PYTHON is not the system's) its venv is the active one
+# (VIRTUAL_ENV), the lookup's second step. The carried sources compile
+# through ccache, so a warm cache leaves configure, the generator and the link.
+# Usage: run_fresh.sh npm|cargo|go|pip SOURCE_DIR BUILD_DIR VERSION TORCH_PYTHON
+set -uo pipefail
+mode=$1 src=$2 build=$3 version=$4 torch_py=${5:-}
+skip() { echo "skipped: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+if [ -n "${CTORCH_BINDING_SKIP:-}" ]; then skip "$CTORCH_BINDING_SKIP"; fi
+case "$mode" in
+  npm) command -v npm >/dev/null || skip "npm is not installed" ;;
+  cargo) command -v cargo >/dev/null || skip "cargo is not installed" ;;
+  go) go=$(command -v go || true)
+      [ -z "$go" ] && [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go
+      [ -n "$go" ] || skip "no Go toolchain (go, /usr/local/go/bin/go)" ;;
+  pip) [ -x "$torch_py" ] && "$torch_py" -c 'import torch' 2>/dev/null || skip "no Python with torch for this tree ('$torch_py')" ;;
+  *) echo "usage: run_fresh.sh npm|cargo|go|pip ..."; exit 2 ;;
+esac
+unset CTORCH_LIB PKG_CONFIG_PATH LD_LIBRARY_PATH LIBTORCH CTORCH_TORCH VIRTUAL_ENV CONDA_PREFIX
+if command -v pkg-config >/dev/null && pkg-config --exists ctorch; then
+  skip "a ctorch is installed ($(pkg-config --variable=libdir ctorch)): the package would use it, not build"
+fi
+case "$torch_py" in
+  ""|/usr/bin/python3*) want="the system's libtorch" ;;
+  *) export VIRTUAL_ENV=$(dirname "$(dirname "$torch_py")"); want="the torch" ;;
+esac
+# Everything is made inside the build folder, and ccache sees paths relative
+# to the folder above the checkout, as the suite's builds do: the package's
+# copy of the sources then compiles to the objects this tree compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$(cd "$src" && pwd)")}
+set -e
+tmp=$(mktemp -d "$(cd "$build" && pwd)/fresh-$mode.XXXXXX")
+export TMPDIR=$tmp  # pip unpacks the sdist there
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+now() { date +%s; }
+
+echo "== scripts/package $mode"
+case "$mode" in cargo) kind=rust ;; pip) kind=sdist ;; *) kind=$mode ;; esac
+CTORCH_PACKAGE_BUILD=$build CTORCH_WHEEL_TORCH=$torch_py "$src/scripts/package" --out "$tmp/dist" "$kind" \
+  >"$tmp/package.log" 2>&1 || { cat "$tmp/package.log"; fail "scripts/package $kind"; }
+
+# The build log must say what the lookup found: nothing installed, and which libtorch.
+found_msg() {
+  grep -m1 "no installed libctorch" "$1" || fail "no message saying what was found (above: $1)"
+  grep -q "libtorch: $want" "$1" || { cat "$1"; fail "the build was not against $want"; }
+  grep -q "missing: nothing" "$1" || fail "the message names something missing"
+}
+
+if [ "$mode" = npm ]; then
+  mkdir "$tmp/proj" && cd "$tmp/proj"
+  npm init -y >/dev/null
+  t=$(now)
+  if ! flock /tmp/ctorch-build.lock timeout 1500 npm install --foreground-scripts --no-audit --no-fund \
+      "$tmp/dist/ctorch-$version.tgz" >"$tmp/npm.log" 2>&1; then
+    tail -n 60 "$tmp/npm.log"
+    if grep -Eq 'ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNREFUSED|ECONNRESET' "$tmp/npm.log"; then
+      skip "the npm registry is unreachable (koffi comes from it)"
+    fi
+    fail "npm install"
+  fi
+  echo "npm install (ctorch built from its sources): $(( $(now) - t )) s"
+  found_msg "$tmp/npm.log"
+  "$src/tests/package/extract_block.sh" "$src/README.md" "**Node.js**" js |
+    sed "0,/require('[^']*')/s//require('ctorch')/" >first.js
+  where=$(node -p "require('ctorch').lib.path")
+  echo "libctorch: $where"
+  case "$where" in "$tmp/proj/node_modules/ctorch/native/lib/"*) ;; *) fail "not the library the install built" ;; esac
+  node first.js | tee "$tmp/first.out"
+  grep -q '\[ 2, 4 \], \[ 6, 8 \]' "$tmp/first.out" || fail "not the README's output"
+  echo "npm install ctorch built libctorch and the README's first program runs"
+  exit 0
+fi
+
+if [ "$mode" = go ]; then
+  # A module proxy folder (the GOPROXY protocol's files) holding the module.
+  path=github.com/ctorch/ctorch-go
+  at=$tmp/proxy/$path/@v
+  mkdir -p "$at"
+  python3 - "$tmp/dist/ctorch-go-$version.zip" "$at/v$version.zip" "$path@v$version" <<'PY'
+import sys, zipfile
+src, dst, prefix = sys.argv[1:]
+with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zo:
+    for i in zi.infolist():
+        if not i.is_dir():
+            zo.writestr(prefix + "/" + i.filename.split("/", 1)[1], zi.read(i))
+PY
+  python3 -c 'import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).decode())' \
+    "$at/v$version.zip" "$path@v$version/go.mod" >"$at/v$version.mod"
+  echo "v$version" >"$at/list"
+  echo "{\"Version\":\"v$version\",\"Time\":\"2026-01-01T00:00:00Z\"}" >"$at/v$version.info"
+  export GOPROXY=file://$tmp/proxy GOSUMDB=off GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=1
+  export GOPATH=$tmp/gopath GOENV=$tmp/goenv GOMODCACHE=$tmp/gopath/pkg/mod
+  mkdir "$tmp/proj" && cd "$tmp/proj"
+  "$go" mod init example.com/first 2>/dev/null
+  # The Go README's first program (the top README points to it).
+  "$src/tests/package/extract_block.sh" "$src/bindings-gen/go/README.md" "# " go >main.go
+  "$go" get "$path@v$version" 2>&1 || fail "go get $path@v$version through GOPROXY=$GOPROXY"
+  t=$(now)
+  XDG_CACHE_HOME=$tmp/cache flock /tmp/ctorch-build.lock "$go" run "$path/cmd/ctorch-setup" >"$tmp/setup.log" 2>&1 ||
+    { tail -n 60 "$tmp/setup.log"; fail "go run $path/cmd/ctorch-setup"; }
+  echo "ctorch-setup (ctorch built from its sources): $(( $(now) - t )) s"
+  tail -n 1 "$tmp/setup.log"
+  found_msg "$tmp/setup.log"
+  t=$(now)
+  "$go" build -o first . || fail "go build after ctorch-setup"
+  echo "go build: $(( $(now) - t )) s"
+  ./first | tee "$tmp/first.out" || fail "the Go README's first program failed"
+  [ -s "$tmp/first.out" ] || fail "the Go README's first program printed nothing"
+  echo "go get + ctorch-setup + go build built libctorch and the README's first program runs"
+  exit 0
+fi
+
+if [ "$mode" = pip ]; then
+  sdist=$tmp/dist/ctorch-$version.tar.gz
+  [ -f "$sdist" ] || fail "no $(basename "$sdist")"
+  # A venv over TORCH_PYTHON's torch (a .pth file: no second copy of it).
+  "$torch_py" -m venv --without-pip "$tmp/venv"
+  "$torch_py" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' \
+    >"$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch-env.pth"
+  export VIRTUAL_ENV=$tmp/venv CXX=c++ CC=cc CMAKE_BUILD_PARALLEL_LEVEL=${CTORCH_BUILD_JOBS:-$(nproc)}
+  t=$(now)
+  if ! flock /tmp/ctorch-build.lock "$torch_py" -m pip --python "$tmp/venv/bin/python" install -v \
+      --disable-pip-version-check --no-binary ctorch --find-links "$tmp/dist" ctorch >"$tmp/pip.log" 2>&1; then
+    tail -n 60 "$tmp/pip.log"
+    grep -q "Could not find a version that satisfies the requirement scikit-build-core" "$tmp/pip.log" &&
+      skip "PyPI is unreachable (the sdist's build requirements come from it)"
+    fail "pip install of the sdist"
+  fi
+  echo "pip install (the sdist built against the venv's torch): $(( $(now) - t )) s"
+  grep -m1 "ctorch: libtorch" "$tmp/pip.log" || fail "the build did not say which libtorch it used"
+  cd "$tmp"
+  "$src/tests/package/extract_block.sh" "$src/README.md" "**Python**" python >first.py
+  "$tmp/venv/bin/python" first.py | tee "$tmp/first.out"
+  grep -q '^30.0 \[\[2.0, 4.0\], \[6.0, 8.0\]\]' "$tmp/first.out" || fail "not the README's output"
+  "$tmp/venv/bin/python" -c 'import ctorch, os; p = ctorch._rt.LIB_PATH; print(p); assert "site-packages/ctorch/lib" in p, p'
+  echo "pip install --no-binary ctorch built the sdist and the README's first program runs"
+  exit 0
+fi
+
+# cargo: a local registry of the two crates (a directory source replacing
+# crates.io for them; the pkg-config crate and the rest still from crates.io).
+mkdir -p "$tmp/registry"
+for c in ctorch-sys ctorch; do
+  tar xzf "$tmp/dist/$c-$version.crate" -C "$tmp/registry"
+  sum=$(sha256sum "$tmp/dist/$c-$version.crate" | cut -d' ' -f1)
+  (cd "$tmp/registry/$c-$version" && python3 -c '
+import hashlib, json, os, sys
+files = {}
+for d, _, fs in os.walk("."):
+    for f in fs:
+        p = os.path.join(d, f)[2:]
+        if p != ".cargo-checksum.json":
+            files[p] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+json.dump({"files": files, "package": sys.argv[1]}, open(".cargo-checksum.json", "w"))' "$sum")
+done
+export CARGO_HOME=$tmp/cargo-home CARGO_TARGET_DIR=$tmp/target
+mkdir -p "$CARGO_HOME"
+cat >"$CARGO_HOME/config.toml" <<TOML
+[source.local-ctorch]
+directory = "$tmp/registry"
+[source.crates-io]
+replace-with = "local-ctorch"
+TOML
+# A directory source holds every crate a build needs: the others come vendored
+# from crates.io the way a user's mirror would hold them.
+cargo new --quiet --vcs none "$tmp/proj"
+cd "$tmp/proj"
+echo "ctorch = \"=$version\"" >>Cargo.toml
+"$src/tests/package/extract_block.sh" "$src/README.md" "**Rust**" rust >src/main.rs
+(cd "$tmp" && mkdir vend && cd vend && cargo new --quiet --vcs none v && cd v &&
+  echo 'pkg-config = "0.3"' >>Cargo.toml && CARGO_HOME=$HOME/.cargo cargo vendor --quiet "$tmp/vendored" >/dev/null) ||
+  skip "crates.io is unreachable (pkg-config, ctorch-sys's build dependency, comes from it)"
+cp -r "$tmp"/vendored/* "$tmp/registry/"
+t=$(now)
+flock /tmp/ctorch-build.lock cargo run --quiet -vv >"$tmp/run.out" 2>"$tmp/cargo.log" || { tail -n 60 "$tmp/cargo.log"; fail "cargo run"; }
+echo "cargo run (ctorch built from its sources): $(( $(now) - t )) s"
+found_msg "$tmp/cargo.log"
+cat "$tmp/run.out"
+grep -qx '30 \[2.0, 4.0, 6.0, 8.0\]' "$tmp/run.out" || fail "not the README's output"
+echo "cargo run with ctorch from a local registry built libctorch and the README's first program runs"
