@@ -446,7 +446,10 @@ class Package(unittest.TestCase):
 
     def test_handles_adopted_and_released(self):
         h = ctorch._rt.c_void_p()
-        ctorch._rt.check(ctorch.lib.ctorch_tensor_ref(ctorch._rt.byref(h), ctorch.arange(3)._h))
+        # A name keeps the tensor alive over the call: a temporary's handle may
+        # be released by the batch its collection completes (_rt, FREE_BATCH).
+        a = ctorch.arange(3)
+        ctorch._rt.check(ctorch.lib.ctorch_tensor_ref(ctorch._rt.byref(h), a._h))
         t = ctorch.from_handle(h.value)
         self.assertEqual(t.tolist(), [0, 1, 2])
         self.assertEqual(t.tobytes(), bytes(ctorch.arange(3).tobytes()))
