@@ -68,6 +68,32 @@ try {
   throw new Error(`ctorch: cannot load libctorch. Tried, in order:\n  ${[...triedPlaces, `${last}: ${e.message}`].join('\n  ')}\n` +
     'Install ctorch (its Debian packages or cmake --install), or set CTORCH_LIB to the path of libctorch.so.');
 }
+// The load check every binding makes (docs/packages.md, "The load check"),
+// before the declarations (a library of another API lacks some of their
+// symbols): the library refuses when a libtorch of another release is loaded
+// beside it; its ctorch and libtorch versions must be those this package was
+// generated for, then its ABI hash. CTORCH_IGNORE_ABI=1 skips the two
+// comparisons, never the library's own refusal.
+{
+  const lastError = lib.func('const char *ctorch_last_error(void)');
+  const got = ['ctorch_version', 'ctorch_torch_version', 'ctorch_abi_hash'].map((name) => {
+    const out = [null];
+    if (lib.func(`int32_t ${name}(_Out_ const char **out)`)(out) !== 0) {
+      throw new Error(`ctorch: ${LIB_PATH}: ${lastError()}`);
+    }
+    return out[0];
+  });
+  if (!process.env.CTORCH_IGNORE_ABI) {
+    if (got[0] !== capi.CTORCH_VERSION || got[1] !== capi.TORCH_VERSION) {
+      throw new Error(`ctorch: ${LIB_PATH} is libctorch ${got[0]} built for libtorch ${got[1]}; this package was ` +
+        `generated for libctorch ${capi.CTORCH_VERSION} built for libtorch ${capi.TORCH_VERSION} (load that library: ` +
+        'CTORCH_LIB, or install the package generated with it)');
+    }
+    if (got[2] !== capi.ABI_HASH) {
+      throw new Error(`ctorch: ${LIB_PATH} has ABI ${got[2]}, this package was generated for ${capi.ABI_HASH}`);
+    }
+  }
+}
 const { T, F } = capi.declare(lib);
 input.guardIntegers(F); // integers range-checked before koffi would wrap them (input.js)
 const E = capi.ENUMS;
@@ -281,26 +307,3 @@ require('./promise')(ct, { api, R, F, check, Tensor, DataLoader, readDictMap, kw
   takePending: nnRt.takePending });
 ct.errorOf = errorOf;
 
-// The load check every binding makes (docs/packages.md, "The load check"):
-// the library refuses when a libtorch of another release is loaded beside
-// it; its ctorch and libtorch versions must be those this package was
-// generated for, then its ABI hash. CTORCH_IGNORE_ABI=1 skips the two
-// comparisons, never the library's own refusal.
-{
-  let got;
-  try {
-    got = [api.version(), api.torch_version(), api.abi_hash()];
-  } catch (e) {
-    throw new Error(`ctorch: ${LIB_PATH}: ${e.message}`);
-  }
-  if (!process.env.CTORCH_IGNORE_ABI) {
-    if (got[0] !== capi.CTORCH_VERSION || got[1] !== capi.TORCH_VERSION) {
-      throw new Error(`ctorch: ${LIB_PATH} is libctorch ${got[0]} built for libtorch ${got[1]}; this package was ` +
-        `generated for libctorch ${capi.CTORCH_VERSION} built for libtorch ${capi.TORCH_VERSION} (load that library: ` +
-        'CTORCH_LIB, or install the package generated with it)');
-    }
-    if (got[2] !== capi.ABI_HASH) {
-      throw new Error(`ctorch: ${LIB_PATH} has ABI ${got[2]}, this package was generated for ${capi.ABI_HASH}`);
-    }
-  }
-}

@@ -105,9 +105,9 @@ def _load():
         lib = ctypes.CDLL(path, mode=_DLOPEN_MODE)
     except OSError as e:
         raise ImportError(f"ctorch: cannot load {path}: {e}{_missing_system_lib_hint(str(e))}") from e
+    _check_identity(lib, path)  # before bind(): a library of another API lacks some of its symbols
     _capi.bind(lib)
     _ints.install(lib, _capi.PROTOTYPES)  # integers range-checked by parameter name
-    _check_identity(lib, path)
     return lib, path
 
 
@@ -117,6 +117,8 @@ def _check_identity(lib, path):
     beside it; its ctorch and libtorch versions must be those this binding was
     generated for, then its ABI hash. CTORCH_IGNORE_ABI=1 skips the two
     comparisons, never the library's own refusal."""
+    lib.ctorch_last_error.restype = c_char_p  # (declared here: _capi.bind comes after)
+
     def ask(fn):
         out = c_char_p()
         if fn(byref(out)) != 0:
