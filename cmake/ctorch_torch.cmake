@@ -75,6 +75,12 @@ foreach(_p ${CMAKE_PREFIX_PATH})
         set(CTORCH_CUDA_INCLUDE_DIR "${_cuda_inc}")
         message(STATUS "ctorch: CUDA build of libtorch without a CUDA toolkit: using ${_cudart}")
       endif()
+      # The CUDA wheels of torch 2.4 (scripts/torch-matrix) also link
+      # torch::nvtoolsext (NVTX), which their config expects the toolkit's
+      # FindCUDA to define; ctorch makes no NVTX call: an empty target.
+      if(NOT TARGET torch::nvtoolsext)
+        add_library(torch::nvtoolsext INTERFACE IMPORTED)
+      endif()
     endif()
   endif()
 endforeach()
