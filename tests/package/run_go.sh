@@ -61,7 +61,7 @@ mkdir "$tmp/first"
 cd "$tmp/first"
 "$go" mod init example.com/first 2>/dev/null
 "$go" mod edit -require="$path@v$version" -replace="$path=$mod"
-"$src/tests/package/extract_block.sh" "$src/bindings-gen/go/README.md" "# ctorch for Go" go >main.go
+"$src/tests/package/extract_block.sh" "$src/bindings-gen/go/README.md" "A first program" go >main.go
 grep -q "\"$path\"" main.go || fail "the Go README's first program does not import $path"
 start=$(date +%s.%N)
 "$go" build -o first . || fail "go build of the Go README's first program"
