@@ -7,7 +7,7 @@ program and the candle program, then calls
 
     compare.py run --work DIR --build-dir BUILD [--candle BIN] [--models bert,gpt2,resnet50]
                    [--threads 1,2] [--iters N] [--rounds N] [--aoti-options "K=V,...;K=V,..."]
-                   [--ways WORDS] [--setup-only] [--device cuda[:N]] [--amp-ways bf16,fp16]
+                   [--ways WORDS] [--batches 1,8] [--setup-only] [--device cuda[:N]] [--amp-ways bf16,fp16]
 
 Everything made before timing (models, inputs, ONNX graphs, TorchScript
 files, AOTInductor packages) is cached in --work by file name; --setup-only
@@ -35,10 +35,15 @@ Ways, each in its own process (threads set before anything runs):
   ctorch module optimised (C)   model_bench.c bert-optimized / resnet50-optimized:
                      the C module tree of "ctorch eager (C)" put through
                      ctorch_nn_module_optimize_for_inference
+  ctorch module optimised bf16 / int8-dynamic (C)   the same with
+                     MODEL_BENCH_OPTIONS=precision=bf16 (where the CPU has
+                     AVX512_BF16 or AMX_BF16) or precision=int8-dynamic (BERT)
   torch eager        Python, inference_mode (transformers' default attention, SDPA)
   torch.compile      Python, default mode (first calls excluded: warm-up)
   ONNX Runtime       onnxruntime's Python API on torch.onnx.export(dynamo=False)'s
                      graph of the same model, ORT_ENABLE_ALL, intra-op threads set
+  ONNX Runtime int8-dynamic   BERT: onnxruntime.quantization.quantize_dynamic
+                     (int8 weights) of the same graph, run as above
   candle             bench/compare/candle (candle-transformers' BertModel / resnet50
                      on the same safetensors)
 GPT-2: examples/generate.c (as it is, the reference of the ratio column: the model
@@ -51,7 +56,9 @@ a one-step graph with the KV cache as inputs): tok/s of 128 new greedy ids,
 ids compared.
 
 Every way reads the same inputs (a safetensors file in0, in1, ...) and writes
-its first output; the table gives max |difference| against torch eager. Per
+its first output; the table gives max |difference| against torch eager
+(float32), that over the largest |output|, and for ResNet-50 the share of
+images whose top-1 class agrees; the CPU's flags head the table. Per
 point: p50 and p99 of the per-call wall times (with few calls p99 is about
 the max), throughput (items/s from the mean), and each as a ratio to ctorch's
 best path (p50 ratio > 1: slower than ctorch; throughput ratio < 1: slower).
@@ -175,6 +182,29 @@ def export_onnx(name, d):
     return f
 
 
+def export_onnx_int8(name, d):
+    """ONNX Runtime's own dynamic quantisation of model.onnx (int8 weights,
+    activations quantised per call: MatMulInteger / DynamicQuantizeMatMul
+    on MLAS's u8s8 kernels), the usual first step of an ORT service."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    f = os.path.join(d, "model_int8.onnx")
+    if not os.path.exists(f):
+        quantize_dynamic(export_onnx(name, d), f + ".tmp.onnx", weight_type=QuantType.QInt8)
+        os.replace(f + ".tmp.onnx", f)
+    return f
+
+
+def cpu_flags():
+    """The flags of /proc/cpuinfo that decide the CPU paths of every way."""
+    want = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8")
+    have = set()
+    for ln in open("/proc/cpuinfo"):
+        if ln.startswith("flags"):
+            have = set(ln.split(":", 1)[1].split())
+            break
+    return [f for f in want if f in have]
+
+
 def export_aoti(name, d, b, device="cpu"):
     """One package per batch size: a dynamic batch dimension exported from a
     batch-8 example still refuses batch 1 (export specialises 0/1 sizes)."""
@@ -256,7 +286,7 @@ def worker(a):
         so = ort.SessionOptions()
         so.intra_op_num_threads, so.inter_op_num_threads = a.threads, 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        s = ort.InferenceSession(os.path.join(d, "model.onnx"), so,
+        s = ort.InferenceSession(os.path.join(d, "model_int8.onnx" if a.int8 else "model.onnx"), so,
                                  providers=["CUDAExecutionProvider" if cuda else "CPUExecutionProvider"])
         feed = {f"in{i}": x.numpy() for i, x in enumerate(xs)}
         f = lambda: torch.from_numpy(s.run(None, feed)[0])  # noqa: E731
@@ -339,6 +369,15 @@ def timed_ways(a, name, d):
         c_bin, "jit-optimized", export_torchscript(name, d, b, a.device), f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["ctorch module optimised (C)"] = lambda b, t, it, o: [
         c_bin, f"{name}-optimized", weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+    # The optimiser's reduced precisions (MODEL_BENCH_OPTIONS), on the CPU:
+    # int8-dynamic for BERT (ResNet-50's only Linear is its head), bf16
+    # where the CPU has bf16 instructions (the optimiser refuses it elsewhere).
+    precisions = (["int8-dynamic"] if name == "bert" else []) + (
+        ["bf16"] if {"avx512_bf16", "amx_bf16"} & set(cpu_flags()) else [])
+    for p in (precisions if a.device == "cpu" else []):
+        ways[f"ctorch module optimised {p} (C)"] = lambda b, t, it, o, p=p: [
+            "env", f"MODEL_BENCH_OPTIONS=precision={p}", c_bin, f"{name}-optimized", weights,
+            f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["torch eager (Python)"] = lambda b, t, it, o: me + ["--way", "eager", "--batch", str(b), "--threads", str(t),
                                                              "--iters", str(it), "--out", o]
     ways["torch.compile (Python)"] = lambda b, t, it, o: me + ["--way", "compile", "--batch", str(b), "--threads",
@@ -346,6 +385,9 @@ def timed_ways(a, name, d):
     if a.ort:
         ways["ONNX Runtime (Python API)"] = lambda b, t, it, o: me + ["--way", "ort", "--batch", str(b), "--threads",
                                                                       str(t), "--iters", str(it), "--out", o]
+    if a.ort and name == "bert" and a.device == "cpu":
+        ways["ONNX Runtime int8-dynamic (Python API)"] = lambda b, t, it, o: me + [
+            "--way", "ort", "--int8", "--batch", str(b), "--threads", str(t), "--iters", str(it), "--out", o]
     if a.candle:
         ways["candle"] = lambda b, t, it, o: [a.candle, "bert" if name == "bert" else "resnet", weights,
                                               f"{d}/in_b{b}.safetensors", str(it), o]
@@ -360,11 +402,16 @@ def run_model(a, name, rows, log):
     import torch
     from safetensors.torch import load_file
     setup, _, batches = MODELS[name]
+    batches = [b for b in batches if not a.batches or str(b) in a.batches.split(",")]
     d = setup(a.work)
     if a.ort and wanted(a, "ONNX Runtime"):
         t0 = time.time()
         export_onnx(name, d)
         log(f"{name}: ONNX export {time.time() - t0:.0f} s")
+        if name == "bert" and a.device == "cpu" and wanted(a, "ONNX Runtime int8-dynamic"):
+            t0 = time.time()
+            export_onnx_int8(name, d)
+            log(f"{name}: ONNX Runtime quantize_dynamic {time.time() - t0:.0f} s")
     if a.aoti and wanted(a, "ctorch AOTI (C)"):
         for b in batches:
             t0 = time.time()
@@ -424,7 +471,11 @@ def run_model(a, name, rows, log):
                     row["r50"] = p50 / statistics.median(bms)
                     row["rthr"] = thr / (b * 1e3 / statistics.mean(bms))
                 if ref is not None and ref["out"].shape == v["out"].shape:
-                    row["diff"] = (v["out"].float() - ref["out"].float()).abs().max().item()
+                    got, want = v["out"].float(), ref["out"].float()
+                    row["diff"] = (got - want).abs().max().item()
+                    row["rel"] = row["diff"] / want.abs().max().item()
+                    if name == "resnet50":  # the classes' agreement over the batch's images
+                        row["top1"] = (got.argmax(-1) == want.argmax(-1)).float().mean().item()
                 rows.append(row)
 
 
@@ -447,6 +498,13 @@ def run_gpt2(a, rows, log):
             "transformers generate, sdpa": [sys.executable, os.path.join(ROOT, "examples", "generate.py"),
                                             "--attn", "sdpa"],
             "ONNX Runtime (Python API), prefill + step graphs": [sys.executable, os.path.join(HERE, "gpt2_ort.py")]}
+    if a.device == "cpu":  # the reduced precisions: ctorch's optimiser beside ORT's quantize_dynamic
+        gen = os.path.join(a.build_dir, "examples", "generate")
+        ways["ctorch generate.c int8-dynamic (C)"] = [gen, "--precision", "int8-dynamic"]
+        if {"avx512_bf16", "amx_bf16"} & set(cpu_flags()):
+            ways["ctorch generate.c bf16 (C)"] = [gen, "--precision", "bf16"]
+        ways["ONNX Runtime int8-dynamic (Python API), prefill + step graphs"] = [
+            sys.executable, os.path.join(HERE, "gpt2_ort.py"), "--int8"]
     if a.device != "cpu":  # on a GPU generate.c runs the plain Linears (its optimiser is for CPU threads)
         del ways["ctorch generate.c --no-optimize (C)"]
         del ways["ONNX Runtime (Python API), prefill + step graphs"]  # (gpt2_ort.py runs on the CPU)
@@ -469,20 +527,23 @@ def run_gpt2(a, rows, log):
         c = statistics.median(res["ctorch generate.c (C)"])
         for w, v in res.items():
             m = statistics.median(v)
+            mine, ref_ids = ids[w].split(","), ids["ctorch generate.c (C)"].split(",")
+            first = next((i for i, (x, y) in enumerate(zip(mine, ref_ids)) if x != y), None)
             rows.append(dict(model="gpt2", batch=1, threads=t, way=w, n=len(v), thr=m, rthr=m / c,
-                             p50=128e3 / m, same_ids=ids[w] == ids["ctorch generate.c (C)"], load=la))
+                             p50=128e3 / m, same_ids=first is None, first_diff=first, load=la))
 
 
 def table(rows):
     out = ["| model | batch | threads | way | calls | p50 ms | p99 ms | items/s | p50 / ctorch best | items/s / "
-           "ctorch best | max abs diff vs torch eager | load |", "|" + "---|" * 12]
+           "ctorch best | max abs diff vs torch eager (/ max abs; top-1 agreement) | load |", "|" + "---|" * 12]
     for r in rows:
         if r["model"] == "gpt2":
+            same = "same" if r["same_ids"] else f"differ from new id {r['first_diff']}"
             out.append(f"| gpt2 (32 + 128 greedy) | 1 | {r['threads']} | {r['way']} | {r['n']} rounds | "
                        f"{r['p50']:.0f} (whole generate) | | {r['thr']:.2f} tok/s | {1 / r['rthr']:.3f} | "
-                       f"{r['rthr']:.3f} | ids {'same' if r['same_ids'] else 'DIFFERENT'} | {r['load']} |")
+                       f"{r['rthr']:.3f} | ids {same} | {r['load']} |")
             continue
-        diff = f"{r['diff']:.2e}" if "diff" in r else "n/a"
+        diff = f"{r['diff']:.2e} ({r['rel']:.1e}" + (f"; {r['top1']:.2f})" if "top1" in r else ")") if "diff" in r else "n/a"
         out.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['way']} | {r['n']} | {r['p50']:.1f} | "
                    f"{r['p99']:.1f} | {r['thr']:.2f} | {r.get('r50', float('nan')):.3f} | "
                    f"{r.get('rthr', float('nan')):.3f} | {diff} | {r['load']} |")
@@ -506,6 +567,7 @@ def versions(a):
         if i >= 0:
             v["candle"] = txt[i:].split('version = "', 1)[1].split('"', 1)[0]
     v["cpu"] = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")][0]
+    v["cpu_flags"] = " ".join(cpu_flags())
     if a.device != "cpu":
         v["gpu"] = torch.cuda.get_device_name(torch.device(a.device))
         v["cuda"] = torch.version.cuda
@@ -533,12 +595,14 @@ def main():
     ap.add_argument("--setup-only", action="store_true",
                     help="make the models, inputs, ONNX graphs, TorchScript files and packages in --work, time nothing "
                          "(a later run reuses them: compile on a busy machine, measure on a quiet one)")
+    ap.add_argument("--batches", help="only these of the model's batch sizes (comma-separated)")
     ap.add_argument("--ways", help="only the ways whose name contains one of these comma-separated words")
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where every way runs (see the top)")
     ap.add_argument("--amp-ways", default="", help="autocast dtypes (bf16,fp16): a ctorch and a torch way each")
     # worker
     ap.add_argument("--amp", help=argparse.SUPPRESS)
     ap.add_argument("--channels-last", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--int8", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model")
     ap.add_argument("--way")
     ap.add_argument("--batch", type=int)
@@ -577,7 +641,7 @@ def main():
         with open(os.path.join(a.work, f"results-{tag}.json"), "w") as f:
             json.dump(dict(versions=v, rows=rows), f, indent=1)
         log(f"after {name}: uptime: {sh(['uptime']).strip()}")
-    t = table(rows)
+    t = f"CPU: {v['cpu']}, {v['cores']} cores; flags: {v['cpu_flags']}\n\n" + table(rows)
     open(os.path.join(a.work, f"results-{tag}.md"), "w").write(t + "\n")
     print(t)
 

@@ -13,7 +13,11 @@ from the same transformers GPT2LMHeadModel (SDPA attention):
 The loop feeds each step's presents back as the next step's pasts and takes
 the argmax: what transformers' greedy generate does with its DynamicCache.
 
-Usage: gpt2_ort.py --model DIR --prompt "464,3290" [--new N] [--threads T]
+--int8 runs both graphs after ONNX Runtime's own quantize_dynamic (int8
+weights, each call's activations quantised: MatMulInteger on MLAS's u8s8
+kernels), made once beside them.
+
+Usage: gpt2_ort.py --model DIR --prompt "464,3290" [--new N] [--threads T] [--int8]
 """
 import argparse
 import os
@@ -70,17 +74,30 @@ def export(d, prompt_len):
     return pre, step
 
 
+def quantized(f):
+    """ONNX Runtime's quantize_dynamic of graph f (int8 weights), cached beside it."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    q = f[:-len(".onnx")] + "_int8.onnx"
+    if not os.path.exists(q):
+        quantize_dynamic(f, q + ".tmp.onnx", weight_type=QuantType.QInt8)
+        os.replace(q + ".tmp.onnx", q)
+    return q
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
     ap.add_argument("--prompt", required=True)
     ap.add_argument("--new", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--int8", action="store_true")
     a = ap.parse_args()
     import onnxruntime as ort
     prompt = [int(v) for v in a.prompt.split(",")]
     torch.set_num_threads(max(1, a.threads))
     pre_f, step_f = export(a.model, len(prompt))
+    if a.int8:
+        pre_f, step_f = quantized(pre_f), quantized(step_f)
     so = ort.SessionOptions()
     so.intra_op_num_threads, so.inter_op_num_threads = max(1, a.threads), 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
