@@ -397,6 +397,10 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
     cp, sig, pre, cargs, post, rets, rexprs = w.plan, w.sig, w.pre, w.cargs, w.post, w.rets, w.rexprs
     call = f"C.{f.name}({', '.join(cargs)})"
     waits = any(p.type.name in EXCLUSIVE_HANDLES and p.direction != "out" for p in params)
+    # A scheduler's call may run a Go lr lambda (callbacks.go), which leaves
+    # its error for the call's statusError on the OS thread it ran on: the
+    # goroutine stays there until the call has returned its error.
+    stays = any(p.type.name == "ctorch_lr_scheduler" and p.direction != "out" for p in params)
     head = f"func ({go_arg(selfname)} *{recv}) {name}" if recv else f"func {name}"
     # The header's whole text (go doc shows it; `X_async` has its twin's: hplan.func_doc).
     doc = "\n".join(go_comment(f"{name} calls {f.name}: {' '.join(func_doc(funcs, f).split())}"))
@@ -425,6 +429,8 @@ def header_function(e: Planned, funcs: dict, taken: set) -> str:
     pre = [s.replace("{ZERO}", zs) for s in pre]
     sigr = f"({', '.join(rets + ['error'])})" if rets else "error"
     lines = [doc, f"{head}({', '.join(sig)}) {sigr} {{"]
+    if stays:
+        lines += ["\truntime.LockOSThread()", "\tdefer runtime.UnlockOSThread()"]
     lines += ["\t" + s for s in pre]
     if cp.reported:
         p = cp.reported.p
