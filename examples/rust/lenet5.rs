@@ -13,7 +13,7 @@ const LENET5: [(&str, &str, &str); 12] = [("conv1", "Conv2d", "1, 6, 5"), ("relu
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let arg = |k: &str, d: &str| std::env::args().skip_while(|a| a != k).nth(1).unwrap_or(d.into());
     let (dir, save) = (arg("--data", "/usr/share/datasets/fashion-mnist"), arg("--save", "lenet5.pt"));
-    let seed = arg("--seed", "1").parse()?;
+    let seed: u64 = arg("--seed", "1").parse()?;
     let ((train_img, train_y), (test_img, test_y)) = (ctorch::read_mnist(&dir, true)?, ctorch::read_mnist(&dir, false)?);
     let scaled = |img: &Tensor| img.to_dtype(DType::FLOAT32)?.div_Scalar(Scalar::Float(255.0));
     // Standardised with the training set's mean and (unbiased) std, as lenet5.c.

@@ -38,10 +38,17 @@ unset CTORCH_LIB PKG_CONFIG_PATH LD_LIBRARY_PATH LIBTORCH CTORCH_TORCH VIRTUAL_E
 if command -v pkg-config >/dev/null && pkg-config --exists ctorch; then
   skip "a ctorch is installed ($(pkg-config --variable=libdir ctorch)): the package would use it, not build"
 fi
-case "$torch_py" in
-  ""|/usr/bin/python3*) want="the system's libtorch" ;;
-  *) export VIRTUAL_ENV=$(dirname "$(dirname "$torch_py")"); want="the torch" ;;
-esac
+# The tree's Python may be the suite's zygote (tests/pyzygote/pyz), so ask it
+# where it lives: Debian's Python (prefix /usr) means the system's libtorch,
+# any other prefix is the environment whose torch the package must find.
+prefix=
+[ -n "$torch_py" ] && prefix=$("$torch_py" -c 'import sys; print(sys.prefix)' 2>/dev/null)
+if [ -z "$prefix" ] || [ "$prefix" = /usr ]; then
+  want="the system's libtorch"
+else
+  export VIRTUAL_ENV=$prefix
+  want="the torch"
+fi
 # Everything is made inside the build folder, and ccache sees paths relative
 # to the folder above the checkout, as the suite's builds do: the package's
 # copy of the sources then compiles to the objects this tree compiled.
