@@ -12,29 +12,13 @@ process with the torch whose libtorch ctorch was built against:
   forward) and a Python exception raised there reaching the caller;
 - train/eval, requires_grad_, zero_grad, to(dtype), clone independence.
 Exit 77 (skipped) where this Python has no torch."""
-import os
-import sys
 
-try:
-    import torch
-except ImportError:
-    print("skipped: this Python has no torch")
-    sys.exit(77)
+from py_check import expect, finish, torch_or_skip
+
+torch = torch_or_skip()
 import ctorch
 from ctorch import nn
 from ctorch.interop import to_torch, from_torch
-
-if os.environ.get("CTORCH_BINDING_SKIP"):
-    print(f"skipped: {os.environ['CTORCH_BINDING_SKIP']}")
-    sys.exit(77)
-
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def same(a, b):
@@ -190,5 +174,4 @@ except ctorch.CtorchError as e:
     # have same reduction dim"), not libtorch's c10::Error: the message still names the module.
     expect("560" in str(e) and "784" in str(e) and "(Linear)" in str(e), f"shape_check gives the shapes: {e}")
 
-print(f"torch {torch.__version__}: {'all checks passed' if not failures else f'{len(failures)} failed'}")
-sys.exit(1 if failures else 0)
+finish(f"torch {torch.__version__}")

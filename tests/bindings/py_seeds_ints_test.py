@@ -14,29 +14,13 @@ OverflowError from an operator (t + 2**70) and from an argument converter
 ctypes.ArgumentError), naming the argument. Exit 77 (skipped) where this
 Python has no torch."""
 import ctypes
-import os
-import sys
 
-try:
-    import torch
-except ImportError:
-    print("skipped: this Python has no torch")
-    sys.exit(77)
+from py_check import expect, finish, torch_or_skip
+
+torch = torch_or_skip()
 import ctorch
 from ctorch import _api
 from ctorch.interop import to_torch
-
-if os.environ.get("CTORCH_BINDING_SKIP"):
-    print(f"skipped: {os.environ['CTORCH_BINDING_SKIP']}")
-    sys.exit(77)
-
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def raises(exc_type, fn, *needles):
@@ -97,8 +81,5 @@ raises(TypeError, lambda: ctorch.data.DataLoader(ctorch.arange(4), batch_size="2
 # After a refusal, the next call is unaffected (nothing kept from it).
 expect(len(ctorch.data.DataLoader(ctorch.arange(4), batch_size=2)) == 2, "a loader after the refusals")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok: seeds -1, -2^63, 2^64-1, 0 as PyTorch takes them (initial seed, draws, generators, loader order); "
-      "out-of-range ints raise OverflowError from operators and converters alike")
+finish("seeds -1, -2^63, 2^64-1, 0 as PyTorch takes them (initial seed, draws, generators, loader order); "
+       "out-of-range ints raise OverflowError from operators and converters alike")

@@ -5,29 +5,13 @@ and ctorch.nn.utils.clip_grad_norm_/clip_grad_value_ over the module against
 torch.nn.utils' over model.parameters(): the same seed gives bit-identical
 losses, norms and parameters after every step. Failures: a module without
 parameters, NaN max_norm. Exit 77 (skipped) where this Python has no torch."""
-import os
-import sys
 
-try:
-    import torch
-except ImportError:
-    print("skipped: this Python has no torch")
-    sys.exit(77)
+from py_check import expect, finish, torch_or_skip
+
+torch = torch_or_skip()
 import ctorch
 from ctorch import nn
 from ctorch.interop import to_torch, from_torch
-
-if os.environ.get("CTORCH_BINDING_SKIP"):
-    print(f"skipped: {os.environ['CTORCH_BINDING_SKIP']}")
-    sys.exit(77)
-
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def net(mod):
@@ -80,7 +64,4 @@ try:
 except ctorch.CtorchError as e:
     expect("max_norm" in str(e), f"message: {e}")
 
-if failures:
-    print(f"{len(failures)} failures")
-    sys.exit(1)
-print("py_shortcuts: Adam(model) and clipping over the module bit-identical to the list's and torch's (4 steps)")
+finish("py_shortcuts: Adam(model) and clipping over the module against the list's and torch's (4 steps)")
