@@ -35,6 +35,12 @@ void check_kind(int kind) {
 namespace ctorch {
 namespace optim {
 
+const char *kind_name(ctorch_optimizer_kind kind) {
+  static const char *const names[] = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "RAdam", "Adamax",
+                                      "Adadelta", "LBFGS"};
+  return kind >= CTORCH_OPTIM_SGD && kind <= CTORCH_OPTIM_LBFGS ? names[kind] : "optimizer";
+}
+
 ctorch_optim_options_v2 defaults(ctorch_optimizer_kind kind) {
   ctorch_optim_options_v2 o{};
   o.beta1 = 0.9;

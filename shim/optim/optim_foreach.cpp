@@ -39,12 +39,6 @@ namespace foreach_impl {
 using TL = std::vector<at::Tensor>;
 using SL = std::vector<at::Scalar>;
 
-const char *kind_name(ctorch_optimizer_kind k) {
-  static const char *const names[] = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam", "RAdam", "Adamax",
-                                      "Adadelta", "LBFGS"};
-  return k >= CTORCH_OPTIM_SGD && k <= CTORCH_OPTIM_LBFGS ? names[k] : "optimizer";
-}
-
 // Which kinds have a fused kernel in this libtorch, for a device type.
 bool has_fused(ctorch_optimizer_kind k, c10::DeviceType dev) {
 #if CTORCH_FOREACH_2X

@@ -45,6 +45,9 @@ std::unique_ptr<torch::optim::Optimizer> construct(ctorch_optimizer_kind kind,
 std::unique_ptr<torch::optim::OptimizerOptions> make_options(ctorch_optimizer_kind kind, const ctorch_optim_options_v2 &o);
 // The defaults of a kind (ctorch_optim_options_default).
 ctorch_optim_options_v2 defaults(ctorch_optimizer_kind kind);
+// PyTorch's class name of a kind ("Adam", "RAdam"), for messages; "optimizer"
+// for a value outside the enum.
+const char *kind_name(ctorch_optimizer_kind kind);
 // Refuses (VALUE, `where` + which parameter and buffer) loaded per-parameter
 // state a step would trust: undefined where the step reads it, or not shaped,
 // typed and placed like its parameter (optim_state.cpp).

@@ -37,17 +37,6 @@ void check_beta(double v, const char *field) {
   if (!(v >= 0 && v < 1)) ctorch::fail_arg("options", std::string(field) + " must be in [0, 1), got " + std::to_string(v));
 }
 
-const char *kind_name(ctorch_optimizer_kind k) {
-  switch (k) {
-    case CTORCH_OPTIM_NADAM: return "NAdam";
-    case CTORCH_OPTIM_RADAM: return "RAdam";
-    case CTORCH_OPTIM_ADAMAX: return "Adamax";
-    case CTORCH_OPTIM_ADADELTA: return "Adadelta";
-    case CTORCH_OPTIM_LBFGS: return "LBFGS";
-    default: return "optimizer";
-  }
-}
-
 // exp_avg <- beta1 * exp_avg + (1 - beta1) * grad, as the installed Python writes it.
 void update_exp_avg(at::Tensor &exp_avg, const at::Tensor &grad, double beta1) {
   if (compat::kOptimLerpExpAvg) exp_avg.lerp_(grad, 1 - beta1);
