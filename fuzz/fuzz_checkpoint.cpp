@@ -17,20 +17,6 @@
 
 namespace {
 
-void inspect(ctorch_tensor t) {
-  int64_t n = 0;
-  FZ(ctorch_tensor_numel(&n, t));
-  size_t isz = 0;
-  ctorch_dtype d;
-  FZ(ctorch_tensor_dtype(&d, t));
-  FZ(ctorch_dtype_size(&isz, d));
-  if (n > (1 << 20)) return;
-  std::vector<unsigned char> buf((size_t)n * isz + 1);
-  FZ(ctorch_tensor_copy_to(buf.data(), buf.size(), t));
-  ctorch_tensor s = nullptr;
-  if (FZ(ctorch_sum(&s, t, nullptr)) == CTORCH_OK) ctorch_tensor_free(s);
-}
-
 void load_both(const uint8_t *bytes, size_t n_bytes) {
   fz::MemFile f(bytes, n_bytes);
   const char *path = f.path();
@@ -39,7 +25,7 @@ void load_both(const uint8_t *bytes, size_t n_bytes) {
   ctorch_status sf = FZ(ctorch_load(&t, path));
   if (sb != sf) fz::violation("the buffer form's status differs from the file form's", "ctorch_load_from_buffer", sb);
   if (tb) {
-    inspect(tb);
+    fz::inspect(tb);
     ctorch_tensor_free(tb);
   }
   ctorch_tensor_dict db = nullptr;
@@ -47,7 +33,7 @@ void load_both(const uint8_t *bytes, size_t n_bytes) {
   if (db) ctorch_tensor_dict_free(db);
   if (sf == CTORCH_OK) {
     if (!t) fz::violation("OK without a tensor", "ctorch_load", CTORCH_OK);
-    inspect(t);
+    fz::inspect(t);
     ctorch_tensor_free(t);
   } else if (t) {
     fz::violation("failure left a handle", "ctorch_load", CTORCH_VALUE);
@@ -63,7 +49,7 @@ void load_both(const uint8_t *bytes, size_t n_bytes) {
       FZ(ctorch_tensor_dict_key(&k, d, i));
       ctorch_tensor v = nullptr;
       if (FZ(ctorch_tensor_dict_get(&v, d, i)) == CTORCH_OK) {
-        inspect(v);
+        fz::inspect(v);
         ctorch_tensor_free(v);
       }
       if (FZ(ctorch_tensor_dict_find(&v, d, k)) == CTORCH_OK) ctorch_tensor_free(v);

@@ -16,16 +16,10 @@
 
 namespace {
 
+// read_all, then the .npy round trip: ctorch's own bytes load back and save
+// to the same bytes.
 void inspect(ctorch_tensor t) {
-  int64_t n = 0;
-  FZ(ctorch_tensor_numel(&n, t));
-  size_t isz = 0;
-  ctorch_dtype d;
-  FZ(ctorch_tensor_dtype(&d, t));
-  FZ(ctorch_dtype_size(&isz, d));
-  if (n > (1 << 20)) return;
-  std::vector<unsigned char> buf((size_t)n * isz + 1);
-  FZ(ctorch_tensor_copy_to(buf.data(), buf.size(), t));
+  if (!fz::read_all(t)) return;
   size_t len = 0;
   if (FZ(ctorch_npy_save_to_buffer(&len, nullptr, 0, t)) != CTORCH_OK) return;
   std::vector<unsigned char> a(len + 1), b(len + 1);

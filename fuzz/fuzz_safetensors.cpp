@@ -18,20 +18,6 @@
 
 namespace {
 
-void inspect(ctorch_tensor t) {
-  int64_t n = 0;
-  FZ(ctorch_tensor_numel(&n, t));
-  size_t isz = 0;
-  ctorch_dtype d;
-  FZ(ctorch_tensor_dtype(&d, t));
-  FZ(ctorch_dtype_size(&isz, d));
-  if (n > (1 << 20)) return;
-  std::vector<unsigned char> buf((size_t)n * isz + 1);
-  FZ(ctorch_tensor_copy_to(buf.data(), buf.size(), t));
-  ctorch_tensor s = nullptr;
-  if (FZ(ctorch_sum(&s, t, nullptr)) == CTORCH_OK) ctorch_tensor_free(s);
-}
-
 const std::string &scratch_path() {
   static const std::string p = "/tmp/ctorch-fuzz-safetensors-" + std::to_string(getpid()) + ".safetensors";
   return p;
@@ -50,7 +36,7 @@ void load(const char *path) {
   std::vector<ctorch_tensor> ts(n, nullptr);
   for (size_t i = 0; i < n; ++i) {
     FZ(ctorch_tensor_dict_key(&names[i], d, i));
-    if (FZ(ctorch_tensor_dict_get(&ts[i], d, i)) == CTORCH_OK) inspect(ts[i]);
+    if (FZ(ctorch_tensor_dict_get(&ts[i], d, i)) == CTORCH_OK) fz::inspect(ts[i]);
   }
   FZ(ctorch_tensor_dict_metadata_size(&nm, d));
   std::vector<const char *> keys(nm), values(nm);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace fz {
 
@@ -65,6 +66,30 @@ struct Bytes {
     return len;
   }
 };
+
+// Reads a loaded tensor's every byte (copy_to: ASan checks that the bytes
+// lie inside its storage); false, reading nothing, for one of over 2^20
+// elements (a harness's inputs stay small; a large one is the load limit's
+// business, not the reader's).
+inline bool read_all(ctorch_tensor t) {
+  int64_t n = 0;
+  FZ(ctorch_tensor_numel(&n, t));
+  size_t isz = 0;
+  ctorch_dtype d;
+  FZ(ctorch_tensor_dtype(&d, t));
+  FZ(ctorch_dtype_size(&isz, d));
+  if (n > (1 << 20)) return false;
+  std::vector<unsigned char> buf((size_t)n * isz + 1);
+  FZ(ctorch_tensor_copy_to(buf.data(), buf.size(), t));
+  return true;
+}
+
+// read_all, then a reduction over the values.
+inline void inspect(ctorch_tensor t) {
+  if (!read_all(t)) return;
+  ctorch_tensor s = nullptr;
+  if (FZ(ctorch_sum(&s, t, nullptr)) == CTORCH_OK) ctorch_tensor_free(s);
+}
 
 // One-time process setup, for the fuzzers and the replay programs alike:
 //  - one intra-op thread (the machine is shared, runs are reproducible) and
