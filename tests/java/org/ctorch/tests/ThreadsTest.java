@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.ctorch.AutogradScopeKind;
 import org.ctorch.CApi;
 import org.ctorch.CTorchException;
+import org.ctorch.LrScheduler;
 import org.ctorch.Nn;
 import org.ctorch.NnModule;
 import org.ctorch.Optim;
@@ -182,6 +183,45 @@ class ThreadsTest {
             assertArrayEquals(new float[] {6}, ok.forward(Tensor.of(new float[] {3})).toFloatArray());
             ok.close();
             bad.close();
+        }
+    }
+
+    /** PyTorch 1.13's lrs (SGD, lr 0.1) after LambdaLR(1 / (e + 1)) / MultiplicativeLR(0.5 every third epoch, else 0.95) and each of 10 steps. */
+    static final double[] TORCH_LAMBDA_LRS = {0.1, 0.05, 0.03333333333333333, 0.025, 0.020000000000000004,
+        0.016666666666666666, 0.014285714285714285, 0.0125, 0.011111111111111112, 0.010000000000000002,
+        0.009090909090909092};
+    static final double[] TORCH_MULTIPLICATIVE_LRS = {0.1, 0.095, 0.09025, 0.045125, 0.04286875, 0.04072531249999999,
+        0.020362656249999996, 0.019344523437499997, 0.018377297265624995, 0.009188648632812497, 0.008729216201171872};
+
+    static double[] lrs(java.util.function.Function<Optimizer, LrScheduler> make) {
+        try (Tensor p = Tensor.of(new float[] {1}); Optimizer opt = Optim.of(OptimizerKind.SGD, new Tensor[] {p}, 0.1);
+             LrScheduler sched = make.apply(opt)) {
+            double[] out = new double[11];
+            out[0] = sched.getLastLr(0);
+            for (int i = 1; i <= 10; i++) {
+                opt.step();
+                sched.step();
+                out[i] = sched.getLastLr(0);
+            }
+            return out;
+        }
+    }
+
+    @Test
+    void javaLrLambdasGiveTorchsLrsAndAThrowingOneIsReported() {
+        assertArrayEquals(TORCH_LAMBDA_LRS, lrs(opt -> Optim.lambdaLr(opt, (e, g) -> 1.0 / (e + 1))));
+        assertArrayEquals(TORCH_MULTIPLICATIVE_LRS, lrs(opt -> Optim.multiplicativeLr(opt, (e, g) -> e % 3 == 0 ? 0.5 : 0.95)));
+        try (Tensor p = Tensor.of(new float[] {1}); Optimizer opt = Optim.of(OptimizerKind.SGD, new Tensor[] {p}, 0.1);
+             LrScheduler sched = Optim.lambdaLr(opt, (e, g) -> {
+                 if (e == 2) {
+                     throw new ArithmeticException("no factor for epoch 2");
+                 }
+                 return 0.5;
+             })) {
+            sched.step();
+            CTorchException e = assertThrows(CTorchException.class, sched::step);
+            assertInstanceOf(ArithmeticException.class, e.getCause());
+            assertEquals(0.05, sched.getLastLr(0)); // unchanged by the failed step
         }
     }
 }

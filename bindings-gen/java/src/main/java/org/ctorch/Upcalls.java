@@ -17,7 +17,8 @@ import java.util.function.Function;
 import org.ctorch.raw.RawApi;
 
 /**
- * C calling Java: a custom module's forward. One upcall stub per callback type for the
+ * C calling Java: a custom module's forward, an LR schedule's factor (LambdaLR,
+ * MultiplicativeLR). One upcall stub per callback type for the
  * process, dispatching on user_data (a key into a map), so no stub is made per module. A
  * Java exception never unwinds into C (the JVM would end): the stub catches every Throwable,
  * returns a failure status, and keeps the exception for the thread, where the failed call's
@@ -32,6 +33,8 @@ final class Upcalls {
     private static final int RUNTIME = 9;
     private static final MemorySegment FORWARD_STUB;
     private static final MemorySegment FREE_STUB;
+    private static final MemorySegment LR_STUB;
+    private static final Map<Long, Optim.LrLambda> LAMBDAS = new ConcurrentHashMap<>();
 
     static {
         try {
@@ -47,6 +50,10 @@ final class Upcalls {
             FREE_STUB = linker.upcallStub(
                     lookup.findStatic(Upcalls.class, "free", MethodType.methodType(void.class, MemorySegment.class)),
                     FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
+            LR_STUB = linker.upcallStub(
+                    lookup.findStatic(Upcalls.class, "lrFactor", MethodType.methodType(int.class, MemorySegment.class,
+                            long.class, long.class, MemorySegment.class)),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -68,6 +75,50 @@ final class Upcalls {
             return NnModule.own(out.get(ADDRESS, 0));
         } finally {
             s.reset(m);
+        }
+    }
+
+    /**
+     * A LambdaLR or MultiplicativeLR scheduler whose factor is fn. C keeps no reference to fn
+     * (user_data is a key): it stays registered while the returned scheduler is reachable.
+     */
+    static LrScheduler lrLambda(Optimizer opt, LrSchedule kind, Optim.LrLambda fn) {
+        long key = NEXT.getAndIncrement();
+        LAMBDAS.put(key, fn);
+        Scratch s = Scratch.get();
+        long m = s.mark();
+        try {
+            MemorySegment out = s.allocate(ADDRESS);
+            MemorySegment h = Handle.use(opt, "ctorch_lr_scheduler_lambda", "opt");
+            int st;
+            try {
+                st = RawApi.lr_scheduler_lambda(out, h, kind.value, LR_STUB, MemorySegment.ofAddress(key));
+            } finally {
+                opt.done();
+            }
+            if (st != 0) {
+                LAMBDAS.remove(key);
+                throw Native.error(st);
+            }
+            LrScheduler sched = LrScheduler.own(out.get(ADDRESS, 0));
+            Handle.CLEANER.register(sched, () -> LAMBDAS.remove(key));
+            return sched;
+        } finally {
+            s.reset(m);
+        }
+    }
+
+    private static int lrFactor(MemorySegment userData, long epoch, long group, MemorySegment factor) {
+        try {
+            Optim.LrLambda f = LAMBDAS.get(userData.address());
+            if (f == null) {
+                throw new IllegalStateException("the scheduler's Java lr_lambda is gone");
+            }
+            factor.reinterpret(8).set(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0, f.factor(epoch, group));
+            return 0;
+        } catch (Throwable t) {
+            PENDING.set(t);
+            return RUNTIME;
         }
     }
 
