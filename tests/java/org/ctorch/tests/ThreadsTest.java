@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -18,6 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.ctorch.AutogradScopeKind;
 import org.ctorch.CApi;
 import org.ctorch.CTorchException;
+import org.ctorch.DType;
+import org.ctorch.Data;
+import org.ctorch.DataLoader;
 import org.ctorch.LrScheduler;
 import org.ctorch.Nn;
 import org.ctorch.NnModule;
@@ -222,6 +226,35 @@ class ThreadsTest {
             CTorchException e = assertThrows(CTorchException.class, sched::step);
             assertInstanceOf(ArithmeticException.class, e.getCause());
             assertEquals(0.05, sched.getLastLr(0)); // unchanged by the failed step
+        }
+    }
+
+    @Test
+    void aJavaLoaderTransformRunsPerItemAndAThrowingOneIsReported() {
+        try (Scope s = Torch.scope()) {
+            Tensor x = Torch.arange(8).to(DType.FLOAT32).reshape(new long[] {8, 1});
+            try (DataLoader loader = Data.loader(x, Torch.arange(8), 4, false, 0, false)) {
+                Data.transform(loader, (i, d, t) -> new Tensor[] {d.mul(10).add(i), null});
+                List<float[]> got = new ArrayList<>();
+                for (Tensor[] b : Data.epoch(loader, 0)) {
+                    got.add(b[0].toFloatArray());
+                    assertArrayEquals(new long[] {4}, b[1].shape()); // the target unchanged
+                }
+                assertArrayEquals(new float[] {0, 11, 22, 33}, got.get(0));
+                assertArrayEquals(new float[] {44, 55, 66, 77}, got.get(1));
+                Data.transform(loader, (i, d, t) -> {
+                    if (i == 5) {
+                        throw new IllegalStateException("no item 5");
+                    }
+                    return new Tensor[] {null, null};
+                });
+                Iterator<Tensor[]> it = Data.epoch(loader, 1).iterator();
+                assertArrayEquals(new float[] {0, 1, 2, 3}, it.next()[0].toFloatArray());
+                CTorchException e = assertThrows(CTorchException.class, it::hasNext);
+                assertInstanceOf(IllegalStateException.class, e.getCause(), e.getMessage());
+                Data.transform(loader, null);
+                assertEquals(2, java.util.stream.StreamSupport.stream(Data.epoch(loader, 2).spliterator(), false).count());
+            }
         }
     }
 }
