@@ -334,7 +334,8 @@ def _opts(f: Function, explicit: str, ret: str, cls: str) -> Optional[Tuple[List
 
     body = [f"    /** {{@code {esc(op.schema)}}}: the arguments with a default, each set to torch's;",
             "     * a setter changes one. Passed to the operator's form that takes it. */",
-            f"    public static final class {cls} {{"]
+            f"    public static final class {cls} {{",
+            "        /** Every argument at torch's default. */", f"        public {cls}() {{}}", ""]
     for a, d in zip(args, defaults):
         if d is None:
             continue
@@ -424,7 +425,7 @@ def emit(doc: Api) -> Tuple["OrderedDict[str, str]", List[str]]:
                         functions += _method_text("public static", ret, jname, params, body, sdoc) + [""]
             # The option builder of the first overload of each name (its other overloads: Ops).
             cls = camel(op.name, True)
-            if cls not in seen_o and jname not in HANDWRITTEN:
+            if cls not in seen_o and jname not in HANDWRITTEN and op.public:
                 made = _opts(f, explicit, rets[f.name], cls)
                 if made:
                     seen_o.add(cls)

@@ -14,6 +14,9 @@ public final class Sequential {
     private final List<String> names = new ArrayList<>();
     private final List<Object> children = new ArrayList<>();
 
+    /** An empty Sequential; {@link #add} its children in order. */
+    public Sequential() {}
+
     /** A child made when the Sequential is built. */
     public Sequential add(String name, ModuleBuilder child) {
         names.add(name);
