@@ -45,7 +45,8 @@ def _none_allowed(p: NnArg) -> bool:
 def _setters(k: NnModule, p: NnArg) -> List[str]:
     """The setter(s) of an optional argument: (Java parameter type, literal expression)."""
     t, v, cls = p.type, _name(p), k.kind
-    doc = f"    /** {{@code {p.name}: {t}{'?' if p.optional else ''} = {p.default}}} (PyTorch's default when not set). */"
+    doc = (f"    /** {{@code {p.name}: {t}{'?' if p.optional else ''} = {p.default}}}"
+           " (PyTorch's default when not set). */")
     forms = []
     if _none_allowed(p):
         box = {"float": "Double", "int": "Long", "bool": "Boolean"}[t]
@@ -67,6 +68,7 @@ def _setters(k: NnModule, p: NnArg) -> List[str]:
         forms.append((jt, f"Args.of({v})"))
     out = []
     for jt, expr in forms:
+        out += [""] if out else []
         out += [doc, f"    public {cls} {v}({jt} {v}) {{", f"        set(\"{p.name}\", {expr});", "        return this;",
                 "    }"]
     return out

@@ -328,7 +328,6 @@ def _opts(f: Function, explicit: str, ret: str, cls: str) -> Optional[Tuple[List
     defaults = [None if (is_method and i == 0) else default_expr(a) for i, a in enumerate(args)]
     if not any(d is not None for d in defaults):
         return None
-    fields = []
     def esc(t: str) -> str:
         return t.replace("*/", "*&#47;").replace("@", "&#64;")
 
@@ -340,7 +339,6 @@ def _opts(f: Function, explicit: str, ret: str, cls: str) -> Optional[Tuple[List
         if d is None:
             continue
         fld, jt = ident(camel(a.name)), arg_type(a)
-        fields.append((a, fld))
         body += [f"        {jt} {fld} = {d};", "", f"        /** {{@code {a.name}}}, default {{@code {esc(d)}}}. */",
                  f"        public {cls} {fld}({jt} v) {{", f"            {fld} = v;", "            return this;",
                  "        }", ""]
@@ -433,7 +431,7 @@ def emit(doc: Api) -> Tuple["OrderedDict[str, str]", List[str]]:
                     for as_method, params, body in made[1]:
                         if as_method:
                             methods += _method_text("public final", rets[f.name], jname, params, body, sdoc) + [""]
-                        elif op.public and jname not in TORCH_HANDWRITTEN:
+                        elif jname not in TORCH_HANDWRITTEN:
                             functions += _method_text("public static", rets[f.name], jname, params, body, sdoc) + [""]
     files = OrderedDict()
     prev = None
@@ -453,9 +451,10 @@ def emit(doc: Api) -> Tuple["OrderedDict[str, str]", List[str]]:
                 "defaults for the arguments not taken).", methods, public=True)
     files["TensorMethods.java"] = tm.replace("    TensorMethods() {}", "    TensorMethods(MemorySegment h, "
                                              "java.util.function.Consumer<MemorySegment> free) {\n        super(h, free);\n    }")
-    files["Opts.java"] = (HEAD + "package org.ctorch;\n\n/**\n * Option builders: per operator name, its arguments that have a default, each starting at"
-                          " torch's\n * ({@code x.sum(new Opts.Sum().dtype(DType.FLOAT64))},"
-                          " {@code logits.crossEntropyLoss(y, new Opts.CrossEntropyLoss().labelSmoothing(0.1))}).\n */\n"
+    files["Opts.java"] = (HEAD + "package org.ctorch;\n\n/**\n * Option builders: per operator name, its arguments "
+                          "that have a default, each starting at torch's\n"
+                          " * ({@code x.sum(new Opts.Sum().dtype(DType.FLOAT64))}, {@code logits.crossEntropyLoss(y,"
+                          " new Opts.CrossEntropyLoss().labelSmoothing(0.1))}).\n */\n"
                           "@SuppressWarnings(\"unused\")\npublic final class Opts {\n    private Opts() {}\n\n"
                           + "\n".join(opts) + "}\n")
     files["TorchFunctions.java"] = _class("TorchFunctions", None, "torch's functions (torch.zeros, torch.cat, ...), "
