@@ -36,7 +36,11 @@ class NnModulesTest {
         assertEquals("Conv2d(in_channels=1, out_channels=6, kernel_size=5, padding=2, bias=False)", c.toString());
         assertEquals("stride=(1, 2), padding='same'", new Conv2d(1, 1, new long[] {3, 3}).stride(1, 2).padding("same")
                 .argsText().replaceAll("^.*kernel_size=\\(3, 3\\), ", ""));
-        assertEquals("num_features=4, momentum=None, eps=1.0e-5", new BatchNorm2d(4).momentum(null).eps(1e-5).argsText());
+        BatchNorm2d bn = new BatchNorm2d(4).momentum(null).eps(1e-5);
+        assertEquals("num_features=4, momentum=None, eps=1.0e-5", bn.argsText());
+        try (NnModule m = bn.build()) { // torch.nn.BatchNorm2d(4, momentum=None, eps=1e-05)
+            assertEquals("BatchNorm2d(4, eps=1e-05, momentum=None, affine=True, track_running_stats=True)", m.repr());
+        }
         assertEquals("normalized_shape=(8,)", new LayerNorm(new long[] {8}).argsText());
     }
 
