@@ -1,11 +1,12 @@
 """Unit tests of the bindings' module-class emitters (node/nn.py,
-go/nn.py) on catalogue entries read from C++ text by nn_sig.py, and of
+go/nn.py, java/nn.py) on catalogue entries read from C++ text by nn_sig.py, and of
 hplan's handling of a "filled" output array (ctorch_nn_module_forward_n)."""
 import unittest
 
 from ctorch_gen import hplan, nn_sig
 from ctorch_gen.apimodel import load_api
 from ctorch_gen.go import nn as go_nn
+from ctorch_gen.java import nn as java_nn
 from ctorch_gen.node import nn as node_nn
 from tests.test_nn_sig import SRC
 
@@ -19,6 +20,20 @@ def doc():
 
 
 class Emitters(unittest.TestCase):
+    def test_java_builders_take_required_arguments_and_set_the_others(self):
+        files = java_nn.emit(doc())
+        conv = files["Conv2d.java"]
+        self.assertIn("public final class Conv2d extends ModuleBuilder {", conv)
+        self.assertIn("    public Conv2d(long inChannels, long outChannels, long kernelSize) {", conv)
+        self.assertIn("    public Conv2d(long inChannels, long outChannels, long[] kernelSize) {", conv)
+        self.assertIn('        set("padding", Args.ints(padding));', conv)
+        self.assertIn("    public Conv2d padding(String padding) {", conv)
+        self.assertIn("    public Conv2d dtype(DType dtype) {", conv)
+        enc = files["TransformerEncoder.java"]
+        self.assertIn("    public TransformerEncoder(NnModule encoderLayer, long numLayers) {", enc)
+        self.assertIn('        module("encoder_layer", encoderLayer);', enc)
+        self.assertIn('"TransformerEncoder"', files["Kinds.java"])
+
     def test_node_classes_carry_their_catalogue_entry(self):
         js = node_nn.emit(doc())
         self.assertIn("K.Conv2d = class Conv2d extends Builtin {};", js)

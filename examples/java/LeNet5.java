@@ -3,13 +3,16 @@
 // accuracies are those of the saved weights loaded into a fresh model.
 import java.util.List;
 import org.ctorch.*;
+import org.ctorch.nn.*;
 
 public class LeNet5 {
     // Named children: the state-dict keys of lenet5.c and lenet5.py (conv1.weight, ...).
-    static final String[][] LENET5 = {{"conv1", "Conv2d", "1, 6, 5"}, {"relu1", "ReLU", ""}, {"pool1", "MaxPool2d", "2"},
-        {"conv2", "Conv2d", "6, 16, 5"}, {"relu2", "ReLU", ""}, {"pool2", "MaxPool2d", "2"}, {"flatten", "Flatten", ""},
-        {"fc1", "Linear", "256, 120"}, {"relu3", "ReLU", ""}, {"fc2", "Linear", "120, 84"}, {"relu4", "ReLU", ""},
-        {"fc3", "Linear", "84, 10"}};
+    static NnModule lenet5() {
+        return new Sequential().add("conv1", new Conv2d(1, 6, 5)).add("relu1", new ReLU()).add("pool1", new MaxPool2d(2))
+            .add("conv2", new Conv2d(6, 16, 5)).add("relu2", new ReLU()).add("pool2", new MaxPool2d(2))
+            .add("flatten", new Flatten()).add("fc1", new Linear(256, 120)).add("relu3", new ReLU())
+            .add("fc2", new Linear(120, 84)).add("relu4", new ReLU()).add("fc3", new Linear(84, 10)).build();
+    }
 
     static String arg(String[] args, String key, String dflt) {
         int i = List.of(args).indexOf(key);
@@ -27,7 +30,7 @@ public class LeNet5 {
         DataLoader trainLoader = Data.loader(prep.apply(train[0]), train[1], 256, true, seed, false);
         DataLoader testLoader = Data.loader(prep.apply(test[0]), test[1], 1000, false, 0, false);
         Torch.manualSeed(seed);
-        NnModule net = Nn.sequential(LENET5);
+        NnModule net = lenet5();
         Optimizer opt = Optim.adamW(net, 1e-3); // weight decay 0.01, torch's default
         System.out.printf("LeNet-5 on Fashion-MNIST (%d training images), 1 epoch(s), batch 256, %d thread(s), seed %d%n",
             train[1].numel(), CApi.getNumThreads(), seed);
@@ -49,7 +52,7 @@ public class LeNet5 {
             lossSum / seen, (double) correct / seen, acc[0], acc[1], seen / dt, dt);
         Nn.save(net, save);
         System.out.println("saved weights to " + save);
-        NnModule again = Nn.sequential(LENET5);
+        NnModule again = lenet5();
         Nn.load(again, save);
         acc = Data.topKAccuracy(again, testLoader, 1, 5); // the reloaded weights: the last line must be lenet5.c's
         System.out.printf("test_accuracy=%.4f top5=%.4f images_per_s=%.1f%n", acc[0], acc[1], seen / dt);

@@ -16,10 +16,14 @@ rc=$?
 if [ $rc -ne 0 ]; then echo "$env_line"; exit $rc; fi
 export "$env_line"
 set -e
+# C1 only for Maven's JVMs (scripts/package's too): a run of seconds never repays C2's compiles.
+export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow -XX:TieredStopAtLevel=1"
 rm -rf "$work"
 mkdir -p "$work/app/src/main/java"
+t0=$SECONDS
 CTORCH_PACKAGE_BUILD=$build "$src/scripts/package" --out "$work/dist" java >"$work/package.log" 2>&1 ||
   { cat "$work/package.log"; echo "FAIL: scripts/package java"; exit 1; }
+echo "scripts/package java: $((SECONDS - t0)) s"
 # The artifacts laid out as a Maven repository (a local one, reached as file:).
 repo=$work/repo
 natjar=$(cd "$work/dist" && ls ctorch-native-torch*-linux-x86_64.jar)
@@ -79,9 +83,10 @@ mkdir -p "$(dirname "$m2")"
 exec 9>"$(dirname "$m2")/.ctorch-fresh-project.lock"
 flock 9
 rm -rf "$m2"
-export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+t0=$SECONDS
 (cd "$work/app" && mvn -B -q package dependency:build-classpath -Dmdep.outputFile=cp.txt) >"$work/mvn.log" 2>&1 ||
   { cat "$work/mvn.log"; echo "FAIL: mvn package of the fresh project"; exit 1; }
+echo "mvn package of the fresh project: $((SECONDS - t0)) s"
 cp=$(cat "$work/app/cp.txt")
 jar=$(tr ':' '\n' <<<"$cp" | grep "/ctorch-$version.jar$")
 natives=$(tr ':' '\n' <<<"$cp" | grep -- "-linux-x86_64.jar$")

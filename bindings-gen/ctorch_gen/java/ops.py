@@ -317,6 +317,54 @@ def _default_forms(f: Function, explicit: str, is_method: bool, ret: str) -> Lis
     return forms
 
 
+def _opts(f: Function, explicit: str, ret: str, cls: str) -> Optional[Tuple[List[str], List[Tuple[bool, List[str]]]]]:
+    """f's option builder Opts.<cls> (a field per argument with a default, torch's default as its
+    initial value, a fluent setter each) and the forms that take it: (the nested class's lines,
+    [(is_method, method lines)]). None when f has no argument with a default."""
+    op = f.op
+    args = op.args
+    is_method = bool(args) and args[0].name == "self" and args[0].base == "Tensor" and not args[0].list \
+        and not args[0].optional
+    defaults = [None if (is_method and i == 0) else default_expr(a) for i, a in enumerate(args)]
+    if not any(d is not None for d in defaults):
+        return None
+    def esc(t: str) -> str:
+        return t.replace("*/", "*&#47;").replace("@", "&#64;")
+
+    body = [f"    /** {{@code {esc(op.schema)}}}: the arguments with a default, each set to torch's;",
+            "     * a setter changes one. Passed to the operator's form that takes it. */",
+            f"    public static final class {cls} {{",
+            "        /** Every argument at torch's default. */", f"        public {cls}() {{}}", ""]
+    for a, d in zip(args, defaults):
+        if d is None:
+            continue
+        fld, jt = ident(camel(a.name)), arg_type(a)
+        body += [f"        {jt} {fld} = {d};", "", f"        /** {{@code {a.name}}}, default {{@code {esc(d)}}}. */",
+                 f"        public {cls} {fld}({jt} v) {{", f"            {fld} = v;", "            return this;",
+                 "        }", ""]
+    body[-1:] = ["    }", ""]
+    forms = []
+    for as_method in ((True, False) if is_method else (False,)):
+        if not as_method and "function" not in op.variants:
+            continue
+        params, call = [], []
+        for i, (a, d) in enumerate(zip(args, defaults)):
+            if as_method and i == 0:
+                call.append("(Tensor) this")
+            elif d is None:
+                params.append((arg_type(a), ident(a.name)))
+                call.append(ident(a.name))
+            else:
+                call.append(f"o.{ident(camel(a.name))}")
+        if any(n == "o" for _, n in params):
+            continue
+        params.append((f"Opts.{cls}", "o"))
+        mb = ["if (o == null) {", f"    o = new Opts.{cls}();", "}",
+              f"{'return ' if ret != 'void' else ''}{explicit}({', '.join(call)});"]
+        forms.append((as_method, params, mb))
+    return body, forms
+
+
 def emit(doc: Api) -> Tuple["OrderedDict[str, str]", List[str]]:
     """(file name -> text, the operators left out with the reason: none on 1.13.1 and 2.15.0)."""
     for e in doc.enums:
@@ -327,6 +375,8 @@ def emit(doc: Api) -> Tuple["OrderedDict[str, str]", List[str]]:
     methods: List[str] = []
     functions: List[str] = []
     seen_m, seen_f = set(), set()
+    opts: List[str] = []
+    seen_o = set()
     for g, checked, unsafe in split_groups(doc):
         for f in unsafe:
             try:
@@ -371,6 +421,18 @@ def emit(doc: Api) -> Tuple["OrderedDict[str, str]", List[str]]:
                     if key not in seen_f:
                         seen_f.add(key)
                         functions += _method_text("public static", ret, jname, params, body, sdoc) + [""]
+            # The option builder of the first overload of each name (its other overloads: Ops).
+            cls = camel(op.name, True)
+            if cls not in seen_o and jname not in HANDWRITTEN and op.public:
+                made = _opts(f, explicit, rets[f.name], cls)
+                if made:
+                    seen_o.add(cls)
+                    opts += made[0]
+                    for as_method, params, body in made[1]:
+                        if as_method:
+                            methods += _method_text("public final", rets[f.name], jname, params, body, sdoc) + [""]
+                        elif jname not in TORCH_HANDWRITTEN:
+                            functions += _method_text("public static", rets[f.name], jname, params, body, sdoc) + [""]
     files = OrderedDict()
     prev = None
     for p in PARTS:
@@ -389,6 +451,12 @@ def emit(doc: Api) -> Tuple["OrderedDict[str, str]", List[str]]:
                 "defaults for the arguments not taken).", methods, public=True)
     files["TensorMethods.java"] = tm.replace("    TensorMethods() {}", "    TensorMethods(MemorySegment h, "
                                              "java.util.function.Consumer<MemorySegment> free) {\n        super(h, free);\n    }")
+    files["Opts.java"] = (HEAD + "package org.ctorch;\n\n/**\n * Option builders: per operator name, its arguments "
+                          "that have a default, each starting at torch's\n"
+                          " * ({@code x.sum(new Opts.Sum().dtype(DType.FLOAT64))}, {@code logits.crossEntropyLoss(y,"
+                          " new Opts.CrossEntropyLoss().labelSmoothing(0.1))}).\n */\n"
+                          "@SuppressWarnings(\"unused\")\npublic final class Opts {\n    private Opts() {}\n\n"
+                          + "\n".join(opts) + "}\n")
     files["TorchFunctions.java"] = _class("TorchFunctions", None, "torch's functions (torch.zeros, torch.cat, ...), "
                                           "torch's defaults for the arguments not taken; reached as Torch.name.",
                                           functions, public=True)

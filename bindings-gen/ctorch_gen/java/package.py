@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from ..apimodel import Api
-from . import enums, handles, hfuncs, info, ops, raw
+from . import enums, handles, hfuncs, info, nn, ops, raw
 
 SRC = os.path.join("src", "main", "java", "org", "ctorch")
 
@@ -30,3 +30,5 @@ def generate(doc: Api, out: str, build_lib, include, copy_tree, write_if_changed
     for emitter in (files, enums.emit(doc), handles.emit(doc, methods)):
         for name, text in emitter.items():
             write_if_changed(os.path.join(out, SRC, name), text)
+    for name, text in nn.emit(doc).items():
+        write_if_changed(os.path.join(out, SRC, "nn", name), text)

@@ -5,5 +5,6 @@
  */
 module org.ctorch {
     exports org.ctorch;
+    exports org.ctorch.nn;
     exports org.ctorch.raw;
 }

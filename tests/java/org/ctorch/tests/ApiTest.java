@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.ctorch.CTorchException;
 import org.ctorch.DType;
 import org.ctorch.Ops;
+import org.ctorch.Opts;
 import org.ctorch.Reduction;
 import org.ctorch.Scalar;
 import org.ctorch.Status;
@@ -63,6 +64,27 @@ class ApiTest {
             Tensor z = Torch.zeros(new long[] {2, 2});
             assertArrayEquals(new float[] {0, 0, 0, 0}, z.toFloatArray());
             assertEquals(6.0, Torch.cat(new Tensor[] {a, a}).sum().item() / 2);
+        }
+    }
+
+    @Test
+    void optionBuildersChangeOnlyWhatTheySet() {
+        try (var s = Torch.scope()) {
+            Tensor x = Tensor.of(new float[] {1, 2, 3, 1, 0, -1}, 2, 3);
+            Tensor y = Tensor.of(new long[] {2, 0});
+            // torch.nn.functional.cross_entropy(x, y, label_smoothing=0.1) and with reduction='sum' (PyTorch 1.13).
+            assertEquals(0.5076059103012085, x.crossEntropyLoss(y, new Opts.CrossEntropyLoss().labelSmoothing(0.1))
+                    .item(), 1e-6);
+            assertEquals(1.015211820602417, x.crossEntropyLoss(y, new Opts.CrossEntropyLoss().labelSmoothing(0.1)
+                    .reduction(Reduction.SUM)).item(), 1e-6);
+            // Options as made: every default, as the short form.
+            assertEquals(x.crossEntropyLoss(y).item(), x.crossEntropyLoss(y, new Opts.CrossEntropyLoss()).item());
+            // x.sum(dtype=torch.float64); torch.cumsum(t, 1, dtype=torch.float32) as a function.
+            assertEquals(DType.FLOAT64, x.sum(new Opts.Sum().dtype(DType.FLOAT64)).dtype());
+            Tensor t = Tensor.of(new long[] {1, 2, 3, 4}, 2, 2);
+            Tensor cs = Torch.cumsum(t, 1, new Opts.Cumsum().dtype(DType.FLOAT32));
+            assertEquals(DType.FLOAT32, cs.dtype());
+            assertArrayEquals(new float[] {1, 3, 3, 7}, cs.toFloatArray());
         }
     }
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -18,6 +19,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.ctorch.AutogradScopeKind;
 import org.ctorch.CApi;
 import org.ctorch.CTorchException;
+import org.ctorch.DType;
+import org.ctorch.Data;
+import org.ctorch.DataLoader;
+import org.ctorch.LrScheduler;
 import org.ctorch.Nn;
 import org.ctorch.NnModule;
 import org.ctorch.Optim;
@@ -182,6 +187,74 @@ class ThreadsTest {
             assertArrayEquals(new float[] {6}, ok.forward(Tensor.of(new float[] {3})).toFloatArray());
             ok.close();
             bad.close();
+        }
+    }
+
+    /** PyTorch 1.13's lrs (SGD, lr 0.1) after LambdaLR(1 / (e + 1)) / MultiplicativeLR(0.5 every third epoch, else 0.95) and each of 10 steps. */
+    static final double[] TORCH_LAMBDA_LRS = {0.1, 0.05, 0.03333333333333333, 0.025, 0.020000000000000004,
+        0.016666666666666666, 0.014285714285714285, 0.0125, 0.011111111111111112, 0.010000000000000002,
+        0.009090909090909092};
+    static final double[] TORCH_MULTIPLICATIVE_LRS = {0.1, 0.095, 0.09025, 0.045125, 0.04286875, 0.04072531249999999,
+        0.020362656249999996, 0.019344523437499997, 0.018377297265624995, 0.009188648632812497, 0.008729216201171872};
+
+    static double[] lrs(java.util.function.Function<Optimizer, LrScheduler> make) {
+        try (Tensor p = Tensor.of(new float[] {1}); Optimizer opt = Optim.of(OptimizerKind.SGD, new Tensor[] {p}, 0.1);
+             LrScheduler sched = make.apply(opt)) {
+            double[] out = new double[11];
+            out[0] = sched.getLastLr(0);
+            for (int i = 1; i <= 10; i++) {
+                opt.step();
+                sched.step();
+                out[i] = sched.getLastLr(0);
+            }
+            return out;
+        }
+    }
+
+    @Test
+    void javaLrLambdasGiveTorchsLrsAndAThrowingOneIsReported() {
+        assertArrayEquals(TORCH_LAMBDA_LRS, lrs(opt -> Optim.lambdaLr(opt, (e, g) -> 1.0 / (e + 1))));
+        assertArrayEquals(TORCH_MULTIPLICATIVE_LRS, lrs(opt -> Optim.multiplicativeLr(opt, (e, g) -> e % 3 == 0 ? 0.5 : 0.95)));
+        try (Tensor p = Tensor.of(new float[] {1}); Optimizer opt = Optim.of(OptimizerKind.SGD, new Tensor[] {p}, 0.1);
+             LrScheduler sched = Optim.lambdaLr(opt, (e, g) -> {
+                 if (e == 2) {
+                     throw new ArithmeticException("no factor for epoch 2");
+                 }
+                 return 0.5;
+             })) {
+            sched.step();
+            CTorchException e = assertThrows(CTorchException.class, sched::step);
+            assertInstanceOf(ArithmeticException.class, e.getCause());
+            assertEquals(0.05, sched.getLastLr(0)); // unchanged by the failed step
+        }
+    }
+
+    @Test
+    void aJavaLoaderTransformRunsPerItemAndAThrowingOneIsReported() {
+        try (Scope s = Torch.scope()) {
+            Tensor x = Torch.arange(8).to(DType.FLOAT32).reshape(new long[] {8, 1});
+            try (DataLoader loader = Data.loader(x, Torch.arange(8), 4, false, 0, false)) {
+                Data.transform(loader, (i, d, t) -> new Tensor[] {d.mul(10).add(i), null});
+                List<float[]> got = new ArrayList<>();
+                for (Tensor[] b : Data.epoch(loader, 0)) {
+                    got.add(b[0].toFloatArray());
+                    assertArrayEquals(new long[] {4}, b[1].shape()); // the target unchanged
+                }
+                assertArrayEquals(new float[] {0, 11, 22, 33}, got.get(0));
+                assertArrayEquals(new float[] {44, 55, 66, 77}, got.get(1));
+                Data.transform(loader, (i, d, t) -> {
+                    if (i == 5) {
+                        throw new IllegalStateException("no item 5");
+                    }
+                    return new Tensor[] {null, null};
+                });
+                Iterator<Tensor[]> it = Data.epoch(loader, 1).iterator();
+                assertArrayEquals(new float[] {0, 1, 2, 3}, it.next()[0].toFloatArray());
+                CTorchException e = assertThrows(CTorchException.class, it::hasNext);
+                assertInstanceOf(IllegalStateException.class, e.getCause(), e.getMessage());
+                Data.transform(loader, null);
+                assertEquals(2, java.util.stream.StreamSupport.stream(Data.epoch(loader, 2).spliterator(), false).count());
+            }
         }
     }
 }

@@ -21,6 +21,23 @@ public final class Data {
         return CApi.dataLoaderNew(data, targets, batchSize, shuffle, seed, dropLast);
     }
 
+    /** A loader's per-item transform: {data, target} of the dataset item at index (null, or the
+     * tensor given: that one unchanged). The tensors given are valid during the call. */
+    @FunctionalInterface
+    public interface ItemTransform {
+        Tensor[] apply(long index, Tensor data, Tensor target);
+    }
+
+    /**
+     * Runs fn on every item the loader takes, before the items are stacked into a batch (null
+     * removes it). With worker threads it runs on them, several at once. An exception fn throws
+     * fails that batch's next() with a CTorchException naming the callback and the item (its
+     * cause on the thread that ran fn, when that is the caller's: no workers); it never reaches C.
+     */
+    public static void transform(DataLoader loader, ItemTransform fn) {
+        Upcalls.setTransform(loader, fn);
+    }
+
     /** Starts epoch e of the loader (reshuffles, rewinds) and gives its batches {x, y}; each
      * batch's tensors are the caller's (a {@link Scope} around the loop body frees them). */
     public static Iterable<Tensor[]> epoch(DataLoader loader, long e) {

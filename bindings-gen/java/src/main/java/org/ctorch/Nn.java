@@ -1,9 +1,13 @@
 package org.ctorch;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.ctorch.raw.RawApi;
+
 /**
  * torch.nn's modules by kind and constructor text, as {@code ctorch_nn_new} takes them:
- * {@code Nn.module("Conv2d", "1, 6, 5, padding=2")}; {@link #sequential(String[][])} names its
- * children, so the state-dict keys are torch's ({@code conv1.weight}).
+ * {@code Nn.module("Conv2d", "1, 6, 5, padding=2")}. The typed builders of every kind are in
+ * {@link org.ctorch.nn} ({@code new Conv2d(1, 6, 5).padding(2).build()}, {@code Sequential}).
  */
 public final class Nn {
     private Nn() {}
@@ -14,20 +18,39 @@ public final class Nn {
     }
 
     /**
-     * {@code torch.nn.Sequential(OrderedDict(...))} from rows {name, kind, constructor text}:
-     * each child made in order (the order of the random draws) and registered under its name.
+     * {@code torch.nn.<kind>(<args>, name=module, ...)}: a constructor that takes modules
+     * (TransformerEncoder's encoder_layer) gets them by handle, names[i] naming modules[i].
      */
-    public static NnModule sequential(String[][] layers) {
-        NnModule net = CApi.nnNew("Sequential", "");
-        for (String[] l : layers) {
-            if (l.length != 3) {
-                throw new IllegalArgumentException("Nn.sequential: a layer is {name, kind, args}, got " + l.length + " strings");
-            }
-            try (NnModule child = CApi.nnNew(l[1], l[2])) {
-                net.registerModule(l[0], child);
-            }
+    public static NnModule module(String kind, String args, String[] names, NnModule[] modules) {
+        if (names.length != modules.length) {
+            throw new IllegalArgumentException("Nn.module: " + names.length + " names for " + modules.length + " modules");
         }
-        return net;
+        Scratch s = Scratch.get();
+        long m = s.mark();
+        try {
+            MemorySegment out = s.allocate(ValueLayout.ADDRESS);
+            MemorySegment ns = s.allocate(ValueLayout.ADDRESS, Math.max(1, names.length));
+            for (int i = 0; i < names.length; i++) {
+                ns.setAtIndex(ValueLayout.ADDRESS, i, Conv.str(s, names[i], "ctorch_nn_new_with_modules", "names"));
+            }
+            MemorySegment hs = s.allocate(ValueLayout.ADDRESS, Math.max(1, modules.length));
+            int used = 0;
+            try {
+                for (; used < modules.length; used++) {
+                    hs.setAtIndex(ValueLayout.ADDRESS, used, Handle.use(modules[used], "ctorch_nn_new_with_modules",
+                            "modules"));
+                }
+                Native.check(RawApi.nn_new_with_modules(out, Conv.str(s, kind, "ctorch_nn_new_with_modules", "kind"),
+                        Conv.str(s, args, "ctorch_nn_new_with_modules", "args"), ns, hs, modules.length));
+            } finally {
+                for (int i = 0; i < used; i++) {
+                    modules[i].done();
+                }
+            }
+            return NnModule.own(out.get(ValueLayout.ADDRESS, 0));
+        } finally {
+            s.reset(m);
+        }
     }
 
     /**

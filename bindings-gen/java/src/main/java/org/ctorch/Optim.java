@@ -79,4 +79,25 @@ public final class Optim {
         loss.backward();
         opt.step();
     }
+
+    /** LambdaLR's lr_lambda (MultiplicativeLR's): the factor for an epoch and a parameter group. */
+    @FunctionalInterface
+    public interface LrLambda {
+        double factor(long epoch, long group);
+    }
+
+    /**
+     * {@code torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda)}: each group's lr is its initial lr
+     * times fn(epoch, group); the initial step (epoch 0) is taken here, as PyTorch's constructor
+     * does. An exception fn throws fails that step with a CTorchException whose cause it is (the
+     * groups' lrs unchanged); it never reaches C.
+     */
+    public static LrScheduler lambdaLr(Optimizer opt, LrLambda fn) {
+        return Upcalls.lrLambda(opt, LrSchedule.LAMBDA, fn);
+    }
+
+    /** {@code torch.optim.lr_scheduler.MultiplicativeLR(opt, lr_lambda)}: lr times fn(epoch, group) from epoch 1. */
+    public static LrScheduler multiplicativeLr(Optimizer opt, LrLambda fn) {
+        return Upcalls.lrLambda(opt, LrSchedule.MULTIPLICATIVE, fn);
+    }
 }

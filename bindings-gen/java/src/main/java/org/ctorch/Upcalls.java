@@ -17,7 +17,8 @@ import java.util.function.Function;
 import org.ctorch.raw.RawApi;
 
 /**
- * C calling Java: a custom module's forward. One upcall stub per callback type for the
+ * C calling Java: a custom module's forward, an LR schedule's factor (LambdaLR,
+ * MultiplicativeLR), a loader's per-item transform. One upcall stub per callback type for the
  * process, dispatching on user_data (a key into a map), so no stub is made per module. A
  * Java exception never unwinds into C (the JVM would end): the stub catches every Throwable,
  * returns a failure status, and keeps the exception for the thread, where the failed call's
@@ -32,6 +33,11 @@ final class Upcalls {
     private static final int RUNTIME = 9;
     private static final MemorySegment FORWARD_STUB;
     private static final MemorySegment FREE_STUB;
+    private static final MemorySegment LR_STUB;
+    private static final Map<Long, Optim.LrLambda> LAMBDAS = new ConcurrentHashMap<>();
+    private static final Map<Long, Data.ItemTransform> TRANSFORMS = new ConcurrentHashMap<>();
+    private static final MemorySegment TRANSFORM_STUB;
+    private static final MemorySegment TRANSFORM_FREE_STUB;
 
     static {
         try {
@@ -46,6 +52,20 @@ final class Upcalls {
                     Arena.global());
             FREE_STUB = linker.upcallStub(
                     lookup.findStatic(Upcalls.class, "free", MethodType.methodType(void.class, MemorySegment.class)),
+                    FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
+            LR_STUB = linker.upcallStub(
+                    lookup.findStatic(Upcalls.class, "lrFactor", MethodType.methodType(int.class, MemorySegment.class,
+                            long.class, long.class, MemorySegment.class)),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS), Arena.global());
+            TRANSFORM_STUB = linker.upcallStub(
+                    lookup.findStatic(Upcalls.class, "transform", MethodType.methodType(int.class, MemorySegment.class,
+                            long.class, MemorySegment.class, MemorySegment.class, MemorySegment.class,
+                            MemorySegment.class)),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS),
+                    Arena.global());
+            TRANSFORM_FREE_STUB = linker.upcallStub(
+                    lookup.findStatic(Upcalls.class, "freeTransform", MethodType.methodType(void.class,
+                            MemorySegment.class)),
                     FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -68,6 +88,135 @@ final class Upcalls {
             return NnModule.own(out.get(ADDRESS, 0));
         } finally {
             s.reset(m);
+        }
+    }
+
+    /**
+     * A LambdaLR or MultiplicativeLR scheduler whose factor is fn. C keeps no reference to fn
+     * (user_data is a key): it stays registered while the returned scheduler is reachable.
+     */
+    static LrScheduler lrLambda(Optimizer opt, LrSchedule kind, Optim.LrLambda fn) {
+        long key = NEXT.getAndIncrement();
+        LAMBDAS.put(key, fn);
+        Scratch s = Scratch.get();
+        long m = s.mark();
+        try {
+            MemorySegment out = s.allocate(ADDRESS);
+            MemorySegment h = Handle.use(opt, "ctorch_lr_scheduler_lambda", "opt");
+            int st;
+            try {
+                st = RawApi.lr_scheduler_lambda(out, h, kind.value, LR_STUB, MemorySegment.ofAddress(key));
+            } finally {
+                opt.done();
+            }
+            if (st != 0) {
+                LAMBDAS.remove(key);
+                throw Native.error(st);
+            }
+            LrScheduler sched = LrScheduler.own(out.get(ADDRESS, 0));
+            Handle.CLEANER.register(sched, () -> LAMBDAS.remove(key));
+            return sched;
+        } finally {
+            s.reset(m);
+        }
+    }
+
+    private static int lrFactor(MemorySegment userData, long epoch, long group, MemorySegment factor) {
+        try {
+            Optim.LrLambda f = LAMBDAS.get(userData.address());
+            if (f == null) {
+                throw new IllegalStateException("the scheduler's Java lr_lambda is gone");
+            }
+            factor.reinterpret(8).set(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0, f.factor(epoch, group));
+            return 0;
+        } catch (Throwable t) {
+            PENDING.set(t);
+            return RUNTIME;
+        }
+    }
+
+    /** Sets (fn null: removes) the loader's per-item transform; the previous one is released by C. */
+    static void setTransform(DataLoader loader, Data.ItemTransform fn) {
+        long key = fn == null ? 0 : NEXT.getAndIncrement();
+        if (fn != null) {
+            TRANSFORMS.put(key, fn);
+        }
+        MemorySegment h = Handle.use(loader, "ctorch_data_loader_set_transform_fn", "loader");
+        int st;
+        try {
+            st = RawApi.data_loader_set_transform_fn(h, fn == null ? MemorySegment.NULL : TRANSFORM_STUB,
+                    MemorySegment.ofAddress(key), fn == null ? MemorySegment.NULL : TRANSFORM_FREE_STUB);
+        } finally {
+            loader.done();
+        }
+        if (st != 0) {
+            TRANSFORMS.remove(key); // a failure after the checks has called free already: removing twice is harmless
+            throw Native.error(st);
+        }
+    }
+
+    private static void freeTransform(MemorySegment userData) {
+        TRANSFORMS.remove(userData.address());
+    }
+
+    /** A borrowed C tensor as a Java one holding its own reference (freed with the upcall's scope). */
+    private static Tensor borrowed(MemorySegment h, MemorySegment r) {
+        if (h.equals(MemorySegment.NULL)) {
+            return null;
+        }
+        Native.check(RawApi.tensor_ref(r, h));
+        return Tensor.own(r.get(ADDRESS, 0));
+    }
+
+    /** A NEW C handle to t (for C to own). */
+    private static MemorySegment toC(Tensor t, MemorySegment r) {
+        MemorySegment h = t.use();
+        try {
+            Native.check(RawApi.tensor_ref(r, h));
+        } finally {
+            t.done();
+        }
+        return r.get(ADDRESS, 0);
+    }
+
+    private static int transform(MemorySegment userData, long index, MemorySegment data, MemorySegment target,
+                                 MemorySegment dataOut, MemorySegment targetOut) {
+        try {
+            Data.ItemTransform f = TRANSFORMS.get(userData.address());
+            if (f == null) {
+                throw new IllegalStateException("the loader's Java transform is gone");
+            }
+            try (Scope _ = Scope.open()) { // frees the wrappers made here (C holds its own references)
+                Scratch s = Scratch.get();
+                long m = s.mark();
+                try {
+                    MemorySegment r = s.allocate(ADDRESS);
+                    Tensor x = borrowed(data, r), y = borrowed(target, r);
+                    Tensor[] out = f.apply(index, x, y);
+                    if (out == null || out.length != 2) {
+                        throw new IllegalArgumentException("a loader transform returns {data, target}");
+                    }
+                    // null or the item's own tensor: the borrowed handle back, unchanged.
+                    MemorySegment d = out[0] == null || out[0] == x ? data : toC(out[0], r);
+                    MemorySegment t;
+                    try {
+                        t = out[1] == null || out[1] == y ? target : toC(out[1], r);
+                    } catch (Throwable e) {
+                        if (d != data) {
+                            RawApi.tensor_free(d);
+                        }
+                        throw e;
+                    }
+                    dataOut.reinterpret(8).set(ADDRESS, 0, d);
+                    targetOut.reinterpret(8).set(ADDRESS, 0, t);
+                } finally {
+                    s.reset(m);
+                }
+            }
+            return 0;
+        } catch (Throwable t) {
+            PENDING.set(t);
+            return RUNTIME;
         }
     }
 
