@@ -19,9 +19,13 @@
 # a pip torch (TORCH_PYTHON is not the system's) its venv is the active one
 # (VIRTUAL_ENV), the lookup's second step. The carried sources compile
 # through ccache, so a warm cache leaves configure, the generator and the link.
-# Usage: run_fresh.sh npm|cargo|go|pip SOURCE_DIR BUILD_DIR VERSION TORCH_PYTHON
+# go also checks what the module holds (its go.mod, Version, LICENSE, cgo
+# flags from pkg-config alone, no path of the build tree) and, given
+# DATA_DIR's Fashion-MNIST, builds the module's LeNet-5 (cmd/lenet5) and
+# trains it 30 steps: the one test of the packed Go module.
+# Usage: run_fresh.sh npm|cargo|go|pip SOURCE_DIR BUILD_DIR VERSION TORCH_PYTHON [DATA_DIR]
 set -uo pipefail
-mode=$1 src=$2 build=$3 version=$4 torch_py=${5:-}
+mode=$1 src=$2 build=$3 version=$4 torch_py=${5:-} data=${6:-}
 skip() { echo "skipped: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 if [ -n "${CTORCH_BINDING_SKIP:-}" ]; then skip "$CTORCH_BINDING_SKIP"; fi
@@ -97,11 +101,25 @@ if [ "$mode" = npm ]; then
 fi
 
 if [ "$mode" = go ]; then
-  # A module proxy folder (the GOPROXY protocol's files) holding the module.
   path=github.com/ctorch/ctorch-go
+  zip=$tmp/dist/ctorch-go-$version.zip
+  python3 -m zipfile -e "$zip" "$tmp/src"
+  mod=$tmp/src/ctorch-go-$version
+  [ "$(head -n1 "$mod/go.mod")" = "module $path" ] || fail "go.mod does not name the module $path"
+  grep -qx "const Version = \"$version\"" "$mod/enums_gen.go" || fail "the module's Version is not $version"
+  cmp -s "$mod/LICENSE" "$src/LICENSE" || fail "the module does not ship the project's LICENSE"
+  for f in cgo_gen.go nn/cgo_gen.go; do
+    grep -qx '// #cgo pkg-config: ctorch' "$mod/$f" || fail "$f does not take cgo's flags from pkg-config"
+  done
+  # (The Go files: the carried sources, native/src, are CMake's business.)
+  if grep -rn --include='*.go' --exclude-dir=native -e "$(cd "$build" && pwd)" "$mod" ||
+     grep -rn --include='*.go' --exclude-dir=native '#cgo' "$mod" | grep -e 'LDFLAGS' -e 'rpath'; then
+    fail "the module names a build tree or link flags (above)"
+  fi
+  # A module proxy folder (the GOPROXY protocol's files) holding the module.
   at=$tmp/proxy/$path/@v
   mkdir -p "$at"
-  python3 - "$tmp/dist/ctorch-go-$version.zip" "$at/v$version.zip" "$path@v$version" <<'PY'
+  python3 - "$zip" "$at/v$version.zip" "$path@v$version" <<'PY'
 import sys, zipfile
 src, dst, prefix = sys.argv[1:]
 with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zo:
@@ -118,7 +136,7 @@ PY
   mkdir "$tmp/proj" && cd "$tmp/proj"
   "$go" mod init example.com/first 2>/dev/null
   # The Go README's first program (the top README points to it).
-  "$src/tests/package/extract_block.sh" "$src/bindings-gen/go/README.md" "# " go >main.go
+  "$src/tests/package/extract_block.sh" "$src/bindings-gen/go/README.md" "A first program" go >main.go
   "$go" get "$path@v$version" 2>&1 || fail "go get $path@v$version through GOPROXY=$GOPROXY"
   # The setup command builds into os.UserCacheDir(): a scratch one. Go's build
   # cache and ccache's live there too by default; they stay the user's (warm).
@@ -132,8 +150,18 @@ PY
   t=$(now)
   "$go" build -o first . || fail "go build after ctorch-setup"
   echo "go build: $(( $(now) - t )) s"
+  if readelf -d first | grep -E 'RPATH|RUNPATH' | grep -F "$(cd "$build" && pwd)/lib"; then
+    fail "the program has a run path into the build tree"
+  fi
   ./first | tee "$tmp/first.out" || fail "the Go README's first program failed"
-  [ -s "$tmp/first.out" ] || fail "the Go README's first program printed nothing"
+  grep -qx '\[7 10 15 22\] <nil>' "$tmp/first.out" || fail "the Go README's first program did not print mm's [7 10 15 22]"
+  if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
+    echo "== LeNet-5: $path/cmd/lenet5 built in the fresh module, 30 steps"
+    "$go" build -o lenet5 "$path/cmd/lenet5" || fail "go build $path/cmd/lenet5"
+    CTORCH_FASHION_MNIST=$data ./lenet5 -steps 30 -min-accuracy 0.5 || fail "cmd/lenet5"
+  else
+    echo "LeNet-5 part skipped: no Fashion-MNIST in '$data' (package dataset-fashion-mnist)"
+  fi
   echo "go get + ctorch-setup + go build built libctorch and the README's first program runs"
   exit 0
 fi
