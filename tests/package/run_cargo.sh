@@ -67,18 +67,13 @@ build() {  # cargo build under the project's build lock (2 shared cores); skips 
 if [ "$mode" = first ]; then
   "$src/tests/package/extract_block.sh" "$src/README.md" "**Rust**" rust >src/main.rs
   cat src/main.rs
-  smoke=${CTORCH_PACKAGE_SMOKE:-}
-  if [ -z "$smoke" ]; then
-    mkdir -p src/bin
-    cp "$src/tests/package/rust/lenet5.rs" src/bin/lenet5.rs
-  fi
+  mkdir -p src/bin
+  cp "$src/tests/package/rust/lenet5.rs" src/bin/lenet5.rs
   build --bins
   echo "== the README's first program"
   "$CARGO_TARGET_DIR/debug/proj" | tee "$tmp/first.out"
   grep -qx '30 \[2.0, 4.0, 6.0, 8.0\]' "$tmp/first.out" || { echo "FAIL: not the README's output"; exit 1; }
-  if [ -n "$smoke" ]; then
-    echo "LeNet-5 part left out: a smoke on this libtorch (tests/package/CMakeLists.txt); in full on the system's"
-  elif [ -f "$data/train-images-idx3-ubyte.gz" ]; then
+  if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
     OMP_NUM_THREADS=2 "$CARGO_TARGET_DIR/debug/lenet5" "$data"
   else
     echo "LeNet-5 part skipped: no Fashion-MNIST in $data (package dataset-fashion-mnist)"

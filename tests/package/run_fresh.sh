@@ -19,9 +19,13 @@
 # a pip torch (TORCH_PYTHON is not the system's) its venv is the active one
 # (VIRTUAL_ENV), the lookup's second step. The carried sources compile
 # through ccache, so a warm cache leaves configure, the generator and the link.
-# Usage: run_fresh.sh npm|cargo|go|pip SOURCE_DIR BUILD_DIR VERSION TORCH_PYTHON
+# go also checks what the module holds (its go.mod, Version, LICENSE, cgo
+# flags from pkg-config alone, no path of the build tree) and, given
+# DATA_DIR's Fashion-MNIST, builds the module's LeNet-5 (cmd/lenet5) and
+# trains it 30 steps: the one test of the packed Go module.
+# Usage: run_fresh.sh npm|cargo|go|pip SOURCE_DIR BUILD_DIR VERSION TORCH_PYTHON [DATA_DIR]
 set -uo pipefail
-mode=$1 src=$2 build=$3 version=$4 torch_py=${5:-}
+mode=$1 src=$2 build=$3 version=$4 torch_py=${5:-} data=${6:-}
 skip() { echo "skipped: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 if [ -n "${CTORCH_BINDING_SKIP:-}" ]; then skip "$CTORCH_BINDING_SKIP"; fi
@@ -97,11 +101,25 @@ if [ "$mode" = npm ]; then
 fi
 
 if [ "$mode" = go ]; then
-  # A module proxy folder (the GOPROXY protocol's files) holding the module.
   path=github.com/ctorch/ctorch-go
+  zip=$tmp/dist/ctorch-go-$version.zip
+  python3 -m zipfile -e "$zip" "$tmp/src"
+  mod=$tmp/src/ctorch-go-$version
+  [ "$(head -n1 "$mod/go.mod")" = "module $path" ] || fail "go.mod does not name the module $path"
+  grep -qx "const Version = \"$version\"" "$mod/enums_gen.go" || fail "the module's Version is not $version"
+  cmp -s "$mod/LICENSE" "$src/LICENSE" || fail "the module does not ship the project's LICENSE"
+  for f in cgo_gen.go nn/cgo_gen.go; do
+    grep -qx '// #cgo pkg-config: ctorch' "$mod/$f" || fail "$f does not take cgo's flags from pkg-config"
+  done
+  # (The Go files: the carried sources, native/src, are CMake's business.)
+  if grep -rn --include='*.go' --exclude-dir=native -e "$(cd "$build" && pwd)" "$mod" ||
+     grep -rn --include='*.go' --exclude-dir=native '#cgo' "$mod" | grep -e 'LDFLAGS' -e 'rpath'; then
+    fail "the module names a build tree or link flags (above)"
+  fi
+  # A module proxy folder (the GOPROXY protocol's files) holding the module.
   at=$tmp/proxy/$path/@v
   mkdir -p "$at"
-  python3 - "$tmp/dist/ctorch-go-$version.zip" "$at/v$version.zip" "$path@v$version" <<'PY'
+  python3 - "$zip" "$at/v$version.zip" "$path@v$version" <<'PY'
 import sys, zipfile
 src, dst, prefix = sys.argv[1:]
 with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zo:
@@ -118,8 +136,11 @@ PY
   mkdir "$tmp/proj" && cd "$tmp/proj"
   "$go" mod init example.com/first 2>/dev/null
   # The Go README's first program (the top README points to it).
-  "$src/tests/package/extract_block.sh" "$src/bindings-gen/go/README.md" "# " go >main.go
+  "$src/tests/package/extract_block.sh" "$src/bindings-gen/go/README.md" "A first program" go >main.go
   "$go" get "$path@v$version" 2>&1 || fail "go get $path@v$version through GOPROXY=$GOPROXY"
+  # The setup command builds into os.UserCacheDir(): a scratch one. Go's build
+  # cache and ccache's live there too by default; they stay the user's (warm).
+  export GOCACHE=$("$go" env GOCACHE) CCACHE_DIR=${CCACHE_DIR:-$(ccache -k cache_dir 2>/dev/null || echo "$HOME/.cache/ccache")}
   t=$(now)
   XDG_CACHE_HOME=$tmp/cache flock /tmp/ctorch-build.lock "$go" run "$path/cmd/ctorch-setup" >"$tmp/setup.log" 2>&1 ||
     { tail -n 60 "$tmp/setup.log"; fail "go run $path/cmd/ctorch-setup"; }
@@ -129,8 +150,18 @@ PY
   t=$(now)
   "$go" build -o first . || fail "go build after ctorch-setup"
   echo "go build: $(( $(now) - t )) s"
+  if readelf -d first | grep -E 'RPATH|RUNPATH' | grep -F "$(cd "$build" && pwd)/lib"; then
+    fail "the program has a run path into the build tree"
+  fi
   ./first | tee "$tmp/first.out" || fail "the Go README's first program failed"
-  [ -s "$tmp/first.out" ] || fail "the Go README's first program printed nothing"
+  grep -qx '\[7 10 15 22\] <nil>' "$tmp/first.out" || fail "the Go README's first program did not print mm's [7 10 15 22]"
+  if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
+    echo "== LeNet-5: $path/cmd/lenet5 built in the fresh module, 30 steps"
+    "$go" build -o lenet5 "$path/cmd/lenet5" || fail "go build $path/cmd/lenet5"
+    CTORCH_FASHION_MNIST=$data ./lenet5 -steps 30 -min-accuracy 0.5 || fail "cmd/lenet5"
+  else
+    echo "LeNet-5 part skipped: no Fashion-MNIST in '$data' (package dataset-fashion-mnist)"
+  fi
   echo "go get + ctorch-setup + go build built libctorch and the README's first program runs"
   exit 0
 fi
@@ -138,37 +169,59 @@ fi
 if [ "$mode" = pip ]; then
   sdist=$tmp/dist/ctorch-$version.tar.gz
   [ -f "$sdist" ] || fail "no $(basename "$sdist")"
-  # A venv over TORCH_PYTHON's torch (a .pth file: no second copy of it).
-  "$torch_py" -m venv --without-pip "$tmp/venv"
-  "$torch_py" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' \
-    >"$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch-env.pth"
+  # A local package index (pip's --find-links folders, --no-index): the sdist
+  # and its build requirements (scikit-build-core, PyYAML and theirs,
+  # downloaded from PyPI once into the build folder), as a private index
+  # would serve them. (PyPI's own "ctorch" is another project.)
+  reqs=$build/pip-build-requirements
+  if ! ls "$reqs"/scikit_build_core-*.whl >/dev/null 2>&1; then
+    "$torch_py" -m pip download -q --disable-pip-version-check --only-binary :all: -d "$reqs.tmp" \
+      'scikit-build-core>=1.1' pyyaml >"$tmp/download.log" 2>&1 ||
+      { cat "$tmp/download.log"; rm -rf "$reqs.tmp"; skip "PyPI is unreachable (the sdist's build requirements come from it)"; }
+    rm -rf "$reqs" && mv "$reqs.tmp" "$reqs"
+  fi
+  # The venv over TORCH_PYTHON's torch: Debian's python3-torch through
+  # --system-site-packages; a pip-installed torch through a .pth file (no
+  # second copy of it).
+  if [ "$prefix" = /usr ] || [ -z "$prefix" ]; then
+    "$torch_py" -m venv --without-pip --system-site-packages "$tmp/venv"
+  else
+    "$torch_py" -m venv --without-pip "$tmp/venv"
+    "$torch_py" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' \
+      >"$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch-env.pth"
+  fi
   export VIRTUAL_ENV=$tmp/venv CXX=c++ CC=cc CMAKE_BUILD_PARALLEL_LEVEL=${CTORCH_BUILD_JOBS:-$(nproc)}
   t=$(now)
   if ! flock /tmp/ctorch-build.lock "$torch_py" -m pip --python "$tmp/venv/bin/python" install -v \
-      --disable-pip-version-check --no-binary ctorch --find-links "$tmp/dist" ctorch >"$tmp/pip.log" 2>&1; then
+      --disable-pip-version-check --no-index --find-links "$tmp/dist" --find-links "$reqs" --no-binary ctorch \
+      ctorch >"$tmp/pip.log" 2>&1; then
     tail -n 60 "$tmp/pip.log"
-    grep -q "Could not find a version that satisfies the requirement scikit-build-core" "$tmp/pip.log" &&
-      skip "PyPI is unreachable (the sdist's build requirements come from it)"
     fail "pip install of the sdist"
   fi
   echo "pip install (the sdist built against the venv's torch): $(( $(now) - t )) s"
   grep -m1 "ctorch: libtorch" "$tmp/pip.log" || fail "the build did not say which libtorch it used"
+  tv=$("$tmp/venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0].split("a")[0])')
+  grep -q "ctorch: libtorch $tv" "$tmp/pip.log" || fail "the sdist was not built against the venv's torch $tv"
   cd "$tmp"
   "$src/tests/package/extract_block.sh" "$src/README.md" "**Python**" python >first.py
   "$tmp/venv/bin/python" first.py | tee "$tmp/first.out"
   grep -q '^30.0 \[\[2.0, 4.0\], \[6.0, 8.0\]\]' "$tmp/first.out" || fail "not the README's output"
   "$tmp/venv/bin/python" -c 'import ctorch, os; p = ctorch._rt.LIB_PATH; print(p); assert "site-packages/ctorch/lib" in p, p'
-  echo "pip install --no-binary ctorch built the sdist and the README's first program runs"
+  echo "pip install --no-binary ctorch built the sdist against torch $tv and the README's first program runs"
   exit 0
 fi
 
 # cargo: a local registry of the two crates (a directory source replacing
-# crates.io for them; the pkg-config crate and the rest still from crates.io).
-mkdir -p "$tmp/registry"
-for c in ctorch-sys ctorch; do
-  tar xzf "$tmp/dist/$c-$version.crate" -C "$tmp/registry"
-  sum=$(sha256sum "$tmp/dist/$c-$version.crate" | cut -d' ' -f1)
-  (cd "$tmp/registry/$c-$version" && python3 -c '
+# crates.io: the .crate files unpacked, each with its checksum file), with the
+# one crate from crates.io they need (pkg-config, ctorch-sys's build
+# dependency), as a user's mirror would hold it: taken from the user's cargo
+# cache (fetched into it where it is not there yet).
+user_cargo=${CARGO_HOME:-$HOME/.cargo}
+add_crate() {  # FILE.crate: unpacked into the registry with its .cargo-checksum.json
+  local name
+  name=$(basename "$1" .crate)
+  tar xzf "$1" -C "$tmp/registry"
+  (cd "$tmp/registry/$name" && python3 -c '
 import hashlib, json, os, sys
 files = {}
 for d, _, fs in os.walk("."):
@@ -176,8 +229,18 @@ for d, _, fs in os.walk("."):
         p = os.path.join(d, f)[2:]
         if p != ".cargo-checksum.json":
             files[p] = hashlib.sha256(open(p, "rb").read()).hexdigest()
-json.dump({"files": files, "package": sys.argv[1]}, open(".cargo-checksum.json", "w"))' "$sum")
-done
+json.dump({"files": files, "package": sys.argv[1]}, open(".cargo-checksum.json", "w"))' "$(sha256sum "$1" | cut -d' ' -f1)")
+}
+mkdir -p "$tmp/registry"
+for c in ctorch-sys ctorch; do add_crate "$tmp/dist/$c-$version.crate"; done
+pkgc=$(ls -v "$user_cargo"/registry/cache/*/pkg-config-0.3.*.crate 2>/dev/null | tail -n 1)
+if [ -z "$pkgc" ]; then
+  (mkdir "$tmp/fetch" && cd "$tmp/fetch" && cargo new --quiet --vcs none f && cd f &&
+    echo 'pkg-config = "0.3"' >>Cargo.toml && CARGO_HOME=$user_cargo cargo fetch --quiet) >/dev/null 2>&1 ||
+    skip "crates.io is unreachable (pkg-config, ctorch-sys's build dependency, comes from it)"
+  pkgc=$(ls -v "$user_cargo"/registry/cache/*/pkg-config-0.3.*.crate | tail -n 1)
+fi
+add_crate "$pkgc"
 export CARGO_HOME=$tmp/cargo-home CARGO_TARGET_DIR=$tmp/target
 mkdir -p "$CARGO_HOME"
 cat >"$CARGO_HOME/config.toml" <<TOML
@@ -186,18 +249,12 @@ directory = "$tmp/registry"
 [source.crates-io]
 replace-with = "local-ctorch"
 TOML
-# A directory source holds every crate a build needs: the others come vendored
-# from crates.io the way a user's mirror would hold them.
 cargo new --quiet --vcs none "$tmp/proj"
 cd "$tmp/proj"
 echo "ctorch = \"=$version\"" >>Cargo.toml
 "$src/tests/package/extract_block.sh" "$src/README.md" "**Rust**" rust >src/main.rs
-(cd "$tmp" && mkdir vend && cd vend && cargo new --quiet --vcs none v && cd v &&
-  echo 'pkg-config = "0.3"' >>Cargo.toml && CARGO_HOME=$HOME/.cargo cargo vendor --quiet "$tmp/vendored" >/dev/null) ||
-  skip "crates.io is unreachable (pkg-config, ctorch-sys's build dependency, comes from it)"
-cp -r "$tmp"/vendored/* "$tmp/registry/"
 t=$(now)
-flock /tmp/ctorch-build.lock cargo run --quiet -vv >"$tmp/run.out" 2>"$tmp/cargo.log" || { tail -n 60 "$tmp/cargo.log"; fail "cargo run"; }
+flock /tmp/ctorch-build.lock cargo run -vv >"$tmp/run.out" 2>"$tmp/cargo.log" || { tail -n 60 "$tmp/cargo.log"; fail "cargo run"; }
 echo "cargo run (ctorch built from its sources): $(( $(now) - t )) s"
 found_msg "$tmp/cargo.log"
 cat "$tmp/run.out"

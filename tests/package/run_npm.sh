@@ -57,9 +57,7 @@ echo "== found by CTORCH_LIB"
 export CTORCH_LIB=$lib
 [ "$(where)" = "$lib" ]
 first
-if [ -n "${CTORCH_PACKAGE_SMOKE:-}" ]; then
-  echo "LeNet-5 part left out: a smoke on this libtorch (tests/package/CMakeLists.txt); in full on the system's"
-elif [ -f "$data/train-images-idx3-ubyte.gz" ]; then
+if [ -f "$data/train-images-idx3-ubyte.gz" ]; then
   cp "$src/tests/package/lenet5_short.js" .  # require('ctorch') resolves from the project
   OMP_NUM_THREADS=2 node lenet5_short.js "$data"
 else

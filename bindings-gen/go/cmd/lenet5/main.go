@@ -4,7 +4,7 @@
 // accuracy, that the loss fell, that the state-dict keys are Python's, and
 // that a C container (Sequential) runs the Go forward through its callback.
 // Exits 77 (skipped) without the data set.
-// Usage: lenet5 [-steps N -min-accuracy A] (a short run: tests/package/run_go.sh
+// Usage: lenet5 [-steps N -min-accuracy A] (a short run: tests/package/run_fresh.sh
 // builds it from a fresh module that requires this one)
 package main
 
