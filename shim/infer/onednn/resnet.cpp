@@ -21,6 +21,7 @@
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/max_pool2d.h>
 #include <ATen/ops/relu.h>
@@ -356,7 +357,7 @@ class OnednnResNet : public Module {
     return {call(sh_.fc, pooled.flatten(1))};
   }
 
-  // The plans made so far: "onednn_plans=[INPUT SIZES: KERNELS, ...]"
+  // The plans made so far: "onednn_plans=[(INPUT SIZES): N threads, KERNELS, ...]"
   // (KERNELS "none" where oneDNN refused the shape and the children run).
   std::string extra_repr() const override {
     std::lock_guard<std::mutex> lock(cache_->mu);
@@ -364,8 +365,8 @@ class OnednnResNet : public Module {
     std::string r = "onednn_plans=[";
     for (const auto &p : cache_->plans) {
       r += r.back() == '[' ? "(" : ", (";
-      for (size_t i = 0; i < p.first.size(); ++i) r += (i ? ", " : "") + std::to_string(p.first[i]);
-      r += "): " + (p.second ? p.second->kernels : std::string("none"));
+      for (size_t i = 0; i + 1 < p.first.size(); ++i) r += (i ? ", " : "") + std::to_string(p.first[i]);
+      r += "): " + std::to_string(p.first.back()) + " threads, " + (p.second ? p.second->kernels : std::string("none"));
     }
     return r + "]";
   }
@@ -379,14 +380,18 @@ class OnednnResNet : public Module {
  private:
   struct Cache {
     std::mutex mu, run_mu;
-    std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;  // null: oneDNN refused this shape
+    std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;  // by sizes and threads; null: oneDNN refused
   };
 
   std::shared_ptr<Plan> plan_for(const at::Tensor &x) {
     std::vector<std::pair<const c10::TensorImpl *, int64_t>> now;
     tensors_read(*this, sh_, now);
+    // Keyed by the intra-op thread count too: oneDNN sizes some kernels'
+    // work split for the threads there are when it creates the primitive.
+    std::vector<int64_t> key = x.sizes().vec();
+    key.push_back(at::get_num_threads());
     std::lock_guard<std::mutex> lock(cache_->mu);
-    auto it = cache_->plans.find(x.sizes().vec());
+    auto it = cache_->plans.find(key);
     if (it != cache_->plans.end() && (!it->second || it->second->current(now))) return it->second;
     std::shared_ptr<Plan> p;
     try {
@@ -398,7 +403,7 @@ class OnednnResNet : public Module {
       p = nullptr;  // a shape oneDNN has no kernel for: torchvision's forward through the children
     }
     if (cache_->plans.size() >= 8) cache_->plans.clear();  // shapes change without bound: keep the memory bounded
-    cache_->plans[x.sizes().vec()] = p;
+    cache_->plans[key] = p;
     return p;
   }
 
