@@ -3591,14 +3591,16 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  *   avgpool = AdaptiveAvgPool2d(1), fc) and its forward torchvision's (the
  *   children's own forwards are not read: a C forward that computes
  *   something else must not declare it). The returned root then runs, for
- *   float32 CPU inputs without grad, one plan per input shape of oneDNN's
+ *   float32 CPU inputs without grad, one plan per input shape and thread
+ *   count of oneDNN's
  *   own primitives: every BatchNorm folded into its convolution, each
  *   weight reordered once into the layout its primitive asks for, ReLU
  *   and the residual add as the convolutions' post-ops, activations in
  *   oneDNN's blocked layout between layers, the input read and the pooled
  *   features written in place in libtorch's tensors, then fc. Other
  *   inputs run torchvision's forward through the children. The root's
- *   repr lists the plans made ("onednn_plans=[(SIZES): KERNELS]"); a plan
+ *   repr lists the plans made ("onednn_plans=[(SIZES): N threads,
+ *   KERNELS]"); a plan
  *   is made again when a weight or statistic changes (in place too).
  *   Memory: the laid-out weights (the folded weights' size) and four
  *   activation buffers per input shape (at most 8 shapes kept). Where
