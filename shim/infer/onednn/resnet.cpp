@@ -162,6 +162,13 @@ const Module *batch_norm(const Module &parent, const ConvAt &at) {
   return bn->kind() == "Identity" ? nullptr : bn;
 }
 
+// at's parent (a ResNet module's descendant, by the positions at holds).
+Module &parent_of(Module &root, const ConvAt &at) {
+  Module *parent = &root;
+  for (size_t i : at.parent) parent = parent->children[i].second.get();
+  return *parent;
+}
+
 tag activation_tag() {
   if (const char *e = std::getenv("CTORCH_ONEDNN_LAYOUT")) {
     std::string v = e;
@@ -194,9 +201,6 @@ struct Plan {
   int64_t out_c = 0;
   std::string kernels;  // the convolutions' implementations, for the report
 
-  void note(const at::Tensor &t) {
-    if (t.defined()) read.emplace_back(t.unsafeGetTensorImpl(), t._version());
-  }
   bool current(const std::vector<std::pair<const c10::TensorImpl *, int64_t>> &now) const { return now == read; }
 
   void add(dnnl::primitive p, std::vector<Arg> slot_args, std::unordered_map<int, memory> fixed = {}) {
@@ -208,19 +212,12 @@ struct Plan {
   // conv (+ bn folded) from slot src (dims in d, layout src_tag) to slot dst;
   // d becomes the output's dims.
   void conv(Module &root, const ConvAt &at, int src, int dst, bool sum, bool relu, memory::dims &d, tag src_tag) {
-    Module *parent = &root;
-    for (size_t i : at.parent) parent = parent->children[i].second.get();
+    Module *parent = &parent_of(root, at);
     const ModulePtr &conv = parent->children[at.conv].second;
     Module::Spec s;
     conv->spec(s);
     ModulePtr folded = conv->shallow_copy();
-    note(conv->params[0].t);
-    note(conv->params[1].t);
-    if (const Module *bn = batch_norm(*parent, at)) {
-      for (const auto &e : bn->params) note(e.t);
-      for (const auto &e : bn->buffers) note(e.t);
-      fold_bn(*folded, *bn, false);
-    }
+    if (const Module *bn = batch_norm(*parent, at)) fold_bn(*folded, *bn, false);
     at::Tensor w = folded->params[0].t.contiguous(), b = folded->params[1].t;
     int64_t oc = w.size(0), g = s.groups;
     b = b.defined() ? b.contiguous() : at::zeros({oc}, w.options());
@@ -312,11 +309,11 @@ struct Plan {
   }
 };
 
-// The module tensors a plan reads, in the order Plan::conv notes them.
+// The module tensors a plan reads, with their versions: a plan made from
+// other ones is made again.
 void tensors_read(Module &root, const Shape &sh, std::vector<std::pair<const c10::TensorImpl *, int64_t>> &v) {
   auto one = [&](const ConvAt &at) {
-    Module *parent = &root;
-    for (size_t i : at.parent) parent = parent->children[i].second.get();
+    Module *parent = &parent_of(root, at);
     auto note = [&](const at::Tensor &t) {
       if (t.defined()) v.emplace_back(t.unsafeGetTensorImpl(), t._version());
     };
@@ -330,9 +327,8 @@ void tensors_read(Module &root, const Shape &sh, std::vector<std::pair<const c10
   };
   one(sh.stem);
   for (const Block &bl : sh.blocks) {
-    for (size_t i = 0; i + 1 < bl.convs.size(); ++i) one(bl.convs[i]);
+    for (const ConvAt &c : bl.convs) one(c);
     if (bl.down) one(bl.downsample);
-    one(bl.convs.back());
   }
 }
 
@@ -397,8 +393,8 @@ class OnednnResNet : public Module {
     try {
       at::NoGradGuard ng;
       p = std::make_shared<Plan>();
+      p->read = std::move(now);
       p->build(*this, sh_, x.sizes().vec());
-      if (!p->current(now)) p = nullptr;
     } catch (const dnnl::error &) {
       p = nullptr;  // a shape oneDNN has no kernel for: torchvision's forward through the children
     }
@@ -408,8 +404,7 @@ class OnednnResNet : public Module {
   }
 
   at::Tensor conv_bn(const ConvAt &at, at::Tensor x) {
-    Module *parent = this;
-    for (size_t i : at.parent) parent = parent->children[i].second.get();
+    Module *parent = &parent_of(*this, at);
     x = parent->call(at.conv, x);
     return at.bn == SIZE_MAX ? x : parent->call(at.bn, x);
   }
