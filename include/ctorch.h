@@ -3553,7 +3553,8 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  * (the inference Linear at all), split_rows (its one-row paths),
  * linear_onednn (its oneDNN path), linear_gemv (the packed one-row
  * kernels); precision=float32|bf16|int8-dynamic|int8-static (default
- * float32, all of the above) and bf16_emulate=0|1 (default 0); anything
+ * float32, all of the above), bf16_emulate=0|1 and onednn_resnet=0|1
+ * (default 0); anything
  * else -> INVALID_ARGUMENT naming options.
  * precision=bf16: every Linear and every zero-padded Conv2d (after folding
  *   and fusion) keeps its weight and bias in bf16, converted once (its
@@ -3583,13 +3584,38 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  *   engines or ops -> NOT_IMPLEMENTED naming the engines it has.
  * precision=int8-static -> NOT_IMPLEMENTED (calibrated activation scales
  *   are not implemented).
+ * onednn_resnet=1 (default 0) declares that m is torchvision's ResNet: its
+ *   children named and shaped as torchvision's (conv1, bn1, maxpool,
+ *   layer1..N of BasicBlocks or Bottlenecks with conv1/bn1, conv2/bn2
+ *   [, conv3/bn3] [, downsample = Sequential(Conv2d, BatchNorm2d)],
+ *   avgpool = AdaptiveAvgPool2d(1), fc) and its forward torchvision's (the
+ *   children's own forwards are not read: a C forward that computes
+ *   something else must not declare it). The returned root then runs, for
+ *   float32 CPU inputs without grad, one plan per input shape and thread
+ *   count of oneDNN's
+ *   own primitives: every BatchNorm folded into its convolution, each
+ *   weight reordered once into the layout its primitive asks for, ReLU
+ *   and the residual add as the convolutions' post-ops, activations in
+ *   oneDNN's blocked layout between layers, the input read and the pooled
+ *   features written in place in libtorch's tensors, then fc. Other
+ *   inputs run torchvision's forward through the children. The root's
+ *   repr lists the plans made ("onednn_plans=[(SIZES): N threads,
+ *   KERNELS]"); a plan
+ *   is made again when a weight or statistic changes (in place too).
+ *   Memory: the laid-out weights (the folded weights' size) and four
+ *   activation buffers per input shape (at most 8 shapes kept). Where
+ *   ctorch is built without oneDNN (it needs the oneDNN libtorch links, or
+ *   PyPI's beside a PyPI torch: cmake/ctorch_onednn.cmake) or m is not so
+ *   shaped, the report says "skip onednn_resnet (root): why" and the other
+ *   rewrites above apply as without the option.
  * report: NULL, or *report = a NEW string (ctorch_string_free) with one
  * line per rewrite applied or refused, "fold_bn PATH into PATH",
  * "fuse_relu|fuse_gelu|fuse_silu PATH into PATH (KIND)", "prepack PATH OP",
  * "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
- * the weight)", "bf16 PATH OP", "int8 PATH quantized::linear_dynamic
+ * the weight)", "onednn_resnet (root): N blocks, M convolutions ...",
+ * "bf16 PATH OP", "int8 PATH quantized::linear_dynamic
  * (ENGINE engine, reduce_range=0|1)", "skip LEVER PATH: why" (LEVER
- * fold_bn, prepack, split, gemv, linear, bf16, int8-dynamic), "note PATH:
+ * fold_bn, prepack, split, gemv, linear, bf16, int8-dynamic, onednn_resnet), "note PATH:
  * ..."; PATH "(root)" for m itself. Where gemv
  * is reported, one-row inputs take it rather than the split.
  */

@@ -107,6 +107,18 @@ static inline void ct_write_file(const char *path, const void *b, size_t n) {
   fclose(f);
 }
 
+/* max |t| over every element, with ctorch's own operators. */
+static inline double ct_max_abs(ctorch_tensor t) {
+  ctorch_tensor a = NULL, m = NULL;
+  double v = -1;
+  CT_OK(ctorch_abs(&a, t));
+  CT_OK(ctorch_max(&m, a));
+  CT_OK(ctorch_tensor_item_double(&v, m));
+  ctorch_tensor_free(a);
+  ctorch_tensor_free(m);
+  return v;
+}
+
 /* max |a - b| over every element (a and b broadcast), computed with ctorch's
  * own operators, so any dtype and device works. */
 static inline double ct_max_abs_diff(ctorch_tensor a, ctorch_tensor b) {

@@ -35,6 +35,9 @@ Ways, each in its own process (threads set before anything runs):
   ctorch module optimised (C)   model_bench.c bert-optimized / resnet50-optimized:
                      the C module tree of "ctorch eager (C)" put through
                      ctorch_nn_module_optimize_for_inference
+  ctorch module optimised, oneDNN plan (C)   ResNet-50 on the CPU: the same with
+                     MODEL_BENCH_OPTIONS=onednn_resnet=1 (convolutions by oneDNN's
+                     own primitives, weights laid out once, post-ops fused)
   ctorch module optimised bf16 / int8-dynamic (C)   the same with
                      MODEL_BENCH_OPTIONS=precision=bf16 (where the CPU has
                      AVX512_BF16 or AMX_BF16) or precision=int8-dynamic (BERT)
@@ -369,6 +372,10 @@ def timed_ways(a, name, d):
         c_bin, "jit-optimized", export_torchscript(name, d, b, a.device), f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["ctorch module optimised (C)"] = lambda b, t, it, o: [
         c_bin, f"{name}-optimized", weights, f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+    if name == "resnet50" and a.device == "cpu":  # the optimiser's oneDNN plan (shim/infer/onednn/)
+        ways["ctorch module optimised, oneDNN plan (C)"] = lambda b, t, it, o: [
+            "env", "MODEL_BENCH_OPTIONS=onednn_resnet=1", c_bin, f"{name}-optimized", weights,
+            f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     # The optimiser's reduced precisions (MODEL_BENCH_OPTIONS), on the CPU:
     # int8-dynamic for BERT (ResNet-50's only Linear is its head), bf16
     # where the CPU has bf16 instructions (the optimiser refuses it elsewhere).

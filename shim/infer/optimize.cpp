@@ -21,6 +21,7 @@
 // known here.
 #include "infer/optimize.h"
 
+#include "infer/onednn/resnet.h"
 #include "infer/options.h"
 
 #include <ATen/TensorOperators.h>
@@ -46,13 +47,13 @@ Options parse_options(const char *text) {
   for (const OptionItem &item : option_items(text)) {
     const std::string &key = item.key;
     if (key == "precision" && precision_value(item, &o.precision)) continue;
-    bool *flag = key == "bf16_emulate" ? &o.bf16_emulate : key == "fold" ? &o.fold : key == "fuse" ? &o.fuse : key == "prepack" ? &o.prepack
+    bool *flag = key == "onednn_resnet" ? &o.onednn_resnet : key == "bf16_emulate" ? &o.bf16_emulate : key == "fold" ? &o.fold : key == "fuse" ? &o.fuse : key == "prepack" ? &o.prepack
                  : key == "channels_last" ? &o.channels_last : key == "linear" ? &o.linear
                  : key == "split_rows" ? &o.split_rows : key == "linear_onednn" ? &o.linear_onednn
                  : key == "linear_gemv" ? &o.linear_gemv : nullptr;
     if (!flag || !flag_value(item, flag))
       fail_arg("options", "'" + item.text + "' is not one of fold, fuse, prepack, channels_last, linear, split_rows, "
-                          "linear_onednn, linear_gemv, bf16_emulate =0|1, precision=float32|bf16|int8-dynamic|int8-static");
+                          "linear_onednn, linear_gemv, bf16_emulate, onednn_resnet =0|1, precision=float32|bf16|int8-dynamic|int8-static");
   }
   return o;
 }
@@ -376,6 +377,8 @@ CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_modul
   nn::ModulePtr copy = nn::clone(*m->m);
   nn::set_train(*copy, false);
   opt.count_uses(*copy);
+  // Before the walk: the plan reads the BatchNorms as they are.
+  if (opt.o.onednn_resnet) copy = infer::onednn_resnet(copy, opt.report);
   nn::Module::Spec spec;
   if (infer::is_linear(*copy) || infer::is_conv(*copy, spec)) copy = opt.rewrite(copy, "(root)");
   else opt.walk(*copy, "");

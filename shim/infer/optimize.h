@@ -29,6 +29,7 @@ struct Options {
   bool linear_gemv = true;    // one row: the packed kernels of gemv_f32.h (where the BLAS's is slow)
   Precision precision = Precision::Float32;  // precision.cpp
   bool bf16_emulate = false;                 // bf16 on a CPU without bf16 instructions
+  bool onednn_resnet = false;  // the root is declared torchvision's ResNet: onednn/resnet.h (where built with oneDNN)
   // Set by check_precision for int8-dynamic.
   at::QEngine int8_engine = at::QEngine::NoQEngine;
   bool int8_reduce_range = true;
@@ -48,6 +49,10 @@ struct Act {
   // oneDNN's post-op (mkldnn::_linear_pointwise's attr) and its algorithm.
   const char *attr() const { return kind == ReLU ? "relu" : kind == GELU ? "gelu" : kind == SiLU ? "swish" : "none"; }
 };
+
+// bn (eval) folded into op's weight and bias (new tensors; op's others kept):
+// fuse_conv_bn_weights / fuse_linear_bn_weights.
+void fold_bn(Module &op, const Module &bn, bool linear);
 
 // act applied to y in place (y a fresh output): the same values as the
 // activation module's op.

@@ -1,0 +1,14 @@
+// onednn_resnet where ctorch is built without oneDNN (resnet.h): the module
+// as it is, and the optimiser's other rewrites.
+#include "infer/onednn/resnet.h"
+
+namespace ctorch {
+namespace infer {
+
+nn::ModulePtr onednn_resnet(const nn::ModulePtr &m, std::ostream &report) {
+  report << "skip onednn_resnet (root): ctorch was built without oneDNN; the other rewrites apply\n";
+  return m;
+}
+
+}  // namespace infer
+}  // namespace ctorch
