@@ -3582,8 +3582,9 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  *   Convolutions take the float32 path above. Inputs with grad, of another
  *   dtype or device run at::linear in float32. A libtorch without those
  *   engines or ops -> NOT_IMPLEMENTED naming the engines it has.
- * precision=int8-static -> NOT_IMPLEMENTED (calibrated activation scales
- *   are not implemented).
+ * precision=int8-static: needs calibration batches, which
+ *   ctorch_nn_module_optimize_for_inference_calibrated takes (here ->
+ *   INVALID_ARGUMENT naming options).
  * onednn_resnet=1 (default 0) declares that m is torchvision's ResNet: its
  *   children named and shaped as torchvision's (conv1, bn1, maxpool,
  *   layer1..N of BasicBlocks or Bottlenecks with conv1/bn1, conv2/bn2
@@ -3592,8 +3593,7 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  *   children's own forwards are not read: a C forward that computes
  *   something else must not declare it). The returned root then runs, for
  *   float32 CPU inputs without grad, one plan per input shape and thread
- *   count of oneDNN's
- *   own primitives: every BatchNorm folded into its convolution, each
+ *   count of oneDNN's own primitives: every BatchNorm folded into its convolution, each
  *   weight reordered once into the layout its primitive asks for, ReLU
  *   and the residual add as the convolutions' post-ops, activations in
  *   oneDNN's blocked layout between layers, the input read and the pooled
@@ -3614,13 +3614,59 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  * "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
  * the weight)", "onednn_resnet (root): N blocks, M convolutions ...",
  * "bf16 PATH OP", "int8 PATH quantized::linear_dynamic
- * (ENGINE engine, reduce_range=0|1)", "skip LEVER PATH: why" (LEVER
- * fold_bn, prepack, split, gemv, linear, bf16, int8-dynamic, onednn_resnet), "note PATH:
- * ..."; PATH "(root)" for m itself. Where gemv
+ * (ENGINE engine, reduce_range=0|1)", "int8 PATH OP (ENGINE engine,
+ * reduce_range=0|1)" (int8-static; OP quantized::conv2d, conv2d_relu,
+ * linear or linear_relu), "skip LEVER PATH: why" (LEVER fold_bn, prepack,
+ * split, gemv, linear, bf16, int8-dynamic, int8-static, onednn_resnet),
+ * "note PATH: ..."; PATH "(root)" for m itself. Where gemv
  * is reported, one-row inputs take it rather than the split.
  */
 CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
                                                                  ctorch_nn_module m, const char *options);
+/**
+ * ctorch_nn_module_optimize_for_inference with precision=int8-static (options
+ * must say so; any other precision -> INVALID_ARGUMENT naming options):
+ * PyTorch's eager static quantisation, each Conv2d (zero padding; after
+ * folding, ConvReLU2d pairs as one) and each Linear quantised on its own as
+ * a QuantStub -> quantised op -> DeQuantStub island, so the module still
+ * takes and gives float32 and the ops between (pools, norms, a custom
+ * forward's residual adds) run in float32. The copy is first run on the
+ * calibration batches (forward, no grad) with observers on each island's
+ * input and output (MinMaxObserver: quint8, per tensor affine, qparams from
+ * the whole range seen; the full 0-255 range on a CPU with AVX512_VNNI or
+ * AVX_VNNI, else 0-127, PyTorch's reduce_range); weights are quantised per
+ * output channel (PerChannelMinMaxObserver: qint8, symmetric) and
+ * prepacked once (quantized::conv2d_prepack, quantized::linear_prepack, on
+ * libtorch's x86, else fbgemm, else onednn quantized engine); each call
+ * quantises the input with the calibrated scale and zero point, runs
+ * quantized::conv2d(_relu) or quantized::linear(_relu) with the calibrated
+ * output qparams, and dequantises. A PyTorch model of the same islands
+ * (torch.ao.quantization prepare, the same calibration batches, convert) on
+ * the same engine gives the same outputs. An island no calibration batch
+ * reached stays float32 (reported). The packed weights are opaque objects
+ * inside the returned module, freed with it; the folded float32 weights
+ * stay its tensors (keys as float32's), so memory grows by a quarter of the
+ * weights; after load_state_dict or to() the weights are quantised and
+ * packed again with the calibrated activation qparams (optimise again to
+ * calibrate for new weights). Inputs with grad, of another dtype or device
+ * run the float32 ops. Without those engines or ops -> NOT_IMPLEMENTED
+ * naming what is missing.
+ * calibration: n_calibration borrowed tensors, inputs_per_batch to a batch:
+ * batch b's forward inputs are calibration[b * inputs_per_batch ..
+ * (b + 1) * inputs_per_batch). n_calibration must be a positive multiple of
+ * inputs_per_batch (else INVALID_ARGUMENT naming it). Choose batches like
+ * the inputs served: a range never seen is clamped. Errors of the
+ * calibration forwards are returned as the forward's.
+ * options: NULL or "" is refused (precision=int8-static is required), else
+ * ctorch_nn_module_optimize_for_inference's keys.
+ * report: NULL, or *report = a NEW string (ctorch_string_free), the lines
+ * of ctorch_nn_module_optimize_for_inference's report.
+ */
+CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference_calibrated(ctorch_nn_module *out, char **report,
+                                                                            ctorch_nn_module m, const char *options,
+                                                                            const ctorch_tensor *calibration,
+                                                                            size_t n_calibration,
+                                                                            size_t inputs_per_batch);
 /**
  * A NEW TorchScript module (free with ctorch_module_free): m (borrowed,
  * unchanged) cloned, set to eval, frozen (torch::jit::freeze: parameters

@@ -1,6 +1,9 @@
-/* Helpers shared by the module layer's suites (test_nn.c, test_nn_custom.c). */
+/* Helpers shared by the module layer's suites (test_nn.c, test_nn_custom.c, test_nn_optimize.c,
+ * test_infer_precision.c). */
 #ifndef CTORCH_NN_TEST_UTIL_H
 #define CTORCH_NN_TEST_UTIL_H
+
+#include <string.h>
 
 #include "check_main.h"
 
@@ -9,6 +12,29 @@ static inline ctorch_nn_module nn(const char *kind, const char *args) {
   CT_OK(ctorch_nn_new(&m, kind, args));
   ck_assert_ptr_nonnull(m);
   return m;
+}
+
+/* A new module of `kind` appended to the Sequential s. */
+static inline void seq_add(ctorch_nn_module s, const char *kind, const char *args) {
+  ctorch_nn_module c = nn(kind, args);
+  CT_OK(ctorch_nn_module_append(s, c));
+  ctorch_nn_module_free(c);
+}
+
+/* max |t| */
+static inline double max_abs(ctorch_tensor t) {
+  ctorch_tensor a = NULL, m = NULL;
+  double v = 0;
+  CT_OK(ctorch_abs(&a, t));
+  CT_OK(ctorch_max(&m, a));
+  CT_OK(ctorch_tensor_item_double(&v, m));
+  ctorch_tensor_free(a), ctorch_tensor_free(m);
+  return v;
+}
+
+/* An optimiser's report holds `line`. */
+static inline void expect_has(const char *report, const char *line) {
+  ck_assert_msg(strstr(report, line) != NULL, "report lacks '%s':\n%s", line, report);
 }
 
 static inline ctorch_tensor randn2(int64_t a, int64_t b) {

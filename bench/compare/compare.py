@@ -38,15 +38,23 @@ Ways, each in its own process (threads set before anything runs):
   ctorch module optimised, oneDNN plan (C)   ResNet-50 on the CPU: the same with
                      MODEL_BENCH_OPTIONS=onednn_resnet=1 (convolutions by oneDNN's
                      own primitives, weights laid out once, post-ops fused)
-  ctorch module optimised bf16 / int8-dynamic (C)   the same with
-                     MODEL_BENCH_OPTIONS=precision=bf16 (where the CPU has
-                     AVX512_BF16 or AMX_BF16) or precision=int8-dynamic (BERT)
+  ctorch module optimised bf16 / int8-dynamic / int8-static (C)   the same
+                     with MODEL_BENCH_OPTIONS=precision=bf16 (where the CPU has
+                     AVX512_BF16 or AMX_BF16), precision=int8-dynamic (BERT) or
+                     precision=int8-static (ResNet-50, calibrated on cal.safetensors:
+                     MODEL_BENCH_CALIBRATION)
   torch eager        Python, inference_mode (transformers' default attention, SDPA)
   torch.compile      Python, default mode (first calls excluded: warm-up)
   ONNX Runtime       onnxruntime's Python API on torch.onnx.export(dynamo=False)'s
                      graph of the same model, ORT_ENABLE_ALL, intra-op threads set
   ONNX Runtime int8-dynamic   BERT: onnxruntime.quantization.quantize_dynamic
                      (int8 weights) of the same graph, run as above
+  ONNX Runtime int8-static    ResNet-50: onnxruntime.quantization.quantize_static
+                     of the same graph (QDQ, uint8 activations, int8 weights per
+                     channel, MinMax calibration on the same cal.safetensors
+                     batches; ORT_ENABLE_ALL turns it into QLinearConv)
+--precisions fp32,bf16,int8 keeps the ways of those precisions (AMP ways count
+as their dtype; int8: int8-dynamic and int8-static).
   candle             bench/compare/candle (candle-transformers' BertModel / resnet50
                      on the same safetensors)
 GPT-2: examples/generate.c (as it is, the reference of the ratio column: the model
@@ -153,6 +161,10 @@ def resnet_setup(work):
         if not os.path.exists(p):
             g = torch.Generator().manual_seed(b)
             save_file({"in0": torch.randn(b, 3, 224, 224, generator=g)}, p)
+    p = os.path.join(d, "cal.safetensors")
+    if not os.path.exists(p):  # int8-static's calibration batches (ctorch's and ORT's): 4 of 4, not the timed inputs
+        g = torch.Generator().manual_seed(100)
+        save_file({f"cal{k}": torch.randn(4, 3, 224, 224, generator=g) for k in range(4)}, p)
     return d
 
 
@@ -193,6 +205,31 @@ def export_onnx_int8(name, d):
     f = os.path.join(d, "model_int8.onnx")
     if not os.path.exists(f):
         quantize_dynamic(export_onnx(name, d), f + ".tmp.onnx", weight_type=QuantType.QInt8)
+        os.replace(f + ".tmp.onnx", f)
+    return f
+
+
+def export_onnx_int8_static(name, d):
+    """ONNX Runtime's own static quantisation of model.onnx, calibrated on
+    cal.safetensors (the batches ctorch's int8-static sees): QDQ with uint8
+    activations and int8 weights per channel, MinMax ranges, as ctorch's
+    recipe; ORT's graph optimisations fuse it into QLinearConv (MLAS u8s8)."""
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
+    from safetensors.torch import load_file
+    f = os.path.join(d, "model_int8s.onnx")
+    if not os.path.exists(f):
+        cal = load_file(os.path.join(d, "cal.safetensors"))
+
+        class Reader(CalibrationDataReader):
+            def __init__(self):
+                self.it = iter([{"in0": cal[f"cal{k}"].numpy()} for k in range(len(cal))])
+
+            def get_next(self):
+                return next(self.it, None)
+        quantize_static(export_onnx(name, d), f + ".tmp.onnx", Reader(), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
+                        calibrate_method=CalibrationMethod.MinMax)
         os.replace(f + ".tmp.onnx", f)
     return f
 
@@ -289,7 +326,8 @@ def worker(a):
         so = ort.SessionOptions()
         so.intra_op_num_threads, so.inter_op_num_threads = a.threads, 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        s = ort.InferenceSession(os.path.join(d, "model_int8.onnx" if a.int8 else "model.onnx"), so,
+        graph = "model_int8s.onnx" if a.int8_static else "model_int8.onnx" if a.int8 else "model.onnx"
+        s = ort.InferenceSession(os.path.join(d, graph), so,
                                  providers=["CUDAExecutionProvider" if cuda else "CPUExecutionProvider"])
         feed = {f"in{i}": x.numpy() for i, x in enumerate(xs)}
         f = lambda: torch.from_numpy(s.run(None, feed)[0])  # noqa: E731
@@ -379,12 +417,14 @@ def timed_ways(a, name, d):
     # The optimiser's reduced precisions (MODEL_BENCH_OPTIONS), on the CPU:
     # int8-dynamic for BERT (ResNet-50's only Linear is its head), bf16
     # where the CPU has bf16 instructions (the optimiser refuses it elsewhere).
-    precisions = (["int8-dynamic"] if name == "bert" else []) + (
+    # int8-static for ResNet-50, calibrated on cal.safetensors.
+    precisions = (["int8-dynamic"] if name == "bert" else ["int8-static"]) + (
         ["bf16"] if {"avx512_bf16", "amx_bf16"} & set(cpu_flags()) else [])
     for p in (precisions if a.device == "cpu" else []):
-        ways[f"ctorch module optimised {p} (C)"] = lambda b, t, it, o, p=p: [
-            "env", f"MODEL_BENCH_OPTIONS=precision={p}", c_bin, f"{name}-optimized", weights,
-            f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+        cal = [f"MODEL_BENCH_CALIBRATION={d}/cal.safetensors"] if p == "int8-static" else []
+        ways[f"ctorch module optimised {p} (C)"] = lambda b, t, it, o, p=p, cal=cal: [
+            "env", f"MODEL_BENCH_OPTIONS=precision={p}"] + cal + [c_bin, f"{name}-optimized", weights,
+                                                                 f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["torch eager (Python)"] = lambda b, t, it, o: me + ["--way", "eager", "--batch", str(b), "--threads", str(t),
                                                              "--iters", str(it), "--out", o]
     ways["torch.compile (Python)"] = lambda b, t, it, o: me + ["--way", "compile", "--batch", str(b), "--threads",
@@ -395,13 +435,24 @@ def timed_ways(a, name, d):
     if a.ort and name == "bert" and a.device == "cpu":
         ways["ONNX Runtime int8-dynamic (Python API)"] = lambda b, t, it, o: me + [
             "--way", "ort", "--int8", "--batch", str(b), "--threads", str(t), "--iters", str(it), "--out", o]
+    if a.ort and name == "resnet50" and a.device == "cpu":
+        ways["ONNX Runtime int8-static (Python API)"] = lambda b, t, it, o: me + [
+            "--way", "ort", "--int8-static", "--batch", str(b), "--threads", str(t), "--iters", str(it), "--out", o]
     if a.candle:
         ways["candle"] = lambda b, t, it, o: [a.candle, "bert" if name == "bert" else "resnet", weights,
                                               f"{d}/in_b{b}.safetensors", str(it), o]
     return {k: v for k, v in ways.items() if wanted(a, k)}
 
 
+def precision_of(way):
+    """fp32, bf16 or int8: the arithmetic a way runs (--precisions)."""
+    return "int8" if "int8" in way else "bf16" if "bf16" in way else "fp16" if "fp16" in way else "fp32"
+
+
 def wanted(a, way):
+    # torch eager (float32) stays: the reference of every accuracy column
+    if a.precisions and way != "torch eager (Python)" and precision_of(way) not in a.precisions.split(","):
+        return False
     return not a.ways or any(w in way for w in a.ways.split(","))
 
 
@@ -419,6 +470,10 @@ def run_model(a, name, rows, log):
             t0 = time.time()
             export_onnx_int8(name, d)
             log(f"{name}: ONNX Runtime quantize_dynamic {time.time() - t0:.0f} s")
+        if name == "resnet50" and a.device == "cpu" and wanted(a, "ONNX Runtime int8-static"):
+            t0 = time.time()
+            export_onnx_int8_static(name, d)
+            log(f"{name}: ONNX Runtime quantize_static {time.time() - t0:.0f} s")
     if a.aoti and wanted(a, "ctorch AOTI (C)"):
         for b in batches:
             t0 = time.time()
@@ -519,6 +574,9 @@ def run_gpt2(a, rows, log):
             w += ["--device", a.device]
     if a.ways:
         ways = {k: v for k, v in ways.items() if k.startswith("ctorch") or any(w in k for w in a.ways.split(","))}
+    if a.precisions:  # (generate.c's float32 way stays: the reference of the ids and ratios)
+        ways = {k: v for k, v in ways.items()
+                if k == "ctorch generate.c (C)" or precision_of(k) in a.precisions.split(",")}
     for t in a.threads:
         env = dict(os.environ, OMP_NUM_THREADS=str(t), MKL_NUM_THREADS=str(t))
         res = {w: [] for w in ways}
@@ -606,10 +664,12 @@ def main():
     ap.add_argument("--ways", help="only the ways whose name contains one of these comma-separated words")
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where every way runs (see the top)")
     ap.add_argument("--amp-ways", default="", help="autocast dtypes (bf16,fp16): a ctorch and a torch way each")
+    ap.add_argument("--precisions", default="", help="only the ways of these precisions (fp32,bf16,int8; default all)")
     # worker
     ap.add_argument("--amp", help=argparse.SUPPRESS)
     ap.add_argument("--channels-last", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--int8", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--int8-static", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model")
     ap.add_argument("--way")
     ap.add_argument("--batch", type=int)
@@ -637,7 +697,8 @@ def main():
     if not a.ort:
         log(f"ONNX Runtime left out: its wheel has no CUDAExecutionProvider (providers: {', '.join(a.ort_providers)})")
     rows = []
-    tag = a.models + (f"-{a.ways}" if a.ways else "") + f"-t{','.join(map(str, a.threads))}"
+    tag = a.models + (f"-{a.ways}" if a.ways else "") + (f"-{a.precisions}" if a.precisions else "") + \
+        f"-t{','.join(map(str, a.threads))}"
     tag = "".join(ch if ch.isalnum() or ch in ",.-" else "_" for ch in tag)
     for name in a.models.split(","):
         if name == "gpt2":

@@ -40,7 +40,10 @@
  * call ends with ctorch_cuda_synchronize, so a time is the call's whole
  * work on the device; MODEL_BENCH_AMP=bf16|fp16 runs every call inside an
  * autocast scope of the device (torch.autocast(device, dtype)). Unset: the
- * CPU, float32.
+ * CPU, float32. The optimised modes read the optimiser's options from
+ * MODEL_BENCH_OPTIONS, and with MODEL_BENCH_CALIBRATION=FILE (a safetensors
+ * file of batches cal0, cal1, ...) pass those batches to
+ * ctorch_nn_module_optimize_for_inference_calibrated (precision=int8-static).
  * Prints one line `ms=<t1>,<t2>,...` (wall time of each call after one
  * warm-up call) and writes the first output of the last call to OUT as
  * tensor "out". Under no_grad, dropout off (eval).
@@ -362,7 +365,24 @@ int main(int argc, char **argv) {
     if (bench_where()) CHECK(ctorch_nn_module_to(w.model, bench_where(), -1));
     if (pair) {
       char *report = NULL;
-      CHECK(ctorch_nn_module_optimize_for_inference(&opt.model, &report, w.model, getenv("MODEL_BENCH_OPTIONS")));
+      const char *cal_file = getenv("MODEL_BENCH_CALIBRATION");
+      if (cal_file) { /* int8-static: the batches cal0, cal1, ... of a safetensors file, one input each */
+        ctorch_tensor_dict cal = NULL;
+        ctorch_tensor batches[64];
+        size_t n = 0;
+        CHECK(ctorch_safetensors_load(&cal, cal_file, bench_where()));
+        for (; n < 64; ++n) {
+          char name[16];
+          snprintf(name, sizeof name, "cal%zu", n);
+          if (ctorch_tensor_dict_find(&batches[n], cal, name) != CTORCH_OK) break;
+        }
+        CHECK(ctorch_nn_module_optimize_for_inference_calibrated(&opt.model, &report, w.model,
+                                                                  getenv("MODEL_BENCH_OPTIONS"), batches, n, 1));
+        while (n) ctorch_tensor_free(batches[--n]);
+        ctorch_tensor_dict_free(cal);
+      } else {
+        CHECK(ctorch_nn_module_optimize_for_inference(&opt.model, &report, w.model, getenv("MODEL_BENCH_OPTIONS")));
+      }
       fprintf(stderr, "%s", report);
       ctorch_string_free(report);
     }

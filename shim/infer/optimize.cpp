@@ -271,12 +271,12 @@ struct Optimizer {
     return std::make_shared<InferConv>(*conv, s, pad, o.channels_last);
   }
 
-  // A conv (folded already) kept in bf16, when eligible.
-  ModulePtr bf16_conv(const ModulePtr &conv, const Module::Spec &s, const std::string &path) {
+  // A conv (folded already) in bf16 or int8-static, when eligible.
+  ModulePtr reduced_conv(const ModulePtr &conv, const Module::Spec &s, const std::string &path) {
     std::vector<int64_t> pad;
     std::string why;
     if (!conv2d_padding(s, conv->params[0].t, pad, why)) {
-      report << "skip bf16 " << path << ": " << why << "\n";
+      report << "skip " << precision_name(o.precision) << " " << path << ": " << why << "\n";
       return conv;
     }
     return precision_conv(conv, s, pad, o, path, report);
@@ -288,6 +288,8 @@ struct Optimizer {
   // The originals, alive until the walk ends: their addresses key
   // `rewritten`, and a module made later must not take a freed one's.
   std::vector<ModulePtr> originals;
+  // int8-static's modules, calibrated after the walk (finish_static_int8).
+  std::vector<std::pair<std::string, ModulePtr>> statics;
   ModulePtr rewrite(const ModulePtr &op, const std::string &path) {
     if (dynamic_cast<InferConv *>(op.get()) || dynamic_cast<InferLinear *>(op.get())) return op;
     auto it = rewritten.find(op.get());
@@ -295,8 +297,10 @@ struct Optimizer {
     Module::Spec s;
     ModulePtr r = is_linear(*op) ? (o.precision != Precision::Float32 ? precision_linear(op, o, path, report)
                                                                        : infer_linear(op, o, path, report))
-                  : is_conv(*op, s) ? (o.precision == Precision::BF16 ? bf16_conv(op, s, path) : maybe_prepack(op, path))
+                  : is_conv(*op, s) ? (o.precision == Precision::BF16 || o.precision == Precision::Int8Static
+                                           ? reduced_conv(op, s, path) : maybe_prepack(op, path))
                                     : op;
+    if (r != op && is_static_int8(*r)) statics.emplace_back(path, r);
     originals.push_back(op);
     rewritten.emplace(op.get(), r);
     rewritten.emplace(r.get(), r);  // met again (a Sequential's rewritten child): left as it is
@@ -360,31 +364,82 @@ struct Optimizer {
 }  // namespace infer
 }  // namespace ctorch
 
+namespace ctorch {
+namespace infer {
+namespace {
+
+// Both entry points: calibration[b * per_batch, (b + 1) * per_batch) are
+// batch b's forward inputs (int8-static only).
+void optimize(ctorch_nn_module *out, char **report, ctorch_nn_module m, const char *options,
+              const ctorch_tensor *calibration, size_t n_calibration, size_t per_batch, bool calibrated) {
+  require_out(out, "out");
+  *out = nullptr;
+  if (report) *report = nullptr;
+  check_handle(m, "m");
+  Optimizer opt;
+  opt.o = parse_options(options);
+  bool is_static = opt.o.precision == Precision::Int8Static;
+  if (is_static && !calibrated)
+    fail_arg("options", "precision=int8-static needs calibration batches: "
+                        "ctorch_nn_module_optimize_for_inference_calibrated takes them");
+  if (calibrated) {
+    if (!is_static)
+      fail_arg("options", "calibration batches are for precision=int8-static; options say precision=" +
+                              std::string(precision_name(opt.o.precision)));
+    require_list(calibration, n_calibration, "calibration");
+    if (per_batch == 0) fail_arg("inputs_per_batch", "must be at least 1");
+    if (n_calibration == 0 || n_calibration % per_batch != 0)
+      fail_arg("n_calibration", std::to_string(n_calibration) + " is not a positive multiple of inputs_per_batch (" +
+                                    std::to_string(per_batch) + ")");
+    for (size_t k = 0; k < n_calibration; ++k) own(calibration[k], "calibration");  // each a live tensor
+  }
+  check_precision(opt.o);
+  nn::ModulePtr copy = nn::clone(*m->m);
+  nn::set_train(*copy, false);
+  opt.count_uses(*copy);
+  // Before the walk: the plan reads the BatchNorms as they are.
+  if (opt.o.onednn_resnet) copy = onednn_resnet(copy, opt.report);
+  nn::Module::Spec spec;
+  if (is_linear(*copy) || is_conv(*copy, spec)) copy = opt.rewrite(copy, "(root)");
+  else opt.walk(*copy, "");
+  nn::set_requires_grad(*copy, false);  // after the walk: register_parameter set it on the new modules' tensors
+  if (is_static) {
+    // The observers see each batch through the rewritten tree (its folded
+    // float32 ops), as a prepared PyTorch model is calibrated.
+    at::NoGradGuard no_grad;
+    for (size_t b = 0; b < n_calibration; b += per_batch) {
+      std::vector<at::Tensor> in;
+      for (size_t k = 0; k < per_batch; ++k) in.push_back(own(calibration[b + k], "calibration"));
+      nn::check_forward_inputs(*copy, in);
+      nn::reset_error_path();
+      nn::run_forward(*copy, in, nullptr);
+    }
+    finish_static_int8(opt.statics, opt.report);
+  }
+  if (report) *report = nn::give_string(opt.report.str());
+  *out = new ctorch_nn_module_s{std::move(copy)};
+}
+
+}  // namespace
+}  // namespace infer
+}  // namespace ctorch
+
 extern "C" {
 
 CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
                                                                  ctorch_nn_module m, const char *options) {
   CTORCH_TRY
-  namespace nn = ctorch::nn;
-  namespace infer = ctorch::infer;
-  ctorch::require_out(out, "out");
-  *out = nullptr;
-  if (report) *report = nullptr;
-  ctorch::check_handle(m, "m");
-  infer::Optimizer opt;
-  opt.o = infer::parse_options(options);
-  infer::check_precision(opt.o);
-  nn::ModulePtr copy = nn::clone(*m->m);
-  nn::set_train(*copy, false);
-  opt.count_uses(*copy);
-  // Before the walk: the plan reads the BatchNorms as they are.
-  if (opt.o.onednn_resnet) copy = infer::onednn_resnet(copy, opt.report);
-  nn::Module::Spec spec;
-  if (infer::is_linear(*copy) || infer::is_conv(*copy, spec)) copy = opt.rewrite(copy, "(root)");
-  else opt.walk(*copy, "");
-  nn::set_requires_grad(*copy, false);  // after the walk: register_parameter set it on the new modules' tensors
-  if (report) *report = nn::give_string(opt.report.str());
-  *out = new ctorch_nn_module_s{std::move(copy)};
+  ctorch::infer::optimize(out, report, m, options, nullptr, 0, 0, false);
+  CTORCH_CATCH
+}
+
+CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference_calibrated(ctorch_nn_module *out, char **report,
+                                                                            ctorch_nn_module m, const char *options,
+                                                                            const ctorch_tensor *calibration,
+                                                                            size_t n_calibration,
+                                                                            size_t inputs_per_batch) {
+  CTORCH_TRY
+  ctorch::infer::optimize(out, report, m, options, calibration, n_calibration, inputs_per_batch, true);
   CTORCH_CATCH
 }
 

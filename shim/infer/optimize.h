@@ -30,7 +30,7 @@ struct Options {
   Precision precision = Precision::Float32;  // precision.cpp
   bool bf16_emulate = false;                 // bf16 on a CPU without bf16 instructions
   bool onednn_resnet = false;  // the root is declared torchvision's ResNet: onednn/resnet.h (where built with oneDNN)
-  // Set by check_precision for int8-dynamic.
+  // Set by check_precision for int8-dynamic and int8-static.
   at::QEngine int8_engine = at::QEngine::NoQEngine;
   bool int8_reduce_range = true;
 };
@@ -71,6 +71,14 @@ ModulePtr precision_conv(const ModulePtr &conv, const Module::Spec &s, std::vect
 // act(op(x)) with act as op's post-op where op is a reduced-precision
 // module that takes one (*done true), else *done false.
 at::Tensor precision_fused(Module &op, const at::Tensor &x, const Act &act, bool *done);
+// int8-static: whether m is a statically quantised module (precision_linear
+// and precision_conv make them calibrating: float32 with observers); after
+// the calibration batches ran, finish_static_int8 fixes each one's qparams
+// and prepacks its weight, one report line each ("int8 PATH OP (ENGINE
+// engine, reduce_range=0|1)", or "skip int8-static PATH: ..." for one no
+// batch reached, which stays float32).
+bool is_static_int8(const Module &m);
+void finish_static_int8(const std::vector<std::pair<std::string, ModulePtr>> &mods, std::ostream &report);
 
 // The smallest weights (in_features * out_features) an InferLinear takes
 // its paths for; below them the fixed cost of a parallel region or of a

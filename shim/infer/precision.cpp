@@ -16,6 +16,20 @@
 // activations quantised per call from their own range) on libtorch's
 // kernels: quantized::linear_prepack once, quantized::linear_dynamic at
 // every call, called by name through the dispatcher.
+//
+// int8-static: PyTorch's eager static quantisation recipe with each Conv2d
+// (ConvReLU2d) and Linear (LinearReLU) quantised on its own, as a
+// QuantStub -> quantised op -> DeQuantStub island: float32 in and out, so a
+// custom forward's residual adds and everything between stays float32.
+// Observers (MinMaxObserver, quint8, per tensor affine) on each island's
+// input and output see the calibration batches the caller gives; weights
+// are quantised per output channel (PerChannelMinMaxObserver, qint8,
+// symmetric: default_per_channel_weight_observer) and prepacked once
+// (quantized::conv2d_prepack, quantized::linear_prepack); each call runs
+// quantize_per_tensor, quantized::conv2d(_relu) / linear(_relu) and
+// dequantize. The qparams are computed with the observers' own float32
+// arithmetic, so a PyTorch model of the same islands, calibrated on the
+// same batches, holds the same int8 tensors and gives the same outputs.
 #include "infer/optimize.h"
 
 #include "infer/cpu.h"
@@ -27,11 +41,17 @@
 #include <ATen/ops/linear.h>
 #include <ATen/ops/max.h>
 #include <ATen/ops/min.h>
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/maximum.h>
+#include <ATen/ops/quantize_per_channel.h>
 #include <ATen/ops/quantize_per_tensor.h>
+#include <ATen/ops/relu.h>
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace ctorch {
 namespace infer {
@@ -72,6 +92,22 @@ std::string engine_list() {
 // restore each other's choice).
 std::mutex engine_mu;
 
+c10::IValue prepack_on(at::QEngine engine, const c10::OperatorHandle &op, std::vector<c10::IValue> args) {
+  std::lock_guard<std::mutex> lock(engine_mu);
+  at::Context &ctx = at::globalContext();
+  at::QEngine before = ctx.qEngine();
+  ctx.setQEngine(engine);
+  c10::IValue packed;
+  try {
+    packed = call_boxed(op, std::move(args));
+  } catch (...) {
+    ctx.setQEngine(before);
+    throw;
+  }
+  ctx.setQEngine(before);
+  return packed;
+}
+
 // quantize_dynamic's weight: MinMaxObserver(qint8, per_tensor_symmetric)'s
 // scale (the larger of |min| and |max| over 127.5, at least float32's
 // epsilon; computed in float32 as the observer does), zero point 0, then
@@ -83,19 +119,7 @@ c10::IValue prepack_int8(const at::Tensor &weight, const at::Tensor &bias, at::Q
   float scale = std::max(std::max(-lo, hi) / 127.5f, FLT_EPSILON);
   at::Tensor q = at::quantize_per_tensor(w, scale, 0, at::kQInt8);
   static const c10::optional<c10::OperatorHandle> prepack = find_op("quantized::linear_prepack");
-  std::lock_guard<std::mutex> lock(engine_mu);
-  at::Context &ctx = at::globalContext();
-  at::QEngine before = ctx.qEngine();
-  ctx.setQEngine(engine);
-  c10::IValue packed;
-  try {
-    packed = call_boxed(*prepack, {q, bias.defined() ? c10::IValue(bias.contiguous()) : c10::IValue()});
-  } catch (...) {
-    ctx.setQEngine(before);
-    throw;
-  }
-  ctx.setQEngine(before);
-  return packed;
+  return prepack_on(engine, *prepack, {q, bias.defined() ? c10::IValue(bias.contiguous()) : c10::IValue()});
 }
 
 // A Linear with int8 weights (kind "Linear", the float32 weight and bias
@@ -226,6 +250,172 @@ class Bf16Conv : public Module {
   std::string repr_;
 };
 
+c10::optional<c10::OperatorHandle> conv_new(const char *name) {
+  return c10::Dispatcher::singleton().findSchema({name, "new"});
+}
+
+// MinMaxObserver's running range (float32, as torch.aminmax gives it).
+struct Range {
+  bool seen = false;
+  float lo = 0, hi = 0;
+  void observe(const at::Tensor &t) {
+    if (t.numel() == 0) return;
+    float a = t.min().item<float>(), b = t.max().item<float>();
+    lo = seen ? std::min(lo, a) : a, hi = seen ? std::max(hi, b) : b, seen = true;
+  }
+  // MinMaxObserver(quint8, per_tensor_affine).calculate_qparams(), op for
+  // op in float32: scale = (max(hi, 0) - min(lo, 0)) / (qmax - qmin), at
+  // least float32's epsilon; zero point qmin - round(min(lo, 0) / scale)
+  // (half to even), clamped to [qmin, qmax]. qmax 127 with reduce_range.
+  void qparams(bool reduce_range, double *scale, int64_t *zero_point) const {
+    const int qmin = 0, qmax = reduce_range ? 127 : 255;
+    float lo0 = std::min(lo, 0.f), hi0 = std::max(hi, 0.f);
+    float s = std::max((hi0 - lo0) / static_cast<float>(qmax - qmin), FLT_EPSILON);
+    float r = std::nearbyint(lo0 / s);
+    *scale = s;
+    *zero_point = std::min<int64_t>(std::max<int64_t>(qmin - static_cast<int64_t>(r), qmin), qmax);
+  }
+};
+
+// default_per_channel_weight_observer's int8 weight: per output channel,
+// scale max(|min(w, 0)|, max(w, 0)) / 127.5 (at least float32's epsilon),
+// zero point 0, then quantize_per_channel along dim 0 (nnq's from_float).
+at::Tensor quantize_weight(const at::Tensor &w) {
+  at::Tensor flat = w.contiguous().reshape({w.size(0), -1});
+  at::Tensor lo = std::get<0>(flat.min(1)).clamp_max(0), hi = std::get<0>(flat.max(1)).clamp_min(0);
+  at::Tensor scale = (at::maximum(-lo, hi) / 127.5).clamp_min(FLT_EPSILON);
+  return at::quantize_per_channel(w.contiguous(), scale.to(at::kDouble), at::zeros_like(scale, at::kLong), 0,
+                                  at::kQInt8);
+}
+
+// A Conv2d or a Linear quantised statically (kind, repr, spec and the
+// folded float32 tensors of the module it replaces, so keys and
+// load_state_dict stay the module's). Three states, shared by copies:
+// calibrating (the float32 op, its input and output ranges observed),
+// calibrated (qparams fixed, the weight quantised and prepacked, made again
+// after its tensors change), or never reached by a calibration batch (the
+// float32 op). Inputs with grad, of another dtype, device or width run the
+// float32 op.
+class StaticInt8 : public Module {
+ public:
+  StaticInt8(const Module &op, const Spec *conv, std::vector<int64_t> padding, at::QEngine engine, bool reduce_range)
+      : Module(op.kind()), conv_(conv != nullptr), padding_(std::move(padding)), repr_(op.extra_repr()),
+        state_(std::make_shared<State>()) {
+    if (conv) spec_ = *conv;
+    state_->engine = engine;
+    state_->reduce_range = reduce_range;
+    register_parameter("weight", op.params[0].t);
+    register_parameter("bias", op.params[1].t);
+  }
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
+    return {run(in[0], false)};
+  }
+  at::Tensor run(const at::Tensor &x, bool relu) {
+    const at::Tensor &w = params[0].t;
+    bool fits = cpu_float(x) && !needs_grad(x, *this) && x.numel() > 0 &&
+                (conv_ ? x.dim() == 4 && x.size(1) == w.size(1) * spec_.groups : x.dim() >= 1 && x.size(-1) == w.size(1));
+    std::shared_ptr<State> st = state_;
+    if (!fits || !st->calibrated) {
+      at::Tensor y = float_op(x, relu);
+      if (fits && st->calibrating) {
+        std::lock_guard<std::mutex> lock(st->mu);
+        st->in.observe(x), st->out.observe(y), st->relu = relu;
+      }
+      return y;
+    }
+    c10::IValue packed = pack(*st);
+    // Channels-last: the layout the quantized convolutions compute in (they would convert to it).
+    at::Tensor qx = at::quantize_per_tensor(conv_ ? x.contiguous(at::MemoryFormat::ChannelsLast)
+                                                  : x.reshape({-1, x.size(-1)}).contiguous(),
+                                            st->in_scale, st->in_zp, at::kQUInt8);
+    if (conv_) {
+      // The ".new" overloads take the packed weight's own geometry (the
+      // unnamed ones are the older schema with stride, padding... again).
+      static const c10::optional<c10::OperatorHandle> plain = conv_new("quantized::conv2d"),
+                                                      fused = conv_new("quantized::conv2d_relu");
+      return call_boxed(relu ? *fused : *plain, {qx, packed, st->out_scale, st->out_zp}).toTensor().dequantize();
+    }
+    static const c10::optional<c10::OperatorHandle> plain = find_op("quantized::linear"),
+                                                    fused = find_op("quantized::linear_relu");
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = w.size(0);
+    at::Tensor y = call_boxed(relu ? *fused : *plain, {qx, packed, st->out_scale, st->out_zp}).toTensor();
+    return y.dequantize().view(shape);
+  }
+  // Calibration over: the qparams from the observed ranges and the packed
+  // weight, or false where no batch reached the module (it stays float32).
+  bool finish(std::string *op) {
+    State &st = *state_;
+    st.calibrating = false;
+    if (!st.in.seen) return false;
+    st.in.qparams(st.reduce_range, &st.in_scale, &st.in_zp);
+    st.out.qparams(st.reduce_range, &st.out_scale, &st.out_zp);
+    st.calibrated = true;
+    pack(st);
+    *op = std::string("quantized::") + (conv_ ? "conv2d" : "linear") + (st.relu ? "_relu" : "") + " (" +
+          c10::toString(st.engine) + " engine, reduce_range=" + (st.reduce_range ? "1" : "0") + ")";
+    return true;
+  }
+  std::string extra_repr() const override { return repr_; }
+  bool spec(Spec &s) const override {
+    if (conv_) s = spec_;
+    return conv_;
+  }
+  // New tensors: the same activation qparams, the weight quantised again.
+  void tensors_changed() override {
+    auto st = std::make_shared<State>();
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      st->copy_params(*state_);
+    }
+    state_ = st;
+  }
+  CTORCH_NN_COPYABLE(StaticInt8)
+
+ private:
+  struct State {
+    std::mutex mu;
+    bool calibrating = true, calibrated = false, relu = false, reduce_range = false;
+    at::QEngine engine = at::QEngine::NoQEngine;
+    Range in, out;
+    double in_scale = 1, out_scale = 1;
+    int64_t in_zp = 0, out_zp = 0;
+    c10::IValue packed;  // a Conv2dPackedParamsBase or LinearPackedParamsBase (torchbind) object
+    void copy_params(const State &o) {
+      calibrating = o.calibrating, calibrated = o.calibrated, relu = o.relu, reduce_range = o.reduce_range;
+      engine = o.engine, in = o.in, out = o.out;
+      in_scale = o.in_scale, out_scale = o.out_scale, in_zp = o.in_zp, out_zp = o.out_zp;
+    }
+  };
+  at::Tensor float_op(const at::Tensor &x, bool relu) const {
+    const at::Tensor &w = params[0].t, &b = params[1].t;
+    at::Tensor y = conv_ ? at::conv2d(x, w, opt(b), spec_.stride, padding_, spec_.dilation, spec_.groups)
+                         : at::linear(x, w, opt(b));
+    return relu ? at::relu_(y) : y;
+  }
+  c10::IValue pack(State &st) {
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (!st.packed.isNone()) return st.packed;
+    at::NoGradGuard no_grad;
+    at::Tensor qw = quantize_weight(params[0].t);
+    const at::Tensor &b = params[1].t;
+    c10::IValue bias = b.defined() ? c10::IValue(b.contiguous()) : c10::IValue();
+    if (conv_) {
+      static const c10::optional<c10::OperatorHandle> op = find_op("quantized::conv2d_prepack");
+      st.packed = prepack_on(st.engine, *op, {qw, bias, spec_.stride, padding_, spec_.dilation, spec_.groups});
+    } else {
+      static const c10::optional<c10::OperatorHandle> op = find_op("quantized::linear_prepack");
+      st.packed = prepack_on(st.engine, *op, {qw, bias});
+    }
+    return st.packed;
+  }
+  bool conv_;
+  Spec spec_;
+  std::vector<int64_t> padding_;
+  std::string repr_;
+  std::shared_ptr<State> state_;
+};
+
 }  // namespace
 
 void check_precision(Options &o) {
@@ -256,9 +446,19 @@ void check_precision(Options &o) {
       o.int8_reduce_range = !(f.avx512_vnni || f.avx_vnni);
       return;
     }
-    case Precision::Int8Static:
-      fail(CTORCH_NOT_IMPLEMENTED, "argument 'options': precision=int8-static (calibrated activations) is not "
-                                   "implemented; int8-dynamic quantises each call's activations from their own range");
+    case Precision::Int8Static: {
+      if (!int8_engine(&o.int8_engine))
+        fail(CTORCH_NOT_IMPLEMENTED, "argument 'options': precision=int8-static needs libtorch's x86, fbgemm or "
+                                     "onednn quantized engine; this libtorch has " + engine_list());
+      for (const char *op : {"quantized::conv2d_prepack", "quantized::linear_prepack", "quantized::linear",
+                             "quantized::linear_relu", "quantized::conv2d.new", "quantized::conv2d_relu.new"})
+        if (std::strchr(op, '.') ? !conv_new(std::string(op).substr(0, std::strlen(op) - 4).c_str()) : !find_op(op))
+          fail(CTORCH_NOT_IMPLEMENTED, std::string("argument 'options': precision=int8-static: this libtorch "
+                                                   "registers no ") + op);
+      const CpuFeatures &f = cpu_features();
+      o.int8_reduce_range = !(f.avx512_vnni || f.avx_vnni);  // as int8-dynamic's
+      return;
+    }
   }
 }
 
@@ -268,6 +468,8 @@ ModulePtr precision_linear(const ModulePtr &linear, const Options &o, const std:
     report << "skip " << precision_name(o.precision) << " " << path << ": not a float32 CPU weight\n";
     return linear;
   }
+  if (o.precision == Precision::Int8Static)
+    return std::make_shared<StaticInt8>(*linear, nullptr, std::vector<int64_t>(), o.int8_engine, o.int8_reduce_range);
   if (o.precision == Precision::Int8Dynamic) {
     report << "int8 " << path << " quantized::linear_dynamic (" << c10::toString(o.int8_engine)
            << " engine, reduce_range=" << o.int8_reduce_range << ")\n";
@@ -280,14 +482,28 @@ ModulePtr precision_linear(const ModulePtr &linear, const Options &o, const std:
 
 ModulePtr precision_conv(const ModulePtr &conv, const Module::Spec &s, std::vector<int64_t> padding, const Options &o,
                          const std::string &path, std::ostream &report) {
+  if (o.precision == Precision::Int8Static)
+    return std::make_shared<StaticInt8>(*conv, &s, std::move(padding), o.int8_engine, o.int8_reduce_range);
   report << "bf16 " << path << " at::convolution" << (o.channels_last ? " channels_last" : "") << "\n";
   return std::make_shared<Bf16Conv>(*conv, s, std::move(padding), o.channels_last);
 }
 
 at::Tensor precision_fused(Module &op, const at::Tensor &x, const Act &act, bool *done) {
   if (auto *l = dynamic_cast<Bf16Linear *>(&op)) return *done = true, l->run(x, act);
+  auto *q = dynamic_cast<StaticInt8 *>(&op);
+  if (q && act.kind == Act::ReLU) return *done = true, q->run(x, true);
   *done = false;
   return at::Tensor();
+}
+
+bool is_static_int8(const Module &m) { return dynamic_cast<const StaticInt8 *>(&m) != nullptr; }
+
+void finish_static_int8(const std::vector<std::pair<std::string, ModulePtr>> &mods, std::ostream &report) {
+  for (const auto &pm : mods) {
+    std::string op;
+    if (static_cast<StaticInt8 &>(*pm.second).finish(&op)) report << "int8 " << pm.first << " " << op << "\n";
+    else report << "skip int8-static " << pm.first << ": no calibration batch reached it (it runs float32)\n";
+  }
 }
 
 }  // namespace infer

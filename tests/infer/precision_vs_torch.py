@@ -3,8 +3,9 @@
     precision_vs_torch.py DIR
 
 DIR holds, per model NAME (bert, cnn): NAME_sd.pt (the float32 state dict),
-NAME_x.pt (the input set), and per precision TAG (int8, bf16) ctorch's
-output NAME_TAG_y.pt, its optimised state dict NAME_TAG_sd.pt and its report
+NAME_x.pt (the input set), NAME_cal.pt (the calibration batches, keys "0",
+"1", ...), and per precision TAG (int8, bf16, int8s) ctorch's output
+NAME_TAG_y.pt, its optimised state dict NAME_TAG_sd.pt and its report
 NAME_TAG_report.txt.
 
 int8: the float32 model put through torch.ao.quantization.quantize_dynamic
@@ -16,7 +17,15 @@ agree to 1e-4 of the largest. bf16: ctorch's bf16 tensors are PyTorch's
 .to(torch.bfloat16) of the folded float32 ones bit for bit, and its output is
 within 2e-2 of the largest of the same layers run by PyTorch (Linear and
 Conv2d in bf16, input converted, output back to float32; the ops between in
-float32). Exit status 1 with the differences printed on a mismatch.
+float32). int8s (int8-static): PyTorch's eager static quantisation of the
+model as ctorch quantises it (fuse_modules' Conv-BN-ReLU and Conv-ReLU
+groups, then each Conv2d, ConvReLU2d and Linear wrapped as QuantStub -> op
+-> DeQuantStub), qconfig MinMaxObserver(quint8, the reduce_range ctorch
+reports) for activations and default_per_channel_weight_observer for
+weights, prepare, the same calibration batches, convert, on the engine
+ctorch reports: the outputs agree to 1e-5 of the largest (the same int8
+tensors and kernels). Exit status 1 with the differences printed on a
+mismatch.
 """
 import re
 import sys
@@ -26,9 +35,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 try:
-    from torch.ao.quantization import fuse_modules, quantize_dynamic
+    from torch.ao import quantization as tq
 except ImportError:  # older layouts
-    from torch.quantization import fuse_modules, quantize_dynamic
+    from torch import quantization as tq
+fuse_modules, quantize_dynamic = tq.fuse_modules, tq.quantize_dynamic
 
 
 def bert_like():
@@ -78,6 +88,41 @@ def leaves(m):
             yield layer
 
 
+class Island(nn.Module):
+    """One quantised op with float32 in and out, as ctorch's int8-static runs each."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.quant, self.op, self.dequant = tq.QuantStub(), op, tq.DeQuantStub()
+
+    def forward(self, x):
+        return self.dequant(self.op(self.quant(x)))
+
+
+def islands(m):
+    for name, child in m.named_children():
+        if isinstance(child, (nn.Conv2d, nn.Linear)) or type(child).__name__ == "ConvReLU2d":
+            setattr(m, name, Island(child))
+        else:
+            islands(child)
+    return m
+
+
+def int8_static_reference(model, fuse, cal, x, engine, reduce_range):
+    torch.backends.quantized.engine = engine
+    m = islands(fuse_modules(model, fuse) if fuse else model).eval()
+    qconfig = tq.QConfig(activation=tq.MinMaxObserver.with_args(dtype=torch.quint8, reduce_range=reduce_range),
+                         weight=tq.default_per_channel_weight_observer)
+    for island in m.modules():  # the islands only: the ops between stay float32
+        if isinstance(island, Island):
+            island.qconfig = qconfig
+    tq.prepare(m, inplace=True)
+    for c in cal:
+        m(c)
+    tq.convert(m, inplace=True)
+    return m(x)
+
+
 def bf16_reference(model, x):
     h = x
     for layer in model:
@@ -95,7 +140,8 @@ def bf16_reference(model, x):
 
 def main(d):
     torch.manual_seed(0)
-    for name, make, fuse in (("bert", bert_like, []), ("cnn", cnn, [["0", "1", "2"]])):
+    for name, make, fuse, qfuse in (("bert", bert_like, [], []),
+                                    ("cnn", cnn, [["0", "1", "2"]], [["0", "1", "2"], ["3", "4"]])):
         model = make().eval()
         model.load_state_dict(torch.load(f"{d}/{name}_sd.pt"))
         x = torch.load(f"{d}/{name}_x.pt")["x"]
@@ -112,6 +158,22 @@ def main(d):
                 r = rel_diff(ours, theirs)
                 check(f"{name} int8 vs quantize_dynamic ({engine}, reduce_range={int(rr)})", r <= 1e-4,
                       f"max |diff| / max |theirs| {r:.3g} (vs float32: ours {rel_diff(ours, ref32):.3g}, "
+                      f"PyTorch's {rel_diff(theirs, ref32):.3g})")
+            # int8-static
+            report = open(f"{d}/{name}_int8s_report.txt").read()
+            m = re.search(r"quantized::\w+ \((\w+) engine, reduce_range=([01])\)", report)
+            check(f"{name} int8-static report", m is not None, report.strip().splitlines()[:3])
+            if m:
+                engine, rr = m.group(1).lower(), m.group(2) == "1"
+                cal_d = torch.load(f"{d}/{name}_cal.pt")
+                cal = [cal_d[str(k)] for k in range(len(cal_d))]
+                fresh = make().eval()
+                fresh.load_state_dict(torch.load(f"{d}/{name}_sd.pt"))
+                ours = torch.load(f"{d}/{name}_int8s_y.pt")["y"]
+                theirs = int8_static_reference(fresh, qfuse, cal, x, engine, rr)
+                r = rel_diff(ours, theirs)
+                check(f"{name} int8-static vs torch.ao.quantization prepare/convert ({engine}, reduce_range={int(rr)})",
+                      r <= 1e-5, f"max |diff| / max |theirs| {r:.3g} (vs float32: ours {rel_diff(ours, ref32):.3g}, "
                       f"PyTorch's {rel_diff(theirs, ref32):.3g})")
             # bf16: the weights after folding, as PyTorch folds them (fuse_modules'
             # keys are ctorch's; a LinearGELU pair's "N.0." is the Linear "N.")

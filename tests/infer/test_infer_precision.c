@@ -1,41 +1,37 @@
 /* The inference optimiser's precisions (ctorch_nn_module_optimize_for_inference
- * with precision=bf16 and int8-dynamic): on a BERT-like Linear stack and a
+ * with precision=bf16 and int8-dynamic, _calibrated with int8-static): on a BERT-like Linear stack and a
  * small CNN, a fixed input set's outputs against the float32 module's, with
  * bounds on the largest difference (relative to the largest output) and on
  * top-1 agreement, and a floor that shows the reduced precision really ran;
  * the tensors each precision keeps (bf16 weights; int8-dynamic keeps the
  * float32 ones and packs again after load_state_dict); the refusals
- * (int8-static, bf16 on a CPU without bf16 instructions unless
- * bf16_emulate=1, TorchScript). bf16 runs with bf16_emulate=1 so the test
+ * (int8-static without calibration batches, bf16 on a CPU without bf16
+ * instructions unless bf16_emulate=1, TorchScript). bf16 runs with bf16_emulate=1 so the test
  * runs on every x86 CPU. With Python (the "python" tcase):
  * precision_vs_torch.py checks int8-dynamic's outputs against
  * torch.ao.quantization.quantize_dynamic's on the same weights and engine,
- * and bf16's weights and outputs against the same layers run in bf16 by
- * PyTorch. Cost: about 2 s per tcase. */
+ * bf16's weights and outputs against the same layers run in bf16 by
+ * PyTorch, and int8-static's outputs against torch.ao.quantization's
+ * prepare/convert of the same islands calibrated on the same batches.
+ * Cost: about 2 s per tcase. */
 #define _GNU_SOURCE /* setenv */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../nn_test_util.h"
 
-static void add(ctorch_nn_module s, const char *kind, const char *args) {
-  ctorch_nn_module c = nn(kind, args);
-  CT_OK(ctorch_nn_module_append(s, c));
-  ctorch_nn_module_free(c);
-}
-
 /* Two encoder-like feed-forward blocks and a 16-way head (precision_vs_torch.py's bert_like). */
 static ctorch_nn_module bert_like(int seed) {
   ctorch_nn_module s = nn("Sequential", "");
   CT_OK(ctorch_manual_seed(seed));
-  add(s, "Linear", "256, 1024");
-  add(s, "GELU", "");
-  add(s, "Linear", "1024, 256");
-  add(s, "LayerNorm", "256");
-  add(s, "Linear", "256, 1024");
-  add(s, "GELU", "approximate='tanh'");
-  add(s, "Linear", "1024, 256");
-  add(s, "Linear", "256, 16");
+  seq_add(s, "Linear", "256, 1024");
+  seq_add(s, "GELU", "");
+  seq_add(s, "Linear", "1024, 256");
+  seq_add(s, "LayerNorm", "256");
+  seq_add(s, "Linear", "256, 1024");
+  seq_add(s, "GELU", "approximate='tanh'");
+  seq_add(s, "Linear", "1024, 256");
+  seq_add(s, "Linear", "256, 16");
   return s;
 }
 
@@ -46,14 +42,14 @@ static ctorch_nn_module cnn(void) {
   ctorch_nn_module s = nn("Sequential", "");
   int k;
   CT_OK(ctorch_manual_seed(3));
-  add(s, "Conv2d", "3, 16, 3, padding=1");
-  add(s, "BatchNorm2d", "16");
-  add(s, "ReLU", "");
-  add(s, "Conv2d", "16, 32, 3, stride=2, padding=1");
-  add(s, "ReLU", "");
-  add(s, "AdaptiveAvgPool2d", "1");
-  add(s, "Flatten", "");
-  add(s, "Linear", "32, 10");
+  seq_add(s, "Conv2d", "3, 16, 3, padding=1");
+  seq_add(s, "BatchNorm2d", "16");
+  seq_add(s, "ReLU", "");
+  seq_add(s, "Conv2d", "16, 32, 3, stride=2, padding=1");
+  seq_add(s, "ReLU", "");
+  seq_add(s, "AdaptiveAvgPool2d", "1");
+  seq_add(s, "Flatten", "");
+  seq_add(s, "Linear", "32, 10");
   CT_OK(ctorch_nn_module_requires_grad(s, 0));
   for (k = 0; k < 4; ++k) {
     char path[32];
@@ -85,17 +81,26 @@ static ctorch_tensor cnn_input(void) {
   return randn_seeded(12, sz, 4);
 }
 
-static double max_abs(ctorch_tensor t) {
-  ctorch_tensor a = NULL, m = NULL;
-  double v = 0;
-  CT_OK(ctorch_abs(&a, t));
-  CT_OK(ctorch_max(&m, a));
-  CT_OK(ctorch_tensor_item_double(&v, m));
-  ctorch_tensor_free(a), ctorch_tensor_free(m);
-  return v;
+/* The share of rows whose largest logit (last dim) is at the same index. */
+/* Calibration batches (int8-static), none of them the input set: 4 of 16 rows, 4 of 4 images. */
+#define N_CAL 4
+static void bert_calibration(ctorch_tensor *cal) {
+  int64_t sz[2] = {16, 256};
+  int k;
+  for (k = 0; k < N_CAL; ++k) cal[k] = randn_seeded(20 + k, sz, 2);
 }
 
-/* The share of rows whose largest logit (last dim) is at the same index. */
+static void cnn_calibration(ctorch_tensor *cal) {
+  int64_t sz[4] = {4, 3, 16, 16};
+  int k;
+  for (k = 0; k < N_CAL; ++k) cal[k] = randn_seeded(30 + k, sz, 4);
+}
+
+static void free_all(ctorch_tensor *ts, size_t n) {
+  size_t k;
+  for (k = 0; k < n; ++k) ctorch_tensor_free(ts[k]);
+}
+
 static double top1_agreement(ctorch_tensor a, ctorch_tensor b) {
   int64_t dim = -1, n = 0;
   ctorch_tensor ia = NULL, ib = NULL, eq = NULL, sum = NULL;
@@ -123,10 +128,6 @@ static void expect_accuracy(const char *what, ctorch_nn_module ref, ctorch_nn_mo
   ck_assert_msg(rel <= bound, "%s: max |diff| / max |ref| %g > %g", what, rel, bound);
   ck_assert_msg(top1 >= agree, "%s: top-1 agreement %g < %g", what, top1, agree);
   ctorch_tensor_free(a), ctorch_tensor_free(b);
-}
-
-static void expect_has(const char *report, const char *line) {
-  ck_assert_msg(strstr(report, line) != NULL, "report lacks '%s':\n%s", line, report);
 }
 
 static ctorch_dtype dtype_of(ctorch_nn_module m, const char *path) {
@@ -218,12 +219,59 @@ START_TEST(cnn_precisions) {
 }
 END_TEST
 
+START_TEST(int8_static) {
+  ctorch_nn_module b = bert_like(1), c = cnn(), qb = NULL, qc = NULL;
+  ctorch_tensor xb = bert_input(), xc = cnn_input(), calb[N_CAL], calc[N_CAL], y1 = NULL, y2 = NULL;
+  ctorch_tensor_dict sd = NULL;
+  char *report = NULL, *lsd = NULL;
+  bert_calibration(calb);
+  cnn_calibration(calc);
+  CT_OK(ctorch_nn_module_train(b, 0));
+  CT_OK(ctorch_nn_module_optimize_for_inference_calibrated(&qc, &report, c, "precision=int8-static", calc, N_CAL, 1));
+  expect_has(report, "fold_bn 1 into 0\n");
+  expect_has(report, "int8 0 quantized::conv2d_relu (");
+  expect_has(report, "int8 3 quantized::conv2d_relu (");
+  expect_has(report, "int8 7 quantized::linear (");
+  ck_assert_int_eq(dtype_of(qc, "0.0.weight"), CTORCH_FLOAT32); /* the folded float32 weight stays the tensor */
+  expect_accuracy("int8-static CNN", c, qc, xc, 1e-4, 0.08, 0.9);
+  ctorch_string_free(report);
+  /* its own state dict loaded again: the weights quantised and packed again, the same outputs */
+  CT_OK(ctorch_nn_module_forward(&y1, qc, xc));
+  CT_OK(ctorch_nn_module_state_dict(&sd, qc));
+  CT_OK(ctorch_nn_module_load_state_dict(&lsd, qc, sd, 1));
+  CT_OK(ctorch_nn_module_forward(&y2, qc, xc));
+  ck_assert_msg(same_values(y1, y2), "outputs changed after loading the same state dict");
+  /* the Linear stack: LinearGELU pairs are islands followed by GELU in float32 */
+  CT_OK(ctorch_nn_module_optimize_for_inference_calibrated(&qb, &report, b, "precision=int8-static", calb, N_CAL, 1));
+  expect_has(report, "int8 0 quantized::linear (");
+  expect_has(report, "int8 7 quantized::linear (");
+  expect_accuracy("int8-static BERT-like", b, qb, xb, 1e-4, 0.08, 0.9);
+  ctorch_string_free(report), ctorch_string_free(lsd);
+  ctorch_tensor_dict_free(sd);
+  ctorch_tensor_free(y1), ctorch_tensor_free(y2);
+  free_all(calb, N_CAL), free_all(calc, N_CAL);
+  ctorch_nn_module_free(b), ctorch_nn_module_free(c), ctorch_nn_module_free(qb), ctorch_nn_module_free(qc);
+  ctorch_tensor_free(xb), ctorch_tensor_free(xc);
+}
+END_TEST
+
 START_TEST(refusals) {
   ctorch_nn_module m = bert_like(1), none = NULL, emu = NULL;
   const char *cap = getenv("CTORCH_BF16_ISA");
-  CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_nn_module_optimize_for_inference(&none, NULL, m, "precision=int8-static"));
-  CT_ERROR_HAS("int8-static");
-  CT_ERROR_HAS("ctorch_nn_module_optimize_for_inference");
+  ctorch_tensor cal[N_CAL];
+  bert_calibration(cal);
+  /* int8-static needs calibration batches, and they are for int8-static only */
+  CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&none, NULL, m, "precision=int8-static"));
+  CT_ERROR_HAS("ctorch_nn_module_optimize_for_inference_calibrated");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_nn_module_optimize_for_inference_calibrated(&none, NULL, m, "precision=int8-dynamic", cal, N_CAL, 1));
+  CT_ERROR_HAS("precision=int8-static");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_nn_module_optimize_for_inference_calibrated(&none, NULL, m, "precision=int8-static", cal, 3, 2));
+  CT_ERROR_HAS("n_calibration");
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_nn_module_optimize_for_inference_calibrated(&none, NULL, m, "precision=int8-static", cal, 0, 1));
+  free_all(cal, N_CAL);
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&none, NULL, m, "precision=fp8"));
   CT_ERROR_HAS("precision=float32|bf16|int8-dynamic|int8-static");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&none, NULL, m, "bf16_emulate=yes"));
@@ -264,21 +312,24 @@ static void save_state(const char *dir, const char *file, ctorch_nn_module m) {
 }
 
 /* The model, its inputs and both precisions' outputs, optimised state dicts and reports into dir/NAME_*. */
-static void save_case(const char *dir, const char *name, ctorch_nn_module m, ctorch_tensor x) {
-  static const char *precisions[2] = {"int8-dynamic", "bf16"}, *tags[2] = {"int8", "bf16"};
-  const char *in_name[1] = {"x"}, *out_name[1] = {"y"};
+static void save_case(const char *dir, const char *name, ctorch_nn_module m, ctorch_tensor x, ctorch_tensor *cal) {
+  static const char *precisions[3] = {"int8-dynamic", "bf16", "int8-static"}, *tags[3] = {"int8", "bf16", "int8s"};
+  const char *in_name[1] = {"x"}, *out_name[1] = {"y"}, *cal_names[N_CAL] = {"0", "1", "2", "3"};
   char file[128], *report = NULL;
   int p;
   snprintf(file, sizeof file, "%s_sd.pt", name);
   save_state(dir, file, m);
   snprintf(file, sizeof file, "%s_x.pt", name);
   save_dict(dir, file, in_name, &x, 1);
-  for (p = 0; p < 2; ++p) {
+  snprintf(file, sizeof file, "%s_cal.pt", name);
+  save_dict(dir, file, cal_names, cal, N_CAL);
+  for (p = 0; p < 3; ++p) {
     ctorch_nn_module opt = NULL;
     ctorch_tensor y = NULL;
     char options[64], path[512];
-    snprintf(options, sizeof options, "precision=%s,bf16_emulate=1", precisions[p]);
-    CT_OK(ctorch_nn_module_optimize_for_inference(&opt, &report, m, options));
+    snprintf(options, sizeof options, "precision=%s%s", precisions[p], p == 1 ? ",bf16_emulate=1" : "");
+    if (p == 2) CT_OK(ctorch_nn_module_optimize_for_inference_calibrated(&opt, &report, m, options, cal, N_CAL, 1));
+    else CT_OK(ctorch_nn_module_optimize_for_inference(&opt, &report, m, options));
     CT_OK(ctorch_nn_module_forward(&y, opt, x));
     snprintf(file, sizeof file, "%s_%s_y.pt", name, tags[p]);
     save_dict(dir, file, out_name, &y, 1);
@@ -296,13 +347,15 @@ START_TEST(precision_like_torch) {
   const char *py = getenv("CTORCH_TORCH_PYTHON"), *src = getenv("CTORCH_SOURCE_DIR");
   char dir[] = "/tmp/ctorch-precision-XXXXXX", cmd[8192];
   ctorch_nn_module b = bert_like(1), c = cnn();
-  ctorch_tensor xb = bert_input(), xc = cnn_input();
+  ctorch_tensor xb = bert_input(), xc = cnn_input(), calb[N_CAL], calc[N_CAL];
   int rc;
+  bert_calibration(calb);
+  cnn_calibration(calc);
   ck_assert_msg(py && src, "CTORCH_TORCH_PYTHON and CTORCH_SOURCE_DIR must be set (run under ctest)");
   ck_assert_ptr_nonnull(mkdtemp(dir));
   CT_OK(ctorch_nn_module_train(b, 0));
-  save_case(dir, "bert", b, xb);
-  save_case(dir, "cnn", c, xc);
+  save_case(dir, "bert", b, xb, calb);
+  save_case(dir, "cnn", c, xc, calc);
   snprintf(cmd, sizeof cmd, "'%s' '%s/tests/infer/precision_vs_torch.py' '%s'", py, src, dir);
   rc = system(cmd);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -310,6 +363,7 @@ START_TEST(precision_like_torch) {
   ck_assert_msg(rc == 0, "the precisions differ from PyTorch's (exit %d)", rc);
   ctorch_nn_module_free(b), ctorch_nn_module_free(c);
   ctorch_tensor_free(xb), ctorch_tensor_free(xc);
+  free_all(calb, N_CAL), free_all(calc, N_CAL);
 }
 END_TEST
 
@@ -320,6 +374,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, bf16_bert_like);
   tcase_add_test(tc, int8_bert_like);
   tcase_add_test(tc, cnn_precisions);
+  tcase_add_test(tc, int8_static);
   tcase_add_test(tc, refusals);
   tcase_set_tags(py, "python");
   tcase_set_timeout(py, 120);

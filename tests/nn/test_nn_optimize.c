@@ -23,30 +23,24 @@
 
 #include "../nn_test_util.h"
 
-static void add(ctorch_nn_module s, const char *kind, const char *args) {
-  ctorch_nn_module c = nn(kind, args);
-  CT_OK(ctorch_nn_module_append(s, c));
-  ctorch_nn_module_free(c);
-}
-
 /* optimize_vs_torch.py's seq_model: Conv-BN-ReLU, Conv-BN, Conv-ReLU, Linear-BN1d-ReLU. */
 static ctorch_nn_module seq_model(void) {
   static const char *bns[] = {"1", "4", "9"};
   ctorch_nn_module s = nn("Sequential", "");
   size_t i;
   CT_OK(ctorch_manual_seed(1));
-  add(s, "Conv2d", "3, 8, 3, padding=1");
-  add(s, "BatchNorm2d", "8");
-  add(s, "ReLU", "");
-  add(s, "Conv2d", "8, 8, 3, stride=2, padding=1, bias=False");
-  add(s, "BatchNorm2d", "8");
-  add(s, "Conv2d", "8, 4, 1");
-  add(s, "ReLU", "");
-  add(s, "Flatten", "");
-  add(s, "Linear", "64, 16");
-  add(s, "BatchNorm1d", "16");
-  add(s, "ReLU", "");
-  add(s, "Linear", "16, 5");
+  seq_add(s, "Conv2d", "3, 8, 3, padding=1");
+  seq_add(s, "BatchNorm2d", "8");
+  seq_add(s, "ReLU", "");
+  seq_add(s, "Conv2d", "8, 8, 3, stride=2, padding=1, bias=False");
+  seq_add(s, "BatchNorm2d", "8");
+  seq_add(s, "Conv2d", "8, 4, 1");
+  seq_add(s, "ReLU", "");
+  seq_add(s, "Flatten", "");
+  seq_add(s, "Linear", "64, 16");
+  seq_add(s, "BatchNorm1d", "16");
+  seq_add(s, "ReLU", "");
+  seq_add(s, "Linear", "16, 5");
   /* BatchNorm statistics and affine parameters away from the identity */
   CT_OK(ctorch_nn_module_requires_grad(s, 0));
   for (i = 0; i < 3; ++i) {
@@ -73,16 +67,6 @@ static ctorch_tensor randn4(int64_t a, int64_t b, int64_t c, int64_t d) {
   return t;
 }
 
-static double max_abs(ctorch_tensor t) {
-  ctorch_tensor a = NULL, m = NULL;
-  double v = 0;
-  CT_OK(ctorch_abs(&a, t));
-  CT_OK(ctorch_max(&m, a));
-  CT_OK(ctorch_tensor_item_double(&v, m));
-  ctorch_tensor_free(a), ctorch_tensor_free(m);
-  return v;
-}
-
 /* |opt(x) - ref(x)| <= tol * max|ref(x)| */
 static void expect_close(ctorch_nn_module ref, ctorch_nn_module opt, ctorch_tensor x, double tol) {
   ctorch_tensor a = NULL, b = NULL;
@@ -93,10 +77,6 @@ static void expect_close(ctorch_nn_module ref, ctorch_nn_module opt, ctorch_tens
   ck_assert_msg(scale > 0.01, "the reference output is too small to compare (%g)", scale);
   ck_assert_msg(d <= tol * scale, "max |diff| %g > %g * max |ref| %g", d, tol, scale);
   ctorch_tensor_free(a), ctorch_tensor_free(b);
-}
-
-static void expect_has(const char *report, const char *line) {
-  ck_assert_msg(strstr(report, line) != NULL, "report lacks '%s':\n%s", line, report);
 }
 
 START_TEST(sequential_folded_fused_prepacked) {
@@ -144,10 +124,10 @@ START_TEST(what_is_left_alone) {
   ctorch_nn_module s = nn("Sequential", ""), shared = nn("Conv2d", "3, 3, 1"), opt = NULL;
   ctorch_tensor x = randn4(2, 3, 4, 4);
   char *report = NULL;
-  add(s, "Conv2d", "3, 3, 3, padding=1");
-  add(s, "BatchNorm2d", "3, track_running_stats=False");
+  seq_add(s, "Conv2d", "3, 3, 3, padding=1");
+  seq_add(s, "BatchNorm2d", "3, track_running_stats=False");
   CT_OK(ctorch_nn_module_append(s, shared));
-  add(s, "BatchNorm2d", "3");
+  seq_add(s, "BatchNorm2d", "3");
   CT_OK(ctorch_nn_module_append(s, shared));
   CT_OK(ctorch_nn_module_optimize_for_inference(&opt, &report, s, "fuse=0"));
   expect_has(report, "skip fold_bn 1: track_running_stats=False");
@@ -225,7 +205,7 @@ static ctorch_tensor randn_n(const int64_t *sz, size_t n) {
 static void add_linear(ctorch_nn_module s, int in, int out, int bias) {
   char a[64];
   snprintf(a, sizeof a, "%d, %d, bias=%s", in, out, bias ? "True" : "False");
-  add(s, "Linear", a);
+  seq_add(s, "Linear", a);
 }
 
 /* optimize_vs_torch.py's linear_model: each activation a Linear can take as
@@ -235,13 +215,13 @@ static ctorch_nn_module linear_model(int bias) {
   ctorch_nn_module s = nn("Sequential", "");
   CT_OK(ctorch_manual_seed(2));
   add_linear(s, 512, 2048, bias);
-  add(s, "ReLU", "");
+  seq_add(s, "ReLU", "");
   add_linear(s, 2048, 512, bias);
-  add(s, "GELU", "approximate='tanh'");
+  seq_add(s, "GELU", "approximate='tanh'");
   add_linear(s, 512, 512, bias);
-  add(s, "SiLU", "");
+  seq_add(s, "SiLU", "");
   add_linear(s, 512, 64, bias);
-  add(s, "GELU", "");
+  seq_add(s, "GELU", "");
   add_linear(s, 64, 16384, bias);
   return s;
 }
@@ -352,7 +332,7 @@ static ctorch_nn_module gemv_model(int bias) {
   ctorch_nn_module s = nn("Sequential", "");
   CT_OK(ctorch_manual_seed(4));
   add_linear(s, 300, 1000, bias);
-  add(s, "ReLU", "");
+  seq_add(s, "ReLU", "");
   add_linear(s, 1000, 257, !bias);
   return s;
 }
@@ -492,7 +472,7 @@ START_TEST(linear_falls_back) {
   CT_OK(ctorch_get_num_threads(&threads0));
   CT_OK(ctorch_set_num_threads(2));
   CT_OK(ctorch_nn_module_append(s, shared));
-  add(s, "Tanh", "");
+  seq_add(s, "Tanh", "");
   CT_OK(ctorch_nn_module_append(s, shared));
   CT_OK(ctorch_nn_module_optimize_for_inference(&opt, &report, s, NULL));
   expect_has(report, "split 0 columns");
