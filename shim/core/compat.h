@@ -154,8 +154,8 @@ inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 }
 
 // c10d: in 1.13 ProcessGroupGloo *is* a c10d::ProcessGroup. From 2.0 it is a
-// c10d::Backend, and a ProcessGroup(store, rank, size) holds backends per
-// device type (the (store, rank, size, options) constructor went in 2.6).
+// c10d::Backend that a ProcessGroup holds per device type (the entry
+// "c10d group holder" below: how that group is made changed in 2.6).
 // Only the dist*.cpp files include the c10d headers (ProcessGroup, Store,
 // PrefixStore: see dist_internal.h), so they ask for this block.
 // torch::optim::Optimizer::state() is keyed by the parameter's TensorImpl:
@@ -175,9 +175,12 @@ inline c10::SymIntArrayRef sym_int_array(at::IntArrayRef a) {
 // Native memory accounting (memory.cpp asks for this block). A wrapping
 // CPU allocator: c10::Allocator::allocate is const up to 2.2 and non-const
 // from 2.3, which also made copy_data a pure virtual the wrapper forwards.
-// CUDA's live bytes: c10's device-generic DeviceAllocator statistics exist
-// from 2.8 (2.11 and 2.15 checked); before that, and in Debian's CPU-only
-// 1.13, 0.
+// CUDA's live bytes (entry "memory"): c10's device-generic
+// c10::getDeviceAllocator and its DeviceAllocator::getDeviceStats exist from
+// 2.9 (headers of 2.8.0 (no such function), 2.9.1, 2.10.0, 2.11.0 and
+// 2.15.0 read), and need no CUDA header. Before 2.9 the caller's fallback
+// counts them: memory.cpp passes the CUDA backend's statistics, which fail
+// with CTORCH_NOT_IMPLEMENTED where this build has no CUDA backend.
 
 }  // namespace compat
 }  // namespace ctorch
@@ -201,6 +204,38 @@ typename StateMap::key_type optim_state_key(const StateMap &, const at::Tensor &
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_OPTIM_STATE
 
+// c10d group holder (the Gloo and NCCL blocks below use it): the
+// ProcessGroup that holds a 2.x backend for one device type, made as
+// Python's _new_process_group_helper of the same release makes it. 2.6 on:
+// ProcessGroup(store, rank, size), then setBackend and
+// setDefaultBackend(type). 2.0 to 2.5: ProcessGroup(store, rank, size,
+// Options(name)), whose backend name fixes the default backend type, and no
+// setDefaultBackend. (Headers of 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1,
+// 2.10.0, 2.11.0 and 2.15.0 read; 2.4.1, 2.8.0, 2.11.0 and 2.15.0 built.)
+#if (defined(CTORCH_COMPAT_C10D) || defined(CTORCH_COMPAT_NCCL)) && !defined(CTORCH_COMPAT_PG_HOLDER_DONE) && \
+    CTORCH_TORCH_AT_LEAST(2, 0)
+#define CTORCH_COMPAT_PG_HOLDER_DONE
+namespace ctorch {
+namespace compat {
+inline c10::intrusive_ptr<c10d::ProcessGroup> process_group_holding(
+    const c10::intrusive_ptr<c10d::Store> &store, int rank, int size, c10::DeviceType device,
+    c10d::ProcessGroup::BackendType type, const char *name, const c10::intrusive_ptr<c10d::Backend> &backend) {
+#if CTORCH_TORCH_AT_LEAST(2, 6)
+  (void)name;
+  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
+  pg->setBackend(device, type, backend);
+  pg->setDefaultBackend(type);
+#else
+  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size,
+                                                    c10::make_intrusive<c10d::ProcessGroup::Options>(name));
+  pg->setBackend(device, type, backend);
+#endif
+  return pg;
+}
+}  // namespace compat
+}  // namespace ctorch
+#endif  // c10d group holder
+
 #if defined(CTORCH_COMPAT_C10D) && !defined(CTORCH_COMPAT_C10D_DONE)
 #define CTORCH_COMPAT_C10D_DONE
 namespace ctorch {
@@ -211,10 +246,8 @@ template <class Gloo>
 c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(const c10::intrusive_ptr<c10d::Store> &store, int rank,
                                                           int size, c10::intrusive_ptr<Gloo> gloo) {
 #if CTORCH_TORCH_AT_LEAST(2, 0)
-  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
-  pg->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
-  pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
-  return pg;
+  return process_group_holding(store, rank, size, c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO,
+                               "gloo", gloo);
 #else
   (void)store, (void)rank, (void)size;
   return gloo;
@@ -293,7 +326,7 @@ constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
 
 #if defined(CTORCH_COMPAT_MEMORY) && !defined(CTORCH_COMPAT_MEMORY_DONE)
 #define CTORCH_COMPAT_MEMORY_DONE
-#if CTORCH_TORCH_AT_LEAST(2, 8)
+#if CTORCH_TORCH_AT_LEAST(2, 9)
 #include <c10/core/CachingDeviceAllocator.h>
 #endif
 namespace ctorch {
@@ -306,16 +339,19 @@ namespace compat {
 #define CTORCH_COMPAT_ALLOCATE_CONST const
 #define CTORCH_COMPAT_ALLOCATOR_COPY_DATA(base)
 #endif
-inline int64_t cuda_allocated_bytes(int n_devices) {
-#if CTORCH_TORCH_AT_LEAST(2, 8)
+// fallback(device) -> int64_t: the live bytes of one CUDA device, for
+// libtorch < 2.9.
+template <class Fallback>
+int64_t cuda_allocated_bytes(int n_devices, Fallback fallback) {
   int64_t total = 0;
+#if CTORCH_TORCH_AT_LEAST(2, 9)
+  (void)fallback;
   auto *a = c10::getDeviceAllocator(c10::DeviceType::CUDA);
   for (int i = 0; i < n_devices; ++i) total += a->getDeviceStats(static_cast<c10::DeviceIndex>(i)).allocated_bytes[0].current;
-  return total;
 #else
-  (void)n_devices;
-  return 0;
+  for (int i = 0; i < n_devices; ++i) total += fallback(i);
 #endif
+  return total;
 }
 }  // namespace compat
 }  // namespace ctorch
@@ -452,10 +488,8 @@ inline c10::intrusive_ptr<c10d::ProcessGroup> nccl_process_group(
   // The same argument as Python's PrefixStore(f"{device}/", ...), so the same keys.
   auto backend_store = c10::make_intrusive<c10d::PrefixStore>("cuda/", store);
   auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(backend_store, rank, size, options);
-  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
-  pg->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, nccl);
-  pg->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
-  return pg;
+  return process_group_holding(store, rank, size, c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL,
+                               "nccl", nccl);
 #else
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
 #endif

@@ -101,7 +101,9 @@ CTORCH_API ctorch_status ctorch_memory_bytes(int64_t *out, ctorch_device_type ty
       // allocated then, but asking must still work.
       if (at::hasCUDA()) {
         ctorch::cuda_lazy_init();
-        *out = ctorch::compat::cuda_allocated_bytes(static_cast<int>(at::getNumGPUs()));
+        *out = ctorch::compat::cuda_allocated_bytes(static_cast<int>(at::getNumGPUs()), [](int d) {
+          return static_cast<int64_t>(ctorch::cuda_backend::memory_stats(d).allocated);
+        });
       }
       break;
     case CTORCH_DEVICE_META:
