@@ -15,16 +15,10 @@ import os
 import sys
 import time
 
-try:
-    import torch
-except ImportError:
-    print("skipped: this Python has no torch")
-    sys.exit(77)
-import ctorch
+from py_check import torch_or_skip
 
-if os.environ.get("CTORCH_BINDING_SKIP"):
-    print(f"skipped: {os.environ['CTORCH_BINDING_SKIP']}")
-    sys.exit(77)
+torch = torch_or_skip()
+import ctorch
 
 MIN_COMPARED = int(os.environ.get("CTORCH_DIFF_MIN", "1500"))
 BUDGET_S = float(os.environ.get("CTORCH_DIFF_BUDGET_S", "400"))

@@ -16,14 +16,9 @@ import re
 import sys
 import warnings
 
-try:
-    import torch
-except ImportError:
-    print("skipped: this Python has no torch")
-    sys.exit(77)
-if os.environ.get("CTORCH_BINDING_SKIP"):
-    print(f"skipped: {os.environ['CTORCH_BINDING_SKIP']}")
-    sys.exit(77)
+from py_check import torch_or_skip
+
+torch = torch_or_skip()
 
 import ctorch
 from ctorch.interop import from_torch, to_torch

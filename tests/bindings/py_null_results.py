@@ -16,16 +16,10 @@ import json
 import os
 import sys
 
-try:
-    import torch
-except ImportError:
-    print("skipped: this Python has no torch")
-    sys.exit(77)
-import ctorch
+from py_check import torch_or_skip
 
-if os.environ.get("CTORCH_BINDING_SKIP"):
-    print(f"skipped: {os.environ['CTORCH_BINDING_SKIP']}")
-    sys.exit(77)
+torch = torch_or_skip()
+import ctorch
 
 torch.manual_seed(0)
 R = torch.randn
