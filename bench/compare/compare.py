@@ -347,6 +347,9 @@ def worker(a):
         so.intra_op_num_threads, so.inter_op_num_threads = a.threads, 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         graph = ORT_INT8_STATIC if a.int8_static else "model_int8.onnx" if a.int8 else "model.onnx"
+        if a.profile:  # (the whole session is recorded; profile_ops keeps the last run's nodes)
+            so.enable_profiling = True
+            so.profile_file_prefix = a.profile + ".ort"
         s = ort.InferenceSession(os.path.join(d, graph), so,
                                  providers=["CUDAExecutionProvider" if cuda else "CPUExecutionProvider"])
         feed = {f"in{i}": x.numpy() for i, x in enumerate(xs)}
@@ -375,6 +378,9 @@ def worker(a):
             out = f()
             sync()
             ms.append((time.perf_counter() - t0) * 1e3)
+        if a.profile and a.way == "ort":  # one more call, after the timed ones, under ORT's profiler
+            f()
+            os.replace(s.end_profiling(), a.profile)
     save_file({"out": out.cpu().contiguous()}, a.out)
     print("ms=" + ",".join(f"{v:.3f}" for v in ms))
 
@@ -559,6 +565,8 @@ def run_model(a, name, rows, log):
                     if name == "resnet50":  # the classes' agreement over the batch's images
                         row["top1"] = (got.argmax(-1) == want.argmax(-1)).float().mean().item()
                 rows.append(row)
+            if a.profile_behind:
+                profile_behind(a, name, b, t, ways, res, env, log)
 
 
 def run_gpt2(a, rows, log):
@@ -616,6 +624,111 @@ def run_gpt2(a, rows, log):
             first = next((i for i, (x, y) in enumerate(zip(mine, ref_ids)) if x != y), None)
             rows.append(dict(model="gpt2", batch=1, threads=t, way=w, n=len(v), thr=m, rthr=m / c,
                              p50=128e3 / m, same_ids=first is None, first_diff=first, load=la))
+        for prec, ort_w in (("fp32", "ONNX Runtime (Python API), prefill + step graphs"),
+                            ("bf16", "ONNX Runtime (Python API), prefill + step graphs"),
+                            ("int8", "ONNX Runtime int8-dynamic (Python API), prefill + step graphs")):
+            mine = [w for w in res if w.startswith("ctorch") and precision_of(w) == prec]
+            if a.profile_behind and ort_w in res and mine and \
+                    max(statistics.median(res[w]) for w in mine) < statistics.median(res[ort_w]) / 1.03:
+                best = max(mine, key=lambda w: statistics.median(res[w]))
+                a.profiles.append(dict(model="gpt2", batch=1, threads=t, precision=prec, ctorch_way=best, ort_way=ort_w,
+                                       ctorch_p50=128e3 / statistics.median(res[best]),
+                                       ort_p50=128e3 / statistics.median(res[ort_w]), load=la,
+                                       error="examples/generate.c has no profiler switch (ms: whole generate)"))
+
+
+ORT_OF = {"fp32": "ONNX Runtime (Python API)", "bf16": "ONNX Runtime (Python API)",  # (ORT has no bf16)
+          "int8": ("ONNX Runtime int8-dynamic (Python API)", "ONNX Runtime int8-static (Python API)")}
+
+
+def profile_behind(a, name, b, t, ways, res, env, log):
+    """--profile-behind: for each precision where ctorch's fastest way of the
+    point is more than 3% slower (p50) than ONNX Runtime's way of the same
+    precision (its float32 for bf16), run both once more, each with its own
+    profiler after its timed calls (model_bench.c's MODEL_BENCH_PROFILE,
+    ORT's enable_profiling), and keep the top operators by self time."""
+    p50 = {w: statistics.median(v["ms"]) for w, v in res.items()}
+    for prec, ort_ways in ORT_OF.items():
+        ort_w = next((w for w in ([ort_ways] if isinstance(ort_ways, str) else ort_ways) if w in p50), None)
+        mine = [w for w in p50 if w.startswith("ctorch") and precision_of(w) == prec]
+        if ort_w is None or not mine:
+            continue
+        best = min(mine, key=p50.get)
+        if p50[best] <= 1.03 * p50[ort_w]:
+            continue
+        pdir = os.path.join(a.work, "profiles")
+        os.makedirs(pdir, exist_ok=True)
+        stem = os.path.join(pdir, f"{name}_b{b}_t{t}_{prec}")
+        o = os.path.join(a.work, "profile_out.safetensors")
+        entry = dict(model=name, batch=b, threads=t, precision=prec, ctorch_way=best, ort_way=ort_w,
+                     ctorch_p50=p50[best], ort_p50=p50[ort_w], load=load_avg())
+        try:
+            sh(ways[best](b, t, 1, o), env=dict(env, MODEL_BENCH_PROFILE=stem + "_ctorch.json"))
+            sh(ways[ort_w](b, t, 1, o) + ["--profile", stem + "_ort.json"], env=env)
+            entry["ctorch_ops"] = profile_ops(stem + "_ctorch.json")
+            entry["ort_ops"] = profile_ops(stem + "_ort.json")
+            entry["ctorch_trace"], entry["ort_trace"] = stem + "_ctorch.json", stem + "_ort.json"
+        except Exception as e:  # reported, not fatal
+            entry["error"] = str(e)[-600:]
+        log(f"{name} b{b} t{t} {prec}: {best} {p50[best]:.1f} ms behind {ort_w} {p50[ort_w]:.1f} ms: profiled"
+            + (f" (FAILED {entry['error']})" if "error" in entry else ""))
+        a.profiles.append(entry)
+
+
+def profile_ops(path, top=8):
+    """The top operators of one profiled call by self time: [op, self ms,
+    calls, share of the call]. ctorch's Chrome trace nests each operator's
+    callees inside it on the calling thread (self = its time less its
+    children's); ORT's profile has one Node event per kernel (its op type)
+    for every run: only the last run's are kept."""
+    ev = json.load(open(path))
+    agg = {}
+    if isinstance(ev, dict):  # ctorch: {"traceEvents": [complete "X" events]}
+        xs = sorted((e for e in ev["traceEvents"] if e.get("ph") == "X"), key=lambda e: (e["tid"], e["ts"], -e["dur"]))
+        stack, total = [], 0.0
+        for e in xs:
+            while stack and (stack[-1][0]["tid"] != e["tid"] or stack[-1][0]["ts"] + stack[-1][0]["dur"] <= e["ts"]):
+                stack.pop()
+            if stack:
+                stack[-1][1]["self"] -= e["dur"]
+            else:
+                total += e["dur"]
+            rec = dict(self=e["dur"])
+            stack.append((e, rec))
+            agg.setdefault(e["name"], []).append(rec)
+        sums = {k: (sum(r["self"] for r in v), len(v)) for k, v in agg.items()}
+    else:  # ORT: a list of events; the last "model_run" bounds the profiled call
+        run = [e for e in ev if e.get("name") == "model_run"][-1]
+        sums, total = {}, run["dur"]
+        for e in ev:
+            if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and run["ts"] <= e["ts"] <= \
+                    run["ts"] + run["dur"]:
+                k = e["args"].get("op_name", e["name"])
+                us, n = sums.get(k, (0.0, 0))
+                sums[k] = (us + e["dur"], n + 1)
+    rows = sorted(sums.items(), key=lambda kv: -kv[1][0])[:top]
+    return [[k, us / 1e3, n, us / max(total, 1e-9)] for k, (us, n) in rows]
+
+
+def profile_tables(profiles):
+    """The markdown of --profile-behind's entries: per point, the two sides'
+    top operators by self time, side by side."""
+    out = []
+    for p in profiles:
+        out += ["", f"### {p['model']} b{p['batch']} t{p['threads']} {p['precision']}: {p['ctorch_way']} "
+                f"{p['ctorch_p50']:.1f} ms, {p['ort_way']} {p['ort_p50']:.1f} ms (load {p['load']})", ""]
+        if "error" in p:
+            out.append(f"Not profiled: {p['error'].strip().splitlines()[-1] if p['error'].strip() else 'failed'}")
+            continue
+        out += ["| # | ctorch operator | self ms | calls | share | ORT operator | self ms | calls | share |",
+                "|" + "---|" * 9]
+        for i in range(max(len(p["ctorch_ops"]), len(p["ort_ops"]))):
+            cells = [str(i + 1)]
+            for side in (p["ctorch_ops"], p["ort_ops"]):
+                cells += ([side[i][0], f"{side[i][1]:.2f}", str(side[i][2]), f"{side[i][3]:.0%}"] if i < len(side)
+                          else ["", "", "", ""])
+            out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def table(rows):
@@ -685,6 +798,10 @@ def main():
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where every way runs (see the top)")
     ap.add_argument("--amp-ways", default="", help="autocast dtypes (bf16,fp16): a ctorch and a torch way each")
     ap.add_argument("--precisions", default="", help="only the ways of these precisions (fp32,bf16,int8; default all)")
+    ap.add_argument("--profile-behind", action="store_true",
+                    help="where ctorch's best way of a precision is >3%% slower than ORT's, profile both once more "
+                         "(BERT, ResNet-50 on the CPU) and add their top operators by self time to the results")
+    ap.add_argument("--profile", help=argparse.SUPPRESS)
     # worker
     ap.add_argument("--amp", help=argparse.SUPPRESS)
     ap.add_argument("--channels-last", action="store_true", help=argparse.SUPPRESS)
@@ -717,6 +834,7 @@ def main():
     if not a.ort:
         log(f"ONNX Runtime left out: its wheel has no CUDAExecutionProvider (providers: {', '.join(a.ort_providers)})")
     rows = []
+    a.profiles = []  # --profile-behind's entries
     tag = a.models + (f"-{a.ways}" if a.ways else "") + (f"-{a.precisions}" if a.precisions else "") + \
         f"-t{','.join(map(str, a.threads))}"
     tag = "".join(ch if ch.isalnum() or ch in ",.-" else "_" for ch in tag)
@@ -727,9 +845,13 @@ def main():
         else:
             run_model(a, name, rows, log)
         with open(os.path.join(a.work, f"results-{tag}.json"), "w") as f:
-            json.dump(dict(versions=v, rows=rows), f, indent=1)
+            json.dump(dict(versions=v, rows=rows, **({"profiles": a.profiles} if a.profile_behind else {})), f,
+                      indent=1)
         log(f"after {name}: uptime: {sh(['uptime']).strip()}")
     t = f"CPU: {v['cpu']}, {v['cores']} cores; flags: {v['cpu_flags']}\n\n" + table(rows)
+    if a.profile_behind:
+        t += "\n\n## Profiles of the points behind ONNX Runtime (top operators by self time, one call each)\n" + (
+            profile_tables(a.profiles) if a.profiles else "\nNone: no point more than 3% behind.")
     open(os.path.join(a.work, f"results-{tag}.md"), "w").write(t + "\n")
     print(t)
 

@@ -47,6 +47,10 @@
  * Prints one line `ms=<t1>,<t2>,...` (wall time of each call after one
  * warm-up call) and writes the first output of the last call to OUT as
  * tensor "out". Under no_grad, dropout off (eval).
+ * With MODEL_BENCH_PROFILE=PATH set, the single-way modes run one more
+ * call after the timed ones under ctorch's profiler (the calling thread's
+ * operators) and write it to PATH as a Chrome trace (compare.py
+ * --profile-behind reads it); the timed calls are not profiled.
  */
 #define main bert_example_main
 #include "bert.c" /* examples/: read_config, make_model, bert_forward */
@@ -412,6 +416,16 @@ int main(int argc, char **argv) {
     call(&out, &w);
     bench_sync();
     ms[i] = (bench_now() - t0) * 1e3;
+  }
+  if (getenv("MODEL_BENCH_PROFILE")) { /* one more call, after the timed ones, under the profiler */
+    ctorch_profiler prof;
+    CHECK(ctorch_profiler_start(&prof, 0));
+    ctorch_tensor_free(out);
+    call(&out, &w);
+    bench_sync();
+    CHECK(ctorch_profiler_stop(prof));
+    CHECK(ctorch_profiler_export_chrome_trace(prof, getenv("MODEL_BENCH_PROFILE")));
+    ctorch_profiler_free(prof);
   }
   amp_leave(amp);
   CHECK(ctorch_autograd_scope_leave(no_grad));
