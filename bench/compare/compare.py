@@ -8,6 +8,7 @@ program and the candle program, then calls
     compare.py run --work DIR --build-dir BUILD [--candle BIN] [--models bert,gpt2,resnet50]
                    [--threads 1,2] [--iters N] [--rounds N] [--aoti-options "K=V,...;K=V,..."]
                    [--ways WORDS] [--batches 1,8] [--setup-only] [--device cuda[:N]] [--amp-ways bf16,fp16]
+                   [--precisions fp32,bf16,int8] [--profile-behind]
 
 Everything made before timing (models, inputs, ONNX graphs, TorchScript
 files, AOTInductor packages) is cached in --work by file name; --setup-only
@@ -57,6 +58,13 @@ Ways, each in its own process (threads set before anything runs):
                      it into QLinearConv): ORT's own recipe, its fastest int8
 --precisions fp32,bf16,int8 keeps the ways of those precisions (AMP ways count
 as their dtype; int8: int8-dynamic and int8-static).
+--profile-behind: where ctorch's fastest way of a precision is more than 3%
+slower than ONNX Runtime's way of that precision (its float32 for bf16) at a
+point, both run once more after the timed rounds, each under its own
+profiler (model_bench.c's MODEL_BENCH_PROFILE, a Chrome trace; ORT's
+enable_profiling), and the results gain "profiles": the top operators by
+self time of each side (traces under WORK/profiles/). GPT-2's points are
+listed unprofiled: examples/generate.c has no profiler switch.
   candle             bench/compare/candle (candle-transformers' BertModel / resnet50
                      on the same safetensors)
 GPT-2: examples/generate.c (as it is, the reference of the ratio column: the model

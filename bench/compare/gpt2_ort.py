@@ -15,7 +15,9 @@ the argmax: what transformers' greedy generate does with its DynamicCache.
 
 --int8 runs both graphs after ONNX Runtime's own quantize_dynamic (int8
 weights, each call's activations quantised: MatMulInteger on MLAS's u8s8
-kernels), made once beside them.
+kernels), made once beside them. Without quant_pre_process: it quantises
+the same 49 MatMuls of each graph with or without it, and the graphs ran
+alike (bench/results/ort-quant-recipe.json).
 
 Usage: gpt2_ort.py --model DIR --prompt "464,3290" [--new N] [--threads T] [--int8]
 """
