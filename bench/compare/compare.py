@@ -104,6 +104,8 @@ import subprocess
 import sys
 import time
 
+import profiles  # (bench/compare/profiles.py: --profile-behind)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SEQ = 128
@@ -632,38 +634,22 @@ def run_gpt2(a, rows, log):
             first = next((i for i, (x, y) in enumerate(zip(mine, ref_ids)) if x != y), None)
             rows.append(dict(model="gpt2", batch=1, threads=t, way=w, n=len(v), thr=m, rthr=m / c,
                              p50=128e3 / m, same_ids=first is None, first_diff=first, load=la))
-        for prec, ort_w in (("fp32", "ONNX Runtime (Python API), prefill + step graphs"),
-                            ("bf16", "ONNX Runtime (Python API), prefill + step graphs"),
-                            ("int8", "ONNX Runtime int8-dynamic (Python API), prefill + step graphs")):
-            mine = [w for w in res if w.startswith("ctorch") and precision_of(w) == prec]
-            if a.profile_behind and ort_w in res and mine and \
-                    max(statistics.median(res[w]) for w in mine) < statistics.median(res[ort_w]) / 1.03:
-                best = max(mine, key=lambda w: statistics.median(res[w]))
-                a.profiles.append(dict(model="gpt2", batch=1, threads=t, precision=prec, ctorch_way=best, ort_way=ort_w,
-                                       ctorch_p50=128e3 / statistics.median(res[best]),
-                                       ort_p50=128e3 / statistics.median(res[ort_w]), load=la,
-                                       error="examples/generate.c has no profiler switch (ms: whole generate)"))
-
-
-ORT_OF = {"fp32": "ONNX Runtime (Python API)", "bf16": "ONNX Runtime (Python API)",  # (ORT has no bf16)
-          "int8": ("ONNX Runtime int8-dynamic (Python API)", "ONNX Runtime int8-static (Python API)")}
+        if a.profile_behind:  # listed, not profiled: generate.c has no profiler switch
+            ms = {w: 128e3 / statistics.median(v) for w, v in res.items()}  # (whole generate)
+            a.profiles += [dict(model="gpt2", batch=1, threads=t, precision=prec, ctorch_way=best, ort_way=ort_w,
+                                ctorch_p50=ms[best], ort_p50=ms[ort_w], load=la,
+                                error="examples/generate.c has no profiler switch (ms: whole generate)")
+                           for prec, best, ort_w in profiles.behind(ms, precision_of)]
 
 
 def profile_behind(a, name, b, t, ways, res, env, log):
-    """--profile-behind: for each precision where ctorch's fastest way of the
-    point is more than 3% slower (p50) than ONNX Runtime's way of the same
-    precision (its float32 for bf16), run both once more, each with its own
-    profiler after its timed calls (model_bench.c's MODEL_BENCH_PROFILE,
-    ORT's enable_profiling), and keep the top operators by self time."""
+    """--profile-behind at one point: where profiles.behind finds ctorch's
+    fastest way of a precision behind ONNX Runtime's, run both once more,
+    each under its own profiler after its timed calls (model_bench.c's
+    MODEL_BENCH_PROFILE, ORT's enable_profiling), and keep their top
+    operators by self time."""
     p50 = {w: statistics.median(v["ms"]) for w, v in res.items()}
-    for prec, ort_ways in ORT_OF.items():
-        ort_w = next((w for w in ([ort_ways] if isinstance(ort_ways, str) else ort_ways) if w in p50), None)
-        mine = [w for w in p50 if w.startswith("ctorch") and precision_of(w) == prec]
-        if ort_w is None or not mine:
-            continue
-        best = min(mine, key=p50.get)
-        if p50[best] <= 1.03 * p50[ort_w]:
-            continue
+    for prec, best, ort_w in profiles.behind(p50, precision_of):
         pdir = os.path.join(a.work, "profiles")
         os.makedirs(pdir, exist_ok=True)
         stem = os.path.join(pdir, f"{name}_b{b}_t{t}_{prec}")
@@ -673,70 +659,14 @@ def profile_behind(a, name, b, t, ways, res, env, log):
         try:
             sh(ways[best](b, t, 1, o), env=dict(env, MODEL_BENCH_PROFILE=stem + "_ctorch.json"))
             sh(ways[ort_w](b, t, 1, o) + ["--profile", stem + "_ort.json"], env=env)
-            entry["ctorch_ops"] = profile_ops(stem + "_ctorch.json")
-            entry["ort_ops"] = profile_ops(stem + "_ort.json")
+            entry["ctorch_ops"] = profiles.top_ops(stem + "_ctorch.json")
+            entry["ort_ops"] = profiles.top_ops(stem + "_ort.json")
             entry["ctorch_trace"], entry["ort_trace"] = stem + "_ctorch.json", stem + "_ort.json"
         except Exception as e:  # reported, not fatal
             entry["error"] = str(e)[-600:]
         log(f"{name} b{b} t{t} {prec}: {best} {p50[best]:.1f} ms behind {ort_w} {p50[ort_w]:.1f} ms: profiled"
             + (f" (FAILED {entry['error']})" if "error" in entry else ""))
         a.profiles.append(entry)
-
-
-def profile_ops(path, top=8):
-    """The top operators of one profiled call by self time: [op, self ms,
-    calls, share of the call]. ctorch's Chrome trace nests each operator's
-    callees inside it on the calling thread (self = its time less its
-    children's); ORT's profile has one Node event per kernel (its op type)
-    for every run: only the last run's are kept."""
-    ev = json.load(open(path))
-    agg = {}
-    if isinstance(ev, dict):  # ctorch: {"traceEvents": [complete "X" events]}
-        xs = sorted((e for e in ev["traceEvents"] if e.get("ph") == "X"), key=lambda e: (e["tid"], e["ts"], -e["dur"]))
-        stack, total = [], 0.0
-        for e in xs:
-            while stack and (stack[-1][0]["tid"] != e["tid"] or stack[-1][0]["ts"] + stack[-1][0]["dur"] <= e["ts"]):
-                stack.pop()
-            if stack:
-                stack[-1][1]["self"] -= e["dur"]
-            else:
-                total += e["dur"]
-            rec = dict(self=e["dur"])
-            stack.append((e, rec))
-            agg.setdefault(e["name"], []).append(rec)
-        sums = {k: (sum(r["self"] for r in v), len(v)) for k, v in agg.items()}
-    else:  # ORT: a list of events; the last "model_run" bounds the profiled call
-        run = [e for e in ev if e.get("name") == "model_run"][-1]
-        sums, total = {}, run["dur"]
-        for e in ev:
-            if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and run["ts"] <= e["ts"] <= \
-                    run["ts"] + run["dur"]:
-                k = e["args"].get("op_name", e["name"])
-                us, n = sums.get(k, (0.0, 0))
-                sums[k] = (us + e["dur"], n + 1)
-    rows = sorted(sums.items(), key=lambda kv: -kv[1][0])[:top]
-    return [[k, us / 1e3, n, us / max(total, 1e-9)] for k, (us, n) in rows]
-
-
-def profile_tables(profiles):
-    """The markdown of --profile-behind's entries: per point, the two sides'
-    top operators by self time, side by side."""
-    out = []
-    for p in profiles:
-        out += ["", f"### {p['model']} b{p['batch']} t{p['threads']} {p['precision']}: {p['ctorch_way']} "
-                f"{p['ctorch_p50']:.1f} ms, {p['ort_way']} {p['ort_p50']:.1f} ms (load {p['load']})", ""]
-        if "error" in p:
-            out.append(f"Not profiled: {p['error'].strip().splitlines()[-1] if p['error'].strip() else 'failed'}")
-            continue
-        out += ["| # | ctorch operator | self ms | calls | share | ORT operator | self ms | calls | share |",
-                "|" + "---|" * 9]
-        for i in range(max(len(p["ctorch_ops"]), len(p["ort_ops"]))):
-            cells = [str(i + 1)]
-            for side in (p["ctorch_ops"], p["ort_ops"]):
-                cells += ([side[i][0], f"{side[i][1]:.2f}", str(side[i][2]), f"{side[i][3]:.0%}"] if i < len(side)
-                          else ["", "", "", ""])
-            out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out)
 
 
 def table(rows):
@@ -859,7 +789,7 @@ def main():
     t = f"CPU: {v['cpu']}, {v['cores']} cores; flags: {v['cpu_flags']}\n\n" + table(rows)
     if a.profile_behind:
         t += "\n\n## Profiles of the points behind ONNX Runtime (top operators by self time, one call each)\n" + (
-            profile_tables(a.profiles) if a.profiles else "\nNone: no point more than 3% behind.")
+            profiles.tables(a.profiles) if a.profiles else "\nNone: no point more than 3% behind.")
     open(os.path.join(a.work, f"results-{tag}.md"), "w").write(t + "\n")
     print(t)
 
