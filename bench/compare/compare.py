@@ -58,13 +58,6 @@ Ways, each in its own process (threads set before anything runs):
                      it into QLinearConv): ORT's own recipe, its fastest int8
 --precisions fp32,bf16,int8 keeps the ways of those precisions (AMP ways count
 as their dtype; int8: int8-dynamic and int8-static).
---profile-behind: where ctorch's fastest way of a precision is more than 3%
-slower than ONNX Runtime's way of that precision (its float32 for bf16) at a
-point, both run once more after the timed rounds, each under its own
-profiler (model_bench.c's MODEL_BENCH_PROFILE, a Chrome trace; ORT's
-enable_profiling), and the results gain "profiles": the top operators by
-self time of each side (traces under WORK/profiles/). GPT-2's points are
-listed unprofiled: examples/generate.c has no profiler switch.
   candle             bench/compare/candle (candle-transformers' BertModel / resnet50
                      on the same safetensors)
 GPT-2: examples/generate.c (as it is, the reference of the ratio column: the model
@@ -94,6 +87,13 @@ AMP fp16 (C)" (MODEL_BENCH_AMP) beside "torch eager AMP fp16 (Python)", and
 for ResNet-50 the channels-last forms ("ctorch eager, BN folded +
 channels-last, AMP fp16 (C)" beside "torch eager, channels-last AMP fp16
 (Python)"). GPT-2's two programs take --device too.
+--profile-behind: where ctorch's fastest way of a precision is more than 3%
+slower than ONNX Runtime's way of that precision (its float32 for bf16) at a
+point, both run once more after the timed rounds, each under its own
+profiler (model_bench.c's MODEL_BENCH_PROFILE, a Chrome trace; ORT's
+enable_profiling), and the results gain "profiles": the top operators by
+self time of each side (traces under WORK/profiles/). GPT-2's points are
+listed unprofiled: examples/generate.c has no profiler switch.
 A measurement, not a test: nothing here asserts a time.
 """
 import argparse
@@ -357,7 +357,7 @@ def worker(a):
         so.intra_op_num_threads, so.inter_op_num_threads = a.threads, 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         graph = ORT_INT8_STATIC if a.int8_static else "model_int8.onnx" if a.int8 else "model.onnx"
-        if a.profile:  # (the whole session is recorded; profile_ops keeps the last run's nodes)
+        if a.profile:  # (the whole session is recorded; profiles.top_ops keeps the last run's nodes)
             so.enable_profiling = True
             so.profile_file_prefix = a.profile + ".ort"
         s = ort.InferenceSession(os.path.join(d, graph), so,
