@@ -93,7 +93,8 @@ point, both run once more after the timed rounds, each under its own
 profiler (model_bench.c's MODEL_BENCH_PROFILE, a Chrome trace; ORT's
 enable_profiling), and the results gain "profiles": the top operators by
 self time of each side (traces under WORK/profiles/). GPT-2's points are
-listed unprofiled: examples/generate.c has no profiler switch.
+listed unprofiled: examples/generate.c has no profiler switch; an AOTI
+way's profile is one AOTIModelContainerRunner::run (compiled kernels).
 A measurement, not a test: nothing here asserts a time.
 """
 import argparse
