@@ -12,7 +12,8 @@ def behind(ms, precision_of):
     out = []
     for prec in ("fp32", "bf16", "int8"):
         mine = [w for w in ms if w.startswith("ctorch") and precision_of(w) == prec]
-        ort = [w for w in ms if w.startswith("ONNX Runtime") and precision_of(w) == ("fp32" if prec == "bf16" else prec)]
+        theirs_prec = "fp32" if prec == "bf16" else prec
+        ort = [w for w in ms if w.startswith("ONNX Runtime") and precision_of(w) == theirs_prec]
         if mine and ort:
             best, theirs = min(mine, key=ms.get), min(ort, key=ms.get)
             if ms[best] > 1.03 * ms[theirs]:
