@@ -323,14 +323,21 @@ struct Plan {
     memory wm(pd.weights_desc(), eng, laid.data_ptr()), bm(b_md, eng, b.data_ptr());
     dnnl::reorder(user, wm).execute(strm, user, wm);
     strm.wait();
+    conv_step(pd, laid, b, index, {{DNNL_ARG_SRC, src, src_md}, {DNNL_ARG_DST, dst, dst_md}},
+              {{DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}});
+    d = out;
+  }
+
+  // A convolution's step: its laid-out weight and bias kept, its kernel
+  // named for the report, its index noted for calibration.
+  void conv_step(const dnnl::convolution_forward::primitive_desc &pd, const at::Tensor &laid, const at::Tensor &b,
+                 int index, std::vector<Arg> slot_args, std::unordered_map<int, memory> fixed) {
     keep.push_back(laid);
     keep.push_back(b);
     std::string impl = pd.impl_info_str();
     if (kernels.find(impl) == std::string::npos) kernels += (kernels.empty() ? "" : " ") + impl;
-    add(dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src, src_md}, {DNNL_ARG_DST, dst, dst_md}},
-        {{DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}});
+    add(dnnl::convolution_forward(pd), std::move(slot_args), std::move(fixed));
     step_conv.back() = index;
-    d = out;
   }
 
   // conv's int8 form: weights s8 per output channel (symmetric, max |w| /
@@ -366,17 +373,12 @@ struct Plan {
     dnnl::reorder(dnnl::reorder::primitive_desc(eng, user.get_desc(), eng, pd.weights_desc(), rattr))
         .execute(strm, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, wm}, {DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, wsm}});
     strm.wait();
-    keep.push_back(laid);
-    keep.push_back(b);
-    std::string impl = pd.impl_info_str();
-    if (kernels.find(impl) == std::string::npos) kernels += (kernels.empty() ? "" : " ") + impl;
-    add(dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src, src_md}, {DNNL_ARG_DST, dst, dst_md}},
-        {{DNNL_ARG_WEIGHTS, wm},
-         {DNNL_ARG_BIAS, bm},
-         {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scale_mem(q8.scale)},
-         {DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, wsm},
-         {DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, scale_mem(dst_scale)}});
-    step_conv.back() = index;
+    conv_step(pd, laid, b, index, {{DNNL_ARG_SRC, src, src_md}, {DNNL_ARG_DST, dst, dst_md}},
+              {{DNNL_ARG_WEIGHTS, wm},
+               {DNNL_ARG_BIAS, bm},
+               {DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC, scale_mem(q8.scale)},
+               {DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, wsm},
+               {DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, scale_mem(dst_scale)}});
     q8.dt = dst_dt, q8.scale = dst_scale;
     d = out;
 #else
