@@ -23,9 +23,10 @@
 // MinMax over the calibration batches, observed on the float32 plan's
 // buffers. A block's last convolution reads its residual in place through
 // the sum post-op (its own scale and data type: s8 after a downsample, u8
-// otherwise), then ReLU, then its output scale. Blocked int8 activations
-// flow between layers (nhwc by default: oneDNN's int8 kernels on AVX-512
-// VNNI read it fastest, measured); the last block's output is dequantised
+// otherwise), then ReLU, then its output scale. int8 activations flow
+// between layers in nhwc: oneDNN 3.2's int8 kernels for AVX-512 VNNI
+// (brgconv) read nhwc, and for nChw16c it has only its reference kernel,
+// hundreds of times slower (measured); the last block's output is dequantised
 // to float32 for the average pool and the Linear. oneDNN 2.x takes int8
 // scales another way (output scales, the bias in the accumulator's
 // domain), which the plan does not implement: there it is refused and
