@@ -37,6 +37,7 @@ if(CTORCH_ONEDNN)
     file(STRINGS "${CTORCH_DNNL_INCLUDE}/oneapi/dnnl/dnnl_version.h" _l REGEX "#define DNNL_VERSION_(MAJOR|MINOR) ")
     string(REGEX REPLACE "[^0-9;]" "" _v "${_l}")
     string(REPLACE ";" "." _v "${_v}")
+    set(CTORCH_DNNL_VERSION "${_v}")  # MAJOR.MINOR, for the tests
     set(_dnnl_sources ${CMAKE_CURRENT_SOURCE_DIR}/shim/infer/onednn/resnet.cpp)
     target_sources(ctorch PRIVATE ${_dnnl_sources})
     if(NOT CTORCH_DNNL_INCLUDE IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)  # -I/usr/include breaks #include_next

@@ -3651,6 +3651,22 @@ CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_modul
  * calibrate for new weights). Inputs with grad, of another dtype or device
  * run the float32 ops. Without those engines or ops -> NOT_IMPLEMENTED
  * naming what is missing.
+ * With onednn_resnet=1 too (m torchvision's ResNet, as that option
+ * declares) and ctorch built with oneDNN 3.x: the oneDNN plan in int8
+ * instead of islands. The calibration batches run through the float32
+ * plan, which observes the input's and each convolution's output range
+ * (MinMax); then each plan (one per input shape and thread count) runs
+ * int8 convolutions: the input quantised to s8 (symmetric), ReLU outputs
+ * u8 (zero point 0) and downsample outputs s8 (symmetric) at their
+ * calibrated scales, weights s8 per output channel (symmetric, from the
+ * BatchNorm-folded weight), ReLU and the residual add as post-ops, int8
+ * activations between layers, the last block's output dequantised to
+ * float32 for the average pool; fc is an int8-static island as above. The
+ * report says "onednn_resnet int8 (root): N int8 convolutions ..." and the
+ * root's repr ends ", int8=True". Inputs the plan does not take run the
+ * children (float32 convolutions). With oneDNN 2.x (Debian's libtorch
+ * 1.13.1) the report says "skip onednn_resnet int8 (root): why" and the
+ * islands above apply.
  * calibration: n_calibration borrowed tensors, inputs_per_batch to a batch:
  * batch b's forward inputs are calibration[b * inputs_per_batch ..
  * (b + 1) * inputs_per_batch). n_calibration must be a positive multiple of

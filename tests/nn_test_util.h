@@ -33,6 +33,21 @@ static inline double max_abs(ctorch_tensor t) {
 }
 
 /* An optimiser's report holds `line`. */
+/* The share of rows whose argmax over the last dimension agrees in a and b. */
+static inline double top1_agreement(ctorch_tensor a, ctorch_tensor b) {
+  int64_t dim = -1, n = 0;
+  ctorch_tensor ia = NULL, ib = NULL, eq = NULL, sum = NULL;
+  double same = 0;
+  CT_OK(ctorch_argmax(&ia, a, &dim, 0));
+  CT_OK(ctorch_argmax(&ib, b, &dim, 0));
+  CT_OK(ctorch_eq_Tensor(&eq, ia, ib));
+  CT_OK(ctorch_sum(&sum, eq, NULL));
+  CT_OK(ctorch_tensor_item_double(&same, sum));
+  CT_OK(ctorch_tensor_numel(&n, ia));
+  ctorch_tensor_free(ia), ctorch_tensor_free(ib), ctorch_tensor_free(eq), ctorch_tensor_free(sum);
+  return same / (double)n;
+}
+
 static inline void expect_has(const char *report, const char *line) {
   ck_assert_msg(strstr(report, line) != NULL, "report lacks '%s':\n%s", line, report);
 }

@@ -44,6 +44,9 @@ Ways, each in its own process (threads set before anything runs):
                      AVX512_BF16 or AMX_BF16), precision=int8-dynamic (BERT) or
                      precision=int8-static (ResNet-50, calibrated on cal.safetensors:
                      MODEL_BENCH_CALIBRATION)
+  ctorch module optimised int8-static, oneDNN plan (C)   ResNet-50 on the CPU:
+                     precision=int8-static,onednn_resnet=1 (the oneDNN plan with
+                     int8 convolutions, u8 activations between them)
   torch eager        Python, inference_mode (transformers' default attention, SDPA)
   torch.compile      Python, default mode (first calls excluded: warm-up)
   ONNX Runtime       onnxruntime's Python API on torch.onnx.export(dynamo=False)'s
@@ -462,6 +465,11 @@ def timed_ways(a, name, d):
         ways[f"ctorch module optimised {p} (C)"] = lambda b, t, it, o, p=p, cal=cal: [
             "env", f"MODEL_BENCH_OPTIONS=precision={p}"] + cal + [c_bin, f"{name}-optimized", weights,
                                                                  f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+    if name == "resnet50" and a.device == "cpu":  # int8-static through the oneDNN plan's int8 twin
+        ways["ctorch module optimised int8-static, oneDNN plan (C)"] = lambda b, t, it, o: [
+            "env", "MODEL_BENCH_OPTIONS=precision=int8-static,onednn_resnet=1",
+            f"MODEL_BENCH_CALIBRATION={d}/cal.safetensors", c_bin, f"{name}-optimized", weights,
+            f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["torch eager (Python)"] = lambda b, t, it, o: me + ["--way", "eager", "--batch", str(b), "--threads", str(t),
                                                              "--iters", str(it), "--out", o]
     ways["torch.compile (Python)"] = lambda b, t, it, o: me + ["--way", "compile", "--batch", str(b), "--threads",

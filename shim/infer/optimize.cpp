@@ -34,6 +34,7 @@
 #include <ATen/ops/silu.h>
 #include <ATen/ops/zeros_like.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -398,7 +399,7 @@ void optimize(ctorch_nn_module *out, char **report, ctorch_nn_module m, const ch
   nn::set_train(*copy, false);
   opt.count_uses(*copy);
   // Before the walk: the plan reads the BatchNorms as they are.
-  if (opt.o.onednn_resnet) copy = onednn_resnet(copy, opt.report);
+  if (opt.o.onednn_resnet) copy = onednn_resnet(copy, opt.report, is_static);
   nn::Module::Spec spec;
   if (is_linear(*copy) || is_conv(*copy, spec)) copy = opt.rewrite(copy, "(root)");
   else opt.walk(*copy, "");
@@ -414,6 +415,15 @@ void optimize(ctorch_nn_module *out, char **report, ctorch_nn_module m, const ch
       nn::reset_error_path();
       nn::run_forward(*copy, in, nullptr);
     }
+    // The int8 plan runs the convolutions: their islands serve only inputs
+    // the plan cannot take, and stay float32.
+    if (onednn_resnet_int8_finish(*copy, opt.report))
+      opt.statics.erase(std::remove_if(opt.statics.begin(), opt.statics.end(),
+                                       [](const std::pair<std::string, ModulePtr> &p) {
+                                         Module::Spec s;
+                                         return p.second->spec(s);
+                                       }),
+                        opt.statics.end());
     finish_static_int8(opt.statics, opt.report);
   }
   if (report) *report = nn::give_string(opt.report.str());

@@ -101,20 +101,6 @@ static void free_all(ctorch_tensor *ts, size_t n) {
   for (k = 0; k < n; ++k) ctorch_tensor_free(ts[k]);
 }
 
-static double top1_agreement(ctorch_tensor a, ctorch_tensor b) {
-  int64_t dim = -1, n = 0;
-  ctorch_tensor ia = NULL, ib = NULL, eq = NULL, sum = NULL;
-  double same = 0;
-  CT_OK(ctorch_argmax(&ia, a, &dim, 0));
-  CT_OK(ctorch_argmax(&ib, b, &dim, 0));
-  CT_OK(ctorch_eq_Tensor(&eq, ia, ib));
-  CT_OK(ctorch_sum(&sum, eq, NULL));
-  CT_OK(ctorch_tensor_item_double(&same, sum));
-  CT_OK(ctorch_tensor_numel(&n, ia));
-  ctorch_tensor_free(ia), ctorch_tensor_free(ib), ctorch_tensor_free(eq), ctorch_tensor_free(sum);
-  return same / (double)n;
-}
-
 /* opt(x) against ref(x): max |diff| / max |ref| within (floor, bound], top-1 agreement at least agree. */
 static void expect_accuracy(const char *what, ctorch_nn_module ref, ctorch_nn_module opt, ctorch_tensor x,
                             double floor, double bound, double agree) {

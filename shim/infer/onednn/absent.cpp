@@ -5,10 +5,12 @@
 namespace ctorch {
 namespace infer {
 
-nn::ModulePtr onednn_resnet(const nn::ModulePtr &m, std::ostream &report) {
+nn::ModulePtr onednn_resnet(const nn::ModulePtr &m, std::ostream &report, bool) {
   report << "skip onednn_resnet (root): ctorch was built without oneDNN; the other rewrites apply\n";
   return m;
 }
+
+bool onednn_resnet_int8_finish(nn::Module &, std::ostream &) { return false; }
 
 }  // namespace infer
 }  // namespace ctorch

@@ -22,7 +22,16 @@ namespace infer {
 // grad) run torchvision's forward through the children. Where m is not
 // shaped so, or ctorch is built without oneDNN: m itself, with a
 // "skip onednn_resnet" line saying why.
-nn::ModulePtr onednn_resnet(const nn::ModulePtr &m, std::ostream &report);
+// int8 (precision=int8-static): the plan is float32 until
+// onednn_resnet_int8_finish, observing each activation's range on the
+// calibration batches, then int8 convolutions (resnet.cpp); where the
+// oneDNN is 2.x, m itself with a "skip onednn_resnet int8" line.
+nn::ModulePtr onednn_resnet(const nn::ModulePtr &m, std::ostream &report, bool int8);
+
+// After int8-static's calibration batches ran through m: where m is
+// onednn_resnet's int8 plan, its activation scales are fixed (one report
+// line) and true; else false.
+bool onednn_resnet_int8_finish(nn::Module &m, std::ostream &report);
 
 }  // namespace infer
 }  // namespace ctorch
