@@ -109,8 +109,9 @@ olib=${CTORCH_OTHER_LIB:-}
 if [ -z "$olib" ]; then
   for f in "$src"/build*/libctorch.so "$(dirname "$build")"/build*/libctorch.so; do
     [ -f "$f" ] || continue
-    # (Not a sanitizer build's: it loads only after its runtime.)
-    readelf -d "$f" 2>/dev/null | grep -Eq 'lib(a|t|ub)san' && continue
+    # (Not a sanitizer build's: it loads only after its runtime, GCC's
+    # libasan or clang's libclang_rt.asan.)
+    readelf -d "$f" 2>/dev/null | grep -Eq '(lib|clang_rt\.)(a|t|ub)san' && continue
     v=$(sed -n 's/.*"torch_version": *"\([^"]*\)".*/\1/p' "$(dirname "$f")/api.json" 2>/dev/null | head -n1)
     if [ -n "$v" ] && [ "${v%%.*}" != "${torch%%.*}" ]; then olib=$f; break; fi
   done
