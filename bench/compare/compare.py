@@ -43,10 +43,8 @@ Ways, each in its own process (threads set before anything runs):
                      with MODEL_BENCH_OPTIONS=precision=bf16 (where the CPU has
                      AVX512_BF16 or AMX_BF16), precision=int8-dynamic (BERT) or
                      precision=int8-static (ResNet-50, calibrated on cal.safetensors:
-                     MODEL_BENCH_CALIBRATION)
-  ctorch module optimised int8-static, oneDNN plan (C)   ResNet-50 on the CPU:
-                     precision=int8-static,onednn_resnet=1 (the oneDNN plan with
-                     int8 convolutions, u8 activations between them)
+                     MODEL_BENCH_CALIBRATION); "int8-static, oneDNN plan" both
+                     options (the oneDNN plan with int8 convolutions)
   torch eager        Python, inference_mode (transformers' default attention, SDPA)
   torch.compile      Python, default mode (first calls excluded: warm-up)
   ONNX Runtime       onnxruntime's Python API on torch.onnx.export(dynamo=False)'s
@@ -460,16 +458,14 @@ def timed_ways(a, name, d):
     # int8-static for ResNet-50, calibrated on cal.safetensors.
     precisions = (["int8-dynamic"] if name == "bert" else ["int8-static"]) + (
         ["bf16"] if {"avx512_bf16", "amx_bf16"} & set(cpu_flags()) else [])
-    for p in (precisions if a.device == "cpu" else []):
-        cal = [f"MODEL_BENCH_CALIBRATION={d}/cal.safetensors"] if p == "int8-static" else []
-        ways[f"ctorch module optimised {p} (C)"] = lambda b, t, it, o, p=p, cal=cal: [
-            "env", f"MODEL_BENCH_OPTIONS=precision={p}"] + cal + [c_bin, f"{name}-optimized", weights,
-                                                                 f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+    opts = {f" {p}": f"precision={p}" for p in (precisions if a.device == "cpu" else [])}
     if name == "resnet50" and a.device == "cpu":  # int8-static through the oneDNN plan's int8 twin
-        ways["ctorch module optimised int8-static, oneDNN plan (C)"] = lambda b, t, it, o: [
-            "env", "MODEL_BENCH_OPTIONS=precision=int8-static,onednn_resnet=1",
-            f"MODEL_BENCH_CALIBRATION={d}/cal.safetensors", c_bin, f"{name}-optimized", weights,
-            f"{d}/in_b{b}.safetensors", str(it), str(t), o]
+        opts[" int8-static, oneDNN plan"] = "precision=int8-static,onednn_resnet=1"
+    for suffix, opt in opts.items():
+        cal = [f"MODEL_BENCH_CALIBRATION={d}/cal.safetensors"] if "int8-static" in opt else []
+        ways[f"ctorch module optimised{suffix} (C)"] = lambda b, t, it, o, opt=opt, cal=cal: [
+            "env", f"MODEL_BENCH_OPTIONS={opt}"] + cal + [c_bin, f"{name}-optimized", weights,
+                                                         f"{d}/in_b{b}.safetensors", str(it), str(t), o]
     ways["torch eager (Python)"] = lambda b, t, it, o: me + ["--way", "eager", "--batch", str(b), "--threads", str(t),
                                                              "--iters", str(it), "--out", o]
     ways["torch.compile (Python)"] = lambda b, t, it, o: me + ["--way", "compile", "--batch", str(b), "--threads",
