@@ -231,16 +231,11 @@ ORT_INT8_STATIC = "model_int8s_pre.onnx"  # (model_int8s.onnx: an older graph ma
 
 def export_onnx_int8_static(name, d):
     """ONNX Runtime's own static quantisation of model.onnx as its guide
-    prescribes it: onnxruntime.quantization.shape_inference.quant_pre_process
-    first (it folds the export's Identity nodes and infers every shape: the
-    export reaches 47 of the 53 convolution weights through an Identity,
-    which quantize_static does not look through, so without the pre-pass
-    those weights stay float32, the convolutions cannot become QLinearConv
-    and the graph runs slower than ORT's own float32), then quantize_static
-    calibrated on cal.safetensors (the batches ctorch's int8-static sees):
-    QDQ with uint8 activations and int8 weights per channel, MinMax ranges,
-    as ctorch's recipe; ORT's graph optimisations fuse it into QLinearConv
-    (MLAS u8s8)."""
+    prescribes it (the module docstring's "ONNX Runtime int8-static"):
+    quant_pre_process first, because the export reaches 47 of the 53
+    convolution weights through an Identity node that quantize_static does
+    not look through (they would stay float32, never QLinearConv); then
+    quantize_static on cal.safetensors, ctorch's calibration batches."""
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
     from onnxruntime.quantization.shape_inference import quant_pre_process
