@@ -4256,6 +4256,196 @@ CTORCH_API ctorch_status ctorch_value_int_list(ctorch_value *out, const int64_t 
 
 /* ================================================================== */
 /**
+ * @defgroup lm Language models
+ *
+ * Causal language models as a task: load a model (a Hugging Face folder
+ * as save_pretrained writes it, or a GGUF file), tokenize, apply its chat
+ * template, decode in a session that holds a preallocated KV cache, and
+ * sample through a chain of samplers. The computation is libtorch's
+ * operators, equal to transformers' on the same weights (docs/llm.md).
+ *
+ * Handles: a ctorch_lm_model is read-only once loaded: any number of
+ * threads may tokenize, apply templates and run sessions of one model at
+ * once. A ctorch_lm_session, ctorch_lm_sampler, ctorch_lm_stream and
+ * ctorch_lm_detokenizer are exclusive: one thread at a time (CTORCH_BUSY
+ * otherwise). Sessions, streams and detokenizers keep their model alive:
+ * a model may be freed before them.
+ *
+ * Token ids are int64_t everywhere. Files are data: a truncated, garbage
+ * or hostile file is refused with CTORCH_INVALID_ARGUMENT (or
+ * CTORCH_OUT_OF_MEMORY past the load budget), naming the file and what is
+ * wrong with it; an architecture or config key the loader does not know
+ * is refused by name, never run wrong.
+ * @{
+ */
+
+/** A loaded language model: weights, configuration, tokenizer, chat template. */
+typedef struct ctorch_lm_model_s *ctorch_lm_model;
+/** A KV cache of n_seq sequences of up to n_ctx positions each, over one model. */
+typedef struct ctorch_lm_session_s *ctorch_lm_session;
+/** A sampler chain (penalties, temperature, top-k, top-p, min-p, draw) with its own seeded generator. */
+typedef struct ctorch_lm_sampler_s *ctorch_lm_sampler;
+/** A generation in progress: one sequence of a session, a sampler, stop conditions; pulled piece by piece. */
+typedef struct ctorch_lm_stream_s *ctorch_lm_stream;
+/** A streaming decoder: token ids in, text out, never splitting a UTF-8 character. */
+typedef struct ctorch_lm_detokenizer_s *ctorch_lm_detokenizer;
+
+/**
+ * Loads a causal language model from `path`: a folder (config.json, model.safetensors or a sharded
+ * model.safetensors.index.json, tokenizer.json, tokenizer_config.json, generation_config.json) or a
+ * GGUF file (version 2 or 3). Weights are memory-mapped; architectures: llama (Llama 2/3, SmolLM2,
+ * TinyLlama), mistral, qwen2, gpt2.
+ * options: NULL, or "key=value,..." with keys
+ *   dtype=float32|bfloat16|float16   the arithmetic (default float32);
+ *   device=cpu|cuda|cuda:N           where the weights and the cache live (default cpu);
+ *   init=random,seed=N               ignore any weights and draw them from the configuration with a seeded
+ *                                    generator (for speed measurements: only config.json is read, or a GGUF's
+ *                                    metadata; the tokenizer is loaded where present).
+ * Free with ctorch_lm_free.
+ */
+CTORCH_API ctorch_status ctorch_lm_load(ctorch_lm_model *out, const char *path, const char *options);
+/** Frees a model (sessions, streams and detokenizers made from it keep it alive until they go). NULL-safe. */
+CTORCH_API void ctorch_lm_free(ctorch_lm_model m);
+/**
+ * A new JSON object describing the model: "architecture", "source" ("folder" or "gguf"), "n_layer",
+ * "n_embd", "n_head", "n_head_kv", "n_vocab", "n_ctx_train", "dtype", "device", "bos" (id or null),
+ * "eos" (array of ids), "has_chat_template", "parameters", and "report": what the loader did (weights
+ * converted, tied head, kernels chosen). Free with ctorch_string_free.
+ */
+CTORCH_API ctorch_status ctorch_lm_describe(char **out_json, ctorch_lm_model m);
+
+/**
+ * Tokenizes UTF-8 `text` into a new 1-D int64 tensor of ids. add_special: add the tokenizer's own
+ * specials (BOS, and EOS where the tokenizer adds one), as transformers' add_special_tokens=True;
+ * parse_special: special and added tokens written in the text are single ids (transformers' default);
+ * with 0 they are tokenized as plain text (llama.cpp's parse_special=false).
+ * Text that is not valid UTF-8 is refused.
+ */
+CTORCH_API ctorch_status ctorch_lm_tokenize(ctorch_tensor *out_ids, ctorch_lm_model m, const char *text,
+                                            int add_special, int parse_special);
+/**
+ * The text of n ids, as transformers' decode(ids, skip_special_tokens=skip_special); bytes that do not
+ * form valid UTF-8 become U+FFFD, as there. An id outside the vocabulary is refused.
+ */
+CTORCH_API ctorch_status ctorch_lm_detokenize(char **out_text, ctorch_lm_model m, const int64_t *ids, size_t n,
+                                              int skip_special);
+/** The string form of one vocabulary entry (as in tokenizer.json / the GGUF vocabulary). Free with ctorch_string_free. */
+CTORCH_API ctorch_status ctorch_lm_token_text(char **out_text, ctorch_lm_model m, int64_t id);
+
+/** New streaming decoder over m's tokenizer (skip_special: leave special tokens out of the text). */
+CTORCH_API ctorch_status ctorch_lm_detokenizer_new(ctorch_lm_detokenizer *out, ctorch_lm_model m, int skip_special);
+/**
+ * Adds one id and returns in *out_text the text that is now complete (possibly ""): the
+ * concatenation of every piece returned equals ctorch_lm_detokenize of all ids pushed, once
+ * ctorch_lm_detokenizer_flush has returned the rest. Free *out_text with ctorch_string_free.
+ */
+CTORCH_API ctorch_status ctorch_lm_detokenizer_push(char **out_text, ctorch_lm_detokenizer d, int64_t id);
+/** Returns what is held back (an incomplete UTF-8 sequence, as U+FFFD) and empties the decoder. */
+CTORCH_API ctorch_status ctorch_lm_detokenizer_flush(char **out_text, ctorch_lm_detokenizer d);
+/** NULL-safe. */
+CTORCH_API void ctorch_lm_detokenizer_free(ctorch_lm_detokenizer d);
+
+/**
+ * Renders a conversation through a chat template, as transformers' apply_chat_template(messages,
+ * tokenize=False, add_generation_prompt=...). messages_json: a JSON array of objects with at least
+ * "role" and "content" (strings); other members are visible to the template. template_text: NULL for
+ * the model's own template (tokenizer_config.json's chat_template or GGUF's tokenizer.chat_template),
+ * a template's text, or a built-in name: "chatml", "llama2", "llama3", "mistral", "zephyr".
+ * A model without a template and no template given is refused. Rendering is bounded (loops, output
+ * size, recursion): a template that exceeds the bounds is refused. Free *out_text with ctorch_string_free.
+ */
+CTORCH_API ctorch_status ctorch_lm_chat_apply(char **out_text, ctorch_lm_model m, const char *messages_json,
+                                              int add_generation_prompt, const char *template_text);
+
+/**
+ * New session: a KV cache of n_seq sequences (ids 0..n_seq-1) of up to n_ctx positions each,
+ * allocated now on the model's device in the model's dtype. n_ctx <= 0 means the model's
+ * training context (n_ctx_train). Free with ctorch_lm_session_free.
+ */
+CTORCH_API ctorch_status ctorch_lm_session_new(ctorch_lm_session *out, ctorch_lm_model m, int64_t n_ctx,
+                                               int64_t n_seq);
+/** NULL-safe. */
+CTORCH_API void ctorch_lm_session_free(ctorch_lm_session s);
+/**
+ * Appends n tokens to sequence `seq` and runs them through the model. *out_logits: a new float32
+ * tensor [n, n_vocab] of every new position's logits when all_logits is nonzero, else [1, n_vocab]
+ * of the last one. Past the session's n_ctx: CTORCH_INVALID_ARGUMENT, nothing appended.
+ */
+CTORCH_API ctorch_status ctorch_lm_decode(ctorch_tensor *out_logits, ctorch_lm_session s, int64_t seq,
+                                          const int64_t *tokens, size_t n, int all_logits);
+/**
+ * Appends tokens to several sequences in one forward: sequence seqs[i] gets counts[i] tokens,
+ * taken in order from `tokens` (n_tokens = the sum of counts). *out_logits: a new float32 tensor
+ * [n_seqs, n_vocab], row i the logits of seqs[i]'s last new token. Each row equals what
+ * ctorch_lm_decode of that sequence alone gives (up to float rounding). A sequence may appear once.
+ */
+CTORCH_API ctorch_status ctorch_lm_decode_batch(ctorch_tensor *out_logits, ctorch_lm_session s,
+                                                const int64_t *seqs, const int64_t *counts, size_t n_seqs,
+                                                const int64_t *tokens, size_t n_tokens);
+/** The number of positions sequence seq holds. */
+CTORCH_API ctorch_status ctorch_lm_session_length(int64_t *out, ctorch_lm_session s, int64_t seq);
+/** Forgets sequence seq's positions from pos on (0 <= pos <= its length): the next decode continues at pos. */
+CTORCH_API ctorch_status ctorch_lm_session_rewind(ctorch_lm_session s, int64_t seq, int64_t pos);
+/** Makes sequence dst a copy of the first pos positions of sequence src (pos <= src's length; dst's old positions are dropped). */
+CTORCH_API ctorch_status ctorch_lm_session_fork(ctorch_lm_session s, int64_t dst, int64_t src, int64_t pos);
+
+/**
+ * New sampler chain. options: NULL (greedy), or "key=value,..." with keys, applied in transformers'
+ * order: repetition_penalty (transformers' RepetitionPenaltyLogitsProcessor; 1 = off),
+ * frequency_penalty and presence_penalty (the OpenAI API's definitions; 0 = off), temperature
+ * (0 = greedy), top_k (0 = off), top_p (1 = off), min_p (0 = off), seed (the draw's generator;
+ * default 0). With temperature > 0 the draw is torch.multinomial of the softmax on the seeded
+ * generator, as transformers' sampling after torch.manual_seed(seed). Free with ctorch_lm_sampler_free.
+ */
+CTORCH_API ctorch_status ctorch_lm_sampler_new(ctorch_lm_sampler *out, const char *options);
+/** NULL-safe. */
+CTORCH_API void ctorch_lm_sampler_free(ctorch_lm_sampler s);
+/**
+ * The scores after the chain's processors (penalties given the n ids of `history`, then temperature,
+ * top-k, top-p, min-p; filtered entries -inf), as a new float32 tensor shaped as logits ([V] or [1, V]):
+ * the scores transformers' processors compute, for testing and for callers with their own draw.
+ */
+CTORCH_API ctorch_status ctorch_lm_sampler_apply(ctorch_tensor *out_scores, ctorch_lm_sampler s, ctorch_tensor logits,
+                                                 const int64_t *history, size_t n);
+/** Chooses one id from logits ([V] or [1, V]) given the ids generated so far (for the penalties). */
+CTORCH_API ctorch_status ctorch_lm_sampler_sample(int64_t *out_id, ctorch_lm_sampler s, ctorch_tensor logits,
+                                                  const int64_t *history, size_t n);
+
+/**
+ * Starts a generation on sequence `seq` of session s: the prompt's n ids are decoded at the first
+ * ctorch_lm_stream_next, then one id per call is sampled with the sampler (borrowed: the stream
+ * keeps its own reference) and decoded. options: NULL or "key=value,..." with max_tokens (new ids at
+ * most; default: until the context is full) and skip_special (0/1, default 1: special tokens give no
+ * text). Generation stops at the model's end-of-sequence ids (generation_config.json's eos_token_id or
+ * the GGUF's), at an id or string added with ctorch_lm_stream_stop_*, at max_tokens, or when the
+ * session's context is full. The session is held by the stream until the stream is freed.
+ */
+CTORCH_API ctorch_status ctorch_lm_stream_new(ctorch_lm_stream *out, ctorch_lm_session s, int64_t seq,
+                                              ctorch_lm_sampler sampler, const int64_t *prompt, size_t n,
+                                              const char *options);
+/** Adds a stop string: generation ends before the first occurrence of text in the output (not returned). */
+CTORCH_API ctorch_status ctorch_lm_stream_stop_string(ctorch_lm_stream st, const char *text);
+/** Adds a stop id (returned as the last id, its text not). */
+CTORCH_API ctorch_status ctorch_lm_stream_stop_token(ctorch_lm_stream st, int64_t id);
+/**
+ * Generates the next id. *out_text: the new text that is complete (may be ""; never a split UTF-8
+ * character, never a part of a possible stop string), *out_id the id (-1 once done), *out_done
+ * nonzero when the generation has ended (*out_text then holds what was held back). Calling again
+ * after done returns done with "". Free *out_text with ctorch_string_free.
+ */
+CTORCH_API ctorch_status ctorch_lm_stream_next(char **out_text, int64_t *out_id, int *out_done, ctorch_lm_stream st);
+/**
+ * Why the stream ended: "stop" (an end-of-sequence id, a stop id or a stop string), "length"
+ * (max_tokens or the context), or "" while it runs (the OpenAI API's finish_reason). Borrowed static text.
+ */
+CTORCH_API ctorch_status ctorch_lm_stream_finish_reason(const char **out, ctorch_lm_stream st);
+/** NULL-safe. */
+CTORCH_API void ctorch_lm_stream_free(ctorch_lm_stream st);
+
+/** @} */
+
+/* ================================================================== */
+/**
  * @defgroup ops Generated operators
  *
  * Every ATen operator of the libtorch ctorch was built against, one C

@@ -42,7 +42,8 @@ enum class HandleKind : uint8_t {
   tensor_list, generator, autograd_scope, autograd_ctx, optimizer, lr_scheduler,
   summary_writer, transform, data_loader, dataset, tensor_dict, module, value, nn_module, store,
   process_group, work, tracer, aoti_package, stream, event, stream_scope, cuda_graph,
-  autocast_scope, grad_scaler, early_stopping, profiler, op,
+  autocast_scope, grad_scaler, early_stopping, profiler, op, lm_model, lm_session, lm_sampler, lm_stream,
+  lm_detokenizer,
 };
 // The kind of each handle struct (none: not a registered handle type).
 template <class S>
@@ -82,6 +83,11 @@ CTORCH_HANDLE_TYPE(grad_scaler)
 CTORCH_HANDLE_TYPE(early_stopping)
 CTORCH_HANDLE_TYPE(profiler)
 CTORCH_HANDLE_TYPE(op)
+CTORCH_HANDLE_TYPE(lm_model)
+CTORCH_HANDLE_TYPE(lm_session)
+CTORCH_HANDLE_TYPE(lm_sampler)
+CTORCH_HANDLE_TYPE(lm_stream)
+CTORCH_HANDLE_TYPE(lm_detokenizer)
 #undef CTORCH_HANDLE_TYPE
 
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null(const char *arg);

@@ -1,6 +1,6 @@
 // The C entry points of safetensors/: load (one file or a sharded
 // checkpoint), save, and the metadata of a loaded dict.
-#include "json.h"
+#include "json/json.h"
 #include "safetensors_internal.h"
 
 #include <cstring>

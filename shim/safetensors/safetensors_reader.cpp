@@ -5,7 +5,7 @@
 // file one accepts the other accepts), plus duplicate names, which the
 // Python package lets the last one win. The file is memory-mapped; tensors
 // whose data is aligned for their dtype share the mapping.
-#include "json.h"
+#include "json/json.h"
 #include "safetensors_internal.h"
 #include "core/files.h"
 

@@ -2,7 +2,7 @@
 // = {"metadata": {...}, "weight_map": {"tensor name": "model-00001-of-00002.safetensors", ...}},
 // the shards in the index's folder. Each shard is read once (load_file's
 // checks); every name of the weight map must be in the shard it names.
-#include "json.h"
+#include "json/json.h"
 #include "safetensors_internal.h"
 #include "core/files.h"
 

@@ -8,7 +8,7 @@
 // metadata in its hash map's order, which changes from run to run; ctorch
 // writes the keys sorted, so a file with at most one metadata entry is
 // byte-identical and one with more is equal as JSON.
-#include "json.h"
+#include "json/json.h"
 #include "safetensors_internal.h"
 #include "core/materialize.h"
 

@@ -1,5 +1,6 @@
-// A strict, small JSON reader for safetensors headers and sharded-checkpoint
-// indexes (RFC 8259, nothing more): the text must be valid UTF-8 (no
+// A strict, small JSON reader (RFC 8259, nothing more) for the files strangers
+// give: safetensors headers and indexes, config and tokenizer files, chat messages:
+// the text must be valid UTF-8 (no
 // overlong forms, no surrogates, nothing past U+10FFFF), strings may not
 // hold raw control characters, \u escapes must pair surrogates, objects may
 // not repeat a key, nesting is limited to kMaxDepth levels, and nothing but
