@@ -4301,11 +4301,11 @@ typedef struct ctorch_lm_detokenizer_s *ctorch_lm_detokenizer;
  *   init=random,seed=N               ignore any weights and draw them from the configuration with a seeded
  *                                    generator (for speed measurements: only config.json is read, or a GGUF's
  *                                    metadata; the tokenizer is loaded where present).
- * Free with ctorch_lm_free.
+ * Free with ctorch_lm_model_free.
  */
 CTORCH_API ctorch_status ctorch_lm_load(ctorch_lm_model *out, const char *path, const char *options);
 /** Frees a model (sessions, streams and detokenizers made from it keep it alive until they go). NULL-safe. */
-CTORCH_API void ctorch_lm_free(ctorch_lm_model m);
+CTORCH_API void ctorch_lm_model_free(ctorch_lm_model m);
 /**
  * A new JSON object describing the model: "architecture", "source" ("folder" or "gguf"), "n_layer",
  * "n_embd", "n_head", "n_head_kv", "n_vocab", "n_ctx_train", "dtype", "device", "bos" (id or null),
