@@ -16,6 +16,7 @@
  * prefill and the first pick), the resident set after the run, and the
  * first sequence's greedy ids (to compare with another implementation).
  */
+#define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
