@@ -3,11 +3,9 @@
 // _rewind, _fork.
 #include <ATen/ATen.h>
 
-#include <cstdlib>
-#include <cstring>
-
 #include "core/exclusive.h"
 #include "core/internal.h"
+#include "core/text.h"
 #include "lm/lm_handles.h"
 #include "lm/model.h"
 #include "lm/session.h"
@@ -15,13 +13,6 @@
 namespace ctorch {
 namespace lm {
 namespace lm_api_detail {
-
-char *c_string(const std::string &s) {
-  char *r = static_cast<char *>(std::malloc(s.size() + 1));
-  if (!r) throw std::bad_alloc();
-  std::memcpy(r, s.c_str(), s.size() + 1);
-  return r;
-}
 
 Session &session_of(ctorch_lm_session s) {
   check_handle(s, "s");
@@ -56,7 +47,7 @@ CTORCH_API ctorch_status ctorch_lm_describe(char **out_json, ctorch_lm_model m) 
   ctorch::require_out(out_json, "out_json");
   *out_json = nullptr;
   ctorch::check_handle(m, "m");
-  *out_json = ctorch::lm::lm_api_detail::c_string(m->model->describe());
+  *out_json = ctorch::text::c_string(m->model->describe());
   CTORCH_CATCH
 }
 
