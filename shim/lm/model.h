@@ -45,6 +45,9 @@ struct ModelConfig {
   std::string rope_type = "default";  // "default", "linear", "llama3"
   double rope_factor = 1.0, rope_low_freq_factor = 1.0, rope_high_freq_factor = 4.0;
   int64_t rope_original_ctx = 8192;
+  // A GGUF file's rope_freqs tensor (Llama 3's scaling as llama.cpp stores
+  // it): each inv_freq divided by its factor. Empty: none.
+  std::vector<float> rope_freq_factors;
   int64_t sliding_window = 0;  // 0: none (attention over the whole context)
   int64_t bos = -1;            // -1: none
   std::vector<int64_t> eos;

@@ -37,6 +37,8 @@ void Model::rope_tables(int64_t n_ctx, at::Tensor *cos, at::Tensor *sin) const {
     at::Tensor medium = at::logical_not(wavelen < high_wavelen).logical_and(at::logical_not(wavelen > low_wavelen));
     inv_freq = at::where(medium, smoothed, scaled);
   }
+  if (!c.rope_freq_factors.empty())
+    inv_freq = inv_freq / at::tensor(c.rope_freq_factors, f32);
   at::Tensor freqs = at::outer(at::arange(n_ctx, f32), inv_freq);  // [n_ctx, D/2]
   at::Tensor emb = at::cat({freqs, freqs}, -1);
   *cos = emb.cos().to(opt_.device, opt_.dtype);

@@ -178,50 +178,44 @@ LoadOptions parse_load_options(const char *text) {
   return o;
 }
 
-struct ModelBuilder {
-  static std::shared_ptr<Model> folder(const std::string &dir, const LoadOptions &opt) {
-    using namespace load_detail;
-    std::shared_ptr<Model> m(new Model());
-    m->opt_ = opt;
-    m->source_ = "folder";
-    const std::string cfg_path = dir + "/config.json";
-    m->cfg_ = parse_hf_config(read_text(cfg_path, 16u << 20), "'" + cfg_path + "'");
-    const std::string gen_path = dir + "/generation_config.json";
-    if (exists(gen_path)) apply_generation_config(m->cfg_, read_text(gen_path, 16u << 20), "'" + gen_path + "'");
-    check_config(m->cfg_, "'" + cfg_path + "'");
-    const std::string tc_path = dir + "/tokenizer_config.json", jinja = dir + "/chat_template.jinja";
-    if (exists(jinja)) m->chat_template_ = read_text(jinja, 16u << 20);
-    else if (exists(tc_path)) m->chat_template_ = chat_template_of(read_text(tc_path, 64u << 20), "'" + tc_path + "'");
-    build(*m, [&]() -> std::unique_ptr<WeightSource> { return std::make_unique<FolderSource>(dir); });
-    return m;
-  }
+std::shared_ptr<Model> ModelBuilder::folder(const std::string &dir, const LoadOptions &opt) {
+  using namespace load_detail;
+  std::shared_ptr<Model> m(new Model());
+  m->opt_ = opt;
+  m->source_ = "folder";
+  const std::string cfg_path = dir + "/config.json";
+  m->cfg_ = parse_hf_config(read_text(cfg_path, 16u << 20), "'" + cfg_path + "'");
+  const std::string gen_path = dir + "/generation_config.json";
+  if (exists(gen_path)) apply_generation_config(m->cfg_, read_text(gen_path, 16u << 20), "'" + gen_path + "'");
+  check_config(m->cfg_, "'" + cfg_path + "'");
+  const std::string tc_path = dir + "/tokenizer_config.json", jinja = dir + "/chat_template.jinja";
+  if (exists(jinja)) m->chat_template_ = read_text(jinja, 16u << 20);
+  else if (exists(tc_path)) m->chat_template_ = chat_template_of(read_text(tc_path, 64u << 20), "'" + tc_path + "'");
+  build(*m, [&]() -> std::unique_ptr<WeightSource> { return std::make_unique<FolderSource>(dir); });
+  return m;
+}
 
-  // Weights from the source make() gives (or drawn at random with
-  // init=random), after checking they fit in memory.
-  template <class Make>
-  static void build(Model &m, Make make) {
-    const int64_t bytes = parameter_count(m.cfg_) * static_cast<int64_t>(c10::elementSize(m.opt_.dtype));
-    if (m.opt_.device.is_cpu()) {
-      const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-      const double phys = pages > 0 && page > 0 ? double(pages) * double(page) : 0;
-      if (phys > 0 && double(bytes) > phys)
-        fail(CTORCH_OUT_OF_MEMORY, "the model's " + std::to_string(parameter_count(m.cfg_)) + " parameters take " +
-                                       std::to_string(bytes) + " bytes, more than this machine's memory");
-    }
-    if (uint64_t lim = load_limit(); lim && m.opt_.random && uint64_t(bytes) > lim)
-      fail(CTORCH_OUT_OF_MEMORY, "the model's weights take " + std::to_string(bytes) +
-                                     " bytes, more than the load limit (ctorch_set_load_limit)");
-    std::unique_ptr<WeightSource> src = m.opt_.random ? random_source(m.opt_.seed) : make();
-    if (m.opt_.random) m.report_.push_back("weights drawn at random (seed " + std::to_string(m.opt_.seed) + ")");
-    at::NoGradGuard no_grad;
-    m.w_ = assemble_weights(m.cfg_, m.opt_, *src, m.report_);
+void ModelBuilder::build(Model &m, const std::function<std::unique_ptr<WeightSource>()> &make) {
+  const int64_t bytes = parameter_count(m.cfg_) * static_cast<int64_t>(c10::elementSize(m.opt_.dtype));
+  if (m.opt_.device.is_cpu()) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    const double phys = pages > 0 && page > 0 ? double(pages) * double(page) : 0;
+    if (phys > 0 && double(bytes) > phys)
+      fail(CTORCH_OUT_OF_MEMORY, "the model's " + std::to_string(parameter_count(m.cfg_)) + " parameters take " +
+                                     std::to_string(bytes) + " bytes, more than this machine's memory");
   }
-};
+  if (uint64_t lim = load_limit(); lim && m.opt_.random && uint64_t(bytes) > lim)
+    fail(CTORCH_OUT_OF_MEMORY, "the model's weights take " + std::to_string(bytes) +
+                                   " bytes, more than the load limit (ctorch_set_load_limit)");
+  std::unique_ptr<WeightSource> src = m.opt_.random ? random_source(m.opt_.seed) : make();
+  if (m.opt_.random) m.report_.push_back("weights drawn at random (seed " + std::to_string(m.opt_.seed) + ")");
+  at::NoGradGuard no_grad;
+  m.w_ = assemble_weights(m.cfg_, m.opt_, *src, m.report_);
+}
 
 std::shared_ptr<Model> Model::load(const std::string &path, const LoadOptions &opt) {
   if (load_detail::is_dir(path)) return ModelBuilder::folder(path, opt);
-  require_regular_file(path.c_str());
-  fail(CTORCH_INVALID_ARGUMENT, "'" + path + "' is not a folder, and GGUF files are not read yet");
+  return ModelBuilder::gguf(path, opt);
 }
 
 std::string Model::describe() const {

@@ -5,6 +5,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,16 @@ class WeightSource {
 // what it did in report.
 Weights assemble_weights(const ModelConfig &c, const LoadOptions &opt, WeightSource &src,
                          std::vector<std::string> &report);
+
+// Model's loaders (Model::load's friends): a folder (model_load.cpp), a
+// GGUF file (model_gguf.cpp), and the weights of either once the
+// configuration is known (from make(), or drawn at random with init=random,
+// after checking that they fit in memory).
+struct ModelBuilder {
+  static std::shared_ptr<Model> folder(const std::string &dir, const LoadOptions &opt);
+  static std::shared_ptr<Model> gguf(const std::string &path, const LoadOptions &opt);
+  static void build(Model &m, const std::function<std::unique_ptr<WeightSource>()> &make);
+};
 
 // A source drawing each tensor from a normal(0, 0.02) with a generator
 // seeded from `seed` (norm weights 1, biases 0).
