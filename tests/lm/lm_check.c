@@ -1,8 +1,9 @@
 /* The model and session entry points driven from C, for lm_vs_transformers.py:
  *
- *   lm_check MODEL --prompt 1,2,3 [--new N] [--options OPTS] --out DIR
- *     writes DIR/prompt_logits.f32 (ctorch_lm_decode of the prompt with
- *     all_logits: [n, n_vocab] float32) and DIR/describe.json, prints
+ *   lm_check --prompt 1,2,3 [--new N] [--options OPTS] --out DIR MODEL...
+ *     for each MODEL (after a line "model=MODEL"): writes
+ *     DIR/<MODEL's last name>/prompt_logits.f32 (ctorch_lm_decode of the
+ *     prompt with all_logits: [n, n_vocab] float32) and describe.json, prints
  *     "greedy=<ids>" (N argmax ids, one decode per id), then
  *     "batch_maxdiff=<x>" (three rounds of ctorch_lm_decode_batch over
  *     three sequences of different lengths against each sequence decoded
@@ -11,8 +12,9 @@
  *     and checks the refusals past a session's n_ctx (nothing appended).
  *   lm_check --expect-fail [--options OPTS] [--ctx N] MODEL...
  *     loads each MODEL (and makes a session of N positions): prints
- *     "status=<name> error=<message>" for each, and exits 0 if each load or
- *     session was refused, 1 if one was not.
+ *     "status=<name> error=<message>" for each, then "peak_rss_kb=<n>" (this
+ *     process's own peak, VmHWM: a forked parent's pages are not counted),
+ *     and exits 0 if each load or session was refused, 1 if one was not.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -34,6 +36,17 @@ static void die(const char *what) {
   } while (0)
 
 static int64_t n_vocab;
+
+/* VmHWM of /proc/self/status (-1 where there is none). */
+static long long peak_rss_kb(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long long kb = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "VmHWM:", 6)) kb = atoll(line + 6);
+  if (f) fclose(f);
+  return kb;
+}
 
 /* The float32 logits of t into a new buffer (rows * n_vocab). */
 static float *logits_of(ctorch_tensor t, int64_t rows) {
@@ -176,50 +189,10 @@ static void check_context(ctorch_lm_model m, const int64_t *p, size_t np) {
   ctorch_lm_session_free(s);
 }
 
-int main(int argc, char **argv) {
-  const char *models[64], *model = NULL, *options = NULL, *out = NULL, *prompt = NULL;
-  int expect_fail = 0;
-  int64_t n_new = 0, ctx = 0;
-  int n_models = 0;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--options") && i + 1 < argc) options = argv[++i];
-    else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(argv[i], "--prompt") && i + 1 < argc) prompt = argv[++i];
-    else if (!strcmp(argv[i], "--new") && i + 1 < argc) n_new = atoll(argv[++i]);
-    else if (!strcmp(argv[i], "--ctx") && i + 1 < argc) ctx = atoll(argv[++i]);
-    else if (!strcmp(argv[i], "--expect-fail")) expect_fail = 1;
-    else if (n_models < 64) model = models[n_models++] = argv[i];
-  }
-  if (!model) {
-    fprintf(stderr, "usage: lm_check MODEL (--prompt IDS --out DIR [--new N] | --expect-fail) [--options OPTS]\n");
-    return 2;
-  }
+/* Everything above for one model; results into out (a folder that exists). */
+static void run_model(const char *model, const char *options, const char *out, const int64_t *p, size_t np,
+                      int64_t n_new) {
   ctorch_lm_model m = NULL;
-  if (expect_fail) {
-    int rc = 0;
-    for (int i = 0; i < n_models; ++i) {
-      ctorch_status st = ctorch_lm_load(&m, models[i], options);
-      if (st == CTORCH_OK) {
-        ctorch_lm_session s = NULL;
-        st = ctorch_lm_session_new(&s, m, ctx, 1);
-        ctorch_lm_session_free(s);
-        ctorch_lm_model_free(m);
-      }
-      printf("status=%s error=%s\n", ctorch_status_name(st), st == CTORCH_OK ? "" : ctorch_last_error());
-      if (st == CTORCH_OK) rc = 1;
-    }
-    return rc;
-  }
-  if (!prompt || !out) die("--prompt and --out are required");
-  int64_t p[MAXP];
-  size_t np = 0;
-  char *copy = strdup(prompt);
-  for (char *tok = strtok(copy, ","); tok && np < MAXP; tok = strtok(NULL, ",")) p[np++] = strtoll(tok, NULL, 10);
-  free(copy);
-  if (np < 12 || np > 56) {
-    fprintf(stderr, "lm_check: the prompt needs 12 to 56 ids\n");
-    return 2;
-  }
   OK(ctorch_lm_load(&m, model, options));
   n_vocab = describe_vocab(m, out);
 
@@ -262,5 +235,59 @@ int main(int argc, char **argv) {
   check_context(m, p, np);
   printf("context=ok\n");
   ctorch_lm_model_free(m);
+}
+
+int main(int argc, char **argv) {
+  const char *models[64], *options = NULL, *out = NULL, *prompt = NULL;
+  int expect_fail = 0;
+  int64_t n_new = 0, ctx = 0;
+  int n_models = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--options") && i + 1 < argc) options = argv[++i];
+    else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+    else if (!strcmp(argv[i], "--prompt") && i + 1 < argc) prompt = argv[++i];
+    else if (!strcmp(argv[i], "--new") && i + 1 < argc) n_new = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--ctx") && i + 1 < argc) ctx = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--expect-fail")) expect_fail = 1;
+    else if (n_models < 64) models[n_models++] = argv[i];
+  }
+  if (!n_models) {
+    fprintf(stderr, "usage: lm_check (--prompt IDS --out DIR [--new N] | --expect-fail) [--options OPTS] MODEL...\n");
+    return 2;
+  }
+  ctorch_lm_model m = NULL;
+  if (expect_fail) {
+    int rc = 0;
+    for (int i = 0; i < n_models; ++i) {
+      ctorch_status st = ctorch_lm_load(&m, models[i], options);
+      if (st == CTORCH_OK) {
+        ctorch_lm_session s = NULL;
+        st = ctorch_lm_session_new(&s, m, ctx, 1);
+        ctorch_lm_session_free(s);
+        ctorch_lm_model_free(m);
+      }
+      printf("status=%s error=%s\n", ctorch_status_name(st), st == CTORCH_OK ? "" : ctorch_last_error());
+      if (st == CTORCH_OK) rc = 1;
+    }
+    printf("peak_rss_kb=%lld\n", peak_rss_kb());
+    return rc;
+  }
+  if (!prompt || !out) die("--prompt and --out are required");
+  int64_t p[MAXP];
+  size_t np = 0;
+  char *copy = strdup(prompt);
+  for (char *tok = strtok(copy, ","); tok && np < MAXP; tok = strtok(NULL, ",")) p[np++] = strtoll(tok, NULL, 10);
+  free(copy);
+  if (np < 12 || np > 56) {
+    fprintf(stderr, "lm_check: the prompt needs 12 to 56 ids\n");
+    return 2;
+  }
+  for (int i = 0; i < n_models; ++i) {
+    char dir[4096];
+    const char *base = strrchr(models[i], '/');
+    snprintf(dir, sizeof dir, "%s/%s", out, base ? base + 1 : models[i]);
+    printf("model=%s\n", models[i]);
+    run_model(models[i], options, dir, p, np, n_new);
+  }
   return 0;
 }

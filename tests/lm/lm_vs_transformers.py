@@ -28,7 +28,6 @@ Usage: lm_vs_transformers.py --check BIN
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from optional_deps import need  # noqa: E402
 
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 torch = need("torch")
 need("transformers")
 import make_models  # noqa: E402
@@ -67,20 +67,32 @@ def reference(model):
     return logits, greedy
 
 
-def run(cmd, expect_rc=0):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if p.returncode != expect_rc:
-        sys.exit(f"{cmd} exited {p.returncode}, expected {expect_rc}:\n{p.stdout}\n{p.stderr}")
+def run(cmd):
+    """The stdout of cmd, which must exit 0."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    if p.returncode != 0:
+        sys.exit(f"{cmd} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
     return p.stdout
 
 
-def check_model(check, name, model, work):
-    ref_logits, ref_greedy = reference(model)
-    out_dir = os.path.join(work, name + "_out")
-    os.makedirs(out_dir)
-    text = run([check, os.path.join(work, name), "--prompt", ",".join(map(str, PROMPT)), "--new", str(NEW),
-                "--out", out_dir])
-    got = dict(line.split("=", 1) for line in text.split() if "=" in line)
+def check_models(check, models, work):
+    """Runs lm_check over every folder at once; compares each with its model."""
+    refs = {name: reference(model) for name, model in models.items()}
+    out_dir = os.path.join(work, "out")
+    for name in models:
+        os.makedirs(os.path.join(out_dir, name))
+    text = run([check, "--prompt", ",".join(map(str, PROMPT)), "--new", str(NEW), "--out", out_dir] +
+                  [os.path.join(work, name) for name in models])
+    blocks = text.split("model=")[1:]
+    bad = [] if len(blocks) == len(models) else [f"{len(blocks)} results for {len(models)} models:\n{text}"]
+    for name, block in zip(models, blocks):
+        got = dict(line.split("=", 1) for line in block.split()[1:] if "=" in line)
+        bad += compare(name, models[name], refs[name], got, os.path.join(out_dir, name))
+    return bad
+
+
+def compare(name, model, ref, got, out_dir):
+    ref_logits, ref_greedy = ref
     logits = torch.from_file(os.path.join(out_dir, "prompt_logits.f32"), size=ref_logits.numel(),
                              dtype=torch.float32).view_as(ref_logits)
     diff = (logits - ref_logits).abs().max().item()
@@ -88,7 +100,7 @@ def check_model(check, name, model, work):
     desc = json.load(open(os.path.join(out_dir, "describe.json")))
     print(f"{name}: logits max|diff| {diff:.3g} (|logits| up to {ref_logits.abs().max().item():.3g}), "
           f"greedy {sum(a == b for a, b in zip(greedy, ref_greedy))}/{NEW} equal, batch {got['batch_maxdiff']}, "
-          f"fork {got['fork_maxdiff']}, rewind {got['rewind_maxdiff']}, {desc['parameters']} parameters")
+          f"fork {got['fork_maxdiff']}, rewind {got['rewind_maxdiff']}")
     bad = []
     if not diff <= TOL:
         bad.append(f"logits differ by {diff}")
@@ -99,8 +111,7 @@ def check_model(check, name, model, work):
             bad.append(f"{k} {got[k]}")
     if got.get("context") != "ok":
         bad.append("no context check")
-    expect_arch = "llama" if name == "llama3" else name
-    if desc["architecture"] != expect_arch or desc["n_vocab"] != make_models.VOCAB or desc["eos"] != [2]:
+    if desc["n_vocab"] != make_models.VOCAB or desc["eos"] != [2]:
         bad.append(f"describe: {desc}")
     n_params = sum(p.numel() for p in model.parameters())
     if desc["parameters"] != n_params:
@@ -140,7 +151,7 @@ def hostile(check, work):
     t0 = time.monotonic()
     text = run([check, "--expect-fail", "--ctx", "64"] + [c[0] for c in cases])
     took = time.monotonic() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    rss_mb = int(text.split("peak_rss_kb=")[1].split()[0]) / 1024
     lines = [line for line in text.splitlines() if line.startswith("status=")]
     bad = []
     for (d, words), line in zip(cases, lines):
@@ -152,8 +163,8 @@ def hostile(check, work):
                 bad.append(f"{os.path.basename(d)}: the message does not name {w!r}: {line}")
     if len(lines) != len(cases):
         bad.append(f"{len(lines)} results for {len(cases)} folders:\n{text}")
-    print(f"refusals: {took:.2f} s, the largest child's peak RSS {rss_mb:.0f} MB")
-    if rss_mb > 2048:
+    print(f"refusals: {took:.2f} s, peak RSS {rss_mb:.0f} MB")
+    if rss_mb > 1024:
         bad.append(f"a refused load took {rss_mb:.0f} MB")
     return bad
 
@@ -166,10 +177,8 @@ def main():
     torch.set_num_threads(1)
     work = args.keep or tempfile.mkdtemp(prefix="ctorch_lm_")
     try:
-        bad = []
-        for name in make_models.NAMES:
-            _, model = make_models.save(name, work)
-            bad += check_model(args.check, name, model, work)
+        models = {name: make_models.save(name, work)[1] for name in make_models.NAMES}
+        bad = check_models(args.check, models, work)
         bad += hostile(args.check, work)
     finally:
         if not args.keep:
