@@ -23,7 +23,13 @@ The reference is this Python's transformers (the torch 2.15.0 environment
 whatever libtorch ctorch is built against: the folders are data).
 Exit 77 when transformers cannot be imported.
 
-Usage: lm_vs_transformers.py --check BIN
+With --gguf, the same comparisons on GGUF files of the models
+(make_models.save_gguf: llama's matrices Q8_0 and its q/k rows in llama.cpp's
+order, llama3's RoPE scaling as rope_freqs factors in F32, qwen2 F16, gpt2
+Q4_1), against the models holding the weights the files hold (dequantised);
+exit 77 without PyPI's gguf.
+
+Usage: lm_vs_transformers.py --check BIN [--gguf]
 """
 import argparse
 import json
@@ -173,13 +179,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", required=True)
     ap.add_argument("--keep", help="a folder to make the models in and keep")
+    ap.add_argument("--gguf", action="store_true", help="GGUF files of the models instead of folders")
     args = ap.parse_args()
+    if args.gguf:
+        need("gguf", "the GGUF files are written with PyPI's gguf package")
     torch.set_num_threads(1)
     work = args.keep or tempfile.mkdtemp(prefix="ctorch_lm_")
+    os.makedirs(work, exist_ok=True)
     try:
-        models = {name: make_models.save(name, work)[1] for name in make_models.NAMES}
-        bad = check_models(args.check, models, work)
-        bad += hostile(args.check, work)
+        if args.gguf:
+            models = {}
+            for name in make_models.GGUF_TYPES:
+                models[name + ".gguf"] = model = make_models.build(name)
+                make_models.save_gguf(name, model, os.path.join(work, name + ".gguf"))
+            bad = check_models(args.check, models, work)
+        else:
+            models = {name: make_models.save(name, work)[1] for name in make_models.NAMES}
+            bad = check_models(args.check, models, work)
+            bad += hostile(args.check, work)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -18,6 +18,16 @@ biases around 0, matrices with std 0.1): a weight loaded into the wrong
 place, a bias dropped or a norm skipped changes the logits. Dimensions are
 small (64 wide, 2 layers, 512 ids) so that a test takes seconds.
 
+GGUF files of some of them (save_gguf, with PyPI's gguf package: its
+writer, its tensor-name map, its quantisers), written as llama.cpp's
+convert_hf_to_gguf.py writes them: {arch}.* metadata, llama's q/k rows
+permuted for llama.cpp's interleaved RoPE, gpt2's Conv1D matrices
+transposed, Llama 3's RoPE scaling as a rope_freqs tensor of factors, a
+tied head without an output tensor; matrices stored in a quantised type
+(GGUF_TYPES), norms and biases in F32. save_gguf also puts the weights the
+file holds back into the model (the quantised matrices dequantised), so the
+model is the reference for the file.
+
 Usage: make_models.py OUT_DIR [NAME...]   (every model when no NAME)
 """
 import inspect
@@ -92,6 +102,103 @@ def save(name, out_dir, seed=0):
     folder = os.path.join(out_dir, name)
     model.save_pretrained(folder)
     return folder, model
+
+
+# The type of each case's matrices in its GGUF file.
+GGUF_TYPES = {"llama": "Q8_0", "llama3": "F32", "qwen2": "F16", "gpt2": "Q4_1"}
+
+
+def _permute(w, n_head, n_head_kv):
+    """convert_hf_to_gguf.py's LlamaModel.permute of q/k rows."""
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def _llama3_factors(cfg):
+    """convert_hf_to_gguf.py's rope_freqs for rope_type llama3."""
+    import math
+    rp = getattr(cfg, "rope_parameters", None) or cfg.rope_scaling
+    theta = rp.get("rope_theta", getattr(cfg, "rope_theta", None))
+    dim = cfg.head_dim
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    factor, lo, hi, old = (rp["factor"], rp["low_freq_factor"], rp["high_freq_factor"],
+                           rp["original_max_position_embeddings"])
+    out = []
+    for freq in freqs.tolist():
+        wavelen = 2 * math.pi / freq
+        if wavelen < old / hi:
+            out.append(1.0)
+        elif wavelen > old / lo:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - lo) / (hi - lo)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return torch.tensor(out, dtype=torch.float32)
+
+
+def save_gguf(name, model, path):
+    """Writes model as a GGUF file at path; replaces the model's matrices by
+    what the file holds (dequantised)."""
+    import gguf
+    cfg = model.config
+    arch = {"llama": "llama", "llama3": "llama", "qwen2": "qwen2", "gpt2": "gpt2"}[name]
+    qtype = getattr(gguf.GGMLQuantizationType, GGUF_TYPES[name])
+    w = gguf.GGUFWriter(path, arch)
+    w.add_context_length(POSITIONS)
+    w.add_embedding_length(WIDTH)
+    w.add_block_count(LAYERS)
+    w.add_feed_forward_length(FF if arch != "gpt2" else 4 * WIDTH)
+    w.add_head_count(HEADS)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    if arch == "gpt2":
+        w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+    else:
+        rp = getattr(cfg, "rope_parameters", None) or {"rope_theta": cfg.rope_theta}
+        w.add_head_count_kv(KV_HEADS)
+        w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+        w.add_rope_freq_base(rp["rope_theta"])
+        w.add_rope_dimension_count(WIDTH // HEADS)
+    names = gguf.get_tensor_name_map(getattr(gguf.MODEL_ARCH, arch.upper()), LAYERS)
+    state = model.state_dict()
+    with torch.no_grad():
+        for hf_name, t in state.items():
+            if name in ("llama3", "qwen2", "gpt2") and hf_name == "lm_head.weight":
+                continue  # tied: llama.cpp reads token_embd
+            if hf_name.endswith(".attn.bias") or hf_name.endswith(".attn.masked_bias"):
+                continue
+            gname = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+            if gname is None:
+                raise ValueError(f"no GGUF name for {hf_name}")
+            data = t.float()
+            conv = arch == "gpt2" and data.dim() == 2 and (".attn." in hf_name or ".mlp." in hf_name)
+            if conv:
+                data = data.t().contiguous()
+            stored = data
+            if arch == "llama" and "q_proj" in hf_name:
+                stored = _permute(data, HEADS, HEADS)
+            elif arch == "llama" and "k_proj" in hf_name:
+                stored = _permute(data, HEADS, KV_HEADS)
+            if data.dim() == 2 and qtype == gguf.GGMLQuantizationType.F16:
+                w.add_tensor(gname, stored.numpy().astype("float16"))
+                back = data.half().float()
+            elif data.dim() == 2 and qtype != gguf.GGMLQuantizationType.F32:
+                q = gguf.quants.quantize(stored.numpy(), qtype)
+                w.add_tensor(gname, q, raw_shape=q.shape, raw_dtype=qtype)
+                # Blocks lie along rows and the permutation moves whole rows:
+                # the unpermuted matrix quantised the same way is what the file holds.
+                back = torch.from_numpy(gguf.quants.dequantize(gguf.quants.quantize(data.numpy(), qtype), qtype).copy())
+            else:
+                w.add_tensor(gname, stored.numpy())
+                back = data
+            t.copy_(back.t() if conv else back)
+        if name == "llama3":
+            w.add_tensor(gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.ROPE_FREQS] + ".weight", _llama3_factors(cfg).numpy())
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
 
 
 def main():
