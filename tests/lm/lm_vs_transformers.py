@@ -23,13 +23,10 @@ The reference is this Python's transformers (the torch 2.15.0 environment
 whatever libtorch ctorch is built against: the folders are data).
 Exit 77 when transformers cannot be imported.
 
-With --gguf, the same comparisons on GGUF files of the models
-(make_models.save_gguf: llama's matrices Q8_0 and its q/k rows in llama.cpp's
-order, llama3's RoPE scaling as rope_freqs factors in F32, qwen2 F16, gpt2
-Q4_1), against the models holding the weights the files hold (dequantised);
-exit 77 without PyPI's gguf.
+lm_gguf_vs_transformers.py runs the same comparisons on GGUF files of the
+models (main(gguf=True)).
 
-Usage: lm_vs_transformers.py --check BIN [--gguf]
+Usage: lm_vs_transformers.py --check BIN [--keep DIR]
 """
 import argparse
 import json
@@ -175,19 +172,16 @@ def hostile(check, work):
     return bad
 
 
-def main():
+def main(gguf=False):
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", required=True)
     ap.add_argument("--keep", help="a folder to make the models in and keep")
-    ap.add_argument("--gguf", action="store_true", help="GGUF files of the models instead of folders")
     args = ap.parse_args()
-    if args.gguf:
-        need("gguf", "the GGUF files are written with PyPI's gguf package")
     torch.set_num_threads(1)
     work = args.keep or tempfile.mkdtemp(prefix="ctorch_lm_")
     os.makedirs(work, exist_ok=True)
     try:
-        if args.gguf:
+        if gguf:
             models = {}
             for name in make_models.GGUF_TYPES:
                 models[name + ".gguf"] = model = make_models.build(name)
