@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cerrno>
 #include <charconv>

@@ -4,6 +4,7 @@
 #include "lm/session.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <unistd.h>
 
 #include <unordered_set>
