@@ -20,7 +20,7 @@ const Builtin kBuiltins[] = {
      "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"},
     // Llama 2 chat: the system text joins the first user turn inside <<SYS>>.
     {"llama2",
-     "{% set sys = messages[0].content if messages and messages[0].role == 'system' else none %}"
+     "{% set sys = messages[0].content if messages[0].role == 'system' else none %}"
      "{% set turns = messages[1:] if sys is not none else messages %}"
      "{% for m in turns %}"
      "{% if (m.role == 'user') != loop.index0 is even %}"
@@ -31,7 +31,8 @@ const Builtin kBuiltins[] = {
      "{% endfor %}"},
     // Llama 3 instruct
     {"llama3",
-     "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n"
+     "{% for m in messages %}{% if loop.first %}{{ bos_token }}{% endif %}"
+     "<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n"
      "{{ m.content | trim }}<|eot_id|>{% endfor %}"
      "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"},
     // Mistral instruct v0.1: user and assistant turns only, alternating.
@@ -51,6 +52,41 @@ const Builtin kBuiltins[] = {
 
 }  // namespace
 
+namespace {
+// transformers gives a message's reasoning under the name each family of
+// templates reads: {"thinking": r, **message, "reasoning_content": r}, r
+// the first non-null of reasoning_content, thinking, reasoning.
+tmpl::Value with_reasoning_aliases(tmpl::Value messages) {
+  if (messages.kind != tmpl::Value::List) return messages;
+  tmpl::ValueList out;
+  for (const auto &m : *messages.l) {
+    const tmpl::Value *r = nullptr;
+    for (const char *k : {"reasoning_content", "thinking", "reasoning"}) {
+      const tmpl::Value *v = m.find(k);
+      if (!r && v && v->kind != tmpl::Value::None) r = v;
+    }
+    if (!r) {
+      out.push_back(m);
+      continue;
+    }
+    tmpl::ValueDict d{{"thinking", *r}};
+    for (const auto &e : *m.d) {
+      if (e.first == "thinking") d[0].second = e.second;
+      else d.push_back(e);
+    }
+    bool found = false;
+    for (auto &e : d)
+      if (e.first == "reasoning_content") {
+        e.second = *r;
+        found = true;
+      }
+    if (!found) d.emplace_back("reasoning_content", *r);
+    out.push_back(tmpl::Value::dict(std::move(d)));
+  }
+  return tmpl::Value::list(std::move(out));
+}
+}  // namespace
+
 const char *builtin_chat_template(const std::string &name) {
   for (const auto &b : kBuiltins)
     if (name == b.name) return b.text;
@@ -58,17 +94,21 @@ const char *builtin_chat_template(const std::string &name) {
 }
 
 std::string render_chat_template(const std::string &text, const ChatInputs &in, const std::string &source) {
+  return tmpl::render_bounded(text, in, source, tmpl::Bounds());
+}
+
+std::string tmpl::render_bounded(const std::string &text, const ChatInputs &in, const std::string &source,
+                                 const Bounds &bounds) {
   size_t bad = 0;
   if (!json::valid_utf8(text.data(), text.size(), &bad))
     throw StatusError(CTORCH_INVALID_ARGUMENT,
                       "chat template " + source + ": not valid UTF-8 at byte " + std::to_string(bad));
-  tmpl::Bounds bounds;
   tmpl::NodePtr body = tmpl::parse_template(text, source, bounds);
   tmpl::ValueDict vars = tmpl::builtin_globals();
   // What transformers' render_jinja_template passes: messages, tools and
   // documents (None when not given), add_generation_prompt, the special
   // tokens' texts.
-  vars.emplace_back("messages", in.messages ? tmpl::from_json(*in.messages) : tmpl::Value::list({}));
+  vars.emplace_back("messages", with_reasoning_aliases(in.messages ? tmpl::from_json(*in.messages) : tmpl::Value::list({})));
   vars.emplace_back("tools", tmpl::Value::none());
   vars.emplace_back("documents", tmpl::Value::none());
   vars.emplace_back("add_generation_prompt", tmpl::Value::boolean(in.add_generation_prompt));

@@ -22,6 +22,16 @@ void Renderer::step() {
     fail("rendering exceeds the step bound (" + std::to_string(bounds_.steps) + " steps): a loop too long or endless");
 }
 
+void Renderer::charge(uint64_t n) {
+  steps_ += n;
+  step();
+}
+
+void Renderer::check_nest(const Value &v) const {
+  if (v.nest > bounds_.value_depth)
+    fail("a value nests deeper than the bound of " + std::to_string(bounds_.value_depth) + " levels");
+}
+
 void Renderer::check_size(uint64_t bytes) const {
   if (bytes > bounds_.output_bytes)
     fail("rendering exceeds the output bound (" + std::to_string(bounds_.output_bytes) + " bytes)");
@@ -29,6 +39,7 @@ void Renderer::check_size(uint64_t bytes) const {
 
 void Renderer::append(std::string &out, const std::string &s) {
   check_size(uint64_t(out.size()) + s.size());
+  charge(s.size() / 64);
   out += s;
 }
 
@@ -93,6 +104,8 @@ Renderer::Flow Renderer::exec(const Node &n, std::string &out) {
       if (n.flag) {
         Value obj = lookup(n.names[0]);
         if (!obj.ns) fail("cannot assign attribute '" + n.names[1] + "' of " + type_name(obj) + " (only of a namespace)");
+        if (v.ns || v.holds_ns) fail("a namespace may not hold a namespace");
+        check_nest(v);
         for (auto &e : *obj.d)
           if (e.first == n.names[1]) {
             e.second = std::move(v);
@@ -255,10 +268,8 @@ Renderer::Flow Renderer::exec_for(const Node &n, std::string &out) {
 
 Value Renderer::call_macro(const Callable &c, Args &a) {
   const Node &m = *c.macro;
-  if (++depth_ > bounds_.depth) {
-    depth_ = 0;
-    fail("macro calls nest deeper than the bound of " + std::to_string(bounds_.depth));
-  }
+  if (++depth_ > bounds_.macro_depth)
+    fail("macro calls nest deeper than the bound of " + std::to_string(bounds_.macro_depth));
   Frame f{{}, root_};
   size_t np = m.names.size();
   if (a.pos.size() > np) fail("macro '" + c.name + "' takes " + std::to_string(np) + " arguments, " +
@@ -333,6 +344,7 @@ Value Renderer::getattr(const Value &obj, const std::string &name) {
 }
 
 Value Renderer::getitem(const Value &obj, const Value &key) {
+  if (obj.kind == Value::Str) charge(obj.s.size() / 64);
   if (obj.kind == Value::Undefined) fail("'" + (obj.s.empty() ? std::string("value") : obj.s) + "' is undefined");
   if (obj.kind == Value::Dict) {
     if (key.kind == Value::Str) {
@@ -374,6 +386,7 @@ Value Renderer::slice(const Value &obj, const Value &a, const Value &b, const Va
   if (stepv == 0) fail("slice step cannot be zero");
   std::vector<uint32_t> cps;
   int64_t n;
+  charge(obj.kind == Value::Str ? obj.s.size() / 64 : obj.kind == Value::List ? obj.l->size() : 0);
   if (obj.kind == Value::List) n = static_cast<int64_t>(obj.l->size());
   else if (obj.kind == Value::Str) n = static_cast<int64_t>((cps = utf8_decode(obj.s)).size());
   else fail("'" + type_name(obj) + "' object is not subscriptable");
@@ -390,7 +403,9 @@ Value Renderer::slice(const Value &obj, const Value &a, const Value &b, const Va
   if (obj.kind == Value::List) {
     ValueList out;
     for (int64_t k : idx) out.push_back((*obj.l)[k]);
-    return Value::list(std::move(out));
+    Value r = Value::list(std::move(out));
+    r.tuple = obj.tuple;
+    return r;
   }
   std::string out;
   for (int64_t k : idx) out += utf8_encode(cps, k, k + 1);
@@ -485,7 +500,9 @@ Value Renderer::eval(const Node &n) {
     case NK::ListLit: case NK::TupleLit: {
       ValueList items;
       for (const auto &k : n.kids) items.push_back(eval(*k));
-      return Value::list(std::move(items));
+      Value v = n.kind == NK::TupleLit ? Value::tuple_of(std::move(items)) : Value::list(std::move(items));
+      check_nest(v);
+      return v;
     }
     case NK::DictLit: {
       ValueDict d;
@@ -501,7 +518,9 @@ Value Renderer::eval(const Node &n) {
           }
         if (!found) d.emplace_back(key.s, std::move(v));
       }
-      return Value::dict(std::move(d));
+      Value v = Value::dict(std::move(d));
+      check_nest(v);
+      return v;
     }
     default: fail("internal: not an expression");
   }
@@ -525,6 +544,10 @@ bool as_number(const Value &v, double *f, int64_t *i, bool *is_int) {
 }  // namespace
 
 Value Renderer::eval_binary(const std::string &op, const Value &a, const Value &b) {
+  auto size_of = [](const Value &v) -> uint64_t {
+    return v.kind == Value::Str ? v.s.size() / 64 : v.kind == Value::List ? v.l->size() : 0;
+  };
+  charge(size_of(a) + size_of(b));
   if (op == "~") {
     std::string s = py_str(a) + py_str(b);
     check_size(s.size());
@@ -608,6 +631,7 @@ Value Renderer::eval_binary(const std::string &op, const Value &a, const Value &
     int64_t times = std::max<int64_t>(b.kind == Value::Bool ? b.b : b.i, 0);
     uint64_t unit = a.kind == Value::Str ? a.s.size() : a.l->size();
     if (unit && uint64_t(times) > bounds_.output_bytes / unit) check_size(bounds_.output_bytes + 1);
+    charge(uint64_t(times) * unit / (a.kind == Value::Str ? 64 : 1));
     if (a.kind == Value::Str) {
       std::string s;
       for (int64_t k = 0; k < times; k++) s += a.s;
@@ -625,10 +649,13 @@ Value Renderer::eval_binary(const std::string &op, const Value &a, const Value &
 }
 
 bool Renderer::compare(const std::string &op, const Value &a, const Value &b) {
-  if (op == "==") return values_equal(a, b);
-  if (op == "!=") return !values_equal(a, b);
+  if (op == "==" || op == "!=") {
+    charge(a.kind == Value::List ? a.l->size() : a.kind == Value::Dict ? a.d->size() : 0);
+    return values_equal(a, b) == (op == "==");
+  }
   if (op == "in" || op == "notin") {
     bool found = false;
+    charge(b.kind == Value::Str ? b.s.size() / 64 : b.kind == Value::List ? b.l->size() : 0);
     if (b.kind == Value::Str) {
       if (a.kind != Value::Str) fail("'in <string>' requires string as left operand, not " + type_name(a));
       found = b.s.find(a.s) != std::string::npos;

@@ -7,6 +7,7 @@
 // ImmutableSandboxedEnvironment), a namespace() is the one mutable object.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "json/json.h"
+#include "chat_template.h"
 
 namespace ctorch {
 namespace lm {
@@ -43,7 +45,10 @@ struct Callable {
 struct Value {
   enum Kind : uint8_t { Undefined, None, Bool, Int, Float, Str, List, Dict, Func } kind = Undefined;
   bool b = false;
-  bool ns = false;  // a namespace(): a Dict whose attributes {% set %} may assign
+  bool ns = false;     // a namespace(): a Dict whose attributes {% set %} may assign
+  bool tuple = false;  // a List made as a tuple (prints as one; never equals a list)
+  bool holds_ns = false;  // a List or Dict with a namespace inside (may not go into a namespace: no cycles)
+  uint16_t nest = 0;      // List/Dict nesting depth (bounded: printing and comparing recurse)
   int64_t i = 0;
   double f = 0;
   std::string s;  // Str; for Undefined, the name that was looked up (for messages)
@@ -64,14 +69,26 @@ struct Value {
   static Value list(ValueList x) {
     Value v;
     v.kind = List;
+    for (const auto &e : x) v.absorb(e);
     v.l = std::make_shared<ValueList>(std::move(x));
+    return v;
+  }
+  static Value tuple_of(ValueList x) {
+    Value v = list(std::move(x));
+    v.tuple = true;
     return v;
   }
   static Value dict(ValueDict x) {
     Value v;
     v.kind = Dict;
+    for (const auto &e : x) v.absorb(e.second);
     v.d = std::make_shared<ValueDict>(std::move(x));
     return v;
+  }
+  // A container's nesting and namespace flags from one of its items.
+  void absorb(const Value &item) {
+    holds_ns = holds_ns || item.ns || item.holds_ns;
+    if (item.nest + 1 > nest) nest = static_cast<uint16_t>(std::min<int>(item.nest + 1, 60000));
   }
   static Value func(std::shared_ptr<Callable> c) { Value v; v.kind = Func; v.fn = std::move(c); return v; }
 
@@ -103,6 +120,7 @@ struct Node {
   std::vector<NodePtr> kids;       // children: bodies, operands, arguments, list items
   std::vector<std::pair<std::string, NodePtr>> kw;  // keyword arguments, macro parameter defaults
   std::vector<std::string> ops;    // Compare's operators (between kids)
+  int height = 1;                  // of the subtree (bounded: evaluating and freeing it recurse)
   explicit Node(NK k, int ln) : kind(k), line(ln) {}
 };
 
@@ -110,8 +128,14 @@ struct Node {
 struct Bounds {
   uint64_t steps = 5000000;          // expression and statement evaluations
   uint64_t output_bytes = 16u << 20; // the rendered text, and any one string or list made on the way
-  int depth = 200;                   // nesting: of the parsed text, and of macro calls while rendering
+  int depth = 64;                    // nesting of the parsed text (statements and expressions)
+  int macro_depth = 16;              // macro calls within macro calls
+  int value_depth = 200;             // lists and dicts within lists and dicts (JSON brings up to 128)
 };
+
+// render_chat_template under the given bounds (the fuzz harness's are tighter).
+std::string render_bounded(const std::string &text, const ChatInputs &in, const std::string &source,
+                           const Bounds &b);
 
 // Parses a template's text into a Body. Throws StatusError naming `source`.
 NodePtr parse_template(const std::string &text, const std::string &source, const Bounds &b);
@@ -142,7 +166,12 @@ class Renderer {
   // Errors: INVALID_ARGUMENT "chat template SOURCE: line N: MSG".
   [[noreturn]] void fail(const std::string &msg) const;
   void step();
+  // n more steps at once: work proportional to a value's size (a copy, a
+  // scan, a decode) counts toward the step bound.
+  void charge(uint64_t n);
   void check_size(uint64_t bytes) const;
+  // Refuses a value nested deeper than the depth bound.
+  void check_nest(const Value &v) const;
   int line = 0;
 
   // The built-ins (chat_template_lib.cpp).

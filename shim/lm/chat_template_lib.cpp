@@ -126,9 +126,7 @@ std::vector<std::string> py_split(const std::string &s, const Value *sep, int64_
       while (k < cps.size() && py_space(cps[k])) k++;
       if (k == cps.size()) break;
       if (maxsplit >= 0 && static_cast<int64_t>(out.size()) == maxsplit) {
-        size_t e = cps.size();
-        while (e > k && py_space(cps[e - 1])) e--;
-        out.push_back(utf8_encode(cps, k, e));
+        out.push_back(utf8_encode(cps, k, cps.size()));  // the rest keeps its trailing space
         break;
       }
       size_t b = k;
@@ -206,6 +204,7 @@ bool starts_or_ends(Renderer &r, const std::string &s, const Value &x, bool ends
 }  // namespace
 
 Value Renderer::method(const Value &obj, const std::string &name) {
+  charge(obj.kind == Value::Str ? obj.s.size() / 64 : 0);
   Value self = obj;
   auto bound = [&](Builtin f) { return Value::func(builtin(name, std::move(f))); };
   if (obj.kind == Value::Str) {
@@ -278,7 +277,7 @@ Value Renderer::method(const Value &obj, const std::string &name) {
       return bound([self, name](Renderer &, Args &) {
         ValueList l;
         for (const auto &e : *self.d) {
-          if (name == "items") l.push_back(Value::list({Value::str(e.first), e.second}));
+          if (name == "items") l.push_back(Value::tuple_of({Value::str(e.first), e.second}));
           else l.push_back(name == "keys" ? Value::str(e.first) : e.second);
         }
         return Value::list(std::move(l));
@@ -302,7 +301,7 @@ Value Renderer::method(const Value &obj, const std::string &name) {
 }
 
 Value Renderer::call_filter(const std::string &name, Value v, Args &a) {
-  step();
+  charge(v.kind == Value::Str ? v.s.size() / 64 : v.kind == Value::List ? v.l->size() : v.kind == Value::Dict ? v.d->size() : 0);
   const std::string what = "filter '" + name + "'";
   if (name == "trim") {
     check_args(*this, a, 1, {"chars"}, what);
@@ -427,7 +426,7 @@ Value Renderer::call_filter(const std::string &name, Value v, Args &a) {
     if (v.kind == Value::Undefined) return Value::list({});
     if (v.kind != Value::Dict) fail(what + ": can only get item pairs from a mapping");
     ValueList l;
-    for (const auto &e : *v.d) l.push_back(Value::list({Value::str(e.first), e.second}));
+    for (const auto &e : *v.d) l.push_back(Value::tuple_of({Value::str(e.first), e.second}));
     return Value::list(std::move(l));
   }
   if (name == "indent") {
@@ -588,6 +587,8 @@ ValueDict builtin_globals() {
       if (!found) d.push_back(kw);
     }
     Value v = Value::dict(std::move(d));
+    if (v.holds_ns) r.fail("a namespace may not hold a namespace");
+    r.check_nest(v);
     v.ns = true;
     return v;
   })));

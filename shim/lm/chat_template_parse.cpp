@@ -344,6 +344,19 @@ class Parser {
     }
   }
   NodePtr node(NK k) { return std::make_unique<Node>(k, cur().line); }
+  // Sets n's height from its children's; refuses a tree deeper than the
+  // bound (chains such as a + b + c ... grow it without recursion here).
+  NodePtr grown(NodePtr n) {
+    int h = 0;
+    for (const auto &k : n->kids)
+      if (k) h = std::max(h, k->height);
+    for (const auto &k : n->kw)
+      if (k.second) h = std::max(h, k.second->height);
+    n->height = h + 1;
+    if (n->height > max_depth_)
+      error("an expression nested deeper than the bound of " + std::to_string(max_depth_) + " levels (nesting deeper)");
+    return n;
+  }
 
   // Statements until one of `ends` ({% elif %}, {% endfor %}, ...); its name in *end.
   NodePtr parse_body(const std::vector<std::string> &ends, std::string *end) {
@@ -552,7 +565,7 @@ class Parser {
       if (cur().kind == TK::VarEnd || cur().kind == TK::BlockEnd || is_name("if")) break;
       t->kids.push_back(no_cond ? parse_or() : parse_expr());
     }
-    return t;
+    return grown(std::move(t));
   }
 
   NodePtr parse_expr() {
@@ -570,7 +583,7 @@ class Parser {
       n->kids.push_back(std::move(cond));
       n->kids.push_back(std::move(x));
       n->kids.push_back(std::move(other));
-      x = std::move(n);
+      x = grown(std::move(n));
     }
     return x;
   }
@@ -581,7 +594,7 @@ class Parser {
       NodePtr n = node(NK::Or);
       n->kids.push_back(std::move(x));
       n->kids.push_back(parse_and());
-      x = std::move(n);
+      x = grown(std::move(n));
     }
     return x;
   }
@@ -592,7 +605,7 @@ class Parser {
       NodePtr n = node(NK::And);
       n->kids.push_back(std::move(x));
       n->kids.push_back(parse_not());
-      x = std::move(n);
+      x = grown(std::move(n));
     }
     return x;
   }
@@ -602,7 +615,7 @@ class Parser {
       i_++;
       NodePtr n = node(NK::Not);
       n->kids.push_back(parse_not());
-      return n;
+      return grown(std::move(n));
     }
     return parse_compare();
   }
@@ -631,14 +644,14 @@ class Parser {
       cmp->ops.push_back(op);
       cmp->kids.push_back(parse_math1());
     }
-    return cmp ? std::move(cmp) : std::move(x);
+    return cmp ? grown(std::move(cmp)) : std::move(x);
   }
   NodePtr binary(const std::string &op, NodePtr a, NodePtr b) {
     NodePtr n = node(NK::Binary);
     n->str = op;
     n->kids.push_back(std::move(a));
     n->kids.push_back(std::move(b));
-    return n;
+    return grown(std::move(n));
   }
   NodePtr parse_math1() {
     NodePtr x = parse_concat();
@@ -675,13 +688,24 @@ class Parser {
   NodePtr parse_unary() {
     Deeper d(*this);
     if (is_op("-") || is_op("+")) {
+      // jinja2: the operand of a sign takes no filters ("-3 | abs" is (-3) | abs)
       NodePtr n = node(is_op("-") ? NK::Neg : NK::Pos);
       i_++;
-      n->kids.push_back(parse_unary());
-      return parse_filters(std::move(n));
+      n->kids.push_back(parse_unary_operand());
+      return parse_filters(grown(std::move(n)));
     }
     NodePtr x = parse_postfix(parse_primary());
     return parse_filters(std::move(x));
+  }
+  NodePtr parse_unary_operand() {
+    Deeper d(*this);
+    if (is_op("-") || is_op("+")) {
+      NodePtr n = node(is_op("-") ? NK::Neg : NK::Pos);
+      i_++;
+      n->kids.push_back(parse_unary_operand());
+      return grown(std::move(n));
+    }
+    return parse_postfix(parse_primary());
   }
   NodePtr parse_primary() {
     Deeper d(*this);
@@ -737,7 +761,7 @@ class Parser {
         i_++;
       }
       expect_op("]");
-      return n;
+      return grown(std::move(n));
     }
     if (is_op("{")) {
       i_++;
@@ -750,7 +774,7 @@ class Parser {
         i_++;
       }
       expect_op("}");
-      return n;
+      return grown(std::move(n));
     }
     error("unexpected " + describe(t));
   }
@@ -787,7 +811,7 @@ class Parser {
           n->str = expect_name();
           n->kids.push_back(std::move(x));
         }
-        x = std::move(n);
+        x = grown(std::move(n));
       } else if (is_op("[")) {
         i_++;
         NodePtr parts[3];
@@ -812,12 +836,12 @@ class Parser {
           if (!parts[0]) error("an empty subscript");
           n->kids.push_back(std::move(parts[0]));
         }
-        x = std::move(n);
+        x = grown(std::move(n));
       } else if (is_op("(")) {
         NodePtr n = node(NK::Call);
         n->kids.push_back(std::move(x));
         parse_call_args(*n);
-        x = std::move(n);
+        x = grown(std::move(n));
       } else {
         return x;
       }
@@ -840,7 +864,7 @@ class Parser {
       Deeper d(*this);
       if (is_op("|")) {
         i_++;
-        x = parse_filter_call(std::move(x));
+        x = grown(parse_filter_call(std::move(x)));
       } else if (is_name("is")) {
         i_++;
         NodePtr n = node(NK::Test);
@@ -858,12 +882,12 @@ class Parser {
                    !is_name("in") && !is_name("not") && !is_name("is")) {
           n->kids.push_back(parse_postfix(parse_primary()));
         }
-        x = std::move(n);
+        x = grown(std::move(n));
       } else if (is_op("(") ) {
         NodePtr n = node(NK::Call);
         n->kids.push_back(std::move(x));
         parse_call_args(*n);
-        x = std::move(n);
+        x = grown(std::move(n));
       } else {
         return x;
       }

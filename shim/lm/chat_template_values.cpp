@@ -143,8 +143,9 @@ std::string py_repr(const Value &v) {
   switch (v.kind) {
     case Value::Str: return str_repr(v.s);
     case Value::List: {
-      std::string out = "[";
+      std::string out = v.tuple ? "(" : "[";
       for (size_t k = 0; k < v.l->size(); k++) out += (k ? ", " : "") + py_repr((*v.l)[k]);
+      if (v.tuple) return out + (v.l->size() == 1 ? ",)" : ")");
       return out + "]";
     }
     case Value::Dict: {
@@ -204,7 +205,7 @@ bool values_equal(const Value &a, const Value &b) {
     case Value::Undefined: case Value::None: return true;
     case Value::Str: return a.s == b.s;
     case Value::List:
-      if (a.l->size() != b.l->size()) return false;
+      if (a.tuple != b.tuple || a.l->size() != b.l->size()) return false;
       for (size_t k = 0; k < a.l->size(); k++)
         if (!values_equal((*a.l)[k], (*b.l)[k])) return false;
       return true;
