@@ -183,7 +183,10 @@ Renderer::Flow Renderer::exec_for(const Node &n, std::string &out) {
   line = n.line;
   ValueList items;
   switch (seq.kind) {
-    case Value::List: items = *seq.l; break;
+    case Value::List:
+      charge(seq.l->size());  // the copy below
+      items = *seq.l;
+      break;
     case Value::Dict:
       for (const auto &e : *seq.d) items.push_back(Value::str(e.first));
       break;
@@ -227,31 +230,41 @@ Renderer::Flow Renderer::exec_for(const Node &n, std::string &out) {
     if (n.kids[3]) exec_body(*n.kids[3], out);
     return Flow::Normal;
   }
+  // One loop object per loop, updated in place each iteration (as jinja2's
+  // LoopContext is): building a new one per iteration was most of a step.
   const int64_t len = static_cast<int64_t>(items.size());
+  auto at = std::make_shared<int64_t>(0);
+  auto cycle = std::make_shared<Callable>();
+  cycle->name = "loop.cycle";
+  cycle->builtin = [at](Renderer &r, Args &a) {
+    if (a.pos.empty()) r.fail("loop.cycle() needs at least one value");
+    return a.pos[static_cast<size_t>(*at) % a.pos.size()];
+  };
+  static const char *const kFields[] = {"index", "index0", "revindex", "revindex0", "first", "last",
+                                        "previtem", "nextitem", "length", "depth", "depth0", "cycle"};
+  ValueDict fields;
+  for (const char *name : kFields) fields.emplace_back(name, Value());
+  Value loop = Value::dict(std::move(fields));
+  ValueDict &lv = *loop.d;
+  lv[8].second = Value::integer(len);
+  lv[9].second = Value::integer(1);
+  lv[10].second = Value::integer(0);
+  lv[11].second = Value::func(cycle);
   for (int64_t k = 0; k < len; k++) {
     step();
+    *at = k;
+    lv[0].second = Value::integer(k + 1);
+    lv[1].second = Value::integer(k);
+    lv[2].second = Value::integer(len - k);
+    lv[3].second = Value::integer(len - k - 1);
+    lv[4].second = Value::boolean(k == 0);
+    lv[5].second = Value::boolean(k == len - 1);
+    lv[6].second = k > 0 ? items[k - 1] : Value::undefined("previtem");
+    lv[7].second = k + 1 < len ? items[k + 1] : Value::undefined("nextitem");
     Frame f{{}, frame_};
+    f.vars.reserve(n.names.size() + 1);
     bind(f, items[k]);
-    ValueDict loop;
-    loop.emplace_back("index", Value::integer(k + 1));
-    loop.emplace_back("index0", Value::integer(k));
-    loop.emplace_back("revindex", Value::integer(len - k));
-    loop.emplace_back("revindex0", Value::integer(len - k - 1));
-    loop.emplace_back("first", Value::boolean(k == 0));
-    loop.emplace_back("last", Value::boolean(k == len - 1));
-    loop.emplace_back("length", Value::integer(len));
-    loop.emplace_back("depth", Value::integer(1));
-    loop.emplace_back("depth0", Value::integer(0));
-    loop.emplace_back("previtem", k > 0 ? items[k - 1] : Value::undefined("previtem"));
-    loop.emplace_back("nextitem", k + 1 < len ? items[k + 1] : Value::undefined("nextitem"));
-    auto cycle = std::make_shared<Callable>();
-    cycle->name = "loop.cycle";
-    cycle->builtin = [k](Renderer &r, Args &a) {
-      if (a.pos.empty()) r.fail("loop.cycle() needs at least one value");
-      return a.pos[static_cast<size_t>(k) % a.pos.size()];
-    };
-    loop.emplace_back("cycle", Value::func(cycle));
-    f.vars.emplace_back("loop", Value::dict(std::move(loop)));
+    f.vars.emplace_back("loop", loop);
     frame_ = &f;
     Flow fl;
     try {

@@ -152,6 +152,7 @@ Value str_list(const std::vector<std::string> &v) {
   return Value::list(std::move(l));
 }
 ValueList iterate(Renderer &r, const Value &v, const std::string &what) {
+  r.charge(v.kind == Value::List ? v.l->size() : v.kind == Value::Dict ? v.d->size() : v.s.size() / 16);
   switch (v.kind) {
     case Value::List: return *v.l;
     case Value::Undefined: return {};
@@ -274,7 +275,8 @@ Value Renderer::method(const Value &obj, const std::string &name) {
   }
   if (obj.kind == Value::Dict && !obj.ns) {
     if (name == "items" || name == "keys" || name == "values")
-      return bound([self, name](Renderer &, Args &) {
+      return bound([self, name](Renderer &r, Args &) {
+        r.charge(self.d->size());
         ValueList l;
         for (const auto &e : *self.d) {
           if (name == "items") l.push_back(Value::tuple_of({Value::str(e.first), e.second}));
@@ -497,6 +499,7 @@ Value Renderer::call_filter(const std::string &name, Value v, Args &a) {
   if (name == "unique") {
     ValueList items = iterate(*this, v, what), out;
     for (const auto &x : items) {
+      charge(out.size());
       bool seen = false;
       for (const auto &y : out) seen = seen || values_equal(x, y);
       if (!seen) out.push_back(x);
@@ -567,6 +570,7 @@ ValueDict builtin_globals() {
     // jinja2's sandbox refuses ranges of more than 100000 items (MAX_RANGE).
     double n = stepv > 0 ? (double(stop) - double(start)) / double(stepv) : (double(start) - double(stop)) / double(-stepv);
     if (n > 100000) r.fail("range() of more than 100000 items (the sandbox's bound)");
+    if (n > 0) r.charge(static_cast<uint64_t>(n));
     ValueList l;
     for (int64_t k = start; stepv > 0 ? k < stop : k > stop; k += stepv) l.push_back(Value::integer(k));
     return Value::list(std::move(l));

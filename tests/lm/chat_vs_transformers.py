@@ -273,6 +273,14 @@ BOUNDS = [
     ("{{ x is no_such_test }}", "unknown test 'no_such_test'"),
     ("{% frobnicate %}", "unknown statement 'frobnicate'"),
     ("{{ range(1000000) }}", "more than 100000"),
+    ("{{ " + "1 + " * 100000 + "1 }}", "nesting deeper"),
+    ("{{ x" + ".a" * 100000 + " }}", "nesting deeper"),
+    ("{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}",
+     "a value nests deeper"),
+    ("{% set ns = namespace() %}{% set ns.me = ns %}", "may not hold a namespace"),
+    ("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}{% endfor %}",
+     "step bound"),
+    ("{% set s = 'x' * 1000000 %}{% for i in range(100000) %}{{ s[5] }}{% endfor %}", "step bound"),
 ]
 bound_cases = [{"template": t, "messages": [U1], "add_generation_prompt": False} for t, _ in BOUNDS]
 for (t, want), out in zip(BOUNDS, ctorch_render(bound_cases)):
