@@ -7,15 +7,15 @@
 //   TopKLogitsWarper                  scores < topk(k).values[-1] -> -inf
 //   TopPLogitsWarper                  ascending sort, softmax, cumsum <= 1 - p
 //                                     (the last min_tokens_to_keep=1 kept) -> -inf
-//   MinPLogitsWarper                  softmax < min_p * max, the top token kept -> -inf
+//   MinPLogitsWarper                  softmax < min_p * amax, the top token kept -> -inf
 // then argmax (greedy) or torch.multinomial(softmax(scores), 1) on the
 // sampler's own CPU generator, which equals transformers' draw after
 // torch.manual_seed(seed) while the probabilities are the same bits.
 #include "sampler.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ops/amax.h>
 #include <ATen/ops/argmax.h>
-#include <ATen/ops/argsort.h>
 #include <ATen/ops/bincount.h>
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/from_blob.h>
@@ -128,36 +128,34 @@ at::Tensor Sampler::apply(const at::Tensor &logits, const int64_t *history, size
   }
   if (n && o_.repetition_penalty != 1.0) {
     at::Tensor score = at::gather(scores, 1, ids);
-    score = at::where(score < 0, score * o_.repetition_penalty, score / o_.repetition_penalty);
+    score = at::where(score.lt(0), score.mul(o_.repetition_penalty), score.div(o_.repetition_penalty));
     scores = scores.scatter(1, ids, score);
   }
   if (n && (o_.frequency_penalty != 0.0 || o_.presence_penalty != 0.0)) {
     at::Tensor counts = at::bincount(ids.reshape({-1}), {}, V).to(at::kFloat).reshape({1, V});
-    scores = scores - counts * o_.frequency_penalty - (counts > 0).to(at::kFloat) * o_.presence_penalty;
+    scores = scores.sub(counts.mul(o_.frequency_penalty)).sub(counts.gt(0).to(at::kFloat).mul(o_.presence_penalty));
   }
   const float kNegInf = -std::numeric_limits<float>::infinity();
-  if (o_.temperature > 0 && o_.temperature != 1.0) scores = scores / o_.temperature;
+  if (o_.temperature > 0 && o_.temperature != 1.0) scores = scores.div(o_.temperature);
   if (o_.top_k > 0) {
     int64_t k = std::min(std::max<int64_t>(o_.top_k, 1), V);
     at::Tensor kth = std::get<0>(at::topk(scores, k)).select(-1, k - 1).unsqueeze(-1);
-    scores = scores.masked_fill(scores < kth, kNegInf);
+    scores = scores.masked_fill(scores.lt(kth), kNegInf);
   }
   if (o_.top_p < 1.0) {
     auto sorted = at::sort(scores, -1, /*descending=*/false);
     at::Tensor cum = at::softmax(std::get<0>(sorted), -1).cumsum(-1);
-    at::Tensor remove = cum <= (1 - o_.top_p);
+    at::Tensor remove = cum.le(1 - o_.top_p);
     remove.select(-1, V - 1).fill_(false);  // min_tokens_to_keep = 1
     remove = remove.scatter(1, std::get<1>(sorted), remove);
     scores = scores.masked_fill(remove, kNegInf);
   }
   if (o_.min_p > 0) {
     at::Tensor probs = at::softmax(scores, -1);
-    at::Tensor top = std::get<0>(probs.max(-1, /*keepdim=*/true));
-    at::Tensor remove = probs < (top * o_.min_p);
-    at::Tensor order = at::argsort(scores, -1, /*descending=*/true);
-    at::Tensor sorted_remove = at::gather(remove, -1, order);
-    sorted_remove.select(-1, 0).fill_(false);  // min_tokens_to_keep = 1
-    remove = sorted_remove.scatter(1, order, sorted_remove);
+    at::Tensor top = probs.amax(-1, /*keepdim=*/true);
+    at::Tensor remove = probs.lt(top.mul(o_.min_p));
+    at::Tensor keep = std::get<1>(at::topk(probs, 1, -1));  // min_tokens_to_keep = 1
+    remove.scatter_(-1, keep, false);
     scores = scores.masked_fill(remove, kNegInf);
   }
   return scores.reshape(logits.sizes());

@@ -26,6 +26,10 @@ from optional_deps import need  # noqa: E402
 
 need("jinja2", "transformers renders chat templates with it")
 cu = need("transformers.utils.chat_template_utils", "the reference renderer")
+if not hasattr(cu, "render_jinja_template") and not hasattr(cu, "_compile_jinja_template"):
+    print(f"skipped: transformers {cu.__name__} of {sys.executable} has neither render_jinja_template nor "
+          "_compile_jinja_template (transformers 4.45 or later has them)")
+    sys.exit(77)
 
 failures = []
 

@@ -140,7 +140,7 @@ for logits, history in CASES:
         err = max(abs(float(got[0, j]) - want64[j]) / max(1.0, abs(want64[j])) for j in range(V))
         check(err < 2e-6, f"V={V} frequency={f} presence={p}: relative error {err} from the OpenAI formula")
         c = torch.bincount(torch.tensor(history), minlength=V).to(torch.float32).reshape(1, V)
-        want32 = logits - c * f - (c > 0).to(torch.float32) * p
+        want32 = logits.sub(c.mul(f)).sub((c > 0).to(torch.float32).mul(p))
         check(same_bits(got, want32), f"V={V} frequency={f} presence={p}: not the float32 formula's bits")
     # no history: nothing changes
     check(same_bits(c_apply("frequency_penalty=1,presence_penalty=1,repetition_penalty=2", logits, []), logits),
