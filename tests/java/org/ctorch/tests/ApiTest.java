@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.ctorch.CApi;
 import org.ctorch.CTorchException;
 import org.ctorch.DType;
 import org.ctorch.Ops;
@@ -151,6 +152,44 @@ class ApiTest {
             boolean rg = Torch.noGrad(() -> w.mul(2).requiresGrad());
             assertFalse(rg);
             assertTrue(w.mul(2).requiresGrad());
+        }
+    }
+
+    @Test
+    void arraysSharingOneLengthMustAgree() throws Exception {
+        // api.json length_of: names and tensors (metadata keys and values) share one C length;
+        // arrays of other lengths are refused before C reads past the shorter one.
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("ctorch-java-len");
+        try (var s = Torch.scope()) {
+            Tensor x = Tensor.of(new float[] {1, 2});
+            Tensor y = Tensor.of(new float[] {3, 4, 5});
+            String p = dir.resolve("t.safetensors").toString();
+            String pt = dir.resolve("t.pt").toString();
+            String[] none = {};
+            java.util.List<org.junit.jupiter.api.function.Executable> calls = java.util.List.of(
+                    () -> CApi.safetensorsSave(p, new String[] {"t"}, new Tensor[] {x}, new String[] {"k1", "k2"},
+                            new String[] {"v1"}),
+                    () -> CApi.safetensorsSave(p, new String[] {"a"}, new Tensor[] {x, y}, none, none),
+                    () -> CApi.safetensorsSave(p, new String[] {"a", "b"}, new Tensor[] {x}, none, none),
+                    () -> CApi.saveDict(pt, new String[] {"a"}, new Tensor[] {x, y}));
+            for (var call : calls) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+                assertTrue(e.getMessage().matches("ctorch_\\w+: \\w+ has \\d, \\w+ has \\d entries; they share one length"),
+                        e.getMessage());
+            }
+            try (var files = java.nio.file.Files.list(dir)) {
+                assertEquals(0, files.count(), "nothing written");
+            }
+            CApi.safetensorsSave(p, new String[] {"a", "b"}, new Tensor[] {x, y}, new String[] {"k"},
+                    new String[] {"v"});
+            assertTrue(java.nio.file.Files.exists(dir.resolve("t.safetensors")));
+        } finally {
+            try (var files = java.nio.file.Files.list(dir)) {
+                for (var f : (Iterable<java.nio.file.Path>) files::iterator) {
+                    java.nio.file.Files.delete(f);
+                }
+            }
+            java.nio.file.Files.delete(dir);
         }
     }
 

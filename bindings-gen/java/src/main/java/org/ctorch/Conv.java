@@ -145,13 +145,13 @@ final class Conv {
         long n = -1;
         for (long k : lengths) {
             if (k >= 0 && n >= 0 && k != n) {
-                StringBuilder b = new StringBuilder(fn).append(": ");
+                java.util.StringJoiner b = new java.util.StringJoiner(", ", fn + ": ", " entries; they share one length");
                 for (int i = 0; i < names.length; i++) {
                     if (lengths[i] >= 0) {
-                        b.append(names[i]).append(" has ").append(lengths[i]).append(", ");
+                        b.add(names[i] + " has " + lengths[i]);
                     }
                 }
-                throw new IllegalArgumentException(b.append("entries; they share one length").toString());
+                throw new IllegalArgumentException(b.toString());
             }
             if (k >= 0) {
                 n = k;
