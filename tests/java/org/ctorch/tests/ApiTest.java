@@ -123,6 +123,37 @@ class ApiTest {
     }
 
     @Test
+    void papercutsNameTheCall() {
+        try (var s = Torch.scope()) {
+            Tensor a = Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+            // a long dimension is checked as a long ((int) (1L << 32) would be dimension 0)
+            assertThrows(CTorchException.Index.class, () -> a.size(1L << 32));
+            assertThrows(CTorchException.Index.class, () -> a.size(-3));
+            assertEquals(3, a.size(-1));
+            // more elements than a Java array holds: named, not an ArithmeticException
+            IllegalStateException big = assertThrows(IllegalStateException.class,
+                    () -> Tensor.of(new float[] {1}).expand(new long[] {1L << 40}).toFloatArray());
+            assertTrue(big.getMessage().startsWith("toFloatArray: the tensor has 1099511627776 elements"),
+                    big.getMessage());
+            // null arguments of the hand-written methods name the method and argument
+            NullPointerException npe = assertThrows(NullPointerException.class, () -> Tensor.of((float[]) null));
+            assertEquals("Tensor.of: argument 'data' is null (it is not optional)", npe.getMessage());
+            npe = assertThrows(NullPointerException.class, () -> a.save(null));
+            assertEquals("Tensor.save: argument 'path' is null (it is not optional)", npe.getMessage());
+            npe = assertThrows(NullPointerException.class, () -> Tensor.load(null));
+            assertTrue(npe.getMessage().startsWith("Tensor.load: argument 'path'"), npe.getMessage());
+            // top-0 accuracy is refused, as the C metrics refuse k = 0 (not reported as 0.0)
+            Tensor scores = Tensor.of(new float[] {0.1f, 0.9f, 0.8f, 0.2f}, 2, 2);
+            Tensor target = Tensor.of(new long[] {1, 0});
+            assertEquals(2, org.ctorch.Data.topKHits(scores, target, 1));
+            IllegalArgumentException k0 = assertThrows(IllegalArgumentException.class,
+                    () -> org.ctorch.Data.topKHits(scores, target, 0));
+            assertTrue(k0.getMessage().contains("'k' must be >= 1, got 0"), k0.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> org.ctorch.Data.topKAccuracy(null, null, 1, 0));
+        }
+    }
+
+    @Test
     void nullIsNone() {
         try (var s = Torch.scope()) {
             Tensor x = Tensor.of(new float[] {1, 2, 3, 4}, 2, 2);
