@@ -172,6 +172,40 @@ class ThreadsTest {
     }
 
     @Test
+    void aJavaForwardReenteringItselfDeeplyIsAnException() {
+        // A forward that calls its own module again, through C each time: past the nesting
+        // limit the next level is refused, and the outermost call throws (the JVM lives on).
+        try (Scope s = Torch.scope()) {
+            NnModule[] self = new NnModule[1];
+            AtomicInteger levels = new AtomicInteger();
+            AtomicInteger stopAt = new AtomicInteger(Integer.MAX_VALUE);
+            self[0] = Nn.custom("Recursive", xs -> {
+                if (levels.incrementAndGet() >= stopAt.get()) {
+                    return new Tensor[] {xs[0].add(1)};
+                }
+                return new Tensor[] {self[0].forward(xs[0])};
+            });
+            CTorchException e = assertThrows(CTorchException.class, () -> self[0].forward(Tensor.of(new float[] {1})));
+            Throwable root = e;
+            int chain = 0;
+            while (root.getCause() != null) {
+                root = root.getCause();
+                chain++;
+            }
+            assertInstanceOf(IllegalStateException.class, root);
+            assertTrue(root.getMessage().contains("64 Java callbacks are already nested"), root.getMessage());
+            assertEquals(64, levels.get());
+            assertTrue(chain >= 64, "the chain of causes has " + chain + " links");
+            // Within the limit the recursion runs to its end, and the count went back down.
+            levels.set(0);
+            stopAt.set(60);
+            assertArrayEquals(new float[] {2}, self[0].forward(Tensor.of(new float[] {1})).toFloatArray());
+            assertEquals(60, levels.get());
+            self[0].close();
+        }
+    }
+
+    @Test
     void aJavaForwardThatThrowsIsReportedNotFatal() {
         try (Scope s = Torch.scope()) {
             NnModule ok = Nn.custom("Double", xs -> new Tensor[] {xs[0].mul(2)});
