@@ -59,21 +59,26 @@ std::atomic<uint64_t> g_next_log_id{1};
 std::atomic<bool> g_tickets{false};
 thread_local uint64_t t_last_id = 0;
 
-// This thread's log: made at its first failure, unregistered when it ends.
+// This thread's log: made at its first failure, unregistered when the
+// thread ends. Plain __thread words (never destroyed), so a failure recorded
+// after that, by another thread_local's destructor, finds t_log_ended and
+// goes to the shared log only.
+__thread ThreadLog *t_log = nullptr;
+__thread bool t_log_ended = false;
 struct ThreadLogOwner {
-  ThreadLog *log = nullptr;
   ~ThreadLogOwner() {
-    if (!log) return;
+    t_log_ended = true;
+    if (!t_log) return;
     Logs &l = logs();
     {
       std::lock_guard<std::mutex> g(l.mu);
-      auto at = std::find(l.threads.begin(), l.threads.end(), log);
+      auto at = std::find(l.threads.begin(), l.threads.end(), t_log);
       if (at != l.threads.end()) l.threads.erase(at);
     }
-    delete log;
+    delete t_log;
+    t_log = nullptr;
   }
 };
-thread_local ThreadLogOwner t_log;
 
 // Tickets run 1..kMaxTicket and wrap; ticket 0 means "no ticket".
 uint64_t ticket_of(uint64_t id) { return (id - 1) % kMaxTicket + 1; }
@@ -81,7 +86,7 @@ uint64_t ticket_of(uint64_t id) { return (id - 1) % kMaxTicket + 1; }
 // The entry of failure id (want_ticket: of ticket id), newest first, or
 // NULL. l.mu held. A ticket names several ids kMaxTicket apart; the newest
 // is the call being asked about (an idle thread's log may hold an old one).
-const Entry *find(Logs &l, uint64_t id, bool want_ticket) {
+const Entry *find_entry(Logs &l, uint64_t id, bool want_ticket) {
   const Entry *best = nullptr;
   auto consider = [&](const Entry &e) {
     if (e.id && (want_ticket ? ticket_of(e.id) == id : e.id == id) && (!best || e.id > best->id)) best = &e;
@@ -116,15 +121,17 @@ uint64_t record(ctorch_status status, const std::string &msg) noexcept {
   Logs &l = logs();
   std::lock_guard<std::mutex> lock(l.mu);
   try {
-    if (!t_log.log) {
+    if (!t_log && !t_log_ended) {
+      static thread_local ThreadLogOwner owner;  // its destructor unregisters t_log
+      (void)&owner;
       std::unique_ptr<ThreadLog> mine(new ThreadLog);
       l.threads.push_back(mine.get());
-      t_log.log = mine.release();
+      t_log = mine.release();
     }
   } catch (...) {
     // Out of memory: this failure is in the shared log only.
   }
-  if (t_log.log) t_log.log->e[id % kPerThread] = Entry{id, status, text};
+  if (t_log) t_log->e[id % kPerThread] = Entry{id, status, text};
   // A thread that took its id before a newer one's writer took the lock
   // leaves the newer entry in place (its own log has it).
   Entry &e = l.all[id % kLogSize];
@@ -179,7 +186,7 @@ CTORCH_API ctorch_status ctorch_error_message(ctorch_status *status, size_t *out
     std::lock_guard<std::mutex> lock(l.mu);
     // A ticket, or a small id whose ticket is itself: the newest failure
     // with that ticket.
-    if (const Entry *e = find(l, id, id <= kMaxTicket)) {
+    if (const Entry *e = find_entry(l, id, id <= kMaxTicket)) {
       found = true, st = e->status;
       if (e->msg) msg = *e->msg;
     }
