@@ -4032,7 +4032,10 @@ CTORCH_API ctorch_status ctorch_process_group_new_nccl(ctorch_process_group *out
 /**
  * Failure ids. Every failing call gets a process-unique id (increasing from
  * 1) and its message is also kept, with its status, in a process-wide log of
- * the last 1024 failures, readable from any thread. This is what a binding
+ * the last 1024 failures and with the failing thread's own last 32 (while
+ * that thread lives), readable from any thread: a failure stays readable
+ * until its own thread has failed 32 more times, however often other
+ * threads fail. This is what a binding
  * whose FFI runs calls on worker threads (koffi's async calls, a Go
  * goroutine that may change OS threads) uses: the thread-local
  * ctorch_last_error() of a pool thread is out of its reach.
@@ -4051,8 +4054,9 @@ CTORCH_API ctorch_status ctorch_last_error_copy(size_t *out_len, char *buf, size
  * (ctorch_last_error_id) or a ticket (CTORCH_STATUS_TICKET of a status).
  * Copies as ctorch_last_error_copy; *status (may be NULL) gets its status.
  * CTORCH_INDEX when the failure is no longer in the log (or never was).
- * The log keeps the last 1,024 failures, each message cut to its first
- * 4,096 bytes (so at most 4 MiB of text whatever the messages).
+ * The log keeps the last 1,024 failures and each live thread's last 32,
+ * each message cut to its first 4,096 bytes (so at most 4 MiB of text, and
+ * 128 KiB per thread, whatever the messages).
  * @nullable status, out_len, buf
  */
 CTORCH_API ctorch_status ctorch_error_message(ctorch_status *status, size_t *out_len, char *buf, size_t cap,

@@ -1,5 +1,6 @@
 /* What language bindings need from the C side: failure ids and tickets
- * (messages of calls made on other threads), the native memory counter,
+ * (messages of calls made on other threads, none lost when many threads
+ * fail at once), the native memory counter,
  * ctorch_scalar.reserved, empty lists as PyTorch's [], the enums of schema
  * ints, and the ABI hash. */
 #include <dlpack/dlpack.h>
@@ -131,6 +132,144 @@ START_TEST(error_tickets) {
   CT_OK(ctorch_set_error_tickets(&prev, 0));
   ck_assert_int_eq(prev, 1);
   ck_assert_int_eq(fail_null_self(), CTORCH_INVALID_ARGUMENT);
+}
+END_TEST
+
+/* Tickets under threads: 8 threads each fail mm kFails times with tickets on
+ * and read every message by its ticket right away; each thread's mm has its
+ * own shape, so a message is checked to be the thread's own, whole. */
+enum { kThreads = 8, kFails = 3000 };
+
+/* mm of (rows x 3) by (4 x 5): fails naming both shapes. */
+static ctorch_status failing_mm(int64_t rows, ctorch_tensor *a, ctorch_tensor *b) {
+  const ctorch_dtype f32 = CTORCH_FLOAT32;
+  const int64_t sa[2] = {rows, 3}, sb[2] = {4, 5};
+  ctorch_tensor out = NULL;
+  if (!*a && (ctorch_zeros(a, sa, 2, &f32, NULL, NULL, NULL) != CTORCH_OK ||
+              ctorch_zeros(b, sb, 2, &f32, NULL, NULL, NULL) != CTORCH_OK))
+    return CTORCH_UNKNOWN;
+  return ctorch_mm(&out, *a, *b);
+}
+
+struct ticket_job {
+  int64_t rows;
+  int lost, wrong;
+  char example[256];
+};
+
+static void *mm_failures(void *arg) {
+  struct ticket_job *j = arg;
+  ctorch_tensor a = NULL, b = NULL;
+  char want[128], buf[512];
+  snprintf(want, sizeof want, "ctorch_mm: mat1 and mat2 shapes cannot be multiplied (%ldx3 and 4x5)", (long)j->rows);
+  for (int i = 0; i < kFails; ++i) {
+    ctorch_status st = failing_mm(j->rows, &a, &b), code = CTORCH_OK;
+    uint32_t ticket = CTORCH_STATUS_TICKET(st);
+    if (CTORCH_STATUS_CODE(st) == CTORCH_OK || ticket == 0 ||
+        ctorch_error_message(&code, NULL, buf, sizeof buf, ticket) != CTORCH_OK) {
+      ++j->lost;
+    } else if (strncmp(buf, want, strlen(want)) != 0 || code != CTORCH_STATUS_CODE(st)) {
+      if (!j->wrong++) snprintf(j->example, sizeof j->example, "%s", buf);
+    }
+  }
+  ctorch_tensor_free(a);
+  ctorch_tensor_free(b);
+  return NULL;
+}
+
+START_TEST(tickets_under_threads) {
+  pthread_t th[kThreads];
+  struct ticket_job jobs[kThreads];
+  int prev = -1;
+  CT_OK(ctorch_set_error_tickets(&prev, 1));
+  for (int t = 0; t < kThreads; ++t) {
+    memset(&jobs[t], 0, sizeof jobs[t]);
+    jobs[t].rows = t + 2;
+    ck_assert_int_eq(pthread_create(&th[t], NULL, mm_failures, &jobs[t]), 0);
+  }
+  for (int t = 0; t < kThreads; ++t) ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+  CT_OK(ctorch_set_error_tickets(&prev, 0));
+  for (int t = 0; t < kThreads; ++t) {
+    ck_assert_msg(jobs[t].lost == 0, "thread %d: %d of %d messages lost", t, jobs[t].lost, kFails);
+    ck_assert_msg(jobs[t].wrong == 0, "thread %d: %d messages not its own, e.g. %s", t, jobs[t].wrong,
+                  jobs[t].example);
+  }
+}
+END_TEST
+
+/* The case the shared log alone lost: a thread fails, and before it reads
+ * its message (preempted, or handing the ticket to another thread) other
+ * threads fail far more often than the shared log holds. The failing
+ * thread's own entries keep it, for itself and for any other reader. */
+struct held_failure {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stage; /* 1: failed, 2: others done, 3: read its own, 4: may end */
+  ctorch_status status, own_read;
+  char own[512];
+};
+
+static void wait_stage(struct held_failure *h, int stage) {
+  pthread_mutex_lock(&h->mu);
+  while (h->stage < stage) pthread_cond_wait(&h->cv, &h->mu);
+  pthread_mutex_unlock(&h->mu);
+}
+
+static void set_stage(struct held_failure *h, int stage) {
+  pthread_mutex_lock(&h->mu);
+  h->stage = stage;
+  pthread_cond_broadcast(&h->cv);
+  pthread_mutex_unlock(&h->mu);
+}
+
+static void *fail_then_wait(void *arg) {
+  struct held_failure *h = arg;
+  ctorch_tensor a = NULL, b = NULL;
+  h->status = failing_mm(9, &a, &b);
+  set_stage(h, 1);
+  wait_stage(h, 2);
+  h->own_read = ctorch_error_message(NULL, NULL, h->own, sizeof h->own, CTORCH_STATUS_TICKET(h->status));
+  set_stage(h, 3);
+  wait_stage(h, 4); /* alive until the main thread is done */
+  ctorch_tensor_free(a);
+  ctorch_tensor_free(b);
+  return NULL;
+}
+
+START_TEST(ticket_outlives_other_threads_failures) {
+  static const char want[] = "ctorch_mm: mat1 and mat2 shapes cannot be multiplied (9x3 and 4x5)";
+  struct held_failure h;
+  pthread_t waiter, others[kThreads - 1];
+  struct ticket_job jobs[kThreads - 1];
+  char buf[512];
+  ctorch_status code = CTORCH_OK;
+  int prev = -1;
+  memset(&h, 0, sizeof h);
+  pthread_mutex_init(&h.mu, NULL);
+  pthread_cond_init(&h.cv, NULL);
+  CT_OK(ctorch_set_error_tickets(&prev, 1));
+  ck_assert_int_eq(pthread_create(&waiter, NULL, fail_then_wait, &h), 0);
+  wait_stage(&h, 1);
+  ck_assert_int_eq(CTORCH_STATUS_CODE(h.status), CTORCH_RUNTIME);
+  /* 7 x 3000 failures meanwhile: the shared log (1,024) turns over 20 times. */
+  for (int t = 0; t < kThreads - 1; ++t) {
+    memset(&jobs[t], 0, sizeof jobs[t]);
+    jobs[t].rows = t + 2;
+    ck_assert_int_eq(pthread_create(&others[t], NULL, mm_failures, &jobs[t]), 0);
+  }
+  for (int t = 0; t < kThreads - 1; ++t) ck_assert_int_eq(pthread_join(others[t], NULL), 0);
+  /* another thread reads the waiting thread's ticket, and so does that thread */
+  CT_OK(ctorch_error_message(&code, NULL, buf, sizeof buf, CTORCH_STATUS_TICKET(h.status)));
+  ck_assert_int_eq(code, CTORCH_RUNTIME);
+  ck_assert_msg(strncmp(buf, want, sizeof want - 1) == 0, "message by ticket: %s", buf);
+  set_stage(&h, 2);
+  wait_stage(&h, 3);
+  ck_assert_int_eq(h.own_read, CTORCH_OK);
+  ck_assert_str_eq(h.own, buf);
+  set_stage(&h, 4);
+  ck_assert_int_eq(pthread_join(waiter, NULL), 0);
+  CT_OK(ctorch_set_error_tickets(&prev, 0));
+  for (int t = 0; t < kThreads - 1; ++t) ck_assert_int_eq(jobs[t].lost + jobs[t].wrong, 0);
 }
 END_TEST
 
@@ -339,6 +478,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, failure_log_forgets_old_failures);
   tcase_add_test(tc, message_of_a_call_on_another_thread);
   tcase_add_test(tc, error_tickets);
+  tcase_add_test(tc, tickets_under_threads);
+  tcase_add_test(tc, ticket_outlives_other_threads_failures);
   tcase_add_test(tc, memory_counter);
   tcase_add_test(tc, memory_counter_sees_graph_buffers);
   tcase_add_test(tc, scalar_reserved_is_checked);

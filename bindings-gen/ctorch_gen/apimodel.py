@@ -351,6 +351,18 @@ class Function(Node):
         `unsafe fn`, the others' unchecked forms)."""
         return bool(self.unsafe or (self.ops_json and self.ops_json.unsafe))
 
+    def shared_length_arrays(self, p: Param) -> List[str]:
+        """The arrays a caller passes whose one C length is parameter p: p's length_of
+        less an array of arrays' element lengths (element_lengths_of, which a binding
+        fills from the arrays themselves). Where there are several (names and tensors
+        of ctorch_save_dict), a binding checks that the given ones have as many entries:
+        one array's length passed for all lets C read past a shorter one or drop the
+        longer one's tail."""
+        if p.role != "length" or not p.length_of:
+            return []
+        filled = {q.name for q in self.params if q.element_lengths_of}
+        return [a for a in p.length_of if a not in filled]
+
     @property
     def buffer_counters(self) -> set:
         """The output parameters through which the call reports a caller buffer's length

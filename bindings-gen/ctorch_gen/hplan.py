@@ -96,8 +96,9 @@ class Slot:
          ask, grow, ask again), "counter" (the length or count a buffer rule reports: read
          to cut the result, not returned; `counts` is that buffer), "out" (returned);
     in:  "length" (a length or capacity: of `buffer`, a buffer earlier in the list, else
-         of the array p.length_of[0]), "shared_length" (one length for several arrays,
-         some nullable: length_from), "element_lengths" (taken from an array of arrays'
+         of the array p.length_of[0]), "shared_length" (one length for several arrays
+         a caller passes, Function.shared_length_arrays: the given ones must agree; some
+         may be nullable, length_from), "element_lengths" (taken from an array of arrays'
          elements), "int_arrays" (a list of int lists), "array", "in"."""
     p: Param
     how: str
@@ -134,7 +135,7 @@ def call_plan(f: Function) -> CallPlan:
         elif p.role in ("length", "capacity"):
             if p.name in sized:
                 s = Slot(p, "length", buffer=sized[p.name])
-            elif p.length_from is not None:
+            elif p.length_from is not None or len(f.shared_length_arrays(p)) > 1:
                 s = Slot(p, "shared_length")
             else:
                 s = Slot(p, "length")

@@ -11,6 +11,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"unsafe"
 )
 
@@ -395,19 +396,24 @@ func freeCString(s *C.char) {
 // Ptr returns a pointer to v, for optional arguments: ctorch.Ptr(int64(1)).
 func Ptr[T any](v T) *T { return &v }
 
-// sharedLen is the one C length of several slices, some of which may be nil
-// (api.json length_from): that of the non-nil ones, which must agree.
+// sharedLen is the one C length of several slices (api.json length_of), some
+// of which may be nil: that of the non-nil ones, which must agree, or C would
+// read past the shorter one.
 func sharedLen(fname string, names []string, given []bool, lens []int) (int, error) {
-	n, first := 0, ""
+	n, seen, agree := 0, false, true
+	var has []string
 	for i := range names {
 		if !given[i] {
 			continue
 		}
-		if first == "" {
-			n, first = lens[i], names[i]
-		} else if lens[i] != n {
-			return 0, fmt.Errorf("%s: %s has %d entries, %s %d; they share one length", fname, first, n, names[i], lens[i])
+		if seen && lens[i] != n {
+			agree = false
 		}
+		n, seen = lens[i], true
+		has = append(has, fmt.Sprintf("%s has %d", names[i], lens[i]))
+	}
+	if !agree {
+		return 0, fmt.Errorf("%s: %s entries; they share one length", fname, strings.Join(has, ", "))
 	}
 	return n, nil
 }

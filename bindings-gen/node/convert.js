@@ -309,12 +309,14 @@ module.exports = function makeConversions(E, Tensor, CtorchError, fail, check, l
   function query(fn, Cell, ...args) { const c = new Cell(1); check(fn(c, ...args)); return Number(c[0]); }
   function bytesLen(v) { return v === null || v === undefined ? 0 : v.byteLength; }
   // One C length shared by several arrays, some of which may be null (api.json
-  // length_from): that of the given ones, which must agree.
+  // length_of, Function.shared_length_arrays): that of the given ones, which
+  // must agree.
   function sharedLen(fname, items) {
-    const given = items.filter(([, v]) => v !== null && v !== undefined);
-    const ns = new Set(given.map(([, v]) => v.length));
-    if (ns.size > 1) throw new RangeError(`${fname}: ${given.map(([n, v]) => `${n} has ${v.length}`).join(', ')} entries; they share one length`);
-    return given.length ? given[0][1].length : 0;
+    const given = items.filter(([, v]) => v !== null && v !== undefined).map(([n, v]) => [n, lenOf(v)]);
+    if (new Set(given.map(([, k]) => k)).size > 1) {
+      throw new RangeError(`${fname}: ${given.map(([n, k]) => `${n} has ${k}`).join(', ')} entries; they share one length`);
+    }
+    return given.length ? given[0][1] : 0;
   }
 
   const STRUCT_IN = { ctorch_device: (v) => device(v) };

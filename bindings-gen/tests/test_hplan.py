@@ -48,6 +48,24 @@ class CallPlan(unittest.TestCase):
         self.assertIs(cp.reported, by["buf"])
         self.assertTrue(cp.freed_always)
 
+    def test_arrays_sharing_a_length_are_checked(self):
+        # names and tensors share n, both required (ctorch_save_dict): the wrapper takes
+        # a shared length (checked to agree), not the first array's; an array of arrays'
+        # element lengths (lens, filled by the binding) is no array a caller passes.
+        s = {"kind": "string", "name": "char"}
+        f = Function.load({"name": "ctorch_save_dict", "origin": "header", "params": [
+            _p("names", pointer=2, array={"length": "n"}, type=s),
+            _p("tensors", pointer=1, array={"length": "n"}, type=H),
+            _p("n", role="length", length_of=["names", "tensors"]),
+            _p("shapes", pointer=2, array={"length": "k", "element_length": "lens"}),
+            _p("lens", pointer=1, array={"length": "k"}, element_lengths_of="shapes"),
+            _p("k", role="length", length_of=["shapes", "lens"])]})
+        by = {s.p.name: s.how for s in call_plan(f).slots}
+        self.assertEqual(by["n"], "shared_length")
+        self.assertEqual(f.shared_length_arrays(f.params[2]), ["names", "tensors"])
+        self.assertEqual(by["k"], "length")
+        self.assertEqual(f.shared_length_arrays(f.params[5]), ["shapes"])
+
     def test_a_length_before_its_buffer_is_an_arrays(self):
         # C order decides (the wrappers write the arguments in one pass).
         f = Function.load({"name": "ctorch_g", "params": [

@@ -243,9 +243,16 @@ struct Cache {
 [[gnu::noinline]] void spill() noexcept;
 constexpr uint64_t kCacheMax = 512;
 // True if v is a live handle whose slot word is w: w live, and v nothing
-// but w's generation and the offset.
+// but w's generation and the offset. v's bits outside the offset (its
+// generation, and its low 3 bits, which a handle never sets) plus one must
+// equal w's generation and live bit. An XOR test would let the 1 come from
+// v instead of w: 0x1, 0x9, 0x10001 (generation 0, low bit set) would match
+// a never-used slot (word 0) and be taken for a tensor at address 0. The
+// sum cannot: it has the live bit only where v's low bit is clear, and it
+// is never 0 or a free slot's tag (v's offset bits are masked to 0, so the
+// carry from +1 stops at bit 3).
 C10_ALWAYS_INLINE bool matches(uint64_t v, uint64_t w) noexcept {
-  return ((v & ~table.mask) ^ (w & kTagMask)) == 1;
+  return (v & ~table.mask) + 1 == (w & kTagMask);
 }
 }  // namespace tslot
 

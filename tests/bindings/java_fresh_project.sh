@@ -16,8 +16,16 @@ rc=$?
 if [ $rc -ne 0 ]; then echo "$env_line"; exit $rc; fi
 export "$env_line"
 set -e
+# Maven's local repository (for scripts/package's mvn too) is this test's own,
+# beside WORK in the build tree, never the user's ~/.m2: a local repository
+# caches released artifacts for good, so this build's org.ctorch artifacts
+# must be fetched anew each run, and the user's (those docs/bindings-java.md
+# has them install) are not this test's to replace or delete. The plugins
+# Maven fetches stay in it between runs.
+m2=$work-m2
+rm -rf "$m2/org/ctorch"
 # C1 only for Maven's JVMs (scripts/package's too): a run of seconds never repays C2's compiles.
-export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow -XX:TieredStopAtLevel=1"
+export MAVEN_OPTS="${MAVEN_OPTS:-} -Dmaven.repo.local=$m2 --sun-misc-unsafe-memory-access=allow -XX:TieredStopAtLevel=1"
 rm -rf "$work"
 mkdir -p "$work/app/src/main/java"
 t0=$SECONDS
@@ -47,42 +55,23 @@ PY
 echo "the program: ${prog%%$'\n'*}'s first Java block"
 main=$(sed -n 's/^public class \([A-Za-z0-9_]*\).*/\1/p' <<<"${prog#*$'\n'}" | head -1)
 printf '%s' "${prog#*$'\n'}" >"$work/app/src/main/java/$main.java"
-cat >"$work/app/pom.xml" <<POM
-<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>example</groupId>
-  <artifactId>fresh</artifactId>
-  <version>1</version>
-  <properties>
-    <maven.compiler.release>22</maven.compiler.release>
-    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-  </properties>
-  <repositories>
-    <repository><id>ctorch-local</id><url>file://$repo</url></repository>
-  </repositories>
-  <dependencies>
-    <dependency>
-      <groupId>org.ctorch</groupId>
-      <artifactId>$nat</artifactId>
-      <version>$version</version>
-      <classifier>linux-x86_64</classifier>
-    </dependency>
-  </dependencies>
-  <build>
-    <!-- Maven 3.8's default compiler plugin (3.1) predates release 22. -->
-    <plugins><plugin><artifactId>maven-compiler-plugin</artifactId><version>3.14.0</version></plugin></plugins>
-  </build>
-</project>
-POM
-# Maven's local repository caches released artifacts for good: this build's are fetched anew,
-# and a run for another build (the other libtorch's: the same version of org.ctorch:ctorch)
-# waits for this one to finish with the cache.
-m2=${HOME}/.m2/repository/org/ctorch
-mkdir -p "$(dirname "$m2")"
-exec 9>"$(dirname "$m2")/.ctorch-fresh-project.lock"
-flock 9
-rm -rf "$m2"
+# The pom is docs/bindings-java.md's, as a user copies it, but for the
+# dependency (this build's natives artifact and version) and the local
+# repository's folder (this test's).
+python3 - "$src/docs/bindings-java.md" "$nat" "$version" "file://$repo" >"$work/app/pom.xml" <<'PY' ||
+import re, sys
+doc, nat, version, url = sys.argv[1:]
+poms = re.findall(r"^```xml\n(<\?xml.*?)^```$", open(doc, encoding="utf-8").read(), re.M | re.S)
+if not poms:
+    sys.exit("docs/bindings-java.md has no complete pom (an ```xml block starting <?xml)")
+pom, n = re.subn(r"<artifactId>ctorch-native-torch[0-9.]+</artifactId>(\s*)<version>[^<]+</version>",
+                 rf"<artifactId>{nat}</artifactId>\g<1><version>{version}</version>", poms[0])
+pom, m = re.subn(r"<url>file://\$\{user\.home\}/ctorch-repo</url>", f"<url>{url}</url>", pom)
+if (n, m) != (1, 1):
+    sys.exit("the page's pom no longer has one ctorch-native dependency and one ctorch-repo repository")
+print(pom, end="")
+PY
+  { echo "FAIL: the pom of docs/bindings-java.md"; exit 1; }
 t0=$SECONDS
 (cd "$work/app" && mvn -B -q package dependency:build-classpath -Dmdep.outputFile=cp.txt) >"$work/mvn.log" 2>&1 ||
   { cat "$work/mvn.log"; echo "FAIL: mvn package of the fresh project"; exit 1; }
@@ -101,5 +90,13 @@ want=$(sed -n 's|.*// prints \(.*\)$|\1|p' <<<"$prog" | head -1)
 [ -n "$want" ] || { echo "FAIL: the program's block has no '// prints ...' comment"; exit 1; }
 grep -qxF "$want" <<<"$out" || { echo "FAIL: the program did not print: $want"; exit 1; }
 ls "$work/cache"/*/libctorch.so.* >/dev/null || { echo "FAIL: nothing was extracted to $work/cache"; exit 1; }
+# Both jars on the module path: the natives jar is an automatic module with a name of its own.
+natmod=$("$JAVA_HOME/bin/jar" --describe-module --file "$natives" 2>&1 | sed -n 's/@.* automatic$//p')
+[ -n "$natmod" ] || { "$JAVA_HOME/bin/jar" --describe-module --file "$natives"; echo "FAIL: the natives jar is no module"; exit 1; }
+echo "the natives jar's module: $natmod"
+out2=$(env -u CTORCH_LIB -u LD_LIBRARY_PATH CTORCH_CACHE_DIR="$work/cache" "$JAVA_HOME/bin/java" \
+  --enable-native-access=org.ctorch --module-path "$jar:$natives" --add-modules "org.ctorch,$natmod" \
+  -cp "$work/app/target/classes" "$main" 2>&1) || { echo "$out2"; echo "FAIL: the program, both jars on the module path"; exit 1; }
+[ "$out2" = "$out" ] || { echo "$out2"; echo "FAIL: another output with both jars on the module path"; exit 1; }
 echo "a fresh Maven project with one dependency ($nat:$version:linux-x86_64) ran the program; the library came from the natives jar"
-rm -rf "$m2"
+rm -rf "$m2/org/ctorch"

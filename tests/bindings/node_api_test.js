@@ -267,6 +267,31 @@ test('what api.json says: booleans, length_from', () => {
   }
 });
 
+test('arrays sharing one C length must agree (api.json length_of)', () => {
+  const c = ct.capi;
+  const fs = require('fs');
+  const path = require('path');
+  const x = ct.ones([2]), y = ct.zeros([3]);
+  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'ctorch_len_'));
+  try {
+    const p = path.join(dir, 't.safetensors');
+    const bad = /^ctorch_\w+: \w+ has \d, \w+ has \d entries; they share one length$/;
+    for (const call of [
+      () => c.safetensors_save(p, ['t'], [x], ['k1', 'k2'], ['v1']),
+      () => c.safetensors_save(p, ['a'], [x, y], [], []),
+      () => c.safetensors_save(p, ['a', 'b'], [x], [], []),
+      () => c.save_dict(path.join(dir, 't.pt'), ['a'], [x, y]),
+    ]) {
+      assert.throws(call, (e) => e instanceof RangeError && bad.test(e.message));
+    }
+    assert.deepStrictEqual(fs.readdirSync(dir), []); // nothing written
+    c.safetensors_save(p, ['a', 'b'], [x, y], ['k'], ['v']);
+    assert.deepStrictEqual(fs.readdirSync(dir), ['t.safetensors']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // What examples/node/vae.js and dqn.js needed.
 test('generators, enum names through overloads, inference mode, save/load', () => {
   const draw = (seed) => ct.randn([3], { generator: new ct.Generator().manualSeed(seed) }).toArray();

@@ -380,6 +380,27 @@ class HeaderFunctions(unittest.TestCase):
         self.assertEqual(text, msg)
         self.assertEqual(status, ctorch._capi.ENUMS["ctorch_status"]["CTORCH_INVALID_ARGUMENT"])
 
+    def test_arrays_sharing_a_length_must_agree(self):
+        # names and tensors share one C length (api.json length_of): lists of
+        # other lengths are refused before C reads past the shorter one.
+        c = ctorch.capi
+        x, y = ctorch.ones([2]), ctorch.zeros([3])
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "t.safetensors")
+            cases = [
+                lambda: c.safetensors_save(p, ["t"], [x], ["k1", "k2"], ["v1"]),
+                lambda: c.safetensors_save(p, ["a"], [x, y], [], []),
+                lambda: c.safetensors_save(p, ["a", "b"], [x], [], []),
+                lambda: c.save_dict(os.path.join(d, "t.pt"), ["a"], [x, y]),
+                lambda: c.value_dict_str(["a", "b"], [c.value_int(1)]),
+            ]
+            for call in cases:
+                with self.assertRaisesRegex(ValueError, r"^ctorch_\w+: \w+ has \d, \w+ has \d entries; they share one length"):
+                    call()
+            self.assertEqual(os.listdir(d), [])  # nothing written
+            c.safetensors_save(p, ["a", "b"], [x, y], ["k"], ["v"])
+            self.assertEqual(os.listdir(d), ["t.safetensors"])
+
     def test_handle_classes(self):
         c = ctorch.capi
         s = c.autograd_scope_enter(0)

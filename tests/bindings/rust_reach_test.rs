@@ -116,6 +116,28 @@ fn main() -> Result<()> {
     assert!(ctorch::add_hparams(&w, &[], &[], None).is_err());
     ok("add_hparams");
 
+    // capi's arrays that share one C length (api.json length_of) must agree
+    let (lx, ly) = (Tensor::from_slice(&[1f32, 2.], &[2])?, Tensor::from_slice(&[3f32, 4., 5.], &[3])?);
+    let st = dir.join("t.safetensors");
+    let st = st.to_str().unwrap();
+    for (i, r) in [
+        capi::safetensors_save(st, &["t"], &[&lx], &["k1", "k2"], &["v1"]),
+        capi::safetensors_save(st, &["a"], &[&lx, &ly], &[], &[]),
+        capi::safetensors_save(st, &["a", "b"], &[&lx], &[], &[]),
+        capi::save_dict(dir.join("t.pt").to_str().unwrap(), &["a"], &[&lx, &ly]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let e = r.expect_err("lengths that differ");
+        assert_eq!(e.status, sys::CTORCH_INVALID_ARGUMENT, "case {i}");
+        assert!(e.message.ends_with("entries; they share one length"), "case {i}: {}", e.message);
+    }
+    assert!(!dir.join("t.safetensors").exists() && !dir.join("t.pt").exists());
+    capi::safetensors_save(st, &["a", "b"], &[&lx, &ly], &["k"], &["v"])?;
+    assert!(dir.join("t.safetensors").exists());
+    ok("arrays sharing a length");
+
     // shape_check, forward_child_n
     let lin = Linear::new(4, 3).build()?;
     let m = Sequential::new(&[&lin])?;

@@ -29,8 +29,8 @@ KNOWN = {"excerpt", "fragment", "env", "generated", "rustdoc"}
 LANGS = {"c": "c", "python": "python", "py": "python", "js": "js", "javascript": "js", "go": "go",
          "sh": "sh", "bash": "sh", "shell": "sh", "json": "json", "cmake": "cmake", "": "text", "text": "text",
          # No runner: excerpts only (tests/package's run_cargo.sh runs the README's Rust program,
-         # tests/bindings/java_fresh_project.sh the first Java one).
-         "rust": "rust", "toml": "toml", "java": "java"}
+         # tests/bindings/java_fresh_project.sh the first Java one with bindings-java.md's pom).
+         "rust": "rust", "toml": "toml", "java": "java", "xml": "xml"}
 README_DIRS = ["shim", "bindings-gen", "examples", "bench", "tests", "fuzz", "scripts"]
 
 

@@ -1,6 +1,6 @@
 /* Tensor handle validation (shim/core/tensor_slots.cpp): a tensor handle
- * freed before the call, a pointer ctorch never returned and a handle of
- * another type each get CTORCH_INVALID_ARGUMENT naming the argument, from
+ * freed before the call, a pointer or small value ctorch never returned
+ * and a handle of another type each get CTORCH_INVALID_ARGUMENT naming the argument, from
  * hand-written entry points and from generated operators (Tensor, Tensor?
  * and Tensor[] arguments); ctorch_tensor_free of a freed or foreign pointer
  * frees nothing and records why; several handles of one tensor are counted
@@ -55,6 +55,83 @@ START_TEST(freed_foreign_wrong_type) {
   ctorch_nn_module_free(m);
   ctorch_tensor_free(w);
   ctorch_tensor_free(a);
+}
+END_TEST
+
+/* Values ctorch never returned, walked through hand-written and generated
+ * entry points and ctorch_tensor_free: each is refused, none is read as a
+ * tensor. The small ones with the low bit set (0x1, 0x9, 0x11, 0x10001)
+ * name a slot never used (its word 0); a check that let the live bit come
+ * from the value rather than the slot took them for a tensor at address 0
+ * and crashed. The walk runs before this process makes any tensor (every
+ * slot unused) and again beside live and freed handles, whose unaligned
+ * and generation-altered neighbours must be refused too. */
+static void refuse_everywhere(ctorch_tensor bad, ctorch_tensor live) {
+  int64_t n = 0;
+  ctorch_dtype dt;
+  double d = 0;
+  char *text = NULL;
+  ctorch_tensor r = NULL;
+  ck_assert_msg(ctorch_tensor_dim(&n, bad) == CTORCH_INVALID_ARGUMENT, "dim took %p", (void *)bad);
+  CT_ERROR_HAS(FREED);
+  BAD(ctorch_tensor_numel(&n, bad), "t", FREED);
+  BAD(ctorch_tensor_dtype(&dt, bad), "t", FREED);
+  BAD(ctorch_tensor_item_double(&d, bad), "t", FREED);
+  BAD(ctorch_tensor_to_string(&text, bad), "t", FREED);
+  ck_assert_ptr_null(text);
+  BAD(ctorch_relu(&r, bad), "self", FREED);
+  ck_assert_ptr_null(r);
+  if (live) {
+    BAD(ctorch_add_Tensor(&r, live, bad, ctorch_scalar_int(1)), "other", FREED);
+    BAD(ctorch_linear(&r, live, live, bad), "bias", FREED);
+    ctorch_tensor list[2] = {live, bad};
+    BAD(ctorch_cat(&r, list, 2, 0), "tensors", "element 1 " FREED);
+    ck_assert_ptr_null(r);
+  } else {
+    BAD(ctorch_add_Tensor(&r, bad, bad, ctorch_scalar_int(1)), "self", FREED);
+  }
+  reset_error();
+  ctorch_tensor_free(bad);
+  CT_ERROR_HAS("nothing was freed");
+}
+
+static const uintptr_t kNeverReturned[] = {
+    0x1,        0x2,        0x3,        0x4,        0x5,         0x7,         0x8,
+    0x9,        0x10,       0x11,       0x19,       0x1000,      0x1001,      0x10001,
+    0x20001,    0x7ffff001, 0xdeadbeef, 0xfffffff9, 0x100000001, 0x1000000000001,
+    ((uintptr_t)1 << 48) | 0x7fff0000, UINTPTR_MAX, UINTPTR_MAX - 6,
+};
+
+START_TEST(never_returned_values) {
+  const size_t nvals = sizeof kNeverReturned / sizeof kNeverReturned[0];
+  /* no tensor made yet in this process: every slot is unused */
+  for (size_t i = 0; i < nvals; ++i) refuse_everywhere((ctorch_tensor)kNeverReturned[i], NULL);
+  ctorch_tensor live = vec(3), gone = vec(3), kept[64];
+  for (int i = 0; i < 64; ++i) kept[i] = vec(1); /* slots carved and live around them */
+  ctorch_tensor_free(gone);
+  for (size_t i = 0; i < nvals; ++i) refuse_everywhere((ctorch_tensor)kNeverReturned[i], live);
+  refuse_everywhere(gone, live);
+  refuse_everywhere(FOREIGN, live);
+  refuse_everywhere((ctorch_tensor)((uintptr_t)foreign_word + 1), live); /* unaligned pointer */
+  const uintptr_t gen = (uintptr_t)0xffff << 48;
+  const ctorch_tensor around[] = {live, kept[0], kept[63]};
+  for (size_t k = 0; k < 3; ++k) {
+    const uintptr_t v = (uintptr_t)around[k];
+    for (uintptr_t low = 1; low < 8; ++low) refuse_everywhere((ctorch_tensor)(v + low), live); /* unaligned */
+    refuse_everywhere((ctorch_tensor)(v & ~gen), live);                      /* generation 0 */
+    refuse_everywhere((ctorch_tensor)((v & ~gen) | 1), live);                /* generation 0, low bit */
+    refuse_everywhere((ctorch_tensor)(v + ((uintptr_t)1 << 48)), live);      /* the next generation */
+    refuse_everywhere((ctorch_tensor)(v ^ ((uintptr_t)1 << 32)), live);      /* beyond the offset */
+  }
+  /* the live handles still work */
+  int64_t n = 0;
+  CT_OK(ctorch_tensor_numel(&n, live));
+  ck_assert_int_eq(n, 3);
+  for (int i = 0; i < 64; ++i) {
+    CT_OK(ctorch_tensor_numel(&n, kept[i]));
+    ctorch_tensor_free(kept[i]);
+  }
+  ctorch_tensor_free(live);
 }
 END_TEST
 
@@ -283,6 +360,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("tensor_handles");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, never_returned_values);
   tcase_add_test(tc, freed_foreign_wrong_type);
   tcase_add_test(tc, double_and_foreign_free);
   tcase_add_test(tc, several_handles_one_tensor);

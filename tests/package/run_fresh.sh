@@ -60,6 +60,10 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$(cd "$src" && pwd)")}
 set -e
 tmp=$(mktemp -d "$(cd "$build" && pwd)/fresh-$mode.XXXXXX")
 export TMPDIR=$tmp  # pip unpacks the sdist there
+# npm's and pip's caches are this run's own (or none): an install stores the
+# package it installs there, and the user's caches are not this test's to
+# write (cargo's: below; Go's build cache and ccache stay shared, warm).
+export npm_config_cache=$tmp/npm-cache PIP_NO_CACHE_DIR=1
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 now() { date +%s; }
 
@@ -215,7 +219,7 @@ fi
 # crates.io: the .crate files unpacked, each with its checksum file), with the
 # one crate from crates.io they need (pkg-config, ctorch-sys's build
 # dependency), as a user's mirror would hold it: taken from the user's cargo
-# cache (fetched into it where it is not there yet).
+# cache, or fetched into this test's temporary folder where it is not there.
 user_cargo=${CARGO_HOME:-$HOME/.cargo}
 add_crate() {  # FILE.crate: unpacked into the registry with its .cargo-checksum.json
   local name
@@ -235,10 +239,11 @@ mkdir -p "$tmp/registry"
 for c in ctorch-sys ctorch; do add_crate "$tmp/dist/$c-$version.crate"; done
 pkgc=$(ls -v "$user_cargo"/registry/cache/*/pkg-config-0.3.*.crate 2>/dev/null | tail -n 1)
 if [ -z "$pkgc" ]; then
+  # Fetched into a cargo home of this test's, not the user's (read, never written).
   (mkdir "$tmp/fetch" && cd "$tmp/fetch" && cargo new --quiet --vcs none f && cd f &&
-    echo 'pkg-config = "0.3"' >>Cargo.toml && CARGO_HOME=$user_cargo cargo fetch --quiet) >/dev/null 2>&1 ||
+    echo 'pkg-config = "0.3"' >>Cargo.toml && CARGO_HOME=$tmp/fetch/home cargo fetch --quiet) >/dev/null 2>&1 ||
     skip "crates.io is unreachable (pkg-config, ctorch-sys's build dependency, comes from it)"
-  pkgc=$(ls -v "$user_cargo"/registry/cache/*/pkg-config-0.3.*.crate | tail -n 1)
+  pkgc=$(ls -v "$tmp"/fetch/home/registry/cache/*/pkg-config-0.3.*.crate | tail -n 1)
 fi
 add_crate "$pkgc"
 export CARGO_HOME=$tmp/cargo-home CARGO_TARGET_DIR=$tmp/target

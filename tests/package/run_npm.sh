@@ -15,6 +15,9 @@ command -v npm >/dev/null || skip "npm is not installed"
 set -e
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# npm's cache is this run's own: installing a tarball stores it in the cache,
+# and the user's (~/.npm) is not this test's to add this build's ctorch to.
+export npm_config_cache=$tmp/npm-cache
 lib=$(readlink -f "$build/libctorch.so")
 
 echo "== scripts/package npm"

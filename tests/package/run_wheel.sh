@@ -39,7 +39,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 took() { printf '(%.1f s)\n' "$(echo "$(now) - $1" | bc)"; }
-export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1  # the user's pip cache untouched
 # The venvs are made without pip (ensurepip takes seconds); TORCH_PYTHON's
 # pip installs into them (pip --python).
 pip_in() { local v=$1; shift; "$torch_py" -m pip --python "$v/bin/python" "$@"; }

@@ -298,9 +298,9 @@ class _Wrapper(SlotWriter):
     def shared_length(self, s):
         p, v = s.p, go_arg(s.p.name)
         f = self.f
-        # One length for several arrays, some nil: that of the given
-        # ones, which must agree (api.json length_from).
-        lo = p.length_of
+        # One length for several slices (some may be nil): that of the
+        # given ones, which must agree, else an error before C is called.
+        lo = f.shared_length_arrays(p)
         self.pre += [f"n__{v}, err := sharedLen({json.dumps(f.name)}, []string{{{', '.join(json.dumps(q) for q in lo)}}}, "
                      f"[]bool{{{', '.join(go_arg(q) + ' != nil' for q in lo)}}}, "
                      f"[]int{{{', '.join('int(n__' + go_arg(q) + ')' for q in lo)}}})",

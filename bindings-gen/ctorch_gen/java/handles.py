@@ -34,8 +34,10 @@ def emit_handle(doc: Api, h, methods=()) -> str:
     out.append(f"        super(h, {free});")
     out.append("    }")
     out.append("")
-    out.append(f"    /** Takes ownership of a `{h.name}` a C call returned (NULL: null). */")
-    out.append(f"    public static {cls} own(MemorySegment h) {{")
+    # Package-private: only this binding's own calls' results are adopted unchecked
+    # (a raw value in a typed object would be a crash waiting for its first use).
+    out.append(f"    /** Takes ownership of a `{h.name}` a C call of this binding returned (NULL: null). */")
+    out.append(f"    static {cls} own(MemorySegment h) {{")
     out.append(f"        return h.equals(MemorySegment.NULL) ? null : new {cls}(h);")
     out.append("    }")
     for m in methods:

@@ -149,6 +149,11 @@ def method(e: Planned, lists: dict, receiver: bool) -> List[str]:
             if s.buffer is not None or p.name not in lengths:
                 raise Unshaped("a length of a buffer")
             cargs.append(lengths[p.name])
+        elif how == "shared_length":  # several arrays, one C length: they must agree
+            arrs = f.shared_length_arrays(p)
+            sizes = [f"({ident(a)} == null ? -1L : (long) {ident(a)}.length)" for a in arrs]
+            cargs.append(f"Conv.sharedLength({jstr(fn)}, new String[] {{{', '.join(jstr(a) for a in arrs)}}}, "
+                         f"new long[] {{{', '.join(sizes)}}})")
         elif how == "array":
             jt, st, c, d = _array(p, v, fn, lists)
             params.append((jt, v))

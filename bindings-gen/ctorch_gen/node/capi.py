@@ -481,10 +481,10 @@ class _Wrapper(SlotWriter):
             v = f"s_{n}"
         self.rets.append(v)
 
-    def shared_length(self, s):  # one length for several arrays, some null: they must agree
+    def shared_length(self, s):  # one length for several arrays (some may be null): they must agree
         p = s.p
         f = self.f
-        items = ", ".join(f"[{json.dumps(q)}, {js_name(q)}]" for q in p.length_of)
+        items = ", ".join(f"[{json.dumps(q)}, {js_name(q)}]" for q in f.shared_length_arrays(p))
         self.cargs.append(f"$R.sharedLen({json.dumps(f.name)}, [{items}])")
 
     def element_lengths(self, s):  # taken from the arrays' lengths ($R.i64arrays)

@@ -114,9 +114,10 @@ class _Wrapper(SlotWriter):
         self.cargs.append(f"_n_{py_name(s.p.length_of[0])}")
 
     def shared_length(self, s):
-        # One length for several arrays, some of which may be None:
-        # that of the given ones, which must agree (api.json length_from).
-        items = ", ".join(f"({q!r}, {py_name(q)} is not None, _n_{py_name(q)})" for q in s.p.length_of)
+        # One length for several arrays (some may be None): that of the
+        # given ones, which must agree, else ValueError before C is called.
+        items = ", ".join(f"({q!r}, {py_name(q)} is not None, _n_{py_name(q)})"
+                          for q in self.f.shared_length_arrays(s.p))
         self.cargs.append(f"_rt.shared_length({self.f.name!r}, [{items}])")
 
     def element_lengths(self, s):  # taken from the arrays' lengths (_int_arrays)

@@ -42,15 +42,17 @@ def _prim(p: Param) -> str:
     return C_PRIM[base]
 
 
-def _in(p: Param, arrays_len: dict) -> Tuple[Optional[str], List[str], str]:
+def _in(p: Param, arrays_len: dict, fn: str) -> Tuple[Optional[str], List[str], str]:
     """(Rust parameter or None, statements, C argument) of an in-parameter."""
     v, t, k, nul = ident(p.name), p.type, p.type.kind, p.nullable
     if p.role in ("length",):
         if p.length_from is not None:
             raise Unsupported("length_from")
+        # Arrays sharing one C length must agree (Function.shared_length_arrays).
         arrs = [a for a in p.length_of]
         lens = [arrays_len[a] for a in arrs]
-        pre = [f"if {lens[0]} != {x} {{ return Err(Error::binding(\"{arrs[0]} and {a} must have the same length\")); }}"
+        pre = [f"if {lens[0]} != {x} {{ return Err(Error::binding(format!(\"{fn}: {arrs[0]} has {{}}, {a} has {{}} "
+               f"entries; they share one length\", {lens[0]}, {x}))); }}"
                for a, x in zip(arrs[1:], lens[1:])]
         return None, pre, f"{lens[0]} as {_prim(p)}"
     if p.role:
@@ -207,7 +209,7 @@ def function(e: Planned, lists: dict, doc: Optional[Api] = None) -> str:
             rets.append(rt)
             res.append(r)
         else:
-            rp, s, carg = _in(p, alen)
+            rp, s, carg = _in(p, alen, f.name)
             if rp:
                 params.append(rp)
             pre += s

@@ -70,6 +70,35 @@ func main() {
 	tb.Free()
 	expect("the writer's folder removed", os.RemoveAll(hpDir) == nil)
 
+	// api.json length_of: slices sharing one C length must agree, or C would
+	// read past the shorter one (names and tensors, metadata keys and values).
+	lenDir, err := os.MkdirTemp("", "ctorch_go_lengths_")
+	expect("MkdirTemp", err == nil, err)
+	lx, _ := ctorch.FromFloat32([]float32{1, 2}, 2)
+	ly, _ := ctorch.FromFloat32([]float32{3, 4, 5}, 3)
+	stPath := lenDir + "/t.safetensors"
+	for i, call := range []func() error{
+		func() error {
+			return ctorch.SafetensorsSave(stPath, []string{"t"}, []*ctorch.Tensor{lx}, []string{"k1", "k2"}, []string{"v1"})
+		},
+		func() error { return ctorch.SafetensorsSave(stPath, []string{"a"}, []*ctorch.Tensor{lx, ly}, nil, nil) },
+		func() error {
+			return ctorch.SafetensorsSave(stPath, []string{"a", "b"}, []*ctorch.Tensor{lx}, nil, nil)
+		},
+		func() error { return ctorch.SaveDict(lenDir+"/t.pt", []string{"a"}, []*ctorch.Tensor{lx, ly}) },
+	} {
+		err := call()
+		expect(fmt.Sprintf("lengths that differ refused (case %d)", i), err != nil && strings.Contains(err.Error(), "they share one length"), err)
+	}
+	left, _ := os.ReadDir(lenDir)
+	expect("nothing written", len(left) == 0, left)
+	expect("SafetensorsSave", ctorch.SafetensorsSave(stPath, []string{"a", "b"}, []*ctorch.Tensor{lx, ly}, []string{"k"}, []string{"v"}) == nil)
+	left, _ = os.ReadDir(lenDir)
+	expect("the file written", len(left) == 1, left)
+	lx.Free()
+	ly.Free()
+	expect("the folder removed", os.RemoveAll(lenDir) == nil)
+
 	w, _ := ctorch.FromFloat32([]float32{1, 2, 3}, 3)
 	expect("SetRequiresGrad", w.SetRequiresGrad(true) == nil)
 	opts, err := ctorch.OptimOptionsDefault(ctorch.OptimizerKindSgd)
@@ -98,7 +127,7 @@ func main() {
 	sv, _ := sum.ItemDouble()
 	expect("Scope", sc2.Err() == nil && sv == 14, sc2.Err(), sv)
 	kept := sc2.Keep(sc2.T(ctorch.Relu(w)))
-	bad := sc2.T(ctorch.Mm(w, w)) // 1-D: refused
+	bad := sc2.T(ctorch.Mm(w, w))    // 1-D: refused
 	after := sc2.T(ctorch.Relu(bad)) // nil input: refused too; the first error stays
 	expect("Scope first error", bad == nil && after == nil && sc2.Err() != nil &&
 		strings.Contains(sc2.Err().Error(), "mm"), sc2.Err())

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.ctorch.CApi;
 import org.ctorch.CTorchException;
 import org.ctorch.DType;
 import org.ctorch.Ops;
@@ -122,6 +123,37 @@ class ApiTest {
     }
 
     @Test
+    void papercutsNameTheCall() {
+        try (var s = Torch.scope()) {
+            Tensor a = Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 2, 3);
+            // a long dimension is checked as a long ((int) (1L << 32) would be dimension 0)
+            assertThrows(CTorchException.Index.class, () -> a.size(1L << 32));
+            assertThrows(CTorchException.Index.class, () -> a.size(-3));
+            assertEquals(3, a.size(-1));
+            // more elements than a Java array holds: named, not an ArithmeticException
+            IllegalStateException big = assertThrows(IllegalStateException.class,
+                    () -> Tensor.of(new float[] {1}).expand(new long[] {1L << 40}).toFloatArray());
+            assertTrue(big.getMessage().startsWith("toFloatArray: the tensor has 1099511627776 elements"),
+                    big.getMessage());
+            // null arguments of the hand-written methods name the method and argument
+            NullPointerException npe = assertThrows(NullPointerException.class, () -> Tensor.of((float[]) null));
+            assertEquals("Tensor.of: argument 'data' is null (it is not optional)", npe.getMessage());
+            npe = assertThrows(NullPointerException.class, () -> a.save(null));
+            assertEquals("Tensor.save: argument 'path' is null (it is not optional)", npe.getMessage());
+            npe = assertThrows(NullPointerException.class, () -> Tensor.load(null));
+            assertTrue(npe.getMessage().startsWith("Tensor.load: argument 'path'"), npe.getMessage());
+            // top-0 accuracy is refused, as the C metrics refuse k = 0 (not reported as 0.0)
+            Tensor scores = Tensor.of(new float[] {0.1f, 0.9f, 0.8f, 0.2f}, 2, 2);
+            Tensor target = Tensor.of(new long[] {1, 0});
+            assertEquals(2, org.ctorch.Data.topKHits(scores, target, 1));
+            IllegalArgumentException k0 = assertThrows(IllegalArgumentException.class,
+                    () -> org.ctorch.Data.topKHits(scores, target, 0));
+            assertTrue(k0.getMessage().contains("'k' must be >= 1, got 0"), k0.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> org.ctorch.Data.topKAccuracy(null, null, 1, 0));
+        }
+    }
+
+    @Test
     void nullIsNone() {
         try (var s = Torch.scope()) {
             Tensor x = Tensor.of(new float[] {1, 2, 3, 4}, 2, 2);
@@ -151,6 +183,44 @@ class ApiTest {
             boolean rg = Torch.noGrad(() -> w.mul(2).requiresGrad());
             assertFalse(rg);
             assertTrue(w.mul(2).requiresGrad());
+        }
+    }
+
+    @Test
+    void arraysSharingOneLengthMustAgree() throws Exception {
+        // api.json length_of: names and tensors (metadata keys and values) share one C length;
+        // arrays of other lengths are refused before C reads past the shorter one.
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("ctorch-java-len");
+        try (var s = Torch.scope()) {
+            Tensor x = Tensor.of(new float[] {1, 2});
+            Tensor y = Tensor.of(new float[] {3, 4, 5});
+            String p = dir.resolve("t.safetensors").toString();
+            String pt = dir.resolve("t.pt").toString();
+            String[] none = {};
+            java.util.List<org.junit.jupiter.api.function.Executable> calls = java.util.List.of(
+                    () -> CApi.safetensorsSave(p, new String[] {"t"}, new Tensor[] {x}, new String[] {"k1", "k2"},
+                            new String[] {"v1"}),
+                    () -> CApi.safetensorsSave(p, new String[] {"a"}, new Tensor[] {x, y}, none, none),
+                    () -> CApi.safetensorsSave(p, new String[] {"a", "b"}, new Tensor[] {x}, none, none),
+                    () -> CApi.saveDict(pt, new String[] {"a"}, new Tensor[] {x, y}));
+            for (var call : calls) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+                assertTrue(e.getMessage().matches("ctorch_\\w+: \\w+ has \\d, \\w+ has \\d entries; they share one length"),
+                        e.getMessage());
+            }
+            try (var files = java.nio.file.Files.list(dir)) {
+                assertEquals(0, files.count(), "nothing written");
+            }
+            CApi.safetensorsSave(p, new String[] {"a", "b"}, new Tensor[] {x, y}, new String[] {"k"},
+                    new String[] {"v"});
+            assertTrue(java.nio.file.Files.exists(dir.resolve("t.safetensors")));
+        } finally {
+            try (var files = java.nio.file.Files.list(dir)) {
+                for (var f : (Iterable<java.nio.file.Path>) files::iterator) {
+                    java.nio.file.Files.delete(f);
+                }
+            }
+            java.nio.file.Files.delete(dir);
         }
     }
 

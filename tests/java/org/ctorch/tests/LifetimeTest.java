@@ -5,9 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.ctorch.CTorchException;
 import org.ctorch.Scope;
 import org.ctorch.Tensor;
 import org.ctorch.Torch;
+import org.ctorch.raw.RawApi;
 import org.junit.jupiter.api.Test;
 
 /** close(), scopes and the Cleaner. */
@@ -18,9 +23,39 @@ class LifetimeTest {
         x.close();
         x.close();
         assertTrue(x.isClosed());
+        // The message names the call: the operator and argument, or the method called.
         IllegalStateException e = assertThrows(IllegalStateException.class, x::relu);
-        assertTrue(e.getMessage().contains("after close"), e.getMessage());
+        assertEquals("relu: argument 'self': Tensor used after close()", e.getMessage());
+        e = assertThrows(IllegalStateException.class, x::numel);
+        assertEquals("Tensor.numel: Tensor used after close()", e.getMessage());
+        e = assertThrows(IllegalStateException.class, x::item);
+        assertEquals("Tensor.item: Tensor used after close()", e.getMessage());
         assertEquals("Tensor(closed)", x.toString());
+        // As an argument, the C function and the argument are named.
+        try (Tensor y = Tensor.of(new float[] {1, 2})) {
+            e = assertThrows(IllegalStateException.class, () -> y.add(x));
+            assertTrue(e.getMessage().endsWith("argument 'other': Tensor used after close()"), e.getMessage());
+            e = assertThrows(IllegalStateException.class, () -> Torch.cat(new Tensor[] {y, x}, 0));
+            assertTrue(e.getMessage().contains("argument 'tensors[1]': Tensor used after close()"), e.getMessage());
+        }
+    }
+
+    @Test
+    void rawHandlesAreCheckedBeforeATensorHoldsThem() {
+        // Values ctorch never returned (small ones among them: 0x1 and 0x9 once crashed in C)
+        // are refused by C, so no Tensor holds one.
+        for (long v : new long[] {0x1, 0x7, 0x9, 0x11, 0x10001, 0x20001, 0xdeadbeefL}) {
+            CTorchException.InvalidArgument e = assertThrows(CTorchException.InvalidArgument.class,
+                    () -> Tensor.fromRaw(MemorySegment.ofAddress(v)));
+            assertTrue(e.getMessage().contains("is not a live ctorch_tensor handle"), e.getMessage());
+        }
+        assertThrows(CTorchException.InvalidArgument.class, () -> Tensor.fromRaw(MemorySegment.NULL));
+        // One a raw call made is adopted.
+        MemorySegment out = Arena.ofAuto().allocate(ValueLayout.ADDRESS);
+        assertEquals(0, RawApi.tensor_clone(out, Tensor.of(new float[] {4, 5}).address()));
+        try (Tensor t = Tensor.fromRaw(out.get(ValueLayout.ADDRESS, 0))) {
+            assertEquals(9.0, t.sum().item());
+        }
     }
 
     @Test

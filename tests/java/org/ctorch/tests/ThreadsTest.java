@@ -25,6 +25,7 @@ import org.ctorch.DataLoader;
 import org.ctorch.LrScheduler;
 import org.ctorch.Nn;
 import org.ctorch.NnModule;
+import org.ctorch.Ops;
 import org.ctorch.Optim;
 import org.ctorch.Optimizer;
 import org.ctorch.OptimizerKind;
@@ -168,6 +169,77 @@ class ThreadsTest {
                 t.join();
             }
             assertTrue(bad.isEmpty(), () -> "unexpected: " + bad);
+        }
+    }
+
+    @Test
+    void everyFailureKeepsItsMessageUnderThreads() throws Exception {
+        // 8 platform threads x 3000 failing mm: each exception's message (fetched through its
+        // error ticket after the call) is the thread's own, none "(no message)".
+        int threads = 8, fails = 3000;
+        AtomicInteger lost = new AtomicInteger();
+        ConcurrentLinkedQueue<String> wrong = new ConcurrentLinkedQueue<>();
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int rows = t + 2;
+            ts.add(Thread.ofPlatform().start(() -> {
+                String want = "ctorch_mm: mat1 and mat2 shapes cannot be multiplied (" + rows + "x3 and 4x5)";
+                try (Scope s = Torch.scope()) {
+                    Tensor a = Torch.zeros(new long[] {rows, 3});
+                    Tensor b = Torch.zeros(new long[] {4, 5});
+                    for (int i = 0; i < fails; i++) {
+                        try {
+                            Ops.mm(a, b).close();
+                            wrong.add("mm succeeded");
+                        } catch (CTorchException.Runtime e) {
+                            if (e.getMessage().equals("(no message)")) {
+                                lost.incrementAndGet();
+                            } else if (!e.getMessage().startsWith(want)) {
+                                wrong.add(e.getMessage());
+                            }
+                        }
+                    }
+                }
+            }));
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        assertEquals(0, lost.get(), "messages lost");
+        assertTrue(wrong.isEmpty(), () -> "not the thread's own: " + wrong.peek());
+    }
+
+    @Test
+    void aJavaForwardReenteringItselfDeeplyIsAnException() {
+        // A forward that calls its own module again, through C each time: past the nesting
+        // limit the next level is refused, and the outermost call throws (the JVM lives on).
+        try (Scope s = Torch.scope()) {
+            NnModule[] self = new NnModule[1];
+            AtomicInteger levels = new AtomicInteger();
+            AtomicInteger stopAt = new AtomicInteger(Integer.MAX_VALUE);
+            self[0] = Nn.custom("Recursive", xs -> {
+                if (levels.incrementAndGet() >= stopAt.get()) {
+                    return new Tensor[] {xs[0].add(1)};
+                }
+                return new Tensor[] {self[0].forward(xs[0])};
+            });
+            CTorchException e = assertThrows(CTorchException.class, () -> self[0].forward(Tensor.of(new float[] {1})));
+            Throwable root = e;
+            int chain = 0;
+            while (root.getCause() != null) {
+                root = root.getCause();
+                chain++;
+            }
+            assertInstanceOf(IllegalStateException.class, root);
+            assertTrue(root.getMessage().contains("64 Java callbacks are already nested"), root.getMessage());
+            assertEquals(64, levels.get());
+            assertTrue(chain >= 64, "the chain of causes has " + chain + " links");
+            // Within the limit the recursion runs to its end, and the count went back down.
+            levels.set(0);
+            stopAt.set(60);
+            assertArrayEquals(new float[] {2}, self[0].forward(Tensor.of(new float[] {1})).toFloatArray());
+            assertEquals(60, levels.get());
+            self[0].close();
         }
     }
 

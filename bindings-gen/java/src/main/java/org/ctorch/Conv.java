@@ -135,4 +135,28 @@ final class Conv {
     static MemorySegment stringsOpt(Scratch s, String[] v, String fn, String arg) {
         return v == null ? MemorySegment.NULL : strings(s, v, fn, arg);
     }
+
+    /** The one C length of several arrays (api.json's length_of: names and tensors of
+     * ctorch_save_dict): lengths[i] is array names[i]'s, -1 where it is null (allowed only
+     * where the array is optional; its own conversion refuses it otherwise). The given
+     * ones must agree: a length taken from one array would let C read past a shorter one
+     * or leave a longer one's tail out. */
+    static long sharedLength(String fn, String[] names, long[] lengths) {
+        long n = -1;
+        for (long k : lengths) {
+            if (k >= 0 && n >= 0 && k != n) {
+                java.util.StringJoiner b = new java.util.StringJoiner(", ", fn + ": ", " entries; they share one length");
+                for (int i = 0; i < names.length; i++) {
+                    if (lengths[i] >= 0) {
+                        b.add(names[i] + " has " + lengths[i]);
+                    }
+                }
+                throw new IllegalArgumentException(b.toString());
+            }
+            if (k >= 0) {
+                n = k;
+            }
+        }
+        return Math.max(n, 0);
+    }
 }

@@ -71,9 +71,18 @@ public final class Data {
         };
     }
 
+    /** k as ctorch's metrics take it (ctorch_metric_top_k_accuracy refuses k < 1 too): top-0
+     * would count no row a hit and report an accuracy of 0. */
+    private static void checkK(String fn, long k) {
+        if (k < 1) {
+            throw new IllegalArgumentException(fn + ": argument 'k' must be >= 1, got " + k);
+        }
+    }
+
     /** The number of rows of scores [N, C] whose target class (int64 [N]) is among the k
      * highest (k = 1: the argmax), without recording a graph. */
     public static long topKHits(Tensor scores, Tensor target, long k) {
+        checkK("topKHits", k);
         return Torch.noGrad(() -> {
             try (Scope _ = Scope.open()) {
                 Tensor hit = k == 1 ? scores.argmax(1L, false).eq(target)
@@ -86,6 +95,12 @@ public final class Data {
     /** Top-k accuracy for each k over one pass (epoch 0) of loader, under inference mode, in the
      * module's current mode (call train(false) first for dropout or batch norm). */
     public static double[] topKAccuracy(NnModule net, DataLoader loader, long... ks) {
+        if (ks == null) {
+            throw Conv.npe("topKAccuracy", "ks");
+        }
+        for (long k : ks) {
+            checkK("topKAccuracy", k); // before the pass, as the C metrics refuse it
+        }
         return Torch.inferenceMode(() -> {
             long[] hits = new long[ks.length];
             long rows = 0;

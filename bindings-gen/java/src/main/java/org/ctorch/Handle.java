@@ -48,14 +48,46 @@ public abstract class Handle implements AutoCloseable {
 
     /** Marks the handle in use by a call and returns the C handle; throws if it was closed. */
     final MemorySegment use() {
+        return use(null, null);
+    }
+
+    /** As use(), for argument arg of C function fn (named when it was closed). */
+    final MemorySegment use(String fn, String arg) {
         long s;
         do {
             s = state;
             if ((s & 1) != 0) {
-                throw new IllegalStateException(getClass().getSimpleName() + " used after close()");
+                throw closed(fn, arg);
             }
         } while (!STATE.weakCompareAndSet(this, s, s + 2));
         return address;
+    }
+
+    /** "Tensor used after close()", naming the call: the C function and argument where the
+     * handle is an argument, else the binding's method the caller called (found only on
+     * this path, so a call that succeeds pays nothing for the name). */
+    private IllegalStateException closed(String fn, String arg) {
+        String what = getClass().getSimpleName() + " used after close()";
+        if (fn != null) {
+            return new IllegalStateException(fn + ": argument '" + arg + "': " + what);
+        }
+        String call = StackWalker.getInstance().walk(frames -> {
+            String last = null;
+            for (StackWalker.StackFrame f : (Iterable<StackWalker.StackFrame>) frames::iterator) {
+                String c = f.getClassName();
+                if (!c.startsWith("org.ctorch.") || c.startsWith("org.ctorch.tests.")) {
+                    break;
+                }
+                if (!c.equals(Handle.class.getName())) {
+                    last = c.substring(c.lastIndexOf('.') + 1) + "." + f.getMethodName();
+                }
+            }
+            return last;
+        });
+        if (call != null && call.startsWith("TensorMethods.")) {
+            call = "Tensor." + call.substring("TensorMethods.".length()); // the public class
+        }
+        return new IllegalStateException(call == null ? what : call + ": " + what);
     }
 
     /** Ends a use begun by use(); frees the object if it was closed meanwhile. */
@@ -69,7 +101,7 @@ public abstract class Handle implements AutoCloseable {
     /** The C handle without marking a use: for the raw layer (org.ctorch.raw), at the caller's risk. */
     public final MemorySegment address() {
         if ((state & 1) != 0) {
-            throw new IllegalStateException(getClass().getSimpleName() + " used after close()");
+            throw closed(null, null);
         }
         return address;
     }
@@ -104,7 +136,7 @@ public abstract class Handle implements AutoCloseable {
         if (h == null) {
             throw new NullPointerException(fn + ": argument '" + arg + "' is null (it is not optional)");
         }
-        return h.use();
+        return h.use(fn, arg);
     }
 
     static MemorySegment useOpt(Handle h) {

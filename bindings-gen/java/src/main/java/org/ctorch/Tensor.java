@@ -26,8 +26,29 @@ public final class Tensor extends TensorMethods {
         super(h, FREE);
     }
 
-    /** Takes ownership of a tensor handle a C call returned (NULL: null). */
-    public static Tensor own(MemorySegment h) {
+    /**
+     * Takes ownership of a tensor handle from the raw layer ({@code org.ctorch.raw}: a C
+     * function the typed layers do not wrap). The handle is checked by C first: NULL, a
+     * freed handle or any value ctorch never returned throws
+     * {@link CTorchException.InvalidArgument}, so no typed object holds one.
+     */
+    public static Tensor fromRaw(MemorySegment h) {
+        if (h == null) {
+            throw new NullPointerException("Tensor.fromRaw: argument 'h' is null");
+        }
+        Scratch s = Scratch.get();
+        long m = s.mark();
+        try {
+            Native.check(RawApi.tensor_dim(s.allocate(JAVA_LONG), h));
+        } finally {
+            s.reset(m);
+        }
+        return own(h);
+    }
+
+    /** Takes ownership of a tensor handle a C call of this binding returned (NULL: null).
+     * Package-private: a handle from elsewhere comes in through {@link #fromRaw}, checked. */
+    static Tensor own(MemorySegment h) {
         if (h.equals(MemorySegment.NULL)) {
             return null;
         }
@@ -73,7 +94,7 @@ public final class Tensor extends TensorMethods {
                     }
                     a.setAtIndex(ADDRESS, i, MemorySegment.NULL);
                 } else {
-                    a.setAtIndex(ADDRESS, i, ts[i].use());
+                    a.setAtIndex(ADDRESS, i, ts[i].use(fn, arg + "[" + i + "]"));
                 }
             }
         } catch (RuntimeException e) {
@@ -111,33 +132,46 @@ public final class Tensor extends TensorMethods {
         }
     }
 
-    private static long[] shapeOr(long[] shape, long n) {
+    /** The shape given, or 1-D of n elements when none is; a null array or shape is refused
+     * naming the method. */
+    private static long[] shapeOr(String fn, Object data, long[] shape, long n) {
+        if (data == null) {
+            throw Conv.npe(fn, "data");
+        }
+        if (shape == null) {
+            throw Conv.npe(fn, "shape");
+        }
         return shape.length == 0 ? new long[] {n} : shape;
     }
 
     /** A float32 tensor holding a copy of data, of the given shape (default: 1-D). */
     public static Tensor of(float[] data, long... shape) {
-        return fromData(MemorySegment.ofArray(data), shapeOr(shape, data.length), DType.FLOAT32);
+        long[] sh = shapeOr("Tensor.of", data, shape, data == null ? 0 : data.length);
+        return fromData(MemorySegment.ofArray(data), sh, DType.FLOAT32);
     }
 
     /** A float64 tensor holding a copy of data, of the given shape (default: 1-D). */
     public static Tensor of(double[] data, long... shape) {
-        return fromData(MemorySegment.ofArray(data), shapeOr(shape, data.length), DType.FLOAT64);
+        long[] sh = shapeOr("Tensor.of", data, shape, data == null ? 0 : data.length);
+        return fromData(MemorySegment.ofArray(data), sh, DType.FLOAT64);
     }
 
     /** An int64 tensor holding a copy of data, of the given shape (default: 1-D). */
     public static Tensor of(long[] data, long... shape) {
-        return fromData(MemorySegment.ofArray(data), shapeOr(shape, data.length), DType.INT64);
+        long[] sh = shapeOr("Tensor.of", data, shape, data == null ? 0 : data.length);
+        return fromData(MemorySegment.ofArray(data), sh, DType.INT64);
     }
 
     /** An int32 tensor holding a copy of data, of the given shape (default: 1-D). */
     public static Tensor of(int[] data, long... shape) {
-        return fromData(MemorySegment.ofArray(data), shapeOr(shape, data.length), DType.INT32);
+        long[] sh = shapeOr("Tensor.of", data, shape, data == null ? 0 : data.length);
+        return fromData(MemorySegment.ofArray(data), sh, DType.INT32);
     }
 
     /** A uint8 tensor holding a copy of data, of the given shape (default: 1-D). */
     public static Tensor ofBytes(byte[] data, long... shape) {
-        return fromData(MemorySegment.ofArray(data), shapeOr(shape, data.length), DType.UINT8);
+        long[] sh = shapeOr("Tensor.ofBytes", data, shape, data == null ? 0 : data.length);
+        return fromData(MemorySegment.ofArray(data), sh, DType.UINT8);
     }
 
     /** A 0-dim float32 tensor. */
@@ -168,12 +202,12 @@ public final class Tensor extends TensorMethods {
     /** The size of dimension d (negative counts from the end). */
     public long size(long d) {
         long[] sh = shape();
-        int i = (int) (d < 0 ? d + sh.length : d);
+        long i = d < 0 ? d + sh.length : d; // checked as a long: (int) (1L << 32) is 0
         if (i < 0 || i >= sh.length) {
             throw new CTorchException.Index("size: dimension " + d + " is out of range for a "
                     + sh.length + "-dim tensor");
         }
-        return sh[i];
+        return sh[(int) i];
     }
 
     /** The number of dimensions. */
@@ -247,6 +281,16 @@ public final class Tensor extends TensorMethods {
         }
     }
 
+    /** The number of elements, as the length of the Java array that what() returns. */
+    private int arrayLength(String what) {
+        long n = numel();
+        if (n > Integer.MAX_VALUE - 8) { // the largest array a JVM makes
+            throw new IllegalStateException(what + ": the tensor has " + n + " elements; a Java array holds at most "
+                    + (Integer.MAX_VALUE - 8) + " (read it in slices: narrow, or index_select)");
+        }
+        return (int) n;
+    }
+
     private void expect(DType want, String what) {
         DType d = dtype();
         if (d != want) {
@@ -257,25 +301,25 @@ public final class Tensor extends TensorMethods {
     /** The elements in row-major order (a float32 tensor). */
     public float[] toFloatArray() {
         expect(DType.FLOAT32, "toFloatArray");
-        return copyTo(MemorySegment.ofArray(new float[Math.toIntExact(numel())])).toArray(JAVA_FLOAT);
+        return copyTo(MemorySegment.ofArray(new float[arrayLength("toFloatArray")])).toArray(JAVA_FLOAT);
     }
 
     /** The elements in row-major order (a float64 tensor). */
     public double[] toDoubleArray() {
         expect(DType.FLOAT64, "toDoubleArray");
-        return copyTo(MemorySegment.ofArray(new double[Math.toIntExact(numel())])).toArray(JAVA_DOUBLE);
+        return copyTo(MemorySegment.ofArray(new double[arrayLength("toDoubleArray")])).toArray(JAVA_DOUBLE);
     }
 
     /** The elements in row-major order (an int64 tensor). */
     public long[] toLongArray() {
         expect(DType.INT64, "toLongArray");
-        return copyTo(MemorySegment.ofArray(new long[Math.toIntExact(numel())])).toArray(JAVA_LONG);
+        return copyTo(MemorySegment.ofArray(new long[arrayLength("toLongArray")])).toArray(JAVA_LONG);
     }
 
     /** The elements in row-major order (an int32 tensor). */
     public int[] toIntArray() {
         expect(DType.INT32, "toIntArray");
-        return copyTo(MemorySegment.ofArray(new int[Math.toIntExact(numel())])).toArray(JAVA_INT);
+        return copyTo(MemorySegment.ofArray(new int[arrayLength("toIntArray")])).toArray(JAVA_INT);
     }
 
     /** The elements in row-major order (a uint8 or bool tensor). */
@@ -284,7 +328,7 @@ public final class Tensor extends TensorMethods {
         if (d != DType.UINT8 && d != DType.BOOL) {
             throw new CTorchException.Type("toByteArray: the tensor is " + d + ", not UINT8 or BOOL");
         }
-        return copyTo(MemorySegment.ofArray(new byte[Math.toIntExact(numel())])).toArray(JAVA_BYTE);
+        return copyTo(MemorySegment.ofArray(new byte[arrayLength("toByteArray")])).toArray(JAVA_BYTE);
     }
 
     /** This tensor converted to dtype (a new tensor; this one if it already is). */
@@ -359,7 +403,7 @@ public final class Tensor extends TensorMethods {
         long m = s.mark();
         MemorySegment h = use();
         try {
-            Native.check(RawApi.save(s.allocateFrom(path), h));
+            Native.check(RawApi.save(Conv.str(s, path, "Tensor.save", "path"), h));
         } finally {
             done();
             s.reset(m);
@@ -372,7 +416,7 @@ public final class Tensor extends TensorMethods {
         long m = s.mark();
         try {
             MemorySegment out = s.allocate(ADDRESS);
-            Native.check(RawApi.load(out, s.allocateFrom(path)));
+            Native.check(RawApi.load(out, Conv.str(s, path, "Tensor.load", "path")));
             return own(out.get(ADDRESS, 0));
         } finally {
             s.reset(m);

@@ -23,6 +23,15 @@ import org.ctorch.raw.RawApi;
  * Java exception never unwinds into C (the JVM would end): the stub catches every Throwable,
  * returns a failure status, and keeps the exception for the thread, where the failed call's
  * CTorchException carries it as its cause.
+ *
+ * <p>Re-entry: a Java forward that calls a module whose forward is Java again (itself, or
+ * modules calling each other) nests C and Java frames on one thread. Past {@link #MAX_DEPTH}
+ * nested upcalls the next one fails with an IllegalStateException (the cause of the
+ * outermost call's CTorchException) instead of running: deep enough for any module tree,
+ * and well before the thread's stack ends, where a StackOverflowError thrown in an upcall's
+ * own handler would escape it and end the JVM. Should the stack still run out (a thread with
+ * a small stack), the handler keeps the exception only if it has room to: otherwise the
+ * status alone goes back to C.
  */
 final class Upcalls {
     private Upcalls() {}
@@ -30,6 +39,9 @@ final class Upcalls {
     private static final Map<Long, Function<Tensor[], Tensor[]>> FORWARDS = new ConcurrentHashMap<>();
     private static final AtomicLong NEXT = new AtomicLong(1);
     static final ThreadLocal<Throwable> PENDING = new ThreadLocal<>();
+    /** The most Java upcalls nested on one thread (each with C and libtorch frames between). */
+    static final int MAX_DEPTH = 64;
+    private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
     private static final int RUNTIME = 9;
     private static final MemorySegment FORWARD_STUB;
     private static final MemorySegment FREE_STUB;
@@ -130,7 +142,11 @@ final class Upcalls {
             factor.reinterpret(8).set(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0, f.factor(epoch, group));
             return 0;
         } catch (Throwable t) {
-            PENDING.set(t);
+            try {
+                PENDING.set(t);
+            } catch (StackOverflowError noRoom) {
+                // No stack left to keep it: the failure status alone goes back to C.
+            }
             return RUNTIME;
         }
     }
@@ -215,7 +231,11 @@ final class Upcalls {
             }
             return 0;
         } catch (Throwable t) {
-            PENDING.set(t);
+            try {
+                PENDING.set(t);
+            } catch (StackOverflowError noRoom) {
+                // No stack left to keep it: the failure status alone goes back to C.
+            }
             return RUNTIME;
         }
     }
@@ -224,9 +244,23 @@ final class Upcalls {
         FORWARDS.remove(userData.address());
     }
 
+    /** Enters one more nested upcall on this thread; returns the counter to leave() it. */
+    private static int[] enter(String what) {
+        int[] d = DEPTH.get();
+        if (d[0] >= MAX_DEPTH) {
+            throw new IllegalStateException(what + ": " + MAX_DEPTH + " Java callbacks are already nested on this "
+                    + "thread (a Java forward calling modules whose forward is Java, through C): refused before the "
+                    + "thread's stack runs out");
+        }
+        d[0]++;
+        return d;
+    }
+
     private static int forward(MemorySegment userData, MemorySegment self, MemorySegment inputs, long nInputs,
                                MemorySegment kwargs, MemorySegment outputs, long maxOutputs, MemorySegment nOutputs) {
+        int[] depth = null;
         try {
+            depth = enter("a custom module's forward");
             Function<Tensor[], Tensor[]> f = FORWARDS.get(userData.address());
             if (f == null) {
                 throw new IllegalStateException("the module's Java forward is gone");
@@ -283,8 +317,16 @@ final class Upcalls {
             }
             return 0;
         } catch (Throwable t) {
-            PENDING.set(t);
+            try {
+                PENDING.set(t);
+            } catch (StackOverflowError noRoom) {
+                // No stack left to keep it: the failure status alone goes back to C.
+            }
             return RUNTIME;
+        } finally {
+            if (depth != null) {
+                depth[0]--;
+            }
         }
     }
 }
