@@ -6,10 +6,8 @@
 #include "chat_template.h"
 #include "core/internal.h"
 #include "lm_handles.h"
-#if __has_include("model.h")
+#include "core/text.h"
 #include "model.h"
-#define CTORCH_LM_HAVE_MODEL 1
-#endif
 
 namespace ctorch {
 namespace lm {
@@ -48,16 +46,11 @@ CTORCH_API ctorch_status ctorch_lm_chat_apply(char **out_text, ctorch_lm_model m
   ctorch::require_ptr(m, "m");
   ctorch::require_ptr(messages_json, "messages_json");
   ctorch::json::Value messages = ctorch::lm::parse_messages(messages_json);
-#ifdef CTORCH_LM_HAVE_MODEL
   std::shared_ptr<const ctorch::lm::Tokenizer> tok = m->model->tokenizer();
-#else
-  // Built without the model layer (shim/lm/model.h): no model to ask.
-  std::shared_ptr<const ctorch::lm::Tokenizer> tok;
-  ctorch::fail(CTORCH_NOT_IMPLEMENTED, "language models are not built into this library");
-#endif
   std::string text, source;
   if (!template_text) {
-    text = tok ? tok->chat_template() : std::string();
+    // The model's: tokenizer_config.json's, chat_template.jinja's (transformers 5) or the GGUF's.
+    text = m->model->chat_template();
     if (text.empty())
       ctorch::fail_arg("template_text", "the model has no chat template: give a template's text or a built-in name "
                                 "(chatml, llama2, llama3, mistral, zephyr)");
@@ -77,9 +70,6 @@ CTORCH_API ctorch_status ctorch_lm_chat_apply(char **out_text, ctorch_lm_model m
     in.eos_token = tok->eos_text();
   }
   std::string s = ctorch::lm::render_chat_template(text, in, source);
-  char *p = static_cast<char *>(std::malloc(s.size() + 1));
-  if (!p) throw std::bad_alloc();
-  std::memcpy(p, s.c_str(), s.size() + 1);
-  *out_text = p;
+  *out_text = ctorch::text::c_string(s);
   CTORCH_CATCH
 }
