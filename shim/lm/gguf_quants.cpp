@@ -17,7 +17,7 @@
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
+#pragma GCC optimize("fp-contract=off", "vect-cost-model=dynamic")
 #endif
 #if defined(__clang__)
 #define CTORCH_NO_CONTRACT _Pragma("clang fp contract(off)")
