@@ -150,8 +150,11 @@ class GgufFile {
   // ---- vocabulary --------------------------------------------------------
   // tokenizer.ggml.* and tokenizer.chat_template into a VocabSpec. Refused
   // if tokenizer.ggml.model or tokenizer.ggml.tokens is absent, if scores or
-  // token_type do not have one entry per token, or a special-token id lies
-  // outside the vocabulary.
+  // token_type do not have one entry per token (or a type outside 0..6), or
+  // a special-token id lies outside the vocabulary. Absent keys take
+  // llama.cpp's defaults: pre "default"; add_bos and add_space_prefix true
+  // for model "llama" (SentencePiece), false otherwise; add_eos false; no
+  // special ids (-1); no scores, types or merges (empty).
   VocabSpec vocab() const;
 
   struct Impl;
