@@ -596,7 +596,9 @@ at::Tensor GgufFile::raw(const std::string &name) const {
                        [keep](void *) mutable { keep.reset(); }, opts);
 }
 
-at::Tensor GgufFile::tensor(const std::string &name) const {
+at::Tensor GgufFile::tensor(const std::string &name, LoadBudget *budget) const {
+  LoadBudget own("'" + path_ + "'", 0);
+  LoadBudget &charged = budget ? *budget : own;
   const GgufTensorInfo &t = info(name);
   const uint8_t *src = raw_data(t);
   at::ScalarType st;
@@ -610,7 +612,7 @@ at::Tensor GgufFile::tensor(const std::string &name) const {
     case GgmlType::Q4_1:
     case GgmlType::Q4_K:
     case GgmlType::Q6_K: {
-      LoadBudget("'" + path_ + "'", 0).charge_data(static_cast<uint64_t>(t.numel) * 4);
+      charged.charge_data(static_cast<uint64_t>(t.numel) * 4);
       at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(at::kFloat));
       int64_t be, bb;
       ggml_block(t.type, &be, &bb);
@@ -633,16 +635,18 @@ at::Tensor GgufFile::tensor(const std::string &name) const {
     std::shared_ptr<gguf_detail::Mapping> keep = impl_->map;
     return at::from_blob(const_cast<uint8_t *>(src), t.shape, [keep](void *) mutable { keep.reset(); }, opts);
   }
-  LoadBudget("'" + path_ + "'", 0).charge_data(t.nbytes);
+  charged.charge_data(t.nbytes);
   at::Tensor out = at::empty(t.shape, opts);
   std::memcpy(out.data_ptr(), src, static_cast<size_t>(t.nbytes));
   return out;
 }
 
-at::Tensor GgufFile::tensor_f32(const std::string &name) const {
-  at::Tensor t = tensor(name);
+at::Tensor GgufFile::tensor_f32(const std::string &name, LoadBudget *budget) const {
+  LoadBudget own("'" + path_ + "'", 0);
+  LoadBudget &charged = budget ? *budget : own;
+  at::Tensor t = tensor(name, &charged);
   if (t.scalar_type() == at::kFloat) return t;
-  LoadBudget("'" + path_ + "'", 0).charge_data(static_cast<uint64_t>(t.numel()) * 4);
+  charged.charge_data(static_cast<uint64_t>(t.numel()) * 4);
   return t.to(at::kFloat);
 }
 

@@ -22,6 +22,7 @@
 #include "lm/vocab.h"
 
 namespace ctorch {
+class LoadBudget;  // core/files.h
 namespace lm {
 
 // GGUF's metadata value types (gguf_type), numbered as in the file.
@@ -136,9 +137,14 @@ class GgufFile {
   // otherwise); Q8_0, Q4_0, Q4_1, Q4_K, Q6_K dequantised into a new float32
   // tensor. Other types are refused by name. A view keeps the mapping (and
   // so the file's pages) alive after the GgufFile is gone.
-  at::Tensor tensor(const std::string &name) const;
+  //
+  // The memory a tensor takes (a dequantised or copied one) is charged
+  // against `budget` where given (a model loader passes one LoadBudget for
+  // all its tensors, so ctorch_set_load_limit bounds the whole load),
+  // otherwise against a LoadBudget of this call alone.
+  at::Tensor tensor(const std::string &name, LoadBudget *budget = nullptr) const;
   // As tensor(), always float32 (F16/BF16 converted).
-  at::Tensor tensor_f32(const std::string &name) const;
+  at::Tensor tensor_f32(const std::string &name, LoadBudget *budget = nullptr) const;
   // The tensor's data bytes as stored (whole blocks for quantised types): a
   // 1-D uint8 view of the mapping of info(name).nbytes bytes, keeping the
   // mapping alive. For quantised kernels over the blocks.
