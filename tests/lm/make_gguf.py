@@ -233,7 +233,11 @@ def add_vocab(w, folder, pre):
         w.add_add_bos_token(bool(tc["add_bos_token"]))
     if "add_eos_token" in tc:
         w.add_add_eos_token(bool(tc["add_eos_token"]))
-    if isinstance(tc.get("chat_template"), str):
+    # transformers 5 saves the template beside the config, 4 inside it.
+    jinja = os.path.join(folder, "chat_template.jinja")
+    if os.path.exists(jinja):
+        w.add_chat_template(open(jinja, encoding="utf-8").read())
+    elif isinstance(tc.get("chat_template"), str):
         w.add_chat_template(tc["chat_template"])
 
 
@@ -259,7 +263,13 @@ def convert(folder, path, out_type="f32", pre=None):
     w.add_head_count(n_head)
     w.add_head_count_kv(n_head_kv)
     w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
-    w.add_rope_freq_base(cfg.get("rope_theta", 10000.0))
+    # transformers 5 writes RoPE's settings as rope_parameters, 4 as
+    # rope_theta and rope_scaling; scaled RoPE has keys of its own, not written here.
+    rope = dict(cfg.get("rope_parameters") or {})
+    rope.update({k: v for k, v in (cfg.get("rope_scaling") or {}).items()})
+    if rope.get("rope_type", rope.get("type", "default")) != "default":
+        raise ValueError(f"convert writes unscaled RoPE only, not {rope}")
+    w.add_rope_freq_base(cfg.get("rope_theta", rope.get("rope_theta", 10000.0)))
     w.add_rope_dimension_count(head_dim)
     w.add_key_length(head_dim)
     w.add_value_length(head_dim)
