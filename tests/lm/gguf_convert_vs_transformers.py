@@ -31,7 +31,6 @@ transformers = need("transformers")
 tokenizers = need("tokenizers")
 need("safetensors")
 import make_gguf  # noqa: E402
-from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint  # noqa: E402
 
 failures = []
 
@@ -78,6 +77,7 @@ def make_model(arch, folder):
 
 
 def main():
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
     dump = sys.argv[1]
     # The permutation is its own inverse's inverse, and transformers' inverse undoes it.
     w = np.arange(8 * 16 * 3, dtype=np.float32).reshape(8 * 16, 3)

@@ -21,11 +21,14 @@ import json
 import os
 import sys
 
-import numpy as np
+try:  # the tests take these through optional_deps.need() first; fuzz/make_seeds.py catches the error
+    import numpy as np
 
-import gguf
-from gguf import GGMLQuantizationType as Q
-from gguf import GGUFValueType as V
+    import gguf
+    from gguf import GGMLQuantizationType as Q
+    from gguf import GGUFValueType as V
+except ImportError:
+    raise
 
 # ggml's block sizes in elements and bytes.
 BLOCK = {t: gguf.GGML_QUANT_SIZES[t] for t in (Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q4_K, Q.Q6_K)}
@@ -181,7 +184,10 @@ def gguf_name(hf):
 
 def load_weights(folder):
     """name -> float32 numpy array, from model.safetensors or its sharded index."""
-    from safetensors import safe_open
+    try:  # the converter's callers take safetensors through optional_deps.need() first
+        from safetensors import safe_open
+    except ImportError:
+        raise
     index = os.path.join(folder, "model.safetensors.index.json")
     files = sorted(set(json.load(open(index))["weight_map"].values())) if os.path.exists(index) else ["model.safetensors"]
     out = {}
