@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/files.h"
 #include "core/internal.h"
 #include "mem_file.h"
 
@@ -91,12 +92,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!g) return 0;
   for (const auto &k : g->keys()) guarded(path, [&] { read_key(*g, k); });
   guarded(path, [&] { (void)g->vocab(); });
+  // One budget for every tensor, as a model loader charges its load.
+  ctorch::LoadBudget budget("'" + path + "'", 0);
   for (const auto &t : g->tensors()) {
     guarded(path, [&] {
       at::Tensor r = g->raw(t.name);
       if (static_cast<uint64_t>(r.numel()) != t.nbytes) violation("raw() of '" + t.name + "' has the wrong size");
       if (!converted(t.type)) return;
-      at::Tensor x = g->tensor_f32(t.name);
+      at::Tensor x = g->tensor_f32(t.name, &budget);
       if (x.numel() != t.numel || x.sizes().vec() != t.shape)
         violation("tensor '" + t.name + "' does not have the shape its table entry declares");
       (void)x.sum().item<float>();

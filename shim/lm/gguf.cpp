@@ -32,14 +32,12 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "GGUF is little-endian;
 
 namespace ctorch {
 namespace lm {
-// Named, not anonymous: GgufFile::Impl (external linkage) holds Mapping and
-// Kv, which GCC refuses (-Werror=subobject-linkage) once a unity build
-// includes this file.
-namespace gguf_file_detail {
-
-constexpr unsigned kMaxDims = 4;       // GGML_MAX_DIMS
-constexpr int kMaxArrayDepth = 8;      // nested arrays (the format allows them; no model needs more than two)
-constexpr uint64_t kHeaderBytes = 24;  // magic, version, two counts
+// The reader's helpers, in a namespace of their own rather than an
+// anonymous one: GgufFile::Impl holds some of them (a member of an
+// anonymous type in a class with linkage), and the unity build compiles
+// these files in one batch with the folder's others, whose helpers would
+// share one anonymous namespace with these.
+namespace gguf_detail {
 
 // The file's mapping, shared by the tensors made over it; unmapped when the
 // last of them and the GgufFile are gone.
@@ -61,6 +59,14 @@ struct Kv {
   uint64_t count = 0;               // arrays
   uint64_t at = 0;
 };
+
+}  // namespace gguf_detail
+
+namespace gguf_detail {
+
+constexpr unsigned kMaxDims = 4;       // GGML_MAX_DIMS
+constexpr int kMaxArrayDepth = 8;      // nested arrays (the format allows them; no model needs more than two)
+constexpr uint64_t kHeaderBytes = 24;  // magic, version, two counts
 
 size_t scalar_size(GgufType t) {
   switch (t) {
@@ -93,13 +99,12 @@ bool is_integer(GgufType t) {
   }
 }
 
-}  // namespace gguf_file_detail
-using namespace gguf_file_detail;
+}  // namespace gguf_detail
 
 struct GgufFile::Impl {
-  std::shared_ptr<Mapping> map;
+  std::shared_ptr<gguf_detail::Mapping> map;
   uint64_t size = 0;
-  std::vector<Kv> kvs;
+  std::vector<gguf_detail::Kv> kvs;
   std::unordered_map<std::string, size_t> kv_at, tensor_at;
 
   [[noreturn]] void bad(const std::string &file, const std::string &what) const {
@@ -107,7 +112,7 @@ struct GgufFile::Impl {
   }
 };
 
-namespace {
+namespace gguf_detail {
 
 // A bounded reader over the mapping's [0, size): every read checks the
 // bytes it needs are there.
@@ -161,7 +166,8 @@ class Cursor {
     if (t != GgufType::ARRAY)
       bad("metadata '" + key + "' has type " + std::to_string(static_cast<uint32_t>(t)) +
           ", which GGUF does not define");
-    if (depth >= kMaxArrayDepth) bad("metadata '" + key + "' nests arrays deeper than " + std::to_string(kMaxArrayDepth));
+    if (depth >= kMaxArrayDepth)
+      bad("metadata '" + key + "' nests arrays deeper than " + std::to_string(kMaxArrayDepth));
     GgufType elem = static_cast<GgufType>(get<uint32_t>("an array's element type"));
     uint64_t count = get<uint64_t>("an array's length");
     skip_array(elem, count, depth + 1, key);
@@ -186,7 +192,7 @@ class Cursor {
   const std::string &file_;
 };
 
-}  // namespace
+}  // namespace gguf_detail
 
 GgufFile::~GgufFile() = default;
 
@@ -198,13 +204,13 @@ std::shared_ptr<const GgufFile> GgufFile::open(const std::string &path) {
   ReadFile f(path.c_str());
   const uint64_t size = f.size();
   im.size = size;
-  if (size < kHeaderBytes)
+  if (size < gguf_detail::kHeaderBytes)
     im.bad(path, "holds " + std::to_string(size) + " bytes, fewer than a GGUF header's " +
-                     std::to_string(kHeaderBytes) + " (is it truncated?)");
+                     std::to_string(gguf_detail::kHeaderBytes) + " (is it truncated?)");
   if (size > std::numeric_limits<size_t>::max()) im.bad(path, "is larger than this machine can map");
   // Private and copy-on-write: an in-place write to a tensor viewing the
   // mapping changes this process's pages, never the file.
-  im.map = std::make_shared<Mapping>();
+  im.map = std::make_shared<gguf_detail::Mapping>();
   im.map->len = static_cast<size_t>(size);
   im.map->base = ::mmap(nullptr, im.map->len, PROT_READ | PROT_WRITE, MAP_PRIVATE, f.fd(), 0);
   if (im.map->base == MAP_FAILED) fail(CTORCH_IO, "'" + path + "': cannot be memory-mapped: " + std::strerror(errno));
@@ -212,7 +218,7 @@ std::shared_ptr<const GgufFile> GgufFile::open(const std::string &path) {
   // Bookkeeping (keys, tensor infos and their indexes) is bounded by the
   // file's size: each byte of the table of contents yields a bounded amount.
   LoadBudget budget("'" + path + "'", size * 64 + (4u << 20));
-  Cursor c(im.map->bytes(), size, path);
+  gguf_detail::Cursor c(im.map->bytes(), size, path);
   if (std::memcmp(im.map->bytes(), "GGUF", 4) != 0) c.bad("is not a GGUF file (its first four bytes are not \"GGUF\")");
   c.skip(4, "the magic");
   uint32_t version = c.get<uint32_t>("the version");
@@ -231,10 +237,10 @@ std::shared_ptr<const GgufFile> GgufFile::open(const std::string &path) {
     c.bad("declares " + std::to_string(n_tensors) + " tensors, more than the file's " + std::to_string(size) +
           " bytes can hold");
 
-  budget.charge(n_kv * (sizeof(Kv) + 64));
+  budget.charge(n_kv * (sizeof(gguf_detail::Kv) + 64));
   im.kvs.reserve(static_cast<size_t>(n_kv));
   for (uint64_t i = 0; i < n_kv; ++i) {
-    Kv kv;
+    gguf_detail::Kv kv;
     kv.key = c.string("a metadata key");
     budget.charge(kv.key.size());
     if (kv.key.empty()) c.bad("metadata entry " + std::to_string(i) + " has an empty key");
@@ -270,9 +276,9 @@ std::shared_ptr<const GgufFile> GgufFile::open(const std::string &path) {
     budget.charge(t.name.size());
     if (im.tensor_at.count(t.name)) c.bad("tensor '" + t.name + "' appears twice");
     uint32_t n_dims = c.get<uint32_t>("a tensor's dimension count");
-    if (n_dims > kMaxDims)
+    if (n_dims > gguf_detail::kMaxDims)
       c.bad("tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions; GGUF allows at most " +
-            std::to_string(kMaxDims));
+            std::to_string(gguf_detail::kMaxDims));
     // The product of the dimensions, zeros counted as ones as well: a
     // tensor's strides are those products, and must fit int64 even where a
     // zero dimension makes it empty.
@@ -346,7 +352,7 @@ const char *gguf_type_name(GgufType t) {
   return i < 13 ? kNames[i] : "an unknown type";
 }
 
-namespace {
+namespace gguf_detail {
 
 const Kv &lookup(const GgufFile &g, const GgufFile::Impl &im, const std::string &key) {
   auto it = im.kv_at.find(key);
@@ -385,7 +391,7 @@ void integer_at(GgufType t, const uint8_t *p, bool *neg, uint64_t *u) {
   *u = static_cast<uint64_t>(s);
 }
 
-}  // namespace
+}  // namespace gguf_detail
 
 std::vector<std::string> GgufFile::keys() const {
   std::vector<std::string> out;
@@ -396,26 +402,26 @@ std::vector<std::string> GgufFile::keys() const {
 
 bool GgufFile::has(const std::string &key) const { return impl_->kv_at.count(key) != 0; }
 
-GgufType GgufFile::type_of(const std::string &key) const { return lookup(*this, *impl_, key).type; }
+GgufType GgufFile::type_of(const std::string &key) const { return gguf_detail::lookup(*this, *impl_, key).type; }
 
 GgufType GgufFile::array_type(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (kv.type != GgufType::ARRAY) wrong_type(*this, *impl_, kv, "an ARRAY");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (kv.type != GgufType::ARRAY) gguf_detail::wrong_type(*this, *impl_, kv, "an ARRAY");
   return kv.elem;
 }
 
 uint64_t GgufFile::array_size(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (kv.type != GgufType::ARRAY) wrong_type(*this, *impl_, kv, "an ARRAY");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (kv.type != GgufType::ARRAY) gguf_detail::wrong_type(*this, *impl_, kv, "an ARRAY");
   return kv.count;
 }
 
 uint64_t GgufFile::u64(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (!is_integer(kv.type)) wrong_type(*this, *impl_, kv, "an integer");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (!gguf_detail::is_integer(kv.type)) gguf_detail::wrong_type(*this, *impl_, kv, "an integer");
   bool neg;
   uint64_t u;
-  integer_at(kv.type, impl_->map->bytes() + kv.at, &neg, &u);
+  gguf_detail::integer_at(kv.type, impl_->map->bytes() + kv.at, &neg, &u);
   if (neg) impl_->bad(path_, "metadata '" + key + "' is " + std::to_string(static_cast<int64_t>(u)) + ", negative");
   return u;
 }
@@ -428,37 +434,37 @@ uint32_t GgufFile::u32(const std::string &key) const {
 }
 
 int64_t GgufFile::i64(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (!is_integer(kv.type)) wrong_type(*this, *impl_, kv, "an integer");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (!gguf_detail::is_integer(kv.type)) gguf_detail::wrong_type(*this, *impl_, kv, "an integer");
   bool neg;
   uint64_t u;
-  integer_at(kv.type, impl_->map->bytes() + kv.at, &neg, &u);
+  gguf_detail::integer_at(kv.type, impl_->map->bytes() + kv.at, &neg, &u);
   if (!neg && u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     impl_->bad(path_, "metadata '" + key + "' is " + std::to_string(u) + ", more than an INT64 holds");
   return static_cast<int64_t>(u);
 }
 
 float GgufFile::f32(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
   const uint8_t *p = impl_->map->bytes() + kv.at;
-  if (kv.type == GgufType::FLOAT32) return load<float>(p);
-  if (kv.type == GgufType::FLOAT64) return static_cast<float>(load<double>(p));
-  wrong_type(*this, *impl_, kv, "FLOAT32");
+  if (kv.type == GgufType::FLOAT32) return gguf_detail::load<float>(p);
+  if (kv.type == GgufType::FLOAT64) return static_cast<float>(gguf_detail::load<double>(p));
+  gguf_detail::wrong_type(*this, *impl_, kv, "FLOAT32");
 }
 
 bool GgufFile::boolean(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (kv.type != GgufType::BOOL) wrong_type(*this, *impl_, kv, "BOOL");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (kv.type != GgufType::BOOL) gguf_detail::wrong_type(*this, *impl_, kv, "BOOL");
   uint8_t b = impl_->map->bytes()[kv.at];
   if (b > 1) impl_->bad(path_, "metadata '" + key + "' is a BOOL of value " + std::to_string(b) + ", not 0 or 1");
   return b != 0;
 }
 
 std::string GgufFile::str(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (kv.type != GgufType::STRING) wrong_type(*this, *impl_, kv, "STRING");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (kv.type != GgufType::STRING) gguf_detail::wrong_type(*this, *impl_, kv, "STRING");
   const uint8_t *p = impl_->map->bytes() + kv.at;
-  uint64_t len = load<uint64_t>(p);
+  uint64_t len = gguf_detail::load<uint64_t>(p);
   LoadBudget("'" + path_ + "'", 0).charge(len);
   return std::string(reinterpret_cast<const char *>(p + 8), static_cast<size_t>(len));
 }
@@ -471,8 +477,9 @@ bool GgufFile::boolean_or(const std::string &key, bool d) const { return has(key
 std::string GgufFile::str_or(const std::string &key, const std::string &d) const { return has(key) ? str(key) : d; }
 
 std::vector<std::string> GgufFile::str_array(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (kv.type != GgufType::ARRAY || kv.elem != GgufType::STRING) wrong_type(*this, *impl_, kv, "an ARRAY of STRING");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (kv.type != GgufType::ARRAY || kv.elem != GgufType::STRING)
+    gguf_detail::wrong_type(*this, *impl_, kv, "an ARRAY of STRING");
   // The strings were checked to lie in the file when it was opened; their
   // total is bounded by its size, charged with each one's bookkeeping.
   LoadBudget budget("'" + path_ + "'", 0);
@@ -481,7 +488,7 @@ std::vector<std::string> GgufFile::str_array(const std::string &key) const {
   out.reserve(static_cast<size_t>(kv.count));
   const uint8_t *p = impl_->map->bytes() + kv.at;
   for (uint64_t i = 0; i < kv.count; ++i) {
-    uint64_t len = load<uint64_t>(p);
+    uint64_t len = gguf_detail::load<uint64_t>(p);
     budget.charge(len);
     out.emplace_back(reinterpret_cast<const char *>(p + 8), static_cast<size_t>(len));
     p += 8 + len;
@@ -490,31 +497,32 @@ std::vector<std::string> GgufFile::str_array(const std::string &key) const {
 }
 
 std::vector<float> GgufFile::f32_array(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
   if (kv.type != GgufType::ARRAY || (kv.elem != GgufType::FLOAT32 && kv.elem != GgufType::FLOAT64))
-    wrong_type(*this, *impl_, kv, "an ARRAY of FLOAT32");
+    gguf_detail::wrong_type(*this, *impl_, kv, "an ARRAY of FLOAT32");
   LoadBudget("'" + path_ + "'", 0).charge(kv.count * sizeof(float));
   std::vector<float> out(static_cast<size_t>(kv.count));
   const uint8_t *p = impl_->map->bytes() + kv.at;
   if (kv.elem == GgufType::FLOAT32) {
     if (kv.count) std::memcpy(out.data(), p, out.size() * sizeof(float));
   } else {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(load<double>(p + 8 * i));
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(gguf_detail::load<double>(p + 8 * i));
   }
   return out;
 }
 
 std::vector<int64_t> GgufFile::int_array(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (kv.type != GgufType::ARRAY || !is_integer(kv.elem)) wrong_type(*this, *impl_, kv, "an ARRAY of integers");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (kv.type != GgufType::ARRAY || !gguf_detail::is_integer(kv.elem))
+    gguf_detail::wrong_type(*this, *impl_, kv, "an ARRAY of integers");
   LoadBudget("'" + path_ + "'", 0).charge(kv.count * sizeof(int64_t));
   std::vector<int64_t> out(static_cast<size_t>(kv.count));
   const uint8_t *p = impl_->map->bytes() + kv.at;
-  const size_t n = scalar_size(kv.elem);
+  const size_t n = gguf_detail::scalar_size(kv.elem);
   for (size_t i = 0; i < out.size(); ++i) {
     bool neg;
     uint64_t u;
-    integer_at(kv.elem, p + n * i, &neg, &u);
+    gguf_detail::integer_at(kv.elem, p + n * i, &neg, &u);
     if (!neg && u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       impl_->bad(path_, "metadata '" + key + "' element " + std::to_string(i) + " is " + std::to_string(u) +
                             ", more than an INT64 holds");
@@ -524,8 +532,9 @@ std::vector<int64_t> GgufFile::int_array(const std::string &key) const {
 }
 
 std::vector<bool> GgufFile::bool_array(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
-  if (kv.type != GgufType::ARRAY || kv.elem != GgufType::BOOL) wrong_type(*this, *impl_, kv, "an ARRAY of BOOL");
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
+  if (kv.type != GgufType::ARRAY || kv.elem != GgufType::BOOL)
+    gguf_detail::wrong_type(*this, *impl_, kv, "an ARRAY of BOOL");
   LoadBudget("'" + path_ + "'", 0).charge(kv.count / 8 + 1);
   std::vector<bool> out(static_cast<size_t>(kv.count));
   const uint8_t *p = impl_->map->bytes() + kv.at;
@@ -539,23 +548,25 @@ std::vector<bool> GgufFile::bool_array(const std::string &key) const {
 }
 
 std::string GgufFile::value_text(const std::string &key) const {
-  const Kv &kv = lookup(*this, *impl_, key);
+  const gguf_detail::Kv &kv = gguf_detail::lookup(*this, *impl_, key);
   const uint8_t *p = impl_->map->bytes() + kv.at;
   if (kv.type == GgufType::ARRAY)
     return std::string("[") + gguf_type_name(kv.elem) + " x " + std::to_string(kv.count) + "]";
   if (kv.type == GgufType::STRING) {
-    uint64_t len = load<uint64_t>(p);
+    uint64_t len = gguf_detail::load<uint64_t>(p);
     const size_t shown = static_cast<size_t>(std::min<uint64_t>(len, 200));
     return "\"" + std::string(reinterpret_cast<const char *>(p + 8), shown) + (shown < len ? "...\"" : "\"");
   }
   // Enough digits to read back to the same value.
   char buf[40];
-  if (kv.type == GgufType::FLOAT32) return std::string(buf, std::snprintf(buf, sizeof buf, "%.9g", load<float>(p)));
-  if (kv.type == GgufType::FLOAT64) return std::string(buf, std::snprintf(buf, sizeof buf, "%.17g", load<double>(p)));
+  if (kv.type == GgufType::FLOAT32)
+    return std::string(buf, std::snprintf(buf, sizeof buf, "%.9g", gguf_detail::load<float>(p)));
+  if (kv.type == GgufType::FLOAT64)
+    return std::string(buf, std::snprintf(buf, sizeof buf, "%.17g", gguf_detail::load<double>(p)));
   if (kv.type == GgufType::BOOL) return *p ? "true" : "false";
   bool neg;
   uint64_t u;
-  integer_at(kv.type, p, &neg, &u);
+  gguf_detail::integer_at(kv.type, p, &neg, &u);
   return neg ? std::to_string(static_cast<int64_t>(u)) : std::to_string(u);
 }
 
@@ -580,12 +591,14 @@ at::Tensor GgufFile::raw(const std::string &name) const {
   const GgufTensorInfo &t = info(name);
   auto opts = at::TensorOptions().dtype(at::kByte);
   if (!t.nbytes) return at::empty({0}, opts);
-  std::shared_ptr<Mapping> keep = impl_->map;
+  std::shared_ptr<gguf_detail::Mapping> keep = impl_->map;
   return at::from_blob(const_cast<uint8_t *>(raw_data(t)), {static_cast<int64_t>(t.nbytes)},
                        [keep](void *) mutable { keep.reset(); }, opts);
 }
 
-at::Tensor GgufFile::tensor(const std::string &name) const {
+at::Tensor GgufFile::tensor(const std::string &name, LoadBudget *budget) const {
+  LoadBudget own("'" + path_ + "'", 0);
+  LoadBudget &charged = budget ? *budget : own;
   const GgufTensorInfo &t = info(name);
   const uint8_t *src = raw_data(t);
   at::ScalarType st;
@@ -599,7 +612,7 @@ at::Tensor GgufFile::tensor(const std::string &name) const {
     case GgmlType::Q4_1:
     case GgmlType::Q4_K:
     case GgmlType::Q6_K: {
-      LoadBudget("'" + path_ + "'", 0).charge_data(static_cast<uint64_t>(t.numel) * 4);
+      charged.charge_data(static_cast<uint64_t>(t.numel) * 4);
       at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(at::kFloat));
       int64_t be, bb;
       ggml_block(t.type, &be, &bb);
@@ -619,19 +632,21 @@ at::Tensor GgufFile::tensor(const std::string &name) const {
   auto opts = at::TensorOptions().dtype(st);
   if (!t.numel) return at::empty(t.shape, opts);
   if (reinterpret_cast<uintptr_t>(src) % item == 0) {
-    std::shared_ptr<Mapping> keep = impl_->map;
+    std::shared_ptr<gguf_detail::Mapping> keep = impl_->map;
     return at::from_blob(const_cast<uint8_t *>(src), t.shape, [keep](void *) mutable { keep.reset(); }, opts);
   }
-  LoadBudget("'" + path_ + "'", 0).charge_data(t.nbytes);
+  charged.charge_data(t.nbytes);
   at::Tensor out = at::empty(t.shape, opts);
   std::memcpy(out.data_ptr(), src, static_cast<size_t>(t.nbytes));
   return out;
 }
 
-at::Tensor GgufFile::tensor_f32(const std::string &name) const {
-  at::Tensor t = tensor(name);
+at::Tensor GgufFile::tensor_f32(const std::string &name, LoadBudget *budget) const {
+  LoadBudget own("'" + path_ + "'", 0);
+  LoadBudget &charged = budget ? *budget : own;
+  at::Tensor t = tensor(name, &charged);
   if (t.scalar_type() == at::kFloat) return t;
-  LoadBudget("'" + path_ + "'", 0).charge_data(static_cast<uint64_t>(t.numel()) * 4);
+  charged.charge_data(static_cast<uint64_t>(t.numel()) * 4);
   return t.to(at::kFloat);
 }
 

@@ -22,6 +22,7 @@
 #include "lm/vocab.h"
 
 namespace ctorch {
+class LoadBudget;  // core/files.h
 namespace lm {
 
 // GGUF's metadata value types (gguf_type), numbered as in the file.
@@ -136,9 +137,14 @@ class GgufFile {
   // otherwise); Q8_0, Q4_0, Q4_1, Q4_K, Q6_K dequantised into a new float32
   // tensor. Other types are refused by name. A view keeps the mapping (and
   // so the file's pages) alive after the GgufFile is gone.
-  at::Tensor tensor(const std::string &name) const;
+  //
+  // The memory a tensor takes (a dequantised or copied one) is charged
+  // against `budget` where given (a model loader passes one LoadBudget for
+  // all its tensors, so ctorch_set_load_limit bounds the whole load),
+  // otherwise against a LoadBudget of this call alone.
+  at::Tensor tensor(const std::string &name, LoadBudget *budget = nullptr) const;
   // As tensor(), always float32 (F16/BF16 converted).
-  at::Tensor tensor_f32(const std::string &name) const;
+  at::Tensor tensor_f32(const std::string &name, LoadBudget *budget = nullptr) const;
   // The tensor's data bytes as stored (whole blocks for quantised types): a
   // 1-D uint8 view of the mapping of info(name).nbytes bytes, keeping the
   // mapping alive. For quantised kernels over the blocks.
@@ -150,8 +156,11 @@ class GgufFile {
   // ---- vocabulary --------------------------------------------------------
   // tokenizer.ggml.* and tokenizer.chat_template into a VocabSpec. Refused
   // if tokenizer.ggml.model or tokenizer.ggml.tokens is absent, if scores or
-  // token_type do not have one entry per token, or a special-token id lies
-  // outside the vocabulary.
+  // token_type do not have one entry per token (or a type outside 0..6), or
+  // a special-token id lies outside the vocabulary. Absent keys take
+  // llama.cpp's defaults: pre "default"; add_bos and add_space_prefix true
+  // for model "llama" (SentencePiece), false otherwise; add_eos false; no
+  // special ids (-1); no scores, types or merges (empty).
   VocabSpec vocab() const;
 
   struct Impl;

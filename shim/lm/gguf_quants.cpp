@@ -17,7 +17,7 @@
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
+#pragma GCC optimize("fp-contract=off", "vect-cost-model=dynamic")
 #endif
 #if defined(__clang__)
 #define CTORCH_NO_CONTRACT _Pragma("clang fp contract(off)")
@@ -27,7 +27,7 @@
 
 namespace ctorch {
 namespace lm {
-namespace {
+namespace gguf_detail {
 
 inline float half_at(const uint8_t *p) {
   uint16_t h;
@@ -126,7 +126,7 @@ void deq_q6_k(const uint8_t *src, float *dst, int64_t nb) {
   }
 }
 
-}  // namespace
+}  // namespace gguf_detail
 
 void ggml_block(uint32_t type, int64_t *block_elems, int64_t *block_bytes) {
   // gguf.constants.GGML_QUANT_SIZES: (elements, bytes) per block.
@@ -170,11 +170,11 @@ void gguf_dequantize(GgmlType type, const uint8_t *src, float *dst, int64_t n) {
                                       ggml_type_name(static_cast<uint32_t>(type)));
   const int64_t nb = n / be;
   switch (type) {
-    case GgmlType::Q8_0: return deq_q8_0(src, dst, nb);
-    case GgmlType::Q4_0: return deq_q4_0(src, dst, nb);
-    case GgmlType::Q4_1: return deq_q4_1(src, dst, nb);
-    case GgmlType::Q4_K: return deq_q4_k(src, dst, nb);
-    case GgmlType::Q6_K: return deq_q6_k(src, dst, nb);
+    case GgmlType::Q8_0: return gguf_detail::deq_q8_0(src, dst, nb);
+    case GgmlType::Q4_0: return gguf_detail::deq_q4_0(src, dst, nb);
+    case GgmlType::Q4_1: return gguf_detail::deq_q4_1(src, dst, nb);
+    case GgmlType::Q4_K: return gguf_detail::deq_q4_k(src, dst, nb);
+    case GgmlType::Q6_K: return gguf_detail::deq_q6_k(src, dst, nb);
     default: break;
   }
   fail(CTORCH_INVALID_ARGUMENT,

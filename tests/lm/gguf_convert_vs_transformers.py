@@ -31,7 +31,6 @@ transformers = need("transformers")
 tokenizers = need("tokenizers")
 need("safetensors")
 import make_gguf  # noqa: E402
-from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint  # noqa: E402
 
 failures = []
 
@@ -78,11 +77,16 @@ def make_model(arch, folder):
 
 
 def main():
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
     dump = sys.argv[1]
     # The permutation is its own inverse's inverse, and transformers' inverse undoes it.
     w = np.arange(8 * 16 * 3, dtype=np.float32).reshape(8 * 16, 3)
     check(np.array_equal(make_gguf.unpermute_qk(make_gguf.permute_qk(w, 8), 8), w), "unpermute_qk(permute_qk(w))")
-    from transformers.modeling_gguf_pytorch_utils import reverse_permute_weights
+    try:  # transformers 4
+        from transformers.modeling_gguf_pytorch_utils import reverse_permute_weights
+    except ImportError:  # transformers 5: a method of the llama tensor processor
+        from transformers.modeling_gguf_pytorch_utils import LlamaTensorProcessor
+        reverse_permute_weights = LlamaTensorProcessor()._reverse_permute_weights
     check(np.array_equal(reverse_permute_weights(make_gguf.permute_qk(w, 8), 8, 8), w),
           "transformers' reverse_permute_weights undoes permute_qk")
     with tempfile.TemporaryDirectory() as tmp:

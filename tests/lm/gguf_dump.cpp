@@ -15,16 +15,19 @@
 //                                for any other exception (a bug), after
 //                                opening it and reading every key, tensor
 //                                and the vocabulary
+// CTORCH_GGUF_DUMP_LIMIT=N sets the load limit (ctorch_set_load_limit) first.
 #include "lm/gguf.h"
 
 #include <ATen/ATen.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "core/files.h"
 #include "core/internal.h"
 
 using ctorch::lm::GgmlType;
@@ -169,9 +172,10 @@ void check(const std::string &path) {
   try {
     auto g = GgufFile::open(path);
     for (const auto &k : g->keys()) (void)value_json(*g, k);
+    ctorch::LoadBudget budget("'" + path + "'", 0);  // one for the file's tensors, as a model loader's
     for (const auto &t : g->tensors()) {
       (void)g->raw(t.name);
-      if (convertible(t.type)) (void)g->tensor_f32(t.name);
+      if (convertible(t.type)) (void)g->tensor_f32(t.name, &budget);
     }
     if (g->has("tokenizer.ggml.model")) (void)g->vocab();
     std::cout << "ok\n";
@@ -190,6 +194,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string cmd = argv[1];
+  if (const char *lim = std::getenv("CTORCH_GGUF_DUMP_LIMIT")) ctorch_set_load_limit(nullptr, std::strtoull(lim, nullptr, 10));
   try {
     if (cmd == "info") {
       for (int i = 2; i < argc; ++i) std::cout << info(argv[i]) << "\n";

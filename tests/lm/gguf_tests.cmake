@@ -26,6 +26,8 @@ target_include_directories(ctorch_gguf_reader PUBLIC ${PROJECT_SOURCE_DIR}/shim 
   ${CTORCH_GENERATED_INCLUDE_DIR})
 target_compile_options(ctorch_gguf_reader PRIVATE -Wall -Wno-unused-parameter)
 target_link_libraries(ctorch_gguf_reader PUBLIC torch ${CMAKE_DL_LIBS})
+# ctorch.h includes the generated ctorch_ops.h.
+add_dependencies(ctorch_gguf_reader ctorch_generate)
 
 add_executable(gguf_dump ${CMAKE_CURRENT_SOURCE_DIR}/gguf_dump.cpp)
 target_link_libraries(gguf_dump PRIVATE ctorch_gguf_reader)

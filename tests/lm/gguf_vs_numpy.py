@@ -33,6 +33,7 @@ gguf = need("gguf", "the GGUF reader is compared with the gguf package")
 import make_gguf  # noqa: E402
 
 INVALID_ARGUMENT = 1
+OUT_OF_MEMORY = 6
 failures = []
 
 
@@ -289,6 +290,12 @@ def corrupt(dump):
             ok = line.startswith(f"refused {INVALID_ARGUMENT} '{p}': ") and want in line
             check(ok, f"corrupt {name}: expected a refusal containing {want!r}, got {line}")
             refused += ok
+        # The load limit, charged for all of a file's tensors together: the
+        # every-type file's (14 KB as float32) refused past 8,000 bytes.
+        r = subprocess.run([dump, "check", base], capture_output=True, text=True,
+                           env=dict(os.environ, CTORCH_GGUF_DUMP_LIMIT="8000"))
+        check(r.stdout.startswith(f"refused {OUT_OF_MEMORY} '{base}' would take more than the 8000 bytes"),
+              f"the load limit: {r.stdout.strip()}")
         print(f"corrupt: {refused} of {len(cases)} files refused as expected, "
               f"{sum(w is None for _, _, w in cases)} accepted as expected")
 

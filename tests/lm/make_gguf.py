@@ -21,11 +21,14 @@ import json
 import os
 import sys
 
-import numpy as np
+try:  # the tests take these through optional_deps.need() first; fuzz/make_seeds.py catches the error
+    import numpy as np
 
-import gguf
-from gguf import GGMLQuantizationType as Q
-from gguf import GGUFValueType as V
+    import gguf
+    from gguf import GGMLQuantizationType as Q
+    from gguf import GGUFValueType as V
+except ImportError:
+    raise
 
 # ggml's block sizes in elements and bytes.
 BLOCK = {t: gguf.GGML_QUANT_SIZES[t] for t in (Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q4_K, Q.Q6_K)}
@@ -181,7 +184,10 @@ def gguf_name(hf):
 
 def load_weights(folder):
     """name -> float32 numpy array, from model.safetensors or its sharded index."""
-    from safetensors import safe_open
+    try:  # the converter's callers take safetensors through optional_deps.need() first
+        from safetensors import safe_open
+    except ImportError:
+        raise
     index = os.path.join(folder, "model.safetensors.index.json")
     files = sorted(set(json.load(open(index))["weight_map"].values())) if os.path.exists(index) else ["model.safetensors"]
     out = {}
@@ -233,7 +239,11 @@ def add_vocab(w, folder, pre):
         w.add_add_bos_token(bool(tc["add_bos_token"]))
     if "add_eos_token" in tc:
         w.add_add_eos_token(bool(tc["add_eos_token"]))
-    if isinstance(tc.get("chat_template"), str):
+    # transformers 5 saves the template beside the config, 4 inside it.
+    jinja = os.path.join(folder, "chat_template.jinja")
+    if os.path.exists(jinja):
+        w.add_chat_template(open(jinja, encoding="utf-8").read())
+    elif isinstance(tc.get("chat_template"), str):
         w.add_chat_template(tc["chat_template"])
 
 
@@ -259,7 +269,13 @@ def convert(folder, path, out_type="f32", pre=None):
     w.add_head_count(n_head)
     w.add_head_count_kv(n_head_kv)
     w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
-    w.add_rope_freq_base(cfg.get("rope_theta", 10000.0))
+    # transformers 5 writes RoPE's settings as rope_parameters, 4 as
+    # rope_theta and rope_scaling; scaled RoPE has keys of its own, not written here.
+    rope = dict(cfg.get("rope_parameters") or {})
+    rope.update({k: v for k, v in (cfg.get("rope_scaling") or {}).items()})
+    if rope.get("rope_type", rope.get("type", "default")) != "default":
+        raise ValueError(f"convert writes unscaled RoPE only, not {rope}")
+    w.add_rope_freq_base(cfg.get("rope_theta", rope.get("rope_theta", 10000.0)))
     w.add_rope_dimension_count(head_dim)
     w.add_key_length(head_dim)
     w.add_value_length(head_dim)
