@@ -1,7 +1,9 @@
 """References for the tokenizer test: builds tokenizer folders offline and
 writes what transformers (over Hugging Face tokenizers) makes of the corpus.
 
-Usage: tokenizer_ref.py OUT_DIR
+Usage: tokenizer_ref.py OUT_DIR [--check TOKENIZER_CHECK]
+  --check: then runs the checker (tokenizer_check.cpp) on OUT_DIR and exits
+  with its status. Exits 77 (skipped) where transformers is missing.
 
 Folders (each tokenizer.json + tokenizer_config.json, as save_pretrained
 writes them), trained with `tokenizers` on the corpus (tok_corpus.py):
@@ -29,6 +31,7 @@ import importlib.util
 import json
 import os
 import random
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -165,6 +168,17 @@ def write_ref(name, folder, texts, out_dir):
 
 def main():
     out_dir = sys.argv[1]
+    check = sys.argv[3] if len(sys.argv) == 4 and sys.argv[2] == "--check" else None
+    if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("tokenizers") is None:
+        print("skipped: transformers / tokenizers are not installed in", sys.executable)
+        sys.exit(77)
+    build_refs(out_dir)
+    if check:
+        sys.stdout.flush()
+        sys.exit(subprocess.call([check, out_dir]))
+
+
+def build_refs(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     texts = tok_corpus.build()
     gguf = smollm2_gguf()
