@@ -42,8 +42,6 @@ class Regex {
   // right, not overlapping. Throws INVALID_ARGUMENT where the match limit
   // (a pattern that backtracks without bound) is reached.
   void find_all(const char *s, size_t n, std::vector<std::pair<size_t, size_t>> &out) const;
-  // Whether the whole of s[0, n) is one match (anchored at both ends).
-  bool full_match(const char *s, size_t n) const;
   Regex(const Regex &) = delete;
   Regex &operator=(const Regex &) = delete;
 

@@ -101,15 +101,6 @@ void Regex::find_all(const char *s, size_t n, std::vector<std::pair<size_t, size
   }
 }
 
-bool Regex::full_match(const char *s, size_t n) const {
-  auto *code = static_cast<const pcre2_code *>(code_);
-  MatchData m(code);
-  int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s), n, 0,
-                       PCRE2_NO_UTF_CHECK | PCRE2_ANCHORED | PCRE2_ENDANCHORED, m.md,
-                       static_cast<pcre2_match_context *>(mctx_));
-  return rc > 0;
-}
-
 // ---- the byte-level map (GPT-2's bytes_to_unicode) --------------------------
 
 namespace {
