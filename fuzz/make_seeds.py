@@ -10,6 +10,7 @@ import collections
 import ctypes
 import gzip
 import io
+import json
 import os
 import random
 import re
@@ -314,4 +315,42 @@ if wanted("gguf"):
               + b"general.alignment" + struct.pack("<II", 4, 64))
     except ImportError as e:
         print("gguf package missing: no seeds for gguf", e)
+
+# tokenizer: tiny tokenizer.json files of each layout shim/lm reads (trained
+# with Hugging Face tokenizers on a few lines: tests/lm/tokenizer_ref.py's
+# layouts), each with its tokenizer_config.json and a text; and GGUF-like
+# vocabularies (fuzz/fuzz_tokenizer.cpp's odd form).
+if wanted("tokenizer"):
+    try:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lm"))
+        import tokenizer_ref
+        lines = ["Hello world, it's 2026!", "  indented\tcode(x) -> y", "Привет мир 😀 日本語", "<s> don't </s>",
+                 "<|tool|> [MASK] foo_bar <|im_start|>"] * 4
+        text = "Héllo  <s> wörld\n\n😀 12345 <|tool|>[MASK] don't".encode()
+        for kind in ["sp_legacy", "sp_metaspace", "llama3_bl", "qwen2_bl", "gpt2_bl"]:
+            tk, names = tokenizer_ref.trained(kind, lines)
+            tj = tk.to_str().encode()
+            cfg = dict(names, clean_up_tokenization_spaces=(kind == "gpt2_bl"))
+            if kind == "sp_legacy":
+                cfg.update(tokenizer_class="LlamaTokenizer", add_bos_token=True)
+            cj = json.dumps(cfg).encode()
+            write("tokenizer", kind, b"\x00" + struct.pack("<H", len(tj)) + tj + struct.pack("<H", len(cj)) + cj + text)
+    except ImportError:
+        print("tokenizers missing: no tokenizer.json seeds")
+    def vocab_seed(flags, pre, toks, merges, bos, text):
+        b = bytes([1, flags, pre]) + struct.pack("<H", len(toks))
+        for t, ty in toks:
+            b += bytes([len(t)]) + t + bytes([ty])
+        for m in merges:
+            b += bytes([len(m)]) + m
+        return b + b"\xff" + struct.pack("<H", bos + 1) + text
+    toks = [(b"<|endoftext|>", 3), (b"<|im_start|>", 3)] + [(bytes([c]), 1) for c in range(33, 127)] + [("\u0120".encode(), 1)]
+    toks += [("\u0120h".encode(), 1), (b"he", 1), (b"ll", 1), (b"hell", 1), (b"hello", 1)]
+    merges = ["\u0120 h".encode(), b"h e", b"l l", b"he ll", b"hell o"]
+    for pre in range(6):
+        write("tokenizer", "gguf_gpt2_pre%d" % pre, vocab_seed(2 | 16, pre, toks, merges, 1, b" hello <|im_start|>hell 123"))
+    sp = [(b"<unk>", 2), (b"<s>", 3), (b"</s>", 3)] + [(("<0x%02X>" % i).encode(), 6) for i in range(256)]
+    sp += [("\u2581".encode(), 1), (b"h", 1), (b"e", 1), (b"l", 1), (b"o", 1), ("\u2581h".encode(), 1), (b"ll", 1),
+           ("\u2581hell".encode(), 1), ("\u2581hello".encode(), 1)]
+    write("tokenizer", "gguf_llama", vocab_seed(1 | 2 | 8 | 16, 0, sp, [], 1, "hello <s> héllo 😀".encode()))
 print("seeds written under", out)

@@ -320,7 +320,8 @@ class Impl final : public Tokenizer {
           break;
         }
         case NormStep::NFC:
-          break;  // checked at load: only text already in NFC reaches here (tokenizer_hf.cpp)
+          s = nfc(s);
+          break;
       }
     }
     return s;

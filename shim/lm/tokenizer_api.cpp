@@ -9,6 +9,7 @@
 
 #include "core/exclusive.h"
 #include "core/internal.h"
+#include "core/utf8.h"
 #include "lm/lm_handles.h"
 #include "lm/model.h"
 

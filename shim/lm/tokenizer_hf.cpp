@@ -80,8 +80,10 @@ struct Reader {
       n.kind = NormStep::Strip;
       n.left = flag(v, "strip_left", false, where);
       n.right = flag(v, "strip_right", false, where);
+    } else if (t == "NFC") {
+      n.kind = NormStep::NFC;
     } else {
-      bad(where, "the normalizer '" + t + "' is not supported (Sequence, Prepend, Replace, Strip are)");
+      bad(where, "the normalizer '" + t + "' is not supported (Sequence, Prepend, Replace, Strip, NFC are)");
     }
     out.push_back(std::move(n));
   }

@@ -42,8 +42,6 @@ class Regex {
   // right, not overlapping. Throws INVALID_ARGUMENT where the match limit
   // (a pattern that backtracks without bound) is reached.
   void find_all(const char *s, size_t n, std::vector<std::pair<size_t, size_t>> &out) const;
-  // Whether the whole of s[0, n) is one match (anchored at both ends).
-  bool full_match(const char *s, size_t n) const;
   Regex(const Regex &) = delete;
   Regex &operator=(const Regex &) = delete;
 
@@ -134,6 +132,8 @@ std::shared_ptr<const Tokenizer> build(TokSpec &&spec);
 const std::string &byte_char(uint8_t b);  // the UTF-8 of byte b's character
 int byte_of_char(uint32_t cp);             // the byte of a character, -1 if none
 
+// s in Unicode Normalization Form C (ICU's), as tokenizers' NFC normalizer.
+std::string nfc(const std::string &s);
 // Appends code point cp as UTF-8.
 void append_utf8(std::string &out, uint32_t cp);
 // Decodes the valid UTF-8 sequence at s[i] (advancing i).

@@ -1,8 +1,10 @@
 // The text machinery of the tokenizers: PCRE2 patterns (the pre-tokenizers'
-// regular expressions with Unicode classes), the byte-level character map,
-// UTF-8 helpers.
+// regular expressions with Unicode classes), ICU's NFC normalization, the
+// byte-level character map, UTF-8 helpers.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <unicode/unorm2.h>
+#include <unicode/ustring.h>
 
 #include <array>
 #include <cstring>
@@ -99,15 +101,6 @@ void Regex::find_all(const char *s, size_t n, std::vector<std::pair<size_t, size
   }
 }
 
-bool Regex::full_match(const char *s, size_t n) const {
-  auto *code = static_cast<const pcre2_code *>(code_);
-  MatchData m(code);
-  int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s), n, 0,
-                       PCRE2_NO_UTF_CHECK | PCRE2_ANCHORED | PCRE2_ENDANCHORED, m.md,
-                       static_cast<pcre2_match_context *>(mctx_));
-  return rc > 0;
-}
-
 // ---- the byte-level map (GPT-2's bytes_to_unicode) --------------------------
 
 namespace {
@@ -139,6 +132,35 @@ const ByteMap &byte_map() {
 const std::string &byte_char(uint8_t b) { return byte_map().text[b]; }
 
 int byte_of_char(uint32_t cp) { return cp < 324 ? byte_map().byte_of[cp] : -1; }
+
+// ---- Unicode normalization (ICU) ---------------------------------------------
+
+std::string nfc(const std::string &s) {
+  bool ascii = true;
+  for (unsigned char c : s) ascii = ascii && c < 0x80;
+  if (ascii) return s;
+  if (s.size() > (size_t(1) << 30))
+    throw StatusError(CTORCH_INVALID_ARGUMENT, "a text of more than 1 GiB cannot be normalized (NFC)");
+  UErrorCode e = U_ZERO_ERROR;
+  const UNormalizer2 *n = unorm2_getNFCInstance(&e);
+  if (U_FAILURE(e)) throw StatusError(CTORCH_RUNTIME, std::string("ICU's NFC data: ") + u_errorName(e));
+  std::vector<UChar> src(s.size() + 1);
+  int32_t n16 = 0;
+  u_strFromUTF8(src.data(), int32_t(src.size()), &n16, s.data(), int32_t(s.size()), &e);
+  if (U_FAILURE(e)) throw StatusError(CTORCH_INVALID_ARGUMENT, std::string("NFC: ") + u_errorName(e));
+  if (unorm2_quickCheck(n, src.data(), n16, &e) == UNORM_YES && U_SUCCESS(e)) return s;
+  e = U_ZERO_ERROR;
+  // NFC never takes more than three times the UTF-16 units of its input.
+  std::vector<UChar> dst(size_t(n16) * 3 + 1);
+  int32_t m16 = unorm2_normalize(n, src.data(), n16, dst.data(), int32_t(dst.size()), &e);
+  if (U_FAILURE(e)) throw StatusError(CTORCH_INVALID_ARGUMENT, std::string("NFC: ") + u_errorName(e));
+  std::string out(size_t(m16) * 3 + 1, '\0');
+  int32_t n8 = 0;
+  u_strToUTF8(&out[0], int32_t(out.size()), &n8, dst.data(), m16, &e);
+  if (U_FAILURE(e)) throw StatusError(CTORCH_INVALID_ARGUMENT, std::string("NFC: ") + u_errorName(e));
+  out.resize(size_t(n8));
+  return out;
+}
 
 // ---- UTF-8 ------------------------------------------------------------------
 

