@@ -1,6 +1,6 @@
 # Every ctest test's labels, in one place: by capability (what it
 # exercises: core, ops, nn, optim, data, train, models, io, dist, harden,
-# threads, gen, docs, abi, interop, pybridge, examples, bench, cuda,
+# threads, gen, docs, abi, interop, pybridge, examples, bench, lm, cuda,
 # bindings-<lang>, packages) and by cost (what it starts: python, cargo, go,
 # node; training: trains a model for many steps; slow: took >= 10 s in the
 # measured table tests/test-costs.txt, from a warm fresh clone on a quiet
@@ -27,7 +27,7 @@
 # start first and the two workers stay busy to the end.
 
 set(CTORCH_CAPABILITY_LABELS core ops nn infer optim data train models io dist harden threads gen docs abi interop
-  pybridge examples bench cuda bindings bindings-python bindings-node bindings-go bindings-rust bindings-java packages)
+  pybridge examples bench lm cuda bindings bindings-python bindings-node bindings-go bindings-rust bindings-java packages)
 set(CTORCH_COST_LABELS cheap python cargo go node java training slow)
 # cmake -DCTEST=<ctest> -P tests/labels.cmake, in a build directory: the ctest
 # test labels_complete: every test ctest lists carries a capability label and
@@ -182,6 +182,8 @@ function(_ctorch_capability out dir name)
     set(l train)
   elseif(d MATCHES "^(models|serve)$")
     set(l models)
+  elseif(d MATCHES "^(lm|serve_lm)$")
+    set(l lm)
   elseif(d MATCHES "^(safetensors|zip)$")
     set(l io)
   elseif(d MATCHES "^(harden|fuzz_text|sweep)$")
