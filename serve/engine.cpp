@@ -38,7 +38,7 @@ size_t find_stop(const std::string &text, const std::vector<std::string> &stops,
 }  // namespace
 
 Job::Job(GenParams p, ctorch_lm_sampler sampler, ctorch_lm_detokenizer detok)
-    : params_(std::move(p)), sampler_(sampler), detok_(detok) {}
+    : params_(std::move(p)), sampler_(sampler), detok_(detok), ids_(params_.prompt) {}
 
 Job::~Job() {
   ctorch_lm_detokenizer_free(detok_);
@@ -208,10 +208,10 @@ void Engine::step(std::vector<std::shared_ptr<Job>> &active) {
   for (auto &jp : active) {
     Job &j = *jp;
     if (j.fed_ < j.params_.prompt.size()) continue;
-    if (j.ended_ || j.generated_.empty()) continue;
+    if (j.ended_ || j.n_generated() == 0) continue;
     seqs.push_back(j.seq_);
     counts.push_back(1);
-    tokens.push_back(j.generated_.back());
+    tokens.push_back(j.ids_.back());
     rows.push_back(&j);
   }
   int64_t budget = opt_.batch_tokens;
@@ -262,7 +262,7 @@ void Engine::sample_row(Job &j, ctorch_tensor logits, int64_t row) {
   ctorch_tensor r = nullptr;
   int64_t id = -1;
   if (ctorch_select_int(&r, logits, 0, row) != CTORCH_OK ||
-      ctorch_lm_sampler_sample(&id, j.sampler_, r, j.generated_.data(), j.generated_.size()) != CTORCH_OK) {
+      ctorch_lm_sampler_sample(&id, j.sampler_, r, j.ids_.data(), j.ids_.size()) != CTORCH_OK) {
     std::string err = last_error("sampling");
     ctorch_tensor_free(r);
     std::lock_guard<std::mutex> lk(mu_);
@@ -278,8 +278,8 @@ void Engine::sample_row(Job &j, ctorch_tensor logits, int64_t row) {
 // end of sequence and the stop strings end it with "stop"; max_tokens and
 // a full context with "length".
 void Engine::after_token(Job &j, int64_t id) {
-  j.generated_.push_back(id);
-  j.completion_tokens_.store(static_cast<int64_t>(j.generated_.size()));
+  j.ids_.push_back(id);
+  j.completion_tokens_.store(static_cast<int64_t>(j.n_generated()));
   if (!j.params_.ignore_eos && std::find(model_.eos.begin(), model_.eos.end(), id) != model_.eos.end()) {
     finish(j, "stop");
     return;
@@ -306,8 +306,8 @@ void Engine::after_token(Job &j, int64_t id) {
   j.emit(j.held_.substr(0, j.held_.size() - hold));
   j.held_.erase(0, j.held_.size() - hold);
   // The next step appends this id: it must fit the context.
-  int64_t length = static_cast<int64_t>(j.params_.prompt.size() + j.generated_.size());
-  if (static_cast<int64_t>(j.generated_.size()) >= j.params_.max_tokens || length >= opt_.n_ctx) finish(j, "length");
+  int64_t length = static_cast<int64_t>(j.ids_.size());
+  if (static_cast<int64_t>(j.n_generated()) >= j.params_.max_tokens || length >= opt_.n_ctx) finish(j, "length");
 }
 
 // Ends a job normally: the detokenizer's held-back bytes and any text held
@@ -329,7 +329,7 @@ void Engine::finish(Job &j, const char *reason) {
   std::lock_guard<std::mutex> lk(mu_);
   ++stats_.served;
   stats_.prompt_tokens += static_cast<int64_t>(j.params_.prompt.size());
-  stats_.completion_tokens += static_cast<int64_t>(j.generated_.size());
+  stats_.completion_tokens += static_cast<int64_t>(j.n_generated());
   j.end(reason, "");
 }
 

@@ -85,7 +85,10 @@ class Job {
   // The engine thread's own state of the job.
   int64_t seq_ = -1;              // the session sequence (slot) it runs in
   size_t fed_ = 0;                // prompt ids already decoded
-  std::vector<int64_t> generated_;
+  // The prompt and the ids generated so far: what the sampler's penalties
+  // see, as ctorch_lm_stream's do (transformers' input_ids).
+  std::vector<int64_t> ids_;
+  size_t n_generated() const { return ids_.size() - params_.prompt.size(); }
   std::string held_;              // text held back: it may start a stop string
 };
 

@@ -254,8 +254,11 @@ bool read_sampling(const json &body, std::string *options, ApiError *err) {
     *err = bad("top_p must be greater than 0", "top_p");
     return false;
   }
-  uint64_t s = has_seed ? static_cast<uint64_t>(seed) : static_cast<uint64_t>(std::random_device{}()) << 32 |
-                                                              std::random_device{}();
+  // OpenAI's seed is any integer; the sampler's is a non-negative one: the
+  // same request seed always maps to the same sampler seed.
+  uint64_t s = has_seed ? static_cast<uint64_t>(seed)
+                        : static_cast<uint64_t>(std::random_device{}()) << 32 | std::random_device{}();
+  s &= 0x7fffffffffffffffULL;
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "temperature=%.9g,top_p=%.9g,min_p=%.9g,top_k=%lld,frequency_penalty=%.9g,presence_penalty=%.9g,"
