@@ -113,6 +113,10 @@ class Model {
   static std::shared_ptr<Model> load(const std::string &path, const LoadOptions &opt);
 
   const ModelConfig &config() const { return cfg_; }
+  int64_t n_vocab() const { return cfg_.n_vocab; }
+  // The ids that end a generation (generation_config.json's eos_token_id,
+  // or the GGUF's eos/eot/eom ids).
+  const std::vector<int64_t> &eos_ids() const { return cfg_.eos; }
   const LoadOptions &options() const { return opt_; }
   const std::string &source() const { return source_; }  // "folder" or "gguf"
   // nullptr where the model has no tokenizer.

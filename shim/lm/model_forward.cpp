@@ -16,6 +16,28 @@
 namespace ctorch {
 namespace lm {
 
+namespace forward_detail {
+
+// x @ w^T + b. One row (a token's decode step) goes through a matrix-vector
+// product: a GEMM of one row packs the whole weight matrix first, which cost
+// OpenBLAS 70% of a decode step; a GEMV reads it once.
+at::Tensor linear(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b) {
+  if (x.numel() != x.size(-1)) return at::linear(x, w, b);
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = w.size(0);
+  at::Tensor v = x.reshape({x.size(-1)});
+  at::Tensor y = b.defined() ? at::addmv(b, w, v) : at::mv(w, v);
+  return y.view(shape);
+}
+
+// rotate_half(x) = cat(-x2, x1) over the last dim.
+at::Tensor rotate_half(const at::Tensor &x) {
+  auto parts = x.chunk(2, -1);
+  return at::cat({-parts[1], parts[0]}, -1);
+}
+
+}  // namespace forward_detail
+
 void Model::rope_tables(int64_t n_ctx, at::Tensor *cos, at::Tensor *sin) const {
   if (cfg_.arch == "gpt2") return;
   const ModelConfig &c = cfg_;
@@ -54,7 +76,7 @@ at::Tensor Model::norm(const at::Tensor &x, const at::Tensor &w, const at::Tenso
 }
 
 at::Tensor Model::mlp(const LayerWeights &w, const at::Tensor &x) const {
-  at::Tensor up = at::linear(x, w.wup, w.bup);
+  at::Tensor up = forward_detail::linear(x, w.wup, w.bup);
   at::Tensor h;
   if (cfg_.act == "silu") {
     auto gu = up.chunk(2, -1);
@@ -62,24 +84,15 @@ at::Tensor Model::mlp(const LayerWeights &w, const at::Tensor &x) const {
   } else {
     h = at::gelu(up, cfg_.act == "gelu_tanh" ? "tanh" : "none");
   }
-  return at::linear(h, w.wdown, w.bdown);
+  return forward_detail::linear(h, w.wdown, w.bdown);
 }
 
-namespace forward_detail {
-
-// rotate_half(x) = cat(-x2, x1) over the last dim.
-at::Tensor rotate_half(const at::Tensor &x) {
-  auto parts = x.chunk(2, -1);
-  return at::cat({-parts[1], parts[0]}, -1);
-}
-
-}  // namespace forward_detail
 
 at::Tensor Model::attention(const LayerWeights &w, const at::Tensor &x, int64_t layer, KvCache &kv, const Batch &b,
                             const at::Tensor &cos, const at::Tensor &sin, const at::Tensor &mask) const {
   const ModelConfig &c = cfg_;
   const int64_t B = x.size(0), T = x.size(1), H = c.n_head, Hkv = c.n_head_kv, D = c.head_dim, G = H / Hkv;
-  at::Tensor qkv = at::linear(x, w.wqkv, w.bqkv);  // [B, T, (H + 2 Hkv) D]
+  at::Tensor qkv = forward_detail::linear(x, w.wqkv, w.bqkv);  // [B, T, (H + 2 Hkv) D]
   auto parts = qkv.split({H * D, Hkv * D, Hkv * D}, -1);
   at::Tensor q = parts[0].view({B, T, H, D}), k = parts[1].view({B, T, Hkv, D}), v = parts[2].view({B, T, Hkv, D});
   if (cos.defined()) {  // cos/sin: [B, T, 1, D]
@@ -113,7 +126,7 @@ at::Tensor Model::attention(const LayerWeights &w, const at::Tensor &x, int64_t 
   at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(x.scalar_type());
   at::Tensor out = at::matmul(probs, vals);  // [B, Hkv, G*T, D]
   out = out.view({B, Hkv, G, T, D}).permute({0, 3, 1, 2, 4}).reshape({B, T, H * D});
-  return at::linear(out, w.wo, w.bo);
+  return forward_detail::linear(out, w.wo, w.bo);
 }
 
 at::Tensor Model::forward(KvCache &kv, const Batch &b, bool all_logits) const {
@@ -161,7 +174,7 @@ at::Tensor Model::forward(KvCache &kv, const Batch &b, bool all_logits) const {
     for (int64_t i = 0; i < B; ++i) last[size_t(i)] = i * T + b.count[i] - 1;
     rows = h.reshape({B * T, c.n_embd}).index_select(0, at::tensor(last, i64).to(dev));
   }
-  at::Tensor logits = at::linear(norm(rows, w_.out_norm_w, w_.out_norm_b), w_.head);
+  at::Tensor logits = forward_detail::linear(norm(rows, w_.out_norm_w, w_.out_norm_b), w_.head, at::Tensor());
   return logits.to(at::kFloat);
 }
 

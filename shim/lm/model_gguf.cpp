@@ -17,6 +17,7 @@
 #include "lm/gguf.h"
 #include "lm/model.h"
 #include "lm/model_weights.h"
+#include "lm/tokenizer.h"
 
 namespace ctorch {
 namespace lm {
@@ -191,6 +192,12 @@ std::shared_ptr<Model> ModelBuilder::gguf(const std::string &path, const LoadOpt
   m->source_ = "gguf";
   m->cfg_ = read_config(*f, m->report_);
   m->chat_template_ = f->str_or("tokenizer.chat_template", "");
+  if (f->has("tokenizer.ggml.model")) {
+    m->tok_ = Tokenizer::from_vocab(f->vocab(), "'" + path + "'");
+    if (m->tok_->n_vocab() > m->cfg_.n_vocab)
+      bad(*f, "the vocabulary has " + std::to_string(m->tok_->n_vocab()) + " tokens, token_embd.weight only " +
+                  std::to_string(m->cfg_.n_vocab) + " rows");
+  }
   m->report_.push_back("GGUF v" + std::to_string(f->version()) + ": quantised tensors dequantised to " +
                        std::string(c10::toString(opt.dtype)));
   if (m->cfg_.arch == "llama") m->report_.push_back("q/k rows permuted back from llama.cpp's order");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cerrno>
 #include <charconv>
@@ -188,9 +189,17 @@ std::shared_ptr<Model> ModelBuilder::folder(const std::string &dir, const LoadOp
   const std::string gen_path = dir + "/generation_config.json";
   if (exists(gen_path)) apply_generation_config(m->cfg_, read_text(gen_path, 16u << 20), "'" + gen_path + "'");
   check_config(m->cfg_, "'" + cfg_path + "'");
+  // The tokenizer (tokenizer.json with tokenizer_config.json) and the chat
+  // template: transformers 5 writes it to chat_template.jinja, earlier
+  // versions into tokenizer_config.json.
   const std::string tc_path = dir + "/tokenizer_config.json", jinja = dir + "/chat_template.jinja";
+  const std::string tc_text = exists(tc_path) ? read_text(tc_path, 64u << 20) : std::string();
+  if (exists(dir + "/tokenizer.json"))
+    m->tok_ = Tokenizer::from_hf_json(read_text(dir + "/tokenizer.json", 1u << 30), tc_text, "'" + dir + "'");
   if (exists(jinja)) m->chat_template_ = read_text(jinja, 16u << 20);
-  else if (exists(tc_path)) m->chat_template_ = chat_template_of(read_text(tc_path, 64u << 20), "'" + tc_path + "'");
+  else if (m->tok_) m->chat_template_ = m->tok_->chat_template();
+  else m->chat_template_ = chat_template_of(tc_text, "'" + tc_path + "'");
+  if (m->cfg_.eos.empty() && m->tok_ && m->tok_->eos_id() >= 0) m->cfg_.eos.push_back(m->tok_->eos_id());
   build(*m, [&]() -> std::unique_ptr<WeightSource> { return std::make_unique<FolderSource>(dir); });
   return m;
 }

@@ -4,6 +4,7 @@
 #include "lm/session.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <unistd.h>
 
 #include <unordered_set>
@@ -47,7 +48,7 @@ Session::Session(std::shared_ptr<const Model> m, int64_t n_ctx, int64_t n_seq) :
   len_.assign(size_t(n_seq), 0);
 }
 
-void Session::check_seq(int64_t seq, const char *arg) const {
+void Session::check_sequence(int64_t seq, const char *arg) const {
   if (seq < 0 || seq >= n_seq())
     fail_arg(arg, "sequence " + std::to_string(seq) + " is outside [0, " + std::to_string(n_seq()) + ")");
 }
@@ -64,7 +65,7 @@ void check_tokens(const int64_t *tokens, size_t n, int64_t n_vocab) {
 }  // namespace session_detail
 
 at::Tensor Session::decode(int64_t seq, const int64_t *tokens, size_t n, bool all_logits) {
-  check_seq(seq, "seq");
+  check_sequence(seq, "seq");
   if (n == 0) fail_arg("n", "is 0: decode needs at least one token");
   require_list(tokens, n, "tokens");
   session_detail::check_tokens(tokens, n, model_->config().n_vocab);
@@ -96,7 +97,7 @@ at::Tensor Session::decode_batch(const int64_t *seqs, const int64_t *counts, siz
   std::unordered_set<int64_t> seen;
   int64_t total = 0, T = 0;
   for (size_t i = 0; i < n_seqs; ++i) {
-    check_seq(seqs[i], "seqs");
+    check_sequence(seqs[i], "seqs");
     if (!seen.insert(seqs[i]).second) fail_arg("seqs", "sequence " + std::to_string(seqs[i]) + " appears twice");
     if (counts[i] < 1) fail_arg("counts", "entry " + std::to_string(i) + " is " + std::to_string(counts[i]) + ", not >= 1");
     const int64_t have = len_[size_t(seqs[i])];
@@ -128,20 +129,20 @@ at::Tensor Session::decode_batch(const int64_t *seqs, const int64_t *counts, siz
 }
 
 int64_t Session::length(int64_t seq) const {
-  check_seq(seq, "seq");
+  check_sequence(seq, "seq");
   return len_[size_t(seq)];
 }
 
 void Session::rewind(int64_t seq, int64_t pos) {
-  check_seq(seq, "seq");
+  check_sequence(seq, "seq");
   if (pos < 0 || pos > len_[size_t(seq)])
     fail_arg("pos", std::to_string(pos) + " is outside [0, " + std::to_string(len_[size_t(seq)]) + "]");
   len_[size_t(seq)] = pos;
 }
 
 void Session::fork(int64_t dst, int64_t src, int64_t pos) {
-  check_seq(dst, "dst");
-  check_seq(src, "src");
+  check_sequence(dst, "dst");
+  check_sequence(src, "src");
   if (pos < 0 || pos > len_[size_t(src)])
     fail_arg("pos", std::to_string(pos) + " is outside [0, " + std::to_string(len_[size_t(src)]) + "]");
   if (dst != src && pos > 0) {

@@ -32,12 +32,14 @@ class Session {
 
   int64_t n_ctx() const { return kv_.n_ctx; }
   int64_t n_seq() const { return int64_t(len_.size()); }
-  const std::shared_ptr<const Model> &model() const { return model_; }
+  const Model &model() const { return *model_; }
+  const std::shared_ptr<const Model> &model_ptr() const { return model_; }
+  // Refuses (INVALID_ARGUMENT naming arg) a sequence id outside [0, n_seq).
+  void check_sequence(int64_t seq, const char *arg) const;
 
   Busy busy;
 
  private:
-  void check_seq(int64_t seq, const char *arg) const;
   std::shared_ptr<const Model> model_;
   KvCache kv_;
   std::vector<int64_t> len_;
