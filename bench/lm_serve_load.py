@@ -21,7 +21,7 @@ import datetime
 import http.client
 import json
 import os
-import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -143,17 +143,10 @@ def machine():
 
 
 def libtorch_of(server):
-    """The libtorch the server's build used, from the build's CMakeCache.txt."""
-    d = os.path.dirname(os.path.abspath(server))
-    for _ in range(3):
-        cache = os.path.join(d, "CMakeCache.txt")
-        if os.path.exists(cache):
-            with open(cache) as f:
-                for line in f:
-                    if line.startswith("CTORCH_TORCH_VERSION:"):
-                        return line.split("=", 1)[1].strip()
-        d = os.path.dirname(d)
-    return "unknown"
+    """The libtorch major.minor the server's libctorch was built for (its SONAME's "-torchX.Y")."""
+    out = subprocess.run(["ldd", server], capture_output=True, text=True).stdout
+    m = re.search(r"libctorch\.so\.[\w.]*-torch(\d+\.\d+)", out)
+    return m.group(1) if m else "unknown"
 
 
 MODEL_ID = "model"
