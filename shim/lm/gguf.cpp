@@ -37,13 +37,6 @@ constexpr unsigned kMaxDims = 4;       // GGML_MAX_DIMS
 constexpr int kMaxArrayDepth = 8;      // nested arrays (the format allows them; no model needs more than two)
 constexpr uint64_t kHeaderBytes = 24;  // magic, version, two counts
 
-}  // namespace
-
-// The types GgufFile::Impl holds: in a named namespace, since a member of a
-// class with linkage may not have a type of the anonymous namespace in a
-// file that is included (the unity build: -Wsubobject-linkage).
-namespace gguf_impl {
-
 // The file's mapping, shared by the tensors made over it; unmapped when the
 // last of them and the GgufFile are gone.
 struct Mapping {
@@ -64,12 +57,6 @@ struct Kv {
   uint64_t count = 0;               // arrays
   uint64_t at = 0;
 };
-
-}  // namespace gguf_impl
-using gguf_impl::Kv;
-using gguf_impl::Mapping;
-
-namespace {
 
 size_t scalar_size(GgufType t) {
   switch (t) {
