@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
@@ -31,7 +32,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "GGUF is little-endian;
 
 namespace ctorch {
 namespace lm {
-namespace {
+// Named, not anonymous: GgufFile::Impl (external linkage) holds Mapping and
+// Kv, which GCC refuses (-Werror=subobject-linkage) once a unity build
+// includes this file.
+namespace gguf_file_detail {
 
 constexpr unsigned kMaxDims = 4;       // GGML_MAX_DIMS
 constexpr int kMaxArrayDepth = 8;      // nested arrays (the format allows them; no model needs more than two)
@@ -89,7 +93,8 @@ bool is_integer(GgufType t) {
   }
 }
 
-}  // namespace
+}  // namespace gguf_file_detail
+using namespace gguf_file_detail;
 
 struct GgufFile::Impl {
   std::shared_ptr<Mapping> map;
@@ -268,11 +273,15 @@ std::shared_ptr<const GgufFile> GgufFile::open(const std::string &path) {
     if (n_dims > kMaxDims)
       c.bad("tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions; GGUF allows at most " +
             std::to_string(kMaxDims));
-    int64_t numel = 1;
+    // The product of the dimensions, zeros counted as ones as well: a
+    // tensor's strides are those products, and must fit int64 even where a
+    // zero dimension makes it empty.
+    int64_t numel = 1, span = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
       uint64_t ne = c.get<uint64_t>("a tensor's dimensions");
       if (ne > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-          __builtin_mul_overflow(numel, static_cast<int64_t>(ne), &numel))
+          __builtin_mul_overflow(numel, static_cast<int64_t>(ne), &numel) ||
+          __builtin_mul_overflow(span, std::max<int64_t>(static_cast<int64_t>(ne), 1), &span))
         c.bad("tensor '" + t.name + "' has dimensions whose product overflows");
       t.ne.push_back(static_cast<int64_t>(ne));
     }
@@ -539,8 +548,10 @@ std::string GgufFile::value_text(const std::string &key) const {
     const size_t shown = static_cast<size_t>(std::min<uint64_t>(len, 200));
     return "\"" + std::string(reinterpret_cast<const char *>(p + 8), shown) + (shown < len ? "...\"" : "\"");
   }
-  if (kv.type == GgufType::FLOAT32) return std::to_string(load<float>(p));
-  if (kv.type == GgufType::FLOAT64) return std::to_string(load<double>(p));
+  // Enough digits to read back to the same value.
+  char buf[40];
+  if (kv.type == GgufType::FLOAT32) return std::string(buf, std::snprintf(buf, sizeof buf, "%.9g", load<float>(p)));
+  if (kv.type == GgufType::FLOAT64) return std::string(buf, std::snprintf(buf, sizeof buf, "%.17g", load<double>(p)));
   if (kv.type == GgufType::BOOL) return *p ? "true" : "false";
   bool neg;
   uint64_t u;

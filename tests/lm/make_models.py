@@ -108,13 +108,6 @@ def save(name, out_dir, seed=0):
 GGUF_TYPES = {"llama": "Q8_0", "llama3": "F32", "qwen2": "F16", "gpt2": "Q4_1"}
 
 
-def _permute(w, n_head, n_head_kv):
-    """convert_hf_to_gguf.py's LlamaModel.permute of q/k rows."""
-    if n_head_kv is not None and n_head != n_head_kv:
-        n_head = n_head_kv
-    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
-
-
 def _llama3_factors(cfg):
     """convert_hf_to_gguf.py's rope_freqs for rope_type llama3."""
     import math
@@ -141,6 +134,7 @@ def save_gguf(name, model, path):
     """Writes model as a GGUF file at path; replaces the model's matrices by
     what the file holds (dequantised)."""
     import gguf
+    from make_gguf import permute_qk  # llama.cpp's q/k row order (tests/lm/make_gguf.py)
     cfg = model.config
     arch = {"llama": "llama", "llama3": "llama", "qwen2": "qwen2", "gpt2": "gpt2"}[name]
     qtype = getattr(gguf.GGMLQuantizationType, GGUF_TYPES[name])
@@ -177,9 +171,9 @@ def save_gguf(name, model, path):
                 data = data.t().contiguous()
             stored = data
             if arch == "llama" and "q_proj" in hf_name:
-                stored = _permute(data, HEADS, HEADS)
+                stored = permute_qk(data, HEADS)
             elif arch == "llama" and "k_proj" in hf_name:
-                stored = _permute(data, HEADS, KV_HEADS)
+                stored = permute_qk(data, KV_HEADS)
             if data.dim() == 2 and qtype == gguf.GGMLQuantizationType.F16:
                 w.add_tensor(gname, stored.numpy().astype("float16"))
                 back = data.half().float()
