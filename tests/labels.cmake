@@ -1,6 +1,6 @@
 # Every ctest test's labels, in one place: by capability (what it
 # exercises: core, ops, nn, optim, data, train, models, io, dist, harden,
-# threads, gen, docs, abi, interop, pybridge, examples, bench, cuda,
+# threads, gen, docs, abi, interop, pybridge, examples, bench, lm, cuda,
 # bindings-<lang>, packages) and by cost (what it starts: python, cargo, go,
 # node; training: trains a model for many steps; slow: took >= 10 s in the
 # measured table tests/test-costs.txt, from a warm fresh clone on a quiet
@@ -200,7 +200,7 @@ function(_ctorch_capability out dir name)
     set(l pybridge)
   elseif(d STREQUAL "examples")
     set(l examples)
-  elseif(d STREQUAL "lm")
+  elseif(d MATCHES "^(lm|serve_lm)$")
     set(l lm)
   else()
     # A directory no rule knows yet: its own name (the completeness check
