@@ -331,7 +331,8 @@ constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
 // addresses of the dead attempt and fails ("Gloo connectFullMesh failed ...
 // Connection refused", measured). ctorch ranks of 2.x use Python's keys in
 // the first attempt, so a group can mix C and Python ranks, and 1.13's
-// prefix from the first restart on. (1.13.1 and 2.15.0 sources, measured)
+// prefix from the first restart on. (1.13.1 and 2.15.0 sources; the 2.15
+// failure measured with Python ranks under torchrun 2.15)
 inline std::string agent_store_prefix(int restart_count) {
   const std::string attempt = "/worker/attempt_" + std::to_string(restart_count);
 #if CTORCH_TORCH_AT_LEAST(2, 0)
