@@ -18,14 +18,22 @@
  * set is sharded too and the counts all-reduced. At the end the ranks check
  * that their parameters are bit-identical.
  *
- * Run 2 ranks on this machine:
- *   scripts/ddp -n 2 -- build/examples/ddp_lenet5 --epochs 5
+ * Elastic restarts: with --checkpoint-dir, rank 0 saves the training state
+ * (model, AdamW state, epoch and step: ctorch_train_state_save_kept) every
+ * --checkpoint-every steps, and every rank starts from the newest one found
+ * there, so a group that torchrun restarts after a failure (--max-restarts)
+ * goes on from the last checkpoint and ends with the weights of a run that
+ * never stopped. The directory must be one that every node sees.
+ *
+ * Run 2 ranks on this machine (torchrun sets the environment):
+ *   torchrun --no-python --nproc-per-node 2 build/examples/ddp_lenet5 --epochs 5
  * On GPUs (one per rank: cuda:LOCAL_RANK; NCCL where available, else Gloo):
- *   scripts/ddp -n 2 -- build/examples/ddp_lenet5 --device cuda --amp bf16
+ *   torchrun --no-python --nproc-per-node 2 build/examples/ddp_lenet5 --device cuda --amp bf16
  * Rank 0's last line is machine-readable:
  *   test_accuracy=<fraction> top5=<fraction> images_per_s=<number> ranks=<W>
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,17 +143,22 @@ static int parameters_agree(ctorch_process_group pg, ctorch_tensor *p, size_t np
 
 static void usage(const char *prog) {
   fprintf(stderr,
-          "usage: scripts/ddp -n W -- %s [--epochs N] [--data DIR] [--seed S] [--threads T] [--steps K]\n"
-          "                                [--bucket-bytes B] [--save PATH]\n"
+          "usage: torchrun --no-python --nproc-per-node W %s [--epochs N] [--data DIR] [--seed S]\n"
+          "                                [--threads T] [--steps K] [--bucket-bytes B] [--save PATH]\n"
+          "                                [--checkpoint-dir DIR] [--checkpoint-every K] [--kill-at-step K]\n"
           "                                [--device cpu|cuda[:N]] [--amp none|bf16|fp16] [--backend gloo|nccl]\n"
-          "  needs MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE (scripts/ddp or torchrun sets them)\n"
+          "  needs MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE (torchrun, or scripts/ddp over it, sets them)\n"
           "  --epochs N        training epochs (default 1)\n"
           "  --data DIR        Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
           "  --seed S          seed of the initialisation and the data order (default 1)\n"
-          "  --threads T       intra-op threads per rank (default: online CPUs / W, at least 1)\n"
+          "  --threads T       intra-op threads per rank (default: online CPUs / ranks on this node, at least 1)\n"
           "  --steps K         stop each epoch after K steps (quick checks)\n"
           "  --bucket-bytes B  gradient bucket size (default 0 = 25 MiB: one bucket for LeNet-5)\n"
           "  --save PATH       rank 0 writes the trained weights there (default: not saved)\n"
+          "  --checkpoint-dir DIR  resume from the newest training state there; rank 0 saves one every\n"
+          "                    --checkpoint-every steps (default 10), keeping the last 2\n"
+          "  --kill-at-step K  fault drill: in torchrun's first attempt (TORCHELASTIC_RESTART_COUNT 0 or unset)\n"
+          "                    the last rank kills itself (SIGKILL) before global step K\n"
           "  --device D        cpu (default), cuda (= cuda:LOCAL_RANK) or cuda:N\n"
           "  --amp P           none (default), bf16 or fp16 (autocast; fp16 scales the loss)\n"
           "  --backend B       gloo, or nccl (default on CUDA where ctorch_dist_nccl_available)\n",
@@ -155,6 +168,9 @@ static void usage(const char *prog) {
 int main(int argc, char **argv) {
   const char *data_dir = "/usr/share/datasets/fashion-mnist", *save = "";
   int epochs = 1, threads = 0, steps = 0, epoch, world = 1, rank = 0, local_rank = -1;
+  int checkpoint_every = 10, kill_at_step = 0, first_epoch = 0;
+  const char *checkpoint_dir = "";
+  int64_t global_step = 0, resume_step = 0; /* optimiser steps taken; the newest checkpoint's */
   unsigned long long seed = 1, bucket_bytes = 0;
   ctorch_process_group pg = NULL;
   ctorch_tensor train_x = NULL, train_labels = NULL, test_x = NULL, test_labels = NULL;
@@ -182,6 +198,9 @@ int main(int argc, char **argv) {
         EXAMPLE_DEVICE("--device", &device, &device_arg),
         EXAMPLE_AMP("--amp", &g_tgt.amp),
         EXAMPLE_CHOICE("--backend", &backend, backends),
+        EXAMPLE_STR("--checkpoint-dir", &checkpoint_dir),
+        EXAMPLE_INT("--checkpoint-every", &checkpoint_every),
+        EXAMPLE_INT("--kill-at-step", &kill_at_step),
     };
     int rc = example_parse_args(argc, argv, args, EXAMPLE_NARGS(args), usage);
     if (rc >= 0) return rc;
@@ -189,6 +208,15 @@ int main(int argc, char **argv) {
   if (epochs < 1) {
     fprintf(stderr, "ddp_lenet5: --epochs must be >= 1\n");
     return 2;
+  }
+  if (checkpoint_every < 1) {
+    fprintf(stderr, "ddp_lenet5: --checkpoint-every must be >= 1\n");
+    return 2;
+  }
+  {
+    /* the drill fires in the first attempt only, so the restarted group can finish */
+    const char *attempt = getenv("TORCHELASTIC_RESTART_COUNT");
+    if (attempt && strcmp(attempt, "0") != 0) kill_at_step = 0;
   }
 
   parse_device(device_arg, &device);
@@ -219,8 +247,11 @@ int main(int argc, char **argv) {
   }
   per_rank_batch = GLOBAL_BATCH / world;
   if (threads <= 0) {
+    /* the ranks on this node share its CPUs: LOCAL_WORLD_SIZE of them under torchrun */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = cpus > world ? (int)(cpus / world) : 1;
+    const char *lws = getenv("LOCAL_WORLD_SIZE");
+    int local = lws && atoi(lws) > 0 ? atoi(lws) : world;
+    threads = cpus > local ? (int)(cpus / local) : 1;
   }
   CHECK(ctorch_set_num_threads(threads));
 
@@ -244,12 +275,26 @@ int main(int argc, char **argv) {
   net = make_lenet5();
   if (device.type != CTORCH_DEVICE_CPU) CHECK(ctorch_nn_module_to(net, &device, -1));
   params = nn_params(net, &np); /* the module's own tensors: broadcast and averaged in place */
-  CHECK(ctorch_dist_broadcast_parameters(pg, params, np, 0));
   {
     ctorch_optim_options o;
     CHECK(ctorch_optim_options_default(&o, CTORCH_OPTIM_ADAMW)); /* lr 1e-3, betas (0.9, 0.999), wd 0.01 */
     CHECK(ctorch_optimizer_new_from_module(&opt, CTORCH_OPTIM_ADAMW, net, &o));
   }
+  if (*checkpoint_dir) {
+    /* every rank reads the same newest state: model, optimiser, where to go on */
+    char *latest = NULL;
+    CHECK(ctorch_train_state_latest(&latest, checkpoint_dir));
+    if (latest) {
+      int64_t e = 0;
+      CHECK(ctorch_train_state_load(&e, &resume_step, NULL, latest, net, opt, NULL, NULL));
+      first_epoch = (int)e;
+      global_step = resume_step;
+      if (rank == 0)
+        printf("resuming from %s (epoch %d, step %lld)\n", latest, first_epoch + 1, (long long)resume_step);
+      ctorch_string_free(latest);
+    }
+  }
+  CHECK(ctorch_dist_broadcast_parameters(pg, params, np, 0));
 
   if (rank == 0) {
     printf("LeNet-5 on Fashion-MNIST (%lld training images), data-parallel over %d ranks, %d epoch(s), "
@@ -258,7 +303,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
 
-  for (epoch = 0; epoch < epochs; ++epoch) {
+  for (epoch = first_epoch; epoch < epochs; ++epoch) {
     double t0, dt, loss_sum = 0;
     int64_t stats[3] = {0, 0, 0}; /* correct, seen, loss x 1e6 (summed over ranks below) */
     int64_t batch = 0, nbatches = 0;
@@ -278,6 +323,14 @@ int main(int argc, char **argv) {
     CHECK(ctorch_data_loader_num_batches(&nbatches, train));
     if (steps > 0 && steps < nbatches) nbatches = steps;
     CHECK(ctorch_data_loader_start_epoch(train, 0));
+    for (; batch < nbatches && batch < resume_step - (int64_t)epoch * nbatches; ++batch) {
+      /* resumed: the checkpoint's steps of this epoch are done; pass their batches */
+      ctorch_handle_scope s = scope_enter();
+      ctorch_tensor x = NULL, y = NULL;
+      int has = 0;
+      CHECK(ctorch_data_loader_next(&has, &x, &y, train));
+      scope_leave(s);
+    }
     CHECK(ctorch_dist_barrier(pg));
     t0 = now();
     for (; batch < nbatches; ++batch) {
@@ -285,6 +338,11 @@ int main(int argc, char **argv) {
       ctorch_tensor x = NULL, y = NULL, logits = NULL, loss = NULL;
       ctorch_autocast_scope amp;
       int has = 0;
+      if (kill_at_step > 0 && global_step + 1 == kill_at_step && rank == world - 1) {
+        fprintf(stderr, "ddp_lenet5 rank %d: fault drill: killing myself before step %d\n", rank, kill_at_step);
+        fflush(stderr);
+        raise(SIGKILL);
+      }
       CHECK(ctorch_data_loader_next(&has, &x, &y, train));
       if (!has) {
         scope_leave(s);
@@ -302,6 +360,10 @@ int main(int argc, char **argv) {
       scaled_step(&g_tgt, opt);
       tally_batch(logits, y, loss, &stats[0], &loss_sum, &stats[1]);
       scope_leave(s);
+      ++global_step;
+      if (*checkpoint_dir && rank == 0 && global_step % checkpoint_every == 0)
+        CHECK(ctorch_train_state_save_kept(checkpoint_dir, 2, CTORCH_BEST_NONE, net, opt, NULL, NULL, epoch,
+                                           global_step, NAN));
       if (rank == 0 && ((batch + 1) % 50 == 0 || batch + 1 == nbatches)) {
         printf("epoch %d/%d step %lld/%lld local loss %.4f %.0f img/s (all ranks)\n", epoch + 1, epochs,
                (long long)(batch + 1), (long long)nbatches, loss_sum / (double)stats[1],

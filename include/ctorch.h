@@ -2939,7 +2939,11 @@ CTORCH_API ctorch_status ctorch_process_group_new_gloo(ctorch_process_group *out
 /**
  * New process group from the variables torchrun sets: MASTER_ADDR, MASTER_PORT, RANK,
  * WORLD_SIZE (required) and LOCAL_RANK (optional; *local_rank = -1 when unset; local_rank
- * may be NULL). Rank 0 hosts the TCPStore. backend: "gloo" or NULL (= "gloo"), or "nccl"
+ * may be NULL; below LOCAL_WORLD_SIZE when that is set). Rank 0 hosts the TCPStore, except
+ * under torchrun's TORCHELASTIC_USE_AGENT_STORE=True, where its agent hosts it and every
+ * rank is a client and attempt TORCHELASTIC_RESTART_COUNT=n keeps its keys under
+ * "/worker/attempt_<n>" (libtorch 1.x: every attempt; 2.x: from the first restart on;
+ * docs/distributed.md). backend: "gloo" or NULL (= "gloo"), or "nccl"
  * (CTORCH_NOT_IMPLEMENTED unless ctorch_dist_nccl_available says 1). Same wire protocol as
  * Python's init_process_group(backend, init_method="env://") of the same PyTorch version
  * (store prefix "default_pg/"), so a group can mix C and Python ranks; versions checked as

@@ -320,6 +320,27 @@ inline void start_sequence_numbers(c10d::ProcessGroup &pg) {
 // 2.x server ignores the client (a 1.13 client then blocks for ever).
 // dist_wire.cpp tells the two servers apart. (1.13.1 and 2.15.0 measured.)
 constexpr bool kStoreWireValidates = CTORCH_TORCH_AT_LEAST(2, 1);
+
+// The prefix before the keys of a group on the TCPStore torchrun's agent
+// hosts (TORCHELASTIC_USE_AGENT_STORE=True), given TORCHELASTIC_RESTART_COUNT.
+// The agent keeps one store for the whole job, so the keys of an attempt
+// outlive its workers. 1.13's env:// puts each attempt under
+// "/worker/attempt_<n>". 2.x's puts none, reasoning that the agent makes a
+// new store for every attempt, but 2.15's agent keeps its store (static and
+// c10d rendezvous alike): a restarted group of Python ranks reads the Gloo
+// addresses of the dead attempt and fails ("Gloo connectFullMesh failed ...
+// Connection refused", measured). ctorch ranks of 2.x use Python's keys in
+// the first attempt, so a group can mix C and Python ranks, and 1.13's
+// prefix from the first restart on. (1.13.1 and 2.15.0 sources; the 2.15
+// failure measured with Python ranks under torchrun 2.15)
+inline std::string agent_store_prefix(int restart_count) {
+  const std::string attempt = "/worker/attempt_" + std::to_string(restart_count);
+#if CTORCH_TORCH_AT_LEAST(2, 0)
+  return restart_count > 0 ? attempt : "";
+#else
+  return attempt;
+#endif
+}
 }  // namespace compat
 }  // namespace ctorch
 #endif  // CTORCH_COMPAT_C10D

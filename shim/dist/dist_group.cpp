@@ -133,6 +133,43 @@ int env_int(const char *name, bool required, int dflt, int lo, int hi) {
   return static_cast<int>(x);
 }
 
+// torch.distributed's _create_c10d_store as env:// calls it. Under torchrun
+// (TORCHELASTIC_USE_AGENT_STORE=True) the agent already hosts a TCPStore at
+// MASTER_ADDR:MASTER_PORT: every rank, rank 0 included, is its client, and
+// the keys go under the prefix Python of this version uses there
+// (compat::agent_store_prefix: the restart count where the agent keeps one
+// store across restarts, so that a restarted group never reads the keys of
+// the attempt before). Otherwise rank 0 hosts the store, shared by the
+// groups of this process (multi-tenant).
+c10::intrusive_ptr<c10d::Store> env_store(const std::string &addr, int port, int rank, int world,
+                                          milliseconds timeout) {
+  const char *agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  bool use_agent = agent && std::string(agent) == "True";  // Python compares with str(True)
+  c10d::TCPStoreOptions o;
+  o.port = static_cast<uint16_t>(port);
+  o.numWorkers = static_cast<size_t>(world);
+  o.timeout = timeout;
+  if (use_agent) {
+    const char *restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    if (!restart || !*restart)
+      ctorch::fail(CTORCH_INVALID_ARGUMENT, "environment variable TORCHELASTIC_RESTART_COUNT is not set, though "
+                   "TORCHELASTIC_USE_AGENT_STORE=True (torchrun sets both)");
+    int attempt = env_int("TORCHELASTIC_RESTART_COUNT", true, 0, 0, 1 << 30);
+    o.isServer = false;
+    o.waitWorkers = true;  // a client announces itself, as Python's TCPStore(..., is_master=False)
+    auto tcp = tcp_store(addr, o, nullptr,
+                         "torchrun's agent hosts this store (TORCHELASTIC_USE_AGENT_STORE=True): start the ranks "
+                         "with the torchrun of the PyTorch this ctorch is built against, or with the agent's "
+                         "store not shared (docs/distributed.md, \"Under torchrun\")");
+    std::string prefix = ctorch::compat::agent_store_prefix(attempt);
+    if (prefix.empty()) return tcp;
+    return c10::make_intrusive<c10d::PrefixStore>(prefix, tcp);
+  }
+  o.isServer = rank == 0;
+  o.waitWorkers = rank != 0;  // see ctorch_store_tcp_new
+  o.multiTenant = true;       // as Python's _create_c10d_store
+  return tcp_store(addr, o, nullptr);
+}
 
 }  // namespace
 
@@ -196,17 +233,10 @@ CTORCH_API ctorch_status ctorch_dist_init_from_env(ctorch_process_group *out, in
   int port = env_int("MASTER_PORT", true, 0, 1, 65535);
   int world = env_int("WORLD_SIZE", true, 0, 1, 1 << 20);
   int rank = env_int("RANK", true, 0, 0, world - 1);
-  int lrank = env_int("LOCAL_RANK", false, -1, 0, 1 << 20);
+  int lworld = env_int("LOCAL_WORLD_SIZE", false, 1 << 20, 1, world);
+  int lrank = env_int("LOCAL_RANK", false, -1, 0, lworld - 1);
   milliseconds timeout = to_timeout(timeout_ms, kGroupDefaultTimeout);
-  c10d::TCPStoreOptions o;
-  o.port = static_cast<uint16_t>(port);
-  o.isServer = rank == 0;
-  o.numWorkers = static_cast<size_t>(world);
-  o.waitWorkers = rank != 0;  // see ctorch_store_tcp_new
-  o.timeout = timeout;
-  o.multiTenant = true;  // as Python's _create_c10d_store
-  auto tcp = tcp_store(addr, o, nullptr);
-  auto store = c10::make_intrusive<c10d::PrefixStore>("default_pg", tcp);
+  auto store = c10::make_intrusive<c10d::PrefixStore>("default_pg", env_store(addr, port, rank, world, timeout));
   *out = new_group(store, is_loopback(addr), rank, world, timeout, b == "nccl");
   if (local_rank) *local_rank = lrank;
   CTORCH_CATCH

@@ -115,8 +115,10 @@ struct HeldPg {
 
 // A TCPStore (server when o.isServer); a client first checks that the
 // server speaks this libtorch's wire protocol (dist_store.cpp). *port: the
-// port it listens on or connected to.
-c10::intrusive_ptr<c10d::Store> tcp_store(const std::string &host, const c10d::TCPStoreOptions &o, int *port);
+// port it listens on or connected to. `advice` ends the message refusing a
+// server of another libtorch generation (what to do where the caller knows).
+c10::intrusive_ptr<c10d::Store> tcp_store(const std::string &host, const c10d::TCPStoreOptions &o, int *port,
+                                          const std::string &advice = "");
 
 // The sequence of Python's init_process_group(store=...) for Gloo, on the
 // store as given (dist_group.cpp).

@@ -85,7 +85,8 @@ FileStoreKeeper::~FileStoreKeeper() {
   }
 }
 
-c10::intrusive_ptr<c10d::Store> tcp_store(const std::string &host, const c10d::TCPStoreOptions &o, int *port) {
+c10::intrusive_ptr<c10d::Store> tcp_store(const std::string &host, const c10d::TCPStoreOptions &o, int *port,
+                                          const std::string &advice) {
   if (!o.isServer) {
     const StoreWire mine = compat::kStoreWireValidates ? StoreWire::Validated : StoreWire::Unvalidated;
     StoreWire theirs = probe_store_wire(host, o.port, o.timeout);
@@ -93,7 +94,7 @@ c10::intrusive_ptr<c10d::Store> tcp_store(const std::string &host, const c10d::T
       fail(CTORCH_RUNTIME, "the TCPStore server at " + host + ":" + std::to_string(o.port) + " speaks " +
            wire_name(theirs) + " wire protocol; this ctorch is built against " + this_libtorch() +
            ", whose TCPStore speaks " + wire_name(mine) + ": every rank of a group must run the "
-           "same PyTorch version");
+           "same PyTorch version" + (advice.empty() ? "" : "; " + advice));
   }
   auto s = c10::make_intrusive<c10d::TCPStore>(host, o);
   if (port) *port = s->getPort();
