@@ -1,7 +1,6 @@
 // The tokenizer entry points (include/ctorch.h, "Language models"):
 // ctorch_lm_tokenize, _detokenize, _token_text and the streaming decoder.
 // They reach the tokenizer through the model: Model::tokenizer() (model.h).
-#if __has_include("lm/model.h")
 #include <ATen/ops/empty.h>
 
 #include <cstdlib>
@@ -9,6 +8,7 @@
 
 #include "core/exclusive.h"
 #include "core/internal.h"
+#include "core/text.h"
 #include "core/utf8.h"
 #include "lm/lm_handles.h"
 #include "lm/model.h"
@@ -21,15 +21,6 @@ std::shared_ptr<const ctorch::lm::Tokenizer> tokenizer_of(ctorch_lm_model m) {
   std::shared_ptr<const ctorch::lm::Tokenizer> t = m->model->tokenizer();
   if (!t) ctorch::fail_arg("m", "the model has no tokenizer (its folder or file holds none)");
   return t;
-}
-
-// A new C string (free with ctorch_string_free) holding s.
-char *tok_c_string(const std::string &s) {
-  char *p = static_cast<char *>(std::malloc(s.size() + 1));
-  if (!p) throw std::bad_alloc();
-  std::memcpy(p, s.data(), s.size());
-  p[s.size()] = '\0';
-  return p;
 }
 
 }  // namespace
@@ -65,7 +56,7 @@ CTORCH_API ctorch_status ctorch_lm_detokenize(char **out_text, ctorch_lm_model m
     if (ids[i] < 0 || ids[i] >= tok->n_vocab())
       ctorch::fail_arg("ids", "entry " + std::to_string(i) + " (" + std::to_string(ids[i]) +
                                   ") is outside the vocabulary [0, " + std::to_string(tok->n_vocab()) + ")");
-  *out_text = tok_c_string(tok->decode(ids, n, skip_special != 0));
+  *out_text = ctorch::text::c_string(tok->decode(ids, n, skip_special != 0));
   CTORCH_CATCH
 }
 
@@ -76,7 +67,7 @@ CTORCH_API ctorch_status ctorch_lm_token_text(char **out_text, ctorch_lm_model m
   auto tok = tokenizer_of(m);
   if (id < 0 || id >= tok->n_vocab())
     ctorch::fail_arg("id", std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(tok->n_vocab()) + ")");
-  *out_text = tok_c_string(tok->token_text(id));
+  *out_text = ctorch::text::c_string(tok->token_text(id));
   CTORCH_CATCH
 }
 
@@ -97,7 +88,7 @@ CTORCH_API ctorch_status ctorch_lm_detokenizer_push(char **out_text, ctorch_lm_d
   *out_text = nullptr;
   ctorch::check_handle(d, "d");
   ctorch::Exclusive hold(d->busy, "d", d);
-  *out_text = tok_c_string(d->dec->push(id));
+  *out_text = ctorch::text::c_string(d->dec->push(id));
   CTORCH_CATCH
 }
 
@@ -107,7 +98,7 @@ CTORCH_API ctorch_status ctorch_lm_detokenizer_flush(char **out_text, ctorch_lm_
   *out_text = nullptr;
   ctorch::check_handle(d, "d");
   ctorch::Exclusive hold(d->busy, "d", d);
-  *out_text = tok_c_string(d->dec->flush());
+  *out_text = ctorch::text::c_string(d->dec->flush());
   CTORCH_CATCH
 }
 
@@ -117,4 +108,3 @@ CTORCH_API void ctorch_lm_detokenizer_free(ctorch_lm_detokenizer d) {
 
 }  // extern "C"
 
-#endif  // lm/model.h
