@@ -20,8 +20,9 @@
 
 namespace ctorch {
 namespace lm {
-namespace {
 
+// A member of the handle struct below, so not in an anonymous namespace
+// (-Werror=subobject-linkage).
 struct Stream {
   std::shared_ptr<Session> session;
   std::shared_ptr<Sampler> sampler;
@@ -38,6 +39,8 @@ struct Stream {
   bool started = false, done = false;
   const char *reason = "";
 };
+
+namespace {
 
 bool is_stop_id(const Stream &st, int64_t id) {
   return std::find(st.stop_ids.begin(), st.stop_ids.end(), id) != st.stop_ids.end();
@@ -128,17 +131,17 @@ CTORCH_API ctorch_status ctorch_lm_stream_new(ctorch_lm_stream *out, ctorch_lm_s
   Stream &st = h->st;
   st.session = s->session;
   st.sampler = sampler->sampler;
-  st.session->length(seq);  // refuses a sequence the session does not have
+  st.session->check_sequence(seq, "seq");
   st.seq = seq;
-  const ctorch::lm::Model &model = *st.session->model();
-  int64_t vocab = model.config().n_vocab;
+  const ctorch::lm::Model &model = st.session->model();
+  int64_t vocab = model.n_vocab();
   for (size_t i = 0; i < n; ++i)
     if (prompt[i] < 0 || prompt[i] >= vocab)
       ctorch::fail_arg("prompt", "id " + std::to_string(prompt[i]) + " at index " + std::to_string(i) +
                                      " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
   st.prompt.assign(prompt, prompt + n);
   st.history = st.prompt;
-  st.stop_ids = model.config().eos;
+  st.stop_ids = model.eos_ids();
   bool skip_special = true;
   for (const auto &item : ctorch::infer::option_items(options)) {
     if (item.key == "max_tokens") {
@@ -174,7 +177,7 @@ CTORCH_API ctorch_status ctorch_lm_stream_stop_token(ctorch_lm_stream st, int64_
   CTORCH_TRY
   ctorch::require_ptr(st, "st");
   ctorch::Exclusive hold(st->busy, "st", st);
-  int64_t vocab = st->st.session->model()->config().n_vocab;
+  int64_t vocab = st->st.session->model().n_vocab();
   if (id < 0 || id >= vocab)
     ctorch::fail_arg("id", std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
   st->st.stop_ids.push_back(id);
