@@ -4418,7 +4418,11 @@ CTORCH_API ctorch_status ctorch_lm_sampler_sample(int64_t *out_id, ctorch_lm_sam
  * most; default: until the context is full) and skip_special (0/1, default 1: special tokens give no
  * text). Generation stops at the model's end-of-sequence ids (generation_config.json's eos_token_id or
  * the GGUF's), at an id or string added with ctorch_lm_stream_stop_*, at max_tokens, or when the
- * session's context is full. The session is held by the stream until the stream is freed.
+ * session's context is full. The sampler's penalties see the prompt and the ids generated so far
+ * (transformers' input_ids). The stream keeps its own references to s and the sampler; each
+ * ctorch_lm_stream_next holds both for its call (CTORCH_BUSY for another thread's call on them
+ * meanwhile). Other calls on sequence seq between two ctorch_lm_stream_next change what the stream
+ * continues from: leave the sequence to the stream until it is done.
  */
 CTORCH_API ctorch_status ctorch_lm_stream_new(ctorch_lm_stream *out, ctorch_lm_session s, int64_t seq,
                                               ctorch_lm_sampler sampler, const int64_t *prompt, size_t n,

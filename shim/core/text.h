@@ -3,10 +3,23 @@
 // copy in an anonymous namespace collided).
 #pragma once
 
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
 #include <string>
 
 namespace ctorch {
 namespace text {
+
+// A malloc'd copy of s for a `char **` result (the caller frees it with
+// ctorch_string_free); throws std::bad_alloc (OUT_OF_MEMORY) when out of memory.
+inline char *c_string(const std::string &s) {
+  char *p = static_cast<char *>(std::malloc(s.size() + 1));
+  if (!p) throw std::bad_alloc();
+  std::memcpy(p, s.c_str(), s.size() + 1);
+  return p;
+}
 
 inline bool starts_with(const std::string &s, const std::string &p) { return s.compare(0, p.size(), p) == 0; }
 inline bool ends_with(const std::string &s, const std::string &e) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/exclusive.h"
+
 namespace ctorch {
 namespace lm {
 
@@ -38,6 +40,8 @@ class Sampler {
   // One id: argmax of the scores when greedy, else multinomial of their softmax.
   int64_t sample(const at::Tensor &logits, const int64_t *history, size_t n);
   const SamplerOptions &options() const { return o_; }
+  // Held by each entry point and by a stream's step (core/exclusive.h).
+  Busy busy;
 
  private:
   SamplerOptions o_;
