@@ -265,7 +265,7 @@ class Runner:
         text = b.text
         if not re.search(r"^package ", text, re.M):
             imports = [p for p, use in (('"fmt"', r"\bfmt\."), ('"os"', r"\bos\."), (f'ctorch "{path}"', r"\bctorch\."),
-                                        (f'"{path}/nn"', r"\bnn\."), ('"context"', r"\bcontext\."),
+                                        (f'"{path}/nn"', r"\bnn\."), ('"context"', r"\bcontext\."), ('"log"', r"\blog\."),
                                         (f'"{path}/lm"', r"\blm\.")) if re.search(use, text)]
             text = ("package main\n\nimport (\n" + "".join(f'\t{p}\n' for p in imports) + ")\n\n" +
                     "func main() {\n" + text + "}\n")

@@ -140,8 +140,8 @@ func (m *Model) handle() (*ctorch.LmModel, error) {
 	return m.m, nil
 }
 
-// Close frees the model now (its sessions and generations keep it alive).
-func (m *Model) Close() {
+// Free frees the model now (its sessions and generations keep it alive).
+func (m *Model) Free() {
 	if m != nil {
 		m.m.Free()
 	}
@@ -261,7 +261,7 @@ func (m *Model) Start(prompt []int64, opts *Options) (*Generation, error) {
 	}
 	g, err := s.Start(0, prompt, &o)
 	if err != nil {
-		s.Close()
+		s.Free()
 		return nil, err
 	}
 	g.owned = s
@@ -292,7 +292,7 @@ func (m *Model) run(ctx context.Context, ids func() ([]int64, error), opts *Opti
 			yield("", err)
 			return
 		}
-		defer g.Close()
+		defer g.Free()
 		for piece, err := range g.Pieces(ctx) {
 			if !yield(piece, err) {
 				return
@@ -314,8 +314,8 @@ func (s *Session) handle() (*ctorch.LmSession, error) {
 	return s.s, nil
 }
 
-// Close frees the session now.
-func (s *Session) Close() {
+// Free frees the session now.
+func (s *Session) Free() {
 	if s != nil {
 		s.s.Free()
 	}
@@ -374,7 +374,7 @@ func (s *Session) Start(seq int64, prompt []int64, opts *Options) (*Generation, 
 	if err != nil {
 		return nil, err
 	}
-	defer sp.Close() // the stream keeps its own reference
+	defer sp.Free() // the stream keeps its own reference
 	maxTokens := ""
 	if o.MaxTokens > 0 {
 		maxTokens = strconv.FormatInt(o.MaxTokens, 10)
@@ -393,13 +393,13 @@ func (s *Session) Start(seq int64, prompt []int64, opts *Options) (*Generation, 
 	g := &Generation{st: st}
 	for _, stop := range o.Stop {
 		if err := st.StopString(stop); err != nil {
-			g.Close()
+			g.Free()
 			return nil, err
 		}
 	}
 	for _, id := range o.StopIDs {
 		if err := st.StopToken(id); err != nil {
-			g.Close()
+			g.Free()
 			return nil, err
 		}
 	}
@@ -435,8 +435,8 @@ func NewSampler(opts *SamplerOptions) (*Sampler, error) {
 	return &Sampler{s: s}, nil
 }
 
-// Close frees the sampler now.
-func (s *Sampler) Close() {
+// Free frees the sampler now.
+func (s *Sampler) Free() {
 	if s != nil {
 		s.s.Free()
 	}
@@ -475,7 +475,7 @@ func (g *Generation) Next() (string, bool, error) {
 		}
 		if done != 0 {
 			g.reason, _ = g.st.FinishReason()
-			g.Close()
+			g.Free()
 		}
 		if text != "" {
 			return text, true, nil
@@ -491,7 +491,7 @@ func (g *Generation) Pieces(ctx context.Context) iter.Seq2[string, error] {
 		for {
 			if ctx != nil {
 				if err := ctx.Err(); err != nil {
-					g.Close()
+					g.Free()
 					yield("", err)
 					return
 				}
@@ -524,15 +524,15 @@ func (g *Generation) FinishReason() string {
 	return g.reason
 }
 
-// Close ends the generation now (what its session holds stays).
-func (g *Generation) Close() {
+// Free ends the generation now (what its session holds stays).
+func (g *Generation) Free() {
 	if g == nil {
 		return
 	}
 	g.st.Free()
 	g.st = nil
 	if g.owned != nil {
-		g.owned.Close()
+		g.owned.Free()
 		g.owned = nil
 	}
 }

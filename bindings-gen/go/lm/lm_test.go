@@ -70,7 +70,7 @@ func collect(t *testing.T, seq func(func(string, error) bool)) string {
 
 func TestGenerate(t *testing.T) {
 	m := loadOrSkip(t)
-	defer m.Close()
+	defer m.Free()
 	ctx := context.Background()
 	msgs := []Message{{Role: "user", Content: "What is the capital of France?"}}
 	prompt, err := m.ChatIDs(msgs)
@@ -97,7 +97,7 @@ func TestGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Free()
 	toks := prompt
 	for i := 0; i < n; i++ {
 		logits, err := s.Decode(0, toks, false)
@@ -131,6 +131,7 @@ func TestGenerate(t *testing.T) {
 	}
 	// A cancelled context ends the range with its error.
 	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	pieces := 0
 	var last error
 	for _, err := range m.Generate(cctx, "Once upon a time", &Options{MaxTokens: 64}) {
