@@ -190,7 +190,7 @@ module.exports = function defineLm(ct, rt) {
       if (id >= 0) this._ids.push(id);
       if (done) {
         this._reason = api.lm_stream_finish_reason(this._st);
-        this.dispose(); // gives the session back
+        this._end(); // gives the session back
       }
       if (text) this._pieces.push(text);
       return text;
@@ -205,22 +205,19 @@ module.exports = function defineLm(ct, rt) {
       return null;
     }
     // The next piece, each token generated on a worker thread; null at the end.
+    // Calls queue; the generation is busy from the call until it settles.
     nextPieceAsync() {
+      this._busy = (this._busy || 0) + 1;
       const run = (this._queue || Promise.resolve()).then(async () => {
         while (this._st) {
           const t = new BigUint64Array(1), id = new BigInt64Array(1), done = new Int32Array(1);
-          this._busy = true;
-          try {
-            await ct.callAsync('ctorch_lm_stream_next', t, id, done, this._st._h);
-          } finally {
-            this._busy = false;
-          }
+          await ct.callAsync('ctorch_lm_stream_next', t, id, done, this._st._h);
           const text = R.text(t[0]);
           F.ctorch_string_free(t[0]);
           if (this._took(text, Number(id[0]), done[0])) return text;
         }
         return null;
-      });
+      }).finally(() => { this._busy--; });
       this._queue = run.catch(() => undefined);
       return run;
     }
@@ -232,8 +229,9 @@ module.exports = function defineLm(ct, rt) {
     // Ends the generation now (what the session holds stays).
     dispose() {
       if (this._busy) throw new Error('ct.lm.Generation.dispose() while a Promise call on it is pending; await it first');
-      if (this._st) { this._st.dispose(); this._st = null; }
+      this._end();
     }
+    _end() { if (this._st) { this._st.dispose(); this._st = null; } }
     [Symbol.dispose]() { this.dispose(); }
   }
 
