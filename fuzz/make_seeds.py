@@ -4,7 +4,8 @@ in the repository under fuzz/corpus/, then grown and minimised by scripts/fuzz).
 Needs a Python with torch (the build's CTORCH_TORCH_PYTHON).
 Usage: make_seeds.py [OUT [HARNESS...]]  (default: fuzz/corpus, every harness).
 The optim seeds written by ctorch_optimizer_save need libctorch: set
-CTORCH_LIB to its path (else only the torch.save state dicts are written)."""
+CTORCH_LIB to its path (else only the torch.save state dicts are written).
+The gguf seeds need the gguf package (tests/lm/make_gguf.py writes them)."""
 import collections
 import ctypes
 import gzip
@@ -295,4 +296,22 @@ if wanted("image"):
     for i, (name, data) in enumerate(sorted(imgs.items())):
         write("image", name, bytes([i % 5]) + data)
         write("image", name + "_read_trunc", bytes([8 | (i % 5)]) + data[: len(data) * 2 // 3])
+if wanted("gguf"):
+    # GGUF files from tests/lm/make_gguf.py (the gguf package's writer):
+    # every metadata and tensor type, v2 and v3, two alignments, and a file
+    # of metadata alone; small, so the fuzzer's mutations reach every part.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lm"))
+    try:
+        import tempfile
+        import make_gguf
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, kw in (("types_v3", {}), ("types_v2", {"version": 2}), ("types_align64", {"alignment": 64}),
+                             ("types_seed1", {"seed": 1})):
+                p = os.path.join(tmp, name)
+                make_gguf.write_types(p, **kw)
+                write("gguf", name, open(p, "rb").read())
+        write("gguf", "header_only", b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 17)
+              + b"general.alignment" + struct.pack("<II", 4, 64))
+    except ImportError as e:
+        print("gguf package missing: no seeds for gguf", e)
 print("seeds written under", out)

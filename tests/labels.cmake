@@ -27,7 +27,7 @@
 # start first and the two workers stay busy to the end.
 
 set(CTORCH_CAPABILITY_LABELS core ops nn infer optim data train models io dist harden threads gen docs abi interop
-  pybridge examples bench cuda bindings bindings-python bindings-node bindings-go bindings-rust bindings-java packages)
+  pybridge examples lm bench cuda bindings bindings-python bindings-node bindings-go bindings-rust bindings-java packages)
 set(CTORCH_COST_LABELS cheap python cargo go node java training slow)
 # cmake -DCTEST=<ctest> -P tests/labels.cmake, in a build directory: the ctest
 # test labels_complete: every test ctest lists carries a capability label and
@@ -200,6 +200,8 @@ function(_ctorch_capability out dir name)
     set(l pybridge)
   elseif(d STREQUAL "examples")
     set(l examples)
+  elseif(d STREQUAL "lm")
+    set(l lm)
   else()
     # A directory no rule knows yet: its own name (the completeness check
     # accepts it, and says so in the configure log).

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exclusive.h"
 #include "core/internal.h"
 #include "lm/sampler.h"
 #include "lm/tokenizer.h"
@@ -34,5 +35,6 @@ struct ctorch_lm_sampler_s {
 
 struct ctorch_lm_detokenizer_s {
   std::unique_ptr<ctorch::lm::StreamDecoder> dec;
+  ctorch::Busy busy;  // one thread at a time (ctorch::Exclusive)
   ctorch::Live<ctorch_lm_detokenizer_s> live{this};
 };

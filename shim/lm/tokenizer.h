@@ -36,6 +36,11 @@ class Tokenizer {
   // transformers' decode(ids, skip_special_tokens=skip_special), invalid
   // UTF-8 replaced by U+FFFD. Ids outside [0, n_vocab) are refused.
   virtual std::string decode(const int64_t *ids, size_t n, bool skip_special) const = 0;
+  // How many leading bytes of text = decode(ids, n, skip_special) no id
+  // appended later can change (a character still incomplete, a run of byte
+  // tokens not yet settled, a clean-up pattern begun): what a streaming
+  // decoder may hand out.
+  virtual size_t stable_length(const int64_t *ids, size_t n, bool skip_special, const std::string &text) const = 0;
   // The vocabulary entry's own string (tokenizer.json's key, GGUF's token).
   virtual std::string token_text(int64_t id) const = 0;
   virtual int64_t n_vocab() const = 0;

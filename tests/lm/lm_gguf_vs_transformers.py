@@ -1,0 +1,25 @@
+#!/usr/bin/env python3
+"""lm_vs_transformers.py's comparisons on GGUF files of its models
+(make_models.save_gguf, PyPI's gguf package: llama's matrices Q8_0 with its
+q/k rows in llama.cpp's order, llama3's RoPE scaling as rope_freqs factors,
+qwen2's matrices F16, gpt2's Q4_1 with its Conv1D matrices transposed),
+against the transformers models holding the weights the files hold
+(dequantised): logits within float rounding, 64 greedy ids equal, batched
+decode, fork and rewind. Exit 77 without transformers or gguf.
+
+Usage: lm_gguf_vs_transformers.py --check BIN [--keep DIR]
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from optional_deps import need  # noqa: E402
+
+need("torch")
+need("transformers")
+need("gguf", "the GGUF files are written with PyPI's gguf package")
+import lm_vs_transformers  # noqa: E402
+
+if __name__ == "__main__":
+    lm_vs_transformers.main(gguf=True)

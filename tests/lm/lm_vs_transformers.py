@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""ctorch's language-model decoders (ctorch_lm_load, sessions, decode) against
+transformers, on the small random-weight folders of make_models.py (llama,
+llama3-style RoPE scaling, mistral, qwen2, gpt2), through tests/lm/lm_check.c:
+
+- the prompt's float32 logits at every position equal transformers' forward
+  within float rounding (max |diff| <= 1e-4 on logits of magnitude ~1-10);
+- 64 greedy new ids (argmax, one decode per id through the KV cache) are
+  transformers' ids (its own KV cache, argmax each step);
+- decode_batch over three sequences of different lengths, three rounds,
+  equals each sequence decoded alone; fork and rewind give the prompt's
+  logits again (lm_check prints the largest differences; here <= 1e-4);
+- past the session's context a decode is refused and appends nothing
+  (lm_check checks it);
+- hostile or unknown configurations are refused by name, with no large
+  allocation: an unknown model_type, an unimplemented rope_type, a
+  dimension past its bound, a model whose weights would not fit in memory
+  (refused before reading any weight: the largest child's peak RSS stays
+  small), a sliding window smaller than the session, a tensor of the wrong
+  shape.
+
+The reference is this Python's transformers (the torch 2.15.0 environment
+whatever libtorch ctorch is built against: the folders are data).
+Exit 77 when transformers cannot be imported.
+
+lm_gguf_vs_transformers.py runs the same comparisons on GGUF files of the
+models (main(gguf=True)).
+
+Usage: lm_vs_transformers.py --check BIN [--keep DIR]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from optional_deps import need  # noqa: E402
+
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+torch = need("torch")
+need("transformers")
+import make_models  # noqa: E402
+
+PROMPT = [5, 17, 42, 99, 8, 64, 3, 71, 300, 11, 257, 13, 400, 6]
+NEW = 64
+TOL = 1e-4
+
+
+def reference(model):
+    """transformers' logits of PROMPT ([n, V] float32) and NEW greedy ids."""
+    with torch.no_grad():
+        ids = torch.tensor([PROMPT])
+        out = model(ids, use_cache=True)
+        logits = out.logits[0].float()
+        past = out.past_key_values
+        nxt = int(out.logits[0, -1].argmax())
+        greedy = []
+        for i in range(NEW):
+            greedy.append(nxt)
+            if i + 1 == NEW:
+                break
+            out = model(torch.tensor([[nxt]]), past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            nxt = int(out.logits[0, -1].argmax())
+    return logits, greedy
+
+
+def run(cmd):
+    """The stdout of cmd, which must exit 0."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    if p.returncode != 0:
+        sys.exit(f"{cmd} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p.stdout
+
+
+def check_models(check, models, work):
+    """Runs lm_check over every folder at once; compares each with its model."""
+    refs = {name: reference(model) for name, model in models.items()}
+    out_dir = os.path.join(work, "out")
+    for name in models:
+        os.makedirs(os.path.join(out_dir, name))
+    text = run([check, "--prompt", ",".join(map(str, PROMPT)), "--new", str(NEW), "--out", out_dir] +
+                  [os.path.join(work, name) for name in models])
+    blocks = text.split("model=")[1:]
+    bad = [] if len(blocks) == len(models) else [f"{len(blocks)} results for {len(models)} models:\n{text}"]
+    for name, block in zip(models, blocks):
+        got = dict(line.split("=", 1) for line in block.split()[1:] if "=" in line)
+        bad += compare(name, models[name], refs[name], got, os.path.join(out_dir, name))
+    return bad
+
+
+def compare(name, model, ref, got, out_dir):
+    ref_logits, ref_greedy = ref
+    logits = torch.from_file(os.path.join(out_dir, "prompt_logits.f32"), size=ref_logits.numel(),
+                             dtype=torch.float32).view_as(ref_logits)
+    diff = (logits - ref_logits).abs().max().item()
+    greedy = [int(x) for x in got["greedy"].split(",")]
+    desc = json.load(open(os.path.join(out_dir, "describe.json")))
+    print(f"{name}: logits max|diff| {diff:.3g} (|logits| up to {ref_logits.abs().max().item():.3g}), "
+          f"greedy {sum(a == b for a, b in zip(greedy, ref_greedy))}/{NEW} equal, batch {got['batch_maxdiff']}, "
+          f"fork {got['fork_maxdiff']}, rewind {got['rewind_maxdiff']}")
+    bad = []
+    if not diff <= TOL:
+        bad.append(f"logits differ by {diff}")
+    if greedy != ref_greedy:
+        bad.append(f"greedy ids differ:\n  ctorch       {greedy}\n  transformers {ref_greedy}")
+    for k in ("batch_maxdiff", "fork_maxdiff", "rewind_maxdiff"):
+        if not float(got[k]) <= TOL:
+            bad.append(f"{k} {got[k]}")
+    if got.get("context") != "ok":
+        bad.append("no context check")
+    if desc["n_vocab"] != make_models.VOCAB or desc["eos"] != [2]:
+        bad.append(f"describe: {desc}")
+    n_params = sum(p.numel() for p in model.parameters())
+    if desc["parameters"] != n_params:
+        bad.append(f"describe's parameters {desc['parameters']}, transformers counts {n_params}")
+    return [f"{name}: {b}" for b in bad]
+
+
+def hostile(check, work):
+    """Folders whose configuration is refused, each with the words its message must hold."""
+    base = json.load(open(os.path.join(work, "llama", "config.json")))
+    cases = []
+
+    def folder(name, cfg, weights=True, words=()):
+        d = os.path.join(work, "bad_" + name)
+        os.makedirs(d)
+        json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+        if weights:
+            shutil.copy(os.path.join(work, "llama", "model.safetensors"), d)
+        cases.append((d, words))
+
+    folder("arch", dict(base, model_type="falcon"), words=("falcon",))
+    rope = dict(base)
+    rope.pop("rope_scaling", None)
+    rope["rope_parameters"] = {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0}
+    folder("rope", rope, words=("yarn",))
+    folder("huge", dict(base, hidden_size=1 << 40), weights=False, words=("hidden_size",))
+    folder("too_big", dict(base, vocab_size=4000000, hidden_size=131072, intermediate_size=524288, head_dim=128,
+                           num_attention_heads=1024, num_key_value_heads=8),
+           weights=False, words=("parameters", "memory"))
+    folder("shape", dict(base, intermediate_size=96), words=("gate_proj", "[128, 64]", "[96, 64]"))
+    mistral = json.load(open(os.path.join(work, "mistral", "config.json")))
+    d = os.path.join(work, "bad_window")
+    shutil.copytree(os.path.join(work, "mistral"), d)
+    json.dump(dict(mistral, sliding_window=8), open(os.path.join(d, "config.json"), "w"))
+    cases.append((d, ("sliding_window",)))
+
+    t0 = time.monotonic()
+    text = run([check, "--expect-fail", "--ctx", "64"] + [c[0] for c in cases])
+    took = time.monotonic() - t0
+    rss_mb = int(text.split("peak_rss_kb=")[1].split()[0]) / 1024
+    lines = [line for line in text.splitlines() if line.startswith("status=")]
+    bad = []
+    for (d, words), line in zip(cases, lines):
+        print(f"{os.path.basename(d)}: {line}")
+        if not line.startswith("status=CTORCH_INVALID_ARGUMENT") and not line.startswith("status=CTORCH_OUT_OF_MEMORY"):
+            bad.append(f"{d}: {line}")
+        for w in words:
+            if w not in line:
+                bad.append(f"{os.path.basename(d)}: the message does not name {w!r}: {line}")
+    if len(lines) != len(cases):
+        bad.append(f"{len(lines)} results for {len(cases)} folders:\n{text}")
+    print(f"refusals: {took:.2f} s, peak RSS {rss_mb:.0f} MB")
+    if rss_mb > 1024:
+        bad.append(f"a refused load took {rss_mb:.0f} MB")
+    return bad
+
+
+def main(gguf=False):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", required=True)
+    ap.add_argument("--keep", help="a folder to make the models in and keep")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    work = args.keep or tempfile.mkdtemp(prefix="ctorch_lm_")
+    os.makedirs(work, exist_ok=True)
+    try:
+        if gguf:
+            models = {}
+            for name in make_models.GGUF_TYPES:
+                models[name + ".gguf"] = model = make_models.build(name)
+                make_models.save_gguf(name, model, os.path.join(work, name + ".gguf"))
+            bad = check_models(args.check, models, work)
+        else:
+            models = {name: make_models.save(name, work)[1] for name in make_models.NAMES}
+            bad = check_models(args.check, models, work)
+            bad += hostile(args.check, work)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if bad:
+        sys.exit("FAILED:\n" + "\n".join(bad))
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
