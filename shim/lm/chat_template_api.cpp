@@ -1,0 +1,87 @@
+// ctorch_lm_chat_apply: the messages checked, the template chosen (the
+// model's, a built-in by name, or the caller's text), rendered.
+#include <cstdlib>
+#include <cstring>
+
+#include "chat_template.h"
+#include "core/internal.h"
+#include "lm_handles.h"
+#if __has_include("model.h")
+#include "model.h"
+#define CTORCH_LM_HAVE_MODEL 1
+#endif
+
+namespace ctorch {
+namespace lm {
+namespace {
+
+// The messages: a JSON array of objects, each with string "role" and "content".
+json::Value parse_messages(const char *text) {
+  json::Value v;
+  try {
+    v = json::parse(text, strlen(text));
+  } catch (const json::JsonError &e) {
+    fail_arg("messages_json", std::string("not valid JSON: ") + e.what());
+  }
+  if (v.kind != json::Value::Array) fail_arg("messages_json", "must be a JSON array of messages");
+  for (size_t k = 0; k < v.items.size(); k++) {
+    const json::Value &m = v.items[k];
+    std::string at = "message " + std::to_string(k);
+    if (m.kind != json::Value::Object) fail_arg("messages_json", at + " is not an object");
+    const json::Value *role = m.find("role"), *content = m.find("content");
+    if (!role || role->kind != json::Value::String) fail_arg("messages_json", at + " has no string \"role\"");
+    if (!content || content->kind != json::Value::String)
+      fail_arg("messages_json", at + " has no string \"content\"");
+  }
+  return v;
+}
+
+}  // namespace
+}  // namespace lm
+}  // namespace ctorch
+
+using namespace ctorch;
+
+CTORCH_API ctorch_status ctorch_lm_chat_apply(char **out_text, ctorch_lm_model m, const char *messages_json,
+                                              int add_generation_prompt, const char *template_text) {
+  CTORCH_TRY
+  require_out(out_text, "out_text");
+  *out_text = nullptr;
+  require_ptr(m, "m");
+  require_ptr(messages_json, "messages_json");
+  json::Value messages = lm::parse_messages(messages_json);
+#ifdef CTORCH_LM_HAVE_MODEL
+  std::shared_ptr<const lm::Tokenizer> tok = m->model->tokenizer();
+#else
+  // Built without the model layer (shim/lm/model.h): no model to ask.
+  std::shared_ptr<const lm::Tokenizer> tok;
+  fail(CTORCH_NOT_IMPLEMENTED, "language models are not built into this library");
+#endif
+  std::string text, source;
+  if (!template_text) {
+    text = tok ? tok->chat_template() : std::string();
+    if (text.empty())
+      fail_arg("template_text", "the model has no chat template: give a template's text or a built-in name "
+                                "(chatml, llama2, llama3, mistral, zephyr)");
+    source = "(the model's)";
+  } else if (const char *b = lm::builtin_chat_template(template_text)) {
+    text = b;
+    source = std::string("'") + template_text + "'";
+  } else {
+    text = template_text;
+    source = "(template_text)";
+  }
+  lm::ChatInputs in;
+  in.messages = &messages;
+  in.add_generation_prompt = add_generation_prompt != 0;
+  if (tok) {
+    in.bos_token = tok->bos_text();
+    in.eos_token = tok->eos_text();
+  }
+  std::string s = lm::render_chat_template(text, in, source);
+  char *p = static_cast<char *>(std::malloc(s.size() + 1));
+  if (!p) throw std::bad_alloc();
+  std::memcpy(p, s.c_str(), s.size() + 1);
+  *out_text = p;
+  CTORCH_CATCH
+}
