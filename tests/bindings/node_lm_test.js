@@ -49,7 +49,7 @@ async function main() {
   assert.deepStrictEqual(model.promptIds(messages), model.tokenize(chat, { addSpecial: false }));
 
   // Greedy, asynchronously: the event loop ticks while tokens are generated.
-  const n = 12;
+  const n = 24;
   let ticks = 0;
   const timer = setInterval(() => { ticks++; }, 0);
   const g = model.generate(messages, { maxTokens: n });
@@ -57,15 +57,16 @@ async function main() {
   for await (const p of g) pieces.push(p);
   clearInterval(timer);
   assert.ok(ticks > 0, 'the event loop ran during the generation');
-  assert.strictEqual(g.ids.length, n);
-  assert.strictEqual(g.finishReason, 'length');
+  // The answer ends with an end-of-sequence id, before maxTokens.
+  assert.ok(g.finishReason === 'stop' && model.info.eos.includes(g.ids[g.ids.length - 1]) && g.ids.length < n,
+    `${g.ids} ${g.finishReason}`);
   assert.ok(pieces.every((p) => p.length > 0));
   assert.strictEqual(pieces.join(''), model.detokenize(g.ids, { skipSpecial: true }));
   const prompt = model.promptIds(messages);
   const s = model.session({ nCtx: prompt.length + n });
   let logits = s.decode(prompt);
   const want = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < g.ids.length; i++) {
     want.push(Number(logits.argmax().item()));
     logits = s.decode([want[i]]);
   }
@@ -74,6 +75,9 @@ async function main() {
   // Synchronously: the same.
   const g2 = model.generate(messages, { maxTokens: n });
   assert.strictEqual([...g2].join(''), pieces.join(''));
+
+  const ml = model.generate('Once upon a time', { maxTokens: 5 });
+  assert.ok((await ml.readAll()).length > 0 && ml.ids.length === 5 && ml.finishReason === 'length', `${ml.ids}`);
 
   // Seeded sampling repeats; a pending Promise call locks the generation.
   const opts = { maxTokens: 16, temperature: 0.9, topK: 50, topP: 0.95, seed: 7 };

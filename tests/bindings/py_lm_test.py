@@ -61,21 +61,25 @@ expect("What is the capital of France?" in chat and chat.rstrip().endswith("assi
 expect(model.prompt_ids(messages) == model.tokenize(chat, add_special=False), "prompt_ids of messages")
 expect(model.chat(messages, add_generation_prompt=False) != chat, "add_generation_prompt=False")
 
-# Greedy generation equals decode + argmax, step by step.
-n = 12
+# Greedy generation equals decode + argmax, step by step, to the end-of-sequence id.
+n = 24
 g = model.generate(messages, max_tokens=n)
 pieces = list(g)
-expect(len(g.ids) == n and g.finish_reason == "length", f"max_tokens: {len(g.ids)} ids, {g.finish_reason!r}")
+eos = info["eos"]
+expect(g.finish_reason == "stop" and g.ids[-1] in eos and len(g.ids) < n, f"{g.ids} {g.finish_reason!r}, eos {eos}")
 expect("".join(pieces) == g.text == model.detokenize(g.ids, skip_special=True), f"pieces {pieces!r}")
 expect(all(p for p in pieces), "no empty piece is yielded")
+print(f"greedy answer: {g.text!r} ({len(g.ids)} ids, {g.finish_reason})")
 prompt = model.prompt_ids(messages)
 with model.session(len(prompt) + n) as s:
     logits = s.decode(prompt)
     want = []
-    for _ in range(n):
+    for _ in range(len(g.ids)):
         want.append(int(logits.argmax().item()))
         logits = s.decode([want[-1]])
 expect(g.ids == want, f"greedy ids {g.ids} != decode argmax {want}")
+ml = model.generate("Once upon a time", max_tokens=5)
+expect(len(ml.read()) > 0 and len(ml.ids) == 5 and ml.finish_reason == "length", f"max_tokens: {ml.ids}")
 
 # A seeded sampled generation repeats itself.
 a = model.generate("Once upon a time", max_tokens=16, temperature=0.9, top_k=50, top_p=0.95, seed=7)
