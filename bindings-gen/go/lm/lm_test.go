@@ -77,14 +77,26 @@ func TestGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 12
+	const n = 24
 	g, err := m.Start(prompt, &Options{MaxTokens: n})
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := collect(t, g.Pieces(ctx))
-	if len(g.IDs()) != n || g.FinishReason() != "length" {
-		t.Errorf("MaxTokens %d: %d ids, finish reason %q", n, len(g.IDs()), g.FinishReason())
+	if len(g.IDs()) >= n || g.FinishReason() != "stop" {
+		t.Errorf("the answer did not end at its end-of-sequence id: %v, finish reason %q", g.IDs(), g.FinishReason())
+	}
+	fmt.Printf("greedy answer %q: %d ids, %s\n", text, len(g.IDs()), g.FinishReason())
+	story, err := m.Tokenize("Once upon a time", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml, err := m.Start(story, &Options{MaxTokens: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if collect(t, ml.Pieces(ctx)); len(ml.IDs()) != 5 || ml.FinishReason() != "length" {
+		t.Errorf("MaxTokens 5: %v, %q", ml.IDs(), ml.FinishReason())
 	}
 	if want, _ := m.Detokenize(g.IDs(), true); text != want {
 		t.Errorf("pieces %q, detokenize %q", text, want)
@@ -99,7 +111,7 @@ func TestGenerate(t *testing.T) {
 	}
 	defer s.Free()
 	toks := prompt
-	for i := 0; i < n; i++ {
+	for i := range g.IDs() {
 		logits, err := s.Decode(0, toks, false)
 		if err != nil {
 			t.Fatal(err)
