@@ -40,45 +40,43 @@ json::Value parse_messages(const char *text) {
 }  // namespace lm
 }  // namespace ctorch
 
-using namespace ctorch;
-
 CTORCH_API ctorch_status ctorch_lm_chat_apply(char **out_text, ctorch_lm_model m, const char *messages_json,
                                               int add_generation_prompt, const char *template_text) {
   CTORCH_TRY
-  require_out(out_text, "out_text");
+  ctorch::require_out(out_text, "out_text");
   *out_text = nullptr;
-  require_ptr(m, "m");
-  require_ptr(messages_json, "messages_json");
-  json::Value messages = lm::parse_messages(messages_json);
+  ctorch::require_ptr(m, "m");
+  ctorch::require_ptr(messages_json, "messages_json");
+  ctorch::json::Value messages = ctorch::lm::parse_messages(messages_json);
 #ifdef CTORCH_LM_HAVE_MODEL
-  std::shared_ptr<const lm::Tokenizer> tok = m->model->tokenizer();
+  std::shared_ptr<const ctorch::lm::Tokenizer> tok = m->model->tokenizer();
 #else
   // Built without the model layer (shim/lm/model.h): no model to ask.
-  std::shared_ptr<const lm::Tokenizer> tok;
-  fail(CTORCH_NOT_IMPLEMENTED, "language models are not built into this library");
+  std::shared_ptr<const ctorch::lm::Tokenizer> tok;
+  ctorch::fail(CTORCH_NOT_IMPLEMENTED, "language models are not built into this library");
 #endif
   std::string text, source;
   if (!template_text) {
     text = tok ? tok->chat_template() : std::string();
     if (text.empty())
-      fail_arg("template_text", "the model has no chat template: give a template's text or a built-in name "
+      ctorch::fail_arg("template_text", "the model has no chat template: give a template's text or a built-in name "
                                 "(chatml, llama2, llama3, mistral, zephyr)");
     source = "(the model's)";
-  } else if (const char *b = lm::builtin_chat_template(template_text)) {
+  } else if (const char *b = ctorch::lm::builtin_chat_template(template_text)) {
     text = b;
     source = std::string("'") + template_text + "'";
   } else {
     text = template_text;
     source = "(template_text)";
   }
-  lm::ChatInputs in;
+  ctorch::lm::ChatInputs in;
   in.messages = &messages;
   in.add_generation_prompt = add_generation_prompt != 0;
   if (tok) {
     in.bos_token = tok->bos_text();
     in.eos_token = tok->eos_text();
   }
-  std::string s = lm::render_chat_template(text, in, source);
+  std::string s = ctorch::lm::render_chat_template(text, in, source);
   char *p = static_cast<char *>(std::malloc(s.size() + 1));
   if (!p) throw std::bad_alloc();
   std::memcpy(p, s.c_str(), s.size() + 1);

@@ -570,9 +570,9 @@ Value Renderer::eval_binary(const std::string &op, const Value &a, const Value &
     const Value &u = a.kind == Value::Undefined ? a : b;
     fail("'" + (u.s.empty() ? std::string("value") : u.s) + "' is undefined");
   }
-  double fa, fb;
-  int64_t ia, ib;
-  bool inta, intb;
+  double fa = 0, fb = 0;
+  int64_t ia = 0, ib = 0;
+  bool inta = false, intb = false;
   bool na = as_number(a, &fa, &ia, &inta), nb = as_number(b, &fb, &ib, &intb);
   if (na && nb) {
     bool ints = inta && intb;
@@ -683,9 +683,9 @@ bool Renderer::compare(const std::string &op, const Value &a, const Value &b) {
     }
     return op == "in" ? found : !found;
   }
-  double fa, fb;
-  int64_t ia, ib;
-  bool inta, intb;
+  double fa = 0, fb = 0;
+  int64_t ia = 0, ib = 0;
+  bool inta = false, intb = false;
   int c;
   if (as_number(a, &fa, &ia, &inta) && as_number(b, &fb, &ib, &intb)) {
     if (inta && intb) c = ia < ib ? -1 : ia > ib;

@@ -133,6 +133,18 @@ struct Bounds {
   int value_depth = 200;             // lists and dicts within lists and dicts (JSON brings up to 128)
 };
 
+// The lexer's tokens (chat_template_lex.cpp).
+enum class TK : uint8_t { Text, VarBegin, VarEnd, BlockBegin, BlockEnd, Name, Str, Int, Float, Op, End };
+
+struct Tok {
+  TK kind;
+  std::string text;  // Text: the text; Name/Op: the name or operator; Str: the decoded string; numbers: the literal
+  int line;
+};
+std::vector<Tok> lex_template(const std::string &text, const std::string &source);
+// INVALID_ARGUMENT "chat template SOURCE: line N: MSG" for the text's errors.
+[[noreturn]] void syntax_error(const std::string &source, int line, const std::string &msg);
+
 // render_chat_template under the given bounds (the fuzz harness's are tighter).
 std::string render_bounded(const std::string &text, const ChatInputs &in, const std::string &source,
                            const Bounds &b);

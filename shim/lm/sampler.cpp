@@ -35,7 +35,7 @@
 
 namespace ctorch {
 namespace lm {
-namespace {
+namespace sampler_detail {  // named: shim/lm's sources share unity batches
 
 [[noreturn]] void bad_option(const std::string &key, const std::string &msg) {
   fail_arg("options", "'" + key + "' " + msg);
@@ -57,9 +57,12 @@ uint64_t parse_u64(const std::string &key, const std::string &v) {
   return x;
 }
 
-}  // namespace
+}  // namespace sampler_detail
 
 SamplerOptions parse_sampler_options(const char *text) {
+  using sampler_detail::bad_option;
+  using sampler_detail::parse_double;
+  using sampler_detail::parse_u64;
   SamplerOptions o;
   if (!text) return o;
   std::string s(text);

@@ -6,6 +6,7 @@
 # transformers in the build's Python the comparison reports itself skipped.
 add_library(lm_chat_objs STATIC
   ${PROJECT_SOURCE_DIR}/shim/lm/chat_template.cpp
+  ${PROJECT_SOURCE_DIR}/shim/lm/chat_template_lex.cpp
   ${PROJECT_SOURCE_DIR}/shim/lm/chat_template_parse.cpp
   ${PROJECT_SOURCE_DIR}/shim/lm/chat_template_eval.cpp
   ${PROJECT_SOURCE_DIR}/shim/lm/chat_template_values.cpp
