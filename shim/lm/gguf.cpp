@@ -32,7 +32,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "GGUF is little-endian;
 
 namespace ctorch {
 namespace lm {
-namespace {
+// Named, not anonymous: GgufFile::Impl (external linkage) holds Mapping and
+// Kv, which GCC refuses (-Werror=subobject-linkage) once a unity build
+// includes this file.
+namespace gguf_file_detail {
 
 constexpr unsigned kMaxDims = 4;       // GGML_MAX_DIMS
 constexpr int kMaxArrayDepth = 8;      // nested arrays (the format allows them; no model needs more than two)
@@ -90,7 +93,8 @@ bool is_integer(GgufType t) {
   }
 }
 
-}  // namespace
+}  // namespace gguf_file_detail
+using namespace gguf_file_detail;
 
 struct GgufFile::Impl {
   std::shared_ptr<Mapping> map;

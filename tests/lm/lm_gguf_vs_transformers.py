@@ -16,9 +16,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from optional_deps import need  # noqa: E402
 
+need("gguf", "the GGUF files are written with PyPI's gguf package")
 need("torch")
 need("transformers")
-need("gguf", "the GGUF files are written with PyPI's gguf package")
 import lm_vs_transformers  # noqa: E402
 
 if __name__ == "__main__":

@@ -4,12 +4,12 @@ transformers, on the small random-weight folders of make_models.py (llama,
 llama3-style RoPE scaling, mistral, qwen2, gpt2), through tests/lm/lm_check.c:
 
 - the prompt's float32 logits at every position equal transformers' forward
-  within float rounding (max |diff| <= 1e-4 on logits of magnitude ~1-10);
+  within float rounding (max |diff| <= 3e-5 x the largest |logit|, here ~3);
 - 64 greedy new ids (argmax, one decode per id through the KV cache) are
   transformers' ids (its own KV cache, argmax each step);
 - decode_batch over three sequences of different lengths, three rounds,
   equals each sequence decoded alone; fork and rewind give the prompt's
-  logits again (lm_check prints the largest differences; here <= 1e-4);
+  logits again (lm_check prints the largest differences; the same bound);
 - past the session's context a decode is refused and appends nothing
   (lm_check checks it);
 - hostile or unknown configurations are refused by name, with no large
@@ -48,13 +48,13 @@ import make_models  # noqa: E402
 
 PROMPT = [5, 17, 42, 99, 8, 64, 3, 71, 300, 11, 257, 13, 400, 6]
 NEW = 64
-TOL = 1e-4
+TOL = 3e-5  # of the largest |logit| (at least 1)
 
 
-def reference(model):
-    """transformers' logits of PROMPT ([n, V] float32) and NEW greedy ids."""
+def reference(model, prompt=PROMPT):
+    """transformers' logits of prompt ([n, V] float32) and NEW greedy ids."""
     with torch.no_grad():
-        ids = torch.tensor([PROMPT])
+        ids = torch.tensor([prompt])
         out = model(ids, use_cache=True)
         logits = out.logits[0].float()
         past = out.past_key_values
@@ -78,23 +78,24 @@ def run(cmd):
     return p.stdout
 
 
-def check_models(check, models, work):
-    """Runs lm_check over every folder at once; compares each with its model."""
-    refs = {name: reference(model) for name, model in models.items()}
+def check_models(check, models, work, tol=TOL, prompt=PROMPT):
+    """Runs lm_check over every folder or file (work/name) at once; compares
+    each with its model (logits within tol times the largest |logit|, at least 1)."""
+    refs = {name: reference(model, prompt) for name, model in models.items()}
     out_dir = os.path.join(work, "out")
     for name in models:
         os.makedirs(os.path.join(out_dir, name))
-    text = run([check, "--prompt", ",".join(map(str, PROMPT)), "--new", str(NEW), "--out", out_dir] +
+    text = run([check, "--prompt", ",".join(map(str, prompt)), "--new", str(NEW), "--out", out_dir] +
                   [os.path.join(work, name) for name in models])
     blocks = text.split("model=")[1:]
     bad = [] if len(blocks) == len(models) else [f"{len(blocks)} results for {len(models)} models:\n{text}"]
     for name, block in zip(models, blocks):
         got = dict(line.split("=", 1) for line in block.split()[1:] if "=" in line)
-        bad += compare(name, models[name], refs[name], got, os.path.join(out_dir, name))
+        bad += compare(name, models[name], refs[name], got, os.path.join(out_dir, name), tol)
     return bad
 
 
-def compare(name, model, ref, got, out_dir):
+def compare(name, model, ref, got, out_dir, tol):
     ref_logits, ref_greedy = ref
     logits = torch.from_file(os.path.join(out_dir, "prompt_logits.f32"), size=ref_logits.numel(),
                              dtype=torch.float32).view_as(ref_logits)
@@ -105,16 +106,16 @@ def compare(name, model, ref, got, out_dir):
           f"greedy {sum(a == b for a, b in zip(greedy, ref_greedy))}/{NEW} equal, batch {got['batch_maxdiff']}, "
           f"fork {got['fork_maxdiff']}, rewind {got['rewind_maxdiff']}")
     bad = []
-    if not diff <= TOL:
+    if not diff <= tol * max(1.0, ref_logits.abs().max().item()):
         bad.append(f"logits differ by {diff}")
     if greedy != ref_greedy:
         bad.append(f"greedy ids differ:\n  ctorch       {greedy}\n  transformers {ref_greedy}")
     for k in ("batch_maxdiff", "fork_maxdiff", "rewind_maxdiff"):
-        if not float(got[k]) <= TOL:
+        if not float(got[k]) <= tol * max(1.0, ref_logits.abs().max().item()):
             bad.append(f"{k} {got[k]}")
     if got.get("context") != "ok":
         bad.append("no context check")
-    if desc["n_vocab"] != make_models.VOCAB or desc["eos"] != [2]:
+    if desc["n_vocab"] != model.config.vocab_size or desc["eos"] != [2]:
         bad.append(f"describe: {desc}")
     n_params = sum(p.numel() for p in model.parameters())
     if desc["parameters"] != n_params:

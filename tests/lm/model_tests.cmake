@@ -39,3 +39,9 @@ add_test(NAME lm_gguf_matches_transformers COMMAND ${PROJECT_SOURCE_DIR}/tests/r
   "${_lm_ref}" ${CMAKE_CURRENT_SOURCE_DIR}/lm_gguf_vs_transformers.py --check $<TARGET_FILE:lm_check>)
 set_tests_properties(lm_gguf_matches_transformers PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
   ENVIRONMENT "OMP_NUM_THREADS=1")
+# A real model: SmolLM2-135M-Instruct's Q4_1 GGUF against transformers' GGUF
+# loader (skipped without the file, gguf or accelerate).
+add_test(NAME lm_smollm2_matches_transformers COMMAND ${PROJECT_SOURCE_DIR}/tests/run_if.sh --python "${_lm_ref}" --
+  "${_lm_ref}" ${CMAKE_CURRENT_SOURCE_DIR}/lm_smollm2_vs_transformers.py --check $<TARGET_FILE:lm_check>)
+set_tests_properties(lm_smollm2_matches_transformers PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT "OMP_NUM_THREADS=1")

