@@ -119,6 +119,8 @@ class Model:
         specials, as apply_chat_template(tokenize=True)); ids are taken as they are."""
         if isinstance(prompt, str):
             return self.tokenize(prompt)
+        if hasattr(prompt, "tolist"):  # a Tensor (or array) of ids
+            return _ids(prompt)
         prompt = list(prompt)
         if prompt and isinstance(prompt[0], dict):
             return self.tokenize(self.chat(prompt), add_special=False)
@@ -207,7 +209,7 @@ class Session:
         or [] continues from what it holds) and streams the new text (a
         Generation). sampler: a Sampler (greedy when None). The session is
         busy until the generation ends or is closed."""
-        ids = self.model.prompt_ids(prompt) if prompt or not isinstance(prompt, str) else []
+        ids = [] if isinstance(prompt, str) and not prompt else self.model.prompt_ids(prompt)
         return Generation(self, ids, sampler or Sampler(), max_tokens, stop, stop_ids, seq, skip_special)
 
 
