@@ -306,4 +306,6 @@ ct.callAsync = function (cName, ...args) {
 require('./promise')(ct, { api, R, F, check, Tensor, DataLoader, readDictMap, kwText: nnRt.kwText,
   takePending: nnRt.takePending });
 ct.errorOf = errorOf;
+// ---- language models (ct.lm): lm.js --------------------------------------------
+require('./lm')(ct, { api, R, F });
 

@@ -251,3 +251,86 @@ export namespace nn {
     function zeros_(t: Tensor): Tensor;
   }
 }
+
+/** Language models (lm.js): load, tokenize, chat templates, streamed generation. */
+export namespace lm {
+  /** A chat message; other members are visible to the template. */
+  interface Message { role: string; content: string; [member: string]: unknown }
+  /** A string (tokenized with the tokenizer's specials), chat messages (through the template), or ids. */
+  type Prompt = string | readonly Message[] | readonly number[];
+  interface LoadOptions {
+    dtype?: 'float32' | 'bfloat16' | 'float16' | DType; device?: string; init?: 'random'; seed?: number;
+  }
+  interface SamplerOptions {
+    temperature?: number; topK?: number; topP?: number; minP?: number; repetitionPenalty?: number;
+    frequencyPenalty?: number; presencePenalty?: number; seed?: number;
+  }
+  interface StreamOptions { maxTokens?: number; stop?: string | readonly string[]; stopIds?: readonly number[]; skipSpecial?: boolean }
+  /** What describe says: architecture, n_layer, n_vocab, n_ctx_train, bos, eos, has_chat_template, ... */
+  interface Info { architecture: string; source: string; n_vocab: number; n_ctx_train: number; [key: string]: unknown }
+  class Model {
+    constructor(handle: capi.LmModel);
+    static load(path: string, opts?: LoadOptions): Model;
+    /** Model.load on a worker thread. */
+    static loadAsync(path: string, opts?: LoadOptions): Promise<Model>;
+    readonly handle: capi.LmModel;
+    readonly info: Info;
+    tokenize(text: string, opts?: { addSpecial?: boolean; parseSpecial?: boolean }): number[];
+    detokenize(ids: readonly number[], opts?: { skipSpecial?: boolean }): string;
+    tokenText(id: number): string;
+    chat(messages: readonly Message[], opts?: { addGenerationPrompt?: boolean; template?: string }): string;
+    promptIds(prompt: Prompt): number[];
+    session(opts?: { nCtx?: number; nSeq?: number }): Session;
+    detokenizer(opts?: { skipSpecial?: boolean }): Detokenizer;
+    generate(prompt: Prompt, opts?: SamplerOptions & StreamOptions & { nCtx?: number }): Generation;
+    dispose(): void;
+    [Symbol.dispose](): void;
+  }
+  class Session {
+    constructor(model: Model, nCtx?: number, nSeq?: number);
+    readonly model: Model;
+    decode(tokens: readonly number[], opts?: { seq?: number; allLogits?: boolean }): Tensor;
+    decodeBatch(batch: ReadonlyMap<number, readonly number[]> | readonly (readonly [number, readonly number[]])[]): Tensor;
+    length(seq?: number): number;
+    rewind(pos: number, seq?: number): void;
+    fork(dst: number, src?: number, pos?: number): void;
+    generate(prompt: Prompt, opts?: StreamOptions & { sampler?: Sampler; seq?: number }): Generation;
+    dispose(): void;
+    [Symbol.dispose](): void;
+  }
+  class Sampler {
+    constructor(opts?: SamplerOptions);
+    apply(logits: Tensor, history?: readonly number[]): Tensor;
+    sample(logits: Tensor, history?: readonly number[]): number;
+    dispose(): void;
+    [Symbol.dispose](): void;
+  }
+  /** Pieces of text, never a split character or a part of a stop string. */
+  class Generation {
+    constructor(session: Session, prompt: readonly number[], opts: StreamOptions & { sampler?: Sampler; seq?: number });
+    readonly session: Session;
+    readonly ids: number[];
+    /** 'stop' or 'length' once it ended, '' while it runs. */
+    readonly finishReason: string;
+    /** The text so far. */
+    readonly output: string;
+    nextPiece(): string | null;
+    /** The next piece, its tokens generated on a worker thread; null at the end. */
+    nextPieceAsync(): Promise<string | null>;
+    readAll(): Promise<string>;
+    readAllSync(): string;
+    [Symbol.iterator](): Iterator<string>;
+    [Symbol.asyncIterator](): AsyncIterator<string>;
+    dispose(): void;
+    [Symbol.dispose](): void;
+  }
+  class Detokenizer {
+    constructor(model: Model, skipSpecial?: boolean);
+    push(id: number): string;
+    flush(): string;
+    dispose(): void;
+    [Symbol.dispose](): void;
+  }
+  /** The C API's "key=value,..." text of the entries given (null: none). */
+  function optionsText(entries: { [key: string]: number | string | boolean | bigint | null | undefined }): string | null;
+}

@@ -4,14 +4,10 @@
 // the same bits; frequency and presence penalties follow the OpenAI API's
 // definitions (logit - count * frequency - (count > 0) * presence).
 // A Sampler is exclusive (one thread at a time): it holds its generator.
-// Every caller that applies or samples (the entry points, a stream) holds
-// its `busy` for the call (core/exclusive.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/Generator.h>
-
-#include "core/exclusive.h"
 
 #include <cstdint>
 #include <string>
@@ -40,7 +36,6 @@ class Sampler {
  public:
   explicit Sampler(const SamplerOptions &o);
   // The processed scores, float32, shaped as logits ([V] or [1, V]).
-  // Throws StatusError naming "logits" or "history" for bad input.
   at::Tensor apply(const at::Tensor &logits, const int64_t *history, size_t n) const;
   // One id: argmax of the scores when greedy, else multinomial of their softmax.
   int64_t sample(const at::Tensor &logits, const int64_t *history, size_t n);

@@ -150,6 +150,8 @@ doctest)
   grep -q 'readme_doctests.rs - readme_doctests::ReadmeLine' cargo.log ||
     { echo "FAIL: the README's rustdoc blocks did not run"; exit 1; }
   grep -q 'nd.rs - nd ' cargo.log || { echo "FAIL: the ndarray examples did not run"; exit 1; }
+  if [ -n "${CTORCH_LM_MODEL:-}" ]; then echo "the README's chat program ran with $CTORCH_LM_MODEL"
+  else echo "the README's chat program had no model (${CTORCH_LM_MODEL_ABSENT:-CTORCH_LM_MODEL is not set}): it returned at once"; fi
   echo "ok: $n doc tests ran and passed"
   ;;
 reach)

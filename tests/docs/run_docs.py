@@ -127,9 +127,20 @@ def check_output(b, rc, out):
     return None
 
 
+def lm_model():
+    """(path, None) of the chat model the README programs run (they read it
+    from $CTORCH_LM_MODEL), or (None, why it is absent): tests/bindings/lm_model.py."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings"))
+    import lm_model as finder
+    return finder.find()
+
+
 class Runner:
     def __init__(self, a):
         self.a, self.src, self.build = a, a.src, a.build
+        self.lm_path, self.lm_why = lm_model()
+        if self.lm_path:
+            os.environ["CTORCH_LM_MODEL"] = self.lm_path  # every block's process inherits it
         self.tmp = tempfile.mkdtemp(prefix="ctorch-docs-")
         self.api = json.load(open(os.path.join(self.build, "api.json")))
         self.bindings = os.path.join(self.build, "bindings")
@@ -254,7 +265,8 @@ class Runner:
         text = b.text
         if not re.search(r"^package ", text, re.M):
             imports = [p for p, use in (('"fmt"', r"\bfmt\."), ('"os"', r"\bos\."), (f'ctorch "{path}"', r"\bctorch\."),
-                                        (f'"{path}/nn"', r"\bnn\.")) if re.search(use, text)]
+                                        (f'"{path}/nn"', r"\bnn\."), ('"context"', r"\bcontext\."), ('"log"', r"\blog\."),
+                                        (f'"{path}/lm"', r"\blm\.")) if re.search(use, text)]
             text = ("package main\n\nimport (\n" + "".join(f'\t{p}\n' for p in imports) + ")\n\n" +
                     "func main() {\n" + text + "}\n")
         open(os.path.join(d, "main.go"), "w").write(text)
@@ -340,6 +352,8 @@ class Runner:
     def one(self, b, n):
         if b.directive == "excerpt":
             return "excerpt", ""
+        if "CTORCH_LM_MODEL" in b.text and not self.lm_path and b.directive != "rustdoc":
+            return "skipped", f"a language-model program: {self.lm_why}"
         if b.directive == "generated":
             return self.generated_block(b, n)
         if b.directive == "rustdoc":

@@ -42,3 +42,4 @@ def generate(doc: Api, out: str, build_lib, include: str, copy_tree, write_if_ch
     # Last: the lists of exported functions and types, read from the files written above.
     write_if_changed(os.path.join(out, "exports_gen_test.go"), emit_exports(out, "ctorch"))
     write_if_changed(os.path.join(out, "nn", "exports_gen_test.go"), emit_exports(os.path.join(out, "nn"), "nn"))
+    write_if_changed(os.path.join(out, "lm", "exports_gen_test.go"), emit_exports(os.path.join(out, "lm"), "lm"))

@@ -99,7 +99,7 @@ Tensor.__rpow__ = lambda self, o: _ops.pow(o, self)
 
 from ._tensor import (tensor, from_buffer, manual_seed, set_num_threads, get_num_threads, memory_bytes,  # noqa: E402
                       device, Generator)
-from . import autograd, optim, data, interop  # noqa: E402
+from . import autograd, optim, data, interop, lm  # noqa: E402
 from .autograd import no_grad, enable_grad, inference_mode  # noqa: E402
 from .interop import (from_torch, to_torch, to_dlpack_capsule, from_dlpack, from_handle, save, load,  # noqa: E402
                       save_dict, load_dict, save_safetensors, load_safetensors,

@@ -61,6 +61,7 @@ mod handles_gen;
 mod methods_gen;
 #[cfg(feature = "ndarray")]
 mod nd;
+pub mod lm;
 pub mod nn;
 pub mod ops;
 pub mod optim;

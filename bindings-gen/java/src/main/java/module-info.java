@@ -5,6 +5,7 @@
  */
 module org.ctorch {
     exports org.ctorch;
+    exports org.ctorch.lm;
     exports org.ctorch.nn;
     exports org.ctorch.raw;
 }
