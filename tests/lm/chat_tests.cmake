@@ -15,6 +15,8 @@ add_library(lm_chat_objs STATIC
 target_include_directories(lm_chat_objs PUBLIC ${PROJECT_SOURCE_DIR}/shim ${PROJECT_SOURCE_DIR}/include
   ${CTORCH_GENERATED_INCLUDE_DIR})
 target_link_libraries(lm_chat_objs PUBLIC torch)
+# (ctorch.h includes the generated ctorch_ops.h: generated first.)
+add_dependencies(lm_chat_objs ctorch_generate)
 add_executable(lm_chat_render chat_render.cpp)
 target_link_libraries(lm_chat_render PRIVATE lm_chat_objs)
 # Templates are text: the reference is transformers in the torch 2.15.0
