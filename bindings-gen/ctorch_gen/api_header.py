@@ -238,7 +238,9 @@ def _doc_lifetime(f) -> str:
 # name (PyTorch's flag names), or by the doc comment's wording (below).
 BOOL_NAMES = {"on", "train", "shuffle", "drop_last", "is_master", "requires_grad", "set_to_none", "retain_graph",
               "create_graph", "allow_unused", "has_batch", "previous", "nesterov", "amsgrad", "centered",
-              "recurse", "strict", "persistent", "pin_memory", "only_trainable"}
+              "recurse", "strict", "persistent", "pin_memory", "only_trainable",
+              # the language models' (transformers' names)
+              "add_special", "parse_special", "skip_special", "all_logits", "add_generation_prompt"}
 
 
 _BOOL_NAME = re.compile(r"^(enable_|is_|has_|use_|only_)|_enabled$|_if_|^(enabled|high_priority|stepped)$")

@@ -165,13 +165,6 @@ func (m *Model) Info() (map[string]any, error) {
 	return info, nil
 }
 
-func flag(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // Tokenize returns text's ids, as transformers' tokenizer(text,
 // add_special_tokens=addSpecial); special tokens written in the text are
 // single ids.
@@ -180,7 +173,7 @@ func (m *Model) Tokenize(text string, addSpecial bool) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := ctorch.LmTokenize(h, text, flag(addSpecial), 1)
+	t, err := ctorch.LmTokenize(h, text, addSpecial, true)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +187,7 @@ func (m *Model) Detokenize(ids []int64, skipSpecial bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return ctorch.LmDetokenize(h, ids, flag(skipSpecial))
+	return ctorch.LmDetokenize(h, ids, skipSpecial)
 }
 
 // ApplyTemplate renders messages through the model's chat template, as
@@ -217,7 +210,7 @@ func (m *Model) ApplyTemplate(messages []Message, addGenerationPrompt bool, temp
 	if template != "" {
 		tmpl = &template
 	}
-	return ctorch.LmChatApply(h, string(js), flag(addGenerationPrompt), tmpl)
+	return ctorch.LmChatApply(h, string(js), addGenerationPrompt, tmpl)
 }
 
 // ChatIDs is the prompt of a chat: the template with the generation prompt,
@@ -328,7 +321,7 @@ func (s *Session) Decode(seq int64, tokens []int64, allLogits bool) (*ctorch.Ten
 	if err != nil {
 		return nil, err
 	}
-	return ctorch.LmDecode(h, seq, tokens, flag(allLogits))
+	return ctorch.LmDecode(h, seq, tokens, allLogits)
 }
 
 // Length is the number of positions sequence seq holds.

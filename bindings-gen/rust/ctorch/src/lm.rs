@@ -177,12 +177,12 @@ impl Model {
     /// The ids of text, as transformers' `tokenizer(text, add_special_tokens=add_special)`;
     /// special tokens written in the text are single ids.
     pub fn tokenize(&self, text: &str, add_special: bool) -> Result<Vec<i64>> {
-        capi::lm_tokenize(&self.m, text, add_special as i32, 1)?.to_vec::<i64>()
+        capi::lm_tokenize(&self.m, text, add_special, true)?.to_vec::<i64>()
     }
 
     /// The text of ids, as transformers' `decode(ids, skip_special_tokens=skip_special)`.
     pub fn detokenize(&self, ids: &[i64], skip_special: bool) -> Result<String> {
-        capi::lm_detokenize(&self.m, ids, skip_special as i32)
+        capi::lm_detokenize(&self.m, ids, skip_special)
     }
 
     /// messages through the model's chat template (or `template`: a template's text or
@@ -190,7 +190,7 @@ impl Model {
     /// `apply_chat_template(messages, tokenize=False, add_generation_prompt=...)`.
     pub fn apply_template(&self, messages: &[Message], add_generation_prompt: bool, template: Option<&str>)
         -> Result<String> {
-        capi::lm_chat_apply(&self.m, &messages_json(messages), add_generation_prompt as i32, template)
+        capi::lm_chat_apply(&self.m, &messages_json(messages), add_generation_prompt, template)
     }
 
     /// The prompt of a chat: the template with the generation prompt, tokenized without
@@ -233,7 +233,7 @@ impl Session {
     /// Appends tokens to sequence `seq`: the float32 logits of the last position
     /// (`[1, V]`), or of every new one (`[tokens.len(), V]`) with `all_logits`.
     pub fn decode(&self, seq: i64, tokens: &[i64], all_logits: bool) -> Result<Tensor> {
-        capi::lm_decode(&self.s, seq, tokens, all_logits as i32)
+        capi::lm_decode(&self.s, seq, tokens, all_logits)
     }
     /// The number of positions sequence `seq` holds.
     pub fn length(&self, seq: i64) -> Result<i64> { capi::lm_session_length(&self.s, seq) }

@@ -51,14 +51,14 @@ public final class Model implements AutoCloseable {
      * special tokens written in the text are single ids.
      */
     public long[] tokenize(String text, boolean addSpecial) {
-        try (Tensor t = CApi.lmTokenize(m, text, addSpecial ? 1 : 0, 1)) {
+        try (Tensor t = CApi.lmTokenize(m, text, addSpecial, true)) {
             return t.toLongArray();
         }
     }
 
     /** The text of ids, as transformers' decode(ids, skip_special_tokens=skipSpecial). */
     public String detokenize(long[] ids, boolean skipSpecial) {
-        return CApi.lmDetokenize(m, ids, skipSpecial ? 1 : 0);
+        return CApi.lmDetokenize(m, ids, skipSpecial);
     }
 
     /**
@@ -67,7 +67,7 @@ public final class Model implements AutoCloseable {
      * transformers' apply_chat_template(messages, tokenize=False, add_generation_prompt=...).
      */
     public String applyTemplate(List<Message> messages, boolean addGenerationPrompt, String template) {
-        return CApi.lmChatApply(m, Message.json(messages), addGenerationPrompt ? 1 : 0, template);
+        return CApi.lmChatApply(m, Message.json(messages), addGenerationPrompt, template);
     }
 
     /**

@@ -17,7 +17,7 @@ public final class Session implements AutoCloseable {
      * every new one ([tokens.length, V]) with allLogits.
      */
     public Tensor decode(long seq, long[] tokens, boolean allLogits) {
-        return CApi.lmDecode(s, seq, tokens, allLogits ? 1 : 0);
+        return CApi.lmDecode(s, seq, tokens, allLogits);
     }
 
     /** The number of positions sequence seq holds. */
