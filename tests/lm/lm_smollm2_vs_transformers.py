@@ -39,14 +39,14 @@ def find_gguf():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--check", required=True)
-    args = ap.parse_args()
-    path = find_gguf()
     need("gguf", "transformers reads GGUF files through it")
     need("accelerate", "transformers' GGUF loader needs it")
     torch = need("torch")
     transformers = need("transformers")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", required=True)
+    args = ap.parse_args()
+    path = find_gguf()
     import lm_vs_transformers as base
     torch.set_num_threads(1)
     work = tempfile.mkdtemp(prefix="ctorch_lm_smollm2_")

@@ -35,6 +35,8 @@ import os
 import sys
 
 import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
 
 VOCAB, WIDTH, LAYERS, HEADS, KV_HEADS, FF, POSITIONS = 512, 64, 2, 4, 2, 128, 128
 NAMES = ("llama", "llama3", "mistral", "qwen2", "gpt2")
@@ -55,6 +57,7 @@ def _rope(cls, theta, scaling):
 
 
 def config(name):
+    need("transformers", "the reference models are its own")
     import transformers as tf
     common = dict(vocab_size=VOCAB, hidden_size=WIDTH, intermediate_size=FF, num_hidden_layers=LAYERS,
                   num_attention_heads=HEADS, num_key_value_heads=KV_HEADS, max_position_embeddings=POSITIONS,
@@ -80,6 +83,7 @@ def config(name):
 
 def build(name, seed=0):
     """The model (float32, eval mode) of one case, its weights drawn from seed."""
+    need("transformers", "the reference models are its own")
     import transformers as tf
     torch.manual_seed(seed)
     cfg = config(name)
@@ -196,6 +200,7 @@ def save_gguf(name, model, path):
 
 
 def main():
+    need("transformers", "the reference models are its own")
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     for name in sys.argv[2:] or NAMES:

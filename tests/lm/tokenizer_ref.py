@@ -40,6 +40,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tok_corpus  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+from optional_deps import need  # noqa: E402
 
 LLAMA3_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 QWEN2_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -103,6 +105,7 @@ def trained(kind, texts):
 
 
 def save_trained(kind, texts, folder):
+    need("transformers", "the reference tokenizers are its own")
     from transformers import PreTrainedTokenizerFast
     tk, names = trained(kind, texts)
     PreTrainedTokenizerFast(tokenizer_object=tk, clean_up_tokenization_spaces=False, **names).save_pretrained(folder)
@@ -171,6 +174,7 @@ def ids_text(ids):
 
 
 def write_ref(name, folder, texts, out_dir):
+    need("transformers", "the reference tokenizers are its own")
     from transformers import AutoTokenizer
     tok = AutoTokenizer.from_pretrained(folder)
     enc = tok(texts, add_special_tokens=False)["input_ids"]
@@ -211,11 +215,10 @@ def write_ref(name, folder, texts, out_dir):
 
 
 def main():
+    need("transformers", "the reference tokenizers are its own")
+    need("tokenizers", "the reference tokenizers are trained with it")
     out_dir = sys.argv[1]
     check = sys.argv[3] if len(sys.argv) == 4 and sys.argv[2] == "--check" else None
-    if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("tokenizers") is None:
-        print("skipped: transformers / tokenizers are not installed in", sys.executable)
-        sys.exit(77)
     build_refs(out_dir)
     if check:
         sys.stdout.flush()
@@ -239,6 +242,7 @@ def build_refs(out_dir):
         save_trained(kind, texts, folder)
         write_ref(kind, folder, texts, out_dir)
     if gguf:
+        need("transformers", "the reference tokenizers are its own")
         from transformers import AutoTokenizer
         folder = os.path.join(out_dir, "smollm2")
         AutoTokenizer.from_pretrained(os.path.dirname(gguf), gguf_file=os.path.basename(gguf)).save_pretrained(folder)
