@@ -26,6 +26,8 @@ def main():
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
     out = p.stdout
     print(out[-3000:])
+    if p.returncode == 77:  # the program's runner skips (a sanitizer build, no JDK): so does the test
+        return 77
     lines = out.rstrip("\n").split("\n")
     if "not implement" in out and "ctorch_lm_" in out:
         print("skipped: the library does not implement the ctorch_lm_* functions yet")
