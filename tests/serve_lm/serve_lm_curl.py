@@ -14,7 +14,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_lm_util import SKIP, Server, check_error, tiny_model  # noqa: E402
+from serve_lm_util import SKIP, Server, check_error, child_env, tiny_model  # noqa: E402
 
 CHAT = "/v1/chat/completions"
 
@@ -29,7 +29,7 @@ def curl(server, path, body=None, raw=None, stream=False):
         cmd += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
     else:
         data = None
-    out = subprocess.run(cmd, input=data, capture_output=True, check=True).stdout.decode()
+    out = subprocess.run(cmd, input=data, capture_output=True, check=True, env=child_env()).stdout.decode()
     text, _, status = out.rpartition("\n")
     return int(status), text
 
@@ -77,7 +77,7 @@ def main():
 
     # A model that does not load: exit 1 and a message naming it.
     p = subprocess.run([binary, os.path.join(tmp.name, "missing"), "--port", "0"], capture_output=True, text=True,
-                       timeout=30)
+                       timeout=30, env=child_env())
     assert p.returncode == 1 and "missing" in p.stderr, (p.returncode, p.stderr)
 
     with Server(binary, model, "--ctx", "256", "--slots", "2", "--max-body", "65536",

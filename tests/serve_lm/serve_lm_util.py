@@ -14,6 +14,26 @@ import urllib.request
 SKIP = 77
 
 
+def child_env():
+    """The environment of the processes a test starts. Under scripts/sanitize
+    this Python runs with the ASan runtime preloaded and leak checking off
+    (its build folder's python-asan): the server is instrumented itself and
+    gets leak checking back, and curl must not inherit the preload (it
+    deadlocks in setlocale at start with the runtime preloaded)."""
+    env = dict(os.environ)
+    preload = env.get("CTORCH_ASAN_PRELOAD")
+    if preload:
+        rest = [p for p in env.get("LD_PRELOAD", "").split(":") if p and p != preload]
+        if rest:
+            env["LD_PRELOAD"] = ":".join(rest)
+        else:
+            env.pop("LD_PRELOAD", None)
+        opts = env.get("ASAN_OPTIONS", "")
+        if opts.endswith(":detect_leaks=0"):
+            env["ASAN_OPTIONS"] = opts[: -len(":detect_leaks=0")]
+    return env
+
+
 def bytes_to_unicode():
     """GPT-2's byte-level alphabet: each byte a printable character."""
     printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
@@ -83,7 +103,7 @@ class Server:
         self.log = open(self.log_path, "w")
         cmd = [binary, model, "--port", "0", "--load-options", "init=random,seed=1", "--model-name", "tiny",
                "--threads", "1", *args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True, env=child_env())
         line = self.proc.stdout.readline()
         if "http://" not in line:
             self.proc.wait(timeout=30)
