@@ -4,19 +4,23 @@ CTORCH_SMOLLM2_GGUF names) in ctorch against transformers' own GGUF loader
 (the tensors dequantised to float32, llama.cpp's q/k order undone): a
 ChatML prompt's float32 logits within float rounding, 64 greedy ids equal,
 batched decode, fork and rewind (lm_vs_transformers.check_models).
-Exit 77 without the file, gguf or accelerate (transformers' GGUF loader
+transformers' results are kept in the user's cache (tests/ref_cache.py,
+keyed by the file's bytes, the packages' versions and these scripts):
+loading the GGUF into transformers is most of this test's time, the same
+for every libtorch. Exit 77 without the file, gguf or accelerate (transformers' GGUF loader
 needs both).
 
 Usage: lm_smollm2_vs_transformers.py --check BIN
 """
 import argparse
+import importlib.metadata
 import importlib.util
 import os
 import shutil
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py, ref_cache.py
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from optional_deps import need  # noqa: E402
 
@@ -49,11 +53,26 @@ def main():
     path = find_gguf()
     import lm_vs_transformers as base
     torch.set_num_threads(1)
+    import ref_cache
+    here = os.path.dirname(os.path.abspath(__file__))
+    k = ref_cache.key(PROMPT, base.NEW, torch.__version__, transformers.__version__, importlib.metadata.version("gguf"),
+                      files=[path, os.path.join(here, "lm_smollm2_vs_transformers.py"),
+                             os.path.join(here, "lm_vs_transformers.py")])
+
+    def make(folder):
+        d = tempfile.mkdtemp(prefix="ctorch_lm_smollm2_ref_")
+        try:
+            os.symlink(path, os.path.join(d, FILE))
+            model = transformers.AutoModelForCausalLM.from_pretrained(d, gguf_file=FILE, dtype=torch.float32).eval()
+            torch.save(base.reference(model, PROMPT), os.path.join(folder, "reference.pt"))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    ref = torch.load(os.path.join(ref_cache.folder("smollm2", k, make), "reference.pt"), weights_only=True)
     work = tempfile.mkdtemp(prefix="ctorch_lm_smollm2_")
     try:
         os.symlink(path, os.path.join(work, FILE))
-        model = transformers.AutoModelForCausalLM.from_pretrained(work, gguf_file=FILE, dtype=torch.float32).eval()
-        bad = base.check_models(args.check, {FILE: model}, work, prompt=PROMPT)
+        bad = base.check_models(args.check, {FILE: None}, work, prompt=PROMPT, refs={FILE: ref})
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if bad:

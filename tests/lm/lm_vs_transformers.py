@@ -52,7 +52,9 @@ TOL = 3e-5  # of the largest |logit| (at least 1)
 
 
 def reference(model, prompt=PROMPT):
-    """transformers' logits of prompt ([n, V] float32) and NEW greedy ids."""
+    """What compare() checks against: transformers' logits of prompt ([n, V]
+    float32), NEW greedy ids, and the model's vocabulary size and parameter
+    count (a dict of tensors and numbers: torch.save keeps it)."""
     with torch.no_grad():
         ids = torch.tensor([prompt])
         out = model(ids, use_cache=True)
@@ -67,7 +69,8 @@ def reference(model, prompt=PROMPT):
             out = model(torch.tensor([[nxt]]), past_key_values=past, use_cache=True)
             past = out.past_key_values
             nxt = int(out.logits[0, -1].argmax())
-    return logits, greedy
+    return {"logits": logits, "greedy": greedy, "vocab_size": model.config.vocab_size,
+            "parameters": sum(p.numel() for p in model.parameters())}
 
 
 def run(cmd):
@@ -78,10 +81,13 @@ def run(cmd):
     return p.stdout
 
 
-def check_models(check, models, work, tol=TOL, prompt=PROMPT):
+def check_models(check, models, work, tol=TOL, prompt=PROMPT, refs=None):
     """Runs lm_check over every folder or file (work/name) at once; compares
-    each with its model (logits within tol times the largest |logit|, at least 1)."""
-    refs = {name: reference(model, prompt) for name, model in models.items()}
+    each with its model's reference (logits within tol times the largest
+    |logit|, at least 1). refs: the references where the caller has them
+    (name -> reference()), models then only names the files."""
+    if refs is None:
+        refs = {name: reference(model, prompt) for name, model in models.items()}
     out_dir = os.path.join(work, "out")
     for name in models:
         os.makedirs(os.path.join(out_dir, name))
@@ -91,12 +97,12 @@ def check_models(check, models, work, tol=TOL, prompt=PROMPT):
     bad = [] if len(blocks) == len(models) else [f"{len(blocks)} results for {len(models)} models:\n{text}"]
     for name, block in zip(models, blocks):
         got = dict(line.split("=", 1) for line in block.split()[1:] if "=" in line)
-        bad += compare(name, models[name], refs[name], got, os.path.join(out_dir, name), tol)
+        bad += compare(name, refs[name], got, os.path.join(out_dir, name), tol)
     return bad
 
 
-def compare(name, model, ref, got, out_dir, tol):
-    ref_logits, ref_greedy = ref
+def compare(name, ref, got, out_dir, tol):
+    ref_logits, ref_greedy = ref["logits"], ref["greedy"]
     logits = torch.from_file(os.path.join(out_dir, "prompt_logits.f32"), size=ref_logits.numel(),
                              dtype=torch.float32).view_as(ref_logits)
     diff = (logits - ref_logits).abs().max().item()
@@ -115,11 +121,10 @@ def compare(name, model, ref, got, out_dir, tol):
             bad.append(f"{k} {got[k]}")
     if got.get("context") != "ok":
         bad.append("no context check")
-    if desc["n_vocab"] != model.config.vocab_size or desc["eos"] != [2]:
+    if desc["n_vocab"] != ref["vocab_size"] or desc["eos"] != [2]:
         bad.append(f"describe: {desc}")
-    n_params = sum(p.numel() for p in model.parameters())
-    if desc["parameters"] != n_params:
-        bad.append(f"describe's parameters {desc['parameters']}, transformers counts {n_params}")
+    if desc["parameters"] != ref["parameters"]:
+        bad.append(f"describe's parameters {desc['parameters']}, transformers counts {ref['parameters']}")
     return [f"{name}: {b}" for b in bad]
 
 

