@@ -94,8 +94,9 @@
  *   - ctorch_nn_module: forward (ctorch_nn_module_forward, _forward_n,
  *     _forward_first, _forward_child) is concurrent in eval mode, under
  *     no_grad, inference mode or with grad recording (each call records its
- *     own graph). In training mode a forward may write the module (BatchNorm
- *     running statistics): exclusive. Anything that changes the module
+ *     own graph), and in training mode too: the running statistics a
+ *     BatchNorm or InstanceNorm forward writes are updated one thread at a
+ *     time inside (none is lost). Anything that changes the module
  *     (train/eval, to, load_state_dict, register_*, append, an optimizer
  *     step on its parameters) is exclusive. A custom module's forward
  *     callback runs on each calling thread, concurrently: it must be

@@ -309,6 +309,94 @@ START_TEST(aoti_package_run) {
 }
 END_TEST
 
+/* Training mode: a BatchNorm's forward writes its running statistics and
+ * num_batches_tracked. 8 threads x 200 forwards of one shared model on the
+ * same input lose no update: the buffers equal those of a copy that made
+ * the 1,600 forwards in one thread (every update is the same one, so their
+ * order does not matter, bit for bit). */
+#define BN_THREADS 8
+#define BN_ITERS 200
+typedef struct {
+  ctorch_nn_module m;
+  ctorch_tensor x;
+  pthread_barrier_t *start;
+  int failures;
+} bn_worker;
+
+static void *bn_run(void *arg) {
+  bn_worker *w = arg;
+  int i;
+  pthread_barrier_wait(w->start);
+  for (i = 0; i < BN_ITERS; ++i) {
+    ctorch_tensor y = NULL;
+    if (ctorch_nn_module_forward(&y, w->m, w->x) != CTORCH_OK) w->failures++;
+    ctorch_tensor_free(y);
+  }
+  return NULL;
+}
+
+static void bn_buffers(ctorch_nn_module m, const char *prefix, float mean[6], float var[6], int64_t *n) {
+  char name[64];
+  ctorch_tensor t = NULL;
+  snprintf(name, sizeof name, "%s.running_mean", prefix);
+  CT_OK(ctorch_nn_module_tensor(&t, m, name));
+  CT_OK(ctorch_tensor_copy_to(mean, 6 * sizeof(float), t));
+  ctorch_tensor_free(t);
+  snprintf(name, sizeof name, "%s.running_var", prefix);
+  CT_OK(ctorch_nn_module_tensor(&t, m, name));
+  CT_OK(ctorch_tensor_copy_to(var, 6 * sizeof(float), t));
+  ctorch_tensor_free(t);
+  snprintf(name, sizeof name, "%s.num_batches_tracked", prefix);
+  CT_OK(ctorch_nn_module_tensor(&t, m, name));
+  CT_OK(ctorch_tensor_item_int64(n, t));
+  ctorch_tensor_free(t);
+}
+
+START_TEST(nn_batchnorm_training_shared) {
+  ctorch_nn_module s = NULL, ref = NULL;
+  ctorch_tensor x = NULL, y = NULL;
+  int64_t shape[2] = {16, 6};
+  pthread_t th[BN_THREADS];
+  bn_worker w[BN_THREADS];
+  pthread_barrier_t start;
+  const char *layers[2] = {"1", "3"};
+  int i, l;
+  CT_OK(ctorch_manual_seed(3));
+  CT_OK(ctorch_nn_new(&s, "Sequential", ""));
+  append(s, "Linear", "6, 6");
+  append(s, "BatchNorm1d", "6");
+  append(s, "ReLU", "");
+  append(s, "BatchNorm1d", "6, momentum=None");
+  CT_OK(ctorch_nn_module_clone(&ref, s));
+  CT_OK(ctorch_randn(&x, shape, 2, NULL, NULL, NULL, NULL));
+  for (i = 0; i < BN_THREADS * BN_ITERS; ++i) {
+    CT_OK(ctorch_nn_module_forward(&y, ref, x));
+    ctorch_tensor_free(y);
+  }
+  ck_assert_int_eq(pthread_barrier_init(&start, NULL, BN_THREADS), 0);
+  for (i = 0; i < BN_THREADS; ++i) {
+    w[i] = (bn_worker){s, x, &start, 0};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, bn_run, &w[i]), 0);
+  }
+  for (i = 0; i < BN_THREADS; ++i) pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&start);
+  for (i = 0; i < BN_THREADS; ++i) ck_assert_int_eq(w[i].failures, 0);
+  for (l = 0; l < 2; ++l) {
+    float m1[6], v1[6], m2[6], v2[6];
+    int64_t n1 = 0, n2 = 0;
+    bn_buffers(s, layers[l], m1, v1, &n1);
+    bn_buffers(ref, layers[l], m2, v2, &n2);
+    ck_assert_int_eq(n1, BN_THREADS * BN_ITERS);
+    ck_assert_int_eq(n2, BN_THREADS * BN_ITERS);
+    ck_assert_msg(memcmp(m1, m2, sizeof m1) == 0 && memcmp(v1, v2, sizeof v1) == 0,
+                  "layer %s: running statistics differ from one thread's", layers[l]);
+  }
+  ctorch_tensor_free(x);
+  ctorch_nn_module_free(s);
+  ctorch_nn_module_free(ref);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("threads_shared");
   TCase *tc = tcase_create("nn");
@@ -319,6 +407,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, nn_sequential_eval_inference_mode);
   tcase_add_test(tc, nn_sequential_eval_with_grad);
   tcase_add_test(tc, nn_recurrent_and_attention_inference_mode);
+  tcase_add_test(tc, nn_batchnorm_training_shared);
   suite_add_tcase(s, tc);
   tcase_set_tags(jit, "python");
   tcase_set_timeout(jit, 300);

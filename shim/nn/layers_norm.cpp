@@ -7,6 +7,8 @@
 // increment, when the running stats are passed and used) and then calls
 // the at:: op torch.nn.functional calls, with cudnn_enabled as Python's
 // default (torch.backends.cudnn.enabled is True).
+#include <mutex>
+
 #include "module.h"
 #include "layers_util.h"
 
@@ -81,6 +83,15 @@ class Norm : public Module {
   }
 
   std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
+    // In training mode with running statistics, a forward writes the
+    // module's buffers (num_batches_tracked += 1, the running mean and
+    // variance in place, inside the kernel), past the storage-write holds
+    // that guard in-place operators called through the C API. Forwards of
+    // one module from several threads take turns here, so no update is
+    // lost; the rest of each forward runs side by side. No caller's code
+    // runs under the lock (these kernels call nothing back).
+    std::unique_lock<std::mutex> hold(stats_.m, std::defer_lock);
+    if (training && track_) hold.lock();
     return {instance_ ? instance_forward(in[0]) : batch_forward(in[0])};
   }
   std::string extra_repr() const override { return repr_; }
@@ -153,6 +164,15 @@ class Norm : public Module {
                              use_input_stats, momentum_ ? *momentum_ : 0.0, eps_, true);
   }
 
+  // The lock of the running statistics' updates; a copied module has its own.
+  struct StatsLock {
+    std::mutex m;
+    StatsLock() = default;
+    StatsLock(const StatsLock &) {}
+    StatsLock &operator=(const StatsLock &) { return *this; }
+  };
+
+  StatsLock stats_;
   size_t nd_;
   bool instance_;
   int64_t num_features_;

@@ -5,6 +5,8 @@ are inside the library at once; on the 1.13.1 build this corrupted the heap
 in 8 of 24 runs (SIGSEGV, "double free or corruption"). Now an optimizer
 call made while another thread's runs raises CtorchError CTORCH_BUSY, and
 backward, zero_grad and step take turns on each parameter's gradient.
+Then the same threads share one BatchNorm in training mode: every
+forward's update of its running statistics is counted.
 
 Runs the repro RUNS times, each in a child process (a crash kills only the
 child and is counted); every run must exit cleanly. Errors allowed inside a
@@ -60,7 +62,27 @@ def child():
     if failures:
         print(f"FAIL: {len(failures)} unexpected errors, first: {failures[0]}")
         sys.exit(1)
-    print(f"child: {counts}")
+
+    # Training-mode forwards of one shared BatchNorm from the same threads:
+    # its running statistics' updates take turns inside the library, so
+    # none is lost.
+    bn = nn.BatchNorm1d(8)
+    xb = ctorch.randn([16, 8])
+
+    def bn_work():
+        for _ in range(100):
+            bn(xb)
+
+    threads = [threading.Thread(target=bn_work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    tracked = int(bn.num_batches_tracked.item())
+    if tracked != 400:
+        print(f"FAIL: a shared BatchNorm counted {tracked} of 400 training-mode forwards")
+        sys.exit(1)
+    print(f"child: {counts}, BatchNorm: {tracked} of 400 forwards counted")
 
 
 def main():
