@@ -3498,190 +3498,73 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
 
 /**
  * A NEW module (free with ctorch_nn_module_free) that computes what m does
- * in eval mode, rewritten for inference; m (borrowed) is not changed (its
- * mode, tensors and children stay as they were: the result is a deep copy).
- * The result is in eval mode and its tensors do not require grad.
- * Rewrites, in every Sequential of the tree (one inside a custom module
- * included), left to right, with the structure and state-dict keys
- * torch.ao.quantization.fuse_modules gives in eval mode:
- *   Conv1d/2d/3d, BatchNorm -> the conv with the BatchNorm folded in
- *     (torch.nn.utils.fusion.fuse_conv_bn_eval's arithmetic, bit for bit),
- *     the BatchNorm replaced by Identity;
- *   Conv, [BatchNorm,] ReLU -> ConvReLU1d/2d/3d (children "0": the conv,
- *     "1": the ReLU), the ReLU's place an Identity;
- *   Linear, BatchNorm1d -> the Linear folded (fuse_linear_bn_eval);
- *   Linear, ReLU / GELU / SiLU -> LinearReLU / LinearGELU / LinearSiLU
- *     (the same structure; the last two are ctorch's names).
- * A BatchNorm in training mode is never folded (eval is applied to the copy
- * first). Then, anywhere in the tree (a custom module's children included:
- * the replacements compute the same function, so a C forward that calls
- * them by path gets the same results up to rounding):
- *   Conv2d (and ConvReLU2d's) with zero padding mode, float32 on the CPU:
- *     oneDNN with the weight prepacked once per input shape
- *     (mkldnn_prepacked::conv2d_prepack/conv2d_run, the ReLU as its
- *     post-op) and the input in channels-last;
- *   Linear, float32 on the CPU: an inference Linear (kind "Linear", the
- *     same tensors, keys and repr) whose forward, for inputs without grad,
- *     runs one-row inputs (decoding: rows = numel / in_features = 1) with a
- *     weight of at least 2^16 elements, on an x86 CPU with AVX2+FMA or
- *     AVX-512F whose BLAS runs one row slowly (OpenBLAS, or MKL on a CPU not
- *     made by Intel), through ctorch's packed one-row kernels (the output
- *     rows split across the intra-op threads; the environment's
- *     CTORCH_GEMV_ISA=avx2|none, read once per process, caps them), and
- *     otherwise runs one-row inputs with a
- *     weight of at least 2^20 elements, at 2+ intra-op threads, as one BLAS
- *     call per thread on a block of output columns (at::parallel_for; any
- *     BLAS: MKL and OpenBLAS do not split a one-row product usefully), the
- *     weight read in the layout the BLAS reads faster for its shape (MKL:
- *     [in, out] rows where out_features >= in_features; OpenBLAS: [out, in]
- *     rows there; the other one otherwise), from a copy where it is stored
- *     the other way (used at one thread too), and, from the second call
- *     with several rows, such inputs with a weight of at least 2^18
- *     elements through oneDNN (mkldnn::_linear_pointwise, the weight
- *     prepacked once by mkldnn::_reorder_linear_weight, the activation of a
- *     fused pair as its post-op) where this libtorch registers it (PyPI's
- *     2.x; not Debian's 1.13.1), and so too, instead of the split, one-row
- *     inputs at 2+ threads on an x86 CPU not made by Intel (where MKL takes
- *     its generic path and the split does not pay); a Linear under both
- *     sizes is left as it is.
- *     Memory, made on first use and kept with the module: the kernels'
- *     packed copy, that copy and oneDNN's prepacked one, each the weight's
- *     size again (the packed copy and the BLAS's copy are not both made:
- *     one-row inputs take one path).
- * Any other input (not float32, not on the CPU, requiring grad, a wrong
- * width) runs the plain ops, with their errors. What a custom module's C
- * forward computes is not rewritten (its data flow is unknown): folding and
- * fusion apply only to the Sequentials among its children.
- * options: NULL or "" for the defaults, else comma-separated key=value, each
- * 0 or 1, default 1: fold, fuse (BatchNorm folding, activation pairs),
- * prepack (Conv2d through oneDNN), channels_last (its input layout), linear
- * (the inference Linear at all), split_rows (its one-row paths),
- * linear_onednn (its oneDNN path), linear_gemv (the packed one-row
- * kernels); precision=float32|bf16|int8-dynamic|int8-static (default
- * float32, all of the above), bf16_emulate=0|1 and onednn_resnet=0|1
- * (default 0); anything
- * else -> INVALID_ARGUMENT naming options.
- * precision=bf16: every Linear and every zero-padded Conv2d (after folding
- *   and fusion) keeps its weight and bias in bf16, converted once (its
- *   tensors are bf16: half the memory); each call converts a floating
- *   input to bf16, runs oneDNN's bf16 kernel (Linear: the weight prepacked
- *   for mkldnn::_linear_pointwise where libtorch registers it, the fused
- *   activation as post-op, else at::linear; Conv2d: at::convolution,
- *   channels-last where channels_last=1) and returns the input's dtype, so
- *   the ops between (norms, softmax, adds) stay float32. Outputs differ
- *   from float32 by bf16's rounding (8 significant bits). On a CPU without
- *   AVX512_BF16 or AMX_BF16 (or with CTORCH_BF16_ISA=none in the
- *   environment) -> NOT_IMPLEMENTED saying so, unless bf16_emulate=1.
- * precision=int8-dynamic: every Linear with a float32 CPU weight runs
- *   torch.ao.quantization.quantize_dynamic's default recipe on libtorch's
- *   kernels: the weight quantised once to int8 (per tensor, symmetric,
- *   MinMaxObserver's scale) and prepacked (quantized::linear_prepack, with
- *   libtorch's x86, else fbgemm, else onednn quantized engine, set for the
- *   prepack and restored), each call's activations quantised to uint8 from
- *   their own range (quantized::linear_dynamic; the full range on a CPU
- *   with AVX512_VNNI or AVX_VNNI, else PyTorch's reduce_range). The
- *   packed weight is an opaque object inside the returned module: made by
- *   this call, freed with the module, made again after load_state_dict or
- *   to(); the float32 weight stays the module's tensor (state-dict keys and
- *   repr unchanged), so memory grows by a quarter of the weights.
- *   Convolutions take the float32 path above. Inputs with grad, of another
- *   dtype or device run at::linear in float32. A libtorch without those
- *   engines or ops -> NOT_IMPLEMENTED naming the engines it has.
- * precision=int8-static: needs calibration batches, which
- *   ctorch_nn_module_optimize_for_inference_calibrated takes (here ->
- *   INVALID_ARGUMENT naming options).
- * onednn_resnet=1 (default 0) declares that m is torchvision's ResNet: its
- *   children named and shaped as torchvision's (conv1, bn1, maxpool,
- *   layer1..N of BasicBlocks or Bottlenecks with conv1/bn1, conv2/bn2
- *   [, conv3/bn3] [, downsample = Sequential(Conv2d, BatchNorm2d)],
- *   avgpool = AdaptiveAvgPool2d(1), fc) and its forward torchvision's (the
- *   children's own forwards are not read: a C forward that computes
- *   something else must not declare it). The returned root then runs, for
- *   float32 CPU inputs without grad, one plan per input shape and thread
- *   count of oneDNN's own primitives: every BatchNorm folded into its convolution, each
- *   weight reordered once into the layout its primitive asks for, ReLU
- *   and the residual add as the convolutions' post-ops, activations in
- *   oneDNN's blocked layout between layers, the input read and the pooled
- *   features written in place in libtorch's tensors, then fc. Other
- *   inputs run torchvision's forward through the children. The root's
- *   repr lists the plans made ("onednn_plans=[(SIZES): N threads,
- *   KERNELS]"); a plan
- *   is made again when a weight or statistic changes (in place too).
- *   Memory: the laid-out weights (the folded weights' size) and four
- *   activation buffers per input shape (at most 8 shapes kept). Where
- *   ctorch is built without oneDNN (it needs the oneDNN libtorch links, or
- *   PyPI's beside a PyPI torch: cmake/ctorch_onednn.cmake) or m is not so
- *   shaped, the report says "skip onednn_resnet (root): why" and the other
- *   rewrites above apply as without the option.
- * report: NULL, or *report = a NEW string (ctorch_string_free) with one
- * line per rewrite applied or refused, "fold_bn PATH into PATH",
- * "fuse_relu|fuse_gelu|fuse_silu PATH into PATH (KIND)", "prepack PATH OP",
- * "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
- * the weight)", "onednn_resnet (root): N blocks, M convolutions ...",
- * "bf16 PATH OP", "int8 PATH quantized::linear_dynamic
- * (ENGINE engine, reduce_range=0|1)", "int8 PATH OP (ENGINE engine,
- * reduce_range=0|1)" (int8-static; OP quantized::conv2d, conv2d_relu,
- * linear or linear_relu), "skip LEVER PATH: why" (LEVER fold_bn, prepack,
- * split, gemv, linear, bf16, int8-dynamic, int8-static, onednn_resnet),
- * "note PATH: ..."; PATH "(root)" for m itself. Where gemv
- * is reported, one-row inputs take it rather than the split.
+ * in eval mode, rewritten for inference: BatchNorms folded into the
+ * convolution or Linear before them and activations fused with it (the
+ * structure and state-dict keys torch.ao.quantization.fuse_modules gives),
+ * Conv2d through oneDNN with its weight prepacked, each float32 Linear by
+ * its input's shape through ctorch's one-row kernels, a BLAS call split
+ * across the intra-op threads or oneDNN, and the reduced precisions. m is
+ * not changed: the result is a deep copy, in eval mode, its tensors not
+ * requiring grad. An input a rewrite does not take (not float32, not on the
+ * CPU, requiring grad) runs the plain ops, with their errors. What each
+ * rewrite does, when it applies and the memory it adds: docs/modules.md,
+ * "Optimising a module for inference".
+ * @param out *out = the NEW module.
+ * @param report NULL, or *report = a NEW string (ctorch_string_free) with
+ *   one line per rewrite applied or refused: "fold_bn PATH into PATH",
+ *   "fuse_relu|fuse_gelu|fuse_silu PATH into PATH (KIND)", "prepack PATH OP",
+ *   "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
+ *   the weight)", "onednn_resnet (root): N blocks, M convolutions ...",
+ *   "bf16 PATH OP", "int8 PATH quantized::linear_dynamic (ENGINE engine,
+ *   reduce_range=0|1)", "skip LEVER PATH: why" (LEVER fold_bn, prepack,
+ *   split, gemv, linear, bf16, int8-dynamic, int8-static, onednn_resnet),
+ *   "note PATH: ..."; PATH "(root)" for m itself.
+ * @param m the module (borrowed).
+ * @param options NULL or "" for the defaults, else comma-separated
+ *   key=value: fold, fuse, prepack, channels_last, linear, split_rows,
+ *   linear_onednn, linear_gemv (each 0 or 1, default 1; 0 turns that
+ *   rewrite off); precision=float32|bf16|int8-dynamic (default float32;
+ *   int8-static needs ctorch_nn_module_optimize_for_inference_calibrated);
+ *   bf16_emulate=0|1 and onednn_resnet=0|1 (default 0; 1 declares that m
+ *   is torchvision's ResNet, its children named and shaped as
+ *   torchvision's, and its forward torchvision's).
+ * @return CTORCH_OK; INVALID_ARGUMENT naming options for a key or value it
+ *   does not know, and for precision=int8-static; NOT_IMPLEMENTED, saying
+ *   why, for bf16 on a CPU without AVX512_BF16 or AMX_BF16 (unless
+ *   bf16_emulate=1) and for int8-dynamic on a libtorch without its
+ *   quantized engines or ops.
  */
 CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
                                                                  ctorch_nn_module m, const char *options);
 /**
- * ctorch_nn_module_optimize_for_inference with precision=int8-static (options
- * must say so; any other precision -> INVALID_ARGUMENT naming options):
- * PyTorch's eager static quantisation, each Conv2d (zero padding; after
- * folding, ConvReLU2d pairs as one) and each Linear quantised on its own as
- * a QuantStub -> quantised op -> DeQuantStub island, so the module still
- * takes and gives float32 and the ops between (pools, norms, a custom
- * forward's residual adds) run in float32. The copy is first run on the
- * calibration batches (forward, no grad) with observers on each island's
- * input and output (MinMaxObserver: quint8, per tensor affine, qparams from
- * the whole range seen; the full 0-255 range on a CPU with AVX512_VNNI or
- * AVX_VNNI, else 0-127, PyTorch's reduce_range); weights are quantised per
- * output channel (PerChannelMinMaxObserver: qint8, symmetric) and
- * prepacked once (quantized::conv2d_prepack, quantized::linear_prepack, on
- * libtorch's x86, else fbgemm, else onednn quantized engine); each call
- * quantises the input with the calibrated scale and zero point, runs
- * quantized::conv2d(_relu) or quantized::linear(_relu) with the calibrated
- * output qparams, and dequantises. A PyTorch model of the same islands
- * (torch.ao.quantization prepare, the same calibration batches, convert) on
- * the same engine gives the same outputs. An island no calibration batch
- * reached stays float32 (reported). The packed weights are opaque objects
- * inside the returned module, freed with it; the folded float32 weights
- * stay its tensors (keys as float32's), so memory grows by a quarter of the
- * weights; after load_state_dict or to() the weights are quantised and
- * packed again with the calibrated activation qparams (optimise again to
- * calibrate for new weights). Inputs with grad, of another dtype or device
- * run the float32 ops. Without those engines or ops -> NOT_IMPLEMENTED
- * naming what is missing.
- * With onednn_resnet=1 too (m torchvision's ResNet, as that option
- * declares) and ctorch built with oneDNN 3.x: the oneDNN plan in int8
- * instead of islands. The calibration batches run through the float32
- * plan, which observes the input's and each convolution's output range
- * (MinMax); then each plan (one per input shape and thread count) runs
- * int8 convolutions: the input quantised to s8 (symmetric), ReLU outputs
- * u8 (zero point 0) and downsample outputs s8 (symmetric) at their
- * calibrated scales, weights s8 per output channel (symmetric, from the
- * BatchNorm-folded weight), ReLU and the residual add as post-ops, int8
- * activations between layers, the last block's output dequantised to
- * float32 for the average pool; fc is an int8-static island as above. The
- * report says "onednn_resnet int8 (root): N int8 convolutions ..." and the
- * root's repr ends ", int8=True". Inputs the plan does not take run the
- * children (float32 convolutions). With oneDNN 2.x (Debian's libtorch
- * 1.13.1) the report says "skip onednn_resnet int8 (root): why" and the
- * islands above apply.
- * calibration: n_calibration borrowed tensors, inputs_per_batch to a batch:
- * batch b's forward inputs are calibration[b * inputs_per_batch ..
- * (b + 1) * inputs_per_batch). n_calibration must be a positive multiple of
- * inputs_per_batch (else INVALID_ARGUMENT naming it). Choose batches like
- * the inputs served: a range never seen is clamped. Errors of the
- * calibration forwards are returned as the forward's.
- * options: NULL or "" is refused (precision=int8-static is required), else
- * ctorch_nn_module_optimize_for_inference's keys.
- * report: NULL, or *report = a NEW string (ctorch_string_free), the lines
- * of ctorch_nn_module_optimize_for_inference's report.
+ * ctorch_nn_module_optimize_for_inference with precision=int8-static:
+ * PyTorch's eager static quantisation, calibrated on the caller's batches.
+ * Each Conv2d (a ConvReLU2d pair as one) and each Linear becomes an island,
+ * float32 in and out, quantized::conv2d(_relu) or quantized::linear(_relu)
+ * inside with int8 weights per output channel; with onednn_resnet=1 and
+ * ctorch built with oneDNN 3.x, the oneDNN ResNet plan in int8 instead. An
+ * island no calibration batch reached stays float32 (reported). The recipe,
+ * its equality with torch.ao.quantization's prepare/convert and the memory
+ * it adds: docs/modules.md, "Optimising a module for inference".
+ * @param out *out = the NEW module (free with ctorch_nn_module_free).
+ * @param report NULL, or *report = a NEW string (ctorch_string_free), the
+ *   lines of ctorch_nn_module_optimize_for_inference's report, with
+ *   "int8 PATH OP (ENGINE engine, reduce_range=0|1)" per island (OP
+ *   quantized::conv2d, conv2d_relu, linear or linear_relu).
+ * @param m the module (borrowed, not changed).
+ * @param options NULL or "" is refused: precision=int8-static is required
+ *   (any other precision -> INVALID_ARGUMENT naming options), beside
+ *   ctorch_nn_module_optimize_for_inference's other keys.
+ * @param calibration n_calibration borrowed tensors: batch b's forward
+ *   inputs are calibration[b * inputs_per_batch .. (b + 1) *
+ *   inputs_per_batch). Choose batches like the inputs served: a range never
+ *   seen is clamped.
+ * @param n_calibration a positive multiple of inputs_per_batch (else
+ *   INVALID_ARGUMENT naming it).
+ * @param inputs_per_batch the number of inputs of one forward call.
+ * @return CTORCH_OK; INVALID_ARGUMENT as above; a calibration forward's
+ *   error, as that forward returned it; NOT_IMPLEMENTED, naming what is
+ *   missing, on a libtorch without the quantized engines or ops.
  */
 CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference_calibrated(ctorch_nn_module *out, char **report,
                                                                             ctorch_nn_module m, const char *options,

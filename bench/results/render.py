@@ -7,7 +7,11 @@ the current figure; the earlier ones are the history a maintainer compares
 against. A run holds:
 
   date        YYYY-MM-DD
-  command     what reproduces it (a shell command line, from the repository root)
+  command     what reproduces it: a shell command line, from the repository root,
+              that pastes into bash (checked: `bash -n` and shlex); placeholders in
+              capitals (BUILD, PACKAGE) are the reader's to fill in
+  how         optional: what the command line leaves out, in prose (how often it
+              ran, what varied between runs, what a placeholder stands for)
   machine     {"cpu": model, "flags": the flags that matter (AVX2, AVX-512, AMX...),
                "cores": N, "os": ..., "gpu": model, driver, CUDA where one was used}
   libtorch    the version(s) measured, e.g. "1.13.1 and 2.15.0"
@@ -41,6 +45,8 @@ import argparse
 import json
 import os
 import re
+import shlex
+import subprocess
 import sys
 import tempfile
 
@@ -79,6 +85,11 @@ def load(results_dir):
             for key in ("command", "libtorch"):
                 if not run.get(key):
                     errs.append(f"{where}: no \"{key}\"")
+            if run.get("command"):
+                why = _not_pasteable(run["command"])
+                if why:
+                    errs.append(f"{where}: \"command\" does not paste into a shell ({why}): "
+                                "keep the command line in \"command\" and move the prose to \"how\"")
             m = run.get("machine") or {}
             if not m.get("cpu") or not m.get("flags"):
                 errs.append(f"{where}: \"machine\" needs \"cpu\" and \"flags\"")
@@ -92,6 +103,19 @@ def load(results_dir):
             errs.append(f"{rel}: runs are not oldest first")
         recs[rid] = r
     return recs, errs
+
+
+def _not_pasteable(cmd):
+    """Why a record's command line would not paste into bash, or None: it must
+    parse (`bash -n`) and split as a shell would (shlex)."""
+    try:
+        shlex.split(cmd)
+    except ValueError as e:
+        return f"shlex: {e}"
+    p = subprocess.run(["bash", "-n", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode:
+        return "bash -n: " + p.stdout.strip().split("\n")[0].replace("bash: -c: ", "")
+    return None
 
 
 def _cell(v):
@@ -125,7 +149,8 @@ def block(rid, r, page):
     for t in run.get("figures") or []:
         out += table(t)
     link = os.path.relpath(os.path.join("bench/results", rid + ".json"), os.path.dirname(page))
-    line = (f"Measured {run['date']} with `{run['command']}` on {machine(run['machine'])}, "
+    how = f" ({run['how']})" if run.get("how") else ""
+    line = (f"Measured {run['date']} with `{run['command']}`{how} on {machine(run['machine'])}, "
             f"libtorch {run['libtorch']}.")
     if run.get("status") in ("stale", "superseded"):
         line += f" **{run['status'].capitalize()}**: {run.get('status_note', '')}".rstrip()
@@ -196,7 +221,8 @@ def run(src, check):
 
 
 def self_test():
-    """A stale block, a block naming no record and a record without a date are all found."""
+    """A stale block, a block naming no record, a record without a date and a
+    command that does not paste into a shell are all found."""
     with tempfile.TemporaryDirectory() as d:
         os.makedirs(os.path.join(d, "bench", "results"))
         os.makedirs(os.path.join(d, "docs"))
@@ -226,6 +252,12 @@ def self_test():
             json.dump(rec, fp)
         if not any("date" in e for e in run(d, True)):
             problems.append("a run without a date was not found")
+        rec["runs"][0]["date"] = "2026-01-02"
+        rec["runs"][0]["command"] = "bench/x (from a fresh clone)"
+        with open(os.path.join(d, "bench", "results", "x.json"), "w") as fp:
+            json.dump(rec, fp)
+        if not any("does not paste" in e for e in run(d, True)):
+            problems.append("a command that does not paste into a shell was not found")
         return problems
 
 
