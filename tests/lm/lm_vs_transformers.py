@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/optional_deps.py, ref_cache.py
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from optional_deps import need  # noqa: E402
 
@@ -81,14 +81,15 @@ def run(cmd):
     return p.stdout
 
 
-def check_models(check, models, work, tol=TOL, prompt=PROMPT, refs=None):
+def check_models(check, models, work, tol=TOL, prompt=PROMPT, refs=None, out_root=None):
     """Runs lm_check over every folder or file (work/name) at once; compares
     each with its model's reference (logits within tol times the largest
     |logit|, at least 1). refs: the references where the caller has them
-    (name -> reference()), models then only names the files."""
+    (name -> reference()), models then only names the files. lm_check
+    writes into out_root (default work)."""
     if refs is None:
         refs = {name: reference(model, prompt) for name, model in models.items()}
-    out_dir = os.path.join(work, "out")
+    out_dir = os.path.join(out_root or work, "out")
     for name in models:
         os.makedirs(os.path.join(out_dir, name))
     text = run([check, "--prompt", ",".join(map(str, prompt)), "--new", str(NEW), "--out", out_dir] +
@@ -128,9 +129,10 @@ def compare(name, ref, got, out_dir, tol):
     return [f"{name}: {b}" for b in bad]
 
 
-def hostile(check, work):
-    """Folders whose configuration is refused, each with the words its message must hold."""
-    base = json.load(open(os.path.join(work, "llama", "config.json")))
+def hostile(check, models_dir, work):
+    """Folders (made in work from the models in models_dir) whose
+    configuration is refused, each with the words its message must hold."""
+    base = json.load(open(os.path.join(models_dir, "llama", "config.json")))
     cases = []
 
     def folder(name, cfg, weights=True, words=()):
@@ -138,7 +140,7 @@ def hostile(check, work):
         os.makedirs(d)
         json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
         if weights:
-            shutil.copy(os.path.join(work, "llama", "model.safetensors"), d)
+            shutil.copy(os.path.join(models_dir, "llama", "model.safetensors"), d)
         cases.append((d, words))
 
     folder("arch", dict(base, model_type="falcon"), words=("falcon",))
@@ -151,9 +153,9 @@ def hostile(check, work):
                            num_attention_heads=1024, num_key_value_heads=8),
            weights=False, words=("parameters", "memory"))
     folder("shape", dict(base, intermediate_size=96), words=("gate_proj", "[128, 64]", "[96, 64]"))
-    mistral = json.load(open(os.path.join(work, "mistral", "config.json")))
+    mistral = json.load(open(os.path.join(models_dir, "mistral", "config.json")))
     d = os.path.join(work, "bad_window")
-    shutil.copytree(os.path.join(work, "mistral"), d)
+    shutil.copytree(os.path.join(models_dir, "mistral"), d)
     json.dump(dict(mistral, sliding_window=8), open(os.path.join(d, "config.json"), "w"))
     cases.append((d, ("sliding_window",)))
 
@@ -178,28 +180,50 @@ def hostile(check, work):
     return bad
 
 
+def make_cases(gguf, folder):
+    """The models (folders, or GGUF files) in folder, and transformers'
+    references of them in folder/references.pt."""
+    refs = {}
+    for name in (make_models.GGUF_TYPES if gguf else make_models.NAMES):
+        if gguf:
+            model = make_models.build(name)
+            make_models.save_gguf(name, model, os.path.join(folder, name + ".gguf"))
+            refs[name + ".gguf"] = reference(model)
+        else:
+            refs[name] = reference(make_models.save(name, folder)[1])
+    torch.save(refs, os.path.join(folder, "references.pt"))
+
+
 def main(gguf=False):
+    """The models and their references come from the user's cache
+    (tests/ref_cache.py, keyed by the packages' versions and these scripts:
+    making them is most of the test's time, the same for every libtorch);
+    --keep makes them anew in the folder it names."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", required=True)
     ap.add_argument("--keep", help="a folder to make the models in and keep")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    work = args.keep or tempfile.mkdtemp(prefix="ctorch_lm_")
-    os.makedirs(work, exist_ok=True)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        make_cases(gguf, args.keep)
+        models_dir = args.keep
+    else:
+        import ref_cache
+        import transformers
+        here = os.path.dirname(os.path.abspath(__file__))
+        k = ref_cache.key(gguf, PROMPT, NEW, torch.__version__, transformers.__version__,
+                          files=[os.path.join(here, f) for f in ("lm_vs_transformers.py", "make_models.py")])
+        models_dir = ref_cache.folder("lm-gguf-models" if gguf else "lm-models", k,
+                                      lambda folder: make_cases(gguf, folder))
+    refs = torch.load(os.path.join(models_dir, "references.pt"), weights_only=True)
+    work = tempfile.mkdtemp(prefix="ctorch_lm_")
     try:
-        if gguf:
-            models = {}
-            for name in make_models.GGUF_TYPES:
-                models[name + ".gguf"] = model = make_models.build(name)
-                make_models.save_gguf(name, model, os.path.join(work, name + ".gguf"))
-            bad = check_models(args.check, models, work)
-        else:
-            models = {name: make_models.save(name, work)[1] for name in make_models.NAMES}
-            bad = check_models(args.check, models, work)
-            bad += hostile(args.check, work)
+        bad = check_models(args.check, dict.fromkeys(refs), models_dir, refs=refs, out_root=work)
+        if not gguf:
+            bad += hostile(args.check, models_dir, work)
     finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     if bad:
         sys.exit("FAILED:\n" + "\n".join(bad))
     print("ok")
