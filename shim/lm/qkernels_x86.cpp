@@ -40,6 +40,10 @@ namespace qk {
 #ifdef CTORCH_QK_X86
 namespace {
 
+// The loops over the template's fixed counts (rows, accumulators) unrolled,
+// so that the accumulator arrays live in registers: GCC at -O2 keeps them
+// in memory otherwise.
+#define CTORCH_UNROLL _Pragma("GCC unroll 16")
 #define AVX512 __attribute__((target("avx512f"), always_inline)) inline
 #define AVX512_FN __attribute__((target("avx512f")))
 #define AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
@@ -51,11 +55,14 @@ namespace {
 template <int R, int M>
 AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   __m512 acc[R][M][2];
+  CTORCH_UNROLL
   for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
     for (int m = 0; m < M; ++m) acc[i][m][0] = acc[i][m][1] = _mm512_setzero_ps();
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   for (int64_t g = 0; g < w.ngroups; ++g) {
     const float *xg = x + g * 32;
+    CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const uint8_t *p = w.data + ri * w.row_bytes + g * 16;
@@ -64,13 +71,16 @@ AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
       const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
       const __m512 lo = _mm512_permutexvar_ps(b, table);
       const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table);
+      CTORCH_UNROLL
       for (int m = 0; m < M; ++m) {
         acc[i][m][0] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(xg + m * ldx), acc[i][m][0]);
         acc[i][m][1] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xg + m * ldx + 16), acc[i][m][1]);
       }
     }
   }
+  CTORCH_UNROLL
   for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
     for (int m = 0; m < M; ++m) y[m * ldy + r + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][m][0], acc[i][m][1]));
 }
 
@@ -79,13 +89,16 @@ AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
 template <int R, int M>
 AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   __m512 acc[R][M][2];
+  CTORCH_UNROLL
   for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
     for (int m = 0; m < M; ++m) acc[i][m][0] = acc[i][m][1] = _mm512_setzero_ps();
   const int shift = w.group == 32 ? 1 : 0;
   const int64_t chunks = w.cols / 16;
   int64_t c = 0;
   for (; c + 2 <= chunks; c += 2) {
     const float *xc = x + c * 16;
+    CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const int8_t *q = reinterpret_cast<const int8_t *>(w.data + ri * w.row_bytes + c * 16);
@@ -96,6 +109,7 @@ AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
       const __m512 w1 = _mm512_mul_ps(
           _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q + 16)))),
           _mm512_set1_ps(s[(c + 1) >> shift]));
+      CTORCH_UNROLL
       for (int m = 0; m < M; ++m) {
         acc[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc[i][m][0]);
         acc[i][m][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xc + m * ldx + 16), acc[i][m][1]);
@@ -104,16 +118,20 @@ AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
   }
   for (; c < chunks; ++c) {  // an odd count of 16-value groups
     const float *xc = x + c * 16;
+    CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const int8_t *q = reinterpret_cast<const int8_t *>(w.data + ri * w.row_bytes + c * 16);
       const __m512 w0 = _mm512_mul_ps(
           _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q)))),
           _mm512_set1_ps(w.scale[ri * w.ngroups + (c >> shift)]));
+      CTORCH_UNROLL
       for (int m = 0; m < M; ++m) acc[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc[i][m][0]);
     }
   }
+  CTORCH_UNROLL
   for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
     for (int m = 0; m < M; ++m) y[m * ldy + r + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][m][0], acc[i][m][1]));
 }
 
@@ -168,12 +186,16 @@ AVX2 float hsum256(__m256 v) {
 template <int R, int M, int A>
 AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   __m256 acc[R][M][A];
+  CTORCH_UNROLL
   for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
     for (int m = 0; m < M; ++m)
+      CTORCH_UNROLL
       for (int a = 0; a < A; ++a) acc[i][m][a] = _mm256_setzero_ps();
   const __m256i low = _mm256_set1_epi32(0x0F);
   for (int64_t g = 0; g < w.ngroups; ++g) {
     const float *xg = x + g * 32;
+    CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const uint8_t *p = w.data + ri * w.row_bytes + g * 16;
@@ -185,14 +207,19 @@ AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
                            _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b1, low)), s, o),
                            _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b0, 4)), s, o),
                            _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b1, 4)), s, o)};
+      CTORCH_UNROLL
       for (int m = 0; m < M; ++m)
+        CTORCH_UNROLL
         for (int k = 0; k < 4; ++k)
           acc[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xg + m * ldx + 8 * k), acc[i][m][k % A]);
     }
   }
+  CTORCH_UNROLL
   for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
     for (int m = 0; m < M; ++m) {
       __m256 t = acc[i][m][0];
+      CTORCH_UNROLL
       for (int a = 1; a < A; ++a) t = _mm256_add_ps(t, acc[i][m][a]);
       y[m * ldy + r + i] = hsum256(t);
     }
@@ -203,13 +230,17 @@ AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
 template <int R, int M, int A>
 AVX2 void q8_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   __m256 acc[R][M][A];
+  CTORCH_UNROLL
   for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
     for (int m = 0; m < M; ++m)
+      CTORCH_UNROLL
       for (int a = 0; a < A; ++a) acc[i][m][a] = _mm256_setzero_ps();
   const int shift = w.group == 32 ? 1 : 0;
   const int64_t chunks = w.cols / 16;
   for (int64_t c = 0; c < chunks; ++c) {
     const float *xc = x + c * 16;
+    CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const int8_t *q = reinterpret_cast<const int8_t *>(w.data + ri * w.row_bytes + c * 16);
@@ -217,14 +248,19 @@ AVX2 void q8_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
       const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q));
       const __m256 v[2] = {_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(raw)), s),
                            _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(raw, 8))), s)};
+      CTORCH_UNROLL
       for (int m = 0; m < M; ++m)
+        CTORCH_UNROLL
         for (int k = 0; k < 2; ++k)
           acc[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xc + m * ldx + 8 * k), acc[i][m][k % A]);
     }
   }
+  CTORCH_UNROLL
   for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
     for (int m = 0; m < M; ++m) {
       __m256 t = acc[i][m][0];
+      CTORCH_UNROLL
       for (int a = 1; a < A; ++a) t = _mm256_add_ps(t, acc[i][m][a]);
       y[m * ldy + r + i] = hsum256(t);
     }
@@ -261,6 +297,7 @@ AVX2_FN void kernel_256(const View &w, int64_t r0, int64_t r1, const float *x, i
   }
 }
 
+#undef CTORCH_UNROLL
 #undef AVX512
 #undef AVX512_FN
 #undef AVX2

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/internal.h"
 #include "infer/intra_op.h"
@@ -190,14 +191,29 @@ void quantize_group(const float *x, const std::string &how, QWeight &w, const qk
   w.offset.data_ptr<float>()[r * v.ngroups + g] = off;
 }
 
-std::atomic<int64_t> g_prefill_rows{16};
+// 0: the instruction set's own threshold (prefill_rows_of).
+std::atomic<int64_t> g_prefill_rows{0};
+
+// From how many rows of x the unpacked tiles and BLAS beat the kernels.
+// The kernels unpack each block once per kMaxRows rows of x; with AVX2 or
+// AVX-512 they beat the tiles at every row count measured (up to 128, on
+// libtorch 1.13.1's OpenBLAS and 2.15.0's MKL; qweight_check --bench); the
+// scalar ones only up to kMaxRows.
+int64_t prefill_rows_of(qk::Isa isa) {
+  return isa == qk::Isa::scalar ? qk::kMaxRows + 1 : std::numeric_limits<int64_t>::max();
+}
+
+int64_t prefill_rows() {
+  const int64_t set = g_prefill_rows.load(std::memory_order_relaxed);
+  return set > 0 ? set : prefill_rows_of(qk::isa_active());
+}
 
 // The rows of x [M, K] times w's rows into y's columns [col, col + rows)
 // (y [M, ldy]).
 void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy, int64_t col) {
   const qk::View v = view_of(w);
   const int64_t K = w.cols;
-  if (M >= g_prefill_rows.load(std::memory_order_relaxed)) {
+  if (M >= prefill_rows()) {
     // Prefill: tiles of W unpacked to float32 (a few hundred KB, in cache)
     // and multiplied by BLAS; the unpacking is 1 / M of the products' work.
     const int64_t tile = std::max<int64_t>(16, (int64_t(1) << 17) / K);
@@ -368,8 +384,8 @@ at::Tensor qweight_linear(const at::Tensor &x_in, const std::vector<QWeight> &pa
 }
 
 const char *qweight_isa() { return qk::isa_name(qk::isa_active()); }
-int64_t qweight_prefill_rows() { return qd::g_prefill_rows.load(std::memory_order_relaxed); }
-void qweight_set_prefill_rows(int64_t rows) { qd::g_prefill_rows.store(std::max<int64_t>(1, rows)); }
+int64_t qweight_prefill_rows() { return qd::prefill_rows(); }
+void qweight_set_prefill_rows(int64_t rows) { qd::g_prefill_rows.store(std::max<int64_t>(0, rows)); }
 
 }  // namespace lm
 }  // namespace ctorch

@@ -78,7 +78,9 @@ at::Tensor qweight_linear(const at::Tensor &x, const std::vector<QWeight> &parts
 // The kernels' instruction set in use: "avx512", "avx2" or "scalar".
 const char *qweight_isa();
 // From how many rows of x qweight_linear switches to the unpacked tiles
-// (measured: qweight_check --bench); settable for measuring.
+// (measured: qweight_check --bench): the instruction set's own threshold,
+// or the one set here (0: back to the instruction set's); for tests and
+// measuring.
 int64_t qweight_prefill_rows();
 void qweight_set_prefill_rows(int64_t rows);
 

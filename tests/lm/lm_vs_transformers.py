@@ -78,31 +78,36 @@ def run(cmd):
     return p.stdout
 
 
-def check_models(check, models, work, tol=TOL, prompt=PROMPT):
-    """Runs lm_check over every folder or file (work/name) at once; compares
-    each with its model (logits within tol times the largest |logit|, at least 1)."""
-    refs = {name: reference(model, prompt) for name, model in models.items()}
+def check_models(check, models, work, tol=TOL, prompt=PROMPT, options=None, expect=None, refs=None):
+    """Runs lm_check over every folder or file (work/name) at once (with the
+    load options `options`); compares each with its model (logits within tol
+    times the largest |logit|, at least 1). expect: {name: text} that the
+    model's load report must hold. refs: the references, where computed
+    already (reference() of each model). Returns (failures, refs)."""
+    refs = refs or {name: reference(model, prompt) for name, model in models.items()}
     out_dir = os.path.join(work, "out")
+    shutil.rmtree(out_dir, ignore_errors=True)
     for name in models:
         os.makedirs(os.path.join(out_dir, name))
     text = run([check, "--prompt", ",".join(map(str, prompt)), "--new", str(NEW), "--out", out_dir] +
-                  [os.path.join(work, name) for name in models])
+               (["--options", options] if options else []) + [os.path.join(work, name) for name in models])
     blocks = text.split("model=")[1:]
     bad = [] if len(blocks) == len(models) else [f"{len(blocks)} results for {len(models)} models:\n{text}"]
     for name, block in zip(models, blocks):
         got = dict(line.split("=", 1) for line in block.split()[1:] if "=" in line)
-        bad += compare(name, models[name], refs[name], got, os.path.join(out_dir, name), tol)
-    return bad
+        bad += compare(name, models[name], refs[name], got, os.path.join(out_dir, name), tol,
+                       (expect or {}).get(name), options)
+    return bad, refs
 
 
-def compare(name, model, ref, got, out_dir, tol):
+def compare(name, model, ref, got, out_dir, tol, expect=None, options=None):
     ref_logits, ref_greedy = ref
     logits = torch.from_file(os.path.join(out_dir, "prompt_logits.f32"), size=ref_logits.numel(),
                              dtype=torch.float32).view_as(ref_logits)
     diff = (logits - ref_logits).abs().max().item()
     greedy = [int(x) for x in got["greedy"].split(",")]
     desc = json.load(open(os.path.join(out_dir, "describe.json")))
-    print(f"{name}: logits max|diff| {diff:.3g} (|logits| up to {ref_logits.abs().max().item():.3g}), "
+    print(f"{name}{' (' + options + ')' if options else ''}: logits max|diff| {diff:.3g} (|logits| up to {ref_logits.abs().max().item():.3g}), "
           f"greedy {sum(a == b for a, b in zip(greedy, ref_greedy))}/{NEW} equal, batch {got['batch_maxdiff']}, "
           f"fork {got['fork_maxdiff']}, rewind {got['rewind_maxdiff']}")
     bad = []
@@ -115,6 +120,8 @@ def compare(name, model, ref, got, out_dir, tol):
             bad.append(f"{k} {got[k]}")
     if got.get("context") != "ok":
         bad.append("no context check")
+    if expect and not any(expect in line for line in desc["report"]):
+        bad.append(f"the load report does not say {expect!r}: {desc['report']}")
     if desc["n_vocab"] != model.config.vocab_size or desc["eos"] != [2]:
         bad.append(f"describe: {desc}")
     n_params = sum(p.numel() for p in model.parameters())
@@ -173,6 +180,24 @@ def hostile(check, work):
     return bad
 
 
+def quantized(check, work):
+    """llama3.gguf (float32 matrices, tied head) loaded with quantize=q8_0:
+    the load report says so, and the logits and greedy ids are transformers'
+    on the same model with its matrices (the tied embedding too) quantised
+    in ctorch's float32 operations: groups of 32, scale d = max|x| / 127,
+    q = round-to-even(x * (1 / d)), value q * d."""
+    model = make_models.build("llama3")
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                g = p.view(p.shape[0], -1, 32)
+                d = g.abs().amax(-1, keepdim=True) / 127
+                inv = torch.where(d > 0, 1 / torch.where(d > 0, d, 1), 0)
+                p.copy_((torch.round(g * inv).clamp(-127, 127) * d).view_as(p))
+    name = "llama3.gguf"
+    return check_models(check, {name: model}, work, options="quantize=q8_0", expect={name: "quantised to q8_0"})[0]
+
+
 def main(gguf=False):
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", required=True)
@@ -187,10 +212,18 @@ def main(gguf=False):
             for name in make_models.GGUF_TYPES:
                 models[name + ".gguf"] = model = make_models.build(name)
                 make_models.save_gguf(name, model, os.path.join(work, name + ".gguf"))
-            bad = check_models(args.check, models, work)
+            # GGUF's quantised matrices run packed by default (the load report
+            # says so); the float path of weights=dequantize once, on the Q4_1
+            # file; a float file quantised at load (quantize=q8_0) against its
+            # own dequantised weights (quantized() below).
+            quantised = {n + ".gguf" for n, t in make_models.GGUF_TYPES.items() if t.startswith("Q")}
+            bad, refs = check_models(args.check, models, work, expect={n: "matrices packed" for n in quantised})
+            bad += check_models(args.check, {"gpt2.gguf": models["gpt2.gguf"]}, work, options="weights=dequantize",
+                                expect={"gpt2.gguf": "dequantised"}, refs={"gpt2.gguf": refs["gpt2.gguf"]})[0]
+            bad += quantized(args.check, work)
         else:
             models = {name: make_models.save(name, work)[1] for name in make_models.NAMES}
-            bad = check_models(args.check, models, work)
+            bad = check_models(args.check, models, work)[0]
             bad += hostile(args.check, work)
     finally:
         if not args.keep:

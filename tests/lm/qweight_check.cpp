@@ -85,13 +85,20 @@ double rel_err(const at::Tensor &y, const at::Tensor &x, const at::Tensor &w) {
 }
 
 // Products of 1..9 and 20 rows of x (and a [2, 3, K] batch) with the
-// stacked parts against `ref` (their dequantised rows stacked).
+// stacked parts against `ref` (their dequantised rows stacked); 9 and 20
+// rows both through the kernels and through the unpacked tiles.
 void check_products(const std::vector<QWeight> &parts, const at::Tensor &ref, const std::string &what) {
   const int64_t K = ref.size(1);
   for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 20}) {
     at::Tensor x = at::randn({M, K});
-    double e = rel_err(qweight_linear(x, parts), x, ref);
-    check(e < 2e-6, what + " M=" + std::to_string(M) + ": relative error " + std::to_string(e));
+    for (int64_t tiles_from : {int64_t(1) << 40, int64_t(9)}) {
+      qweight_set_prefill_rows(tiles_from);
+      if (M < 9 && tiles_from == 9) continue;
+      double e = rel_err(qweight_linear(x, parts), x, ref);
+      check(e < 2e-6, what + " M=" + std::to_string(M) + (M >= tiles_from ? " (tiles)" : "") +
+                          ": relative error " + std::to_string(e));
+    }
+    qweight_set_prefill_rows(0);
   }
   at::Tensor x = at::randn({2, 3, K});
   at::Tensor y = qweight_linear(x, parts);
@@ -236,7 +243,7 @@ void bench() {
           qweight_set_prefill_rows(1);
           std::printf("  tiles %8.1f", seconds_of([&] { qweight_linear(x, {w}); }, reps) * 1e6);
         }
-        qweight_set_prefill_rows(16);
+        qweight_set_prefill_rows(0);
         std::printf("\n");
       }
     }
