@@ -130,6 +130,8 @@ Kernel kernel(Isa isa, int fmt) {
 }
 
 void dequant_rows(const View &w, int64_t r0, int64_t r1, float *out) {
+  if (isa_active() == Isa::avx512)
+    if (Dequant d = avx512_dequant()) return d(w, r0, r1, out);
   for (int64_t r = r0; r < r1; ++r, out += w.cols)
     for (int64_t g = 0; g < w.ngroups; ++g) unpack(w, r, g, out + g * w.group);
 }

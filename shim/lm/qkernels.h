@@ -56,8 +56,11 @@ Kernel avx2_kernel(int fmt);
 Kernel avx512_kernel(int fmt);
 
 // Rows [r0, r1) of w as float32 into out ([r1 - r0, cols], row-major),
-// bit-equal to value = scale * q + offset (Q8: scale * q).
+// bit-equal to value = scale * q + offset (Q8: scale * q), in the active
+// instruction set (every variant gives the same bits).
 void dequant_rows(const View &w, int64_t r0, int64_t r1, float *out);
+using Dequant = void (*)(const View &w, int64_t r0, int64_t r1, float *out);
+Dequant avx512_dequant();
 
 }  // namespace qk
 }  // namespace lm

@@ -8,13 +8,12 @@
 //     once per group in one register; the group's 16 bytes widen to 16
 //     32-bit lanes, and vpermps looks each lane's low nibble up in that
 //     table (it reads only the low 4 bits of an index), then the lanes
-//     shifted right by 4 (the high nibbles). With GGUF's scales the table
-//     entries are bit-equal to GGUF's dequantised values (the products
-//     scale * k are exact in float32).
-//   Q4 (AVX2): the nibbles widen to 32-bit lanes, convert to float and go
-//     through one fused multiply-add (scale * q + offset).
+//     shifted right by 4 (the high nibbles).
+//   Q4 (AVX2): the nibbles widen to 32-bit lanes, convert to float, times
+//     the scale plus the offset.
 //   Q8: int8 widened, converted, times the group's scale.
-// Every unpacked register is then multiplied into every row of x: M rows
+// Each unpacked value is bit-equal to the scalar unpacking's (a multiply,
+// then an add: never fused). Every unpacked register is then multiplied into every row of x: M rows
 // share one unpacking. Several weight rows run together (R) and each sum
 // is split in two registers, so that enough independent multiply-add
 // chains are in flight to hide their latency at M = 1.
@@ -51,6 +50,41 @@ namespace {
 
 // ---- AVX-512 ---------------------------------------------------------------
 
+// scale * k + offset for k = 0..15: a multiply and an add (two roundings,
+// as the scalar unpacking and GGUF's dequantisation), so that every value
+// is bit-equal to theirs whatever the scales.
+// (GCC fuses a multiply and an add of intrinsics into one multiply-add
+// where the target has FMA; the empty asm makes the product a value of its
+// own, rounded, before the add.)
+AVX512 __m512 q4_table(const View &w, int64_t r, int64_t g, __m512 iota) {
+  __m512 p = _mm512_mul_ps(iota, _mm512_set1_ps(w.scale[r * w.ngroups + g]));
+  __asm__("" : "+v"(p));
+  return _mm512_add_ps(p, _mm512_set1_ps(w.offset[r * w.ngroups + g]));
+}
+
+// Rows [r0, r1) unpacked into out (for the prefill's tiles).
+AVX512_FN void dequant_512(const View &w, int64_t r0, int64_t r1, float *out) {
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int64_t r = r0; r < r1; ++r, out += w.cols) {
+    if (w.fmt == kQ4) {
+      for (int64_t g = 0; g < w.ngroups; ++g) {
+        const __m512 table = q4_table(w, r, g, iota);
+        const __m512i b = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i *>(w.data + r * w.row_bytes + g * 16)));
+        _mm512_storeu_ps(out + 32 * g, _mm512_permutexvar_ps(b, table));
+        _mm512_storeu_ps(out + 32 * g + 16, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table));
+      }
+    } else {
+      const int shift = w.group == 32 ? 1 : 0;
+      for (int64_t c = 0; c < w.cols / 16; ++c) {
+        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(w.data + r * w.row_bytes + c * 16));
+        _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)),
+                                                     _mm512_set1_ps(w.scale[r * w.ngroups + (c >> shift)])));
+      }
+    }
+  }
+}
+
 // Weight rows r .. r+R-1, all M rows of x: 2 accumulators per pair.
 template <int R, int M>
 AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
@@ -66,8 +100,7 @@ AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const uint8_t *p = w.data + ri * w.row_bytes + g * 16;
-      const __m512 table = _mm512_fmadd_ps(iota, _mm512_set1_ps(w.scale[ri * w.ngroups + g]),
-                                           _mm512_set1_ps(w.offset[ri * w.ngroups + g]));
+      const __m512 table = q4_table(w, ri, g, iota);
       const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
       const __m512 lo = _mm512_permutexvar_ps(b, table);
       const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table);
@@ -200,13 +233,17 @@ AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
       const int64_t ri = r + i;
       const uint8_t *p = w.data + ri * w.row_bytes + g * 16;
       const __m256 s = _mm256_set1_ps(w.scale[ri * w.ngroups + g]), o = _mm256_set1_ps(w.offset[ri * w.ngroups + g]);
+      // scale * q + offset as a multiply and an add (as the scalar unpacking).
       const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
       const __m256i b0 = _mm256_cvtepu8_epi32(raw), b1 = _mm256_cvtepu8_epi32(_mm_srli_si128(raw, 8));
       // values 0-7, 8-15 (low nibbles), 16-23, 24-31 (high nibbles)
-      const __m256 v[4] = {_mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b0, low)), s, o),
-                           _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b1, low)), s, o),
-                           _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b0, 4)), s, o),
-                           _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b1, 4)), s, o)};
+      __m256 v[4] = {_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b0, low)), s),
+                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(b1, low)), s),
+                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b0, 4)), s),
+                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(b1, 4)), s)};
+      __asm__("" : "+v"(v[0]), "+v"(v[1]), "+v"(v[2]), "+v"(v[3]));  // no fused multiply-add (q4_table)
+      CTORCH_UNROLL
+      for (int k = 0; k < 4; ++k) v[k] = _mm256_add_ps(v[k], o);
       CTORCH_UNROLL
       for (int m = 0; m < M; ++m)
         CTORCH_UNROLL
@@ -306,11 +343,13 @@ AVX2_FN void kernel_256(const View &w, int64_t r0, int64_t r1, const float *x, i
 }  // namespace
 
 Kernel avx512_kernel(int fmt) { return fmt == kQ4 ? kernel_512<true> : kernel_512<false>; }
+Dequant avx512_dequant() { return dequant_512; }
 Kernel avx2_kernel(int fmt) { return fmt == kQ4 ? kernel_256<true> : kernel_256<false>; }
 
 #else  // not x86: only the scalar kernels
 
 Kernel avx512_kernel(int) { return nullptr; }
+Dequant avx512_dequant() { return nullptr; }
 Kernel avx2_kernel(int) { return nullptr; }
 
 #endif

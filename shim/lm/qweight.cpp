@@ -194,13 +194,15 @@ void quantize_group(const float *x, const std::string &how, QWeight &w, const qk
 // 0: the instruction set's own threshold (prefill_rows_of).
 std::atomic<int64_t> g_prefill_rows{0};
 
-// From how many rows of x the unpacked tiles and BLAS beat the kernels.
-// The kernels unpack each block once per kMaxRows rows of x; with AVX2 or
-// AVX-512 they beat the tiles at every row count measured (up to 128, on
-// libtorch 1.13.1's OpenBLAS and 2.15.0's MKL; qweight_check --bench); the
-// scalar ones only up to kMaxRows.
+// From how many rows of x the unpacked tiles and BLAS beat the kernels,
+// which unpack each block once per kMaxRows rows of x (qweight_check
+// --bench, SmolLM2-135M's matrices, one thread of an AVX-512 Xeon): with
+// MKL's GEMM (PyPI's libtorch) the tiles win from about 64 rows; with
+// Debian's OpenBLAS the kernels won at every count up to 128 (3x at 128);
+// the scalar kernels lose from kMaxRows + 1 on.
 int64_t prefill_rows_of(qk::Isa isa) {
-  return isa == qk::Isa::scalar ? qk::kMaxRows + 1 : std::numeric_limits<int64_t>::max();
+  if (isa == qk::Isa::scalar) return qk::kMaxRows + 1;
+  return at::hasMKL() ? 64 : std::numeric_limits<int64_t>::max();
 }
 
 int64_t prefill_rows() {

@@ -142,11 +142,12 @@ void run_checks(std::mt19937 &rng) {
       QWeight w = qweight_from_gguf(static_cast<uint32_t>(c.type), blocks.data(), blocks.size(), c.rows, c.cols,
                                     permuted ? order.data() : nullptr);
       at::Tensor ref = permuted ? deq.index_select(0, at::tensor(order)) : deq;
-      check(at::equal(qweight_dequantize(w), ref), what + ": unpacked values differ from gguf_dequantize's");
       at::Tensor ids = at::tensor(std::vector<int64_t>{0, c.rows - 1, 3, 3}).view({2, 2});
-      check(at::equal(qweight_embedding(w, ids), at::embedding(ref, ids)), what + ": embedding rows");
       for (qk::Isa isa : isas) {
         qk::isa_force(isa);
+        check(at::equal(qweight_dequantize(w), ref),
+              what + " " + qk::isa_name(isa) + ": unpacked values differ from gguf_dequantize's");
+        check(at::equal(qweight_embedding(w, ids), at::embedding(ref, ids)), what + ": embedding rows");
         for (int threads : {1, 2}) {
           at::set_num_threads(threads);
           check_products({w}, ref, what + " " + qk::isa_name(isa) + " threads=" + std::to_string(threads));
@@ -181,7 +182,12 @@ void run_checks(std::mt19937 &rng) {
   f[3].zero_();  // an all-zero group: scale 0
   for (const char *how : {"q8_0", "q4_0", "q4_1"}) {
     QWeight w = qweight_quantize(f, how);
+    qk::isa_force(qk::Isa::scalar);
     at::Tensor back = qweight_dequantize(w);
+    for (qk::Isa isa : isas) {  // every instruction set unpacks the same bits
+      qk::isa_force(isa);
+      check(at::equal(qweight_dequantize(w), back), std::string(how) + " " + qk::isa_name(isa) + ": unpacked bits");
+    }
     // Each value within half a step (the group's scale) of the original;
     // q4_0's levels run from -8 to 7 steps, so a value near the opposite of
     // the group's extreme is cut by up to one whole step.
@@ -228,18 +234,18 @@ void bench() {
     for (const char *how : {"q4_1", "q8_0"}) {
       QWeight w = qweight_quantize(f, how);
       at::Tensor deq = qweight_dequantize(w);
-      for (int64_t M : {1, 4, 8, 128}) {
+      for (int64_t M : {1, 4, 8, 16, 32, 64, 128}) {
         at::Tensor x = at::randn({M, s.cols});
         const int reps = M == 128 ? 3 : 20;
         double t_f = seconds_of([&] { M == 1 ? (void)at::mv(deq, x[0]) : (void)at::linear(x, deq); }, reps);
         std::printf("%-18s %-5s M=%-3lld float32 %8.1f us", s.name, how, (long long)M, t_f * 1e6);
         for (qk::Isa isa : {qk::Isa::scalar, qk::Isa::avx2, qk::Isa::avx512}) {
-          if (!qk::isa_force(isa)) continue;
+          if (!qk::isa_force(isa) || (isa == qk::Isa::scalar && M > 8)) continue;
           qweight_set_prefill_rows(1 << 30);
           double t = seconds_of([&] { qweight_linear(x, {w}); }, reps);
           std::printf("  %s %8.1f", qk::isa_name(isa), t * 1e6);
         }
-        if (M > 8) {
+        if (M > 8) {  // (unpacked by the best instruction set)
           qweight_set_prefill_rows(1);
           std::printf("  tiles %8.1f", seconds_of([&] { qweight_linear(x, {w}); }, reps) * 1e6);
         }
