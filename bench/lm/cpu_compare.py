@@ -11,6 +11,7 @@ transformers (its GGUF loader, dequantised float32) on one GGUF file.
 Each implementation: a prompt of --prompt ids (lm_bench.c's generator),
 then --new greedy steps of one id per sequence, argmax read back each step;
 tokens per second of the prefill and of the steps, resident memory after.
+--build none leaves ctorch out (to add another implementation's figures).
 llama.cpp and transformers run batch 1 only. A Python without llama_cpp
 or transformers (or none given) leaves that column out. The run is added
 to --out (bench/results' shape: command, machine, date, figures).
@@ -103,7 +104,7 @@ def main():
     ap.add_argument("--hf-python")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "lm-cpu.json"))
     a = ap.parse_args()
-    builds = a.build or [os.path.join(ROOT, "build")]
+    builds = [b for b in (a.build or [os.path.join(ROOT, "build")]) if b != "none"]
     threads = [int(t) for t in a.threads.split(",")]
     batches = [int(b) for b in a.batch.split(",")]
     load0 = os.getloadavg()[0]

@@ -239,8 +239,10 @@ Weights assemble_weights(const ModelConfig &c, const LoadOptions &opt, WeightSou
     }
     if (!c.tied_head) add(w.head);
     bytes += w.tok_embd_q.nbytes();
-    std::string line = std::to_string(n) + " matrices packed (" + kinds + "; " + std::to_string(bytes >> 20) +
-                       " MiB), multiplied by the " + qweight_isa() + " kernels";
+    const std::string size = bytes >= (int64_t(1) << 20) ? std::to_string(bytes >> 20) + " MiB"
+                                                          : std::to_string(bytes >> 10) + " KiB";
+    std::string line = std::to_string(n) + " matrices packed (" + kinds + "; " + size + "), multiplied by the " +
+                       qweight_isa() + " kernels";
     if (b.quantised) line += "; " + std::to_string(b.quantised) + " of them quantised to " + opt.quantize + " here";
     report.push_back(line);
   }
