@@ -59,12 +59,13 @@ struct Builder {
     return p.conv ? t.t() : t;
   }
   // The part packed: as the source holds it, else quantised here where
-  // asked (rows of whole groups); undefined otherwise.
-  QWeight pack_part(const Part &p) {
+  // asked (rows of whole groups; *here set); undefined otherwise.
+  QWeight pack_part(const Part &p, bool *here) {
     QWeight w = pack ? src.get_packed(p.name, shape_of(p)) : QWeight();
+    *here = false;
     if (!w.defined() && quant && p.in % 32 == 0) {
       w = qweight_quantize(fetch(p), opt.quantize);
-      ++quantised;
+      *here = true;
     }
     return w;
   }
@@ -75,15 +76,19 @@ struct Builder {
     Linear l;
     if (pack || quant) {
       std::vector<QWeight> q;
+      int64_t here = 0;
       for (const Part &p : parts) {
-        QWeight w = pack_part(p);
+        bool h = false;
+        QWeight w = pack_part(p, &h);
         if (!w.defined()) {
           q.clear();
           break;
         }
+        here += h;
         q.push_back(std::move(w));
       }
       if (!q.empty()) {
+        quantised += here;
         std::vector<QWeight> run;
         for (QWeight &w : q) {
           count(w);

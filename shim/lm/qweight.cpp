@@ -216,9 +216,12 @@ void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy,
   const qk::View v = view_of(w);
   const int64_t K = w.cols;
   if (M >= prefill_rows()) {
-    // Prefill: tiles of W unpacked to float32 (a few hundred KB, in cache)
-    // and multiplied by BLAS; the unpacking is 1 / M of the products' work.
-    const int64_t tile = std::max<int64_t>(16, (int64_t(1) << 17) / K);
+    // Prefill: W unpacked to float32 and multiplied by BLAS; the unpacking
+    // is 1 / M of the products' work. A matrix of up to 32 MiB of floats is
+    // unpacked whole and multiplied straight into y (one GEMM, no copies);
+    // a larger one (an output head) in tiles of 512 KiB.
+    const int64_t whole = (int64_t(32) << 20) / (4 * K);
+    const int64_t tile = w.rows <= whole ? w.rows : std::max<int64_t>(16, (int64_t(1) << 17) / K);
     at::Tensor xt = at::from_blob(const_cast<float *>(x), {M, K}, at::TensorOptions().dtype(at::kFloat));
     at::Tensor buf = at::empty({std::min(tile, w.rows), K}, at::TensorOptions().dtype(at::kFloat));
     at::Tensor yt = at::from_blob(y, {M, ldy}, at::TensorOptions().dtype(at::kFloat));
@@ -226,7 +229,12 @@ void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy,
       const int64_t n = std::min(tile, w.rows - r0);
       float *b = buf.data_ptr<float>();
       split_rows(n, 16, [&](int64_t a, int64_t e) { qk::dequant_rows(v, r0 + a, r0 + e, b + a * K); });
-      yt.narrow(1, col + r0, n).copy_(at::mm(xt, buf.narrow(0, 0, n).t()));
+      if (n == ldy) {
+        at::Tensor out = yt;  // the whole of y: the product lands in place
+        at::mm_out(out, xt, buf.t());
+      } else {
+        yt.narrow(1, col + r0, n).copy_(at::mm(xt, buf.narrow(0, 0, n).t()));
+      }
     }
     return;
   }
