@@ -1,12 +1,14 @@
 """transformers' side of bench/lm: the same measurement as lm_bench.c.
 
-    python hf_bench.py --model DIR [--dtype float32|bfloat16] [--device cpu|cuda]
+    python hf_bench.py --model DIR|FILE.gguf [--dtype float32|bfloat16] [--device cpu|cuda]
                        [--threads N] [--prompt 128] [--new 128] [--batch 1] [--rounds 3]
 
 Eager transformers (AutoModelForCausalLM, attn_implementation="eager" unless
 --sdpa), the prompt ids drawn with lm_bench.c's generator, one forward of the
 prompt with a DynamicCache, then greedy steps of one id per sequence with the
 cache, argmax read back every step. Prints one JSON object like lm_bench's.
+A GGUF file goes through transformers' GGUF loader (dequantised to --dtype;
+it needs the gguf and accelerate packages).
 """
 import argparse
 import json
@@ -44,8 +46,13 @@ def main():
         torch.set_num_threads(a.threads)
     dev = torch.device(a.device)
     t0 = time.perf_counter()
+    kw = {}
+    if a.model.endswith(".gguf"):
+        import os
+        kw["gguf_file"] = os.path.basename(a.model)
+        a.model = os.path.dirname(os.path.abspath(a.model))
     model = AutoModelForCausalLM.from_pretrained(
-        a.model, dtype=getattr(torch, a.dtype), attn_implementation="sdpa" if a.sdpa else "eager").to(dev).eval()
+        a.model, dtype=getattr(torch, a.dtype), attn_implementation="sdpa" if a.sdpa else "eager", **kw).to(dev).eval()
     load_s = time.perf_counter() - t0
     ids = torch.tensor([prompt_ids(model.config.vocab_size, a.prompt)] * a.batch, device=dev)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "lm/qweight.h"
+
 namespace ctorch {
 namespace json {
 struct Value;
@@ -71,24 +73,44 @@ struct LoadOptions {
   c10::Device device = c10::Device(c10::DeviceType::CPU);
   bool random = false;  // init=random
   uint64_t seed = 0;
+  // weights=packed (the default) keeps a GGUF file's quantised matrices
+  // packed on the CPU and multiplies them with the packed kernels;
+  // weights=dequantize turns them into floats of the model's dtype.
+  bool packed = true;
+  // quantize=q8_0|q4_0|q4_1: float matrices quantised at load ("": none).
+  std::string quantize;
 };
 LoadOptions parse_load_options(const char *text);
 
+// A linear layer's matrix [out, in]: floats in the model's dtype on its
+// device (w), or packed quantised rows on the CPU (q: parts stacked by
+// rows, each part one format, as q/k/v of different types are).
+struct Linear {
+  at::Tensor w;
+  std::vector<QWeight> q;
+  bool packed() const { return !q.empty(); }
+};
+
 struct LayerWeights {
   at::Tensor norm1_w, norm1_b;  // before attention (b: LayerNorm only)
-  at::Tensor wqkv, bqkv;        // q, k, v rows stacked: [(n_head + 2 n_head_kv) head_dim, n_embd]
-  at::Tensor wo, bo;
+  Linear wqkv;                  // q, k, v rows stacked: [(n_head + 2 n_head_kv) head_dim, n_embd]
+  at::Tensor bqkv;
+  Linear wo;
+  at::Tensor bo;
   at::Tensor norm2_w, norm2_b;  // before the MLP
-  at::Tensor wup, bup;          // llama family: gate then up rows stacked [2 n_ff, n_embd]; gpt2: c_fc [n_ff, n_embd]
-  at::Tensor wdown, bdown;
+  Linear wup;                   // llama family: gate then up rows stacked [2 n_ff, n_embd]; gpt2: c_fc [n_ff, n_embd]
+  at::Tensor bup;
+  Linear wdown;
+  at::Tensor bdown;
 };
 
 struct Weights {
-  at::Tensor tok_embd;  // [n_vocab, n_embd]
+  at::Tensor tok_embd;  // [n_vocab, n_embd]; undefined where tok_embd_q holds it
+  QWeight tok_embd_q;   // packed (a GGUF's quantised embedding): looked-up rows unpacked
   at::Tensor pos_embd;  // gpt2: [n_ctx_train, n_embd]
   std::vector<LayerWeights> layers;
   at::Tensor out_norm_w, out_norm_b;
-  at::Tensor head;  // [n_vocab, n_embd] (tok_embd itself when tied)
+  Linear head;  // [n_vocab, n_embd] (the token embedding itself when tied)
 };
 
 // One forward's rows: sequence seqs[i] holds past[i] positions and gets

@@ -18,10 +18,17 @@ namespace lm {
 
 namespace forward_detail {
 
-// x @ w^T + b. One row (a token's decode step) goes through a matrix-vector
-// product: a GEMM of one row packs the whole weight matrix first, which cost
-// OpenBLAS 70% of a decode step; a GEMV reads it once.
-at::Tensor linear(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b) {
+// x @ w^T + b. Packed quantised rows go through the packed kernels (in
+// float32, back to x's dtype). One row (a token's decode step) of a float
+// matrix goes through a matrix-vector product: a GEMM of one row packs the
+// whole weight matrix first, which cost OpenBLAS 70% of a decode step; a
+// GEMV reads it once.
+at::Tensor linear(const at::Tensor &x, const Linear &l, const at::Tensor &b) {
+  if (l.packed()) {
+    at::Tensor y = qweight_linear(x, l.q).to(x.scalar_type());
+    return b.defined() ? y + b : y;
+  }
+  const at::Tensor &w = l.w;
   if (x.numel() != x.size(-1)) return at::linear(x, w, b);
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = w.size(0);
@@ -142,7 +149,8 @@ at::Tensor Model::forward(KvCache &kv, const Batch &b, bool all_logits) const {
     for (int64_t t = 0; t < T; ++t) pos_v[size_t(i * T + t)] = std::min(b.past[i] + t, kv.n_ctx - 1);
   }
   at::Tensor pos = at::tensor(pos_v, i64).to(dev);
-  at::Tensor h = at::embedding(w_.tok_embd, b.ids);  // [B, T, E]
+  at::Tensor h = w_.tok_embd_q.defined() ? qweight_embedding(w_.tok_embd_q, b.ids).to(opt_.dtype)
+                                          : at::embedding(w_.tok_embd, b.ids);  // [B, T, E]
   if (w_.pos_embd.defined()) h = h + at::embedding(w_.pos_embd, pos).view({B, T, c.n_embd});
   at::Tensor cos, sin;
   if (kv.cos.defined()) {

@@ -6,8 +6,9 @@
 // (for its interleaved RoPE); they are permuted back here, as transformers'
 // GGUF loader does, so the forward is the folder's. gpt2's matrices are
 // stored as Linear's [out, in] and are handed out as Conv1D's [in, out].
-// Quantised tensors are dequantised by the reader, then converted to the
-// model's dtype.
+// Quantised matrices are repacked for the packed kernels (get_packed); with
+// weights=dequantize, or off the CPU, the reader dequantises them and they
+// are converted to the model's dtype.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -49,6 +50,38 @@ class GgufSource : public WeightSource {
   at::Tensor get(const std::string &name, const std::vector<int64_t> &shape, WeightKind) override {
     bool conv = false;
     const std::string g = gguf_name(name, &conv);
+    check_shape(g, name, shape, conv);
+    at::Tensor t = f_->tensor(g);
+    if (permuted_heads(name)) t = unpermute(t, permuted_heads(name));
+    return conv ? t.t() : t;
+  }
+  // Quantised matrices repacked from the mapped blocks (rows stay rows:
+  // the file holds Linear's [out, in] for every architecture), llama's q/k
+  // rows taken in transformers' order.
+  QWeight get_packed(const std::string &name, const std::vector<int64_t> &shape) override {
+    bool conv = false;
+    const std::string g = gguf_name(name, &conv);
+    const GgufTensorInfo *info = f_->find(g);
+    if (!info || !qweight_supports(info->type) || info->shape.size() != 2) return QWeight();
+    check_shape(g, name, shape, conv);
+    const int64_t rows = info->shape[0], cols = info->shape[1];
+    std::vector<int64_t> order;
+    if (int64_t heads = permuted_heads(name)) {
+      at::Tensor idx = unpermute(at::arange(rows, at::TensorOptions().dtype(at::kLong)), heads).contiguous();
+      order.assign(idx.data_ptr<int64_t>(), idx.data_ptr<int64_t>() + rows);
+    }
+    return qweight_from_gguf(info->type, f_->raw_data(*info), info->nbytes, rows, cols,
+                             order.empty() ? nullptr : order.data());
+  }
+  bool has(const std::string &name) const override {
+    bool conv = false;
+    return f_->find(gguf_name(name, &conv)) != nullptr;
+  }
+  std::string what() const override { return f_->path(); }
+
+ private:
+  // Refuses a missing tensor or one whose shape is not the metadata's.
+  void check_shape(const std::string &g, const std::string &name, const std::vector<int64_t> &shape, bool conv) const {
     const GgufTensorInfo *info = f_->find(g);
     if (!info) bad(*f_, "has no tensor \"" + g + "\" (transformers' " + name + ")");
     std::vector<int64_t> want = shape;
@@ -59,20 +92,15 @@ class GgufSource : public WeightSource {
       for (auto x : want) b += (b.empty() ? "" : ", ") + std::to_string(x);
       bad(*f_, "tensor \"" + g + "\" is [" + a + "], the metadata makes it [" + b + "]");
     }
-    at::Tensor t = f_->tensor(g);
-    if (c_.arch != "qwen2" && c_.arch != "gpt2") {
-      if (text_has(name, "q_proj.")) t = unpermute(t, c_.n_head);
-      else if (text_has(name, "k_proj.")) t = unpermute(t, c_.n_head_kv);
-    }
-    return conv ? t.t() : t;
   }
-  bool has(const std::string &name) const override {
-    bool conv = false;
-    return f_->find(gguf_name(name, &conv)) != nullptr;
+  // llama.cpp permuted the rows of llama's q and k projections: the head
+  // count to undo it with, or 0.
+  int64_t permuted_heads(const std::string &name) const {
+    if (c_.arch == "qwen2" || c_.arch == "gpt2") return 0;
+    if (text_has(name, "q_proj.")) return c_.n_head;
+    if (text_has(name, "k_proj.")) return c_.n_head_kv;
+    return 0;
   }
-  std::string what() const override { return f_->path(); }
-
- private:
   static bool text_has(const std::string &s, const char *part) { return s.find(part) != std::string::npos; }
 
   // llama.cpp's name of transformers' `name` (without a "model."/"transformer." prefix:
@@ -198,8 +226,13 @@ std::shared_ptr<Model> ModelBuilder::gguf(const std::string &path, const LoadOpt
       bad(*f, "the vocabulary has " + std::to_string(m->tok_->n_vocab()) + " tokens, token_embd.weight only " +
                   std::to_string(m->cfg_.n_vocab) + " rows");
   }
-  m->report_.push_back("GGUF v" + std::to_string(f->version()) + ": quantised tensors dequantised to " +
-                       std::string(c10::toString(opt.dtype)));
+  if (opt.packed && opt.device.is_cpu())
+    m->report_.push_back("GGUF v" + std::to_string(f->version()) +
+                         ": quantised matrices kept packed (other quantised tensors dequantised to " +
+                         std::string(c10::toString(opt.dtype)) + ")");
+  else
+    m->report_.push_back("GGUF v" + std::to_string(f->version()) + ": quantised tensors dequantised to " +
+                         std::string(c10::toString(opt.dtype)));
   if (m->cfg_.arch == "llama") m->report_.push_back("q/k rows permuted back from llama.cpp's order");
   build(*m, [&]() -> std::unique_ptr<WeightSource> { return std::make_unique<GgufSource>(f, m->cfg_); });
   return m;

@@ -171,11 +171,22 @@ LoadOptions parse_load_options(const char *text) {
       auto r = std::from_chars(b, e, o.seed);
       if (v.empty() || r.ec != std::errc() || r.ptr != e) bad_option("seed \"" + v + "\" is not an unsigned integer");
       seed_given = true;
+    } else if (k == "weights") {
+      if (v == "packed") o.packed = true;
+      else if (v == "dequantize") o.packed = false;
+      else bad_option("weights \"" + v + "\" is not packed or dequantize");
+    } else if (k == "quantize") {
+      if (v == "none") o.quantize.clear();
+      else if (v == "q8_0" || v == "q4_0" || v == "q4_1") o.quantize = v;
+      else bad_option("quantize \"" + v + "\" is not q8_0, q4_0, q4_1 or none");
     } else {
-      bad_option("unknown key \"" + k + "\" (dtype, device, init, seed)");
+      bad_option("unknown key \"" + k + "\" (dtype, device, init, seed, weights, quantize)");
     }
   }
   if (seed_given && !o.random) bad_option("seed is given without init=random");
+  if (!o.quantize.empty() && !o.device.is_cpu())
+    bad_option("quantize is for the CPU (its packed kernels), not " + o.device.str());
+  if (!o.quantize.empty() && !o.packed) bad_option("quantize packs matrices; weights=dequantize unpacks them");
   return o;
 }
 

@@ -27,6 +27,14 @@ class WeightSource {
   // another shape, naming both.
   virtual at::Tensor get(const std::string &name, const std::vector<int64_t> &shape, WeightKind kind) = 0;
   virtual bool has(const std::string &name) const = 0;
+  // The matrix `name` (shape as get() takes it) as packed rows in Linear's
+  // [out, in] order, where the source holds it in a quantised type the
+  // packed kernels run; an undefined QWeight otherwise (get() has it).
+  virtual QWeight get_packed(const std::string &name, const std::vector<int64_t> &shape) {
+    (void)name;
+    (void)shape;
+    return QWeight();
+  }
   // For messages: the file or "random".
   virtual std::string what() const = 0;
 };

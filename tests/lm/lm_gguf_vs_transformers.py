@@ -5,7 +5,12 @@ q/k rows in llama.cpp's order, llama3's RoPE scaling as rope_freqs factors,
 qwen2's matrices F16, gpt2's Q4_1 with its Conv1D matrices transposed),
 against the transformers models holding the weights the files hold
 (dequantised): logits within float rounding, 64 greedy ids equal, batched
-decode, fork and rewind. Exit 77 without transformers or gguf.
+decode, fork and rewind. llama's v and up projections are Q4_0 (its stacked
+q/k/v and gate/up run as two packed formats each). The quantised files run
+the packed kernels (the load report says so), the Q4_1 file once more with
+weights=dequantize, and the float32 llama3 file quantised at load
+(quantize=q8_0) against transformers on the same quantised weights.
+Exit 77 without transformers or gguf.
 
 Usage: lm_gguf_vs_transformers.py --check BIN [--keep DIR]
 """

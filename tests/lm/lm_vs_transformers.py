@@ -81,35 +81,37 @@ def run(cmd):
     return p.stdout
 
 
-def check_models(check, models, work, tol=TOL, prompt=PROMPT, refs=None, out_root=None):
-    """Runs lm_check over every folder or file (work/name) at once; compares
-    each with its model's reference (logits within tol times the largest
-    |logit|, at least 1). refs: the references where the caller has them
-    (name -> reference()), models then only names the files. lm_check
-    writes into out_root (default work)."""
+def check_models(check, models, work, tol=TOL, prompt=PROMPT, refs=None, out_root=None, options=None, expect=None):
+    """Runs lm_check over every folder or file (work/name) at once (with the
+    load options `options`); compares each with its model's reference
+    (logits within tol times the largest |logit|, at least 1). refs: the
+    references where the caller has them (name -> reference()), models then
+    only names the files. expect: {name: text} that the model's load report
+    must hold. lm_check writes into out_root (default work)."""
     if refs is None:
         refs = {name: reference(model, prompt) for name, model in models.items()}
     out_dir = os.path.join(out_root or work, "out")
+    shutil.rmtree(out_dir, ignore_errors=True)
     for name in models:
         os.makedirs(os.path.join(out_dir, name))
     text = run([check, "--prompt", ",".join(map(str, prompt)), "--new", str(NEW), "--out", out_dir] +
-                  [os.path.join(work, name) for name in models])
+               (["--options", options] if options else []) + [os.path.join(work, name) for name in models])
     blocks = text.split("model=")[1:]
     bad = [] if len(blocks) == len(models) else [f"{len(blocks)} results for {len(models)} models:\n{text}"]
     for name, block in zip(models, blocks):
         got = dict(line.split("=", 1) for line in block.split()[1:] if "=" in line)
-        bad += compare(name, refs[name], got, os.path.join(out_dir, name), tol)
+        bad += compare(name, refs[name], got, os.path.join(out_dir, name), tol, (expect or {}).get(name), options)
     return bad
 
 
-def compare(name, ref, got, out_dir, tol):
+def compare(name, ref, got, out_dir, tol, expect=None, options=None):
     ref_logits, ref_greedy = ref["logits"], ref["greedy"]
     logits = torch.from_file(os.path.join(out_dir, "prompt_logits.f32"), size=ref_logits.numel(),
                              dtype=torch.float32).view_as(ref_logits)
     diff = (logits - ref_logits).abs().max().item()
     greedy = [int(x) for x in got["greedy"].split(",")]
     desc = json.load(open(os.path.join(out_dir, "describe.json")))
-    print(f"{name}: logits max|diff| {diff:.3g} (|logits| up to {ref_logits.abs().max().item():.3g}), "
+    print(f"{name}{' (' + options + ')' if options else ''}: logits max|diff| {diff:.3g} (|logits| up to {ref_logits.abs().max().item():.3g}), "
           f"greedy {sum(a == b for a, b in zip(greedy, ref_greedy))}/{NEW} equal, batch {got['batch_maxdiff']}, "
           f"fork {got['fork_maxdiff']}, rewind {got['rewind_maxdiff']}")
     bad = []
@@ -122,6 +124,8 @@ def compare(name, ref, got, out_dir, tol):
             bad.append(f"{k} {got[k]}")
     if got.get("context") != "ok":
         bad.append("no context check")
+    if expect and not any(expect in line for line in desc["report"]):
+        bad.append(f"the load report does not say {expect!r}: {desc['report']}")
     if desc["n_vocab"] != ref["vocab_size"] or desc["eos"] != [2]:
         bad.append(f"describe: {desc}")
     if desc["parameters"] != ref["parameters"]:
@@ -192,6 +196,26 @@ def make_cases(gguf, folder):
         else:
             refs[name] = reference(make_models.save(name, folder)[1])
     torch.save(refs, os.path.join(folder, "references.pt"))
+    if gguf:
+        torch.save(quantized(), os.path.join(folder, "quantized.pt"))
+
+
+def quantized():
+    """The reference of llama3.gguf (float32 matrices, tied head) loaded
+    with quantize=q8_0: transformers on the same model with its matrices
+    (the tied embedding too) quantised in ctorch's float32 operations:
+    groups of 32, scale d = max|x| / 127, q = round-to-even(x * (1 / d)),
+    value q * d."""
+    model = make_models.build("llama3")
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                g = p.view(p.shape[0], -1, 32)
+                d = g.abs().amax(-1, keepdim=True) / 127
+                inv = torch.where(d > 0, 1 / torch.where(d > 0, d, 1), 0)
+                p.copy_((torch.round(g * inv).clamp(-127, 127) * d).view_as(p))
+    name = "llama3.gguf"
+    return {name: reference(model)}
 
 
 def main(gguf=False):
@@ -217,10 +241,25 @@ def main(gguf=False):
         models_dir = ref_cache.folder("lm-gguf-models" if gguf else "lm-models", k,
                                       lambda folder: make_cases(gguf, folder))
     refs = torch.load(os.path.join(models_dir, "references.pt"), weights_only=True)
+    if gguf:
+        quantized_refs = torch.load(os.path.join(models_dir, "quantized.pt"), weights_only=True)
     work = tempfile.mkdtemp(prefix="ctorch_lm_")
     try:
-        bad = check_models(args.check, dict.fromkeys(refs), models_dir, refs=refs, out_root=work)
-        if not gguf:
+        if gguf:
+            # GGUF's quantised matrices run packed by default (the load report
+            # says so); the float path of weights=dequantize once, on the Q4_1
+            # file; a float file quantised at load (quantize=q8_0) against its
+            # own dequantised weights (quantized() above).
+            quantised = {n + ".gguf" for n, t in make_models.GGUF_TYPES.items() if t.startswith("Q")}
+            expect = {n: "matrices packed" for n in quantised}
+            expect["llama.gguf"] = "matrices packed (Q4/32: 4, Q8/32: 12"  # v and up Q4_0, the rest Q8_0
+            bad = check_models(args.check, dict.fromkeys(refs), models_dir, refs=refs, out_root=work, expect=expect)
+            bad += check_models(args.check, {"gpt2.gguf": None}, models_dir, refs={"gpt2.gguf": refs["gpt2.gguf"]},
+                                out_root=work, options="weights=dequantize", expect={"gpt2.gguf": "dequantised"})
+            bad += check_models(args.check, {"llama3.gguf": None}, models_dir, refs=quantized_refs, out_root=work,
+                                options="quantize=q8_0", expect={"llama3.gguf": "quantised to q8_0"})
+        else:
+            bad = check_models(args.check, dict.fromkeys(refs), models_dir, refs=refs, out_root=work)
             bad += hostile(args.check, models_dir, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -24,7 +24,8 @@ convert_hf_to_gguf.py writes them: {arch}.* metadata, llama's q/k rows
 permuted for llama.cpp's interleaved RoPE, gpt2's Conv1D matrices
 transposed, Llama 3's RoPE scaling as a rope_freqs tensor of factors, a
 tied head without an output tensor; matrices stored in a quantised type
-(GGUF_TYPES), norms and biases in F32. save_gguf also puts the weights the
+(GGUF_TYPES, some in another one: GGUF_TYPE_OF, as llama.cpp's mixed
+files hold them), norms and biases in F32. save_gguf also puts the weights the
 file holds back into the model (the quantised matrices dequantised), so the
 model is the reference for the file.
 
@@ -110,6 +111,10 @@ def save(name, out_dir, seed=0):
 
 # The type of each case's matrices in its GGUF file.
 GGUF_TYPES = {"llama": "Q8_0", "llama3": "F32", "qwen2": "F16", "gpt2": "Q4_1"}
+# Matrices of a case in another type (by a part of transformers' name): the
+# llama file's v and up projections are Q4_0, so its stacked q/k/v and
+# gate/up each hold two formats (llama.cpp's Q4_K_M files mix v this way).
+GGUF_TYPE_OF = {"llama": {"v_proj": "Q4_0", "up_proj": "Q4_0"}}
 
 
 def _llama3_factors(cfg):
@@ -178,6 +183,8 @@ def save_gguf(name, model, path):
                 stored = permute_qk(data, HEADS)
             elif arch == "llama" and "k_proj" in hf_name:
                 stored = permute_qk(data, KV_HEADS)
+            qtype = getattr(gguf.GGMLQuantizationType, next(
+                (t for part, t in GGUF_TYPE_OF.get(name, {}).items() if part in hf_name), GGUF_TYPES[name]))
             if data.dim() == 2 and qtype == gguf.GGMLQuantizationType.F16:
                 w.add_tensor(gname, stored.numpy().astype("float16"))
                 back = data.half().float()

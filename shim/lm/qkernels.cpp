@@ -1,0 +1,145 @@
+// The portable kernels over packed quantised rows (qkernels.h's layouts),
+// the unpacking of rows into float32, and the run-time choice of the
+// instruction set: AVX-512 where the CPU has it, else AVX2 with FMA, else
+// these scalar loops; CTORCH_LM_KERNELS=scalar|avx2|avx512 picks one (for
+// measuring, and so the scalar path is tested on every machine).
+#include "lm/qkernels.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace ctorch {
+namespace lm {
+namespace qk {
+namespace {
+
+// Group g of a Q8 row as float32: scale * q (exactly the product GGUF's
+// dequantisation forms).
+inline void unpack_q8(const View &w, int64_t r, int64_t g, float *out) {
+  const int8_t *q = reinterpret_cast<const int8_t *>(w.data + r * w.row_bytes + g * w.group);
+  const float s = w.scale[r * w.ngroups + g];
+  for (int64_t j = 0; j < w.group; ++j) out[j] = s * static_cast<float>(q[j]);
+}
+
+// Group g of a Q4 row: scale * q + offset, two roundings as GGUF's
+// dequantisation (fp-contract is off in this file: no fused multiply-add).
+inline void unpack_q4(const View &w, int64_t r, int64_t g, float *out) {
+  const uint8_t *p = w.data + r * w.row_bytes + g * 16;
+  const float s = w.scale[r * w.ngroups + g], o = w.offset[r * w.ngroups + g];
+  for (int j = 0; j < 16; ++j) {
+    out[j] = s * static_cast<float>(p[j] & 0x0F) + o;
+    out[j + 16] = s * static_cast<float>(p[j] >> 4) + o;
+  }
+}
+
+inline void unpack(const View &w, int64_t r, int64_t g, float *out) {
+  if (w.fmt == kQ8) unpack_q8(w, r, g, out);
+  else unpack_q4(w, r, g, out);
+}
+
+// One weight row at a time: its groups unpacked into a small buffer, each
+// used for all M rows of x (kept in per-row sums).
+void scalar(const View &w, int64_t r0, int64_t r1, const float *x, int64_t M, int64_t ldx, float *y, int64_t ldy) {
+  float buf[32];
+  float acc[kMaxRows];
+  for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t m = 0; m < M; ++m) acc[m] = 0.f;
+    for (int64_t g = 0; g < w.ngroups; ++g) {
+      unpack(w, r, g, buf);
+      const int64_t k0 = g * w.group;
+      for (int64_t m = 0; m < M; ++m) {
+        const float *xm = x + m * ldx + k0;
+        float s = 0.f;
+        for (int64_t j = 0; j < w.group; ++j) s += buf[j] * xm[j];
+        acc[m] += s;
+      }
+    }
+    for (int64_t m = 0; m < M; ++m) y[m * ldy + r] = acc[m];
+  }
+}
+
+Isa best() {
+  if (isa_supported(Isa::avx512)) return Isa::avx512;
+  if (isa_supported(Isa::avx2)) return Isa::avx2;
+  return Isa::scalar;
+}
+
+Isa from_env() {
+  const char *e = std::getenv("CTORCH_LM_KERNELS");
+  Isa want = best();
+  if (e && !std::strcmp(e, "scalar")) want = Isa::scalar;
+  else if (e && !std::strcmp(e, "avx2")) want = Isa::avx2;
+  else if (e && !std::strcmp(e, "avx512")) want = Isa::avx512;
+  return isa_supported(want) ? want : best();
+}
+
+// -1: not chosen yet.
+std::atomic<int> g_isa{-1};
+
+}  // namespace
+
+const char *isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return "avx512";
+    case Isa::avx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+bool isa_supported(Isa isa) {
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+  switch (isa) {
+    case Isa::scalar: return true;
+    case Isa::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::avx512: return __builtin_cpu_supports("avx512f");
+  }
+  return false;
+#else
+  return isa == Isa::scalar;
+#endif
+}
+
+Isa isa_active() {
+  int v = g_isa.load(std::memory_order_relaxed);
+  if (v < 0) {
+    v = static_cast<int>(from_env());
+    g_isa.store(v, std::memory_order_relaxed);
+  }
+  return static_cast<Isa>(v);
+}
+
+bool isa_force(Isa isa) {
+  if (!isa_supported(isa)) return false;
+  g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
+  return true;
+}
+
+Kernel scalar_kernel(int) { return scalar; }
+
+Kernel kernel(Isa isa, int fmt) {
+  Kernel k = nullptr;
+  if (isa == Isa::avx512) k = avx512_kernel(fmt);
+  else if (isa == Isa::avx2) k = avx2_kernel(fmt);
+  return k ? k : scalar_kernel(fmt);
+}
+
+void dequant_rows(const View &w, int64_t r0, int64_t r1, float *out) {
+  if (isa_active() == Isa::avx512)
+    if (Dequant d = avx512_dequant()) return d(w, r0, r1, out);
+  for (int64_t r = r0; r < r1; ++r, out += w.cols)
+    for (int64_t g = 0; g < w.ngroups; ++g) unpack(w, r, g, out + g * w.group);
+}
+
+}  // namespace qk
+}  // namespace lm
+}  // namespace ctorch
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif

@@ -1,0 +1,67 @@
+// Private to lm/'s packed quantised weights (qweight.cpp): the matrix-times-
+// rows kernels over packed blocks, one set per instruction set (a portable
+// scalar one in qkernels.cpp, AVX2+FMA and AVX-512 ones in
+// qkernels_x86.cpp), and the choice among them at run time.
+//
+// The packed layouts (QWeight in qweight.h holds the memory):
+//   Q8: a row is `cols` int8 values; value k of the row is
+//       scale[k / group] * q[k] (group 16 or 32).
+//   Q4: a row is cols / 2 bytes; group g (32 values) is 16 bytes at 16 g,
+//       value j of the group in the low nibble of byte j, value j + 16 in
+//       its high nibble (GGUF's Q4_0/Q4_1 order); value = scale * q + offset
+//       (q in 0..15, one scale and one offset per group).
+// scale and offset are float32 [rows, cols / group], row-major.
+#pragma once
+
+#include <cstdint>
+
+namespace ctorch {
+namespace lm {
+namespace qk {
+
+enum Fmt : int { kQ8 = 0, kQ4 = 1 };
+
+struct View {
+  int fmt = kQ8;
+  int64_t rows = 0, cols = 0, group = 32;
+  int64_t row_bytes = 0;  // bytes of one packed row
+  int64_t ngroups = 0;    // cols / group: scale's (and offset's) row length
+  const uint8_t *data = nullptr;
+  const float *scale = nullptr, *offset = nullptr;
+};
+
+// y[m * ldy + r] = sum_k w[r, k] * x[m * ldx + k] for r in [r0, r1) and m in
+// [0, M), M <= kMaxRows: each weight block is unpacked once and used for
+// every row of x. Float32 throughout; the sums differ from a float32
+// product with the dequantised matrix in their order only.
+constexpr int64_t kMaxRows = 8;
+using Kernel = void (*)(const View &w, int64_t r0, int64_t r1, const float *x, int64_t M, int64_t ldx, float *y,
+                        int64_t ldy);
+
+enum class Isa : int { scalar = 0, avx2 = 1, avx512 = 2 };
+const char *isa_name(Isa isa);
+// Whether this CPU (and this build) runs the variant.
+bool isa_supported(Isa isa);
+// The variant in use: the best the CPU supports, or the one the
+// environment's CTORCH_LM_KERNELS names (scalar, avx2, avx512; one the CPU
+// lacks falls back to the best it has), or the one isa_force set.
+Isa isa_active();
+// For tests: use `isa` from now on (refused, returning false, where the
+// CPU does not run it).
+bool isa_force(Isa isa);
+
+Kernel kernel(Isa isa, int fmt);
+Kernel scalar_kernel(int fmt);
+Kernel avx2_kernel(int fmt);
+Kernel avx512_kernel(int fmt);
+
+// Rows [r0, r1) of w as float32 into out ([r1 - r0, cols], row-major),
+// bit-equal to value = scale * q + offset (Q8: scale * q), in the active
+// instruction set (every variant gives the same bits).
+void dequant_rows(const View &w, int64_t r0, int64_t r1, float *out);
+using Dequant = void (*)(const View &w, int64_t r0, int64_t r1, float *out);
+Dequant avx512_dequant();
+
+}  // namespace qk
+}  // namespace lm
+}  // namespace ctorch

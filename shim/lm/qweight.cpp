@@ -1,0 +1,401 @@
+// Packed quantised matrices: GGUF's blocks repacked (qweight.h says how each
+// type maps), floats quantised at load, rows stacked, unpacked, looked up,
+// and the products, split over the intra-op threads.
+#include "lm/qweight.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/util/Half.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/internal.h"
+#include "infer/intra_op.h"
+#include "lm/gguf.h"
+#include "lm/qkernels.h"
+
+namespace ctorch {
+namespace lm {
+namespace qweight_detail {
+
+[[noreturn]] void bad(const std::string &what) { fail(CTORCH_INVALID_ARGUMENT, "packed weights: " + what); }
+
+inline float half_at(const uint8_t *p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return c10::detail::fp16_ieee_to_fp32_value(h);
+}
+
+qk::View view_of(const QWeight &w) {
+  qk::View v;
+  v.fmt = w.fmt;
+  v.rows = w.rows;
+  v.cols = w.cols;
+  v.group = w.group;
+  v.row_bytes = w.fmt == qk::kQ8 ? w.cols : w.cols / 2;
+  v.ngroups = w.cols / w.group;
+  v.data = w.data.data_ptr<uint8_t>();
+  v.scale = w.scale.data_ptr<float>();
+  v.offset = w.offset.defined() ? w.offset.data_ptr<float>() : nullptr;
+  return v;
+}
+
+QWeight make(int fmt, int64_t rows, int64_t cols, int64_t group) {
+  QWeight w;
+  w.fmt = fmt;
+  w.rows = rows;
+  w.cols = cols;
+  w.group = group;
+  auto u8 = at::TensorOptions().dtype(at::kByte), f32 = at::TensorOptions().dtype(at::kFloat);
+  w.data = at::empty({rows, fmt == qk::kQ8 ? cols : cols / 2}, u8);
+  w.scale = at::empty({rows, cols / group}, f32);
+  if (fmt == qk::kQ4) w.offset = at::empty({rows, cols / group}, f32);
+  return w;
+}
+
+// f(r0, r1) over [0, n) in one contiguous range per intra-op thread (all
+// on this thread where there is one).
+template <typename F>
+void split_rows(int64_t n, int64_t min_rows, const F &f) {
+  const int64_t threads = std::max<int64_t>(1, at::get_num_threads());
+  const int64_t parts = std::max<int64_t>(1, std::min(threads, n / std::max<int64_t>(1, min_rows)));
+  if (parts == 1) return f(int64_t(0), n);
+  // Whole multiples of 4 rows per part (the kernels' row blocks).
+  const int64_t per = ((n + parts - 1) / parts + 3) / 4 * 4;
+  infer::intra_op_for(parts, [&](int64_t p) {
+    const int64_t r0 = std::min(n, p * per), r1 = std::min(n, r0 + per);
+    if (r0 < r1) f(r0, r1);
+  });
+}
+
+// Q4_K's eight 6-bit scales and mins of a super-block (12 bytes at s).
+void q4k_scales(const uint8_t *s, uint8_t sc[8], uint8_t mn[8]) {
+  for (int k = 0; k < 4; ++k) {
+    sc[k] = s[k] & 0x3F;
+    mn[k] = s[k + 4] & 0x3F;
+    sc[k + 4] = static_cast<uint8_t>((s[k + 8] & 0x0F) | ((s[k] >> 2) & 0x30));
+    mn[k + 4] = static_cast<uint8_t>((s[k + 8] >> 4) | ((s[k + 4] >> 2) & 0x30));
+  }
+}
+
+// One file row (nb blocks at src) into packed row r. The scales are formed
+// with the float32 operations gguf_quants.cpp's dequantisation uses.
+void repack_row(uint32_t type, const uint8_t *src, int64_t nb, QWeight &w, const qk::View &v, int64_t r) {
+  uint8_t *dst = w.data.data_ptr<uint8_t>() + r * v.row_bytes;
+  float *scale = w.scale.data_ptr<float>() + r * v.ngroups;
+  float *offset = w.offset.defined() ? w.offset.data_ptr<float>() + r * v.ngroups : nullptr;
+  switch (static_cast<GgmlType>(type)) {
+    case GgmlType::Q8_0:  // [d: f16][32 x int8]
+      for (int64_t b = 0; b < nb; ++b, src += 34) {
+        scale[b] = half_at(src);
+        std::memcpy(dst + 32 * b, src + 2, 32);
+      }
+      return;
+    case GgmlType::Q4_0:  // [d: f16][16 bytes of nibbles]: d * (q - 8) = d * q + (-8 d), both exact
+      for (int64_t b = 0; b < nb; ++b, src += 18) {
+        const float d = half_at(src);
+        scale[b] = d;
+        offset[b] = -8.f * d;
+        std::memcpy(dst + 16 * b, src + 2, 16);
+      }
+      return;
+    case GgmlType::Q4_1:  // [d: f16][m: f16][16 bytes of nibbles]
+      for (int64_t b = 0; b < nb; ++b, src += 20) {
+        scale[b] = half_at(src);
+        offset[b] = half_at(src + 2);
+        std::memcpy(dst + 16 * b, src + 4, 16);
+      }
+      return;
+    case GgmlType::Q4_K:
+      // [d][dmin][12 bytes of scales/mins][128 bytes]: sub-block s is the low
+      // (s even) or high (s odd) nibbles of bytes 32 (s / 2) .. + 32, in
+      // order; repacked to value j in byte j's low nibble, j + 16 in its high.
+      for (int64_t b = 0; b < nb; ++b, src += 144) {
+        const float d = half_at(src), dmin = half_at(src + 2);
+        uint8_t sc[8], mn[8];
+        q4k_scales(src + 4, sc, mn);
+        const uint8_t *q = src + 16;
+        for (int s = 0; s < 8; ++s) {
+          const int64_t g = 8 * b + s;
+          scale[g] = d * static_cast<float>(sc[s]);
+          offset[g] = -(dmin * static_cast<float>(mn[s]));
+          const uint8_t *qs = q + 32 * (s / 2);
+          const int sh = 4 * (s % 2);
+          uint8_t *o = dst + 16 * g;
+          for (int j = 0; j < 16; ++j)
+            o[j] = static_cast<uint8_t>(((qs[j] >> sh) & 0x0F) | (((qs[j + 16] >> sh) & 0x0F) << 4));
+        }
+      }
+      return;
+    case GgmlType::Q6_K:
+      // [ql: 128][qh: 64][16 int8 scales][d: f16]: value e (of 256) has its
+      // low 4 bits in ql, high 2 in qh (gguf_quants.cpp's deq_q6_k says
+      // where); it becomes the int8 q - 32 with the scale d * scale[e / 16].
+      for (int64_t b = 0; b < nb; ++b, src += 210) {
+        const uint8_t *ql = src, *qh = src + 128;
+        const int8_t *sc = reinterpret_cast<const int8_t *>(src + 192);
+        const float d = half_at(src + 208);
+        for (int k = 0; k < 16; ++k) scale[16 * b + k] = d * static_cast<float>(sc[k]);
+        int8_t *o = reinterpret_cast<int8_t *>(dst + 256 * b);
+        for (int e = 0; e < 256; ++e) {
+          const int h = e / 128, rr = e % 128;
+          const int lo = (ql[64 * h + rr % 64] >> (4 * (rr / 64))) & 0x0F;
+          const int hi = (qh[32 * h + rr % 32] >> (2 * (rr / 32))) & 0x03;
+          o[e] = static_cast<int8_t>((lo | (hi << 4)) - 32);
+        }
+      }
+      return;
+    default: break;
+  }
+  bad(ggml_type_name(type) + " has no packed form");
+}
+
+// Quantises group g of row r of src (float32, row-major) into w.
+void quantize_group(const float *x, const std::string &how, QWeight &w, const qk::View &v, int64_t r, int64_t g) {
+  float *scale = w.scale.data_ptr<float>() + r * v.ngroups + g;
+  if (how == "q8_0") {
+    float amax = 0.f;
+    for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    const float d = amax / 127.f, id = d > 0.f && std::isfinite(d) ? 1.f / d : 0.f;
+    int8_t *q = reinterpret_cast<int8_t *>(w.data.data_ptr<uint8_t>() + r * v.row_bytes + 32 * g);
+    for (int j = 0; j < 32; ++j)  // fmin/fmax take the number over a NaN: the cast is always defined
+      q[j] = static_cast<int8_t>(std::lrint(std::fmin(127.f, std::fmax(-127.f, x[j] * id))));
+    *scale = d;
+    return;
+  }
+  float d = 0.f, off = 0.f, base = 0.f;
+  if (how == "q4_0") {
+    float mx = 0.f;  // the value of largest magnitude, with its sign
+    for (int j = 0; j < 32; ++j)
+      if (std::fabs(x[j]) > std::fabs(mx)) mx = x[j];
+    d = mx / -8.f;
+    off = -8.f * d;
+  } else {  // q4_1
+    float lo = x[0], hi = x[0];
+    for (int j = 1; j < 32; ++j) lo = std::fmin(lo, x[j]), hi = std::fmax(hi, x[j]);
+    d = (hi - lo) / 15.f;
+    off = base = lo;
+  }
+  const float id = d != 0.f && std::isfinite(d) ? 1.f / d : 0.f;
+  uint8_t *q = w.data.data_ptr<uint8_t>() + r * v.row_bytes + 16 * g;
+  auto level = [&](float xv) {
+    const float t = how == "q4_0" ? xv * id + 8.f : (xv - base) * id;
+    return static_cast<uint8_t>(std::lrint(std::fmin(15.f, std::fmax(0.f, t))));
+  };
+  for (int j = 0; j < 16; ++j) q[j] = static_cast<uint8_t>(level(x[j]) | (level(x[j + 16]) << 4));
+  *scale = d;
+  w.offset.data_ptr<float>()[r * v.ngroups + g] = off;
+}
+
+// 0: the instruction set's own threshold (prefill_rows_of).
+std::atomic<int64_t> g_prefill_rows{0};
+
+// From how many rows of x the unpacked tiles and BLAS beat the kernels,
+// which unpack each block once per kMaxRows rows of x (qweight_check
+// --bench, SmolLM2-135M's matrices, one thread of an AVX-512 Xeon): with
+// MKL's GEMM (PyPI's libtorch) the tiles win from about 64 rows; with
+// Debian's OpenBLAS the kernels won at every count up to 128 (3x at 128);
+// the scalar kernels lose from kMaxRows + 1 on.
+int64_t prefill_rows_of(qk::Isa isa) {
+  if (isa == qk::Isa::scalar) return qk::kMaxRows + 1;
+  return at::hasMKL() ? 64 : std::numeric_limits<int64_t>::max();
+}
+
+int64_t prefill_rows() {
+  const int64_t set = g_prefill_rows.load(std::memory_order_relaxed);
+  return set > 0 ? set : prefill_rows_of(qk::isa_active());
+}
+
+// The rows of x [M, K] times w's rows into y's columns [col, col + rows)
+// (y [M, ldy]).
+void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy, int64_t col) {
+  const qk::View v = view_of(w);
+  const int64_t K = w.cols;
+  if (M >= prefill_rows()) {
+    // Prefill: W unpacked to float32 and multiplied by BLAS; the unpacking
+    // is 1 / M of the products' work. A matrix of up to 32 MiB of floats is
+    // unpacked whole and multiplied straight into y (one GEMM, no copies);
+    // a larger one (an output head) in tiles of 512 KiB.
+    const int64_t whole = (int64_t(32) << 20) / (4 * K);
+    const int64_t tile = w.rows <= whole ? w.rows : std::max<int64_t>(16, (int64_t(1) << 17) / K);
+    at::Tensor xt = at::from_blob(const_cast<float *>(x), {M, K}, at::TensorOptions().dtype(at::kFloat));
+    at::Tensor buf = at::empty({std::min(tile, w.rows), K}, at::TensorOptions().dtype(at::kFloat));
+    at::Tensor yt = at::from_blob(y, {M, ldy}, at::TensorOptions().dtype(at::kFloat));
+    for (int64_t r0 = 0; r0 < w.rows; r0 += tile) {
+      const int64_t n = std::min(tile, w.rows - r0);
+      float *b = buf.data_ptr<float>();
+      split_rows(n, 16, [&](int64_t a, int64_t e) { qk::dequant_rows(v, r0 + a, r0 + e, b + a * K); });
+      if (n == ldy) {
+        at::Tensor out = yt;  // the whole of y: the product lands in place
+        at::mm_out(out, xt, buf.t());
+      } else {
+        yt.narrow(1, col + r0, n).copy_(at::mm(xt, buf.narrow(0, 0, n).t()));
+      }
+    }
+    return;
+  }
+  const qk::Kernel k = qk::kernel(qk::isa_active(), w.fmt);
+  split_rows(w.rows, 16, [&](int64_t r0, int64_t r1) {
+    // Blocks of weight rows small enough to stay in cache while every
+    // batch of kMaxRows rows of x goes over them.
+    const int64_t step = M > qk::kMaxRows ? 64 : r1 - r0;
+    for (int64_t a = r0; a < r1; a += step) {
+      const int64_t e = std::min(r1, a + step);
+      for (int64_t m = 0; m < M; m += qk::kMaxRows)
+        k(v, a, e, x + m * K, std::min(qk::kMaxRows, M - m), K, y + m * ldy + col, ldy);
+    }
+  });
+}
+
+}  // namespace qweight_detail
+
+namespace qd = qweight_detail;
+
+int64_t QWeight::nbytes() const {
+  if (!defined()) return 0;
+  return data.numel() + 4 * scale.numel() + (offset.defined() ? 4 * offset.numel() : 0);
+}
+
+std::string QWeight::format() const {
+  return std::string(fmt == qk::kQ8 ? "Q8/" : "Q4/") + std::to_string(group);
+}
+
+bool qweight_supports(uint32_t t) {
+  switch (static_cast<GgmlType>(t)) {
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q4_K:
+    case GgmlType::Q6_K: return true;
+    default: return false;
+  }
+}
+
+QWeight qweight_from_gguf(uint32_t type, const uint8_t *src, uint64_t nbytes, int64_t rows, int64_t cols,
+                          const int64_t *row_order) {
+  if (!qweight_supports(type)) qd::bad(ggml_type_name(type) + " has no packed form");
+  int64_t be = 0, bb = 0;
+  ggml_block(type, &be, &bb);
+  if (rows < 1 || cols < 1 || be < 1 || cols % be)
+    qd::bad("a " + ggml_type_name(type) + " matrix of " + std::to_string(rows) + " x " + std::to_string(cols) +
+        " values is not whole blocks of " + std::to_string(be));
+  const int64_t nb = cols / be;  // blocks per row
+  const uint64_t row_src = uint64_t(nb) * uint64_t(bb);
+  if (!src || nbytes / row_src != uint64_t(rows) || nbytes % row_src)
+    qd::bad("a " + ggml_type_name(type) + " matrix of " + std::to_string(rows) + " x " + std::to_string(cols) +
+        " values does not take " + std::to_string(nbytes) + " bytes");
+  const auto t = static_cast<GgmlType>(type);
+  const int fmt = t == GgmlType::Q8_0 || t == GgmlType::Q6_K ? qk::kQ8 : qk::kQ4;
+  QWeight w = qd::make(fmt, rows, cols, t == GgmlType::Q6_K ? 16 : 32);
+  const qk::View v = qd::view_of(w);
+  if (row_order)
+    for (int64_t r = 0; r < rows; ++r)
+      if (row_order[r] < 0 || row_order[r] >= rows) qd::bad("a row index outside the matrix");
+  qd::split_rows(rows, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t from = row_order ? row_order[r] : r;
+      qd::repack_row(type, src + uint64_t(from) * row_src, nb, w, v, r);
+    }
+  });
+  return w;
+}
+
+QWeight qweight_quantize(const at::Tensor &w_in, const std::string &how) {
+  if (how != "q8_0" && how != "q4_0" && how != "q4_1") qd::bad("\"" + how + "\" is not q8_0, q4_0 or q4_1");
+  if (w_in.dim() != 2 || w_in.size(1) % 32 || w_in.size(0) < 1)
+    qd::bad("only a matrix whose rows are whole groups of 32 values is quantised");
+  at::Tensor x = w_in.to(at::kFloat).contiguous();
+  const int64_t rows = x.size(0), cols = x.size(1);
+  QWeight w = qd::make(how == "q8_0" ? qk::kQ8 : qk::kQ4, rows, cols, 32);
+  const qk::View v = qd::view_of(w);
+  const float *xp = x.data_ptr<float>();
+  qd::split_rows(rows, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t g = 0; g < v.ngroups; ++g) qd::quantize_group(xp + r * cols + 32 * g, how, w, v, r, g);
+  });
+  return w;
+}
+
+bool qweight_same_layout(const QWeight &a, const QWeight &b) {
+  return a.fmt == b.fmt && a.group == b.group && a.cols == b.cols;
+}
+
+QWeight qweight_cat(const std::vector<QWeight> &parts) {
+  if (parts.empty()) qd::bad("nothing to stack");
+  if (parts.size() == 1) return parts[0];
+  QWeight w = parts[0];
+  std::vector<at::Tensor> d, s, o;
+  w.rows = 0;
+  for (const QWeight &p : parts) {
+    if (!qweight_same_layout(parts[0], p)) qd::bad("stacked matrices of different formats");
+    w.rows += p.rows;
+    d.push_back(p.data);
+    s.push_back(p.scale);
+    if (p.offset.defined()) o.push_back(p.offset);
+  }
+  w.data = at::cat(d, 0);
+  w.scale = at::cat(s, 0);
+  if (!o.empty()) w.offset = at::cat(o, 0);
+  return w;
+}
+
+at::Tensor qweight_dequantize(const QWeight &w) {
+  at::Tensor out = at::empty({w.rows, w.cols}, at::TensorOptions().dtype(at::kFloat));
+  const qk::View v = qd::view_of(w);
+  float *o = out.data_ptr<float>();
+  qd::split_rows(w.rows, 64, [&](int64_t r0, int64_t r1) { qk::dequant_rows(v, r0, r1, o + r0 * w.cols); });
+  return out;
+}
+
+at::Tensor qweight_embedding(const QWeight &w, const at::Tensor &ids) {
+  at::Tensor flat = ids.to(at::kLong).contiguous().view({-1});
+  const int64_t n = flat.numel();
+  const int64_t *id = flat.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i)
+    if (id[i] < 0 || id[i] >= w.rows)
+      fail(CTORCH_INVALID_ARGUMENT, "token id " + std::to_string(id[i]) + " is outside the vocabulary [0, " +
+                                        std::to_string(w.rows) + ")");
+  at::Tensor out = at::empty({n, w.cols}, at::TensorOptions().dtype(at::kFloat));
+  const qk::View v = qd::view_of(w);
+  float *o = out.data_ptr<float>();
+  for (int64_t i = 0; i < n; ++i) qk::dequant_rows(v, id[i], id[i] + 1, o + i * w.cols);
+  std::vector<int64_t> shape = ids.sizes().vec();
+  shape.push_back(w.cols);
+  return out.view(shape);
+}
+
+at::Tensor qweight_linear(const at::Tensor &x_in, const std::vector<QWeight> &parts) {
+  if (parts.empty()) qd::bad("no matrix");
+  const int64_t K = parts[0].cols;
+  int64_t N = 0;
+  for (const QWeight &p : parts) {
+    if (p.cols != K) qd::bad("stacked matrices of different widths");
+    N += p.rows;
+  }
+  if (x_in.dim() < 1 || x_in.size(-1) != K)
+    qd::bad("an input of width " + std::to_string(x_in.dim() ? x_in.size(-1) : 0) + " for a matrix of width " +
+        std::to_string(K));
+  at::Tensor x = x_in.to(at::kFloat).contiguous().view({-1, K});
+  const int64_t M = x.size(0);
+  at::Tensor y = at::empty({M, N}, at::TensorOptions().dtype(at::kFloat));
+  int64_t col = 0;
+  if (M > 0)
+    for (const QWeight &p : parts) {
+      qd::product(p, x.data_ptr<float>(), M, y.data_ptr<float>(), N, col);
+      col += p.rows;
+    }
+  std::vector<int64_t> shape = x_in.sizes().vec();
+  shape.back() = N;
+  return y.view(shape);
+}
+
+const char *qweight_isa() { return qk::isa_name(qk::isa_active()); }
+int64_t qweight_prefill_rows() { return qd::prefill_rows(); }
+void qweight_set_prefill_rows(int64_t rows) { qd::g_prefill_rows.store(std::max<int64_t>(0, rows)); }
+
+}  // namespace lm
+}  // namespace ctorch

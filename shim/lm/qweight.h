@@ -1,0 +1,88 @@
+// Packed quantised matrices for the CPU decoder: a linear layer's weight
+// [rows, cols] held as groups of 8-bit or 4-bit values with float32 scales
+// (qkernels.h describes the layouts), products computed from the packed
+// groups directly, for float32 activations.
+//
+// The formats represent GGUF's blocks exactly: Q8_0 is Q8 with a group of
+// 32, Q6_K is Q8 with a group of 16 (its 16-value sub-blocks, each with the
+// product of the super-block's and the sub-block's scales), Q4_0, Q4_1 and
+// Q4_K are Q4 (scale and offset per 32 values: Q4_0's offset is -8 d, Q4_1's
+// is m, Q4_K's sub-block s has scale d * sc[s] and offset -dmin * m[s]).
+// Every unpacked value is bit-equal to gguf.quants.dequantize's, so a
+// product differs from the dequantised model's only in its summation order.
+//
+// QWeight is immutable once made; any number of threads use one at once.
+// Errors throw ctorch::StatusError.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ctorch {
+namespace lm {
+
+struct QWeight {
+  int fmt = 0;  // qk::kQ8 or qk::kQ4
+  int64_t rows = 0, cols = 0, group = 32;
+  at::Tensor data;    // uint8 [rows, row bytes]: cols (Q8) or cols / 2 (Q4)
+  at::Tensor scale;   // float32 [rows, cols / group]
+  at::Tensor offset;  // float32 [rows, cols / group] (Q4); undefined for Q8
+
+  bool defined() const { return data.defined(); }
+  int64_t nbytes() const;
+  // "Q8/32", "Q8/16", "Q4/32": the values' bits and the group.
+  std::string format() const;
+};
+
+// Whether a GGUF tensor type (ggml_type's number) has a packed form: Q8_0,
+// Q4_0, Q4_1, Q4_K, Q6_K.
+bool qweight_supports(uint32_t ggml_type);
+
+// Repacks a GGUF tensor's blocks (rows x cols values, `nbytes` bytes at
+// src, as the file's table gives them) without a float32 copy. row_order,
+// where not null, takes packed row r from the file's row row_order[r] (a
+// permutation of [0, rows)). Refuses (INVALID_ARGUMENT) a type without a
+// packed form, cols not a multiple of the block, nbytes that do not match,
+// a row index outside [0, rows).
+QWeight qweight_from_gguf(uint32_t ggml_type, const uint8_t *src, uint64_t nbytes, int64_t rows, int64_t cols,
+                          const int64_t *row_order);
+
+// Quantises a floating matrix [rows, cols] (cols a multiple of 32) in
+// groups of 32: "q8_0" (scale max|x| / 127), "q4_0" (scale: the value of
+// largest magnitude / -8, offset -8 scale) or "q4_1" (scale (max - min) /
+// 15, offset min), values rounded to nearest. Non-finite inputs give
+// finite nonsense, never undefined behaviour.
+QWeight qweight_quantize(const at::Tensor &w, const std::string &how);
+
+// Whether b's rows can be appended to a's (the same format, group, cols).
+bool qweight_same_layout(const QWeight &a, const QWeight &b);
+// The rows of parts (qweight_same_layout of each other) stacked.
+QWeight qweight_cat(const std::vector<QWeight> &parts);
+
+// The matrix as float32 [rows, cols].
+at::Tensor qweight_dequantize(const QWeight &w);
+// An embedding lookup: the rows `ids` (int64, any shape, each in [0, rows))
+// as float32 [..., cols]; only those rows are unpacked.
+at::Tensor qweight_embedding(const QWeight &w, const at::Tensor &ids);
+
+// x @ W^T for W the rows of parts stacked (each part's cols = x's last
+// dimension): float32 [..., sum of the parts' rows]. Up to a few rows of x
+// (decode) run the packed kernels, each unpacked block used for all rows;
+// more rows (prefill) unpack tiles of W into float32 and multiply them with
+// at::mm. Split over the intra-op threads by weight rows.
+at::Tensor qweight_linear(const at::Tensor &x, const std::vector<QWeight> &parts);
+
+// The kernels' instruction set in use: "avx512", "avx2" or "scalar".
+const char *qweight_isa();
+// From how many rows of x qweight_linear switches to the unpacked tiles
+// (measured: qweight_check --bench): the instruction set's own threshold,
+// or the one set here (0: back to the instruction set's); for tests and
+// measuring.
+int64_t qweight_prefill_rows();
+void qweight_set_prefill_rows(int64_t rows);
+
+}  // namespace lm
+}  // namespace ctorch

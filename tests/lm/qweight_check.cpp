@@ -1,0 +1,284 @@
+// The packed quantised matrices (shim/lm/qweight*, qkernels*) against float
+// references, on every instruction set this CPU runs (the scalar one
+// always):
+//   - random GGUF blocks of Q8_0, Q4_0, Q4_1, Q4_K and Q6_K (odd row
+//     counts, rows permuted as llama's q/k are) repacked: unpacked again
+//     bit-equal to gguf_dequantize's floats, embedding rows too;
+//   - products with 1..9 rows of x, 20 rows (the unpacked tiles) and
+//     matrices of two formats stacked, equal to float64 products with the
+//     dequantised matrix within float32 summation error, on 1 and 2
+//     threads;
+//   - floats quantised at load (q8_0, q4_0, q4_1): each value within half
+//     a step of the original, products as above;
+//   - refusals: a wrong byte count, a row index outside the matrix, a
+//     token id outside the vocabulary, an unknown quantisation.
+// With --bench it times the kernels on SmolLM2-135M's shapes instead.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/util/Half.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/internal.h"
+#include "lm/gguf.h"
+#include "lm/qkernels.h"
+#include "lm/qweight.h"
+
+using namespace ctorch;
+using namespace ctorch::lm;
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string &what) {
+  if (!ok) {
+    ++failures;
+    std::printf("FAIL %s\n", what.c_str());
+  }
+}
+
+void put_half(uint8_t *p, float v) {
+  uint16_t h = c10::Half(v).x;
+  std::memcpy(p, &h, 2);
+}
+
+// Random blocks of `type` for rows x cols values, scales in a model's range.
+std::vector<uint8_t> random_blocks(GgmlType type, int64_t rows, int64_t cols, std::mt19937 &rng) {
+  int64_t be = 0, bb = 0;
+  ggml_block(static_cast<uint32_t>(type), &be, &bb);
+  const int64_t nb = rows * cols / be;
+  std::vector<uint8_t> out(static_cast<size_t>(nb * bb));
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f), sign(-1.f, 1.f);
+  for (auto &b : out) b = static_cast<uint8_t>(byte(rng));
+  for (int64_t b = 0; b < nb; ++b) {
+    uint8_t *p = out.data() + b * bb;
+    switch (type) {
+      case GgmlType::Q8_0:
+      case GgmlType::Q4_0: put_half(p, scale(rng)); break;
+      case GgmlType::Q4_1:
+        put_half(p, scale(rng));
+        put_half(p + 2, -8 * scale(rng));
+        break;
+      case GgmlType::Q4_K:
+        put_half(p, scale(rng) / 8);
+        put_half(p + 2, scale(rng) / 8);
+        break;
+      case GgmlType::Q6_K: put_half(p + 208, scale(rng) / 32 * (sign(rng) < 0 ? -1 : 1)); break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+// max |a - b| over |x| @ |W|^T (the scale of float32 summation error).
+double rel_err(const at::Tensor &y, const at::Tensor &x, const at::Tensor &w) {
+  at::Tensor ref = at::matmul(x.to(at::kDouble), w.to(at::kDouble).t());
+  at::Tensor bound = at::matmul(x.abs().to(at::kDouble), w.abs().to(at::kDouble).t()) + 1e-30;
+  return ((y.to(at::kDouble) - ref).abs() / bound).max().item<double>();
+}
+
+// Products of 1..9 and 20 rows of x (and a [2, 3, K] batch) with the
+// stacked parts against `ref` (their dequantised rows stacked); 9 and 20
+// rows both through the kernels and through the unpacked tiles.
+void check_products(const std::vector<QWeight> &parts, const at::Tensor &ref, const std::string &what) {
+  const int64_t K = ref.size(1);
+  for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 20}) {
+    at::Tensor x = at::randn({M, K});
+    for (int64_t tiles_from : {int64_t(1) << 40, int64_t(9)}) {
+      qweight_set_prefill_rows(tiles_from);
+      if (M < 9 && tiles_from == 9) continue;
+      double e = rel_err(qweight_linear(x, parts), x, ref);
+      check(e < 2e-6, what + " M=" + std::to_string(M) + (M >= tiles_from ? " (tiles)" : "") +
+                          ": relative error " + std::to_string(e));
+    }
+    qweight_set_prefill_rows(0);
+  }
+  at::Tensor x = at::randn({2, 3, K});
+  at::Tensor y = qweight_linear(x, parts);
+  check(y.sizes() == at::IntArrayRef({2, 3, ref.size(0)}), what + ": the batch's shape");
+  double e = rel_err(y.view({6, -1}), x.view({6, K}), ref);
+  check(e < 2e-6, what + " batch [2, 3]: relative error " + std::to_string(e));
+}
+
+template <typename F>
+bool refuses(const F &f) {
+  try {
+    f();
+  } catch (const StatusError &e) {
+    return e.status() == CTORCH_INVALID_ARGUMENT;
+  }
+  return false;
+}
+
+void run_checks(std::mt19937 &rng) {
+  struct Case {
+    GgmlType type;
+    const char *name;
+    int64_t rows, cols;
+  } cases[] = {{GgmlType::Q8_0, "Q8_0", 37, 96},
+               {GgmlType::Q4_0, "Q4_0", 37, 160},
+               {GgmlType::Q4_1, "Q4_1", 41, 64},
+               {GgmlType::Q4_K, "Q4_K", 19, 512},
+               {GgmlType::Q6_K, "Q6_K", 23, 256}};
+  std::vector<qk::Isa> isas;
+  for (qk::Isa i : {qk::Isa::scalar, qk::Isa::avx2, qk::Isa::avx512})
+    if (qk::isa_supported(i)) isas.push_back(i);
+  for (const Case &c : cases) {
+    std::vector<uint8_t> blocks = random_blocks(c.type, c.rows, c.cols, rng);
+    at::Tensor deq = at::empty({c.rows, c.cols});
+    gguf_dequantize(c.type, blocks.data(), deq.data_ptr<float>(), c.rows * c.cols);
+    // Rows reversed in pairs, as a stand-in for llama's q/k permutation.
+    std::vector<int64_t> order(static_cast<size_t>(c.rows));
+    for (int64_t r = 0; r < c.rows; ++r) order[size_t(r)] = (r ^ 1) < c.rows ? (r ^ 1) : r;
+    for (bool permuted : {false, true}) {
+      const std::string what = std::string(c.name) + (permuted ? " permuted" : "");
+      QWeight w = qweight_from_gguf(static_cast<uint32_t>(c.type), blocks.data(), blocks.size(), c.rows, c.cols,
+                                    permuted ? order.data() : nullptr);
+      at::Tensor ref = permuted ? deq.index_select(0, at::tensor(order)) : deq;
+      at::Tensor ids = at::tensor(std::vector<int64_t>{0, c.rows - 1, 3, 3}).view({2, 2});
+      for (qk::Isa isa : isas) {
+        qk::isa_force(isa);
+        check(at::equal(qweight_dequantize(w), ref),
+              what + " " + qk::isa_name(isa) + ": unpacked values differ from gguf_dequantize's");
+        check(at::equal(qweight_embedding(w, ids), at::embedding(ref, ids)), what + ": embedding rows");
+        for (int threads : {1, 2}) {
+          at::set_num_threads(threads);
+          check_products({w}, ref, what + " " + qk::isa_name(isa) + " threads=" + std::to_string(threads));
+        }
+      }
+      at::set_num_threads(1);
+    }
+    check(refuses([&] {
+            qweight_from_gguf(static_cast<uint32_t>(c.type), blocks.data(), blocks.size() - 1, c.rows, c.cols,
+                              nullptr);
+          }),
+          std::string(c.name) + ": a short tensor is refused");
+    std::vector<int64_t> wild(order);
+    wild[0] = c.rows;
+    check(refuses([&] {
+            qweight_from_gguf(static_cast<uint32_t>(c.type), blocks.data(), blocks.size(), c.rows, c.cols,
+                              wild.data());
+          }),
+          std::string(c.name) + ": a row index outside the matrix is refused");
+  }
+  // Two formats stacked (as Q4_K q/k with Q6_K v in a Q4_K_M file).
+  std::vector<uint8_t> a = random_blocks(GgmlType::Q4_K, 9, 256, rng), b = random_blocks(GgmlType::Q6_K, 7, 256, rng);
+  QWeight qa = qweight_from_gguf(uint32_t(GgmlType::Q4_K), a.data(), a.size(), 9, 256, nullptr);
+  QWeight qb = qweight_from_gguf(uint32_t(GgmlType::Q6_K), b.data(), b.size(), 7, 256, nullptr);
+  at::Tensor ref = at::cat({qweight_dequantize(qa), qweight_dequantize(qb)}, 0);
+  for (qk::Isa isa : isas) {
+    qk::isa_force(isa);
+    check_products({qa, qb}, ref, std::string("Q4_K + Q6_K stacked ") + qk::isa_name(isa));
+  }
+  // Floats quantised at load.
+  at::Tensor f = at::randn({33, 128}) * 0.05;
+  f[3].zero_();  // an all-zero group: scale 0
+  for (const char *how : {"q8_0", "q4_0", "q4_1"}) {
+    QWeight w = qweight_quantize(f, how);
+    qk::isa_force(qk::Isa::scalar);
+    at::Tensor back = qweight_dequantize(w);
+    for (qk::Isa isa : isas) {  // every instruction set unpacks the same bits
+      qk::isa_force(isa);
+      check(at::equal(qweight_dequantize(w), back), std::string(how) + " " + qk::isa_name(isa) + ": unpacked bits");
+    }
+    // Each value within half a step (the group's scale) of the original;
+    // q4_0's levels run from -8 to 7 steps, so a value near the opposite of
+    // the group's extreme is cut by up to one whole step.
+    at::Tensor step = w.scale.abs().repeat_interleave(32, 1);
+    double worst = ((back - f).abs() / (step * 0.5 + 1e-12)).max().item<double>();
+    const double most = std::string(how) == "q4_0" ? 2.0001 : 1.0001;
+    check(worst <= most, std::string(how) + ": a value moved " + std::to_string(worst) + " half steps");
+    check(at::equal(back[3], at::zeros({128})), std::string(how) + ": a zero group stays zero");
+    for (qk::Isa isa : isas) {
+      qk::isa_force(isa);
+      check_products({w}, back, std::string(how) + " " + qk::isa_name(isa));
+    }
+  }
+  at::Tensor odd = at::full({2, 32}, std::numeric_limits<float>::quiet_NaN());
+  odd[1] = std::numeric_limits<float>::infinity();
+  for (const char *how : {"q8_0", "q4_0", "q4_1"}) qweight_quantize(odd, how);  // defined, whatever it gives
+  check(refuses([&] { qweight_quantize(f, "q3_0"); }), "an unknown quantisation is refused");
+  check(refuses([&] { qweight_quantize(at::randn({4, 40}), "q8_0"); }), "rows of 40 values are refused");
+  QWeight w = qweight_quantize(f, "q8_0");
+  check(refuses([&] { qweight_embedding(w, at::tensor(std::vector<int64_t>{33})); }),
+        "a token id outside the vocabulary is refused");
+  check(refuses([&] { qweight_linear(at::randn({1, 64}), {w}); }), "an input of the wrong width is refused");
+  qk::isa_force(isas.back());
+}
+
+double seconds_of(const std::function<void()> &f, int reps) {
+  f();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
+// SmolLM2-135M's matrices (gate/up stacked, down, the tied head) in Q4 and
+// Q8: microseconds per product at M rows, each ISA, against at::mv /
+// at::linear on the float32 matrix; prefill by tiles and by the kernels.
+void bench() {
+  at::set_num_threads(1);
+  struct Shape {
+    const char *name;
+    int64_t rows, cols;
+  } shapes[] = {{"gate_up 3072x576", 3072, 576}, {"down 576x1536", 576, 1536}, {"head 49152x576", 49152, 576}};
+  for (const Shape &s : shapes) {
+    at::Tensor f = at::randn({s.rows, s.cols}) * 0.05;
+    for (const char *how : {"q4_1", "q8_0"}) {
+      QWeight w = qweight_quantize(f, how);
+      at::Tensor deq = qweight_dequantize(w);
+      for (int64_t M : {1, 4, 8, 16, 32, 64, 128, 512}) {
+        at::Tensor x = at::randn({M, s.cols});
+        const int reps = M >= 128 ? 3 : 20;
+        double t_f = seconds_of([&] { M == 1 ? (void)at::mv(deq, x[0]) : (void)at::linear(x, deq); }, reps);
+        std::printf("%-18s %-5s M=%-3lld float32 %8.1f us", s.name, how, (long long)M, t_f * 1e6);
+        for (qk::Isa isa : {qk::Isa::scalar, qk::Isa::avx2, qk::Isa::avx512}) {
+          if (!qk::isa_force(isa) || (isa == qk::Isa::scalar && M > 8) || (isa == qk::Isa::avx2 && M > 128)) continue;
+          qweight_set_prefill_rows(1 << 30);
+          double t = seconds_of([&] { qweight_linear(x, {w}); }, reps);
+          std::printf("  %s %8.1f", qk::isa_name(isa), t * 1e6);
+        }
+        if (M > 8) {  // (unpacked by the best instruction set)
+          qweight_set_prefill_rows(1);
+          std::printf("  tiles %8.1f", seconds_of([&] { qweight_linear(x, {w}); }, reps) * 1e6);
+        }
+        qweight_set_prefill_rows(0);
+        std::printf("\n");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !std::strcmp(argv[1], "--bench")) {
+    bench();
+    return 0;
+  }
+  std::mt19937 rng(1234);
+  at::manual_seed(1234);
+  std::printf("instruction sets:");
+  for (qk::Isa i : {qk::Isa::scalar, qk::Isa::avx2, qk::Isa::avx512})
+    if (qk::isa_supported(i)) std::printf(" %s", qk::isa_name(i));
+  std::printf("\n");
+  try {
+    run_checks(rng);
+  } catch (const std::exception &e) {
+    std::printf("FAIL exception: %s\n", e.what());
+    return 1;
+  }
+  if (failures) {
+    std::printf("%d failures\n", failures);
+    return 1;
+  }
+  std::printf("ok\n");
+  return 0;
+}
