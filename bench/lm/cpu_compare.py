@@ -30,8 +30,16 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 LLAMA = r"""
 import json, resource, sys, time
 import numpy as np
+import llama_cpp.llama_cpp as low
 from llama_cpp import Llama
 path, threads, P, N, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+if sys.argv[6] == "1":  # no extra buffer types: no AMX tiles, no repacked weights
+    default = low.llama_model_default_params
+    def params():
+        p = default()
+        p.use_extra_bufts = False
+        return p
+    low.llama_model_default_params = params
 t0 = time.perf_counter()
 llm = Llama(model_path=path, n_threads=threads, n_threads_batch=threads, n_ctx=P + N + 8, n_batch=512, verbose=False)
 load = time.perf_counter() - t0
@@ -39,17 +47,19 @@ x, prompt, mask = 88172645463325252, [], (1 << 64) - 1
 for _ in range(P):  # lm_bench.c's generator
     x ^= (x << 13) & mask; x ^= x >> 7; x ^= (x << 17) & mask
     prompt.append(x % llm.n_vocab())
+def last():  # the last position's logits (Llama.scores holds them only with logits_all)
+    return np.ctypeslib.as_array(low.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(llm.n_vocab(),))
 pre, dec = [], []
 for _ in range(rounds):
     llm.reset()
     t0 = time.perf_counter()
     llm.eval(prompt)
-    tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+    tok = int(np.argmax(last()))
     t1 = time.perf_counter()
     ids = [tok]
     for _ in range(N - 1):
         llm.eval([tok])
-        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        tok = int(np.argmax(last()))
         ids.append(tok)
     t2 = time.perf_counter()
     pre.append(P / (t1 - t0)); dec.append((N - 1) / (t2 - t1))
@@ -104,6 +114,9 @@ def main():
     ap.add_argument("--new", type=int, default=128)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--llama-python")
+    ap.add_argument("--llama-no-extra-bufts", action="store_true",
+                    help="llama.cpp without its extra buffer types (AMX, repacked weights): for a machine whose "
+                         "CPU lists AMX but faults on it")
     ap.add_argument("--hf-python")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "lm-cpu.json"))
     a = ap.parse_args()
@@ -133,8 +146,10 @@ def main():
                     ids[name] = r["ids"]
     if a.llama_python:
         for t in threads:
-            r = run_json([a.llama_python, "-c", LLAMA, a.gguf, str(t), str(a.prompt), str(a.new), str(a.rounds)])
-            name = f"llama.cpp (llama-cpp-python {r['version']})"
+            r = run_json([a.llama_python, "-c", LLAMA, a.gguf, str(t), str(a.prompt), str(a.new), str(a.rounds),
+                          "1" if a.llama_no_extra_bufts else "0"])
+            name = f"llama.cpp (llama-cpp-python {r['version']}" + (", no extra buffer types)"
+                                                                    if a.llama_no_extra_bufts else ")")
             add(name, t, 1, r)
             ids[name] = r["ids"]
     if a.hf_python:
