@@ -4190,6 +4190,11 @@ typedef struct ctorch_lm_detokenizer_s *ctorch_lm_detokenizer;
  * options: NULL, or "key=value,..." with keys
  *   dtype=float32|bfloat16|float16   the arithmetic (default float32);
  *   device=cpu|cuda|cuda:N           where the weights and the cache live (default cpu);
+ *   weights=packed|dequantize        a GGUF's quantised matrices (Q8_0, Q4_0, Q4_1, Q4_K, Q6_K): kept packed
+ *                                    and multiplied by the CPU's packed kernels (default on the CPU), or
+ *                                    dequantised to dtype as they load (always so on a GPU);
+ *   quantize=q8_0|q4_0|q4_1|none     float matrices quantised at load in groups of 32 and run packed (CPU
+ *                                    only; default none);
  *   init=random,seed=N               ignore any weights and draw them from the configuration with a seeded
  *                                    generator (for speed measurements: only config.json is read, or a GGUF's
  *                                    metadata; the tokenizer is loaded where present).
@@ -4202,7 +4207,7 @@ CTORCH_API void ctorch_lm_model_free(ctorch_lm_model m);
  * A new JSON object describing the model: "architecture", "source" ("folder" or "gguf"), "n_layer",
  * "n_embd", "n_head", "n_head_kv", "n_vocab", "n_ctx_train", "dtype", "device", "bos" (id or null),
  * "eos" (array of ids), "has_chat_template", "parameters", and "report": what the loader did (weights
- * converted, tied head, kernels chosen). Free with ctorch_string_free.
+ * converted, tied head, matrices packed and their formats, kernels chosen). Free with ctorch_string_free.
  */
 CTORCH_API ctorch_status ctorch_lm_describe(char **out_json, ctorch_lm_model m);
 
