@@ -41,7 +41,7 @@ HANDWRITTEN = {"own", "shape", "size", "dim", "numel", "dtype", "item", "itemLon
                "scalar", "equals", "hashCode", "getClass", "notify", "notifyAll", "wait", "finalize"}
 PRIMARY = ["", "Tensor", "self", "int", "dim", "input"]
 # Torch's hand-written statics: an operator of the same name is reachable through Ops only.
-TORCH_HANDWRITTEN = {"manualSeed", "scope", "version", "noGrad", "inferenceMode", "inMode", "onPlatformThread",
+TORCH_HANDWRITTEN = {"manualSeed", "scope", "version", "noGrad", "inferenceMode", "inMode", "pinned",
                      "memoryBytes"}
 
 

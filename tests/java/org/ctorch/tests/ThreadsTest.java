@@ -79,25 +79,119 @@ class ThreadsTest {
     }
 
     @Test
-    void threadStateRunsOnAPlatformThreadFromAVirtualOne() throws Exception {
+    void noGradOnAVirtualThreadRunsThereAndItsScopeFreesWhatTheBodyMade() throws Exception {
         try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
-            Future<boolean[]> f = ex.submit(() -> {
+            ex.submit(() -> {
+                Thread me = Thread.currentThread();
+                assertTrue(me.isVirtual());
+                Tensor w = Tensor.of(new float[] {1, 2}).requiresGrad(true);
+                Tensor made;
                 try (Scope s = Scope.open()) {
-                    Tensor w = Tensor.of(new float[] {1, 2}).requiresGrad(true);
-                    boolean inside = Torch.noGrad(() -> w.mul(2).requiresGrad());
-                    boolean after = w.mul(2).requiresGrad();
-                    return new boolean[] {inside, after, Thread.currentThread().isVirtual()};
+                    made = Torch.noGrad(() -> {
+                        assertEquals(me, Thread.currentThread(), "the body ran on another thread");
+                        assertFalse(CApi.autogradIsGradEnabled(), "grad mode on inside noGrad");
+                        return w.mul(2);
+                    });
+                    assertFalse(made.requiresGrad(), "noGrad on a virtual thread recorded a graph");
+                    assertTrue(CApi.autogradIsGradEnabled(), "grad mode stayed off after noGrad");
+                    assertEquals(1, s.size(), "the caller's Scope did not get the body's tensor");
+                    assertTrue(Torch.inferenceMode(() -> CApi.autogradIsInferenceMode()));
+                    assertFalse(CApi.autogradIsInferenceMode());
+                    // A body that throws: its exception here, the mode restored.
+                    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                            () -> Torch.noGrad(() -> { throw new IllegalArgumentException("from the body"); }));
+                    assertEquals("from the body", e.getMessage());
+                    assertTrue(CApi.autogradIsGradEnabled());
                 }
-            });
-            boolean[] r = f.get();
-            assertFalse(r[0], "noGrad on a virtual thread recorded a graph");
-            assertTrue(r[1], "grad mode stayed off after noGrad");
-            assertTrue(r[2]);
+                assertTrue(made.isClosed(), "the Scope around noGrad did not free the body's tensor");
+                w.close();
+                return null;
+            }).get();
         }
     }
 
     @Test
-    void perThreadStateIsRefusedOnAVirtualThread() throws Exception {
+    void aBlockingNoGradBodyKeepsItsModeAndLendsItToNoOtherVirtualThread() throws Exception {
+        // A body that blocks keeps its carrier (pinned), so it resumes where grad mode is off,
+        // and no other virtual thread runs meanwhile on that carrier with the mode off.
+        try (Scope s = Torch.scope()) {
+            Tensor w = Tensor.of(new float[] {1, 2}).requiresGrad(true);
+            ConcurrentLinkedQueue<String> bad = new ConcurrentLinkedQueue<>();
+            List<Future<?>> fs = new ArrayList<>();
+            try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < 16; i++) {
+                    boolean off = i % 2 == 0;
+                    fs.add(ex.submit(() -> {
+                        Runnable steps = () -> {
+                            for (int k = 0; k < 5; k++) {
+                                try (Tensor y = w.mul(2)) {
+                                    if (CApi.autogradIsGradEnabled() == off || y.requiresGrad() == off) {
+                                        bad.add((off ? "inside" : "outside") + " noGrad, step " + k + ": grad mode "
+                                                + CApi.autogradIsGradEnabled());
+                                    }
+                                }
+                                try {
+                                    Thread.sleep(1);
+                                } catch (InterruptedException e) {
+                                    throw new IllegalStateException(e);
+                                }
+                            }
+                        };
+                        if (off) {
+                            Torch.noGrad(steps);
+                        } else {
+                            steps.run();
+                        }
+                        return null;
+                    }));
+                }
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+            assertTrue(bad.isEmpty(), () -> "grad mode crossed threads: " + bad);
+        }
+    }
+
+    @Test
+    void manyVirtualThreadsServeUnderNoGradWithScopes() throws Exception {
+        try (Scope s = Torch.scope()) {
+            Torch.manualSeed(5);
+            Tensor w = Torch.randn(new long[] {8, 4}).requiresGrad(true), x = Torch.randn(new long[] {3, 4});
+            float[] want = x.matmul(w.t()).relu().toFloatArray();
+            int perRequest;
+            try (Scope r = Torch.scope()) {
+                x.matmul(w.t()).relu().toFloatArray();
+                perRequest = r.size();
+            }
+            assertTrue(perRequest >= 3, "a request makes w.t(), the product and relu: " + perRequest);
+            long before = Torch.memoryBytes();
+            List<Future<Integer>> fs = new ArrayList<>();
+            try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < 64; i++) {
+                    fs.add(ex.submit(() -> {
+                        int left = 0;
+                        for (int k = 0; k < 20; k++) {
+                            try (Scope r = Torch.scope()) {
+                                float[] got = Torch.noGrad(() -> x.matmul(w.t()).relu().toFloatArray());
+                                assertArrayEquals(want, got);
+                                left += r.size();
+                            }
+                        }
+                        return left;
+                    }));
+                }
+            }
+            for (Future<Integer> f : fs) {
+                assertEquals(20 * perRequest, f.get(), "the requests' Scopes did not hold what noGrad made");
+            }
+            // Every request's tensors were freed by its Scope, not left to the collector.
+            assertTrue(Torch.memoryBytes() <= before, "native memory grew: " + before + " -> " + Torch.memoryBytes());
+        }
+    }
+
+    @Test
+    void perThreadStateIsRefusedOnAVirtualThreadButInsidePinned() throws Exception {
         try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
             Future<Throwable> f = ex.submit(() -> {
                 try {
@@ -109,7 +203,17 @@ class ThreadsTest {
             });
             Throwable e = f.get();
             assertNotNull(e, "a grad-mode scope was opened on a virtual thread");
-            assertTrue(e.getMessage().contains("platform thread"), e.getMessage());
+            assertTrue(e.getMessage().contains("Torch.pinned"), e.getMessage());
+            // Inside Torch.pinned the thread keeps its carrier: the scope opens, holds, closes.
+            boolean[] modes = ex.submit(() -> Torch.pinned(() -> {
+                boolean inside;
+                try (var g = CApi.autogradScopeEnter(AutogradScopeKind.NO_GRAD)) {
+                    inside = CApi.autogradIsGradEnabled();
+                }
+                return new boolean[] {inside, CApi.autogradIsGradEnabled()};
+            })).get();
+            assertFalse(modes[0]);
+            assertTrue(modes[1]);
         }
         // On a platform thread it opens and closes.
         CApi.autogradScopeEnter(AutogradScopeKind.NO_GRAD).close();

@@ -153,12 +153,12 @@ final class Native {
     }
 
     /** Refuses a call that begins or ends per-OS-thread state on a virtual thread (whose
-     * carrier may change between two calls); Torch.noGrad runs such a body on a platform thread. */
+     * carrier may change between two calls) outside {@link Torch#pinned}, which holds it on one. */
     static void platformThreadOnly(String fn) {
-        if (Thread.currentThread().isVirtual()) {
-            throw new IllegalStateException(fn + " begins or ends state libtorch keeps per OS thread: call it from a "
-                    + "platform thread (a virtual thread may change carrier between two calls); Torch.noGrad and "
-                    + "Torch.inferenceMode run their body on one");
+        if (!Pinned.active()) {
+            throw new IllegalStateException(fn + " begins or ends state libtorch keeps per OS thread: on a virtual "
+                    + "thread (which may change carrier between two calls) call it inside Torch.pinned(...), or "
+                    + "from a platform thread; Torch.noGrad and Torch.inferenceMode pin their body themselves");
         }
     }
 

@@ -3,8 +3,6 @@ package org.ctorch;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 import org.ctorch.raw.RawApi;
 
@@ -58,14 +56,23 @@ public final class Torch extends TorchFunctions {
 
     /**
      * Runs body with gradient recording off on this thread (torch.no_grad()), and returns its
-     * result. Grad mode is per OS thread: on a virtual thread, whose carrier may change inside
-     * body, the body runs on a platform thread instead (the calling thread waits for it).
+     * result. Grad mode is per OS thread: body runs on the calling thread, and a virtual thread
+     * stays on its carrier until body returns (see {@link #pinned}), so a {@link Scope} open
+     * around the call frees what body makes.
+     *
+     * @param <T> the result's type
+     * @param body the code to run
+     * @return what body returned
      */
     public static <T> T noGrad(Supplier<T> body) {
         return inMode(AutogradScopeKind.NO_GRAD, body);
     }
 
-    /** noGrad for a body without a result. */
+    /**
+     * noGrad for a body without a result.
+     *
+     * @param body the code to run
+     */
     public static void noGrad(Runnable body) {
         inMode(AutogradScopeKind.NO_GRAD, () -> {
             body.run();
@@ -73,51 +80,50 @@ public final class Torch extends TorchFunctions {
         });
     }
 
-    /** Runs body in inference mode (torch.inference_mode()), as noGrad does. */
+    /**
+     * Runs body in inference mode (torch.inference_mode()), as noGrad does.
+     *
+     * @param <T> the result's type
+     * @param body the code to run
+     * @return what body returned
+     */
     public static <T> T inferenceMode(Supplier<T> body) {
         return inMode(AutogradScopeKind.INFERENCE_MODE, body);
     }
 
-    static <T> T inMode(AutogradScopeKind kind, Supplier<T> body) {
-        if (Thread.currentThread().isVirtual()) {
-            return onPlatformThread(() -> inMode(kind, body));
-        }
-        MemorySegment scope;
-        Scratch s = Scratch.get();
-        long m = s.mark();
-        try {
-            MemorySegment out = s.allocate(ADDRESS);
-            Native.check(RawApi.autograd_scope_enter(out, kind.value));
-            scope = out.get(ADDRESS, 0);
-        } finally {
-            s.reset(m);
-        }
-        try {
-            return body.get();
-        } finally {
-            Native.check(RawApi.autograd_scope_leave(scope));
-        }
+    /**
+     * Runs body on the calling thread held on one OS thread until it returns: a virtual thread
+     * is pinned to its carrier (body runs as an upcall from C, and a virtual thread cannot leave
+     * its carrier while a native frame is on its stack). State libtorch keeps per OS thread and
+     * that a {@link CApi} call begins (an autocast or stream scope, the profiler) may then be
+     * begun and ended inside body on a virtual thread. A platform thread runs body directly.
+     * A blocking call inside body holds the carrier for that long, as a native call does.
+     *
+     * @param <T> the result's type
+     * @param body the code to run
+     * @return what body returned
+     */
+    public static <T> T pinned(Supplier<T> body) {
+        return Pinned.run(body);
     }
 
-    /** Runs body on a new platform thread and waits for it; its exception is rethrown here. */
-    static <T> T onPlatformThread(Supplier<T> body) {
-        java.util.concurrent.FutureTask<T> task = new java.util.concurrent.FutureTask<>((Callable<T>) body::get);
-        Thread t = Thread.ofPlatform().name("ctorch-thread-state").start(task);
-        try {
-            return task.get();
-        } catch (InterruptedException e) {
-            t.interrupt();
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while the platform thread ran", e);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RuntimeException r) {
-                throw r;
+    static <T> T inMode(AutogradScopeKind kind, Supplier<T> body) {
+        return Pinned.run(() -> {
+            MemorySegment scope;
+            Scratch s = Scratch.get();
+            long m = s.mark();
+            try {
+                MemorySegment out = s.allocate(ADDRESS);
+                Native.check(RawApi.autograd_scope_enter(out, kind.value));
+                scope = out.get(ADDRESS, 0);
+            } finally {
+                s.reset(m);
             }
-            if (c instanceof Error err) {
-                throw err;
+            try {
+                return body.get();
+            } finally {
+                Native.check(RawApi.autograd_scope_leave(scope));
             }
-            throw new IllegalStateException(c);
-        }
+        });
     }
 }
