@@ -32,12 +32,20 @@ t0=$SECONDS
 CTORCH_PACKAGE_BUILD=$build "$src/scripts/package" --out "$work/dist" java >"$work/package.log" 2>&1 ||
   { cat "$work/package.log"; echo "FAIL: scripts/package java"; exit 1; }
 echo "scripts/package java: $((SECONDS - t0)) s"
+# Maven's offline try is quiet: its errors (a plugin not yet in the repository) are no failure.
+if grep -q "\[ERROR\]" "$work/package.log"; then cat "$work/package.log"; echo "FAIL: scripts/package java printed an error"; exit 1; fi
 # The artifacts laid out as a Maven repository (a local one, reached as file:).
 repo=$work/repo
 natjar=$(cd "$work/dist" && ls ctorch-native-torch*-linux-x86_64.jar)
 nat=${natjar%%-[0-9]*}
 version=${natjar#"$nat"-}
 version=${version%-linux-x86_64.jar}
+# The sources and Javadoc jars Maven Central requires beside the jar, with what they are for.
+for want in "sources org/ctorch/Tensor.java" "javadoc org.ctorch/org/ctorch/Tensor.html"; do
+  f=$work/dist/ctorch-$version-${want%% *}.jar
+  "$JAVA_HOME/bin/jar" --list --file "$f" | grep -qxF "${want#* }" ||
+    { echo "FAIL: $f lacks ${want#* }"; exit 1; }
+done
 for a in ctorch "$nat"; do
   mkdir -p "$repo/org/ctorch/$a/$version"
   cp "$work/dist/$a-$version.pom" "$work/dist/$a-$version"*.jar "$repo/org/ctorch/$a/$version/"

@@ -38,7 +38,7 @@ public final class ApiInfo {{
     public static final String SONAME = {jstr(lib.soname)};
     /** The names to try with the system loader, in order. */
     static final String[] LOAD_NAMES = {{{names}}};
-    /** CTORCH_STATUS_CODE and CTORCH_STATUS_TICKET: (status >>> shift) & mask. */
+    /** CTORCH_STATUS_CODE and CTORCH_STATUS_TICKET: (status &gt;&gt;&gt; shift) &amp; mask. */
     public static final int STATUS_CODE_SHIFT = {code.shift};
     public static final int STATUS_CODE_MASK = {code.mask};
     public static final int STATUS_TICKET_SHIFT = {ticket.shift};

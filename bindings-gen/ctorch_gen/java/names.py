@@ -108,7 +108,8 @@ def javadoc(text: str, indent: str = "") -> List[str]:
     text = (text or "").strip()
     if not text:
         return []
-    text = text.replace("*/", "*&#47;").replace("@", "{@literal @}").replace("<", "&lt;").replace(">", "&gt;")
+    # & first: the entities written after it are to stay entities (Javadoc's doclint refuses a bare &).
+    text = text.replace("&", "&amp;").replace("*/", "*&#47;").replace("@", "{@literal @}").replace("<", "&lt;").replace(">", "&gt;")
     text = re.sub(r"\\u", r"\\u005Cu", text)
     lines = [f"{indent}/**"] + [f"{indent} * {ln}".rstrip() for ln in text.split("\n")] + [f"{indent} */"]
     return lines
