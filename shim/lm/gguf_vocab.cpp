@@ -4,6 +4,9 @@
 // vocabulary) so the tokenizer built from it can index without checks.
 #include "lm/gguf.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "core/internal.h"
 
 namespace ctorch {
@@ -53,8 +56,13 @@ VocabSpec GgufFile::vocab() const {
   special("tokenizer.ggml.unknown_token_id", &v.unk);
   special("tokenizer.ggml.padding_token_id", &v.pad);
   // Absent keys: llama.cpp's defaults (a SentencePiece vocabulary adds BOS
-  // and a space prefix, a byte-level one neither).
-  v.add_bos = boolean_or("tokenizer.ggml.add_bos_token", v.model == "llama");
+  // and a space prefix; a byte-level one neither, but for the pre-tokenizers
+  // llama.cpp has add BOS: Llama 3's and those it groups with it, Tekken's,
+  // Chameleon's).
+  static const char *const kBosPre[] = {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
+                                        "midm-2.0", "lfm2", "jina-v5-nano", "tekken", "chameleon"};
+  bool bos_pre = v.model == "gpt2" && std::find(std::begin(kBosPre), std::end(kBosPre), v.pre) != std::end(kBosPre);
+  v.add_bos = boolean_or("tokenizer.ggml.add_bos_token", v.model == "llama" || bos_pre);
   v.add_eos = boolean_or("tokenizer.ggml.add_eos_token", false);
   v.add_space_prefix = boolean_or("tokenizer.ggml.add_space_prefix", v.model == "llama");
   v.chat_template = str_or("tokenizer.chat_template", "");

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstring>
 #include <queue>
+#include <string_view>
 
 #include "core/internal.h"
 #include "core/utf8.h"
@@ -140,9 +141,13 @@ class Impl final : public Tokenizer {
       match_text_[i] = a.normalized ? normalize(a.content) : a.content;
       if (!match_text_[i].empty()) by_first_[static_cast<unsigned char>(match_text_[i][0])].push_back(i);
     }
-    for (auto &v : by_first_)
-      std::stable_sort(v.begin(), v.end(),
-                       [&](size_t x, size_t y) { return match_text_[x].size() > match_text_[y].size(); });
+    auto longer = [&](size_t x, size_t y) { return match_text_[x].size() > match_text_[y].size(); };
+    for (auto &v : by_first_) std::stable_sort(v.begin(), v.end(), longer);
+    if (t_.added_longest_first) {
+      for (size_t i = 0; i < t_.added.size(); ++i)
+        if (!match_text_[i].empty()) by_length_.push_back(i);
+      std::stable_sort(by_length_.begin(), by_length_.end(), longer);
+    }
   }
 
   std::vector<int64_t> encode(const std::string &text, bool add_special, bool parse_special) const override {
@@ -175,12 +180,16 @@ class Impl final : public Tokenizer {
   std::string decode(const int64_t *ids, size_t n, bool skip_special) const override {
     std::vector<std::string> toks;
     toks.reserve(n);
+    bool first_skipped = false;
     for (size_t i = 0; i < n; ++i) {
       int64_t id = ids[i];
       if (id < 0 || id >= t_.n_vocab)
         throw StatusError(CTORCH_INVALID_ARGUMENT, "id " + std::to_string(id) + " (at " + std::to_string(i) +
                                           ") is outside the vocabulary [0, " + std::to_string(t_.n_vocab) + ")");
-      if (skip_special && is_special(id)) continue;
+      if (skip_special && is_special(id)) {
+        first_skipped = first_skipped || i == 0;
+        continue;
+      }
       toks.push_back(token_text(id));
     }
     if (t_.dec.empty()) {
@@ -188,7 +197,8 @@ class Impl final : public Tokenizer {
       for (size_t i = 0; i < toks.size(); ++i) out += (i ? " " : "") + toks[i];
       return cleanup(lossy_utf8(out));
     }
-    for (const DecStep &d : t_.dec) run_decoder(d, toks);
+    for (const DecStep &d : t_.dec)
+      if (!(d.kind == DecStep::Strip && d.first_piece && first_skipped)) run_decoder(d, toks);
     std::string out;
     for (const auto &s : toks) out += s;
     return cleanup(lossy_utf8(out));
@@ -258,6 +268,7 @@ class Impl final : public Tokenizer {
   // single_word wants no word character on either side. Special tokens are
   // plain text unless parse_special.
   void split_added(const std::string &s, bool normalized_pass, bool parse_special, std::vector<Seg> &out) const {
+    if (t_.added_longest_first) return split_longest_first(s, normalized_pass, parse_special, out);
     size_t last = 0, i = 0, n = s.size();
     while (i < n) {
       const auto &cands = by_first_[static_cast<unsigned char>(s[i])];
@@ -285,6 +296,39 @@ class Impl final : public Tokenizer {
       last = i = e;
     }
     if (n > last || out.empty()) out.push_back({last, n, -1});
+  }
+
+  // llama.cpp's order (tokenizer_st_partition): each added token in turn,
+  // longest first, cuts every stretch still text wherever it occurs, left to
+  // right; a shorter token never splits a longer one that overlaps it, even
+  // one further right. (GGUF vocabularies carry no lstrip, rstrip or
+  // single_word.)
+  void split_longest_first(const std::string &s, bool normalized_pass, bool parse_special,
+                           std::vector<Seg> &out) const {
+    bool has_byte[256] = {false};
+    for (unsigned char c : s) has_byte[c] = true;
+    std::vector<Seg> segs{{0, s.size(), -1}}, next;
+    for (size_t k : by_length_) {
+      const Added &a = t_.added[k];
+      const std::string &m = match_text_[k];
+      if (a.normalized != normalized_pass || (a.special && !parse_special)) continue;
+      if (!has_byte[static_cast<unsigned char>(m[0])] || m.size() > s.size()) continue;
+      next.clear();
+      for (const Seg &g : segs) {
+        size_t from = g.b;
+        const std::string_view text(s.data(), g.e);
+        if (g.id < 0)
+          for (size_t at; (at = text.find(m, from)) != std::string_view::npos; from = at + m.size()) {
+            if (at > from) next.push_back({from, at, -1});
+            next.push_back({at, at + m.size(), a.id});
+          }
+        if (from < g.e || g.id >= 0) next.push_back({from, g.e, g.id});
+      }
+      segs.swap(next);
+    }
+    for (const Seg &g : segs)
+      if (g.e > g.b) out.push_back(g);
+    if (out.empty()) out.push_back({0, s.size(), -1});
   }
 
   static bool word_char_before(const std::string &s, size_t at) {
@@ -610,6 +654,7 @@ class Impl final : public Tokenizer {
   TokSpec t_;
   std::vector<std::string> match_text_;      // each added token as matched (normalized where it says so)
   std::vector<size_t> by_first_[256];        // added tokens by first byte, longest first
+  std::vector<size_t> by_length_;            // added tokens longest first (added_longest_first)
 };
 
 }  // namespace

@@ -2,7 +2,13 @@
 // TokSpec that tokenizes as llama.cpp does: "gpt2" is byte-level BPE split
 // by the regular expressions llama.cpp uses for the file's pre-tokenizer
 // name, "llama" is SentencePiece's BPE (merges by score, byte fallback, a
-// space before the text).
+// space before the text and after each added token). Token types are
+// llama.cpp's (some texts are control tokens whatever the file says), and
+// added tokens are matched longest first, as it matches them
+// (tests/lm/tokenizer_vs_llamacpp.py compares the two).
+#include <algorithm>
+#include <unordered_set>
+
 #include "core/internal.h"
 #include "lm/tokenizer_internal.h"
 
@@ -21,22 +27,71 @@ const char *const kQwen2Re =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 struct PreName {
-  const char *names[8];
+  const char *names[12];
   std::vector<const char *> regexes;
   bool ignore_merges;
 };
 
 const std::vector<PreName> &pre_names() {
   static const std::vector<PreName> k = {
-      {{"llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "dbrx", "smaug-bpe"}, {kLlama3Re}, true},
-      {{"qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan"}, {kQwen2Re}, false},
-      {{"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b"}, {R"(\p{N})", kGpt2Re}, false},
-      {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "trillion", "granite-docling"}, {kGpt2Re}, false},
+      {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano"},
+       {kLlama3Re},
+       true},
+      {{"dbrx", "smaug-bpe"}, {kLlama3Re}, false},
+      {{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "megrez", "hunyuan", "solar-open"}, {kQwen2Re}, false},
+      {{"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2"},
+       {R"(\p{N})", kGpt2Re},
+       false},
+      {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "trillion", "granite-docling", "exaone4", "gigachat", "a.x-4.0", "mellum"},
+       {kGpt2Re},
+       false},
       {{"default"},
        {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2Re, R"(\p{N}+)", "[0-9][0-9][0-9]"},
        false},
   };
   return k;
+}
+
+// The token type llama.cpp gives a token whatever the file says: the texts
+// it takes for end-of-generation and fill-in-the-middle tokens become
+// control tokens (3), gpt-oss's channel markers user-defined ones (4);
+// "<|end|>" is user-defined beside gpt-oss's "<|return|>" and "<|call|>"
+// (or "<|calls|>" and "<|flush|>"), "</s>" normal beside "<|tool_response>"
+// or "<|plamo:eos|>". (llama.cpp marks one text of each fill-in-the-middle
+// list, the first its hash map yields, where the file names no id for it;
+// every one of them is marked here.)
+std::vector<int32_t> llama_cpp_types(const VocabSpec &v) {
+  static const std::unordered_set<std::string> control = {
+      // end of generation (and of turn, of message)
+      "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+      "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+      "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
+      "[e~[",
+      // fill in the middle: prefix, suffix, middle, pad, repository, file separator
+      "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>", "<PRE>",
+      "\xE2\x96\x81<PRE>", "<|code_prefix|>", "<|prefix|>", "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
+      "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>", "<SUF>", "\xE2\x96\x81<SUF>", "<|code_suffix|>", "<|suffix|>",
+      "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>", "<MID>",
+      "\xE2\x96\x81<MID>", "<|code_middle|>", "<|middle|>", "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+      "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>"};
+  static const std::unordered_set<std::string> user = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"};
+  const size_t n = v.tokens.size();
+  std::vector<int32_t> t(n, 1);
+  if (!v.types.empty()) t = v.types;
+  std::unordered_set<std::string> present;
+  for (size_t i = 0; i < n; ++i) {
+    if (control.count(v.tokens[i])) t[i] = 3, present.insert(v.tokens[i]);
+    else if (user.count(v.tokens[i])) t[i] = 4;
+  }
+  auto has = [&](const char *x) { return present.count(x) > 0; };
+  bool harmony_end = (has("<|return|>") && has("<|call|>")) || (has("<|calls|>") && has("<|flush|>"));
+  bool normal_eos = std::any_of(v.tokens.begin(), v.tokens.end(),
+                                [](const std::string &x) { return x == "<|tool_response>" || x == "<|plamo:eos|>"; });
+  for (size_t i = 0; i < n; ++i) {
+    if (harmony_end && v.tokens[i] == "<|end|>") t[i] = 4;
+    if (normal_eos && v.tokens[i] == "</s>") t[i] = 1;
+  }
+  return t;
 }
 
 const PreName &find_pre(const std::string &pre, const std::string &file) {
@@ -68,12 +123,14 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_vocab(const VocabSpec &v, const
     fail_file(file, "tokenizer.ggml.scores has " + std::to_string(v.scores.size()) + " entries for " + std::to_string(n) + " tokens");
   s.vocab = v.tokens;
   s.ids.reserve(n);
+  const std::vector<int32_t> types = llama_cpp_types(v);
   for (size_t i = 0; i < n; ++i) {
     if (v.tokens[i].size() > kMaxTokenBytes) fail_file(file, "token " + std::to_string(i) + " is longer than " + std::to_string(kMaxTokenBytes) + " bytes");
     s.ids[v.tokens[i]] = int64_t(i);  // a repeated text names its last id, as in llama.cpp
-    int32_t type = v.types.empty() ? 1 : v.types[i];
+    int32_t type = types[i];
     // Control (3) and unknown (2) tokens are special; user-defined ones (4)
-    // are matched in the text even when special tokens are not.
+    // are matched in the text even when special tokens are not. All are
+    // matched longest first, as llama.cpp does.
     if ((type == 2 || type == 3 || type == 4) && !v.tokens[i].empty()) {
       Added a;
       a.content = v.tokens[i];
@@ -83,6 +140,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_vocab(const VocabSpec &v, const
       s.added.push_back(std::move(a));
     }
   }
+  s.added_longest_first = true;
   if (s.added.size() > kMaxAdded) fail_file(file, "more than " + std::to_string(kMaxAdded) + " control tokens");
   auto check_id = [&](int64_t id, const char *key) {
     if (id >= int64_t(n)) fail_file(file, std::string(key) + " " + std::to_string(id) + " is outside the vocabulary");
@@ -154,6 +212,7 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_vocab(const VocabSpec &v, const
       strip.kind = DecStep::Strip;
       strip.a = " ";
       strip.start = 1;
+      strip.first_piece = true;
       s.dec.push_back(strip);
     }
   } else {

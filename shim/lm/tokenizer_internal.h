@@ -85,6 +85,9 @@ struct DecStep {
   std::string a, b;                      // Replace: a -> b; Strip: a (one character); Metaspace: a (replacement)
   size_t start = 0, stop = 0;            // Strip
   bool prepend = true;                   // Metaspace: strip the space the encoder prepended
+  // Strip: not where the first id is a special token left out (llama.cpp
+  // strips the space from the first id's piece only, an empty one there).
+  bool first_piece = false;
 };
 
 struct Added {
@@ -107,8 +110,11 @@ struct TokSpec {
   bool byte_fallback = false, fuse_unk = false, ignore_merges = false;
   int64_t unk = -1;
   int64_t byte_ids[256];  // "<0xXX>" ids where byte_fallback (-1: absent)
-  // Added tokens (special or not), matched in the text before the model runs.
+  // Added tokens (special or not), matched in the text before the model runs:
+  // leftmost, then longest (tokenizers), or each token in turn, longest
+  // first, at every place it occurs in what is still text (llama.cpp).
   std::vector<Added> added;
+  bool added_longest_first = false;
   std::unordered_map<int64_t, size_t> added_by_id;  // id -> index in `added`
   std::vector<NormStep> norm;
   std::vector<PreStep> pre;

