@@ -45,6 +45,7 @@ puts a space after each added token, user-defined ones too, so a text with
 one does not come back.
 """
 import argparse
+import importlib.metadata
 import json
 import os
 import platform
@@ -235,10 +236,8 @@ def main():
         sys.exit(__doc__)
     py, version = llama_python()
     from optional_deps import need
-    gguf = need("gguf", "the vocabularies are written with it")
+    need("gguf", "the vocabularies are written with it")
     need("tokenizers", "the vocabularies are trained with it (tokenizer_ref.py)")
-    import importlib.metadata
-
     import ref_cache
     import tok_corpus
     texts = tok_corpus.build() + OVERLAP_TEXTS
@@ -253,11 +252,11 @@ def main():
     p = subprocess.run([a.check, "--llamacpp", d], stdout=subprocess.PIPE, text=True)
     sys.stdout.write(p.stdout)
     if a.record:
-        record(a.record, p.stdout, version, len(texts), gguf)
+        record(a.record, p.stdout, version, len(texts))
     sys.exit(p.returncode)
 
 
-def record(path, out, version, n_texts, gguf):
+def record(path, out, version, n_texts):
     """The checker's per-vocabulary lines as a benchmark record (bench/results/render.py's fields)."""
     rows = []
     for line in out.splitlines():
@@ -283,17 +282,18 @@ def record(path, out, version, n_texts, gguf):
         "section": "tokens",
         "runs": [{
             "date": time.strftime("%Y-%m-%d", time.gmtime()),
-            "command": "cd build && ctest -R '^lm_tokenizer_vs_llamacpp$' --output-on-failure",
-            "how": "the figures come from tests/lm/tokenizer_vs_llamacpp.py --check build/tests/lm/tokenizer_check "
-                   "--record bench/results/lm-tokenize-llamacpp.json, run by the test Python "
-                   "(~/.cache/ctorch/torch-2.15.0/bin/python) with llama-cpp-python in ~/.cache/ctorch/llama-cpp",
+            "command": "~/.cache/ctorch/torch-2.15.0/bin/python tests/lm/tokenizer_vs_llamacpp.py "
+                       "--check build/tests/lm/tokenizer_check --record bench/results/lm-tokenize-llamacpp.json",
+            "how": "what the test lm_tokenizer_vs_llamacpp runs, with --record; llama-cpp-python from the venv "
+                   "~/.cache/ctorch/llama-cpp",
             "libtorch": "1.13.1 (Debian)",
             "machine": {"cpu": cpu, "flags": flags or "not recorded", "cores": os.cpu_count(),
                         "os": platform.platform()},
-            "versions": {"llama-cpp-python": version, "gguf": gguf.__version__ if hasattr(gguf, "__version__") else
-                         __import__("importlib.metadata").metadata.version("gguf"), "python": platform.python_version()},
-            "corpus": "tests/lm/tok_corpus.py: %d texts (code, prose in twelve scripts, emoji, combining marks, "
-                      "whitespace runs, special-token look-alikes)" % n_texts,
+            "versions": {"llama-cpp-python": version, "gguf": importlib.metadata.version("gguf"),
+                         "tokenizers": importlib.metadata.version("tokenizers"), "python": platform.python_version()},
+            "corpus": "%d texts: tests/lm/tok_corpus.py's (code, prose in twelve scripts, emoji, combining marks, "
+                      "whitespace runs, special-token look-alikes) and %d holding added tokens that overlap"
+                      % (n_texts, len(OVERLAP_TEXTS)),
             "figures": [{"caption": "Mismatches with llama.cpp per vocabulary and mode (texts whose ids or decoded "
                                     "bytes differ); texts whose plain ids decode back byte for byte, in ctorch and in llama.cpp.",
                          "columns": cols,
