@@ -109,7 +109,7 @@ std::string tmpl::render_bounded(const std::string &text, const ChatInputs &in, 
   // documents (None when not given), add_generation_prompt, the special
   // tokens' texts.
   vars.emplace_back("messages", with_reasoning_aliases(in.messages ? tmpl::from_json(*in.messages) : tmpl::Value::list({})));
-  vars.emplace_back("tools", tmpl::Value::none());
+  vars.emplace_back("tools", in.tools ? tmpl::from_json(*in.tools) : tmpl::Value::none());
   vars.emplace_back("documents", tmpl::Value::none());
   vars.emplace_back("add_generation_prompt", tmpl::Value::boolean(in.add_generation_prompt));
   vars.emplace_back("bos_token", tmpl::Value::str(in.bos_token));

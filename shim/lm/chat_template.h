@@ -17,6 +17,7 @@ namespace lm {
 
 struct ChatInputs {
   const json::Value *messages = nullptr;  // the messages array (objects with role, content, ...)
+  const json::Value *tools = nullptr;     // the tools' JSON schemas (an array), or none
   bool add_generation_prompt = false;
   std::string bos_token, eos_token;
 };

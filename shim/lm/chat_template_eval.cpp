@@ -566,6 +566,8 @@ Value Renderer::eval_binary(const std::string &op, const Value &a, const Value &
     check_size(s.size());
     return Value::str(std::move(s));
   }
+  // str % x: printf-style formatting (an undefined x prints as '')
+  if (op == "%" && a.kind == Value::Str) return Value::str(py_percent(*this, a.s, b, "'%' formatting"));
   if (a.kind == Value::Undefined || b.kind == Value::Undefined) {
     const Value &u = a.kind == Value::Undefined ? a : b;
     fail("'" + (u.s.empty() ? std::string("value") : u.s) + "' is undefined");
@@ -696,6 +698,13 @@ bool Renderer::compare(const std::string &op, const Value &a, const Value &b) {
   } else if (a.kind == Value::Str && b.kind == Value::Str) {
     c = a.s.compare(b.s);  // UTF-8 byte order is code point order
     c = c < 0 ? -1 : c > 0;
+  } else if (a.kind == Value::List && b.kind == Value::List && a.tuple == b.tuple) {
+    // Python's sequences: the first items that differ decide, else the lengths.
+    size_t n = std::min(a.l->size(), b.l->size());
+    charge(n);
+    for (size_t k = 0; k < n; k++)
+      if (!values_equal((*a.l)[k], (*b.l)[k])) return compare(op, (*a.l)[k], (*b.l)[k]);
+    c = a.l->size() < b.l->size() ? -1 : a.l->size() > b.l->size();
   } else {
     if (a.kind == Value::Undefined || b.kind == Value::Undefined) {
       const Value &u = a.kind == Value::Undefined ? a : b;

@@ -167,6 +167,17 @@ Value from_json(const json::Value &j);
 void to_json(std::string &out, const Value &v, bool ensure_ascii, int indent, bool sort_keys, int level,
              Renderer &r);
 
+// Python's text operations (chat_template_text.cpp).
+enum class Case { Lower, Upper, Title, Capitalize };
+std::string py_case(Renderer &r, const std::string &s, Case how);  // str.lower/upper/title/capitalize
+std::string jinja_title(Renderer &r, const std::string &s);         // jinja2's title filter
+bool py_is_case(const std::string &s, bool upper);                  // str.isupper / str.islower
+bool py_space(uint32_t c);                                          // str.isspace of one character
+// str.format(*a.pos, **a.kw).
+std::string py_format(Renderer &r, const std::string &fmt, const Args &a);
+// fmt % args: a tuple's items, a mapping's keys (%(name)s), or one value.
+std::string py_percent(Renderer &r, const std::string &fmt, const Value &args, const std::string &what);
+
 // The globals every template sees: range, namespace, dict, raise_exception, strftime_now.
 ValueDict builtin_globals();
 
@@ -188,6 +199,7 @@ class Renderer {
 
   // The built-ins (chat_template_lib.cpp).
   Value call_filter(const std::string &name, Value v, Args &a);
+  Value sort_filter(const std::string &name, const Value &v, Args &a);  // sort, dictsort
   bool call_test(const std::string &name, const Value &v, Args &a);
   Value method(const Value &obj, const std::string &name);  // obj.name as a bound method, or undefined
   Value call(const Value &f, Args &a);

@@ -1,8 +1,7 @@
 // The built-ins templates call: jinja2's filters and tests (the ones chat
 // templates use), the str/dict methods the sandbox lets them call, and the
 // globals transformers adds (raise_exception, strftime_now). Anything else
-// is refused by name rather than guessed at. Case mapping (upper, lower,
-// title, capitalize) maps ASCII letters only and leaves other text as is.
+// is refused by name rather than guessed at.
 #include <algorithm>
 #include <ctime>
 
@@ -34,10 +33,6 @@ const std::string &need_str(Renderer &r, const Value &v, const std::string &what
   return v.s;
 }
 
-bool py_space(uint32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
 // str.strip / lstrip / rstrip (chars: None = whitespace)
 std::string strip(const std::string &s, const Value *chars, bool left, bool right) {
   std::vector<uint32_t> cps = utf8_decode(s);
@@ -51,45 +46,6 @@ std::string strip(const std::string &s, const Value *chars, bool left, bool righ
   if (right)
     while (e > b && strip_it(cps[e - 1])) e--;
   return utf8_encode(cps, b, e);
-}
-std::string ascii_case(std::string s, bool upper) {
-  for (char &c : s) {
-    if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-    if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-  }
-  return s;
-}
-bool ascii_letter(uint32_t c) { return (c | 32) >= 'a' && (c | 32) <= 'z'; }
-bool cased(uint32_t c) { return ascii_letter(c) || c >= 0xC0; }
-// str.title: a cased character after an uncased one starts a word.
-std::string py_title(const std::string &s) {
-  std::vector<uint32_t> cps = utf8_decode(s);
-  bool prev = false;
-  for (auto &c : cps) {
-    if (ascii_letter(c)) c = prev ? (c | 32) : (c & ~32u);
-    prev = cased(c);
-  }
-  return utf8_encode(cps, 0, cps.size());
-}
-std::string py_capitalize(const std::string &s) {
-  std::string out = ascii_case(s, false);
-  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
-  return out;
-}
-// jinja2's title filter: words begin after '-', whitespace, '(', '{', '[', '<'.
-std::string jinja_title(const std::string &s) {
-  std::vector<uint32_t> cps = utf8_decode(s);
-  bool start = true;
-  for (auto &c : cps) {
-    bool sep = c == '-' || py_space(c) || c == '(' || c == '{' || c == '[' || c == '<';
-    if (sep) {
-      start = true;
-      continue;
-    }
-    if (ascii_letter(c)) c = start ? (c & ~32u) : (c | 32);
-    start = false;
-  }
-  return utf8_encode(cps, 0, cps.size());
 }
 std::string replace_all(const std::string &s, const std::string &from, const std::string &to, int64_t count,
                         Renderer &r) {
@@ -170,20 +126,22 @@ ValueList iterate(Renderer &r, const Value &v, const std::string &what) {
     default: r.fail(what + ": '" + type_name(v) + "' object is not iterable");
   }
 }
-// jinja2's environment.getitem/getattr for a dotted attribute path (map, selectattr, join, sort).
+// jinja2's environment.getitem for a dotted attribute path (map, selectattr,
+// join, sort): each part a key, or a list's index where it is all digits.
 Value attr_path(const Value &v, const std::string &path) {
   Value cur = v;
   size_t pos = 0;
-  while (pos <= path.size()) {
+  for (;;) {
     size_t dot = path.find('.', pos);
     std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
     const Value *next = cur.find(part);
+    bool digits = !part.empty() && part.size() < 10 && part.find_first_not_of("0123456789") == std::string::npos;
+    if (!next && digits && cur.kind == Value::List && std::stoul(part) < cur.l->size()) next = &(*cur.l)[std::stoul(part)];
     if (!next) return Value::undefined(part);
     cur = *next;
-    if (dot == std::string::npos) break;
+    if (dot == std::string::npos) return cur;
     pos = dot + 1;
   }
-  return cur;
 }
 std::shared_ptr<Callable> builtin(const std::string &name, Builtin f) {
   auto c = std::make_shared<Callable>();
@@ -216,10 +174,14 @@ Value Renderer::method(const Value &obj, const std::string &name) {
         if (c && c->kind != Value::None) need_str(r, *c, "str." + name + "()");
         return Value::str(strip(self.s, c, name != "rstrip", name != "lstrip"));
       });
-    if (name == "upper" || name == "lower")
-      return bound([self, name](Renderer &, Args &) { return Value::str(ascii_case(self.s, name == "upper")); });
-    if (name == "title") return bound([self](Renderer &, Args &) { return Value::str(py_title(self.s)); });
-    if (name == "capitalize") return bound([self](Renderer &, Args &) { return Value::str(py_capitalize(self.s)); });
+    if (name == "upper" || name == "lower" || name == "title" || name == "capitalize")
+      return bound([self, name](Renderer &r, Args &a) {
+        check_args(r, a, 0, {}, "str." + name + "()");
+        Case how = name == "upper" ? Case::Upper : name == "lower" ? Case::Lower : name == "title" ? Case::Title : Case::Capitalize;
+        return Value::str(py_case(r, self.s, how));
+      });
+    if (name == "format")
+      return bound([self](Renderer &r, Args &a) { return Value::str(py_format(r, self.s, a)); });
     if (name == "startswith" || name == "endswith")
       return bound([self, name](Renderer &r, Args &a) {
         check_args(r, a, 1, {}, "str." + name + "()");
@@ -310,9 +272,16 @@ Value Renderer::call_filter(const std::string &name, Value v, Args &a) {
     const Value *c = arg(a, 0, "chars");
     return Value::str(strip(py_str(v), c, true, true));
   }
-  if (name == "upper" || name == "lower") return Value::str(ascii_case(py_str(v), name == "upper"));
-  if (name == "capitalize") return Value::str(py_capitalize(py_str(v)));
-  if (name == "title") return Value::str(jinja_title(py_str(v)));
+  if (name == "upper" || name == "lower") return Value::str(py_case(*this, py_str(v), name == "upper" ? Case::Upper : Case::Lower));
+  if (name == "capitalize") return Value::str(py_case(*this, py_str(v), Case::Capitalize));
+  if (name == "title") return Value::str(jinja_title(*this, py_str(v)));
+  if (name == "format") {
+    // jinja2's do_format: soft_str(value) % (kwargs or args)
+    if (!a.pos.empty() && !a.kw.empty()) fail(what + ": can't handle positional and keyword arguments at the same time");
+    Value args = a.kw.empty() ? Value::tuple_of(a.pos) : Value::dict(ValueDict(a.kw.begin(), a.kw.end()));
+    return Value::str(py_percent(*this, py_str(v), args, what));
+  }
+  if (name == "sort" || name == "dictsort") return sort_filter(name, v, a);
   if (name == "string") return Value::str(py_str(v));
   if (name == "safe") return v;
   if (name == "e" || name == "escape") {
@@ -509,6 +478,65 @@ Value Renderer::call_filter(const std::string &name, Value v, Args &a) {
   fail("unknown filter '" + name + "'");
 }
 
+// jinja2's sort (reverse, case_sensitive, attribute: comma-separated
+// dotted paths, the key a list of their values) and dictsort
+// (case_sensitive, by "key" or "value", reverse): Python's stable sorted()
+// on those keys, strings lowered unless case_sensitive.
+Value Renderer::sort_filter(const std::string &name, const Value &v, Args &a) {
+  const std::string what = "filter '" + name + "'";
+  bool dict = name == "dictsort";
+  const Value *rev, *cs, *at = nullptr, *by = nullptr;
+  if (dict) {
+    check_args(*this, a, 3, {"case_sensitive", "by", "reverse"}, what);
+    cs = arg(a, 0, "case_sensitive"), by = arg(a, 1, "by"), rev = arg(a, 2, "reverse");
+  } else {
+    check_args(*this, a, 3, {"reverse", "case_sensitive", "attribute"}, what);
+    rev = arg(a, 0, "reverse"), cs = arg(a, 1, "case_sensitive"), at = arg(a, 2, "attribute");
+  }
+  bool reverse = rev && truthy(*rev), case_sensitive = cs && truthy(*cs);
+  auto fold = [&](Value k) { return !case_sensitive && k.kind == Value::Str ? Value::str(py_case(*this, k.s, Case::Lower)) : k; };
+  ValueList items, keys;
+  if (dict) {
+    if (v.kind != Value::Dict || v.ns) fail(what + " needs a mapping, not " + type_name(v));
+    std::string pos = by ? py_str(*by) : "key";
+    if (pos != "key" && pos != "value") fail(what + ": you can only sort by either \"key\" or \"value\"");
+    for (const auto &e : *v.d) {
+      items.push_back(Value::tuple_of({Value::str(e.first), e.second}));
+      keys.push_back(fold(pos == "key" ? Value::str(e.first) : e.second));
+    }
+  } else {
+    items = iterate(*this, v, what);
+    std::vector<std::string> paths;
+    if (at && at->kind != Value::None) {
+      std::string s = py_str(*at);
+      for (size_t p = 0;;) {
+        size_t comma = s.find(',', p);
+        paths.push_back(s.substr(p, comma == std::string::npos ? std::string::npos : comma - p));
+        if (comma == std::string::npos) break;
+        p = comma + 1;
+      }
+    }
+    for (const auto &x : items) {
+      ValueList k;
+      if (paths.empty()) k.push_back(fold(x));
+      for (const auto &p : paths) k.push_back(fold(attr_path(x, p)));
+      keys.push_back(Value::list(std::move(k)));
+    }
+  }
+  uint64_t n = items.size(), lg = 1;
+  while ((uint64_t(1) << lg) < n) lg++;
+  charge(n * lg);
+  std::vector<size_t> order(items.size());
+  for (size_t k = 0; k < order.size(); k++) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    step();
+    return reverse ? compare("<", keys[y], keys[x]) : compare("<", keys[x], keys[y]);
+  });
+  ValueList out;
+  for (size_t k : order) out.push_back(items[k]);
+  return Value::list(std::move(out));
+}
+
 bool Renderer::call_test(const std::string &name, const Value &v, Args &a) {
   step();
   auto num = [](const Value &x) { return x.kind == Value::Int || x.kind == Value::Float || x.kind == Value::Bool; };
@@ -526,10 +554,7 @@ bool Renderer::call_test(const std::string &name, const Value &v, Args &a) {
   if (name == "true") return v.kind == Value::Bool && v.b;
   if (name == "false") return v.kind == Value::Bool && !v.b;
   if (name == "callable") return v.kind == Value::Func;
-  if (name == "lower" || name == "upper") {
-    std::string s = py_str(v);
-    return s == ascii_case(s, name == "upper") && s != ascii_case(s, name != "upper");
-  }
+  if (name == "lower" || name == "upper") return py_is_case(py_str(v), name == "upper");
   if (name == "odd" || name == "even" || name == "divisibleby") {
     if (v.kind != Value::Int) fail("test '" + name + "' needs an integer");
     if (name == "divisibleby") {

@@ -1,6 +1,6 @@
 // Renders chat templates with shim/lm's interpreter, for the comparison with
 // transformers (chat_vs_transformers.py). Reads from stdin a JSON object
-//   {"cases": [{"template": TEXT or "builtin": NAME, "messages": [...],
+//   {"cases": [{"template": TEXT or "builtin": NAME, "messages": [...], "tools": [...] (optional),
 //               "add_generation_prompt": BOOL, "bos_token": S, "eos_token": S}, ...]}
 // and writes one JSON array: for each case {"text": ...} or {"error": ...}.
 // Linked with the interpreter's objects (not libctorch, which exports only
@@ -26,6 +26,7 @@ int main() {
     const json::Value &c = cases->items[k];
     lm::ChatInputs ci;
     ci.messages = c.find("messages");
+    ci.tools = c.find("tools");
     const json::Value *agp = c.find("add_generation_prompt");
     ci.add_generation_prompt = agp && agp->boolean;
     if (const json::Value *b = c.find("bos_token")) ci.bos_token = b->text;

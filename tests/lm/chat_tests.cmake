@@ -11,10 +11,12 @@ add_library(lm_chat_objs STATIC
   ${PROJECT_SOURCE_DIR}/shim/lm/chat_template_eval.cpp
   ${PROJECT_SOURCE_DIR}/shim/lm/chat_template_values.cpp
   ${PROJECT_SOURCE_DIR}/shim/lm/chat_template_lib.cpp
+  ${PROJECT_SOURCE_DIR}/shim/lm/chat_template_text.cpp
   ${PROJECT_SOURCE_DIR}/shim/json/json.cpp)
 target_include_directories(lm_chat_objs PUBLIC ${PROJECT_SOURCE_DIR}/shim ${PROJECT_SOURCE_DIR}/include
   ${CTORCH_GENERATED_INCLUDE_DIR})
-target_link_libraries(lm_chat_objs PUBLIC torch)
+# ICU: the Unicode case mappings (upper, lower, title, capitalize).
+target_link_libraries(lm_chat_objs PUBLIC torch PkgConfig::ICU_UC)
 # (ctorch.h includes the generated ctorch_ops.h: generated first.)
 add_dependencies(lm_chat_objs ctorch_generate)
 add_executable(lm_chat_render chat_render.cpp)

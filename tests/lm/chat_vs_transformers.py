@@ -6,7 +6,9 @@ render path (render_jinja_template, or on older releases the compiled
 template apply_chat_template renders; tokenize=False):
   - the real models' templates in templates/ (SOURCES.md names each) on
     conversations with and without a system message, multi-turn, tool calls,
-    Unicode and whitespace, with and without add_generation_prompt;
+    content as a list of chunks, Unicode and whitespace, with and without
+    add_generation_prompt, and with tools' JSON schemas for the templates
+    that take them;
   - the built-in templates (chatml, llama2, llama3, mistral, zephyr) against
     the models' own templates on the same conversations;
   - probes of each construct the interpreter implements (whitespace control,
@@ -40,15 +42,15 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def reference(template, messages, agp, bos, eos):
+def reference(template, messages, agp, bos, eos, tools=None):
     """transformers' text, or ('error', message)."""
     try:
         if hasattr(cu, "render_jinja_template"):
-            out, _ = cu.render_jinja_template(conversations=[messages], chat_template=template,
+            out, _ = cu.render_jinja_template(conversations=[messages], chat_template=template, tools=tools,
                                               add_generation_prompt=agp, bos_token=bos, eos_token=eos)
             return out[0]
         compiled = cu._compile_jinja_template(template)
-        return compiled.render(messages=messages, tools=None, documents=None, add_generation_prompt=agp,
+        return compiled.render(messages=messages, tools=tools, documents=None, add_generation_prompt=agp,
                                bos_token=bos, eos_token=eos)
     except Exception as e:  # the template raised or was refused
         return ("error", f"{type(e).__name__}: {e}")
@@ -74,6 +76,13 @@ TOOL_CALL = {"role": "assistant", "content": "",
                                           "arguments": {"city": "Paris", "unit": "°C", "days": 3, "ok": True,
                                                         "ratio": 0.5, "tags": ["a", None]}}}]}
 TOOL = {"role": "tool", "content": "{\"temperature\": 21.5}"}
+# A call with the nine-character id Mistral's templates check, and its answer.
+TOOL_CALL_ID = {"role": "assistant", "content": "",
+                "tool_calls": [{"id": "a1B2c3D4e", "type": "function",
+                                "function": {"name": "get_weather", "arguments": {"unit": "C", "city": "Zürich"}}}]}
+TOOL_ID = {"role": "tool", "tool_call_id": "a1B2c3D4e", "name": "get_weather", "content": "{\"temp\": 4}"}
+# Content as chunks (text and image), as multimodal templates take it.
+CHUNKS = {"role": "user", "content": [{"type": "text", "text": "What is in this picture?"}, {"type": "image"}]}
 CONVERSATIONS = {
     "user": [U1],
     "system+user": [SYS, U1],
@@ -83,8 +92,29 @@ CONVERSATIONS = {
     "ends-with-assistant": [U1, A1],
     "two-users": [U1, U2],
     "tool-call": [SYS, U1, TOOL_CALL, TOOL],
+    "tool-call-id": [SYS, U1, TOOL_CALL_ID, TOOL_ID],
+    "chunks": [CHUNKS],
     "empty": [],
 }
+# The tools' JSON schemas (as transformers' get_json_schema writes them),
+# given to the templates that read `tools`, on these conversations.
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Get the weather in a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "The city, e.g. \"Paris\""},
+            "unit": {"type": "string", "enum": ["C", "F"], "description": "The unit."},
+            "days": {"type": "integer", "description": "How many days ahead."}},
+            "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "search", "description": "Search the web.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "Terms."},
+            "sites": {"type": "array", "items": {"type": "string"}, "description": "Sites to search."}},
+            "required": ["query", "sites"]},
+        "return": {"type": "string", "description": "The results."}}},
+]
+TOOL_CONVERSATIONS = ("user", "system+user", "system+multi-turn", "tool-call-id")
 # bos/eos texts each model's tokenizer gives its template
 TOKENS = {
     "smollm2": ("<|im_start|>", "<|im_end|>"),
@@ -97,6 +127,10 @@ TOKENS = {
     "zephyr": ("<s>", "</s>"),
     "phi3": ("<s>", "<|endoftext|>"),
     "gemma": ("<bos>", "<eos>"),
+    "mistral-v0.3": ("<s>", "</s>"),
+    "llama3.1": ("<|begin_of_text|>", "<|eot_id|>"),
+    "ministral3-reasoning": ("<s>", "</s>"),
+    "gemma4": ("<bos>", "<eos>"),
 }
 # The built-ins and the real template each equals.
 BUILTIN_OF = {
@@ -119,15 +153,17 @@ def template_text(name):
 cases, labels, refs = [], [], []
 
 
-def add(label, template, messages, agp, bos, eos, builtin=None, ref_template=None):
+def add(label, template, messages, agp, bos, eos, builtin=None, ref_template=None, tools=None):
     c = {"messages": messages, "add_generation_prompt": agp, "bos_token": bos, "eos_token": eos}
+    if tools is not None:
+        c["tools"] = tools
     if builtin:
         c["builtin"] = builtin
     else:
         c["template"] = template
     cases.append(c)
     labels.append(label)
-    refs.append(reference(ref_template or template, messages, agp, bos, eos))
+    refs.append(reference(ref_template or template, messages, agp, bos, eos, tools))
 
 
 for name, (bos, eos) in TOKENS.items():
@@ -135,13 +171,17 @@ for name, (bos, eos) in TOKENS.items():
     for conv, msgs in CONVERSATIONS.items():
         for agp in (False, True):
             add(f"{name} / {conv} / agp={agp}", text, msgs, agp, bos, eos)
+    if "tools" in text:
+        for conv in TOOL_CONVERSATIONS:
+            for agp in (False, True):
+                add(f"{name} / {conv} + tools / agp={agp}", text, CONVERSATIONS[conv], agp, bos, eos, tools=TOOLS)
 
 for builtin, (ref, bos, eos) in BUILTIN_OF.items():
     ref_text = ref if ref.startswith("{") else template_text(ref)
     if bos is None:
         bos, eos = TOKENS[ref]
     for conv, msgs in CONVERSATIONS.items():
-        if conv == "tool-call":
+        if conv in ("tool-call", "tool-call-id", "chunks"):
             continue  # the built-ins render role and content only
         for agp in (False, True):
             add(f"built-in {builtin} / {conv} / agp={agp}", None, msgs, agp, bos, eos, builtin=builtin,
@@ -231,6 +271,70 @@ PROBES = [
     "{{ messages[0].keys() | list }} {{ messages[0].values() | list }} {{ messages[0].items() | list }}",
     "{{ dict(a=1, b='x') }} {{ namespace(a=1).a }} {{ strftime_now('%Y') | length }} {{ bos_token }}{{ eos_token }}"
     "{{ add_generation_prompt }} {{ tools }} {{ documents }} {{ tools is none }}",
+    # letter case over Unicode (Python's str methods, jinja2's filters)
+    "{{ 'Grüße ß ǆ İstanbul ΣΑΣ ΟΔΟΣ. straße' | upper }}|{{ 'ΟΔΟΣ ΣΑΣ. İI ǅ' | lower }}|"
+    "{{ 'ǆemal straße ΣΑΣ-ΟΔΟΣ (éa' | title }}|{{ 'ǆemal ΟΔΟΣ' | capitalize }}|{{ \"they're bill's 3rd\" | title }}",
+    "{{ 'ǆemal straße ΣΑΣ 3rd éa-b'.title() }}|{{ 'ΣΑΣ'.capitalize() }}|{{ 'ßx'.capitalize() }}|{{ 'ﬁne ǈ'.title() }}|"
+    "{{ 'ΑΣ.'.lower() }}{{ 'Α.Σ'.lower() }}{{ 'ΑΣ\\u0301'.lower() }}{{ 'ΑΣ ΒΣ'.capitalize() }}{{ 'x-ΑΣ' | title }}"
+    "{{ 'ŉ'.upper() }}{{ 'ΐ'.upper() }}{{ 'ﬃ'.upper() }}{{ 'ǳ'.title() }}",
+    "{{ 'ÉÉ' is upper }}{{ 'éé' is lower }}{{ 'ǅ' is upper }}{{ '1' is lower }}{{ 'aB' is lower }}{{ 'ß' is lower }}"
+    "{{ '' is lower }}{{ 'ÀB' is upper }}",
+    # sort and dictsort
+    "{{ [3, 1, 2] | sort }}{{ ['banana', 'Apple', 'cherry'] | sort }}{{ ['banana', 'Apple', 'cherry'] | sort(case_sensitive=true) }}"
+    "{{ [1, 3, 2] | sort(reverse=true) }}{{ [1, 3, 2] | sort(true) }}{{ ['b', 'A', 'a', 'B'] | sort }}{{ ['b', 'A', 'a', 'B'] | sort(true) }}"
+    "{{ ['é', 'E', 'e', 'É', 'z', 'Z'] | sort }}{{ ['ß', 'SS', 'ss'] | sort }}{{ [2.5, 1, true, -3] | sort(reverse=true) }}",
+    "{% set users = [{'name': 'bob', 'age': 30}, {'name': 'Alice', 'age': 25}, {'name': 'carl', 'age': 30}, "
+    "{'name': 'dan', 'age': 25}] %}{{ users | sort(attribute='name') | map(attribute='name') | list }}"
+    "{{ users | sort(attribute='age', reverse=true) | map(attribute='name') | list }}"
+    "{{ users | sort(attribute='age,name') | map(attribute='name') | list }}{{ users | sort(false, false, 'name') | map(attribute='name') | list }}",
+    "{% set items = [{'d': {'p': 3}, 'n': 'x'}, {'d': {'p': 1}, 'n': 'y'}] %}{{ items | sort(attribute='d.p') | map(attribute='n') | list }}"
+    "{{ [[2, 'b'], [1, 'z'], [2, 'a']] | sort }}{{ [[2, 'b'], [1, 'z'], [2, 'a']] | sort(attribute='1') }}{{ [none, none] | sort }}"
+    "{{ [0, true, false, 1, 0.5] | sort }}{{ 'cab' | sort }}{{ {'b': 1, 'a': 2} | sort }}{{ messages | sort(attribute='role') | map(attribute='content') | list }}",
+    "{% set d = {'b': 1, 'A': 3, 'a': 2, 'C': 0} %}{{ d | dictsort }}{{ d | dictsort(true) }}{{ d | dictsort(by='value') }}"
+    "{{ d | dictsort(reverse=true) }}{{ d | dictsort(false, 'value', true) }}{% for k, v in d | dictsort %}{{ k }}={{ v }};{% endfor %}"
+    "{{ {'a': [1, 2], 'b': [1, 1]} | dictsort(by='value') }}{{ {} | dictsort }}",
+    "{{ [1, 2] < [1, 3] }}{{ [1, 2] < [1, 2, 0] }}{{ (1, 'b') > (1, 'a') }}{{ [2] >= [1, 9] }}",
+    "{{ [1, 'a'] | sort }}",
+    "{{ [none, 1] | sort }}",
+    "{{ {'a': 1} | dictsort(by='x') }}",
+    "{{ [1] | dictsort }}",
+    "{{ [1] < (1,) }}",
+    # str.format
+    "{{ '{} and {}'.format('a', 1) }}|{{ '{1}{0}{1}'.format('a', 'b') }}|{{ '{name}!'.format(name='x') }}|"
+    "{{ '{0[role]} {0.content} {1[1]} {2[0]}'.format(messages[0], [5, 6], 'ab') }}|{{ '{{}} {{x}}'.format() }}|"
+    "{{ '{!r} {!s:>4}'.format('q', 7) }}|{{ '{0.x} {0[y]}|'.format({'y': 2}) }}{{ '{:{w}}|{:>{}}'.format('a', 'b', 4, w=3) }}",
+    "{{ '{:>6}|{:<6}|{:^7}|{:*^7}|{:06}|{:+d}|{: d}|{:,}|{:_}|{:x}|{:#x}|{:#b}|{:o}|{:X}|{:c}|{:=+8}|{:,d}|{:n}'.format("
+    "'ab', 'ab', 'ab', 'ab', 42, 5, 5, 1234567, 1234567, 255, 255, 5, 8, 255, 65, 42, -1234567, 1234) }}",
+    "{{ '{:.2f}|{:.3e}|{:g}|{:.3g}|{:%}|{:.1%}|{:10.2f}|{:<10.2f}|{:010.2f}|{:,.2f}|{}|{:.3}|{:.3}|{:.3}|{:.3}|{:.1}'.format("
+    "3.14159, 31415.9, 0.0001, 1234567.0, 0.25, 0.256, 2.5, 2.5, -2.5, 1234567.891, 0.1, 123.0, 12.0, 1.0, 1e20, 0.5) }}",
+    "{{ '{:.0}|{:e}|{:#.0f}|{}|{}|{:f}|{:.3}|{:.3}|{:g}|{:.2}|{:.10}|{:E}|{:G}|{:.0%}'.format("
+    "2.5, 5, 3.0, -0.0, 1e16, -1e300, 0.0001234, 0.00001234, 1e16, 99.9, 1/3, 1e-7, 1e-20, 0.5) }}",
+    "{{ '{}|{}|{}|{}|{:d}|{:>5}|{:.2f}|{}|{:.2}|{:5}|{:05}'.format(true, none, [1, 'a'], {'k': 1}, true, true, 1, 2.5e-7, "
+    "'abcdef', 'é', 'ab') }}",
+    "{{ '{} {}'.format('a') }}",
+    "{{ '{0} {}'.format('a', 'b') }}",
+    "{{ '{x}'.format(y=1) }}",
+    "{{ '{:d}'.format('a') }}",
+    "{{ '{:d}'.format(1.5) }}",
+    "{{ '{:5}'.format([1]) }}",
+    "{{ '{:.2d}'.format(3) }}",
+    "{{ '{'.format(1) }}",
+    # %-formatting: the operator and the format filter
+    "{{ '%s and %d' % ('a', 3) }}|{{ '%s' % 'x' }}|{{ '%5s|%-5s|%05d|%+d|%x|%#x|%#o|%X|%e|%.2f|%g|%10.3f|%c|%c|%r|%%|%.2s|%i|%u|%d' % "
+    "('a', 'b', 42, 5, 255, 255, 8, 255, 12345.678, 3.14159, 0.0001, 2.5, 65, 'z', 'q', 'abc', 7, 8, 3.9) }}",
+    "{{ '%(a)s-%(b)05.1f' % {'a': 'x', 'b': 2.25} }}|{{ '%s' % {'a': 1} }}|{{ 'abc' % {} }}|{{ 'abc' % [1] }}|{{ '%s' % [1, 2] }}"
+    "|{{ '%s' % none }}|{{ '%s%s' % (1, none) }}|{{ '%*d|%-*d|%.*f' % (5, 1, 4, 2, 2, 3.14159) }}"
+    "|{{ '%+.2e|%#g|% d|%c|%5.1f%%|%-6d|%06.2f|%.0f|%.0f|%s|%r' % (12345.678, 1.0, 5, 128512, 99.55, 3, -1.5, 0.5, 1.5, 1e16, 1e16) }}",
+    "{{ '%s, %s!' | format('Hello', 'World') }}|{{ '%(a)s=%(b)d' | format(a='k', b=3) }}|{{ '%s' | format([1]) }}|"
+    "{{ '%.3f' | format(2) }}|{{ 'x' | format() }}",
+    "{{ 'abc' % 5 }}",
+    "{{ '%s %s' % ('a',) }}",
+    "{{ '%s' % ('a', 'b') }}",
+    "{{ '%d' % 'a' }}",
+    "{{ '%x' % 2.0 }}",
+    "{{ '%(x)s' % ('a',) }}",
+    "{{ '%y' % 1 }}",
+    "{{ '%s %(a)s' | format(1, a=2) }}",
     # string literals and escapes
     "{{ 'a\\tb\\\\c\\'d\"' }} {{ \"q'q\" }} {{ 'u\\u00e9\\x41\\101' }} {{ 'no\\d' }} {{ 'ad' 'jacent' }}",
     # errors transformers raises too
@@ -285,6 +389,11 @@ BOUNDS = [
     ("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}{% endfor %}",
      "step bound"),
     ("{% set s = 'x' * 1000000 %}{% for i in range(100000) %}{{ s[5] }}{% endfor %}", "step bound"),
+    ("{% for i in range(1000) %}{{ range(100000) | sort | length }}{% endfor %}", "step bound"),
+    ("{{ '{:99999999}'.format(1) }}", "width or precision past"),
+    ("{{ '%099999999d' % 1 }}", "width or precision too big"),
+    ("{% set s = '{:1000000}'.format('') %}{% for i in range(100) %}{{ s }}{% endfor %}", "output bound"),
+    ("{% set s = 'ß' * 1000000 %}{% for i in range(100) %}{{ s | upper }}{% endfor %}", "output bound"),
 ]
 bound_cases = [{"template": t, "messages": [U1], "add_generation_prompt": False} for t, _ in BOUNDS]
 for (t, want), out in zip(BOUNDS, ctorch_render(bound_cases)):
