@@ -150,6 +150,8 @@ class ApiTest {
                     () -> org.ctorch.Data.topKHits(scores, target, 0));
             assertTrue(k0.getMessage().contains("'k' must be >= 1, got 0"), k0.getMessage());
             assertThrows(IllegalArgumentException.class, () -> org.ctorch.Data.topKAccuracy(null, null, 1, 0));
+            npe = assertThrows(NullPointerException.class, () -> org.ctorch.Data.topKAccuracy(null, null, 1));
+            assertEquals("topKAccuracy: argument 'net' is null (it is not optional)", npe.getMessage());
         }
     }
 

@@ -41,6 +41,9 @@ public final class Data {
     /** Starts epoch e of the loader (reshuffles, rewinds) and gives its batches {x, y}; each
      * batch's tensors are the caller's (a {@link Scope} around the loop body frees them). */
     public static Iterable<Tensor[]> epoch(DataLoader loader, long e) {
+        if (loader == null) {
+            throw Conv.npe("epoch", "loader");
+        }
         loader.startEpoch(e);
         return () -> new Iterator<>() {
             private Tensor[] next;
@@ -100,6 +103,9 @@ public final class Data {
         }
         for (long k : ks) {
             checkK("topKAccuracy", k); // before the pass, as the C metrics refuse it
+        }
+        if (net == null || loader == null) {
+            throw Conv.npe("topKAccuracy", net == null ? "net" : "loader");
         }
         return Torch.inferenceMode(() -> {
             long[] hits = new long[ks.length];
