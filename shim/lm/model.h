@@ -50,7 +50,10 @@ struct ModelConfig {
   // A GGUF file's rope_freqs tensor (Llama 3's scaling as llama.cpp stores
   // it): each inv_freq divided by its factor. Empty: none.
   std::vector<float> rope_freq_factors;
-  int64_t sliding_window = 0;  // 0: none (attention over the whole context)
+  // Attention over the last sliding_window positions only (0: the whole
+  // context), in layers from window_from_layer on (Qwen2's
+  // max_window_layers; 0 for Mistral, whose every layer slides).
+  int64_t sliding_window = 0, window_from_layer = 0;
   int64_t bos = -1;            // -1: none
   std::vector<int64_t> eos;
 };
@@ -159,9 +162,18 @@ class Model {
   Model() = default;
   friend struct ModelBuilder;
   at::Tensor attention(const LayerWeights &w, const at::Tensor &x, int64_t layer, KvCache &kv, const Batch &b,
-                       const at::Tensor &cos, const at::Tensor &sin, const at::Tensor &mask) const;
+                       const at::Tensor &cos, const at::Tensor &sin, const at::Tensor &mask, int64_t window) const;
   at::Tensor mlp(const LayerWeights &w, const at::Tensor &x) const;
   at::Tensor norm(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b) const;
+  // Layer l's attention window (0: none).
+  int64_t layer_window(int64_t l) const {
+    return l >= cfg_.window_from_layer ? cfg_.sliding_window : 0;
+  }
+  // The fused decode step (model_step.cpp): whether it runs this batch
+  // (float32 on the CPU, llama family, one new token per row), and the
+  // step itself (forward's result for such a batch).
+  bool step_applies(const KvCache &kv, const Batch &b) const;
+  at::Tensor step(KvCache &kv, const Batch &b) const;
 
   ModelConfig cfg_;
   LoadOptions opt_;

@@ -219,11 +219,13 @@ ModelConfig parse_hf_config(const std::string &text, const std::string &file) {
       c.mlp_bias = get_bool(root, "mlp_bias", false, file);
     }
     read_rope(c, root, file);
-    // Sliding windows: Mistral's sliding_window (null: none); Qwen2's only
-    // with use_sliding_window. A session longer than the window is refused
-    // (session.cpp): within it, the window changes nothing.
+    // Sliding windows: Mistral's sliding_window (null: none) in every layer;
+    // Qwen2's only with use_sliding_window, in the layers from
+    // max_window_layers on (as transformers' Qwen2Config sets layer_types).
     bool windowed = c.arch == "mistral" || (c.arch == "qwen2" && get_bool(root, "use_sliding_window", false, file));
     if (windowed) c.sliding_window = get_int(root, "sliding_window", 0, 0, Bounds::ctx, file, false);
+    if (windowed && c.arch == "qwen2")
+      c.window_from_layer = get_int(root, "max_window_layers", 28, 0, Bounds::layers, file, false);
   }
   if (c.n_head % c.n_head_kv != 0) bad(file, "the number of attention heads is not a multiple of the key/value heads");
   c.bos = get_int(root, "bos_token_id", -1, -1, Bounds::vocab, file, false);

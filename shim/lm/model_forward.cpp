@@ -96,7 +96,8 @@ at::Tensor Model::mlp(const LayerWeights &w, const at::Tensor &x) const {
 
 
 at::Tensor Model::attention(const LayerWeights &w, const at::Tensor &x, int64_t layer, KvCache &kv, const Batch &b,
-                            const at::Tensor &cos, const at::Tensor &sin, const at::Tensor &mask) const {
+                            const at::Tensor &cos, const at::Tensor &sin, const at::Tensor &mask,
+                            int64_t window) const {
   const ModelConfig &c = cfg_;
   const int64_t B = x.size(0), T = x.size(1), H = c.n_head, Hkv = c.n_head_kv, D = c.head_dim, G = H / Hkv;
   at::Tensor qkv = forward_detail::linear(x, w.wqkv, w.bqkv);  // [B, T, (H + 2 Hkv) D]
@@ -126,6 +127,12 @@ at::Tensor Model::attention(const LayerWeights &w, const at::Tensor &x, int64_t 
     keys = kc.narrow(2, 0, L).index_select(0, idx);
     vals = vc.narrow(2, 0, L).index_select(0, idx);
   }
+  // One token of one sequence has no mask: a sliding window is the last
+  // `window` keys (the mask holds it otherwise).
+  if (window > 0 && !mask.defined() && L > window) {
+    keys = keys.narrow(2, L - window, window);
+    vals = vals.narrow(2, L - window, window);
+  }
   // Query heads grouped by their key head: [B, Hkv, G*T, D].
   at::Tensor qg = q.view({B, T, Hkv, G, D}).permute({0, 2, 3, 1, 4}).reshape({B, Hkv, G * T, D});
   at::Tensor scores = at::matmul(qg, keys.transpose(-1, -2)) * (1.0 / std::sqrt(double(D)));  // [B, Hkv, G*T, L]
@@ -137,6 +144,7 @@ at::Tensor Model::attention(const LayerWeights &w, const at::Tensor &x, int64_t 
 }
 
 at::Tensor Model::forward(KvCache &kv, const Batch &b, bool all_logits) const {
+  if (step_applies(kv, b)) return step(kv, b);  // one new token per row, float32 on the CPU
   const ModelConfig &c = cfg_;
   const int64_t B = b.ids.size(0), T = b.ids.size(1);
   const auto dev = opt_.device;
@@ -158,19 +166,26 @@ at::Tensor Model::forward(KvCache &kv, const Batch &b, bool all_logits) const {
     sin = kv.sin.index_select(0, pos).view({B, T, 1, c.head_dim});
   }
   // The mask [B, 1, 1, T, L] (additive): key j is visible to row i's token
-  // t when j <= past[i] + t. None for one token of one sequence.
-  at::Tensor mask;
+  // t when j <= past[i] + t, and in a sliding window's layers when also
+  // j > past[i] + t - window (transformers' sliding_window_overlay). None
+  // for one token of one sequence.
+  at::Tensor mask, window_mask;
   if (T > 1 || B > 1) {
     at::Tensor j = at::arange(L, i64).to(dev).view({1, 1, L});
     at::Tensor limit = pos.view({B, T, 1});
-    at::Tensor visible = j <= limit;  // [B, T, L]
-    mask = at::zeros({B, T, L}, at::TensorOptions().dtype(opt_.dtype).device(dev))
-               .masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity())
-               .view({B, 1, 1, T, L});
+    auto additive = [&](const at::Tensor &visible) {  // visible: [B, T, L]
+      return at::zeros({B, T, L}, at::TensorOptions().dtype(opt_.dtype).device(dev))
+          .masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity())
+          .view({B, 1, 1, T, L});
+    };
+    at::Tensor visible = j <= limit;
+    mask = additive(visible);
+    if (c.sliding_window > 0) window_mask = additive(visible.logical_and(j > limit - c.sliding_window));
   }
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights &w = w_.layers[size_t(l)];
-    h = h + attention(w, norm(h, w.norm1_w, w.norm1_b), l, kv, b, cos, sin, mask);
+    const int64_t window = layer_window(l);
+    h = h + attention(w, norm(h, w.norm1_w, w.norm1_b), l, kv, b, cos, sin, window > 0 ? window_mask : mask, window);
     h = h + mlp(w, norm(h, w.norm2_w, w.norm2_b));
   }
   // Only the positions asked for go through the final norm and the head.

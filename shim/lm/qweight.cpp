@@ -368,6 +368,16 @@ at::Tensor qweight_embedding(const QWeight &w, const at::Tensor &ids) {
   return out.view(shape);
 }
 
+void qweight_linear_into(const std::vector<QWeight> &parts, const float *x, int64_t M, float *y) {
+  int64_t N = 0;
+  for (const QWeight &p : parts) N += p.rows;
+  int64_t col = 0;
+  for (const QWeight &p : parts) {
+    qd::product(p, x, M, y, N, col);
+    col += p.rows;
+  }
+}
+
 at::Tensor qweight_linear(const at::Tensor &x_in, const std::vector<QWeight> &parts) {
   if (parts.empty()) qd::bad("no matrix");
   const int64_t K = parts[0].cols;
@@ -382,12 +392,7 @@ at::Tensor qweight_linear(const at::Tensor &x_in, const std::vector<QWeight> &pa
   at::Tensor x = x_in.to(at::kFloat).contiguous().view({-1, K});
   const int64_t M = x.size(0);
   at::Tensor y = at::empty({M, N}, at::TensorOptions().dtype(at::kFloat));
-  int64_t col = 0;
-  if (M > 0)
-    for (const QWeight &p : parts) {
-      qd::product(p, x.data_ptr<float>(), M, y.data_ptr<float>(), N, col);
-      col += p.rows;
-    }
+  if (M > 0) qweight_linear_into(parts, x.data_ptr<float>(), M, y.data_ptr<float>());
   std::vector<int64_t> shape = x_in.sizes().vec();
   shape.back() = N;
   return y.view(shape);

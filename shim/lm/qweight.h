@@ -75,6 +75,12 @@ at::Tensor qweight_embedding(const QWeight &w, const at::Tensor &ids);
 // at::mm. Split over the intra-op threads by weight rows.
 at::Tensor qweight_linear(const at::Tensor &x, const std::vector<QWeight> &parts);
 
+// qweight_linear on raw float32 rows: y [M, sum of the parts' rows] = x [M,
+// cols] times the stacked parts, transposed. The parts must already agree
+// (qweight_linear checks them; the fused decode step calls this on a
+// model's own layers, checked at load).
+void qweight_linear_into(const std::vector<QWeight> &parts, const float *x, int64_t M, float *y);
+
 // The kernels' instruction set in use: "avx512", "avx2" or "scalar".
 const char *qweight_isa();
 // From how many rows of x qweight_linear switches to the unpacked tiles

@@ -21,10 +21,6 @@ Session::Session(std::shared_ptr<const Model> m, int64_t n_ctx, int64_t n_seq) :
   if (c.arch == "gpt2" && n_ctx > c.n_ctx_train)
     fail_arg("n_ctx", std::to_string(n_ctx) + " is more than the " + std::to_string(c.n_ctx_train) +
                           " positions gpt2's position embedding has");
-  if (c.sliding_window > 0 && n_ctx > c.sliding_window)
-    fail_arg("n_ctx", std::to_string(n_ctx) + " is more than the model's sliding_window (" +
-                          std::to_string(c.sliding_window) + "), which ctorch does not implement: use n_ctx <= " +
-                          std::to_string(c.sliding_window));
   if (n_seq < 1 || n_seq > 65536) fail_arg("n_seq", std::to_string(n_seq) + " is outside [1, 65536]");
   const auto &opt = model_->options();
   // 2 (keys, values) * layers * n_seq * kv heads * n_ctx * head size elements.

@@ -3,8 +3,10 @@
  *   lm_check --prompt 1,2,3 [--new N] [--options OPTS] --out DIR MODEL...
  *     for each MODEL (after a line "model=MODEL"): writes
  *     DIR/<MODEL's last name>/prompt_logits.f32 (ctorch_lm_decode of the
- *     prompt with all_logits: [n, n_vocab] float32) and describe.json, prints
- *     "greedy=<ids>" (N argmax ids, one decode per id), then
+ *     prompt with all_logits: [n, n_vocab] float32), step_logits.f32 (the
+ *     logits of each greedy step's decode: [N - 1, n_vocab]) and
+ *     describe.json, prints "greedy=<ids>" (N argmax ids, one decode per
+ *     id), then
  *     "batch_maxdiff=<x>" (three rounds of ctorch_lm_decode_batch over
  *     three sequences of different lengths against each sequence decoded
  *     alone in another session), "fork_maxdiff=<x>" and "rewind_maxdiff=<x>"
@@ -93,7 +95,7 @@ static int64_t describe_vocab(ctorch_lm_model m, const char *out_dir) {
   int64_t v = strtoll(p + 10, NULL, 10);
   if (out_dir) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/describe.json", out_dir);
+    if ((size_t)snprintf(path, sizeof path, "%s/describe.json", out_dir) >= sizeof path) die("path too long");
     FILE *f = fopen(path, "w");
     if (!f) die("describe.json");
     fputs(js, f);
@@ -201,20 +203,25 @@ static void run_model(const char *model, const char *options, const char *out, c
   OK(ctorch_lm_session_new(&s, m, (int64_t)np + n_new + 1, 4));
   float *all = decode(s, 0, p, np, 1);
   char path[4096];
-  snprintf(path, sizeof path, "%s/prompt_logits.f32", out);
+  if ((size_t)snprintf(path, sizeof path, "%s/prompt_logits.f32", out) >= sizeof path) die("path too long");
   FILE *f = fopen(path, "wb");
   if (!f || fwrite(all, sizeof(float) * (size_t)n_vocab, np, f) != np) die("prompt_logits.f32");
   fclose(f);
+  if ((size_t)snprintf(path, sizeof path, "%s/step_logits.f32", out) >= sizeof path) die("path too long");
+  FILE *steps = fopen(path, "wb");
+  if (!steps) die("step_logits.f32");
   printf("greedy=");
   int64_t next = argmax(all + (np - 1) * (size_t)n_vocab);
   for (int64_t i = 0; i < n_new; ++i) {
     printf(i ? ",%lld" : "%lld", (long long)next);
     if (i + 1 < n_new) {
       float *row = decode(s, 0, &next, 1, 0);
+      if (fwrite(row, sizeof(float), (size_t)n_vocab, steps) != (size_t)n_vocab) die("step_logits.f32");
       next = argmax(row);
       free(row);
     }
   }
+  fclose(steps);
   printf("\n");
 
   /* Fork at 5 and rewind to 4: the prompt's remaining logits again. */

@@ -9,8 +9,11 @@ generation_config.json):
   llama3   Llama 3 style: rope_type "llama3" (factor 8, its original context
            16 so that the three frequency bands each hold some of the 8
            frequencies), RoPE base 500000, tied head, attention and MLP biases;
-  mistral  sliding_window null, rope_type "linear" (factor 2);
+  mistral  a sliding window of 6 positions (shorter than the prompt),
+           rope_type "linear" (factor 2);
   qwen2    q/k/v biases, tied head;
+  qwen2_window  qwen2 with use_sliding_window: a window of 5 in the layers
+           from max_window_layers (1) on, the whole context before;
   gpt2     LayerNorm, learned positions, Conv1D weights, tied head.
 
 Every parameter is drawn again after construction (norm weights around 1,
@@ -40,7 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from optional_deps import need  # noqa: E402
 
 VOCAB, WIDTH, LAYERS, HEADS, KV_HEADS, FF, POSITIONS = 512, 64, 2, 4, 2, 128, 128
-NAMES = ("llama", "llama3", "mistral", "qwen2", "gpt2")
+NAMES = ("llama", "llama3", "mistral", "qwen2", "qwen2_window", "gpt2")
 
 
 def _rope(cls, theta, scaling):
@@ -71,10 +74,11 @@ def config(name):
         return tf.LlamaConfig(**common, tie_word_embeddings=True, attention_bias=True, mlp_bias=True,
                               rms_norm_eps=1e-5, **_rope(tf.LlamaConfig, 500000.0, scaling))
     if name == "mistral":
-        return tf.MistralConfig(**common, sliding_window=None, tie_word_embeddings=False, rms_norm_eps=1e-6,
+        return tf.MistralConfig(**common, sliding_window=6, tie_word_embeddings=False, rms_norm_eps=1e-6,
                                 **_rope(tf.MistralConfig, 10000.0, {"rope_type": "linear", "factor": 2.0}))
-    if name == "qwen2":
-        return tf.Qwen2Config(**common, tie_word_embeddings=True, rms_norm_eps=1e-6,
+    if name in ("qwen2", "qwen2_window"):
+        window = dict(use_sliding_window=True, sliding_window=5, max_window_layers=1) if name == "qwen2_window" else {}
+        return tf.Qwen2Config(**common, tie_word_embeddings=True, rms_norm_eps=1e-6, **window,
                               **_rope(tf.Qwen2Config, 1000000.0, None))
     if name == "gpt2":
         return tf.GPT2Config(vocab_size=VOCAB, n_embd=WIDTH, n_layer=LAYERS, n_head=HEADS, n_positions=POSITIONS,
@@ -89,7 +93,7 @@ def build(name, seed=0):
     torch.manual_seed(seed)
     cfg = config(name)
     cls = {"llama": tf.LlamaForCausalLM, "llama3": tf.LlamaForCausalLM, "mistral": tf.MistralForCausalLM,
-           "qwen2": tf.Qwen2ForCausalLM, "gpt2": tf.GPT2LMHeadModel}[name]
+           "qwen2": tf.Qwen2ForCausalLM, "qwen2_window": tf.Qwen2ForCausalLM, "gpt2": tf.GPT2LMHeadModel}[name]
     model = cls(cfg).eval()
     g = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
