@@ -97,7 +97,9 @@ public final class Torch extends TorchFunctions {
      * its carrier while a native frame is on its stack). State libtorch keeps per OS thread and
      * that a {@link CApi} call begins (an autocast or stream scope, the profiler) may then be
      * begun and ended inside body on a virtual thread. A platform thread runs body directly.
-     * A blocking call inside body holds the carrier for that long, as a native call does.
+     * A blocking call inside body holds the carrier for that long, as a native call does; a body
+     * should not wait for another virtual thread (a lock it holds, a queue it fills), which may
+     * find every carrier pinned and never run.
      *
      * @param <T> the result's type
      * @param body the code to run
