@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/internal.h"
+#include "core/utf8.h"
 #include "lm/gguf.h"
 #include "lm/tokenizer.h"
 #include "lm/vocab.h"
@@ -220,7 +221,9 @@ bool check_gguf_vocab(const std::string &dir) {
 // the ids of every text in the four modes (add_special, parse_special),
 // the decode of llama.cpp's ids beside the pieces llama.cpp gives for them
 // (special tokens shown and left out), and the round trip of the plain ids
-// (owed where llama.cpp's own decode round-trips).
+// (owed where llama.cpp's own decode round-trips); and the decodes of random
+// id sequences, where llama.cpp's bytes are UTF-8 (ctorch's decode replaces
+// bytes that are not, as transformers' does).
 // Prints a line a vocabulary, and the same figures as "RESULT {json}".
 bool check_llamacpp(const std::string &dir, const std::string &name) {
   auto t0 = std::chrono::steady_clock::now();
@@ -236,12 +239,24 @@ bool check_llamacpp(const std::string &dir, const std::string &name) {
   }
   static const char *const kModes[] = {"encode", "encode(add_special)", "encode(parse_special=0)",
                                        "encode(add_special, parse_special=0)", "decode", "decode(skip_special)"};
-  size_t bad[6] = {0, 0, 0, 0, 0, 0};
+  size_t bad[8] = {0, 0, 0, 0, 0, 0, 0, 0}, n_random_utf8[2] = {0, 0};
   Counts c;
   std::ifstream ref(dir + "/" + name + ".llama");
   std::string line;
   while (std::getline(ref, line)) {
     std::vector<std::string> f = fields(line);
+    if (f[0] == "R" && f.size() == 4) {  // random ids: decodes compared where llama.cpp's bytes are UTF-8
+      ++c.randoms;
+      std::vector<int64_t> ids = parse_ids(f[1]);
+      for (int m = 0; m < 2; ++m) {
+        std::string want = unhex(f[2 + m]);
+        if (!ctorch::valid_utf8(want.data(), want.size(), nullptr)) continue;
+        ++n_random_utf8[m];
+        std::string d = tok->decode(ids.data(), ids.size(), m == 1);
+        if (d != want) ++bad[6 + m], complain(c, name, std::string(kModes[4 + m]) + " of random ids " + show(ids), "", d, want);
+      }
+      continue;
+    }
     if (f[0] != "T" || f.size() != 9) {
       std::printf("FAIL %s: a malformed line in %s.llama\n", name.c_str(), name.c_str());
       return false;
@@ -273,12 +288,14 @@ bool check_llamacpp(const std::string &dir, const std::string &name) {
   bool ok = c.bad == 0 && c.texts >= 10000;
   std::printf("%s %s (%s): %zu texts; mismatches with llama.cpp:", ok ? "ok" : "FAIL", name.c_str(), kind.c_str(), c.texts);
   for (int m = 0; m < 6; ++m) std::printf("%s %s %zu", m ? "," : "", kModes[m], bad[m]);
-  std::printf("; round trip %zu/%zu (llama.cpp's own: %zu); %.0f ms\n", c.roundtrip, c.texts, c.ref_roundtrip, ms);
+  std::printf("; round trip %zu/%zu (llama.cpp's own: %zu); random ids: decode %zu of %zu, decode(skip_special) %zu of %zu; %.0f ms\n",
+              c.roundtrip, c.texts, c.ref_roundtrip, bad[6], n_random_utf8[0], bad[7], n_random_utf8[1], ms);
   std::printf("RESULT {\"name\": \"%s\", \"kind\": \"%s\", \"texts\": %zu, \"encode\": %zu, \"encode_add\": %zu, "
               "\"encode_plain\": %zu, \"encode_add_plain\": %zu, \"decode\": %zu, \"decode_skip\": %zu, "
-              "\"roundtrip\": %zu, \"ref_roundtrip\": %zu}\n",
+              "\"roundtrip\": %zu, \"ref_roundtrip\": %zu, \"random\": %zu, \"random_decode\": %zu, "
+              "\"random_decode_skip\": %zu, \"random_utf8\": %zu, \"random_utf8_skip\": %zu}\n",
               name.c_str(), kind.c_str(), c.texts, bad[0], bad[1], bad[2], bad[3], bad[4], bad[5], c.roundtrip,
-              c.ref_roundtrip);
+              c.ref_roundtrip, c.randoms, bad[6], bad[7], n_random_utf8[0], n_random_utf8[1]);
   return ok;
 }
 

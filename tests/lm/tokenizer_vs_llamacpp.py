@@ -39,7 +39,9 @@ one's leading space stripped where the vocabulary adds a space prefix:
 llama_detokenize(remove_special=false, unparse_special=special) without its
 clean-up of spaces before punctuation (llama.cpp's
 clean_up_tokenization_spaces, which the vocabularies of "gpt-2", "llama-bpe"
-and "default" turn on), which would break the round trip. The last field
+and "default" turn on), which would break the round trip. and, for 400 random id sequences (a fifth of the ids special),
+  R  ids  pieces(ids, special=1)  pieces(ids, special=0)
+The last field of a T line
 says which texts llama.cpp itself round-trips: a SentencePiece vocabulary
 puts a space after each added token, user-defined ones too, so a text with
 one does not come back.
@@ -49,6 +51,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import random
 import subprocess
 import sys
 import time
@@ -57,6 +60,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))  # tests/optional_deps.py, ref_cache.py
 VERSION = "1"
+RANDOM_SEQUENCES = 400
+ATTR_SPECIAL = 1 << 1 | 1 << 3 | 1 << 4  # llama_token_attr: unknown, control, user-defined
 # Added tokens that overlap (the right one longer), put into sp_llama and
 # llama3_bpe, and texts that hold them, added to the corpus: llama.cpp
 # matches added tokens longest first, tokenizers leftmost first.
@@ -184,6 +189,13 @@ def llama_side(d):
                 f.write("\t".join(["T", b.hex()] + [" ".join(map(str, x)) for x in ids] +
                                   [pieces(ids[0], True).hex(), pieces(ids[0], False).hex(),
                                    pieces(ids[2], True).hex()]) + "\n")
+            rng = random.Random(7)
+            n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
+            special = [i for i in range(n_vocab) if llama_cpp.llama_vocab_get_attr(vocab, i) & ATTR_SPECIAL]
+            for _ in range(RANDOM_SEQUENCES):
+                ids = [rng.choice(special) if special and rng.random() < 0.2 else rng.randrange(n_vocab)
+                       for _ in range(rng.randint(1, 12))]
+                f.write("\t".join(["R", " ".join(map(str, ids)), pieces(ids, True).hex(), pieces(ids, False).hex()]) + "\n")
         os.replace(os.path.join(d, name + ".llama.tmp"), os.path.join(d, name + ".llama"))
         del llm
 
@@ -264,7 +276,7 @@ def record(path, out, version, n_texts):
             rows.append(json.loads(line[len("RESULT "):]))
     cols = ["vocabulary", "GGUF model / pre", "texts", "encode", "encode add_special", "encode parse_special=0",
             "encode add_special parse_special=0", "decode", "decode skip_special", "round trip",
-            "llama.cpp round trip"]
+            "llama.cpp round trip", "random ids: decode", "random ids: decode skip_special"]
     flags = ""
     try:
         for ln in open("/proc/cpuinfo"):
@@ -294,12 +306,16 @@ def record(path, out, version, n_texts):
             "corpus": "%d texts: tests/lm/tok_corpus.py's (code, prose in twelve scripts, emoji, combining marks, "
                       "whitespace runs, special-token look-alikes) and %d holding added tokens that overlap"
                       % (n_texts, len(OVERLAP_TEXTS)),
-            "figures": [{"caption": "Mismatches with llama.cpp per vocabulary and mode (texts whose ids or decoded "
-                                    "bytes differ); texts whose plain ids decode back byte for byte, in ctorch and in llama.cpp.",
+            "figures": [{"caption": "Mismatches with llama.cpp per vocabulary and mode (texts whose ids or "
+                                    "decoded bytes differ); texts whose plain ids decode back byte for byte, in "
+                                    "ctorch and in llama.cpp; mismatches in the decodes of 400 random id "
+                                    "sequences, of those llama.cpp decodes to UTF-8.",
                          "columns": cols,
                          "rows": [[r["name"], r["kind"], r["texts"], r["encode"], r["encode_add"], r["encode_plain"],
                                    r["encode_add_plain"], r["decode"], r["decode_skip"],
-                                   "%d/%d" % (r["roundtrip"], r["texts"]), "%d/%d" % (r["ref_roundtrip"], r["texts"])]
+                                   "%d/%d" % (r["roundtrip"], r["texts"]), "%d/%d" % (r["ref_roundtrip"], r["texts"]),
+                                   "%d of %d" % (r["random_decode"], r["random_utf8"]),
+                                   "%d of %d" % (r["random_decode_skip"], r["random_utf8_skip"])]
                                   for r in rows]}],
         }],
     }
