@@ -34,6 +34,11 @@ async function main() {
     throw e;
   }
   assert.strictEqual(model.info.architecture, 'llama');
+  // weights: reaches the C options: the GGUF's matrices packed (the default) or dequantised.
+  const deq = lm.Model.load(path, { weights: 'dequantize' });
+  assert.ok(model.info.report.some((r) => r.includes('kept packed')), `${model.info.report}`);
+  assert.ok(!deq.info.report.some((r) => r.includes('kept packed')), `${deq.info.report}`);
+  deq.dispose();
   assert.throws(() => model.generate('x', { maxToken: 3 }), /unknown option 'maxToken'/);
 
   const text = 'Hello, world! Ça va? 1234  spaces\tand tabs';

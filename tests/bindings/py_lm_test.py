@@ -45,6 +45,11 @@ except ctorch.CtorchError as e:
 
 info = model.info
 expect(info["architecture"] == "llama" and info["source"] == "gguf", f"describe: {info}")
+# weights= reaches the C options: the GGUF's matrices packed (the default) or dequantised.
+deq = lm.Model.load(path, weights="dequantize")
+expect(any("kept packed" in r for r in info["report"]), f"the default load's report: {info['report']}")
+expect(not any("kept packed" in r for r in deq.info["report"]), f"weights=dequantize's report: {deq.info['report']}")
+deq.close()
 
 # Tokenize and detokenize.
 text = "Hello, world! Ça va? 1234  spaces\tand tabs"

@@ -6,7 +6,7 @@
 //! same text as one alone; bad input is an Err naming the C function.
 //! Exit 77 (skipped) without the model (tests/bindings/lm_model.py sets
 //! CTORCH_LM_MODEL) or while the library does not implement ctorch_lm_load.
-use ctorch::lm::{GenerateOptions, Message, Model, SamplerOptions};
+use ctorch::lm::{GenerateOptions, LoadOptions, Message, Model, SamplerOptions};
 
 fn check(ok: bool, what: &str, failures: &mut u32) {
     if !ok {
@@ -77,6 +77,10 @@ fn main() -> ctorch::Result<()> {
     let e = model.detokenize(&[1 << 40], false).err();
     check(e.is_some_and(|e| e.message.contains("ctorch_lm_detokenize")), "an id outside the vocabulary", &mut failures);
     check(Model::load("/nonexistent/model.gguf").is_err(), "a missing file", &mut failures);
+    // weights reaches the C options: the GGUF's matrices packed (the default) or dequantised.
+    let deq = Model::load_with(&path, &LoadOptions { weights: Some("dequantize".into()), ..Default::default() })?;
+    check(model.describe()?.contains("kept packed") && !deq.describe()?.contains("kept packed"),
+          "weights=dequantize in the load report", &mut failures);
     println!("ctorch::lm: {}", if failures == 0 { "all checks passed".to_string() } else { format!("{failures} failed") });
     std::process::exit(if failures == 0 { 0 } else { 1 });
 }

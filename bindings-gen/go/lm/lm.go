@@ -39,6 +39,11 @@ type Message struct {
 type LoadOptions struct {
 	DType  string // "float32" (default), "bfloat16", "float16"
 	Device string // "cpu" (default), "cuda", "cuda:N"
+	// Weights: "packed" (a GGUF file's quantised matrices multiplied as
+	// they are on the CPU, the default) or "dequantize".
+	Weights string
+	// Quantize: "q8_0", "q4_0" or "q4_1" packs float matrices as they load (CPU).
+	Quantize string
 	// RandomSeed >= 0 with Random: weights drawn from the configuration (for speed measurements).
 	Random     bool
 	RandomSeed int64
@@ -110,7 +115,7 @@ func Load(path string, opts *LoadOptions) (*Model, error) {
 	if opts != nil {
 		o = *opts
 	}
-	kv := []string{"dtype", o.DType, "device", o.Device}
+	kv := []string{"dtype", o.DType, "device", o.Device, "weights", o.Weights, "quantize", o.Quantize}
 	if o.Random {
 		kv = append(kv, "init", "random", "seed", strconv.FormatInt(o.RandomSeed, 10))
 	}

@@ -162,3 +162,31 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("an id outside the vocabulary: %v", err)
 	}
 }
+
+// Weights reaches the C options: a GGUF file's matrices packed (the
+// default) or dequantised, as the load report says.
+func TestLoadWeights(t *testing.T) {
+	m := loadOrSkip(t)
+	defer m.Free()
+	deq, err := Load(os.Getenv("CTORCH_LM_MODEL"), &LoadOptions{Weights: "dequantize"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer deq.Free()
+	packed := func(m *Model) bool {
+		info, err := m.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, _ := info["report"].([]any)
+		for _, r := range report {
+			if s, _ := r.(string); strings.Contains(s, "kept packed") {
+				return true
+			}
+		}
+		return false
+	}
+	if !packed(m) || packed(deq) {
+		t.Fatalf("load reports: default %v, weights=dequantize %v", packed(m), packed(deq))
+	}
+}

@@ -97,6 +97,11 @@ pub struct LoadOptions {
     pub dtype: Option<String>,
     /// "cpu", "cuda" or "cuda:N".
     pub device: Option<String>,
+    /// "packed" (a GGUF file's quantised matrices multiplied as they are on
+    /// the CPU, the default) or "dequantize".
+    pub weights: Option<String>,
+    /// "q8_0", "q4_0" or "q4_1": float matrices packed as they load (CPU).
+    pub quantize: Option<String>,
     /// Weights drawn from the configuration with this seed instead of read (for speed measurements).
     pub random_init: Option<u64>,
 }
@@ -160,9 +165,10 @@ impl Model {
     /// Loads a folder as save_pretrained writes it, or a GGUF file, in float32 on the CPU.
     pub fn load(path: &str) -> Result<Model> { Model::load_with(path, &LoadOptions::default()) }
 
-    /// Loads with the dtype, device or random weights `o` gives.
+    /// Loads with the dtype, device, weights, quantisation or random weights `o` gives.
     pub fn load_with(path: &str, o: &LoadOptions) -> Result<Model> {
         let text = options_text(&[("dtype", o.dtype.clone()), ("device", o.device.clone()),
+                                  ("weights", o.weights.clone()), ("quantize", o.quantize.clone()),
                                   ("init", o.random_init.map(|_| "random".to_string())),
                                   ("seed", o.random_init.map(|s| s.to_string()))])?;
         Ok(Model { m: capi::lm_load(path, text.as_deref())? })
