@@ -186,7 +186,7 @@ class Impl final : public Tokenizer {
       if (id < 0 || id >= t_.n_vocab)
         throw StatusError(CTORCH_INVALID_ARGUMENT, "id " + std::to_string(id) + " (at " + std::to_string(i) +
                                           ") is outside the vocabulary [0, " + std::to_string(t_.n_vocab) + ")");
-      if (skip_special && is_special(id)) {
+      if ((skip_special && is_special(id)) || (size_t(id) < t_.unrendered.size() && t_.unrendered[id])) {
         first_skipped = first_skipped || i == 0;
         continue;
       }

@@ -128,6 +128,10 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_vocab(const VocabSpec &v, const
     if (v.tokens[i].size() > kMaxTokenBytes) fail_file(file, "token " + std::to_string(i) + " is longer than " + std::to_string(kMaxTokenBytes) + " bytes");
     s.ids[v.tokens[i]] = int64_t(i);  // a repeated text names its last id, as in llama.cpp
     int32_t type = types[i];
+    if (type == 0 || type == 5) {  // undefined, unused: llama.cpp's decode gives nothing for them
+      if (s.unrendered.empty()) s.unrendered.resize(n);
+      s.unrendered[i] = true;
+    }
     // Control (3) and unknown (2) tokens are special; user-defined ones (4)
     // are matched in the text even when special tokens are not. All are
     // matched longest first, as llama.cpp does.

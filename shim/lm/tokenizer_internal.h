@@ -115,6 +115,9 @@ struct TokSpec {
   // first, at every place it occurs in what is still text (llama.cpp).
   std::vector<Added> added;
   bool added_longest_first = false;
+  // Ids a decode leaves out whatever skip_special says (GGUF's unused and
+  // undefined tokens, which llama.cpp renders as nothing); empty: none.
+  std::vector<bool> unrendered;
   std::unordered_map<int64_t, size_t> added_by_id;  // id -> index in `added`
   std::vector<NormStep> norm;
   std::vector<PreStep> pre;

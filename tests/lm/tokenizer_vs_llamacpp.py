@@ -25,7 +25,9 @@ reads before it; no tensors):
   llama3_bpe  tokenizer_ref.py's llama3_bl, pre "llama-bpe" (its <|tool|>
               and foo_bar user-defined, [MASK] control)
 sp_llama and llama3_bpe also hold two user-defined tokens that overlap
-(OVERLAPPING), and the corpus texts that hold them (OVERLAP_TEXTS).
+(OVERLAPPING), and the corpus texts that hold them (OVERLAP_TEXTS), and two
+unused tokens (type 5, as convert_hf_to_gguf.py fills the holes in a
+vocabulary's ids).
   qwen2_bpe   qwen2_bl, pre "qwen2"
   gpt2_bpe    gpt2_bl, pre "gpt-2"
   default_bpe gpt2_bl, pre "default"
@@ -39,7 +41,7 @@ one's leading space stripped where the vocabulary adds a space prefix:
 llama_detokenize(remove_special=false, unparse_special=special) without its
 clean-up of spaces before punctuation (llama.cpp's
 clean_up_tokenization_spaces, which the vocabularies of "gpt-2", "llama-bpe"
-and "default" turn on), which would break the round trip. and, for 400 random id sequences (a fifth of the ids special),
+and "default" turn on), which would break the round trip. and, for 400 random id sequences (a fifth of the ids neither normal nor byte tokens),
   R  ids  pieces(ids, special=1)  pieces(ids, special=0)
 The last field of a T line
 says which texts llama.cpp itself round-trips: a SentencePiece vocabulary
@@ -61,7 +63,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))  # tests/optional_deps.py, ref_cache.py
 VERSION = "1"
 RANDOM_SEQUENCES = 400
-ATTR_SPECIAL = 1 << 1 | 1 << 3 | 1 << 4  # llama_token_attr: unknown, control, user-defined
+# llama_token_attr: unknown, unused, control, user-defined (and undefined, 0):
+# the ids other than normal and byte ones, a fifth of the random ones.
+ATTR_OTHER = 1 << 0 | 1 << 1 | 1 << 3 | 1 << 4
 # Added tokens that overlap (the right one longer), put into sp_llama and
 # llama3_bpe, and texts that hold them, added to the corpus: llama.cpp
 # matches added tokens longest first, tokenizers leftmost first.
@@ -191,9 +195,10 @@ def llama_side(d):
                                    pieces(ids[2], True).hex()]) + "\n")
             rng = random.Random(7)
             n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
-            special = [i for i in range(n_vocab) if llama_cpp.llama_vocab_get_attr(vocab, i) & ATTR_SPECIAL]
+            attrs = [llama_cpp.llama_vocab_get_attr(vocab, i) for i in range(n_vocab)]
+            other = [i for i, a in enumerate(attrs) if not a or a & ATTR_OTHER]
             for _ in range(RANDOM_SEQUENCES):
-                ids = [rng.choice(special) if special and rng.random() < 0.2 else rng.randrange(n_vocab)
+                ids = [rng.choice(other) if other and rng.random() < 0.2 else rng.randrange(n_vocab)
                        for _ in range(rng.randint(1, 12))]
                 f.write("\t".join(["R", " ".join(map(str, ids)), pieces(ids, True).hex(), pieces(ids, False).hex()]) + "\n")
         os.replace(os.path.join(d, name + ".llama.tmp"), os.path.join(d, name + ".llama"))
@@ -217,7 +222,8 @@ def build(out, texts, gguf_path, py):
             with open(os.path.join(trained, kind, "tokenizer.json"), encoding="utf-8") as f:
                 tj = json.load(f)
             n = max(list(tj["model"]["vocab"].values()) + [t["id"] for t in tj["added_tokens"]]) + 1
-            tj["added_tokens"] += [{"id": n + i, "content": t, "special": False} for i, t in enumerate(OVERLAPPING)]
+            # (two ids left out before them: unused tokens in the GGUF file, "[PAD<id>]")
+            tj["added_tokens"] += [{"id": n + 2 + i, "content": t, "special": False} for i, t in enumerate(OVERLAPPING)]
             with open(os.path.join(trained, kind, "tokenizer.json"), "w", encoding="utf-8") as f:
                 json.dump(tj, f)
         with open(os.path.join(trained, kind, "tokenizer_config.json"), "w") as f:
