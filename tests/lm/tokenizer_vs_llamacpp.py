@@ -25,7 +25,8 @@ reads before it; no tensors):
   llama3_bpe  tokenizer_ref.py's llama3_bl, pre "llama-bpe" (its <|tool|>
               and foo_bar user-defined, [MASK] control)
 sp_llama and llama3_bpe also hold two user-defined tokens that overlap
-(OVERLAPPING), and the corpus texts that hold them (OVERLAP_TEXTS), and two
+(OVERLAPPING), and the corpus texts that hold them (OVERLAP_TEXTS) with
+others that look like vocabulary strings (EDGE_TEXTS), and two
 unused tokens (type 5, as convert_hf_to_gguf.py fills the holes in a
 vocabulary's ids).
   qwen2_bpe   qwen2_bl, pre "qwen2"
@@ -72,6 +73,10 @@ ATTR_OTHER = 1 << 0 | 1 << 1 | 1 << 3 | 1 << 4
 OVERLAPPING = ["<<tag", "tag>>>"]
 OVERLAP_TEXTS = ["<<tag>>>", "x <<tag>>> y", "<<tag>>><<tag>>>", "<<tag <<tag>>> tag>>>", "<<tag>>>tag>>>",
                  " <<tag>>>  <<tag"]
+# Texts that look like a vocabulary's own strings: SentencePiece's space
+# (U+2581), byte tokens, the unused entries, specials back to back, long runs.
+EDGE_TEXTS = ["\u2581", "a\u2581b \u2581\u2581c", " \u2581 ", "<0x41><0x0A>\n", "<s><s></s></s>", "<unk><unk>",
+              "[PAD3256][PAD5003]", " " * 40 + "x", "\t" * 20, "x" * 3000, "\u0120\u010a", "\r\n" * 8 + " y"]
 # name: (tokenizer_ref.py folder, GGUF model, pre) for the vocabularies made here.
 MADE = {
     "sp_llama": ("sp_legacy", "llama", None),
@@ -258,7 +263,7 @@ def main():
     need("tokenizers", "the vocabularies are trained with it (tokenizer_ref.py)")
     import ref_cache
     import tok_corpus
-    texts = tok_corpus.build() + OVERLAP_TEXTS
+    texts = tok_corpus.build() + OVERLAP_TEXTS + EDGE_TEXTS
     gguf_path = smollm2_gguf()
     files = [os.path.join(HERE, f) for f in ("tokenizer_vs_llamacpp.py", "tokenizer_ref.py", "tok_corpus.py",
                                              "make_gguf.py")] + ([gguf_path] if gguf_path else [])
@@ -310,8 +315,8 @@ def record(path, out, version, n_texts):
             "versions": {"llama-cpp-python": version, "gguf": importlib.metadata.version("gguf"),
                          "tokenizers": importlib.metadata.version("tokenizers"), "python": platform.python_version()},
             "corpus": "%d texts: tests/lm/tok_corpus.py's (code, prose in twelve scripts, emoji, combining marks, "
-                      "whitespace runs, special-token look-alikes) and %d holding added tokens that overlap"
-                      % (n_texts, len(OVERLAP_TEXTS)),
+                      "whitespace runs, special-token look-alikes), %d holding added tokens that overlap and %d that look "
+                      "like vocabulary strings" % (n_texts, len(OVERLAP_TEXTS), len(EDGE_TEXTS)),
             "figures": [{"caption": "Mismatches with llama.cpp per vocabulary and mode (texts whose ids or "
                                     "decoded bytes differ); texts whose plain ids decode back byte for byte, in "
                                     "ctorch and in llama.cpp; mismatches in the decodes of 400 random id "
