@@ -85,8 +85,9 @@ struct DecStep {
   std::string a, b;                      // Replace: a -> b; Strip: a (one character); Metaspace: a (replacement)
   size_t start = 0, stop = 0;            // Strip
   bool prepend = true;                   // Metaspace: strip the space the encoder prepended
-  // Strip: not where the first id is a special token left out (llama.cpp
-  // strips the space from the first id's piece only, an empty one there).
+  // Strip: not run where the first id is left out (a special token under
+  // skip_special, an unrendered one): llama.cpp takes the space off the
+  // first id's piece only, and that piece is empty.
   bool first_piece = false;
 };
 
