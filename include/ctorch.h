@@ -4212,17 +4212,19 @@ CTORCH_API void ctorch_lm_model_free(ctorch_lm_model m);
 CTORCH_API ctorch_status ctorch_lm_describe(char **out_json, ctorch_lm_model m);
 
 /**
- * Tokenizes UTF-8 `text` into a new 1-D int64 tensor of ids. add_special: add the tokenizer's own
- * specials (BOS, and EOS where the tokenizer adds one), as transformers' add_special_tokens=True;
- * parse_special: special and added tokens written in the text are single ids (transformers' default);
- * with 0 they are tokenized as plain text (llama.cpp's parse_special=false).
- * Text that is not valid UTF-8 is refused.
+ * Tokenizes UTF-8 `text` into a new 1-D int64 tensor of ids: a folder's tokenizer.json as
+ * transformers' tokenizer does, a GGUF file's vocabulary as llama.cpp's llama_tokenize does (where
+ * the two differ, docs/llm.md says how). add_special: add the tokenizer's own specials (BOS, and EOS
+ * where the tokenizer adds one), as transformers' add_special_tokens=True; parse_special: special and
+ * added tokens written in the text are single ids (transformers' default); with 0 they are tokenized
+ * as plain text (llama.cpp's parse_special=false). Text that is not valid UTF-8 is refused.
  */
 CTORCH_API ctorch_status ctorch_lm_tokenize(ctorch_tensor *out_ids, ctorch_lm_model m, const char *text,
                                             int add_special, int parse_special);
 /**
- * The text of n ids, as transformers' decode(ids, skip_special_tokens=skip_special); bytes that do not
- * form valid UTF-8 become U+FFFD, as there. An id outside the vocabulary is refused.
+ * The text of n ids, as transformers' decode(ids, skip_special_tokens=skip_special) for a folder and
+ * as llama.cpp's pieces for a GGUF file; bytes that do not form valid UTF-8 become U+FFFD. An id
+ * outside the vocabulary is refused.
  */
 CTORCH_API ctorch_status ctorch_lm_detokenize(char **out_text, ctorch_lm_model m, const int64_t *ids, size_t n,
                                               int skip_special);

@@ -158,9 +158,11 @@ class GgufFile {
   // if tokenizer.ggml.model or tokenizer.ggml.tokens is absent, if scores or
   // token_type do not have one entry per token (or a type outside 0..6), or
   // a special-token id lies outside the vocabulary. Absent keys take
-  // llama.cpp's defaults: pre "default"; add_bos and add_space_prefix true
-  // for model "llama" (SentencePiece), false otherwise; add_eos false; no
-  // special ids (-1); no scores, types or merges (empty).
+  // llama.cpp's defaults: pre "default"; add_space_prefix true for model
+  // "llama" (SentencePiece); add_bos true for "llama" and for the
+  // pre-tokenizers llama.cpp adds BOS for (llama-bpe's group, tekken,
+  // chameleon), false otherwise; add_eos false; no special ids (-1); no
+  // scores, types or merges (empty).
   VocabSpec vocab() const;
 
   struct Impl;
