@@ -1,13 +1,20 @@
-"""C (ctorch) and Python (torch.distributed, Gloo) ranks in one process group.
+"""C (ctorch) and Python ranks in one process group: Python ranks of
+torch.distributed and of ctorch's Python binding (ctorch.distributed, which
+takes torch.distributed's names: sequence() below runs unchanged on both,
+with ctorch's tensors in place of torch's).
 
 Run with the Python whose torch is the libtorch ctorch was built against
-(CMake's CTORCH_TORCH_PYTHON):
+(CMake's CTORCH_TORCH_PYTHON), with the binding on PYTHONPATH:
     interop.py PATH/TO/dist_peer           run every scenario, exit 0 if all pass
-    interop.py worker MODE RANK SIZE PORT  one Python rank (used by the above)
+    interop.py worker MODE RANK SIZE PORT  one torch rank (used by the above)
+    interop.py binding-env                 one binding rank from the environment
+                                           torchrun sets (dist_torchrun_python_binding)
 
 Each scenario starts C ranks (dist_peer) and Python ranks on 127.0.0.1 with a
 fresh port; all issue the same collectives (see dist_peer.c) and check every
-result. Every process is bounded by a watchdog.
+result. Every process is bounded by a watchdog. Where CTORCH_BINDING_SKIP is
+set (the sanitizer build: a Python without the sanitizer's runtime cannot load
+its library) the binding's scenarios are left out, saying so.
 
 The Python ranks are children forked from this interpreter, which imports
 torch once, before any of them (a rank of its own interpreter imported torch
@@ -82,16 +89,22 @@ def sequence(dist, torch, rank, size):
     dist.barrier()
 
 
-def worker(mode, rank, size, port):
+def worker(mode, rank, size, port, binding=False):
     # Python's default Gloo device resolves the host name; keep it on loopback.
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
-    import torch
-    import torch.distributed as dist
+    if binding:
+        import ctorch as torch
+        import ctorch.distributed as dist
+    else:
+        import torch
+        import torch.distributed as dist
 
     timeout = timedelta(seconds=60)
     if mode == "env":
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(size))
         dist.init_process_group("gloo", init_method="env://", timeout=timeout)
+    elif mode == "torchrun":  # the environment is torchrun's
+        dist.init_process_group("gloo", timeout=timeout)
     elif mode == "store":
         store = dist.TCPStore("127.0.0.1", port, size, rank == 0, timeout)
         dist.init_process_group("gloo", store=store, rank=rank, world_size=size, timeout=timeout)
@@ -100,7 +113,7 @@ def worker(mode, rank, size, port):
     assert dist.get_rank() == rank and dist.get_world_size() == size
     sequence(dist, torch, rank, size)
     dist.destroy_process_group()
-    print(f"Python rank {rank} of {size}: all collectives matched", flush=True)
+    print(f"{'ctorch binding' if binding else 'Python'} rank {rank} of {size}: all collectives matched", flush=True)
 
 
 class Forked:
@@ -148,7 +161,7 @@ class Forked:
         return self.returncode
 
 
-def scenario(peer, name, mode, size, c_ranks, extra_env=None):
+def scenario(peer, name, mode, size, c_ranks, extra_env=None, binding_ranks=()):
     port = free_port()
     procs = []
     for rank in range(size):
@@ -164,7 +177,7 @@ def scenario(peer, name, mode, size, c_ranks, extra_env=None):
                 cmd = [peer, "store", "127.0.0.1", str(port), str(rank), str(size), "1" if rank == 0 else "0"]
             procs.append((rank, subprocess.Popen(cmd, env=env)))
         else:
-            procs.append((rank, Forked(env, mode, rank, size, port)))
+            procs.append((rank, Forked(env, mode, rank, size, port, rank in binding_ranks)))
     deadline = time.monotonic() + WATCHDOG_S
     codes = {}
     while len(codes) < len(procs):
@@ -179,7 +192,7 @@ def scenario(peer, name, mode, size, c_ranks, extra_env=None):
                     codes[rank] = p.wait()
         time.sleep(0.05)
     ok = all(c == 0 for c in codes.values())
-    kinds = ", ".join(f"{r}:{'C' if r in c_ranks else 'Py'}" for r in range(size))
+    kinds = ", ".join(f"{r}:{'C' if r in c_ranks else 'ctorch-Py' if r in binding_ranks else 'Py'}" for r in range(size))
     print(f"{'PASS' if ok else 'FAIL'}: {name} ({mode}; ranks {kinds}; exit codes {codes})", flush=True)
     return ok
 
@@ -187,6 +200,9 @@ def scenario(peer, name, mode, size, c_ranks, extra_env=None):
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "worker":
         worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+        return 0
+    if len(sys.argv) == 2 and sys.argv[1] == "binding-env":
+        worker("torchrun", int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), None, binding=True)
         return 0
     if len(sys.argv) != 2:
         print(__doc__)
@@ -204,6 +220,14 @@ def main():
         scenario(peer, "C master, Python worker, env://, TORCH_DIST_INIT_BARRIER=1", "env", 2, {0},
                  {"TORCH_DIST_INIT_BARRIER": "1"}),
     ]
+    if os.environ.get("CTORCH_BINDING_SKIP"):
+        print(f"skipped: the ctorch binding's ranks ({os.environ['CTORCH_BINDING_SKIP']})", flush=True)
+    else:
+        results += [
+            scenario(peer, "C master, torch and ctorch-binding workers, env://", "env", 3, {0}, binding_ranks={2}),
+            scenario(peer, "ctorch-binding TCPStore master, C and torch clients", "store", 3, {1},
+                     binding_ranks={0}),
+        ]
     return 0 if all(results) else 1
 
 
