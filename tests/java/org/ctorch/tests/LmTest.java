@@ -2,6 +2,7 @@ package org.ctorch.tests;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -50,6 +51,17 @@ class LmTest {
         Message m = Message.user("a \"quoted\"\nline\u0001");
         assertEquals("user", m.role());
         assertThrows(IllegalArgumentException.class, () -> new Message(null, "x"));
+    }
+
+    @Test
+    void loadOptionsReachTheLoader() {
+        try (Model packed = loadOrSkip();
+             Model deq = Model.load(System.getenv("CTORCH_LM_MODEL"), null, null, "dequantize", null)) {
+            // A GGUF file's matrices stay packed by default; weights=dequantize turns them into floats.
+            assertTrue(packed.describe().contains("kept packed"), packed.describe());
+            assertFalse(deq.describe().contains("kept packed"), deq.describe());
+        }
+        assertThrows(IllegalArgumentException.class, () -> Model.load("x.gguf", null, null, "a,b", null));
     }
 
     @Test

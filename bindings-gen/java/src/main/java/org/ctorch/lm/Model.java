@@ -24,8 +24,19 @@ public final class Model implements AutoCloseable {
      * "cuda:N"); null for the default.
      */
     public static Model load(String path, String dtype, String device) {
+        return load(path, dtype, device, null, null);
+    }
+
+    /**
+     * Loads with a dtype and a device (as above), weights ("packed": a GGUF file's quantised
+     * matrices multiplied as they are on the CPU, the default; "dequantize": turned into floats
+     * as they load) and quantize ("q8_0", "q4_0", "q4_1": float matrices packed as they load,
+     * on the CPU); null for the default.
+     */
+    public static Model load(String path, String dtype, String device, String weights, String quantize) {
         StringBuilder o = new StringBuilder();
-        for (String[] kv : new String[][] {{"dtype", dtype}, {"device", device}}) {
+        String[][] options = {{"dtype", dtype}, {"device", device}, {"weights", weights}, {"quantize", quantize}};
+        for (String[] kv : options) {
             if (kv[1] != null) {
                 if (kv[1].contains(",") || kv[1].contains("=")) {
                     throw new IllegalArgumentException("Model.load: " + kv[0] + " may not contain ',' or '='");
