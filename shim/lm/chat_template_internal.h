@@ -155,6 +155,7 @@ NodePtr parse_template(const std::string &text, const std::string &source, const
 // Python-compatible helpers shared by the evaluator and the built-ins.
 std::string py_str(const Value &v);          // str(v)
 std::string py_repr(const Value &v);         // repr(v)
+std::string py_ascii(const Value &v);        // ascii(v): repr with non-ASCII escaped
 bool truthy(const Value &v);
 bool values_equal(const Value &a, const Value &b);
 std::string type_name(const Value &v);

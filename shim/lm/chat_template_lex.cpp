@@ -275,7 +275,12 @@ class Lexer {
         for (const char *t : two)
           if (src_.compare(p, 2, t) == 0) op = t;
         if (op.empty()) {
-          if (!strchr("+-*/%~<>=()[]{},.:|", c)) syntax_error(source_, line_, std::string("unexpected character '") + c + "'");
+          if (c == 0 || !strchr("+-*/%~<>=()[]{},.:|", c)) {
+            // the whole character in the message (the text is valid UTF-8)
+            size_t n = 1;
+            while (p + n < src_.size() && (static_cast<unsigned char>(src_[p + n]) & 0xC0) == 0x80) n++;
+            syntax_error(source_, line_, "unexpected character '" + src_.substr(p, n) + "'");
+          }
           op = std::string(1, c);
         }
         if (op == "(" || op == "[" || op == "{") depth++;

@@ -128,15 +128,19 @@ ValueList iterate(Renderer &r, const Value &v, const std::string &what) {
 }
 // jinja2's environment.getitem for a dotted attribute path (map, selectattr,
 // join, sort): each part a key, or a list's index where it is all digits.
-Value attr_path(const Value &v, const std::string &path) {
+// A part of an undefined value is an error, as indexing jinja2's Undefined is.
+Value attr_path(Renderer &r, const Value &v, const std::string &path) {
   Value cur = v;
   size_t pos = 0;
   for (;;) {
+    if (cur.kind == Value::Undefined) r.fail("'" + (cur.s.empty() ? std::string("value") : cur.s) + "' is undefined");
     size_t dot = path.find('.', pos);
     std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
     const Value *next = cur.find(part);
     bool digits = !part.empty() && part.size() < 10 && part.find_first_not_of("0123456789") == std::string::npos;
     if (!next && digits && cur.kind == Value::List && std::stoul(part) < cur.l->size()) next = &(*cur.l)[std::stoul(part)];
+    if (!next && dot != std::string::npos)  // a part of the undefined value this gives is an error
+      r.fail("'" + type_name(cur) + " object' has no attribute '" + part + "'");
     if (!next) return Value::undefined(part);
     cur = *next;
     if (dot == std::string::npos) return cur;
@@ -336,7 +340,7 @@ Value Renderer::call_filter(const std::string &name, Value v, Args &a) {
     ValueList items = iterate(*this, v, what);
     for (size_t k = 0; k < items.size(); k++) {
       if (k) out += sep;
-      out += py_str(at ? attr_path(items[k], py_str(*at)) : items[k]);
+      out += py_str(at ? attr_path(*this, items[k], py_str(*at)) : items[k]);
       check_size(out.size());
     }
     return Value::str(std::move(out));
@@ -426,12 +430,13 @@ Value Renderer::call_filter(const std::string &name, Value v, Args &a) {
   }
   if (name == "map" || name == "selectattr" || name == "rejectattr" || name == "select" || name == "reject") {
     ValueList items = iterate(*this, v, what), out;
+    if (items.empty()) return Value::list({});  // jinja2 reads the arguments at the first item
     if (name == "map") {
       const Value *at = arg(a, 99, "attribute");
       if (at) {
         const Value *dflt = arg(a, 99, "default");
         for (const auto &x : items) {
-          Value y = attr_path(x, py_str(*at));
+          Value y = attr_path(*this, x, py_str(*at));
           out.push_back(y.kind == Value::Undefined && dflt ? *dflt : y);
         }
       } else {
@@ -458,7 +463,7 @@ Value Renderer::call_filter(const std::string &name, Value v, Args &a) {
     Args targs;
     targs.pos.assign(a.pos.begin() + std::min(k, a.pos.size()), a.pos.end());
     for (const auto &x : items) {
-      Value y = attr ? attr_path(x, path) : x;
+      Value y = attr ? attr_path(*this, x, path) : x;
       Args copy = targs;
       bool t = test.empty() ? truthy(y) : call_test(test, y, copy);
       if (t == keep_if) out.push_back(x);
@@ -493,6 +498,9 @@ Value Renderer::sort_filter(const std::string &name, const Value &v, Args &a) {
     check_args(*this, a, 3, {"reverse", "case_sensitive", "attribute"}, what);
     rev = arg(a, 0, "reverse"), cs = arg(a, 1, "case_sensitive"), at = arg(a, 2, "attribute");
   }
+  // sorted() takes reverse as an integer (a bool is one)
+  if (rev && rev->kind != Value::Bool && rev->kind != Value::Int)
+    fail(what + ": reverse must be a boolean or an integer, not " + type_name(*rev));
   bool reverse = rev && truthy(*rev), case_sensitive = cs && truthy(*cs);
   auto fold = [&](Value k) { return !case_sensitive && k.kind == Value::Str ? Value::str(py_case(*this, k.s, Case::Lower)) : k; };
   ValueList items, keys;
@@ -519,7 +527,7 @@ Value Renderer::sort_filter(const std::string &name, const Value &v, Args &a) {
     for (const auto &x : items) {
       ValueList k;
       if (paths.empty()) k.push_back(fold(x));
-      for (const auto &p : paths) k.push_back(fold(attr_path(x, p)));
+      for (const auto &p : paths) k.push_back(fold(attr_path(*this, x, p)));
       keys.push_back(Value::list(std::move(k)));
     }
   }
@@ -540,6 +548,10 @@ Value Renderer::sort_filter(const std::string &name, const Value &v, Args &a) {
 bool Renderer::call_test(const std::string &name, const Value &v, Args &a) {
   step();
   auto num = [](const Value &x) { return x.kind == Value::Int || x.kind == Value::Float || x.kind == Value::Bool; };
+  static const char *unary[] = {"defined", "undefined", "none", "string", "mapping", "sequence", "iterable", "number",
+                                "integer", "float", "boolean", "true", "false", "callable", "lower", "upper", "odd", "even"};
+  for (const char *u : unary)
+    if (name == u && (!a.pos.empty() || !a.kw.empty())) fail("test '" + name + "' takes no arguments");
   if (name == "defined") return v.kind != Value::Undefined;
   if (name == "undefined") return v.kind == Value::Undefined;
   if (name == "none") return v.kind == Value::None;

@@ -275,7 +275,7 @@ class Parser {
     t->kids.push_back(std::move(first));
     while (is_op(",")) {
       i_++;
-      if (cur().kind == TK::VarEnd || cur().kind == TK::BlockEnd || is_name("if")) break;
+      if (cur().kind == TK::VarEnd || cur().kind == TK::BlockEnd || is_name("if") || is_op(")")) break;  // (a,)
       t->kids.push_back(no_cond ? parse_or() : parse_expr());
     }
     return grown(std::move(t));

@@ -151,7 +151,7 @@ namespace {
 struct Spec {
   uint32_t fill = ' ';
   char align = 0;  // '<', '>', '^', '=' or 0 (the type's default)
-  char sign = '-';
+  char sign = 0;  // '+', ' ', '-' or 0 (none given)
   bool alt = false, zero = false;
   char group = 0;  // ',' or '_'
   int64_t width = -1, precision = -1;
@@ -250,7 +250,7 @@ std::string format_number(Renderer &r, const Value &v, Spec sp, const std::strin
     }
     if (t == '%') digits += '%';
   }
-  prefix = (neg ? "-" : sp.sign == '+' ? "+" : sp.sign == ' ' ? " " : "") + prefix;
+  prefix = (neg ? "-" : sp.sign == '+' ? "+" : sp.sign == ' ' ? " " : "") + prefix;  // '-' is the default
   if (sp.zero && !sp.align) {
     sp.fill = '0';
     sp.align = '=';
@@ -271,12 +271,12 @@ std::string format_value(Renderer &r, const Value &v, Spec sp, const std::string
       r.fail(what + ": %c needs a character or a code point");
     return pad(r, utf8_encode({uint32_t(v.i)}, 0, 1), sp, '>', 0);
   }
-  if (printf_style ? (t == 's' || t == 'r') : !number) {
+  if (printf_style ? (t == 's' || t == 'r' || t == 'a') : !number) {
     if (!printf_style && v.kind != Value::Str)
       r.fail(what + ": unsupported format string passed to " + type_name(v) + ".__format__");
-    if (!printf_style && ((t && t != 's') || sp.sign != '-' || sp.align == '=' || sp.alt || sp.group))
+    if (!printf_style && ((t && t != 's') || sp.sign || sp.align == '=' || sp.alt || sp.group))
       r.fail(what + ": this format specifier is not allowed for a string");
-    std::string s = t == 'r' ? py_repr(v) : py_str(v);
+    std::string s = t == 'r' ? py_repr(v) : t == 'a' ? py_ascii(v) : py_str(v);
     if (sp.precision >= 0) {
       std::vector<uint32_t> cps = utf8_decode(s);
       if (sp.precision < int64_t(cps.size())) s = utf8_encode(cps, 0, size_t(sp.precision));
@@ -336,19 +336,23 @@ Spec parse_spec(Renderer &r, const std::string &s, const std::string &what) {
 // A field's value: its first name from the arguments, then .attr and [key]
 // parts, looked up as the sandbox does (a missing one is undefined).
 Value field_value(Renderer &r, const std::string &field, const Args &a, int *auto_index, const std::string &what) {
-  size_t end = field.find_first_of(".[");
-  std::string first = field.substr(0, end);
+  // string.Formatter's rules (the sandbox formats through it): only an
+  // empty field is numbered automatically and only an all-digit one
+  // manually; a first part of digits is a position, else a keyword.
+  bool all_digits = !field.empty() && field.find_first_not_of("0123456789") == std::string::npos;
+  std::string name = field;
+  if (field.empty()) {
+    if (*auto_index < 0) r.fail(what + ": cannot switch from manual field specification to automatic field numbering");
+    name = std::to_string((*auto_index)++);
+  } else if (all_digits) {
+    if (*auto_index > 0) r.fail(what + ": cannot switch from automatic field numbering to manual field specification");
+    *auto_index = -1;
+  }
+  size_t end = name.find_first_of(".[");
+  std::string first = name.substr(0, end);
   Value v;
-  if (first.empty() || first.find_first_not_of("0123456789") == std::string::npos) {
-    size_t idx;
-    if (first.empty()) {
-      if (*auto_index < 0) r.fail(what + ": cannot switch from manual field specification to automatic field numbering");
-      idx = size_t((*auto_index)++);
-    } else {
-      if (*auto_index > 0) r.fail(what + ": cannot switch from automatic field numbering to manual field specification");
-      *auto_index = -1;
-      idx = first.size() > 6 ? SIZE_MAX : size_t(std::stoul(first));
-    }
+  if (!first.empty() && first.find_first_not_of("0123456789") == std::string::npos) {
+    size_t idx = first.size() > 6 ? SIZE_MAX : size_t(std::stoul(first));
     if (idx >= a.pos.size()) r.fail(what + ": replacement index " + first + " out of range for positional args tuple");
     v = a.pos[idx];
   } else {
@@ -361,6 +365,7 @@ Value field_value(Renderer &r, const std::string &field, const Args &a, int *aut
   size_t p = end;
   while (p != std::string::npos && p < field.size()) {
     r.step();
+    if (v.kind == Value::Undefined) r.fail(what + ": '" + (v.s.empty() ? std::string("value") : v.s) + "' is undefined");
     std::string key;
     bool index = field[p] == '[';
     if (index) {
@@ -409,12 +414,21 @@ std::string format_fields(Renderer &r, const std::string &fmt, const Args &a, in
       i += 2;
       continue;
     }
-    // the field up to its matching '}', nested braces (in the spec) counted
+    // the field up to its matching '}': braces in a [key] are the key's,
+    // nested ones (in the spec) are counted
     size_t j = i + 1;
     int level = 1;
+    bool in_spec = false, in_key = false;
     for (; j < fmt.size(); j++) {
-      if (fmt[j] == '{') level++;
-      else if (fmt[j] == '}' && --level == 0) break;
+      char c = fmt[j];
+      if (in_key) {
+        in_key = c != ']';
+        continue;
+      }
+      if (!in_spec && c == '[') in_key = true;
+      else if (!in_spec && c == ':') in_spec = true;
+      else if (c == '{') level++;
+      else if (c == '}' && --level == 0) break;
     }
     if (j >= fmt.size()) r.fail(what + ": expected '}' before end of string");
     if (depth > 1) r.fail(what + ": max string recursion exceeded");
@@ -431,12 +445,12 @@ std::string format_fields(Renderer &r, const std::string &fmt, const Args &a, in
     }
     if (bang != std::string::npos) {
       conv = field.substr(bang + 1, (colon == std::string::npos ? field.size() : colon) - bang - 1);
-      if (conv != "s" && conv != "r") r.fail(what + ": unknown conversion specifier '" + conv + "'");
+      if (conv != "s" && conv != "r" && conv != "a") r.fail(what + ": unknown conversion specifier '" + conv + "'");
     }
     // the field's own argument is numbered before those nested in its spec
     Value v = field_value(r, field.substr(0, std::min(bang, colon)), a, auto_index, what);
     if (colon != std::string::npos) spec = format_fields(r, field.substr(colon + 1), a, auto_index, depth + 1, what);
-    if (!conv.empty()) v = Value::str(conv == "r" ? py_repr(v) : py_str(v));
+    if (!conv.empty()) v = Value::str(conv == "r" ? py_repr(v) : conv == "a" ? py_ascii(v) : py_str(v));
     out += format_value(r, v, parse_spec(r, spec, what), what, false);
     r.check_size(out.size());
     i = j + 1;
@@ -456,9 +470,9 @@ std::string py_percent(Renderer &r, const std::string &fmt, const Value &args, c
   r.charge(fmt.size() / 16);
   bool tuple = args.kind == Value::List && args.tuple;
   bool mapping = args.kind == Value::Dict && !args.ns;
-  // Python takes any subscriptable right operand (a list too) as a mapping
-  // that need not be used up.
-  bool mapping_like = mapping || args.kind == Value::List;
+  // Python takes any subscriptable right operand (a list, jinja2's
+  // Undefined) as a mapping that need not be used up.
+  bool mapping_like = mapping || args.kind == Value::List || args.kind == Value::Undefined;
   size_t next = 0;
   auto take = [&]() -> Value {
     if (!tuple) {
@@ -498,6 +512,7 @@ std::string py_percent(Renderer &r, const std::string &fmt, const Value &args, c
       if (i < fmt.size() && fmt[i] == '*') {
         Value w = take();
         if (w.kind != Value::Int) r.fail(what + ": * wants int");
+        if (w.i > kMaxWidth || w.i < -kMaxWidth) r.fail(what + ": width or precision too big");
         *n = w.i;
         i++;
       } else if (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') {
@@ -518,12 +533,17 @@ std::string py_percent(Renderer &r, const std::string &fmt, const Value &args, c
     }
     while (i < fmt.size() && fmt[i] && strchr("hlL", fmt[i])) i++;
     if (i >= fmt.size()) r.fail(what + ": incomplete format");
+    bool bare = fmt[i - 1] == '%';  // "%%" only: flags, a key or a width before '%' are an error
     char t = fmt[i++];
-    if (t == '%') {
+    if (t == '%' && bare) {
       out += '%';
       continue;
     }
-    if (!t || !strchr("diouxXeEfFgGcrs", t)) r.fail(what + ": unsupported format character '" + std::string(1, t) + "'");
+    if (!t || !strchr("diouxXeEfFgGcrsa", t)) {
+      size_t n = 1;  // the whole character in the message
+      while (i - 1 + n < fmt.size() && (static_cast<unsigned char>(fmt[i - 1 + n]) & 0xC0) == 0x80) n++;
+      r.fail(what + ": unsupported format character '" + fmt.substr(i - 1, n) + "'");
+    }
     if (sp.align == '<') sp.zero = false;
     sp.type = t == 'i' || t == 'u' ? 'd' : t;
     if (!have) v = take();

@@ -142,6 +142,7 @@ std::string str_repr(const std::string &s) {
 std::string py_repr(const Value &v) {
   switch (v.kind) {
     case Value::Str: return str_repr(v.s);
+    case Value::Undefined: return "Undefined";  // jinja2's Undefined inside a printed list
     case Value::List: {
       std::string out = v.tuple ? "(" : "[";
       for (size_t k = 0; k < v.l->size(); k++) out += (k ? ", " : "") + py_repr((*v.l)[k]);
@@ -162,6 +163,21 @@ std::string py_repr(const Value &v) {
     }
     default: return py_str(v);
   }
+}
+
+std::string py_ascii(const Value &v) {
+  std::vector<uint32_t> cps = utf8_decode(py_repr(v));
+  std::string out;
+  char buf[16];
+  for (uint32_t c : cps) {
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    snprintf(buf, sizeof buf, c < 0x100 ? "\\x%02x" : c < 0x10000 ? "\\u%04x" : "\\U%08x", c);
+    out += buf;
+  }
+  return out;
 }
 
 std::string py_str(const Value &v) {

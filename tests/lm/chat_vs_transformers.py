@@ -327,6 +327,13 @@ PROBES = [
     "|{{ '%+.2e|%#g|% d|%c|%5.1f%%|%-6d|%06.2f|%.0f|%.0f|%s|%r' % (12345.678, 1.0, 5, 128512, 99.55, 3, -1.5, 0.5, 1.5, 1e16, 1e16) }}",
     "{{ '%s, %s!' | format('Hello', 'World') }}|{{ '%(a)s=%(b)d' | format(a='k', b=3) }}|{{ '%s' | format([1]) }}|"
     "{{ '%.3f' | format(2) }}|{{ 'x' | format() }}",
+    "{{ '%s|%s' % ('a', (1,)) }}|{{ 'abc' % undefined_name }}|{{ '%s' % undefined_name }}|{{ '{0[}]}'.format({'}': 1}) }}"
+    "|{{ [undefined_name, 1] }}|{{ '{!a} %a'.format('é') % 'ß' }}|{{ [] | map(undefined_name) | list }}",
+    "{{ '%(a)%' % {'a': 1} }}",
+    "{{ '{:-}'.format('x') }}",
+    "{{ '{0.a.b}'.format({}) }}",
+    "{{ messages | sort(attribute='no.thing') | list }}",
+    "{{ 'x' is upper 3 }}",
     "{{ 'abc' % 5 }}",
     "{{ '%s %s' % ('a',) }}",
     "{{ '%s' % ('a', 'b') }}",
@@ -392,6 +399,7 @@ BOUNDS = [
     ("{% for i in range(1000) %}{{ range(100000) | sort | length }}{% endfor %}", "step bound"),
     ("{{ '{:99999999}'.format(1) }}", "width or precision past"),
     ("{{ '%099999999d' % 1 }}", "width or precision too big"),
+    ("{{ '%.*d' % (-9223372036854775807 - 1, 1) }}", "width or precision too big"),
     ("{% set s = '{:1000000}'.format('') %}{% for i in range(100) %}{{ s }}{% endfor %}", "output bound"),
     ("{% set s = 'ß' * 1000000 %}{% for i in range(100) %}{{ s | upper }}{% endfor %}", "output bound"),
 ]
