@@ -255,12 +255,15 @@ def main():
     if a.llama_side:
         llama_side(a.llama_side)
         return
-    if not a.check:
-        sys.exit(__doc__)
-    py, version = llama_python()
+    # The packages first, so that a Python without one skips however the
+    # script is started (tests/optional_deps_check.py starts it bare).
     from optional_deps import need
     need("gguf", "the vocabularies are written with it")
     need("tokenizers", "the vocabularies are trained with it (tokenizer_ref.py)")
+    need("transformers", "tokenizer_ref.py's trainers build the vocabularies with it")
+    if not a.check:
+        sys.exit(__doc__)
+    py, version = llama_python()
     import ref_cache
     import tok_corpus
     texts = tok_corpus.build() + OVERLAP_TEXTS + EDGE_TEXTS
