@@ -49,7 +49,7 @@ def main():
     binary = sys.argv[1]
     tmp = tempfile.TemporaryDirectory(prefix="serve_lm_model_")
     model = tiny_model(os.path.join(tmp.name, "tiny"))
-    with Server(binary, model, "--ctx", "512", "--slots", "4", "--queue", "0", "--max-prompt-tokens", "200") as s:
+    with Server(binary, model, "--ctx", "2304", "--slots", "4", "--queue", "0", "--max-prompt-tokens", "200") as s:
         client = openai.OpenAI(base_url=s.base + "/v1", api_key="unused", max_retries=0, timeout=60)
 
         assert [m.id for m in client.models.list().data] == ["tiny"]
@@ -100,12 +100,6 @@ def main():
             t.start()
         for e in started:
             assert e.wait(30), "a stream did not start"
-        # Four slots, no queue: a fifth request is refused while they run.
-        try:
-            chat(client, "one more", max_tokens=2)
-            busy = False
-        except openai.APIStatusError as e:
-            busy = e.status_code == 503 and e.body["code"] is None and "busy" in e.body["message"]
         for t in threads:
             t.join(60)
         assert not errors, errors
@@ -114,7 +108,41 @@ def main():
             assert reason == "length" and usage.completion_tokens == 160, (i, reason, usage)
         h = s.wait_idle()
         assert h["max_batch"] >= 2, h
+
+        # Four slots, no queue: a fifth request is refused while four run.
+        # Four long streams (2,000 tokens each, their text not compared) hold
+        # the slots, and the fifth request is tried until it is refused or
+        # they all end: however fast decoding is, the check does not hang on
+        # when the fifth request happens to arrive.
+        long_kw = dict(max_tokens=2000, temperature=0, extra_body={"ignore_eos": True})
+        started = [threading.Event() for _ in PROMPTS]
+        ended = []
+
+        def hold(i):
+            try:
+                streamed(client, PROMPTS[i], started=started[i], **long_kw)
+            except Exception as e:  # reported below
+                errors.append(f"long stream {i}: {e!r}")
+            finally:
+                ended.append(i)
+
+        threads = [threading.Thread(target=hold, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for e in started:
+            assert e.wait(30), "a long stream did not start"
+        busy = False
+        while not busy and len(ended) < 4:
+            try:
+                chat(client, "one more", max_tokens=2)
+            except openai.APIStatusError as e:
+                busy = e.status_code == 503 and e.body["code"] is None and "busy" in e.body["message"]
+                assert busy, e
+        for t in threads:
+            t.join(60)
+        assert not errors, errors
         assert busy, "a fifth request was not refused with 503 while four streams ran"
+        s.wait_idle()
 
         # Refusals come back as the client's own exceptions.
         for bad, want in ((dict(n=2), "n"), (dict(extra_body={"frobnicate": 1}), "frobnicate"),
