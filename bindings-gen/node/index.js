@@ -5,7 +5,8 @@
 // defines the module's exports: errors.js (statuses as CtorchError),
 // tensor.js (the Tensor class, memory, scopes), convert.js (what api.js and
 // ops.js call: conversions, dispatch, handles), serialize.js (save and load),
-// training.js (optimizers, data), nn.js (modules), promise.js (Promises).
+// training.js (optimizers, data), nn.js (modules), promise.js (Promises),
+// lm.js (language models), dist.js (process groups).
 // Node 18 lacks the explicit-resource-management symbols (Node 20 has them): the
 // polyfill TypeScript's `using` and Node itself look up.
 if (!Symbol.dispose) Object.defineProperty(Symbol, 'dispose', { value: Symbol('Symbol.dispose') });
@@ -308,4 +309,6 @@ require('./promise')(ct, { api, R, F, check, Tensor, DataLoader, readDictMap, kw
 ct.errorOf = errorOf;
 // ---- language models (ct.lm): lm.js --------------------------------------------
 require('./lm')(ct, { api, R, F });
+// ---- training past one process (ct.distributed): dist.js ------------------------
+require('./dist')(ct, { api });
 

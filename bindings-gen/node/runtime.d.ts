@@ -334,3 +334,61 @@ export namespace lm {
   /** The C API's "key=value,..." text of the entries given (null: none). */
   function optionsText(entries: { [key: string]: number | string | boolean | bigint | null | undefined }): string | null;
 }
+
+/** Training past one process (dist.js): torch.distributed's functions over ctorch's process groups. */
+export namespace distributed {
+  /** The reductions (ctorch_reduce_op's values). */
+  const ReduceOp: { readonly SUM: 1; readonly AVG: 2; readonly PRODUCT: 3; readonly MIN: 4; readonly MAX: 5 };
+  type ReduceOpValue = 1 | 2 | 3 | 4 | 5;
+  /** Which group a call uses (default: the one initProcessGroup made). */
+  interface GroupOption { group?: ProcessGroup }
+  class Work {
+    constructor(handle: capi.Work);
+    wait(timeout?: number): true;
+    waitAsync(timeout?: number): Promise<true>;
+    isCompleted(): boolean;
+    dispose(): void;
+    [Symbol.dispose](): void;
+  }
+  class TCPStore {
+    constructor(hostName: string, port: number, opts?: { worldSize?: number; isMaster?: boolean; timeout?: number });
+    readonly port: number;
+    dispose(): void;
+    [Symbol.dispose](): void;
+  }
+  class ProcessGroup {
+    constructor(handle: capi.ProcessGroup, localRank?: number);
+    rank(): number;
+    size(): number;
+    backend(): string;
+  }
+  interface InitOptions {
+    backend?: 'gloo' | 'nccl'; initMethod?: 'env://'; timeout?: number;
+    store?: TCPStore; rank?: number; worldSize?: number;
+  }
+  function initProcessGroup(opts?: InitOptions | 'gloo' | 'nccl'): ProcessGroup;
+  function destroyProcessGroup(opts?: GroupOption): void;
+  function isInitialized(): boolean;
+  function getRank(opts?: GroupOption): number;
+  function getWorldSize(opts?: GroupOption): number;
+  function getBackend(opts?: GroupOption): string;
+  function getLocalRank(): number;
+  function allReduce(tensor: Tensor, op?: ReduceOpValue, opts?: GroupOption): void;
+  function allReduceAsync(tensor: Tensor, op?: ReduceOpValue, opts?: GroupOption): Promise<true>;
+  function broadcast(tensor: Tensor, src: number, opts?: GroupOption): void;
+  function broadcastAsync(tensor: Tensor, src: number, opts?: GroupOption): Promise<true>;
+  function allGather(tensorList: readonly Tensor[], tensor: Tensor, opts?: GroupOption): void;
+  function allGatherAsync(tensorList: readonly Tensor[], tensor: Tensor, opts?: GroupOption): Promise<true>;
+  function gather(tensor: Tensor, gatherList?: readonly Tensor[] | null, dst?: number, opts?: GroupOption): void;
+  function scatter(tensor: Tensor, scatterList?: readonly Tensor[] | null, src?: number, opts?: GroupOption): void;
+  function reduce(tensor: Tensor, dst: number, op?: ReduceOpValue, opts?: GroupOption): void;
+  function reduceScatter(output: Tensor, inputList: readonly Tensor[], op?: ReduceOpValue, opts?: GroupOption): void;
+  function send(tensor: Tensor, dst: number, opts?: GroupOption & { tag?: number }): void;
+  function recv(tensor: Tensor, src: number, opts?: GroupOption & { tag?: number }): number;
+  function barrier(opts?: GroupOption): void;
+  function barrierAsync(opts?: GroupOption): Promise<true>;
+  function averageGradients(parameters: readonly Tensor[] | { parameters(): Tensor[] },
+    opts?: GroupOption & { bucketCapMb?: number }): void;
+  function broadcastParameters(parameters: readonly Tensor[] | { parameters(): Tensor[] }, src?: number,
+    opts?: GroupOption): void;
+}
