@@ -16,6 +16,8 @@
 //! - Failures are [`Error`]s: the C status and the library's message for this thread.
 //! - [`nn`]: the module kinds of torch.nn as builders (`nn::Conv2d::new(1, 6, 5).padding(2).build()?`).
 //! - [`optim`]: optimizers and learning-rate schedules.
+//! - [`dist`]: torch.distributed's vocabulary over ctorch's process groups (torchrun, TCPStore,
+//!   collectives, `average_gradients`).
 //! - [`no_grad`]`(|| ...)`, [`DataLoader::epoch`] (an iterator of batches).
 //! - Bytes and streams: `save_to(w)` / `load_from(r)` of a [`Tensor`], a [`TensorDict`],
 //!   an [`nn::Module`]'s state dict and an [`Optimizer`]'s state (any `std::io::Write` / `Read`).
@@ -55,6 +57,7 @@ pub use ctorch_sys as sys;
 #[path = "capi_gen.rs"]
 pub mod capi;
 mod data;
+pub mod dist;
 mod enums_gen;
 mod extra;
 mod handles_gen;
