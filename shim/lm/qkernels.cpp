@@ -5,6 +5,8 @@
 // measuring, and so the scalar path is tested on every machine).
 #include "lm/qkernels.h"
 
+#include <c10/util/Half.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -19,11 +21,18 @@ namespace lm {
 namespace qk {
 namespace {
 
+inline float scale_at(const View &w, int64_t i) {
+  return w.half ? c10::detail::fp16_ieee_to_fp32_value(w.scale16[i]) : w.scale[i];
+}
+inline float offset_at(const View &w, int64_t i) {
+  return w.half ? c10::detail::fp16_ieee_to_fp32_value(w.offset16[i]) : w.offset[i];
+}
+
 // Group g of a Q8 row as float32: scale * q (exactly the product GGUF's
 // dequantisation forms).
 inline void unpack_q8(const View &w, int64_t r, int64_t g, float *out) {
   const int8_t *q = reinterpret_cast<const int8_t *>(w.data + r * w.row_bytes + g * w.group);
-  const float s = w.scale[r * w.ngroups + g];
+  const float s = scale_at(w, r * w.ngroups + g);
   for (int64_t j = 0; j < w.group; ++j) out[j] = s * static_cast<float>(q[j]);
 }
 
@@ -31,7 +40,7 @@ inline void unpack_q8(const View &w, int64_t r, int64_t g, float *out) {
 // dequantisation (fp-contract is off in this file: no fused multiply-add).
 inline void unpack_q4(const View &w, int64_t r, int64_t g, float *out) {
   const uint8_t *p = w.data + r * w.row_bytes + g * 16;
-  const float s = w.scale[r * w.ngroups + g], o = w.offset[r * w.ngroups + g];
+  const float s = scale_at(w, r * w.ngroups + g), o = offset_at(w, r * w.ngroups + g);
   for (int j = 0; j < 16; ++j) {
     out[j] = s * static_cast<float>(p[j] & 0x0F) + o;
     out[j + 16] = s * static_cast<float>(p[j] >> 4) + o;
@@ -96,8 +105,9 @@ bool isa_supported(Isa isa) {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
   switch (isa) {
     case Isa::scalar: return true;
-    case Isa::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::avx512: return __builtin_cpu_supports("avx512f");
+    case Isa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    case Isa::avx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c");
   }
   return false;
 #else
@@ -122,10 +132,10 @@ bool isa_force(Isa isa) {
 
 Kernel scalar_kernel(int) { return scalar; }
 
-Kernel kernel(Isa isa, int fmt) {
+Kernel kernel(Isa isa, int fmt, bool half) {
   Kernel k = nullptr;
-  if (isa == Isa::avx512) k = avx512_kernel(fmt);
-  else if (isa == Isa::avx2) k = avx2_kernel(fmt);
+  if (isa == Isa::avx512) k = avx512_kernel(fmt, half);
+  else if (isa == Isa::avx2) k = avx2_kernel(fmt, half);
   return k ? k : scalar_kernel(fmt);
 }
 

@@ -10,7 +10,9 @@
 //       value j of the group in the low nibble of byte j, value j + 16 in
 //       its high nibble (GGUF's Q4_0/Q4_1 order); value = scale * q + offset
 //       (q in 0..15, one scale and one offset per group).
-// scale and offset are float32 [rows, cols / group], row-major.
+// scale and offset are [rows, cols / group], row-major: float32, or IEEE
+// half where every value is one (GGUF's Q8_0, Q4_0 and Q4_1 store theirs so:
+// kept as they are, a quarter fewer bytes to read per value of Q4).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +29,12 @@ struct View {
   int64_t row_bytes = 0;  // bytes of one packed row
   int64_t ngroups = 0;    // cols / group: scale's (and offset's) row length
   const uint8_t *data = nullptr;
+  bool half = false;  // scale16/offset16 hold the scales, not scale/offset
   const float *scale = nullptr, *offset = nullptr;
+  const uint16_t *scale16 = nullptr, *offset16 = nullptr;
+  // How far ahead of the rows being multiplied the kernels prefetch the
+  // packed data (bytes; 0: none). qkernels_x86.cpp says why.
+  int64_t prefetch = 0;
 };
 
 // y[m * ldy + r] = sum_k w[r, k] * x[m * ldx + k] for r in [r0, r1) and m in
@@ -50,10 +57,10 @@ Isa isa_active();
 // CPU does not run it).
 bool isa_force(Isa isa);
 
-Kernel kernel(Isa isa, int fmt);
+Kernel kernel(Isa isa, int fmt, bool half);
 Kernel scalar_kernel(int fmt);
-Kernel avx2_kernel(int fmt);
-Kernel avx512_kernel(int fmt);
+Kernel avx2_kernel(int fmt, bool half);
+Kernel avx512_kernel(int fmt, bool half);
 
 // Rows [r0, r1) of w as float32 into out ([r1 - r0, cols], row-major),
 // bit-equal to value = scale * q + offset (Q8: scale * q), in the active

@@ -1,5 +1,5 @@
-// The AVX2+FMA and AVX-512 kernels over packed quantised rows (qkernels.h's
-// layouts). Each function carries its instruction set in a target
+// The AVX2 (with FMA and F16C) and AVX-512 kernels over packed quantised
+// rows (qkernels.h's layouts). Each function carries its instruction set in a target
 // attribute, so this file builds with the compiler's default flags and the
 // variant runs only where qkernels.cpp's check of the CPU chose it.
 //
@@ -13,11 +13,14 @@
 //     the scale plus the offset.
 //   Q8: int8 widened, converted, times the group's scale.
 // Each unpacked value is bit-equal to the scalar unpacking's (a multiply,
-// then an add: never fused). Every unpacked register is then multiplied into every row of x: M rows
-// share one unpacking. Several weight rows run together (R) and each sum
+// then an add: never fused). Half scales are widened a chunk of groups at
+// a time (ScaleRows), not per use. Every unpacked register is then
+// multiplied into every row of x: M rows share one unpacking. Several weight rows run together (R) and each sum
 // is split in two registers, so that enough independent multiply-add
 // chains are in flight to hide their latency at M = 1.
 #include "lm/qkernels.h"
+
+#include <algorithm>
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <immintrin.h>
@@ -43,10 +46,93 @@ namespace {
 // so that the accumulator arrays live in registers: GCC at -O2 keeps them
 // in memory otherwise.
 #define CTORCH_UNROLL _Pragma("GCC unroll 16")
-#define AVX512 __attribute__((target("avx512f"), always_inline)) inline
-#define AVX512_FN __attribute__((target("avx512f")))
-#define AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
-#define AVX2_FN __attribute__((target("avx2,fma")))
+#define AVX512 __attribute__((target("avx512f,f16c"), always_inline)) inline
+#define AVX512_FN __attribute__((target("avx512f,f16c")))
+#define AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+#define AVX2_FN __attribute__((target("avx2,fma,f16c")))
+
+// n half scales widened (exactly) into float32: 16 or 8 at a time. Not
+// inlined: called once per row and chunk of groups.
+AVX512_FN void widen_512(const uint16_t *src, int64_t n, float *dst) {
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    _mm512_storeu_ps(dst + k, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + k))));
+  for (; k < n; ++k) dst[k] = _cvtsh_ss(src[k]);
+}
+AVX2_FN void widen_256(const uint16_t *src, int64_t n, float *dst) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    _mm256_storeu_ps(dst + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + k))));
+  for (; k < n; ++k) dst[k] = _cvtsh_ss(src[k]);
+}
+
+// The scales and offsets of weight rows r .. r+R-1 for groups [g0, g0 + n),
+// n <= kChunk, as float32 pointers the kernels index by g - g0: into the
+// tables themselves, or (half scales) into buf, where they are widened
+// once for every row of x and every use, so that the loops broadcast
+// floats as they do for float32 tables.
+constexpr int64_t kChunk = 32;
+
+template <int R, bool H>
+struct ScaleRows {
+  float buf[H ? 2 * R : 1][kChunk];
+  const float *s[R], *o[R];
+
+  template <bool W512>
+  __attribute__((always_inline)) void at(const View &w, int64_t r, int64_t g0, int64_t n) {
+    for (int i = 0; i < R; ++i) {
+      const int64_t k = (r + i) * w.ngroups + g0;
+      if (!H) {
+        s[i] = w.scale + k;
+        o[i] = w.offset ? w.offset + k : nullptr;
+        continue;
+      }
+      (W512 ? widen_512 : widen_256)(w.scale16 + k, n, buf[i]);
+      s[i] = buf[i];
+      o[i] = nullptr;
+      if (w.offset16) {
+        (W512 ? widen_512 : widen_256)(w.offset16 + k, n, buf[R + i]);
+        o[i] = buf[R + i];
+      }
+    }
+  }
+};
+
+// Software prefetch. Decode reads each weight once, from memory: the
+// hardware prefetchers alone leave a kernel at about 60% of the machine's
+// read bandwidth (the loops' arithmetic keeps too few loads in flight), so
+// the kernels ask for the packed data w.prefetch bytes ahead of the block
+// of R rows they multiply, a line for every line they consume, and for the
+// scales and offsets of the rows that data belongs to.
+struct Ahead {
+  const char *at, *end;
+};
+
+template <int R>
+__attribute__((always_inline)) inline Ahead ahead_of(const View &w, int64_t r) {
+  const char *base = reinterpret_cast<const char *>(w.data);
+  Ahead a{base + (r + R) * w.row_bytes + w.prefetch, base + w.rows * w.row_bytes};
+  if (w.prefetch) {  // the scales and offsets of the rows at a.at
+    const int64_t from = r + R + w.prefetch / w.row_bytes, to = std::min(w.rows, from + R);
+    const int64_t size = w.half ? 2 : 4;
+    const void *tables[2] = {w.half ? static_cast<const void *>(w.scale16) : w.scale,
+                             w.half ? static_cast<const void *>(w.offset16) : w.offset};
+    for (const void *t : tables) {
+      if (!t || from >= to) continue;
+      const char *b = static_cast<const char *>(t);
+      for (const char *p = b + from * w.ngroups * size, *e = b + to * w.ngroups * size; p < e; p += 64)
+        _mm_prefetch(p, _MM_HINT_T0);
+    }
+  }
+  return a;
+}
+
+// The lines of [off, off + bytes) past a.at (bytes: what one iteration of a
+// kernel's loop consumes of the block's data).
+__attribute__((always_inline)) inline void prefetch(const Ahead &a, int64_t off, int64_t bytes) {
+  for (int64_t k = 0; k < bytes; k += 64)
+    if (a.at + off + k < a.end) _mm_prefetch(a.at + off + k, _MM_HINT_T0);
+}
 
 // ---- AVX-512 ---------------------------------------------------------------
 
@@ -56,37 +142,48 @@ namespace {
 // (GCC fuses a multiply and an add of intrinsics into one multiply-add
 // where the target has FMA; the empty asm makes the product a value of its
 // own, rounded, before the add.)
-AVX512 __m512 q4_table(const View &w, int64_t r, int64_t g, __m512 iota) {
-  __m512 p = _mm512_mul_ps(iota, _mm512_set1_ps(w.scale[r * w.ngroups + g]));
+AVX512 __m512 q4_table(float scale, float offset, __m512 iota) {
+  __m512 p = _mm512_mul_ps(iota, _mm512_set1_ps(scale));
   __asm__("" : "+v"(p));
-  return _mm512_add_ps(p, _mm512_set1_ps(w.offset[r * w.ngroups + g]));
+  return _mm512_add_ps(p, _mm512_set1_ps(offset));
 }
 
 // Rows [r0, r1) unpacked into out (for the prefill's tiles).
-AVX512_FN void dequant_512(const View &w, int64_t r0, int64_t r1, float *out) {
+template <bool H>
+AVX512 void dequant_rows_512(const View &w, int64_t r0, int64_t r1, float *out) {
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const int64_t per = w.group / 16;  // chunks of 16 values per group
+  ScaleRows<1, H> sr;
   for (int64_t r = r0; r < r1; ++r, out += w.cols) {
-    if (w.fmt == kQ4) {
-      for (int64_t g = 0; g < w.ngroups; ++g) {
-        const __m512 table = q4_table(w, r, g, iota);
-        const __m512i b = _mm512_cvtepu8_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i *>(w.data + r * w.row_bytes + g * 16)));
-        _mm512_storeu_ps(out + 32 * g, _mm512_permutexvar_ps(b, table));
-        _mm512_storeu_ps(out + 32 * g + 16, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table));
-      }
-    } else {
-      const int shift = w.group == 32 ? 1 : 0;
-      for (int64_t c = 0; c < w.cols / 16; ++c) {
-        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(w.data + r * w.row_bytes + c * 16));
-        _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)),
-                                                     _mm512_set1_ps(w.scale[r * w.ngroups + (c >> shift)])));
+    for (int64_t g0 = 0; g0 < w.ngroups; g0 += kChunk) {
+      const int64_t g1 = std::min(w.ngroups, g0 + kChunk);
+      sr.template at<true>(w, r, g0, g1 - g0);
+      if (w.fmt == kQ4) {
+        for (int64_t g = g0; g < g1; ++g) {
+          const __m512 table = q4_table(sr.s[0][g - g0], sr.o[0][g - g0], iota);
+          const __m512i b = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i *>(w.data + r * w.row_bytes + g * 16)));
+          _mm512_storeu_ps(out + 32 * g, _mm512_permutexvar_ps(b, table));
+          _mm512_storeu_ps(out + 32 * g + 16, _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table));
+        }
+      } else {
+        for (int64_t c = g0 * per; c < g1 * per; ++c) {
+          const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i *>(w.data + r * w.row_bytes + c * 16));
+          _mm512_storeu_ps(out + 16 * c, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)),
+                                                       _mm512_set1_ps(sr.s[0][c / per - g0])));
+        }
       }
     }
   }
 }
 
+AVX512_FN void dequant_512(const View &w, int64_t r0, int64_t r1, float *out) {
+  if (w.half) dequant_rows_512<true>(w, r0, r1, out);
+  else dequant_rows_512<false>(w, r0, r1, out);
+}
+
 // Weight rows r .. r+R-1, all M rows of x: 2 accumulators per pair.
-template <int R, int M>
+template <int R, int M, bool H>
 AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   __m512 acc[R][M][2];
   CTORCH_UNROLL
@@ -94,13 +191,18 @@ AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
     CTORCH_UNROLL
     for (int m = 0; m < M; ++m) acc[i][m][0] = acc[i][m][1] = _mm512_setzero_ps();
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const Ahead ahead = ahead_of<R>(w, r);
+  ScaleRows<R, H> sr;
   for (int64_t g = 0; g < w.ngroups; ++g) {
+    const int64_t j = g % kChunk;
+    if (j == 0) sr.template at<true>(w, r, g, std::min(kChunk, w.ngroups - g));
     const float *xg = x + g * 32;
+    if (w.prefetch) prefetch(ahead, g * 16 * R, 16 * R);
     CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const uint8_t *p = w.data + ri * w.row_bytes + g * 16;
-      const __m512 table = q4_table(w, ri, g, iota);
+      const __m512 table = q4_table(sr.s[i][j], sr.o[i][j], iota);
       const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
       const __m512 lo = _mm512_permutexvar_ps(b, table);
       const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table);
@@ -119,7 +221,7 @@ AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
 
 // Q8 in chunks of 16 values (a group of 16 is one chunk, of 32 two): the
 // chunk's scale is scale[c * 16 / group].
-template <int R, int M>
+template <int R, int M, bool H>
 AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   __m512 acc[R][M][2];
   CTORCH_UNROLL
@@ -128,20 +230,27 @@ AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
     for (int m = 0; m < M; ++m) acc[i][m][0] = acc[i][m][1] = _mm512_setzero_ps();
   const int shift = w.group == 32 ? 1 : 0;
   const int64_t chunks = w.cols / 16;
+  const Ahead ahead = ahead_of<R>(w, r);
+  // Scales in chunks of kChunk groups: (kChunk << shift) 16-value chunks
+  // of the row, an even count, so a pair never straddles two.
+  ScaleRows<R, H> sr;
+  const int64_t span = kChunk << shift;
   int64_t c = 0;
   for (; c + 2 <= chunks; c += 2) {
+    if (c % span == 0) sr.template at<true>(w, r, c >> shift, std::min(kChunk, w.ngroups - (c >> shift)));
+    const int64_t j = (c % span) >> shift, j1 = ((c + 1) % span) >> shift;
     const float *xc = x + c * 16;
+    if (w.prefetch) prefetch(ahead, c * 16 * R, 32 * R);
     CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const int8_t *q = reinterpret_cast<const int8_t *>(w.data + ri * w.row_bytes + c * 16);
-      const float *s = w.scale + ri * w.ngroups;
       const __m512 w0 = _mm512_mul_ps(
           _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q)))),
-          _mm512_set1_ps(s[c >> shift]));
+          _mm512_set1_ps(sr.s[i][j]));
       const __m512 w1 = _mm512_mul_ps(
           _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q + 16)))),
-          _mm512_set1_ps(s[(c + 1) >> shift]));
+          _mm512_set1_ps(sr.s[i][j1]));
       CTORCH_UNROLL
       for (int m = 0; m < M; ++m) {
         acc[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc[i][m][0]);
@@ -150,6 +259,8 @@ AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
     }
   }
   for (; c < chunks; ++c) {  // an odd count of 16-value groups
+    if (c % span == 0) sr.template at<true>(w, r, c >> shift, std::min(kChunk, w.ngroups - (c >> shift)));
+    const int64_t j = (c % span) >> shift;
     const float *xc = x + c * 16;
     CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
@@ -157,7 +268,7 @@ AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
       const int8_t *q = reinterpret_cast<const int8_t *>(w.data + ri * w.row_bytes + c * 16);
       const __m512 w0 = _mm512_mul_ps(
           _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q)))),
-          _mm512_set1_ps(w.scale[ri * w.ngroups + (c >> shift)]));
+          _mm512_set1_ps(sr.s[i][j]));
       CTORCH_UNROLL
       for (int m = 0; m < M; ++m) acc[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc[i][m][0]);
     }
@@ -175,32 +286,32 @@ constexpr int rows_512() {
   return M <= 2 ? 4 : M <= 4 ? 2 : 1;
 }
 
-template <int M, bool Q4>
+template <int M, bool Q4, bool H>
 AVX512_FN void run_512(const View &w, int64_t r0, int64_t r1, const float *x, int64_t ldx, float *y, int64_t ldy) {
   constexpr int R = rows_512<M>();
   int64_t r = r0;
   for (; r + R <= r1; r += R) {
-    if (Q4) q4_512<R, M>(w, r, x, ldx, y, ldy);
-    else q8_512<R, M>(w, r, x, ldx, y, ldy);
+    if (Q4) q4_512<R, M, H>(w, r, x, ldx, y, ldy);
+    else q8_512<R, M, H>(w, r, x, ldx, y, ldy);
   }
   for (; r < r1; ++r) {
-    if (Q4) q4_512<1, M>(w, r, x, ldx, y, ldy);
-    else q8_512<1, M>(w, r, x, ldx, y, ldy);
+    if (Q4) q4_512<1, M, H>(w, r, x, ldx, y, ldy);
+    else q8_512<1, M, H>(w, r, x, ldx, y, ldy);
   }
 }
 
-template <bool Q4>
+template <bool Q4, bool H>
 AVX512_FN void kernel_512(const View &w, int64_t r0, int64_t r1, const float *x, int64_t M, int64_t ldx, float *y,
                           int64_t ldy) {
   switch (M) {
-    case 1: return run_512<1, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 2: return run_512<2, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 3: return run_512<3, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 4: return run_512<4, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 5: return run_512<5, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 6: return run_512<6, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 7: return run_512<7, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 8: return run_512<8, Q4>(w, r0, r1, x, ldx, y, ldy);
+    case 1: return run_512<1, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 2: return run_512<2, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 3: return run_512<3, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 4: return run_512<4, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 5: return run_512<5, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 6: return run_512<6, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 7: return run_512<7, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 8: return run_512<8, Q4, H>(w, r0, r1, x, ldx, y, ldy);
     default: return;
   }
 }
@@ -216,7 +327,7 @@ AVX2 float hsum256(__m256 v) {
 
 // 16 registers: A accumulators per (weight row, x row) pair, A = 2 where
 // R * M <= 4, else 1.
-template <int R, int M, int A>
+template <int R, int M, int A, bool H>
 AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   __m256 acc[R][M][A];
   CTORCH_UNROLL
@@ -226,13 +337,18 @@ AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
       CTORCH_UNROLL
       for (int a = 0; a < A; ++a) acc[i][m][a] = _mm256_setzero_ps();
   const __m256i low = _mm256_set1_epi32(0x0F);
+  const Ahead ahead = ahead_of<R>(w, r);
+  ScaleRows<R, H> sr;
   for (int64_t g = 0; g < w.ngroups; ++g) {
+    const int64_t j = g % kChunk;
+    if (j == 0) sr.template at<false>(w, r, g, std::min(kChunk, w.ngroups - g));
     const float *xg = x + g * 32;
+    if (w.prefetch) prefetch(ahead, g * 16 * R, 16 * R);
     CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const uint8_t *p = w.data + ri * w.row_bytes + g * 16;
-      const __m256 s = _mm256_set1_ps(w.scale[ri * w.ngroups + g]), o = _mm256_set1_ps(w.offset[ri * w.ngroups + g]);
+      const __m256 s = _mm256_set1_ps(sr.s[i][j]), o = _mm256_set1_ps(sr.o[i][j]);
       // scale * q + offset as a multiply and an add (as the scalar unpacking).
       const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
       const __m256i b0 = _mm256_cvtepu8_epi32(raw), b1 = _mm256_cvtepu8_epi32(_mm_srli_si128(raw, 8));
@@ -264,7 +380,7 @@ AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
 
 // Q8 in chunks of 16 values (two registers), the chunk's scale
 // scale[c * 16 / group].
-template <int R, int M, int A>
+template <int R, int M, int A, bool H>
 AVX2 void q8_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   __m256 acc[R][M][A];
   CTORCH_UNROLL
@@ -275,13 +391,19 @@ AVX2 void q8_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
       for (int a = 0; a < A; ++a) acc[i][m][a] = _mm256_setzero_ps();
   const int shift = w.group == 32 ? 1 : 0;
   const int64_t chunks = w.cols / 16;
+  const Ahead ahead = ahead_of<R>(w, r);
+  ScaleRows<R, H> sr;
+  const int64_t span = kChunk << shift;
   for (int64_t c = 0; c < chunks; ++c) {
+    if (c % span == 0) sr.template at<false>(w, r, c >> shift, std::min(kChunk, w.ngroups - (c >> shift)));
+    const int64_t j = (c % span) >> shift;
     const float *xc = x + c * 16;
+    if (w.prefetch) prefetch(ahead, c * 16 * R, 16 * R);
     CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
       const int64_t ri = r + i;
       const int8_t *q = reinterpret_cast<const int8_t *>(w.data + ri * w.row_bytes + c * 16);
-      const __m256 s = _mm256_set1_ps(w.scale[ri * w.ngroups + (c >> shift)]);
+      const __m256 s = _mm256_set1_ps(sr.s[i][j]);
       const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q));
       const __m256 v[2] = {_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(raw)), s),
                            _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(raw, 8))), s)};
@@ -303,33 +425,33 @@ AVX2 void q8_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
     }
 }
 
-template <int M, bool Q4>
+template <int M, bool Q4, bool H>
 AVX2_FN void run_256(const View &w, int64_t r0, int64_t r1, const float *x, int64_t ldx, float *y, int64_t ldy) {
   constexpr int R = M == 1 ? 2 : 1;
   constexpr int A = R * M <= 4 ? 2 : 1;
   int64_t r = r0;
   for (; r + R <= r1; r += R) {
-    if (Q4) q4_256<R, M, A>(w, r, x, ldx, y, ldy);
-    else q8_256<R, M, A>(w, r, x, ldx, y, ldy);
+    if (Q4) q4_256<R, M, A, H>(w, r, x, ldx, y, ldy);
+    else q8_256<R, M, A, H>(w, r, x, ldx, y, ldy);
   }
   for (; r < r1; ++r) {
-    if (Q4) q4_256<1, M, A>(w, r, x, ldx, y, ldy);
-    else q8_256<1, M, A>(w, r, x, ldx, y, ldy);
+    if (Q4) q4_256<1, M, A, H>(w, r, x, ldx, y, ldy);
+    else q8_256<1, M, A, H>(w, r, x, ldx, y, ldy);
   }
 }
 
-template <bool Q4>
+template <bool Q4, bool H>
 AVX2_FN void kernel_256(const View &w, int64_t r0, int64_t r1, const float *x, int64_t M, int64_t ldx, float *y,
                         int64_t ldy) {
   switch (M) {
-    case 1: return run_256<1, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 2: return run_256<2, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 3: return run_256<3, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 4: return run_256<4, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 5: return run_256<5, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 6: return run_256<6, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 7: return run_256<7, Q4>(w, r0, r1, x, ldx, y, ldy);
-    case 8: return run_256<8, Q4>(w, r0, r1, x, ldx, y, ldy);
+    case 1: return run_256<1, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 2: return run_256<2, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 3: return run_256<3, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 4: return run_256<4, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 5: return run_256<5, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 6: return run_256<6, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 7: return run_256<7, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 8: return run_256<8, Q4, H>(w, r0, r1, x, ldx, y, ldy);
     default: return;
   }
 }
@@ -342,15 +464,21 @@ AVX2_FN void kernel_256(const View &w, int64_t r0, int64_t r1, const float *x, i
 
 }  // namespace
 
-Kernel avx512_kernel(int fmt) { return fmt == kQ4 ? kernel_512<true> : kernel_512<false>; }
+Kernel avx512_kernel(int fmt, bool half) {
+  if (fmt == kQ4) return half ? kernel_512<true, true> : kernel_512<true, false>;
+  return half ? kernel_512<false, true> : kernel_512<false, false>;
+}
 Dequant avx512_dequant() { return dequant_512; }
-Kernel avx2_kernel(int fmt) { return fmt == kQ4 ? kernel_256<true> : kernel_256<false>; }
+Kernel avx2_kernel(int fmt, bool half) {
+  if (fmt == kQ4) return half ? kernel_256<true, true> : kernel_256<true, false>;
+  return half ? kernel_256<false, true> : kernel_256<false, false>;
+}
 
 #else  // not x86: only the scalar kernels
 
-Kernel avx512_kernel(int) { return nullptr; }
+Kernel avx512_kernel(int, bool) { return nullptr; }
 Dequant avx512_dequant() { return nullptr; }
-Kernel avx2_kernel(int) { return nullptr; }
+Kernel avx2_kernel(int, bool) { return nullptr; }
 
 #endif
 

@@ -1,5 +1,5 @@
 // Packed quantised matrices for the CPU decoder: a linear layer's weight
-// [rows, cols] held as groups of 8-bit or 4-bit values with float32 scales
+// [rows, cols] held as groups of 8-bit or 4-bit values with float scales
 // (qkernels.h describes the layouts), products computed from the packed
 // groups directly, for float32 activations.
 //
@@ -10,6 +10,9 @@
 // is m, Q4_K's sub-block s has scale d * sc[s] and offset -dmin * m[s]).
 // Every unpacked value is bit-equal to gguf.quants.dequantize's, so a
 // product differs from the dequantised model's only in its summation order.
+// Q8_0, Q4_0 and Q4_1 keep the file's half scales (a fifth fewer bytes per
+// Q4 value than float32 ones: decode reads every weight once); the K-quants'
+// scales are products that need float32.
 //
 // QWeight is immutable once made; any number of threads use one at once.
 // Errors throw ctorch::StatusError.
@@ -28,10 +31,12 @@ struct QWeight {
   int fmt = 0;  // qk::kQ8 or qk::kQ4
   int64_t rows = 0, cols = 0, group = 32;
   at::Tensor data;    // uint8 [rows, row bytes]: cols (Q8) or cols / 2 (Q4)
-  at::Tensor scale;   // float32 [rows, cols / group]
-  at::Tensor offset;  // float32 [rows, cols / group] (Q4); undefined for Q8
+  at::Tensor scale;   // float32 or float16 [rows, cols / group]
+  at::Tensor offset;  // as scale (Q4); undefined for Q8
 
   bool defined() const { return data.defined(); }
+  // Whether the scales are the file's own halves (Q8_0, Q4_0, Q4_1).
+  bool half_scales() const { return scale.defined() && scale.scalar_type() == at::kHalf; }
   int64_t nbytes() const;
   // "Q8/32", "Q8/16", "Q4/32": the values' bits and the group.
   std::string format() const;
@@ -89,6 +94,10 @@ const char *qweight_isa();
 // measuring.
 int64_t qweight_prefill_rows();
 void qweight_set_prefill_rows(int64_t rows);
+// How far ahead of the rows being multiplied the kernels prefetch the
+// packed data, in bytes (0: not at all); for measuring.
+int64_t qweight_prefetch();
+void qweight_set_prefetch(int64_t bytes);
 
 }  // namespace lm
 }  // namespace ctorch

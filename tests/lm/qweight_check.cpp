@@ -17,7 +17,9 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Half.h>
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -142,6 +144,8 @@ void run_checks(std::mt19937 &rng) {
       QWeight w = qweight_from_gguf(static_cast<uint32_t>(c.type), blocks.data(), blocks.size(), c.rows, c.cols,
                                     permuted ? order.data() : nullptr);
       at::Tensor ref = permuted ? deq.index_select(0, at::tensor(order)) : deq;
+      const bool half = c.type == GgmlType::Q8_0 || c.type == GgmlType::Q4_0 || c.type == GgmlType::Q4_1;
+      check(w.half_scales() == half, what + ": the file's half scales kept (only Q8_0, Q4_0, Q4_1)");
       at::Tensor ids = at::tensor(std::vector<int64_t>{0, c.rows - 1, 3, 3}).view({2, 2});
       for (qk::Isa isa : isas) {
         qk::isa_force(isa);
@@ -176,6 +180,23 @@ void run_checks(std::mt19937 &rng) {
   for (qk::Isa isa : isas) {
     qk::isa_force(isa);
     check_products({qa, qb}, ref, std::string("Q4_K + Q6_K stacked ") + qk::isa_name(isa));
+  }
+  // A Q4_0 block whose offset -8 d overflows a half keeps float32 scales,
+  // and its values stay exact; stacked with a Q4_0 matrix of half scales.
+  std::vector<uint8_t> big = random_blocks(GgmlType::Q4_0, 5, 64, rng);
+  put_half(big.data() + 18 * 3, 9000.f);
+  QWeight qbig = qweight_from_gguf(uint32_t(GgmlType::Q4_0), big.data(), big.size(), 5, 64, nullptr);
+  check(!qbig.half_scales(), "Q4_0 with a scale of 9000: float32 scales");
+  at::Tensor deq_big = at::empty({5, 64});
+  gguf_dequantize(GgmlType::Q4_0, big.data(), deq_big.data_ptr<float>(), 5 * 64);
+  std::vector<uint8_t> small = random_blocks(GgmlType::Q4_0, 3, 64, rng);
+  QWeight qsmall = qweight_from_gguf(uint32_t(GgmlType::Q4_0), small.data(), small.size(), 3, 64, nullptr);
+  check(!qweight_same_layout(qbig, qsmall), "half and float32 scales are not stacked as one matrix");
+  for (qk::Isa isa : isas) {
+    qk::isa_force(isa);
+    check(at::equal(qweight_dequantize(qbig), deq_big), std::string("Q4_0 float32 scales ") + qk::isa_name(isa));
+    check_products({qbig, qsmall}, at::cat({deq_big, qweight_dequantize(qsmall)}, 0),
+                   std::string("Q4_0 float32 + half scales ") + qk::isa_name(isa));
   }
   // Floats quantised at load.
   at::Tensor f = at::randn({33, 128}) * 0.05;
@@ -256,11 +277,106 @@ void bench() {
   }
 }
 
+// This thread's CPU time: the time it ran, whatever else the machine runs.
+double thread_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// One decode step's products as a model makes them: SmolLM2-135M's 30
+// layers (q/k/v, o, gate/up, down: distinct matrices, so the weights stream
+// from memory as in a model) in one format, then the head in Q8_0, repacked
+// from GGUF blocks (half scales) or quantised at load (float32 scales).
+struct StepSet {
+  std::string name;
+  std::vector<QWeight> ws;
+  int64_t layer_bytes = 0, layer_values = 0, head_bytes = 0;
+
+  StepSet(GgmlType type, bool float32, std::mt19937 &rng) {
+    name = std::string(type == GgmlType::Q8_0 ? "Q8_0" : type == GgmlType::Q4_0 ? "Q4_0" : "Q4_1") +
+           (float32 ? ", float32 scales" : ", half scales");
+    auto add = [&](int64_t rows, int64_t cols, GgmlType t) {
+      if (float32) {
+        ws.push_back(qweight_quantize(at::randn({rows, cols}) * 0.05,
+                                      t == GgmlType::Q8_0 ? "q8_0" : t == GgmlType::Q4_0 ? "q4_0" : "q4_1"));
+      } else {
+        std::vector<uint8_t> b = random_blocks(t, rows, cols, rng);
+        ws.push_back(qweight_from_gguf(uint32_t(t), b.data(), b.size(), rows, cols, nullptr));
+      }
+    };
+    for (int l = 0; l < 30; ++l) add(960, 576, type), add(576, 576, type), add(3072, 576, type), add(576, 1536, type);
+    for (const QWeight &w : ws) layer_bytes += w.nbytes(), layer_values += w.rows * w.cols;
+    add(49152, 576, GgmlType::Q8_0);
+    head_bytes = ws.back().nbytes();
+  }
+
+  // Seconds of this thread's CPU time (so that other processes count
+  // less) for the layers and for the head, one row of x.
+  std::pair<double, double> time() const {
+    at::Tensor x = at::randn({1, 1536}), y = at::empty({1, 49152});
+    auto run = [&](size_t i) { qweight_linear_into({ws[i]}, x.data_ptr<float>(), 1, y.data_ptr<float>()); };
+    for (size_t i = 0; i < ws.size(); ++i) run(i);  // warm-up
+    const double t0 = thread_seconds();
+    for (size_t i = 0; i + 1 < ws.size(); ++i) run(i);
+    const double t1 = thread_seconds();
+    run(ws.size() - 1);
+    return {t1 - t0, thread_seconds() - t1};
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// --bench-step: every set, instruction set and prefetch distance (none,
+// the chosen one) interleaved over 9 rounds; the medians.
+void bench_step() {
+  at::set_num_threads(1);
+  std::mt19937 rng(1);
+  std::vector<StepSet> sets;
+  for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q4_0, GgmlType::Q8_0})
+    for (bool float32 : {true, false}) sets.emplace_back(t, float32, rng);
+  const int64_t chosen = qweight_prefetch();
+  struct Point {
+    size_t set;
+    qk::Isa isa;
+    int64_t prefetch;
+    std::vector<double> layers, head;
+  };
+  std::vector<Point> points;
+  for (qk::Isa isa : {qk::Isa::avx2, qk::Isa::avx512})
+    if (qk::isa_supported(isa))
+      for (int64_t pf : {int64_t(0), chosen})
+        for (size_t i = 0; i < sets.size(); ++i) points.push_back({i, isa, pf, {}, {}});
+  for (int round = 0; round < 9; ++round)
+    for (Point &p : points) {
+      qk::isa_force(p.isa);
+      qweight_set_prefetch(p.prefetch);
+      auto t = sets[p.set].time();
+      p.layers.push_back(t.first);
+      p.head.push_back(t.second);
+    }
+  qweight_set_prefetch(chosen);
+  for (const Point &p : points) {
+    const StepSet &s = sets[p.set];
+    const double tl = median(p.layers), th = median(p.head);
+    std::printf("%-6s prefetch %4lld  %-22s layers %6.2f ms (%4.1f GB/s, %.3f bytes/value)  Q8_0 head %5.2f ms (%4.1f GB/s)\n",
+                qk::isa_name(p.isa), (long long)p.prefetch, s.name.c_str(), tl * 1e3, s.layer_bytes / tl / 1e9,
+                double(s.layer_bytes) / s.layer_values, th * 1e3, s.head_bytes / th / 1e9);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   if (argc > 1 && !std::strcmp(argv[1], "--bench")) {
     bench();
+    return 0;
+  }
+  if (argc > 1 && !std::strcmp(argv[1], "--bench-step")) {
+    bench_step();
     return 0;
   }
   std::mt19937 rng(1234);
