@@ -16,6 +16,7 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Half.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -585,6 +586,14 @@ const GgufTensorInfo &GgufFile::info(const std::string &name) const {
 
 const uint8_t *GgufFile::raw_data(const GgufTensorInfo &t) const {
   return impl_->map->bytes() + data_at_ + t.offset;
+}
+
+void GgufFile::release(const GgufTensorInfo &t) const {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t a = reinterpret_cast<uintptr_t>(raw_data(t)), e = a + t.nbytes;
+  a = (a + page - 1) / page * page;  // whole pages inside the tensor only: its neighbours may be views
+  e = e / page * page;
+  if (page && a < e) ::madvise(reinterpret_cast<void *>(a), e - a, MADV_DONTNEED);  // advice: failure is harmless
 }
 
 at::Tensor GgufFile::raw(const std::string &name) const {

@@ -152,6 +152,12 @@ class GgufFile {
   // The same bytes as a pointer into the mapping, valid while this file
   // (or any tensor viewing it) lives.
   const uint8_t *raw_data(const GgufTensorInfo &t) const;
+  // Gives back this process's resident pages of the tensor's data (the
+  // pages wholly inside it), for a quantised tensor whose blocks were
+  // copied elsewhere (repacked, dequantised): the mapping is private, so a
+  // page read again later comes back from the file. Quantised tensors are
+  // never handed out as typed views, so no write can be lost with them.
+  void release(const GgufTensorInfo &t) const;
 
   // ---- vocabulary --------------------------------------------------------
   // tokenizer.ggml.* and tokenizer.chat_template into a VocabSpec. Refused

@@ -52,6 +52,7 @@ class GgufSource : public WeightSource {
     const std::string g = gguf_name(name, &conv);
     check_shape(g, name, shape, conv);
     at::Tensor t = f_->tensor(g);
+    if (qweight_supports(f_->info(g).type)) f_->release(f_->info(g));  // dequantised into t
     if (permuted_heads(name)) t = unpermute(t, permuted_heads(name));
     return conv ? t.t() : t;
   }
@@ -70,8 +71,10 @@ class GgufSource : public WeightSource {
       at::Tensor idx = unpermute(at::arange(rows, at::TensorOptions().dtype(at::kLong)), heads).contiguous();
       order.assign(idx.data_ptr<int64_t>(), idx.data_ptr<int64_t>() + rows);
     }
-    return qweight_from_gguf(info->type, f_->raw_data(*info), info->nbytes, rows, cols,
-                             order.empty() ? nullptr : order.data());
+    QWeight w = qweight_from_gguf(info->type, f_->raw_data(*info), info->nbytes, rows, cols,
+                                  order.empty() ? nullptr : order.data());
+    f_->release(*info);  // the file's pages of it: resident memory is the packed copy alone
+    return w;
   }
   bool has(const std::string &name) const override {
     bool conv = false;
