@@ -2,26 +2,16 @@
 // dot products and the weighted sum of the values are where the time goes
 // at long contexts, so each has a vector variant; the softmax between them
 // is shared. Each variant carries its instruction set in a target
-// attribute, so this file builds with the compiler's default flags.
+// attribute (x86.h).
 #include "lm/attend.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "lm/qkernels.h"
+#include "lm/x86.h"
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#include <immintrin.h>
-#define CTORCH_ATTEND_X86 1
-#endif
-
-// GCC 12's AVX-512 intrinsics start from a self-initialised "undefined"
-// register, which -Wmaybe-uninitialized reports at every inlined use: a
-// false report (qkernels_x86.cpp says the same).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+CTORCH_LM_VECTOR_BEGIN
 
 namespace ctorch {
 namespace lm {
@@ -58,7 +48,7 @@ void attend_scalar(const float *q, const float *keys, const float *vals, int64_t
     for (int64_t d = 0; d < D; ++d) out[d] += prob[j] * vals[j * D + d];
 }
 
-#ifdef CTORCH_ATTEND_X86
+#ifdef CTORCH_LM_X86
 
 // D a multiple of 16.
 __attribute__((target("avx512f"))) void attend_512(const float *q, const float *keys, const float *vals, int64_t j0,
@@ -103,7 +93,7 @@ __attribute__((target("avx2,fma"))) void attend_256(const float *q, const float 
 
 void attend(const float *q, const float *keys, const float *vals, int64_t j0, int64_t L, int64_t D, float scale,
             float *prob, float *out) {
-#ifdef CTORCH_ATTEND_X86
+#ifdef CTORCH_LM_X86
   const qk::Isa isa = qk::isa_active();
   if (isa == qk::Isa::avx512 && D % 16 == 0) return attend_512(q, keys, vals, j0, L, D, scale, prob, out);
   if (isa != qk::Isa::scalar && D % 8 == 0) return attend_256(q, keys, vals, j0, L, D, scale, prob, out);
@@ -114,6 +104,4 @@ void attend(const float *q, const float *keys, const float *vals, int64_t j0, in
 }  // namespace lm
 }  // namespace ctorch
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+CTORCH_LM_VECTOR_END

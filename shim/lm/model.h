@@ -169,9 +169,11 @@ class Model {
   int64_t layer_window(int64_t l) const {
     return l >= cfg_.window_from_layer ? cfg_.sliding_window : 0;
   }
-  // The fused decode step (model_step.cpp): whether it runs this batch
-  // (float32 on the CPU, llama family, one new token per row), and the
-  // step itself (forward's result for such a batch).
+  // The fused decode step (model_step.cpp): whether the weights allow it
+  // (float32 on the CPU, llama family; computed once at load into
+  // step_weights_), whether it runs this batch (one new token per row, a
+  // float32 cache), and the step itself (forward's result for such a batch).
+  bool step_weights() const;
   bool step_applies(const KvCache &kv, const Batch &b) const;
   at::Tensor step(KvCache &kv, const Batch &b) const;
 
@@ -182,6 +184,7 @@ class Model {
   std::shared_ptr<const Tokenizer> tok_;
   std::string chat_template_;
   std::vector<std::string> report_;  // what the loader did, for describe()
+  bool step_weights_ = false;
 };
 
 }  // namespace lm

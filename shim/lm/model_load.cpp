@@ -234,8 +234,9 @@ void ModelBuilder::build(Model &m, const std::function<std::unique_ptr<WeightSou
 }
 
 std::shared_ptr<Model> Model::load(const std::string &path, const LoadOptions &opt) {
-  if (load_detail::is_dir(path)) return ModelBuilder::folder(path, opt);
-  return ModelBuilder::gguf(path, opt);
+  std::shared_ptr<Model> m = load_detail::is_dir(path) ? ModelBuilder::folder(path, opt) : ModelBuilder::gguf(path, opt);
+  m->step_weights_ = m->step_weights();
+  return m;
 }
 
 std::string Model::describe() const {

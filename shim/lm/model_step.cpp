@@ -83,21 +83,25 @@ void rope(float *v, const float *cos, const float *sin, int64_t D) {
 
 }  // namespace
 
-bool Model::step_applies(const KvCache &kv, const Batch &b) const {
+bool Model::step_weights() const {
   if (cfg_.arch == "gpt2" || cfg_.act != "silu" || !opt_.device.is_cpu() || opt_.dtype != at::kFloat) return false;
+  if (!float_cpu(w_.out_norm_w) || !linear_ok(w_.head, at::Tensor())) return false;
+  for (const LayerWeights &w : w_.layers)
+    if (!float_cpu(w.norm1_w) || !float_cpu(w.norm2_w) || !linear_ok(w.wqkv, w.bqkv) || !linear_ok(w.wo, w.bo) ||
+        !linear_ok(w.wup, w.bup) || !linear_ok(w.wdown, w.bdown))
+      return false;
+  return true;
+}
+
+bool Model::step_applies(const KvCache &kv, const Batch &b) const {
+  if (!step_weights_) return false;
   if (b.ids.dim() != 2 || b.ids.size(1) != 1 || !kv.cos.defined()) return false;
   for (int64_t n : b.count)
     if (n != 1) return false;
-  if (!float_cpu(kv.cos) || !float_cpu(kv.sin) || !float_cpu(w_.out_norm_w) || !linear_ok(w_.head, at::Tensor()))
-    return false;
-  for (size_t l = 0; l < w_.layers.size(); ++l) {
-    const LayerWeights &w = w_.layers[l];
-    if (!float_cpu(kv.k[l]) || !float_cpu(kv.v[l]) || !float_cpu(w.norm1_w) || !float_cpu(w.norm2_w) ||
-        !linear_ok(w.wqkv, w.bqkv) || !linear_ok(w.wo, w.bo) || !linear_ok(w.wup, w.bup) ||
-        !linear_ok(w.wdown, w.bdown))
-      return false;
-  }
-  return true;
+  if (!float_cpu(kv.cos) || !float_cpu(kv.sin)) return false;
+  for (size_t l = 0; l < kv.k.size(); ++l)
+    if (!float_cpu(kv.k[l]) || !float_cpu(kv.v[l])) return false;
+  return kv.k.size() == w_.layers.size();
 }
 
 at::Tensor Model::step(KvCache &kv, const Batch &b) const {

@@ -1,7 +1,6 @@
 // The AVX2 (with FMA and F16C) and AVX-512 kernels over packed quantised
-// rows (qkernels.h's layouts). Each function carries its instruction set in a target
-// attribute, so this file builds with the compiler's default flags and the
-// variant runs only where qkernels.cpp's check of the CPU chose it.
+// rows (qkernels.h's layouts). Each function carries its instruction set
+// in a target attribute (x86.h).
 //
 // How a block is unpacked:
 //   Q4 (AVX-512): the 16 values scale * k + offset, k = 0..15, are formed
@@ -22,24 +21,15 @@
 
 #include <algorithm>
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#include <immintrin.h>
-#define CTORCH_QK_X86 1
-#endif
+#include "lm/x86.h"
 
-// GCC 12's AVX-512 intrinsics start from a self-initialised "undefined"
-// register (`__m512 __Y = __Y;`), which -Wmaybe-uninitialized reports at
-// every inlined use: a false report.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+CTORCH_LM_VECTOR_BEGIN
 
 namespace ctorch {
 namespace lm {
 namespace qk {
 
-#ifdef CTORCH_QK_X86
+#ifdef CTORCH_LM_X86
 namespace {
 
 // The loops over the template's fixed counts (rows, accumulators) unrolled,
@@ -486,7 +476,4 @@ Kernel avx2_kernel(int, bool) { return nullptr; }
 }  // namespace lm
 }  // namespace ctorch
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#undef CTORCH_QK_X86
+CTORCH_LM_VECTOR_END
