@@ -319,7 +319,7 @@ def main():
             is_float = cls in FLOAT
             path = files[model]["source"] if is_float else files[model][cls]
             info = source_info if is_float else gguf_info(a, path)
-            for build in builds:
+            for build in builds if shown else builds[:1]:
                 bench = os.path.join(build, "bench", "lm_bench")
                 lib = libtorch_of(build)
                 opts = f"dtype={cls},weights=dequantize" if is_float else ""
