@@ -80,7 +80,9 @@ struct LoadOptions {
   // packed on the CPU and multiplies them with the packed kernels;
   // weights=dequantize turns them into floats of the model's dtype.
   bool packed = true;
-  // quantize=q8_0|q4_0|q4_1: float matrices quantised at load ("": none).
+  // quantize=q8_0|q4_0|q4_1|bf16: float matrices quantised at load ("":
+  // none); with weights=dequantize, a GGUF's quantised matrices too
+  // (dequantised, then quantised as asked).
   std::string quantize;
 };
 LoadOptions parse_load_options(const char *text);

@@ -177,8 +177,8 @@ LoadOptions parse_load_options(const char *text) {
       else bad_option("weights \"" + v + "\" is not packed or dequantize");
     } else if (k == "quantize") {
       if (v == "none") o.quantize.clear();
-      else if (v == "q8_0" || v == "q4_0" || v == "q4_1") o.quantize = v;
-      else bad_option("quantize \"" + v + "\" is not q8_0, q4_0, q4_1 or none");
+      else if (v == "q8_0" || v == "q4_0" || v == "q4_1" || v == "bf16") o.quantize = v;
+      else bad_option("quantize \"" + v + "\" is not q8_0, q4_0, q4_1, bf16 or none");
     } else {
       bad_option("unknown key \"" + k + "\" (dtype, device, init, seed, weights, quantize)");
     }
@@ -186,7 +186,6 @@ LoadOptions parse_load_options(const char *text) {
   if (seed_given && !o.random) bad_option("seed is given without init=random");
   if (!o.quantize.empty() && !o.device.is_cpu())
     bad_option("quantize is for the CPU (its packed kernels), not " + o.device.str());
-  if (!o.quantize.empty() && !o.packed) bad_option("quantize packs matrices; weights=dequantize unpacks them");
   return o;
 }
 

@@ -47,9 +47,22 @@ inline void unpack_q4(const View &w, int64_t r, int64_t g, float *out) {
   }
 }
 
+// Group g of a BF16 row: each value's bits are a float32's upper half.
+inline void unpack_bf16(const View &w, int64_t r, int64_t g, float *out) {
+  const uint8_t *p = w.data + r * w.row_bytes + g * w.group * 2;
+  for (int64_t j = 0; j < w.group; ++j) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * j, 2);
+    const uint32_t bits = uint32_t(h) << 16;
+    std::memcpy(out + j, &bits, 4);
+  }
+}
+
 inline void unpack(const View &w, int64_t r, int64_t g, float *out) {
   if (w.fmt == kQ8) unpack_q8(w, r, g, out);
-  else unpack_q4(w, r, g, out);
+  else if (w.fmt == kQ4) unpack_q4(w, r, g, out);
+  else if (w.fmt == kBF16) unpack_bf16(w, r, g, out);
+  else std::memcpy(out, w.data + r * w.row_bytes + g * w.group * 4, size_t(w.group) * 4);
 }
 
 // One weight row at a time: its groups unpacked into a small buffer, each
@@ -140,7 +153,7 @@ Kernel kernel(Isa isa, int fmt, bool half) {
 }
 
 void dequant_rows(const View &w, int64_t r0, int64_t r1, float *out) {
-  if (isa_active() == Isa::avx512)
+  if (isa_active() == Isa::avx512 && (w.fmt == kQ8 || w.fmt == kQ4))
     if (Dequant d = avx512_dequant()) return d(w, r0, r1, out);
   for (int64_t r = r0; r < r1; ++r, out += w.cols)
     for (int64_t g = 0; g < w.ngroups; ++g) unpack(w, r, g, out + g * w.group);

@@ -10,6 +10,11 @@
 //       value j of the group in the low nibble of byte j, value j + 16 in
 //       its high nibble (GGUF's Q4_0/Q4_1 order); value = scale * q + offset
 //       (q in 0..15, one scale and one offset per group).
+//   BF16: a row is `cols` bfloat16 values (2 bytes each, a float32's upper
+//       half): weight-only bf16, no scales (group 32 only for the scalar
+//       loops' chunks).
+//   F32: a row is `cols` float32 values (a float matrix viewed in place,
+//       qweight.h's float_linear_into), no scales.
 // scale and offset are [rows, cols / group], row-major: float32, or IEEE
 // half where every value is one (GGUF's Q8_0, Q4_0 and Q4_1 store theirs so:
 // kept as they are, a quarter fewer bytes to read per value of Q4).
@@ -21,7 +26,7 @@ namespace ctorch {
 namespace lm {
 namespace qk {
 
-enum Fmt : int { kQ8 = 0, kQ4 = 1 };
+enum Fmt : int { kQ8 = 0, kQ4 = 1, kBF16 = 2, kF32 = 3 };
 
 struct View {
   int fmt = kQ8;

@@ -11,6 +11,8 @@
 //   Q4 (AVX2): the nibbles widen to 32-bit lanes, convert to float, times
 //     the scale plus the offset.
 //   Q8: int8 widened, converted, times the group's scale.
+//   BF16: widened to 32 bits, shifted into a float32's upper half; F32 as
+//     it is.
 // Each unpacked value is bit-equal to the scalar unpacking's (a multiply,
 // then an add: never fused). Half scales are widened a chunk of groups at
 // a time (ScaleRows), not per use. Every unpacked register is then
@@ -269,6 +271,45 @@ AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
     for (int m = 0; m < M; ++m) y[m * ldy + r + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][m][0], acc[i][m][1]));
 }
 
+// 16 values of a BF16 row (widened to 32 bits, shifted into a float32's
+// upper half: exact) or of an F32 row, as float32.
+template <int F>
+AVX512 __m512 wide_512(const uint8_t *p) {
+  if (F == kF32) return _mm512_loadu_ps(reinterpret_cast<const float *>(p));
+  return _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p))), 16));
+}
+
+// BF16 and F32 rows in chunks of 16 values, two chunks per step.
+template <int R, int M, int F>
+AVX512 void wide_rows_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
+  constexpr int B = F == kF32 ? 4 : 2;  // bytes per value
+  __m512 acc[R][M][2];
+  CTORCH_UNROLL
+  for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
+    for (int m = 0; m < M; ++m) acc[i][m][0] = acc[i][m][1] = _mm512_setzero_ps();
+  const Ahead ahead = ahead_of<R>(w, r);
+  for (int64_t c = 0; c + 2 <= w.cols / 16; c += 2) {  // cols: whole groups of 32
+    const float *xc = x + c * 16;
+    if (w.prefetch) prefetch(ahead, c * 16 * B * R, 32 * B * R);
+    CTORCH_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t *q = w.data + (r + i) * w.row_bytes + c * 16 * B;
+      const __m512 w0 = wide_512<F>(q), w1 = wide_512<F>(q + 16 * B);
+      CTORCH_UNROLL
+      for (int m = 0; m < M; ++m) {
+        acc[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc[i][m][0]);
+        acc[i][m][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xc + m * ldx + 16), acc[i][m][1]);
+      }
+    }
+  }
+  CTORCH_UNROLL
+  for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
+    for (int m = 0; m < M; ++m) y[m * ldy + r + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][m][0], acc[i][m][1]));
+}
+
 // Rows per step: 4 for one or two rows of x, 2 up to 4, else 1 (at most
 // 16 accumulators of the 32 registers).
 template <int M>
@@ -276,32 +317,33 @@ constexpr int rows_512() {
   return M <= 2 ? 4 : M <= 4 ? 2 : 1;
 }
 
-template <int M, bool Q4, bool H>
+template <int R, int M, int F, bool H>
+AVX512 void rows_of_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
+  if (F == kQ4) q4_512<R, M, H>(w, r, x, ldx, y, ldy);
+  else if (F == kQ8) q8_512<R, M, H>(w, r, x, ldx, y, ldy);
+  else wide_rows_512<R, M, F>(w, r, x, ldx, y, ldy);
+}
+
+template <int M, int F, bool H>
 AVX512_FN void run_512(const View &w, int64_t r0, int64_t r1, const float *x, int64_t ldx, float *y, int64_t ldy) {
   constexpr int R = rows_512<M>();
   int64_t r = r0;
-  for (; r + R <= r1; r += R) {
-    if (Q4) q4_512<R, M, H>(w, r, x, ldx, y, ldy);
-    else q8_512<R, M, H>(w, r, x, ldx, y, ldy);
-  }
-  for (; r < r1; ++r) {
-    if (Q4) q4_512<1, M, H>(w, r, x, ldx, y, ldy);
-    else q8_512<1, M, H>(w, r, x, ldx, y, ldy);
-  }
+  for (; r + R <= r1; r += R) rows_of_512<R, M, F, H>(w, r, x, ldx, y, ldy);
+  for (; r < r1; ++r) rows_of_512<1, M, F, H>(w, r, x, ldx, y, ldy);
 }
 
-template <bool Q4, bool H>
+template <int F, bool H>
 AVX512_FN void kernel_512(const View &w, int64_t r0, int64_t r1, const float *x, int64_t M, int64_t ldx, float *y,
                           int64_t ldy) {
   switch (M) {
-    case 1: return run_512<1, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 2: return run_512<2, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 3: return run_512<3, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 4: return run_512<4, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 5: return run_512<5, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 6: return run_512<6, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 7: return run_512<7, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 8: return run_512<8, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 1: return run_512<1, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 2: return run_512<2, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 3: return run_512<3, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 4: return run_512<4, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 5: return run_512<5, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 6: return run_512<6, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 7: return run_512<7, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 8: return run_512<8, F, H>(w, r0, r1, x, ldx, y, ldy);
     default: return;
   }
 }
@@ -415,33 +457,79 @@ AVX2 void q8_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
     }
 }
 
-template <int M, bool Q4, bool H>
+// 8 values of a BF16 or F32 row as float32 (wide_512's).
+template <int F>
+AVX2 __m256 wide_256(const uint8_t *p) {
+  if (F == kF32) return _mm256_loadu_ps(reinterpret_cast<const float *>(p));
+  return _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))), 16));
+}
+
+// BF16 and F32 rows in chunks of 16 values (two registers).
+template <int R, int M, int A, int F>
+AVX2 void wide_rows_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
+  constexpr int B = F == kF32 ? 4 : 2;  // bytes per value
+  __m256 acc[R][M][A];
+  CTORCH_UNROLL
+  for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
+    for (int m = 0; m < M; ++m)
+      CTORCH_UNROLL
+      for (int a = 0; a < A; ++a) acc[i][m][a] = _mm256_setzero_ps();
+  const Ahead ahead = ahead_of<R>(w, r);
+  for (int64_t c = 0; c < w.cols / 16; ++c) {
+    const float *xc = x + c * 16;
+    if (w.prefetch) prefetch(ahead, c * 16 * B * R, 16 * B * R);
+    CTORCH_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t *q = w.data + (r + i) * w.row_bytes + c * 16 * B;
+      const __m256 v[2] = {wide_256<F>(q), wide_256<F>(q + 8 * B)};
+      CTORCH_UNROLL
+      for (int m = 0; m < M; ++m)
+        CTORCH_UNROLL
+        for (int k = 0; k < 2; ++k)
+          acc[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xc + m * ldx + 8 * k), acc[i][m][k % A]);
+    }
+  }
+  CTORCH_UNROLL
+  for (int i = 0; i < R; ++i)
+    CTORCH_UNROLL
+    for (int m = 0; m < M; ++m) {
+      __m256 t = acc[i][m][0];
+      CTORCH_UNROLL
+      for (int a = 1; a < A; ++a) t = _mm256_add_ps(t, acc[i][m][a]);
+      y[m * ldy + r + i] = hsum256(t);
+    }
+}
+
+template <int R, int M, int A, int F, bool H>
+AVX2 void rows_of_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
+  if (F == kQ4) q4_256<R, M, A, H>(w, r, x, ldx, y, ldy);
+  else if (F == kQ8) q8_256<R, M, A, H>(w, r, x, ldx, y, ldy);
+  else wide_rows_256<R, M, A, F>(w, r, x, ldx, y, ldy);
+}
+
+template <int M, int F, bool H>
 AVX2_FN void run_256(const View &w, int64_t r0, int64_t r1, const float *x, int64_t ldx, float *y, int64_t ldy) {
   constexpr int R = M == 1 ? 2 : 1;
   constexpr int A = R * M <= 4 ? 2 : 1;
   int64_t r = r0;
-  for (; r + R <= r1; r += R) {
-    if (Q4) q4_256<R, M, A, H>(w, r, x, ldx, y, ldy);
-    else q8_256<R, M, A, H>(w, r, x, ldx, y, ldy);
-  }
-  for (; r < r1; ++r) {
-    if (Q4) q4_256<1, M, A, H>(w, r, x, ldx, y, ldy);
-    else q8_256<1, M, A, H>(w, r, x, ldx, y, ldy);
-  }
+  for (; r + R <= r1; r += R) rows_of_256<R, M, A, F, H>(w, r, x, ldx, y, ldy);
+  for (; r < r1; ++r) rows_of_256<1, M, A, F, H>(w, r, x, ldx, y, ldy);
 }
 
-template <bool Q4, bool H>
+template <int F, bool H>
 AVX2_FN void kernel_256(const View &w, int64_t r0, int64_t r1, const float *x, int64_t M, int64_t ldx, float *y,
                         int64_t ldy) {
   switch (M) {
-    case 1: return run_256<1, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 2: return run_256<2, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 3: return run_256<3, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 4: return run_256<4, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 5: return run_256<5, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 6: return run_256<6, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 7: return run_256<7, Q4, H>(w, r0, r1, x, ldx, y, ldy);
-    case 8: return run_256<8, Q4, H>(w, r0, r1, x, ldx, y, ldy);
+    case 1: return run_256<1, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 2: return run_256<2, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 3: return run_256<3, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 4: return run_256<4, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 5: return run_256<5, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 6: return run_256<6, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 7: return run_256<7, F, H>(w, r0, r1, x, ldx, y, ldy);
+    case 8: return run_256<8, F, H>(w, r0, r1, x, ldx, y, ldy);
     default: return;
   }
 }
@@ -455,13 +543,15 @@ AVX2_FN void kernel_256(const View &w, int64_t r0, int64_t r1, const float *x, i
 }  // namespace
 
 Kernel avx512_kernel(int fmt, bool half) {
-  if (fmt == kQ4) return half ? kernel_512<true, true> : kernel_512<true, false>;
-  return half ? kernel_512<false, true> : kernel_512<false, false>;
+  if (fmt == kQ4) return half ? kernel_512<kQ4, true> : kernel_512<kQ4, false>;
+  if (fmt == kQ8) return half ? kernel_512<kQ8, true> : kernel_512<kQ8, false>;
+  return fmt == kBF16 ? kernel_512<kBF16, false> : kernel_512<kF32, false>;
 }
 Dequant avx512_dequant() { return dequant_512; }
 Kernel avx2_kernel(int fmt, bool half) {
-  if (fmt == kQ4) return half ? kernel_256<true, true> : kernel_256<true, false>;
-  return half ? kernel_256<false, true> : kernel_256<false, false>;
+  if (fmt == kQ4) return half ? kernel_256<kQ4, true> : kernel_256<kQ4, false>;
+  if (fmt == kQ8) return half ? kernel_256<kQ8, true> : kernel_256<kQ8, false>;
+  return fmt == kBF16 ? kernel_256<kBF16, false> : kernel_256<kF32, false>;
 }
 
 #else  // not x86: only the scalar kernels

@@ -41,14 +41,14 @@ qk::View view_of(const QWeight &w) {
   v.rows = w.rows;
   v.cols = w.cols;
   v.group = w.group;
-  v.row_bytes = w.fmt == qk::kQ8 ? w.cols : w.cols / 2;
+  v.row_bytes = w.fmt == qk::kQ8 ? w.cols : w.fmt == qk::kQ4 ? w.cols / 2 : 2 * w.cols;
   v.ngroups = w.cols / w.group;
   v.data = w.data.data_ptr<uint8_t>();
   v.half = w.half_scales();
   if (v.half) {
     v.scale16 = reinterpret_cast<const uint16_t *>(w.scale.data_ptr<at::Half>());
     v.offset16 = w.offset.defined() ? reinterpret_cast<const uint16_t *>(w.offset.data_ptr<at::Half>()) : nullptr;
-  } else {
+  } else if (w.scale.defined()) {  // (BF16 has none)
     v.scale = w.scale.data_ptr<float>();
     v.offset = w.offset.defined() ? w.offset.data_ptr<float>() : nullptr;
   }
@@ -63,8 +63,8 @@ QWeight make(int fmt, int64_t rows, int64_t cols, int64_t group, bool half) {
   w.cols = cols;
   w.group = group;
   auto u8 = at::TensorOptions().dtype(at::kByte), sc = at::TensorOptions().dtype(half ? at::kHalf : at::kFloat);
-  w.data = at::empty({rows, fmt == qk::kQ8 ? cols : cols / 2}, u8);
-  w.scale = at::empty({rows, cols / group}, sc);
+  w.data = at::empty({rows, fmt == qk::kQ8 ? cols : fmt == qk::kQ4 ? cols / 2 : 2 * cols}, u8);
+  if (fmt != qk::kBF16) w.scale = at::empty({rows, cols / group}, sc);
   if (fmt == qk::kQ4) w.offset = at::empty({rows, cols / group}, sc);
   return w;
 }
@@ -318,10 +318,12 @@ namespace qd = qweight_detail;
 
 int64_t QWeight::nbytes() const {
   if (!defined()) return 0;
-  return data.numel() + scale.numel() * scale.element_size() + (offset.defined() ? offset.numel() * offset.element_size() : 0);
+  return data.numel() + (scale.defined() ? scale.numel() * scale.element_size() : 0) +
+         (offset.defined() ? offset.numel() * offset.element_size() : 0);
 }
 
 std::string QWeight::format() const {
+  if (fmt == qk::kBF16) return "BF16";
   return std::string(fmt == qk::kQ8 ? "Q8/" : "Q4/") + std::to_string(group);
 }
 
@@ -366,9 +368,16 @@ QWeight qweight_from_gguf(uint32_t type, const uint8_t *src, uint64_t nbytes, in
 }
 
 QWeight qweight_quantize(const at::Tensor &w_in, const std::string &how) {
-  if (how != "q8_0" && how != "q4_0" && how != "q4_1") qd::bad("\"" + how + "\" is not q8_0, q4_0 or q4_1");
+  if (how != "q8_0" && how != "q4_0" && how != "q4_1" && how != "bf16")
+    qd::bad("\"" + how + "\" is not q8_0, q4_0, q4_1 or bf16");
   if (w_in.dim() != 2 || w_in.size(1) % 32 || w_in.size(0) < 1)
     qd::bad("only a matrix whose rows are whole groups of 32 values is quantised");
+  if (how == "bf16") {  // torch's rounding to bfloat16 (to nearest, ties to even), the bits kept
+    QWeight w = qd::make(qk::kBF16, w_in.size(0), w_in.size(1), 32, false);
+    at::Tensor b = w_in.to(at::kBFloat16).contiguous();
+    std::memcpy(w.data.data_ptr<uint8_t>(), b.data_ptr(), size_t(b.numel()) * 2);
+    return w;
+  }
   at::Tensor x = w_in.to(at::kFloat).contiguous();
   const int64_t rows = x.size(0), cols = x.size(1);
   QWeight w = qd::make(how == "q8_0" ? qk::kQ8 : qk::kQ4, rows, cols, 32, false);
@@ -395,11 +404,11 @@ QWeight qweight_cat(const std::vector<QWeight> &parts) {
     if (!qweight_same_layout(parts[0], p)) qd::bad("stacked matrices of different formats");
     w.rows += p.rows;
     d.push_back(p.data);
-    s.push_back(p.scale);
+    if (p.scale.defined()) s.push_back(p.scale);
     if (p.offset.defined()) o.push_back(p.offset);
   }
   w.data = at::cat(d, 0);
-  w.scale = at::cat(s, 0);
+  if (!s.empty()) w.scale = at::cat(s, 0);
   if (!o.empty()) w.offset = at::cat(o, 0);
   return w;
 }
@@ -427,6 +436,22 @@ at::Tensor qweight_embedding(const QWeight &w, const at::Tensor &ids) {
   std::vector<int64_t> shape = ids.sizes().vec();
   shape.push_back(w.cols);
   return out.view(shape);
+}
+
+void float_linear_into(const float *w, int64_t rows, int64_t cols, const float *x, int64_t M, float *y) {
+  qk::View v;
+  v.fmt = qk::kF32;
+  v.rows = rows;
+  v.cols = cols;
+  v.group = 32;
+  v.ngroups = cols / 32;
+  v.row_bytes = 4 * cols;
+  v.data = reinterpret_cast<const uint8_t *>(w);
+  v.prefetch = qd::g_prefetch.load(std::memory_order_relaxed);
+  const qk::Kernel k = qk::kernel(qk::isa_active(), qk::kF32, false);
+  qd::split_rows(rows, 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t m = 0; m < M; m += qk::kMaxRows) k(v, r0, r1, x + m * cols, std::min(qk::kMaxRows, M - m), cols, y + m * rows, rows);
+  });
 }
 
 void qweight_linear_into(const std::vector<QWeight> &parts, const float *x, int64_t M, float *y) {

@@ -28,10 +28,10 @@ namespace ctorch {
 namespace lm {
 
 struct QWeight {
-  int fmt = 0;  // qk::kQ8 or qk::kQ4
+  int fmt = 0;  // qk::kQ8, qk::kQ4 or qk::kBF16
   int64_t rows = 0, cols = 0, group = 32;
-  at::Tensor data;    // uint8 [rows, row bytes]: cols (Q8) or cols / 2 (Q4)
-  at::Tensor scale;   // float32 or float16 [rows, cols / group]
+  at::Tensor data;    // uint8 [rows, row bytes]: cols (Q8), cols / 2 (Q4) or 2 cols (BF16)
+  at::Tensor scale;   // float32 or float16 [rows, cols / group]; undefined for BF16
   at::Tensor offset;  // as scale (Q4); undefined for Q8
 
   bool defined() const { return data.defined(); }
@@ -58,7 +58,9 @@ QWeight qweight_from_gguf(uint32_t ggml_type, const uint8_t *src, uint64_t nbyte
 // Quantises a floating matrix [rows, cols] (cols a multiple of 32) in
 // groups of 32: "q8_0" (scale max|x| / 127), "q4_0" (scale: the value of
 // largest magnitude / -8, offset -8 scale) or "q4_1" (scale (max - min) /
-// 15, offset min), values rounded to nearest. Non-finite inputs give
+// 15, offset min), values rounded to nearest; or "bf16": each value rounded
+// to bfloat16 as torch's .to(torch.bfloat16), weight-only (the products
+// stay float32). Non-finite inputs give
 // finite nonsense, never undefined behaviour.
 QWeight qweight_quantize(const at::Tensor &w, const std::string &how);
 
@@ -85,6 +87,13 @@ at::Tensor qweight_linear(const at::Tensor &x, const std::vector<QWeight> &parts
 // (qweight_linear checks them; the fused decode step calls this on a
 // model's own layers, checked at load).
 void qweight_linear_into(const std::vector<QWeight> &parts, const float *x, int64_t M, float *y);
+
+// y [M, rows] = x [M, cols] times a float32 matrix w [rows, cols]
+// (row-major, cols a multiple of 32) transposed, by the packed kernels'
+// float32 variant with their prefetch: for decode's few rows of x, where
+// it reads the matrix at the memory's pace (a BLAS's matrix-vector product
+// need not). The sums differ from a BLAS's in their order only.
+void float_linear_into(const float *w, int64_t rows, int64_t cols, const float *x, int64_t M, float *y);
 
 // The kernels' instruction set in use: "avx512", "avx2" or "scalar".
 const char *qweight_isa();

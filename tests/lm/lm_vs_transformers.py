@@ -206,21 +206,27 @@ def make_cases(gguf, folder):
 
 
 def quantized():
-    """The reference of llama3.gguf (float32 matrices, tied head) loaded
-    with quantize=q8_0: transformers on the same model with its matrices
-    (the tied embedding too) quantised in ctorch's float32 operations:
-    groups of 32, scale d = max|x| / 127, q = round-to-even(x * (1 / d)),
-    value q * d."""
-    model = make_models.build("llama3")
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() == 2:
-                g = p.view(p.shape[0], -1, 32)
-                d = g.abs().amax(-1, keepdim=True) / 127
-                inv = torch.where(d > 0, 1 / torch.where(d > 0, d, 1), 0)
-                p.copy_((torch.round(g * inv).clamp(-127, 127) * d).view_as(p))
-    name = "llama3.gguf"
-    return {name: reference(model)}
+    """The references of llama3.gguf (float32 matrices, tied head) loaded
+    with quantize=q8_0 and quantize=bf16: transformers on the same model
+    with its matrices (the tied embedding too) quantised as ctorch does.
+    q8_0 in ctorch's float32 operations: groups of 32, scale d = max|x| /
+    127, q = round-to-even(x * (1 / d)), value q * d; bf16 as torch rounds
+    to bfloat16, the arithmetic staying float32 (weight-only)."""
+    def q8_0(p):
+        g = p.view(p.shape[0], -1, 32)
+        d = g.abs().amax(-1, keepdim=True) / 127
+        inv = torch.where(d > 0, 1 / torch.where(d > 0, d, 1), 0)
+        return (torch.round(g * inv).clamp(-127, 127) * d).view_as(p)
+
+    out = {}
+    for how, quantise in (("q8_0", q8_0), ("bf16", lambda p: p.to(torch.bfloat16).float())):
+        model = make_models.build("llama3")
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.dim() == 2:
+                    p.copy_(quantise(p))
+        out[how] = {"llama3.gguf": reference(model)}
+    return out
 
 
 def main(gguf=False):
@@ -253,16 +259,19 @@ def main(gguf=False):
         if gguf:
             # GGUF's quantised matrices run packed by default (the load report
             # says so); the float path of weights=dequantize once, on the Q4_1
-            # file; a float file quantised at load (quantize=q8_0) against its
-            # own dequantised weights (quantized() above).
+            # file; a float file quantised at load (quantize=q8_0, and
+            # weight-only quantize=bf16) against its own quantised weights
+            # (quantized() above).
             quantised = {n + ".gguf" for n, t in make_models.GGUF_TYPES.items() if t.startswith("Q")}
             expect = {n: "matrices packed" for n in quantised}
             expect["llama.gguf"] = "matrices packed (Q4/32: 4, Q8/32: 12"  # v and up Q4_0, the rest Q8_0
             bad = check_models(args.check, dict.fromkeys(refs), models_dir, refs=refs, out_root=work, expect=expect)
             bad += check_models(args.check, {"gpt2.gguf": None}, models_dir, refs={"gpt2.gguf": refs["gpt2.gguf"]},
                                 out_root=work, options="weights=dequantize", expect={"gpt2.gguf": "dequantised"})
-            bad += check_models(args.check, {"llama3.gguf": None}, models_dir, refs=quantized_refs, out_root=work,
-                                options="quantize=q8_0", expect={"llama3.gguf": "quantised to q8_0"})
+            for how in ("q8_0", "bf16"):
+                bad += check_models(args.check, {"llama3.gguf": None}, models_dir, refs=quantized_refs[how],
+                                    out_root=work, options="quantize=" + how,
+                                    expect={"llama3.gguf": "quantised to " + how})
         else:
             bad = check_models(args.check, dict.fromkeys(refs), models_dir, refs=refs, out_root=work)
             bad += hostile(args.check, models_dir, work)

@@ -198,6 +198,35 @@ void run_checks(std::mt19937 &rng) {
     check_products({qbig, qsmall}, at::cat({deq_big, qweight_dequantize(qsmall)}, 0),
                    std::string("Q4_0 float32 + half scales ") + qk::isa_name(isa));
   }
+  // Weight-only bf16: the values are torch's rounding, exactly, in every
+  // instruction set; products as the other formats'.
+  at::Tensor fb = at::randn({37, 96});
+  QWeight wb = qweight_quantize(fb, "bf16");
+  const at::Tensor bref = fb.to(at::kBFloat16).to(at::kFloat);
+  check(wb.format() == "BF16" && wb.nbytes() == 37 * 96 * 2, "bf16: the format and its bytes");
+  for (qk::Isa isa : isas) {
+    qk::isa_force(isa);
+    check(at::equal(qweight_dequantize(wb), bref), std::string("bf16 ") + qk::isa_name(isa) + ": unpacked values");
+    at::Tensor ids = at::tensor(std::vector<int64_t>{5, 0, 36});
+    check(at::equal(qweight_embedding(wb, ids), at::embedding(bref, ids)), "bf16: embedding rows");
+    for (int threads : {1, 2}) {
+      at::set_num_threads(threads);
+      check_products({wb}, bref, std::string("bf16 ") + qk::isa_name(isa) + " threads=" + std::to_string(threads));
+    }
+    at::set_num_threads(1);
+  }
+  // float32 matrices in place (the fused decode step's float layers).
+  at::Tensor ff = at::randn({37, 96});
+  for (qk::Isa isa : isas) {
+    qk::isa_force(isa);
+    for (int64_t M : {1, 2, 5, 8}) {
+      at::Tensor x = at::randn({M, 96}), y = at::empty({M, 37});
+      float_linear_into(ff.data_ptr<float>(), 37, 96, x.data_ptr<float>(), M, y.data_ptr<float>());
+      double e = rel_err(y, x, ff);
+      check(e < 2e-6, std::string("float32 ") + qk::isa_name(isa) + " M=" + std::to_string(M) +
+                          ": relative error " + std::to_string(e));
+    }
+  }
   // Floats quantised at load.
   at::Tensor f = at::randn({33, 128}) * 0.05;
   f[3].zero_();  // an all-zero group: scale 0
