@@ -32,7 +32,7 @@ inline float offset_at(const View &w, int64_t i) {
 // dequantisation forms).
 inline void unpack_q8(const View &w, int64_t r, int64_t g, float *out) {
   const int8_t *q = reinterpret_cast<const int8_t *>(w.data + r * w.row_bytes + g * w.group);
-  const float s = scale_at(w, r * w.ngroups + g);
+  const float s = scale_at(w, r * w.scale_stride + g);
   for (int64_t j = 0; j < w.group; ++j) out[j] = s * static_cast<float>(q[j]);
 }
 
@@ -40,7 +40,7 @@ inline void unpack_q8(const View &w, int64_t r, int64_t g, float *out) {
 // dequantisation (fp-contract is off in this file: no fused multiply-add).
 inline void unpack_q4(const View &w, int64_t r, int64_t g, float *out) {
   const uint8_t *p = w.data + r * w.row_bytes + g * 16;
-  const float s = scale_at(w, r * w.ngroups + g), o = offset_at(w, r * w.ngroups + g);
+  const float s = scale_at(w, r * w.scale_stride + g), o = offset_at(w, r * w.scale_stride + g);
   for (int j = 0; j < 16; ++j) {
     out[j] = s * static_cast<float>(p[j] & 0x0F) + o;
     out[j + 16] = s * static_cast<float>(p[j] >> 4) + o;

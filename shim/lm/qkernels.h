@@ -32,7 +32,10 @@ struct View {
   int fmt = kQ8;
   int64_t rows = 0, cols = 0, group = 32;
   int64_t row_bytes = 0;  // bytes of one packed row
-  int64_t ngroups = 0;    // cols / group: scale's (and offset's) row length
+  int64_t ngroups = 0;    // cols / group
+  // scale's (and offset's) row stride in entries: ngroups, or the whole
+  // matrix's for a view of some of its columns (a prompt's column blocks)
+  int64_t scale_stride = 0;
   const uint8_t *data = nullptr;
   bool half = false;  // scale16/offset16 hold the scales, not scale/offset
   const float *scale = nullptr, *offset = nullptr;

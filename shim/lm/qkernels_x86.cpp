@@ -73,7 +73,7 @@ struct ScaleRows {
   template <bool W512>
   __attribute__((always_inline)) void at(const View &w, int64_t r, int64_t g0, int64_t n) {
     for (int i = 0; i < R; ++i) {
-      const int64_t k = (r + i) * w.ngroups + g0;
+      const int64_t k = (r + i) * w.scale_stride + g0;
       if (!H) {
         s[i] = w.scale + k;
         o[i] = w.offset ? w.offset + k : nullptr;
@@ -112,7 +112,7 @@ __attribute__((always_inline)) inline Ahead ahead_of(const View &w, int64_t r) {
     for (const void *t : tables) {
       if (!t || from >= to) continue;
       const char *b = static_cast<const char *>(t);
-      for (const char *p = b + from * w.ngroups * size, *e = b + to * w.ngroups * size; p < e; p += 64)
+      for (const char *p = b + from * w.scale_stride * size, *e = b + to * w.scale_stride * size; p < e; p += 64)
         _mm_prefetch(p, _MM_HINT_T0);
     }
   }

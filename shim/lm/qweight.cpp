@@ -43,6 +43,7 @@ qk::View view_of(const QWeight &w) {
   v.group = w.group;
   v.row_bytes = w.fmt == qk::kQ8 ? w.cols : w.fmt == qk::kQ4 ? w.cols / 2 : 2 * w.cols;
   v.ngroups = w.cols / w.group;
+  v.scale_stride = v.ngroups;
   v.data = w.data.data_ptr<uint8_t>();
   v.half = w.half_scales();
   if (v.half) {
@@ -82,6 +83,20 @@ void split_rows(int64_t n, int64_t min_rows, const F &f) {
     const int64_t r0 = std::min(n, p * per), r1 = std::min(n, r0 + per);
     if (r0 < r1) f(r0, r1);
   });
+}
+
+// Columns [k0, k0 + n) of the matrix v views (k0 and n whole groups).
+qk::View column_slice(const qk::View &v, int64_t k0, int64_t n) {
+  qk::View s = v;
+  s.cols = n;
+  s.ngroups = n / v.group;
+  const int64_t g0 = k0 / v.group;
+  s.data += v.fmt == qk::kQ8 ? k0 : v.fmt == qk::kQ4 ? k0 / 2 : v.fmt == qk::kBF16 ? 2 * k0 : 4 * k0;
+  if (s.scale) s.scale += g0;
+  if (s.offset) s.offset += g0;
+  if (s.scale16) s.scale16 += g0;
+  if (s.offset16) s.offset16 += g0;
+  return s;
 }
 
 // Q4_K's eight 6-bit scales and mins of a super-block (12 bytes at s).
@@ -300,14 +315,34 @@ void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy,
     return;
   }
   const qk::Kernel k = qk::kernel(qk::isa_active(), w.fmt, v.half);
+  if (M <= qk::kMaxRows) {  // decode: one pass over the matrix
+    split_rows(w.rows, 16, [&](int64_t r0, int64_t r1) { k(v, r0, r1, x, M, K, y + col, ldy); });
+    return;
+  }
+  // A prompt through the kernels: blocks of 64 weight rows and of kColumns
+  // columns, so that a batch of kMaxRows rows of x (kMaxRows x kColumns
+  // floats, 16 KiB) stays in the L1 cache while the block's weight rows go
+  // over it (whole rows of x were read again from L2 for every weight row,
+  // a third of the speed at a 1B model's widths). Each later column
+  // block's sums are added into y.
+  constexpr int64_t kColumns = 512;
   split_rows(w.rows, 16, [&](int64_t r0, int64_t r1) {
-    // Blocks of weight rows small enough to stay in cache while every
-    // batch of kMaxRows rows of x goes over them.
-    const int64_t step = M > qk::kMaxRows ? 64 : r1 - r0;
-    for (int64_t a = r0; a < r1; a += step) {
-      const int64_t e = std::min(r1, a + step);
-      for (int64_t m = 0; m < M; m += qk::kMaxRows)
-        k(v, a, e, x + m * K, std::min(qk::kMaxRows, M - m), K, y + m * ldy + col, ldy);
+    std::vector<float> part(static_cast<size_t>(K > kColumns ? qk::kMaxRows * w.rows : 0));
+    for (int64_t a = r0; a < r1; a += 64) {
+      const int64_t e = std::min(r1, a + 64);
+      for (int64_t k0 = 0; k0 < K; k0 += kColumns) {
+        const qk::View s = column_slice(v, k0, std::min(kColumns, K - k0));
+        for (int64_t m = 0; m < M; m += qk::kMaxRows) {
+          const int64_t n = std::min(qk::kMaxRows, M - m);
+          if (k0 == 0) {
+            k(s, a, e, x + m * K, n, K, y + m * ldy + col, ldy);
+            continue;
+          }
+          k(s, a, e, x + m * K + k0, n, K, part.data(), w.rows);
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t r = a; r < e; ++r) y[(m + i) * ldy + col + r] += part[size_t(i * w.rows + r)];
+        }
+      }
     }
   });
 }
@@ -446,11 +481,13 @@ void float_linear_into(const float *w, int64_t rows, int64_t cols, const float *
   v.group = 32;
   v.ngroups = cols / 32;
   v.row_bytes = 4 * cols;
+  v.scale_stride = v.ngroups;
   v.data = reinterpret_cast<const uint8_t *>(w);
   v.prefetch = qd::g_prefetch.load(std::memory_order_relaxed);
   const qk::Kernel k = qk::kernel(qk::isa_active(), qk::kF32, false);
   qd::split_rows(rows, 16, [&](int64_t r0, int64_t r1) {
-    for (int64_t m = 0; m < M; m += qk::kMaxRows) k(v, r0, r1, x + m * cols, std::min(qk::kMaxRows, M - m), cols, y + m * rows, rows);
+    for (int64_t m = 0; m < M; m += qk::kMaxRows)
+      k(v, r0, r1, x + m * cols, std::min(qk::kMaxRows, M - m), cols, y + m * rows, rows);
   });
 }
 

@@ -128,7 +128,10 @@ void run_checks(std::mt19937 &rng) {
                {GgmlType::Q4_0, "Q4_0", 37, 160},
                {GgmlType::Q4_1, "Q4_1", 41, 64},
                {GgmlType::Q4_K, "Q4_K", 19, 512},
-               {GgmlType::Q6_K, "Q6_K", 23, 256}};
+               {GgmlType::Q6_K, "Q6_K", 23, 256},
+               // wider than a prompt's column block (512): its blocks' sums added up
+               {GgmlType::Q4_1, "Q4_1 wide", 21, 1600},
+               {GgmlType::Q6_K, "Q6_K wide", 9, 768}};
   std::vector<qk::Isa> isas;
   for (qk::Isa i : {qk::Isa::scalar, qk::Isa::avx2, qk::Isa::avx512})
     if (qk::isa_supported(i)) isas.push_back(i);
