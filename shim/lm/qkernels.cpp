@@ -6,6 +6,9 @@
 #include "lm/qkernels.h"
 
 #include <c10/util/Half.h>
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 #include <atomic>
 #include <cstdlib>
@@ -86,6 +89,15 @@ void scalar(const View &w, int64_t r0, int64_t r1, const float *x, int64_t M, in
   }
 }
 
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+// F16C (the half scales' widening) from CPUID: Clang's
+// __builtin_cpu_supports does not know the name.
+bool has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 Isa best() {
   if (isa_supported(Isa::avx512)) return Isa::avx512;
   if (isa_supported(Isa::avx2)) return Isa::avx2;
@@ -118,9 +130,8 @@ bool isa_supported(Isa isa) {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
   switch (isa) {
     case Isa::scalar: return true;
-    case Isa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-    case Isa::avx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c");
+    case Isa::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+    case Isa::avx512: return __builtin_cpu_supports("avx512f") && has_f16c();
   }
   return false;
 #else
