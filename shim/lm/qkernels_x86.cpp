@@ -174,14 +174,29 @@ AVX512_FN void dequant_512(const View &w, int64_t r0, int64_t r1, float *out) {
   else dequant_rows_512<false>(w, r0, r1, out);
 }
 
+// The R x M pairs' sums, two registers each: zeroed when made, reduced
+// into y[m * ldy + r + i] by store.
+template <int R, int M>
+struct Acc512 {
+  __m512 v[R][M][2];
+  AVX512 Acc512() {
+    CTORCH_UNROLL
+    for (int i = 0; i < R; ++i)
+      CTORCH_UNROLL
+      for (int m = 0; m < M; ++m) v[i][m][0] = v[i][m][1] = _mm512_setzero_ps();
+  }
+  AVX512 void store(int64_t r, float *y, int64_t ldy) const {
+    CTORCH_UNROLL
+    for (int i = 0; i < R; ++i)
+      CTORCH_UNROLL
+      for (int m = 0; m < M; ++m) y[m * ldy + r + i] = _mm512_reduce_add_ps(_mm512_add_ps(v[i][m][0], v[i][m][1]));
+  }
+};
+
 // Weight rows r .. r+R-1, all M rows of x: 2 accumulators per pair.
 template <int R, int M, bool H>
 AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
-  __m512 acc[R][M][2];
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) acc[i][m][0] = acc[i][m][1] = _mm512_setzero_ps();
+  Acc512<R, M> acc;
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const Ahead ahead = ahead_of<R>(w, r);
   ScaleRows<R, H> sr;
@@ -200,26 +215,19 @@ AVX512 void q4_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
       const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table);
       CTORCH_UNROLL
       for (int m = 0; m < M; ++m) {
-        acc[i][m][0] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(xg + m * ldx), acc[i][m][0]);
-        acc[i][m][1] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xg + m * ldx + 16), acc[i][m][1]);
+        acc.v[i][m][0] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(xg + m * ldx), acc.v[i][m][0]);
+        acc.v[i][m][1] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xg + m * ldx + 16), acc.v[i][m][1]);
       }
     }
   }
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) y[m * ldy + r + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][m][0], acc[i][m][1]));
+  acc.store(r, y, ldy);
 }
 
 // Q8 in chunks of 16 values (a group of 16 is one chunk, of 32 two): the
 // chunk's scale is scale[c * 16 / group].
 template <int R, int M, bool H>
 AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
-  __m512 acc[R][M][2];
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) acc[i][m][0] = acc[i][m][1] = _mm512_setzero_ps();
+  Acc512<R, M> acc;
   const int shift = w.group == 32 ? 1 : 0;
   const int64_t chunks = w.cols / 16;
   const Ahead ahead = ahead_of<R>(w, r);
@@ -245,8 +253,8 @@ AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
           _mm512_set1_ps(sr.s[i][j1]));
       CTORCH_UNROLL
       for (int m = 0; m < M; ++m) {
-        acc[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc[i][m][0]);
-        acc[i][m][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xc + m * ldx + 16), acc[i][m][1]);
+        acc.v[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc.v[i][m][0]);
+        acc.v[i][m][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xc + m * ldx + 16), acc.v[i][m][1]);
       }
     }
   }
@@ -262,13 +270,10 @@ AVX512 void q8_512(const View &w, int64_t r, const float *x, int64_t ldx, float 
           _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q)))),
           _mm512_set1_ps(sr.s[i][j]));
       CTORCH_UNROLL
-      for (int m = 0; m < M; ++m) acc[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc[i][m][0]);
+      for (int m = 0; m < M; ++m) acc.v[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc.v[i][m][0]);
     }
   }
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) y[m * ldy + r + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][m][0], acc[i][m][1]));
+  acc.store(r, y, ldy);
 }
 
 // 16 values of a BF16 row (widened to 32 bits, shifted into a float32's
@@ -284,11 +289,7 @@ AVX512 __m512 wide_512(const uint8_t *p) {
 template <int R, int M, int F>
 AVX512 void wide_rows_512(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   constexpr int B = F == kF32 ? 4 : 2;  // bytes per value
-  __m512 acc[R][M][2];
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) acc[i][m][0] = acc[i][m][1] = _mm512_setzero_ps();
+  Acc512<R, M> acc;
   const Ahead ahead = ahead_of<R>(w, r);
   for (int64_t c = 0; c + 2 <= w.cols / 16; c += 2) {  // cols: whole groups of 32
     const float *xc = x + c * 16;
@@ -299,15 +300,12 @@ AVX512 void wide_rows_512(const View &w, int64_t r, const float *x, int64_t ldx,
       const __m512 w0 = wide_512<F>(q), w1 = wide_512<F>(q + 16 * B);
       CTORCH_UNROLL
       for (int m = 0; m < M; ++m) {
-        acc[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc[i][m][0]);
-        acc[i][m][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xc + m * ldx + 16), acc[i][m][1]);
+        acc.v[i][m][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xc + m * ldx), acc.v[i][m][0]);
+        acc.v[i][m][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xc + m * ldx + 16), acc.v[i][m][1]);
       }
     }
   }
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) y[m * ldy + r + i] = _mm512_reduce_add_ps(_mm512_add_ps(acc[i][m][0], acc[i][m][1]));
+  acc.store(r, y, ldy);
 }
 
 // Rows per step: 4 for one or two rows of x, 2 up to 4, else 1 (at most
@@ -357,17 +355,36 @@ AVX2 float hsum256(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// The R x M pairs' sums, A registers each (Acc512's).
+template <int R, int M, int A>
+struct Acc256 {
+  __m256 v[R][M][A];
+  AVX2 Acc256() {
+    CTORCH_UNROLL
+    for (int i = 0; i < R; ++i)
+      CTORCH_UNROLL
+      for (int m = 0; m < M; ++m)
+        CTORCH_UNROLL
+        for (int a = 0; a < A; ++a) v[i][m][a] = _mm256_setzero_ps();
+  }
+  AVX2 void store(int64_t r, float *y, int64_t ldy) const {
+    CTORCH_UNROLL
+    for (int i = 0; i < R; ++i)
+      CTORCH_UNROLL
+      for (int m = 0; m < M; ++m) {
+        __m256 t = v[i][m][0];
+        CTORCH_UNROLL
+        for (int a = 1; a < A; ++a) t = _mm256_add_ps(t, v[i][m][a]);
+        y[m * ldy + r + i] = hsum256(t);
+      }
+  }
+};
+
 // 16 registers: A accumulators per (weight row, x row) pair, A = 2 where
 // R * M <= 4, else 1.
 template <int R, int M, int A, bool H>
 AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
-  __m256 acc[R][M][A];
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m)
-      CTORCH_UNROLL
-      for (int a = 0; a < A; ++a) acc[i][m][a] = _mm256_setzero_ps();
+  Acc256<R, M, A> acc;
   const __m256i low = _mm256_set1_epi32(0x0F);
   const Ahead ahead = ahead_of<R>(w, r);
   ScaleRows<R, H> sr;
@@ -396,31 +413,17 @@ AVX2 void q4_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
       for (int m = 0; m < M; ++m)
         CTORCH_UNROLL
         for (int k = 0; k < 4; ++k)
-          acc[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xg + m * ldx + 8 * k), acc[i][m][k % A]);
+          acc.v[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xg + m * ldx + 8 * k), acc.v[i][m][k % A]);
     }
   }
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) {
-      __m256 t = acc[i][m][0];
-      CTORCH_UNROLL
-      for (int a = 1; a < A; ++a) t = _mm256_add_ps(t, acc[i][m][a]);
-      y[m * ldy + r + i] = hsum256(t);
-    }
+  acc.store(r, y, ldy);
 }
 
 // Q8 in chunks of 16 values (two registers), the chunk's scale
 // scale[c * 16 / group].
 template <int R, int M, int A, bool H>
 AVX2 void q8_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
-  __m256 acc[R][M][A];
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m)
-      CTORCH_UNROLL
-      for (int a = 0; a < A; ++a) acc[i][m][a] = _mm256_setzero_ps();
+  Acc256<R, M, A> acc;
   const int shift = w.group == 32 ? 1 : 0;
   const int64_t chunks = w.cols / 16;
   const Ahead ahead = ahead_of<R>(w, r);
@@ -443,18 +446,10 @@ AVX2 void q8_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y
       for (int m = 0; m < M; ++m)
         CTORCH_UNROLL
         for (int k = 0; k < 2; ++k)
-          acc[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xc + m * ldx + 8 * k), acc[i][m][k % A]);
+          acc.v[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xc + m * ldx + 8 * k), acc.v[i][m][k % A]);
     }
   }
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) {
-      __m256 t = acc[i][m][0];
-      CTORCH_UNROLL
-      for (int a = 1; a < A; ++a) t = _mm256_add_ps(t, acc[i][m][a]);
-      y[m * ldy + r + i] = hsum256(t);
-    }
+  acc.store(r, y, ldy);
 }
 
 // 8 values of a BF16 or F32 row as float32 (wide_512's).
@@ -469,13 +464,7 @@ AVX2 __m256 wide_256(const uint8_t *p) {
 template <int R, int M, int A, int F>
 AVX2 void wide_rows_256(const View &w, int64_t r, const float *x, int64_t ldx, float *y, int64_t ldy) {
   constexpr int B = F == kF32 ? 4 : 2;  // bytes per value
-  __m256 acc[R][M][A];
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m)
-      CTORCH_UNROLL
-      for (int a = 0; a < A; ++a) acc[i][m][a] = _mm256_setzero_ps();
+  Acc256<R, M, A> acc;
   const Ahead ahead = ahead_of<R>(w, r);
   for (int64_t c = 0; c < w.cols / 16; ++c) {
     const float *xc = x + c * 16;
@@ -488,18 +477,10 @@ AVX2 void wide_rows_256(const View &w, int64_t r, const float *x, int64_t ldx, f
       for (int m = 0; m < M; ++m)
         CTORCH_UNROLL
         for (int k = 0; k < 2; ++k)
-          acc[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xc + m * ldx + 8 * k), acc[i][m][k % A]);
+          acc.v[i][m][k % A] = _mm256_fmadd_ps(v[k], _mm256_loadu_ps(xc + m * ldx + 8 * k), acc.v[i][m][k % A]);
     }
   }
-  CTORCH_UNROLL
-  for (int i = 0; i < R; ++i)
-    CTORCH_UNROLL
-    for (int m = 0; m < M; ++m) {
-      __m256 t = acc[i][m][0];
-      CTORCH_UNROLL
-      for (int a = 1; a < A; ++a) t = _mm256_add_ps(t, acc[i][m][a]);
-      y[m * ldy + r + i] = hsum256(t);
-    }
+  acc.store(r, y, ldy);
 }
 
 template <int R, int M, int A, int F, bool H>
