@@ -76,8 +76,6 @@ bool cpu_or_cuda(std::initializer_list<const at::Tensor *> ts) {
 
 namespace {
 
-constexpr bool kV2 = compat::kPythonAttention2;
-
 std::string dims(const at::Tensor &t) { return std::to_string(t.dim()) + "-D"; }
 
 // F._mha_shape_check: whether the query is batched.

@@ -33,8 +33,6 @@ namespace ctorch {
 namespace nn {
 namespace {
 
-constexpr bool kV2 = compat::kPythonAttention2;
-
 // A constructor argument that is a module (TransformerEncoder's
 // encoder_layer and norm): nullptr for None. The signature's type (Module)
 // made the parser check it.

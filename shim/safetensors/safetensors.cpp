@@ -14,11 +14,6 @@ void require_path(const char *path, const char *arg) {
   if (!*path) ctorch::fail_arg(arg, "is empty");
 }
 
-ctorch_tensor_dict_s &dict_ref(ctorch_tensor_dict d) {
-  ctorch::check_handle(d, "d");
-  return *d;
-}
-
 size_t meta_index(const ctorch_tensor_dict_s &d, size_t i) {
   if (i >= d.metadata.size())
     ctorch::fail(CTORCH_INDEX, "argument 'i': index " + std::to_string(i) + " out of range for metadata of " +
@@ -97,7 +92,7 @@ CTORCH_API ctorch_status ctorch_safetensors_save(const char *path, const char *c
 CTORCH_API ctorch_status ctorch_tensor_dict_metadata_size(size_t *out, ctorch_tensor_dict d) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = dict_ref(d).metadata.size();
+  *out = ctorch::dict_ref(d).metadata.size();
   CTORCH_CATCH
 }
 
@@ -105,7 +100,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_metadata_key(const char **out, ctorc
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &r = dict_ref(d);
+  auto &r = ctorch::dict_ref(d);
   *out = r.metadata[meta_index(r, i)].first.c_str();
   CTORCH_CATCH
 }
@@ -114,7 +109,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_metadata_value(const char **out, cto
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &r = dict_ref(d);
+  auto &r = ctorch::dict_ref(d);
   *out = r.metadata[meta_index(r, i)].second.c_str();
   CTORCH_CATCH
 }
@@ -123,7 +118,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_metadata_find(const char **out, ctor
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &r = dict_ref(d);
+  auto &r = ctorch::dict_ref(d);
   ctorch::require_ptr(key, "key");
   for (const auto &kv : r.metadata)
     if (kv.first == key) {

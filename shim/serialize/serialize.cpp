@@ -118,11 +118,6 @@ at::Tensor savable(const at::Tensor &t, const std::string &arg) {
   return ctorch::materialize_zero(t).resolve_conj().resolve_neg();
 }
 
-ctorch_tensor_dict_s &dict_ref(ctorch_tensor_dict d) {
-  ctorch::check_handle(d, "d");
-  return *d;
-}
-
 size_t dict_index(const ctorch_tensor_dict_s &d, size_t i) {
   if (i >= d.keys.size())
     ctorch::fail(CTORCH_INDEX, "argument 'i': index " + std::to_string(i) + " out of range for a dict of " +
@@ -183,7 +178,7 @@ P saved_tensor_value(ctorch_tensor t) {
   return PV::tensor(savable(own(t), "t"));
 }
 P saved_dict_value(ctorch_tensor_dict d) {
-  auto &r = dict_ref(d);
+  auto &r = ctorch::dict_ref(d);
   Lent lend;
   return named_value(r.keys.size(), [&](size_t i) { return r.keys[i].c_str(); }, [&](size_t i) { return lend(r.values[i]); },
                      "d", "d");
@@ -217,7 +212,7 @@ CTORCH_API ctorch_status ctorch_load_dict(ctorch_tensor_dict *out, const char *p
 CTORCH_API ctorch_status ctorch_tensor_dict_size(size_t *out, ctorch_tensor_dict d) {
   CTORCH_TRY
   ctorch::require_out(out, "out");
-  *out = dict_ref(d).keys.size();
+  *out = ctorch::dict_ref(d).keys.size();
   CTORCH_CATCH
 }
 
@@ -225,7 +220,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_key(const char **out, ctorch_tensor_
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &r = dict_ref(d);
+  auto &r = ctorch::dict_ref(d);
   *out = r.keys[dict_index(r, i)].c_str();
   CTORCH_CATCH
 }
@@ -234,7 +229,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_get(ctorch_tensor *out, ctorch_tenso
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &r = dict_ref(d);
+  auto &r = ctorch::dict_ref(d);
   *out = ctorch::give(r.values[dict_index(r, i)]);
   CTORCH_CATCH
 }
@@ -243,7 +238,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_find(ctorch_tensor *out, ctorch_tens
   CTORCH_TRY
   ctorch::require_out(out, "out");
   *out = nullptr;
-  auto &r = dict_ref(d);
+  auto &r = ctorch::dict_ref(d);
   ctorch::require_ptr(name, "name");
   for (size_t i = 0; i < r.keys.size(); ++i)
     if (r.keys[i] == name) {
@@ -268,7 +263,7 @@ CTORCH_API ctorch_status ctorch_tensor_dict_new(ctorch_tensor_dict *out) {
 
 CTORCH_API ctorch_status ctorch_tensor_dict_set(ctorch_tensor_dict d, const char *name, ctorch_tensor t) {
   CTORCH_TRY
-  auto &r = dict_ref(d);
+  auto &r = ctorch::dict_ref(d);
   ctorch::require_ptr(name, "name");
   ctorch::require_tensor(t, "t");
   at::Tensor v = ctorch::own(t);

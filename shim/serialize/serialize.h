@@ -24,6 +24,13 @@ struct ctorch_tensor_dict_s {
 
 namespace ctorch {
 
+// The dict behind a handle argument named "d" (INVALID_ARGUMENT where it is
+// not a live one): the accessors of torch.save and safetensors dicts.
+inline ctorch_tensor_dict_s &dict_ref(ctorch_tensor_dict d) {
+  check_handle(d, "d");
+  return *d;
+}
+
 // What a torch.save file held at top level.
 struct Checkpoint {
   bool is_tensor = false;
