@@ -156,13 +156,13 @@ class WriteHold {
  public:
   WriteHold() noexcept = default;
   WriteHold(const at::Tensor &t, const char *arg) { hold(t, arg); }
-  ~WriteHold() { release(); }
+  C10_ALWAYS_INLINE ~WriteHold() { release(); }
   WriteHold(WriteHold &&o) noexcept : slot_(o.slot_), key_(o.key_) { o.slot_ = nullptr; }
   WriteHold(const WriteHold &) = delete;
   WriteHold &operator=(const WriteHold &) = delete;
   WriteHold &operator=(WriteHold &&) = delete;
 
-  void hold(const at::Tensor &t, const char *arg) {
+  C10_ALWAYS_INLINE void hold(const at::Tensor &t, const char *arg) {
     const c10::TensorImpl *impl = t.unsafeGetTensorImpl();
     if (!t.defined()) return;  // nothing to write; the call refuses it itself
     key_ = storage_write::key_of(impl);
@@ -181,7 +181,7 @@ class WriteHold {
   }
 
  private:
-  void release() noexcept {
+  C10_ALWAYS_INLINE void release() noexcept {
     if (!slot_) return;
     if (C10_UNLIKELY(reinterpret_cast<void *>(slot_) == &storage_write::overflow_tag)) {
       storage_write::release_overflow(key_);

@@ -129,6 +129,8 @@ class OutArg {
     require_writable(t_, arg);
     hold_.hold(t_, arg);
   }
+  // Inline at the wrappers' -O1 too (CMakeLists.txt), as at -O2.
+  C10_ALWAYS_INLINE ~OutArg() = default;
   at::Tensor &get() noexcept { return t_; }
   void check() const {
     if (C10_UNLIKELY(t_.unsafeGetTensorImpl() != impl_)) fail_out_replaced(arg_);
