@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/files.h"
+#include "files/files.h"
 #include "core/internal.h"
 #include "mem_file.h"
 

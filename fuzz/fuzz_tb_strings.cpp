@@ -4,7 +4,7 @@
 // metric names, run name, file-name suffix). Each call writes into a fresh
 // writer in a scratch folder, emptied after every input. Properties beyond
 // fuzz_util.h's status contract, against a UTF-8 check written here
-// independently of core/utf8.h (Unicode's table of well-formed byte
+// independently of text/utf8.h (Unicode's table of well-formed byte
 // sequences, not a decoder):
 //   - a call that returns OK had only well-formed UTF-8 strings (what
 //     TensorBoard's reader can read);

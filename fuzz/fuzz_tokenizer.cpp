@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/internal.h"
-#include "core/utf8.h"
+#include "text/utf8.h"
 #include "lm/tokenizer.h"
 
 namespace {

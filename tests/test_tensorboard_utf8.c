@@ -1,5 +1,5 @@
 /* Every string ctorch writes into a TensorBoard record is valid UTF-8
- * (core/utf8.h): each class of bad string is refused with
+ * (text/utf8.h): each class of bad string is refused with
  * INVALID_ARGUMENT naming the argument, in every argument that takes one, and
  * nothing is written; valid text of every length class (1-4 bytes, the
  * largest code point, the ones around the surrogates) is accepted. That

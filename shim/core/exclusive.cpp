@@ -4,7 +4,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #define CTORCH_COMPAT_AUTOGRAD_NODE
-#include "compat.h"
+#include "compat/compat.h"
 #include "exclusive.h"
 
 #include <algorithm>

@@ -18,7 +18,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "compat.h"
+#include "compat/compat.h"
 #include "ctorch.h"
 
 namespace ctorch {

@@ -3,7 +3,7 @@
 // that counts the bytes of every live allocation in an atomic, and CUDA's
 // caching allocator is asked for its own statistics.
 #define CTORCH_COMPAT_MEMORY
-#include "compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "cuda_backend.h"  // ctorch::cuda_lazy_init
 
 #include <ATen/Context.h>

@@ -2,7 +2,7 @@
 // fixed-size records of label byte(s) then 3072 image bytes (CHW, 32x32).
 #include "data/data.h"
 
-#include "core/files.h"
+#include "files/files.h"
 
 #include <ATen/ops/empty.h>
 

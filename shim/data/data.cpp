@@ -2,7 +2,7 @@
 // loader.cpp, datasets in dataset.cpp, CIFAR files in cifar.cpp.
 #include "data/data.h"
 
-#include "core/files.h"
+#include "files/files.h"
 
 #include <ATen/ops/empty.h>
 

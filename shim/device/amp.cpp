@@ -10,7 +10,7 @@
 // scale update in float32 exactly as the kernels do. Which path runs is asked
 // of the dispatcher at run time, not decided by version.
 #define CTORCH_COMPAT_AUTOCAST 1  // compat::autocast_*
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "core/internal.h"
 #include "core/cuda_backend.h"
 #include "core/exclusive.h"

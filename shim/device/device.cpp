@@ -10,7 +10,7 @@
 // behave the same whether or not the libtorch has CUDA, so this file compiles
 // and runs everywhere. What needs CUDA headers is behind cuda_backend.h.
 #define CTORCH_COMPAT_CUDA_INIT  // compat::lazy_init_cuda
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "core/cuda_backend.h"
 
 #include <ATen/CPUGeneratorImpl.h>

@@ -6,7 +6,7 @@
 // pool streams, query, synchronize), c10::StreamGuard and c10::Event. What
 // 1.13's c10::Event lacks (synchronize, elapsed time) is bridged in compat.h.
 #define CTORCH_COMPAT_EVENTS 1  // compat::event_synchronize, event_elapsed_ms
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "core/cuda_backend.h"
 #include "core/scope_stack.h"
 

@@ -23,7 +23,7 @@
 // The c10d shims of compat.h (internal.h includes it): this header must
 // come first in every dist*.cpp.
 #define CTORCH_COMPAT_C10D 1
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "core/exclusive.h"
 #include "core/internal.h"
 

@@ -15,7 +15,7 @@
 // number of progressive scans is bounded (a tiny file with thousands of
 // scans is a CPU bomb). Warnings are dropped instead of printed.
 #include "core/internal.h"
-#include "core/files.h"
+#include "files/files.h"
 
 #include <ATen/ATen.h>
 

@@ -1,5 +1,5 @@
 #include "json.h"
-#include "core/utf8.h"
+#include "text/utf8.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,7 +12,7 @@ namespace {
   throw JsonError("invalid JSON at byte " + std::to_string(at) + ": " + what);
 }
 
-using ctorch::utf8_len;  // core/utf8.h: the library's one UTF-8 check
+using ctorch::utf8_len;  // text/utf8.h: the library's one UTF-8 check
 
 void put_utf8(std::string &out, uint32_t cp) {
   if (cp < 0x80) {

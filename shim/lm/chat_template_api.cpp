@@ -6,7 +6,7 @@
 #include "chat_template.h"
 #include "core/internal.h"
 #include "lm_handles.h"
-#include "core/text.h"
+#include "text/text.h"
 #include "model.h"
 
 namespace ctorch {

@@ -26,7 +26,7 @@
 #include <limits>
 #include <unordered_map>
 
-#include "core/files.h"
+#include "files/files.h"
 #include "core/internal.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "GGUF is little-endian; ctorch reads it as the host's bytes");

@@ -22,7 +22,7 @@
 #include "lm/vocab.h"
 
 namespace ctorch {
-class LoadBudget;  // core/files.h
+class LoadBudget;  // files/files.h
 namespace lm {
 
 // GGUF's metadata value types (gguf_type), numbered as in the file.

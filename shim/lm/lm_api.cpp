@@ -5,7 +5,7 @@
 
 #include "core/exclusive.h"
 #include "core/internal.h"
-#include "core/text.h"
+#include "text/text.h"
 #include "lm/lm_handles.h"
 #include "lm/model.h"
 #include "lm/session.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/files.h"
+#include "files/files.h"
 #include "core/internal.h"
 #include "json/json.h"
 

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "core/files.h"
+#include "files/files.h"
 #include "core/internal.h"
 #include "json/json.h"
 #include "lm/model.h"

@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "core/exclusive.h"
-#include "core/text.h"
+#include "text/text.h"
 #include "infer/options.h"
 #include "lm/lm_handles.h"
 #include "lm/model.h"

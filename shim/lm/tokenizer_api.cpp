@@ -8,8 +8,8 @@
 
 #include "core/exclusive.h"
 #include "core/internal.h"
-#include "core/text.h"
-#include "core/utf8.h"
+#include "text/text.h"
+#include "text/utf8.h"
 #include "lm/lm_handles.h"
 #include "lm/model.h"
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "core/internal.h"
-#include "core/utf8.h"
+#include "text/utf8.h"
 #include "lm/tokenizer_internal.h"
 
 namespace ctorch {

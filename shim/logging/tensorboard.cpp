@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "core/internal.h"
-#include "core/utf8.h"
+#include "text/utf8.h"
 #include "logging/event_file.h"
 #include "logging/png.h"
 
@@ -92,7 +92,7 @@ void add(ctorch_summary_writer_s &w, const Proto &value, int64_t step, double wa
 }
 
 // Every string that goes into a record (or names a file TensorBoard lists)
-// must be valid UTF-8 without surrogates (core/utf8.h): protobuf's string
+// must be valid UTF-8 without surrogates (text/utf8.h): protobuf's string
 // fields are UTF-8, and TensorBoard's reader stops at the first bad one
 // ("String field had bad UTF-8"), losing the whole file after it.
 void require_utf8(const char *s, const std::string &arg) {

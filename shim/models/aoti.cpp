@@ -11,7 +11,7 @@
 // does not CRC-check, source-only packages it would compile with a command
 // from the package); a package that passes is still trusted code.
 #include "aoti_check.h"
-#include "core/files.h"
+#include "files/files.h"
 #include "core/internal.h"
 #include "serialize/serialize.h"
 

@@ -6,7 +6,7 @@
 // <prefix>data/constants), and those are checked completely: safe names,
 // one output path each, readable and CRC-correct contents, exactly one
 // shared library for this machine, and its metadata record.
-#include "core/text.h"
+#include "text/text.h"
 #include "aoti_check.h"
 
 #include "zip/zip_directory.h"

@@ -19,7 +19,7 @@
 // same parser libtorch uses reads each code file here, in the order its
 // importer does; anything it cannot parse is left for libtorch to report.
 // The Enum members found here are what the pickle check compares against.
-#include "core/text.h"
+#include "text/text.h"
 #include "jit_archive_check.h"
 
 #include <caffe2/serialize/inline_container.h>

@@ -3,7 +3,7 @@
 #include "models.h"
 
 #include "jit_archive_check.h"
-#include "core/files.h"
+#include "files/files.h"
 #include "serialize/serialize.h"
 
 #include <caffe2/serialize/file_adapter.h>

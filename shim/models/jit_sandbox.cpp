@@ -28,7 +28,7 @@
 // every __setstate__, with what it calls inlined, may only loop a constant
 // number of times (for i in range(10)); a while loop or a loop over data
 // is refused, so a load returns in bounded time without a watchdog thread.
-#include "core/text.h"
+#include "text/text.h"
 #include "jit_archive_check.h"
 
 #include <caffe2/serialize/inline_container.h>

@@ -1,7 +1,7 @@
 // MultiheadAttention, as torch.nn.MultiheadAttention and
 // torch.nn.functional.multi_head_attention_forward compute it, op for op,
 // in the Python of the libtorch being built against (1.13's or 2.x's: see
-// core/compat_nn.h). Op for op because the results must be Python's to the
+// compat/compat_nn.h). Op for op because the results must be Python's to the
 // bit: where Python tests `query is key` (one packed in-projection matmul
 // instead of three) or transposes once for three aliases, so do we, and
 // the eval-mode fast path (at::_native_multi_head_attention) is taken under
@@ -9,10 +9,10 @@
 //
 // Also the helpers attention.h shares with transformer.cpp.
 #define CTORCH_COMPAT_AUTOCAST
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "nn/attention.h"
 
-#include "core/compat_nn.h"
+#include "compat/compat_nn.h"
 
 #include <ATen/ops/_native_multi_head_attention.h>
 #include <ATen/ops/baddbmm.h>

@@ -5,7 +5,7 @@
 // share, and make_child. Only these two files include it.
 #pragma once
 
-#include "core/compat_nn.h"
+#include "compat/compat_nn.h"
 #include "nn/module.h"
 
 #include <initializer_list>
@@ -14,7 +14,7 @@
 namespace ctorch {
 namespace nn {
 
-// Which Python the attention follows: 2.x's rewrite or 1.13's (core/compat_nn.h).
+// Which Python the attention follows: 2.x's rewrite or 1.13's (compat/compat_nn.h).
 constexpr bool kV2 = compat::kPythonAttention2;
 
 // A child built as a Python parent's constructor builds it, e.g.

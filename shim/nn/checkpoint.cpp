@@ -17,7 +17,7 @@
 // on the same values, so gradients are bit-identical to the plain forward's
 // and to Python's checkpoint.
 #define CTORCH_COMPAT_AUTOCAST
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "core/internal.h"
 #include "nn/nn_internal.h"
 

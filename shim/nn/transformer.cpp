@@ -1,7 +1,7 @@
 // TransformerEncoderLayer, TransformerDecoderLayer, TransformerEncoder,
 // TransformerDecoder and Transformer, as torch.nn's transformer.py builds
 // and runs them in the Python of the libtorch being built against (1.13's
-// or 2.x's: core/compat_nn.h).
+// or 2.x's: compat/compat_nn.h).
 //
 // Children are made as Python makes them (make_child: same class, same
 // arguments, same order, so the same random draws) under Python's names
@@ -12,11 +12,11 @@
 // TransformerEncoder) are taken under Python's conditions: their numbers
 // differ from the slow path's, and Python's users get theirs.
 #define CTORCH_COMPAT_AUTOCAST
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "nn/attention.h"
 #include "nn/nn_internal.h"
 
-#include "core/compat_nn.h"
+#include "compat/compat_nn.h"
 
 #include <ATen/ops/_nested_tensor_from_mask.h>
 #include <ATen/ops/_nested_tensor_from_mask_left_aligned.h>

@@ -8,7 +8,7 @@
 // before anything is allocated, and takes Fortran order and big-endian
 // descrs.
 #include "numpy.h"
-#include "core/files.h"
+#include "files/files.h"
 
 #include <ATen/ops/empty.h>
 

@@ -5,7 +5,7 @@
 // are numpy.save's bytes (the archive's own fields, such as timestamps,
 // differ from Python's zipfile, which stamps the current time).
 #include "numpy.h"
-#include "core/files.h"
+#include "files/files.h"
 
 #include <unordered_set>
 

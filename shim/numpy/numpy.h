@@ -2,7 +2,7 @@
 // (npz.cpp).
 #pragma once
 
-#include "core/files.h"
+#include "files/files.h"
 #include "serialize/serialize.h"
 
 #include <string>

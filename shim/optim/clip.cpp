@@ -4,7 +4,7 @@
 // gradients and the returned norm are bit-identical to Python's
 // (tests/train/clip_vs_torch.py).
 #define CTORCH_COMPAT_CLIP_GRAD
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "core/exclusive.h"
 #include "core/internal.h"
 

@@ -16,7 +16,7 @@
 // file uses double(step).
 #define CTORCH_COMPAT_OPTIM_STATE    // compat::optim_state_key
 #define CTORCH_COMPAT_OPTIM_FOREACH  // CTORCH_FOREACH_2X
-#include "core/compat.h"  // directly: a unity build may have read it already without these sections
+#include "compat/compat.h"  // directly: a unity build may have read it already without these sections
 #include "optim_py.h"
 
 #include <ATen/ATen.h>

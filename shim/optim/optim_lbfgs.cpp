@@ -11,7 +11,7 @@
 // float are tensor comparisons in the tensor's dtype, min/max are Python's
 // builtins), so every rounding is Python's.
 #define CTORCH_COMPAT_OPTIM_PY  // compat::kLbfgsLineSearchBudget
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "optim_py.h"
 
 #include <ATen/ATen.h>

@@ -6,7 +6,7 @@
 // 1.13.1 and 2.15.0 are compat.h's CTORCH_COMPAT_OPTIM_PY constants.
 #define CTORCH_COMPAT_OPTIM_STATE  // compat::optim_state_key
 #define CTORCH_COMPAT_OPTIM_PY     // compat::kOptimLerpExpAvg, ...
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "optim_py.h"
 
 #include <ATen/ATen.h>

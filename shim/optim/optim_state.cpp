@@ -13,7 +13,7 @@
 // on load the file's numbers map onto this optimizer's parameters in the
 // same order (Python's load_state_dict rule), whatever they are.
 #define CTORCH_COMPAT_OPTIM_STATE  // compat::optim_state_key
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #include "optim_internal.h"
 #include "optim_py.h"
 #include "serialize/serialize_value.h"

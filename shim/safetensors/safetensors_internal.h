@@ -3,7 +3,7 @@
 
 #include "core/internal.h"
 #include "serialize/serialize.h"
-#include "core/files.h"
+#include "files/files.h"
 
 #include <string>
 #include <utility>

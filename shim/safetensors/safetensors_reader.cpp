@@ -7,7 +7,7 @@
 // whose data is aligned for their dtype share the mapping.
 #include "json/json.h"
 #include "safetensors_internal.h"
-#include "core/files.h"
+#include "files/files.h"
 
 #include <ATen/Functions.h>
 #include <sys/mman.h>

@@ -4,7 +4,7 @@
 // checks); every name of the weight map must be in the shard it names.
 #include "json/json.h"
 #include "safetensors_internal.h"
-#include "core/files.h"
+#include "files/files.h"
 
 #include <unistd.h>
 

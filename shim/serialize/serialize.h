@@ -40,7 +40,7 @@ struct Checkpoint {
 
 // Where a loader's bytes are: a file (path), or the caller's memory (data,
 // len: borrowed for the load). Every loader has one code path for both; the
-// file form only opens the file (core/files.h's checks) first.
+// file form only opens the file (files/files.h's checks) first.
 struct ByteSource {
   const char *path = nullptr;
   const void *data = nullptr;
@@ -52,7 +52,7 @@ struct ByteSource {
 };
 
 // The bytes of src for zip/'s reader and the other loaders: a file read
-// with pread (a regular file only, opened without blocking: core/files.h;
+// with pread (a regular file only, opened without blocking: files/files.h;
 // failing to read it is IO, not a refusal of its contents), or the memory.
 std::unique_ptr<zip::Source> open_source(const ByteSource &src);
 

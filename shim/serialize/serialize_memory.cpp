@@ -3,7 +3,7 @@
 // same reader (read_checkpoint over a ByteSource) as the file forms, so the
 // bytes and the checks are the file forms' own.
 #include "serialize_value.h"
-#include "core/files.h"
+#include "files/files.h"
 
 #include <unistd.h>
 

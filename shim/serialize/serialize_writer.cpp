@@ -12,7 +12,7 @@
 // PyTorchStreamWriter, the writer behind Python's torch.save (64-byte
 // aligned records, the version record, and in 2.x .data/serialization_id).
 #include "serialize_value.h"
-#include "core/utf8.h"
+#include "text/utf8.h"
 
 #include <ATen/ops/empty.h>
 #include <caffe2/serialize/inline_container.h>
@@ -66,7 +66,7 @@ std::string lower_c10_name(c10::ScalarType st) {
   return n;
 }
 
-bool valid_utf8(const std::string &s) { return ctorch::valid_utf8(s.data(), s.size()); }  // core/utf8.h
+bool valid_utf8(const std::string &s) { return ctorch::valid_utf8(s.data(), s.size()); }  // text/utf8.h
 
 class Pickler {
  public:

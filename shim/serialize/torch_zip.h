@@ -8,7 +8,7 @@
 #include "serialize.h"
 #include "zip/zip_directory.h"
 
-#include "core/files.h"
+#include "files/files.h"
 
 #include <c10/core/CPUAllocator.h>
 #include <caffe2/serialize/versions.h>

@@ -27,7 +27,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/files.h"
+#include "files/files.h"
 #include "core/internal.h"
 
 using ctorch::lm::GgmlType;

@@ -19,8 +19,8 @@
 #   fuzz_gguf       the libFuzzer target, only with CTORCH_HARDEN_FUZZERS
 #                   (scripts/fuzz's clang build).
 set(_gguf_src ${PROJECT_SOURCE_DIR}/shim/lm/gguf.cpp ${PROJECT_SOURCE_DIR}/shim/lm/gguf_quants.cpp
-  ${PROJECT_SOURCE_DIR}/shim/lm/gguf_vocab.cpp ${PROJECT_SOURCE_DIR}/shim/core/files.cpp
-  ${PROJECT_SOURCE_DIR}/shim/core/errors.cpp ${PROJECT_SOURCE_DIR}/shim/core/error_log.cpp)
+  ${PROJECT_SOURCE_DIR}/shim/lm/gguf_vocab.cpp ${PROJECT_SOURCE_DIR}/shim/files/files.cpp
+  ${PROJECT_SOURCE_DIR}/shim/errors/errors.cpp ${PROJECT_SOURCE_DIR}/shim/errors/error_log.cpp)
 add_library(ctorch_gguf_reader STATIC ${_gguf_src})
 target_include_directories(ctorch_gguf_reader PUBLIC ${PROJECT_SOURCE_DIR}/shim ${PROJECT_SOURCE_DIR}/include
   ${CTORCH_GENERATED_INCLUDE_DIR})

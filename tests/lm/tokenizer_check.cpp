@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/internal.h"
-#include "core/utf8.h"
+#include "text/utf8.h"
 #include "lm/gguf.h"
 #include "lm/tokenizer.h"
 #include "lm/vocab.h"

@@ -124,7 +124,7 @@ class FractionalSamples(unittest.TestCase):
         to, ti = op.default(tx, ks, os, ts)
         co, ci = op.default(tx, ks, os, ts.contiguous())
         copies = torch.equal(to, co) and torch.equal(ti, ci)
-        # What this version is known to do (shim/core/compat.h).
+        # What this version is known to do (shim/compat/compat.h).
         self.assertEqual(copies, TORCH_MAJOR >= 2, f"torch {torch.__version__}: a new behaviour, see compat.h")
 
         x = ctorch.from_torch(tx)

@@ -13,7 +13,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #define CTORCH_COMPAT_NCCL 1  // compat::nccl_process_group
-#include "core/compat.h"  // directly: a unity build may have read it already without this section
+#include "compat/compat.h"  // directly: a unity build may have read it already without this section
 #else
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #endif

@@ -1,10 +1,10 @@
 // Thread-local last error and the one place where C++ exceptions become
 // ctorch_status values.
-#include "internal.h"
+#include "core/internal.h"
 
 #include <c10/util/Exception.h>
 
-#include "exclusive.h"
+#include "core/exclusive.h"
 
 #include "error_log.h"
 

@@ -6,7 +6,7 @@
 // units in every build directory, for code two files use.
 #pragma once
 
-#include "core/compat.h"
+#include "compat/compat.h"
 
 #if CTORCH_TORCH_AT_LEAST(2, 0)
 #include <ATen/ops/scaled_dot_product_attention.h>

@@ -20,7 +20,7 @@
 #include <mutex>
 #include <vector>
 
-#include "internal.h"
+#include "core/internal.h"
 
 namespace {
 

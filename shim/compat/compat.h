@@ -53,7 +53,7 @@
 // failing call without what(), 23.5 ms with it). ctorch asks for the text
 // only in ctorch_last_error_backtrace(), and on 1.13 installs a stack-trace
 // fetcher that captures the frames and leaves their symbols to that call
-// (core/errors.cpp).
+// (errors/errors.cpp).
 #define CTORCH_COMPAT_EAGER_ERROR_BACKTRACE (!CTORCH_TORCH_AT_LEAST(2, 0))
 
 // fractional_max_pool{2,3}d's random_samples: 1.13 reads it as a flat

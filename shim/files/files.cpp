@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "internal.h"
+#include "core/internal.h"
 
 namespace ctorch {
 namespace {
