@@ -12,7 +12,7 @@
 #include <string>
 
 #define CTORCH_COMPAT_AUTOCAST 1
-#include "core/compat.h"  // ctorch::compat::set_autocast_* (1.13 and 2.x spell them differently)
+#include "compat/compat.h"  // ctorch::compat::set_autocast_* (1.13 and 2.x spell them differently)
 #include "lenet_cpp.h"
 
 namespace {
