@@ -176,7 +176,7 @@ static void *mm_failures(void *arg) {
         ctorch_error_message(&code, NULL, buf, sizeof buf, ticket) != CTORCH_OK) {
       ++j->lost;
     } else if (!is_mm_failure(buf, (long)j->rows) || code != CTORCH_STATUS_CODE(st)) {
-      if (!j->wrong++) snprintf(j->example, sizeof j->example, "%s", buf);
+      if (!j->wrong++) snprintf(j->example, sizeof j->example, "%.*s", (int)sizeof j->example - 1, buf);  // an example: its start is enough
     }
   }
   ctorch_tensor_free(a);
