@@ -3077,6 +3077,91 @@ CTORCH_API ctorch_status ctorch_dist_average_gradients(ctorch_process_group pg, 
 CTORCH_API ctorch_status ctorch_dist_broadcast_parameters(ctorch_process_group pg, const ctorch_tensor *params,
                                                           size_t n, int root);
 
+/*
+ * Data-parallel training through c10d's own Reducer, as
+ * torch.nn.parallel.DistributedDataParallel runs it: parameters are put in
+ * buckets (one bucket for the first iteration, then rebuilt in the order
+ * their gradients became ready, a first bucket of 1 MiB and the rest of
+ * bucket_cap_bytes), and each bucket's all-reduce starts from the autograd
+ * hooks during backward, while the rest of backward runs. When backward
+ * returns, each parameter's .grad holds the group's average. The
+ * collectives are Python DDP's, so Python DDP ranks of the same PyTorch
+ * version can join the job (docs/distributed.md). The group must not be
+ * used by other calls between a forward through the wrapper and the end of
+ * its backward.
+ */
+
+/** A data-parallel wrapper (torch.nn.parallel.DistributedDataParallel). */
+typedef struct ctorch_ddp_s *ctorch_ddp;
+
+/** Flag of ctorch_ddp_new: find_unused_parameters=True, parameters the forward did not use are marked ready, not waited for. */
+#define CTORCH_DDP_FIND_UNUSED_PARAMETERS 1u
+/** Flag of ctorch_ddp_new: gradient_as_bucket_view=True, each .grad is a view into its bucket (no copy back). */
+#define CTORCH_DDP_GRADIENT_AS_BUCKET_VIEW 2u
+/** Flag of ctorch_ddp_new: broadcast_buffers=False, buffers are not copied from rank 0 before each forward. */
+#define CTORCH_DDP_NO_BROADCAST_BUFFERS 4u
+
+/**
+ * NEW wrapper over m (DistributedDataParallel(m, process_group=pg, ...)):
+ * checks that every rank's parameters have the same count, shapes and
+ * dtypes (CTORCH_RUNTIME naming the first difference), copies rank 0's
+ * parameters and buffers to every rank, and builds the Reducer over m's
+ * parameters that require grad. bucket_cap_bytes: 0 for DDP's default
+ * (bucket_cap_mb=25, with a first bucket of 1 MiB), else the cap of every
+ * bucket. flags: an OR of CTORCH_DDP_*. m and pg are borrowed and must
+ * outlive the wrapper (a freed one gives INVALID_ARGUMENT, not a crash).
+ * Collective: every rank calls it.
+ */
+CTORCH_API ctorch_status ctorch_ddp_new(ctorch_ddp *out, ctorch_process_group pg, ctorch_nn_module m,
+                                        size_t bucket_cap_bytes, uint32_t flags);
+/**
+ * As ctorch_ddp_new over parameters and buffers of your own (a TorchScript
+ * module's, a hand-written model's); forward then goes through
+ * ctorch_ddp_pre_forward and ctorch_ddp_post_forward around your own call.
+ * params (leaf tensors that require grad) and buffers (may be NULL when
+ * n_buffers is 0) are borrowed; the wrapper keeps its own references.
+ * bucket_cap_bytes and flags as ctorch_ddp_new.
+ */
+CTORCH_API ctorch_status ctorch_ddp_new_params(ctorch_ddp *out, ctorch_process_group pg, const ctorch_tensor *params,
+                                               size_t n_params, const ctorch_tensor *buffers, size_t n_buffers,
+                                               size_t bucket_cap_bytes, uint32_t flags);
+/**
+ * DDP's forward on a wrapper made by ctorch_ddp_new: ctorch_ddp_pre_forward,
+ * the module's forward (ctorch_nn_module_forward), then
+ * ctorch_ddp_post_forward on its output. *out is a NEW handle.
+ */
+CTORCH_API ctorch_status ctorch_ddp_forward(ctorch_tensor *out, ctorch_ddp ddp, ctorch_tensor input);
+/**
+ * What DDP does before the module's forward: rebuilds the buckets once,
+ * after the first iteration, and prepares the Reducer when gradients are
+ * recorded and synchronised; copies rank 0's buffers unless
+ * CTORCH_DDP_NO_BROADCAST_BUFFERS. Collective.
+ */
+CTORCH_API ctorch_status ctorch_ddp_pre_forward(ctorch_ddp ddp);
+/**
+ * What DDP does after the module's forward: when gradients are recorded and
+ * synchronised, arms the Reducer for the coming backward; with
+ * CTORCH_DDP_FIND_UNUSED_PARAMETERS it walks the graph from outputs
+ * (borrowed; n may be 0 otherwise) to find the parameters not used.
+ */
+CTORCH_API ctorch_status ctorch_ddp_post_forward(ctorch_ddp ddp, const ctorch_tensor *outputs, size_t n);
+/**
+ * 0: the next forwards' backwards only accumulate .grad locally, with no
+ * communication (DDP's no_sync(), for gradient accumulation); 1 (the
+ * default): the next forward's backward averages the accumulated gradients.
+ */
+CTORCH_API ctorch_status ctorch_ddp_set_require_sync(ctorch_ddp ddp, int sync);
+/** Number of buckets the Reducer has now (1 before the rebuild after the first iteration). */
+CTORCH_API ctorch_status ctorch_ddp_bucket_count(size_t *out, ctorch_ddp ddp);
+/**
+ * NEW 1-D int64 tensor: the indices (into the wrapper's parameters: those of
+ * m that require grad, in named_parameters order, or params) of bucket i's
+ * parameters, in the bucket's order. Bucket 0 is reduced first.
+ */
+CTORCH_API ctorch_status ctorch_ddp_bucket_indices(ctorch_tensor *out, ctorch_ddp ddp, size_t bucket);
+/** Frees the wrapper (the module and group stay). NULL-safe; returns nothing. */
+CTORCH_API void ctorch_ddp_free(ctorch_ddp ddp);
+
 /** @} */
 
 /* ================================================================== */

@@ -683,7 +683,8 @@ def describe_header(h: Header) -> dict:
 # The name prefix of each function's flag constants (a binding strips it to
 # name its options): the names alone cannot say where the group's prefix
 # ends (CTORCH_CHECKPOINT_NO_RNG_STATE is alone in its group).
-FLAG_PREFIX = {"ctorch_module_load_ex": "CTORCH_MODULE_LOAD_", "ctorch_nn_checkpoint": "CTORCH_CHECKPOINT_"}
+FLAG_PREFIX = {"ctorch_module_load_ex": "CTORCH_MODULE_LOAD_", "ctorch_nn_checkpoint": "CTORCH_CHECKPOINT_",
+               "ctorch_ddp_new": "CTORCH_DDP_"}
 
 _FLAG_OF = re.compile(r"^Flags? of (ctorch_\w+)\b")
 _FLAGS_AS = re.compile(r"\bflags as (ctorch_\w+)\b")

@@ -78,7 +78,7 @@ inline size_t block_offset(uintptr_t p) noexcept {
 // an empty slot.
 constexpr unsigned kKindBits = 7;
 constexpr uint64_t kKindMask = (uint64_t(1) << kKindBits) - 1;
-static_assert(static_cast<uint64_t>(HandleKind::lm_detokenizer) <= kKindMask, "handle kinds fit in the entry");
+static_assert(static_cast<uint64_t>(HandleKind::ddp) <= kKindMask, "handle kinds fit in the entry");
 
 struct alignas(64) Shard {  // one cache line each: no false sharing between locks
   RegistryLock mu;
@@ -186,6 +186,7 @@ const char *handle_type_name(HandleKind k) {
     case HandleKind::lm_sampler: return "ctorch_lm_sampler";
     case HandleKind::lm_stream: return "ctorch_lm_stream";
     case HandleKind::lm_detokenizer: return "ctorch_lm_detokenizer";
+    case HandleKind::ddp: return "ctorch_ddp";
   }
   return "?";
 }

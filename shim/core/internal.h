@@ -43,7 +43,7 @@ enum class HandleKind : uint8_t {
   summary_writer, transform, data_loader, dataset, tensor_dict, module, value, nn_module, store,
   process_group, work, tracer, aoti_package, stream, event, stream_scope, cuda_graph,
   autocast_scope, grad_scaler, early_stopping, profiler, op, lm_model, lm_session, lm_sampler, lm_stream,
-  lm_detokenizer,
+  lm_detokenizer, ddp,
 };
 // The kind of each handle struct (none: not a registered handle type).
 template <class S>
@@ -88,6 +88,7 @@ CTORCH_HANDLE_TYPE(lm_session)
 CTORCH_HANDLE_TYPE(lm_sampler)
 CTORCH_HANDLE_TYPE(lm_stream)
 CTORCH_HANDLE_TYPE(lm_detokenizer)
+CTORCH_HANDLE_TYPE(ddp)
 #undef CTORCH_HANDLE_TYPE
 
 [[noreturn, gnu::cold, gnu::noinline]] void fail_null(const char *arg);

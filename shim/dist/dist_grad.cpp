@@ -12,12 +12,9 @@
 
 namespace {
 
-constexpr size_t kDefaultBucketBytes = 25u << 20;  // DDP's bucket_cap_mb default
+using ctorch::dist::check;
 
-// A failing public call inside a helper: keep its status and message.
-void check(ctorch_status st) {
-  if (st != CTORCH_OK) ctorch::fail(st, ctorch_last_error());
-}
+constexpr size_t kDefaultBucketBytes = 25u << 20;  // DDP's bucket_cap_mb default
 
 // Consecutive tensors of one dtype and device, at most `cap` bytes (a larger
 // tensor alone). The rule is in ctorch.h; tests recompute it independently.

@@ -102,6 +102,11 @@ inline std::string message_of(const std::exception &e) {
   return e.what();
 }
 
+// A failing public call inside a helper of these files: keep its status and message.
+inline void check(ctorch_status st) {
+  if (st != CTORCH_OK) ctorch::fail(st, ctorch_last_error());
+}
+
 // A live group held for the call (CTORCH_BUSY while another thread's call on
 // it runs; a call of a helper re-entered on this thread passes):
 // `HeldPg held(pg); auto &g = held.g;`.
