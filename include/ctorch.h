@@ -110,11 +110,11 @@
  *     package once per thread to run in parallel. Metadata reads are
  *     concurrent.
  *   - ctorch_optimizer, LR schedulers, grad scalers, ctorch_data_loader,
- *     distributed groups: exclusive (every call changes their state; a
+ *     distributed groups and DDP wrappers: exclusive (every call changes their state; a
  *     loader's own workers are internal). Summary writers and early
  *     stopping: concurrent (serialised inside).
  *     Enforced: every call on a ctorch_optimizer, ctorch_lr_scheduler,
- *     ctorch_data_loader, ctorch_grad_scaler or ctorch_process_group (and
+ *     ctorch_data_loader, ctorch_grad_scaler, ctorch_process_group or ctorch_ddp (and
  *     ctorch_work_wait on one ctorch_work) made while another thread's call
  *     on the same handle runs returns CTORCH_BUSY (the error names the
  *     function and the handle) and does nothing; a scheduler's step holds
@@ -3108,9 +3108,11 @@ typedef struct ctorch_ddp_s *ctorch_ddp;
  * parameters and buffers to every rank, and builds the Reducer over m's
  * parameters that require grad. bucket_cap_bytes: 0 for DDP's default
  * (bucket_cap_mb=25, with a first bucket of 1 MiB), else the cap of every
- * bucket. flags: an OR of CTORCH_DDP_*. m and pg are borrowed and must
- * outlive the wrapper (a freed one gives INVALID_ARGUMENT, not a crash).
- * Collective: every rank calls it.
+ * bucket (libtorch 1.x: every bucket but the first, which stays 1 MiB, as
+ * its DDP does). flags: an OR of CTORCH_DDP_*. m and pg are borrowed and
+ * must outlive the wrapper (a freed one gives INVALID_ARGUMENT, not a
+ * crash). Collective: every rank calls it. Threads: a ctorch_ddp is
+ * exclusive (CTORCH_BUSY for a second thread's call).
  */
 CTORCH_API ctorch_status ctorch_ddp_new(ctorch_ddp *out, ctorch_process_group pg, ctorch_nn_module m,
                                         size_t bucket_cap_bytes, uint32_t flags);
@@ -4278,8 +4280,9 @@ typedef struct ctorch_lm_detokenizer_s *ctorch_lm_detokenizer;
  *   weights=packed|dequantize        a GGUF's quantised matrices (Q8_0, Q4_0, Q4_1, Q4_K, Q6_K): kept packed
  *                                    and multiplied by the CPU's packed kernels (default on the CPU), or
  *                                    dequantised to dtype as they load (always so on a GPU);
- *   quantize=q8_0|q4_0|q4_1|none     float matrices quantised at load in groups of 32 and run packed (CPU
- *                                    only; default none);
+ *   quantize=q8_0|q4_0|q4_1|bf16|none  float matrices quantised at load and run packed (CPU only; default
+ *                                    none): q8_0, q4_0, q4_1 in groups of 32 with their scales; bf16 rounds
+ *                                    them to bfloat16 (weight-only: half the bytes, float32 arithmetic);
  *   init=random,seed=N               ignore any weights and draw them from the configuration with a seeded
  *                                    generator (for speed measurements: only config.json is read, or a GGUF's
  *                                    metadata; the tokenizer is loaded where present).
