@@ -9,7 +9,8 @@
 // SUM, then a division); recv needs its src; averageGradients and
 // broadcastParameters are ctorch's bucketed data-parallel helpers; timeouts
 // are milliseconds; the Promise forms (allReduceAsync, ...) take the place of
-// async_op=True.
+// async_op=True. DistributedDataParallel is torch.nn.parallel's, over c10d's
+// own Reducer as torch runs it.
 module.exports = function defineDistributed(ct, rt) {
   const { api } = rt;
 
@@ -133,8 +134,138 @@ module.exports = function defineDistributed(ct, rt) {
     return w.waitAsync().finally(() => w.dispose()); // w held (not collected) until the wait ended
   };
 
+  // include/ctorch.h's CTORCH_DDP_* flags of ctorch_ddp_new (#defines: api.json has no enum for them).
+  const FIND_UNUSED_PARAMETERS = 1, GRADIENT_AS_BUCKET_VIEW = 2, NO_BROADCAST_BUFFERS = 4;
+  // The tensors in a forward's output (nested arrays and plain objects), as DDP's _find_tensors.
+  function findTensors(out, acc = []) {
+    if (out instanceof ct.Tensor) acc.push(out);
+    else if (Array.isArray(out)) out.forEach((o) => findTensors(o, acc));
+    else if (out && typeof out === 'object' && Object.getPrototypeOf(out) === Object.prototype) {
+      Object.values(out).forEach((o) => findTensors(o, acc));
+    }
+    return acc;
+  }
+  // [group object, bucket_cap_bytes, flags] from a DistributedDataParallel options object.
+  function ddpOptions(fn, opts) {
+    if (opts === null || typeof opts !== 'object') throw new TypeError(`ct.distributed.${fn}: options must be an object`);
+    const known = new Set(['group', 'bucketCapMb', 'findUnusedParameters', 'gradientAsBucketView', 'broadcastBuffers', 'buffers']);
+    for (const k of Object.keys(opts)) if (!known.has(k)) throw new TypeError(`ct.distributed.${fn}: unknown option '${k}'`);
+    const g = opts.group || defaultGroup;
+    group(g); // a ProcessGroup, or the error saying there is none
+    let cap = 0; // the C default: DDP's 25 MiB, with a first bucket of 1 MiB
+    if (opts.bucketCapMb !== undefined && opts.bucketCapMb !== null) {
+      const mb = opts.bucketCapMb;
+      if (typeof mb !== 'number' || !(mb > 0) || !Number.isFinite(mb)) throw new TypeError(`ct.distributed.${fn}: bucketCapMb ${String(mb)} is not a positive number`);
+      cap = Math.max(1, Math.floor(mb * (1 << 20)));
+    }
+    const flags = (opts.findUnusedParameters ? FIND_UNUSED_PARAMETERS : 0) |
+      (opts.gradientAsBucketView ? GRADIENT_AS_BUCKET_VIEW : 0) |
+      (opts.broadcastBuffers === undefined || opts.broadcastBuffers ? 0 : NO_BROADCAST_BUFFERS);
+    return [g, cap, flags];
+  }
+
+  /**
+   * torch.nn.parallel.DistributedDataParallel over a ct.nn.Module: rank 0's parameters and
+   * buffers are copied to every rank here, and each backward through a forward of this wrapper
+   * averages the gradients over the group in buckets, during backward, by c10d's own Reducer
+   * (torch's buckets and collectives: torch DDP ranks of the same PyTorch version can join).
+   * Collective: every rank constructs it. It keeps its module and group; close() frees the
+   * Reducer (again: nothing). A model the binding does not own (a TorchScript module, tensors
+   * of your own) goes through DistributedDataParallel.fromParameters, with preForward() and
+   * postForward(output) around its forward.
+   */
+  class DistributedDataParallel {
+    constructor(module, opts = {}) {
+      if (!(module instanceof ct.nn.Module)) {
+        throw new TypeError('ct.distributed.DistributedDataParallel: module must be a ct.nn.Module (a TorchScript ' +
+          'module or tensors of your own: DistributedDataParallel.fromParameters)');
+      }
+      const [g, cap, flags] = ddpOptions('DistributedDataParallel', opts);
+      this._init(api.ddp_new(g._pg, module._m, cap, flags), g, flags, module, null);
+    }
+    /** A wrapper over tensors of your own (opts.buffers: those rank 0 copies to the others); call
+     * preForward(), your forward, then postForward(output) each step, in place of forward. */
+    static fromParameters(parameters, opts = {}) {
+      const [g, cap, flags] = ddpOptions('DistributedDataParallel.fromParameters', opts);
+      const ps = params('DistributedDataParallel.fromParameters', parameters);
+      const bs = tensors('DistributedDataParallel.fromParameters', 'buffers', opts.buffers);
+      const self = Object.create(DistributedDataParallel.prototype);
+      self._init(api.ddp_new_params(g._pg, ps, bs, cap, flags), g, flags, null, ps);
+      return self;
+    }
+    _init(handle, g, flags, module, ps) {
+      this._d = handle;
+      this._flags = flags;
+      this._sync = true;
+      this._params = ps; // the wrapper's references, for parameters()
+      this._module = module;
+      this._group = g; // kept: the group must outlive the wrapper
+    }
+    /** The wrapped module (null for a wrapper from fromParameters). */
+    get module() { return this._module; }
+    /** The group it averages over. */
+    get processGroup() { return this._group; }
+    _handle(fn) {
+      if (!this._d) throw new Error(`ct.distributed.DistributedDataParallel.${fn}: the wrapper is closed`);
+      return this._d;
+    }
+    /** The module's forward between DDP's preForward and postForward. */
+    forward(...inputs) {
+      if (!this.module) {
+        throw new Error('ct.distributed.DistributedDataParallel.forward: a wrapper from fromParameters has no module: ' +
+          'call preForward(), your forward, then postForward(output)');
+      }
+      this.preForward();
+      const out = this.module.forward(...inputs);
+      this.postForward(out);
+      return out;
+    }
+    call(...inputs) { return this.forward(...inputs); }
+    /** Before the forward: the bucket rebuild after the first iteration, the Reducer's preparation,
+     * rank 0's buffers copied to every rank (unless broadcastBuffers: false). Collective. */
+    preForward() { api.ddp_pre_forward(this._handle('preForward')); }
+    /** After the forward: arms the Reducer for the coming backward (findUnusedParameters: searches
+     * the graph of output's tensors for the parameters the forward did not use). */
+    postForward(output) {
+      const h = this._handle('postForward');
+      api.ddp_post_forward(h, this._flags & FIND_UNUSED_PARAMETERS ? findTensors(output) : []);
+    }
+    /** Runs fn with gradient synchronisation off: its backwards only accumulate each .grad locally;
+     * the first backward after it averages what accumulated. A Promise from fn: off until it settles. */
+    noSync(fn) {
+      if (typeof fn !== 'function') throw new TypeError('ct.distributed.DistributedDataParallel.noSync: fn must be a function');
+      const old = this._sync;
+      this._setSync(false);
+      let r;
+      try { r = fn(); } catch (e) { this._setSync(old); throw e; }
+      if (r && typeof r.then === 'function') {
+        return Promise.resolve(r).finally(() => this._setSync(old));
+      }
+      this._setSync(old);
+      return r;
+    }
+    _setSync(sync) { api.ddp_set_require_sync(this._handle('noSync'), sync ? 1 : 0); this._sync = sync; }
+    /** The module's parameters (or those given to fromParameters), what ct.optim takes. */
+    parameters() { return this._module ? this._module.parameters() : this._params.slice(); }
+    /** How many buckets the Reducer has now (1 until the rebuild after the first iteration). */
+    bucketCount() { return api.ddp_bucket_count(this._handle('bucketCount')); }
+    /** The indices (into the parameters that require grad, in parameters() order) of a bucket's parameters; bucket 0 is reduced first. */
+    bucketIndices(bucket) {
+      const t = api.ddp_bucket_indices(this._handle('bucketIndices'), intArg('DistributedDataParallel.bucketIndices', 'bucket', bucket));
+      try { return t.toArray().map(Number); } finally { t.dispose(); }
+    }
+    /** Frees the Reducer now (the module and the group stay); again: nothing. */
+    close() {
+      const h = this._d;
+      this._d = null;
+      if (h) h.dispose();
+    }
+    dispose() { this.close(); }
+    [Symbol.dispose]() { this.close(); }
+  }
+
   const d = {
-    ReduceOp, Work, TCPStore, ProcessGroup, initProcessGroup, destroyProcessGroup,
+    ReduceOp, Work, DistributedDataParallel, TCPStore, ProcessGroup, initProcessGroup, destroyProcessGroup,
     isInitialized: () => defaultGroup !== null,
     getRank: (opts) => api.process_group_rank(grp(opts)),
     getWorldSize: (opts) => api.process_group_size(grp(opts)),

@@ -391,4 +391,30 @@ export namespace distributed {
     opts?: GroupOption & { bucketCapMb?: number }): void;
   function broadcastParameters(parameters: readonly Tensor[] | { parameters(): Tensor[] }, src?: number,
     opts?: GroupOption): void;
+  /** DistributedDataParallel's options: torch's arguments in camelCase (bucketCapMb default: DDP's 25, first bucket 1 MiB). */
+  interface DistributedDataParallelOptions extends GroupOption {
+    bucketCapMb?: number; findUnusedParameters?: boolean; gradientAsBucketView?: boolean; broadcastBuffers?: boolean;
+  }
+  /** torch.nn.parallel.DistributedDataParallel: c10d's Reducer averages the gradients during backward. Collective to construct. */
+  class DistributedDataParallel {
+    constructor(module: nn.Module, opts?: DistributedDataParallelOptions);
+    /** Over tensors of your own (a TorchScript module's): preForward(), your forward, postForward(output). */
+    static fromParameters(parameters: readonly Tensor[] | { parameters(): Tensor[] },
+      opts?: DistributedDataParallelOptions & { buffers?: readonly Tensor[] }): DistributedDataParallel;
+    /** The wrapped module (null for a wrapper from fromParameters). */
+    readonly module: nn.Module | null;
+    readonly processGroup: ProcessGroup;
+    forward(...inputs: any[]): any;
+    call(...inputs: any[]): any;
+    preForward(): void;
+    postForward(output: unknown): void;
+    /** fn with gradient synchronisation off (local accumulation); a Promise from fn: off until it settles. */
+    noSync<T>(fn: () => T): T;
+    parameters(): Tensor[];
+    bucketCount(): number;
+    bucketIndices(bucket: number): number[];
+    close(): void;
+    dispose(): void;
+    [Symbol.dispose](): void;
+  }
 }

@@ -91,5 +91,20 @@ const notOne: Tensor = ct.max(a, 1);
 a.shape = [1];
 // @ts-expect-error an optimizer option that does not exist
 ct.optim.SGD(seq.parameters(), { learningRate: 0.1 });
+// A function never called: constructing a DistributedDataParallel needs a process group.
+function dataParallel(model: ct.nn.Sequential): number[] {
+  const ddp = new ct.distributed.DistributedDataParallel(model, { bucketCapMb: 25, findUnusedParameters: true });
+  const out: Tensor = ddp.forward(a);
+  const n: number = ddp.noSync(() => { ct.sum(ddp.forward(a)).backward(); return 1; });
+  const own = ct.distributed.DistributedDataParallel.fromParameters([a], { buffers: [], broadcastBuffers: false });
+  own.preForward();
+  own.postForward(ct.relu(a));
+  // @ts-expect-error a DistributedDataParallel option that does not exist (torch's snake_case)
+  new ct.distributed.DistributedDataParallel(model, { bucket_cap_mb: 25 });
+  // @ts-expect-error module is read-only
+  ddp.module = null;
+  ddp.close();
+  return [n, out.numel(), ...ddp.bucketIndices(0)];
+}
 
-void [vb, sum2, g, shape, dt, v, values, indices, m1, m2, s1, ce, lin, kept, later, ng, r, y, conv, opt, res, promises, notOne];
+void [dataParallel, vb, sum2, g, shape, dt, v, values, indices, m1, m2, s1, ce, lin, kept, later, ng, r, y, conv, opt, res, promises, notOne];

@@ -8,7 +8,8 @@ Run with the Python whose torch is the libtorch ctorch was built against
     interop.py PATH/TO/dist_peer           run every scenario, exit 0 if all pass
     interop.py worker MODE RANK SIZE PORT  one torch rank (used by the above)
     interop.py binding-env                 one binding rank from the environment
-                                           torchrun sets (dist_torchrun_python_binding)
+                                           torchrun sets (dist_torchrun_python_binding):
+                                           the collectives, then data_parallel()
 
 Each scenario starts C ranks (dist_peer) and Python ranks on 127.0.0.1 with a
 fresh port; all issue the same collectives (see dist_peer.c) and check every
@@ -89,6 +90,96 @@ def sequence(dist, torch, rank, size):
     dist.barrier()
 
 
+def data_parallel(dist, torch, rank, size):
+    """2 ranks of the binding: an MLP trained with average_gradients, then the
+    same model from the same initial parameters on the same data through
+    DistributedDataParallel: both divide sums of 2 gradients by 2, exactly,
+    so the parameters must end bit-identical. Then one step of gradient
+    accumulation: under no_sync a rank's gradient is its own; the synced
+    micro-batch after it gives the average of both ranks' accumulated sums."""
+    from ctorch.nn.parallel import DistributedDataParallel as DDP
+    nn, steps, batch = torch.nn, 10, 16
+    assert size == 2, size
+
+    def make():
+        torch.manual_seed(0)  # the same initial parameters on both ranks and in both runs
+        return nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 2))
+
+    torch.manual_seed(1 + rank)  # each rank its own data
+    x, y = torch.randn([steps, batch, 4]), torch.randn([steps, batch, 2])
+
+    def train(model, forward, after_backward=lambda: None):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for s in range(steps):
+            opt.zero_grad()
+            nn.mse_loss(forward(x[s]), y[s]).backward()
+            after_backward()
+            opt.step()
+
+    ref = make()
+    dist.broadcast_parameters(ref.parameters())
+    train(ref, ref, lambda: dist.average_gradients(ref.parameters()))
+    # 209-byte buckets: several after the rebuild with 2.x; 1.x keeps a first
+    # bucket of 1 MiB, which holds this whole model.
+    ddp = DDP(make(), bucket_cap_mb=0.0002)
+    train(ddp, ddp)
+    want = [p.tolist() for p in ref.parameters()]
+    got = [p.tolist() for p in ddp.module.parameters()]
+    assert got == want, "DistributedDataParallel's parameters differ from average_gradients'"
+    flat = torch.cat([p.reshape([-1]) for p in ddp.parameters()]).detach()
+    both = [torch.zeros_like(flat) for _ in range(size)]
+    dist.all_gather(both, flat)
+    assert both[0].tolist() == both[1].tolist(), "the ranks' parameters differ"
+    n_params = len(list(ddp.parameters()))
+    buckets = [ddp.bucket_indices(b) for b in range(ddp.bucket_count())]
+    assert len(buckets) >= 1 and sorted(i for b in buckets for i in b) == list(range(n_params)), buckets
+
+    # Gradient accumulation: micro-batch a under no_sync, then b synchronised.
+    a, b = (x[0].narrow(0, 0, 8), y[0].narrow(0, 0, 8)), (x[0].narrow(0, 8, 8), y[0].narrow(0, 8, 8))
+
+    def local_grads(xy):
+        ref.zero_grad()
+        nn.mse_loss(ref(xy[0]), xy[1]).backward()
+        return [p.grad.clone() for p in ref.parameters()]
+
+    ga, gb = local_grads(a), local_grads(b)  # ref's parameters are ddp's (above)
+    ddp.zero_grad()
+    with ddp.no_sync():
+        nn.mse_loss(ddp(a[0]), a[1]).backward()
+    assert [p.grad.tolist() for p in ddp.parameters()] == [g.tolist() for g in ga], "no_sync: not the local gradient"
+    nn.mse_loss(ddp(b[0]), b[1]).backward()
+    for i, p in enumerate(ddp.parameters()):
+        avg = ga[i] + gb[i]
+        dist.all_reduce(avg)
+        avg /= size
+        assert p.grad.tolist() == avg.tolist(), f"after no_sync: parameter {i}'s gradient is not the average"
+        assert ga[i].tolist() != avg.tolist(), f"parameter {i}: the ranks' local gradients are equal"
+    ddp.dispose()
+    ddp.dispose()  # again: nothing
+
+    # Tensors of one's own (from_parameters), a layer the forward never uses
+    # (find_unused_parameters: without it the Reducer waits for gradients that
+    # never come and averages nothing), 2 steps: the gradients averaged.
+    torch.manual_seed(0)
+    used, unused = nn.Linear(4, 2), nn.Linear(4, 2)
+    params = list(used.parameters()) + list(unused.parameters())
+    own = DDP.from_parameters(params, find_unused_parameters=True)
+    for s in range(2):
+        for p in params:
+            p.grad = None
+        own.pre_forward()
+        out = used(x[s])
+        own.post_forward(out)
+        nn.mse_loss(out, y[s]).backward()
+        for p in used.parameters():  # each rank's own data: equal on both ranks only when averaged
+            avg = p.grad.clone()
+            dist.all_reduce(avg)
+            avg /= size
+            assert p.grad.tolist() == avg.tolist(), f"find_unused_parameters, step {s}: the gradients differ"
+    print(f"ctorch binding rank {rank}: DistributedDataParallel equal to average_gradients bit for bit "
+          f"({steps} steps, {len(buckets)} buckets), no_sync accumulation averaged, unused parameters found", flush=True)
+
+
 def worker(mode, rank, size, port, binding=False):
     # Python's default Gloo device resolves the host name; keep it on loopback.
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
@@ -112,6 +203,8 @@ def worker(mode, rank, size, port, binding=False):
         raise SystemExit("unknown mode " + mode)
     assert dist.get_rank() == rank and dist.get_world_size() == size
     sequence(dist, torch, rank, size)
+    if binding and mode == "torchrun":
+        data_parallel(dist, torch, rank, size)
     dist.destroy_process_group()
     print(f"{'ctorch binding' if binding else 'Python'} rank {rank} of {size}: all collectives matched", flush=True)
 
@@ -228,7 +321,25 @@ def main():
             scenario(peer, "ctorch-binding TCPStore master, C and torch clients", "store", 3, {1},
                      binding_ranks={0}),
         ]
+        results.append(ddp_signature_is_torch())
     return 0 if all(results) else 1
+
+
+def ddp_signature_is_torch():
+    """The binding's DistributedDataParallel takes torch's argument names with
+    torch's defaults (bucket_cap_mb: None, torch 2.x's spelling of 1.x's 25).
+    After every scenario: no rank is forked from a process that loaded ctorch."""
+    import inspect
+    import torch.nn.parallel
+    import ctorch.nn.parallel
+    theirs = inspect.signature(torch.nn.parallel.DistributedDataParallel.__init__).parameters
+    ours = inspect.signature(ctorch.nn.parallel.DistributedDataParallel.__init__).parameters
+    bad = [f"{n}={p.default!r}" for n, p in ours.items() if n != "self" and (
+        n not in theirs or (p.default != theirs[n].default and not (n == "bucket_cap_mb" and p.default is None
+                                                                      and theirs[n].default in (None, 25))))]
+    print(f"{'FAIL' if bad else 'PASS'}: DistributedDataParallel's arguments are torch's"
+          f"{': not ' + ', '.join(bad) if bad else ''}", flush=True)
+    return not bad
 
 
 if __name__ == "__main__":

@@ -120,6 +120,11 @@ for _n, _cls in _nn_classes.CLASSES.items():
     setattr(nn, _n, _cls)
 from . import nn_utils as _nn_utils  # noqa: E402
 nn.utils = _nn_utils  # clip_grad_norm_ / clip_grad_value_ over a Module or a parameter list
+# torch.nn.parallel's DistributedDataParallel is ctorch.distributed's (that
+# module holds the process groups it runs over).
+from . import distributed  # noqa: E402
+nn.parallel = _submodule("nn.parallel", "torch.nn.parallel: DistributedDataParallel (ctorch.distributed's).")
+nn.parallel.DistributedDataParallel = distributed.DistributedDataParallel
 
 # Public operators at the top level (ctorch.add, ctorch.relu, ...), without
 # replacing the hand-written names above; then PyTorch's dtype spellings.

@@ -10,6 +10,9 @@ programs that torchrun starts or that meet at a TCPStore.
     dist.all_reduce(t)                      # the sum over the ranks, in place
     ...
     dist.average_gradients(model.parameters())   # after backward, before the step
+    ...
+    ddp = dist.DistributedDataParallel(model)    # or ctorch.nn.parallel's, as torch's
+    loss_fn(ddp(x), y).backward()           # the gradients are averaged during backward
     dist.destroy_process_group()
 
 The names, arguments and defaults are torch.distributed's, so a function
@@ -22,21 +25,27 @@ the same generation share a group). What differs:
 - recv needs its src (no receive from any rank);
 - average_gradients and broadcast_parameters are ctorch's data-parallel
   helpers (bucketed collectives, include/ctorch.h), not torch.distributed's;
+- DistributedDataParallel is torch.nn.parallel's (also there as
+  ctorch.nn.parallel.DistributedDataParallel): c10d's own Reducer, as torch
+  runs it, over a ctorch.nn.Module, or over parameters of your own
+  (from_parameters, with pre_forward/post_forward around your forward);
 - the default group is this module's, not torch's: a process that also
   imports torch keeps the two apart.
 
 A collective with async_op=True returns a Work whose wait() finishes it;
 every call that fails raises ctorch.CtorchError naming the C function.
 """
+import contextlib as _contextlib
 import datetime as _datetime
 
 from . import _api
 from ._rt import Tensor as _Tensor
+from .nn_modules import Module as _Module
 
 __all__ = ["ReduceOp", "Work", "TCPStore", "ProcessGroup", "init_process_group", "is_initialized",
            "destroy_process_group", "get_rank", "get_world_size", "get_backend", "all_reduce", "broadcast",
            "all_gather", "gather", "scatter", "reduce", "reduce_scatter", "send", "recv", "barrier",
-           "average_gradients", "broadcast_parameters"]
+           "average_gradients", "broadcast_parameters", "DistributedDataParallel"]
 
 
 class ReduceOp:
@@ -246,3 +255,156 @@ def broadcast_parameters(parameters, src=0, group=None):
     """Copies rank src's parameter values to every rank (before training, so
     that all ranks start equal)."""
     _api.dist_broadcast_parameters(_group(group), _tensors(parameters), src)
+
+
+# include/ctorch.h's CTORCH_DDP_* flags of ctorch_ddp_new (#defines: api.json has no enum for them).
+_FIND_UNUSED_PARAMETERS, _GRADIENT_AS_BUCKET_VIEW, _NO_BROADCAST_BUFFERS = 1, 2, 4
+
+
+def _find_tensors(obj):
+    """The tensors in a forward's output (nested tuples, lists, dicts), as
+    DDP's _find_tensors: the graph the Reducer searches for unused parameters."""
+    if isinstance(obj, _Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _find_tensors(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in _find_tensors(o)]
+    return []
+
+
+class DistributedDataParallel(_Module):
+    """torch.nn.parallel.DistributedDataParallel over a ctorch.nn.Module:
+    rank 0's parameters and buffers are copied to every rank here, and each
+    backward through a forward of this wrapper averages the gradients over
+    the group in buckets, during backward, by c10d's own Reducer (the same
+    buckets and the same collectives as torch's, so torch DDP ranks of the
+    same PyTorch version can join the job). Collective: every rank of the
+    group constructs it. The module and the group are kept (self.module,
+    self.process_group) for as long as the wrapper lives; the group must not
+    be used by other calls between a forward and the end of its backward.
+
+    A model the binding does not own (a TorchScript module, tensors of your
+    own) goes through from_parameters, with pre_forward() and
+    post_forward(output) around its forward."""
+
+    # Keyword-only: torch's positional order has device_ids, output_device
+    # and dim (GPU-per-process arguments) before these.
+    def __init__(self, module, *, process_group=None, bucket_cap_mb=None, find_unused_parameters=False,
+                 gradient_as_bucket_view=False, broadcast_buffers=True):
+        if not isinstance(module, _Module):
+            raise TypeError(f"DistributedDataParallel: module must be a ctorch.nn.Module, got {type(module).__name__}"
+                            " (a TorchScript module or tensors of your own: DistributedDataParallel.from_parameters)")
+        pg, cap, flags = self._options(process_group, bucket_cap_mb, find_unused_parameters,
+                                       gradient_as_bucket_view, broadcast_buffers)
+        handle = _api.ddp_new(pg._pg, module, cap, flags)
+        super().__init__()
+        self._setup(handle, pg, flags)
+        self.module = module  # a child: state_dict's keys are "module.<name>", as torch's
+
+    @classmethod
+    def from_parameters(cls, parameters, buffers=(), *, process_group=None, bucket_cap_mb=None,
+                        find_unused_parameters=False, gradient_as_bucket_view=False, broadcast_buffers=True):
+        """A wrapper over tensors of your own (leaf tensors that require grad,
+        and the buffers rank 0 copies to the others): call pre_forward(), your
+        forward, then post_forward(output) each step, in place of forward."""
+        pg, cap, flags = cls._options(process_group, bucket_cap_mb, find_unused_parameters,
+                                      gradient_as_bucket_view, broadcast_buffers)
+        params, bufs = _tensors(parameters), _tensors(buffers)
+        handle = _api.ddp_new_params(pg._pg, params, bufs, cap, flags)
+        self = cls.__new__(cls)
+        _Module.__init__(self)
+        self._setup(handle, pg, flags)
+        object.__setattr__(self, "module", None)
+        object.__setattr__(self, "_params", params)  # the wrapper's references, for parameters()
+        return self
+
+    @staticmethod
+    def _options(process_group, bucket_cap_mb, find_unused_parameters, gradient_as_bucket_view, broadcast_buffers):
+        pg = process_group if process_group is not None else _default
+        if pg is None:
+            raise RuntimeError("DistributedDataParallel: no process group: call init_process_group first")
+        if not isinstance(pg, ProcessGroup):
+            raise TypeError(f"DistributedDataParallel: process_group must be a ctorch.distributed.ProcessGroup, "
+                            f"got {type(pg).__name__}")
+        cap = 0  # the C default: DDP's 25 MiB, with a first bucket of 1 MiB
+        if bucket_cap_mb is not None:
+            if isinstance(bucket_cap_mb, bool) or not isinstance(bucket_cap_mb, (int, float)) or not bucket_cap_mb > 0:
+                raise ValueError(f"DistributedDataParallel: bucket_cap_mb {bucket_cap_mb!r} is not a positive number")
+            cap = max(1, int(bucket_cap_mb * (1 << 20)))
+        flags = ((_FIND_UNUSED_PARAMETERS if find_unused_parameters else 0)
+                 | (_GRADIENT_AS_BUCKET_VIEW if gradient_as_bucket_view else 0)
+                 | (0 if broadcast_buffers else _NO_BROADCAST_BUFFERS))
+        return pg, cap, flags
+
+    def _setup(self, handle, pg, flags):
+        object.__setattr__(self, "_ddp", handle)
+        object.__setattr__(self, "process_group", pg)
+        object.__setattr__(self, "find_unused_parameters", bool(flags & _FIND_UNUSED_PARAMETERS))
+        object.__setattr__(self, "require_backward_grad_sync", True)
+
+    def _handle(self):
+        d = self.__dict__.get("_ddp")
+        if d is None:
+            raise RuntimeError("DistributedDataParallel: the wrapper was disposed")
+        return d
+
+    def forward(self, *inputs, **kwargs):
+        """The module's forward between DDP's pre- and post-forward steps."""
+        if self.module is None:
+            raise RuntimeError("DistributedDataParallel.forward: a wrapper from from_parameters has no module: "
+                               "call pre_forward(), your forward, then post_forward(output)")
+        self.pre_forward()
+        out = self.module(*inputs, **kwargs)
+        self.post_forward(out)
+        return out
+
+    def pre_forward(self):
+        """What DDP does before the module's forward: the bucket rebuild after
+        the first iteration, the Reducer's preparation, rank 0's buffers
+        copied to every rank (unless broadcast_buffers=False). Collective."""
+        _api.ddp_pre_forward(self._handle())
+
+    def post_forward(self, output):
+        """What DDP does after the module's forward: arms the Reducer for the
+        coming backward (with find_unused_parameters, it searches the graph
+        of output's tensors for the parameters the forward did not use)."""
+        _api.ddp_post_forward(self._handle(), _find_tensors(output) if self.find_unused_parameters else [])
+
+    @_contextlib.contextmanager
+    def no_sync(self):
+        """Within it, backward only accumulates each .grad locally (no
+        communication); the first backward after it averages the gradients
+        accumulated since (gradient accumulation)."""
+        old = self.require_backward_grad_sync
+        self._set_sync(False)
+        try:
+            yield
+        finally:
+            self._set_sync(old)
+
+    def _set_sync(self, sync):
+        _api.ddp_set_require_sync(self._handle(), int(bool(sync)))
+        object.__setattr__(self, "require_backward_grad_sync", bool(sync))
+
+    def parameters(self, recurse=True):
+        if self.module is None:
+            return iter(self._params)
+        return super().parameters(recurse)
+
+    def bucket_count(self):
+        """How many buckets the Reducer has now (1 until the rebuild after the first iteration)."""
+        return _api.ddp_bucket_count(self._handle())
+
+    def bucket_indices(self, bucket):
+        """The indices (into the parameters that require grad, in
+        parameters() order) of bucket's parameters; bucket 0 is reduced first."""
+        return _api.ddp_bucket_indices(self._handle(), bucket).tolist()
+
+    def dispose(self):
+        """Frees the Reducer now (the module and the group stay); again: nothing."""
+        d = self.__dict__.get("_ddp")
+        if d is not None:
+            object.__setattr__(self, "_ddp", None)
+            d.dispose()
+        super().dispose()
