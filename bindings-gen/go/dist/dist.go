@@ -17,7 +17,8 @@
 // binding and of PyTorch of the same generation share a group. What differs
 // from torch.distributed: Avg works on Gloo (a Sum, then a division); Recv
 // needs its src; AverageGradients and BroadcastParameters are ctorch's
-// bucketed data-parallel helpers. Every failure is a returned error (the C
+// bucketed data-parallel helpers, and DistributedDataParallel is
+// torch.nn.parallel's, over c10d's own Reducer. Every failure is a returned error (the C
 // function's message); every method is safe on a nil or destroyed Group.
 package dist
 

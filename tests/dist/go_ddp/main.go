@@ -5,7 +5,14 @@
 // MLP, each rank on its half of a fixed global batch with AverageGradients
 // after Backward. Both ranks must end with bit-identical parameters
 // (AllGather), and rank 0 then trains the same model alone on the whole
-// batch: the parameters must agree within 1e-5.
+// batch: the parameters must agree within 1e-5. The same model, from the same
+// initial parameters on the same data, trained through
+// dist.DistributedDataParallel (gradients averaged by c10d's Reducer during
+// Backward) must end bit-identical to the AverageGradients run (2 ranks: both
+// divide by 2 exactly), with at least one bucket; and one step of gradient
+// accumulation (the first micro-batch under NoSync) must leave the local
+// gradient after the NoSync backward and, after the synchronised one, the
+// average of the two micro-batches' synchronised gradients.
 package main
 
 import (
@@ -52,6 +59,20 @@ func makeModel() *nn.Module {
 
 // One SGD step per iteration on (x, y); AverageGradients between backward and step when g is set.
 func train(model *nn.Module, x, y *ctorch.Tensor, g *dist.Group) {
+	trainWith(model, plain(model), x, y, g)
+}
+
+// forwardFn is a model's call on one input.
+type forwardFn func(*ctorch.Tensor) (*ctorch.Tensor, error)
+
+// plain is model's own forward, without a wrapper.
+func plain(model *nn.Module) forwardFn {
+	return func(x *ctorch.Tensor) (*ctorch.Tensor, error) { return model.Forward(x) }
+}
+
+// train with forward as the model's call (a DistributedDataParallel's Forward).
+func trainWith(model *nn.Module, forward forwardFn, x, y *ctorch.Tensor,
+	g *dist.Group) {
 	params := must(model.Parameters())
 	opt := must(ctorch.NewOptimizer(ctorch.OptimizerKindSgd, params, &ctorch.OptimizerOptions{Lr: lr}))
 	defer opt.Free()
@@ -60,7 +81,7 @@ func train(model *nn.Module, x, y *ctorch.Tensor, g *dist.Group) {
 			if err := opt.ZeroGrad(true); err != nil {
 				return 0, err
 			}
-			out, err := model.Forward(x)
+			out, err := forward(x)
 			if err != nil {
 				return 0, err
 			}
@@ -168,6 +189,7 @@ func main() {
 		fmt.Printf("rank 0: %d steps on 2 ranks, %d parameters bit-identical across ranks, "+
 			"max |diff| to one process %.2e (%d ms)\n", steps, len(mine), maxDiff, time.Since(start).Milliseconds())
 	}
+	checkDDP(g, mine, x, y)
 	ok(g.Barrier())
 	ok(g.Destroy())
 	if err := g.Barrier(); err == nil {
@@ -178,4 +200,112 @@ func main() {
 		fail("AllReduce on a nil Group gave no error")
 	}
 	fmt.Printf("rank %d: ok\n", rank)
+}
+
+// Each parameter's gradient, in order, as one float32 slice (zeros for none).
+func grads(model *nn.Module) []float32 {
+	var out []float32
+	for _, p := range must(model.Parameters()) {
+		g := must(p.Grad())
+		if g == nil {
+			out = append(out, make([]float32, len(must(p.Float32s())))...)
+			continue
+		}
+		out = append(out, must(g.Float32s())...)
+	}
+	return out
+}
+
+// backward of the mean squared error of forward(x) against y.
+func backward(forward forwardFn, x, y *ctorch.Tensor) {
+	out := must(forward(x))
+	defer out.Free()
+	loss := must(ctorch.MseLoss(out, y, ctorch.ReductionMean))
+	defer loss.Free()
+	ok(loss.Backward(nil, false, false, nil))
+}
+
+// The DistributedDataParallel wrapper against the AverageGradients run (avg:
+// its final parameters) on the same model, data and initial parameters.
+func checkDDP(g *dist.Group, avg []float32, x, y *ctorch.Tensor) {
+	half := int64(batch / 2)
+	xs, ys := must(ctorch.Narrow(x, 0, int64(rank)*half, half)), must(ctorch.Narrow(y, 0, int64(rank)*half, half))
+	model := makeModel()
+	ddp := must(dist.NewDistributedDataParallel(g, model, nil))
+	defer ddp.Close()
+	trainWith(model, ddp.Forward, xs, ys, nil)
+	got := flat(model)
+	for i := range avg {
+		if math.Float32bits(got[i]) != math.Float32bits(avg[i]) {
+			fail("DistributedDataParallel: parameter element %d is %v, AverageGradients gave %v", i, got[i], avg[i])
+		}
+	}
+	buckets := must(ddp.BucketCount())
+	if buckets < 1 {
+		fail("DistributedDataParallel: %d buckets", buckets)
+	}
+	seen := 0
+	for b := range buckets {
+		seen += len(must(ddp.BucketIndices(b)))
+	}
+	if n := len(must(model.Parameters())); seen != n {
+		fail("DistributedDataParallel: the buckets hold %d parameters, the model %d", seen, n)
+	}
+
+	// Gradient accumulation: two micro-batches of this rank's rows, the first under NoSync.
+	quarter := half / 2
+	x1, y1 := must(ctorch.Narrow(xs, 0, 0, quarter)), must(ctorch.Narrow(ys, 0, 0, quarter))
+	x2, y2 := must(ctorch.Narrow(xs, 0, quarter, quarter)), must(ctorch.Narrow(ys, 0, quarter, quarter))
+	ok(model.ZeroGrad())
+	backward(plain(model), x1, y1) // the local gradient, no wrapper
+	local := grads(model)
+	var synced1, synced2 []float32
+	for i, xy := range [][2]*ctorch.Tensor{{x1, y1}, {x2, y2}} {
+		ok(model.ZeroGrad())
+		backward(ddp.Forward, xy[0], xy[1])
+		if i == 0 {
+			synced1 = grads(model)
+		} else {
+			synced2 = grads(model)
+		}
+	}
+	ok(model.ZeroGrad())
+	ok(ddp.NoSync(func() error {
+		backward(ddp.Forward, x1, y1)
+		return nil
+	}))
+	for i, v := range grads(model) {
+		if math.Float32bits(v) != math.Float32bits(local[i]) {
+			fail("under NoSync: gradient element %d is %v, the local gradient %v", i, v, local[i])
+		}
+	}
+	backward(ddp.Forward, x2, y2)
+	maxDiff := 0.0
+	for i, v := range grads(model) {
+		maxDiff = math.Max(maxDiff, math.Abs(float64(v)-float64(synced1[i]+synced2[i])))
+	}
+	if !(maxDiff <= 1e-6) {
+		fail("the accumulated gradient vs the sum of the two micro-batches' synchronised gradients: max |diff| %g > 1e-6", maxDiff)
+	}
+	if slicesEqual(local, synced1) {
+		fail("the synchronised gradient equals the local one: nothing was averaged")
+	}
+	ddp.Close()
+	ddp.Close() // idempotent
+	if _, err := ddp.Forward(x1); err == nil {
+		fail("Forward on a closed DistributedDataParallel gave no error")
+	}
+	if rank == 0 {
+		fmt.Printf("rank 0: DistributedDataParallel: %d steps bit-identical to AverageGradients, buckets: %d, "+
+			"accumulation under NoSync max |diff| %.2e\n", steps, buckets, maxDiff)
+	}
+}
+
+func slicesEqual(a, b []float32) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }
