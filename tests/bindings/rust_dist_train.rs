@@ -5,9 +5,16 @@
 //! trained 20 SGD steps, each rank on its share of a fixed global batch with
 //! average_gradients after backward, ends with parameters bit-identical on
 //! every rank; and, on rank 0, those parameters equal within 1e-5 one process
-//! training the same model on the whole global batch. `--build-only`: exits at
-//! once (the test builds the program before torchrun starts the ranks).
-use ctorch::dist::{self, ReduceOp};
+//! training the same model on the whole global batch. Then the same model,
+//! from the same initial parameters on the same data, trained through
+//! dist::DistributedDataParallel (gradients averaged by c10d's Reducer during
+//! backward) ends bit-identical to the average_gradients run (2 ranks: both
+//! divide by 2 exactly); and one step of gradient accumulation (the first
+//! micro-batch under no_sync) leaves the local gradient after the no_sync
+//! backward and, after the synchronised one, the sum of the two micro-batches'
+//! synchronised gradients. `--build-only`: exits at once (the test builds the
+//! program before torchrun starts the ranks).
+use ctorch::dist::{self, DdpOptions, DistributedDataParallel, ReduceOp};
 use ctorch::nn::{Module, Sequential};
 use ctorch::optim::Optimizer;
 use ctorch::Tensor;
@@ -40,14 +47,23 @@ fn model() -> Res<Module> {
     Ok(Sequential::new(&[&l1, &act, &l2])?)
 }
 
+/// The model's call on one input (its own forward, or a wrapper's).
+type Forward<'f> = &'f dyn Fn(&Tensor) -> ctorch::Result<Tensor>;
+
 /// STEPS steps of SGD on (x, y); with a group, gradients averaged over it after backward.
 fn train(net: &Module, x: &Tensor, y: &Tensor, group: Option<&dist::ProcessGroup>) -> Res<f64> {
+    train_with(net, &|x| net.forward(x), x, y, group)
+}
+
+/// [`train`] with `forward` as the model's call.
+fn train_with(net: &Module, forward: Forward, x: &Tensor, y: &Tensor, group: Option<&dist::ProcessGroup>)
+              -> Res<f64> {
     let params = net.parameters()?;
     let opt = Optimizer::sgd(&params, LR, 0.0)?;
     let mut loss_value = 0.0;
     for _ in 0..STEPS {
         opt.zero_grad(true)?;
-        let loss = net.forward(x)?.mse_loss(y)?;
+        let loss = forward(x)?.mse_loss(y)?;
         loss.backward()?;
         if let Some(pg) = group {
             pg.average_gradients(&params)?;
@@ -65,6 +81,77 @@ fn flat(net: &Module) -> Res<Vec<f32>> {
         v.extend(p.detach()?.to_vec::<f32>()?);
     }
     Ok(v)
+}
+
+/// Every parameter's gradient, in order, as one vector (zeros for none).
+fn grads(net: &Module) -> Res<Vec<f32>> {
+    let mut v = Vec::new();
+    for p in net.parameters()? {
+        match p.grad()? {
+            Some(g) => v.extend(g.to_vec::<f32>()?),
+            None => v.extend(vec![0f32; p.detach()?.to_vec::<f32>()?.len()]),
+        }
+    }
+    Ok(v)
+}
+
+/// The backward of the mean squared error of forward(x) against y.
+fn backward(forward: Forward, x: &Tensor, y: &Tensor) -> Res<()> {
+    Ok(forward(x)?.mse_loss(y)?.backward()?)
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max)
+}
+
+/// DistributedDataParallel against the average_gradients run (`avg`: its final
+/// parameters) on the same model, data (this rank's rows) and initial parameters.
+fn check_ddp(pg: &dist::ProcessGroup, avg: &[f32], xs: &Tensor, ys: &Tensor) -> Res<()> {
+    let r = pg.rank();
+    let net = model()?;
+    let ddp = DistributedDataParallel::new(&net, pg, &DdpOptions::default())?;
+    train_with(&net, &|x| ddp.forward(x), xs, ys, None)?;
+    let got = flat(&net)?;
+    let same = got.len() == avg.len() && got.iter().zip(avg).all(|(a, b)| a.to_bits() == b.to_bits());
+    check(same, format!("rank {r}: DistributedDataParallel's parameters differ from average_gradients' \
+                         (max |difference| {:e})", max_diff(&got, avg)))?;
+    let buckets = ddp.bucket_count()?;
+    check(buckets >= 1, format!("rank {r}: {buckets} buckets"))?;
+    let mut held = 0;
+    for b in 0..buckets {
+        held += ddp.bucket_indices(b)?.len();
+    }
+    let n_params = net.parameters()?.len();
+    check(held == n_params, format!("rank {r}: the buckets hold {held} parameters, the model {n_params}"))?;
+
+    // Gradient accumulation: two micro-batches of this rank's rows, the first under no_sync.
+    let q = xs.size()[0] / 2;
+    let (x1, y1, x2, y2) = (xs.narrow(0, 0, q)?, ys.narrow(0, 0, q)?, xs.narrow(0, q, q)?, ys.narrow(0, q, q)?);
+    let (plain, wrapped): (Forward, Forward) = (&|x| net.forward(x), &|x| ddp.forward(x));
+    ctorch::capi::nn_module_zero_grad(&net, true)?;
+    backward(plain, &x1, &y1)?;
+    let local = grads(&net)?;
+    let mut synced = Vec::new();
+    for (x, y) in [(&x1, &y1), (&x2, &y2)] {
+        ctorch::capi::nn_module_zero_grad(&net, true)?;
+        backward(wrapped, x, y)?;
+        synced.push(grads(&net)?);
+    }
+    check(local != synced[0], format!("rank {r}: the synchronised gradient is the local one: nothing averaged"))?;
+    ctorch::capi::nn_module_zero_grad(&net, true)?;
+    ddp.no_sync(|| backward(wrapped, &x1, &y1))?;
+    let under = grads(&net)?;
+    check(under.iter().zip(&local).all(|(a, b)| a.to_bits() == b.to_bits()),
+          format!("rank {r}: under no_sync the gradient is not the local one (max |difference| {:e})",
+                  max_diff(&under, &local)))?;
+    backward(wrapped, &x2, &y2)?;
+    let sum: Vec<f32> = synced[0].iter().zip(&synced[1]).map(|(a, b)| a + b).collect();
+    let diff = max_diff(&grads(&net)?, &sum);
+    check(diff <= 1e-6, format!("rank {r}: the accumulated gradient vs the sum of the two micro-batches' \
+                                 synchronised gradients: max |difference| {diff:e} > 1e-6"))?;
+    println!("rank {r}: DistributedDataParallel: {STEPS} steps bit-identical to average_gradients, \
+              buckets: {buckets}; accumulation under no_sync max |difference| {diff:e}");
+    Ok(())
 }
 
 fn check(ok: bool, what: String) -> Res<()> {
@@ -144,6 +231,7 @@ fn run() -> Res<()> {
         println!("rank 0: single process on {GLOBAL_BATCH} rows (last loss {single_loss:.6}): \
                   max |difference| {diff:e} <= 1e-5 (training moved them by up to {moved:.4})");
     }
+    check_ddp(&pg, &mine, &xs, &ys)?;
     pg.barrier()?;
     pg.destroy()?;
     Ok(())

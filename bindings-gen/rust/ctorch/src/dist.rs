@@ -15,10 +15,19 @@
 //! function; dropping the group closes it ([`ProcessGroup::destroy`] reports
 //! how the shutdown went).
 //!
+//! [`DistributedDataParallel`] is torch.nn.parallel.DistributedDataParallel
+//! over c10d's own Reducer: its forward arms the Reducer, so that the buckets'
+//! all-reduces run during backward and every `.grad` holds the group's average
+//! when backward returns (no `average_gradients` call);
+//! [`DistributedDataParallel::no_sync`] is `no_sync()`, for gradient
+//! accumulation.
+//!
 //! What differs from torch.distributed: there is no default group (the methods
 //! are the group's); `ReduceOp::AVG` works on Gloo (a SUM, then a division);
 //! `recv` needs its `src`.
+use crate::nn::Module;
 use crate::{capi, Error, Result, Tensor};
+use std::cell::Cell;
 use std::os::raw::c_int;
 use std::time::Duration;
 
@@ -209,5 +218,173 @@ impl ProcessGroup {
     /// group does the same without the result.
     pub fn destroy(self) -> Result<()> {
         capi::process_group_destroy(&self.pg)
+    }
+}
+
+/// torch.nn.parallel.DistributedDataParallel's keywords; `Default` is its
+/// defaults.
+#[derive(Clone, Debug)]
+pub struct DdpOptions {
+    /// `bucket_cap_mb`: the buckets' cap in MiB (`None`: DDP's 25). As in DDP,
+    /// the buckets rebuilt after the first iteration start with one of 1 MiB.
+    pub bucket_cap_mb: Option<f64>,
+    /// `find_unused_parameters`: parameters the forward did not use are marked
+    /// ready rather than waited for (default false).
+    pub find_unused_parameters: bool,
+    /// `gradient_as_bucket_view`: each `.grad` is a view into its bucket, with
+    /// no copy back (default false).
+    pub gradient_as_bucket_view: bool,
+    /// `broadcast_buffers`: rank 0's buffers are copied to every rank before
+    /// each forward (default true).
+    pub broadcast_buffers: bool,
+}
+
+impl Default for DdpOptions {
+    fn default() -> Self {
+        DdpOptions { bucket_cap_mb: None, find_unused_parameters: false, gradient_as_bucket_view: false,
+                     broadcast_buffers: true }
+    }
+}
+
+impl DdpOptions {
+    /// `ctorch_ddp_new`'s `bucket_cap_bytes` and `flags`.
+    fn c_args(&self, what: &str) -> Result<(usize, u32)> {
+        let bytes = match self.bucket_cap_mb {
+            None => 0,
+            Some(mb) if mb > 0.0 && mb.is_finite() => ((mb * (1u64 << 20) as f64) as usize).max(1),
+            Some(mb) => return Err(Error::binding(format!(
+                "ctorch::dist::DistributedDataParallel::{what}: bucket_cap_mb {mb} is not a positive size"))),
+        };
+        let mut flags = 0u32;
+        if self.find_unused_parameters {
+            flags |= crate::sys::CTORCH_DDP_FIND_UNUSED_PARAMETERS as u32;
+        }
+        if self.gradient_as_bucket_view {
+            flags |= crate::sys::CTORCH_DDP_GRADIENT_AS_BUCKET_VIEW as u32;
+        }
+        if !self.broadcast_buffers {
+            flags |= crate::sys::CTORCH_DDP_NO_BROADCAST_BUFFERS as u32;
+        }
+        Ok((bytes, flags))
+    }
+}
+
+/// torch.nn.parallel.DistributedDataParallel over c10d's own Reducer
+/// (`ctorch_ddp_*`): the parameters are put in buckets whose all-reduce starts
+/// during backward, as each bucket's gradients become ready, so that when
+/// backward returns every `.grad` holds the group's average. Making one is
+/// collective (every rank makes one over the same shapes) and copies rank 0's
+/// parameters and buffers to every rank. Between a forward through it and the
+/// end of that forward's backward the group must not be used by other calls.
+/// It borrows its module and group, so both outlive it; dropping it frees the
+/// Reducer (the module and group stay).
+pub struct DistributedDataParallel<'a> {
+    ddp: crate::Ddp,
+    module: Option<&'a Module>,
+    group: &'a ProcessGroup,
+    sync: Cell<bool>,
+}
+
+impl<'a> DistributedDataParallel<'a> {
+    /// Wraps `module` (`DistributedDataParallel(module, process_group=group,
+    /// ...)`): the Reducer covers its parameters that require grad, in
+    /// `named_parameters` order.
+    pub fn new(module: &'a Module, group: &'a ProcessGroup, options: &DdpOptions) -> Result<Self> {
+        let (bytes, flags) = options.c_args("new")?;
+        let ddp = capi::ddp_new(&group.pg, module, bytes, flags)?;
+        Ok(DistributedDataParallel { ddp, module: Some(module), group, sync: Cell::new(true) })
+    }
+
+    /// The wrapper over parameters (leaf tensors that require grad) and
+    /// buffers of a model this crate does not hold (a TorchScript module's):
+    /// its forward is then [`pre_forward`](Self::pre_forward), your own call,
+    /// and [`post_forward`](Self::post_forward). The Reducer keeps its own
+    /// references to the tensors.
+    pub fn with_parameters(group: &'a ProcessGroup, parameters: &[Tensor], buffers: &[Tensor], options: &DdpOptions)
+                           -> Result<Self> {
+        let (bytes, flags) = options.c_args("with_parameters")?;
+        let ps: Vec<&Tensor> = parameters.iter().collect();
+        let bs: Vec<&Tensor> = buffers.iter().collect();
+        let ddp = capi::ddp_new_params(&group.pg, &ps, Some(&bs), bytes, flags)?;
+        Ok(DistributedDataParallel { ddp, module: None, group, sync: Cell::new(true) })
+    }
+
+    /// DDP's forward: [`pre_forward`](Self::pre_forward), the module's forward
+    /// on `x`, [`post_forward`](Self::post_forward) on its output. Only for a
+    /// wrapper made by [`new`](Self::new).
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        capi::ddp_forward(&self.ddp, x)
+    }
+
+    /// What DDP does before the module's forward: the buckets' rebuild after
+    /// the first iteration, preparing the Reducer, and (with
+    /// `broadcast_buffers`) copying rank 0's buffers. Collective.
+    pub fn pre_forward(&self) -> Result<()> {
+        capi::ddp_pre_forward(&self.ddp)
+    }
+
+    /// What DDP does after the module's forward: it arms the Reducer for the
+    /// coming backward; with `find_unused_parameters` it walks the graph from
+    /// `outputs` to find the parameters the forward did not use.
+    pub fn post_forward(&self, outputs: &[&Tensor]) -> Result<()> {
+        capi::ddp_post_forward(&self.ddp, outputs)
+    }
+
+    /// DDP's `no_sync()`: the backwards of the forwards that `f` runs only
+    /// accumulate `.grad` locally, with no communication; the first
+    /// synchronised backward after it averages what accumulated. The previous
+    /// state comes back when `f` returns or panics, so calls nest. `f`'s error
+    /// type only needs to hold this crate's [`Error`].
+    pub fn no_sync<T, E: From<Error>>(&self, f: impl FnOnce() -> std::result::Result<T, E>)
+                                      -> std::result::Result<T, E> {
+        /// Restores the previous state on every way out of `f`.
+        struct Restore<'g, 'a> {
+            d: &'g DistributedDataParallel<'a>,
+            prev: bool,
+        }
+        impl Drop for Restore<'_, '_> {
+            fn drop(&mut self) {
+                self.d.sync.set(self.prev);
+                if self.prev {
+                    // Only fails for a freed handle, which a live borrow rules out.
+                    let _ = capi::ddp_set_require_sync(&self.d.ddp, 1);
+                }
+            }
+        }
+        capi::ddp_set_require_sync(&self.ddp, 0)?;
+        let restore = Restore { d: self, prev: self.sync.replace(false) };
+        let out = f();
+        drop(restore);
+        out
+    }
+
+    /// The number of buckets the Reducer has now (1 until the rebuild after
+    /// the first iteration).
+    pub fn bucket_count(&self) -> Result<usize> {
+        capi::ddp_bucket_count(&self.ddp)
+    }
+
+    /// Bucket `i`'s parameters as indices into the wrapper's parameters (the
+    /// module's that require grad, in `named_parameters` order, or those given
+    /// to [`with_parameters`](Self::with_parameters)), in the bucket's order;
+    /// bucket 0 is reduced first.
+    pub fn bucket_indices(&self, i: usize) -> Result<Vec<i64>> {
+        capi::ddp_bucket_indices(&self.ddp, i)?.to_vec::<i64>()
+    }
+
+    /// The wrapped module (`None` for a wrapper made by
+    /// [`with_parameters`](Self::with_parameters)).
+    pub fn module(&self) -> Option<&'a Module> {
+        self.module
+    }
+
+    /// The group the gradients are averaged over.
+    pub fn process_group(&self) -> &'a ProcessGroup {
+        self.group
+    }
+
+    /// The wrapper's handle, for the `capi::ddp_*` functions.
+    pub fn handle(&self) -> &crate::Ddp {
+        &self.ddp
     }
 }
