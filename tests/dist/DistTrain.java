@@ -1,4 +1,5 @@
 import java.time.Duration;
+import java.util.function.UnaryOperator;
 import org.ctorch.*;
 import org.ctorch.nn.*;
 
@@ -9,8 +10,13 @@ import org.ctorch.nn.*;
  * send/recv, barrier); a 2-layer MLP trained 20 SGD steps, each rank on its share of a fixed
  * global batch with averageGradients after backward, ends with parameters bit-identical on
  * every rank; and, on rank 0, those parameters equal within 1e-5 one process training the same
- * model on the whole global batch. Exits 1 naming the first failed check. --build-only: exits at
- * once (the test has the binding's classes compiled before torchrun starts the ranks).
+ * model on the whole global batch. Then the same model, from the same initial parameters on the
+ * same data, trained through DistributedDataParallel (gradients averaged by c10d's Reducer during
+ * backward) ends bit-identical to the averageGradients run (2 ranks: both divide by 2 exactly);
+ * and one step of gradient accumulation (the first micro-batch under noSync) leaves the local
+ * gradient after the noSync backward and, after the synchronised one, the sum of the two
+ * micro-batches' synchronised gradients. Exits 1 naming the first failed check. --build-only:
+ * exits at once (the test has the binding's classes compiled before torchrun starts the ranks).
  */
 public class DistTrain {
     static final int GLOBAL_BATCH = 16, IN = 4, STEPS = 20;
@@ -43,12 +49,17 @@ public class DistTrain {
 
     /** STEPS steps of SGD on (x, y); with a group, gradients averaged over it after backward. */
     static double train(NnModule net, Tensor x, Tensor y, Distributed dist) {
+        return train(net, net::forward, x, y, dist);
+    }
+
+    /** {@link #train} with forward as the model's call (a DistributedDataParallel's). */
+    static double train(NnModule net, UnaryOperator<Tensor> forward, Tensor x, Tensor y, Distributed dist) {
         Optimizer opt = Optim.sgd(net, LR);
         double last = 0;
         for (int i = 0; i < STEPS; i++) {
             try (Scope s = Torch.scope()) { // frees the step's tensors
                 opt.zeroGrad(true);
-                Tensor loss = net.forward(x).mseLoss(y);
+                Tensor loss = forward.apply(x).mseLoss(y);
                 loss.backward();
                 if (dist != null) {
                     dist.averageGradients(net);
@@ -76,6 +87,105 @@ public class DistTrain {
             at += v.length;
         }
         return out;
+    }
+
+    /** Every parameter's gradient, in order, as one array (zeros for none). */
+    static float[] grads(NnModule net) {
+        Tensor[] ps = net.parameters();
+        float[][] parts = new float[ps.length][];
+        int n = 0;
+        for (int i = 0; i < ps.length; i++) {
+            Tensor g = ps[i].grad();
+            parts[i] = g == null ? new float[ps[i].detach().toFloatArray().length] : g.toFloatArray();
+            n += parts[i].length;
+        }
+        float[] out = new float[n];
+        int at = 0;
+        for (float[] v : parts) {
+            System.arraycopy(v, 0, out, at, v.length);
+            at += v.length;
+        }
+        return out;
+    }
+
+    /** The backward of the mean squared error of forward(x) against y. */
+    static void backward(UnaryOperator<Tensor> forward, Tensor x, Tensor y) {
+        try (Scope s = Torch.scope()) {
+            forward.apply(x).mseLoss(y).backward();
+        }
+    }
+
+    static boolean sameBits(float[] a, float[] b) {
+        boolean same = a.length == b.length;
+        for (int k = 0; same && k < a.length; k++) {
+            same = Float.floatToRawIntBits(a[k]) == Float.floatToRawIntBits(b[k]);
+        }
+        return same;
+    }
+
+    static float maxDiff(float[] a, float[] b) {
+        float d = 0;
+        for (int k = 0; k < a.length; k++) d = Math.max(d, Math.abs(a[k] - b[k]));
+        return d;
+    }
+
+    /**
+     * DistributedDataParallel against the averageGradients run (avg: its final parameters) on
+     * the same model, data (this rank's rows) and initial parameters.
+     */
+    static void checkDdp(Distributed dist, float[] avg, Tensor xs, Tensor ys) {
+        int r = dist.getRank();
+        NnModule net = model();
+        DistributedDataParallel kept;
+        try (DistributedDataParallel ddp = new DistributedDataParallel(net, dist)) {
+            kept = ddp;
+            train(net, ddp::forward, xs, ys, null);
+            float[] got = flat(net);
+            check(sameBits(got, avg), "rank " + r + ": DistributedDataParallel's parameters differ from "
+                + "averageGradients' (max |difference| " + maxDiff(got, avg) + ")");
+            long buckets = ddp.bucketCount();
+            check(buckets >= 1, "rank " + r + ": " + buckets + " buckets");
+            int held = 0;
+            for (long b = 0; b < buckets; b++) held += ddp.bucketIndices(b).length;
+            int nParams = net.parameters().length;
+            check(held == nParams, "rank " + r + ": the buckets hold " + held + " parameters, the model " + nParams);
+
+            // Gradient accumulation: two micro-batches of this rank's rows, the first under noSync.
+            long q = xs.shape()[0] / 2;
+            Tensor x1 = xs.narrow(0, 0, q), y1 = ys.narrow(0, 0, q), x2 = xs.narrow(0, q, q), y2 = ys.narrow(0, q, q);
+            net.zeroGrad(true);
+            backward(net::forward, x1, y1);
+            float[] local = grads(net);
+            net.zeroGrad(true);
+            backward(ddp::forward, x1, y1);
+            float[] synced1 = grads(net);
+            net.zeroGrad(true);
+            backward(ddp::forward, x2, y2);
+            float[] synced2 = grads(net);
+            check(!sameBits(local, synced1), "rank " + r + ": the synchronised gradient is the local one");
+            net.zeroGrad(true);
+            try (DistributedDataParallel.NoSync off = ddp.noSync()) {
+                backward(ddp::forward, x1, y1);
+            }
+            float[] under = grads(net);
+            check(sameBits(under, local), "rank " + r + ": under noSync the gradient is not the local one "
+                + "(max |difference| " + maxDiff(under, local) + ")");
+            backward(ddp::forward, x2, y2);
+            float[] sum = new float[synced1.length];
+            for (int k = 0; k < sum.length; k++) sum[k] = synced1[k] + synced2[k];
+            float diff = maxDiff(grads(net), sum);
+            check(diff <= 1e-6f, "rank " + r + ": the accumulated gradient vs the sum of the two micro-batches' "
+                + "synchronised gradients: max |difference| " + diff + " > 1e-6");
+            System.out.printf("rank %d: DistributedDataParallel: %d steps bit-identical to averageGradients, "
+                + "buckets: %d; accumulation under noSync max |difference| %.3g%n", r, STEPS, buckets, diff);
+        }
+        kept.close(); // idempotent
+        try {
+            kept.bucketCount();
+            check(false, "rank " + r + ": bucketCount after close() succeeded");
+        } catch (IllegalStateException e) {
+            // a closed wrapper refuses every call
+        }
     }
 
     static void collectives(Distributed dist) {
@@ -158,6 +268,7 @@ public class DistTrain {
                 System.out.printf("rank 0: single process on %d rows (last loss %.6f): max |difference| %.3g <= 1e-5 "
                     + "(training moved them by up to %.4f)%n", GLOBAL_BATCH, singleLoss, diff, moved);
             }
+            checkDdp(dist, mine, xs, ys);
             dist.barrier();
         } catch (AssertionError | CTorchException e) {
             System.err.println("FAIL: " + e.getMessage());

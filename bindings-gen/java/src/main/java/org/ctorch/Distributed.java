@@ -22,7 +22,8 @@ import java.util.OptionalInt;
  * What differs from torch.distributed: the group is this object (no default group);
  * {@code ReduceOp.AVG} works on Gloo (a SUM, then a division); {@code recv} needs its
  * {@code src}; {@link #averageGradients} and {@link #broadcastParameters} are ctorch's
- * data-parallel helpers (bucketed collectives). Every failing call throws a
+ * data-parallel helpers (bucketed collectives), and {@link DistributedDataParallel} is
+ * torch.nn.parallel's, over c10d's own Reducer. Every failing call throws a
  * {@link CTorchException} naming the C function; a rank out of range throws
  * {@link CTorchException.InvalidArgument} before anything is sent, so every rank fails alike.
  */
