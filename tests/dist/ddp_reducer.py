@@ -11,16 +11,18 @@ mixed job (rank 0 Python DDP, rank 1 ctorch) that only runs if both sides
 issue the same collectives with the same bucket sizes. Every rank of every
 job must match the reference bit for bit: each step's bucket assignment
 (one bucket at first, then the rebuilt ones), each gradient after backward,
-and the final parameters. Each job is bounded by a watchdog.
+and the final parameters. Each job is bounded by a watchdog. The Python
+ranks are children forked from this interpreter (see Forked).
 """
 import os
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 WATCHDOG_S = 120
-STEPS, WORLD, PER_RANK = 6, 2, 8
+STEPS, WORLD, PER_RANK = 4, 2, 8
 MODES = ("mlp", "accum", "unused")
 
 
@@ -52,7 +54,7 @@ def worker(mode, d):
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # as ddp_peer: one thread's kernels give the same bits
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     unused = mode == "unused"
@@ -90,19 +92,63 @@ def worker(mode, d):
     dist.destroy_process_group()
 
 
-def run_job(cmds, label):
-    """Starts one process per rank (cmds[rank]) with torchrun's variables and
-    waits for all; a job past the watchdog is killed and fails."""
+class Forked:
+    """A Python DDP rank forked from this interpreter, which imported torch
+    once before any of them (a new interpreter per rank imported it each
+    time: most of the test's time); waited for as subprocess.Popen's."""
+
+    def __init__(self, mode, d, env):
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 1
+            try:
+                os.environ.clear()
+                os.environ.update(env)
+                worker(mode, d)
+                code = 0
+            except BaseException:
+                import traceback
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self):
+        os.kill(self.pid, 9)
+
+    def wait(self, timeout=None):
+        deadline = time.monotonic() + (timeout or 1e9)
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("worker", timeout)
+            time.sleep(0.02)
+        return self.returncode
+
+
+def run_job(ranks, label):
+    """Starts one process per rank (ranks[rank]: ("py", mode, dir) for a
+    Python DDP rank, or a command line) with torchrun's variables and waits
+    for all; a job past the watchdog is killed and fails."""
     port = free_port()
     procs = []
-    for rank, cmd in enumerate(cmds):
+    for rank, what in enumerate(ranks):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
-                   WORLD_SIZE=str(len(cmds)), LOCAL_RANK=str(rank), OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen(cmd, env=env))
+                   WORLD_SIZE=str(len(ranks)), LOCAL_RANK=str(rank), OMP_NUM_THREADS="1")
+        procs.append(Forked(what[1], what[2], env) if what[0] == "py" else subprocess.Popen(what, env=env))
     ok = True
+    deadline = time.monotonic() + WATCHDOG_S
     for p in procs:
         try:
-            ok &= p.wait(timeout=WATCHDOG_S) == 0
+            ok &= p.wait(timeout=max(1, deadline - time.monotonic())) == 0
         except subprocess.TimeoutExpired:
             ok = False
     for p in procs:
@@ -139,20 +185,18 @@ def main(peer):
         torch.save(make_model(torch, True).state_dict(), os.path.join(d, "init.pt"))
         torch.save({"x": torch.randn(STEPS, WORLD * PER_RANK, 32), "y": torch.randn(STEPS, WORLD * PER_RANK, 10)},
                    os.path.join(d, "data.pt"))
-        me = [sys.executable, os.path.abspath(__file__), "worker"]
         for mode in MODES:
-            jobs = {"py": [me + [mode, d]] * WORLD,
-                    "c": [[peer, mode, d]] * WORLD,
-                    "mixed": [me + [mode, d], [peer, mode, d]]}
-            for name, cmds in jobs.items():
-                if not run_job(cmds, f"{mode}/{name}"):
+            py, c = ("py", mode, d), [peer, mode, d]
+            jobs = {"py": [py] * WORLD, "c": [c] * WORLD, "mixed": [py, c]}
+            for name, ranks in jobs.items():
+                if not run_job(ranks, f"{mode}/{name}"):
                     bad += 1
                     continue
                 # Each rank's record is named by its side; the mixed job's
                 # ranks overwrite those of the earlier jobs, so read them now.
                 recs = {}
-                for rank, cmd in enumerate(cmds):
-                    side = "c" if cmd[0] == peer else "py"
+                for rank, what in enumerate(ranks):
+                    side = "py" if what is py else "c"
                     recs[rank] = torch.load(os.path.join(d, f"{mode}_{side}_rank{rank}.pt"))
                 if name == "py":
                     ref = recs
