@@ -137,7 +137,8 @@ class Flags(unittest.TestCase):
         desc = describe_header(real_header()[1])
         macros = {m["name"]: m for m in desc["macros"]}
         flags = {f["name"]: p for f in desc["functions"] for p in f["params"] if p["name"] == "flags"}
-        self.assertEqual(sorted(flags), ["ctorch_module_load_ex", "ctorch_module_load_from_buffer",
+        self.assertEqual(sorted(flags), ["ctorch_ddp_new", "ctorch_ddp_new_params",
+                                         "ctorch_module_load_ex", "ctorch_module_load_from_buffer",
                                          "ctorch_module_load_from_stream", "ctorch_nn_checkpoint",
                                          "ctorch_nn_checkpoint_sequential"])
         for fn, p in flags.items():

@@ -43,6 +43,7 @@ NOT_NULLABLE = {
     ("ctorch_dataset_from_tensors", "data"): "\"(targets may be NULL ...)\"",
     ("ctorch_nn_module_child", "m"): "\"valid while m lives (name may be NULL)\"",
     ("ctorch_store_set", "key"): "\"Sets key to ... (value may be NULL ...)\"",
+    ("ctorch_ddp_new_params", "params"): "\"params (...) and buffers (may be NULL ...)\": buffers may be",
 }
 
 # The 13 flags a binding generated from api.json alone found unmarked: the candidates must include them.
