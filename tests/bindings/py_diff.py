@@ -43,6 +43,11 @@ UNINITIALISED = ("empty", "new_empty", "_empty", "empty_like", "empty_strided", 
                  "_weight_norm_interface", "_weight_norm_interface_backward",
                  "resize_as", "resize_as_", "_resize_output", "_resize_output_", "set_", "set",
                  "_make_dep_token")  # 2.x: _make_dep_token_cpu returns at::empty({})
+# Results that are uninitialised memory on channels_last inputs only: 2.15's
+# CPU flash attention. Run twice, PyTorch may return the same leftover bytes
+# both times, so the reproduction check of run_one cannot tell them from a
+# result; only their metadata is compared on those inputs.
+UNINITIALISED_CHANNELS_LAST = ("_scaled_dot_product_flash_attention_for_cpu",)
 # c10::ScalarType numbering, as torch.ops returns ScalarType results.
 C10_DTYPES = dict(enumerate([torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
                              torch.float32, torch.float64, torch.complex32, torch.complex64, torch.complex128,
@@ -352,7 +357,8 @@ def run_one(f, variant):
         if ferr is not None:
             return "foreign_memory", f"{str(cerr).splitlines()[0][:200]}"
         return "mismatch", f"only ctorch failed: {str(cerr).splitlines()[0][:200]}"
-    meta = op["name"] in UNINITIALISED or "nondeterministic_bitwise" in op["tags"]
+    meta = op["name"] in UNINITIALISED or "nondeterministic_bitwise" in op["tags"] or (
+        op["name"] in UNINITIALISED_CHANNELS_LAST and len(variant) > 3 and variant[3] and len(variant[1]) == 4)
     ok, why = same(tr, to_torch_value(cr), meta)
     if not ok:
         if why.startswith("values differ"):
