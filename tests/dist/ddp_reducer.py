@@ -12,24 +12,19 @@ issue the same collectives with the same bucket sizes. Every rank of every
 job must match the reference bit for bit: each step's bucket assignment
 (one bucket at first, then the rebuilt ones), each gradient after backward,
 and the final parameters. Each job is bounded by a watchdog. The Python
-ranks are children forked from this interpreter (see Forked).
+ranks are children forked from this interpreter (procs.Forked).
 """
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+from procs import Forked, free_port
+
 WATCHDOG_S = 120
 STEPS, WORLD, PER_RANK = 4, 2, 8
 MODES = ("mlp", "accum", "unused")
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def make_model(torch, unused):
@@ -92,48 +87,6 @@ def worker(mode, d):
     dist.destroy_process_group()
 
 
-class Forked:
-    """A Python DDP rank forked from this interpreter, which imported torch
-    once before any of them (a new interpreter per rank imported it each
-    time: most of the test's time); waited for as subprocess.Popen's."""
-
-    def __init__(self, mode, d, env):
-        self.pid = os.fork()
-        if self.pid == 0:
-            code = 1
-            try:
-                os.environ.clear()
-                os.environ.update(env)
-                worker(mode, d)
-                code = 0
-            except BaseException:
-                import traceback
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-        self.returncode = None
-
-    def poll(self):
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def kill(self):
-        os.kill(self.pid, 9)
-
-    def wait(self, timeout=None):
-        deadline = time.monotonic() + (timeout or 1e9)
-        while self.poll() is None:
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired("worker", timeout)
-            time.sleep(0.02)
-        return self.returncode
-
-
 def run_job(ranks, label):
     """Starts one process per rank (ranks[rank]: ("py", mode, dir) for a
     Python DDP rank, or a command line) with torchrun's variables and waits
@@ -143,7 +96,7 @@ def run_job(ranks, label):
     for rank, what in enumerate(ranks):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                    WORLD_SIZE=str(len(ranks)), LOCAL_RANK=str(rank), OMP_NUM_THREADS="1")
-        procs.append(Forked(what[1], what[2], env) if what[0] == "py" else subprocess.Popen(what, env=env))
+        procs.append(Forked(env, worker, what[1], what[2]) if what[0] == "py" else subprocess.Popen(what, env=env))
     ok = True
     deadline = time.monotonic() + WATCHDOG_S
     for p in procs:

@@ -24,20 +24,14 @@ child takes its rank's environment, runs worker() and exits with its status,
 as `interop.py worker ...` (still there, for running one rank by hand).
 """
 import os
-import socket
 import subprocess
 import sys
 import time
-import traceback
 from datetime import timedelta
 
+from procs import Forked, free_port
+
 WATCHDOG_S = 120
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def sequence(dist, torch, rank, size):
@@ -209,51 +203,6 @@ def worker(mode, rank, size, port, binding=False):
     print(f"{'ctorch binding' if binding else 'Python'} rank {rank} of {size}: all collectives matched", flush=True)
 
 
-class Forked:
-    """A Python rank: worker(mode, rank, size, port) in a child forked from
-    this process, with env as its whole environment; poll/kill/wait as
-    subprocess.Popen's."""
-
-    def __init__(self, env, *args):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        self.returncode = None
-        self.pid = os.fork()
-        if self.pid == 0:
-            code = 1
-            try:
-                os.environ.clear()
-                os.environ.update(env)
-                worker(*args)
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-                if not isinstance(e.code, int) and e.code is not None:
-                    print(e.code, file=sys.stderr)
-            except BaseException:  # noqa: B036  (as an interpreter would: any escape is exit 1)
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-
-    def poll(self):
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def kill(self):
-        if self.returncode is None:
-            os.kill(self.pid, 9)
-
-    def wait(self):
-        if self.returncode is None:
-            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        return self.returncode
-
-
 def scenario(peer, name, mode, size, c_ranks, extra_env=None, binding_ranks=()):
     port = free_port()
     procs = []
@@ -270,7 +219,7 @@ def scenario(peer, name, mode, size, c_ranks, extra_env=None, binding_ranks=()):
                 cmd = [peer, "store", "127.0.0.1", str(port), str(rank), str(size), "1" if rank == 0 else "0"]
             procs.append((rank, subprocess.Popen(cmd, env=env)))
         else:
-            procs.append((rank, Forked(env, mode, rank, size, port, rank in binding_ranks)))
+            procs.append((rank, Forked(env, worker, mode, rank, size, port, rank in binding_ranks)))
     deadline = time.monotonic() + WATCHDOG_S
     codes = {}
     while len(codes) < len(procs):

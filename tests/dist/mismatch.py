@@ -23,20 +23,15 @@ the C rank has answered.
 import glob
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+from procs import free_port
+
 WATCHDOG_S = 120
 SHORT_MS = 8000  # the group timeout where a C master must wait for a rank that cannot come
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def torch_version(python):
