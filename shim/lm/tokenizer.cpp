@@ -186,7 +186,7 @@ class Impl final : public Tokenizer {
       if (id < 0 || id >= t_.n_vocab)
         throw StatusError(CTORCH_INVALID_ARGUMENT, "id " + std::to_string(id) + " (at " + std::to_string(i) +
                                           ") is outside the vocabulary [0, " + std::to_string(t_.n_vocab) + ")");
-      if ((skip_special && is_special(id)) || (size_t(id) < t_.unrendered.size() && t_.unrendered[id])) {
+      if (dropped(id, skip_special)) {
         first_skipped = first_skipped || i == 0;
         continue;
       }
@@ -212,7 +212,9 @@ class Impl final : public Tokenizer {
     for (const DecStep &d : t_.dec) fallback = fallback || d.kind == DecStep::ByteFallback;
     if (fallback) {
       size_t g = n;
-      while (g > 0 && ((skip_special && is_special(ids[g - 1])) || byte_token_value(token_text(ids[g - 1])) >= 0)) --g;
+      // Ids decode drops (skipped specials, unrendered types) do not end the
+      // run: the bytes on either side of them meet.
+      while (g > 0 && (dropped(ids[g - 1], skip_special) || byte_token_value(token_text(ids[g - 1])) >= 0)) --g;
       if (g < n) {
         std::string settled = decode(ids, g, skip_special);
         size_t k = 0;
@@ -258,6 +260,11 @@ class Impl final : public Tokenizer {
   std::string chat_template() const override { return t_.chat_template; }
 
  private:
+  // Whether decode leaves the id out of the text.
+  bool dropped(int64_t id, bool skip_special) const {
+    return (skip_special && is_special(id)) || (size_t(id) < t_.unrendered.size() && t_.unrendered[id]);
+  }
+
   struct Seg {
     size_t b, e;
     int64_t id;  // >= 0: an added token

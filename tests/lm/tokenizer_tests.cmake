@@ -14,7 +14,8 @@
 #       corpus, SmolLM2's GGUF and vocabularies trained here; llama.cpp's
 #       results kept in the user's cache. Skipped without llama-cpp-python.
 #   harden_replay_tokenizer  fuzz/fuzz_tokenizer.cpp over its seed corpus
-#       (fuzz/corpus/tokenizer); fuzz_tokenizer, the libFuzzer target, only
+#       (fuzz/corpus/tokenizer) and the inputs it once failed on
+#       (tests/harden/regressions/tokenizer); fuzz_tokenizer, the libFuzzer target, only
 #       with CTORCH_HARDEN_FUZZERS (scripts/fuzz).
 set(_lm_tok_src ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer.cpp ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer_hf.cpp
   ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer_gguf.cpp ${PROJECT_SOURCE_DIR}/shim/lm/tokenizer_text.cpp
@@ -40,7 +41,11 @@ ctorch_add_test(lm_tokenizer_vs_llamacpp NEEDS_PYTHON
 
 add_executable(replay_tokenizer ${PROJECT_SOURCE_DIR}/fuzz/fuzz_tokenizer.cpp ${PROJECT_SOURCE_DIR}/fuzz/replay_main.cpp)
 _lm_tokenizer_program(replay_tokenizer)
-add_test(NAME harden_replay_tokenizer COMMAND replay_tokenizer ${PROJECT_SOURCE_DIR}/fuzz/corpus/tokenizer)
+set(_tok_inputs ${PROJECT_SOURCE_DIR}/fuzz/corpus/tokenizer)
+if(EXISTS ${PROJECT_SOURCE_DIR}/tests/harden/regressions/tokenizer)
+  list(APPEND _tok_inputs ${PROJECT_SOURCE_DIR}/tests/harden/regressions/tokenizer)
+endif()
+add_test(NAME harden_replay_tokenizer COMMAND replay_tokenizer ${_tok_inputs})
 if(CTORCH_HARDEN_FUZZERS)
   add_executable(fuzz_tokenizer ${PROJECT_SOURCE_DIR}/fuzz/fuzz_tokenizer.cpp)
   _lm_tokenizer_program(fuzz_tokenizer)
