@@ -4283,6 +4283,11 @@ typedef struct ctorch_lm_detokenizer_s *ctorch_lm_detokenizer;
  *   quantize=q8_0|q4_0|q4_1|bf16|none  float matrices quantised at load and run packed (CPU only; default
  *                                    none): q8_0, q4_0, q4_1 in groups of 32 with their scales; bf16 rounds
  *                                    them to bfloat16 (weight-only: half the bytes, float32 arithmetic);
+ *   activations=float|int8           what the packed Q8/Q4 matrices multiply (CPU, weights=packed; default
+ *                                    float): float32 activations, or (int8) each row rounded to 8 bits per
+ *                                    group of 32 values and multiplied in integers with AVX-512 VNNI, as
+ *                                    llama.cpp does: faster prompts, logits no longer equal to the float
+ *                                    product; float32 where the CPU lacks VNNI (the report says which);
  *   init=random,seed=N               ignore any weights and draw them from the configuration with a seeded
  *                                    generator (for speed measurements: only config.json is read, or a GGUF's
  *                                    metadata; the tokenizer is loaded where present).

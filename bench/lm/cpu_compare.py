@@ -5,7 +5,7 @@ for every quantisation class and for float32 and bf16.
 
     cpu_compare.py [--models smollm2,llama1b] [--classes q8_0,q4_0,q4_1,float32,bfloat16]
                    [--float-models smollm2] [--threads 1,2] [--batches 1,8]
-                   [--impls ctorch,llama.cpp,transformers]
+                   [--impls ctorch,llama.cpp,transformers] [--activations float,int8]
                    [--build build ...] [--prompt 128] [--new 128] [--rounds 1]
                    [--llama-python PY] [--llama-no-extra-bufts] [--hf-python PY]
                    [--gguf-python PY] [--cache DIR] [--out bench/results/lm-cpu.json] [--append]
@@ -18,7 +18,9 @@ Models (the files are made once, under --cache, and reused):
            weights, written as F16 by bench_models.py (with the gguf package
            of --gguf-python), quantised from F16 to each class likewise.
 Classes: q8_0, q4_0, q4_1 run the quantised file: ctorch with its matrices
-packed (batch 1 and 8) and llama.cpp (batch 1). float32 and bfloat16 run the
+packed (batch 1 and 8; with float32 activations, and with int8 ones, the
+load option activations=int8, llama.cpp's arithmetic) and llama.cpp (batch
+1). float32 and bfloat16 run the
 source file (smollm2: Q4_1, llama1b: F16) dequantised: ctorch (batch 1) with
 weights=dequantize for float32, and weights=dequantize,quantize=bf16 for
 bfloat16 (the matrices rounded to bf16, weight-only: float32 arithmetic), and
@@ -44,7 +46,7 @@ second of the prefill and of the steps, resident memory after. Beside speed:
             (the source file dequantised; run once, batch 1, at the first
             thread count, where --classes leaves float32 out), position by
             position.
-  perplexity ctorch's, per class, on bench/lm/perplexity.txt (lm_bench
+  perplexity ctorch's, per class and activations, on bench/lm/perplexity.txt (lm_bench
             --perplexity; tokenised by the model's own tokenizer).
 The run is added to --out (bench/results' shape: command, machine, date,
 figures); --append adds its rows to the last run instead (with that run's
@@ -283,11 +285,14 @@ def main():
                          "CPU lists AMX but faults on it")
     ap.add_argument("--hf-python", default=TORCH_PY)
     ap.add_argument("--gguf-python", default=TORCH_PY, help="a Python with the gguf and numpy packages")
+    ap.add_argument("--activations", default="float,int8",
+                    help="ctorch's activations for the quantised classes: float, int8 or both")
     ap.add_argument("--append", action="store_true")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "lm-cpu.json"))
     a = ap.parse_args()
     a.models, a.classes, a.impls = a.models.split(","), a.classes.split(","), a.impls.split(",")
     a.float_models = a.float_models.split(",")
+    acts = a.activations.split(",")
     threads = [int(t) for t in a.threads.split(",")]
     batches = [int(b) for b in a.batches.split(",")]
     builds = [b for b in (a.build or [os.path.join(ROOT, "build")]) if b != "none"]
@@ -303,10 +308,11 @@ def main():
     common = ["--prompt", str(a.prompt), "--new", str(a.new), "--rounds", str(a.rounds)]
     rows, refs, ppl = [], {}, {}
 
-    def add(impl, model, cls, t, b, r, bytes_per_token):
+    def add(impl, model, cls, t, b, r, bytes_per_token, act="float"):
         roof = round(bytes_per_token * r["decode_tok_s"] / bandwidth, 3)
         rows.append({"cells": [impl, model, cls, t, b, r["prefill_tok_s"], r["decode_tok_s"], r["rss_mib"], roof],
-                     "ids": r["ids"], "load": round(r["load"], 1), "ctorch": impl.startswith("ctorch")})
+                     "ids": r["ids"], "load": round(r["load"], 1), "ctorch": impl.startswith("ctorch"),
+                     "act": act})
         print(f"{impl:40s} {model:8s} {cls:8s} threads {t} batch {b}: prefill {r['prefill_tok_s']:8.2f} tok/s, "
               f"decode {r['decode_tok_s']:7.2f} tok/s, RSS {r['rss_mib']:.0f} MiB, roofline {roof}", flush=True)
 
@@ -320,28 +326,31 @@ def main():
             is_float = cls in FLOAT
             path = files[model]["source"] if is_float else files[model][cls]
             info = source_info if is_float else gguf_info(a, path)
-            for build in builds if shown else builds[:1]:
+            for build, act in [(b, x) for b in (builds if shown else builds[:1])
+                               for x in (acts if cls in QUANT and shown else ["float"])]:
                 bench = os.path.join(build, "bench", "lm_bench")
                 lib = libtorch_of(build)
                 # bfloat16: weight-only (the matrices rounded to bf16 and run by the packed kernels, the
                 # arithmetic float32), the fastest bf16 ctorch has on the CPU.
-                opts = {"float32": "weights=dequantize", "bfloat16": "weights=dequantize,quantize=bf16"}.get(cls, "")
-                what = {"float32": "dequantized", "bfloat16": "bf16 weights"}.get(cls, "packed")
+                opts = {"float32": "weights=dequantize", "bfloat16": "weights=dequantize,quantize=bf16"}.get(
+                    cls, "activations=int8" if act == "int8" else "")
+                what = {"float32": "dequantized", "bfloat16": "bf16 weights"}.get(
+                    cls, "packed, int8 activations" if act == "int8" else "packed")
                 for t in threads if shown else threads[:1]:
                     for b in ([1] if is_float else batches):
                         cmd = [bench, "--model", path, "--threads", str(t), "--batch", str(b)] + common
                         if opts:
                             cmd += ["--options", opts]
-                        if (t, b) == (threads[0], 1) and (model, cls) not in ppl:
+                        if (t, b) == (threads[0], 1) and (model, cls, act) not in ppl:
                             cmd += ["--perplexity", TEXT]
                         r = run_json(cmd)
                         if "perplexity" in r:
-                            ppl[model, cls] = r["perplexity"]
+                            ppl[model, cls, act] = r["perplexity"]
                         if cls == "float32" and model not in refs:
                             refs[model] = r["ids"]
                         if shown:
                             bpt = ctorch_bytes_per_token(r, info, 2 if cls == "bfloat16" else 4, cls != "float32")
-                            add(f"ctorch {what}, libtorch {lib}", model, cls, t, b, r, bpt)
+                            add(f"ctorch {what}, libtorch {lib}", model, cls, t, b, r, bpt, act)
             if not shown:
                 continue
             if cls in QUANT and "llama.cpp" in a.impls:
@@ -368,7 +377,7 @@ def finish(a, rows, refs, ppl, files, how, bandwidth, load0, builds):
         impl, model, cls = row["cells"][:3]
         ref = refs.get(model, [])
         agree = f"{sum(x == y for x, y in zip(row['ids'], ref))}/{len(ref)}" if ref else ""
-        p = ppl.get((model, cls)) if row["ctorch"] else None
+        p = ppl.get((model, cls, row["act"])) if row["ctorch"] else None
         table.append(row["cells"] + [agree, "" if p is None else round(p, 2), row["load"]])
     doc = {"benchmark": "lm-cpu",
            "question": "How fast do ctorch's language models decode quantised GGUF files on the CPU, packed and "

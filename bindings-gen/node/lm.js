@@ -45,12 +45,12 @@ module.exports = function defineLm(ct, rt) {
   const idsOf = (t) => { try { return t.toArray(); } finally { t.dispose(); } };
   const numbers = (ids) => Array.from(ids, Number);
 
-  const LOAD_KEYS = ['dtype', 'device', 'weights', 'quantize', 'init', 'seed'];
+  const LOAD_KEYS = ['dtype', 'device', 'weights', 'quantize', 'activations', 'init', 'seed'];
   const loadOptions = (opts) => {
     const o = checked(opts, LOAD_KEYS, 'ct.lm.Model.load');
     const name = (x) => (x && typeof x === 'object' && 'name' in x ? x.name : x);
     return optionsText({ dtype: name(o.dtype), device: o.device, weights: o.weights, quantize: o.quantize,
-                         init: o.init, seed: o.seed });
+                         activations: o.activations, init: o.init, seed: o.seed });
   };
   const SAMPLER_KEYS = ['temperature', 'topK', 'topP', 'minP', 'repetitionPenalty', 'frequencyPenalty',
     'presencePenalty', 'seed'];
@@ -60,7 +60,8 @@ module.exports = function defineLm(ct, rt) {
   class Model {
     constructor(handle) { this._m = handle; this._info = null; }
     // Model.load(path, { dtype: 'float32'|'bfloat16'|'float16', device: 'cpu'|'cuda:N',
-    //                    weights: 'packed'|'dequantize', quantize: 'q8_0'|'q4_0'|'q4_1', init: 'random', seed })
+    //                    weights: 'packed'|'dequantize', quantize: 'q8_0'|'q4_0'|'q4_1',
+    //                    activations: 'float'|'int8', init: 'random', seed })
     static load(path, opts) { return new Model(api.lm_load(path, loadOptions(opts))); }
     // The same, on a worker thread.
     static async loadAsync(path, opts) {

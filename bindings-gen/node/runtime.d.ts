@@ -259,7 +259,9 @@ export namespace lm {
   /** A string (tokenized with the tokenizer's specials), chat messages (through the template), or ids. */
   type Prompt = string | readonly Message[] | readonly number[];
   interface LoadOptions {
-    dtype?: 'float32' | 'bfloat16' | 'float16' | DType; device?: string; init?: 'random'; seed?: number;
+    dtype?: 'float32' | 'bfloat16' | 'float16' | DType; device?: string; weights?: 'packed' | 'dequantize';
+    quantize?: 'q8_0' | 'q4_0' | 'q4_1' | 'bf16' | 'none'; activations?: 'float' | 'int8'; init?: 'random';
+    seed?: number;
   }
   interface SamplerOptions {
     temperature?: number; topK?: number; topP?: number; minP?: number; repetitionPenalty?: number;

@@ -84,6 +84,10 @@ struct LoadOptions {
   // none); with weights=dequantize, a GGUF's quantised matrices too
   // (dequantised, then quantised as asked).
   std::string quantize;
+  // activations=int8: the packed Q8/Q4 matrices (groups of 32) multiply x
+  // rounded to 8 bits per group (QWeight::int8_acts), where the CPU has
+  // AVX-512 VNNI; activations=float (the default): float32 throughout.
+  bool int8_activations = false;
 };
 LoadOptions parse_load_options(const char *text);
 

@@ -18,6 +18,7 @@
 #include "json/json.h"
 #include "lm/model.h"
 #include "lm/model_weights.h"
+#include "lm/qkernels.h"
 #include "lm/tokenizer.h"
 #include "safetensors/safetensors_internal.h"
 
@@ -125,6 +126,28 @@ std::string chat_template_of(const std::string &text, const std::string &file) {
   return "";
 }
 
+// activations=int8: the packed Q8/Q4 parts in groups of 32 marked for the
+// int8 kernels (the others, Q6_K's groups of 16 and bf16, stay float32),
+// and what the load report says of it.
+void mark_int8(Weights &w, std::vector<std::string> &report) {
+  int64_t marked = 0, left = 0;
+  auto mark = [&](Linear &l) {
+    for (QWeight &q : l.q) {
+      q.int8_acts = (q.fmt == qk::kQ8 || q.fmt == qk::kQ4) && q.group == 32;
+      ++(q.int8_acts ? marked : left);
+    }
+  };
+  for (LayerWeights &l : w.layers) mark(l.wqkv), mark(l.wo), mark(l.wup), mark(l.wdown);
+  mark(w.head);
+  if (!qk::int8_available())
+    report.push_back("activations=int8: this CPU has no AVX-512 VNNI (or CTORCH_LM_KERNELS chose another set): "
+                     "float32 activations");
+  else
+    report.push_back("activations=int8: " + std::to_string(marked) +
+                     " packed matrices multiply x rounded to 8 bits per group of 32 (AVX-512 VNNI)" +
+                     (left ? ", " + std::to_string(left) + " others float32" : ""));
+}
+
 }  // namespace load_detail
 
 LoadOptions parse_load_options(const char *text) {
@@ -179,13 +202,20 @@ LoadOptions parse_load_options(const char *text) {
       if (v == "none") o.quantize.clear();
       else if (v == "q8_0" || v == "q4_0" || v == "q4_1" || v == "bf16") o.quantize = v;
       else bad_option("quantize \"" + v + "\" is not q8_0, q4_0, q4_1, bf16 or none");
+    } else if (k == "activations") {
+      if (v == "float") o.int8_activations = false;
+      else if (v == "int8") o.int8_activations = true;
+      else bad_option("activations \"" + v + "\" is not float or int8");
     } else {
-      bad_option("unknown key \"" + k + "\" (dtype, device, init, seed, weights, quantize)");
+      bad_option("unknown key \"" + k + "\" (dtype, device, init, seed, weights, quantize, activations)");
     }
   }
   if (seed_given && !o.random) bad_option("seed is given without init=random");
   if (!o.quantize.empty() && !o.device.is_cpu())
     bad_option("quantize is for the CPU (its packed kernels), not " + o.device.str());
+  if (o.int8_activations && (!o.device.is_cpu() || !o.packed))
+    bad_option("activations=int8 is for the CPU's packed matrices, not " +
+               std::string(o.packed ? o.device.str() : "weights=dequantize"));
   return o;
 }
 
@@ -230,6 +260,7 @@ void ModelBuilder::build(Model &m, const std::function<std::unique_ptr<WeightSou
   if (m.opt_.random) m.report_.push_back("weights drawn at random (seed " + std::to_string(m.opt_.seed) + ")");
   at::NoGradGuard no_grad;
   m.w_ = assemble_weights(m.cfg_, m.opt_, *src, m.report_);
+  if (m.opt_.int8_activations) load_detail::mark_int8(m.w_, m.report_);
 }
 
 std::shared_ptr<Model> Model::load(const std::string &path, const LoadOptions &opt) {

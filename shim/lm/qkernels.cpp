@@ -163,6 +163,8 @@ Kernel kernel(Isa isa, int fmt, bool half) {
   return k ? k : scalar_kernel(fmt);
 }
 
+bool int8_available() { return isa_active() == Isa::avx512 && int8_supported(); }
+
 void dequant_rows(const View &w, int64_t r0, int64_t r1, float *out) {
   if (isa_active() == Isa::avx512 && (w.fmt == kQ8 || w.fmt == kQ4))
     if (Dequant d = avx512_dequant()) return d(w, r0, r1, out);

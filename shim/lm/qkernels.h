@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace ctorch {
 namespace lm {
@@ -76,6 +77,28 @@ Kernel avx512_kernel(int fmt, bool half);
 void dequant_rows(const View &w, int64_t r0, int64_t r1, float *out);
 using Dequant = void (*)(const View &w, int64_t r0, int64_t r1, float *out);
 Dequant avx512_dequant();
+
+// ---- Int8 activations (qkernels_int8.cpp) --------------------------------
+// Rows of x quantised for the int8 kernels, llama.cpp's Q8_0 activations:
+// per row and group of 32 values, d = max|x| / 127 and q = round(x / d).
+struct Acts8 {
+  int64_t M = 0, K = 0;
+  int64_t pairs = 0;       // groups of 32 in pairs: ceil(K / 64)
+  std::vector<int8_t> q;   // [M][pairs * 64], a missing last group zero
+  std::vector<float> d16;  // [M][pairs][16]: lanes 0-7 group 2p's d, 8-15 group 2p+1's
+  std::vector<float> sum;  // [M][pairs * 2]: each group's sum of x (float32)
+};
+// Whether this CPU runs the int8 kernels (AVX-512 BW, VL and VNNI).
+bool int8_supported();
+// x [M, K] (row stride ldx; K a multiple of 32) into a.
+void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a);
+// y[m * ldy + r] = sum_k w[r, k] * x[m, k] for r in [r0, r1) and every row
+// of a, in 32-bit integers per group: Q8 or Q4 with groups of 32.
+void int8_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy);
+// Whether the int8 kernels run here: the CPU has them and the AVX-512
+// kernels are the active set (CTORCH_LM_KERNELS=avx2 or scalar turns them
+// off with the rest).
+bool int8_available();
 
 }  // namespace qk
 }  // namespace lm

@@ -291,6 +291,14 @@ int64_t prefill_rows() {
 void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy, int64_t col) {
   const qk::View v = view_of(w);
   const int64_t K = w.cols;
+  if (w.int8_acts && (w.fmt == qk::kQ8 || w.fmt == qk::kQ4) && v.group == 32 && qk::int8_available()) {
+    // 8-bit activations (qkernels_int8.cpp), every row count: x quantised
+    // once per matrix, a small part of the products' work.
+    qk::Acts8 a;
+    qk::quantize_acts(x, M, K, K, a);
+    split_rows(w.rows, 16, [&](int64_t r0, int64_t r1) { qk::int8_rows(v, r0, r1, a, y + col, ldy); });
+    return;
+  }
   if (M >= prefill_rows()) {
     // Prefill: W unpacked to float32 and multiplied by BLAS; the unpacking
     // is 1 / M of the products' work. A matrix of up to 32 MiB of floats is

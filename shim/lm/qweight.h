@@ -33,6 +33,10 @@ struct QWeight {
   at::Tensor data;    // uint8 [rows, row bytes]: cols (Q8), cols / 2 (Q4) or 2 cols (BF16)
   at::Tensor scale;   // float32 or float16 [rows, cols / group]; undefined for BF16
   at::Tensor offset;  // as scale (Q4); undefined for Q8
+  // Products with x rounded to 8 bits per group of 32 (qkernels.h's Acts8,
+  // llama.cpp's activations) where the CPU runs the int8 kernels; Q8 and Q4
+  // in groups of 32 only. The load option activations=int8 sets it.
+  bool int8_acts = false;
 
   bool defined() const { return data.defined(); }
   // Whether the scales are the file's own halves (Q8_0, Q4_0, Q4_1).

@@ -39,6 +39,10 @@ async function main() {
   assert.ok(model.info.report.some((r) => r.includes('kept packed')), `${model.info.report}`);
   assert.ok(!deq.info.report.some((r) => r.includes('kept packed')), `${deq.info.report}`);
   deq.dispose();
+  // activations: too: the load report says what it did (int8, or float32 on a CPU without VNNI).
+  const i8 = lm.Model.load(path, { activations: 'int8' });
+  assert.ok(i8.info.report.some((r) => r.startsWith('activations=int8')), `${i8.info.report}`);
+  i8.dispose();
   assert.throws(() => model.generate('x', { maxToken: 3 }), /unknown option 'maxToken'/);
 
   const text = 'Hello, world! Ça va? 1234  spaces\tand tabs';

@@ -50,6 +50,10 @@ deq = lm.Model.load(path, weights="dequantize")
 expect(any("kept packed" in r for r in info["report"]), f"the default load's report: {info['report']}")
 expect(not any("kept packed" in r for r in deq.info["report"]), f"weights=dequantize's report: {deq.info['report']}")
 deq.close()
+# activations= too: the load report says what it did (int8, or float32 on a CPU without VNNI).
+i8 = lm.Model.load(path, activations="int8")
+expect(any(r.startswith("activations=int8") for r in i8.info["report"]), f"activations=int8's report: {i8.info['report']}")
+i8.close()
 
 # Tokenize and detokenize.
 text = "Hello, world! Ça va? 1234  spaces\tand tabs"

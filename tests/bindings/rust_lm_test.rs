@@ -81,6 +81,9 @@ fn main() -> ctorch::Result<()> {
     let deq = Model::load_with(&path, &LoadOptions { weights: Some("dequantize".into()), ..Default::default() })?;
     check(model.describe()?.contains("kept packed") && !deq.describe()?.contains("kept packed"),
           "weights=dequantize in the load report", &mut failures);
+    // activations too: the load report says what it did (int8, or float32 on a CPU without VNNI).
+    let i8 = Model::load_with(&path, &LoadOptions { activations: Some("int8".into()), ..Default::default() })?;
+    check(i8.describe()?.contains("activations=int8"), "activations=int8 in the load report", &mut failures);
     println!("ctorch::lm: {}", if failures == 0 { "all checks passed".to_string() } else { format!("{failures} failed") });
     std::process::exit(if failures == 0 { 0 } else { 1 });
 }

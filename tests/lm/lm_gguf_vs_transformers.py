@@ -9,7 +9,9 @@ decode, fork and rewind. llama's v and up projections are Q4_0 (its stacked
 q/k/v and gate/up run as two packed formats each). The quantised files run
 the packed kernels (the load report says so), the Q4_1 file once more with
 weights=dequantize, and the float32 llama3 file quantised at load
-(quantize=q8_0) against transformers on the same quantised weights.
+(quantize=q8_0) against transformers on the same quantised weights; once
+more with activations=int8, against transformers with each Linear's input
+rounded to 8 bits as the int8 kernels round it (where the CPU runs them).
 Exit 77 without transformers or gguf.
 
 Usage: lm_gguf_vs_transformers.py --check BIN [--keep DIR]

@@ -52,6 +52,13 @@ import make_models  # noqa: E402
 PROMPT = [5, 17, 42, 99, 8, 64, 3, 71, 300, 11, 257, 13, 400, 6]
 NEW = 64
 TOL = 3e-5  # of the largest |logit| (at least 1)
+# activations=int8: an activation a float32 rounding away from a rounding
+# boundary lands one 8-bit step (1/127 of its group's largest value) from
+# transformers'. The prompt's logits come from the same operations as
+# transformers' and stay close; the greedy steps' fused kernels (their own
+# norms and attention) round differently, and some values cross a
+# boundary: measured 8.5e-3 of the largest logit on llama3.
+INT8_TOL, INT8_STEP_TOL = 1e-4, 2e-2
 
 
 def reference(model, prompt=PROMPT):
@@ -85,13 +92,15 @@ def run(cmd):
     return p.stdout
 
 
-def check_models(check, models, work, tol=TOL, prompt=PROMPT, refs=None, out_root=None, options=None, expect=None):
+def check_models(check, models, work, tol=TOL, prompt=PROMPT, refs=None, out_root=None, options=None, expect=None,
+                 step_tol=None):
     """Runs lm_check over every folder or file (work/name) at once (with the
     load options `options`); compares each with its model's reference
     (logits within tol times the largest |logit|, at least 1). refs: the
     references where the caller has them (name -> reference()), models then
     only names the files. expect: {name: text} that the model's load report
-    must hold. lm_check writes into out_root (default work)."""
+    must hold. lm_check writes into out_root (default work). step_tol: the
+    greedy steps' tolerance where it is not tol's."""
     if refs is None:
         refs = {name: reference(model, prompt) for name, model in models.items()}
     out_dir = os.path.join(out_root or work, "out")
@@ -104,11 +113,12 @@ def check_models(check, models, work, tol=TOL, prompt=PROMPT, refs=None, out_roo
     bad = [] if len(blocks) == len(models) else [f"{len(blocks)} results for {len(models)} models:\n{text}"]
     for name, block in zip(models, blocks):
         got = dict(line.split("=", 1) for line in block.split()[1:] if "=" in line)
-        bad += compare(name, refs[name], got, os.path.join(out_dir, name), tol, (expect or {}).get(name), options)
+        bad += compare(name, refs[name], got, os.path.join(out_dir, name), tol, (expect or {}).get(name), options,
+                       step_tol)
     return bad
 
 
-def compare(name, ref, got, out_dir, tol, expect=None, options=None):
+def compare(name, ref, got, out_dir, tol, expect=None, options=None, step_tol=None):
     ref_logits, ref_greedy = ref["logits"], ref["greedy"]
     logits = torch.from_file(os.path.join(out_dir, "prompt_logits.f32"), size=ref_logits.numel(),
                              dtype=torch.float32).view_as(ref_logits)
@@ -125,7 +135,7 @@ def compare(name, ref, got, out_dir, tol, expect=None, options=None):
     bad = []
     if not diff <= tol * max(1.0, ref_logits.abs().max().item()):
         bad.append(f"logits differ by {diff}")
-    if not step_diff <= tol * max(1.0, ref_steps.abs().max().item()):
+    if not step_diff <= (step_tol or tol) * max(1.0, ref_steps.abs().max().item()):
         bad.append(f"the greedy steps' logits differ by {step_diff}")
     if greedy != ref_greedy:
         bad.append(f"greedy ids differ:\n  ctorch       {greedy}\n  transformers {ref_greedy}")
@@ -218,15 +228,37 @@ def quantized():
         inv = torch.where(d > 0, 1 / torch.where(d > 0, d, 1), 0)
         return (torch.round(g * inv).clamp(-127, 127) * d).view_as(p)
 
+    def int8_inputs(module, args):
+        # activations=int8: each Linear's input as ctorch's int8 kernels take
+        # it, rounded per group of 32 as q8_0 rounds the weights
+        return (q8_0(args[0].contiguous().view(-1, args[0].shape[-1])).view_as(args[0]),)
+
     out = {}
-    for how, quantise in (("q8_0", q8_0), ("bf16", lambda p: p.to(torch.bfloat16).float())):
+    for how, quantise in (("q8_0", q8_0), ("bf16", lambda p: p.to(torch.bfloat16).float()), ("q8_0,int8", q8_0)):
         model = make_models.build("llama3")
         with torch.no_grad():
             for p in model.parameters():
                 if p.dim() == 2:
                     p.copy_(quantise(p))
+        if how.endswith("int8"):
+            for m in model.modules():
+                if isinstance(m, torch.nn.Linear):
+                    m.register_forward_pre_hook(int8_inputs)
         out[how] = {"llama3.gguf": reference(model)}
     return out
+
+
+def int8_kernels():
+    """Whether ctorch's int8 kernels run here (shim/lm/qkernels_int8.cpp:
+    AVX-512 with BW, VL and VNNI, and no CTORCH_LM_KERNELS choosing a
+    narrower set)."""
+    if os.environ.get("CTORCH_LM_KERNELS", "avx512") != "avx512":
+        return False
+    try:
+        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return False
+    return all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512_vnni", "f16c"))
 
 
 def main(gguf=False):
@@ -272,6 +304,16 @@ def main(gguf=False):
                 bad += check_models(args.check, {"llama3.gguf": None}, models_dir, refs=quantized_refs[how],
                                     out_root=work, options="quantize=" + how,
                                     expect={"llama3.gguf": "quantised to " + how})
+            # activations=int8: against transformers with every Linear's input
+            # rounded as the kernels round it, where they run; elsewhere the
+            # load falls back to float32 activations and says so.
+            vnni = int8_kernels()
+            bad += check_models(args.check, {"llama3.gguf": None}, models_dir,
+                                refs=quantized_refs["q8_0,int8" if vnni else "q8_0"], out_root=work,
+                                options="quantize=q8_0,activations=int8", tol=INT8_TOL if vnni else TOL,
+                                step_tol=INT8_STEP_TOL if vnni else None,
+                                expect={"llama3.gguf": "multiply x rounded to 8 bits" if vnni else
+                                        "float32 activations"})
         else:
             bad = check_models(args.check, dict.fromkeys(refs), models_dir, refs=refs, out_root=work)
             bad += hostile(args.check, models_dir, work)

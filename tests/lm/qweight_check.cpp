@@ -8,6 +8,9 @@
 //     matrices of two formats stacked, equal to float64 products with the
 //     dequantised matrix within float32 summation error, on 1 and 2
 //     threads;
+//   - where the CPU has AVX-512 VNNI, the same products with 8-bit
+//     activations (int8_acts) against float64 products of x rounded as
+//     qkernels.h's Acts8 says, written out here on their own;
 //   - floats quantised at load (q8_0, q4_0, q4_1): each value within half
 //     a step of the original, products as above;
 //   - refusals: a wrong byte count, a row index outside the matrix, a
@@ -86,11 +89,61 @@ double rel_err(const at::Tensor &y, const at::Tensor &x, const at::Tensor &w) {
   return ((y.to(at::kDouble) - ref).abs() / bound).max().item<double>();
 }
 
+// x's rows as the int8 kernels see them (qkernels.h's Acts8), written out
+// here on its own: per group of 32, d = max|x| / 127, q = round(x / d) to
+// nearest even, value q * d (in float64).
+at::Tensor int8_rounded(const at::Tensor &x) {
+  at::Tensor g = x.contiguous().view({x.size(0), -1, 32});
+  at::Tensor d = g.abs().amax(2, true) / 127.f;
+  at::Tensor id = at::where(d != 0, 1.f / d, at::zeros_like(d));
+  at::Tensor q = at::round(g * id);  // (torch.round: half to even)
+  return (q.to(at::kDouble) * d.to(at::kDouble)).view(x.sizes());
+}
+
+// The int8 kernels' product: the parts of Q8/Q4 with groups of 32 take x
+// rounded to 8 bits against their scaled values and the group's offset
+// against x itself (offset * sum(x)); the other parts x as it is.
+double int8_err(const at::Tensor &y, const at::Tensor &x, const std::vector<QWeight> &parts) {
+  std::vector<at::Tensor> refs, bounds;
+  const at::Tensor xd = x.to(at::kDouble), xr = int8_rounded(x);
+  for (const QWeight &p : parts) {
+    at::Tensor w = qweight_dequantize(p).to(at::kDouble);
+    bounds.push_back(at::matmul(xd.abs(), w.abs().t()));
+    if (!((p.fmt == qk::kQ8 || p.fmt == qk::kQ4) && p.group == 32)) {
+      refs.push_back(at::matmul(xd, w.t()));
+      continue;
+    }
+    at::Tensor o = p.offset.defined() ? p.offset.to(at::kDouble).repeat_interleave(32, 1) : at::zeros_like(w);
+    refs.push_back(at::matmul(xr, (w - o).t()) + at::matmul(xd, o.t()));
+  }
+  return ((y.to(at::kDouble) - at::cat(refs, 1)).abs() / (at::cat(bounds, 1) + 1e-30)).max().item<double>();
+}
+
 // Products of 1..9 and 20 rows of x (and a [2, 3, K] batch) with the
 // stacked parts against `ref` (their dequantised rows stacked); 9 and 20
-// rows both through the kernels and through the unpacked tiles.
+// rows both through the kernels and through the unpacked tiles. Where the
+// int8 kernels run, the parts marked for them (int8_acts) with 1, 3, 9, 20
+// and 37 rows: against int8_err's reference, and each row's result the
+// same bits whatever the other rows.
 void check_products(const std::vector<QWeight> &parts, const at::Tensor &ref, const std::string &what) {
   const int64_t K = ref.size(1);
+  if (qk::int8_available()) {
+    std::vector<QWeight> marked(parts);
+    bool all = true;  // (the float32 kernels' sums depend on the row count)
+    for (QWeight &p : marked) {
+      p.int8_acts = true;
+      all = all && (p.fmt == qk::kQ8 || p.fmt == qk::kQ4) && p.group == 32;
+    }
+    at::Tensor x = at::randn({37, K});
+    at::Tensor y = qweight_linear(x, marked);
+    for (int64_t M : {1, 3, 9, 20}) {
+      if (!all) break;
+      at::Tensor part = qweight_linear(x.narrow(0, 37 - M, M), marked);
+      check(at::equal(part, y.narrow(0, 37 - M, M)), what + " int8 M=" + std::to_string(M) + ": rows differ from M=37's");
+    }
+    double e = int8_err(y, x, parts);
+    check(e < 1e-5, what + " int8 M=37: relative error " + std::to_string(e));
+  }
   for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 20}) {
     at::Tensor x = at::randn({M, K});
     for (int64_t tiles_from : {int64_t(1) << 40, int64_t(9)}) {
@@ -275,7 +328,8 @@ double seconds_of(const std::function<void()> &f, int reps) {
 
 // SmolLM2-135M's matrices (gate/up stacked, down, the tied head) in Q4 and
 // Q8: microseconds per product at M rows, each ISA, against at::mv /
-// at::linear on the float32 matrix; prefill by tiles and by the kernels.
+// at::linear on the float32 matrix; prefill by tiles and by the kernels;
+// the int8 kernels (where the CPU has VNNI) at every M.
 void bench() {
   at::set_num_threads(1);
   struct Shape {
@@ -301,6 +355,11 @@ void bench() {
         if (M > 8) {  // (unpacked by the best instruction set)
           qweight_set_prefill_rows(1);
           std::printf("  tiles %8.1f", seconds_of([&] { qweight_linear(x, {w}); }, reps) * 1e6);
+        }
+        if (qk::int8_available()) {
+          QWeight w8 = w;
+          w8.int8_acts = true;
+          std::printf("  int8 %8.1f", seconds_of([&] { qweight_linear(x, {w8}); }, reps) * 1e6);
         }
         qweight_set_prefill_rows(0);
         std::printf("\n");

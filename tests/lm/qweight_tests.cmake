@@ -5,7 +5,8 @@
 # exports only the C API, so the test links the sources itself.
 add_executable(qweight_check qweight_check.cpp
   ${PROJECT_SOURCE_DIR}/shim/lm/qweight.cpp ${PROJECT_SOURCE_DIR}/shim/lm/qkernels.cpp
-  ${PROJECT_SOURCE_DIR}/shim/lm/qkernels_x86.cpp ${PROJECT_SOURCE_DIR}/shim/infer/intra_op.cpp)
+  ${PROJECT_SOURCE_DIR}/shim/lm/qkernels_x86.cpp ${PROJECT_SOURCE_DIR}/shim/lm/qkernels_int8.cpp
+  ${PROJECT_SOURCE_DIR}/shim/infer/intra_op.cpp)
 target_link_libraries(qweight_check PRIVATE ctorch_gguf_reader)
 target_compile_options(qweight_check PRIVATE -Wall -Wno-unused-parameter)
 add_test(NAME lm_qweight COMMAND qweight_check)

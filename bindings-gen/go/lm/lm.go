@@ -44,6 +44,9 @@ type LoadOptions struct {
 	Weights string
 	// Quantize: "q8_0", "q4_0" or "q4_1" packs float matrices as they load (CPU).
 	Quantize string
+	// Activations: "float" (default) or "int8": the packed matrices multiply
+	// activations rounded to 8 bits, as llama.cpp does (CPUs with AVX-512 VNNI).
+	Activations string
 	// RandomSeed >= 0 with Random: weights drawn from the configuration (for speed measurements).
 	Random     bool
 	RandomSeed int64
@@ -115,7 +118,8 @@ func Load(path string, opts *LoadOptions) (*Model, error) {
 	if opts != nil {
 		o = *opts
 	}
-	kv := []string{"dtype", o.DType, "device", o.Device, "weights", o.Weights, "quantize", o.Quantize}
+	kv := []string{"dtype", o.DType, "device", o.Device, "weights", o.Weights, "quantize", o.Quantize,
+		"activations", o.Activations}
 	if o.Random {
 		kv = append(kv, "init", "random", "seed", strconv.FormatInt(o.RandomSeed, 10))
 	}

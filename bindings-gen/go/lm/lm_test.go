@@ -189,4 +189,17 @@ func TestLoadWeights(t *testing.T) {
 	if !packed(m) || packed(deq) {
 		t.Fatalf("load reports: default %v, weights=dequantize %v", packed(m), packed(deq))
 	}
+	// Activations too: the load report says what it did (int8, or float32 on a CPU without VNNI).
+	i8, err := Load(os.Getenv("CTORCH_LM_MODEL"), &LoadOptions{Activations: "int8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer i8.Free()
+	info, err := i8.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(info["report"]), "activations=int8") {
+		t.Fatalf("activations=int8's load report: %v", info["report"])
+	}
 }

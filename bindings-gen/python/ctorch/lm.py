@@ -56,16 +56,21 @@ class Model:
         self._info = None
 
     @classmethod
-    def load(cls, path, dtype=None, device=None, *, weights=None, quantize=None, init=None, seed=None):
+    def load(cls, path, dtype=None, device=None, *, weights=None, quantize=None, activations=None, init=None,
+             seed=None):
         """Loads a folder as save_pretrained writes it or a GGUF file.
         dtype: "float32" (default), "bfloat16" or "float16"; device: "cpu"
         (default), "cuda" or "cuda:N"; weights: "packed" (a GGUF file's
         quantised matrices multiplied as they are on the CPU, the default)
         or "dequantize"; quantize: "q8_0", "q4_0" or "q4_1" packs float
-        matrices as they load (CPU); init="random" with seed=N draws the
-        weights from the configuration instead of reading them."""
+        matrices as they load (CPU); activations: "float" (default) or
+        "int8" (the packed matrices multiply activations rounded to 8 bits,
+        as llama.cpp does, where the CPU has AVX-512 VNNI); init="random"
+        with seed=N draws the weights from the configuration instead of
+        reading them."""
         return cls(_api.lm_load(path, options_text(dtype=_name(dtype), device=_name(device), weights=weights,
-                                                   quantize=quantize, init=init, seed=seed)))
+                                                   quantize=quantize, activations=activations, init=init,
+                                                   seed=seed)))
 
     def close(self):
         """Frees the model now (its sessions and generations keep it alive)."""

@@ -102,6 +102,9 @@ pub struct LoadOptions {
     pub weights: Option<String>,
     /// "q8_0", "q4_0" or "q4_1": float matrices packed as they load (CPU).
     pub quantize: Option<String>,
+    /// "float" (the default) or "int8": the packed matrices multiply
+    /// activations rounded to 8 bits, as llama.cpp does (CPUs with AVX-512 VNNI).
+    pub activations: Option<String>,
     /// Weights drawn from the configuration with this seed instead of read (for speed measurements).
     pub random_init: Option<u64>,
 }
@@ -169,6 +172,7 @@ impl Model {
     pub fn load_with(path: &str, o: &LoadOptions) -> Result<Model> {
         let text = options_text(&[("dtype", o.dtype.clone()), ("device", o.device.clone()),
                                   ("weights", o.weights.clone()), ("quantize", o.quantize.clone()),
+                                  ("activations", o.activations.clone()),
                                   ("init", o.random_init.map(|_| "random".to_string())),
                                   ("seed", o.random_init.map(|s| s.to_string()))])?;
         Ok(Model { m: capi::lm_load(path, text.as_deref())? })

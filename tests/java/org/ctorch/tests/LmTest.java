@@ -61,6 +61,10 @@ class LmTest {
             assertTrue(packed.describe().contains("kept packed"), packed.describe());
             assertFalse(deq.describe().contains("kept packed"), deq.describe());
         }
+        // activations too: the load report says what it did (int8, or float32 on a CPU without VNNI).
+        try (Model i8 = Model.load(System.getenv("CTORCH_LM_MODEL"), null, null, null, null, "int8")) {
+            assertTrue(i8.describe().contains("activations=int8"), i8.describe());
+        }
         assertThrows(IllegalArgumentException.class, () -> Model.load("x.gguf", null, null, "a,b", null));
     }
 

@@ -34,8 +34,18 @@ public final class Model implements AutoCloseable {
      * on the CPU); null for the default.
      */
     public static Model load(String path, String dtype, String device, String weights, String quantize) {
+        return load(path, dtype, device, weights, quantize, null);
+    }
+
+    /**
+     * Loads as above, with activations: "float" (the default) or "int8" (the packed matrices
+     * multiply activations rounded to 8 bits, as llama.cpp does, on CPUs with AVX-512 VNNI).
+     */
+    public static Model load(String path, String dtype, String device, String weights, String quantize,
+                             String activations) {
         StringBuilder o = new StringBuilder();
-        String[][] options = {{"dtype", dtype}, {"device", device}, {"weights", weights}, {"quantize", quantize}};
+        String[][] options = {{"dtype", dtype}, {"device", device}, {"weights", weights}, {"quantize", quantize},
+                              {"activations", activations}};
         for (String[] kv : options) {
             if (kv[1] != null) {
                 if (kv[1].contains(",") || kv[1].contains("=")) {
