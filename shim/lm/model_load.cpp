@@ -133,7 +133,7 @@ void mark_int8(Weights &w, std::vector<std::string> &report) {
   int64_t marked = 0, left = 0;
   auto mark = [&](Linear &l) {
     for (QWeight &q : l.q) {
-      q.int8_acts = (q.fmt == qk::kQ8 || q.fmt == qk::kQ4) && q.group == 32;
+      q.int8_acts = q.int8_form();
       ++(q.int8_acts ? marked : left);
     }
   };

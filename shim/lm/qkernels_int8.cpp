@@ -39,7 +39,6 @@ namespace qk {
 #ifdef CTORCH_LM_X86
 namespace {
 
-#define CTORCH_UNROLL _Pragma("GCC unroll 16")
 #define VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inline)) inline
 #define VNNI_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c")))
 

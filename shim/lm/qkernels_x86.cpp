@@ -35,10 +35,6 @@ namespace qk {
 #ifdef CTORCH_LM_X86
 namespace {
 
-// The loops over the template's fixed counts (rows, accumulators) unrolled,
-// so that the accumulator arrays live in registers: GCC at -O2 keeps them
-// in memory otherwise.
-#define CTORCH_UNROLL _Pragma("GCC unroll 16")
 #define AVX512 __attribute__((target("avx512f,f16c"), always_inline)) inline
 #define AVX512_FN __attribute__((target("avx512f,f16c")))
 #define AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline

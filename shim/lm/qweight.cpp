@@ -291,7 +291,7 @@ int64_t prefill_rows() {
 void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy, int64_t col) {
   const qk::View v = view_of(w);
   const int64_t K = w.cols;
-  if (w.int8_acts && (w.fmt == qk::kQ8 || w.fmt == qk::kQ4) && v.group == 32 && qk::int8_available()) {
+  if (w.int8_acts && w.int8_form() && qk::int8_available()) {
     // 8-bit activations (qkernels_int8.cpp), every row count: x quantised
     // once per matrix, a small part of the products' work.
     qk::Acts8 a;
@@ -364,6 +364,8 @@ int64_t QWeight::nbytes() const {
   return data.numel() + (scale.defined() ? scale.numel() * scale.element_size() : 0) +
          (offset.defined() ? offset.numel() * offset.element_size() : 0);
 }
+
+bool QWeight::int8_form() const { return (fmt == qk::kQ8 || fmt == qk::kQ4) && group == 32; }
 
 std::string QWeight::format() const {
   if (fmt == qk::kBF16) return "BF16";

@@ -34,8 +34,8 @@ struct QWeight {
   at::Tensor scale;   // float32 or float16 [rows, cols / group]; undefined for BF16
   at::Tensor offset;  // as scale (Q4); undefined for Q8
   // Products with x rounded to 8 bits per group of 32 (qkernels.h's Acts8,
-  // llama.cpp's activations) where the CPU runs the int8 kernels; Q8 and Q4
-  // in groups of 32 only. The load option activations=int8 sets it.
+  // llama.cpp's activations) where the CPU runs the int8 kernels, for the
+  // matrices int8_form() admits. The load option activations=int8 sets it.
   bool int8_acts = false;
 
   bool defined() const { return data.defined(); }
@@ -44,6 +44,8 @@ struct QWeight {
   int64_t nbytes() const;
   // "Q8/32", "Q8/16", "Q4/32": the values' bits and the group.
   std::string format() const;
+  // Whether the int8 kernels multiply this layout: Q8 or Q4 in groups of 32.
+  bool int8_form() const;
 };
 
 // Whether a GGUF tensor type (ggml_type's number) has a packed form: Q8_0,

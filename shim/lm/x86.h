@@ -11,6 +11,11 @@
 #define CTORCH_LM_X86 1
 #endif
 
+// The kernels' loops over a template's fixed counts (rows, accumulators)
+// unrolled, so that the accumulator arrays live in registers: GCC at -O2
+// keeps them in memory otherwise.
+#define CTORCH_UNROLL _Pragma("GCC unroll 16")
+
 // GCC 12's AVX-512 intrinsics start from a self-initialised "undefined"
 // register (`__m512 __Y = __Y;`), which -Wmaybe-uninitialized reports at
 // every inlined use: a false report, silenced between these two.

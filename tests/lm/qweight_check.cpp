@@ -109,7 +109,7 @@ double int8_err(const at::Tensor &y, const at::Tensor &x, const std::vector<QWei
   for (const QWeight &p : parts) {
     at::Tensor w = qweight_dequantize(p).to(at::kDouble);
     bounds.push_back(at::matmul(xd.abs(), w.abs().t()));
-    if (!((p.fmt == qk::kQ8 || p.fmt == qk::kQ4) && p.group == 32)) {
+    if (!p.int8_form()) {
       refs.push_back(at::matmul(xd, w.t()));
       continue;
     }
@@ -132,7 +132,7 @@ void check_products(const std::vector<QWeight> &parts, const at::Tensor &ref, co
     bool all = true;  // (the float32 kernels' sums depend on the row count)
     for (QWeight &p : marked) {
       p.int8_acts = true;
-      all = all && (p.fmt == qk::kQ8 || p.fmt == qk::kQ4) && p.group == 32;
+      all = all && p.int8_form();
     }
     at::Tensor x = at::randn({37, K});
     at::Tensor y = qweight_linear(x, marked);
