@@ -11,7 +11,9 @@ the packed kernels (the load report says so), the Q4_1 file once more with
 weights=dequantize, and the float32 llama3 file quantised at load
 (quantize=q8_0) against transformers on the same quantised weights; once
 more with activations=int8, against transformers with each Linear's input
-rounded to 8 bits as the int8 kernels round it (where the CPU runs them).
+rounded to 8 bits as the int8 kernels round it (where the CPU runs them),
+and an unknown activations value and int8 without packed matrices refused
+by name.
 Exit 77 without transformers or gguf.
 
 Usage: lm_gguf_vs_transformers.py --check BIN [--keep DIR]

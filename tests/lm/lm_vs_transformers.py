@@ -199,6 +199,19 @@ def hostile(check, models_dir, work):
     return bad
 
 
+def refused_options(check, model):
+    """Load options refused by name: an activations value that is not float
+    or int8, and int8 where there are no packed matrices to take it."""
+    bad = []
+    for opts, words in (("activations=int16", ("activations", "int16")),
+                        ("activations=int8,weights=dequantize", ("activations=int8", "weights=dequantize"))):
+        line = run([check, "--expect-fail", "--options", opts, model]).splitlines()[0]
+        print(f"{opts}: {line}")
+        if not line.startswith("status=CTORCH_INVALID_ARGUMENT") or not all(w in line for w in words):
+            bad.append(f"{opts}: not refused by name: {line}")
+    return bad
+
+
 def make_cases(gguf, folder):
     """The models (folders, or GGUF files) in folder, and transformers'
     references of them in folder/references.pt."""
@@ -314,6 +327,7 @@ def main(gguf=False):
                                 step_tol=INT8_STEP_TOL if vnni else None,
                                 expect={"llama3.gguf": "multiply x rounded to 8 bits" if vnni else
                                         "float32 activations"})
+            bad += refused_options(args.check, os.path.join(models_dir, "llama3.gguf"))
         else:
             bad = check_models(args.check, dict.fromkeys(refs), models_dir, refs=refs, out_root=work)
             bad += hostile(args.check, models_dir, work)
