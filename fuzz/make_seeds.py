@@ -353,4 +353,45 @@ if wanted("tokenizer"):
     sp += [("\u2581".encode(), 1), (b"h", 1), (b"e", 1), (b"l", 1), (b"o", 1), ("\u2581h".encode(), 1), (b"ll", 1),
            ("\u2581hell".encode(), 1), ("\u2581hello".encode(), 1)]
     write("tokenizer", "gguf_llama", vocab_seed(1 | 2 | 8 | 16, 0, sp, [], 1, "hello <s> héllo 😀".encode()))
+    # Decoder chains, the usual and the odd (steps on the joined text, a
+    # pattern of two characters, byte tokens a step makes): StreamDecoder's
+    # cuts against one decode. The vocabulary mixes what the steps act on
+    # (spaces, U+2581, byte tokens, half characters); the text's bytes are
+    # also the harness's drawn ids.
+    pieces = ["a", "b", " ", "n", "'", "t", ".", "\u2581", "\u2581a", "\u00e9", "\u4e2d", "\U0001F600", "\u0120", "\u0120a",
+              "\u010a", "<0x41>", "<0xC3>", "<0xA9>", "<0xE4>", "<0x20>", "<0xFF>", "<0x", "1>", "\u00c3", "\u00a9", "\n"]
+    def step(kind, *args):
+        if kind == "Replace":
+            return {"type": kind, "pattern": {"String": args[0]}, "content": args[1]}
+        if kind == "Strip":
+            return {"type": kind, "content": args[0], "start": args[1], "stop": args[2]}
+        if kind == "Metaspace":
+            return {"type": kind, "replacement": "\u2581", "prepend_scheme": args[0], "split": True}
+        return {"type": kind}
+    chains = [[step("ByteLevel")],
+              [step("Replace", "\u2581", " "), step("ByteFallback"), step("Fuse"), step("Strip", " ", 1, 0)],
+              [step("ByteFallback"), step("Metaspace", "first")],
+              [step("Metaspace", "always")],
+              [],
+              [step("Fuse"), step("ByteLevel")],
+              [step("Strip", "\u2581", 1, 1), step("ByteFallback")],
+              [step("ByteLevel"), step("Replace", "ab", " "), step("Fuse"), step("Replace", "\u2581\u2581", "")],
+              [step("Strip", "a", 2, 0), step("Fuse"), step("ByteLevel")],
+              [step("Replace", " ", "'"), step("ByteFallback"), step("Fuse"), step("Strip", " ", 0, 1)],
+              [step("ByteFallback"), step("ByteLevel"), step("ByteFallback")],
+              [step("Replace", "a", "<0x41>"), step("ByteFallback"), step("Fuse"), step("Strip", "a", 2, 0)]]
+    for i, chain in enumerate(chains):
+        vocab = {}
+        for _ in range(40):
+            vocab.setdefault("".join(rng.choice(pieces) for _ in range(rng.choice([1, 1, 2, 3]))), len(vocab))
+        added = [{"id": len(vocab) + k, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+                  "normalized": False, "special": k == 0} for k, c in enumerate(["<s>", "<|x|>"])]
+        tj = json.dumps({"version": "1.0", "added_tokens": added, "normalizer": None, "pre_tokenizer": None,
+                         "post_processor": None, "decoder": {"type": "Sequence", "decoders": chain} if chain else None,
+                         "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": i % 2 == 1,
+                                   "ignore_merges": False, "vocab": vocab, "merges": []}}, ensure_ascii=False).encode()
+        cj = json.dumps({"clean_up_tokenization_spaces": i % 3 == 0}).encode()
+        ids = b"".join(struct.pack("<H", rng.randrange(len(vocab) + 2) + 1) for _ in range(64))
+        write("tokenizer", "decoders_%02d" % i, b"\x00" + struct.pack("<H", len(tj)) + tj + struct.pack("<H", len(cj)) + cj + ids)
 print("seeds written under", out)

@@ -148,6 +148,12 @@ class Impl final : public Tokenizer {
         if (!match_text_[i].empty()) by_length_.push_back(i);
       std::stable_sort(by_length_.begin(), by_length_.end(), longer);
     }
+    bool joined = false;
+    for (const DecStep &d : t_.dec) {
+      if (joined && !(d.kind == DecStep::Replace || d.kind == DecStep::Fuse || (d.kind == DecStep::Strip && d.stop == 0)))
+        separable_ = false;
+      joined = joined || d.kind == DecStep::ByteLevel || d.kind == DecStep::Fuse;
+    }
   }
 
   std::vector<int64_t> encode(const std::string &text, bool add_special, bool parse_special) const override {
@@ -178,66 +184,67 @@ class Impl final : public Tokenizer {
   }
 
   std::string decode(const int64_t *ids, size_t n, bool skip_special) const override {
+    return decode_window(ids, n, skip_special, Before{}, nullptr);
+  }
+
+  // decode with the text cut into windows: run over the window's ids, the
+  // steps give the text decode gives after the ids before it, as long as
+  // those end at a cut. A cut needs every step to be separable there:
+  //   - a step that works token by token (Replace, Strip, Metaspace before
+  //     any step joins the tokens) always is, once the first token
+  //     (Metaspace's, Strip's first_piece) lies before the cut;
+  //   - ByteFallback, when the last token before the cut is not a byte;
+  //   - ByteLevel and the final UTF-8 repair, when the bytes before the cut
+  //     end on a complete character;
+  //   - a step on the joined text (Replace, Strip with no stop), when no
+  //     match of its pattern can span the cut and a Strip's start is done;
+  //   - the clean-up, when no space is among the last three bytes (every
+  //     pattern starts with a space and is at most four bytes long, and a
+  //     replacement only takes spaces out).
+  // Chains with another step after the join never cut (separable_).
+  std::string decode_window(const int64_t *ids, size_t n, bool skip_special, const Before &before,
+                            bool *cut_after) const override {
     std::vector<std::string> toks;
     toks.reserve(n);
-    bool first_skipped = false;
+    bool first_skipped = before.any && before.first_dropped;
     for (size_t i = 0; i < n; ++i) {
       int64_t id = ids[i];
       if (id < 0 || id >= t_.n_vocab)
         throw StatusError(CTORCH_INVALID_ARGUMENT, "id " + std::to_string(id) + " (at " + std::to_string(i) +
                                           ") is outside the vocabulary [0, " + std::to_string(t_.n_vocab) + ")");
       if (dropped(id, skip_special)) {
-        first_skipped = first_skipped || i == 0;
+        first_skipped = first_skipped || (i == 0 && !before.any);
         continue;
       }
       toks.push_back(token_text(id));
     }
-    if (t_.dec.empty()) {
-      std::string out;
-      for (size_t i = 0; i < toks.size(); ++i) out += (i ? " " : "") + toks[i];
-      return cleanup(lossy_utf8(out));
-    }
-    for (const DecStep &d : t_.dec)
-      if (!(d.kind == DecStep::Strip && d.first_piece && first_skipped)) run_decoder(d, toks);
+    const bool cont = before.any;
+    bool cut = cut_after && separable_;
     std::string out;
-    for (const auto &s : toks) out += s;
-    return cleanup(lossy_utf8(out));
-  }
-
-  size_t stable_length(const int64_t *ids, size_t n, bool skip_special, const std::string &text) const override {
-    size_t len = text.size();
-    // An open run of byte tokens (ByteFallback) is settled by the next
-    // token: what it gives may change until then.
-    bool fallback = false;
-    for (const DecStep &d : t_.dec) fallback = fallback || d.kind == DecStep::ByteFallback;
-    if (fallback) {
-      size_t g = n;
-      // Ids decode drops (skipped specials, unrendered types) do not end the
-      // run: the bytes on either side of them meet.
-      while (g > 0 && (dropped(ids[g - 1], skip_special) || byte_token_value(token_text(ids[g - 1])) >= 0)) --g;
-      if (g < n) {
-        std::string settled = decode(ids, g, skip_special);
-        size_t k = 0;
-        while (k < settled.size() && k < text.size() && settled[k] == text[k]) ++k;
-        len = k;
+    if (t_.dec.empty()) {
+      for (size_t i = 0; i < toks.size(); ++i) out += (i || cont ? " " : "") + toks[i];
+    } else {
+      bool joined = false;
+      for (const DecStep &d : t_.dec) {
+        if (d.kind == DecStep::Strip && d.first_piece && first_skipped) continue;
+        if (cut && d.kind == DecStep::ByteFallback && !joined)
+          cut = !toks.empty() && byte_token_value(toks.back()) < 0;
+        if (cut && joined) cut = joined_separable(d, toks[0], cont);
+        // The joined text's start lies before the window.
+        if (cont && joined && d.kind == DecStep::Strip) continue;
+        run_decoder(d, toks, cont);
+        if (d.kind == DecStep::ByteLevel) cut = cut && ends_complete(toks[0]);
+        joined = joined || d.kind == DecStep::ByteLevel || d.kind == DecStep::Fuse;
       }
+      for (const auto &s : toks) out += s;
     }
-    // A trailing U+FFFD may be a character whose bytes are still to come.
-    while (len >= 3 && text.compare(len - 3, 3, "\xEF\xBF\xBD") == 0) len -= 3;
-    // The start of a clean-up pattern (" n" of " n't") may still be rewritten.
-    if (t_.cleanup_spaces) {
-      size_t hold = 0;
-      for (const auto &p : kCleanups)
-        for (size_t l = std::strlen(p[0]) - 1; l > hold; --l)
-          if (len >= l && text.compare(len - l, l, p[0], l) == 0) hold = l;
-      len -= hold;
-    }
-    // A Strip decoder's stop cuts the end of the text: hold that much back.
-    for (const DecStep &d : t_.dec)
-      if (d.kind == DecStep::Strip)
-        for (size_t k = 0; k < d.stop && len >= d.a.size() && text.compare(len - d.a.size(), d.a.size(), d.a) == 0; ++k)
-          len -= d.a.size();
-    return len;
+    std::string text = lossy_utf8(out);
+    cut = cut && ends_complete(text);
+    text = cleanup(std::move(text));
+    if (cut && t_.cleanup_spaces)
+      cut = text.find(' ', text.size() >= 3 ? text.size() - 3 : 0) == std::string::npos;
+    if (cut_after) *cut_after = cut;
+    return text;
   }
 
   std::string token_text(int64_t id) const override {
@@ -258,11 +265,43 @@ class Impl final : public Tokenizer {
   std::string bos_text() const override { return t_.bos_text; }
   std::string eos_text() const override { return t_.eos_text; }
   std::string chat_template() const override { return t_.chat_template; }
-
- private:
-  // Whether decode leaves the id out of the text.
-  bool dropped(int64_t id, bool skip_special) const {
+  bool dropped(int64_t id, bool skip_special) const override {
     return (skip_special && is_special(id)) || (size_t(id) < t_.unrendered.size() && t_.unrendered[id]);
+  }
+ private:
+
+
+  // Whether UTF-8 repaired text (lossy_utf8's) ends on a character its
+  // bytes gave: one the bytes after it cannot join. (A U+FFFD may be bytes
+  // still incomplete.)
+  static bool ends_complete(const std::string &s) {
+    return !s.empty() && !(s.size() >= 3 && s.compare(s.size() - 3, 3, "\xEF\xBF\xBD") == 0);
+  }
+
+  // Whether the joined text t (the window's, or the whole text's where
+  // !cont) may be cut at its end before step d runs.
+  static bool joined_separable(const DecStep &d, const std::string &t, bool cont) {
+    switch (d.kind) {
+      case DecStep::Replace:
+        // No proper prefix of the pattern ends the text (and enough of the
+        // text is the window's to tell).
+        if (d.a.size() > 1 && t.size() < d.a.size() - 1) return false;
+        for (size_t l = 1; l < d.a.size(); ++l)
+          if (t.compare(t.size() - l, l, d.a, 0, l) == 0) return false;
+        return true;
+      case DecStep::Strip: {
+        if (cont) return true;
+        // The start's stripping ends inside t: start copies taken, or one
+        // that does not match with all its bytes present.
+        size_t b = 0, k = 0;
+        while (k < d.start && b + d.a.size() <= t.size() && t.compare(b, d.a.size(), d.a) == 0) b += d.a.size(), ++k;
+        return k == d.start || b + d.a.size() <= t.size();
+      }
+      case DecStep::Fuse:
+        return true;
+      default:
+        return false;
+    }
   }
 
   struct Seg {
@@ -573,7 +612,9 @@ class Impl final : public Tokenizer {
     }
   }
 
-  void run_decoder(const DecStep &d, std::vector<std::string> &toks) const {
+  // cont: toks continue earlier ones (a window of StreamDecoder's), so none
+  // of them is the first.
+  void run_decoder(const DecStep &d, std::vector<std::string> &toks, bool cont) const {
     switch (d.kind) {
       case DecStep::ByteLevel: {
         std::string bytes;
@@ -638,7 +679,7 @@ class Impl final : public Tokenizer {
       case DecStep::Metaspace:
         // tokenizers drops every replacement character of the first token
         // (the prefix the encoder prepended, and any other there).
-        for (size_t i = 0; i < toks.size(); ++i) replace_all(toks[i], d.a, i == 0 && d.prepend ? "" : " ");
+        for (size_t i = 0; i < toks.size(); ++i) replace_all(toks[i], d.a, i == 0 && !cont && d.prepend ? "" : " ");
         break;
     }
   }
@@ -662,6 +703,7 @@ class Impl final : public Tokenizer {
   std::vector<std::string> match_text_;      // each added token as matched (normalized where it says so)
   std::vector<size_t> by_first_[256];        // added tokens by first byte, longest first
   std::vector<size_t> by_length_;            // added tokens longest first (added_longest_first)
+  bool separable_ = true;                    // the decoder chain may be cut (decode_window)
 };
 
 }  // namespace
@@ -723,24 +765,27 @@ std::string StreamDecoder::push(int64_t id) {
   if (id < 0 || id >= tok_->n_vocab())
     throw StatusError(CTORCH_INVALID_ARGUMENT, "id " + std::to_string(id) + " is outside the vocabulary [0, " +
                                                    std::to_string(tok_->n_vocab()) + ")");
+  if (ids_.empty() && !before_.any) before_.first_dropped = tok_->dropped(id, skip_special_);
   ids_.push_back(id);
-  // Decoding everything again keeps the pieces equal to one decode of all
-  // the ids, whatever the decoders do across tokens; what may still change
-  // waits (Tokenizer::stable_length).
-  std::string text = tok_->decode(ids_.data(), ids_.size(), skip_special_);
-  size_t end = tok_->stable_length(ids_.data(), ids_.size(), skip_special_, text);
-  if (end <= emitted_) return std::string();
-  std::string out = text.substr(emitted_, end - emitted_);
-  emitted_ = end;
-  return out;
+  // The window's text is handed out where it ends at a cut: no later id can
+  // change it there, so the pieces add up to one decode of all the ids
+  // whatever the decoders do across tokens, and the next id starts a new
+  // window (a push costs the window's length, not the stream's). Until
+  // then it waits: a character incomplete, a byte run open, a clean-up
+  // pattern begun, or a decoder chain that never cuts (flush hands it out).
+  bool cut = false;
+  std::string text = tok_->decode_window(ids_.data(), ids_.size(), skip_special_, before_, &cut);
+  if (!cut) return std::string();
+  before_.any = true;
+  ids_.clear();
+  return text;
 }
 
 std::string StreamDecoder::flush() {
-  std::string text = tok_->decode(ids_.data(), ids_.size(), skip_special_);
-  std::string out = text.size() > emitted_ ? text.substr(emitted_) : std::string();
+  std::string text = tok_->decode_window(ids_.data(), ids_.size(), skip_special_, before_, nullptr);
   ids_.clear();
-  emitted_ = 0;
-  return out;
+  before_ = Tokenizer::Before{};
+  return text;
 }
 
 }  // namespace lm

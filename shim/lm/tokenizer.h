@@ -36,11 +36,22 @@ class Tokenizer {
   // transformers' decode(ids, skip_special_tokens=skip_special), invalid
   // UTF-8 replaced by U+FFFD. Ids outside [0, n_vocab) are refused.
   virtual std::string decode(const int64_t *ids, size_t n, bool skip_special) const = 0;
-  // How many leading bytes of text = decode(ids, n, skip_special) no id
-  // appended later can change (a character still incomplete, a run of byte
-  // tokens not yet settled, a clean-up pattern begun): what a streaming
-  // decoder may hand out.
-  virtual size_t stable_length(const int64_t *ids, size_t n, bool skip_special, const std::string &text) const = 0;
+  // What a window of a longer run of ids needs to know of the ids before it.
+  struct Before {
+    bool any = false;            // false: the window starts the ids
+    bool first_dropped = false;  // decode leaves the very first id out
+  };
+  // decode over a window: with before.any, ids are the last n of a run whose
+  // earlier ids end at a cut, and the result is what decode(the whole run)
+  // gives after the earlier ids' text. *cut_after (where not null): whether
+  // these ids end at a cut, a point no later id can change the text before
+  // (a complete character, no byte run or pattern open across it); not
+  // every point that is one is reported, and some decoder chains never cut.
+  virtual std::string decode_window(const int64_t *ids, size_t n, bool skip_special, const Before &before,
+                                    bool *cut_after) const = 0;
+  // Whether decode leaves the id out of the text (a special token under
+  // skip_special, a GGUF control token).
+  virtual bool dropped(int64_t id, bool skip_special) const = 0;
   // The vocabulary entry's own string (tokenizer.json's key, GGUF's token).
   virtual std::string token_text(int64_t id) const = 0;
   virtual int64_t n_vocab() const = 0;
@@ -57,19 +68,23 @@ class Tokenizer {
 };
 
 // Text out of ids one at a time: the concatenation of every push and the
-// final flush equals decode(all ids) (transformers' TextStreamer: decode the
-// ids so far, hand out the new complete characters). Not thread-safe.
+// final flush equals decode(all ids). A push hands out the text of the ids
+// since the last cut once they end at one (decode_window): complete
+// characters no later id can change, usually each token's own. Not
+// thread-safe.
 class StreamDecoder {
  public:
   StreamDecoder(std::shared_ptr<const Tokenizer> tok, bool skip_special);
   std::string push(int64_t id);
   std::string flush();
+  // The ids since the last cut: what the next push decodes again, with its id.
+  size_t window() const { return ids_.size(); }
 
  private:
   std::shared_ptr<const Tokenizer> tok_;
   bool skip_special_;
-  std::vector<int64_t> ids_;
-  size_t emitted_ = 0;  // bytes of decode(ids_) already handed out
+  std::vector<int64_t> ids_;       // the window: the ids since the last cut
+  Tokenizer::Before before_;       // the ids before it
 };
 
 }  // namespace lm

@@ -8,6 +8,7 @@
 // Usage: tokenizer_check REF_DIR   (the folders and NAMES file tokenizer_ref.py wrote)
 //        tokenizer_check --llamacpp DIR   (GGUF files and llama.cpp's results,
 //        tokenizer_vs_llamacpp.py: see check_llamacpp below)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -87,12 +88,22 @@ void complain(Counts &c, const std::string &name, const std::string &what, const
                 quote(got).c_str(), quote(want).c_str());
 }
 
-std::string streamed(const std::shared_ptr<const Tokenizer> &tok, const std::vector<int64_t> &ids, bool skip) {
+// max_window (where not null): the most ids one push decoded.
+std::string streamed(const std::shared_ptr<const Tokenizer> &tok, const std::vector<int64_t> &ids, bool skip,
+                     size_t *max_window = nullptr) {
   StreamDecoder d(tok, skip);
   std::string out;
-  for (int64_t id : ids) out += d.push(id);
+  for (int64_t id : ids) {
+    out += d.push(id);
+    if (max_window) *max_window = std::max(*max_window, d.window() + 1);
+  }
   return out + d.flush();
 }
+
+// What a push may decode again at most on the corpus: a stream cuts its
+// window where the text so far is final (an ASCII byte ending it, nothing
+// open across it), so a push costs a few ids, not the stream's length.
+constexpr size_t kMaxWindow = 1024;
 
 bool check(const std::string &dir, const std::string &name) {
   auto t0 = std::chrono::steady_clock::now();
@@ -107,6 +118,7 @@ bool check(const std::string &dir, const std::string &name) {
   std::ifstream ref(dir + "/" + name + ".ref");
   Counts c;
   std::string line;
+  std::vector<int64_t> all_ids;  // every text's ids (with the specials), one after another
   while (std::getline(ref, line)) {
     std::vector<std::string> f = fields(line);
     try {
@@ -124,10 +136,9 @@ bool check(const std::string &dir, const std::string &name) {
         if (d != dec) complain(c, name, "decode", text, d, dec);
         std::string ds = tok->decode(want_sp.data(), want_sp.size(), true);
         if (ds != dec_skip) complain(c, name, "decode(skip_special)", text, ds, dec_skip);
-        if (c.texts % 5 == 0) {  // (a streamed text decodes once per id: a sample keeps the test short)
-          std::string st = streamed(tok, want_sp, false), full = tok->decode(want_sp.data(), want_sp.size(), false);
-          if (st != full) complain(c, name, "stream", text, st, full);
-        }
+        std::string st = streamed(tok, want_sp, false), full = tok->decode(want_sp.data(), want_sp.size(), false);
+        if (st != full) complain(c, name, "stream", text, st, full);
+        all_ids.insert(all_ids.end(), want_sp.begin(), want_sp.end());
         if (dec == text) {
           ++c.ref_roundtrip;
           std::string back = tok->decode(got.data(), got.size(), false);
@@ -151,10 +162,26 @@ bool check(const std::string &dir, const std::string &name) {
       complain(c, name, "exception", f.size() > 1 ? unhex(f[1]) : "", e.what(), "-");
     }
   }
+  // The whole corpus as one stream: the pieces are one decode's text, and no
+  // push decodes more than kMaxWindow ids.
+  size_t max_window = 0;
+  for (bool skip : {false, true}) {
+    std::string st = streamed(tok, all_ids, skip, &max_window), full = tok->decode(all_ids.data(), all_ids.size(), skip);
+    if (st != full) {
+      size_t m = 0;
+      while (m < st.size() && m < full.size() && st[m] == full[m]) ++m;
+      complain(c, name, "stream(the corpus, " + std::to_string(all_ids.size()) + " ids) from byte " + std::to_string(m), "",
+               st.substr(m, 80), full.substr(m, 80));
+    }
+  }
+  if (max_window > kMaxWindow)
+    complain(c, name, "stream(the corpus)", "", "a push decoded " + std::to_string(max_window) + " ids",
+             "at most " + std::to_string(kMaxWindow));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%s %s: %zu texts, %zu random id sequences, %zu mismatches; round trip %zu/%zu (texts the reference round-trips); %.0f ms\n",
+  std::printf("%s %s: %zu texts, %zu random id sequences, %zu mismatches; round trip %zu/%zu (texts the reference round-trips); "
+              "the corpus streamed as one (%zu ids), a push decoding at most %zu; %.0f ms\n",
               c.bad || c.texts < 10000 ? "FAIL" : "ok", name.c_str(), c.texts, c.randoms, c.bad, c.roundtrip,
-              c.ref_roundtrip, ms);
+              c.ref_roundtrip, all_ids.size(), max_window, ms);
   return c.bad == 0 && c.texts >= 10000;
 }
 
