@@ -31,7 +31,9 @@ once all the same, as the accuracy reference.
 
 Each point: a prompt of --prompt ids (lm_bench.c's generator), then --new
 greedy steps of one id per sequence, argmax read back each step; tokens per
-second of the prefill and of the steps, resident memory after. Beside speed:
+second of the prefill and of the steps, resident memory after; --rounds
+processes per point, the rounds interleaved over all the points (each round
+goes through every point, every other one backwards), the median. Beside speed:
   roofline  (weight bytes one decode step reads) x (decode tok/s) / (the
             machine's copy bandwidth, measured once per run: libc memcpy
             through ctypes of a 1 GiB buffer, one thread, best of 5, bytes
@@ -122,6 +124,19 @@ print(json.dumps({"load_s": round(load, 3), "prefill_tok_s": round(sorted(pre)[l
                   "rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                   "ids": ids, "version": llama_cpp.__version__}))
 """
+
+
+def medians(rs):
+    """One point's rounds as one result: the first round's (its ids, its
+    perplexity), with the median speeds, the largest resident memory and
+    the mean load."""
+    r = dict(rs[0])
+    for k in ("prefill_tok_s", "decode_tok_s"):
+        v = sorted(x[k] for x in rs)
+        r[k] = round(v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2, 2)
+    r["rss_mib"] = max(x["rss_mib"] for x in rs)
+    r["load"] = sum(x["load"] for x in rs) / len(rs)
+    return r
 
 
 def run_json(cmd):
@@ -305,7 +320,16 @@ def main():
     files, how = model_files(a)
     bandwidth = appended_bandwidth(a) or copy_bandwidth()
     print(f"copy bandwidth: {bandwidth / 1e9:.2f} GB/s (one thread, read + written)", flush=True)
-    common = ["--prompt", str(a.prompt), "--new", str(a.new), "--rounds", str(a.rounds)]
+    # Each process runs one round; the rounds go over every point in turn
+    # (the order reversed every other round), so that a slower stretch of
+    # the machine falls on every implementation alike, not on whichever ran
+    # then. A point's figures are the medians of its rounds.
+    common = ["--prompt", str(a.prompt), "--new", str(a.new), "--rounds", "1"]
+    jobs = []  # (command, first round's extra arguments, what to do with the result), in the table's order
+
+    def job(cmd, then, first=()):
+        jobs.append((cmd, list(first), then))
+
     rows, refs, ppl = [], {}, {}
 
     def add(impl, model, cls, t, b, r, bytes_per_token, act="float"):
@@ -341,31 +365,47 @@ def main():
                         cmd = [bench, "--model", path, "--threads", str(t), "--batch", str(b)] + common
                         if opts:
                             cmd += ["--options", opts]
+                        first = []
                         if (t, b) == (threads[0], 1) and (model, cls, act) not in ppl:
-                            cmd += ["--perplexity", TEXT]
-                        r = run_json(cmd)
-                        if "perplexity" in r:
-                            ppl[model, cls, act] = r["perplexity"]
-                        if cls == "float32" and model not in refs:
-                            refs[model] = r["ids"]
-                        if shown:
-                            bpt = ctorch_bytes_per_token(r, info, 2 if cls == "bfloat16" else 4, cls != "float32")
-                            add(f"ctorch {what}, libtorch {lib}", model, cls, t, b, r, bpt, act)
+                            first = ["--perplexity", TEXT]
+                            ppl[model, cls, act] = None  # (this job's to fill)
+
+                        def then(r, model=model, cls=cls, act=act, t=t, b=b, lib=lib, what=what, info=info,
+                                 shown=shown):
+                            if "perplexity" in r:
+                                ppl[model, cls, act] = r["perplexity"]
+                            if cls == "float32" and model not in refs:
+                                refs[model] = r["ids"]
+                            if shown:
+                                bpt = ctorch_bytes_per_token(r, info, 2 if cls == "bfloat16" else 4, cls != "float32")
+                                add(f"ctorch {what}, libtorch {lib}", model, cls, t, b, r, bpt, act)
+                        job(cmd, then, first)
             if not shown:
                 continue
             if cls in QUANT and "llama.cpp" in a.impls:
                 for t in threads:
-                    r = run_json([a.llama_python, "-c", LLAMA, path, str(t), str(a.prompt), str(a.new),
-                                  str(a.rounds), "1" if a.llama_no_extra_bufts else "0"])
-                    name = f"llama.cpp (llama-cpp-python {r['version']}" + (", no extra buffer types)"
-                                                                            if a.llama_no_extra_bufts else ")")
-                    add(name, model, cls, t, 1, r, info["bytes_per_token"])
+                    def then(r, model=model, cls=cls, t=t, info=info):
+                        name = f"llama.cpp (llama-cpp-python {r['version']}" + (
+                            ", no extra buffer types)" if a.llama_no_extra_bufts else ")")
+                        add(name, model, cls, t, 1, r, info["bytes_per_token"])
+                    job([a.llama_python, "-c", LLAMA, path, str(t), str(a.prompt), str(a.new), "1",
+                         "1" if a.llama_no_extra_bufts else "0"], then)
             if is_float and model == "smollm2" and "transformers" in a.impls:
                 for t in threads:
-                    r = run_json([a.hf_python, os.path.join(HERE, "hf_bench.py"), "--model", path, "--dtype", cls,
-                                  "--threads", str(t), "--batch", "1"] + common)
-                    bpt = float_bytes_per_token(info, 2 if cls == "bfloat16" else 4)
-                    add(f"transformers {r['torch'].split('+')[0]} eager", model, cls, t, 1, r, bpt)
+                    def then(r, model=model, cls=cls, t=t, info=info):
+                        bpt = float_bytes_per_token(info, 2 if cls == "bfloat16" else 4)
+                        add(f"transformers {r['torch'].split('+')[0]} eager", model, cls, t, 1, r, bpt)
+                    job([a.hf_python, os.path.join(HERE, "hf_bench.py"), "--model", path, "--dtype", cls,
+                         "--threads", str(t), "--batch", "1"] + common, then)
+    results = [[] for _ in jobs]
+    for k in range(a.rounds):
+        order = range(len(jobs)) if k % 2 == 0 else reversed(range(len(jobs)))
+        for i in order:
+            cmd, first, _ = jobs[i]
+            results[i].append(run_json(cmd + (first if k == 0 else [])))
+            print(f"round {k + 1}/{a.rounds}, point {i + 1}/{len(jobs)}", file=sys.stderr, flush=True)
+    for (_, _, then), rs in zip(jobs, results):
+        then(medians(rs))
     finish(a, rows, refs, ppl, files, how, bandwidth, load0, builds)
 
 
@@ -401,7 +441,7 @@ def finish(a, rows, refs, ppl, files, how, bandwidth, load0, builds):
             "libtorch": " and ".join(libtorch_of(b) for b in builds) or "none",
             "machine": machine(),
             "conditions": (f"load average {load0:.1f} before and {os.getloadavg()[0]:.1f} after; {a.rounds} "
-                           f"round(s) per point, the median; prompt {a.prompt} ids, {a.new} greedy steps; ctorch's "
+                           f"round(s) per point, one process each, interleaved over the points; the median; prompt {a.prompt} ids, {a.new} greedy steps; ctorch's "
                            "default kernels for the CPU (CTORCH_LM_KERNELS unset)"),
             "memory_bandwidth": {"GB/s": round(bandwidth / 1e9, 2),
                                  "how": "libc memcpy through Python's ctypes, 1 GiB buffer, one thread, best of 5, "

@@ -286,16 +286,21 @@ int64_t prefill_rows() {
   return set > 0 ? set : prefill_rows_of(qk::isa_active());
 }
 
+// Whether w multiplies 8-bit activations (qkernels_int8.cpp).
+bool takes_int8(const QWeight &w) { return w.int8_acts && w.int8_form() && qk::int8_available(); }
+
 // The rows of x [M, K] times w's rows into y's columns [col, col + rows)
-// (y [M, ldy]).
-void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy, int64_t col) {
+// (y [M, ldy]). x8: x quantised already (where w takes_int8), or null.
+void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy, int64_t col,
+             const qk::Acts8 *x8 = nullptr) {
   const qk::View v = view_of(w);
   const int64_t K = w.cols;
-  if (w.int8_acts && w.int8_form() && qk::int8_available()) {
-    // 8-bit activations (qkernels_int8.cpp), every row count: x quantised
-    // once per matrix, a small part of the products' work.
-    qk::Acts8 a;
-    qk::quantize_acts(x, M, K, K, a);
+  if (takes_int8(w)) {
+    // 8-bit activations, every row count: x quantised once per matrix (or
+    // once for a stack of them), a small part of the products' work.
+    qk::Acts8 own;
+    if (!x8) qk::quantize_acts(x, M, K, K, own);
+    const qk::Acts8 &a = x8 ? *x8 : own;
     split_rows(w.rows, 16, [&](int64_t r0, int64_t r1) { qk::int8_rows(v, r0, r1, a, y + col, ldy); });
     return;
   }
@@ -502,11 +507,14 @@ void float_linear_into(const float *w, int64_t rows, int64_t cols, const float *
 }
 
 void qweight_linear_into(const std::vector<QWeight> &parts, const float *x, int64_t M, float *y) {
-  int64_t N = 0;
-  for (const QWeight &p : parts) N += p.rows;
+  int64_t N = 0, n8 = 0;
+  for (const QWeight &p : parts) N += p.rows, n8 += qd::takes_int8(p);
+  // Parts of one stack that take 8-bit activations share one quantised x.
+  qk::Acts8 x8;
+  if (n8 > 1) qk::quantize_acts(x, M, parts[0].cols, parts[0].cols, x8);
   int64_t col = 0;
   for (const QWeight &p : parts) {
-    qd::product(p, x, M, y, N, col);
+    qd::product(p, x, M, y, N, col, n8 > 1 ? &x8 : nullptr);
     col += p.rows;
   }
 }
