@@ -433,7 +433,8 @@ def finish(a, rows, refs, ppl, files, how, bandwidth, load0, builds):
         run = doc["runs"][-1]
         run["figures"][0]["rows"] += table
         run["command"] += "; " + command
-        run["conditions"] += f"; appended rows: load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after"
+        run["conditions"] += (f"; appended rows: {a.rounds} round(s) per point, load average {load0:.1f} before, "
+                              f"{os.getloadavg()[0]:.1f} after")
     else:
         run = {
             "date": datetime.date.today().isoformat(),
