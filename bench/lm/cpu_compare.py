@@ -60,6 +60,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 
@@ -132,8 +133,7 @@ def medians(rs):
     the mean load."""
     r = dict(rs[0])
     for k in ("prefill_tok_s", "decode_tok_s"):
-        v = sorted(x[k] for x in rs)
-        r[k] = round(v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2, 2)
+        r[k] = round(statistics.median(x[k] for x in rs), 2)
     r["rss_mib"] = max(x["rss_mib"] for x in rs)
     r["load"] = sum(x["load"] for x in rs) / len(rs)
     return r
@@ -442,8 +442,9 @@ def finish(a, rows, refs, ppl, files, how, bandwidth, load0, builds):
             "libtorch": " and ".join(libtorch_of(b) for b in builds) or "none",
             "machine": machine(),
             "conditions": (f"load average {load0:.1f} before and {os.getloadavg()[0]:.1f} after; {a.rounds} "
-                           f"round(s) per point, one process each, interleaved over the points; the median; prompt {a.prompt} ids, {a.new} greedy steps; ctorch's "
-                           "default kernels for the CPU (CTORCH_LM_KERNELS unset)"),
+                           "round(s) per point, one process each, interleaved over the points; the median; "
+                           f"prompt {a.prompt} ids, {a.new} greedy steps; ctorch's default kernels for the CPU "
+                           "(CTORCH_LM_KERNELS unset)"),
             "memory_bandwidth": {"GB/s": round(bandwidth / 1e9, 2),
                                  "how": "libc memcpy through Python's ctypes, 1 GiB buffer, one thread, best of 5, "
                                         "bytes read + written"},

@@ -290,18 +290,13 @@ int64_t prefill_rows() {
 bool takes_int8(const QWeight &w) { return w.int8_acts && w.int8_form() && qk::int8_available(); }
 
 // The rows of x [M, K] times w's rows into y's columns [col, col + rows)
-// (y [M, ldy]). x8: x quantised already (where w takes_int8), or null.
-void product(const QWeight &w, const float *x, int64_t M, float *y, int64_t ldy, int64_t col,
-             const qk::Acts8 *x8 = nullptr) {
+// (y [M, ldy]). x8: x quantised (qk::quantize_acts), where w takes_int8.
+void product(const QWeight &w, const float *x, const qk::Acts8 *x8, int64_t M, float *y, int64_t ldy, int64_t col) {
   const qk::View v = view_of(w);
   const int64_t K = w.cols;
   if (takes_int8(w)) {
-    // 8-bit activations, every row count: x quantised once per matrix (or
-    // once for a stack of them), a small part of the products' work.
-    qk::Acts8 own;
-    if (!x8) qk::quantize_acts(x, M, K, K, own);
-    const qk::Acts8 &a = x8 ? *x8 : own;
-    split_rows(w.rows, 16, [&](int64_t r0, int64_t r1) { qk::int8_rows(v, r0, r1, a, y + col, ldy); });
+    // 8-bit activations, every row count.
+    split_rows(w.rows, 16, [&](int64_t r0, int64_t r1) { qk::int8_rows(v, r0, r1, *x8, y + col, ldy); });
     return;
   }
   if (M >= prefill_rows()) {
@@ -507,14 +502,16 @@ void float_linear_into(const float *w, int64_t rows, int64_t cols, const float *
 }
 
 void qweight_linear_into(const std::vector<QWeight> &parts, const float *x, int64_t M, float *y) {
-  int64_t N = 0, n8 = 0;
-  for (const QWeight &p : parts) N += p.rows, n8 += qd::takes_int8(p);
-  // Parts of one stack that take 8-bit activations share one quantised x.
+  int64_t N = 0;
+  bool int8 = false;
+  for (const QWeight &p : parts) N += p.rows, int8 = int8 || qd::takes_int8(p);
+  // x quantised once for every part that takes 8-bit activations: a small
+  // part of the products' work.
   qk::Acts8 x8;
-  if (n8 > 1) qk::quantize_acts(x, M, parts[0].cols, parts[0].cols, x8);
+  if (int8) qk::quantize_acts(x, M, parts[0].cols, parts[0].cols, x8);
   int64_t col = 0;
   for (const QWeight &p : parts) {
-    qd::product(p, x, M, y, N, col, n8 > 1 ? &x8 : nullptr);
+    qd::product(p, x, &x8, M, y, N, col);
     col += p.rows;
   }
 }

@@ -148,12 +148,6 @@ class Impl final : public Tokenizer {
         if (!match_text_[i].empty()) by_length_.push_back(i);
       std::stable_sort(by_length_.begin(), by_length_.end(), longer);
     }
-    bool joined = false;
-    for (const DecStep &d : t_.dec) {
-      if (joined && !(d.kind == DecStep::Replace || d.kind == DecStep::Fuse || (d.kind == DecStep::Strip && d.stop == 0)))
-        separable_ = false;
-      joined = joined || d.kind == DecStep::ByteLevel || d.kind == DecStep::Fuse;
-    }
   }
 
   std::vector<int64_t> encode(const std::string &text, bool add_special, bool parse_special) const override {
@@ -201,7 +195,7 @@ class Impl final : public Tokenizer {
   //   - the clean-up, when no space is among the last three bytes (every
   //     pattern starts with a space and is at most four bytes long, and a
   //     replacement only takes spaces out).
-  // Chains with another step after the join never cut (separable_).
+  // Chains with another step after the join never cut (joined_separable).
   std::string decode_window(const int64_t *ids, size_t n, bool skip_special, const Before &before,
                             bool *cut_after) const override {
     std::vector<std::string> toks;
@@ -219,7 +213,7 @@ class Impl final : public Tokenizer {
       toks.push_back(token_text(id));
     }
     const bool cont = before.any;
-    bool cut = cut_after && separable_;
+    bool cut = cut_after;
     std::string out;
     if (t_.dec.empty()) {
       for (size_t i = 0; i < toks.size(); ++i) out += (i || cont ? " " : "") + toks[i];
@@ -234,7 +228,7 @@ class Impl final : public Tokenizer {
         if (cont && joined && d.kind == DecStep::Strip) continue;
         run_decoder(d, toks, cont);
         if (d.kind == DecStep::ByteLevel) cut = cut && ends_complete(toks[0]);
-        joined = joined || d.kind == DecStep::ByteLevel || d.kind == DecStep::Fuse;
+        joined = joined || joins(d);
       }
       for (const auto &s : toks) out += s;
     }
@@ -268,8 +262,10 @@ class Impl final : public Tokenizer {
   bool dropped(int64_t id, bool skip_special) const override {
     return (skip_special && is_special(id)) || (size_t(id) < t_.unrendered.size() && t_.unrendered[id]);
   }
- private:
 
+ private:
+  // Whether step d joins the tokens into one text.
+  static bool joins(const DecStep &d) { return d.kind == DecStep::ByteLevel || d.kind == DecStep::Fuse; }
 
   // Whether UTF-8 repaired text (lossy_utf8's) ends on a character its
   // bytes gave: one the bytes after it cannot join. (A U+FFFD may be bytes
@@ -279,7 +275,8 @@ class Impl final : public Tokenizer {
   }
 
   // Whether the joined text t (the window's, or the whole text's where
-  // !cont) may be cut at its end before step d runs.
+  // !cont) may be cut at its end before step d runs: never before a step
+  // other than Replace, Fuse or a Strip with no stop.
   static bool joined_separable(const DecStep &d, const std::string &t, bool cont) {
     switch (d.kind) {
       case DecStep::Replace:
@@ -290,6 +287,7 @@ class Impl final : public Tokenizer {
           if (t.compare(t.size() - l, l, d.a, 0, l) == 0) return false;
         return true;
       case DecStep::Strip: {
+        if (d.stop > 0) return false;  // (it cuts the end of the whole text)
         if (cont) return true;
         // The start's stripping ends inside t: start copies taken, or one
         // that does not match with all its bytes present.
@@ -703,7 +701,6 @@ class Impl final : public Tokenizer {
   std::vector<std::string> match_text_;      // each added token as matched (normalized where it says so)
   std::vector<size_t> by_first_[256];        // added tokens by first byte, longest first
   std::vector<size_t> by_length_;            // added tokens longest first (added_longest_first)
-  bool separable_ = true;                    // the decoder chain may be cut (decode_window)
 };
 
 }  // namespace
