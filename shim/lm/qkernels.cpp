@@ -92,9 +92,14 @@ void scalar(const View &w, int64_t r0, int64_t r1, const float *x, int64_t M, in
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 // F16C (the half scales' widening) from CPUID: Clang's
 // __builtin_cpu_supports does not know the name.
+// Read once: a virtual machine's hypervisor may take microseconds to answer
+// CPUID, and the products ask on every call.
 bool has_f16c() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+  }();
+  return yes;
 }
 #endif
 

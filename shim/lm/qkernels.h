@@ -87,6 +87,9 @@ struct Acts8 {
   std::vector<int8_t> q;   // [M][pairs * 64], a missing last group zero
   std::vector<float> d16;  // [M][pairs][16]: lanes 0-7 group 2p's d, 8-15 group 2p+1's
   std::vector<float> sum;  // [M][pairs * 2]: each group's sum of x (float32)
+  // [M][pairs][16]: -128 times the sum of q's four values in each 32-bit
+  // lane (where the Q8 kernel's sums start; qkernels_int8.cpp says why)
+  std::vector<int32_t> c16;
 };
 // Whether this CPU runs the int8 kernels (AVX-512 BW, VL and VNNI).
 bool int8_supported();

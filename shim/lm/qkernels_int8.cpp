@@ -13,10 +13,10 @@
 // vpdpbusd multiplies unsigned bytes by signed bytes:
 //   Q4: the nibbles (0..15) are the unsigned side, x the signed; the
 //       group's offset adds offset * sum(x) (the sum of the float32 x).
-//   Q8: both sides are signed, so x goes in as x + 128 (its sign bit
-//       flipped) and the sum starts from -128 * sum(w) lane by lane
-//       (vpdpbusd of 0x80 bytes with w, once per weight block, shared by
-//       every row of x): the integers are exact.
+//   Q8: both sides are signed, so w goes in as w + 128 (its sign bit
+//       flipped) and the sum starts from -128 * sum(x) lane by lane
+//       (computed once per row of x, when it is quantised, and shared by
+//       every weight row): the integers are exact.
 // The result differs from the float32 kernels' by x's rounding to 8 bits
 // (a relative 1/254 of each group's largest value at most), as llama.cpp's
 // does; each row's result does not depend on the other rows in x. The
@@ -42,13 +42,9 @@ namespace {
 #define VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inline)) inline
 #define VNNI_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c")))
 
-VNNI float table_at(const View &w, const float *f, const uint16_t *h, int64_t k) {
-  return w.half ? _cvtsh_ss(h[k]) : f[k];
-}
-
 // Row m of x: its groups' scales into a.d16 (two groups a pair), values
-// into a.q, sums into a.sum.
-VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, float *sum) {
+// into a.q, sums into a.sum, the Q8 correction into a.c16.
+VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, float *sum, int32_t *c16) {
   const int64_t groups = K / 32;
   for (int64_t g = 0; g < groups; ++g) {
     const __m512 x0 = _mm512_loadu_ps(x + 32 * g), x1 = _mm512_loadu_ps(x + 32 * g + 16);
@@ -68,9 +64,44 @@ VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, floa
     std::memset(q + 32 * groups, 0, 32);
     for (int j = 0; j < 8; ++j) d16[16 * (groups / 2) + 8 + j] = 0.f;
   }
+  const __m512i flip = _mm512_set1_epi8(char(0x80));
+  for (int64_t p = 0; p < (groups + 1) / 2; ++p) {
+    const __m512i xq = _mm512_loadu_si512(q + 64 * p);
+    _mm512_storeu_si512(c16 + 16 * p, _mm512_sub_epi32(_mm512_setzero_si512(),
+                                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), flip, xq)));
+  }
+}
+
+// The scales of groups g and g + 1 (two: whether g + 1 exists) of the row
+// whose scales start at entry k, spread over 16 lanes by idx.
+VNNI __m512 pair_scales(const View &w, int64_t k, bool two, __m512i idx) {
+  __m128 s;
+  if (w.half) {
+    uint32_t h = w.scale16[k];
+    if (two) std::memcpy(&h, w.scale16 + k, 4);
+    s = _mm_cvtph_ps(_mm_cvtsi32_si128(int(h)));
+  } else {
+    s = two ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double *>(w.scale + k))) : _mm_load_ss(w.scale + k);
+  }
+  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s));
 }
 
 // Weight rows r .. r+R-1 times rows m0 .. m0+MB-1 of a.
+//
+// Each step takes a pair of groups: 64 bytes of x against 64 values of
+// each weight row. The work per weight row (its bytes and its scales) is
+// what decode, with one row of x, does most of, so it is kept to a few
+// instructions; x's side is shared by the R rows.
+//   Q8: the weights go in unsigned as w + 128 (their sign bits flipped),
+//       x signed; a.c16 holds -128 times x's sums lane by lane, where the
+//       sums start: the integers are exact.
+//   Q4: the pair's 32 bytes are loaded into both halves of a register,
+//       the upper half shifted right by 4 and both masked to nibbles:
+//       [low nibbles of g, of g+1, high nibbles of g, of g+1] in 16-byte
+//       lanes, so x's middle two 16-byte lanes (g's upper half, g+1's
+//       lower) swap places to meet them, and its scales with them.
+// The weights' two scales are widened once and spread over the lanes
+// their group's values meet.
 template <int R, int MB, int F>
 VNNI void block(const View &w, int64_t r, const Acts8 &a, int64_t m0, float *y, int64_t ldy) {
   __m512 acc[R][MB];
@@ -80,44 +111,46 @@ VNNI void block(const View &w, int64_t r, const Acts8 &a, int64_t m0, float *y, 
     for (int m = 0; m < MB; ++m) acc[i][m] = _mm512_setzero_ps();
   const int64_t kp = a.pairs * 64;
   const __m512i flip = _mm512_set1_epi8(char(0x80));
+  const __m512i nib = _mm512_set1_epi8(0x0F);
+  const __m512i shift = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
+  const __m512i sidx = F == kQ8 ? _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)
+                                : _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1);
   constexpr int64_t step = F == kQ8 ? 64 : 32;  // bytes of a row per pair of groups
+  constexpr int swap = _MM_SHUFFLE(3, 1, 2, 0);
   const Ahead ahead = ahead_of<R>(w, r);
   for (int64_t p = 0; p < a.pairs; ++p) {
     const int64_t g = 2 * p;
     const bool two = g + 1 < w.ngroups;
     if (w.prefetch) prefetch(ahead, p * step * R, step * R);
-    __m512i wv[R], base[R];
+    __m512i wv[R];
     __m512 ws[R];
     CTORCH_UNROLL
     for (int i = 0; i < R; ++i) {
-      const int64_t k = (r + i) * w.scale_stride + g;
-      const float s0 = table_at(w, w.scale, w.scale16, k), s1 = two ? table_at(w, w.scale, w.scale16, k + 1) : 0.f;
-      ws[i] = _mm512_castpd_ps(
-          _mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(s0)), _mm256_castps_pd(_mm256_set1_ps(s1)), 1));
-      const uint8_t *row = w.data + (r + i) * w.row_bytes;
+      ws[i] = pair_scales(w, (r + i) * w.scale_stride + g, two, sidx);
+      const uint8_t *row = w.data + (r + i) * w.row_bytes + step * p;
       if (F == kQ8) {
-        wv[i] = two ? _mm512_loadu_si512(row + 64 * p) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, row + 64 * p);
-        base[i] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), flip, wv[i]));
+        const __m512i q = two ? _mm512_loadu_si512(row) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, row);
+        wv[i] = _mm512_xor_si512(q, flip);
       } else {
-        const __m256i b = two ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(row + 32 * p))
-                              : _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + 32 * p)));
-        const __m256i nib = _mm256_set1_epi8(0x0F);
-        const __m256i lo = _mm256_and_si256(b, nib), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), nib);
-        // [lo g, lo g+1, hi g, hi g+1] in 16-byte lanes, to x's order
-        // [lo g, hi g, lo g+1, hi g+1]
-        const __m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-        wv[i] = _mm512_shuffle_i64x2(c, c, _MM_SHUFFLE(3, 1, 2, 0));
-        base[i] = _mm512_setzero_si512();
+        const __m256i b = two ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(row))
+                              : _mm256_maskz_loadu_epi8(0xFFFF, row);
+        wv[i] = _mm512_and_si512(_mm512_srlv_epi64(_mm512_broadcast_i64x4(b), shift), nib);
       }
     }
     CTORCH_UNROLL
     for (int m = 0; m < MB; ++m) {
-      const __m512i xq = _mm512_loadu_si512(a.q.data() + (m0 + m) * kp + 64 * p);
-      const __m512 xd = _mm512_loadu_ps(a.d16.data() + ((m0 + m) * a.pairs + p) * 16);
-      const __m512i xu = F == kQ8 ? _mm512_xor_si512(xq, flip) : xq;
+      __m512i xq = _mm512_loadu_si512(a.q.data() + (m0 + m) * kp + 64 * p);
+      __m512 xd = _mm512_loadu_ps(a.d16.data() + ((m0 + m) * a.pairs + p) * 16);
+      __m512i base = _mm512_setzero_si512();
+      if (F == kQ8) {
+        base = _mm512_loadu_si512(a.c16.data() + ((m0 + m) * a.pairs + p) * 16);
+      } else {
+        xq = _mm512_shuffle_i64x2(xq, xq, swap);
+        xd = _mm512_shuffle_f32x4(xd, xd, swap);
+      }
       CTORCH_UNROLL
       for (int i = 0; i < R; ++i) {
-        const __m512i d = F == kQ8 ? _mm512_dpbusd_epi32(base[i], xu, wv[i]) : _mm512_dpbusd_epi32(base[i], wv[i], xu);
+        const __m512i d = _mm512_dpbusd_epi32(base, wv[i], xq);
         acc[i][m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_mul_ps(ws[i], xd), acc[i][m]);
       }
     }
@@ -151,6 +184,9 @@ VNNI void block(const View &w, int64_t r, const Acts8 &a, int64_t m0, float *y, 
 // 4 weight rows by 4 rows of x: 16 accumulators, and the weight blocks
 // (their bytes, base sums and scales) in registers beside them.
 constexpr int kR = 4, kMB = 4;
+#ifndef KR1
+#define KR1 8
+#endif
 
 template <int MB, int F>
 VNNI void rows_for(const View &w, int64_t r0, int64_t r1, const Acts8 &a, int64_t m0, float *y, int64_t ldy) {
@@ -179,8 +215,11 @@ VNNI_FN void run(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y
 }  // namespace
 
 bool int8_supported() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") && isa_supported(Isa::avx512);
+  // Asked once: every product asks.
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+                          isa_supported(Isa::avx512);
+  return yes;
 }
 
 void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a) {
@@ -190,9 +229,10 @@ void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a) 
   a.q.resize(size_t(M * a.pairs * 64));
   a.d16.resize(size_t(M * a.pairs * 16));
   a.sum.resize(size_t(M * a.pairs * 2));
+  a.c16.resize(size_t(M * a.pairs * 16));
   for (int64_t m = 0; m < M; ++m)
     quantize_row(x + m * ldx, K, a.q.data() + m * a.pairs * 64, a.d16.data() + m * a.pairs * 16,
-                 a.sum.data() + m * a.pairs * 2);
+                 a.sum.data() + m * a.pairs * 2, a.c16.data() + m * a.pairs * 16);
 }
 
 void int8_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy) {

@@ -404,9 +404,13 @@ struct StepSet {
 
   // Seconds of this thread's CPU time (so that other processes count
   // less) for the layers and for the head, one row of x.
-  std::pair<double, double> time() const {
+  std::pair<double, double> time(bool int8) const {
     at::Tensor x = at::randn({1, 1536}), y = at::empty({1, 49152});
-    auto run = [&](size_t i) { qweight_linear_into({ws[i]}, x.data_ptr<float>(), 1, y.data_ptr<float>()); };
+    auto run = [&](size_t i) {
+      QWeight w = ws[i];
+      w.int8_acts = int8;
+      qweight_linear_into({w}, x.data_ptr<float>(), 1, y.data_ptr<float>());
+    };
     for (size_t i = 0; i < ws.size(); ++i) run(i);  // warm-up
     const double t0 = thread_seconds();
     for (size_t i = 0; i + 1 < ws.size(); ++i) run(i);
@@ -421,8 +425,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// --bench-step: every set, instruction set and prefetch distance (none,
-// the chosen one) interleaved over 9 rounds; the medians.
+// --bench-step: every set, instruction set (and the int8 kernels) and
+// prefetch distance (none, the chosen one) interleaved over 9 rounds; the medians.
 void bench_step() {
   at::set_num_threads(1);
   std::mt19937 rng(1);
@@ -434,18 +438,22 @@ void bench_step() {
     size_t set;
     qk::Isa isa;
     int64_t prefetch;
+    bool int8;  // 8-bit activations (where the CPU runs them)
     std::vector<double> layers, head;
   };
   std::vector<Point> points;
   for (qk::Isa isa : {qk::Isa::avx2, qk::Isa::avx512})
     if (qk::isa_supported(isa))
       for (int64_t pf : {int64_t(0), chosen})
-        for (size_t i = 0; i < sets.size(); ++i) points.push_back({i, isa, pf, {}, {}});
+        for (size_t i = 0; i < sets.size(); ++i) {
+          points.push_back({i, isa, pf, false, {}, {}});
+          if (isa == qk::Isa::avx512 && qk::int8_available()) points.push_back({i, isa, pf, true, {}, {}});
+        }
   for (int round = 0; round < 9; ++round)
     for (Point &p : points) {
       qk::isa_force(p.isa);
       qweight_set_prefetch(p.prefetch);
-      auto t = sets[p.set].time();
+      auto t = sets[p.set].time(p.int8);
       p.layers.push_back(t.first);
       p.head.push_back(t.second);
     }
@@ -453,8 +461,8 @@ void bench_step() {
   for (const Point &p : points) {
     const StepSet &s = sets[p.set];
     const double tl = median(p.layers), th = median(p.head);
-    std::printf("%-6s prefetch %4lld  %-22s layers %6.2f ms (%4.1f GB/s, %.3f bytes/value)  Q8_0 head %5.2f ms (%4.1f GB/s)\n",
-                qk::isa_name(p.isa), (long long)p.prefetch, s.name.c_str(), tl * 1e3, s.layer_bytes / tl / 1e9,
+    std::printf("%-6s%s prefetch %4lld  %-22s layers %6.2f ms (%4.1f GB/s, %.3f bytes/value)  Q8_0 head %5.2f ms (%4.1f GB/s)\n",
+                qk::isa_name(p.isa), p.int8 ? "+int8" : "     ", (long long)p.prefetch, s.name.c_str(), tl * 1e3, s.layer_bytes / tl / 1e9,
                 double(s.layer_bytes) / s.layer_values, th * 1e3, s.head_bytes / th / 1e9);
   }
 }
