@@ -28,6 +28,7 @@ inline float scale_at(const View &w, int64_t i) {
   return w.half ? c10::detail::fp16_ieee_to_fp32_value(w.scale16[i]) : w.scale[i];
 }
 inline float offset_at(const View &w, int64_t i) {
+  if (w.sym) return -8.f * scale_at(w, i);
   return w.half ? c10::detail::fp16_ieee_to_fp32_value(w.offset16[i]) : w.offset[i];
 }
 

@@ -9,7 +9,10 @@
 //   Q4: a row is cols / 2 bytes; group g (32 values) is 16 bytes at 16 g,
 //       value j of the group in the low nibble of byte j, value j + 16 in
 //       its high nibble (GGUF's Q4_0/Q4_1 order); value = scale * q + offset
-//       (q in 0..15, one scale and one offset per group).
+//       (q in 0..15, one scale and one offset per group). A symmetric Q4
+//       (GGUF's Q4_0) has no offset table: its offset is -8 * scale, formed
+//       in float32 where it is used (exact: the scale is a half, or a
+//       float32 that -8 times does not round).
 //   BF16: a row is `cols` bfloat16 values (2 bytes each, a float32's upper
 //       half): weight-only bf16, no scales (group 32 only for the scalar
 //       loops' chunks).
@@ -39,6 +42,7 @@ struct View {
   int64_t scale_stride = 0;
   const uint8_t *data = nullptr;
   bool half = false;  // scale16/offset16 hold the scales, not scale/offset
+  bool sym = false;   // Q4 with offset -8 * scale and no offset table
   const float *scale = nullptr, *offset = nullptr;
   const uint16_t *scale16 = nullptr, *offset16 = nullptr;
   // How far ahead of the rows being multiplied the kernels prefetch the

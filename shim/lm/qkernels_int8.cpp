@@ -164,8 +164,12 @@ VNNI void block(const View &w, int64_t r, const Acts8 &a, int64_t m0, float *y, 
       CTORCH_UNROLL
       for (int i = 0; i < R; ++i) {
         const int64_t k = (r + i) * w.scale_stride + g;
-        wo[i] = w.half ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, w.offset16 + k))
-                       : _mm512_maskz_loadu_ps(mk, w.offset + k);
+        if (w.sym)  // -8 * scale
+          wo[i] = _mm512_mul_ps(_mm512_set1_ps(-8.f), w.half ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, w.scale16 + k))
+                                                             : _mm512_maskz_loadu_ps(mk, w.scale + k));
+        else
+          wo[i] = w.half ? _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, w.offset16 + k))
+                         : _mm512_maskz_loadu_ps(mk, w.offset + k);
       }
       CTORCH_UNROLL
       for (int m = 0; m < MB; ++m) {

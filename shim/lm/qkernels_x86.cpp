@@ -55,6 +55,18 @@ AVX2_FN void widen_256(const uint16_t *src, int64_t n, float *dst) {
   for (; k < n; ++k) dst[k] = _cvtsh_ss(src[k]);
 }
 
+// dst[k] = -8 * src[k] for k < n: a symmetric Q4's offsets.
+AVX512_FN void times_minus8_512(const float *src, int64_t n, float *dst) {
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) _mm512_storeu_ps(dst + k, _mm512_mul_ps(_mm512_loadu_ps(src + k), _mm512_set1_ps(-8.f)));
+  for (; k < n; ++k) dst[k] = -8.f * src[k];
+}
+AVX2_FN void times_minus8_256(const float *src, int64_t n, float *dst) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(dst + k, _mm256_mul_ps(_mm256_loadu_ps(src + k), _mm256_set1_ps(-8.f)));
+  for (; k < n; ++k) dst[k] = -8.f * src[k];
+}
+
 // The scales and offsets of weight rows r .. r+R-1 for groups [g0, g0 + n),
 // n <= kChunk, as float32 pointers the kernels index by g - g0: into the
 // tables themselves, or (half scales) into buf, where they are widened
@@ -62,9 +74,10 @@ AVX2_FN void widen_256(const uint16_t *src, int64_t n, float *dst) {
 // floats as they do for float32 tables.
 constexpr int64_t kChunk = 32;
 
+// A symmetric Q4's offsets (-8 * scale) are formed into buf the same way.
 template <int R, bool H>
 struct ScaleRows {
-  float buf[H ? 2 * R : 1][kChunk];
+  float buf[2 * R][kChunk];
   const float *s[R], *o[R];
 
   template <bool W512>
@@ -74,13 +87,17 @@ struct ScaleRows {
       if (!H) {
         s[i] = w.scale + k;
         o[i] = w.offset ? w.offset + k : nullptr;
-        continue;
+      } else {
+        (W512 ? widen_512 : widen_256)(w.scale16 + k, n, buf[i]);
+        s[i] = buf[i];
+        o[i] = nullptr;
+        if (w.offset16) {
+          (W512 ? widen_512 : widen_256)(w.offset16 + k, n, buf[R + i]);
+          o[i] = buf[R + i];
+        }
       }
-      (W512 ? widen_512 : widen_256)(w.scale16 + k, n, buf[i]);
-      s[i] = buf[i];
-      o[i] = nullptr;
-      if (w.offset16) {
-        (W512 ? widen_512 : widen_256)(w.offset16 + k, n, buf[R + i]);
+      if (w.sym) {
+        (W512 ? times_minus8_512 : times_minus8_256)(s[i], n, buf[R + i]);
         o[i] = buf[R + i];
       }
     }

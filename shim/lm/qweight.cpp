@@ -46,6 +46,7 @@ qk::View view_of(const QWeight &w) {
   v.scale_stride = v.ngroups;
   v.data = w.data.data_ptr<uint8_t>();
   v.half = w.half_scales();
+  v.sym = w.fmt == qk::kQ4 && !w.offset.defined();
   if (v.half) {
     v.scale16 = reinterpret_cast<const uint16_t *>(w.scale.data_ptr<at::Half>());
     v.offset16 = w.offset.defined() ? reinterpret_cast<const uint16_t *>(w.offset.data_ptr<at::Half>()) : nullptr;
@@ -57,7 +58,8 @@ qk::View view_of(const QWeight &w) {
   return v;
 }
 
-QWeight make(int fmt, int64_t rows, int64_t cols, int64_t group, bool half) {
+// sym: a Q4 without an offset table (its offset -8 * scale).
+QWeight make(int fmt, int64_t rows, int64_t cols, int64_t group, bool half, bool sym = false) {
   QWeight w;
   w.fmt = fmt;
   w.rows = rows;
@@ -66,7 +68,7 @@ QWeight make(int fmt, int64_t rows, int64_t cols, int64_t group, bool half) {
   auto u8 = at::TensorOptions().dtype(at::kByte), sc = at::TensorOptions().dtype(half ? at::kHalf : at::kFloat);
   w.data = at::empty({rows, fmt == qk::kQ8 ? cols : fmt == qk::kQ4 ? cols / 2 : 2 * cols}, u8);
   if (fmt != qk::kBF16) w.scale = at::empty({rows, cols / group}, sc);
-  if (fmt == qk::kQ4) w.offset = at::empty({rows, cols / group}, sc);
+  if (fmt == qk::kQ4 && !sym) w.offset = at::empty({rows, cols / group}, sc);
   return w;
 }
 
@@ -115,16 +117,13 @@ inline uint16_t half_bits(const uint8_t *p) {
   return h;
 }
 
-// Q8_0, Q4_0 and Q4_1 keep the file's half scales (w.half_scales()): Q4_0's
-// offset -8 d is a half too, unless it overflows one.
-bool keeps_half_scales(uint32_t type, const uint8_t *src, uint64_t nbytes) {
+// Q8_0, Q4_0 and Q4_1 keep the file's half scales (w.half_scales()); Q4_0
+// is symmetric (its offset -8 d formed where it is used).
+bool keeps_half_scales(uint32_t type) {
   switch (static_cast<GgmlType>(type)) {
     case GgmlType::Q8_0:
-    case GgmlType::Q4_1: return true;
     case GgmlType::Q4_0:
-      for (uint64_t b = 0; b + 18 <= nbytes; b += 18)
-        if (!(std::fabs(half_at(src + b)) <= 8188.f)) return false;  // 8 d within half's 65504 (NaN: no)
-      return true;
+    case GgmlType::Q4_1: return true;
     default: return false;
   }
 }
@@ -145,10 +144,9 @@ void repack_row(uint32_t type, const uint8_t *src, int64_t nb, QWeight &w, const
           std::memcpy(dst + 32 * b, src + 2, 32);
         }
         return;
-      case GgmlType::Q4_0:  // -8 d is exact in half (keeps_half_scales checked its range)
+      case GgmlType::Q4_0:  // [d: f16][16 bytes of nibbles]: d * (q - 8) = d * q + (-8 d), both exact
         for (int64_t b = 0; b < nb; ++b, src += 18) {
           scale[b] = half_bits(src);
-          offset[b] = c10::detail::fp16_ieee_from_fp32_value(-8.f * half_at(src));
           std::memcpy(dst + 16 * b, src + 2, 16);
         }
         return;
@@ -169,14 +167,6 @@ void repack_row(uint32_t type, const uint8_t *src, int64_t nb, QWeight &w, const
       for (int64_t b = 0; b < nb; ++b, src += 34) {
         scale[b] = half_at(src);
         std::memcpy(dst + 32 * b, src + 2, 32);
-      }
-      return;
-    case GgmlType::Q4_0:  // [d: f16][16 bytes of nibbles]: d * (q - 8) = d * q + (-8 d), both exact
-      for (int64_t b = 0; b < nb; ++b, src += 18) {
-        const float d = half_at(src);
-        scale[b] = d;
-        offset[b] = -8.f * d;
-        std::memcpy(dst + 16 * b, src + 2, 16);
       }
       return;
     case GgmlType::Q4_1:  // [d: f16][m: f16][16 bytes of nibbles]
@@ -249,7 +239,6 @@ void quantize_group(const float *x, const std::string &how, QWeight &w, const qk
     for (int j = 0; j < 32; ++j)
       if (std::fabs(x[j]) > std::fabs(mx)) mx = x[j];
     d = mx / -8.f;
-    off = -8.f * d;
   } else {  // q4_1
     float lo = x[0], hi = x[0];
     for (int j = 1; j < 32; ++j) lo = std::fmin(lo, x[j]), hi = std::fmax(hi, x[j]);
@@ -264,7 +253,7 @@ void quantize_group(const float *x, const std::string &how, QWeight &w, const qk
   };
   for (int j = 0; j < 16; ++j) q[j] = static_cast<uint8_t>(level(x[j]) | (level(x[j + 16]) << 4));
   *scale = d;
-  w.offset.data_ptr<float>()[r * v.ngroups + g] = off;
+  if (w.offset.defined()) w.offset.data_ptr<float>()[r * v.ngroups + g] = off;
 }
 
 // 0: the instruction set's own threshold (prefill_rows_of).
@@ -398,7 +387,7 @@ QWeight qweight_from_gguf(uint32_t type, const uint8_t *src, uint64_t nbytes, in
         " values does not take " + std::to_string(nbytes) + " bytes");
   const auto t = static_cast<GgmlType>(type);
   const int fmt = t == GgmlType::Q8_0 || t == GgmlType::Q6_K ? qk::kQ8 : qk::kQ4;
-  QWeight w = qd::make(fmt, rows, cols, t == GgmlType::Q6_K ? 16 : 32, qd::keeps_half_scales(type, src, nbytes));
+  QWeight w = qd::make(fmt, rows, cols, t == GgmlType::Q6_K ? 16 : 32, qd::keeps_half_scales(type), t == GgmlType::Q4_0);
   const qk::View v = qd::view_of(w);
   if (row_order)
     for (int64_t r = 0; r < rows; ++r)
@@ -425,7 +414,7 @@ QWeight qweight_quantize(const at::Tensor &w_in, const std::string &how) {
   }
   at::Tensor x = w_in.to(at::kFloat).contiguous();
   const int64_t rows = x.size(0), cols = x.size(1);
-  QWeight w = qd::make(how == "q8_0" ? qk::kQ8 : qk::kQ4, rows, cols, 32, false);
+  QWeight w = qd::make(how == "q8_0" ? qk::kQ8 : qk::kQ4, rows, cols, 32, false, how == "q4_0");
   const qk::View v = qd::view_of(w);
   const float *xp = x.data_ptr<float>();
   qd::split_rows(rows, 64, [&](int64_t r0, int64_t r1) {
@@ -436,7 +425,8 @@ QWeight qweight_quantize(const at::Tensor &w_in, const std::string &how) {
 }
 
 bool qweight_same_layout(const QWeight &a, const QWeight &b) {
-  return a.fmt == b.fmt && a.group == b.group && a.cols == b.cols && a.half_scales() == b.half_scales();
+  return a.fmt == b.fmt && a.group == b.group && a.cols == b.cols && a.half_scales() == b.half_scales() &&
+         a.offset.defined() == b.offset.defined();
 }
 
 QWeight qweight_cat(const std::vector<QWeight> &parts) {

@@ -6,8 +6,9 @@
 // The formats represent GGUF's blocks exactly: Q8_0 is Q8 with a group of
 // 32, Q6_K is Q8 with a group of 16 (its 16-value sub-blocks, each with the
 // product of the super-block's and the sub-block's scales), Q4_0, Q4_1 and
-// Q4_K are Q4 (scale and offset per 32 values: Q4_0's offset is -8 d, Q4_1's
-// is m, Q4_K's sub-block s has scale d * sc[s] and offset -dmin * m[s]).
+// Q4_K are Q4 (scale and offset per 32 values: Q4_0's offset is -8 d, formed
+// where it is used rather than stored, Q4_1's is m, Q4_K's sub-block s has
+// scale d * sc[s] and offset -dmin * m[s]).
 // Every unpacked value is bit-equal to gguf.quants.dequantize's, so a
 // product differs from the dequantised model's only in its summation order.
 // Q8_0, Q4_0 and Q4_1 keep the file's half scales (a fifth fewer bytes per
@@ -32,7 +33,7 @@ struct QWeight {
   int64_t rows = 0, cols = 0, group = 32;
   at::Tensor data;    // uint8 [rows, row bytes]: cols (Q8), cols / 2 (Q4) or 2 cols (BF16)
   at::Tensor scale;   // float32 or float16 [rows, cols / group]; undefined for BF16
-  at::Tensor offset;  // as scale (Q4); undefined for Q8
+  at::Tensor offset;  // as scale (Q4); undefined for Q8 and Q4_0 (offset -8 * scale)
   // Products with x rounded to 8 bits per group of 32 (qkernels.h's Acts8,
   // llama.cpp's activations) where the CPU runs the int8 kernels, for the
   // matrices int8_form() admits. The load option activations=int8 sets it.

@@ -113,7 +113,9 @@ double int8_err(const at::Tensor &y, const at::Tensor &x, const std::vector<QWei
       refs.push_back(at::matmul(xd, w.t()));
       continue;
     }
-    at::Tensor o = p.offset.defined() ? p.offset.to(at::kDouble).repeat_interleave(32, 1) : at::zeros_like(w);
+    at::Tensor o = p.offset.defined() ? p.offset.to(at::kDouble).repeat_interleave(32, 1)
+                   : p.fmt == qk::kQ4   ? (-8 * p.scale.to(at::kDouble)).repeat_interleave(32, 1)  // (Q4_0)
+                                        : at::zeros_like(w);
     refs.push_back(at::matmul(xr, (w - o).t()) + at::matmul(xd, o.t()));
   }
   return ((y.to(at::kDouble) - at::cat(refs, 1)).abs() / (at::cat(bounds, 1) + 1e-30)).max().item<double>();
@@ -237,22 +239,29 @@ void run_checks(std::mt19937 &rng) {
     qk::isa_force(isa);
     check_products({qa, qb}, ref, std::string("Q4_K + Q6_K stacked ") + qk::isa_name(isa));
   }
-  // A Q4_0 block whose offset -8 d overflows a half keeps float32 scales,
-  // and its values stay exact; stacked with a Q4_0 matrix of half scales.
+  // Q4_0 keeps the file's bytes and no offset table (its offset -8 d is
+  // formed in float32 where it is used): a block whose -8 d overflows a
+  // half stays exact; stacked with another Q4_0 matrix, not with a Q4_1.
   std::vector<uint8_t> big = random_blocks(GgmlType::Q4_0, 5, 64, rng);
   put_half(big.data() + 18 * 3, 9000.f);
   QWeight qbig = qweight_from_gguf(uint32_t(GgmlType::Q4_0), big.data(), big.size(), 5, 64, nullptr);
-  check(!qbig.half_scales(), "Q4_0 with a scale of 9000: float32 scales");
+  check(qbig.half_scales() && !qbig.offset.defined() && qbig.nbytes() == int64_t(big.size()),
+        "Q4_0: half scales, no offsets, the file's size");
   at::Tensor deq_big = at::empty({5, 64});
   gguf_dequantize(GgmlType::Q4_0, big.data(), deq_big.data_ptr<float>(), 5 * 64);
   std::vector<uint8_t> small = random_blocks(GgmlType::Q4_0, 3, 64, rng);
   QWeight qsmall = qweight_from_gguf(uint32_t(GgmlType::Q4_0), small.data(), small.size(), 3, 64, nullptr);
-  check(!qweight_same_layout(qbig, qsmall), "half and float32 scales are not stacked as one matrix");
+  std::vector<uint8_t> b41 = random_blocks(GgmlType::Q4_1, 3, 64, rng);
+  QWeight q41 = qweight_from_gguf(uint32_t(GgmlType::Q4_1), b41.data(), b41.size(), 3, 64, nullptr);
+  check(qweight_same_layout(qbig, qsmall) && !qweight_same_layout(qsmall, q41),
+        "Q4_0 stacks with Q4_0, not with Q4_1 (an offset table)");
   for (qk::Isa isa : isas) {
     qk::isa_force(isa);
-    check(at::equal(qweight_dequantize(qbig), deq_big), std::string("Q4_0 float32 scales ") + qk::isa_name(isa));
-    check_products({qbig, qsmall}, at::cat({deq_big, qweight_dequantize(qsmall)}, 0),
-                   std::string("Q4_0 float32 + half scales ") + qk::isa_name(isa));
+    check(at::equal(qweight_dequantize(qbig), deq_big), std::string("Q4_0, -8 d beyond a half ") + qk::isa_name(isa));
+    check_products({qweight_cat({qbig, qsmall})}, at::cat({deq_big, qweight_dequantize(qsmall)}, 0),
+                   std::string("Q4_0 stacked ") + qk::isa_name(isa));
+    check_products({qbig, q41}, at::cat({deq_big, qweight_dequantize(q41)}, 0),
+                   std::string("Q4_0 beside Q4_1 ") + qk::isa_name(isa));
   }
   // Weight-only bf16: the values are torch's rounding, exactly, in every
   // instruction set; products as the other formats'.
