@@ -88,8 +88,12 @@ Dequant avx512_dequant();
 struct Acts8 {
   int64_t M = 0, K = 0;
   int64_t pairs = 0;       // groups of 32 in pairs: ceil(K / 64)
+  // The order of each pair's 64 values in q and of its scales in d16: x's
+  // own ([group 2p, group 2p+1]), or where q4_order Q4's (qkernels_int8.cpp):
+  // the middle two 16-value quarters swapped.
+  bool q4_order = false;
   std::vector<int8_t> q;   // [M][pairs * 64], a missing last group zero
-  std::vector<float> d16;  // [M][pairs][16]: lanes 0-7 group 2p's d, 8-15 group 2p+1's
+  std::vector<float> d16;  // [M][pairs][16]: each value's group's d, 4 values a lane
   std::vector<float> sum;  // [M][pairs * 2]: each group's sum of x (float32)
   // [M][pairs][16]: -128 times the sum of q's four values in each 32-bit
   // lane (where the Q8 kernel's sums start; qkernels_int8.cpp says why)
@@ -97,8 +101,10 @@ struct Acts8 {
 };
 // Whether this CPU runs the int8 kernels (AVX-512 BW, VL and VNNI).
 bool int8_supported();
-// x [M, K] (row stride ldx; K a multiple of 32) into a.
-void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a);
+// x [M, K] (row stride ldx; K a multiple of 32) into a, in Q4's order
+// where q4_order (the order the kernels of the matrices it meets most use:
+// the other format's kernel reorders x on the fly).
+void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a, bool q4_order);
 // y[m * ldy + r] = sum_k w[r, k] * x[m, k] for r in [r0, r1) and every row
 // of a, in 32-bit integers per group: Q8 or Q4 with groups of 32.
 void int8_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy);

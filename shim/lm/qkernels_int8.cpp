@@ -42,9 +42,14 @@ namespace {
 #define VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inline)) inline
 #define VNNI_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c")))
 
+// The middle two 16-byte lanes of a register swapped: x's order to Q4's
+// and back (block says why).
+constexpr int kSwap = _MM_SHUFFLE(3, 1, 2, 0);
+
 // Row m of x: its groups' scales into a.d16 (two groups a pair), values
-// into a.q, sums into a.sum, the Q8 correction into a.c16.
-VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, float *sum, int32_t *c16) {
+// into a.q, sums into a.sum, the Q8 correction into a.c16 (in x's order).
+VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, float *sum, int32_t *c16,
+                          bool q4_order) {
   const int64_t groups = K / 32;
   for (int64_t g = 0; g < groups; ++g) {
     const __m512 x0 = _mm512_loadu_ps(x + 32 * g), x1 = _mm512_loadu_ps(x + 32 * g + 16);
@@ -69,6 +74,11 @@ VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, floa
     const __m512i xq = _mm512_loadu_si512(q + 64 * p);
     _mm512_storeu_si512(c16 + 16 * p, _mm512_sub_epi32(_mm512_setzero_si512(),
                                                        _mm512_dpbusd_epi32(_mm512_setzero_si512(), flip, xq)));
+    if (q4_order) {
+      _mm512_storeu_si512(q + 64 * p, _mm512_shuffle_i64x2(xq, xq, kSwap));
+      const __m512 d = _mm512_loadu_ps(d16 + 16 * p);
+      _mm512_storeu_ps(d16 + 16 * p, _mm512_shuffle_f32x4(d, d, kSwap));
+    }
   }
 }
 
@@ -99,7 +109,8 @@ VNNI __m512 pair_scales(const View &w, int64_t k, bool two, __m512i idx) {
 //       the upper half shifted right by 4 and both masked to nibbles:
 //       [low nibbles of g, of g+1, high nibbles of g, of g+1] in 16-byte
 //       lanes, so x's middle two 16-byte lanes (g's upper half, g+1's
-//       lower) swap places to meet them, and its scales with them.
+//       lower) swap places to meet them, and its scales with them: once
+//       when x is quantised (Acts8::q4_order) or here, per row of x.
 // The weights' two scales are widened once and spread over the lanes
 // their group's values meet.
 template <int R, int MB, int F>
@@ -116,7 +127,7 @@ VNNI void block(const View &w, int64_t r, const Acts8 &a, int64_t m0, float *y, 
   const __m512i sidx = F == kQ8 ? _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)
                                 : _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1);
   constexpr int64_t step = F == kQ8 ? 64 : 32;  // bytes of a row per pair of groups
-  constexpr int swap = _MM_SHUFFLE(3, 1, 2, 0);
+  const bool reorder = (F == kQ4) != a.q4_order;
   const Ahead ahead = ahead_of<R>(w, r);
   for (int64_t p = 0; p < a.pairs; ++p) {
     const int64_t g = 2 * p;
@@ -141,12 +152,11 @@ VNNI void block(const View &w, int64_t r, const Acts8 &a, int64_t m0, float *y, 
     for (int m = 0; m < MB; ++m) {
       __m512i xq = _mm512_loadu_si512(a.q.data() + (m0 + m) * kp + 64 * p);
       __m512 xd = _mm512_loadu_ps(a.d16.data() + ((m0 + m) * a.pairs + p) * 16);
-      __m512i base = _mm512_setzero_si512();
-      if (F == kQ8) {
-        base = _mm512_loadu_si512(a.c16.data() + ((m0 + m) * a.pairs + p) * 16);
-      } else {
-        xq = _mm512_shuffle_i64x2(xq, xq, swap);
-        xd = _mm512_shuffle_f32x4(xd, xd, swap);
+      const __m512i base =
+          F == kQ8 ? _mm512_loadu_si512(a.c16.data() + ((m0 + m) * a.pairs + p) * 16) : _mm512_setzero_si512();
+      if (reorder) {
+        xq = _mm512_shuffle_i64x2(xq, xq, kSwap);
+        xd = _mm512_shuffle_f32x4(xd, xd, kSwap);
       }
       CTORCH_UNROLL
       for (int i = 0; i < R; ++i) {
@@ -226,8 +236,9 @@ bool int8_supported() {
   return yes;
 }
 
-void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a) {
+void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a, bool q4_order) {
   a.M = M;
+  a.q4_order = q4_order;
   a.K = K;
   a.pairs = (K / 32 + 1) / 2;
   a.q.resize(size_t(M * a.pairs * 64));
@@ -236,7 +247,7 @@ void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a) 
   a.c16.resize(size_t(M * a.pairs * 16));
   for (int64_t m = 0; m < M; ++m)
     quantize_row(x + m * ldx, K, a.q.data() + m * a.pairs * 64, a.d16.data() + m * a.pairs * 16,
-                 a.sum.data() + m * a.pairs * 2, a.c16.data() + m * a.pairs * 16);
+                 a.sum.data() + m * a.pairs * 2, a.c16.data() + m * a.pairs * 16, q4_order);
 }
 
 void int8_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy) {
@@ -247,7 +258,7 @@ void int8_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, 
 #else
 
 bool int8_supported() { return false; }
-void quantize_acts(const float *, int64_t, int64_t, int64_t, Acts8 &) {}
+void quantize_acts(const float *, int64_t, int64_t, int64_t, Acts8 &, bool) {}
 void int8_rows(const View &, int64_t, int64_t, const Acts8 &, float *, int64_t) {}
 
 #endif

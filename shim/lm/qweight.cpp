@@ -492,13 +492,15 @@ void float_linear_into(const float *w, int64_t rows, int64_t cols, const float *
 }
 
 void qweight_linear_into(const std::vector<QWeight> &parts, const float *x, int64_t M, float *y) {
-  int64_t N = 0;
-  bool int8 = false;
-  for (const QWeight &p : parts) N += p.rows, int8 = int8 || qd::takes_int8(p);
-  // x quantised once for every part that takes 8-bit activations: a small
-  // part of the products' work.
+  int64_t N = 0, rows8 = 0, rows4 = 0;
+  for (const QWeight &p : parts) {
+    N += p.rows;
+    if (qd::takes_int8(p)) (p.fmt == qk::kQ4 ? rows4 : rows8) += p.rows;
+  }
+  // x quantised once for every part that takes 8-bit activations (a small
+  // part of the products' work), in the order of the format with most rows.
   qk::Acts8 x8;
-  if (int8) qk::quantize_acts(x, M, parts[0].cols, parts[0].cols, x8);
+  if (rows8 + rows4) qk::quantize_acts(x, M, parts[0].cols, parts[0].cols, x8, rows4 > rows8);
   int64_t col = 0;
   for (const QWeight &p : parts) {
     qd::product(p, x, &x8, M, y, N, col);

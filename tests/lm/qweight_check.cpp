@@ -262,6 +262,14 @@ void run_checks(std::mt19937 &rng) {
                    std::string("Q4_0 stacked ") + qk::isa_name(isa));
     check_products({qbig, q41}, at::cat({deq_big, qweight_dequantize(q41)}, 0),
                    std::string("Q4_0 beside Q4_1 ") + qk::isa_name(isa));
+    // Q8 beside Q4 in one product: x quantised once, in the order of the
+    // format with more rows; the other's kernel reorders it.
+    for (int64_t rows8 : {2, 11}) {
+      std::vector<uint8_t> b8 = random_blocks(GgmlType::Q8_0, rows8, 64, rng);
+      QWeight q8 = qweight_from_gguf(uint32_t(GgmlType::Q8_0), b8.data(), b8.size(), rows8, 64, nullptr);
+      check_products({q8, qbig, q41}, at::cat({qweight_dequantize(q8), deq_big, qweight_dequantize(q41)}, 0),
+                     "Q8_0 (" + std::to_string(rows8) + " rows) beside Q4_0 and Q4_1 " + qk::isa_name(isa));
+    }
   }
   // Weight-only bf16: the values are torch's rounding, exactly, in every
   // instruction set; products as the other formats'.
