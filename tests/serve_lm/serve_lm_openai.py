@@ -83,7 +83,9 @@ def main():
 
         # Alone, each prompt's greedy text (not streamed: the same text, as
         # checked above, and quicker); then four streams at once, each in its
-        # own sequence of the shared session, decoded together.
+        # own sequence of the shared session, decoded together where they
+        # overlap (a loaded machine may run a short one alone: the overlap
+        # is proven below, by the long streams).
         kw = dict(max_tokens=160, temperature=0, extra_body={"ignore_eos": True})
         alone = [chat(client, p, **kw).choices[0].message.content for p in PROMPTS]
         results, errors = [None] * 4, []
@@ -106,8 +108,7 @@ def main():
         for i, (got, reason, usage) in enumerate(results):
             assert got == alone[i], (i, got, alone[i])
             assert reason == "length" and usage.completion_tokens == 160, (i, reason, usage)
-        h = s.wait_idle()
-        assert h["max_batch"] >= 2, h
+        s.wait_idle()
 
         # Four slots, no queue: a fifth request is refused while four run.
         # Four long streams (2,000 tokens each, their text not compared) hold
@@ -142,7 +143,10 @@ def main():
             t.join(60)
         assert not errors, errors
         assert busy, "a fifth request was not refused with 503 while four streams ran"
-        s.wait_idle()
+        # Four streams held their slots at once, so some decode steps ran
+        # several sequences in one batch.
+        h = s.wait_idle()
+        assert h["max_batch"] >= 2, h
 
         # Refusals come back as the client's own exceptions.
         for bad, want in ((dict(n=2), "n"), (dict(extra_body={"frobnicate": 1}), "frobnicate"),
