@@ -198,9 +198,6 @@ VNNI void block(const View &w, int64_t r, const Acts8 &a, int64_t m0, float *y, 
 // 4 weight rows by 4 rows of x: 16 accumulators, and the weight blocks
 // (their bytes and scales) in registers beside them.
 constexpr int kR = 4, kMB = 4;
-#ifndef KR1
-#define KR1 8
-#endif
 
 template <int MB, int F>
 VNNI void rows_for(const View &w, int64_t r0, int64_t r1, const Acts8 &a, int64_t m0, float *y, int64_t ldy) {
