@@ -13,6 +13,10 @@
 #include <cstring>
 #include <unordered_map>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "files/files.h"
 #include "core/internal.h"
 #include "json/json.h"
@@ -127,24 +131,36 @@ std::string chat_template_of(const std::string &text, const std::string &file) {
 }
 
 // activations=int8: the packed Q8/Q4 parts in groups of 32 marked for the
-// int8 kernels (the others, Q6_K's groups of 16 and bf16, stay float32),
-// and what the load report says of it.
+// int8 kernels (the others, Q6_K's groups of 16 and bf16, stay float32)
+// and rearranged in tiles of 16 rows for them (qweight_tile: in place of
+// the row-major bytes, not beside them), and what the load report says.
 void mark_int8(Weights &w, std::vector<std::string> &report) {
-  int64_t marked = 0, left = 0;
+  int64_t marked = 0, left = 0, tiled = 0;
   auto mark = [&](Linear &l) {
     for (QWeight &q : l.q) {
       q.int8_acts = q.int8_form();
       ++(q.int8_acts ? marked : left);
+      if (q.int8_acts) q = qweight_tile(q);
+      tiled += q.tiled;
     }
   };
   for (LayerWeights &l : w.layers) mark(l.wqkv), mark(l.wo), mark(l.wup), mark(l.wdown);
+  // A tied head's embedding lookups read the head's tiles (one copy).
+  const bool tied = w.tok_embd_q.defined() && w.head.q.size() == 1 && w.head.q[0].data.is_same(w.tok_embd_q.data);
   mark(w.head);
+  if (tied) w.tok_embd_q = w.head.q[0];
+#ifdef __GLIBC__
+  // The row-major copies are freed, but among the tiles that replaced
+  // them: malloc keeps such holes resident unless asked to give them back.
+  if (tiled) ::malloc_trim(0);
+#endif
   if (!qk::int8_available())
     report.push_back("activations=int8: this CPU has no AVX-512 VNNI (or CTORCH_LM_KERNELS chose another set): "
                      "float32 activations");
   else
     report.push_back("activations=int8: " + std::to_string(marked) +
-                     " packed matrices multiply x rounded to 8 bits per group of 32 (AVX-512 VNNI)" +
+                     " packed matrices multiply x rounded to 8 bits per group of 32 (AVX-512 VNNI), " +
+                     std::to_string(tiled) + " of them in tiles of 16 rows" +
                      (left ? ", " + std::to_string(left) + " others float32" : ""));
 }
 

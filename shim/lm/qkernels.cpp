@@ -32,19 +32,35 @@ inline float offset_at(const View &w, int64_t i) {
   return w.half ? c10::detail::fp16_ieee_to_fp32_value(w.offset16[i]) : w.offset[i];
 }
 
+// Where group g of row r has its scale (and offset).
+inline int64_t scale_index(const View &w, int64_t r, int64_t g) {
+  return w.tiled ? ((r / kTile) * w.ngroups + g) * kTile + r % kTile : r * w.scale_stride + g;
+}
+
+// Group g of row r's n bytes (Q8: 32, Q4: 16) in the row-major order:
+// in place, or gathered from a tiled matrix's vectors into tmp.
+inline const uint8_t *group_bytes(const View &w, int64_t r, int64_t g, int64_t n, uint8_t *tmp) {
+  if (!w.tiled) return w.data + r * w.row_bytes + g * n;
+  const uint8_t *b = w.data + ((r / kTile) * w.ngroups + g) * kTile * n + 4 * (r % kTile);
+  for (int64_t c = 0; c < n / 4; ++c) std::memcpy(tmp + 4 * c, b + 64 * c, 4);
+  return tmp;
+}
+
 // Group g of a Q8 row as float32: scale * q (exactly the product GGUF's
 // dequantisation forms).
 inline void unpack_q8(const View &w, int64_t r, int64_t g, float *out) {
-  const int8_t *q = reinterpret_cast<const int8_t *>(w.data + r * w.row_bytes + g * w.group);
-  const float s = scale_at(w, r * w.scale_stride + g);
+  uint8_t tmp[32];
+  const int8_t *q = reinterpret_cast<const int8_t *>(group_bytes(w, r, g, w.group, tmp));
+  const float s = scale_at(w, scale_index(w, r, g));
   for (int64_t j = 0; j < w.group; ++j) out[j] = s * static_cast<float>(q[j]);
 }
 
 // Group g of a Q4 row: scale * q + offset, two roundings as GGUF's
 // dequantisation (fp-contract is off in this file: no fused multiply-add).
 inline void unpack_q4(const View &w, int64_t r, int64_t g, float *out) {
-  const uint8_t *p = w.data + r * w.row_bytes + g * 16;
-  const float s = scale_at(w, r * w.scale_stride + g), o = offset_at(w, r * w.scale_stride + g);
+  uint8_t tmp[16];
+  const uint8_t *p = group_bytes(w, r, g, 16, tmp);
+  const float s = scale_at(w, scale_index(w, r, g)), o = offset_at(w, scale_index(w, r, g));
   for (int j = 0; j < 16; ++j) {
     out[j] = s * static_cast<float>(p[j] & 0x0F) + o;
     out[j + 16] = s * static_cast<float>(p[j] >> 4) + o;
@@ -172,7 +188,9 @@ Kernel kernel(Isa isa, int fmt, bool half) {
 bool int8_available() { return isa_active() == Isa::avx512 && int8_supported(); }
 
 void dequant_rows(const View &w, int64_t r0, int64_t r1, float *out) {
-  if (isa_active() == Isa::avx512 && (w.fmt == kQ8 || w.fmt == kQ4))
+  // (a tiled matrix's rows are unpacked one group at a time: for lookups
+  // and checks; its products run the int8 kernels)
+  if (isa_active() == Isa::avx512 && (w.fmt == kQ8 || w.fmt == kQ4) && !w.tiled)
     if (Dequant d = avx512_dequant()) return d(w, r0, r1, out);
   for (int64_t r = r0; r < r1; ++r, out += w.cols)
     for (int64_t g = 0; g < w.ngroups; ++g) unpack(w, r, g, out + g * w.group);

@@ -21,6 +21,15 @@
 // scale and offset are [rows, cols / group], row-major: float32, or IEEE
 // half where every value is one (GGUF's Q8_0, Q4_0 and Q4_1 store theirs so:
 // kept as they are, a quarter fewer bytes to read per value of Q4).
+// Tiled (View::tiled; Q8 or Q4 in groups of 32, for the int8 kernels): the
+// same bytes and scales, rearranged so that each vpdpbusd meets 16 weight
+// rows at once. Tile t holds rows 16 t .. 16 t + 15; its groups follow one
+// another, group g of tile t at (t * ngroups + g) * 16 * B (B the bytes of
+// one row's group: 32 for Q8, 16 for Q4), as B / 4 vectors of 64 bytes.
+// Vector c holds bytes 4c .. 4c + 3 of each row's group, row l at 4 l: a
+// Q4 byte j still carries values j (low nibble) and j + 16 (high), as in
+// the row-major layout. The scales (and offsets) of group g of tile t are
+// 16 consecutive entries at (t * ngroups + g) * 16, row l at l.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +40,8 @@ namespace lm {
 namespace qk {
 
 enum Fmt : int { kQ8 = 0, kQ4 = 1, kBF16 = 2, kF32 = 3 };
+// The rows of one tile of a tiled matrix.
+constexpr int64_t kTile = 16;
 
 struct View {
   int fmt = kQ8;
@@ -43,6 +54,7 @@ struct View {
   const uint8_t *data = nullptr;
   bool half = false;  // scale16/offset16 hold the scales, not scale/offset
   bool sym = false;   // Q4 with offset -8 * scale and no offset table
+  bool tiled = false; // rows in tiles of kTile (above); rows a multiple of kTile
   const float *scale = nullptr, *offset = nullptr;
   const uint16_t *scale16 = nullptr, *offset16 = nullptr;
   // How far ahead of the rows being multiplied the kernels prefetch the
@@ -95,6 +107,7 @@ struct Acts8 {
   std::vector<int8_t> q;   // [M][pairs * 64], a missing last group zero
   std::vector<float> d16;  // [M][pairs][16]: each value's group's d, 4 values a lane
   std::vector<float> sum;  // [M][pairs * 2]: each group's sum of x (float32)
+  std::vector<int32_t> qsum;  // [M][pairs * 2]: each group's sum of q
   // [M][pairs][16]: -128 times the sum of q's four values in each 32-bit
   // lane (where the Q8 kernel's sums start; qkernels_int8.cpp says why)
   std::vector<int32_t> c16;
@@ -106,7 +119,10 @@ bool int8_supported();
 // the other format's kernel reorders x on the fly).
 void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a, bool q4_order);
 // y[m * ldy + r] = sum_k w[r, k] * x[m, k] for r in [r0, r1) and every row
-// of a, in 32-bit integers per group: Q8 or Q4 with groups of 32.
+// of a, in 32-bit integers per group: Q8 or Q4 with groups of 32. A tiled
+// w takes r0 and r1 at whole tiles; its Q4 offset -8 * scale (GGUF's Q4_0)
+// meets x's 8-bit values, as its other values do (llama.cpp's sum), where
+// the row-major kernel multiplies it by x's float32 sum.
 void int8_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy);
 // Whether the int8 kernels run here: the CPU has them and the AVX-512
 // kernels are the active set (CTORCH_LM_KERNELS=avx2 or scalar turns them

@@ -48,8 +48,8 @@ constexpr int kSwap = _MM_SHUFFLE(3, 1, 2, 0);
 
 // Row m of x: its groups' scales into a.d16 (two groups a pair), values
 // into a.q, sums into a.sum, the Q8 correction into a.c16 (in x's order).
-VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, float *sum, int32_t *c16,
-                          bool q4_order) {
+VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, float *sum, int32_t *qsum,
+                          int32_t *c16, bool q4_order) {
   const int64_t groups = K / 32;
   for (int64_t g = 0; g < groups; ++g) {
     const __m512 x0 = _mm512_loadu_ps(x + 32 * g), x1 = _mm512_loadu_ps(x + 32 * g + 16);
@@ -58,15 +58,17 @@ VNNI_FN void quantize_row(const float *x, int64_t K, int8_t *q, float *d16, floa
     const float id = d != 0.f ? 1.f / d : 0.f;
     const __m512 vid = _mm512_set1_ps(id);
     // (round to nearest even: the products stay within [-127, 127])
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(q + 32 * g),
-                     _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x0, vid))));
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(q + 32 * g + 16),
-                     _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x1, vid))));
+    const __m128i q0 = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x0, vid)));
+    const __m128i q1 = _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(x1, vid)));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(q + 32 * g), q0);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(q + 32 * g + 16), q1);
+    qsum[g] = _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_cvtepi8_epi32(q0), _mm512_cvtepi8_epi32(q1)));
     for (int j = 0; j < 8; ++j) d16[16 * (g / 2) + 8 * (g % 2) + j] = d;
     sum[g] = _mm512_reduce_add_ps(_mm512_add_ps(x0, x1));
   }
   if (groups % 2) {  // the pair's missing half: zero values and scales
     std::memset(q + 32 * groups, 0, 32);
+    qsum[groups] = 0;
     for (int j = 0; j < 8; ++j) d16[16 * (groups / 2) + 8 + j] = 0.f;
   }
   const __m512i flip = _mm512_set1_epi8(char(0x80));
@@ -223,6 +225,146 @@ VNNI_FN void run(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y
   }
 }
 
+// ---- Tiled matrices (qkernels.h's layout) ---------------------------------
+//
+// A tile's vector meets 16 weight rows with one vpdpbusd: each 32-bit lane
+// is one row's 4 values against the same 4 values of x, broadcast. A
+// group's 8 vpdpbusd accumulate in integers, each lane a row's sum, so the
+// conversion and the scales come once per group and 16 rows (the
+// row-major kernel pays them on every vpdpbusd) and the sums land in y
+// whole, with no reduction across lanes. A tile's bytes and scales are two
+// sequential streams.
+//   Q8: w + 128 unsigned against x signed, the sum started from
+//       -128 * sum(q of x) (Acts8::qsum).
+//   Q4: the nibbles unsigned; symmetric (Q4_0): the offset -8 in
+//       integers, the sum started from -8 * sum(q of x); with an offset
+//       table (Q4_1, Q4_K): offset * sum(x) in float32, as row-major.
+
+// Independent integer sums per row of x: with few rows, vpdpbusd's latency
+// would otherwise bound a group's 8 dependent steps.
+template <int MB>
+constexpr int chains() {
+  return MB >= 4 ? 1 : MB >= 2 ? 2 : 4;
+}
+
+VNNI __m512i bcast4(const int8_t *p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// Tile t (rows 16 t .. 16 t + 15) times rows m0 .. m0 + MB - 1 of a.
+// H: half scales; ASYM: an offset table.
+template <int MB, int F, bool H, bool ASYM>
+VNNI void tile_rows(const View &w, int64_t t, const Acts8 &a, int64_t m0, float *y, int64_t ldy) {
+  constexpr int NC = chains<MB>();
+  constexpr int64_t gb = F == kQ8 ? 512 : 256;  // a group's bytes in a tile
+  constexpr int NV = int(gb / 64);
+  const int64_t ng = w.ngroups;
+  const uint8_t *data = w.data + t * ng * gb;
+  const int64_t s0 = t * ng * kTile;
+  const __m512i flip = _mm512_set1_epi8(char(0x80)), nib = _mm512_set1_epi8(0x0F);
+  const int8_t *xq[MB];
+  const float *xd[MB], *xs[MB];
+  const int32_t *xn[MB];
+  __m512 acc[MB];
+  CTORCH_UNROLL
+  for (int m = 0; m < MB; ++m) {
+    xq[m] = a.q.data() + (m0 + m) * a.pairs * 64;
+    xd[m] = a.d16.data() + (m0 + m) * a.pairs * 16;
+    xs[m] = a.sum.data() + (m0 + m) * a.pairs * 2;
+    xn[m] = a.qsum.data() + (m0 + m) * a.pairs * 2;
+    acc[m] = _mm512_setzero_ps();
+  }
+  for (int64_t g = 0; g < ng; ++g) {
+    const uint8_t *wg = data + g * gb;
+    if (w.prefetch)  // (one stream: the tile's bytes, then the next tile's)
+      CTORCH_UNROLL
+      for (int c = 0; c < NV; ++c) _mm_prefetch(reinterpret_cast<const char *>(wg + w.prefetch + 64 * c), _MM_HINT_T0);
+    // Where Acts8 keeps group g's first and last 16 values of x (its order:
+    // x's own or Q4's).
+    const int64_t p = g >> 1, h = g & 1;
+    const int64_t lo = 64 * p + (a.q4_order ? 16 * h : 32 * h), hi = lo + (a.q4_order ? 32 : 16);
+    __m512i s[MB][NC];
+    CTORCH_UNROLL
+    for (int m = 0; m < MB; ++m) {
+      s[m][0] = _mm512_set1_epi32(F == kQ8 ? -128 * xn[m][g] : ASYM ? 0 : -8 * xn[m][g]);
+      CTORCH_UNROLL
+      for (int c = 1; c < NC; ++c) s[m][c] = _mm512_setzero_si512();
+    }
+    CTORCH_UNROLL
+    for (int v = 0; v < NV; ++v) {
+      const __m512i raw = _mm512_loadu_si512(wg + 64 * v);
+      if (F == kQ8) {
+        const __m512i wv = _mm512_xor_si512(raw, flip);
+        const int64_t off = v < 4 ? lo + 4 * v : hi + 4 * (v - 4);
+        CTORCH_UNROLL
+        for (int m = 0; m < MB; ++m) s[m][v % NC] = _mm512_dpbusd_epi32(s[m][v % NC], wv, bcast4(xq[m] + off));
+      } else {
+        const __m512i wl = _mm512_and_si512(raw, nib), wh = _mm512_and_si512(_mm512_srli_epi16(raw, 4), nib);
+        CTORCH_UNROLL
+        for (int m = 0; m < MB; ++m) {
+          s[m][(2 * v) % NC] = _mm512_dpbusd_epi32(s[m][(2 * v) % NC], wl, bcast4(xq[m] + lo + 4 * v));
+          s[m][(2 * v + 1) % NC] = _mm512_dpbusd_epi32(s[m][(2 * v + 1) % NC], wh, bcast4(xq[m] + hi + 4 * v));
+        }
+      }
+    }
+    const int64_t k = s0 + g * kTile;
+    const __m512 ws = H ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w.scale16 + k)))
+                        : _mm512_loadu_ps(w.scale + k);
+    __m512 wo = _mm512_setzero_ps();
+    if (ASYM)
+      wo = H ? _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w.offset16 + k)))
+             : _mm512_loadu_ps(w.offset + k);
+    CTORCH_UNROLL
+    for (int m = 0; m < MB; ++m) {
+      __m512i sum = s[m][0];
+      CTORCH_UNROLL
+      for (int c = 1; c < NC; ++c) sum = _mm512_add_epi32(sum, s[m][c]);
+      const __m512 d = _mm512_set1_ps(xd[m][(lo - 64 * p) / 4 + 16 * p]);
+      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(ws, d), acc[m]);
+      if (ASYM) acc[m] = _mm512_fmadd_ps(wo, _mm512_set1_ps(xs[m][g]), acc[m]);
+    }
+  }
+  CTORCH_UNROLL
+  for (int m = 0; m < MB; ++m) _mm512_storeu_ps(y + (m0 + m) * ldy + t * kTile, acc[m]);
+}
+
+template <int MB, int F, bool H, bool ASYM>
+VNNI void tiles_for(const View &w, int64_t t0, int64_t t1, const Acts8 &a, int64_t m0, float *y, int64_t ldy) {
+  for (int64_t t = t0; t < t1; ++t) tile_rows<MB, F, H, ASYM>(w, t, a, m0, y, ldy);
+}
+
+// Blocks of 4 tiles (64 rows, in the L2 cache) over every 8 rows of x.
+template <int F, bool H, bool ASYM>
+VNNI_FN void run_tiles(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy) {
+  const int64_t t1 = r1 / kTile;
+  for (int64_t b = r0 / kTile; b < t1; b += 4) {
+    const int64_t e = std::min(t1, b + 4);
+    int64_t m = 0;
+    for (; m + 8 <= a.M; m += 8) tiles_for<8, F, H, ASYM>(w, b, e, a, m, y, ldy);
+    switch (a.M - m) {
+      case 7: tiles_for<7, F, H, ASYM>(w, b, e, a, m, y, ldy); break;
+      case 6: tiles_for<6, F, H, ASYM>(w, b, e, a, m, y, ldy); break;
+      case 5: tiles_for<5, F, H, ASYM>(w, b, e, a, m, y, ldy); break;
+      case 4: tiles_for<4, F, H, ASYM>(w, b, e, a, m, y, ldy); break;
+      case 3: tiles_for<3, F, H, ASYM>(w, b, e, a, m, y, ldy); break;
+      case 2: tiles_for<2, F, H, ASYM>(w, b, e, a, m, y, ldy); break;
+      case 1: tiles_for<1, F, H, ASYM>(w, b, e, a, m, y, ldy); break;
+      default: break;
+    }
+  }
+}
+
+void tiled_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy) {
+  const bool asym = w.fmt == kQ4 && !w.sym;
+  if (w.fmt == kQ8) return w.half ? run_tiles<kQ8, true, false>(w, r0, r1, a, y, ldy)
+                                  : run_tiles<kQ8, false, false>(w, r0, r1, a, y, ldy);
+  if (w.half) return asym ? run_tiles<kQ4, true, true>(w, r0, r1, a, y, ldy)
+                          : run_tiles<kQ4, true, false>(w, r0, r1, a, y, ldy);
+  return asym ? run_tiles<kQ4, false, true>(w, r0, r1, a, y, ldy) : run_tiles<kQ4, false, false>(w, r0, r1, a, y, ldy);
+}
+
 }  // namespace
 
 bool int8_supported() {
@@ -241,14 +383,17 @@ void quantize_acts(const float *x, int64_t M, int64_t K, int64_t ldx, Acts8 &a, 
   a.q.resize(size_t(M * a.pairs * 64));
   a.d16.resize(size_t(M * a.pairs * 16));
   a.sum.resize(size_t(M * a.pairs * 2));
+  a.qsum.resize(size_t(M * a.pairs * 2));
   a.c16.resize(size_t(M * a.pairs * 16));
   for (int64_t m = 0; m < M; ++m)
     quantize_row(x + m * ldx, K, a.q.data() + m * a.pairs * 64, a.d16.data() + m * a.pairs * 16,
-                 a.sum.data() + m * a.pairs * 2, a.c16.data() + m * a.pairs * 16, q4_order);
+                 a.sum.data() + m * a.pairs * 2, a.qsum.data() + m * a.pairs * 2, a.c16.data() + m * a.pairs * 16,
+                 q4_order);
 }
 
 void int8_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy) {
-  if (w.fmt == kQ8) run<kQ8>(w, r0, r1, a, y, ldy);
+  if (w.tiled) tiled_rows(w, r0, r1, a, y, ldy);
+  else if (w.fmt == kQ8) run<kQ8>(w, r0, r1, a, y, ldy);
   else run<kQ4>(w, r0, r1, a, y, ldy);
 }
 

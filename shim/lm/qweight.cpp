@@ -47,6 +47,7 @@ qk::View view_of(const QWeight &w) {
   v.data = w.data.data_ptr<uint8_t>();
   v.half = w.half_scales();
   v.sym = w.fmt == qk::kQ4 && !w.offset.defined();
+  v.tiled = w.tiled;
   if (v.half) {
     v.scale16 = reinterpret_cast<const uint16_t *>(w.scale.data_ptr<at::Half>());
     v.offset16 = w.offset.defined() ? reinterpret_cast<const uint16_t *>(w.offset.data_ptr<at::Half>()) : nullptr;
@@ -73,14 +74,14 @@ QWeight make(int fmt, int64_t rows, int64_t cols, int64_t group, bool half, bool
 }
 
 // f(r0, r1) over [0, n) in one contiguous range per intra-op thread (all
-// on this thread where there is one).
+// on this thread where there is one), each a multiple of `whole` rows (the
+// kernels' row blocks, a tiled matrix's tiles) but the last.
 template <typename F>
-void split_rows(int64_t n, int64_t min_rows, const F &f) {
+void split_rows(int64_t n, int64_t min_rows, const F &f, int64_t whole = 4) {
   const int64_t threads = std::max<int64_t>(1, at::get_num_threads());
   const int64_t parts = std::max<int64_t>(1, std::min(threads, n / std::max<int64_t>(1, min_rows)));
   if (parts == 1) return f(int64_t(0), n);
-  // Whole multiples of 4 rows per part (the kernels' row blocks).
-  const int64_t per = ((n + parts - 1) / parts + 3) / 4 * 4;
+  const int64_t per = ((n + parts - 1) / parts + whole - 1) / whole * whole;
   infer::intra_op_for(parts, [&](int64_t p) {
     const int64_t r0 = std::min(n, p * per), r1 = std::min(n, r0 + per);
     if (r0 < r1) f(r0, r1);
@@ -285,10 +286,12 @@ void product(const QWeight &w, const float *x, const qk::Acts8 *x8, int64_t M, f
   const int64_t K = w.cols;
   if (takes_int8(w)) {
     // 8-bit activations, every row count.
-    split_rows(w.rows, 16, [&](int64_t r0, int64_t r1) { qk::int8_rows(v, r0, r1, *x8, y + col, ldy); });
+    split_rows(
+        w.rows, 16, [&](int64_t r0, int64_t r1) { qk::int8_rows(v, r0, r1, *x8, y + col, ldy); },
+        v.tiled ? qk::kTile : 4);
     return;
   }
-  if (M >= prefill_rows()) {
+  if (M >= prefill_rows() || v.tiled) {  // (tiles' float32 products: only where int8 was turned off)
     // Prefill: W unpacked to float32 and multiplied by BLAS; the unpacking
     // is 1 / M of the products' work. A matrix of up to 32 MiB of floats is
     // unpacked whole and multiplied straight into y (one GEMM, no copies);
@@ -424,9 +427,42 @@ QWeight qweight_quantize(const at::Tensor &w_in, const std::string &how) {
   return w;
 }
 
+QWeight qweight_tile(const QWeight &w) {
+  if (w.tiled || !w.int8_form() || w.rows % qk::kTile || !qk::int8_available()) return w;
+  const qk::View v = qd::view_of(w);
+  const int64_t n = w.fmt == qk::kQ8 ? 32 : 16;  // a row's bytes per group
+  const int64_t ng = v.ngroups, tiles = w.rows / qk::kTile;
+  QWeight t = w;
+  t.tiled = true;
+  t.int8_acts = true;
+  t.data = at::empty_like(w.data);
+  t.scale = at::empty_like(w.scale);
+  if (w.offset.defined()) t.offset = at::empty_like(w.offset);
+  const uint8_t *src = w.data.data_ptr<uint8_t>();
+  uint8_t *dst = t.data.data_ptr<uint8_t>();
+  const int64_t es = w.scale.element_size();
+  const auto *ss = static_cast<const uint8_t *>(w.scale.data_ptr());
+  auto *ds = static_cast<uint8_t *>(t.scale.data_ptr());
+  const auto *so = w.offset.defined() ? static_cast<const uint8_t *>(w.offset.data_ptr()) : nullptr;
+  auto *dof = w.offset.defined() ? static_cast<uint8_t *>(t.offset.data_ptr()) : nullptr;
+  qd::split_rows(tiles, 4, [&](int64_t t0, int64_t t1) {
+    for (int64_t tt = t0; tt < t1; ++tt)
+      for (int64_t g = 0; g < ng; ++g)
+        for (int64_t l = 0; l < qk::kTile; ++l) {
+          const int64_t r = tt * qk::kTile + l, blk = tt * ng + g;
+          // byte 4c .. 4c + 3 of the row's group into vector c, at 4 l
+          for (int64_t c = 0; c < n / 4; ++c)
+            std::memcpy(dst + blk * qk::kTile * n + 64 * c + 4 * l, src + r * v.row_bytes + g * n + 4 * c, 4);
+          std::memcpy(ds + (blk * qk::kTile + l) * es, ss + (r * ng + g) * es, size_t(es));
+          if (so) std::memcpy(dof + (blk * qk::kTile + l) * es, so + (r * ng + g) * es, size_t(es));
+        }
+  }, 1);
+  return t;
+}
+
 bool qweight_same_layout(const QWeight &a, const QWeight &b) {
   return a.fmt == b.fmt && a.group == b.group && a.cols == b.cols && a.half_scales() == b.half_scales() &&
-         a.offset.defined() == b.offset.defined();
+         a.offset.defined() == b.offset.defined() && a.tiled == b.tiled;
 }
 
 QWeight qweight_cat(const std::vector<QWeight> &parts) {
@@ -492,15 +528,16 @@ void float_linear_into(const float *w, int64_t rows, int64_t cols, const float *
 }
 
 void qweight_linear_into(const std::vector<QWeight> &parts, const float *x, int64_t M, float *y) {
-  int64_t N = 0, rows8 = 0, rows4 = 0;
+  int64_t N = 0, rows8 = 0, rows4 = 0, tiled = 0;
   for (const QWeight &p : parts) {
     N += p.rows;
-    if (qd::takes_int8(p)) (p.fmt == qk::kQ4 ? rows4 : rows8) += p.rows;
+    if (qd::takes_int8(p)) (p.tiled ? tiled : p.fmt == qk::kQ4 ? rows4 : rows8) += p.rows;
   }
   // x quantised once for every part that takes 8-bit activations (a small
-  // part of the products' work), in the order of the format with most rows.
+  // part of the products' work), in the order of the row-major format with
+  // most rows (the tiles' kernels read either order alike).
   qk::Acts8 x8;
-  if (rows8 + rows4) qk::quantize_acts(x, M, parts[0].cols, parts[0].cols, x8, rows4 > rows8);
+  if (rows8 + rows4 + tiled) qk::quantize_acts(x, M, parts[0].cols, parts[0].cols, x8, rows4 > rows8);
   int64_t col = 0;
   for (const QWeight &p : parts) {
     qd::product(p, x, &x8, M, y, N, col);

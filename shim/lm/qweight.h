@@ -38,6 +38,10 @@ struct QWeight {
   // llama.cpp's activations) where the CPU runs the int8 kernels, for the
   // matrices int8_form() admits. The load option activations=int8 sets it.
   bool int8_acts = false;
+  // The rows in tiles of 16 for the int8 kernels (qkernels.h's tiled
+  // layout; qweight_tile): the same bytes and scales, data and scale of the
+  // same shapes, rearranged.
+  bool tiled = false;
 
   bool defined() const { return data.defined(); }
   // Whether the scales are the file's own halves (Q8_0, Q4_0, Q4_1).
@@ -70,6 +74,16 @@ QWeight qweight_from_gguf(uint32_t ggml_type, const uint8_t *src, uint64_t nbyte
 // stay float32). Non-finite inputs give
 // finite nonsense, never undefined behaviour.
 QWeight qweight_quantize(const at::Tensor &w, const std::string &how);
+
+// w with its rows in tiles of 16 (QWeight::tiled), marked for 8-bit
+// activations: where it takes them (Q8 or Q4 in groups of 32, rows a
+// multiple of 16) and the CPU runs the int8 kernels; w itself otherwise.
+// Why: a prompt's products with the tiles make a third of the row-major
+// kernel's instructions (qkernels_int8.cpp), and decode reads one stream.
+// The values, lookups and dequantisation are unchanged; the products of a
+// tiled matrix always take 8-bit x (where the int8 kernels are turned off
+// after tiling, CTORCH_LM_KERNELS or isa_force, by unpacked tiles).
+QWeight qweight_tile(const QWeight &w);
 
 // Whether b's rows can be appended to a's (the same format, group, cols).
 bool qweight_same_layout(const QWeight &a, const QWeight &b);

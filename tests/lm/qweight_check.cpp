@@ -11,6 +11,8 @@
 //   - where the CPU has AVX-512 VNNI, the same products with 8-bit
 //     activations (int8_acts) against float64 products of x rounded as
 //     qkernels.h's Acts8 says, written out here on their own;
+//   - the same matrices in tiles of 16 rows (qweight_tile) for the int8
+//     kernels: the same values, products as above;
 //   - floats quantised at load (q8_0, q4_0, q4_1): each value within half
 //     a step of the original, products as above;
 //   - refusals: a wrong byte count, a row index outside the matrix, a
@@ -100,6 +102,17 @@ at::Tensor int8_rounded(const at::Tensor &x) {
   return (q.to(at::kDouble) * d.to(at::kDouble)).view(x.sizes());
 }
 
+// A matrix's scales and offsets [rows, groups] (offsets spread over their
+// groups' values), from the row-major or the tiled arrangement.
+at::Tensor rows_of(const QWeight &p, const at::Tensor &t) {
+  at::Tensor d = t.to(at::kDouble);
+  if (!p.tiled) return d;
+  const int64_t g = p.cols / p.group;
+  return d.reshape({p.rows / qk::kTile, g, qk::kTile}).transpose(1, 2).reshape({p.rows, g});
+}
+at::Tensor scales_of(const QWeight &p) { return rows_of(p, p.scale); }
+at::Tensor offsets_of(const QWeight &p) { return rows_of(p, p.offset).repeat_interleave(32, 1); }
+
 // The int8 kernels' product: the parts of Q8/Q4 with groups of 32 take x
 // rounded to 8 bits against their scaled values and the group's offset
 // against x itself (offset * sum(x)); the other parts x as it is.
@@ -113,9 +126,10 @@ double int8_err(const at::Tensor &y, const at::Tensor &x, const std::vector<QWei
       refs.push_back(at::matmul(xd, w.t()));
       continue;
     }
-    at::Tensor o = p.offset.defined() ? p.offset.to(at::kDouble).repeat_interleave(32, 1)
-                   : p.fmt == qk::kQ4   ? (-8 * p.scale.to(at::kDouble)).repeat_interleave(32, 1)  // (Q4_0)
-                                        : at::zeros_like(w);
+    // (a tiled Q4_0's offset meets x's 8-bit values with the rest)
+    at::Tensor o = p.offset.defined()              ? offsets_of(p)
+                   : p.fmt == qk::kQ4 && !p.tiled ? (-8 * scales_of(p)).repeat_interleave(32, 1)  // (Q4_0)
+                                                   : at::zeros_like(w);
     refs.push_back(at::matmul(xr, (w - o).t()) + at::matmul(xd, o.t()));
   }
   return ((y.to(at::kDouble) - at::cat(refs, 1)).abs() / (at::cat(bounds, 1) + 1e-30)).max().item<double>();
@@ -162,6 +176,83 @@ void check_products(const std::vector<QWeight> &parts, const at::Tensor &ref, co
   check(y.sizes() == at::IntArrayRef({2, 3, ref.size(0)}), what + ": the batch's shape");
   double e = rel_err(y.view({6, -1}), x.view({6, K}), ref);
   check(e < 2e-6, what + " batch [2, 3]: relative error " + std::to_string(e));
+}
+
+// Tiled matrices (qweight_tile), where the int8 kernels run: parts of 16,
+// 32 and 48 rows, unpacked and looked up as before tiling; products with
+// 1 to 37 rows of x on 1 and 2 threads against int8_err's reference, each
+// row's result the same bits whatever the other rows; beside row-major
+// parts whose x comes in either order; and with the int8 kernels turned
+// off after tiling, float32 products.
+void check_tiles(std::mt19937 &rng) {
+  if (!qk::int8_available()) {
+    std::printf("tiles: skipped (no AVX-512 VNNI)\n");
+    return;
+  }
+  auto gguf = [&](GgmlType t, int64_t rows, int64_t cols) {
+    std::vector<uint8_t> b = random_blocks(t, rows, cols, rng);
+    return qweight_from_gguf(uint32_t(t), b.data(), b.size(), rows, cols, nullptr);
+  };
+  struct Set {
+    std::string name;
+    std::vector<QWeight> parts;  // row-major
+  };
+  at::Tensor f = at::randn({32, 1600}) * 0.1;
+  std::vector<Set> sets = {
+      {"Q8_0", {gguf(GgmlType::Q8_0, 48, 96)}},
+      {"Q4_0", {gguf(GgmlType::Q4_0, 32, 160)}},
+      {"Q4_1", {gguf(GgmlType::Q4_1, 16, 96)}},
+      {"Q4_K", {gguf(GgmlType::Q4_K, 16, 512)}},
+      {"Q4_0 wide", {gguf(GgmlType::Q4_0, 16, 1600)}},
+      {"q8_0 float scales", {qweight_quantize(f, "q8_0")}},
+      {"q4_0 float scales", {qweight_quantize(f, "q4_0")}},
+      {"q4_1 float scales", {qweight_quantize(f, "q4_1")}},
+      // x in Q4's order (row-major Q4 rows the most), then in its own
+      {"tiled Q8_0 + Q4_0 + tiled Q4_1", {gguf(GgmlType::Q8_0, 16, 96), gguf(GgmlType::Q4_0, 37, 96),
+                                          gguf(GgmlType::Q4_1, 32, 96)}},
+      {"tiled Q4_0 + Q8_0", {gguf(GgmlType::Q4_0, 16, 160), gguf(GgmlType::Q8_0, 21, 160)}},
+  };
+  for (const Set &set : sets) {
+    std::vector<QWeight> tiled;
+    std::vector<at::Tensor> refs;
+    for (const QWeight &p : set.parts) {
+      QWeight m = p;  // (a part left row-major takes 8-bit x too)
+      m.int8_acts = true;
+      QWeight t = qweight_tile(m);
+      check(t.tiled == (p.rows % 16 == 0) && t.nbytes() == p.nbytes(), set.name + ": tiled where rows allow, same bytes");
+      at::Tensor ref = qweight_dequantize(p);
+      check(at::equal(qweight_dequantize(t), ref), set.name + ": tiled values differ from row-major ones");
+      at::Tensor ids = at::tensor(std::vector<int64_t>{p.rows - 1, 0, 5, 17 % p.rows});
+      check(at::equal(qweight_embedding(t, ids), at::embedding(ref, ids)), set.name + ": tiled embedding rows");
+      tiled.push_back(t);
+      refs.push_back(ref);
+    }
+    const int64_t K = set.parts[0].cols;
+    at::Tensor x = at::randn({37, K});
+    for (int threads : {1, 2}) {
+      at::set_num_threads(threads);
+      const std::string what = set.name + " threads=" + std::to_string(threads);
+      at::Tensor y = qweight_linear(x, tiled);
+      double e = int8_err(y, x, tiled);
+      check(e < 1e-5, what + " tiled M=37: relative error " + std::to_string(e));
+      for (int64_t M : {1, 2, 3, 4, 5, 8, 9, 20}) {
+        at::Tensor part = qweight_linear(x.narrow(0, 37 - M, M), tiled);
+        check(at::equal(part, y.narrow(0, 37 - M, M)), what + " tiled M=" + std::to_string(M) + ": rows differ");
+      }
+    }
+    at::set_num_threads(1);
+    qk::isa_force(qk::Isa::avx2);  // the int8 kernels off: the tiles unpacked, float32 products
+    double e = rel_err(qweight_linear(x.narrow(0, 0, 3), tiled), x.narrow(0, 0, 3), at::cat(refs, 0));
+    check(e < 2e-6, set.name + " tiled, int8 turned off: relative error " + std::to_string(e));
+    qk::isa_force(qk::Isa::avx512);
+  }
+  // Tiled parts stack as row-major ones do, by whole tiles.
+  QWeight a = qweight_tile(gguf(GgmlType::Q4_0, 32, 96)), b = qweight_tile(gguf(GgmlType::Q4_0, 16, 96));
+  QWeight ab = qweight_cat({a, b});
+  check(ab.tiled && ab.rows == 48 &&
+            at::equal(qweight_dequantize(ab), at::cat({qweight_dequantize(a), qweight_dequantize(b)}, 0)),
+        "tiled parts stacked");
+  check(!qweight_same_layout(a, gguf(GgmlType::Q4_0, 16, 96)), "tiled and row-major parts are not stacked");
 }
 
 template <typename F>
@@ -355,7 +446,7 @@ void bench() {
   } shapes[] = {{"gate_up 3072x576", 3072, 576}, {"down 576x1536", 576, 1536}, {"head 49152x576", 49152, 576}};
   for (const Shape &s : shapes) {
     at::Tensor f = at::randn({s.rows, s.cols}) * 0.05;
-    for (const char *how : {"q4_1", "q8_0"}) {
+    for (const char *how : {"q4_0", "q4_1", "q8_0"}) {
       QWeight w = qweight_quantize(f, how);
       at::Tensor deq = qweight_dequantize(w);
       for (int64_t M : {1, 4, 8, 16, 32, 64, 128, 512}) {
@@ -377,6 +468,8 @@ void bench() {
           QWeight w8 = w;
           w8.int8_acts = true;
           std::printf("  int8 %8.1f", seconds_of([&] { qweight_linear(x, {w8}); }, reps) * 1e6);
+          QWeight wt = qweight_tile(w8);
+          std::printf("  tiled %8.1f", seconds_of([&] { qweight_linear(x, {wt}); }, reps) * 1e6);
         }
         qweight_set_prefill_rows(0);
         std::printf("\n");
@@ -398,7 +491,7 @@ double thread_seconds() {
 // from GGUF blocks (half scales) or quantised at load (float32 scales).
 struct StepSet {
   std::string name;
-  std::vector<QWeight> ws;
+  std::vector<QWeight> ws, tiled;  // (tiled: where the int8 kernels run)
   int64_t layer_bytes = 0, layer_values = 0, head_bytes = 0;
 
   StepSet(GgmlType type, bool float32, std::mt19937 &rng) {
@@ -417,14 +510,19 @@ struct StepSet {
     for (const QWeight &w : ws) layer_bytes += w.nbytes(), layer_values += w.rows * w.cols;
     add(49152, 576, GgmlType::Q8_0);
     head_bytes = ws.back().nbytes();
+    if (qk::int8_available())
+      for (QWeight w : ws) {
+        w.int8_acts = true;
+        tiled.push_back(qweight_tile(w));
+      }
   }
 
   // Seconds of this thread's CPU time (so that other processes count
   // less) for the layers and for the head, one row of x.
-  std::pair<double, double> time(bool int8) const {
+  std::pair<double, double> time(bool int8, bool tiles) const {
     at::Tensor x = at::randn({1, 1536}), y = at::empty({1, 49152});
     auto run = [&](size_t i) {
-      QWeight w = ws[i];
+      QWeight w = tiles ? tiled[i] : ws[i];
       w.int8_acts = int8;
       qweight_linear_into({w}, x.data_ptr<float>(), 1, y.data_ptr<float>());
     };
@@ -456,6 +554,7 @@ void bench_step() {
     qk::Isa isa;
     int64_t prefetch;
     bool int8;  // 8-bit activations (where the CPU runs them)
+    bool tiles; // the matrices in tiles (qweight_tile)
     std::vector<double> layers, head;
   };
   std::vector<Point> points;
@@ -463,14 +562,15 @@ void bench_step() {
     if (qk::isa_supported(isa))
       for (int64_t pf : {int64_t(0), chosen})
         for (size_t i = 0; i < sets.size(); ++i) {
-          points.push_back({i, isa, pf, false, {}, {}});
-          if (isa == qk::Isa::avx512 && qk::int8_available()) points.push_back({i, isa, pf, true, {}, {}});
+          points.push_back({i, isa, pf, false, false, {}, {}});
+          if (isa == qk::Isa::avx512 && qk::int8_available())
+            for (bool tiles : {false, true}) points.push_back({i, isa, pf, true, tiles, {}, {}});
         }
   for (int round = 0; round < 9; ++round)
     for (Point &p : points) {
       qk::isa_force(p.isa);
       qweight_set_prefetch(p.prefetch);
-      auto t = sets[p.set].time(p.int8);
+      auto t = sets[p.set].time(p.int8, p.tiles);
       p.layers.push_back(t.first);
       p.head.push_back(t.second);
     }
@@ -478,8 +578,9 @@ void bench_step() {
   for (const Point &p : points) {
     const StepSet &s = sets[p.set];
     const double tl = median(p.layers), th = median(p.head);
-    std::printf("%-6s%s prefetch %4lld  %-22s layers %6.2f ms (%4.1f GB/s, %.3f bytes/value)  Q8_0 head %5.2f ms (%4.1f GB/s)\n",
-                qk::isa_name(p.isa), p.int8 ? "+int8" : "     ", (long long)p.prefetch, s.name.c_str(), tl * 1e3, s.layer_bytes / tl / 1e9,
+    std::printf("%-6s%s prefetch %4lld  %-22s%s layers %6.2f ms (%4.1f GB/s, %.3f bytes/value)  Q8_0 head %5.2f ms (%4.1f GB/s)\n",
+                qk::isa_name(p.isa), p.int8 ? "+int8" : "     ", (long long)p.prefetch, s.name.c_str(),
+                p.tiles ? " tiled" : "      ", tl * 1e3, s.layer_bytes / tl / 1e9,
                 double(s.layer_bytes) / s.layer_values, th * 1e3, s.head_bytes / th / 1e9);
   }
 }
@@ -503,6 +604,7 @@ int main(int argc, char **argv) {
   std::printf("\n");
   try {
     run_checks(rng);
+    check_tiles(rng);
   } catch (const std::exception &e) {
     std::printf("FAIL exception: %s\n", e.what());
     return 1;
