@@ -34,14 +34,14 @@ inline float offset_at(const View &w, int64_t i) {
 
 // Where group g of row r has its scale (and offset).
 inline int64_t scale_index(const View &w, int64_t r, int64_t g) {
-  return w.tiled ? ((r / kTile) * w.ngroups + g) * kTile + r % kTile : r * w.scale_stride + g;
+  return w.tiled ? tiled_scale_at(r, g, w.ngroups) : r * w.scale_stride + g;
 }
 
 // Group g of row r's n bytes (Q8: 32, Q4: 16) in the row-major order:
 // in place, or gathered from a tiled matrix's vectors into tmp.
 inline const uint8_t *group_bytes(const View &w, int64_t r, int64_t g, int64_t n, uint8_t *tmp) {
   if (!w.tiled) return w.data + r * w.row_bytes + g * n;
-  const uint8_t *b = w.data + ((r / kTile) * w.ngroups + g) * kTile * n + 4 * (r % kTile);
+  const uint8_t *b = w.data + tiled_bytes_at(r, g, w.ngroups, n);
   for (int64_t c = 0; c < n / 4; ++c) std::memcpy(tmp + 4 * c, b + 64 * c, 4);
   return tmp;
 }

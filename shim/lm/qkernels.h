@@ -42,6 +42,16 @@ namespace qk {
 enum Fmt : int { kQ8 = 0, kQ4 = 1, kBF16 = 2, kF32 = 3 };
 // The rows of one tile of a tiled matrix.
 constexpr int64_t kTile = 16;
+// Where the tiled layout keeps group g of row r (a matrix of ngroups groups
+// a row): the entry of its scale (and offset), and the offset of its first
+// 4 bytes in the data (n: the bytes of one row's group; byte run c lies 64 c
+// further on).
+inline int64_t tiled_scale_at(int64_t r, int64_t g, int64_t ngroups) {
+  return ((r / kTile) * ngroups + g) * kTile + r % kTile;
+}
+inline int64_t tiled_bytes_at(int64_t r, int64_t g, int64_t ngroups, int64_t n) {
+  return ((r / kTile) * ngroups + g) * kTile * n + 4 * (r % kTile);
+}
 
 struct View {
   int fmt = kQ8;

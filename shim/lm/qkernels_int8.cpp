@@ -321,7 +321,7 @@ VNNI void tile_rows(const View &w, int64_t t, const Acts8 &a, int64_t m0, float 
       __m512i sum = s[m][0];
       CTORCH_UNROLL
       for (int c = 1; c < NC; ++c) sum = _mm512_add_epi32(sum, s[m][c]);
-      const __m512 d = _mm512_set1_ps(xd[m][(lo - 64 * p) / 4 + 16 * p]);
+      const __m512 d = _mm512_set1_ps(xd[m][lo / 4]);  // (d16: one d per 4 values)
       acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(ws, d), acc[m]);
       if (ASYM) acc[m] = _mm512_fmadd_ps(wo, _mm512_set1_ps(xs[m][g]), acc[m]);
     }

@@ -449,12 +449,11 @@ QWeight qweight_tile(const QWeight &w) {
     for (int64_t tt = t0; tt < t1; ++tt)
       for (int64_t g = 0; g < ng; ++g)
         for (int64_t l = 0; l < qk::kTile; ++l) {
-          const int64_t r = tt * qk::kTile + l, blk = tt * ng + g;
-          // byte 4c .. 4c + 3 of the row's group into vector c, at 4 l
-          for (int64_t c = 0; c < n / 4; ++c)
-            std::memcpy(dst + blk * qk::kTile * n + 64 * c + 4 * l, src + r * v.row_bytes + g * n + 4 * c, 4);
-          std::memcpy(ds + (blk * qk::kTile + l) * es, ss + (r * ng + g) * es, size_t(es));
-          if (so) std::memcpy(dof + (blk * qk::kTile + l) * es, so + (r * ng + g) * es, size_t(es));
+          const int64_t r = tt * qk::kTile + l, at = qk::tiled_bytes_at(r, g, ng, n), e = qk::tiled_scale_at(r, g, ng);
+          // byte 4c .. 4c + 3 of the row's group into vector c
+          for (int64_t c = 0; c < n / 4; ++c) std::memcpy(dst + at + 64 * c, src + r * v.row_bytes + g * n + 4 * c, 4);
+          std::memcpy(ds + e * es, ss + (r * ng + g) * es, size_t(es));
+          if (so) std::memcpy(dof + e * es, so + (r * ng + g) * es, size_t(es));
         }
   }, 1);
   return t;
