@@ -266,7 +266,8 @@ def ctorch_bytes_per_token(r, info, dtype_bytes, packed):
     m = r["model"]
     mib = 0.0
     for line in m["report"]:
-        hit = re.search(r"matrices packed \(.*?([\d.]+) MiB\)", line)
+        # (the last figure: activations=int8's line gives the size after tiling)
+        hit = re.search(r"matrices packed \(.*?([\d.]+) MiB\)", line) or re.search(r"; ([\d.]+) MiB packed$", line)
         if hit:
             mib = float(hit.group(1))
     packed_bytes = mib * (1 << 20)

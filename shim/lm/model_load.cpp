@@ -130,17 +130,17 @@ std::string chat_template_of(const std::string &text, const std::string &file) {
   return "";
 }
 
-// activations=int8: the packed Q8/Q4 parts in groups of 32 marked for the
-// int8 kernels (the others, Q6_K's groups of 16 and bf16, stay float32)
-// and rearranged in tiles of 16 rows for them (qweight_tile: in place of
-// the row-major bytes, not beside them), and what the load report says.
+// activations=int8: the packed Q8/Q4 parts in groups of 32 and Q6_K's
+// marked for the int8 kernels (bf16 stays float32) and rearranged in tiles
+// of 16 rows for them (qweight_tile: in place of the row-major bytes, not
+// beside them; Q6_K's at the file's size), and what the load report says.
 void mark_int8(Weights &w, std::vector<std::string> &report) {
   int64_t marked = 0, left = 0, tiled = 0;
   auto mark = [&](Linear &l) {
     for (QWeight &q : l.q) {
+      q = qweight_tile(q);  // (a Q6_K's Q8/16 takes int8 only as Q6 tiles)
       q.int8_acts = q.int8_form();
       ++(q.int8_acts ? marked : left);
-      if (q.int8_acts) q = qweight_tile(q);
       tiled += q.tiled;
     }
   };
@@ -149,6 +149,12 @@ void mark_int8(Weights &w, std::vector<std::string> &report) {
   const bool tied = w.tok_embd_q.defined() && w.head.q.size() == 1 && w.head.q[0].data.is_same(w.tok_embd_q.data);
   mark(w.head);
   if (tied) w.tok_embd_q = w.head.q[0];
+  int64_t bytes = w.tok_embd_q.nbytes();  // (the packed size after tiling: Q6 tiles are smaller)
+  auto add = [&](const Linear &l) {
+    for (const QWeight &q : l.q) bytes += q.nbytes();
+  };
+  for (const LayerWeights &l : w.layers) add(l.wqkv), add(l.wo), add(l.wup), add(l.wdown);
+  if (!tied) add(w.head);
 #ifdef __GLIBC__
   // The row-major copies are freed, but among the tiles that replaced
   // them: malloc keeps such holes resident unless asked to give them back.
@@ -161,7 +167,8 @@ void mark_int8(Weights &w, std::vector<std::string> &report) {
     report.push_back("activations=int8: " + std::to_string(marked) +
                      " packed matrices multiply x rounded to 8 bits per group of 32 (AVX-512 VNNI), " +
                      std::to_string(tiled) + " of them in tiles of 16 rows" +
-                     (left ? ", " + std::to_string(left) + " others float32" : ""));
+                     (left ? ", " + std::to_string(left) + " others float32" : "") + "; " +
+                     std::to_string(bytes >> 20) + " MiB packed");
 }
 
 }  // namespace load_detail

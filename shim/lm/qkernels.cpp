@@ -67,6 +67,23 @@ inline void unpack_q4(const View &w, int64_t r, int64_t g, float *out) {
   }
 }
 
+// Group g of a row of Q6 tiles: d * sc (float32, as GGUF's dequantisation
+// forms it) times q = u - 32, u's 6 bits gathered from the tile's vectors.
+inline void unpack_q6(const View &w, int64_t r, int64_t g, float *out) {
+  const int64_t l = r % kTile, nsup = w.ngroups / 16;
+  const uint8_t *b = w.data + ((r / kTile) * w.ngroups + g) * kTile * 12 + 4 * l;
+  const float d = c10::detail::fp16_ieee_to_fp32_value(w.super16[((r / kTile) * nsup + g / 16) * kTile + l]);
+  const float s = d * static_cast<float>(w.scale8[tiled_scale_at(r, g, w.ngroups)]);
+  int u[16] = {};
+  for (int v = 0; v < 3; ++v)
+    for (int i = 0; i < 4; ++i) {
+      const int byte = b[64 * v + i];
+      u[4 * v + i] = byte & 0x3F;
+      u[12 + i] |= (byte >> 6) << (2 * v);
+    }
+  for (int j = 0; j < 16; ++j) out[j] = s * static_cast<float>(u[j] - 32);
+}
+
 // Group g of a BF16 row: each value's bits are a float32's upper half.
 inline void unpack_bf16(const View &w, int64_t r, int64_t g, float *out) {
   const uint8_t *p = w.data + r * w.row_bytes + g * w.group * 2;
@@ -81,6 +98,7 @@ inline void unpack_bf16(const View &w, int64_t r, int64_t g, float *out) {
 inline void unpack(const View &w, int64_t r, int64_t g, float *out) {
   if (w.fmt == kQ8) unpack_q8(w, r, g, out);
   else if (w.fmt == kQ4) unpack_q4(w, r, g, out);
+  else if (w.fmt == kQ6) unpack_q6(w, r, g, out);
   else if (w.fmt == kBF16) unpack_bf16(w, r, g, out);
   else std::memcpy(out, w.data + r * w.row_bytes + g * w.group * 4, size_t(w.group) * 4);
 }

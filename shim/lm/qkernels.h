@@ -30,6 +30,15 @@
 // Q4 byte j still carries values j (low nibble) and j + 16 (high), as in
 // the row-major layout. The scales (and offsets) of group g of tile t are
 // 16 consecutive entries at (t * ngroups + g) * 16, row l at l.
+// Q6 (tiled only: GGUF's Q6_K for the int8 kernels, at the file's size):
+// groups of 16 values q in -32..31 held as u = q + 32 in 6 bits; group g
+// of tile t is 3 vectors of 64 bytes at (t * ngroups + g) * 192. Byte
+// 4 l + i of vector s holds row l's u of value 4 s + i in bits 0-5 and
+// bits 2 s, 2 s + 1 of its u of value 12 + i in bits 6-7. The scale of a
+// group is d * sc: sc an int8 per group (scale8, the tiled scales' order)
+// and d a half per 256 values (super16: entry ((t * nsupers + s) * 16 + l)
+// for super-block s of row l), as Q6_K stores them, so that a product
+// d * sc is the float32 value GGUF's dequantisation forms.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +48,7 @@ namespace ctorch {
 namespace lm {
 namespace qk {
 
-enum Fmt : int { kQ8 = 0, kQ4 = 1, kBF16 = 2, kF32 = 3 };
+enum Fmt : int { kQ8 = 0, kQ4 = 1, kBF16 = 2, kF32 = 3, kQ6 = 4 };
 // The rows of one tile of a tiled matrix.
 constexpr int64_t kTile = 16;
 // Where the tiled layout keeps group g of row r (a matrix of ngroups groups
@@ -67,6 +76,8 @@ struct View {
   bool tiled = false; // rows in tiles of kTile (above); rows a multiple of kTile
   const float *scale = nullptr, *offset = nullptr;
   const uint16_t *scale16 = nullptr, *offset16 = nullptr;
+  const int8_t *scale8 = nullptr;     // Q6: each group's sc
+  const uint16_t *super16 = nullptr;  // Q6: each super-block's d (half)
   // How far ahead of the rows being multiplied the kernels prefetch the
   // packed data (bytes; 0: none). qkernels_x86.cpp says why.
   int64_t prefetch = 0;

@@ -330,9 +330,81 @@ VNNI void tile_rows(const View &w, int64_t t, const Acts8 &a, int64_t m0, float 
   for (int m = 0; m < MB; ++m) _mm512_storeu_ps(y + (m0 + m) * ldy + t * kTile, acc[m]);
 }
 
+// Q6 tiles (qkernels.h): a group is 16 values, 4 steps of vpdpbusd over
+// u = q + 32 (0..63), the sum started from -32 * sum(q of x) over the
+// group's 16 values (from a.c16: -128 times each 4 values' sum, in x's
+// own order). Steps 0-2 are a vector's low 6 bits; step 3 gathers the
+// three vectors' top 2 bits.
+template <int MB>
+VNNI void tile_rows_q6(const View &w, int64_t t, const Acts8 &a, int64_t m0, float *y, int64_t ldy) {
+  constexpr int NC = chains<MB>();
+  constexpr int64_t gb = 192;  // a group's bytes in a tile
+  constexpr int kSel = 0xE4;   // vpternlogd: c ? a : b, bit by bit
+  const int64_t ng = w.ngroups, nsup = ng / 16;
+  const uint8_t *data = w.data + t * ng * gb;
+  const int8_t *sc = w.scale8 + t * ng * kTile;
+  const uint16_t *sup = w.super16 + t * nsup * kTile;
+  const __m512i m6 = _mm512_set1_epi8(0x3F), m2 = _mm512_set1_epi8(0x03), m4 = _mm512_set1_epi8(0x0C);
+  const int8_t *xq[MB];
+  const float *xd[MB];
+  const int32_t *xc[MB];
+  __m512 acc[MB];
+  CTORCH_UNROLL
+  for (int m = 0; m < MB; ++m) {
+    xq[m] = a.q.data() + (m0 + m) * a.pairs * 64;
+    xd[m] = a.d16.data() + (m0 + m) * a.pairs * 16;
+    xc[m] = a.c16.data() + (m0 + m) * a.pairs * 16;
+    acc[m] = _mm512_setzero_ps();
+  }
+  __m512 d = _mm512_setzero_ps();
+  for (int64_t g = 0; g < ng; ++g) {
+    if (g % 16 == 0)
+      d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(sup + (g / 16) * kTile)));
+    const uint8_t *wg = data + g * gb;
+    if (w.prefetch)
+      CTORCH_UNROLL
+      for (int c = 0; c < 3; ++c) _mm_prefetch(reinterpret_cast<const char *>(wg + w.prefetch + 64 * c), _MM_HINT_T0);
+    // The group's 16 values of x: quarter j of pair p in x's own order,
+    // where Acts8 keeps them (Q4's order swaps the middle two quarters).
+    const int64_t p = g >> 2, j = g & 3;
+    const int64_t lo = 64 * p + 16 * (a.q4_order && (j == 1 || j == 2) ? 3 - j : j);
+    __m512i s[MB][NC];
+    CTORCH_UNROLL
+    for (int m = 0; m < MB; ++m) {
+      const int32_t *c = xc[m] + 16 * p + 4 * j;
+      s[m][0] = _mm512_set1_epi32((c[0] + c[1] + c[2] + c[3]) / 4);
+      CTORCH_UNROLL
+      for (int k = 1; k < NC; ++k) s[m][k] = _mm512_setzero_si512();
+    }
+    const __m512i v0 = _mm512_loadu_si512(wg), v1 = _mm512_loadu_si512(wg + 64), v2 = _mm512_loadu_si512(wg + 128);
+    // (16-bit shifts carry the next byte's low bits into bits 6-7 of the
+    // last term; the final mask clears them)
+    const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v1, 4), _mm512_srli_epi16(v2, 2), m4, kSel);
+    const __m512i u[4] = {_mm512_and_si512(v0, m6), _mm512_and_si512(v1, m6), _mm512_and_si512(v2, m6),
+                          _mm512_and_si512(_mm512_ternarylogic_epi32(_mm512_srli_epi16(v0, 6), hi, m2, kSel), m6)};
+    CTORCH_UNROLL
+    for (int v = 0; v < 4; ++v)
+      CTORCH_UNROLL
+      for (int m = 0; m < MB; ++m) s[m][v % NC] = _mm512_dpbusd_epi32(s[m][v % NC], u[v], bcast4(xq[m] + lo + 4 * v));
+    const __m512 ws = _mm512_mul_ps(
+        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(sc + g * kTile)))), d);
+    CTORCH_UNROLL
+    for (int m = 0; m < MB; ++m) {
+      __m512i sum = s[m][0];
+      CTORCH_UNROLL
+      for (int k = 1; k < NC; ++k) sum = _mm512_add_epi32(sum, s[m][k]);
+      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(ws, _mm512_set1_ps(xd[m][lo / 4])), acc[m]);
+    }
+  }
+  CTORCH_UNROLL
+  for (int m = 0; m < MB; ++m) _mm512_storeu_ps(y + (m0 + m) * ldy + t * kTile, acc[m]);
+}
+
 template <int MB, int F, bool H, bool ASYM>
 VNNI void tiles_for(const View &w, int64_t t0, int64_t t1, const Acts8 &a, int64_t m0, float *y, int64_t ldy) {
-  for (int64_t t = t0; t < t1; ++t) tile_rows<MB, F, H, ASYM>(w, t, a, m0, y, ldy);
+  for (int64_t t = t0; t < t1; ++t)
+    if constexpr (F == kQ6) tile_rows_q6<MB>(w, t, a, m0, y, ldy);
+    else tile_rows<MB, F, H, ASYM>(w, t, a, m0, y, ldy);
 }
 
 // Blocks of 4 tiles (64 rows, in the L2 cache) over every 8 rows of x.
@@ -358,6 +430,7 @@ VNNI_FN void run_tiles(const View &w, int64_t r0, int64_t r1, const Acts8 &a, fl
 
 void tiled_rows(const View &w, int64_t r0, int64_t r1, const Acts8 &a, float *y, int64_t ldy) {
   const bool asym = w.fmt == kQ4 && !w.sym;
+  if (w.fmt == kQ6) return run_tiles<kQ6, false, false>(w, r0, r1, a, y, ldy);
   if (w.fmt == kQ8) return w.half ? run_tiles<kQ8, true, false>(w, r0, r1, a, y, ldy)
                                   : run_tiles<kQ8, false, false>(w, r0, r1, a, y, ldy);
   if (w.half) return asym ? run_tiles<kQ4, true, true>(w, r0, r1, a, y, ldy)

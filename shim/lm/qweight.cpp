@@ -41,14 +41,17 @@ qk::View view_of(const QWeight &w) {
   v.rows = w.rows;
   v.cols = w.cols;
   v.group = w.group;
-  v.row_bytes = w.fmt == qk::kQ8 ? w.cols : w.fmt == qk::kQ4 ? w.cols / 2 : 2 * w.cols;
+  v.row_bytes = w.fmt == qk::kQ8 ? w.cols : w.fmt == qk::kQ4 ? w.cols / 2 : w.fmt == qk::kQ6 ? w.cols / 4 * 3 : 2 * w.cols;
   v.ngroups = w.cols / w.group;
   v.scale_stride = v.ngroups;
   v.data = w.data.data_ptr<uint8_t>();
   v.half = w.half_scales();
   v.sym = w.fmt == qk::kQ4 && !w.offset.defined();
   v.tiled = w.tiled;
-  if (v.half) {
+  if (w.fmt == qk::kQ6) {
+    v.scale8 = w.scale.data_ptr<int8_t>();
+    v.super16 = reinterpret_cast<const uint16_t *>(w.super.data_ptr<at::Half>());
+  } else if (v.half) {
     v.scale16 = reinterpret_cast<const uint16_t *>(w.scale.data_ptr<at::Half>());
     v.offset16 = w.offset.defined() ? reinterpret_cast<const uint16_t *>(w.offset.data_ptr<at::Half>()) : nullptr;
   } else if (w.scale.defined()) {  // (BF16 has none)
@@ -202,8 +205,10 @@ void repack_row(uint32_t type, const uint8_t *src, int64_t nb, QWeight &w, const
       // [ql: 128][qh: 64][16 int8 scales][d: f16]: value e (of 256) has its
       // low 4 bits in ql, high 2 in qh (gguf_quants.cpp's deq_q6_k says
       // where); it becomes the int8 q - 32 with the scale d * scale[e / 16].
+      // d is kept too (QWeight::super), for the Q6 tiles.
       for (int64_t b = 0; b < nb; ++b, src += 210) {
         const uint8_t *ql = src, *qh = src + 128;
+        std::memcpy(reinterpret_cast<uint8_t *>(w.super.data_ptr<at::Half>()) + 2 * (r * nb + b), src + 208, 2);
         const int8_t *sc = reinterpret_cast<const int8_t *>(src + 192);
         const float d = half_at(src + 208);
         for (int k = 0; k < 16; ++k) scale[16 * b + k] = d * static_cast<float>(sc[k]);
@@ -347,6 +352,59 @@ void product(const QWeight &w, const float *x, const qk::Acts8 *x8, int64_t M, f
   });
 }
 
+// Q6 tiles (qkernels.h's layout) from a Q6_K tensor's Q8/16: each scale
+// split back into the file's d (kept in w.super) and an int8 sc. w itself
+// where that is not exact or a value lies outside -32..31 (a file whose d
+// is not finite, or a Q8/16 made otherwise): it keeps float32 activations.
+QWeight tile_q6(const QWeight &w) {
+  const int64_t ng = w.cols / 16, nsup = w.cols / 256, tiles = w.rows / qk::kTile;
+  if (w.cols % 256 || w.super.dim() != 2 || w.super.size(0) != w.rows || w.super.size(1) != nsup || w.half_scales())
+    return w;
+  QWeight t = w;
+  t.fmt = qk::kQ6;
+  t.tiled = true;
+  t.int8_acts = true;
+  t.data = at::empty({w.rows, w.cols / 4 * 3}, at::TensorOptions().dtype(at::kByte));
+  t.scale = at::empty({w.rows, ng}, at::TensorOptions().dtype(at::kChar));
+  t.super = at::empty_like(w.super);
+  const auto *q = reinterpret_cast<const int8_t *>(w.data.data_ptr<uint8_t>());
+  const float *sf = w.scale.data_ptr<float>();
+  const auto *ds = reinterpret_cast<const uint16_t *>(w.super.data_ptr<at::Half>());
+  uint8_t *dst = t.data.data_ptr<uint8_t>();
+  int8_t *sc = t.scale.data_ptr<int8_t>();
+  auto *dd = reinterpret_cast<uint16_t *>(t.super.data_ptr<at::Half>());
+  std::atomic<bool> ok{true};
+  split_rows(tiles, 4, [&](int64_t t0, int64_t t1) {
+    for (int64_t tt = t0; tt < t1; ++tt)
+      for (int64_t l = 0; l < qk::kTile; ++l) {
+        const int64_t r = tt * qk::kTile + l;
+        for (int64_t b = 0; b < nsup; ++b) dd[(tt * nsup + b) * qk::kTile + l] = ds[r * nsup + b];
+        for (int64_t g = 0; g < ng; ++g) {
+          const float d = c10::detail::fp16_ieee_to_fp32_value(ds[r * nsup + g / 16]), s = sf[r * ng + g];
+          const float k = d != 0.f ? s / d : 0.f;
+          if (!(std::isfinite(d) && k >= -128.f && k <= 127.f && k == std::nearbyint(k) && d * k == s)) {
+            ok = false;
+            return;
+          }
+          sc[qk::tiled_scale_at(r, g, ng)] = static_cast<int8_t>(k);
+          const int8_t *v = q + r * w.cols + 16 * g;
+          uint8_t u[16];
+          for (int j = 0; j < 16; ++j) {
+            if (v[j] < -32 || v[j] > 31) {
+              ok = false;
+              return;
+            }
+            u[j] = static_cast<uint8_t>(v[j] + 32);
+          }
+          uint8_t *o = dst + (tt * ng + g) * qk::kTile * 12 + 4 * l;
+          for (int c = 0; c < 3; ++c)
+            for (int i = 0; i < 4; ++i) o[64 * c + i] = static_cast<uint8_t>(u[4 * c + i] | (((u[12 + i] >> (2 * c)) & 3) << 6));
+        }
+      }
+  }, 1);
+  return ok ? t : w;
+}
+
 }  // namespace qweight_detail
 
 namespace qd = qweight_detail;
@@ -354,14 +412,14 @@ namespace qd = qweight_detail;
 int64_t QWeight::nbytes() const {
   if (!defined()) return 0;
   return data.numel() + (scale.defined() ? scale.numel() * scale.element_size() : 0) +
-         (offset.defined() ? offset.numel() * offset.element_size() : 0);
+         (offset.defined() ? offset.numel() * offset.element_size() : 0) + (super.defined() ? super.numel() * 2 : 0);
 }
 
-bool QWeight::int8_form() const { return (fmt == qk::kQ8 || fmt == qk::kQ4) && group == 32; }
+bool QWeight::int8_form() const { return ((fmt == qk::kQ8 || fmt == qk::kQ4) && group == 32) || fmt == qk::kQ6; }
 
 std::string QWeight::format() const {
   if (fmt == qk::kBF16) return "BF16";
-  return std::string(fmt == qk::kQ8 ? "Q8/" : "Q4/") + std::to_string(group);
+  return std::string(fmt == qk::kQ8 ? "Q8/" : fmt == qk::kQ6 ? "Q6/" : "Q4/") + std::to_string(group);
 }
 
 bool qweight_supports(uint32_t t) {
@@ -391,6 +449,7 @@ QWeight qweight_from_gguf(uint32_t type, const uint8_t *src, uint64_t nbytes, in
   const auto t = static_cast<GgmlType>(type);
   const int fmt = t == GgmlType::Q8_0 || t == GgmlType::Q6_K ? qk::kQ8 : qk::kQ4;
   QWeight w = qd::make(fmt, rows, cols, t == GgmlType::Q6_K ? 16 : 32, qd::keeps_half_scales(type), t == GgmlType::Q4_0);
+  if (t == GgmlType::Q6_K) w.super = at::empty({rows, nb}, at::TensorOptions().dtype(at::kHalf));
   const qk::View v = qd::view_of(w);
   if (row_order)
     for (int64_t r = 0; r < rows; ++r)
@@ -428,6 +487,8 @@ QWeight qweight_quantize(const at::Tensor &w_in, const std::string &how) {
 }
 
 QWeight qweight_tile(const QWeight &w) {
+  if (!w.tiled && w.fmt == qk::kQ8 && w.super.defined() && w.rows % qk::kTile == 0 && qk::int8_available())
+    return qd::tile_q6(w);
   if (w.tiled || !w.int8_form() || w.rows % qk::kTile || !qk::int8_available()) return w;
   const qk::View v = qd::view_of(w);
   const int64_t n = w.fmt == qk::kQ8 ? 32 : 16;  // a row's bytes per group
@@ -461,14 +522,14 @@ QWeight qweight_tile(const QWeight &w) {
 
 bool qweight_same_layout(const QWeight &a, const QWeight &b) {
   return a.fmt == b.fmt && a.group == b.group && a.cols == b.cols && a.half_scales() == b.half_scales() &&
-         a.offset.defined() == b.offset.defined() && a.tiled == b.tiled;
+         a.offset.defined() == b.offset.defined() && a.super.defined() == b.super.defined() && a.tiled == b.tiled;
 }
 
 QWeight qweight_cat(const std::vector<QWeight> &parts) {
   if (parts.empty()) qd::bad("nothing to stack");
   if (parts.size() == 1) return parts[0];
   QWeight w = parts[0];
-  std::vector<at::Tensor> d, s, o;
+  std::vector<at::Tensor> d, s, o, u;
   w.rows = 0;
   for (const QWeight &p : parts) {
     if (!qweight_same_layout(parts[0], p)) qd::bad("stacked matrices of different formats");
@@ -476,10 +537,12 @@ QWeight qweight_cat(const std::vector<QWeight> &parts) {
     d.push_back(p.data);
     if (p.scale.defined()) s.push_back(p.scale);
     if (p.offset.defined()) o.push_back(p.offset);
+    if (p.super.defined()) u.push_back(p.super);
   }
   w.data = at::cat(d, 0);
   if (!s.empty()) w.scale = at::cat(s, 0);
   if (!o.empty()) w.offset = at::cat(o, 0);
+  if (!u.empty()) w.super = at::cat(u, 0);
   return w;
 }
 

@@ -29,11 +29,15 @@ namespace ctorch {
 namespace lm {
 
 struct QWeight {
-  int fmt = 0;  // qk::kQ8, qk::kQ4 or qk::kBF16
+  int fmt = 0;  // qk::kQ8, qk::kQ4, qk::kBF16 or (tiled only) qk::kQ6
   int64_t rows = 0, cols = 0, group = 32;
   at::Tensor data;    // uint8 [rows, row bytes]: cols (Q8), cols / 2 (Q4) or 2 cols (BF16)
   at::Tensor scale;   // float32 or float16 [rows, cols / group]; undefined for BF16
   at::Tensor offset;  // as scale (Q4); undefined for Q8 and Q4_0 (offset -8 * scale)
+  // Q6_K's super-block scales d, float16 [rows, cols / 256], beside the
+  // products d * sc in scale (Q8/16 from a Q6_K tensor), so that its tiles
+  // (qweight_tile) keep the file's size; Q6 tiles: scale holds sc (int8).
+  at::Tensor super;
   // Products with x rounded to 8 bits per group of 32 (qkernels.h's Acts8,
   // llama.cpp's activations) where the CPU runs the int8 kernels, for the
   // matrices int8_form() admits. The load option activations=int8 sets it.
@@ -49,7 +53,8 @@ struct QWeight {
   int64_t nbytes() const;
   // "Q8/32", "Q8/16", "Q4/32": the values' bits and the group.
   std::string format() const;
-  // Whether the int8 kernels multiply this layout: Q8 or Q4 in groups of 32.
+  // Whether the int8 kernels multiply this layout: Q8 or Q4 in groups of
+  // 32, or Q6 tiles.
   bool int8_form() const;
 };
 
@@ -78,6 +83,9 @@ QWeight qweight_quantize(const at::Tensor &w, const std::string &how);
 // w with its rows in tiles of 16 (QWeight::tiled), marked for 8-bit
 // activations: where it takes them (Q8 or Q4 in groups of 32, rows a
 // multiple of 16) and the CPU runs the int8 kernels; w itself otherwise.
+// A Q6_K tensor's Q8/16 (its super-block scales kept, its values in
+// -32..31 and each product d * sc exact) becomes Q6 tiles at the file's
+// 6.5625 bits a value instead of Q8's 10.
 // Why: a prompt's products with the tiles make a third of the row-major
 // kernel's instructions (qkernels_int8.cpp), and decode reads one stream.
 // The values, lookups and dequantisation are unchanged; the products of a

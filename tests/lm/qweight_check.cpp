@@ -12,7 +12,8 @@
 //     activations (int8_acts) against float64 products of x rounded as
 //     qkernels.h's Acts8 says, written out here on their own;
 //   - the same matrices in tiles of 16 rows (qweight_tile) for the int8
-//     kernels: the same values, products as above;
+//     kernels: the same values, products as above; Q6_K's in Q6 tiles at
+//     the file's size, and kept as Q8/16 where its d is not finite;
 //   - floats quantised at load (q8_0, q4_0, q4_1): each value within half
 //     a step of the original, products as above;
 //   - refusals: a wrong byte count, a row index outside the matrix, a
@@ -25,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -211,6 +213,11 @@ void check_tiles(std::mt19937 &rng) {
       {"tiled Q8_0 + Q4_0 + tiled Q4_1", {gguf(GgmlType::Q8_0, 16, 96), gguf(GgmlType::Q4_0, 37, 96),
                                           gguf(GgmlType::Q4_1, 32, 96)}},
       {"tiled Q4_0 + Q8_0", {gguf(GgmlType::Q4_0, 16, 160), gguf(GgmlType::Q8_0, 21, 160)}},
+      {"Q6_K", {gguf(GgmlType::Q6_K, 32, 512)}},
+      // Q6 tiles with x in Q4's order (a row-major Q4_K), and a Q6_K left
+      // row-major (float32 x)
+      {"tiled Q6_K + Q4_K + Q6_K", {gguf(GgmlType::Q6_K, 16, 512), gguf(GgmlType::Q4_K, 23, 512),
+                                    gguf(GgmlType::Q6_K, 23, 512)}},
   };
   for (const Set &set : sets) {
     std::vector<QWeight> tiled;
@@ -219,7 +226,9 @@ void check_tiles(std::mt19937 &rng) {
       QWeight m = p;  // (a part left row-major takes 8-bit x too)
       m.int8_acts = true;
       QWeight t = qweight_tile(m);
-      check(t.tiled == (p.rows % 16 == 0) && t.nbytes() == p.nbytes(), set.name + ": tiled where rows allow, same bytes");
+      // (Q6 tiles: Q6_K's own 210 bytes per 256 values)
+      const int64_t bytes = t.fmt == qk::kQ6 ? p.rows * p.cols / 256 * 210 : p.nbytes();
+      check(t.tiled == (p.rows % 16 == 0) && t.nbytes() == bytes, set.name + ": tiled where rows allow, its bytes");
       at::Tensor ref = qweight_dequantize(p);
       check(at::equal(qweight_dequantize(t), ref), set.name + ": tiled values differ from row-major ones");
       at::Tensor ids = at::tensor(std::vector<int64_t>{p.rows - 1, 0, 5, 17 % p.rows});
@@ -253,6 +262,17 @@ void check_tiles(std::mt19937 &rng) {
             at::equal(qweight_dequantize(ab), at::cat({qweight_dequantize(a), qweight_dequantize(b)}, 0)),
         "tiled parts stacked");
   check(!qweight_same_layout(a, gguf(GgmlType::Q4_0, 16, 96)), "tiled and row-major parts are not stacked");
+  QWeight a6 = qweight_tile(gguf(GgmlType::Q6_K, 32, 256)), b6 = qweight_tile(gguf(GgmlType::Q6_K, 16, 256));
+  QWeight ab6 = qweight_cat({a6, b6});
+  check(ab6.fmt == qk::kQ6 && ab6.rows == 48 &&
+            at::equal(qweight_dequantize(ab6), at::cat({qweight_dequantize(a6), qweight_dequantize(b6)}, 0)),
+        "Q6 tiles stacked");
+  // A Q6_K whose d is not finite keeps its Q8/16 (float32 x), values intact.
+  std::vector<uint8_t> inf = random_blocks(GgmlType::Q6_K, 16, 256, rng);
+  put_half(inf.data() + 208, std::numeric_limits<float>::infinity());
+  QWeight pi = qweight_from_gguf(uint32_t(GgmlType::Q6_K), inf.data(), inf.size(), 16, 256, nullptr);
+  QWeight ti = qweight_tile(pi);
+  check(!ti.tiled && ti.fmt == qk::kQ8 && !ti.int8_form(), "Q6_K with an infinite d: not tiled");
 }
 
 template <typename F>
