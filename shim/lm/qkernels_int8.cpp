@@ -386,8 +386,8 @@ VNNI void tile_rows_q6(const View &w, int64_t t, const Acts8 &a, int64_t m0, flo
     for (int v = 0; v < 4; ++v)
       CTORCH_UNROLL
       for (int m = 0; m < MB; ++m) s[m][v % NC] = _mm512_dpbusd_epi32(s[m][v % NC], u[v], bcast4(xq[m] + lo + 4 * v));
-    const __m512 ws = _mm512_mul_ps(
-        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(sc + g * kTile)))), d);
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(sc + g * kTile));
+    const __m512 ws = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc8)), d);
     CTORCH_UNROLL
     for (int m = 0; m < MB; ++m) {
       __m512i sum = s[m][0];

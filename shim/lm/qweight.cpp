@@ -41,7 +41,10 @@ qk::View view_of(const QWeight &w) {
   v.rows = w.rows;
   v.cols = w.cols;
   v.group = w.group;
-  v.row_bytes = w.fmt == qk::kQ8 ? w.cols : w.fmt == qk::kQ4 ? w.cols / 2 : w.fmt == qk::kQ6 ? w.cols / 4 * 3 : 2 * w.cols;
+  v.row_bytes = w.fmt == qk::kQ8   ? w.cols
+                : w.fmt == qk::kQ4 ? w.cols / 2
+                : w.fmt == qk::kQ6 ? w.cols / 4 * 3
+                                   : 2 * w.cols;
   v.ngroups = w.cols / w.group;
   v.scale_stride = v.ngroups;
   v.data = w.data.data_ptr<uint8_t>();
@@ -398,7 +401,8 @@ QWeight tile_q6(const QWeight &w) {
           }
           uint8_t *o = dst + (tt * ng + g) * qk::kTile * 12 + 4 * l;
           for (int c = 0; c < 3; ++c)
-            for (int i = 0; i < 4; ++i) o[64 * c + i] = static_cast<uint8_t>(u[4 * c + i] | (((u[12 + i] >> (2 * c)) & 3) << 6));
+            for (int i = 0; i < 4; ++i)
+              o[64 * c + i] = static_cast<uint8_t>(u[4 * c + i] | (((u[12 + i] >> (2 * c)) & 3) << 6));
         }
       }
   }, 1);
