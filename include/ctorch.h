@@ -3603,8 +3603,10 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  *   "split PATH columns", "gemv PATH one-row kernel (ISA, a packed copy of
  *   the weight)", "onednn_resnet (root): N blocks, M convolutions ...",
  *   "bf16 PATH OP", "int8 PATH quantized::linear_dynamic (ENGINE engine,
- *   reduce_range=0|1)", "skip LEVER PATH: why" (LEVER fold_bn, prepack,
- *   split, gemv, linear, bf16, int8-dynamic, int8-static, onednn_resnet),
+ *   reduce_range=0|1)" (then "; ENGINE engine from N rows" where calls of
+ *   N rows or more take a second engine), "skip LEVER PATH: why" (LEVER
+ *   fold_bn, prepack, split, gemv, linear, bf16, int8-dynamic, int8-static,
+ *   onednn_resnet),
  *   "note PATH: ..."; PATH "(root)" for m itself.
  * @param m the module (borrowed).
  * @param options NULL or "" for the defaults, else comma-separated
@@ -3612,14 +3614,17 @@ CTORCH_API ctorch_status ctorch_aoti_package_call_spec(const char **in_spec, con
  *   linear_onednn, linear_gemv (each 0 or 1, default 1; 0 turns that
  *   rewrite off); precision=float32|bf16|int8-dynamic (default float32;
  *   int8-static needs ctorch_nn_module_optimize_for_inference_calibrated);
+ *   int8_engine=auto|x86|fbgemm|onednn (default auto: libtorch's quantized
+ *   engine chosen per CPU and, for int8-dynamic, per call's row count;
+ *   a name pins that engine for every call);
  *   bf16_emulate=0|1 and onednn_resnet=0|1 (default 0; 1 declares that m
  *   is torchvision's ResNet, its children named and shaped as
  *   torchvision's, and its forward torchvision's).
  * @return CTORCH_OK; INVALID_ARGUMENT naming options for a key or value it
  *   does not know, and for precision=int8-static; NOT_IMPLEMENTED, saying
  *   why, for bf16 on a CPU without AVX512_BF16 or AMX_BF16 (unless
- *   bf16_emulate=1) and for int8-dynamic on a libtorch without its
- *   quantized engines or ops.
+ *   bf16_emulate=1), for int8-dynamic on a libtorch without its
+ *   quantized engines or ops, and for an int8_engine it lacks.
  */
 CTORCH_API ctorch_status ctorch_nn_module_optimize_for_inference(ctorch_nn_module *out, char **report,
                                                                  ctorch_nn_module m, const char *options);

@@ -48,13 +48,15 @@ Options parse_options(const char *text) {
   for (const OptionItem &item : option_items(text)) {
     const std::string &key = item.key;
     if (key == "precision" && precision_value(item, &o.precision)) continue;
+    if (key == "int8_engine" && int8_engine_value(item, &o.int8_engine_asked)) continue;
     bool *flag = key == "onednn_resnet" ? &o.onednn_resnet : key == "bf16_emulate" ? &o.bf16_emulate : key == "fold" ? &o.fold : key == "fuse" ? &o.fuse : key == "prepack" ? &o.prepack
                  : key == "channels_last" ? &o.channels_last : key == "linear" ? &o.linear
                  : key == "split_rows" ? &o.split_rows : key == "linear_onednn" ? &o.linear_onednn
                  : key == "linear_gemv" ? &o.linear_gemv : nullptr;
     if (!flag || !flag_value(item, flag))
       fail_arg("options", "'" + item.text + "' is not one of fold, fuse, prepack, channels_last, linear, split_rows, "
-                          "linear_onednn, linear_gemv, bf16_emulate, onednn_resnet =0|1, precision=float32|bf16|int8-dynamic|int8-static");
+                          "linear_onednn, linear_gemv, bf16_emulate, onednn_resnet =0|1, precision=float32|bf16|int8-dynamic|int8-static, "
+                          "int8_engine=auto|x86|fbgemm|onednn");
   }
   return o;
 }

@@ -30,8 +30,14 @@ struct Options {
   Precision precision = Precision::Float32;  // precision.cpp
   bool bf16_emulate = false;                 // bf16 on a CPU without bf16 instructions
   bool onednn_resnet = false;  // the root is declared torchvision's ResNet: onednn/resnet.h (where built with oneDNN)
-  // Set by check_precision for int8-dynamic and int8-static.
+  // int8_engine=x86|fbgemm|onednn pins the quantized engine; NoQEngine
+  // (int8_engine=auto, the default) lets check_precision choose.
+  at::QEngine int8_engine_asked = at::QEngine::NoQEngine;
+  // Set by check_precision for int8-dynamic and int8-static: the engine,
+  // and for int8-dynamic under auto the engine of calls with at least
+  // int8_large_rows rows (NoQEngine: the one engine for every call).
   at::QEngine int8_engine = at::QEngine::NoQEngine;
+  at::QEngine int8_large_engine = at::QEngine::NoQEngine;
   bool int8_reduce_range = true;
 };
 
@@ -57,6 +63,10 @@ void fold_bn(Module &op, const Module &bn, bool linear);
 // act applied to y in place (y a fresh output): the same values as the
 // activation module's op.
 at::Tensor activate(at::Tensor y, const Act &act);
+
+// item's value (auto, x86, fbgemm, onednn) as an engine into *e (auto:
+// NoQEngine); false (and *e untouched) for another name.
+bool int8_engine_value(const OptionItem &item, at::QEngine *e);
 
 // Refuses (NOT_IMPLEMENTED, with the reason) a precision this CPU or
 // libtorch cannot run, before anything is rewritten; for int8-dynamic

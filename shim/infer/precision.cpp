@@ -48,6 +48,7 @@
 #include <ATen/ops/relu.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
@@ -72,12 +73,16 @@ bool needs_grad(const at::Tensor &x, const Module &m) {
 
 c10::optional<at::Tensor> opt(const at::Tensor &t) { return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt; }
 
+bool has_engine(at::QEngine e) {
+  const auto &have = at::globalContext().supportedQEngines();
+  return std::find(have.begin(), have.end(), e) != have.end();
+}
+
 // The first of x86 (2.x: fbgemm's and oneDNN's kernels, chosen per shape),
 // fbgemm and onednn among this libtorch's engines; false where none is.
 bool int8_engine(at::QEngine *engine) {
-  const auto &have = at::globalContext().supportedQEngines();
   for (at::QEngine want : {at::QEngine::X86, at::QEngine::FBGEMM, at::QEngine::ONEDNN})
-    if (std::find(have.begin(), have.end(), want) != have.end()) return *engine = want, true;
+    if (has_engine(want)) return *engine = want, true;
   return false;
 }
 
@@ -122,19 +127,28 @@ c10::IValue prepack_int8(const at::Tensor &weight, const at::Tensor &bias, at::Q
   return prepack_on(engine, *prepack, {q, bias.defined() ? c10::IValue(bias.contiguous()) : c10::IValue()});
 }
 
+// int8-dynamic under int8_engine=auto, on a CPU with VNNI: calls of at
+// least this many rows run oneDNN's kernels, fewer rows the first engine's
+// (2.x's x86, that is fbgemm's). On many rows oneDNN's u8 x s8 GEMM is the
+// faster, on a few fbgemm's, as oneDNN makes its primitive at every call;
+// the two are level near 128 rows (BERT-base's shapes, 2.15.0, Zen 4).
+constexpr int64_t kInt8LargeRows = 256;
+
 // A Linear with int8 weights (kind "Linear", the float32 weight and bias
 // kept as its tensors, so keys, repr and load_state_dict are the Linear's;
 // the packed int8 copy, a quarter of the weight's size, lives in the module
 // and is made again when its tensors change). Float32 CPU inputs without
 // grad run quantized::linear_dynamic; anything else at::linear in float32.
+// With a second engine for large calls (Options::int8_large_engine), its
+// packed copy is made at the first call of kInt8LargeRows rows or more.
 class Int8Linear : public Module {
  public:
-  Int8Linear(const Module &linear, at::QEngine engine, bool reduce_range)
-      : Module(linear.kind()), repr_(linear.extra_repr()), engine_(engine), reduce_range_(reduce_range),
-        cache_(std::make_shared<Cache>()) {
+  Int8Linear(const Module &linear, at::QEngine engine, at::QEngine large_engine, bool reduce_range)
+      : Module(linear.kind()), repr_(linear.extra_repr()), engines_{engine, large_engine},
+        reduce_range_(reduce_range), cache_(std::make_shared<Cache>()) {
     register_parameter("weight", linear.params[0].t);
     register_parameter("bias", linear.params[1].t);
-    packed();  // at optimisation time: a weight the engine refuses fails here, not at the first call
+    packed(0);  // at optimisation time: a weight the engine refuses fails here, not at the first call
   }
   std::vector<at::Tensor> forward(const std::vector<at::Tensor> &in, const Args &) override {
     const at::Tensor &x = in[0], &w = params[0].t;
@@ -144,24 +158,26 @@ class Int8Linear : public Module {
     std::vector<int64_t> shape = x.sizes().vec();
     shape.back() = w.size(0);
     at::Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous();
-    return {call_boxed(*run, {x2, packed(), reduce_range_}).toTensor().view(shape)};
+    int which = engines_[1] != at::QEngine::NoQEngine && x2.size(0) >= kInt8LargeRows;
+    return {call_boxed(*run, {x2, packed(which), reduce_range_}).toTensor().view(shape)};
   }
   std::string extra_repr() const override { return repr_; }
   void tensors_changed() override { cache_ = std::make_shared<Cache>(); }
   CTORCH_NN_COPYABLE(Int8Linear)
 
  private:
-  c10::IValue packed() {
+  c10::IValue packed(int which) {
     std::lock_guard<std::mutex> lock(cache_->mu);
-    if (cache_->packed.isNone()) cache_->packed = prepack_int8(params[0].t, params[1].t, engine_);
-    return cache_->packed;
+    c10::IValue &p = cache_->packed[which];
+    if (p.isNone()) p = prepack_int8(params[0].t, params[1].t, engines_[which]);
+    return p;
   }
   struct Cache {
     std::mutex mu;
-    c10::IValue packed;  // a LinearPackedParamsBase (torchbind) object
+    c10::IValue packed[2];  // LinearPackedParamsBase (torchbind) objects: engines_[0]'s, engines_[1]'s
   };
   std::string repr_;
-  at::QEngine engine_;
+  at::QEngine engines_[2];
   bool reduce_range_;
   std::shared_ptr<Cache> cache_;
 };
@@ -418,6 +434,37 @@ class StaticInt8 : public Module {
 
 }  // namespace
 
+bool int8_engine_value(const OptionItem &item, at::QEngine *e) {
+  static const std::pair<const char *, at::QEngine> names[] = {{"auto", at::QEngine::NoQEngine},
+                                                               {"x86", at::QEngine::X86},
+                                                               {"fbgemm", at::QEngine::FBGEMM},
+                                                               {"onednn", at::QEngine::ONEDNN}};
+  for (const auto &n : names)
+    if (item.value == n.first) return *e = n.second, true;
+  return false;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// o.int8_engine: the one int8_engine= asks for (NOT_IMPLEMENTED where this
+// libtorch lacks it), else the first of int8_engine()'s; false where none.
+bool chosen_engine(Options &o, const char *precision) {
+  if (o.int8_engine_asked == at::QEngine::NoQEngine) return int8_engine(&o.int8_engine);
+  if (!has_engine(o.int8_engine_asked))
+    fail(CTORCH_NOT_IMPLEMENTED, std::string("argument 'options': precision=") + precision + " with int8_engine=" +
+                                     lower(c10::toString(o.int8_engine_asked)) +
+                                     ": this libtorch's quantized engines are " + engine_list());
+  o.int8_engine = o.int8_engine_asked;
+  return true;
+}
+
+}  // namespace
+
 void check_precision(Options &o) {
   switch (o.precision) {
     case Precision::Float32: return;
@@ -433,7 +480,7 @@ void check_precision(Options &o) {
       return;
     }
     case Precision::Int8Dynamic: {
-      if (!int8_engine(&o.int8_engine))
+      if (!chosen_engine(o, "int8-dynamic"))
         fail(CTORCH_NOT_IMPLEMENTED, "argument 'options': precision=int8-dynamic needs libtorch's x86, fbgemm or "
                                      "onednn quantized engine; this libtorch has " + engine_list());
       if (!find_op("quantized::linear_prepack") || !find_op("quantized::linear_dynamic"))
@@ -444,10 +491,14 @@ void check_precision(Options &o) {
       // sums can saturate, and PyTorch's 7-bit range (reduce_range) avoids it.
       const CpuFeatures &f = cpu_features();
       o.int8_reduce_range = !(f.avx512_vnni || f.avx_vnni);
+      // Large calls on oneDNN's kernels where they are faster (kInt8LargeRows).
+      if (o.int8_engine_asked == at::QEngine::NoQEngine && !o.int8_reduce_range &&
+          o.int8_engine != at::QEngine::ONEDNN && has_engine(at::QEngine::ONEDNN))
+        o.int8_large_engine = at::QEngine::ONEDNN;
       return;
     }
     case Precision::Int8Static: {
-      if (!int8_engine(&o.int8_engine))
+      if (!chosen_engine(o, "int8-static"))
         fail(CTORCH_NOT_IMPLEMENTED, "argument 'options': precision=int8-static needs libtorch's x86, fbgemm or "
                                      "onednn quantized engine; this libtorch has " + engine_list());
       for (const char *op : {"quantized::conv2d_prepack", "quantized::linear_prepack", "quantized::linear",
@@ -472,8 +523,11 @@ ModulePtr precision_linear(const ModulePtr &linear, const Options &o, const std:
     return std::make_shared<StaticInt8>(*linear, nullptr, std::vector<int64_t>(), o.int8_engine, o.int8_reduce_range);
   if (o.precision == Precision::Int8Dynamic) {
     report << "int8 " << path << " quantized::linear_dynamic (" << c10::toString(o.int8_engine)
-           << " engine, reduce_range=" << o.int8_reduce_range << ")\n";
-    return std::make_shared<Int8Linear>(*linear, o.int8_engine, o.int8_reduce_range);
+           << " engine, reduce_range=" << o.int8_reduce_range << ")";
+    if (o.int8_large_engine != at::QEngine::NoQEngine)
+      report << "; " << c10::toString(o.int8_large_engine) << " engine from " << kInt8LargeRows << " rows";
+    report << "\n";
+    return std::make_shared<Int8Linear>(*linear, o.int8_engine, o.int8_large_engine, o.int8_reduce_range);
   }
   bool onednn = o.linear_onednn && find_op("mkldnn::_linear_pointwise") && find_op("mkldnn::_reorder_linear_weight");
   report << "bf16 " << path << (onednn ? " mkldnn::_linear_pointwise (weight prepacked)" : " at::linear") << "\n";

@@ -27,6 +27,7 @@ ctorch reports: the outputs agree to 1e-5 of the largest (the same int8
 tensors and kernels). Exit status 1 with the differences printed on a
 mismatch.
 """
+import os
 import re
 import sys
 
@@ -65,15 +66,22 @@ def rel_diff(a, b):
     return ((a - b).abs().max() / b.abs().max()).item()
 
 
-def int8_reference(model, x, engine, reduce_range):
+def int8_reference(model, x, engine, reduce_range, large=None):
+    """large: (engine, rows): calls of at least rows rows run that engine's packed weights."""
     torch.backends.quantized.engine = engine
     q = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    ql = None
+    if large:
+        torch.backends.quantized.engine = large[0]
+        ql = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
     h = x
-    for layer in q:
+    for i, layer in enumerate(q):
         if hasattr(layer, "_packed_params"):
             shape = h.shape
-            h = torch.ops.quantized.linear_dynamic(h.reshape(-1, shape[-1]).contiguous(),
-                                                   layer._packed_params._packed_params, reduce_range)
+            h2 = h.reshape(-1, shape[-1]).contiguous()
+            if ql is not None and h2.shape[0] >= large[1]:
+                layer = ql[i]
+            h = torch.ops.quantized.linear_dynamic(h2, layer._packed_params._packed_params, reduce_range)
             h = h.reshape(*shape[:-1], h.shape[-1])
         else:
             h = layer(h)
@@ -153,12 +161,20 @@ def main(d):
             check(f"{name} int8 report", m is not None, report.strip().splitlines()[:3])
             if m:
                 engine, rr = m.group(1).lower(), m.group(2) == "1"
-                ours = torch.load(f"{d}/{name}_int8_y.pt")["y"]
-                theirs = int8_reference(model, x, engine, rr)
-                r = rel_diff(ours, theirs)
-                check(f"{name} int8 vs quantize_dynamic ({engine}, reduce_range={int(rr)})", r <= 1e-4,
-                      f"max |diff| / max |theirs| {r:.3g} (vs float32: ours {rel_diff(ours, ref32):.3g}, "
-                      f"PyTorch's {rel_diff(theirs, ref32):.3g})")
+                ml = re.search(r"quantized::linear_dynamic \(.*\); (\w+) engine from (\d+) rows", report)
+                large = (ml.group(1).lower(), int(ml.group(2))) if ml else None
+                sets = [("", x)]
+                if os.path.exists(f"{d}/{name}_xl.pt"):
+                    sets.append(("l", torch.load(f"{d}/{name}_xl.pt")["x"]))
+                for tag, xs in sets:
+                    ours = torch.load(f"{d}/{name}_int8_y{tag}.pt")["y"]
+                    theirs = int8_reference(model, xs, engine, rr, large)
+                    rows = xs.reshape(-1, xs.shape[-1]).shape[0]
+                    used = large[0] if large and rows >= large[1] else engine
+                    r = rel_diff(ours, theirs)
+                    check(f"{name} int8 vs quantize_dynamic, {rows} rows ({used}, reduce_range={int(rr)})", r <= 1e-4,
+                          f"max |diff| / max |theirs| {r:.3g} (vs float32: ours {rel_diff(ours, model(xs)):.3g}, "
+                          f"PyTorch's {rel_diff(theirs, model(xs)):.3g})")
             # int8-static
             report = open(f"{d}/{name}_int8s_report.txt").read()
             m = re.search(r"quantized::\w+ \((\w+) engine, reduce_range=([01])\)", report)

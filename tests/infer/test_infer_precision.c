@@ -76,6 +76,12 @@ static ctorch_tensor bert_input(void) {
   return randn_seeded(11, sz, 2);
 }
 
+/* 320 rows: over the 256 from which int8-dynamic's auto engine may change (docs/modules.md). */
+static ctorch_tensor bert_input_large(void) {
+  int64_t sz[2] = {320, 256};
+  return randn_seeded(13, sz, 2);
+}
+
 static ctorch_tensor cnn_input(void) {
   int64_t sz[4] = {16, 3, 16, 16};
   return randn_seeded(12, sz, 4);
@@ -237,7 +243,7 @@ START_TEST(int8_static) {
   ctorch_tensor_free(y1), ctorch_tensor_free(y2);
   free_all(calb, N_CAL), free_all(calc, N_CAL);
   ctorch_nn_module_free(b), ctorch_nn_module_free(c), ctorch_nn_module_free(qb), ctorch_nn_module_free(qc);
-  ctorch_tensor_free(xb), ctorch_tensor_free(xc);
+  ctorch_tensor_free(xb), ctorch_tensor_free(xbl), ctorch_tensor_free(xc);
 }
 END_TEST
 
@@ -261,6 +267,25 @@ START_TEST(refusals) {
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&none, NULL, m, "precision=fp8"));
   CT_ERROR_HAS("precision=float32|bf16|int8-dynamic|int8-static");
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_nn_module_optimize_for_inference(&none, NULL, m, "bf16_emulate=yes"));
+  CT_FAILS(CTORCH_INVALID_ARGUMENT,
+           ctorch_nn_module_optimize_for_inference(&none, NULL, m, "precision=int8-dynamic,int8_engine=qnnpack"));
+  CT_ERROR_HAS("int8_engine=auto|x86|fbgemm|onednn");
+  /* a pinned engine: every call on it (no second engine for large calls), or NOT_IMPLEMENTED where absent */
+  {
+    ctorch_nn_module pinned = NULL;
+    char *report = NULL;
+    ctorch_status st = ctorch_nn_module_optimize_for_inference(&pinned, &report, m,
+                                                               "precision=int8-dynamic,int8_engine=onednn");
+    if (st == CTORCH_OK) {
+      expect_has(report, "int8 7 quantized::linear_dynamic (ONEDNN engine, reduce_range=");
+      ck_assert_msg(strstr(report, "rows") == NULL, "a pinned engine has no large-call engine: %s", report);
+      ctorch_string_free(report);
+      ctorch_nn_module_free(pinned);
+    } else {
+      ck_assert_int_eq(st, CTORCH_NOT_IMPLEMENTED);
+      CT_ERROR_HAS("int8_engine=onednn: this libtorch's quantized engines are");
+    }
+  }
   /* a CPU without bf16 instructions, as the environment's cap makes this one look */
   ck_assert_int_eq(setenv("CTORCH_BF16_ISA", "none", 1), 0);
   CT_FAILS(CTORCH_NOT_IMPLEMENTED, ctorch_nn_module_optimize_for_inference(&none, NULL, m, "precision=bf16"));
@@ -297,8 +322,10 @@ static void save_state(const char *dir, const char *file, ctorch_nn_module m) {
   ctorch_tensor_dict_free(d);
 }
 
-/* The model, its inputs and both precisions' outputs, optimised state dicts and reports into dir/NAME_*. */
-static void save_case(const char *dir, const char *name, ctorch_nn_module m, ctorch_tensor x, ctorch_tensor *cal) {
+/* The model, its inputs and both precisions' outputs, optimised state dicts and reports into dir/NAME_*;
+ * with xl (not NULL), also int8-dynamic's output for xl: NAME_xl.pt, NAME_int8_yl.pt. */
+static void save_case(const char *dir, const char *name, ctorch_nn_module m, ctorch_tensor x, ctorch_tensor xl,
+                      ctorch_tensor *cal) {
   static const char *precisions[3] = {"int8-dynamic", "bf16", "int8-static"}, *tags[3] = {"int8", "bf16", "int8s"};
   const char *in_name[1] = {"x"}, *out_name[1] = {"y"}, *cal_names[N_CAL] = {"0", "1", "2", "3"};
   char file[128], *report = NULL;
@@ -319,6 +346,15 @@ static void save_case(const char *dir, const char *name, ctorch_nn_module m, cto
     CT_OK(ctorch_nn_module_forward(&y, opt, x));
     snprintf(file, sizeof file, "%s_%s_y.pt", name, tags[p]);
     save_dict(dir, file, out_name, &y, 1);
+    if (xl && p == 0) {
+      ctorch_tensor yl = NULL;
+      CT_OK(ctorch_nn_module_forward(&yl, opt, xl));
+      snprintf(file, sizeof file, "%s_xl.pt", name);
+      save_dict(dir, file, in_name, &xl, 1);
+      snprintf(file, sizeof file, "%s_%s_yl.pt", name, tags[p]);
+      save_dict(dir, file, out_name, &yl, 1);
+      ctorch_tensor_free(yl);
+    }
     snprintf(file, sizeof file, "%s_%s_sd.pt", name, tags[p]);
     save_state(dir, file, opt);
     snprintf(path, sizeof path, "%s/%s_%s_report.txt", dir, name, tags[p]);
@@ -333,22 +369,22 @@ START_TEST(precision_like_torch) {
   const char *py = getenv("CTORCH_TORCH_PYTHON"), *src = getenv("CTORCH_SOURCE_DIR");
   char dir[] = "/tmp/ctorch-precision-XXXXXX", cmd[8192];
   ctorch_nn_module b = bert_like(1), c = cnn();
-  ctorch_tensor xb = bert_input(), xc = cnn_input(), calb[N_CAL], calc[N_CAL];
+  ctorch_tensor xb = bert_input(), xbl = bert_input_large(), xc = cnn_input(), calb[N_CAL], calc[N_CAL];
   int rc;
   bert_calibration(calb);
   cnn_calibration(calc);
   ck_assert_msg(py && src, "CTORCH_TORCH_PYTHON and CTORCH_SOURCE_DIR must be set (run under ctest)");
   ck_assert_ptr_nonnull(mkdtemp(dir));
   CT_OK(ctorch_nn_module_train(b, 0));
-  save_case(dir, "bert", b, xb, calb);
-  save_case(dir, "cnn", c, xc, calc);
+  save_case(dir, "bert", b, xb, xbl, calb);
+  save_case(dir, "cnn", c, xc, NULL, calc);
   snprintf(cmd, sizeof cmd, "'%s' '%s/tests/infer/precision_vs_torch.py' '%s'", py, src, dir);
   rc = system(cmd);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   ck_assert_int_eq(system(cmd), 0);
   ck_assert_msg(rc == 0, "the precisions differ from PyTorch's (exit %d)", rc);
   ctorch_nn_module_free(b), ctorch_nn_module_free(c);
-  ctorch_tensor_free(xb), ctorch_tensor_free(xc);
+  ctorch_tensor_free(xb), ctorch_tensor_free(xbl), ctorch_tensor_free(xc);
   free_all(calb, N_CAL), free_all(calc, N_CAL);
 }
 END_TEST
