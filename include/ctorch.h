@@ -3690,7 +3690,10 @@ CTORCH_API ctorch_status ctorch_module_optimize_for_inference(ctorch_module *out
  * effect, one "key=value" a line: intra_op_threads, inter_op_threads,
  * parallel_backend (libtorch's at::get_parallel_info()), and the
  * environment OpenMP read when it was loaded (OMP_WAIT_POLICY,
- * GOMP_SPINCOUNT, OMP_NUM_THREADS, MKL_NUM_THREADS; "unset" when absent).
+ * GOMP_SPINCOUNT, OMP_NUM_THREADS, MKL_NUM_THREADS; "unset" when absent),
+ * and CTORCH_HEAP as ctorch read it at its own load ("keep": glibc keeps
+ * freed activations for the next call; docs/modules.md, "Memory between
+ * calls").
  * Whether idle OpenMP threads spin cannot be changed after libgomp is
  * loaded (it reads the environment once, before main for a program linked
  * to ctorch): set OMP_WAIT_POLICY=PASSIVE (idle threads sleep: better

@@ -44,7 +44,9 @@ Ways, each in its own process (threads set before anything runs):
                      AVX512_BF16 or AMX_BF16), precision=int8-dynamic (BERT) or
                      precision=int8-static (ResNet-50, calibrated on cal.safetensors:
                      MODEL_BENCH_CALIBRATION); "int8-static, oneDNN plan" both
-                     options (the oneDNN plan with int8 convolutions)
+                     options (the oneDNN plan with int8 convolutions); "int8-dynamic,
+                     x86 engine" with int8_engine=x86 (every call on fbgemm's
+                     kernels: int8-dynamic's auto takes oneDNN's from 256 rows)
   torch eager        Python, inference_mode (transformers' default attention, SDPA)
   torch.compile      Python, default mode (first calls excluded: warm-up)
   ONNX Runtime       onnxruntime's Python API on torch.onnx.export(dynamo=False)'s
@@ -58,7 +60,10 @@ Ways, each in its own process (threads set before anything runs):
                      on the same cal.safetensors batches; ORT_ENABLE_ALL turns
                      it into QLinearConv): ORT's own recipe, its fastest int8
 --precisions fp32,bf16,int8 keeps the ways of those precisions (AMP ways count
-as their dtype; int8: int8-dynamic and int8-static).
+as their dtype; int8: int8-dynamic and int8-static). Every ctorch way runs with
+CTORCH_HEAP=keep (docs/modules.md, "Memory between calls": glibc keeps freed
+activations for the next call, as ONNX Runtime's arena does by default);
+--ctorch-heap default runs them on glibc's own policy.
   candle             bench/compare/candle (candle-transformers' BertModel / resnet50
                      on the same safetensors)
 GPT-2: examples/generate.c (as it is, the reference of the ratio column: the model
@@ -456,6 +461,8 @@ def timed_ways(a, name, d):
     opts = {f" {p}": f"precision={p}" for p in (precisions if a.device == "cpu" else [])}
     if name == "resnet50" and a.device == "cpu":  # int8-static through the oneDNN plan's int8 twin
         opts[" int8-static, oneDNN plan"] = "precision=int8-static,onednn_resnet=1"
+    if name == "bert" and a.device == "cpu":  # int8-dynamic with one engine for every call (auto: by row count)
+        opts[" int8-dynamic, x86 engine"] = "precision=int8-dynamic,int8_engine=x86"
     for suffix, opt in opts.items():
         cal = [f"MODEL_BENCH_CALIBRATION={d}/cal.safetensors"] if "int8-static" in opt else []
         ways[f"ctorch module optimised{suffix} (C)"] = lambda b, t, it, o, opt=opt, cal=cal: [
@@ -741,6 +748,10 @@ def main():
     ap.add_argument("--profile-behind", action="store_true",
                     help="where ctorch's best way of a precision is >3%% slower than ORT's, profile both once more "
                          "(BERT, ResNet-50 on the CPU) and add their top operators by self time to the results")
+    ap.add_argument("--ctorch-heap", default="keep", choices=["keep", "default"],
+                    help="CTORCH_HEAP for the ctorch ways: keep (the default: glibc keeps freed activations, the "
+                         "documented setting for a service, as ONNX Runtime's arena is its default) or default "
+                         "(glibc's own policy)")
     ap.add_argument("--profile", help=argparse.SUPPRESS)
     # worker
     ap.add_argument("--amp", help=argparse.SUPPRESS)
@@ -757,6 +768,10 @@ def main():
         return worker(a)
     a.threads = [int(t) for t in a.threads.split(",")]
     a.work = os.path.abspath(a.work)
+    if a.ctorch_heap == "keep":  # read by libctorch when it loads: the ctorch ways' processes only
+        os.environ["CTORCH_HEAP"] = "keep"
+    else:
+        os.environ.pop("CTORCH_HEAP", None)
     a.ort = True
     if a.device != "cpu":
         os.environ["MODEL_BENCH_DEVICE"] = a.device  # the C program's device (model_bench.c)

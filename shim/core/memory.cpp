@@ -11,6 +11,8 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -46,10 +48,29 @@ struct CountingCPUAllocator final : c10::Allocator {
   c10::Allocator *base_;
 };
 
+// CTORCH_HEAP=keep (read when the library is loaded): glibc keeps freed
+// memory for the next allocation instead of giving it back to the system.
+// By default glibc serves blocks above a threshold (128 KiB, rising as such
+// blocks are freed) with mmap and trims the heap's free top above another,
+// so a model whose calls make and free megabytes of activations can get
+// every page of them from the kernel again at every call.
+// A service that runs the same shapes over and over keeps its peak instead
+// (docs/modules.md, "Memory between calls"). Elsewhere, and for any other
+// value, the C library's own policy.
+void apply_heap_policy() {
+#ifdef __GLIBC__
+  const char *v = std::getenv("CTORCH_HEAP");
+  if (!v || std::strcmp(v, "keep") != 0) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: bigger blocks are mmap'ed still
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 // Installed when the library is loaded, before any ctorch call: tensors
 // allocated earlier keep their own deleters and are simply not counted.
 struct Installer {
   Installer() {
+    apply_heap_policy();
     c10::Allocator *base = c10::GetCPUAllocator();
     // Wrap only libtorch's own default allocator: its blocks come from the
     // C allocator, which malloc_usable_size needs.

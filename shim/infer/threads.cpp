@@ -16,16 +16,19 @@
 
 namespace {
 
+constexpr int kLoadEnv = 5;
 struct LoadEnv {
-  std::string values[4];
+  std::string values[kLoadEnv];
   LoadEnv() {
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kLoadEnv; ++i) {
       const char *v = std::getenv(names()[i]);
       values[i] = v ? v : "unset";
     }
   }
   static const char *const *names() {
-    static const char *const n[4] = {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS", "MKL_NUM_THREADS"};
+    // CTORCH_HEAP: the heap policy shim/core/memory.cpp applied at the same load.
+    static const char *const n[kLoadEnv] = {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                            "CTORCH_HEAP"};
     return n;
   }
 };
@@ -50,7 +53,7 @@ extern "C" CTORCH_API ctorch_status ctorch_thread_policy(char **out) {
   s << "intra_op_threads=" << at::get_num_threads() << "\n"
     << "inter_op_threads=" << at::get_num_interop_threads() << "\n"
     << "parallel_backend=" << parallel_backend() << "\n";
-  for (int i = 0; i < 4; ++i) s << LoadEnv::names()[i] << "=" << load_env.values[i] << "\n";
+  for (int i = 0; i < kLoadEnv; ++i) s << LoadEnv::names()[i] << "=" << load_env.values[i] << "\n";
   std::string r = s.str();
   char *c = static_cast<char *>(std::malloc(r.size() + 1));
   if (!c) throw std::bad_alloc();

@@ -12,8 +12,11 @@ int8: the float32 model put through torch.ao.quantization.quantize_dynamic
 ({Linear}, qint8; torch.quantization on 1.13) with the quantized engine
 ctorch reports, run layer by layer with the reduce_range ctorch reports
 (quantize_dynamic's module always passes reduce_range=True; ctorch uses the
-full range on VNNI CPUs): the same int8 weights and kernels, so the outputs
-agree to 1e-4 of the largest. bf16: ctorch's bf16 tensors are PyTorch's
+full range on VNNI CPUs), each call on the engine ctorch reports for its
+row count: the same int8 weights, activation quantisation, kernels and
+exact int32 sums, so the outputs are PyTorch's bit for bit (the engines
+round differently in the last bits or more: a tolerance would not see a
+call on the other engine). bf16: ctorch's bf16 tensors are PyTorch's
 .to(torch.bfloat16) of the folded float32 ones bit for bit, and its output is
 within 2e-2 of the largest of the same layers run by PyTorch (Linear and
 Conv2d in bf16, input converted, output back to float32; the ops between in
@@ -66,8 +69,9 @@ def rel_diff(a, b):
     return ((a - b).abs().max() / b.abs().max()).item()
 
 
-def int8_reference(model, x, engine, reduce_range, large=None):
-    """large: (engine, rows): calls of at least rows rows run that engine's packed weights."""
+def int8_reference(model, x, engine, reduce_range, large=None, used=None):
+    """large: (engine, rows): calls of at least rows rows run that engine's packed weights;
+    used: a set that gets each call's engine."""
     torch.backends.quantized.engine = engine
     q = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
     ql = None
@@ -79,8 +83,11 @@ def int8_reference(model, x, engine, reduce_range, large=None):
         if hasattr(layer, "_packed_params"):
             shape = h.shape
             h2 = h.reshape(-1, shape[-1]).contiguous()
-            if ql is not None and h2.shape[0] >= large[1]:
+            big = ql is not None and h2.shape[0] >= large[1]
+            if big:
                 layer = ql[i]
+            if used is not None:
+                used.add(f"{h2.shape[0]} rows {large[0] if big else engine}")
             h = torch.ops.quantized.linear_dynamic(h2, layer._packed_params._packed_params, reduce_range)
             h = h.reshape(*shape[:-1], h.shape[-1])
         else:
@@ -168,11 +175,11 @@ def main(d):
                     sets.append(("l", torch.load(f"{d}/{name}_xl.pt")["x"]))
                 for tag, xs in sets:
                     ours = torch.load(f"{d}/{name}_int8_y{tag}.pt")["y"]
-                    theirs = int8_reference(model, xs, engine, rr, large)
-                    rows = xs.reshape(-1, xs.shape[-1]).shape[0]
-                    used = large[0] if large and rows >= large[1] else engine
+                    used = set()
+                    theirs = int8_reference(model, xs, engine, rr, large, used)
                     r = rel_diff(ours, theirs)
-                    check(f"{name} int8 vs quantize_dynamic, {rows} rows ({used}, reduce_range={int(rr)})", r <= 1e-4,
+                    check(f"{name} int8 vs quantize_dynamic ({', '.join(sorted(used))}; reduce_range={int(rr)})",
+                          r == 0,
                           f"max |diff| / max |theirs| {r:.3g} (vs float32: ours {rel_diff(ours, model(xs)):.3g}, "
                           f"PyTorch's {rel_diff(theirs, model(xs)):.3g})")
             # int8-static

@@ -243,7 +243,7 @@ START_TEST(int8_static) {
   ctorch_tensor_free(y1), ctorch_tensor_free(y2);
   free_all(calb, N_CAL), free_all(calc, N_CAL);
   ctorch_nn_module_free(b), ctorch_nn_module_free(c), ctorch_nn_module_free(qb), ctorch_nn_module_free(qc);
-  ctorch_tensor_free(xb), ctorch_tensor_free(xbl), ctorch_tensor_free(xc);
+  ctorch_tensor_free(xb), ctorch_tensor_free(xc);
 }
 END_TEST
 

@@ -180,6 +180,7 @@ START_TEST(thread_policy_reported) {
   expect_has(s, want);
   expect_has(s, "inter_op_threads=");
   expect_has(s, "OMP_WAIT_POLICY=");
+  expect_has(s, "CTORCH_HEAP=");
   ctorch_string_free(s);
   CT_FAILS(CTORCH_INVALID_ARGUMENT, ctorch_thread_policy(NULL));
 }
