@@ -313,11 +313,23 @@ static inline void ct_fast_child_exit(void) {
 #endif
 }
 
-#define CTORCH_CHECK_MAIN()                                         \
+/* A test's own precondition, beside CTORCH_TEST_REQUIRES's: NULL to run,
+ * or why not, which main prints as "skipped: <why>" before exiting 77. */
+static inline const char *ct_no_precondition(void) { return NULL; }
+
+/* main for a test file that defines make_suite(); _UNLESS(f) first asks f
+ * whether the suite can run here. */
+#define CTORCH_CHECK_MAIN() CTORCH_CHECK_MAIN_UNLESS(ct_no_precondition)
+#define CTORCH_CHECK_MAIN_UNLESS(precondition)                      \
   int main(void) {                                                  \
     SRunner *sr;                                                    \
     int failed;                                                     \
+    const char *why_not;                                            \
     if (ct_check_requirements()) return 77;                         \
+    if ((why_not = precondition()) != NULL) {                       \
+      printf("skipped: %s\n", why_not);                             \
+      return 77;                                                    \
+    }                                                               \
     ct_fast_child_exit();                                           \
     sr = srunner_create(make_suite());                              \
     srunner_run_all(sr, CK_NORMAL);                                 \

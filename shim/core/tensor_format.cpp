@@ -14,6 +14,7 @@
 // printing a huge tensor costs what Python's does, not a pass over it.
 #include "internal.h"
 #include "materialize.h"
+#include "text/text.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function.h>
@@ -250,9 +251,7 @@ std::string python_dtype(c10::ScalarType st) {
     case at::kComplexFloat: return "torch.complex64";
     case at::kComplexDouble: return "torch.complex128";
     default: {  // the dtypes PyTorch 2.x added: c10's name in lower case (UInt16, Float8_e4m3fn)
-      std::string n = c10::toString(st);
-      for (char &c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return "torch." + n;
+      return "torch." + text::ascii_lower(c10::toString(st));
     }
   }
 }

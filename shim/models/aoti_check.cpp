@@ -12,7 +12,6 @@
 #include "zip/zip_directory.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <set>
 
@@ -25,11 +24,6 @@ struct Refusal {
   std::string message;
 };
 [[noreturn]] void bad(const std::string &m) { throw Refusal{PackageCheck::BAD, m}; }
-
-std::string lower(std::string s) {
-  for (char &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 using text::ends_with;
 using text::starts_with;
@@ -128,7 +122,7 @@ PackageCheck check_package(const unsigned char *data, size_t size, const std::st
       if (!in_model && !in_const) continue;
       require_safe_name(en.name);
       std::string out = in_model ? en.name : model_dir + en.name.substr(en.name.rfind('/'));
-      if (!outputs.insert(lower(out)).second)
+      if (!outputs.insert(text::ascii_lower(out)).second)
         bad("two entries would be extracted to '" + out + "' (names differ only in case, or a constant shadows a file)");
       unsigned char head[64];
       verify_contents(dir, en, head, sizeof head);

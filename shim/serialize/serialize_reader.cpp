@@ -12,6 +12,7 @@
 // constructor leaks when it throws.
 #include "serialize_value.h"
 #include "torch_zip.h"
+#include "text/text.h"
 
 #include <ATen/ops/empty.h>
 #include <c10/core/CPUAllocator.h>
@@ -22,7 +23,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -76,7 +76,7 @@ class Unpickler {
   Unpickler(const char *data, size_t size, ZipReader &zip, Arena &arena, LoadBudget &budget)
       : p_(data), end_(data + size), begin_(data), zip_(zip), arena_(arena), budget_(budget) {
     for (const auto &kv : zip.record_sizes()) {
-      uint64_t &n = record_sizes_[lower(kv.first)];
+      uint64_t &n = record_sizes_[text::ascii_lower(kv.first)];
       n = std::max(n, kv.second);
     }
     none_ = make(PV::None);
@@ -109,10 +109,6 @@ class Unpickler {
   // case (ZipReader::find, as miniz), so storage keys are cached that way
   // too, or "a", "A", "aA", ... would each read one record again.
   std::unordered_map<std::string, uint64_t> record_sizes_;
-  static std::string lower(std::string s) {
-    for (char &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  }
   size_t stack_high_ = 0;  // the stack's largest size so far (charged)
   // Immutable values made once: None, False, True, (), the ints 0..255.
   P none_, false_, true_, empty_tuple_;
@@ -442,7 +438,7 @@ class Unpickler {
     size_t nbytes = static_cast<size_t>(numel) * item;
     auto v = make(PV::Storage);
     v->st = st;
-    auto cached = storages_.find(lower(key));
+    auto cached = storages_.find(text::ascii_lower(key));
     if (cached != storages_.end()) {
       v->storage = cached->second;
       if (v->storage.nbytes() < nbytes) corrupt("storage '" + key + "' is used with two sizes");
@@ -452,7 +448,7 @@ class Unpickler {
     if (nbytes) {
       std::string rec = "data/" + key;
       if (!zip_.hasRecord(rec)) corrupt("record '" + rec + "' is missing");
-      budget_.charge_data(record_sizes_[lower(rec)]);  // the tensors the file declares, before reading them
+      budget_.charge_data(record_sizes_[text::ascii_lower(rec)]);  // the tensors the file declares, before reading them
       size_t got = 0;
       std::tie(data, got) = zip_.getRecord(rec);
       if (got < nbytes) corrupt("record '" + rec + "' holds " + std::to_string(got) + " bytes, expected " + std::to_string(nbytes));
@@ -461,7 +457,7 @@ class Unpickler {
     // sizes before failing on a fixed storage, leaving a tensor larger than
     // its memory (an empty loaded tensor resized then filled wrote to NULL).
     v->storage = c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), c10::GetCPUAllocator(), true);
-    storages_.emplace(lower(key), v->storage);
+    storages_.emplace(text::ascii_lower(key), v->storage);
     return v;
   }
 

@@ -13,11 +13,11 @@
 // aligned records, the version record, and in 2.x .data/serialization_id).
 #include "serialize_value.h"
 #include "text/utf8.h"
+#include "text/text.h"
 
 #include <ATen/ops/empty.h>
 #include <caffe2/serialize/inline_container.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
@@ -61,9 +61,7 @@ const DtypeNames *names_of(c10::ScalarType st) {
 // Python's name of dtypes outside the table (uint16, float8_e4m3fn, ...,
 // the ones PyTorch 2.x added) is c10's name in lower case.
 std::string lower_c10_name(c10::ScalarType st) {
-  std::string n = c10::toString(st);
-  for (char &c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return n;
+  return text::ascii_lower(c10::toString(st));
 }
 
 bool valid_utf8(const std::string &s) { return ctorch::valid_utf8(s.data(), s.size()); }  // text/utf8.h

@@ -26,5 +26,15 @@ inline bool ends_with(const std::string &s, const std::string &e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
 }
 
+// ASCII letters in lower case, other bytes as they are, whatever the
+// process's locale (std::tolower follows it): zip names compared without
+// regard to case (as miniz, which PyTorch's reader uses, compares them), and
+// c10's dtype and engine names as Python spells them.
+inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+inline std::string ascii_lower(std::string s) {
+  for (char &c : s) c = ascii_lower(c);
+  return s;
+}
+
 }  // namespace text
 }  // namespace ctorch

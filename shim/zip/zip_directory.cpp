@@ -3,11 +3,11 @@
 // it; zip64 end record 56 bytes; central entry 46 bytes + name, extra,
 // comment; local header 30 bytes + name, extra.
 #include "zip_directory.h"
+#include "text/text.h"
 
 #include <zlib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 namespace ctorch {
@@ -29,7 +29,7 @@ uint64_t le(const unsigned char *p, int n) {
 bool same_ignoring_case(const std::string &a, const std::string &b) {
   if (a.size() != b.size()) return false;
   for (size_t k = 0; k < a.size(); ++k)
-    if (std::tolower(static_cast<unsigned char>(a[k])) != std::tolower(static_cast<unsigned char>(b[k]))) return false;
+    if (text::ascii_lower(a[k]) != text::ascii_lower(b[k])) return false;
   return true;
 }
 
