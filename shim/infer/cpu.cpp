@@ -33,6 +33,7 @@ CpuFeatures read_features() {
   bool avx512f = zmm && (b & (1u << 16));
   f.avx512_vnni = avx512f && (c & (1u << 11));
   f.amx_bf16 = tiles && (d & (1u << 22));
+  f.amx_int8 = tiles && (d & (1u << 25));
   if (max_sub < 1) return f;
   unsigned sub1 = 0;
   __cpuid_count(7, 1, sub1, b, c, d);
@@ -58,6 +59,7 @@ const char *cpu_feature_names() {
     };
     add(f.avx512_bf16, "avx512_bf16");
     add(f.amx_bf16, "amx_bf16");
+    add(f.amx_int8, "amx_int8");
     add(f.avx512_vnni, "avx512_vnni");
     add(f.avx_vnni, "avx_vnni");
     return s;

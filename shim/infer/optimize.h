@@ -35,10 +35,11 @@ struct Options {
   at::QEngine int8_engine_asked = at::QEngine::NoQEngine;
   // Set by check_precision for int8-dynamic and int8-static: the engine,
   // and for int8-dynamic under auto the engine of calls with at least
-  // kInt8LargeRows rows (precision.cpp; NoQEngine: the one engine for
-  // every call).
+  // int8_large_rows rows (precision.cpp, kInt8LargeRows; NoQEngine: the
+  // one engine for every call).
   at::QEngine int8_engine = at::QEngine::NoQEngine;
   at::QEngine int8_large_engine = at::QEngine::NoQEngine;
+  int64_t int8_large_rows = 0;
   bool int8_reduce_range = true;
 };
 

@@ -34,6 +34,7 @@
 
 #include "infer/cpu.h"
 #include "infer/options.h"
+#include "text/text.h"
 
 #include <ATen/Context.h>
 #include <ATen/core/grad_mode.h>
@@ -48,7 +49,6 @@
 #include <ATen/ops/relu.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
@@ -130,9 +130,13 @@ c10::IValue prepack_int8(const at::Tensor &weight, const at::Tensor &bias, at::Q
 // int8-dynamic under int8_engine=auto, on a CPU with VNNI: calls of at
 // least this many rows run oneDNN's kernels, fewer rows the first engine's
 // (2.x's x86, that is fbgemm's). On many rows oneDNN's u8 x s8 GEMM is the
-// faster, on a few fbgemm's, as oneDNN makes its primitive at every call;
-// the two are level near 128 rows (BERT-base's shapes, 2.15.0, Zen 4).
+// faster, on a few fbgemm's, as oneDNN makes its primitive at every call.
+// With VNNI alone the two are level near 128 rows (BERT-base's shapes,
+// 2.15.0, Zen 4); where the CPU has AMX's int8 tiles, which oneDNN uses and
+// fbgemm does not, near 16 to 32 (oneDNN's time 0.78-0.97 of fbgemm's at 32
+// rows, 0.42-0.66 at 128: bench/probes/int8_engines.py, a Xeon with AMX).
 constexpr int64_t kInt8LargeRows = 256;
+constexpr int64_t kInt8LargeRowsAmx = 32;
 
 // A Linear with int8 weights (kind "Linear", the float32 weight and bias
 // kept as its tensors, so keys, repr and load_state_dict are the Linear's;
@@ -140,11 +144,13 @@ constexpr int64_t kInt8LargeRows = 256;
 // and is made again when its tensors change). Float32 CPU inputs without
 // grad run quantized::linear_dynamic; anything else at::linear in float32.
 // With a second engine for large calls (Options::int8_large_engine), its
-// packed copy is made at the first call of kInt8LargeRows rows or more.
+// packed copy is made at the first call of Options::int8_large_rows rows or
+// more.
 class Int8Linear : public Module {
  public:
-  Int8Linear(const Module &linear, at::QEngine engine, at::QEngine large_engine, bool reduce_range)
-      : Module(linear.kind()), repr_(linear.extra_repr()), engines_{engine, large_engine},
+  Int8Linear(const Module &linear, at::QEngine engine, at::QEngine large_engine, int64_t large_rows,
+             bool reduce_range)
+      : Module(linear.kind()), repr_(linear.extra_repr()), engines_{engine, large_engine}, large_rows_(large_rows),
         reduce_range_(reduce_range), cache_(std::make_shared<Cache>()) {
     register_parameter("weight", linear.params[0].t);
     register_parameter("bias", linear.params[1].t);
@@ -158,7 +164,7 @@ class Int8Linear : public Module {
     std::vector<int64_t> shape = x.sizes().vec();
     shape.back() = w.size(0);
     at::Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous();
-    int which = engines_[1] != at::QEngine::NoQEngine && x2.size(0) >= kInt8LargeRows;
+    int which = engines_[1] != at::QEngine::NoQEngine && x2.size(0) >= large_rows_;
     return {call_boxed(*run, {x2, packed(which), reduce_range_}).toTensor().view(shape)};
   }
   std::string extra_repr() const override { return repr_; }
@@ -178,6 +184,7 @@ class Int8Linear : public Module {
   };
   std::string repr_;
   at::QEngine engines_[2];
+  int64_t large_rows_;  // calls of at least this many rows run engines_[1] (where set)
   bool reduce_range_;
   std::shared_ptr<Cache> cache_;
 };
@@ -446,18 +453,13 @@ bool int8_engine_value(const OptionItem &item, at::QEngine *e) {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // o.int8_engine: the one int8_engine= asks for (NOT_IMPLEMENTED where this
 // libtorch lacks it), else the first of int8_engine()'s; false where none.
 bool chosen_engine(Options &o, const char *precision) {
   if (o.int8_engine_asked == at::QEngine::NoQEngine) return int8_engine(&o.int8_engine);
   if (!has_engine(o.int8_engine_asked))
     fail(CTORCH_NOT_IMPLEMENTED, std::string("argument 'options': precision=") + precision + " with int8_engine=" +
-                                     lower(c10::toString(o.int8_engine_asked)) +
+                                     text::ascii_lower(c10::toString(o.int8_engine_asked)) +
                                      ": this libtorch's quantized engines are " + engine_list());
   o.int8_engine = o.int8_engine_asked;
   return true;
@@ -491,10 +493,12 @@ void check_precision(Options &o) {
       // sums can saturate, and PyTorch's 7-bit range (reduce_range) avoids it.
       const CpuFeatures &f = cpu_features();
       o.int8_reduce_range = !(f.avx512_vnni || f.avx_vnni);
-      // Large calls on oneDNN's kernels where they are faster (kInt8LargeRows).
+      // Large calls on oneDNN's kernels where they are faster (kInt8LargeRows, kInt8LargeRowsAmx).
       if (o.int8_engine_asked == at::QEngine::NoQEngine && !o.int8_reduce_range &&
-          o.int8_engine != at::QEngine::ONEDNN && has_engine(at::QEngine::ONEDNN))
+          o.int8_engine != at::QEngine::ONEDNN && has_engine(at::QEngine::ONEDNN)) {
         o.int8_large_engine = at::QEngine::ONEDNN;
+        o.int8_large_rows = f.amx_int8 ? kInt8LargeRowsAmx : kInt8LargeRows;
+      }
       return;
     }
     case Precision::Int8Static: {
@@ -525,9 +529,10 @@ ModulePtr precision_linear(const ModulePtr &linear, const Options &o, const std:
     report << "int8 " << path << " quantized::linear_dynamic (" << c10::toString(o.int8_engine)
            << " engine, reduce_range=" << o.int8_reduce_range << ")";
     if (o.int8_large_engine != at::QEngine::NoQEngine)
-      report << "; " << c10::toString(o.int8_large_engine) << " engine from " << kInt8LargeRows << " rows";
+      report << "; " << c10::toString(o.int8_large_engine) << " engine from " << o.int8_large_rows << " rows";
     report << "\n";
-    return std::make_shared<Int8Linear>(*linear, o.int8_engine, o.int8_large_engine, o.int8_reduce_range);
+    return std::make_shared<Int8Linear>(*linear, o.int8_engine, o.int8_large_engine, o.int8_large_rows,
+                                        o.int8_reduce_range);
   }
   bool onednn = o.linear_onednn && find_op("mkldnn::_linear_pointwise") && find_op("mkldnn::_reorder_linear_weight");
   report << "bf16 " << path << (onednn ? " mkldnn::_linear_pointwise (weight prepacked)" : " at::linear") << "\n";

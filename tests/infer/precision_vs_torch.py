@@ -6,7 +6,9 @@ DIR holds, per model NAME (bert, cnn): NAME_sd.pt (the float32 state dict),
 NAME_x.pt (the input set), NAME_cal.pt (the calibration batches, keys "0",
 "1", ...), and per precision TAG (int8, bf16, int8s) ctorch's output
 NAME_TAG_y.pt, its optimised state dict NAME_TAG_sd.pt and its report
-NAME_TAG_report.txt.
+NAME_TAG_report.txt; for bert, int8's output for two more input sets too
+(NAME_xl.pt and NAME_xs.pt, 320 and 8 rows, one each side of the row count
+where the auto engine may change: NAME_int8_yl.pt, NAME_int8_ys.pt).
 
 int8: the float32 model put through torch.ao.quantization.quantize_dynamic
 ({Linear}, qint8; torch.quantization on 1.13) with the quantized engine
@@ -69,15 +71,23 @@ def rel_diff(a, b):
     return ((a - b).abs().max() / b.abs().max()).item()
 
 
-def int8_reference(model, x, engine, reduce_range, large=None, used=None):
-    """large: (engine, rows): calls of at least rows rows run that engine's packed weights;
-    used: a set that gets each call's engine."""
+def int8_models(model, engine, large=None):
+    """quantize_dynamic's model on engine, and where large = (engine, rows), on that engine too."""
     torch.backends.quantized.engine = engine
     q = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
     ql = None
     if large:
         torch.backends.quantized.engine = large[0]
         ql = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    return q, ql
+
+
+def int8_reference(models, x, engine, reduce_range, large=None, used=None):
+    """models: int8_models' pair, called in the order ctorch's module was (a packed weight
+    remembers its first call: 1.13's oneDNN lays the weight out for that call's shape and takes
+    another path, rounding its scales otherwise, for other shapes); large: (engine, rows): calls of
+    at least rows rows run that engine's packed weights; used: a set that gets each call's engine."""
+    q, ql = models
     h = x
     for i, layer in enumerate(q):
         if hasattr(layer, "_packed_params"):
@@ -170,13 +180,13 @@ def main(d):
                 engine, rr = m.group(1).lower(), m.group(2) == "1"
                 ml = re.search(r"quantized::linear_dynamic \(.*\); (\w+) engine from (\d+) rows", report)
                 large = (ml.group(1).lower(), int(ml.group(2))) if ml else None
-                sets = [("", x)]
-                if os.path.exists(f"{d}/{name}_xl.pt"):
-                    sets.append(("l", torch.load(f"{d}/{name}_xl.pt")["x"]))
-                for tag, xs in sets:
+                sets = [("", x)] + [(tag, torch.load(f"{d}/{name}_x{tag}.pt")["x"]) for tag in ("l", "s")
+                                    if os.path.exists(f"{d}/{name}_x{tag}.pt")]
+                models = int8_models(model, engine, large)
+                for tag, xs in sets:  # (in the order ctorch ran them)
                     ours = torch.load(f"{d}/{name}_int8_y{tag}.pt")["y"]
                     used = set()
-                    theirs = int8_reference(model, xs, engine, rr, large, used)
+                    theirs = int8_reference(models, xs, engine, rr, large, used)
                     r = rel_diff(ours, theirs)
                     check(f"{name} int8 vs quantize_dynamic ({', '.join(sorted(used))}; reduce_range={int(rr)})",
                           r == 0,

@@ -76,10 +76,11 @@ static ctorch_tensor bert_input(void) {
   return randn_seeded(11, sz, 2);
 }
 
-/* 320 rows: over the 256 from which int8-dynamic's auto engine may change (docs/modules.md). */
-static ctorch_tensor bert_input_large(void) {
-  int64_t sz[2] = {320, 256};
-  return randn_seeded(13, sz, 2);
+/* int8-dynamic's extra sets, so that each engine runs whatever the CPU (its auto engine changes
+ * from 256 rows, from 32 with AMX: docs/modules.md): 320 rows and 8 rows. */
+static ctorch_tensor bert_input_rows(int64_t rows, int seed) {
+  int64_t sz[2] = {rows, 256};
+  return randn_seeded(seed, sz, 2);
 }
 
 static ctorch_tensor cnn_input(void) {
@@ -323,9 +324,10 @@ static void save_state(const char *dir, const char *file, ctorch_nn_module m) {
 }
 
 /* The model, its inputs and both precisions' outputs, optimised state dicts and reports into dir/NAME_*;
- * with xl (not NULL), also int8-dynamic's output for xl: NAME_xl.pt, NAME_int8_yl.pt. */
-static void save_case(const char *dir, const char *name, ctorch_nn_module m, ctorch_tensor x, ctorch_tensor xl,
-                      ctorch_tensor *cal) {
+ * also int8-dynamic's output for each of the n_extra inputs extra[k] tagged tags[k]: NAME_xTAG.pt,
+ * NAME_int8_yTAG.pt. */
+static void save_case(const char *dir, const char *name, ctorch_nn_module m, ctorch_tensor x,
+                      const ctorch_tensor *extra, const char *const *extra_tags, int n_extra, ctorch_tensor *cal) {
   static const char *precisions[3] = {"int8-dynamic", "bf16", "int8-static"}, *tags[3] = {"int8", "bf16", "int8s"};
   const char *in_name[1] = {"x"}, *out_name[1] = {"y"}, *cal_names[N_CAL] = {"0", "1", "2", "3"};
   char file[128], *report = NULL;
@@ -346,14 +348,14 @@ static void save_case(const char *dir, const char *name, ctorch_nn_module m, cto
     CT_OK(ctorch_nn_module_forward(&y, opt, x));
     snprintf(file, sizeof file, "%s_%s_y.pt", name, tags[p]);
     save_dict(dir, file, out_name, &y, 1);
-    if (xl && p == 0) {
-      ctorch_tensor yl = NULL;
-      CT_OK(ctorch_nn_module_forward(&yl, opt, xl));
-      snprintf(file, sizeof file, "%s_xl.pt", name);
-      save_dict(dir, file, in_name, &xl, 1);
-      snprintf(file, sizeof file, "%s_%s_yl.pt", name, tags[p]);
-      save_dict(dir, file, out_name, &yl, 1);
-      ctorch_tensor_free(yl);
+    for (int k = 0; p == 0 && k < n_extra; ++k) {
+      ctorch_tensor ye = NULL;
+      CT_OK(ctorch_nn_module_forward(&ye, opt, extra[k]));
+      snprintf(file, sizeof file, "%s_x%s.pt", name, extra_tags[k]);
+      save_dict(dir, file, in_name, &extra[k], 1);
+      snprintf(file, sizeof file, "%s_%s_y%s.pt", name, tags[p], extra_tags[k]);
+      save_dict(dir, file, out_name, &ye, 1);
+      ctorch_tensor_free(ye);
     }
     snprintf(file, sizeof file, "%s_%s_sd.pt", name, tags[p]);
     save_state(dir, file, opt);
@@ -369,22 +371,25 @@ START_TEST(precision_like_torch) {
   const char *py = getenv("CTORCH_TORCH_PYTHON"), *src = getenv("CTORCH_SOURCE_DIR");
   char dir[] = "/tmp/ctorch-precision-XXXXXX", cmd[8192];
   ctorch_nn_module b = bert_like(1), c = cnn();
-  ctorch_tensor xb = bert_input(), xbl = bert_input_large(), xc = cnn_input(), calb[N_CAL], calc[N_CAL];
+  ctorch_tensor xb = bert_input(), xc = cnn_input(), calb[N_CAL], calc[N_CAL];
+  ctorch_tensor xbe[2] = {bert_input_rows(320, 13), bert_input_rows(8, 14)};
+  const char *xbe_tags[2] = {"l", "s"};
   int rc;
   bert_calibration(calb);
   cnn_calibration(calc);
   ck_assert_msg(py && src, "CTORCH_TORCH_PYTHON and CTORCH_SOURCE_DIR must be set (run under ctest)");
   ck_assert_ptr_nonnull(mkdtemp(dir));
   CT_OK(ctorch_nn_module_train(b, 0));
-  save_case(dir, "bert", b, xb, xbl, calb);
-  save_case(dir, "cnn", c, xc, NULL, calc);
+  save_case(dir, "bert", b, xb, xbe, xbe_tags, 2, calb);
+  save_case(dir, "cnn", c, xc, NULL, NULL, 0, calc);
   snprintf(cmd, sizeof cmd, "'%s' '%s/tests/infer/precision_vs_torch.py' '%s'", py, src, dir);
   rc = system(cmd);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   ck_assert_int_eq(system(cmd), 0);
   ck_assert_msg(rc == 0, "the precisions differ from PyTorch's (exit %d)", rc);
   ctorch_nn_module_free(b), ctorch_nn_module_free(c);
-  ctorch_tensor_free(xb), ctorch_tensor_free(xbl), ctorch_tensor_free(xc);
+  ctorch_tensor_free(xb), ctorch_tensor_free(xc);
+  free_all(xbe, 2);
   free_all(calb, N_CAL), free_all(calc, N_CAL);
 }
 END_TEST
