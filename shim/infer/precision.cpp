@@ -133,8 +133,9 @@ c10::IValue prepack_int8(const at::Tensor &weight, const at::Tensor &bias, at::Q
 // faster, on a few fbgemm's, as oneDNN makes its primitive at every call.
 // With VNNI alone the two are level near 128 rows (BERT-base's shapes,
 // 2.15.0, Zen 4); where the CPU has AMX's int8 tiles, which oneDNN uses and
-// fbgemm does not, near 16 to 32 (oneDNN's time 0.78-0.97 of fbgemm's at 32
-// rows, 0.42-0.66 at 128: bench/probes/int8_engines.py, a Xeon with AMX).
+// fbgemm does not, near 32 (oneDNN's time 0.73-1.03 of fbgemm's at 32 rows,
+// 0.43-0.79 at 128, 1.10-1.48 at 8: bench/probes/int8_engines.py, a Xeon
+// with AMX, 1 and 2 threads).
 constexpr int64_t kInt8LargeRows = 256;
 constexpr int64_t kInt8LargeRowsAmx = 32;
 
