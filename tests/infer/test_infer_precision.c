@@ -327,7 +327,7 @@ static void save_state(const char *dir, const char *file, ctorch_nn_module m) {
  * also int8-dynamic's output for each of the n_extra inputs extra[k] tagged tags[k]: NAME_xTAG.pt,
  * NAME_int8_yTAG.pt. */
 static void save_case(const char *dir, const char *name, ctorch_nn_module m, ctorch_tensor x,
-                      const ctorch_tensor *extra, const char *const *extra_tags, int n_extra, ctorch_tensor *cal) {
+                      ctorch_tensor *extra, const char *const *extra_tags, int n_extra, ctorch_tensor *cal) {
   static const char *precisions[3] = {"int8-dynamic", "bf16", "int8-static"}, *tags[3] = {"int8", "bf16", "int8s"};
   const char *in_name[1] = {"x"}, *out_name[1] = {"y"}, *cal_names[N_CAL] = {"0", "1", "2", "3"};
   char file[128], *report = NULL;
